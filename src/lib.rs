@@ -1,0 +1,16 @@
+//! mapvis: see how a C program touches memory.
+//!
+//! The crate is a pipeline with one module per stage, and data flows one way:
+//!
+//! * [`trace`]: runs the program under our Valgrind tool, reads the binary trace
+//!   (or imports a Gleipnir text trace), and symbolizes addresses.
+//! * [`filter`]: turns trace events into named accesses, the lookup table, the
+//!   access list and statistics, as polars tables.
+//! * [`vis`]: draws plotly figures from those tables into self-contained HTML.
+//! * [`shell`]: the Tcl shell and its commands; it only orchestrates the stages.
+#![warn(missing_docs)]
+
+pub mod filter;
+pub mod shell;
+pub mod trace;
+pub mod vis;

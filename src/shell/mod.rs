@@ -1,0 +1,3 @@
+//! The shell: an embedded Tcl 8.6 interpreter behind a rustyline REPL.
+
+pub mod cli;

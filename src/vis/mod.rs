@@ -1,0 +1,1 @@
+//! The figure stage: plotly figures written as offline HTML into `figures/`.
