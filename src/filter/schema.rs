@@ -1,0 +1,89 @@
+//! Column names and codes of the tables the analysis hands to the figures and
+//! the shell. These names are the contract between stages: the figure stage
+//! reads only these columns, never the analysis' internals.
+//!
+//! # The access table (one row per access, in time order)
+//!
+//! | column       | dtype  | meaning |
+//! |--------------|--------|---------|
+//! | `time`       | UInt64 | 0-based order of the access in the analysed trace |
+//! | `op`         | UInt8  | ASCII code of the operation: `b'L'` load, `b'S'` store, `b'M'` modify |
+//! | `addr`       | UInt64 | runtime address of the first byte accessed |
+//! | `size`       | UInt32 | bytes accessed (wide SIMD accesses keep their real size) |
+//! | `tid`        | UInt32 | Valgrind thread id (1 is the main thread) |
+//! | `var`        | UInt32 | row of the variable table this access belongs to |
+//! | `occurrence` | UInt32 | 1-based: this is the n-th access to `addr` |
+//! | `line`       | UInt32 | row of the line table: source line of the instruction |
+//!
+//! # The variable table (one row per named block: heap block instance, stack
+//! variable or global)
+//!
+//! | column      | dtype  | meaning |
+//! |-------------|--------|---------|
+//! | `var`       | UInt32 | row index, referenced by the access table |
+//! | `name`      | String | display name, unique: `arr`, `rows[i]#2`, `u`, `<main frame>` |
+//! | `scope`     | String | `H` heap, `S` stack, `G` global |
+//! | `base`      | UInt64 | runtime start address of the block |
+//! | `size`      | UInt64 | block size in bytes |
+//! | `elem_size` | UInt32 | element size in bytes when known from types, else 0 |
+//! | `dims`      | String | array dimensions when known, e.g. `12x12`, else empty |
+//!
+//! # The line table
+//!
+//! | column   | dtype  | meaning |
+//! |----------|--------|---------|
+//! | `line`   | UInt32 | row index, referenced by the access table |
+//! | `source` | String | `file.c:LINE`, or `?` when unknown |
+
+/// Column names of the access table.
+pub mod access {
+    /// 0-based order of the access.
+    pub const TIME: &str = "time";
+    /// Operation as an ASCII code (`L`, `S`, `M`).
+    pub const OP: &str = "op";
+    /// Runtime address.
+    pub const ADDR: &str = "addr";
+    /// Bytes accessed.
+    pub const SIZE: &str = "size";
+    /// Thread id.
+    pub const TID: &str = "tid";
+    /// Index into the variable table.
+    pub const VAR: &str = "var";
+    /// 1-based occurrence index of the address.
+    pub const OCCURRENCE: &str = "occurrence";
+    /// Index into the line table.
+    pub const LINE: &str = "line";
+}
+
+/// Column names of the variable table.
+pub mod variable {
+    /// Row index.
+    pub const VAR: &str = "var";
+    /// Unique display name.
+    pub const NAME: &str = "name";
+    /// `H`, `S` or `G`.
+    pub const SCOPE: &str = "scope";
+    /// Runtime start address.
+    pub const BASE: &str = "base";
+    /// Size in bytes.
+    pub const SIZE: &str = "size";
+    /// Element size in bytes, 0 when unknown.
+    pub const ELEM_SIZE: &str = "elem_size";
+    /// Dimensions such as `12x12`, empty when unknown.
+    pub const DIMS: &str = "dims";
+}
+
+/// Column names of the line table.
+pub mod line {
+    /// Row index.
+    pub const LINE: &str = "line";
+    /// `file.c:LINE` or `?`.
+    pub const SOURCE: &str = "source";
+}
+
+/// Operation code of a load.
+pub const OP_LOAD: u8 = b'L';
+/// Operation code of a store.
+pub const OP_STORE: u8 = b'S';
+/// Operation code of a modify (one instruction loads and stores the same place).
+pub const OP_MODIFY: u8 = b'M';
