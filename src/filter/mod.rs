@@ -1,4 +1,110 @@
 //! The analysis stage: trace events to named accesses, lookup table, access
 //! list, statistics and order data, as polars tables.
+//!
+//! [`analysis::analyse`] turns a trace into an [`analysis::Analysis`];
+//! [`select`] keeps the memory kinds the user chose with `set_mem_alloc`;
+//! [`stats`] computes the per-variable and per-address statistics;
+//! [`files`] writes them and the order data to `visinfo/`.
 
+pub mod analysis;
+pub mod files;
 pub mod schema;
+pub mod stats;
+
+use polars::prelude::*;
+
+use crate::trace::naming::Scope;
+use crate::trace::reader::TraceError;
+
+/// Errors of the analysis stage.
+#[derive(Debug, thiserror::Error)]
+pub enum FilterError {
+    /// The trace could not be read.
+    #[error(transparent)]
+    Trace(#[from] TraceError),
+    /// A table operation failed (a bug, or out of memory).
+    #[error("a table operation failed: {0}.")]
+    Table(#[from] PolarsError),
+    /// A data file could not be written.
+    #[error("cannot write {path}: {source}. Check that the folder is writable.")]
+    Write {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The system's reason.
+        source: std::io::Error,
+    },
+    /// An imported (Gleipnir text) trace could not be read.
+    #[error("{0}")]
+    Import(String),
+    /// A saved analysis could not be read back.
+    #[error("cannot read the saved analysis in {path}: {reason}. Run memory_trace_analysis again.")]
+    Saved {
+        /// The folder or file.
+        path: std::path::PathBuf,
+        /// What went wrong.
+        reason: String,
+    },
+}
+
+/// Which memory kinds an analysis shows (`set_mem_alloc`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum MemKind {
+    /// Heap blocks only (`H`).
+    Heap,
+    /// Stack only (`S`), the original's default.
+    #[default]
+    Stack,
+    /// Globals and statics only (`G`).
+    Global,
+    /// Everything (`all`).
+    All,
+}
+
+impl MemKind {
+    /// Parses `H`, `S`, `G` or `all` (case-insensitive).
+    pub fn parse(s: &str) -> Option<MemKind> {
+        match s.to_ascii_lowercase().as_str() {
+            "h" | "heap" => Some(MemKind::Heap),
+            "s" | "stack" => Some(MemKind::Stack),
+            "g" | "global" | "globals" => Some(MemKind::Global),
+            "all" | "a" => Some(MemKind::All),
+            _ => None,
+        }
+    }
+
+    /// The code the user types.
+    pub fn code(self) -> &'static str {
+        match self {
+            MemKind::Heap => "H",
+            MemKind::Stack => "S",
+            MemKind::Global => "G",
+            MemKind::All => "all",
+        }
+    }
+
+    /// Whether variables of this scope are shown.
+    pub fn includes(self, scope: Scope) -> bool {
+        match self {
+            MemKind::All => true,
+            MemKind::Heap => scope == Scope::Heap,
+            MemKind::Stack => scope == Scope::Stack,
+            MemKind::Global => scope == Scope::Global,
+        }
+    }
+}
+
+/// The rows of the access table whose variable is of the chosen kind and is
+/// user data (Valgrind's client-request block is left out).
+pub fn select(a: &analysis::Analysis, kind: MemKind) -> PolarsResult<DataFrame> {
+    let keep: Vec<bool> = a
+        .vars
+        .iter()
+        .map(|v| kind.includes(v.scope) && !v.internal)
+        .collect();
+    let var = a.accesses.column(schema::access::VAR)?.u32()?;
+    let mask: BooleanChunked = var
+        .into_iter()
+        .map(|v| v.map(|v| keep.get(v as usize).copied().unwrap_or(false)))
+        .collect();
+    a.accesses.filter(&mask)
+}

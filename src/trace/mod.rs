@@ -1,2 +1,9 @@
 //! The tracing stage: the Valgrind tool (C, built by `build.rs`), running it,
 //! the binary trace format and its reader, importers and symbolization.
+
+pub mod dump;
+pub mod format;
+pub mod gleipnir;
+pub mod reader;
+pub mod naming;
+pub mod run;

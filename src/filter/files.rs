@@ -1,0 +1,313 @@
+//! Data files: the order data, allocation info and statistics in `visinfo/`
+//! (CSV and Parquet), and the saved analysis in the working folder that lets
+//! a later session continue without tracing again.
+//!
+//! Column meanings are documented in `docs/data-files.md`.
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use polars::prelude::*;
+
+use super::analysis::{Allocation, Analysis, TraceSummary, Variable};
+use super::schema::access as ac;
+use super::FilterError;
+use crate::trace::naming::Scope;
+
+fn create(path: &Path) -> Result<File, FilterError> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|source| FilterError::Write {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+    }
+    File::create(path).map_err(|source| FilterError::Write {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// Writes a table as CSV with a header row.
+pub fn write_csv(df: &mut DataFrame, path: &Path) -> Result<PathBuf, FilterError> {
+    let mut f = create(path)?;
+    CsvWriter::new(&mut f).include_header(true).finish(df)?;
+    Ok(path.to_path_buf())
+}
+
+/// Writes a table as Parquet.
+pub fn write_parquet(df: &mut DataFrame, path: &Path) -> Result<PathBuf, FilterError> {
+    let f = create(path)?;
+    ParquetWriter::new(f).finish(df)?;
+    Ok(path.to_path_buf())
+}
+
+fn hex(addrs: &UInt64Chunked) -> Vec<String> {
+    addrs
+        .into_iter()
+        .map(|a| a.map(|a| format!("0x{a:x}")).unwrap_or_default())
+        .collect()
+}
+
+/// The order data: `order, address, operation, variable, size, thread,
+/// source`, one row per selected access in time order (the original's
+/// "Order of Access - Address - Operation - Variable Name", extended).
+pub fn order_data(a: &Analysis, selected: &DataFrame) -> PolarsResult<DataFrame> {
+    let var = selected.column(ac::VAR)?.u32()?;
+    let names: Vec<&str> = var
+        .into_iter()
+        .map(|v| v.map(|v| a.vars[v as usize].name.as_str()).unwrap_or(""))
+        .collect();
+    let lines = a.lines.column(super::schema::line::SOURCE)?.str()?;
+    let sources: Vec<&str> = selected
+        .column(ac::LINE)?
+        .u32()?
+        .into_iter()
+        .map(|l| l.and_then(|l| lines.get(l as usize)).unwrap_or("?"))
+        .collect();
+    let ops: Vec<String> = selected
+        .column(ac::OP)?
+        .u8()?
+        .into_iter()
+        .map(|o| o.map(|o| (o as char).to_string()).unwrap_or_default())
+        .collect();
+    DataFrame::new(vec![
+        selected.column(ac::TIME)?.clone().with_name("order".into()),
+        selected.column(ac::ADDR)?.clone().with_name("address".into()),
+        Column::new("operation".into(), ops),
+        Column::new("variable".into(), names),
+        selected.column(ac::SIZE)?.clone().with_name("size".into()),
+        selected.column(ac::TID)?.clone().with_name("thread".into()),
+        Column::new("source".into(), sources),
+    ])
+}
+
+/// The allocation info: `address, size, variable, allocator, thread,
+/// alloc_time, free_time` for every heap block of the run.
+pub fn allocation_info(a: &Analysis) -> PolarsResult<DataFrame> {
+    let al = &a.allocations;
+    DataFrame::new(vec![
+        Column::new("address".into(), al.iter().map(|b| b.addr).collect::<Vec<_>>()),
+        Column::new("size".into(), al.iter().map(|b| b.size).collect::<Vec<_>>()),
+        Column::new(
+            "variable".into(),
+            al.iter().map(|b| a.vars[b.var as usize].name.clone()).collect::<Vec<_>>(),
+        ),
+        Column::new("allocator".into(), al.iter().map(|b| b.kind).collect::<Vec<_>>()),
+        Column::new("thread".into(), al.iter().map(|b| b.tid).collect::<Vec<_>>()),
+        Column::new("alloc_time".into(), al.iter().map(|b| b.alloc_time).collect::<Vec<_>>()),
+        Column::new("free_time".into(), al.iter().map(|b| b.free_time).collect::<Vec<_>>()),
+    ])
+}
+
+/// Replaces a UInt64 column named `name` by its hex text, for CSV files.
+pub fn hex_column(df: &mut DataFrame, name: &str) -> PolarsResult<()> {
+    let text = hex(df.column(name)?.u64()?);
+    df.with_column(Column::new(name.into(), text))?;
+    Ok(())
+}
+
+/// Writes the order data and allocation info to `dir` as CSV (addresses in
+/// hex) and Parquet (addresses as integers). Returns the files written.
+pub fn write_order_and_allocations(a: &Analysis, selected: &DataFrame, dir: &Path) -> Result<Vec<PathBuf>, FilterError> {
+    let mut written = Vec::new();
+    let mut order = order_data(a, selected)?;
+    written.push(write_parquet(&mut order, &dir.join("order_data.parquet"))?);
+    hex_column(&mut order, "address")?;
+    written.push(write_csv(&mut order, &dir.join("order_data.csv"))?);
+    let mut alloc = allocation_info(a)?;
+    written.push(write_parquet(&mut alloc, &dir.join("allocation_info.parquet"))?);
+    hex_column(&mut alloc, "address")?;
+    written.push(write_csv(&mut alloc, &dir.join("allocation_info.csv"))?);
+    Ok(written)
+}
+
+// ---------------------------------------------------------------------------
+// The saved analysis
+// ---------------------------------------------------------------------------
+
+const SAVED_VERSION: &str = "1";
+
+/// Saves the analysis in `dir` (Parquet tables plus a small JSON summary) so
+/// that a later session can run filtering and figures without tracing again.
+pub fn save_analysis(a: &Analysis, dir: &Path) -> Result<(), FilterError> {
+    let mut acc = a.accesses.clone();
+    write_parquet(&mut acc, &dir.join("accesses.parquet"))?;
+    let mut lines = a.lines.clone();
+    write_parquet(&mut lines, &dir.join("lines.parquet"))?;
+    let v = &a.vars;
+    let mut vars = DataFrame::new(vec![
+        Column::new("name".into(), v.iter().map(|x| x.name.clone()).collect::<Vec<_>>()),
+        Column::new("base_name".into(), v.iter().map(|x| x.base_name.clone()).collect::<Vec<_>>()),
+        Column::new("scope".into(), v.iter().map(|x| x.scope.code()).collect::<Vec<_>>()),
+        Column::new("base".into(), v.iter().map(|x| x.base).collect::<Vec<_>>()),
+        Column::new("size".into(), v.iter().map(|x| x.size).collect::<Vec<_>>()),
+        Column::new("elem_size".into(), v.iter().map(|x| x.elem_size).collect::<Vec<_>>()),
+        Column::new(
+            "dims".into(),
+            v.iter()
+                .map(|x| x.dims.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("x"))
+                .collect::<Vec<_>>(),
+        ),
+        Column::new("site".into(), v.iter().map(|x| x.site.clone()).collect::<Vec<_>>()),
+        Column::new("alloc_time".into(), v.iter().map(|x| x.alloc_time).collect::<Vec<_>>()),
+        Column::new("free_time".into(), v.iter().map(|x| x.free_time).collect::<Vec<_>>()),
+        Column::new("internal".into(), v.iter().map(|x| x.internal).collect::<Vec<_>>()),
+    ])?;
+    write_parquet(&mut vars, &dir.join("variables.parquet"))?;
+    let al = &a.allocations;
+    let mut allocs = DataFrame::new(vec![
+        Column::new("address".into(), al.iter().map(|b| b.addr).collect::<Vec<_>>()),
+        Column::new("size".into(), al.iter().map(|b| b.size).collect::<Vec<_>>()),
+        Column::new("var".into(), al.iter().map(|b| b.var).collect::<Vec<_>>()),
+        Column::new("kind".into(), al.iter().map(|b| b.kind).collect::<Vec<_>>()),
+        Column::new("tid".into(), al.iter().map(|b| b.tid).collect::<Vec<_>>()),
+        Column::new("alloc_time".into(), al.iter().map(|b| b.alloc_time).collect::<Vec<_>>()),
+        Column::new("free_time".into(), al.iter().map(|b| b.free_time).collect::<Vec<_>>()),
+    ])?;
+    write_parquet(&mut allocs, &dir.join("allocations.parquet"))?;
+    let s = &a.summary;
+    let summary = serde_json::json!({
+        "version": SAVED_VERSION,
+        "command": s.command,
+        "accesses": s.accesses,
+        "regions": s.regions,
+        "allocations": s.allocations,
+        "frees": s.frees,
+        "threads": s.threads,
+        "complete": s.complete,
+        "notes": s.notes,
+    });
+    let path = dir.join("summary.json");
+    std::fs::write(&path, serde_json::to_vec_pretty(&summary).unwrap_or_default())
+        .map_err(|source| FilterError::Write { path, source })?;
+    Ok(())
+}
+
+fn read_parquet(path: &Path) -> Result<DataFrame, FilterError> {
+    let f = File::open(path).map_err(|e| FilterError::Saved {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    })?;
+    ParquetReader::new(f).finish().map_err(|e| FilterError::Saved {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    })
+}
+
+/// Whether `dir` holds a saved analysis.
+pub fn has_saved_analysis(dir: &Path) -> bool {
+    dir.join("summary.json").is_file() && dir.join("accesses.parquet").is_file()
+}
+
+/// Loads an analysis saved by [`save_analysis`].
+pub fn load_analysis(dir: &Path) -> Result<Analysis, FilterError> {
+    let bad = |reason: String| FilterError::Saved {
+        path: dir.to_path_buf(),
+        reason,
+    };
+    let text = std::fs::read_to_string(dir.join("summary.json")).map_err(|e| bad(e.to_string()))?;
+    let j: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+    if j["version"] != SAVED_VERSION {
+        return Err(bad("it was saved by another version of mapvis".into()));
+    }
+    let strs = |v: &serde_json::Value| -> Vec<String> {
+        v.as_array()
+            .map(|a| a.iter().filter_map(|x| x.as_str().map(String::from)).collect())
+            .unwrap_or_default()
+    };
+    let summary = TraceSummary {
+        command: strs(&j["command"]),
+        accesses: j["accesses"].as_u64().unwrap_or(0),
+        regions: j["regions"].as_u64().unwrap_or(0) as u32,
+        allocations: j["allocations"].as_u64().unwrap_or(0),
+        frees: j["frees"].as_u64().unwrap_or(0),
+        threads: j["threads"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|x| x.as_u64().map(|t| t as u32)).collect())
+            .unwrap_or_default(),
+        complete: j["complete"].as_bool().unwrap_or(false),
+        notes: strs(&j["notes"]),
+    };
+    let accesses = read_parquet(&dir.join("accesses.parquet"))?;
+    let lines = read_parquet(&dir.join("lines.parquet"))?;
+    let vdf = read_parquet(&dir.join("variables.parquet"))?;
+    let get_str = |name: &str| -> Result<Vec<String>, FilterError> {
+        Ok(vdf
+            .column(name)?
+            .str()?
+            .into_iter()
+            .map(|s| s.unwrap_or("").to_string())
+            .collect())
+    };
+    let names = get_str("name")?;
+    let base_names = get_str("base_name")?;
+    let scopes = get_str("scope")?;
+    let sites = get_str("site")?;
+    let dims = get_str("dims")?;
+    let base = vdf.column("base")?.u64()?.clone();
+    let size = vdf.column("size")?.u64()?.clone();
+    let elem = vdf.column("elem_size")?.u32()?.clone();
+    let at = vdf.column("alloc_time")?.u64()?.clone();
+    let ft = vdf.column("free_time")?.u64()?.clone();
+    let internal = vdf.column("internal")?.bool()?.clone();
+    let vars: Vec<Variable> = (0..vdf.height())
+        .map(|i| Variable {
+            name: names[i].clone(),
+            base_name: base_names[i].clone(),
+            scope: match scopes[i].as_str() {
+                "H" => Scope::Heap,
+                "G" => Scope::Global,
+                _ => Scope::Stack,
+            },
+            base: base.get(i).unwrap_or(0),
+            size: size.get(i).unwrap_or(0),
+            elem_size: elem.get(i).unwrap_or(0),
+            dims: dims[i].split('x').filter_map(|d| d.parse().ok()).collect(),
+            site: sites[i].clone(),
+            alloc_time: at.get(i),
+            free_time: ft.get(i),
+            internal: internal.get(i).unwrap_or(false),
+        })
+        .collect();
+    let adf = read_parquet(&dir.join("allocations.parquet"))?;
+    let kinds: Vec<&'static str> = adf
+        .column("kind")?
+        .str()?
+        .into_iter()
+        .map(|k| match k.unwrap_or("") {
+            "calloc" => "calloc",
+            "realloc" => "realloc",
+            "memalign" => "memalign",
+            "new" => "new",
+            "new[]" => "new[]",
+            _ => "malloc",
+        })
+        .collect();
+    let (aa, asz, av, at2, aft, atid) = (
+        adf.column("address")?.u64()?.clone(),
+        adf.column("size")?.u64()?.clone(),
+        adf.column("var")?.u32()?.clone(),
+        adf.column("alloc_time")?.u64()?.clone(),
+        adf.column("free_time")?.u64()?.clone(),
+        adf.column("tid")?.u32()?.clone(),
+    );
+    let allocations = (0..adf.height())
+        .map(|i| Allocation {
+            addr: aa.get(i).unwrap_or(0),
+            size: asz.get(i).unwrap_or(0),
+            var: av.get(i).unwrap_or(0),
+            kind: kinds[i],
+            tid: atid.get(i).unwrap_or(0),
+            alloc_time: at2.get(i).unwrap_or(0),
+            free_time: aft.get(i),
+        })
+        .collect();
+    let variables = super::analysis::variable_table(&vars)?;
+    Ok(Analysis {
+        accesses,
+        variables,
+        lines,
+        vars,
+        allocations,
+        summary,
+    })
+}

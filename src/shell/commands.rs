@@ -1,0 +1,668 @@
+//! The pipeline commands: setup, tracing, analysis, statistics and figures.
+//!
+//! Each handler checks what must come before it and says exactly what is
+//! missing; argument counts are checked by the registry from the spec
+//! table. Handlers print their report and return a Tcl value scripts can use
+//! (dicts, lists, the path of a written figure).
+use std::path::{Path, PathBuf};
+
+use polars::prelude::*;
+
+pub use super::session::Session;
+use super::session::CmdResult;
+use super::{Registry, Value};
+use crate::filter::{self, schema};
+use crate::trace;
+use crate::vis;
+
+impl Default for Session {
+    fn default() -> Self {
+        Session::new(std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")))
+    }
+}
+
+fn s(v: impl Into<String>) -> Value {
+    Value::Str(v.into())
+}
+
+fn path_value(p: &Path) -> Value {
+    s(p.display().to_string())
+}
+
+fn has_save(args: &[String]) -> bool {
+    args.iter().any(|a| a == "save")
+}
+
+/// Binds every pipeline command to its handler and sets the completion
+/// source of array names.
+pub fn register_pipeline(r: &mut Registry<Session>) {
+    r.add("load_exe", |st, a| {
+        let (p, warning) = st.load_exe(&a[0])?;
+        println!("loaded {}", p.display());
+        if let Some(w) = warning {
+            println!("warning: {w}");
+        }
+        Ok(path_value(&p))
+    });
+    r.add("set_src_path", |st, a| {
+        let dirs = st.set_src_path(a)?;
+        Ok(Value::List(dirs.iter().map(|d| path_value(d)).collect()))
+    });
+    r.add("set_valgrind_path", |st, a| Ok(path_value(&st.set_valgrind_path(&a[0])?)));
+    r.add("set_arguments", |st, a| {
+        st.set_arguments(a);
+        Ok(Value::List(a.iter().map(|x| s(x.clone())).collect()))
+    });
+    r.add("set_mem_alloc", |st, a| Ok(s(st.set_mem_alloc(&a[0])?.code())));
+    r.add("set_open_browser", |st, a| {
+        st.open_browser = match a[0].as_str() {
+            "on" => true,
+            "off" => false,
+            other => return Err(format!("set_open_browser takes on or off, not \"{other}\".")),
+        };
+        Ok(s(a[0].clone()))
+    });
+    r.add("compile_exe", |st, a| {
+        let exe = st.compile_exe(&a[0], &a[1..])?;
+        println!("compiled and loaded {}", exe.display());
+        Ok(path_value(&exe))
+    });
+    r.add("run_gleipnir", |st, _| run_gleipnir(st));
+    r.add("memory_trace_analysis", |st, _| memory_trace_analysis(st));
+    r.add("filtering_process", |st, _| filtering_process(st));
+    r.add("memory_stats", |st, a| memory_stats(st, has_save(a)));
+    r.add("complete_memory_access_pattern", |st, a| complete_pattern(st, has_save(a)));
+    r.add("2d_memory_access_pattern", |st, a| array_pattern(st, a, 2));
+    r.add("3d_memory_access_pattern", |st, a| array_pattern(st, a, 3));
+    r.add("load_trace", |st, a| load_trace(st, &a[0]));
+    r.add("dump_trace", |st, a| {
+        let path = if a.is_empty() {
+            st.trace_path()?
+        } else {
+            PathBuf::from(&a[0])
+        };
+        let limit = match a.get(1) {
+            Some(l) => Some(
+                l.parse::<u64>()
+                    .map_err(|_| format!("dump_trace LIMIT must be a number of events, not \"{l}\"."))?,
+            ),
+            None => Some(200),
+        };
+        let stdout = std::io::stdout();
+        trace::dump::dump(&path, limit, &mut stdout.lock()).map_err(|e| e.to_string())?;
+        Ok(Value::Empty)
+    });
+    r.add("clear_analysis", |st, _| clear_analysis(st));
+    for tool in ["lackey", "helgrind", "cachegrind", "massif", "dhat"] {
+        r.add(tool, move |st, _| grind(st, tool));
+    }
+    r.set_name_source(|st| {
+        st.analysis
+            .as_ref()
+            .map(|a| {
+                a.vars
+                    .iter()
+                    .filter(|v| !v.internal && v.size > 0)
+                    .map(|v| v.name.clone())
+                    .collect()
+            })
+            .unwrap_or_default()
+    });
+}
+
+fn run_gleipnir(st: &mut Session) -> CmdResult<Value> {
+    let exe = st.exe.clone();
+    println!(
+        "tracing {} {} under the mapvis Valgrind tool (Ctrl-C stops it and keeps what was traced)...",
+        exe.as_deref().map(|p| p.display().to_string()).unwrap_or_default(),
+        st.args.join(" ")
+    );
+    let outcome = st.run_gleipnir()?;
+    // How much was traced.
+    let (accesses, regions, complete) = trace_counts(&outcome.trace_file);
+    println!(
+        "the program {}; {accesses} accesses in {regions} region(s) were recorded in {}{}.",
+        outcome.describe(),
+        outcome.trace_file.display(),
+        if complete { "" } else { " (the trace is cut short, but readable)" }
+    );
+    if regions == 0 {
+        return Err(
+            "no region was traced: are GL_START/GL_STOP in the code that ran? (include pins/gleipnir.h and put GL_START; and GL_STOP; around the code to see)"
+                .into(),
+        );
+    }
+    Ok(Value::Dict(vec![
+        ("trace".into(), path_value(&outcome.trace_file)),
+        ("accesses".into(), Value::Int(accesses as i64)),
+        ("regions".into(), Value::Int(regions as i64)),
+        (
+            "exit_code".into(),
+            outcome.exit_code.map(|c| Value::Int(c as i64)).unwrap_or(Value::Empty),
+        ),
+        (
+            "signal".into(),
+            outcome.signal.map(|c| Value::Int(c as i64)).unwrap_or(Value::Empty),
+        ),
+    ]))
+}
+
+/// Accesses, regions and completeness of a trace, read quickly.
+fn trace_counts(path: &Path) -> (u64, u64, bool) {
+    let Ok(mut r) = trace::reader::TraceReader::open(path) else {
+        return (0, 0, false);
+    };
+    let mut regions = 0;
+    while let Ok(Some(e)) = r.next_event() {
+        if let trace::format::Event::RegionStart(_) = e {
+            regions += 1;
+        }
+        if super::interrupt::requested() {
+            break;
+        }
+    }
+    let complete = r.footer().is_some();
+    (r.accesses_read(), regions, complete)
+}
+
+fn memory_trace_analysis(st: &mut Session) -> CmdResult<Value> {
+    let path = st.trace_path()?;
+    let text = trace::gleipnir::looks_like_gleipnir(&path);
+    let mut namer = trace::program::ProgramNamer::new(st.exe.as_deref(), &st.src_paths);
+    println!("analysing {}...", path.display());
+    let a = if text {
+        filter::analysis::analyse_gleipnir(&path, &mut namer)
+    } else {
+        filter::analysis::analyse(&path, &mut namer)
+    }
+    .map_err(|e| e.to_string())?;
+    for n in &a.summary.notes {
+        println!("note: {n}");
+    }
+    let user_vars = a.vars.iter().filter(|v| !v.internal).count();
+    println!(
+        "{} accesses by {} thread(s) in {} region(s); {} variables and heap blocks ({} allocations in the run).",
+        a.summary.accesses,
+        a.summary.threads.len(),
+        a.summary.regions,
+        user_vars,
+        a.allocations.len()
+    );
+    filter::files::save_analysis(&a, &st.analysis_dir()).map_err(|e| e.to_string())?;
+    let v = Value::Dict(vec![
+        ("accesses".into(), Value::Int(a.summary.accesses as i64)),
+        ("variables".into(), Value::Int(user_vars as i64)),
+        ("regions".into(), Value::Int(a.summary.regions as i64)),
+        (
+            "threads".into(),
+            Value::List(a.summary.threads.iter().map(|t| Value::Int(*t as i64)).collect()),
+        ),
+    ]);
+    st.analysis = Some(a);
+    st.selected = None;
+    Ok(v)
+}
+
+fn filtering_process(st: &mut Session) -> CmdResult<Value> {
+    let kind = st.mem;
+    let sel = st.selected()?;
+    let dir = st.visinfo_dir();
+    let a = st.analysis()?;
+    let files = filter::files::write_order_and_allocations(a, &sel, &dir).map_err(|e| e.to_string())?;
+    let vars: std::collections::BTreeSet<u32> = sel
+        .column(schema::access::VAR)
+        .and_then(|c| Ok(c.u32()?.into_no_null_iter().collect()))
+        .map_err(|e| e.to_string())?;
+    println!(
+        "{} of {} accesses are {} ({}), in {} variables; order data and allocation info written to {}.",
+        sel.height(),
+        a.accesses.height(),
+        match kind {
+            filter::MemKind::Heap => "heap",
+            filter::MemKind::Stack => "stack",
+            filter::MemKind::Global => "global",
+            filter::MemKind::All => "of any kind",
+        },
+        kind.code(),
+        vars.len(),
+        dir.display()
+    );
+    if sel.height() == 0 && a.accesses.height() > 0 {
+        println!(
+            "note: nothing is selected with set_mem_alloc {}: try set_mem_alloc all (or H, S, G).",
+            kind.code()
+        );
+    }
+    Ok(Value::List(files.iter().map(|f| path_value(f)).collect()))
+}
+
+fn fmt_table(headers: &[&str], rows: &[Vec<String>]) -> String {
+    let mut w: Vec<usize> = headers.iter().map(|h| h.len()).collect();
+    for r in rows {
+        for (i, c) in r.iter().enumerate() {
+            w[i] = w[i].max(c.len());
+        }
+    }
+    let mut out = String::new();
+    let line = |cells: Vec<String>| -> String {
+        cells
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                if i == 0 {
+                    format!("{c:<width$}", width = w[i])
+                } else {
+                    format!("{c:>width$}", width = w[i])
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("  ")
+    };
+    out.push_str(&line(headers.iter().map(|h| h.to_string()).collect()));
+    out.push('\n');
+    for r in rows {
+        out.push_str(&line(r.clone()));
+        out.push('\n');
+    }
+    out
+}
+
+fn cell(df: &DataFrame, col: &str, i: usize) -> String {
+    df.column(col)
+        .ok()
+        .and_then(|c| c.get(i).ok())
+        .map(|v| match v {
+            AnyValue::String(s) => s.to_string(),
+            AnyValue::StringOwned(s) => s.to_string(),
+            AnyValue::Null => String::new(),
+            other => other.to_string(),
+        })
+        .unwrap_or_default()
+}
+
+fn memory_stats(st: &mut Session, save: bool) -> CmdResult<Value> {
+    let sel = st.selected()?;
+    let kind = st.mem;
+    let dir = st.visinfo_dir();
+    let a = st.analysis()?;
+    let mut per_var = filter::stats::per_variable(a, &sel).map_err(|e| e.to_string())?;
+    let mut per_addr = filter::stats::per_address(a, &sel).map_err(|e| e.to_string())?;
+    let cols = [
+        "variable",
+        "scope",
+        "accesses",
+        "loads",
+        "stores",
+        "modifies",
+        "load_bytes",
+        "store_bytes",
+        "addresses",
+        "first_access",
+        "last_access",
+        "threads",
+    ];
+    let rows: Vec<Vec<String>> = (0..per_var.height())
+        .map(|i| cols.iter().map(|c| cell(&per_var, c, i)).collect())
+        .collect();
+    println!(
+        "memory_stats ({} accesses, set_mem_alloc {}):",
+        sel.height(),
+        kind.code()
+    );
+    print!("{}", fmt_table(&cols, &rows));
+    let addr_cols = ["index", "appearance_count", "address", "bytes_stored", "bytes_loaded", "variable"];
+    let shown = per_addr.height().min(20);
+    let arows: Vec<Vec<String>> = (0..shown)
+        .map(|i| {
+            addr_cols
+                .iter()
+                .map(|c| {
+                    if *c == "address" {
+                        per_addr
+                            .column("address")
+                            .ok()
+                            .and_then(|c| c.u64().ok()?.get(i))
+                            .map(|a| format!("{a:#x}"))
+                            .unwrap_or_default()
+                    } else {
+                        cell(&per_addr, c, i)
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    println!("\nper address ({} addresses{}):", per_addr.height(), if shown < per_addr.height() { ", the first 20 shown; memory_stats save writes them all" } else { "" });
+    print!("{}", fmt_table(&addr_cols, &arows));
+    if save {
+        let p1 = filter::files::write_csv(&mut per_var, &dir.join("memory_stats.csv")).map_err(|e| e.to_string())?;
+        filter::files::hex_column(&mut per_addr, "address").map_err(|e| e.to_string())?;
+        let p2 = filter::files::write_csv(&mut per_addr, &dir.join("memory_stats_addresses.csv")).map_err(|e| e.to_string())?;
+        println!("wrote {} and {}", p1.display(), p2.display());
+    }
+    let result = rows
+        .iter()
+        .map(|r| {
+            Value::Dict(
+                cols.iter()
+                    .zip(r)
+                    .map(|(c, v)| {
+                        let val = match v.parse::<i64>() {
+                            Ok(n) if *c != "variable" => Value::Int(n),
+                            _ => s(v.clone()),
+                        };
+                        (c.to_string(), val)
+                    })
+                    .collect(),
+            )
+        })
+        .collect();
+    Ok(Value::List(result))
+}
+
+fn figure_options(st: &Session, save: bool) -> vis::FigureOptions {
+    vis::FigureOptions {
+        figures_dir: st.figures_dir(),
+        visinfo_dir: st.visinfo_dir(),
+        save,
+        point_budget: st.point_budget,
+        matrix_orientation: false,
+    }
+}
+
+fn report_figure(st: &Session, r: &vis::FigureReport) -> Value {
+    for w in &r.warnings {
+        println!("warning: {w}");
+    }
+    if let Some(agg) = &r.aggregated {
+        println!("note: {agg}");
+    }
+    println!("wrote {} ({} points)", r.html.display(), r.points);
+    for f in &r.data_csv {
+        println!("wrote {}", f.display());
+    }
+    if st.open_browser {
+        if let Err(e) = std::process::Command::new("xdg-open").arg(&r.html).spawn() {
+            println!("warning: could not open a browser with xdg-open ({e}); open {} by hand.", r.html.display());
+        }
+    }
+    path_value(&r.html)
+}
+
+fn complete_pattern(st: &mut Session, save: bool) -> CmdResult<Value> {
+    let sel = st.selected()?;
+    let opts = figure_options(st, save);
+    let a = st.analysis()?;
+    if sel.height() == 0 {
+        return Err(format!(
+            "there are no {} accesses to draw: change set_mem_alloc (H, S, G or all) and run filtering_process again.",
+            st.mem.code()
+        ));
+    }
+    let r = vis::complete_memory_access_pattern(&sel, &a.variables, &a.lines, &opts).map_err(|e| e.to_string())?;
+    Ok(report_figure(st, &r))
+}
+
+/// Resolves an array name for the 2D/3D commands, or explains what names
+/// there are.
+fn resolve_array(a: &filter::analysis::Analysis, name: &str) -> CmdResult<u32> {
+    if let Some(i) = a.vars.iter().position(|v| v.name == name && !v.internal) {
+        return Ok(i as u32);
+    }
+    let instances: Vec<&str> = a
+        .vars
+        .iter()
+        .filter(|v| v.base_name == name && !v.internal)
+        .map(|v| v.name.as_str())
+        .collect();
+    if !instances.is_empty() {
+        return Err(format!(
+            "\"{name}\" names {} blocks: choose one of {}.",
+            instances.len(),
+            instances.join(", ")
+        ));
+    }
+    let mut arrays: Vec<&str> = a
+        .vars
+        .iter()
+        .filter(|v| !v.internal && v.size > 0 && !v.name.starts_with('<'))
+        .map(|v| v.name.as_str())
+        .collect();
+    arrays.sort();
+    Err(format!(
+        "there is no array named \"{name}\" in the analysis; the arrays are: {}.",
+        if arrays.is_empty() { "(none)".to_string() } else { arrays.join(", ") }
+    ))
+}
+
+fn parse_dim(what: &str, v: &str) -> CmdResult<u64> {
+    match v.parse::<u64>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(format!("{what} must be a positive whole number, not \"{v}\".")),
+    }
+}
+
+fn array_pattern(st: &mut Session, args: &[String], ndim: usize) -> CmdResult<Value> {
+    let save = has_save(args);
+    let nums: Vec<&String> = args[1..].iter().filter(|a| *a != "save").collect();
+    let name = args[0].clone();
+    let opts = figure_options(st, save);
+    let a = st.analysis()?;
+    let var = resolve_array(a, &name)?;
+    let v = &a.vars[var as usize];
+    let want = if ndim == 2 { 2 } else { 3 };
+    let (cols, depth, tb) = if nums.len() == want {
+        let cols = parse_dim("COLS", nums[0])?;
+        let (depth, tb) = if ndim == 3 {
+            (parse_dim("DEPTH", nums[1])?, parse_dim("TYPEBYTES", nums[2])?)
+        } else {
+            (1, parse_dim("TYPEBYTES", nums[1])?)
+        };
+        (cols, depth, tb)
+    } else if nums.is_empty() {
+        // Inferred from DWARF types or the allocation statement.
+        if v.elem_size == 0 || v.dims.len() < ndim {
+            let usage = if ndim == 2 {
+                "2d_memory_access_pattern NAME COLS TYPEBYTES ?save?"
+            } else {
+                "3d_memory_access_pattern NAME COLS DEPTH TYPEBYTES ?save?"
+            };
+            return Err(format!(
+                "the shape of \"{name}\" could not be inferred (known dimensions: {}): give it, as in {usage}.",
+                if v.dims.is_empty() { "none".into() } else { v.dims.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("x") }
+            ));
+        }
+        let d = &v.dims[v.dims.len() - (ndim - 1)..];
+        let (cols, depth) = if ndim == 3 { (d[0], d[1]) } else { (d[0], 1) };
+        println!(
+            "inferred for {name}: {} columns{}, {} bytes per element",
+            cols,
+            if ndim == 3 { format!(", depth {depth}") } else { String::new() },
+            v.elem_size
+        );
+        (cols, depth, v.elem_size as u64)
+    } else {
+        return Err(if ndim == 2 {
+            "wrong # args: should be \"2d_memory_access_pattern NAME ?COLS TYPEBYTES? ?save?\"".into()
+        } else {
+            "wrong # args: should be \"3d_memory_access_pattern NAME ?COLS DEPTH TYPEBYTES? ?save?\"".into()
+        });
+    };
+    let var_col = a.accesses.column(schema::access::VAR).map_err(|e| e.to_string())?;
+    let mask = var_col
+        .u32()
+        .map_err(|e| e.to_string())?
+        .equal(var);
+    let acc = a.accesses.filter(&mask).map_err(|e| e.to_string())?;
+    let r = if ndim == 2 {
+        vis::array_2d(&acc, &a.variables, &a.lines, var, cols, tb, &opts)
+    } else {
+        vis::array_3d(&acc, &a.variables, &a.lines, var, cols, depth, tb, &opts)
+    }
+    .map_err(|e| e.to_string())?;
+    Ok(report_figure(st, &r))
+}
+
+fn load_trace(st: &mut Session, file: &str) -> CmdResult<Value> {
+    let p = std::fs::canonicalize(st.work_dir.join(file)).map_err(|e| {
+        format!("the trace {file} cannot be read ({e}): check the path.")
+    })?;
+    let is_text = trace::gleipnir::looks_like_gleipnir(&p);
+    if !is_text {
+        // Fail now, with the reader's message, rather than at analysis.
+        trace::reader::TraceReader::open(&p).map_err(|e| e.to_string())?;
+    }
+    st.trace_file = Some(p.clone());
+    st.analysis = None;
+    st.selected = None;
+    st.save_settings();
+    println!(
+        "loaded the {} trace {}; run memory_trace_analysis next.",
+        if is_text { "Gleipnir text" } else { "mapvis binary" },
+        p.display()
+    );
+    Ok(path_value(&p))
+}
+
+/// Removes what mapvis created in the working folder, file by file.
+fn clear_analysis(st: &mut Session) -> CmdResult<Value> {
+    let mut removed = Vec::new();
+    let mut rm = |p: PathBuf| {
+        if p.is_file() && std::fs::remove_file(&p).is_ok() {
+            removed.push(p);
+        }
+    };
+    let state = st.state_dir();
+    rm(state.join("trace.mvt"));
+    for f in ["accesses.parquet", "variables.parquet", "lines.parquet", "allocations.parquet", "summary.json"] {
+        rm(st.analysis_dir().join(f));
+    }
+    let _ = std::fs::remove_dir(st.analysis_dir());
+    for f in [
+        "order_data.csv",
+        "order_data.parquet",
+        "allocation_info.csv",
+        "allocation_info.parquet",
+        "memory_stats.csv",
+        "memory_stats_addresses.csv",
+        "complete_memory_access_pattern.csv",
+    ] {
+        rm(st.visinfo_dir().join(f));
+    }
+    let ours = |n: &str| {
+        n.starts_with("complete_memory_access_pattern")
+            || n.starts_with("2d_memory_access_pattern_")
+            || n.starts_with("3d_memory_access_pattern_")
+    };
+    for dir in [st.figures_dir(), st.visinfo_dir()] {
+        if let Ok(entries) = std::fs::read_dir(&dir) {
+            for e in entries.flatten() {
+                let n = e.file_name().to_string_lossy().into_owned();
+                if ours(&n) && (n.ends_with(".html") || n.ends_with(".csv")) {
+                    rm(e.path());
+                }
+            }
+        }
+    }
+    rm(st.figures_dir().join("plotly.min.js"));
+    let grind = st.work_dir.join("grindanalysis");
+    if let Ok(entries) = std::fs::read_dir(&grind) {
+        for e in entries.flatten() {
+            rm(e.path());
+        }
+    }
+    st.analysis = None;
+    st.selected = None;
+    st.trace_file = None;
+    st.save_settings();
+    if removed.is_empty() {
+        println!("nothing to remove: there was no trace, analysis or figure.");
+    } else {
+        println!("removed {} file(s):", removed.len());
+        for p in &removed {
+            println!("  {}", p.display());
+        }
+    }
+    Ok(Value::List(removed.iter().map(|p| path_value(p)).collect()))
+}
+
+/// Runs the loaded program under one of Valgrind's own tools, output in
+/// `grindanalysis/`, and prints a short summary where the tool allows it.
+fn grind(st: &mut Session, tool: &str) -> CmdResult<Value> {
+    let exe = st
+        .exe
+        .clone()
+        .ok_or_else(|| format!("{tool} needs an executable: use load_exe PATH first."))?;
+    let valgrind = trace::run::find_valgrind(st.valgrind.as_deref()).map_err(|e| e.to_string())?;
+    let dir = st.work_dir.join("grindanalysis");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}.", dir.display()))?;
+    let stem = exe.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let log = dir.join(format!("{tool}_{stem}.log"));
+    let mut cmd = std::process::Command::new(&valgrind);
+    cmd.arg(format!("--tool={tool}")).arg(format!("--log-file={}", log.display()));
+    let out_file = match tool {
+        "cachegrind" => Some(dir.join(format!("cachegrind.out.{stem}"))),
+        "massif" => Some(dir.join(format!("massif.out.{stem}"))),
+        "dhat" => Some(dir.join(format!("dhat.out.{stem}.json"))),
+        _ => None,
+    };
+    match (tool, &out_file) {
+        ("cachegrind", Some(f)) => {
+            cmd.arg("--cache-sim=yes").arg(format!("--cachegrind-out-file={}", f.display()));
+        }
+        ("massif", Some(f)) => {
+            cmd.arg(format!("--massif-out-file={}", f.display()));
+        }
+        ("dhat", Some(f)) => {
+            cmd.arg(format!("--dhat-out-file={}", f.display()));
+        }
+        ("lackey", _) => {
+            cmd.arg("--trace-mem=yes");
+        }
+        _ => {}
+    }
+    cmd.arg(&exe).args(&st.args);
+    println!("running {} under valgrind --tool={tool}...", exe.display());
+    let status = cmd.status().map_err(|e| format!("cannot run {}: {e}.", valgrind.display()))?;
+    let log_text = std::fs::read_to_string(&log).unwrap_or_default();
+    let summary: Vec<String> = match tool {
+        "cachegrind" => log_text
+            .lines()
+            .filter(|l| l.contains("miss rate"))
+            .map(|l| l.split("== ").last().unwrap_or(l).trim().to_string())
+            .collect(),
+        "helgrind" | "lackey" => log_text
+            .lines()
+            .filter(|l| l.contains("ERROR SUMMARY") || l.contains("guest instrs") || l.contains("total:"))
+            .map(|l| l.split("== ").last().unwrap_or(l).trim().to_string())
+            .collect(),
+        "massif" => out_file
+            .as_ref()
+            .and_then(|f| std::fs::read_to_string(f).ok())
+            .map(|t| {
+                let peak = t
+                    .lines()
+                    .filter_map(|l| l.strip_prefix("mem_heap_B="))
+                    .filter_map(|v| v.parse::<u64>().ok())
+                    .max()
+                    .unwrap_or(0);
+                vec![format!("peak heap: {peak} bytes")]
+            })
+            .unwrap_or_default(),
+        "dhat" => log_text
+            .lines()
+            .filter(|l| l.contains("Total:") || l.contains("At t-gmax:") || l.contains("At t-end:"))
+            .map(|l| l.split("== ").last().unwrap_or(l).trim().to_string())
+            .collect(),
+        _ => vec![],
+    };
+    for l in &summary {
+        println!("  {l}");
+    }
+    println!(
+        "{tool} finished ({}); its output is in {}{}",
+        if status.success() { "ok".to_string() } else { format!("status {status}") },
+        log.display(),
+        out_file.map(|f| format!(" and {}", f.display())).unwrap_or_default()
+    );
+    Ok(path_value(&log))
+}

@@ -1,0 +1,335 @@
+//! The state behind the pipeline commands: what is loaded, traced and
+//! analysed. It only orchestrates: every step calls a stage
+//! (`trace`, `filter`, `vis`) through its public API.
+//!
+//! The working folder keeps `.mapvis/` (the last trace, the saved analysis and
+//! the session settings), `figures/` and `visinfo/`. A new session started in
+//! the same folder continues where the last one stopped.
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use polars::prelude::DataFrame;
+
+use crate::filter::analysis::Analysis;
+use crate::filter::{self, MemKind};
+use crate::trace;
+
+/// Folder (in the working folder) where mapvis keeps its own files.
+pub const STATE_DIR: &str = ".mapvis";
+/// The pins header, embedded so `compile_exe` works wherever mapvis is installed.
+pub const PINS_HEADER: &str = include_str!("../../pins/gleipnir.h");
+
+/// A pipeline error: a full sentence saying what is wrong and what to do.
+pub type CmdResult<T> = Result<T, String>;
+
+/// The pipeline's state.
+pub struct Session {
+    /// The working folder (figures/, visinfo/, .mapvis/ live here).
+    pub work_dir: PathBuf,
+    /// Program to trace (`load_exe`).
+    pub exe: Option<PathBuf>,
+    /// Folders searched for sources (`set_src_path`).
+    pub src_paths: Vec<PathBuf>,
+    /// Valgrind binary (`set_valgrind_path`); PATH when unset.
+    pub valgrind: Option<PathBuf>,
+    /// Program arguments (`set_arguments`).
+    pub args: Vec<String>,
+    /// Memory kinds shown (`set_mem_alloc`).
+    pub mem: MemKind,
+    /// Open figures in a browser after writing them.
+    pub open_browser: bool,
+    /// Maximum points drawn before figures aggregate.
+    pub point_budget: usize,
+    /// The current analysis (`memory_trace_analysis` or loaded from disk).
+    pub analysis: Option<Analysis>,
+    /// The accesses of the selected memory kinds (`filtering_process`).
+    pub selected: Option<(MemKind, DataFrame)>,
+    /// Trace file to analyse (set by run_gleipnir or load_trace).
+    pub trace_file: Option<PathBuf>,
+}
+
+impl Session {
+    /// A session in `work_dir`, restoring saved settings when present.
+    pub fn new(work_dir: PathBuf) -> Session {
+        let mut s = Session {
+            work_dir,
+            exe: None,
+            src_paths: Vec::new(),
+            valgrind: None,
+            args: Vec::new(),
+            mem: MemKind::default(),
+            open_browser: false,
+            point_budget: 200_000,
+            analysis: None,
+            selected: None,
+            trace_file: None,
+        };
+        s.restore_settings();
+        s
+    }
+
+    /// `.mapvis/` in the working folder.
+    pub fn state_dir(&self) -> PathBuf {
+        self.work_dir.join(STATE_DIR)
+    }
+
+    /// Where run_gleipnir writes the trace.
+    pub fn default_trace_file(&self) -> PathBuf {
+        self.state_dir().join("trace.mvt")
+    }
+
+    /// Where the analysis is saved.
+    pub fn analysis_dir(&self) -> PathBuf {
+        self.state_dir().join("analysis")
+    }
+
+    /// `figures/`.
+    pub fn figures_dir(&self) -> PathBuf {
+        self.work_dir.join("figures")
+    }
+
+    /// `visinfo/`.
+    pub fn visinfo_dir(&self) -> PathBuf {
+        self.work_dir.join("visinfo")
+    }
+
+    fn abs(&self, p: &str) -> PathBuf {
+        let p = Path::new(p);
+        let p = if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            self.work_dir.join(p)
+        };
+        p.canonicalize().unwrap_or(p)
+    }
+
+    fn settings_file(&self) -> PathBuf {
+        self.state_dir().join("session.json")
+    }
+
+    /// Saves the settings (exe, arguments, source paths, memory kind) so a
+    /// later session in this folder continues with them.
+    pub fn save_settings(&self) {
+        let j = serde_json::json!({
+            "exe": self.exe,
+            "args": self.args,
+            "src_paths": self.src_paths,
+            "valgrind": self.valgrind,
+            "mem": self.mem.code(),
+            "trace_file": self.trace_file,
+        });
+        let _ = std::fs::create_dir_all(self.state_dir());
+        let _ = std::fs::write(self.settings_file(), serde_json::to_vec_pretty(&j).unwrap_or_default());
+    }
+
+    fn restore_settings(&mut self) {
+        let Ok(text) = std::fs::read_to_string(self.settings_file()) else {
+            return;
+        };
+        let Ok(j) = serde_json::from_str::<serde_json::Value>(&text) else {
+            return;
+        };
+        let path = |v: &serde_json::Value| v.as_str().map(PathBuf::from);
+        self.exe = path(&j["exe"]);
+        self.valgrind = path(&j["valgrind"]);
+        self.trace_file = path(&j["trace_file"]);
+        self.args = j["args"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|x| x.as_str().map(String::from)).collect())
+            .unwrap_or_default();
+        self.src_paths = j["src_paths"]
+            .as_array()
+            .map(|a| a.iter().filter_map(path).collect())
+            .unwrap_or_default();
+        if let Some(m) = j["mem"].as_str().and_then(MemKind::parse) {
+            self.mem = m;
+        }
+    }
+
+    // -----------------------------------------------------------------
+    // Setup
+    // -----------------------------------------------------------------
+
+    /// `load_exe PATH`: checks the program and remembers it. Returns its
+    /// absolute path. A program without debug info is accepted with a
+    /// warning (names then fall back to functions and numbered blocks).
+    pub fn load_exe(&mut self, path: &str) -> CmdResult<(PathBuf, Option<String>)> {
+        let p = self.abs(path);
+        let warning = match trace::run::check_executable(&p) {
+            Ok(()) => None,
+            Err(trace::run::RunError::NoDebugInfo { .. }) => Some(format!(
+                "{} has no debug information: recompile it with -g, or heap blocks, stack variables and lines cannot be named.",
+                p.display()
+            )),
+            Err(e) => return Err(e.to_string()),
+        };
+        self.exe = Some(p.clone());
+        self.save_settings();
+        Ok((p, warning))
+    }
+
+    /// `set_src_path DIR ...`: folders searched (recursively) for sources.
+    pub fn set_src_path(&mut self, dirs: &[String]) -> CmdResult<Vec<PathBuf>> {
+        let mut out = Vec::new();
+        for d in dirs {
+            let p = self.abs(d);
+            if !p.is_dir() {
+                return Err(format!(
+                    "the source folder {} does not exist: give set_src_path the folder that holds your .c files.",
+                    p.display()
+                ));
+            }
+            out.push(p);
+        }
+        self.src_paths = out.clone();
+        self.save_settings();
+        Ok(out)
+    }
+
+    /// `set_valgrind_path PATH`.
+    pub fn set_valgrind_path(&mut self, path: &str) -> CmdResult<PathBuf> {
+        let p = self.abs(path);
+        let p = if p.is_dir() { p.join("valgrind") } else { p };
+        if !p.is_file() {
+            return Err(format!(
+                "{} is not a valgrind binary: give set_valgrind_path the path of `valgrind` (for example /usr/bin/valgrind).",
+                p.display()
+            ));
+        }
+        self.valgrind = Some(p.clone());
+        self.save_settings();
+        Ok(p)
+    }
+
+    /// `set_arguments ARG ...`.
+    pub fn set_arguments(&mut self, args: &[String]) {
+        self.args = args.to_vec();
+        self.save_settings();
+    }
+
+    /// `set_mem_alloc H|S|G|all`.
+    pub fn set_mem_alloc(&mut self, kind: &str) -> CmdResult<MemKind> {
+        let k = MemKind::parse(kind).ok_or_else(|| {
+            format!("set_mem_alloc takes H (heap), S (stack), G (globals) or all, not \"{kind}\".")
+        })?;
+        if k != self.mem {
+            self.selected = None;
+        }
+        self.mem = k;
+        self.save_settings();
+        Ok(k)
+    }
+
+    /// `compile_exe SOURCE.c ?FLAG ...?`: compiles with `cc -g -O0`, the pins
+    /// header on the include path, into `.mapvis/bin/`, then loads it.
+    pub fn compile_exe(&mut self, source: &str, flags: &[String]) -> CmdResult<PathBuf> {
+        let src = self.abs(source);
+        if !src.is_file() {
+            return Err(format!("the source file {} does not exist.", src.display()));
+        }
+        let include = self.state_dir().join("include");
+        std::fs::create_dir_all(&include).map_err(|e| format!("cannot create {}: {e}.", include.display()))?;
+        let header = include.join("gleipnir.h");
+        if std::fs::read_to_string(&header).ok().as_deref() != Some(PINS_HEADER) {
+            std::fs::write(&header, PINS_HEADER).map_err(|e| format!("cannot write {}: {e}.", header.display()))?;
+        }
+        let bin_dir = self.state_dir().join("bin");
+        std::fs::create_dir_all(&bin_dir).map_err(|e| format!("cannot create {}: {e}.", bin_dir.display()))?;
+        let stem = src.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "a.out".into());
+        let out = bin_dir.join(&stem);
+        let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+        let status = Command::new(&cc)
+            .args(["-g", "-O0"])
+            .arg(format!("-I{}", include.display()))
+            .arg("-o")
+            .arg(&out)
+            .arg(&src)
+            .args(flags)
+            .status()
+            .map_err(|e| format!("cannot run the C compiler `{cc}`: {e}. Install gcc (Debian: apt-get install gcc)."))?;
+        if !status.success() {
+            return Err(format!(
+                "compiling {} failed (see the compiler's messages above).",
+                src.display()
+            ));
+        }
+        self.load_exe(&out.to_string_lossy())?;
+        if self.src_paths.is_empty() {
+            if let Some(dir) = src.parent() {
+                self.src_paths = vec![dir.to_path_buf()];
+                self.save_settings();
+            }
+        }
+        Ok(out)
+    }
+
+    // -----------------------------------------------------------------
+    // Pipeline
+    // -----------------------------------------------------------------
+
+    /// `run_gleipnir`: traces the loaded program. The trace is kept even
+    /// when the program crashes or is interrupted.
+    pub fn run_gleipnir(&mut self) -> CmdResult<trace::run::RunOutcome> {
+        let exe = self
+            .exe
+            .clone()
+            .ok_or("run_gleipnir needs an executable: use load_exe PATH (or compile_exe SOURCE.c) first.")?;
+        let valgrind = trace::run::find_valgrind(self.valgrind.as_deref()).map_err(|e| e.to_string())?;
+        let req = trace::run::TraceRequest {
+            valgrind,
+            exe,
+            args: self.args.clone(),
+            trace_file: self.default_trace_file(),
+            stack_depth: 8,
+            heap_only: false,
+            from_start: false,
+        };
+        let outcome = trace::run::run_trace(&req).map_err(|e| e.to_string())?;
+        self.trace_file = Some(outcome.trace_file.clone());
+        self.analysis = None;
+        self.selected = None;
+        self.save_settings();
+        Ok(outcome)
+    }
+
+    /// The trace to analyse, or a message saying how to get one.
+    pub fn trace_path(&self) -> CmdResult<PathBuf> {
+        let t = self
+            .trace_file
+            .clone()
+            .unwrap_or_else(|| self.default_trace_file());
+        if t.is_file() {
+            Ok(t)
+        } else {
+            Err("there is no trace to analyse: run run_gleipnir (or load_trace FILE) first.".into())
+        }
+    }
+
+    /// The current analysis, loading the saved one from `.mapvis/` when this
+    /// session has none yet.
+    pub fn analysis(&mut self) -> CmdResult<&Analysis> {
+        if self.analysis.is_none() {
+            let dir = self.analysis_dir();
+            if filter::files::has_saved_analysis(&dir) {
+                self.analysis = Some(filter::files::load_analysis(&dir).map_err(|e| e.to_string())?);
+            } else {
+                return Err("there is no analysis yet: run memory_trace_analysis first.".into());
+            }
+        }
+        Ok(self.analysis.as_ref().expect("set above"))
+    }
+
+    /// The accesses of the selected memory kinds, computing them if needed.
+    pub fn selected(&mut self) -> CmdResult<DataFrame> {
+        let kind = self.mem;
+        if let Some((k, df)) = &self.selected {
+            if *k == kind {
+                return Ok(df.clone());
+            }
+        }
+        let a = self.analysis()?;
+        let df = filter::select(a, kind).map_err(|e| format!("selecting the {} accesses failed: {e}.", kind.code()))?;
+        self.selected = Some((kind, df.clone()));
+        Ok(df)
+    }
+}

@@ -1,0 +1,134 @@
+//! Prints a binary trace as text, one event per line: the `dump_trace`
+//! shell command and `mapvis --dump-trace`.
+use std::io::{self, Write};
+use std::path::Path;
+
+use super::format::Event;
+use super::reader::{EndState, TraceError, TraceReader};
+
+/// Errors while dumping.
+#[derive(Debug, thiserror::Error)]
+pub enum DumpError {
+    /// The trace could not be read.
+    #[error(transparent)]
+    Trace(#[from] TraceError),
+    /// The output could not be written.
+    #[error("cannot write the dump: {0}.")]
+    Output(#[from] io::Error),
+}
+
+fn stack(s: &[u64]) -> String {
+    let parts: Vec<String> = s.iter().map(|a| format!("{a:#x}")).collect();
+    format!("[{}]", parts.join(", "))
+}
+
+/// Writes the events of the trace at `path` to `out`, at most `limit`
+/// events when given, then a line saying how the trace ended. Streams:
+/// memory use does not depend on the trace size.
+pub fn dump(path: &Path, limit: Option<u64>, out: &mut dyn Write) -> Result<(), DumpError> {
+    let mut r = TraceReader::open(path)?;
+    let h = r.header().clone();
+    writeln!(
+        out,
+        "header: version {}, pid {}, valgrind {}, stack depth {}, heap only {}, command: {}",
+        h.version,
+        h.pid,
+        h.valgrind_version,
+        h.stack_depth,
+        h.heap_only,
+        h.command.join(" ")
+    )?;
+    let mut n = 0u64;
+    let mut time = 0u64;
+    while let Some(ev) = r.next_event()? {
+        if limit.is_some_and(|l| n >= l) {
+            writeln!(out, "... (stopped after {n} events)")?;
+            return Ok(());
+        }
+        n += 1;
+        match ev {
+            Event::Access(a) => {
+                writeln!(
+                    out,
+                    "t={time} {} {} {:#x} tid {} ip {:#x} sp {:#x} region {}",
+                    a.op.code() as char,
+                    a.size,
+                    a.addr,
+                    a.tid,
+                    a.ip,
+                    a.sp,
+                    a.region
+                )?;
+                time += 1;
+            }
+            Event::Alloc(a) => writeln!(
+                out,
+                "ALLOC {} tid {} {:#x} size {}{} stack {} at t={}",
+                a.kind.name(),
+                a.tid,
+                a.addr,
+                a.size,
+                a.old_addr.map(|o| format!(" (moved from {o:#x})")).unwrap_or_default(),
+                stack(&a.stack),
+                a.time
+            )?,
+            Event::Free(f) => writeln!(
+                out,
+                "FREE {:?} tid {} {:#x} stack {} at t={}",
+                f.kind,
+                f.tid,
+                f.addr,
+                stack(&f.stack),
+                f.time
+            )?,
+            Event::Map(m) => writeln!(
+                out,
+                "MAP {:#x} +{:#x} off {:#x} {}{}{} {}",
+                m.start,
+                m.len,
+                m.offset,
+                if m.perms.0 { 'r' } else { '-' },
+                if m.perms.1 { 'w' } else { '-' },
+                if m.perms.2 { 'x' } else { '-' },
+                m.path
+            )?,
+            Event::Unmap { start, len } => writeln!(out, "UNMAP {start:#x} +{len:#x}")?,
+            Event::ThreadCreate { parent, child } => writeln!(out, "THREAD_CREATE {parent} -> {child}")?,
+            Event::ThreadExit { tid } => writeln!(out, "THREAD_EXIT {tid}")?,
+            Event::RegionStart(s) => writeln!(
+                out,
+                "REGION_START {} tid {} arg block {:#x} at t={} frames {}",
+                s.id,
+                s.tid,
+                s.arg_block,
+                s.time,
+                s.frames
+                    .iter()
+                    .map(|(ip, sp)| format!("{ip:#x}@{sp:#x}"))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            )?,
+            Event::RegionStop(s) => writeln!(
+                out,
+                "REGION_STOP {} tid {} arg block {:#x} at t={}",
+                s.id, s.tid, s.arg_block, s.time
+            )?,
+            Event::Warning { kind, text } => writeln!(out, "WARNING {kind:?}: {text}")?,
+            Event::Footer(f) => writeln!(
+                out,
+                "FOOTER accesses {} regions {} allocs {} frees {} sites {} exit {}",
+                f.accesses, f.regions, f.allocs, f.frees, f.sites, f.exit_code
+            )?,
+        }
+    }
+    match r.end_state() {
+        EndState::Complete => writeln!(out, "end: complete, {} accesses", r.accesses_read())?,
+        EndState::Truncated { offset, partial_bytes } => writeln!(
+            out,
+            "end: TRUNCATED after {} accesses at byte {offset} ({partial_bytes} bytes of a cut record): the program did not finish",
+            r.accesses_read()
+        )?,
+        EndState::Reading => {}
+    }
+    Ok(())
+}

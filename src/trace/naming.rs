@@ -1,0 +1,145 @@
+//! Naming addresses: the interface between the trace stage's symbolizers
+//! (DWARF, addr2line, tree-sitter-c) and the analysis.
+//!
+//! The analysis asks a [`Namer`] three kinds of questions: what is the name
+//! of a heap block allocated from this call stack, what stack or global
+//! variable covers this address at this instruction, and which source line
+//! made an access. Implementations cache their answers: the analysis asks
+//! once per distinct call stack, instruction and (instruction, frame,
+//! address) triple, not once per access.
+
+/// Where a name came from, so messages can say how good it is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NameQuality {
+    /// From the source statement (heap) or DWARF (stack, globals).
+    Exact,
+    /// A fallback such as `file.c:LINE` or a function name; `hint` says how
+    /// to get the exact name (for example "set_src_path DIR").
+    Fallback {
+        /// What would give the exact name.
+        hint: String,
+    },
+}
+
+/// The name of a heap block.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HeapName {
+    /// Base name without instance number: `arr`, `s->buf`, `rows[i]`, `prog.c:27`.
+    pub name: String,
+    /// Allocation site `file.c:LINE`, or `?`.
+    pub site: String,
+    /// Element size in bytes inferred from the pointer's type, 0 if unknown.
+    pub elem_size: u32,
+    /// Dimensions inferred from the size expression, outermost first.
+    pub dims: Vec<u64>,
+    /// How good the name is.
+    pub quality: NameQuality,
+}
+
+/// What kind of memory a stack or global name refers to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Scope {
+    /// Heap block.
+    Heap,
+    /// Stack variable or frame slot.
+    Stack,
+    /// Global or static variable.
+    Global,
+}
+
+impl Scope {
+    /// One-letter code: `H`, `S`, `G`.
+    pub fn code(self) -> &'static str {
+        match self {
+            Scope::Heap => "H",
+            Scope::Stack => "S",
+            Scope::Global => "G",
+        }
+    }
+}
+
+/// A named variable that covers an address.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VarName {
+    /// Variable name: `u`, `h`, `garr`, or a frame label like `<main frame>`.
+    pub name: String,
+    /// Element path of the accessed byte: `u[3][4]`, `h.nbins`.
+    pub element: String,
+    /// Runtime start address of the variable.
+    pub base: u64,
+    /// Size in bytes.
+    pub size: u64,
+    /// Element size of an array variable, 0 otherwise.
+    pub elem_size: u32,
+    /// Array dimensions, outermost first.
+    pub dims: Vec<u64>,
+    /// Stack or global.
+    pub scope: Scope,
+    /// Valgrind's own client-request block (`_zzq_args`): not user data.
+    pub client_request: bool,
+}
+
+/// Names addresses for the analysis. See the module documentation.
+pub trait Namer {
+    /// Told of every file mapping in the trace, in order, before the
+    /// accesses that need it (the trace records the load map first).
+    fn on_map(&mut self, _map: &crate::trace::format::Mapping) {}
+    /// Names the heap block allocated with this call stack (return
+    /// addresses, innermost first).
+    fn heap_name(&mut self, stack: &[u64]) -> HeapName;
+    /// Names the heap block allocated at source line `file:line` (Gleipnir
+    /// text traces give only this). The default names it `file:line`.
+    fn heap_name_at(&mut self, file: &str, line: u32) -> HeapName {
+        HeapName {
+            name: format!("{file}:{line}"),
+            site: format!("{file}:{line}"),
+            elem_size: 0,
+            dims: vec![],
+            quality: NameQuality::Fallback {
+                hint: "set_src_path DIR".into(),
+            },
+        }
+    }
+    /// Names a stack address accessed by the instruction at `ip` with stack
+    /// pointer `sp`; `frames` is the thread's known call stack (instruction,
+    /// stack pointer), innermost first, for addresses in callers' frames.
+    fn stack_name(&mut self, ip: u64, sp: u64, addr: u64, frames: &[(u64, u64)]) -> Option<VarName>;
+    /// Names a global or static address.
+    fn global_name(&mut self, addr: u64) -> Option<VarName>;
+    /// `file.c:LINE` of the instruction at `ip`, if known.
+    fn source_line(&mut self, ip: u64) -> Option<String>;
+    /// Messages about what could not be named well (missing sources, no
+    /// debug info), each said once.
+    fn take_notes(&mut self) -> Vec<String>;
+}
+
+/// A namer that knows nothing: every heap block is `heap`, nothing else is
+/// named. Used for traces whose program is not available.
+#[derive(Default)]
+pub struct NullNamer;
+
+impl Namer for NullNamer {
+    fn heap_name(&mut self, _stack: &[u64]) -> HeapName {
+        HeapName {
+            name: "heap".into(),
+            site: "?".into(),
+            elem_size: 0,
+            dims: vec![],
+            quality: NameQuality::Fallback {
+                hint: "load_exe the traced program".into(),
+            },
+        }
+    }
+    fn stack_name(&mut self, _: u64, _: u64, _: u64, _: &[(u64, u64)]) -> Option<VarName> {
+        None
+    }
+    fn global_name(&mut self, _addr: u64) -> Option<VarName> {
+        None
+    }
+    fn source_line(&mut self, _ip: u64) -> Option<String> {
+        None
+    }
+    fn take_notes(&mut self) -> Vec<String> {
+        vec![]
+    }
+}

@@ -1,0 +1,656 @@
+//! Streaming reader of binary mapvis traces.
+//!
+//! The reader undoes exactly what the writer (`tool/mv_main.c`) did: it keeps
+//! the same per-site prediction state, the current thread and each thread's
+//! last stack pointer, so every [`Access`] comes out complete. It reads the
+//! file through a fixed 1 MiB buffer, so memory use does not grow with the
+//! trace; decoding an access costs a few varint reads.
+//!
+//! A trace whose writer died (crash, SIGKILL, full disk) ends without a
+//! footer, possibly in the middle of a record. The reader returns every whole
+//! record before the cut, then reports [`EndState::Truncated`] with how far
+//! it got. Malformed bytes give a [`TraceError::Corrupt`] naming the file and
+//! offset; it never panics on any input.
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+
+use super::format::*;
+
+/// Errors of the trace stage's reader.
+#[derive(Debug, thiserror::Error)]
+pub enum TraceError {
+    /// The file could not be opened or read.
+    #[error("cannot read the trace {path}: {source}.")]
+    Io {
+        /// The trace file.
+        path: PathBuf,
+        /// The system's reason.
+        source: io::Error,
+    },
+    /// The file does not start with the mapvis magic.
+    #[error("{path} is not a mapvis binary trace (it does not start with MVTRACE): trace a program with run_gleipnir, or use load_trace for Gleipnir text traces.")]
+    NotATrace {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The file has a format version this mapvis does not know.
+    #[error("{path} uses trace format version {version}, and this mapvis reads version {FORMAT_VERSION}: trace the program again with this mapvis.")]
+    UnsupportedVersion {
+        /// The file.
+        path: PathBuf,
+        /// Its version.
+        version: u64,
+    },
+    /// The bytes do not form a valid record.
+    #[error("{path} is corrupt at byte {offset}: {what}. The {accesses} accesses before that point were read.")]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// Offset of the bad record.
+        offset: u64,
+        /// What was wrong.
+        what: String,
+        /// Accesses successfully decoded before it.
+        accesses: u64,
+    },
+}
+
+/// How the trace ended, once the reader has reached its end.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EndState {
+    /// Still reading.
+    Reading,
+    /// The footer was read: the trace is complete.
+    Complete,
+    /// The file ended without a footer: the program crashed, was killed or
+    /// is still running. Everything before `offset` was read.
+    Truncated {
+        /// Bytes of whole records read.
+        offset: u64,
+        /// Bytes left over: a partial record (0 when the cut fell between records).
+        partial_bytes: u64,
+    },
+}
+
+#[derive(Clone, Copy, Debug)]
+struct SiteState {
+    ip: u64,
+    op: Op,
+    size: u32,
+    last: u64,
+    stride: i64,
+}
+
+const BUF_CAP: usize = 1 << 20;
+const MAX_TIDS: usize = 1024;
+
+/// A streaming decoder over any byte source.
+pub struct TraceReader<R: Read> {
+    src: R,
+    path: PathBuf,
+    buf: Vec<u8>,
+    pos: usize,
+    len: usize,
+    eof: bool,
+    /// File offset of `buf[0]`.
+    base: u64,
+    header: Header,
+    sites: Vec<SiteState>,
+    tid: u32,
+    last_sp: Vec<u64>,
+    region: u32,
+    accesses: u64,
+    end: EndState,
+    footer: Option<Footer>,
+}
+
+impl TraceReader<File> {
+    /// Opens a trace file and reads its header.
+    pub fn open(path: &Path) -> Result<Self, TraceError> {
+        let file = File::open(path).map_err(|source| TraceError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        TraceReader::new(file, path)
+    }
+}
+
+enum Need {
+    /// Not enough bytes before the end of the file.
+    Eof,
+    /// Malformed.
+    Bad(String),
+}
+
+type Dec<T> = Result<T, Need>;
+
+impl<R: Read> TraceReader<R> {
+    /// Wraps a byte source; `path` is used in messages. Reads the header.
+    pub fn new(src: R, path: &Path) -> Result<Self, TraceError> {
+        let mut r = TraceReader {
+            src,
+            path: path.to_path_buf(),
+            buf: vec![0; BUF_CAP],
+            pos: 0,
+            len: 0,
+            eof: false,
+            base: 0,
+            header: Header {
+                version: 0,
+                pid: 0,
+                timestamp_us: 0,
+                valgrind_version: String::new(),
+                stack_depth: 0,
+                heap_only: false,
+                command: Vec::new(),
+            },
+            sites: Vec::new(),
+            tid: 0,
+            last_sp: vec![0; MAX_TIDS],
+            region: 0,
+            accesses: 0,
+            end: EndState::Reading,
+            footer: None,
+        };
+        r.fill(4096)?;
+        if r.len < 8 || &r.buf[..8] != MAGIC {
+            return Err(TraceError::NotATrace { path: r.path });
+        }
+        r.pos = 8;
+        let start = r.pos;
+        match r.read_header() {
+            Ok(h) => r.header = h,
+            Err(Need::Eof) => {
+                return Err(r.corrupt(start as u64, "the header is cut short".into()));
+            }
+            Err(Need::Bad(what)) => return Err(r.corrupt(start as u64, what)),
+        }
+        if r.header.version != FORMAT_VERSION {
+            return Err(TraceError::UnsupportedVersion {
+                path: r.path,
+                version: r.header.version,
+            });
+        }
+        Ok(r)
+    }
+
+    /// The header read when the reader was created.
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// How the trace ended; [`EndState::Reading`] until `next_event` has
+    /// returned `Ok(None)`.
+    pub fn end_state(&self) -> &EndState {
+        &self.end
+    }
+
+    /// The footer, once read.
+    pub fn footer(&self) -> Option<&Footer> {
+        self.footer.as_ref()
+    }
+
+    /// Accesses decoded so far.
+    pub fn accesses_read(&self) -> u64 {
+        self.accesses
+    }
+
+    /// File offset of the next unread byte.
+    pub fn offset(&self) -> u64 {
+        self.base + self.pos as u64
+    }
+
+    fn corrupt(&self, offset: u64, what: String) -> TraceError {
+        TraceError::Corrupt {
+            path: self.path.clone(),
+            offset,
+            what,
+            accesses: self.accesses,
+        }
+    }
+
+    /// Makes at least `min` unread bytes available unless the file ends first.
+    fn fill(&mut self, min: usize) -> Result<(), TraceError> {
+        if self.len - self.pos >= min || self.eof {
+            return Ok(());
+        }
+        if self.pos > 0 {
+            self.buf.copy_within(self.pos..self.len, 0);
+            self.base += self.pos as u64;
+            self.len -= self.pos;
+            self.pos = 0;
+        }
+        if self.buf.len() < min {
+            self.buf.resize(min.next_power_of_two(), 0);
+        }
+        while self.len < min && !self.eof {
+            match self.src.read(&mut self.buf[self.len..]) {
+                Ok(0) => self.eof = true,
+                Ok(n) => self.len += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(source) => {
+                    return Err(TraceError::Io {
+                        path: self.path.clone(),
+                        source,
+                    })
+                }
+            }
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn uv(&mut self) -> Dec<u64> {
+        let mut v: u64 = 0;
+        let mut shift = 0u32;
+        loop {
+            if self.pos >= self.len {
+                return Err(Need::Eof);
+            }
+            let b = self.buf[self.pos];
+            self.pos += 1;
+            if shift == 63 && b > 1 {
+                return Err(Need::Bad("a number does not fit in 64 bits".into()));
+            }
+            v |= ((b & 0x7f) as u64) << shift;
+            if b < 0x80 {
+                return Ok(v);
+            }
+            shift += 7;
+            if shift > 63 {
+                return Err(Need::Bad("a number is longer than 10 bytes".into()));
+            }
+        }
+    }
+
+    #[inline]
+    fn sv(&mut self) -> Dec<i64> {
+        let u = self.uv()?;
+        Ok(((u >> 1) as i64) ^ -((u & 1) as i64))
+    }
+
+    fn u8(&mut self) -> Dec<u8> {
+        if self.pos >= self.len {
+            return Err(Need::Eof);
+        }
+        self.pos += 1;
+        Ok(self.buf[self.pos - 1])
+    }
+
+    fn u32v(&mut self, what: &str) -> Dec<u32> {
+        let v = self.uv()?;
+        u32::try_from(v).map_err(|_| Need::Bad(format!("{what} {v} is out of range")))
+    }
+
+    fn string(&mut self) -> Dec<String> {
+        let n = self.uv()? as usize;
+        if n > 65536 {
+            return Err(Need::Bad(format!("a string claims {n} bytes")));
+        }
+        if self.len - self.pos < n {
+            return Err(Need::Eof);
+        }
+        let s = String::from_utf8_lossy(&self.buf[self.pos..self.pos + n]).into_owned();
+        self.pos += n;
+        Ok(s)
+    }
+
+    fn stack(&mut self) -> Dec<Vec<u64>> {
+        let n = self.uv()? as usize;
+        if n > 256 {
+            return Err(Need::Bad(format!("a call stack claims {n} frames")));
+        }
+        (0..n).map(|_| self.uv()).collect()
+    }
+
+    fn read_header(&mut self) -> Dec<Header> {
+        let version = self.uv()?;
+        if version != FORMAT_VERSION {
+            return Ok(Header {
+                version,
+                pid: 0,
+                timestamp_us: 0,
+                valgrind_version: String::new(),
+                stack_depth: 0,
+                heap_only: false,
+                command: Vec::new(),
+            });
+        }
+        let pid = self.uv()?;
+        let timestamp_us = self.uv()?;
+        let valgrind_version = self.string()?;
+        let stack_depth = self.uv()?;
+        let heap_only = self.u8()? != 0;
+        let argc = self.uv()? as usize;
+        if argc > 1024 {
+            return Err(Need::Bad(format!("the header claims {argc} arguments")));
+        }
+        let command = (0..argc).map(|_| self.string()).collect::<Dec<Vec<_>>>()?;
+        Ok(Header {
+            version,
+            pid,
+            timestamp_us,
+            valgrind_version,
+            stack_depth,
+            heap_only,
+            command,
+        })
+    }
+
+    /// Decodes the next event. Returns `Ok(None)` at the end of the trace;
+    /// then [`Self::end_state`] says whether it was complete or truncated.
+    pub fn next_event(&mut self) -> Result<Option<Event>, TraceError> {
+        loop {
+            if self.end != EndState::Reading {
+                return Ok(None);
+            }
+            // Records other than strings and stacks fit in 128 bytes.
+            if self.len - self.pos < 128 && !self.eof {
+                self.fill(128)?;
+            }
+            let start = self.pos;
+            if start == self.len {
+                self.end = EndState::Truncated {
+                    offset: self.offset(),
+                    partial_bytes: 0,
+                };
+                return Ok(None);
+            }
+            let res = self.record();
+            match res {
+                Ok(Some(ev)) => return Ok(Some(ev)),
+                Ok(None) => continue,
+                Err(Need::Eof) => {
+                    // Perhaps a long record: read more and retry, unless the
+                    // file really ends here.
+                    let have = self.len - start;
+                    self.pos = start;
+                    if !self.eof {
+                        self.fill(have + 70_000)?;
+                        if self.len - self.pos > have {
+                            continue;
+                        }
+                    }
+                    self.end = EndState::Truncated {
+                        offset: self.offset(),
+                        partial_bytes: (self.len - self.pos) as u64,
+                    };
+                    return Ok(None);
+                }
+                Err(Need::Bad(what)) => {
+                    let off = self.base + start as u64;
+                    return Err(self.corrupt(off, what));
+                }
+            }
+        }
+    }
+
+    /// Decodes one record; `Ok(None)` for records that only update state.
+    fn record(&mut self) -> Dec<Option<Event>> {
+        let key = self.uv()?;
+        if key >= KEY_ACCESS_BASE {
+            let id = ((key - KEY_ACCESS_BASE) >> 1) as usize;
+            let miss = key & 1 == 1;
+            let Some(site) = self.sites.get(id).copied() else {
+                return Err(Need::Bad(format!("access at undefined site {id}")));
+            };
+            let predicted = site.last.wrapping_add(site.stride as u64);
+            let addr = if miss {
+                let d = self.sv()?;
+                let addr = predicted.wrapping_add(d as u64);
+                self.sites[id].stride = addr.wrapping_sub(site.last) as i64;
+                addr
+            } else {
+                predicted
+            };
+            self.sites[id].last = addr;
+            self.accesses += 1;
+            let sp = self.last_sp[(self.tid as usize) % MAX_TIDS];
+            return Ok(Some(Event::Access(Access {
+                op: site.op,
+                size: site.size,
+                addr,
+                tid: self.tid,
+                ip: site.ip,
+                sp,
+                region: self.region,
+            })));
+        }
+        let time = self.accesses;
+        Ok(Some(match key {
+            REC_SITE => {
+                let id = self.uv()?;
+                let ip = self.uv()?;
+                let op = Op::from_code(self.u8()?)
+                    .ok_or_else(|| Need::Bad("a site has an unknown operation".into()))?;
+                let size = self.u32v("access size")?;
+                if id != self.sites.len() as u64 {
+                    return Err(Need::Bad(format!(
+                        "site {id} defined out of order (expected {})",
+                        self.sites.len()
+                    )));
+                }
+                self.sites.push(SiteState {
+                    ip,
+                    op,
+                    size,
+                    last: 0,
+                    stride: 0,
+                });
+                return Ok(None);
+            }
+            REC_THREAD => {
+                self.tid = self.u32v("thread id")?;
+                return Ok(None);
+            }
+            REC_SP => {
+                let d = self.sv()?;
+                let slot = &mut self.last_sp[(self.tid as usize) % MAX_TIDS];
+                *slot = slot.wrapping_add(d as u64);
+                return Ok(None);
+            }
+            REC_ALLOC => {
+                let kind = AllocKind::from_byte(self.u8()?)
+                    .ok_or_else(|| Need::Bad("an allocation has an unknown kind".into()))?;
+                let tid = self.u32v("thread id")?;
+                let addr = self.uv()?;
+                let size = self.uv()?;
+                let old = self.uv()?;
+                let stack = self.stack()?;
+                Event::Alloc(AllocEvent {
+                    kind,
+                    tid,
+                    addr,
+                    size,
+                    old_addr: (old != 0).then_some(old),
+                    stack,
+                    time,
+                })
+            }
+            REC_FREE => {
+                let kind = match self.u8()? {
+                    1 | 4 => FreeKind::Free,
+                    2 => FreeKind::Delete,
+                    3 => FreeKind::DeleteArray,
+                    k => return Err(Need::Bad(format!("a free has unknown kind {k}"))),
+                };
+                let tid = self.u32v("thread id")?;
+                let addr = self.uv()?;
+                let stack = self.stack()?;
+                Event::Free(FreeEvent {
+                    kind,
+                    tid,
+                    addr,
+                    stack,
+                    time,
+                })
+            }
+            REC_MAP => {
+                let start = self.uv()?;
+                let len = self.uv()?;
+                let offset = self.uv()?;
+                let p = self.u8()?;
+                let path = self.string()?;
+                Event::Map(Mapping {
+                    start,
+                    len,
+                    offset,
+                    perms: (p & 4 != 0, p & 2 != 0, p & 1 != 0),
+                    path,
+                })
+            }
+            REC_UNMAP => Event::Unmap {
+                start: self.uv()?,
+                len: self.uv()?,
+            },
+            REC_THREAD_CREATE => Event::ThreadCreate {
+                parent: self.u32v("thread id")?,
+                child: self.u32v("thread id")?,
+            },
+            REC_THREAD_EXIT => Event::ThreadExit {
+                tid: self.u32v("thread id")?,
+            },
+            REC_REGION_START => {
+                let id = self.u32v("region id")?;
+                let tid = self.u32v("thread id")?;
+                let arg_block = self.uv()?;
+                let n = self.uv()? as usize;
+                if n > 256 {
+                    return Err(Need::Bad(format!("a region start claims {n} frames")));
+                }
+                let mut frames = Vec::with_capacity(n);
+                for _ in 0..n {
+                    frames.push((self.uv()?, self.uv()?));
+                }
+                self.region = id;
+                Event::RegionStart(RegionStart {
+                    id,
+                    tid,
+                    arg_block,
+                    frames,
+                    time,
+                })
+            }
+            REC_REGION_STOP => Event::RegionStop(RegionStop {
+                id: self.u32v("region id")?,
+                tid: self.u32v("thread id")?,
+                arg_block: self.uv()?,
+                time,
+            }),
+            REC_WARNING => {
+                let code = self.uv()?;
+                let text = self.string()?;
+                let kind = match code {
+                    1 => WarningKind::NestedStart,
+                    2 => WarningKind::StopWithoutStart,
+                    3 => WarningKind::OpenAtExit,
+                    4 => WarningKind::BadFree,
+                    c => WarningKind::Other(c),
+                };
+                Event::Warning { kind, text }
+            }
+            REC_FOOTER => {
+                let footer = Footer {
+                    accesses: self.uv()?,
+                    regions: self.uv()?,
+                    allocs: self.uv()?,
+                    frees: self.uv()?,
+                    sites: self.uv()?,
+                    exit_code: self.sv()?,
+                };
+                self.footer = Some(footer.clone());
+                self.end = EndState::Complete;
+                Event::Footer(footer)
+            }
+            other => return Err(Need::Bad(format!("unknown record type {other}"))),
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn uv(out: &mut Vec<u8>, mut v: u64) {
+        while v >= 0x80 {
+            out.push((v as u8) | 0x80);
+            v >>= 7;
+        }
+        out.push(v as u8);
+    }
+
+    fn sv(out: &mut Vec<u8>, v: i64) {
+        uv(out, ((v << 1) ^ (v >> 63)) as u64);
+    }
+
+    fn header() -> Vec<u8> {
+        let mut b = MAGIC.to_vec();
+        uv(&mut b, FORMAT_VERSION);
+        uv(&mut b, 42); // pid
+        uv(&mut b, 7); // time
+        uv(&mut b, 6);
+        b.extend_from_slice(b"3.19.0");
+        uv(&mut b, 8);
+        b.push(0);
+        uv(&mut b, 1);
+        uv(&mut b, 4);
+        b.extend_from_slice(b"prog");
+        b
+    }
+
+    fn read_all(bytes: &[u8]) -> (Vec<Event>, Result<EndState, String>) {
+        let mut r = match TraceReader::new(bytes, Path::new("t.mvt")) {
+            Ok(r) => r,
+            Err(e) => return (vec![], Err(e.to_string())),
+        };
+        let mut evs = vec![];
+        loop {
+            match r.next_event() {
+                Ok(Some(e)) => evs.push(e),
+                Ok(None) => return (evs, Ok(r.end_state().clone())),
+                Err(e) => return (evs, Err(e.to_string())),
+            }
+        }
+    }
+
+    #[test]
+    fn strided_accesses_round_trip() {
+        let mut b = header();
+        uv(&mut b, REC_SITE);
+        uv(&mut b, 0);
+        uv(&mut b, 0x401000);
+        b.push(b'S');
+        uv(&mut b, 4);
+        uv(&mut b, REC_THREAD);
+        uv(&mut b, 1);
+        // first access: miss, predicted 0, correction 0x1000
+        uv(&mut b, KEY_ACCESS_BASE + 1);
+        sv(&mut b, 0x1000);
+        // second: miss, predicted 0x2000 (stride 0x1000 learnt), real 0x1004
+        uv(&mut b, KEY_ACCESS_BASE + 1);
+        sv(&mut b, 0x1004 - 0x2000);
+        // third: hit (0x1008)
+        uv(&mut b, KEY_ACCESS_BASE);
+        let (evs, end) = read_all(&b);
+        let addrs: Vec<u64> = evs
+            .iter()
+            .filter_map(|e| match e {
+                Event::Access(a) => Some(a.addr),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(addrs, vec![0x1000, 0x1004, 0x1008]);
+        assert!(matches!(end, Ok(EndState::Truncated { .. })));
+    }
+
+    #[test]
+    fn garbage_is_an_error_not_a_panic() {
+        let (_, r) = read_all(b"not a trace at all");
+        assert!(r.unwrap_err().contains("not a mapvis binary trace"));
+        let mut b = header();
+        b.extend_from_slice(&[14, 0xff, 0xff]);
+        let (_, r) = read_all(&b);
+        assert!(r.unwrap_err().contains("unknown record type 14"));
+    }
+}

@@ -1,0 +1,337 @@
+//! Running a program under the mapvis Valgrind tool.
+//!
+//! The tool and its malloc-replacement preload are built by `build.rs` and
+//! embedded in the mapvis binary. [`install_tool`] writes them once into a
+//! cache folder (keyed by their content hash) next to links to the system's
+//! `vgpreload_core`, `default.supp` and `getoff`; Valgrind then finds our
+//! tool through `VALGRIND_LIB`. Programs are always started with an argument
+//! list, never through a shell, so paths with spaces work.
+use std::collections::hash_map::DefaultHasher;
+use std::fs;
+use std::hash::{Hash, Hasher};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+
+/// The tool binary, embedded at build time.
+static TOOL_BINARY: &[u8] = include_bytes!(concat!(env!("MAPVIS_TOOL_DIR"), "/mapvis-amd64-linux"));
+/// The malloc-replacement preload, embedded at build time.
+static TOOL_PRELOAD: &[u8] = include_bytes!(concat!(
+    env!("MAPVIS_TOOL_DIR"),
+    "/vgpreload_mapvis-amd64-linux.so"
+));
+/// The Valgrind version the tool was built against.
+pub const VALGRIND_VERSION: &str = env!("MAPVIS_VALGRIND_VERSION");
+
+/// Name of our tool for `valgrind --tool=`.
+pub const TOOL_NAME: &str = "mapvis";
+
+/// Errors while preparing or running a trace.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// No valgrind binary was found.
+    #[error("Valgrind was not found{where_}: install it (Debian: apt-get install valgrind) or point set_valgrind_path at the valgrind binary.")]
+    ValgrindMissing {
+        /// Where we looked, for the message.
+        where_: String,
+    },
+    /// The system Valgrind's support files were not found.
+    #[error("Valgrind's support files (vgpreload_core-amd64-linux.so, default.supp) were not found in {searched}: reinstall Valgrind (Debian: apt-get install --reinstall valgrind).")]
+    ValgrindLibMissing {
+        /// Folders searched.
+        searched: String,
+    },
+    /// The installed Valgrind differs from the one the tool was built for.
+    #[error("{valgrind} is Valgrind {found}, but mapvis's tool was built against Valgrind {VALGRIND_VERSION}: rebuild mapvis (cargo build --release) on this machine.")]
+    VersionMismatch {
+        /// The binary.
+        valgrind: PathBuf,
+        /// Its version.
+        found: String,
+    },
+    /// The executable is missing or unreadable.
+    #[error("the executable {path} does not exist or cannot be read: {reason}. Check the path given to load_exe.")]
+    ExecutableMissing {
+        /// The path.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// The executable is not a 64-bit x86-64 ELF file.
+    #[error("{path} is not a 64-bit x86-64 ELF executable ({reason}): load_exe needs a program compiled for this machine, e.g. with compile_exe.")]
+    NotElf64 {
+        /// The path.
+        path: PathBuf,
+        /// What it is instead.
+        reason: String,
+    },
+    /// The executable has no DWARF.
+    #[error("{path} has no debug information: compile it with -g (compile_exe does this), or variables cannot be named.")]
+    NoDebugInfo {
+        /// The path.
+        path: PathBuf,
+    },
+    /// A file operation failed.
+    #[error("{what} {path}: {source}.")]
+    Io {
+        /// What we were doing.
+        what: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// The system's reason.
+        source: io::Error,
+    },
+}
+
+fn io_err<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> RunError + 'a {
+    move |source| RunError::Io {
+        what,
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Finds `name` on `PATH`, like a shell would (without running one).
+pub fn find_on_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+/// Resolves the valgrind binary: `explicit` if given (set_valgrind_path),
+/// else `valgrind` on PATH.
+pub fn find_valgrind(explicit: Option<&Path>) -> Result<PathBuf, RunError> {
+    match explicit {
+        Some(p) if p.is_file() => Ok(p.to_path_buf()),
+        Some(p) => Err(RunError::ValgrindMissing {
+            where_: format!(" at {}", p.display()),
+        }),
+        None => find_on_path("valgrind").ok_or(RunError::ValgrindMissing {
+            where_: " on PATH".into(),
+        }),
+    }
+}
+
+/// Asks a valgrind binary for its version (`valgrind --version`).
+pub fn valgrind_version(valgrind: &Path) -> Result<String, RunError> {
+    let out = Command::new(valgrind)
+        .arg("--version")
+        .output()
+        .map_err(io_err("could not run", valgrind))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    Ok(text.trim().trim_start_matches("valgrind-").to_string())
+}
+
+/// The folder of the system Valgrind's own tools and support files.
+fn system_valgrind_lib(valgrind: &Path) -> Result<PathBuf, RunError> {
+    let mut candidates = Vec::new();
+    if let Some(prefix) = valgrind
+        .canonicalize()
+        .ok()
+        .and_then(|p| p.parent()?.parent().map(Path::to_path_buf))
+    {
+        candidates.push(prefix.join("libexec/valgrind"));
+        candidates.push(prefix.join("lib/x86_64-linux-gnu/valgrind"));
+        candidates.push(prefix.join("lib/valgrind"));
+    }
+    for d in [
+        "/usr/libexec/valgrind",
+        "/usr/lib/x86_64-linux-gnu/valgrind",
+        "/usr/lib/valgrind",
+        "/usr/local/libexec/valgrind",
+        "/usr/local/lib/valgrind",
+    ] {
+        candidates.push(PathBuf::from(d));
+    }
+    candidates
+        .iter()
+        .find(|d| d.join("vgpreload_core-amd64-linux.so").is_file() && d.join("default.supp").is_file())
+        .cloned()
+        .ok_or_else(|| RunError::ValgrindLibMissing {
+            searched: candidates
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+        })
+}
+
+fn cache_root() -> PathBuf {
+    if let Some(d) = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
+        return PathBuf::from(d).join("mapvis");
+    }
+    if let Some(h) = std::env::var_os("HOME").filter(|d| !d.is_empty()) {
+        return PathBuf::from(h).join(".cache").join("mapvis");
+    }
+    std::env::temp_dir().join("mapvis")
+}
+
+fn write_atomically(path: &Path, bytes: &[u8], mode: u32) -> Result<(), RunError> {
+    use std::os::unix::fs::PermissionsExt;
+    if fs::read(path).map(|b| b == bytes).unwrap_or(false) {
+        return Ok(());
+    }
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    fs::write(&tmp, bytes).map_err(io_err("could not write", &tmp))?;
+    fs::set_permissions(&tmp, fs::Permissions::from_mode(mode)).map_err(io_err("could not set permissions of", &tmp))?;
+    fs::rename(&tmp, path).map_err(io_err("could not install", path))
+}
+
+/// Installs the embedded tool into the cache folder (once per tool build)
+/// and returns the folder to use as `VALGRIND_LIB`. Cheap when already
+/// installed: it compares the files and returns.
+pub fn install_tool(valgrind: &Path) -> Result<PathBuf, RunError> {
+    let mut h = DefaultHasher::new();
+    TOOL_BINARY.hash(&mut h);
+    TOOL_PRELOAD.hash(&mut h);
+    let dir = cache_root().join(format!("valgrind-tool-{:016x}", h.finish()));
+    fs::create_dir_all(&dir).map_err(io_err("could not create the tool folder", &dir))?;
+    write_atomically(&dir.join(format!("{TOOL_NAME}-amd64-linux")), TOOL_BINARY, 0o755)?;
+    write_atomically(&dir.join(format!("vgpreload_{TOOL_NAME}-amd64-linux.so")), TOOL_PRELOAD, 0o755)?;
+    let sys = system_valgrind_lib(valgrind)?;
+    for name in ["vgpreload_core-amd64-linux.so", "default.supp", "getoff-amd64-linux"] {
+        let link = dir.join(name);
+        let target = sys.join(name);
+        if !target.exists() {
+            continue;
+        }
+        if fs::read_link(&link).map(|t| t == target).unwrap_or(false) {
+            continue;
+        }
+        let _ = fs::remove_file(&link);
+        std::os::unix::fs::symlink(&target, &link).map_err(io_err("could not link", &link))?;
+    }
+    Ok(dir)
+}
+
+/// What kind of ELF file an executable is, checked before tracing.
+pub fn check_executable(path: &Path) -> Result<(), RunError> {
+    use object::Object;
+    let data = fs::read(path).map_err(|e| RunError::ExecutableMissing {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    })?;
+    let file = object::File::parse(&*data).map_err(|e| RunError::NotElf64 {
+        path: path.to_path_buf(),
+        reason: format!("not an object file: {e}"),
+    })?;
+    if file.format() != object::BinaryFormat::Elf
+        || !file.is_64()
+        || file.architecture() != object::Architecture::X86_64
+    {
+        return Err(RunError::NotElf64 {
+            path: path.to_path_buf(),
+            reason: format!("{:?} {:?}", file.format(), file.architecture()),
+        });
+    }
+    if file.section_by_name(".debug_info").is_none() {
+        return Err(RunError::NoDebugInfo {
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(())
+}
+
+/// What to trace and how.
+#[derive(Clone, Debug)]
+pub struct TraceRequest {
+    /// The valgrind binary.
+    pub valgrind: PathBuf,
+    /// The program.
+    pub exe: PathBuf,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Where the binary trace goes.
+    pub trace_file: PathBuf,
+    /// Return addresses kept per heap event (`--stack-depth`).
+    pub stack_depth: u32,
+    /// Keep only accesses that fall inside heap blocks (`--heap-only`).
+    pub heap_only: bool,
+    /// Record from program start instead of from GL_START.
+    pub from_start: bool,
+}
+
+/// How the traced program ended.
+#[derive(Clone, Debug)]
+pub struct RunOutcome {
+    /// Exit code, when it exited normally.
+    pub exit_code: Option<i32>,
+    /// The signal that ended it, if any.
+    pub signal: Option<i32>,
+    /// The trace file written.
+    pub trace_file: PathBuf,
+}
+
+impl RunOutcome {
+    fn from_status(status: ExitStatus, trace_file: PathBuf) -> RunOutcome {
+        use std::os::unix::process::ExitStatusExt;
+        RunOutcome {
+            exit_code: status.code(),
+            signal: status.signal(),
+            trace_file,
+        }
+    }
+
+    /// A one-line description: "exited with status 0", "killed by signal 11 (SIGSEGV)".
+    pub fn describe(&self) -> String {
+        match (self.exit_code, self.signal) {
+            (Some(c), _) => format!("exited with status {c}"),
+            (None, Some(s)) => format!("was ended by signal {s} ({})", signal_name(s)),
+            _ => "ended in an unknown way".into(),
+        }
+    }
+}
+
+/// Conventional name of a Linux signal number.
+pub fn signal_name(s: i32) -> &'static str {
+    match s {
+        1 => "SIGHUP",
+        2 => "SIGINT",
+        3 => "SIGQUIT",
+        4 => "SIGILL",
+        6 => "SIGABRT",
+        7 => "SIGBUS",
+        8 => "SIGFPE",
+        9 => "SIGKILL",
+        11 => "SIGSEGV",
+        13 => "SIGPIPE",
+        15 => "SIGTERM",
+        _ => "signal",
+    }
+}
+
+/// Runs the program under the mapvis tool. Its stdin, stdout and stderr
+/// pass through. Blocks until it ends; a Ctrl-C at the terminal reaches the
+/// program (same process group), which then ends with a readable trace.
+pub fn run_trace(req: &TraceRequest) -> Result<RunOutcome, RunError> {
+    check_executable(&req.exe)?;
+    let found = valgrind_version(&req.valgrind)?;
+    if !found.starts_with(VALGRIND_VERSION.trim_end_matches(".0")) && found != VALGRIND_VERSION {
+        return Err(RunError::VersionMismatch {
+            valgrind: req.valgrind.clone(),
+            found,
+        });
+    }
+    let lib = install_tool(&req.valgrind)?;
+    if let Some(parent) = req.trace_file.parent().filter(|p| !p.as_os_str().is_empty()) {
+        fs::create_dir_all(parent).map_err(io_err("could not create the folder", parent))?;
+    }
+    let mut cmd = Command::new(&req.valgrind);
+    cmd.env("VALGRIND_LIB", &lib)
+        .arg(format!("--tool={TOOL_NAME}"))
+        .arg("-q")
+        .arg(format!("--trace-file={}", req.trace_file.display()))
+        .arg(format!("--stack-depth={}", req.stack_depth))
+        .arg(format!("--heap-only={}", if req.heap_only { "yes" } else { "no" }))
+        .arg(format!("--trace-from-start={}", if req.from_start { "yes" } else { "no" }))
+        .arg(&req.exe)
+        .args(&req.args)
+        .stdin(Stdio::inherit())
+        .stdout(Stdio::inherit())
+        .stderr(Stdio::inherit());
+    let status = cmd
+        .status()
+        .map_err(io_err("could not start", &req.valgrind))?;
+    Ok(RunOutcome::from_status(status, req.trace_file.clone()))
+}

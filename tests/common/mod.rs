@@ -1,0 +1,96 @@
+//! Helpers shared by the integration tests: compile a C program from
+//! `tests/c/` (or `scripts/`) with `cc -g -O0` and the pins header, trace it
+//! under the real Valgrind tool, and read the trace back.
+#![allow(dead_code)]
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use mapvis::trace::format::Event;
+use mapvis::trace::reader::{EndState, TraceReader};
+use mapvis::trace::run::{find_valgrind, run_trace, RunOutcome, TraceRequest};
+
+/// The repository root.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Compiles `rel` (relative to the repository root) into a fresh temporary
+/// folder; returns the folder (keep it alive) and the executable.
+pub fn compile(rel: &str, extra: &[&str]) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let src = root().join(rel);
+    let exe = dir.path().join(src.file_stem().unwrap());
+    let out = Command::new("cc")
+        .args(["-g", "-O0"])
+        .arg(format!("-I{}", root().join("pins").display()))
+        .arg("-o")
+        .arg(&exe)
+        .arg(&src)
+        .args(extra)
+        .output()
+        .expect("run cc");
+    assert!(
+        out.status.success(),
+        "compiling {rel} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (dir, exe)
+}
+
+/// A trace request with the test defaults, writing into `dir`.
+pub fn request(dir: &Path, exe: &Path, args: &[&str]) -> TraceRequest {
+    TraceRequest {
+        valgrind: find_valgrind(None).expect("valgrind on PATH"),
+        exe: exe.to_path_buf(),
+        args: args.iter().map(|s| s.to_string()).collect(),
+        trace_file: dir.join("t.mvt"),
+        stack_depth: 8,
+        heap_only: false,
+        from_start: false,
+    }
+}
+
+/// Reads every event of a trace; panics on corrupt data.
+pub fn read_events(path: &Path) -> (Vec<Event>, EndState) {
+    let mut r = TraceReader::open(path).expect("open trace");
+    let mut evs = Vec::new();
+    while let Some(e) = r.next_event().expect("valid trace") {
+        evs.push(e);
+    }
+    (evs, r.end_state().clone())
+}
+
+/// Compiles, traces and reads a program in one go.
+pub fn trace(rel: &str, extra_cc: &[&str], args: &[&str]) -> (tempfile::TempDir, PathBuf, RunOutcome, Vec<Event>, EndState) {
+    let (dir, exe) = compile(rel, extra_cc);
+    let req = request(dir.path(), &exe, args);
+    let outcome = run_trace(&req).expect("run the tracer");
+    let (evs, end) = read_events(&req.trace_file);
+    (dir, exe, outcome, evs, end)
+}
+
+/// The heap blocks allocated, in order: (address, size).
+pub fn allocs(evs: &[Event]) -> Vec<(u64, u64)> {
+    evs.iter()
+        .filter_map(|e| match e {
+            Event::Alloc(a) => Some((a.addr, a.size)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The accesses.
+pub fn accesses(evs: &[Event]) -> Vec<mapvis::trace::format::Access> {
+    evs.iter()
+        .filter_map(|e| match e {
+            Event::Access(a) => Some(*a),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The first line of `rel` containing `marker`, 1-based.
+pub fn line_of(rel: &str, marker: &str) -> u32 {
+    let text = std::fs::read_to_string(root().join(rel)).unwrap();
+    text.lines().position(|l| l.contains(marker)).expect("marker present") as u32 + 1
+}

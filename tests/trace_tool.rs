@@ -1,0 +1,234 @@
+//! The Valgrind tool, traced for real on small C programs compiled -g -O0.
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::*;
+use mapvis::trace::format::{Event, Op, WarningKind};
+use mapvis::trace::reader::{EndState, TraceReader};
+use mapvis::trace::run::run_trace;
+
+#[test]
+fn n_ints_written_once_give_n_stores_of_4_bytes_and_nothing_outside_the_pins() {
+    let (_d, _exe, outcome, evs, end) = trace("tests/c/trace_fill.c", &[], &[]);
+    assert_eq!(outcome.exit_code, Some(0));
+    assert_eq!(end, EndState::Complete);
+    let blocks = allocs(&evs);
+    let (base, size) = blocks[0];
+    assert_eq!(size, 400);
+    let acc = accesses(&evs);
+    let inside: Vec<_> = acc.iter().filter(|a| a.addr >= base && a.addr < base + size).collect();
+    assert_eq!(inside.len(), 100, "exactly N accesses touch the block");
+    assert!(inside.iter().all(|a| a.op == Op::Store && a.size == 4));
+    let mut addrs: Vec<u64> = inside.iter().map(|a| a.addr).collect();
+    addrs.sort();
+    assert_eq!(addrs, (0..100).map(|i| base + 4 * i).collect::<Vec<_>>());
+    // Nothing from outside the pins: every access is in region 1, and the
+    // loops before and after (100 stores, then 100 modifies) left no trace.
+    assert!(acc.iter().all(|a| a.region == 1));
+    assert!(!acc.iter().any(|a| a.op == Op::Modify && a.addr >= base && a.addr < base + size));
+    let footer = evs.iter().find_map(|e| match e {
+        Event::Footer(f) => Some(f.clone()),
+        _ => None,
+    });
+    assert_eq!(footer.unwrap().accesses, acc.len() as u64);
+}
+
+#[test]
+fn regions_are_numbered_and_a_stop_without_start_is_reported() {
+    let (_d, _exe, _o, evs, _end) = trace("tests/c/trace_regions.c", &[], &[]);
+    let (base, _) = allocs(&evs)[0];
+    let starts: Vec<u32> = evs
+        .iter()
+        .filter_map(|e| match e {
+            Event::RegionStart(r) => Some(r.id),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(starts, vec![1, 2]);
+    assert!(evs
+        .iter()
+        .any(|e| matches!(e, Event::Warning { kind: WarningKind::StopWithoutStart, .. })));
+    let acc = accesses(&evs);
+    let in_block = |r: u32| -> Vec<Op> {
+        acc.iter()
+            .filter(|a| a.region == r && a.addr >= base && a.addr < base + 32)
+            .map(|a| a.op)
+            .collect()
+    };
+    assert_eq!(in_block(1), vec![Op::Store; 8]);
+    // a[i] += 2 at -O0 loads and stores the element with separate
+    // instructions: 8 loads and 8 stores, in that order per element.
+    let r2 = in_block(2);
+    assert_eq!(r2.len(), 16);
+    assert_eq!(r2.iter().filter(|o| **o == Op::Load).count(), 8);
+    // i++ at -O0 is one read-modify-write instruction: reported as M.
+    assert!(acc.iter().any(|a| a.op == Op::Modify && a.size == 4));
+}
+
+#[test]
+fn two_threads_have_distinct_ids_and_both_are_recorded() {
+    let (_d, _exe, _o, evs, _end) = trace("tests/c/trace_threads.c", &["-pthread"], &[]);
+    let blocks = allocs(&evs);
+    let acc = accesses(&evs);
+    let tids_in = |(base, size): (u64, u64)| -> Vec<u32> {
+        let mut t: Vec<u32> = acc
+            .iter()
+            .filter(|a| a.addr >= base && a.addr < base + size && a.op == Op::Store && a.size == 4)
+            .map(|a| a.tid)
+            .collect();
+        t.dedup();
+        t
+    };
+    let mine = blocks.iter().find(|b| b.1 == 256).copied().unwrap();
+    let theirs = blocks.iter().filter(|b| b.1 == 256).nth(1).copied().unwrap();
+    assert_eq!(tids_in(mine), vec![1]);
+    let t = tids_in(theirs);
+    assert_eq!(t.len(), 1);
+    assert_ne!(t[0], 1);
+    assert!(evs
+        .iter()
+        .any(|e| matches!(e, Event::ThreadCreate { parent: 1, child } if *child == t[0])));
+    let n = |b: (u64, u64)| acc.iter().filter(|a| a.addr >= b.0 && a.addr < b.0 + b.1).count();
+    assert_eq!(n(mine), 64);
+    assert_eq!(n(theirs), 64);
+}
+
+#[test]
+fn a_segfault_leaves_a_readable_trace_that_says_how_far_it_got() {
+    let (_d, _exe, outcome, evs, end) = trace("tests/c/trace_segv.c", &[], &[]);
+    assert_eq!(outcome.signal, Some(11), "{}", outcome.describe());
+    let (base, _) = allocs(&evs)[0];
+    let acc = accesses(&evs);
+    let stores = acc.iter().filter(|a| a.addr >= base && a.addr < base + 200).count();
+    assert_eq!(stores, 50);
+    // Valgrind runs the tool's exit code on a fatal signal: the footer is
+    // there and counts what was recorded.
+    assert_eq!(end, EndState::Complete);
+    assert!(evs.iter().any(|e| matches!(e, Event::Warning { kind: WarningKind::OpenAtExit, .. })));
+}
+
+#[test]
+fn sigint_leaves_a_readable_trace() {
+    let (dir, exe) = compile("tests/c/trace_sigint.c", &[]);
+    let req = request(dir.path(), &exe, &[]);
+    let valgrind = req.valgrind.clone();
+    let lib = mapvis::trace::run::install_tool(&valgrind).unwrap();
+    let mut child = std::process::Command::new(&valgrind)
+        .env("VALGRIND_LIB", &lib)
+        .args(["--tool=mapvis", "-q"])
+        .arg(format!("--trace-file={}", req.trace_file.display()))
+        .arg(&exe)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the program says it is inside the region.
+    let mut out = child.stdout.take().unwrap();
+    let mut buf = [0u8; 8];
+    let started = Instant::now();
+    let _ = std::io::Read::read(&mut out, &mut buf);
+    assert!(started.elapsed() < Duration::from_secs(60));
+    std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let status = child.wait().unwrap();
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(status.signal(), Some(2));
+    let mut r = TraceReader::open(&req.trace_file).unwrap();
+    let mut n = 0u64;
+    while let Some(e) = r.next_event().unwrap() {
+        if matches!(e, Event::Access(_)) {
+            n += 1;
+        }
+    }
+    assert!(n >= 100_000, "the accesses before the interrupt are there ({n})");
+    assert_eq!(r.end_state(), &EndState::Complete);
+}
+
+#[test]
+fn realloc_and_free_pair_with_their_blocks_and_wrappers_keep_the_callers_frame() {
+    let (_d, exe, _o, evs, _end) = trace("tests/c/trace_heap.c", &[], &[]);
+    let allocs: Vec<_> = evs
+        .iter()
+        .filter_map(|e| match e {
+            Event::Alloc(a) => Some(a.clone()),
+            _ => None,
+        })
+        .collect();
+    let frees: Vec<u64> = evs
+        .iter()
+        .filter_map(|e| match e {
+            Event::Free(f) => Some(f.addr),
+            _ => None,
+        })
+        .collect();
+    let grow = allocs.iter().find(|a| a.size == 64).unwrap();
+    let w = allocs.iter().find(|a| a.size == 80).unwrap();
+    let moved = allocs.iter().find(|a| a.size == 16384).unwrap();
+    assert_eq!(moved.old_addr, Some(grow.addr), "realloc names the block it replaced");
+    assert!(frees.contains(&w.addr) && frees.contains(&moved.addr));
+    assert!(!frees.contains(&grow.addr), "the old block is freed by the realloc itself");
+    // The wrapper's allocation carries the wrapper frame and its caller's.
+    assert!(w.stack.len() >= 2);
+    let syms = std::process::Command::new("addr2line")
+        .arg("-e")
+        .arg(&exe)
+        .args(w.stack[..2].iter().map(|a| format!("{:#x}", a - 1 - 0x108000)))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&syms.stdout);
+    let inner = line_of("tests/c/trace_heap.c", "MARK:wrapper-inner");
+    let call = line_of("tests/c/trace_heap.c", "MARK:wrapper-call");
+    assert!(text.contains(&format!("trace_heap.c:{inner}")), "{text}");
+    assert!(text.contains(&format!("trace_heap.c:{call}")), "{text}");
+}
+
+#[test]
+fn truncated_and_corrupt_traces_give_errors_not_panics() {
+    let (dir, _exe, _o, evs, _end) = trace("tests/c/trace_fill.c", &[], &[]);
+    let full = std::fs::read(dir.path().join("t.mvt")).unwrap();
+    let total = accesses(&evs).len() as u64;
+    // Every possible cut reads cleanly up to the cut.
+    let mut last = 0;
+    for cut in (0..full.len()).step_by(37).chain([full.len() - 1]) {
+        let p = dir.path().join("cut.mvt");
+        std::fs::write(&p, &full[..cut]).unwrap();
+        match TraceReader::open(&p) {
+            Err(e) => assert!(cut < 200, "only a cut header fails to open: {e}"),
+            Ok(mut r) => {
+                let mut n = 0;
+                loop {
+                    match r.next_event() {
+                        Ok(Some(Event::Access(_))) => n += 1,
+                        Ok(Some(_)) => {}
+                        Ok(None) => break,
+                        Err(e) => panic!("cut at {cut}: {e}"),
+                    }
+                }
+                assert!(matches!(r.end_state(), EndState::Truncated { .. }));
+                assert!(n >= last && n <= total);
+                last = n;
+            }
+        }
+    }
+    // Flipped bytes: errors or a clean end, never a panic.
+    for i in (8..full.len()).step_by(11) {
+        let mut bad = full.clone();
+        bad[i] ^= 0xA5;
+        let p = dir.path().join("bad.mvt");
+        std::fs::write(&p, &bad).unwrap();
+        if let Ok(mut r) = TraceReader::open(&p) {
+            while let Ok(Some(_)) = r.next_event() {}
+        }
+    }
+    let p = dir.path().join("text.mvt");
+    std::fs::write(&p, "X START 0:1 at 0\n").unwrap();
+    let e = TraceReader::open(&p).err().unwrap().to_string();
+    assert!(e.contains("not a mapvis binary trace"), "{e}");
+    // run_trace refuses a missing executable with a clear message.
+    let mut req = request(dir.path(), &dir.path().join("nope"), &[]);
+    req.trace_file = dir.path().join("x.mvt");
+    let e = run_trace(&req).unwrap_err().to_string();
+    assert!(e.contains("does not exist"), "{e}");
+}
