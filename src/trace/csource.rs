@@ -21,7 +21,7 @@ use tree_sitter::{Node, Parser, Point, Tree};
 pub enum AllocTarget {
     /// The allocation's value is stored into an lvalue written in the source.
     Named {
-        /// The lvalue as written, with runs of whitespace collapsed:
+        /// The lvalue as written, comments dropped and whitespace collapsed:
         /// `"arr"`, `"s->buf"`, `"h.counts"`, `"rows[i]"`, `"*out"`.
         name: String,
         /// The type the target points to, when the target's declaration is
@@ -32,7 +32,8 @@ pub enum AllocTarget {
         /// `"calloc"`, `"realloc"`, `"aligned_alloc"`, `"posix_memalign"`,
         /// ...) or, for wrappers, the wrapper's name (`"xmalloc"`).
         alloc_fn: String,
-        /// Source text of the size argument(s), whitespace collapsed. For
+        /// Source text of the size argument(s), comments dropped and
+        /// whitespace collapsed. For
         /// two-factor allocators (`calloc`, `reallocarray`) the two
         /// arguments joined by `", "`; [`CSource::eval_size`] multiplies
         /// them.
@@ -348,9 +349,10 @@ impl CSource {
         let mut raw: Vec<(String, String)> = Vec::new();
         visit(source.tree.root_node(), &mut |n| {
             if n.kind() == "preproc_def" {
-                if let (Some(name), Some(value)) =
-                    (n.child_by_field_name("name"), n.child_by_field_name("value"))
-                {
+                if let (Some(name), Some(value)) = (
+                    n.child_by_field_name("name"),
+                    n.child_by_field_name("value"),
+                ) {
                     raw.push((
                         source.node_text(name).to_string(),
                         source.node_text(value).to_string(),
@@ -459,11 +461,27 @@ impl CSource {
         node.utf8_text(self.text.as_bytes()).unwrap_or("")
     }
 
+    /// The node's text without comments, whitespace collapsed: how size
+    /// expressions and target names are reported.
+    fn clean_text(&self, node: Node<'_>) -> String {
+        let mut out = String::new();
+        let mut pos = node.start_byte();
+        visit(node, &mut |n| {
+            if n.kind() == "comment" && n.start_byte() >= pos {
+                out.push_str(self.text.get(pos..n.start_byte()).unwrap_or(""));
+                out.push(' ');
+                pos = n.end_byte();
+            }
+        });
+        out.push_str(self.text.get(pos..node.end_byte()).unwrap_or(""));
+        squash(&out)
+    }
+
     /// The called function's name: the identifier, or the callee
     /// expression's text (`ops->alloc`).
     fn callee_name(&self, call: Node<'_>) -> String {
         call.child_by_field_name("function")
-            .map(|f| squash(self.node_text(strip(f))))
+            .map(|f| self.clean_text(strip(f)))
             .unwrap_or_default()
     }
 
@@ -600,7 +618,7 @@ impl CSource {
         alloc_fn: String,
         size_expr: Option<String>,
     ) -> AllocTarget {
-        let name = squash(self.node_text(target));
+        let name = self.clean_text(target);
         if target.kind() == "identifier" && self.function_returns(target, &name) {
             return AllocTarget::Returned;
         }
@@ -654,7 +672,7 @@ impl CSource {
         };
         let parts: Option<Vec<String>> = indices
             .iter()
-            .map(|i| args.get(*i).map(|a| squash(self.node_text(*a))))
+            .map(|i| args.get(*i).map(|a| self.clean_text(*a)))
             .collect();
         parts.filter(|p| !p.is_empty()).map(|p| p.join(", "))
     }
@@ -899,8 +917,7 @@ impl CSource {
         let Some(at) = at else {
             let mut found = None;
             visit(self.tree.root_node(), &mut |n| {
-                if found.is_none() && matches!(n.kind(), "declaration" | "parameter_declaration")
-                {
+                if found.is_none() && matches!(n.kind(), "declaration" | "parameter_declaration") {
                     found = matches(n);
                 }
             });
@@ -985,7 +1002,8 @@ impl CSource {
                 }
             }
             "field_expression" => {
-                let mut object = self.expr_type(src, expr.child_by_field_name("argument")?, scope)?;
+                let mut object =
+                    self.expr_type(src, expr.child_by_field_name("argument")?, scope)?;
                 if expr.child_by_field_name("operator")?.kind() == "->" {
                     object = self.resolve(object).deref()?;
                 }
@@ -1023,7 +1041,10 @@ impl CSource {
                     if member.kind() != "field_declaration" {
                         continue;
                     }
-                    if children(member).iter().any(|c| c.kind() == "bitfield_clause") {
+                    if children(member)
+                        .iter()
+                        .any(|c| c.kind() == "bitfield_clause")
+                    {
                         return None;
                     }
                     let type_node = member.child_by_field_name("type")?;
@@ -1034,12 +1055,20 @@ impl CSource {
                     if declarators.is_empty() {
                         // An anonymous struct/union member.
                         let (s, a) = self.layout(self.base_type(type_node))?;
-                        size = if is_union { size.max(s) } else { round_up(size, a) + s };
+                        size = if is_union {
+                            size.max(s)
+                        } else {
+                            round_up(size, a) + s
+                        };
                         align = align.max(a);
                     }
                     for declarator in declarators {
                         let (s, a) = self.layout(self.declared_type(type_node, declarator))?;
-                        size = if is_union { size.max(s) } else { round_up(size, a) + s };
+                        size = if is_union {
+                            size.max(s)
+                        } else {
+                            round_up(size, a) + s
+                        };
                         align = align.max(a);
                     }
                 }

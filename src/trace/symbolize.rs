@@ -407,7 +407,8 @@ fn function_symbols(file: &object::File<'_>) -> Vec<FunctionSymbol> {
         })
         .collect();
     symbols.sort_by(|a, b| a.address.cmp(&b.address).then(b.size.cmp(&a.size)));
-    symbols.dedup_by(|later, earlier| later.address == earlier.address && later.name == earlier.name);
+    symbols
+        .dedup_by(|later, earlier| later.address == earlier.address && later.name == earlier.name);
     symbols
 }
 
