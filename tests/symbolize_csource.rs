@@ -174,6 +174,15 @@ fn member_element_and_dereferenced_targets() {
         named("rows[i]", Some("int"), "malloc", Some("COLS * sizeof(int)"))
     );
     assert_eq!(
+        at("cast_only"),
+        named(
+            "o->data",
+            Some("float"),
+            "malloc",
+            Some("2 * sizeof(float)")
+        )
+    );
+    assert_eq!(
         at("deref_target"),
         named("*out", Some("int"), "malloc", Some("n * sizeof **out"))
     );

@@ -535,6 +535,9 @@ impl CSource {
         }
 
         let mut node = call;
+        // The outermost cast of the value, whose type stands in for the
+        // target's when the target is declared outside this file.
+        let mut cast: Option<Node<'_>> = None;
         loop {
             let Some(parent) = node.parent() else {
                 return AllocTarget::Unknown(format!(
@@ -542,7 +545,11 @@ impl CSource {
                 ));
             };
             match parent.kind() {
-                "parenthesized_expression" | "cast_expression" => node = parent,
+                "parenthesized_expression" => node = parent,
+                "cast_expression" => {
+                    cast = Some(parent);
+                    node = parent
+                }
                 "conditional_expression"
                     if parent.child_by_field_name("condition") != Some(node) =>
                 {
@@ -560,7 +567,24 @@ impl CSource {
                         Some(left)
                             if is_plain && parent.child_by_field_name("right") == Some(node) =>
                         {
-                            self.named(strip(left), None, alloc_fn, size_expr)
+                            match self.named(strip(left), None, alloc_fn, size_expr) {
+                                AllocTarget::Named {
+                                    name,
+                                    elem_type: None,
+                                    alloc_fn,
+                                    size_expr,
+                                } => AllocTarget::Named {
+                                    name,
+                                    elem_type: cast
+                                        .and_then(|c| c.child_by_field_name("type"))
+                                        .and_then(|t| self.descriptor_type(&self.text, t))
+                                        .and_then(|t| t.deref())
+                                        .map(|t| t.render()),
+                                    alloc_fn,
+                                    size_expr,
+                                },
+                                other => other,
+                            }
                         }
                         _ => AllocTarget::Unknown(format!(
                             "the result of {alloc_fn} on line {line} is not assigned with a plain `=`"

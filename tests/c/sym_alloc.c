@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
+#include "sym_opaque.h"
 
 #define ROWS 8
 #define COLS 16
@@ -129,4 +130,12 @@ int main(int argc, char **argv)
     free(aligned); free(p); free(v); free(mat); free(sp); free(one);
     free(vec); free(pts); free(st.buf); free(filled); free(arr);
     return count + last;
+}
+
+/* The target's struct is defined in a header, which CSource does not read:
+ * the cast gives the element type. */
+void set_data(struct sym_opaque *o);
+void set_data(struct sym_opaque *o)
+{
+    o->data = (float *) malloc(2 * sizeof(float)); /* @cast_only */
 }
