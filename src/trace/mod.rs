@@ -1,9 +1,11 @@
 //! The tracing stage: the Valgrind tool (C, built by `build.rs`), running it,
 //! the binary trace format and its reader, importers and symbolization.
 
+pub mod csource;
 pub mod dump;
 pub mod format;
 pub mod gleipnir;
-pub mod reader;
 pub mod naming;
+pub mod reader;
 pub mod run;
+pub mod symbolize;

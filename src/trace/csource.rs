@@ -1,0 +1,1364 @@
+//! Naming heap blocks from the C statement that allocated them.
+//!
+//! [`CSource`] parses one C file with tree-sitter-c and answers, for the line
+//! DWARF gives for an allocation call site, which variable or lvalue the
+//! allocated pointer is stored in ([`CSource::allocation_target`]), what that
+//! pointer points to, and what the size argument evaluates to
+//! ([`CSource::eval_size`]), so that a caller can name the block (`arr`,
+//! `s->buf`, `rows[i]`) and infer its element type and array dimensions.
+//!
+//! The file is parsed as written, without running the preprocessor: object
+//! like `#define`s with integer values are understood, function-like macros
+//! and conditional compilation are not (both branches of an `#ifdef` are
+//! seen). Type sizes assume the LP64 data model of x86-64 and AArch64 Linux.
+
+use std::collections::HashMap;
+
+use tree_sitter::{Node, Parser, Point, Tree};
+
+/// What an allocation on a given line was stored into.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AllocTarget {
+    /// The allocation's value is stored into an lvalue written in the source.
+    Named {
+        /// The lvalue as written, comments dropped and whitespace collapsed:
+        /// `"arr"`, `"s->buf"`, `"h.counts"`, `"rows[i]"`, `"*out"`.
+        name: String,
+        /// The type the target points to, when the target's declaration is
+        /// in this file: `"int"`, `"double *"`, `"struct point"`,
+        /// `"int [16]"` (for `int (*m)[16]`). Qualifiers are dropped.
+        elem_type: Option<String>,
+        /// The called function: a standard allocator (`"malloc"`,
+        /// `"calloc"`, `"realloc"`, `"aligned_alloc"`, `"posix_memalign"`,
+        /// ...) or, for wrappers, the wrapper's name (`"xmalloc"`).
+        alloc_fn: String,
+        /// Source text of the size argument(s), comments dropped and
+        /// whitespace collapsed. For
+        /// two-factor allocators (`calloc`, `reallocarray`) the two
+        /// arguments joined by `", "`; [`CSource::eval_size`] multiplies
+        /// them.
+        size_expr: Option<String>,
+    },
+    /// The allocation's value is returned from the enclosing function
+    /// (`return malloc(n);`, or `p = malloc(n); ... return p;`): the block
+    /// must be named from the caller's frame.
+    Returned,
+    /// No target found; the text says why, for messages.
+    Unknown(String),
+}
+
+/// An allocation size split into its factors, for inferring array shapes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SizeExpr {
+    /// The factors that are not `sizeof`, in source order, each evaluated
+    /// to an integer if it is a compile-time constant (literals, `#define`s,
+    /// enum constants), `None` when it depends on run-time values. For
+    /// `ROWS * COLS * sizeof(int)` this is `[Some(8), Some(16)]`.
+    pub factors: Vec<Option<i64>>,
+    /// Product of the `sizeof` factors, `None` when there is no `sizeof` or
+    /// one could not be evaluated (for example an incomplete struct).
+    pub elem_bytes: Option<i64>,
+    /// The operand type of the first `sizeof` factor, when known: `"int"`,
+    /// `"struct point"`.
+    pub elem_type: Option<String>,
+}
+
+impl SizeExpr {
+    /// The number of elements: the product of `factors` (1 when there are
+    /// none), or `None` if a factor is unknown.
+    pub fn count(&self) -> Option<i64> {
+        self.factors
+            .iter()
+            .try_fold(1i64, |acc, f| f.and_then(|f| acc.checked_mul(f)))
+    }
+
+    /// Total bytes, `count() * elem_bytes` (just `count()` when there is no
+    /// `sizeof`), or `None` if anything is unknown.
+    pub fn total(&self) -> Option<i64> {
+        let count = self.count()?;
+        if self.has_sizeof() {
+            count.checked_mul(self.elem_bytes?)
+        } else {
+            Some(count)
+        }
+    }
+
+    fn has_sizeof(&self) -> bool {
+        self.elem_bytes.is_some() || self.elem_type.is_some()
+    }
+}
+
+/// One step of a C declarator, read from the declared name outward.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Deriv {
+    Pointer,
+    Array(Option<i64>),
+    Function,
+}
+
+/// A C type as far as we need it: a base type plus derivations, where
+/// `derivs[0]` is what `*x` or `x[i]` strips first.
+#[derive(Debug, Clone)]
+struct CType<'t> {
+    /// `"int"`, `"unsigned long"`, `"struct point"`, a typedef name.
+    base: String,
+    /// The struct/union/enum specifier the base came from, for its body.
+    base_node: Option<Node<'t>>,
+    derivs: Vec<Deriv>,
+}
+
+impl CType<'_> {
+    /// The type with its first derivation removed (`*x`, `x[i]`).
+    fn deref(mut self) -> Option<Self> {
+        match self.derivs.first() {
+            Some(Deriv::Pointer | Deriv::Array(_)) => {
+                self.derivs.remove(0);
+                Some(self)
+            }
+            _ => None,
+        }
+    }
+
+    /// Readable C spelling: `"int"`, `"double *"`, `"int [16]"`.
+    fn render(&self) -> String {
+        let mut out = self.base.clone();
+        let pointers = self.derivs.iter().take_while(|d| **d == Deriv::Pointer);
+        let n_pointers = pointers.count();
+        if n_pointers > 0 {
+            out.push(' ');
+            out.push_str(&"*".repeat(n_pointers));
+        }
+        let rest = &self.derivs[n_pointers..];
+        if !rest.is_empty() {
+            out.push(' ');
+            for d in rest {
+                match d {
+                    Deriv::Array(Some(n)) => out.push_str(&format!("[{n}]")),
+                    Deriv::Array(None) => out.push_str("[]"),
+                    Deriv::Pointer => out.push_str("(*)"),
+                    Deriv::Function => out.push_str("()"),
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Standard allocators and which arguments (0-based) make up the size; two
+/// indices mean the size is their product.
+const ALLOCATORS: &[(&str, &[usize])] = &[
+    ("malloc", &[0]),
+    ("calloc", &[0, 1]),
+    ("realloc", &[1]),
+    ("reallocf", &[1]),
+    ("reallocarray", &[1, 2]),
+    ("aligned_alloc", &[1]),
+    ("posix_memalign", &[2]),
+    ("memalign", &[1]),
+    ("valloc", &[0]),
+    ("pvalloc", &[0]),
+    ("alloca", &[0]),
+    ("strdup", &[]),
+    ("strndup", &[]),
+];
+
+fn allocator_size_args(name: &str) -> Option<&'static [usize]> {
+    ALLOCATORS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, args)| *args)
+}
+
+/// Statement kinds that end the walk up from a call: the call's statement.
+const STATEMENT_KINDS: &[&str] = &[
+    "declaration",
+    "expression_statement",
+    "return_statement",
+    "field_declaration",
+];
+
+/// Kinds whose child containing the call is the call's "statement": the
+/// condition of an `if`, the header parts of a `for`, ...
+const CONTAINER_KINDS: &[&str] = &[
+    "if_statement",
+    "while_statement",
+    "for_statement",
+    "do_statement",
+    "switch_statement",
+    "case_statement",
+    "labeled_statement",
+    "compound_statement",
+    "function_definition",
+    "translation_unit",
+];
+
+/// A C source file parsed once with tree-sitter-c.
+///
+/// Parsing is linear in the file size and done once in [`CSource::parse`],
+/// together with evaluating the file's `#define`s. Each query walks the
+/// syntax tree again (linear in the file size too), which is cheap next to
+/// tracing; cache the answers per line if you ask the same line many times.
+pub struct CSource {
+    text: String,
+    tree: Tree,
+    defines: HashMap<String, i64>,
+    line_count: usize,
+}
+
+impl std::fmt::Debug for CSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CSource")
+            .field("lines", &self.line_count)
+            .field("defines", &self.defines)
+            .finish()
+    }
+}
+
+/// Parses C text. tree-sitter always produces a tree (syntax errors become
+/// error nodes), so this only fails if the grammar cannot be loaded, which is
+/// a build problem, not an input problem.
+fn parse_c(text: &str) -> Tree {
+    let mut parser = Parser::new();
+    parser
+        .set_language(&tree_sitter_c::LANGUAGE.into())
+        .expect("tree-sitter-c grammar version is compatible with the tree-sitter runtime");
+    parser
+        .parse(text, None)
+        .expect("tree-sitter parses without a timeout or cancellation flag")
+}
+
+/// Calls `f` on every node of the subtree in document order.
+fn visit<'t>(root: Node<'t>, f: &mut impl FnMut(Node<'t>)) {
+    let mut cursor = root.walk();
+    loop {
+        f(cursor.node());
+        if cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.node() == root {
+                return;
+            }
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return;
+            }
+        }
+    }
+}
+
+/// Named children except comments.
+fn children<'t>(node: Node<'t>) -> Vec<Node<'t>> {
+    let mut cursor = node.walk();
+    node.named_children(&mut cursor)
+        .filter(|c| c.kind() != "comment")
+        .collect()
+}
+
+/// Removes parentheses and casts around an expression.
+fn strip(mut node: Node<'_>) -> Node<'_> {
+    loop {
+        match node.kind() {
+            "parenthesized_expression" => match children(node).as_slice() {
+                [inner] => node = *inner,
+                _ => return node,
+            },
+            "cast_expression" => match node.child_by_field_name("value") {
+                Some(inner) => node = inner,
+                None => return node,
+            },
+            _ => return node,
+        }
+    }
+}
+
+/// Collapses runs of whitespace into one space.
+fn squash(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Parses a C integer literal (decimal, hex, octal, binary; any `u`/`l`
+/// suffix). Floating literals give `None`.
+fn parse_int(literal: &str) -> Option<i64> {
+    let s = literal
+        .trim()
+        .trim_end_matches(['u', 'U', 'l', 'L'])
+        .replace('\'', "");
+    let (digits, radix) = if let Some(h) = s.strip_prefix("0x").or(s.strip_prefix("0X")) {
+        (h.to_string(), 16)
+    } else if let Some(b) = s.strip_prefix("0b").or(s.strip_prefix("0B")) {
+        (b.to_string(), 2)
+    } else if s.len() > 1 && s.starts_with('0') {
+        (s[1..].to_string(), 8)
+    } else {
+        (s.clone(), 10)
+    };
+    u64::from_str_radix(&digits, radix)
+        .ok()
+        .and_then(|v| i64::try_from(v).ok())
+}
+
+/// Size and alignment of a basic C type name under LP64, `None` when the
+/// name is not a basic type.
+fn primitive_layout(name: &str) -> Option<(i64, i64)> {
+    let words: Vec<&str> = name.split_whitespace().collect();
+    let has = |w: &str| words.contains(&w);
+    let longs = words.iter().filter(|w| **w == "long").count();
+    let size = match name {
+        "size_t" | "ssize_t" | "ptrdiff_t" | "intptr_t" | "uintptr_t" | "off_t" | "intmax_t"
+        | "uintmax_t" => 8,
+        "wchar_t" => 4,
+        "_Bool" | "bool" => 1,
+        "void" => 1,
+        _ if has("char") => 1,
+        _ if has("short") => 2,
+        _ if has("double") && longs > 0 => 16,
+        _ if has("double") => 8,
+        _ if has("float") => 4,
+        _ if longs > 0 => 8,
+        _ if has("int") || has("unsigned") || has("signed") => 4,
+        _ => {
+            // intN_t, uintN_t, int_leastN_t
+            let rest = name
+                .strip_prefix("uint")
+                .or_else(|| name.strip_prefix("int"))?;
+            let rest = rest.strip_prefix("_least").unwrap_or(rest);
+            let bits: i64 = rest.strip_suffix("_t")?.parse().ok()?;
+            if ![8, 16, 32, 64].contains(&bits) {
+                return None;
+            }
+            bits / 8
+        }
+    };
+    Some((size, size))
+}
+
+impl CSource {
+    /// Parses `text` and evaluates its integer `#define`s.
+    pub fn parse(text: String) -> CSource {
+        let tree = parse_c(&text);
+        let line_count = text.lines().count();
+        let mut source = CSource {
+            text,
+            tree,
+            defines: HashMap::new(),
+            line_count,
+        };
+        let mut raw: Vec<(String, String)> = Vec::new();
+        visit(source.tree.root_node(), &mut |n| {
+            if n.kind() == "preproc_def" {
+                if let (Some(name), Some(value)) = (
+                    n.child_by_field_name("name"),
+                    n.child_by_field_name("value"),
+                ) {
+                    raw.push((
+                        source.node_text(name).to_string(),
+                        source.node_text(value).to_string(),
+                    ));
+                }
+            }
+        });
+        for (name, value) in raw {
+            match source.eval_text(&value) {
+                Some(v) => {
+                    source.defines.insert(name, v);
+                }
+                None => {
+                    source.defines.remove(&name);
+                }
+            }
+        }
+        source
+    }
+
+    /// The source text this was parsed from.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Object-like `#define NAME VALUE` whose value is an integer constant
+    /// expression (`16`, `(16*4)`, `ROWS * COLS` with earlier defines,
+    /// `sizeof(double)`), evaluated. Later definitions of a name replace
+    /// earlier ones; non-integer defines are left out.
+    pub fn defines(&self) -> HashMap<String, i64> {
+        self.defines.clone()
+    }
+
+    /// Splits the allocation size expression `expr` (as in the
+    /// `size_expr` of [`AllocTarget::Named`]) into its factors: top-level `*`
+    /// and `,` operands (the comma is how `calloc`'s two arguments are
+    /// passed), through parentheses. `sizeof` factors make up
+    /// [`SizeExpr::elem_bytes`]; the others are evaluated as constants.
+    ///
+    /// Variables in `sizeof *p` / `sizeof(p[0])` are looked up anywhere in the
+    /// file; use [`Self::eval_size_at`] to respect the scope at a line.
+    /// Returns `None` when `expr` does not parse as a C expression.
+    pub fn eval_size(&self, expr: &str) -> Option<SizeExpr> {
+        self.eval_size_scoped(expr, None)
+    }
+
+    /// [`Self::eval_size`] with variables looked up in the scope at `line`
+    /// (1-based), as for the size argument of the allocation on that line.
+    pub fn eval_size_at(&self, expr: &str, line: u32) -> Option<SizeExpr> {
+        let scope = self.node_at_line(line);
+        self.eval_size_scoped(expr, scope)
+    }
+
+    /// Finds what the allocation on `line` (1-based; any line of a statement
+    /// spread over several lines) is stored into.
+    ///
+    /// Candidate calls are those whose statement (the smallest declaration,
+    /// expression statement, return statement or `if`/`while`/`for` header
+    /// around the call) spans the line. Standard allocators are tried first,
+    /// innermost statement first; when none of them is stored anywhere, any
+    /// other call whose result is stored counts (`int *v = xmalloc(n)` gives
+    /// `v` with `alloc_fn` `"xmalloc"`). The value is followed up through
+    /// casts, parentheses and `?:` to an assignment `=`, an initializer or a
+    /// `return`. A local variable that the function later returns gives
+    /// [`AllocTarget::Returned`], as does `return malloc(n)`.
+    /// `posix_memalign(&p, ...)` names `p`.
+    pub fn allocation_target(&self, line: u32) -> AllocTarget {
+        if line == 0 || line as usize > self.line_count {
+            return AllocTarget::Unknown(format!(
+                "line {line} is outside the file, which has {} lines",
+                self.line_count
+            ));
+        }
+        let row = line as usize - 1;
+        let mut calls: Vec<(Node<'_>, usize, bool)> = Vec::new();
+        visit(self.tree.root_node(), &mut |n| {
+            if n.kind() == "call_expression" {
+                let stmt = self.statement_of(n);
+                if stmt.start_position().row <= row && row <= stmt.end_position().row {
+                    let known = allocator_size_args(&self.callee_name(n)).is_some();
+                    calls.push((n, stmt.end_byte() - stmt.start_byte(), known));
+                }
+            }
+        });
+        if calls.is_empty() {
+            return AllocTarget::Unknown(format!("line {line} has no function call"));
+        }
+        // Known allocators first, then the innermost statement, then source
+        // order (an outer call before the calls in its arguments).
+        calls.sort_by_key(|(n, span, known)| (!*known, *span, n.start_byte()));
+        let mut reason = None;
+        for (call, _, _) in calls {
+            match self.resolve_call(call) {
+                AllocTarget::Unknown(why) => {
+                    reason.get_or_insert(why);
+                }
+                found => return found,
+            }
+        }
+        AllocTarget::Unknown(reason.unwrap_or_default())
+    }
+
+    // ----- allocation targets -------------------------------------------
+
+    fn node_text(&self, node: Node<'_>) -> &str {
+        node.utf8_text(self.text.as_bytes()).unwrap_or("")
+    }
+
+    /// The node's text without comments, whitespace collapsed: how size
+    /// expressions and target names are reported.
+    fn clean_text(&self, node: Node<'_>) -> String {
+        let mut out = String::new();
+        let mut pos = node.start_byte();
+        visit(node, &mut |n| {
+            if n.kind() == "comment" && n.start_byte() >= pos {
+                out.push_str(self.text.get(pos..n.start_byte()).unwrap_or(""));
+                out.push(' ');
+                pos = n.end_byte();
+            }
+        });
+        out.push_str(self.text.get(pos..node.end_byte()).unwrap_or(""));
+        squash(&out)
+    }
+
+    /// The called function's name: the identifier, or the callee
+    /// expression's text (`ops->alloc`).
+    fn callee_name(&self, call: Node<'_>) -> String {
+        call.child_by_field_name("function")
+            .map(|f| self.clean_text(strip(f)))
+            .unwrap_or_default()
+    }
+
+    /// The node whose line span decides whether a call is "on" a line.
+    fn statement_of<'t>(&self, call: Node<'t>) -> Node<'t> {
+        let mut prev = call;
+        while let Some(parent) = prev.parent() {
+            if STATEMENT_KINDS.contains(&parent.kind()) {
+                return parent;
+            }
+            if CONTAINER_KINDS.contains(&parent.kind()) {
+                return prev;
+            }
+            prev = parent;
+        }
+        prev
+    }
+
+    /// Follows the value of one call to where it is stored.
+    fn resolve_call(&self, call: Node<'_>) -> AllocTarget {
+        let alloc_fn = self.callee_name(call);
+        let line = call.start_position().row + 1;
+        let args = call
+            .child_by_field_name("arguments")
+            .map(children)
+            .unwrap_or_default();
+        let size_expr = self.size_text(&alloc_fn, &args);
+
+        if alloc_fn == "posix_memalign" {
+            let Some(first) = args.first() else {
+                return AllocTarget::Unknown(format!(
+                    "posix_memalign on line {line} has no arguments"
+                ));
+            };
+            let target = strip(*first);
+            let lvalue = if target.kind() == "pointer_expression"
+                && target
+                    .child_by_field_name("operator")
+                    .is_some_and(|o| o.kind() == "&")
+            {
+                target.child_by_field_name("argument").map(strip)
+            } else {
+                None
+            };
+            let Some(lvalue) = lvalue else {
+                return AllocTarget::Unknown(format!(
+                    "the first argument of posix_memalign on line {line} is not the address of a variable"
+                ));
+            };
+            return self.named(lvalue, None, alloc_fn, size_expr);
+        }
+
+        let mut node = call;
+        // The outermost cast of the value, whose type stands in for the
+        // target's when the target is declared outside this file.
+        let mut cast: Option<Node<'_>> = None;
+        loop {
+            let Some(parent) = node.parent() else {
+                return AllocTarget::Unknown(format!(
+                    "the result of {alloc_fn} on line {line} is not stored"
+                ));
+            };
+            match parent.kind() {
+                "parenthesized_expression" => node = parent,
+                "cast_expression" => {
+                    cast = Some(parent);
+                    node = parent
+                }
+                "conditional_expression"
+                    if parent.child_by_field_name("condition") != Some(node) =>
+                {
+                    node = parent
+                }
+                "comma_expression" if parent.child_by_field_name("right") == Some(node) => {
+                    node = parent
+                }
+                "assignment_expression" => {
+                    let is_plain = parent
+                        .child_by_field_name("operator")
+                        .is_some_and(|o| o.kind() == "=");
+                    let left = parent.child_by_field_name("left");
+                    return match left {
+                        Some(left)
+                            if is_plain && parent.child_by_field_name("right") == Some(node) =>
+                        {
+                            match self.named(strip(left), None, alloc_fn, size_expr) {
+                                AllocTarget::Named {
+                                    name,
+                                    elem_type: None,
+                                    alloc_fn,
+                                    size_expr,
+                                } => AllocTarget::Named {
+                                    name,
+                                    elem_type: cast
+                                        .and_then(|c| c.child_by_field_name("type"))
+                                        .and_then(|t| self.descriptor_type(&self.text, t))
+                                        .and_then(|t| t.deref())
+                                        .map(|t| t.render()),
+                                    alloc_fn,
+                                    size_expr,
+                                },
+                                other => other,
+                            }
+                        }
+                        _ => AllocTarget::Unknown(format!(
+                            "the result of {alloc_fn} on line {line} is not assigned with a plain `=`"
+                        )),
+                    };
+                }
+                "init_declarator" => {
+                    let declarator = parent.child_by_field_name("declarator");
+                    let decl = parent.parent();
+                    return match (declarator, decl) {
+                        (Some(declarator), Some(decl)) => {
+                            let ctype = decl
+                                .child_by_field_name("type")
+                                .map(|t| self.declared_type(t, declarator));
+                            match self.declarator_name(declarator) {
+                                Some(name) => {
+                                    self.named(name, Some(ctype), alloc_fn, size_expr)
+                                }
+                                None => AllocTarget::Unknown(format!(
+                                    "the declarator initialised by {alloc_fn} on line {line} has no name"
+                                )),
+                            }
+                        }
+                        _ => AllocTarget::Unknown(format!(
+                            "the initializer with {alloc_fn} on line {line} is not in a declaration"
+                        )),
+                    };
+                }
+                "return_statement" => return AllocTarget::Returned,
+                "argument_list" => {
+                    let outer = parent
+                        .parent()
+                        .map(|c| self.callee_name(c))
+                        .unwrap_or_default();
+                    return AllocTarget::Unknown(format!(
+                        "the result of {alloc_fn} on line {line} is passed to {outer}, not stored"
+                    ));
+                }
+                _ => {
+                    return AllocTarget::Unknown(format!(
+                        "the result of {alloc_fn} on line {line} is not stored in a variable"
+                    ))
+                }
+            }
+        }
+    }
+
+    /// Builds the `Named` answer for the lvalue `target` (an identifier
+    /// node of a declarator, or an expression), or `Returned` when the
+    /// target is a variable the enclosing function returns.
+    fn named<'t>(
+        &'t self,
+        target: Node<'t>,
+        declared: Option<Option<CType<'t>>>,
+        alloc_fn: String,
+        size_expr: Option<String>,
+    ) -> AllocTarget {
+        let name = self.clean_text(target);
+        if target.kind() == "identifier" && self.function_returns(target, &name) {
+            return AllocTarget::Returned;
+        }
+        let ctype = match declared {
+            Some(declared) => declared,
+            None => self.expr_type(self.text.as_str(), target, Some(target)),
+        };
+        let elem_type = ctype.and_then(|t| t.deref()).map(|t| t.render());
+        AllocTarget::Named {
+            name,
+            elem_type,
+            alloc_fn,
+            size_expr,
+        }
+    }
+
+    /// Whether the function around `at` has a `return NAME;` (through casts
+    /// and parentheses).
+    fn function_returns(&self, at: Node<'_>, name: &str) -> bool {
+        let mut func = at.parent();
+        while let Some(f) = func {
+            if f.kind() == "function_definition" {
+                break;
+            }
+            func = f.parent();
+        }
+        let Some(body) = func.and_then(|f| f.child_by_field_name("body")) else {
+            return false;
+        };
+        let mut found = false;
+        visit(body, &mut |n| {
+            if n.kind() == "return_statement" {
+                if let Some(value) = children(n).first() {
+                    let value = strip(*value);
+                    found |= value.kind() == "identifier" && self.node_text(value) == name;
+                }
+            }
+        });
+        found
+    }
+
+    /// Source text of the size argument(s) of a call to `alloc_fn`.
+    fn size_text(&self, alloc_fn: &str, args: &[Node<'_>]) -> Option<String> {
+        let indices: Vec<usize> = match allocator_size_args(alloc_fn) {
+            Some(indices) => indices.to_vec(),
+            // A wrapper: its only argument, or both arguments of a
+            // calloc-like wrapper.
+            None if args.len() == 1 => vec![0],
+            None if args.len() == 2 && alloc_fn.ends_with("calloc") => vec![0, 1],
+            None => return None,
+        };
+        let parts: Option<Vec<String>> = indices
+            .iter()
+            .map(|i| args.get(*i).map(|a| self.clean_text(*a)))
+            .collect();
+        parts.filter(|p| !p.is_empty()).map(|p| p.join(", "))
+    }
+
+    // ----- declarations and types ---------------------------------------
+
+    /// The identifier a declarator declares.
+    fn declarator_name<'t>(&self, mut declarator: Node<'t>) -> Option<Node<'t>> {
+        loop {
+            match declarator.kind() {
+                "identifier" | "field_identifier" | "type_identifier" => return Some(declarator),
+                "parenthesized_declarator" | "attributed_declarator" => {
+                    declarator = *children(declarator).first()?
+                }
+                _ => declarator = declarator.child_by_field_name("declarator")?,
+            }
+        }
+    }
+
+    /// The type a declarator gives its name, with base type node `type_node`.
+    fn declared_type<'t>(&self, type_node: Node<'t>, declarator: Node<'t>) -> CType<'t> {
+        let mut outer_to_inner = Vec::new();
+        let mut d = Some(declarator);
+        while let Some(node) = d {
+            d = match node.kind() {
+                "pointer_declarator" | "abstract_pointer_declarator" => {
+                    outer_to_inner.push(Deriv::Pointer);
+                    node.child_by_field_name("declarator")
+                }
+                "array_declarator" | "abstract_array_declarator" => {
+                    let size = node
+                        .child_by_field_name("size")
+                        .and_then(|s| self.eval_const(self.text.as_str(), s, Some(s)));
+                    outer_to_inner.push(Deriv::Array(size));
+                    node.child_by_field_name("declarator")
+                }
+                "function_declarator" | "abstract_function_declarator" => {
+                    outer_to_inner.push(Deriv::Function);
+                    node.child_by_field_name("declarator")
+                }
+                "parenthesized_declarator"
+                | "abstract_parenthesized_declarator"
+                | "attributed_declarator" => children(node).first().copied(),
+                "init_declarator" => node.child_by_field_name("declarator"),
+                _ => None,
+            };
+        }
+        outer_to_inner.reverse();
+        let mut ctype = self.base_type(type_node);
+        ctype.derivs = outer_to_inner;
+        ctype
+    }
+
+    /// The base type named by a type specifier node.
+    fn base_type<'t>(&self, type_node: Node<'t>) -> CType<'t> {
+        let (base, base_node) = match type_node.kind() {
+            "struct_specifier" | "union_specifier" | "enum_specifier" => {
+                let keyword = type_node.kind().trim_end_matches("_specifier");
+                let base = match type_node.child_by_field_name("name") {
+                    Some(name) => format!("{keyword} {}", self.node_text(name)),
+                    None => keyword.to_string(),
+                };
+                (base, Some(type_node))
+            }
+            _ => (squash(self.node_text(type_node)), None),
+        };
+        CType {
+            base,
+            base_node,
+            derivs: Vec::new(),
+        }
+    }
+
+    /// The type given by a `type_descriptor` (the operand of a cast or of
+    /// `sizeof(type)`), in a tree whose text is `src`.
+    fn descriptor_type<'t>(&'t self, src: &str, descriptor: Node<'_>) -> Option<CType<'t>> {
+        // Descriptors may come from a snippet tree; re-parse the type name
+        // in the main file's context by building it from text.
+        let type_node = descriptor.child_by_field_name("type")?;
+        let type_text = squash(type_node.utf8_text(src.as_bytes()).ok()?);
+        let mut derivs_outer = Vec::new();
+        let mut d = descriptor.child_by_field_name("declarator");
+        while let Some(node) = d {
+            d = match node.kind() {
+                "abstract_pointer_declarator" => {
+                    derivs_outer.push(Deriv::Pointer);
+                    node.child_by_field_name("declarator")
+                }
+                "abstract_array_declarator" => {
+                    let size = node
+                        .child_by_field_name("size")
+                        .and_then(|s| self.eval_const(src, s, None));
+                    derivs_outer.push(Deriv::Array(size));
+                    node.child_by_field_name("declarator")
+                }
+                "abstract_function_declarator" => {
+                    derivs_outer.push(Deriv::Function);
+                    node.child_by_field_name("declarator")
+                }
+                "abstract_parenthesized_declarator" => children(node).first().copied(),
+                _ => None,
+            };
+        }
+        derivs_outer.reverse();
+        let (base, base_node) = match type_node.kind() {
+            "struct_specifier" | "union_specifier" | "enum_specifier" => {
+                let keyword = type_node.kind().trim_end_matches("_specifier");
+                let name = type_node
+                    .child_by_field_name("name")
+                    .and_then(|n| n.utf8_text(src.as_bytes()).ok());
+                match name {
+                    Some(name) => (
+                        format!("{keyword} {name}"),
+                        self.find_tagged(type_node.kind(), name),
+                    ),
+                    None => (keyword.to_string(), None),
+                }
+            }
+            _ => (type_text, None),
+        };
+        Some(CType {
+            base,
+            base_node,
+            derivs: derivs_outer,
+        })
+    }
+
+    /// The definition (with a body) of `struct NAME` (or union/enum).
+    fn find_tagged(&self, kind: &str, name: &str) -> Option<Node<'_>> {
+        let mut found = None;
+        visit(self.tree.root_node(), &mut |n| {
+            if found.is_none()
+                && n.kind() == kind
+                && n.child_by_field_name("body").is_some()
+                && n.child_by_field_name("name")
+                    .is_some_and(|m| self.node_text(m) == name)
+            {
+                found = Some(n);
+            }
+        });
+        found
+    }
+
+    /// Replaces typedef names by what they stand for (a few levels deep),
+    /// and finds the body of a struct named only by its tag.
+    fn resolve<'t>(&'t self, mut ctype: CType<'t>) -> CType<'t> {
+        for _ in 0..8 {
+            if let Some(node) = ctype.base_node {
+                if node.child_by_field_name("body").is_none() {
+                    if let Some(name) = node.child_by_field_name("name") {
+                        ctype.base_node = self.find_tagged(node.kind(), self.node_text(name));
+                    }
+                }
+                return ctype;
+            }
+            if let Some(kind) = ["struct ", "union ", "enum "]
+                .iter()
+                .find(|k| ctype.base.starts_with(**k))
+            {
+                let specifier = format!("{}_specifier", kind.trim_end());
+                ctype.base_node = self.find_tagged(&specifier, &ctype.base[kind.len()..]);
+                return ctype;
+            }
+            let Some((type_node, declarator)) = self.find_typedef(&ctype.base) else {
+                return ctype;
+            };
+            let target = self.declared_type(type_node, declarator);
+            let mut derivs = ctype.derivs;
+            derivs.extend(target.derivs);
+            ctype = CType {
+                base: target.base,
+                base_node: target.base_node,
+                derivs,
+            };
+        }
+        ctype
+    }
+
+    /// The `typedef` that defines `name`: its type node and declarator.
+    fn find_typedef(&self, name: &str) -> Option<(Node<'_>, Node<'_>)> {
+        let mut found = None;
+        visit(self.tree.root_node(), &mut |n| {
+            if found.is_some() || n.kind() != "type_definition" {
+                return;
+            }
+            let Some(type_node) = n.child_by_field_name("type") else {
+                return;
+            };
+            let mut cursor = n.walk();
+            for declarator in n.children_by_field_name("declarator", &mut cursor) {
+                if self
+                    .declarator_name(declarator)
+                    .is_some_and(|id| self.node_text(id) == name)
+                {
+                    found = Some((type_node, declarator));
+                }
+            }
+        });
+        found
+    }
+
+    /// The type of field `field` of the struct/union `ctype` (no
+    /// derivations left).
+    fn field_type<'t>(&'t self, ctype: CType<'t>, field: &str) -> Option<CType<'t>> {
+        let ctype = self.resolve(ctype);
+        if !ctype.derivs.is_empty() {
+            return None;
+        }
+        let body = ctype.base_node?.child_by_field_name("body")?;
+        for member in children(body) {
+            if member.kind() != "field_declaration" {
+                continue;
+            }
+            let type_node = member.child_by_field_name("type")?;
+            let mut cursor = member.walk();
+            for declarator in member.children_by_field_name("declarator", &mut cursor) {
+                if self
+                    .declarator_name(declarator)
+                    .is_some_and(|id| self.node_text(id) == field)
+                {
+                    return Some(self.declared_type(type_node, declarator));
+                }
+            }
+        }
+        None
+    }
+
+    /// The declared type of variable `name` visible at `at` (a node of the
+    /// main tree), or anywhere in the file when `at` is `None`.
+    fn lookup_var<'t>(&'t self, name: &str, at: Option<Node<'t>>) -> Option<CType<'t>> {
+        let matches = |decl: Node<'t>| -> Option<CType<'t>> {
+            let type_node = decl.child_by_field_name("type")?;
+            let mut cursor = decl.walk();
+            let declarators: Vec<Node<'t>> = decl
+                .children_by_field_name("declarator", &mut cursor)
+                .collect();
+            declarators.into_iter().find_map(move |d| {
+                let id = self.declarator_name(d)?;
+                (self.node_text(id) == name).then(|| self.declared_type(type_node, d))
+            })
+        };
+        let Some(at) = at else {
+            let mut found = None;
+            visit(self.tree.root_node(), &mut |n| {
+                if found.is_none() && matches!(n.kind(), "declaration" | "parameter_declaration") {
+                    found = matches(n);
+                }
+            });
+            return found;
+        };
+        // Resolve the scope: the innermost node of the main tree at `at`.
+        let at = self
+            .tree
+            .root_node()
+            .descendant_for_byte_range(at.start_byte(), at.start_byte())
+            .unwrap_or(at);
+        let mut scope = at.parent();
+        while let Some(s) = scope {
+            match s.kind() {
+                "compound_statement" | "translation_unit" | "for_statement" => {
+                    let mut found = None;
+                    for child in children(s) {
+                        if child.start_byte() > at.start_byte() {
+                            break;
+                        }
+                        if child.kind() == "declaration" {
+                            if let Some(t) = matches(child) {
+                                found = Some(t);
+                            }
+                        }
+                    }
+                    if found.is_some() {
+                        return found;
+                    }
+                }
+                "function_definition" => {
+                    let mut params = None;
+                    if let Some(declarator) = s.child_by_field_name("declarator") {
+                        visit(declarator, &mut |n| {
+                            if params.is_none() && n.kind() == "parameter_list" {
+                                params = Some(n);
+                            }
+                        });
+                    }
+                    if let Some(params) = params {
+                        for param in children(params) {
+                            if param.kind() == "parameter_declaration" {
+                                if let Some(t) = matches(param) {
+                                    return Some(t);
+                                }
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+            scope = s.parent();
+        }
+        None
+    }
+
+    /// The static type of expression `expr` (in a tree whose text is
+    /// `src`), with variables looked up at `scope`.
+    fn expr_type<'t>(
+        &'t self,
+        src: &str,
+        expr: Node<'_>,
+        scope: Option<Node<'t>>,
+    ) -> Option<CType<'t>> {
+        let text = |n: Node<'_>| n.utf8_text(src.as_bytes()).ok();
+        match expr.kind() {
+            "identifier" => self.lookup_var(text(expr)?, scope),
+            "parenthesized_expression" => self.expr_type(src, *children(expr).first()?, scope),
+            "cast_expression" => self.descriptor_type(src, expr.child_by_field_name("type")?),
+            "subscript_expression" => self
+                .expr_type(src, expr.child_by_field_name("argument")?, scope)?
+                .deref(),
+            "pointer_expression" => {
+                let inner = self.expr_type(src, expr.child_by_field_name("argument")?, scope)?;
+                match expr.child_by_field_name("operator")?.kind() {
+                    "*" => inner.deref(),
+                    _ => {
+                        let mut t = inner;
+                        t.derivs.insert(0, Deriv::Pointer);
+                        Some(t)
+                    }
+                }
+            }
+            "field_expression" => {
+                let mut object =
+                    self.expr_type(src, expr.child_by_field_name("argument")?, scope)?;
+                if expr.child_by_field_name("operator")?.kind() == "->" {
+                    object = self.resolve(object).deref()?;
+                }
+                self.field_type(object, text(expr.child_by_field_name("field")?)?)
+            }
+            _ => None,
+        }
+    }
+
+    /// Size and alignment of a type, `None` if unknown.
+    fn layout(&self, ctype: CType<'_>) -> Option<(i64, i64)> {
+        let ctype = self.resolve(ctype);
+        match ctype.derivs.first() {
+            Some(Deriv::Pointer) => return Some((8, 8)),
+            Some(Deriv::Array(n)) => {
+                let n = (*n)?;
+                let elem = ctype.deref()?;
+                let (size, align) = self.layout(elem)?;
+                return Some((size.checked_mul(n)?, align));
+            }
+            Some(Deriv::Function) => return None,
+            None => {}
+        }
+        if let Some(l) = primitive_layout(&ctype.base) {
+            return Some(l);
+        }
+        let node = ctype.base_node?;
+        match node.kind() {
+            "enum_specifier" => Some((4, 4)),
+            "struct_specifier" | "union_specifier" => {
+                let is_union = node.kind() == "union_specifier";
+                let body = node.child_by_field_name("body")?;
+                let (mut size, mut align) = (0i64, 1i64);
+                for member in children(body) {
+                    if member.kind() != "field_declaration" {
+                        continue;
+                    }
+                    if children(member)
+                        .iter()
+                        .any(|c| c.kind() == "bitfield_clause")
+                    {
+                        return None;
+                    }
+                    let type_node = member.child_by_field_name("type")?;
+                    let mut cursor = member.walk();
+                    let declarators: Vec<Node<'_>> = member
+                        .children_by_field_name("declarator", &mut cursor)
+                        .collect();
+                    if declarators.is_empty() {
+                        // An anonymous struct/union member.
+                        let (s, a) = self.layout(self.base_type(type_node))?;
+                        size = if is_union {
+                            size.max(s)
+                        } else {
+                            round_up(size, a) + s
+                        };
+                        align = align.max(a);
+                    }
+                    for declarator in declarators {
+                        let (s, a) = self.layout(self.declared_type(type_node, declarator))?;
+                        size = if is_union {
+                            size.max(s)
+                        } else {
+                            round_up(size, a) + s
+                        };
+                        align = align.max(a);
+                    }
+                }
+                Some((round_up(size, align), align))
+            }
+            _ => None,
+        }
+    }
+
+    // ----- constant evaluation ------------------------------------------
+
+    /// Parses `expr` alone as a C expression and calls `f` with its text and
+    /// root expression node.
+    fn with_expr<T>(&self, expr: &str, f: impl FnOnce(&str, Node<'_>) -> Option<T>) -> Option<T> {
+        let snippet = format!("int mapvis_value__ = ({expr}\n);\n");
+        let tree = parse_c(&snippet);
+        let root = tree.root_node();
+        if root.has_error() {
+            return None;
+        }
+        let declaration = children(root).into_iter().next()?;
+        let init = declaration.child_by_field_name("declarator")?;
+        let value = init.child_by_field_name("value")?;
+        let inner = *children(value).first()?;
+        f(&snippet, inner)
+    }
+
+    /// Evaluates a constant expression given as text.
+    fn eval_text(&self, expr: &str) -> Option<i64> {
+        self.with_expr(expr, |src, node| self.eval_const(src, node, None))
+    }
+
+    fn eval_size_scoped(&self, expr: &str, scope: Option<Node<'_>>) -> Option<SizeExpr> {
+        self.with_expr(expr, |src, node| {
+            let mut factors = Vec::new();
+            flatten_product(node, &mut factors);
+            let mut size = SizeExpr {
+                factors: Vec::new(),
+                elem_bytes: None,
+                elem_type: None,
+            };
+            let mut bytes: Option<i64> = Some(1);
+            let mut any_sizeof = false;
+            for factor in factors {
+                if factor.kind() == "sizeof_expression" {
+                    let ctype = self.sizeof_operand(src, factor, scope);
+                    if !any_sizeof {
+                        size.elem_type = ctype.as_ref().map(|t| t.render());
+                    }
+                    any_sizeof = true;
+                    let n = ctype.and_then(|t| self.layout(t)).map(|(s, _)| s);
+                    bytes = bytes.zip(n).and_then(|(a, b)| a.checked_mul(b));
+                } else {
+                    size.factors.push(self.eval_const(src, factor, scope));
+                }
+            }
+            if any_sizeof {
+                size.elem_bytes = bytes;
+            }
+            Some(size)
+        })
+    }
+
+    /// The type whose size a `sizeof` expression takes.
+    fn sizeof_operand<'t>(
+        &'t self,
+        src: &str,
+        sizeof: Node<'_>,
+        scope: Option<Node<'_>>,
+    ) -> Option<CType<'t>> {
+        let scope_main = scope.map(|s| self.main_node(s));
+        if let Some(descriptor) = sizeof.child_by_field_name("type") {
+            let ctype = self.descriptor_type(src, descriptor)?;
+            // `sizeof(x)` with a variable `x` can parse as a type name.
+            let bare_name = descriptor.child_by_field_name("declarator").is_none()
+                && descriptor
+                    .child_by_field_name("type")
+                    .is_some_and(|t| t.kind() == "type_identifier");
+            if bare_name && self.find_typedef(&ctype.base).is_none() {
+                if let Some(var) = self.lookup_var(&ctype.base, scope_main) {
+                    return Some(var);
+                }
+            }
+            return Some(ctype);
+        }
+        let value = sizeof.child_by_field_name("value")?;
+        // `sizeof(name)` where name is a typedef parses as an expression.
+        let inner = strip(value);
+        if inner.kind() == "identifier" {
+            let name = inner.utf8_text(src.as_bytes()).ok()?;
+            if let Some(var) = self.lookup_var(name, scope_main) {
+                return Some(var);
+            }
+            if self.find_typedef(name).is_some() || primitive_layout(name).is_some() {
+                return Some(CType {
+                    base: name.to_string(),
+                    base_node: None,
+                    derivs: Vec::new(),
+                });
+            }
+            return None;
+        }
+        self.expr_type(src, value, scope_main)
+    }
+
+    /// The main-tree node at the same position as `node` (which is already
+    /// a main-tree node whenever a scope is given).
+    fn main_node<'t>(&'t self, node: Node<'_>) -> Node<'t> {
+        self.tree
+            .root_node()
+            .descendant_for_byte_range(node.start_byte(), node.start_byte())
+            .unwrap_or_else(|| self.tree.root_node())
+    }
+
+    /// The first node on `line` (1-based), used as a lookup scope.
+    fn node_at_line(&self, line: u32) -> Option<Node<'_>> {
+        let row = (line as usize).checked_sub(1)?;
+        let text = self.text.lines().nth(row)?;
+        let column = text.len() - text.trim_start().len();
+        let point = Point { row, column };
+        self.tree
+            .root_node()
+            .descendant_for_point_range(point, point)
+    }
+
+    /// Evaluates an integer constant expression (in a tree whose text is
+    /// `src`), using `#define`s and enum constants of this file.
+    fn eval_const(&self, src: &str, node: Node<'_>, scope: Option<Node<'_>>) -> Option<i64> {
+        let text = |n: Node<'_>| n.utf8_text(src.as_bytes()).ok();
+        let sub = |field: &str| -> Option<i64> {
+            self.eval_const(src, node.child_by_field_name(field)?, scope)
+        };
+        match node.kind() {
+            "number_literal" => parse_int(text(node)?),
+            "char_literal" => {
+                let t = text(node)?;
+                let inner = t.strip_prefix('\'')?.strip_suffix('\'')?;
+                let mut chars = inner.chars();
+                match (chars.next(), chars.next()) {
+                    (Some(c), None) => Some(c as i64),
+                    _ => None,
+                }
+            }
+            "identifier" => {
+                let name = text(node)?;
+                self.defines
+                    .get(name)
+                    .copied()
+                    .or_else(|| self.enum_constant(name))
+            }
+            "parenthesized_expression" => self.eval_const(src, *children(node).first()?, scope),
+            "cast_expression" => sub("value"),
+            "unary_expression" => {
+                let v = sub("argument")?;
+                match node.child_by_field_name("operator")?.kind() {
+                    "-" => v.checked_neg(),
+                    "+" => Some(v),
+                    "~" => Some(!v),
+                    "!" => Some(i64::from(v == 0)),
+                    _ => None,
+                }
+            }
+            "binary_expression" => {
+                let (l, r) = (sub("left")?, sub("right")?);
+                match node.child_by_field_name("operator")?.kind() {
+                    "+" => l.checked_add(r),
+                    "-" => l.checked_sub(r),
+                    "*" => l.checked_mul(r),
+                    "/" => l.checked_div(r),
+                    "%" => l.checked_rem(r),
+                    "<<" => l.checked_shl(u32::try_from(r).ok()?),
+                    ">>" => l.checked_shr(u32::try_from(r).ok()?),
+                    "&" => Some(l & r),
+                    "|" => Some(l | r),
+                    "^" => Some(l ^ r),
+                    "==" => Some(i64::from(l == r)),
+                    "!=" => Some(i64::from(l != r)),
+                    "<" => Some(i64::from(l < r)),
+                    "<=" => Some(i64::from(l <= r)),
+                    ">" => Some(i64::from(l > r)),
+                    ">=" => Some(i64::from(l >= r)),
+                    "&&" => Some(i64::from(l != 0 && r != 0)),
+                    "||" => Some(i64::from(l != 0 || r != 0)),
+                    _ => None,
+                }
+            }
+            "conditional_expression" => {
+                if sub("condition")? != 0 {
+                    sub("consequence")
+                } else {
+                    sub("alternative")
+                }
+            }
+            "sizeof_expression" => {
+                let ctype = self.sizeof_operand(src, node, scope)?;
+                self.layout(ctype).map(|(s, _)| s)
+            }
+            _ => None,
+        }
+    }
+
+    /// The value of enum constant `name`, counting implicit values.
+    fn enum_constant(&self, name: &str) -> Option<i64> {
+        let mut found = None;
+        visit(self.tree.root_node(), &mut |n| {
+            if found.is_some() || n.kind() != "enumerator_list" {
+                return;
+            }
+            let mut next = 0i64;
+            for e in children(n) {
+                if e.kind() != "enumerator" {
+                    continue;
+                }
+                let value = match e.child_by_field_name("value") {
+                    Some(v) => match self.eval_const(self.text.as_str(), v, None) {
+                        Some(v) => v,
+                        None => return,
+                    },
+                    None => next,
+                };
+                if e.child_by_field_name("name")
+                    .is_some_and(|id| self.node_text(id) == name)
+                {
+                    found = Some(value);
+                    return;
+                }
+                next = value.wrapping_add(1);
+            }
+        });
+        found
+    }
+}
+
+/// Collects the operands of top-level `*` and `,` (through parentheses).
+fn flatten_product<'t>(node: Node<'t>, out: &mut Vec<Node<'t>>) {
+    match node.kind() {
+        "parenthesized_expression" => match children(node).as_slice() {
+            [inner] => flatten_product(*inner, out),
+            _ => out.push(node),
+        },
+        "comma_expression" => {
+            for field in ["left", "right"] {
+                if let Some(part) = node.child_by_field_name(field) {
+                    flatten_product(part, out);
+                }
+            }
+        }
+        "binary_expression"
+            if node
+                .child_by_field_name("operator")
+                .is_some_and(|o| o.kind() == "*") =>
+        {
+            for field in ["left", "right"] {
+                if let Some(part) = node.child_by_field_name(field) {
+                    flatten_product(part, out);
+                }
+            }
+        }
+        _ => out.push(node),
+    }
+}
+
+fn round_up(value: i64, align: i64) -> i64 {
+    if align <= 1 {
+        value
+    } else {
+        (value + align - 1) / align * align
+    }
+}
