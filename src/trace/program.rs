@@ -131,17 +131,22 @@ impl ProgramNamer {
         let site = Self::display_site(file, line);
         let src = self.source(file, comp_dir.as_deref())?;
         match src.allocation_target(line) {
-            AllocTarget::Named {
-                name,
-                elem_type: _,
-                alloc_fn: _,
-                size_expr,
-            } => {
-                let elem = src.elem_size_of(&name).unwrap_or(0);
-                let dims = size_expr
-                    .as_deref()
-                    .and_then(|e| src.eval_size(e))
-                    .map(|s| s.dims())
+            AllocTarget::Named { name, size_expr, .. } => {
+                let size = size_expr.as_deref().and_then(|e| src.eval_size_at(e, line));
+                let elem = size
+                    .as_ref()
+                    .and_then(|s| s.elem_bytes)
+                    .filter(|b| *b > 0 && *b <= u32::MAX as i64)
+                    .unwrap_or(0) as u32;
+                // Dimensions only when every factor is a compile-time constant.
+                let dims = size
+                    .map(|s| {
+                        s.factors
+                            .iter()
+                            .map(|f| f.filter(|v| *v > 0).map(|v| v as u64))
+                            .collect::<Option<Vec<u64>>>()
+                            .unwrap_or_default()
+                    })
                     .unwrap_or_default();
                 Some(Ok(HeapName {
                     name,

@@ -1,0 +1,37 @@
+//! Issue 2's acceptance: the demo script, run by the real binary in a fresh
+//! working folder, names the array, writes the figure with a local plotly.js,
+//! and draws exactly the array's accesses.
+mod common;
+
+use std::process::Command;
+
+#[test]
+fn the_demo_script_traces_names_and_draws_the_array() {
+    let work = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_mapvis"))
+        .arg(common::root().join("scripts/demo.tcl"))
+        .current_dir(work.path())
+        .env("HOME", work.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "demo failed:\n{stdout}\n{stderr}");
+    // memory_stats names the heap array by its source variable: 256 stores
+    // row by row, then 256 loads and 256 stores (or modifies) column by column.
+    let row = stdout
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some("arr"))
+        .unwrap_or_else(|| panic!("no arr row in:\n{stdout}"));
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(cells[1], "H");
+    assert_eq!(cells[2], "768", "{row}");
+    let html = std::fs::read_to_string(work.path().join("figures/complete_memory_access_pattern.html")).unwrap();
+    assert!(html.contains("src=\"plotly.min.js\""), "plotly.js is referenced relatively");
+    assert!(!html.contains("cdn."), "no CDN");
+    assert!(work.path().join("figures/plotly.min.js").is_file());
+    // The saved figure data has one row per drawn point.
+    let csv = std::fs::read_to_string(work.path().join("visinfo/complete_memory_access_pattern.csv")).unwrap();
+    assert_eq!(csv.lines().count() - 1, 768);
+    assert!(csv.lines().skip(1).all(|l| l.contains(",arr,")), "only arr is drawn in heap mode");
+}
