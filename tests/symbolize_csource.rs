@@ -369,3 +369,20 @@ fn defines_refer_to_earlier_defines_and_sizeof() {
     assert_eq!(d.get("BIG"), Some(&(1 << 20)));
     assert_eq!(d.get("F"), None);
 }
+
+#[test]
+fn invalid_recursive_definitions_do_not_hang() {
+    let src = CSource::parse(
+        "enum { A = B, B = A };\nstruct loop { struct loop inner; };\n\
+         void f(void) { struct loop *l = malloc(A * sizeof(struct loop)); }\n"
+            .to_string(),
+    );
+    let size = src.eval_size("A * sizeof(struct loop)").unwrap();
+    assert_eq!(size.factors, vec![None]);
+    assert_eq!(size.elem_bytes, None);
+    assert_eq!(size.elem_type.as_deref(), Some("struct loop"));
+    assert!(matches!(
+        src.allocation_target(3),
+        AllocTarget::Named { ref name, .. } if name == "l"
+    ));
+}

@@ -12,6 +12,7 @@
 //! and conditional compilation are not (both branches of an `#ifdef` are
 //! seen). Type sizes assume the LP64 data model of x86-64 and AArch64 Linux.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 
 use tree_sitter::{Node, Parser, Point, Tree};
@@ -203,6 +204,10 @@ pub struct CSource {
     tree: Tree,
     defines: HashMap<String, i64>,
     line_count: usize,
+    /// Nesting depth of the recursive type and constant lookups, bounded so
+    /// that invalid C (a self-containing struct, enum constants defined in
+    /// terms of each other) cannot recurse without end.
+    depth: Cell<u32>,
 }
 
 impl std::fmt::Debug for CSource {
@@ -345,6 +350,7 @@ impl CSource {
             tree,
             defines: HashMap::new(),
             line_count,
+            depth: Cell::new(0),
         };
         let mut raw: Vec<(String, String)> = Vec::new();
         visit(source.tree.root_node(), &mut |n| {
@@ -456,6 +462,19 @@ impl CSource {
     }
 
     // ----- allocation targets -------------------------------------------
+
+    /// Runs a recursive lookup step, giving up (`None`) beyond 64 nested
+    /// steps.
+    fn guarded<T>(&self, f: impl FnOnce() -> Option<T>) -> Option<T> {
+        let depth = self.depth.get();
+        if depth >= 64 {
+            return None;
+        }
+        self.depth.set(depth + 1);
+        let result = f();
+        self.depth.set(depth);
+        result
+    }
 
     fn node_text(&self, node: Node<'_>) -> &str {
         node.utf8_text(self.text.as_bytes()).unwrap_or("")
@@ -1039,6 +1058,10 @@ impl CSource {
 
     /// Size and alignment of a type, `None` if unknown.
     fn layout(&self, ctype: CType<'_>) -> Option<(i64, i64)> {
+        self.guarded(|| self.layout_inner(ctype))
+    }
+
+    fn layout_inner(&self, ctype: CType<'_>) -> Option<(i64, i64)> {
         let ctype = self.resolve(ctype);
         match ctype.derivs.first() {
             Some(Deriv::Pointer) => return Some((8, 8)),
@@ -1296,6 +1319,10 @@ impl CSource {
 
     /// The value of enum constant `name`, counting implicit values.
     fn enum_constant(&self, name: &str) -> Option<i64> {
+        self.guarded(|| self.enum_constant_inner(name))
+    }
+
+    fn enum_constant_inner(&self, name: &str) -> Option<i64> {
         let mut found = None;
         visit(self.tree.root_node(), &mut |n| {
             if found.is_some() || n.kind() != "enumerator_list" {
