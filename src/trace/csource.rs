@@ -199,6 +199,8 @@ const CONTAINER_KINDS: &[&str] = &[
 /// together with evaluating the file's `#define`s. Each query walks the
 /// syntax tree again (linear in the file size too), which is cheap next to
 /// tracing; cache the answers per line if you ask the same line many times.
+///
+/// `Send` but not `Sync` (a recursion guard uses a `Cell`).
 pub struct CSource {
     text: String,
     tree: Tree,

@@ -173,6 +173,9 @@ struct FunctionSymbol {
 ///
 /// Separate debug files (`.gnu_debuglink`, debuginfod) and split DWARF
 /// (`.dwo`) are not followed: such objects look like objects without DWARF.
+///
+/// A `Symbolizer` is `Send` but not `Sync` (the lazy DWARF caches are not
+/// thread-safe): move it to a worker thread, or wrap it in a `Mutex`.
 pub struct Symbolizer {
     path: PathBuf,
     context: Option<addr2line::Context<Reader>>,
