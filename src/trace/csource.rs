@@ -31,13 +31,15 @@ pub enum AllocTarget {
         elem_type: Option<String>,
         /// The called function: a standard allocator (`"malloc"`,
         /// `"calloc"`, `"realloc"`, `"aligned_alloc"`, `"posix_memalign"`,
-        /// ...) or, for wrappers, the wrapper's name (`"xmalloc"`).
+        /// ...) or, for wrappers, the wrapper's name (`"xmalloc"`). C++
+        /// `new` is not recognised: files are parsed as C.
         alloc_fn: String,
         /// Source text of the size argument(s), comments dropped and
-        /// whitespace collapsed. For
-        /// two-factor allocators (`calloc`, `reallocarray`) the two
-        /// arguments joined by `", "`; [`CSource::eval_size`] multiplies
-        /// them.
+        /// whitespace collapsed. For two-factor allocators (`calloc`,
+        /// `reallocarray`) the two arguments joined by `", "`;
+        /// [`CSource::eval_size`] multiplies them. For other functions only
+        /// when the name contains `alloc`: the last argument (both for a
+        /// two-argument `...calloc`); `None` otherwise.
         size_expr: Option<String>,
     },
     /// The allocation's value is returned from the enclosing function
@@ -671,7 +673,7 @@ impl CSource {
             Some(declared) => declared,
             None => self.expr_type(self.text.as_str(), target, Some(target)),
         };
-        let elem_type = ctype.and_then(|t| t.deref()).map(|t| t.render());
+        let elem_type = ctype.and_then(|t| self.deref(t)).map(|t| t.render());
         AllocTarget::Named {
             name,
             elem_type,
@@ -709,11 +711,14 @@ impl CSource {
     fn size_text(&self, alloc_fn: &str, args: &[Node<'_>]) -> Option<String> {
         let indices: Vec<usize> = match allocator_size_args(alloc_fn) {
             Some(indices) => indices.to_vec(),
-            // A wrapper: its only argument, or both arguments of a
-            // calloc-like wrapper.
-            None if args.len() == 1 => vec![0],
+            // Any other function is only assumed to take a size when its
+            // name says it allocates (`xmalloc`, `pool_alloc`): both
+            // arguments of a two-argument `...calloc`, else the last one.
+            None if !alloc_fn.to_ascii_lowercase().contains("alloc") || args.is_empty() => {
+                return None
+            }
             None if args.len() == 2 && alloc_fn.ends_with("calloc") => vec![0, 1],
-            None => return None,
+            None => vec![args.len() - 1],
         };
         let parts: Option<Vec<String>> = indices
             .iter()
@@ -919,6 +924,16 @@ impl CSource {
         found
     }
 
+    /// `*x` of a value of type `ctype`, looking through typedefs only when
+    /// needed: `real *x` gives `real`, a pointer typedef `nodep` gives
+    /// `struct node`.
+    fn deref<'t>(&'t self, ctype: CType<'t>) -> Option<CType<'t>> {
+        ctype
+            .clone()
+            .deref()
+            .or_else(|| self.resolve(ctype).deref())
+    }
+
     /// The type of field `field` of the struct/union `ctype` (no
     /// derivations left).
     fn field_type<'t>(&'t self, ctype: CType<'t>, field: &str) -> Option<CType<'t>> {
@@ -1032,13 +1047,13 @@ impl CSource {
             "identifier" => self.lookup_var(text(expr)?, scope),
             "parenthesized_expression" => self.expr_type(src, *children(expr).first()?, scope),
             "cast_expression" => self.descriptor_type(src, expr.child_by_field_name("type")?),
-            "subscript_expression" => self
-                .expr_type(src, expr.child_by_field_name("argument")?, scope)?
-                .deref(),
+            "subscript_expression" => {
+                self.deref(self.expr_type(src, expr.child_by_field_name("argument")?, scope)?)
+            }
             "pointer_expression" => {
                 let inner = self.expr_type(src, expr.child_by_field_name("argument")?, scope)?;
                 match expr.child_by_field_name("operator")?.kind() {
-                    "*" => inner.deref(),
+                    "*" => self.deref(inner),
                     _ => {
                         let mut t = inner;
                         t.derivs.insert(0, Deriv::Pointer);
