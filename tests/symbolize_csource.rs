@@ -457,6 +457,19 @@ fn more_allocation_shapes() {
         at("for_init"),
         named("scratch", Some("char"), "malloc", Some("16"))
     );
+    assert_eq!(
+        at("designated"),
+        named(
+            "m2.rows",
+            Some("double *"),
+            "calloc",
+            Some("R, sizeof(double *)")
+        )
+    );
+    assert_eq!(
+        at("positional"),
+        named("pair[0]", Some("int"), "malloc", Some("sizeof(int)"))
+    );
     assert_eq!(at("strdup"), named("copy", Some("char"), "strdup", None));
     assert_eq!(
         at("two_arg_wrapper"),

@@ -426,7 +426,10 @@ impl CSource {
     /// other call whose result is stored counts (`int *v = xmalloc(n)` gives
     /// `v` with `alloc_fn` `"xmalloc"`). The value is followed up through
     /// casts, parentheses and `?:` to an assignment `=`, an initializer or a
-    /// `return`. A local variable that the function later returns gives
+    /// `return`, or through an initializer list to the declared variable
+    /// (`struct m v = { .rows = malloc(n) }` names `v.rows`, the first
+    /// element of `int *a[2] = { malloc(n) }` is `a[0]`). A local variable
+    /// that the function later returns gives
     /// [`AllocTarget::Returned`], as does `return malloc(n)`.
     /// `posix_memalign(&p, ...)` names `p`.
     pub fn allocation_target(&self, line: u32) -> AllocTarget {
@@ -561,6 +564,9 @@ impl CSource {
         // The outermost cast of the value, whose type stands in for the
         // target's when the target is declared outside this file.
         let mut cast: Option<Node<'_>> = None;
+        // Designators crossed inside an initializer, outermost first:
+        // `.rows`, `[0]`.
+        let mut path: Vec<String> = Vec::new();
         loop {
             let Some(parent) = node.parent() else {
                 return AllocTarget::Unknown(format!(
@@ -612,6 +618,47 @@ impl CSource {
                         _ => AllocTarget::Unknown(format!(
                             "the result of {alloc_fn} on line {line} is not assigned with a plain `=`"
                         )),
+                    };
+                }
+                "initializer_pair" if parent.child_by_field_name("value") == Some(node) => {
+                    let mut cursor = parent.walk();
+                    let designators: Vec<String> = parent
+                        .children_by_field_name("designator", &mut cursor)
+                        .map(|d| self.clean_text(d))
+                        .collect();
+                    path.splice(0..0, designators);
+                    node = parent
+                }
+                "initializer_list" => {
+                    if node.kind() != "initializer_pair" {
+                        let index = children(parent).iter().position(|c| *c == node);
+                        path.insert(0, format!("[{}]", index.unwrap_or(0)));
+                    }
+                    node = parent
+                }
+                "init_declarator" if !path.is_empty() => {
+                    let declarator = parent.child_by_field_name("declarator");
+                    let type_node = parent.parent().and_then(|d| d.child_by_field_name("type"));
+                    let name = declarator.and_then(|d| self.declarator_name(d));
+                    let Some(name) = name else {
+                        return AllocTarget::Unknown(format!(
+                            "the declarator initialised by {alloc_fn} on line {line} has no name"
+                        ));
+                    };
+                    let mut ctype = type_node
+                        .zip(declarator)
+                        .map(|(t, d)| self.declared_type(t, d));
+                    for step in &path {
+                        ctype = ctype.and_then(|t| match step.strip_prefix('.') {
+                            Some(field) => self.field_type(t, field.trim()),
+                            None => self.deref(t),
+                        });
+                    }
+                    return AllocTarget::Named {
+                        name: format!("{}{}", self.clean_text(name), path.concat()),
+                        elem_type: ctype.and_then(|t| self.deref(t)).map(|t| t.render()),
+                        alloc_fn,
+                        size_expr,
                     };
                 }
                 "init_declarator" => {

@@ -62,6 +62,10 @@ int main(int argc, char **argv)
     for (char *scratch = malloc(16); scratch; free(scratch), scratch = NULL) /* @for_init */
         scratch[0] = 0;
 
+    struct matrix m2 = { .nrows = R, .rows = calloc(R, sizeof(double *)) }; /* @designated */
+    int *pair[2] = { malloc(sizeof(int)), NULL }; /* @positional */
+    free(m2.rows); free(pair[0]);
+
     char *copy = strdup(argv[0]); /* @strdup */
     long *pooled = (long *) pool_alloc(NULL, 8 * sizeof(long)); /* @two_arg_wrapper */
 
