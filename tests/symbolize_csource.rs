@@ -369,3 +369,129 @@ fn defines_refer_to_earlier_defines_and_sizeof() {
     assert_eq!(d.get("BIG"), Some(&(1 << 20)));
     assert_eq!(d.get("F"), None);
 }
+
+#[test]
+fn invalid_recursive_definitions_do_not_hang() {
+    let src = CSource::parse(
+        "enum { A = B, B = A };\nstruct loop { struct loop inner; };\n\
+         void f(void) { struct loop *l = malloc(A * sizeof(struct loop)); }\n"
+            .to_string(),
+    );
+    let size = src.eval_size("A * sizeof(struct loop)").unwrap();
+    assert_eq!(size.factors, vec![None]);
+    assert_eq!(size.elem_bytes, None);
+    assert_eq!(size.elem_type.as_deref(), Some("struct loop"));
+    assert!(matches!(
+        src.allocation_target(3),
+        AllocTarget::Named { ref name, .. } if name == "l"
+    ));
+}
+
+#[test]
+fn more_allocation_shapes() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/c/sym_alloc_more.c");
+    let dir = tempfile::tempdir().unwrap();
+    let exe = dir.path().join("more");
+    let status = Command::new("cc")
+        .args(["-std=c11", "-g", "-O0", "-o"])
+        .arg(&exe)
+        .arg(&path)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert_eq!(Command::new(&exe).status().unwrap().code(), Some(0));
+
+    let text = std::fs::read_to_string(&path).unwrap();
+    let src = CSource::parse(text.clone());
+    let at = |key: &str| {
+        let marker = format!("/* @{key} */");
+        let line = text.lines().position(|l| l.contains(&marker)).unwrap() as u32 + 1;
+        src.allocation_target(line)
+    };
+    assert_eq!(at("assign_then_return"), AllocTarget::Returned);
+    assert_eq!(at("pool_inner"), AllocTarget::Returned);
+    assert_eq!(
+        at("conditional"),
+        named("p", Some("int"), "malloc", Some("n * sizeof *p"))
+    );
+    assert_eq!(
+        at("in_macro_call"),
+        named("q", Some("int"), "malloc", Some("C * sizeof(int)"))
+    );
+    assert_eq!(
+        at("typedef_pointer"),
+        named("head", Some("struct node"), "malloc", Some("sizeof *head"))
+    );
+    // A user function that is not named like an allocator: no size.
+    assert_eq!(
+        at("user_function"),
+        named("head->next", Some("struct node"), "new_node", None)
+    );
+    assert_eq!(
+        at("grid"),
+        named("grid", Some("int *"), "malloc", Some("R * sizeof(int *)"))
+    );
+    assert_eq!(
+        at("grid_row"),
+        named("grid[i]", Some("int"), "malloc", Some("C * sizeof(int)"))
+    );
+    assert_eq!(
+        at("matrix_rows"),
+        named(
+            "mat.rows",
+            Some("double *"),
+            "calloc",
+            Some("R, sizeof(double *)")
+        )
+    );
+    assert_eq!(
+        at("matrix_row"),
+        named(
+            "mat.rows[i]",
+            Some("double"),
+            "calloc",
+            Some("C, sizeof(double)")
+        )
+    );
+    assert_eq!(
+        at("for_init"),
+        named("scratch", Some("char"), "malloc", Some("16"))
+    );
+    assert_eq!(
+        at("designated"),
+        named(
+            "m2.rows",
+            Some("double *"),
+            "calloc",
+            Some("R, sizeof(double *)")
+        )
+    );
+    assert_eq!(
+        at("positional"),
+        named("pair[0]", Some("int"), "malloc", Some("sizeof(int)"))
+    );
+    assert_eq!(at("strdup"), named("copy", Some("char"), "strdup", None));
+    assert_eq!(
+        at("two_arg_wrapper"),
+        named(
+            "pooled",
+            Some("long"),
+            "pool_alloc",
+            Some("8 * sizeof(long)")
+        )
+    );
+
+    let line = |key: &str| {
+        let marker = format!("/* @{key} */");
+        text.lines().position(|l| l.contains(&marker)).unwrap() as u32 + 1
+    };
+    // struct node { int; struct node *; } is 16 bytes with padding.
+    assert_eq!(
+        src.eval_size_at("sizeof *head", line("typedef_pointer")),
+        Some(size(&[], Some(16), Some("struct node")))
+    );
+    assert_eq!(
+        src.eval_size_at("C, sizeof(double)", line("matrix_row")),
+        Some(size(&[Some(6)], Some(8), Some("double")))
+    );
+}

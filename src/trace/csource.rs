@@ -12,6 +12,7 @@
 //! and conditional compilation are not (both branches of an `#ifdef` are
 //! seen). Type sizes assume the LP64 data model of x86-64 and AArch64 Linux.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 
 use tree_sitter::{Node, Parser, Point, Tree};
@@ -30,13 +31,15 @@ pub enum AllocTarget {
         elem_type: Option<String>,
         /// The called function: a standard allocator (`"malloc"`,
         /// `"calloc"`, `"realloc"`, `"aligned_alloc"`, `"posix_memalign"`,
-        /// ...) or, for wrappers, the wrapper's name (`"xmalloc"`).
+        /// ...) or, for wrappers, the wrapper's name (`"xmalloc"`). C++
+        /// `new` is not recognised: files are parsed as C.
         alloc_fn: String,
         /// Source text of the size argument(s), comments dropped and
-        /// whitespace collapsed. For
-        /// two-factor allocators (`calloc`, `reallocarray`) the two
-        /// arguments joined by `", "`; [`CSource::eval_size`] multiplies
-        /// them.
+        /// whitespace collapsed. For two-factor allocators (`calloc`,
+        /// `reallocarray`) the two arguments joined by `", "`;
+        /// [`CSource::eval_size`] multiplies them. For other functions only
+        /// when the name contains `alloc`: the last argument (both for a
+        /// two-argument `...calloc`); `None` otherwise.
         size_expr: Option<String>,
     },
     /// The allocation's value is returned from the enclosing function
@@ -198,11 +201,17 @@ const CONTAINER_KINDS: &[&str] = &[
 /// together with evaluating the file's `#define`s. Each query walks the
 /// syntax tree again (linear in the file size too), which is cheap next to
 /// tracing; cache the answers per line if you ask the same line many times.
+///
+/// `Send` but not `Sync` (a recursion guard uses a `Cell`).
 pub struct CSource {
     text: String,
     tree: Tree,
     defines: HashMap<String, i64>,
     line_count: usize,
+    /// Nesting depth of the recursive type and constant lookups, bounded so
+    /// that invalid C (a self-containing struct, enum constants defined in
+    /// terms of each other) cannot recurse without end.
+    depth: Cell<u32>,
 }
 
 impl std::fmt::Debug for CSource {
@@ -345,6 +354,7 @@ impl CSource {
             tree,
             defines: HashMap::new(),
             line_count,
+            depth: Cell::new(0),
         };
         let mut raw: Vec<(String, String)> = Vec::new();
         visit(source.tree.root_node(), &mut |n| {
@@ -416,7 +426,10 @@ impl CSource {
     /// other call whose result is stored counts (`int *v = xmalloc(n)` gives
     /// `v` with `alloc_fn` `"xmalloc"`). The value is followed up through
     /// casts, parentheses and `?:` to an assignment `=`, an initializer or a
-    /// `return`. A local variable that the function later returns gives
+    /// `return`, or through an initializer list to the declared variable
+    /// (`struct m v = { .rows = malloc(n) }` names `v.rows`, the first
+    /// element of `int *a[2] = { malloc(n) }` is `a[0]`). A local variable
+    /// that the function later returns gives
     /// [`AllocTarget::Returned`], as does `return malloc(n)`.
     /// `posix_memalign(&p, ...)` names `p`.
     pub fn allocation_target(&self, line: u32) -> AllocTarget {
@@ -456,6 +469,19 @@ impl CSource {
     }
 
     // ----- allocation targets -------------------------------------------
+
+    /// Runs a recursive lookup step, giving up (`None`) beyond 64 nested
+    /// steps.
+    fn guarded<T>(&self, f: impl FnOnce() -> Option<T>) -> Option<T> {
+        let depth = self.depth.get();
+        if depth >= 64 {
+            return None;
+        }
+        self.depth.set(depth + 1);
+        let result = f();
+        self.depth.set(depth);
+        result
+    }
 
     fn node_text(&self, node: Node<'_>) -> &str {
         node.utf8_text(self.text.as_bytes()).unwrap_or("")
@@ -538,6 +564,9 @@ impl CSource {
         // The outermost cast of the value, whose type stands in for the
         // target's when the target is declared outside this file.
         let mut cast: Option<Node<'_>> = None;
+        // Designators crossed inside an initializer, outermost first:
+        // `.rows`, `[0]`.
+        let mut path: Vec<String> = Vec::new();
         loop {
             let Some(parent) = node.parent() else {
                 return AllocTarget::Unknown(format!(
@@ -589,6 +618,47 @@ impl CSource {
                         _ => AllocTarget::Unknown(format!(
                             "the result of {alloc_fn} on line {line} is not assigned with a plain `=`"
                         )),
+                    };
+                }
+                "initializer_pair" if parent.child_by_field_name("value") == Some(node) => {
+                    let mut cursor = parent.walk();
+                    let designators: Vec<String> = parent
+                        .children_by_field_name("designator", &mut cursor)
+                        .map(|d| self.clean_text(d))
+                        .collect();
+                    path.splice(0..0, designators);
+                    node = parent
+                }
+                "initializer_list" => {
+                    if node.kind() != "initializer_pair" {
+                        let index = children(parent).iter().position(|c| *c == node);
+                        path.insert(0, format!("[{}]", index.unwrap_or(0)));
+                    }
+                    node = parent
+                }
+                "init_declarator" if !path.is_empty() => {
+                    let declarator = parent.child_by_field_name("declarator");
+                    let type_node = parent.parent().and_then(|d| d.child_by_field_name("type"));
+                    let name = declarator.and_then(|d| self.declarator_name(d));
+                    let Some(name) = name else {
+                        return AllocTarget::Unknown(format!(
+                            "the declarator initialised by {alloc_fn} on line {line} has no name"
+                        ));
+                    };
+                    let mut ctype = type_node
+                        .zip(declarator)
+                        .map(|(t, d)| self.declared_type(t, d));
+                    for step in &path {
+                        ctype = ctype.and_then(|t| match step.strip_prefix('.') {
+                            Some(field) => self.field_type(t, field.trim()),
+                            None => self.deref(t),
+                        });
+                    }
+                    return AllocTarget::Named {
+                        name: format!("{}{}", self.clean_text(name), path.concat()),
+                        elem_type: ctype.and_then(|t| self.deref(t)).map(|t| t.render()),
+                        alloc_fn,
+                        size_expr,
                     };
                 }
                 "init_declarator" => {
@@ -650,7 +720,7 @@ impl CSource {
             Some(declared) => declared,
             None => self.expr_type(self.text.as_str(), target, Some(target)),
         };
-        let elem_type = ctype.and_then(|t| t.deref()).map(|t| t.render());
+        let elem_type = ctype.and_then(|t| self.deref(t)).map(|t| t.render());
         AllocTarget::Named {
             name,
             elem_type,
@@ -688,11 +758,14 @@ impl CSource {
     fn size_text(&self, alloc_fn: &str, args: &[Node<'_>]) -> Option<String> {
         let indices: Vec<usize> = match allocator_size_args(alloc_fn) {
             Some(indices) => indices.to_vec(),
-            // A wrapper: its only argument, or both arguments of a
-            // calloc-like wrapper.
-            None if args.len() == 1 => vec![0],
+            // Any other function is only assumed to take a size when its
+            // name says it allocates (`xmalloc`, `pool_alloc`): both
+            // arguments of a two-argument `...calloc`, else the last one.
+            None if !alloc_fn.to_ascii_lowercase().contains("alloc") || args.is_empty() => {
+                return None
+            }
             None if args.len() == 2 && alloc_fn.ends_with("calloc") => vec![0, 1],
-            None => return None,
+            None => vec![args.len() - 1],
         };
         let parts: Option<Vec<String>> = indices
             .iter()
@@ -898,6 +971,16 @@ impl CSource {
         found
     }
 
+    /// `*x` of a value of type `ctype`, looking through typedefs only when
+    /// needed: `real *x` gives `real`, a pointer typedef `nodep` gives
+    /// `struct node`.
+    fn deref<'t>(&'t self, ctype: CType<'t>) -> Option<CType<'t>> {
+        ctype
+            .clone()
+            .deref()
+            .or_else(|| self.resolve(ctype).deref())
+    }
+
     /// The type of field `field` of the struct/union `ctype` (no
     /// derivations left).
     fn field_type<'t>(&'t self, ctype: CType<'t>, field: &str) -> Option<CType<'t>> {
@@ -1011,13 +1094,13 @@ impl CSource {
             "identifier" => self.lookup_var(text(expr)?, scope),
             "parenthesized_expression" => self.expr_type(src, *children(expr).first()?, scope),
             "cast_expression" => self.descriptor_type(src, expr.child_by_field_name("type")?),
-            "subscript_expression" => self
-                .expr_type(src, expr.child_by_field_name("argument")?, scope)?
-                .deref(),
+            "subscript_expression" => {
+                self.deref(self.expr_type(src, expr.child_by_field_name("argument")?, scope)?)
+            }
             "pointer_expression" => {
                 let inner = self.expr_type(src, expr.child_by_field_name("argument")?, scope)?;
                 match expr.child_by_field_name("operator")?.kind() {
-                    "*" => inner.deref(),
+                    "*" => self.deref(inner),
                     _ => {
                         let mut t = inner;
                         t.derivs.insert(0, Deriv::Pointer);
@@ -1039,6 +1122,10 @@ impl CSource {
 
     /// Size and alignment of a type, `None` if unknown.
     fn layout(&self, ctype: CType<'_>) -> Option<(i64, i64)> {
+        self.guarded(|| self.layout_inner(ctype))
+    }
+
+    fn layout_inner(&self, ctype: CType<'_>) -> Option<(i64, i64)> {
         let ctype = self.resolve(ctype);
         match ctype.derivs.first() {
             Some(Deriv::Pointer) => return Some((8, 8)),
@@ -1296,6 +1383,10 @@ impl CSource {
 
     /// The value of enum constant `name`, counting implicit values.
     fn enum_constant(&self, name: &str) -> Option<i64> {
+        self.guarded(|| self.enum_constant_inner(name))
+    }
+
+    fn enum_constant_inner(&self, name: &str) -> Option<i64> {
         let mut found = None;
         visit(self.tree.root_node(), &mut |n| {
             if found.is_some() || n.kind() != "enumerator_list" {

@@ -173,6 +173,9 @@ struct FunctionSymbol {
 ///
 /// Separate debug files (`.gnu_debuglink`, debuginfod) and split DWARF
 /// (`.dwo`) are not followed: such objects look like objects without DWARF.
+///
+/// A `Symbolizer` is `Send` but not `Sync` (the lazy DWARF caches are not
+/// thread-safe): move it to a worker thread, or wrap it in a `Mutex`.
 pub struct Symbolizer {
     path: PathBuf,
     context: Option<addr2line::Context<Reader>>,
@@ -374,14 +377,14 @@ impl Symbolizer {
 
     /// Symbol-table lookup: the function symbol whose `[address, address +
     /// size)` contains `file_addr` (a size-0 symbol covers one address).
+    /// Scans back over a few preceding symbols, so that a local label or
+    /// alias starting inside a function does not hide the function.
     fn symbol_name(&self, file_addr: u64) -> Option<&str> {
         let index = self.symbols.partition_point(|s| s.address <= file_addr);
-        // Several symbols may share an address (aliases); take any that
-        // covers the address, scanning back from the last candidate.
         self.symbols[..index]
             .iter()
             .rev()
-            .take_while(|s| s.address == self.symbols[index - 1].address)
+            .take(16)
             .find(|s| file_addr - s.address < s.size.max(1))
             .map(|s| s.name.as_str())
     }
