@@ -172,7 +172,10 @@ fn write_atomically(path: &Path, bytes: &[u8], mode: u32) -> Result<(), RunError
     if fs::read(path).map(|b| b == bytes).unwrap_or(false) {
         return Ok(());
     }
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    // Unique per process and call: threads of one process may install at once.
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = path.with_extension(format!("tmp{}.{n}", std::process::id()));
     fs::write(&tmp, bytes).map_err(io_err("could not write", &tmp))?;
     fs::set_permissions(&tmp, fs::Permissions::from_mode(mode)).map_err(io_err("could not set permissions of", &tmp))?;
     fs::rename(&tmp, path).map_err(io_err("could not install", path))
