@@ -1,1 +1,110 @@
 //! The figure stage: plotly figures written as offline HTML into `figures/`.
+//!
+//! The analysis hands over three polars tables (see [`crate::filter::schema`]):
+//! accesses, variables and source lines. Each public function here draws one
+//! kind of figure page from them:
+//!
+//! * [`complete_memory_access_pattern`]: every drawn access of every variable,
+//!   as the original tool's 3D scatter (occurrence, variable, address, coloured
+//!   by time) plus a 2D WebGL address-over-time scatter.
+//! * [`array_2d`]: one variable seen as a `rows x cols` matrix: 3D scatter
+//!   (column, occurrence, row), heatmaps of access count, first and last access
+//!   time and store share, and a replay of the traversal with a time slider.
+//! * [`array_3d`]: one variable seen as a `planes x cols x depth` array: 3D
+//!   scatter (column, depth, plane) and per-plane heatmaps with a slider.
+//!
+//! Pages load plotly.js from `plotly.min.js` in the same directory (written
+//! once by [`ensure_plotly_js`]), so they open with no network access. With
+//! [`FigureOptions::save`] the drawn data is also written as CSV to `visinfo/`.
+//!
+//! Scale: a scatter never holds more than [`FigureOptions::point_budget`]
+//! points. Above that, accesses are binned exactly by (space bin, time bin);
+//! every bin keeps its count (marker size and hover), the page title says so
+//! and [`FigureReport::aggregated`] describes it. Heatmaps are aggregated by
+//! element already; grids with more cells than the budget are merged into
+//! square blocks of cells. Hover text uses `customdata` and `hovertemplate`,
+//! never per-point formatted strings.
+
+mod aggregate;
+mod array;
+mod complete;
+mod csv;
+mod error;
+mod html;
+mod input;
+mod traces;
+
+use std::path::PathBuf;
+
+pub use array::{array_2d, array_3d};
+pub use complete::complete_memory_access_pattern;
+pub use error::VisError;
+pub use html::{ensure_plotly_js, sanitize_name, PLOTLY_JS, PLOTLY_JS_NAME};
+
+/// Largest accepted [`FigureOptions::point_budget`]: beyond this a page would
+/// be several gigabytes and no browser could open it.
+pub const MAX_POINT_BUDGET: usize = 50_000_000;
+
+/// Where and how figures are written.
+#[derive(Clone, Debug)]
+pub struct FigureOptions {
+    /// Directory of the HTML pages and the shared `plotly.min.js`.
+    pub figures_dir: PathBuf,
+    /// Directory of the CSV data written when `save` is set.
+    pub visinfo_dir: PathBuf,
+    /// Also write the drawn data as CSV into `visinfo_dir` (one row per access
+    /// or element touch; costs about 50 bytes per row on disk).
+    pub save: bool,
+    /// Most points one view may hold before accesses are aggregated. Must be
+    /// in `1..=50_000_000`; the default 200 000 keeps pages responsive.
+    pub point_budget: usize,
+    /// `false` (default, like the original tool): row 0 at the bottom, as in a
+    /// plot. `true`: row 0 at the top, as a matrix is written.
+    pub matrix_orientation: bool,
+}
+
+impl Default for FigureOptions {
+    fn default() -> Self {
+        FigureOptions {
+            figures_dir: PathBuf::from("figures"),
+            visinfo_dir: PathBuf::from("visinfo"),
+            save: false,
+            point_budget: 200_000,
+            matrix_orientation: false,
+        }
+    }
+}
+
+impl FigureOptions {
+    /// Checks the options; called by every figure function before any work.
+    pub fn validate(&self) -> Result<(), VisError> {
+        if self.point_budget == 0 {
+            return Err(VisError::BadOption(
+                "The point budget is 0, so no point could be drawn. Give a budget of at least 1 (the default is 200000).".into(),
+            ));
+        }
+        if self.point_budget > MAX_POINT_BUDGET {
+            return Err(VisError::BadOption(format!(
+                "The point budget {} is larger than {MAX_POINT_BUDGET}; a page that large cannot be opened by a browser. Give a smaller budget (the default is 200000).",
+                self.point_budget
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// What a figure function wrote.
+#[derive(Clone, Debug, Default)]
+pub struct FigureReport {
+    /// The HTML page.
+    pub html: PathBuf,
+    /// CSV files written to `visinfo_dir` (empty unless `save`).
+    pub data_csv: Vec<PathBuf>,
+    /// Points in the largest scatter of the page (after aggregation).
+    pub points: usize,
+    /// `Some(description)` when accesses were binned to fit the point budget.
+    pub aggregated: Option<String>,
+    /// Things the user should know: accesses outside the block, shapes that
+    /// do not divide the block, merged heatmap cells.
+    pub warnings: Vec<String>,
+}

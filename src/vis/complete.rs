@@ -1,0 +1,418 @@
+//! The complete memory access pattern: every drawn access of every variable.
+
+use std::sync::Arc;
+
+use plotly::common::{Marker, MarkerSymbol, Mode, Title};
+use plotly::layout::{Axis, LayoutScene};
+use plotly::{Layout, Plot, Scatter, Scatter3D};
+use polars::prelude::DataFrame;
+
+use super::aggregate::{aggregate, Binned, Group};
+use super::csv::CsvOut;
+use super::error::VisError;
+use super::html::{write_page, PageFigure};
+use super::input::{op_index, op_name, Accesses, Lines, Variables, OP_NAMES};
+use super::traces::{count_sizes, time_marker, CdCol, CustomData, Ext, OneOrMany, PALETTE};
+use super::{FigureOptions, FigureReport};
+
+/// File name of the page written by [`complete_memory_access_pattern`].
+pub(crate) const FILE: &str = "complete_memory_access_pattern.html";
+
+/// Hover of one exact access; customdata is
+/// `[time, variable, operation, thread, occurrence, source, address]`.
+const HOVER_EXACT: &str = "order (time) %{customdata[0]}<br>address 0x%{customdata[6]:x}<br>variable %{customdata[1]}<br>operation %{customdata[2]}<br>thread %{customdata[3]}<br>occurrence %{customdata[4]}<br>source %{customdata[5]}<extra></extra>";
+
+/// Hover of one aggregated group; customdata is `[count, t_min, t_max,
+/// variable, addr_min, addr_max, occ_min, occ_max, loads, stores, modifies,
+/// thread, source]` (thread and source of the group's earliest access).
+const HOVER_GROUP: &str = "<b>%{customdata[0]} accesses</b><br>order (time) %{customdata[1]} to %{customdata[2]}<br>address 0x%{customdata[4]:x} to 0x%{customdata[5]:x}<br>variable %{customdata[3]}<br>loads %{customdata[8]}, stores %{customdata[9]}, modifies %{customdata[10]}<br>occurrence %{customdata[6]} to %{customdata[7]}<br>first: thread %{customdata[11]}, source %{customdata[12]}<extra></extra>";
+
+pub(crate) fn symbol(op: usize) -> MarkerSymbol {
+    match op {
+        0 => MarkerSymbol::Circle,
+        1 => MarkerSymbol::X,
+        2 => MarkerSymbol::Diamond,
+        _ => MarkerSymbol::Square,
+    }
+}
+
+/// Draws every access of `acc` to `figures/complete_memory_access_pattern.html`.
+///
+/// The page holds (a) the original tool's 3D scatter: x = occurrence of the
+/// address, y = variable (ordered by base address), z = address, colour =
+/// time; and (b) a 2D WebGL scatter of address over access order with one
+/// colour per variable and one marker symbol per operation. Hover shows
+/// order, hex address, variable, operation, thread, occurrence and source
+/// line. `acc` is drawn as given: the caller filters it to the selected
+/// memory kinds. With `save`, `visinfo/complete_memory_access_pattern.csv`
+/// gets one row per access (`index` is the row of `acc`).
+///
+/// Above `point_budget` accesses both scatters show exact (variable, address
+/// bin, time bin) groups whose marker size grows with their count.
+///
+/// Cost: O(n) to read and draw n <= budget accesses; above the budget O(n)
+/// hash lookups per aggregation pass (usually 1-3 passes), memory O(budget).
+///
+/// # Errors
+/// Bad options, tables not following the schema, an empty access table, or
+/// a file that cannot be written.
+pub fn complete_memory_access_pattern(
+    acc: &DataFrame,
+    vars: &DataFrame,
+    lines: &DataFrame,
+    o: &FigureOptions,
+) -> Result<FigureReport, VisError> {
+    o.validate()?;
+    let a = Accesses::read(acc)?;
+    let v = Variables::read(vars)?;
+    let l = Lines::read(lines)?;
+    let n = a.len();
+    if n == 0 {
+        return Err(VisError::Empty(
+            "The access table is empty, so there is no memory access pattern to draw. Check the memory kinds selected and that the traced program accessed memory.".into(),
+        ));
+    }
+    let var = a.var();
+    let addr = a.addr();
+    let time = a.time();
+
+    // Variables present, ordered by base address; rank = their y position.
+    let max_id = var.iter().copied().max().unwrap_or(0) as usize;
+    let mut seen = vec![false; max_id + 1];
+    for &x in var {
+        seen[x as usize] = true;
+    }
+    let mut present: Vec<u32> = (0..=max_id as u32).filter(|&i| seen[i as usize]).collect();
+    present.sort_by_key(|&i| (v.get(i).map_or(u64::MAX, |x| x.base), i));
+    let mut rank_of = vec![u32::MAX; max_id + 1];
+    for (r, &id) in present.iter().enumerate() {
+        rank_of[id as usize] = r as u32;
+    }
+    let names: Arc<Vec<String>> = Arc::new(present.iter().map(|&i| v.name(i)).collect());
+    let sources: Arc<Vec<String>> = Arc::new(l.sources().to_vec());
+    let t_lo = time.iter().copied().min().unwrap_or(0);
+    let t_hi = time.iter().copied().max().unwrap_or(0);
+
+    let mut report = FigureReport::default();
+    let title;
+    let (fig3d, fig2d) = if n <= o.point_budget {
+        report.points = n;
+        title = format!("Complete memory access pattern ({n} accesses)");
+        exact_figures(&a, &rank_of, &names, &sources, t_lo, t_hi)
+    } else {
+        // Per-variable address ranges, for per-variable address bins.
+        let nv = present.len();
+        let mut lo = vec![u64::MAX; nv];
+        let mut hi = vec![0u64; nv];
+        for k in 0..n {
+            let r = rank_of[var[k] as usize] as usize;
+            lo[r] = lo[r].min(addr[k]);
+            hi[r] = hi[r].max(addr[k]);
+        }
+        let source = |f: &mut dyn FnMut(usize, u64) -> bool| {
+            for k in 0..n {
+                if !f(k, addr[k]) {
+                    break;
+                }
+            }
+        };
+        let key = |row: usize, coord: u64, res: u64| {
+            let r = rank_of[var[row] as usize] as usize;
+            let width = (hi[r] - lo[r] + 1).div_ceil(res).max(1);
+            ((r as u64) << 27) | ((coord - lo[r]) / width)
+        };
+        let binned = aggregate(&a, &source, &key, t_lo, t_hi, o.point_budget);
+        let desc = format!(
+            "{n} accesses exceed the point budget of {}: each point is the exact group of accesses to one of {} address bins per variable during one of {} time bins ({} accesses wide); marker size and hover give the count.",
+            o.point_budget,
+            binned.res,
+            (t_hi - t_lo + 1).div_ceil(binned.time_width),
+            binned.time_width
+        );
+        report.points = binned.groups.len();
+        title = format!(
+            "Complete memory access pattern ({n} accesses, aggregated into {} points)",
+            binned.groups.len()
+        );
+        report.aggregated = Some(desc);
+        group_figures(&a, &binned, &names, &sources, t_lo, t_hi)
+    };
+
+    let mut intro = vec![
+        "Each point is a memory access. 3D: occurrence of the address (x), variable (y), address (z), coloured from sooner (dark) to later (yellow). 2D: address over access order, one colour per variable, one symbol per operation (circle load, x store, diamond modify).".to_string(),
+    ];
+    if let Some(d) = &report.aggregated {
+        intro.push(d.clone());
+    }
+    let figures = [
+        PageFigure {
+            heading: "Accesses by occurrence, variable and address".into(),
+            note: "Drag to rotate, scroll to zoom; hover a point for its details.".into(),
+            plot: fig3d,
+            height: 800,
+        },
+        PageFigure {
+            heading: "Address over time".into(),
+            note: "Click a legend entry to hide it, double-click to show it alone.".into(),
+            plot: fig2d,
+            height: 650,
+        },
+    ];
+    report.html = write_page(&o.figures_dir, FILE, &title, &intro, &figures)?;
+
+    if o.save {
+        let mut w = CsvOut::create(
+            &o.visinfo_dir,
+            "complete_memory_access_pattern.csv",
+            &[
+                "index",
+                "address",
+                "variable",
+                "occurrence",
+                "operation",
+                "thread",
+                "time",
+            ],
+        )?;
+        let (op, occ, tid) = (a.op(), a.occ(), a.tid());
+        for k in 0..n {
+            w.num(k as u64);
+            w.hex(addr[k]);
+            w.text(&names[rank_of[var[k] as usize] as usize]);
+            w.num(occ[k] as u64);
+            w.text(op_name(op[k]));
+            w.num(tid[k] as u64);
+            w.num(time[k]);
+            w.end_row()?;
+        }
+        report.data_csv.push(w.finish()?);
+    }
+    Ok(report)
+}
+
+fn scene(names: &[String]) -> LayoutScene {
+    LayoutScene::new()
+        .x_axis(Axis::new().title(Title::with_text("occurrence")))
+        .y_axis(
+            Axis::new()
+                .title(Title::with_text("variable"))
+                .tick_values((0..names.len()).map(|r| r as f64).collect())
+                .tick_text(names.to_vec()),
+        )
+        .z_axis(
+            Axis::new()
+                .title(Title::with_text("address"))
+                .tick_format("x")
+                .tick_prefix("0x"),
+        )
+}
+
+fn layout_2d() -> Layout {
+    Layout::new()
+        .x_axis(Axis::new().title(Title::with_text("access order (time)")))
+        .y_axis(
+            Axis::new()
+                .title(Title::with_text("address"))
+                .tick_format("x")
+                .tick_prefix("0x"),
+        )
+        .hover_mode(plotly::layout::HoverMode::Closest)
+}
+
+fn exact_figures(
+    a: &Accesses,
+    rank_of: &[u32],
+    names: &Arc<Vec<String>>,
+    sources: &Arc<Vec<String>>,
+    t_lo: u64,
+    t_hi: u64,
+) -> (Plot, Plot) {
+    let n = a.len();
+    let (time, op, addr, tid, var, occ, line) = (
+        a.time(),
+        a.op(),
+        a.addr(),
+        a.tid(),
+        a.var(),
+        a.occ(),
+        a.line(),
+    );
+    let ranks: Vec<u32> = var.iter().map(|&x| rank_of[x as usize]).collect();
+    let custom = |rows: &mut dyn Iterator<Item = usize>| {
+        let rows: Vec<usize> = rows.collect();
+        CustomData {
+            cols: vec![
+                CdCol::U64(rows.iter().map(|&k| time[k]).collect()),
+                CdCol::Str(rows.iter().map(|&k| ranks[k]).collect(), names.clone()),
+                CdCol::Static(
+                    rows.iter().map(|&k| op_index(op[k]) as u8).collect(),
+                    &OP_NAMES,
+                ),
+                CdCol::U64(rows.iter().map(|&k| tid[k] as u64).collect()),
+                CdCol::U64(rows.iter().map(|&k| occ[k] as u64).collect()),
+                CdCol::Str(rows.iter().map(|&k| line[k]).collect(), sources.clone()),
+                CdCol::U64(rows.iter().map(|&k| addr[k]).collect()),
+            ],
+        }
+    };
+
+    let t3 = Scatter3D::new(occ.to_vec(), ranks.clone(), addr.to_vec())
+        .mode(Mode::Markers)
+        .name("accesses")
+        .hover_template(HOVER_EXACT);
+    let marker = time_marker(
+        time.iter().map(|&t| t as f64).collect(),
+        t_lo,
+        t_hi,
+        OneOrMany::One(3.0),
+    );
+    let mut p3 = Plot::new();
+    p3.add_trace(
+        Ext::new(*t3)
+            .custom(custom(&mut (0..n)))
+            .marker(marker)
+            .boxed(),
+    );
+    p3.set_layout(Layout::new().scene(scene(names)).height(800));
+
+    // 2D: one trace per (variable, operation).
+    let nv = names.len();
+    let mut buckets: Vec<Vec<usize>> = vec![Vec::new(); nv * 4];
+    for k in 0..n {
+        buckets[ranks[k] as usize * 4 + op_index(op[k])].push(k);
+    }
+    let mut p2 = Plot::new();
+    for (b, rows) in buckets.iter().enumerate() {
+        if rows.is_empty() {
+            continue;
+        }
+        let (r, oi) = (b / 4, b % 4);
+        let t2 = Scatter::new(
+            rows.iter().map(|&k| time[k]).collect::<Vec<_>>(),
+            rows.iter().map(|&k| addr[k]).collect::<Vec<_>>(),
+        )
+        .web_gl_mode(true)
+        .mode(Mode::Markers)
+        .name(format!("{} {}", names[r], OP_NAMES[oi]))
+        .legend_group(names[r].clone())
+        .marker(
+            Marker::new()
+                .color(PALETTE[r % PALETTE.len()])
+                .symbol(symbol(oi))
+                .size(5),
+        )
+        .hover_template(HOVER_EXACT);
+        p2.add_trace(
+            Ext::new(*t2)
+                .custom(custom(&mut rows.iter().copied()))
+                .boxed(),
+        );
+    }
+    p2.set_layout(layout_2d().height(650));
+    (p3, p2)
+}
+
+fn group_custom(
+    a: &Accesses,
+    gs: &[&Group],
+    names: &Arc<Vec<String>>,
+    sources: &Arc<Vec<String>>,
+) -> CustomData {
+    let (tid, line) = (a.tid(), a.line());
+    CustomData {
+        cols: vec![
+            CdCol::U64(gs.iter().map(|g| g.count).collect()),
+            CdCol::U64(gs.iter().map(|g| g.t_min).collect()),
+            CdCol::U64(gs.iter().map(|g| g.t_max).collect()),
+            CdCol::Str(
+                gs.iter().map(|g| (g.space >> 27) as u32).collect(),
+                names.clone(),
+            ),
+            CdCol::U64(gs.iter().map(|g| g.coord_min).collect()),
+            CdCol::U64(gs.iter().map(|g| g.coord_max).collect()),
+            CdCol::U64(gs.iter().map(|g| g.occ_min as u64).collect()),
+            CdCol::U64(gs.iter().map(|g| g.occ_max as u64).collect()),
+            CdCol::U64(gs.iter().map(|g| g.ops[0]).collect()),
+            CdCol::U64(gs.iter().map(|g| g.ops[1]).collect()),
+            CdCol::U64(gs.iter().map(|g| g.ops[2]).collect()),
+            CdCol::U64(gs.iter().map(|g| tid[g.first_row] as u64).collect()),
+            CdCol::Str(
+                gs.iter().map(|g| line[g.first_row]).collect(),
+                sources.clone(),
+            ),
+        ],
+    }
+}
+
+fn group_figures(
+    a: &Accesses,
+    binned: &Binned,
+    names: &Arc<Vec<String>>,
+    sources: &Arc<Vec<String>>,
+    t_lo: u64,
+    t_hi: u64,
+) -> (Plot, Plot) {
+    let gs: Vec<&Group> = binned.groups.iter().collect();
+    let counts: Vec<u64> = gs.iter().map(|g| g.count).collect();
+    let sizes = count_sizes(&counts);
+    let t3 = Scatter3D::new(
+        gs.iter().map(|g| g.occ_min).collect::<Vec<_>>(),
+        gs.iter()
+            .map(|g| (g.space >> 27) as u32)
+            .collect::<Vec<_>>(),
+        gs.iter().map(|g| g.coord_min).collect::<Vec<_>>(),
+    )
+    .mode(Mode::Markers)
+    .name("access groups")
+    .hover_template(HOVER_GROUP);
+    let marker = time_marker(
+        gs.iter().map(|g| g.t_mean()).collect(),
+        t_lo,
+        t_hi,
+        OneOrMany::Many(sizes.clone()),
+    );
+    let mut p3 = Plot::new();
+    p3.add_trace(
+        Ext::new(*t3)
+            .custom(group_custom(a, &gs, names, sources))
+            .marker(marker)
+            .boxed(),
+    );
+    p3.set_layout(Layout::new().scene(scene(names)).height(800));
+
+    let nv = names.len();
+    let mut buckets: Vec<Vec<usize>> = vec![Vec::new(); nv * 4];
+    for (k, g) in gs.iter().enumerate() {
+        buckets[(g.space >> 27) as usize * 4 + g.main_op()].push(k);
+    }
+    let mut p2 = Plot::new();
+    for (b, idx) in buckets.iter().enumerate() {
+        if idx.is_empty() {
+            continue;
+        }
+        let (r, oi) = (b / 4, b % 4);
+        let sub: Vec<&Group> = idx.iter().map(|&k| gs[k]).collect();
+        let t2 = Scatter::new(
+            sub.iter().map(|g| g.t_mean()).collect::<Vec<_>>(),
+            sub.iter().map(|g| g.coord_min).collect::<Vec<_>>(),
+        )
+        .web_gl_mode(true)
+        .mode(Mode::Markers)
+        .name(format!("{} mostly {}", names[r], OP_NAMES[oi]))
+        .legend_group(names[r].clone())
+        .marker(
+            Marker::new()
+                .color(PALETTE[r % PALETTE.len()])
+                .symbol(symbol(oi))
+                .size_array(idx.iter().map(|&k| sizes[k].round() as usize).collect()),
+        )
+        .hover_template(HOVER_GROUP);
+        p2.add_trace(
+            Ext::new(*t2)
+                .custom(group_custom(a, &sub, names, sources))
+                .boxed(),
+        );
+    }
+    p2.set_layout(layout_2d().height(650));
+    (p3, p2)
+}

@@ -1,0 +1,176 @@
+//! Offline HTML pages: one shared `plotly.min.js` next to the figures and a
+//! small page per figure file that loads it by relative path.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use plotly::Plot;
+
+use super::error::VisError;
+
+/// plotly.js v3.0.1 (MIT licence, Copyright 2012-2025 Plotly, Inc.), the copy
+/// bundled in the source of the `plotly` crate 0.13.5 (`resource/plotly.min.js`).
+/// Shipped so that figures open without network access.
+pub const PLOTLY_JS: &[u8] = include_bytes!("assets/plotly.min.js");
+
+/// File name of the shared plotly.js copy inside the figures directory.
+pub const PLOTLY_JS_NAME: &str = "plotly.min.js";
+
+/// Writes `dir/plotly.min.js` unless an identical copy is already there.
+///
+/// Cost: one read of the existing file (4.6 MB) to compare, one write when it
+/// differs or is missing.
+pub fn ensure_plotly_js(dir: &Path) -> Result<PathBuf, VisError> {
+    fs::create_dir_all(dir).map_err(|e| VisError::io(dir, e))?;
+    let path = dir.join(PLOTLY_JS_NAME);
+    let same = match fs::metadata(&path) {
+        Ok(m) if m.len() == PLOTLY_JS.len() as u64 => {
+            fs::read(&path).map(|b| b == PLOTLY_JS).unwrap_or(false)
+        }
+        _ => false,
+    };
+    if !same {
+        fs::write(&path, PLOTLY_JS).map_err(|e| VisError::io(&path, e))?;
+    }
+    Ok(path)
+}
+
+/// One plotly figure of a page, with a heading and an explanatory note.
+pub(crate) struct PageFigure {
+    pub(crate) heading: String,
+    pub(crate) note: String,
+    pub(crate) plot: Plot,
+    /// CSS height of the figure's div in pixels.
+    pub(crate) height: u32,
+}
+
+/// Escapes text for HTML element content and attribute values.
+pub(crate) fn escape_html(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// Serializes a plot to JSON that is safe inside a `<script>` element: `<`
+/// only occurs inside JSON strings, where `\u003c` means the same.
+fn plot_json(plot: &Plot, figure: &str) -> Result<Vec<u8>, VisError> {
+    let raw = serde_json::to_vec(plot).map_err(|source| VisError::Json {
+        figure: figure.to_string(),
+        source,
+    })?;
+    if !raw.contains(&b'<') {
+        return Ok(raw);
+    }
+    let mut out = Vec::with_capacity(raw.len() + 64);
+    for &b in &raw {
+        if b == b'<' {
+            out.extend_from_slice(b"\\u003c");
+        } else {
+            out.push(b);
+        }
+    }
+    Ok(out)
+}
+
+const RENDER_JS: &str = r#"
+(function () {
+  var ids = Array.prototype.map.call(document.querySelectorAll('div.mapvis-fig'), function (d) { return d.id; });
+  Promise.all(ids.map(function (id) {
+    var fig = JSON.parse(document.getElementById(id + '-json').textContent);
+    var div = document.getElementById(id);
+    return Plotly.newPlot(div, fig.data, fig.layout, fig.config).then(function () {
+      if (fig.frames && fig.frames.length) { return Plotly.addFrames(div, fig.frames); }
+    }).then(function () { return div.data.length; });
+  })).then(function (counts) {
+    var total = counts.reduce(function (a, b) { return a + b; }, 0);
+    document.body.setAttribute('data-rendered-traces', String(total));
+    document.body.setAttribute('data-rendered-figures', String(counts.length));
+  }).catch(function (err) {
+    document.body.setAttribute('data-render-error', String(err));
+  });
+})();
+"#;
+
+/// Writes a page with the given figures to `dir/file_name`, ensuring the
+/// shared plotly.js copy exists in `dir`.
+///
+/// Cost: the figure JSON is built in memory once (about 20-40 bytes per drawn
+/// point) and written with one buffered write.
+pub(crate) fn write_page(
+    dir: &Path,
+    file_name: &str,
+    title: &str,
+    intro: &[String],
+    figures: &[PageFigure],
+) -> Result<PathBuf, VisError> {
+    ensure_plotly_js(dir)?;
+    let path = dir.join(file_name);
+    let mut html: Vec<u8> = Vec::new();
+    let t = escape_html(title);
+    html.extend_from_slice(
+        format!(
+            "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{t}</title>\n\
+             <script src=\"{PLOTLY_JS_NAME}\"></script>\n<style>\n\
+             body {{ font-family: sans-serif; margin: 0 1.5em 2em 1.5em; }}\n\
+             .mapvis-fig {{ width: 100%; }}\n p.note {{ color: #444; max-width: 70em; }}\n</style>\n\
+             </head>\n<body>\n<h1>{t}</h1>\n"
+        )
+        .as_bytes(),
+    );
+    for p in intro {
+        html.extend_from_slice(format!("<p class=\"note\">{}</p>\n", escape_html(p)).as_bytes());
+    }
+    for (k, f) in figures.iter().enumerate() {
+        let id = format!("fig{k}");
+        html.extend_from_slice(
+            format!(
+                "<h2>{}</h2>\n<p class=\"note\">{}</p>\n<div id=\"{id}\" class=\"mapvis-fig\" style=\"height:{}px\"></div>\n\
+                 <script type=\"application/json\" id=\"{id}-json\">",
+                escape_html(&f.heading),
+                escape_html(&f.note),
+                f.height
+            )
+            .as_bytes(),
+        );
+        html.extend_from_slice(&plot_json(&f.plot, &f.heading)?);
+        html.extend_from_slice(b"</script>\n");
+    }
+    html.extend_from_slice(b"<script>");
+    html.extend_from_slice(RENDER_JS.as_bytes());
+    html.extend_from_slice(b"</script>\n</body>\n</html>\n");
+    let mut file = fs::File::create(&path).map_err(|e| VisError::io(&path, e))?;
+    file.write_all(&html).map_err(|e| VisError::io(&path, e))?;
+    Ok(path)
+}
+
+/// Makes a variable name usable in a file name. Characters other than ASCII
+/// letters, digits, `-`, `_` and `.` become `_`; when anything changed, the
+/// variable id is appended so that `a[1]` and `a_1_` never share a file.
+pub fn sanitize_name(name: &str, var: u32) -> String {
+    let clean: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let clean = clean.trim_start_matches('.').to_string();
+    if clean == name && !clean.is_empty() {
+        clean
+    } else {
+        format!("{clean}_v{var}")
+    }
+}

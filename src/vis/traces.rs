@@ -1,0 +1,174 @@
+//! What the `plotly` crate cannot express compactly: a 2D `customdata` array
+//! and a marker whose colour/size arrays are plain numbers.
+//!
+//! The crate's `Marker::color_array` boxes every value (`Box<dyn Color>`) and
+//! its `custom_data` is one-dimensional; at 10^5-10^7 points both matter. The
+//! [`Ext`] wrapper flattens a crate trace and adds these fields next to it, so
+//! traces stay crate types and extra data is serialized straight from vectors.
+
+use std::sync::Arc;
+
+use plotly::common::{ColorBar, ColorScale};
+use plotly::Trace;
+use serde::ser::{SerializeSeq, Serializer};
+use serde::Serialize;
+
+/// A crate trace plus `customdata` and a numeric marker.
+#[derive(Serialize, Clone)]
+pub(crate) struct Ext<T: Serialize + Clone> {
+    #[serde(flatten)]
+    pub(crate) inner: T,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) customdata: Option<CustomData>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) marker: Option<PointMarker>,
+}
+
+impl<T: Serialize + Clone + 'static> Trace for Ext<T> {
+    fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
+impl<T: Serialize + Clone + 'static> Ext<T> {
+    pub(crate) fn new(inner: T) -> Self {
+        Ext {
+            inner,
+            customdata: None,
+            marker: None,
+        }
+    }
+    pub(crate) fn custom(mut self, c: CustomData) -> Self {
+        self.customdata = Some(c);
+        self
+    }
+    pub(crate) fn marker(mut self, m: PointMarker) -> Self {
+        self.marker = Some(m);
+        self
+    }
+    pub(crate) fn boxed(self) -> Box<dyn Trace> {
+        Box::new(self)
+    }
+}
+
+/// One column of customdata.
+#[derive(Clone)]
+pub(crate) enum CdCol {
+    U64(Vec<u64>),
+    /// Indices into a shared string table (variable names, source lines).
+    Str(Vec<u32>, Arc<Vec<String>>),
+    /// Indices into a static string table (operation names).
+    Static(Vec<u8>, &'static [&'static str]),
+}
+
+/// Column-stored customdata serialized as `[[c0, c1, ...], ...]` per point.
+#[derive(Clone, Default)]
+pub(crate) struct CustomData {
+    pub(crate) cols: Vec<CdCol>,
+}
+
+struct Row<'a>(&'a [CdCol], usize);
+
+impl Serialize for Row<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(Some(self.0.len()))?;
+        for c in self.0 {
+            match c {
+                CdCol::U64(v) => seq.serialize_element(&v[self.1])?,
+                CdCol::Str(v, t) => {
+                    seq.serialize_element(t.get(v[self.1] as usize).map_or("?", |s| s.as_str()))?
+                }
+                CdCol::Static(v, t) => {
+                    seq.serialize_element(t.get(v[self.1] as usize).copied().unwrap_or("?"))?
+                }
+            }
+        }
+        seq.end()
+    }
+}
+
+impl Serialize for CustomData {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let n = self.cols.first().map_or(0, |c| match c {
+            CdCol::U64(v) => v.len(),
+            CdCol::Str(v, _) => v.len(),
+            CdCol::Static(v, _) => v.len(),
+        });
+        let mut seq = s.serialize_seq(Some(n))?;
+        for i in 0..n {
+            seq.serialize_element(&Row(&self.cols, i))?;
+        }
+        seq.end()
+    }
+}
+
+/// Marker with per-point numeric colour and size arrays.
+#[derive(Serialize, Clone, Default)]
+pub(crate) struct PointMarker {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) color: Option<Vec<f64>>,
+    #[serde(skip_serializing_if = "Option::is_none", rename = "colorscale")]
+    pub(crate) color_scale: Option<ColorScale>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) cmin: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) cmax: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none", rename = "showscale")]
+    pub(crate) show_scale: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none", rename = "colorbar")]
+    pub(crate) color_bar: Option<ColorBar>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) size: Option<OneOrMany>,
+    #[serde(skip_serializing_if = "Option::is_none", rename = "sizemode")]
+    pub(crate) size_mode: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) opacity: Option<f64>,
+}
+
+/// A number shared by all points, or one per point.
+#[derive(Serialize, Clone)]
+#[serde(untagged)]
+pub(crate) enum OneOrMany {
+    One(f64),
+    Many(Vec<f64>),
+}
+
+/// Marker coloured by access time with the "sooner"/"later" colour bar of the
+/// original tool.
+pub(crate) fn time_marker(color: Vec<f64>, t_lo: u64, t_hi: u64, size: OneOrMany) -> PointMarker {
+    let hi = if t_hi > t_lo { t_hi } else { t_lo + 1 };
+    PointMarker {
+        color: Some(color),
+        color_scale: Some(ColorScale::Palette(
+            plotly::common::ColorScalePalette::Viridis,
+        )),
+        cmin: Some(t_lo as f64),
+        cmax: Some(hi as f64),
+        show_scale: Some(true),
+        color_bar: Some(
+            ColorBar::new()
+                .title("time (access order)")
+                .tick_vals(vec![t_lo as f64, hi as f64])
+                .tick_text(vec!["sooner", "later"]),
+        ),
+        size: Some(size),
+        size_mode: None,
+        opacity: Some(0.85),
+    }
+}
+
+/// Marker sizes growing with the square root of the group counts, so that
+/// area is roughly proportional to the number of accesses (3 to 15 px).
+pub(crate) fn count_sizes(counts: &[u64]) -> Vec<f64> {
+    let max = counts.iter().copied().max().unwrap_or(1).max(1) as f64;
+    counts
+        .iter()
+        .map(|&c| 3.0 + 12.0 * (c as f64 / max).sqrt())
+        .collect()
+}
+
+/// Ten distinguishable colours for per-variable traces (Tableau 10).
+pub(crate) const PALETTE: [&str; 10] = [
+    "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
+    "#9c755f", "#bab0ac",
+];
