@@ -128,8 +128,10 @@ fn ctrl_c_keeps_the_shell_alive() {
     let before = run(&mut p, "expr {3 * 5}", "15");
     assert!(!before.contains("invalid command name"), "{before}");
     // While a command runs: the command stops, the shell stays.
-    p.send_line("while 1 {incr spin}").unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(500));
+    p.send_line("puts [string toupper started]; while 1 {incr spin}")
+        .unwrap();
+    p.exp_string("STARTED").unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(200));
     p.send_control('c').unwrap();
     p.exp_string("error: interrupted by Ctrl-C").unwrap();
     p.exp_string(PROMPT).unwrap();

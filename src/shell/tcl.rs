@@ -253,6 +253,24 @@ impl From<String> for Value {
     }
 }
 
+impl From<i64> for Value {
+    fn from(i: i64) -> Value {
+        Value::Int(i)
+    }
+}
+
+impl From<f64> for Value {
+    fn from(f: f64) -> Value {
+        Value::Float(f)
+    }
+}
+
+impl<T: Into<Value>> From<Vec<T>> for Value {
+    fn from(items: Vec<T>) -> Value {
+        Value::List(items.into_iter().map(Into::into).collect())
+    }
+}
+
 impl From<&str> for Value {
     fn from(s: &str) -> Value {
         Value::Str(s.to_string())
