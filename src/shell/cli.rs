@@ -51,11 +51,11 @@ pub fn main() -> ExitCode {
     };
     match args.first().map(String::as_str) {
         Some("--help" | "-h") => {
-            println!("{}", usage());
+            repl::say(&usage());
             ExitCode::SUCCESS
         }
         Some("--version" | "-V") => {
-            println!("mapvis {}", env!("CARGO_PKG_VERSION"));
+            repl::say(&format!("mapvis {}", env!("CARGO_PKG_VERSION")));
             ExitCode::SUCCESS
         }
         Some("-c") => match args.get(1) {
@@ -136,7 +136,7 @@ fn run_command<S>(shell: &Shell<S>, script: &str) -> ExitCode {
     match result {
         Ok(text) => {
             if !text.is_empty() {
-                println!("{text}");
+                repl::say(&text);
             }
             ExitCode::SUCCESS
         }

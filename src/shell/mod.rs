@@ -385,6 +385,10 @@ fn help_text<S: 'static>(
         let mut out = String::from(
             "mapvis commands (type 'help COMMAND' for details; every Tcl 8.6 command works too):\n",
         );
+        // Usage column, then the summary wrapped at 80 columns; a usage
+        // longer than the column puts its summary on the next line.
+        const COLUMN: usize = 24;
+        let indent = " ".repeat(2 + COLUMN + 2);
         for group in Group::ALL {
             let specs: Vec<_> = registry
                 .specs()
@@ -394,7 +398,6 @@ fn help_text<S: 'static>(
             if specs.is_empty() {
                 continue;
             }
-            let width = specs.iter().map(|s| s.usage().len()).max().unwrap_or(0);
             out.push('\n');
             out.push_str(group.title());
             out.push('\n');
@@ -403,7 +406,13 @@ fn help_text<S: 'static>(
                 if !spec.aliases.is_empty() {
                     summary.push_str(&format!(" Also: {}.", spec.aliases.join(", ")));
                 }
-                out.push_str(&format!("  {:width$}  {summary}\n", spec.usage()));
+                let usage = spec.usage();
+                let body = wrap(&summary, 80, &indent);
+                if usage.len() <= COLUMN {
+                    out.push_str(&format!("  {usage:COLUMN$}  {}\n", body.trim_start()));
+                } else {
+                    out.push_str(&format!("  {usage}\n{body}\n"));
+                }
             }
         }
         return Ok(out.trim_end().to_string());

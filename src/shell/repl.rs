@@ -292,12 +292,21 @@ impl<S: 'static> Highlighter for ShellHelper<S> {
 
 impl<S: 'static> Helper for ShellHelper<S> {}
 
+/// Writes one line to stdout, ignoring a closed pipe (as in
+/// `mapvis -c help | head`) instead of panicking like `println!`.
+pub fn say(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{text}");
+    let _ = out.flush();
+}
+
 /// Prints the outcome of one evaluation; returns false if it failed.
 fn report(result: Result<String, super::TclError>) -> bool {
     match result {
         Ok(text) => {
             if !text.is_empty() {
-                println!("{text}");
+                say(&text);
             }
             true
         }
@@ -343,7 +352,7 @@ pub fn run_interactive<S: 'static>(shell: &Shell<S>) -> ExitCode {
     shell
         .history()
         .replace(editor.history().iter().cloned().collect());
-    println!("{}", banner());
+    say(&banner());
     let mut warned = false;
     loop {
         match editor.readline(&prompt()) {
@@ -353,7 +362,7 @@ pub fn run_interactive<S: 'static>(shell: &Shell<S>) -> ExitCode {
                 }
                 let line = match expand_history(&line, &shell.history().borrow()) {
                     Ok(Some(expanded)) => {
-                        println!("{expanded}");
+                        say(&expanded);
                         expanded
                     }
                     Ok(None) => line,
