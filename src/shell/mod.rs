@@ -383,7 +383,7 @@ fn help_text<S: 'static>(
 ) -> Result<String, String> {
     let Some(topic) = topic else {
         let mut out = String::from(
-            "mapvis commands (type 'help COMMAND' for details; every Tcl 8.6 command works too):\n",
+            "Commands (type 'help COMMAND' for details; all Tcl 8.6 commands work too):\n",
         );
         // Usage column, then the summary wrapped at 80 columns; a usage
         // longer than the column puts its summary on the next line.

@@ -285,7 +285,9 @@ pub struct TclError {
     /// Tcl's `errorInfo` stack trace; may be empty.
     pub error_info: String,
     /// Innermost script file and line that failed, when the error came from
-    /// [`Interp::eval_file`] (or a `source` inside it).
+    /// [`Interp::eval_file`] (or a `source` inside it). The line is where the
+    /// failing top-level command of that file starts: for an error inside a
+    /// proc or a loop body it is the line of the call or of the loop.
     pub location: Option<(PathBuf, u32)>,
 }
 
