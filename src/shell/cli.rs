@@ -1,7 +1,171 @@
 //! Command-line entry point.
+//!
+//! * `mapvis`: the interactive prompt when stdin is a terminal; otherwise the
+//!   commands are read from stdin without a prompt (exit status 1 if any
+//!   failed).
+//! * `mapvis SCRIPT.tcl [ARG ...]`: runs the script with `argv0`, `argv` and
+//!   `argc` set; on error prints `error: MESSAGE` and `  at FILE:LINE`.
+//! * `mapvis -c 'CMD; CMD' [ARG ...]`: runs the commands and prints the result.
+//! * `mapvis --help`, `mapvis --version`.
+
+use std::io::IsTerminal;
+use std::path::Path;
 use std::process::ExitCode;
+
+use super::{build_shell, interrupt, repl, Shell, TclError};
+
+/// The text of `mapvis --help`.
+fn usage() -> String {
+    format!(
+        "mapvis {}: see how your C program touches memory.
+
+Usage:
+  mapvis                      interactive shell (reads commands from stdin
+                              when it is not a terminal)
+  mapvis SCRIPT.tcl [ARG ...] run a Tcl script; ARGs are in $argv
+  mapvis -c 'CMD; CMD' [ARG ...]
+                              run the commands and print the result
+  mapvis --help               show this help
+  mapvis --version            show the version
+
+Inside the shell, type 'help' for the list of commands.",
+        env!("CARGO_PKG_VERSION")
+    )
+}
 
 /// Runs the `mapvis` binary.
 pub fn main() -> ExitCode {
-    ExitCode::SUCCESS
+    let args: Vec<String> = match std::env::args_os()
+        .skip(1)
+        .map(|a| a.into_string())
+        .collect::<Result<_, _>>()
+    {
+        Ok(a) => a,
+        Err(bad) => {
+            eprintln!(
+                "error: the argument {} is not valid UTF-8; rename the file or pass another value",
+                bad.to_string_lossy()
+            );
+            return ExitCode::from(2);
+        }
+    };
+    match args.first().map(String::as_str) {
+        Some("--help" | "-h") => {
+            repl::say(&usage());
+            ExitCode::SUCCESS
+        }
+        Some("--version" | "-V") => {
+            repl::say(&format!("mapvis {}", env!("CARGO_PKG_VERSION")));
+            ExitCode::SUCCESS
+        }
+        Some("-c") => match args.get(1) {
+            Some(script) => with_shell("mapvis", &args[2..], |shell| {
+                enable_interrupts(shell);
+                run_command(shell, script)
+            }),
+            None => {
+                eprintln!("error: -c needs the commands to run, e.g. mapvis -c 'help'");
+                ExitCode::from(2)
+            }
+        },
+        Some(opt) if opt.starts_with('-') && opt != "-" => {
+            eprintln!("error: unknown option {opt}; run 'mapvis --help' for the usage");
+            ExitCode::from(2)
+        }
+        Some(script) => with_shell(script, &args[1..], |shell| {
+            enable_interrupts(shell);
+            run_script(shell, script)
+        }),
+        None => with_shell("mapvis", &[], |shell| {
+            let stdin = std::io::stdin();
+            if stdin.is_terminal() {
+                // Sets up Ctrl-C itself, after the line editor.
+                repl::run_interactive(shell)
+            } else {
+                enable_interrupts(shell);
+                repl::run_stream(shell, stdin.lock())
+            }
+        }),
+    }
+}
+
+/// Builds the shell and sets the arguments, then runs `f`.
+fn with_shell<F>(argv0: &str, args: &[String], f: F) -> ExitCode
+where
+    F: FnOnce(&Shell<super::commands::Session>) -> ExitCode,
+{
+    let shell = match build_shell() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: cannot start the Tcl interpreter: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if let Err(e) = shell.set_args(argv0, args) {
+        eprintln!("error: cannot set argv: {e}");
+        return ExitCode::FAILURE;
+    }
+    let code = f(&shell);
+    shell.flush();
+    code
+}
+
+/// Lets Ctrl-C stop the running command instead of mapvis; warns if the
+/// handler cannot be installed.
+pub fn enable_interrupts<S>(shell: &Shell<S>) {
+    if let Err(e) = shell.enable_interrupts() {
+        eprintln!("warning: {e}; Ctrl-C will end mapvis instead of the running command");
+    }
+}
+
+/// The exit status after an interrupted or failed evaluation.
+fn failure_code() -> ExitCode {
+    if interrupt::requested() {
+        ExitCode::from(130)
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+/// `mapvis -c`: evaluates `script`, prints a non-empty result.
+fn run_command<S>(shell: &Shell<S>, script: &str) -> ExitCode {
+    let result = shell.eval(script);
+    if let Some(code) = shell.exit_requested() {
+        return ExitCode::from(code);
+    }
+    match result {
+        Ok(text) => {
+            if !text.is_empty() {
+                repl::say(&text);
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {}", e.message);
+            failure_code()
+        }
+    }
+}
+
+/// `mapvis SCRIPT.tcl`: runs the file; reports `FILE:LINE` on error.
+fn run_script<S>(shell: &Shell<S>, script: &str) -> ExitCode {
+    let result = shell.eval_file(Path::new(script));
+    if let Some(code) = shell.exit_requested() {
+        return ExitCode::from(code);
+    }
+    match result {
+        Ok(_) => ExitCode::SUCCESS,
+        Err(e) => {
+            report_script_error(&e);
+            failure_code()
+        }
+    }
+}
+
+/// Prints a script error and where it happened.
+fn report_script_error(e: &TclError) {
+    eprintln!("error: {}", e.message);
+    if let Some((file, line)) = &e.location {
+        eprintln!("  at {}:{line}", file.display());
+    }
 }

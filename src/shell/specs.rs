@@ -1,0 +1,468 @@
+//! The table of every mapvis command: name, aliases, arguments and help.
+//!
+//! This table is the single source of truth for `help`, argument checking and
+//! tab completion, so they all work even for commands whose implementation
+//! is not registered yet. Usage lines are derived from the argument lists.
+
+/// The `help` section a command is listed under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Group {
+    /// Choosing the program and settings.
+    Setup,
+    /// Tracing and analysis steps.
+    Pipeline,
+    /// Drawing figures.
+    Figures,
+    /// Shell housekeeping.
+    Housekeeping,
+    /// Running the program under a stock Valgrind tool.
+    ValgrindTools,
+    /// Commands new in mapvis (not in mapvisual).
+    New,
+}
+
+impl Group {
+    /// All groups, in the order `help` lists them.
+    pub const ALL: [Group; 6] = [
+        Group::Setup,
+        Group::Pipeline,
+        Group::Figures,
+        Group::Housekeeping,
+        Group::ValgrindTools,
+        Group::New,
+    ];
+
+    /// The heading `help` prints for this group.
+    pub fn title(self) -> &'static str {
+        match self {
+            Group::Setup => "Setup",
+            Group::Pipeline => "Pipeline",
+            Group::Figures => "Figures",
+            Group::Housekeeping => "Housekeeping",
+            Group::ValgrindTools => "Valgrind tools",
+            Group::New => "New",
+        }
+    }
+}
+
+/// What an argument is, for checking and for tab completion.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArgKind {
+    /// A command name (completed from the known commands).
+    Command,
+    /// A file or folder path (completed from the file system).
+    Path,
+    /// The name of an array or variable of the traced program (completed from
+    /// the state's name source, see [`super::Registry::set_name_source`]).
+    Name,
+    /// Exactly one of these words (checked and completed).
+    OneOf(&'static [&'static str]),
+    /// A non-negative integer (checked).
+    Int,
+    /// Free text.
+    Text,
+}
+
+/// One argument of a command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Arg {
+    /// The placeholder shown in the usage line (`NAME`, `H|S|G|all`).
+    pub name: &'static str,
+    /// What the argument is.
+    pub kind: ArgKind,
+    /// Whether it may be left out (shown as `?NAME?`).
+    pub optional: bool,
+    /// Whether it may repeat (last argument only; shown as `?NAME ...?`).
+    pub repeat: bool,
+}
+
+/// A required argument.
+pub const fn req(name: &'static str, kind: ArgKind) -> Arg {
+    Arg {
+        name,
+        kind,
+        optional: false,
+        repeat: false,
+    }
+}
+
+/// An optional argument.
+pub const fn opt(name: &'static str, kind: ArgKind) -> Arg {
+    Arg {
+        name,
+        kind,
+        optional: true,
+        repeat: false,
+    }
+}
+
+/// Zero or more trailing arguments.
+pub const fn rest(name: &'static str, kind: ArgKind) -> Arg {
+    Arg {
+        name,
+        kind,
+        optional: true,
+        repeat: true,
+    }
+}
+
+/// The description of one command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CommandSpec {
+    /// The canonical name.
+    pub name: &'static str,
+    /// Other names that run the same command.
+    pub aliases: &'static [&'static str],
+    /// The `help` section.
+    pub group: Group,
+    /// The arguments, in order; optional ones after required ones.
+    pub args: &'static [Arg],
+    /// One paragraph: what the command does and why; its first sentence is
+    /// the summary in the `help` list.
+    pub help: &'static str,
+}
+
+impl CommandSpec {
+    /// The usage line, e.g. `2d_memory_access_pattern NAME COLS TYPEBYTES ?save?`.
+    pub fn usage(&self) -> String {
+        let mut s = self.name.to_string();
+        for arg in self.args {
+            s.push(' ');
+            match (arg.optional, arg.repeat) {
+                (_, true) => s.push_str(&format!("?{} ...?", arg.name)),
+                (true, false) => s.push_str(&format!("?{}?", arg.name)),
+                (false, false) => s.push_str(arg.name),
+            }
+        }
+        s
+    }
+
+    /// The first sentence of the help text.
+    pub fn summary(&self) -> &'static str {
+        match self.help.find(". ") {
+            Some(i) => &self.help[..=i],
+            None => self.help,
+        }
+    }
+
+    /// Whether `word` is the name or an alias of this command.
+    pub fn answers_to(&self, word: &str) -> bool {
+        self.name == word || self.aliases.contains(&word)
+    }
+
+    /// The argument at position `index` (0-based, command name excluded),
+    /// taking a trailing repeated argument into account.
+    pub fn arg_at(&self, index: usize) -> Option<&Arg> {
+        self.args
+            .get(index)
+            .or_else(|| self.args.last().filter(|a| a.repeat))
+    }
+}
+
+const SAVE: ArgKind = ArgKind::OneOf(&["save"]);
+
+/// Every mapvis command, in `help` order within each group.
+pub const SPECS: &[CommandSpec] = &[
+    // Setup
+    CommandSpec {
+        name: "load_exe",
+        aliases: &[],
+        group: Group::Setup,
+        args: &[req("PATH", ArgKind::Path)],
+        help: "Loads the C program to analyse. PATH is an executable built with \
+               debug information (cc -g) so that accesses can be named after the \
+               program's variables; it becomes the target of run_gleipnir and of \
+               the Valgrind tool commands.",
+    },
+    CommandSpec {
+        name: "set_src_path",
+        aliases: &[],
+        group: Group::Setup,
+        args: &[req("DIR", ArgKind::Path)],
+        help: "Sets the folders (searched recursively) holding the program's C \
+               sources. Heap blocks are named from the statement that allocated \
+               them, so mapvis must find the source; without it they are named \
+               file.c:LINE. compile_exe sets the source's folder for you.",
+    },
+    CommandSpec {
+        name: "set_valgrind_path",
+        aliases: &[],
+        group: Group::Setup,
+        args: &[req("PATH", ArgKind::Path)],
+        help: "Sets the valgrind executable to run. Use it when the valgrind found \
+               on PATH is not the build that contains the mapvis tracing tool.",
+    },
+    CommandSpec {
+        name: "set_arguments",
+        aliases: &[],
+        group: Group::Setup,
+        args: &[rest("ARG", ArgKind::Text)],
+        help: "Sets the command-line arguments given to the traced program. With \
+               no argument, the program runs without arguments.",
+    },
+    CommandSpec {
+        name: "set_mem_alloc",
+        aliases: &[],
+        group: Group::Setup,
+        args: &[req("H|S|G|all", ArgKind::OneOf(&["H", "S", "G", "all"]))],
+        help: "Chooses which memory the analysis keeps: H the heap, S the stack, \
+               G global variables, or all of them. The choice applies from the \
+               next filtering_process on.",
+    },
+    // Pipeline
+    CommandSpec {
+        name: "run_gleipnir",
+        aliases: &[],
+        group: Group::Pipeline,
+        args: &[],
+        help: "Runs the loaded program under Valgrind with the tracing tool and \
+               records every memory access into a trace file. Press Ctrl-C to \
+               stop a long run; the trace recorded so far is kept.",
+    },
+    CommandSpec {
+        name: "memory_trace_analysis",
+        aliases: &[],
+        group: Group::Pipeline,
+        args: &[],
+        help: "Reads the trace and names every access: heap blocks from their \
+               allocation statement, stack and global variables from DWARF, and the \
+               source line of each access. The analysis is saved in .mapvis/, so a \
+               later session in this folder can go on without tracing again.",
+    },
+    CommandSpec {
+        name: "filtering_process",
+        aliases: &[],
+        group: Group::Pipeline,
+        args: &[],
+        help: "Keeps the accesses of the memory kinds chosen by set_mem_alloc and \
+               writes the order data and allocation info to visinfo/ (CSV and \
+               Parquet; see docs/data-files.md). The figure commands and \
+               memory_stats use the same selection.",
+    },
+    CommandSpec {
+        name: "memory_stats",
+        aliases: &[],
+        group: Group::Pipeline,
+        args: &[opt("save", SAVE)],
+        help: "Prints, per variable: accesses, loads, stores, modifies, load_bytes \
+               and store_bytes (a modify counts in both), distinct addresses, first \
+               and last access time and threads; then the per-address table. With \
+               save, writes visinfo/memory_stats.csv and \
+               visinfo/memory_stats_addresses.csv. Returns a list of per-variable \
+               dicts.",
+    },
+    // Figures
+    CommandSpec {
+        name: "complete_memory_access_pattern",
+        aliases: &[],
+        group: Group::Figures,
+        args: &[opt("save", SAVE)],
+        help: "Draws every access of the selected memory kinds (set_mem_alloc) into \
+               figures/complete_memory_access_pattern.html: the original's 3D view \
+               (occurrence index, variable, address, coloured by time) and a 2D \
+               view of address over time, coloured by variable, with a marker per \
+               operation. With save, the data behind it goes to \
+               visinfo/complete_memory_access_pattern.csv. Returns the figure's path.",
+    },
+    CommandSpec {
+        name: "2d_memory_access_pattern",
+        aliases: &["2darray_memory_access_pattern"],
+        group: Group::Figures,
+        args: &[
+            req("NAME", ArgKind::Name),
+            opt("COLS", ArgKind::Text),
+            opt("TYPEBYTES", ArgKind::Text),
+            opt("save", SAVE),
+        ],
+        help: "Reconstructs the array NAME (heap, stack or global) as rows of COLS \
+               elements of TYPEBYTES bytes and draws how it was accessed into \
+               figures/2d_memory_access_pattern_NAME.html: the original's 3D \
+               scatter (column, occurrence index, row, coloured by time), heatmaps \
+               of access count, first and last access time and loads against \
+               stores, and a replay of the traversal. COLS and TYPEBYTES may be \
+               left out when the array's type or allocation statement gives them. \
+               With save, the data goes to visinfo/. Returns the figure's path.",
+    },
+    CommandSpec {
+        name: "3d_memory_access_pattern",
+        aliases: &["3darray_memory_access_pattern"],
+        group: Group::Figures,
+        args: &[
+            req("NAME", ArgKind::Name),
+            opt("COLS", ArgKind::Text),
+            opt("DEPTH", ArgKind::Text),
+            opt("TYPEBYTES", ArgKind::Text),
+            opt("save", SAVE),
+        ],
+        help: "Reconstructs the array NAME as rows of COLS x DEPTH elements of \
+               TYPEBYTES bytes (element = i*COLS*DEPTH + j*DEPTH + k) and draws it \
+               into figures/3d_memory_access_pattern_NAME.html: the original's \
+               scatter (j, k, i, coloured by time) and per-slice heatmaps with a \
+               slider. With save, the data goes to visinfo/. Returns the figure's path.",
+    },
+    // Housekeeping
+    CommandSpec {
+        name: "clear_analysis",
+        aliases: &[],
+        group: Group::Housekeeping,
+        args: &[],
+        help: "Removes what mapvis created in the working folder, file by file, and \
+               lists it: the trace and saved analysis in .mapvis/, the figures and \
+               plotly.js in figures/, the data files in visinfo/ and the output in \
+               grindanalysis/. Nothing else is touched; the setup (program, \
+               arguments, paths) is kept.",
+    },
+    CommandSpec {
+        name: "help",
+        aliases: &[],
+        group: Group::Housekeeping,
+        args: &[opt("COMMAND", ArgKind::Command)],
+        help: "Lists the commands by group, or shows the usage and description of \
+               COMMAND. Every Tcl 8.6 command (set, proc, foreach, ...) works too.",
+    },
+    CommandSpec {
+        name: "history",
+        aliases: &[],
+        group: Group::Housekeeping,
+        args: &[],
+        help: "Lists the commands entered at the prompt, numbered. Type !N to run \
+               command N again and !! to repeat the last one.",
+    },
+    CommandSpec {
+        name: "exit",
+        aliases: &["quit"],
+        group: Group::Housekeeping,
+        args: &[opt("CODE", ArgKind::Int)],
+        help: "Leaves mapvis, with exit status CODE (0 by default). Ctrl-D at an \
+               empty prompt does the same.",
+    },
+    // Valgrind tools
+    CommandSpec {
+        name: "lackey",
+        aliases: &[],
+        group: Group::ValgrindTools,
+        args: &[],
+        help: "Runs the loaded program under Valgrind's lackey tool. It counts \
+               instructions, loads and stores, and prints the summary. Output goes to grindanalysis/.",
+    },
+    CommandSpec {
+        name: "helgrind",
+        aliases: &[],
+        group: Group::ValgrindTools,
+        args: &[],
+        help: "Runs the loaded program under Valgrind's helgrind tool. It reports \
+               data races and lock misuse in threaded programs. Output goes to grindanalysis/.",
+    },
+    CommandSpec {
+        name: "cachegrind",
+        aliases: &[],
+        group: Group::ValgrindTools,
+        args: &[],
+        help: "Runs the loaded program under Valgrind's cachegrind tool. It \
+               simulates the caches and reports hits and misses per function; the miss rates are printed. Output goes to grindanalysis/.",
+    },
+    CommandSpec {
+        name: "massif",
+        aliases: &[],
+        group: Group::ValgrindTools,
+        args: &[],
+        help: "Runs the loaded program under Valgrind's massif tool. It profiles \
+               heap usage over time; the peak is printed. Output goes to grindanalysis/.",
+    },
+    CommandSpec {
+        name: "dhat",
+        aliases: &[],
+        group: Group::ValgrindTools,
+        args: &[],
+        help: "Runs the loaded program under Valgrind's DHAT tool. It reports how \
+               each heap block is used (lifetime, reads, writes); the totals are printed. Output goes to grindanalysis/.",
+    },
+    // New
+    CommandSpec {
+        name: "compile_exe",
+        aliases: &[],
+        group: Group::New,
+        args: &[req("SOURCE.c", ArgKind::Path), rest("FLAG", ArgKind::Text)],
+        help: "Compiles SOURCE.c with cc -g -O0, the pins header gleipnir.h on the \
+               include path and the extra FLAGs (-pthread, -lm, -DN=64, ...) into \
+               .mapvis/bin/, then loads it as load_exe does and sets its folder as \
+               the source path.",
+    },
+    CommandSpec {
+        name: "load_trace",
+        aliases: &[],
+        group: Group::New,
+        args: &[req("FILE", ArgKind::Path)],
+        help: "Loads a trace recorded earlier instead of running the program. \
+               Gleipnir text traces are imported too.",
+    },
+    CommandSpec {
+        name: "set_open_browser",
+        aliases: &[],
+        group: Group::New,
+        args: &[req("on|off", ArgKind::OneOf(&["on", "off"]))],
+        help: "Chooses whether figure commands open their HTML in a web browser \
+               (on) or only write the file (off).",
+    },
+    CommandSpec {
+        name: "dump_trace",
+        aliases: &[],
+        group: Group::New,
+        args: &[req("FILE", ArgKind::Path), opt("LIMIT", ArgKind::Int)],
+        help: "Writes the loaded trace as readable text into FILE, at most LIMIT \
+               events when given. Use it to inspect what was recorded.",
+    },
+];
+
+/// The spec answering to `word` (a name or an alias).
+pub fn find(word: &str) -> Option<&'static CommandSpec> {
+    SPECS.iter().find(|s| s.answers_to(word))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usage_lines_match_the_manual() {
+        assert_eq!(
+            find("2darray_memory_access_pattern").unwrap().usage(),
+            "2d_memory_access_pattern NAME COLS TYPEBYTES ?save?"
+        );
+        assert_eq!(
+            find("set_mem_alloc").unwrap().usage(),
+            "set_mem_alloc H|S|G|all"
+        );
+        assert_eq!(
+            find("set_arguments").unwrap().usage(),
+            "set_arguments ?ARG ...?"
+        );
+        assert_eq!(
+            find("compile_exe").unwrap().usage(),
+            "compile_exe SOURCE.c ?FLAG ...?"
+        );
+        assert_eq!(find("quit").unwrap().name, "exit");
+        assert_eq!(
+            find("load_exe").unwrap().summary(),
+            "Loads the C program to analyse."
+        );
+    }
+
+    #[test]
+    fn table_is_well_formed() {
+        let mut seen = std::collections::HashSet::new();
+        for spec in SPECS {
+            for name in std::iter::once(&spec.name).chain(spec.aliases) {
+                assert!(seen.insert(*name), "duplicate command name {name}");
+            }
+            let first_optional = spec.args.iter().position(|a| a.optional);
+            if let Some(i) = first_optional {
+                assert!(spec.args[i..].iter().all(|a| a.optional), "{}", spec.name);
+            }
+            for (i, a) in spec.args.iter().enumerate() {
+                assert!(!a.repeat || i + 1 == spec.args.len(), "{}", spec.name);
+            }
+            assert!(spec.help.ends_with('.'), "{}", spec.name);
+        }
+    }
+}

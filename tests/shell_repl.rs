@@ -1,0 +1,151 @@
+//! Drives the interactive shell in a pseudo-terminal.
+
+use std::path::Path;
+use std::process::Command;
+
+use rexpect::process::wait::WaitStatus;
+use rexpect::session::{spawn_command, PtySession};
+
+const TIMEOUT_MS: u64 = 15_000;
+const PROMPT: &str = "mapvis:~> ";
+
+/// Sends one line, waits for `expected` in the output and then for the next
+/// prompt. Waiting matters: rustyline drops keys typed ahead of a prompt.
+fn run(p: &mut PtySession, line: &str, expected: &str) -> String {
+    p.send_line(line).unwrap();
+    let before = p
+        .exp_string(expected)
+        .unwrap_or_else(|e| panic!("after {line:?}, expected {expected:?}: {e}"));
+    p.exp_string(PROMPT).unwrap();
+    before
+}
+
+/// Starts `mapvis` in a pty with HOME, the working folder and the history
+/// file inside `home`, and waits for the banner and the prompt.
+fn start(home: &Path) -> PtySession {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mapvis"));
+    cmd.current_dir(home)
+        .env("HOME", home)
+        .env("MAPVIS_HISTORY", home.join("history"))
+        .env("TERM", "xterm");
+    let mut p = spawn_command(cmd, Some(TIMEOUT_MS)).expect("mapvis starts in a pty");
+    p.exp_string(&format!(
+        "mapvis {}: see how your C program touches memory. Type 'help' for commands, 'exit' to leave.",
+        env!("CARGO_PKG_VERSION")
+    ))
+    .expect("banner");
+    p.exp_string(PROMPT).expect("prompt with the folder");
+    p
+}
+
+/// Ends the session with Ctrl-D and checks the exit status is 0.
+fn finish(mut p: PtySession) {
+    p.send_control('d').unwrap();
+    p.exp_eof().expect("mapvis leaves on Ctrl-D");
+    match p.process().wait().unwrap() {
+        WaitStatus::Exited(_, code) => assert_eq!(code, 0),
+        other => panic!("unexpected end of mapvis: {other:?}"),
+    }
+}
+
+#[test]
+fn completes_commands_and_paths() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("unique_script_xyz.tcl"),
+        "string repeat zq 3\n",
+    )
+    .unwrap();
+    let mut p = start(home.path());
+
+    // memory_st<TAB> becomes memory_stats, which then runs.
+    p.send("memory_st\t").unwrap();
+    p.flush().unwrap();
+    p.exp_string("memory_stats").unwrap();
+    run(&mut p, "", "memory_stats is not available in this build");
+
+    // A path argument completes from the working folder.
+    p.send("source unique_scr\t").unwrap();
+    p.flush().unwrap();
+    p.exp_string("unique_script_xyz.tcl").unwrap();
+    run(&mut p, "", "zqzqzq");
+
+    // Spec-driven choices.
+    p.send("set_mem_alloc al\t").unwrap();
+    p.flush().unwrap();
+    run(&mut p, "", "set_mem_alloc is not available");
+    finish(p);
+}
+
+#[test]
+fn multi_line_input() {
+    let home = tempfile::tempdir().unwrap();
+    let mut p = start(home.path());
+    p.send_line("proc f {} {").unwrap();
+    p.send_line("return [string repeat ab 3]").unwrap();
+    p.send_line("}").unwrap();
+    // The continuation lines are redrawn after the prompt; an empty prompt
+    // (followed by a cursor move) means the definition was accepted.
+    p.exp_string(&format!("{PROMPT}\r")).unwrap();
+    run(&mut p, "f", "ababab");
+    finish(p);
+}
+
+#[test]
+fn history_persists_across_sessions() {
+    let home = tempfile::tempdir().unwrap();
+    let mut p = start(home.path());
+    run(&mut p, "set marker [string repeat hh 2]", "hhhh");
+    run(&mut p, "string toupper kkk", "KKK");
+    finish(p);
+    let saved = std::fs::read_to_string(home.path().join("history")).unwrap();
+    assert!(saved.contains("string toupper kkk"), "{saved}");
+
+    let mut p = start(home.path());
+    let listed = run(&mut p, "history", "2  string toupper kkk");
+    assert!(
+        listed.contains("1  set marker [string repeat hh 2]"),
+        "{listed}"
+    );
+    run(&mut p, "!1", "hhhh");
+    run(&mut p, "!!", "hhhh");
+    run(&mut p, "!99", "error: !99 refers to no command");
+    // Up arrow recalls the last entry (the expanded !!).
+    p.send("\x1b[A").unwrap();
+    p.flush().unwrap();
+    run(&mut p, "", "hhhh");
+    finish(p);
+}
+
+#[test]
+fn ctrl_c_keeps_the_shell_alive() {
+    let home = tempfile::tempdir().unwrap();
+    let mut p = start(home.path());
+    // At the prompt: the line is dropped.
+    p.send("no_such_thing").unwrap();
+    p.send_control('c').unwrap();
+    p.exp_string(PROMPT).unwrap();
+    let before = run(&mut p, "expr {3 * 5}", "15");
+    assert!(!before.contains("invalid command name"), "{before}");
+    // While a command runs: the command stops, the shell stays.
+    p.send_line("puts [string toupper started]; while 1 {incr spin}")
+        .unwrap();
+    p.exp_string("STARTED").unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    p.send_control('c').unwrap();
+    p.exp_string("error: interrupted by Ctrl-C").unwrap();
+    p.exp_string(PROMPT).unwrap();
+    run(
+        &mut p,
+        "expr {$spin > 1000 ? \"s[string repeat p 2]un\" : 0}",
+        "sppun",
+    );
+    // Errors are printed and the shell carries on.
+    run(
+        &mut p,
+        "set_mem_alloc",
+        "error: wrong # args: should be \"set_mem_alloc H|S|G|all\"",
+    );
+    p.send_line("exit 0").unwrap();
+    p.exp_eof().unwrap();
+}
