@@ -140,7 +140,9 @@ fn check_o0(bin: &Path, bias_known: bool) {
     let (garr, _) = dv.global_at(m["garr[10]"] - bias).unwrap();
     assert_eq!(garr.function, None);
     assert_eq!(garr.size, 64 * 4);
-    assert!(dv.global_at(m["garr[63]"] - bias + 4).is_none_or(|(v, _)| v.name != "garr"));
+    assert!(dv
+        .global_at(m["garr[63]"] - bias + 4)
+        .is_none_or(|(v, _)| v.name != "garr"));
 
     let shape = |name: &str| {
         let v = dv
@@ -151,7 +153,11 @@ fn check_o0(bin: &Path, bias_known: bool) {
         dv.array_shape(v)
     };
     assert_eq!(shape("u"), Some((vec![12, 12], 8)));
-    assert_eq!(shape("rows"), Some((vec![4, 6], 8)), "typedef'd rows flatten");
+    assert_eq!(
+        shape("rows"),
+        Some((vec![4, 6], 8)),
+        "typedef'd rows flatten"
+    );
     assert_eq!(shape("grid"), Some((vec![2, 3], 24)));
     assert_eq!(shape("h"), None);
     assert_eq!(shape("p"), None);
@@ -275,6 +281,9 @@ fn optimised_code_never_misnames() {
                 assert_eq!(dv.element_name(v, off), *name, "{opt}");
             }
         }
+        // Arrays whose address is taken keep a frame slot even when optimised.
+        let (u, off) = dv.local_at(ip, cfa, m["u[3][4]"]).expect("u has a slot");
+        assert_eq!(dv.element_name(u, off), "u[3][4]");
         for name in GLOBAL_NAMES {
             let (v, off) = dv.global_at(m[*name]).expect("globals keep addresses");
             assert_eq!(dv.element_name(v, off), *name, "{opt}");
@@ -319,7 +328,10 @@ fn binary_without_debug_info_is_reported() {
     assert!(matches!(err, DwarfError::NoDebugInfo { .. }), "{err:?}");
     assert_eq!(
         err.to_string(),
-        format!("{} has no debug information: compile it with -g.", bin.display())
+        format!(
+            "{} has no debug information: compile it with -g.",
+            bin.display()
+        )
     );
 
     let src = source("dw_stencil.c");

@@ -166,6 +166,10 @@ pub struct Function {
     pub ranges: Vec<Range<u64>>,
     /// Indices of the function's locals in `DebugVars::locals`.
     locals: Range<usize>,
+    /// Whether its compilation unit was built with optimisation, in which
+    /// case the prologue may be interleaved with the body and cannot be read
+    /// to recover `rbp` from `rsp`.
+    optimized: bool,
 }
 
 /// What an address in the current frame holds when no local covers it.
@@ -374,10 +378,12 @@ impl DebugVars {
         };
         let sections = gimli::DwarfSections::load(|id| -> Result<Cow<[u8]>, DwarfError> {
             match obj.section_by_name(id.name()) {
-                Some(s) => s.uncompressed_data().map_err(|source| DwarfError::NotObject {
-                    path: path.to_owned(),
-                    source,
-                }),
+                Some(s) => s
+                    .uncompressed_data()
+                    .map_err(|source| DwarfError::NotObject {
+                        path: path.to_owned(),
+                        source,
+                    }),
                 None => Ok(Cow::Borrowed(&[][..])),
             }
         })?;
@@ -390,7 +396,15 @@ impl DebugVars {
             let unit_ref = unit.unit_ref(&dwarf);
             let mut tree = unit.entries_tree(None).map_err(bad)?;
             let root = tree.root().map_err(bad)?;
+            let producer = match root.entry().attr_value(gimli::DW_AT_producer) {
+                Ok(Some(v)) => unit_ref
+                    .attr_string(v)
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .ok(),
+                _ => None,
+            };
             let scope = Scope {
+                optimized: producer.as_deref().is_some_and(is_optimized),
                 function: None,
                 frame_base: FrameBase::Unknown,
                 ranges: Vec::new(),
@@ -431,7 +445,9 @@ impl DebugVars {
     /// The global or static covering `file_addr`, and the byte offset of the
     /// address inside it. Zero-sized variables never match.
     pub fn global_at(&self, file_addr: u64) -> Option<(&Variable, u64)> {
-        let end = self.globals.partition_point(|v| global_addr(v) <= file_addr);
+        let end = self
+            .globals
+            .partition_point(|v| global_addr(v) <= file_addr);
         self.globals[..end]
             .iter()
             .rev()
@@ -499,9 +515,11 @@ impl DebugVars {
     /// then pushes and `sub $n,%rsp`): that assumes the body does not move
     /// `rsp` again, which gcc `-O0` respects except around calls that pass
     /// arguments on the stack and in functions using `alloca` or
-    /// variable-length arrays. If the frame pointer is known, prefer
-    /// [`DebugVars::cfa_with_fp`]. `None` when there is no unwind row for
-    /// `ip` or the rule cannot be evaluated.
+    /// variable-length arrays. In optimised units (per `DW_AT_producer`) gcc
+    /// interleaves the prologue with the body, so there the rbp-based rows
+    /// give `None` rather than a guess. If the frame pointer is known,
+    /// prefer [`DebugVars::cfa_with_fp`]. `None` when there is no unwind row
+    /// for `ip` or the rule cannot be evaluated.
     pub fn cfa(&self, ip: u64, sp: u64) -> Option<u64> {
         let i = self.row_index(ip)?;
         let row = &self.cfi[i];
@@ -510,6 +528,9 @@ impl DebugVars {
                 Some(sp.wrapping_add_signed(offset))
             }
             CfaLite::Reg { reg, offset } if self.x86_64 && reg == X86_64_RBP => {
+                if self.function_at(ip).is_none_or(|f| f.optimized) {
+                    return None;
+                }
                 let setup = self.setups.get(row.fde as usize)?.as_ref()?;
                 let fp = sp.checked_add(setup.fp_minus_sp(ip)?)?;
                 Some(fp.wrapping_add_signed(offset))
@@ -750,6 +771,17 @@ impl DebugVars {
     }
 }
 
+/// Whether a `DW_AT_producer` string (gcc records the command-line options
+/// there: `GNU C17 12.2.0 -mtune=generic -march=x86-64 -g -O2`) says the
+/// unit was optimised: the last `-O` option is anything but `-O0`. Producers
+/// that record no options (clang) count as unoptimised.
+fn is_optimized(producer: &str) -> bool {
+    producer
+        .split_whitespace()
+        .rfind(|t| t.starts_with("-O"))
+        .is_some_and(|t| t != "-O0")
+}
+
 fn global_addr(v: &Variable) -> u64 {
     match v.location {
         VarLocation::Global(a) => a,
@@ -776,6 +808,8 @@ struct Scope {
     frame_base: FrameBase,
     ranges: Vec<Range<u64>>,
     depth: u32,
+    /// The unit was compiled with optimisation (from `DW_AT_producer`).
+    optimized: bool,
 }
 
 /// A variable while loading: its type is still a section offset.
@@ -892,6 +926,7 @@ impl Builder {
                             high_pc,
                             ranges: ranges.clone(),
                             locals: 0..0,
+                            optimized: scope.optimized,
                         });
                         Some(self.functions.len() - 1)
                     };
@@ -904,6 +939,7 @@ impl Builder {
                         frame_base,
                         ranges,
                         depth: 1,
+                        optimized: scope.optimized,
                     };
                     self.walk(u, child, &inner)?;
                 }
@@ -1066,12 +1102,7 @@ impl Builder {
         Ok(())
     }
 
-    fn finish(
-        self,
-        path: PathBuf,
-        cfi: Vec<CfiRow>,
-        setups: Vec<Option<FrameSetup>>,
-    ) -> DebugVars {
+    fn finish(self, path: PathBuf, cfi: Vec<CfiRow>, setups: Vec<Option<FrameSetup>>) -> DebugVars {
         let index = &self.type_index;
         let resolve = |off: u64| index.get(&off).map(|&i| TypeId(i as u32));
         let kinds: Vec<Kind<TypeId>> = self.types.iter().map(|t| t.kind.map(&resolve)).collect();
@@ -1163,7 +1194,11 @@ fn compute_size(
     if depth > MAX_TYPE_DEPTH {
         return 0;
     }
-    let mut sub = |t: &Option<TypeId>| t.map_or(0, |t| compute_size(data, kinds, sizes, t.index(), depth + 1));
+    let mut sub = |t: &Option<TypeId>| {
+        t.map_or(0, |t| {
+            compute_size(data, kinds, sizes, t.index(), depth + 1)
+        })
+    };
     let s = match &kinds[i] {
         Kind::Typedef(t) | Kind::Qualified(_, t) => sub(t),
         Kind::Array { element, dims } => {
@@ -1272,7 +1307,9 @@ fn frame_base_kind<'d>(u: UnitRef<'_, R<'d>>, expr: gimli::Expression<R<'d>>) ->
         Some(Operation::CallFrameCFA) => FrameBase::Cfa,
         Some(Operation::Register { register }) if register.0 == X86_64_RBP => FrameBase::Rbp,
         Some(Operation::RegisterOffset {
-            register, offset: 0, ..
+            register,
+            offset: 0,
+            ..
         }) if register.0 == X86_64_RBP => FrameBase::Rbp,
         _ => FrameBase::Unknown,
     }
@@ -1433,4 +1470,48 @@ fn analyse_prologue(text: &[(u64, Cow<[u8]>)], established: u64) -> Option<Frame
         steps.push((base + pos as u64, below));
     }
     Some(FrameSetup { established, steps })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn producer_options_decide_optimisation() {
+        assert!(!is_optimized(
+            "GNU C17 12.2.0 -mtune=generic -march=x86-64 -g"
+        ));
+        assert!(!is_optimized("GNU C17 12.2.0 -g -O2 -O0"));
+        assert!(is_optimized("GNU C17 12.2.0 -g -O2"));
+        assert!(is_optimized("GNU C17 12.2.0 -g -Os"));
+        assert!(!is_optimized("clang version 14.0.6"));
+    }
+
+    #[test]
+    fn prologue_pushes_and_sub_are_summed() {
+        // push %rbp; mov %rsp,%rbp; push %rbx; push %r12; sub $0x710,%rsp; nop
+        let code: Vec<u8> = vec![
+            0x55, 0x48, 0x89, 0xe5, 0x53, 0x41, 0x54, 0x48, 0x81, 0xec, 0x10, 0x07, 0, 0, 0x90,
+        ];
+        let text = vec![(0x1000, Cow::Borrowed(&code[..]))];
+        let setup = analyse_prologue(&text, 0x1004).expect("mov %rsp,%rbp precedes");
+        assert_eq!(setup.fp_minus_sp(0x1003), None);
+        assert_eq!(setup.fp_minus_sp(0x1004), Some(0));
+        assert_eq!(setup.fp_minus_sp(0x1005), Some(8));
+        assert_eq!(setup.fp_minus_sp(0x1007), Some(16));
+        assert_eq!(setup.fp_minus_sp(0x100e), Some(16 + 0x710));
+        assert_eq!(setup.fp_minus_sp(0x2000), Some(16 + 0x710));
+        // Without the mov there is nothing to anchor rbp to.
+        assert!(analyse_prologue(&text, 0x1005).is_none());
+    }
+
+    #[test]
+    fn leaf_prologue_without_sub() {
+        // push %rbp; mov %rsp,%rbp; mov %edi,-0x4(%rbp)
+        let code: Vec<u8> = vec![0x55, 0x48, 0x89, 0xe5, 0x89, 0x7d, 0xfc];
+        let text = vec![(0x400, Cow::Borrowed(&code[..]))];
+        let setup = analyse_prologue(&text, 0x404).unwrap();
+        assert_eq!(setup.fp_minus_sp(0x404), Some(0));
+        assert_eq!(setup.fp_minus_sp(0x406), Some(0));
+    }
 }
