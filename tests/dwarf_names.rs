@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use mapvis::trace::dwarf::{DebugVars, DwarfError, FrameSlot, VarLocation};
+use mapvis::trace::dwarf::{DebugVars, DwarfError, FrameSlot, StackAccess, VarLocation};
 
 fn source(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -253,6 +253,19 @@ fn frame_slots_and_prologue_cfa() {
     for a in uncovered {
         assert_eq!(dv.classify_frame_slot(ip, cfa, a), Some(FrameSlot::Spill));
     }
+    // The one-call form agrees with the pieces.
+    match dv.stack_access(ip, sp, m["view.data[3].z"]) {
+        Some(StackAccess::Local { var, offset }) => {
+            assert_eq!(dv.element_name(var, offset), "view.data[3].z")
+        }
+        other => panic!("expected a local, got {other:?}"),
+    }
+    assert_eq!(
+        dv.stack_access(ip, sp, cfa - 8),
+        Some(StackAccess::Slot(FrameSlot::ReturnAddress))
+    );
+    assert_eq!(dv.stack_access(ip, sp, sp - 8), None, "red zone");
+    assert_eq!(dv.stack_access(ip, sp, cfa), None, "caller frame");
     // Below the saved rbp no local is the return address or saved rbp.
     assert!(dv.local_at(ip, cfa, cfa - 8).is_none());
     assert!(dv.local_at(ip, cfa, cfa - 16).is_none());
@@ -276,6 +289,7 @@ fn optimised_code_never_misnames() {
         if let Some(c) = dv.cfa(ip, m["sp"]) {
             assert_eq!(c, cfa, "{opt}: a CFA, when given, is right");
         }
+        assert_eq!(dv.cfa_with_fp(ip, m["sp"], m["fp"]), Some(cfa), "{opt}");
         for name in STACK_NAMES {
             if let Some((v, off)) = dv.local_at(ip, cfa, m[*name]) {
                 assert_eq!(dv.element_name(v, off), *name, "{opt}");

@@ -189,6 +189,21 @@ pub enum FrameSlot {
     Spill,
 }
 
+/// The answer of [`DebugVars::stack_access`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StackAccess<'a> {
+    /// A local or parameter, and the byte offset inside it (give both to
+    /// [`DebugVars::element_name`]).
+    Local {
+        /// The variable covering the address.
+        var: &'a Variable,
+        /// Byte offset of the address inside the variable.
+        offset: u64,
+    },
+    /// Frame traffic no variable covers.
+    Slot(FrameSlot),
+}
+
 /// A type parsed from the debug information. `T` is how other types are
 /// referred to: section offsets while loading, [`TypeId`]s afterwards.
 #[derive(Clone, Debug)]
@@ -459,9 +474,12 @@ impl DebugVars {
     /// The function whose code contains `ip` (a file address).
     pub fn function_at(&self, ip: u64) -> Option<&Function> {
         let end = self.fn_ranges.partition_point(|r| r.0 <= ip);
+        // Ranges do not overlap (nested GCC functions have their own code),
+        // so only the last few starting at or before `ip` can contain it.
         self.fn_ranges[..end]
             .iter()
             .rev()
+            .take(4)
             .find(|r| ip < r.1)
             .map(|r| &self.functions[r.2])
     }
@@ -503,6 +521,24 @@ impl DebugVars {
             }
         }
         best
+    }
+
+    /// Everything this module can say about a stack access: computes the CFA
+    /// of the frame executing `ip` from `sp`, then looks for the local
+    /// covering `addr`, and failing that classifies the frame slot. `None`
+    /// when the CFA is unknown or `addr` is outside `sp..cfa` (red zone,
+    /// callee frames, caller frames: the caller must name those with the
+    /// `ip` and CFA of the frame that owns them).
+    pub fn stack_access(&self, ip: u64, sp: u64, addr: u64) -> Option<StackAccess<'_>> {
+        let cfa = self.cfa(ip, sp)?;
+        if addr < sp || addr >= cfa {
+            return None;
+        }
+        if let Some((var, offset)) = self.local_at(ip, cfa, addr) {
+            return Some(StackAccess::Local { var, offset });
+        }
+        self.classify_frame_slot(ip, cfa, addr)
+            .map(StackAccess::Slot)
     }
 
     /// The CFA of the frame executing `ip`, given the stack pointer `sp`
@@ -645,17 +681,16 @@ impl DebugVars {
                     }
                     ty = *element;
                 }
-                Kind::Record { union, members } => {
+                Kind::Record { members, .. } => {
                     let covering = |m: &&Member<TypeId>| {
                         let size = m.ty.map_or(0, |t| self.type_size(t)).max(1);
                         offset >= m.offset && offset - m.offset < size
                     };
-                    let found = if *union {
-                        members.iter().find(covering)
-                    } else {
-                        members.iter().rev().find(covering)
+                    // Members overlap only in unions and bit fields: the
+                    // first covering member is the one named.
+                    let Some(m) = members.iter().find(covering) else {
+                        return;
                     };
-                    let Some(m) = found else { return };
                     if let Some(name) = &m.name {
                         out.push('.');
                         out.push_str(name);
@@ -1475,6 +1510,12 @@ fn analyse_prologue(text: &[(u64, Cow<[u8]>)], established: u64) -> Option<Frame
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn debug_vars_can_be_shared_between_threads() {
+        fn assert_send_sync<T: Send + Sync>() {}
+        assert_send_sync::<DebugVars>();
+    }
 
     #[test]
     fn producer_options_decide_optimisation() {
