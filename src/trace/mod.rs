@@ -3,9 +3,11 @@
 
 pub mod csource;
 pub mod dump;
+pub mod dwarf;
 pub mod format;
 pub mod gleipnir;
 pub mod naming;
+pub mod program;
 pub mod reader;
 pub mod run;
 pub mod symbolize;
