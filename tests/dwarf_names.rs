@@ -295,6 +295,9 @@ fn optimised_code_never_misnames() {
                 assert_eq!(dv.element_name(v, off), *name, "{opt}");
             }
         }
+        if let Some((v, off)) = dv.local_at(m["ip_inner"], cfa, m["inner[2]"]) {
+            assert_eq!(dv.element_name(v, off), "inner[2]", "{opt}");
+        }
         // Arrays whose address is taken keep a frame slot even when optimised.
         let (u, off) = dv.local_at(ip, cfa, m["u[3][4]"]).expect("u has a slot");
         assert_eq!(dv.element_name(u, off), "u[3][4]");

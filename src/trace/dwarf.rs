@@ -328,10 +328,9 @@ impl FrameSetup {
 
 /// All variables, types, functions and unwind rules of one ELF object.
 ///
-/// Loading parses every compilation unit and every FDE once, which costs time
-/// proportional to the debug information (milliseconds for a test program,
-/// around a second for a large one); load once per object and reuse the
-/// value for all accesses. Queries are binary searches plus a scan of one
+/// Loading reads the whole file and parses every compilation unit and every
+/// FDE once, in time and memory proportional to the debug information; load
+/// once per object and reuse the value for all accesses. Queries are binary searches plus a scan of one
 /// function's locals. The value owns all its data and is `Send + Sync`.
 #[derive(Debug)]
 pub struct DebugVars {
