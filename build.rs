@@ -43,7 +43,9 @@ fn run(cmd: &mut Command, what: &str) {
         .status()
         .unwrap_or_else(|e| fail(&format!("could not run the C compiler to {what}: {e}")));
     if !status.success() {
-        fail(&format!("the C compiler failed to {what}; see the messages above."));
+        fail(&format!(
+            "the C compiler failed to {what}; see the messages above."
+        ));
     }
 }
 

@@ -20,7 +20,12 @@ fn bytes_by_var(rel: &str, cc: &[&str], kind: MemKind) -> BTreeMap<String, (u64,
     let lb = df.column("load_bytes").unwrap().u64().unwrap().clone();
     let sb = df.column("store_bytes").unwrap().u64().unwrap().clone();
     (0..df.height())
-        .map(|i| (names.get(i).unwrap().to_string(), (lb.get(i).unwrap(), sb.get(i).unwrap())))
+        .map(|i| {
+            (
+                names.get(i).unwrap().to_string(),
+                (lb.get(i).unwrap(), sb.get(i).unwrap()),
+            )
+        })
         .collect()
 }
 
@@ -39,7 +44,13 @@ fn five_heap_arrays_are_named_by_their_statements() {
     let got = bytes_by_var("tests/c/an_five.c", &[], MemKind::Heap);
     expect(
         &got,
-        &[("a", 80, 40), ("b", 160, 80), ("c", 40, 40), ("d", 0, 160), ("e", 40, 40)],
+        &[
+            ("a", 80, 40),
+            ("b", 160, 80),
+            ("c", 40, 40),
+            ("d", 0, 160),
+            ("e", 40, 40),
+        ],
     );
     assert_eq!(got.len(), 5, "{got:?}");
 }

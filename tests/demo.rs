@@ -26,12 +26,26 @@ fn the_demo_script_traces_names_and_draws_the_array() {
     let cells: Vec<&str> = row.split_whitespace().collect();
     assert_eq!(cells[1], "H");
     assert_eq!(cells[2], "768", "{row}");
-    let html = std::fs::read_to_string(work.path().join("figures/complete_memory_access_pattern.html")).unwrap();
-    assert!(html.contains("src=\"plotly.min.js\""), "plotly.js is referenced relatively");
+    let html = std::fs::read_to_string(
+        work.path()
+            .join("figures/complete_memory_access_pattern.html"),
+    )
+    .unwrap();
+    assert!(
+        html.contains("src=\"plotly.min.js\""),
+        "plotly.js is referenced relatively"
+    );
     assert!(!html.contains("cdn."), "no CDN");
     assert!(work.path().join("figures/plotly.min.js").is_file());
     // The saved figure data has one row per drawn point.
-    let csv = std::fs::read_to_string(work.path().join("visinfo/complete_memory_access_pattern.csv")).unwrap();
+    let csv = std::fs::read_to_string(
+        work.path()
+            .join("visinfo/complete_memory_access_pattern.csv"),
+    )
+    .unwrap();
     assert_eq!(csv.lines().count() - 1, 768);
-    assert!(csv.lines().skip(1).all(|l| l.contains(",arr,")), "only arr is drawn in heap mode");
+    assert!(
+        csv.lines().skip(1).all(|l| l.contains(",arr,")),
+        "only arr is drawn in heap mode"
+    );
 }

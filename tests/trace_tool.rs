@@ -17,7 +17,10 @@ fn n_ints_written_once_give_n_stores_of_4_bytes_and_nothing_outside_the_pins() {
     let (base, size) = blocks[0];
     assert_eq!(size, 400);
     let acc = accesses(&evs);
-    let inside: Vec<_> = acc.iter().filter(|a| a.addr >= base && a.addr < base + size).collect();
+    let inside: Vec<_> = acc
+        .iter()
+        .filter(|a| a.addr >= base && a.addr < base + size)
+        .collect();
     assert_eq!(inside.len(), 100, "exactly N accesses touch the block");
     assert!(inside.iter().all(|a| a.op == Op::Store && a.size == 4));
     let mut addrs: Vec<u64> = inside.iter().map(|a| a.addr).collect();
@@ -26,7 +29,9 @@ fn n_ints_written_once_give_n_stores_of_4_bytes_and_nothing_outside_the_pins() {
     // Nothing from outside the pins: every access is in region 1, and the
     // loops before and after (100 stores, then 100 modifies) left no trace.
     assert!(acc.iter().all(|a| a.region == 1));
-    assert!(!acc.iter().any(|a| a.op == Op::Modify && a.addr >= base && a.addr < base + size));
+    assert!(!acc
+        .iter()
+        .any(|a| a.op == Op::Modify && a.addr >= base && a.addr < base + size));
     let footer = evs.iter().find_map(|e| match e {
         Event::Footer(f) => Some(f.clone()),
         _ => None,
@@ -46,9 +51,13 @@ fn regions_are_numbered_and_a_stop_without_start_is_reported() {
         })
         .collect();
     assert_eq!(starts, vec![1, 2]);
-    assert!(evs
-        .iter()
-        .any(|e| matches!(e, Event::Warning { kind: WarningKind::StopWithoutStart, .. })));
+    assert!(evs.iter().any(|e| matches!(
+        e,
+        Event::Warning {
+            kind: WarningKind::StopWithoutStart,
+            ..
+        }
+    )));
     let acc = accesses(&evs);
     let in_block = |r: u32| -> Vec<Op> {
         acc.iter()
@@ -81,7 +90,12 @@ fn two_threads_have_distinct_ids_and_both_are_recorded() {
         t
     };
     let mine = blocks.iter().find(|b| b.1 == 256).copied().unwrap();
-    let theirs = blocks.iter().filter(|b| b.1 == 256).nth(1).copied().unwrap();
+    let theirs = blocks
+        .iter()
+        .filter(|b| b.1 == 256)
+        .nth(1)
+        .copied()
+        .unwrap();
     assert_eq!(tids_in(mine), vec![1]);
     let t = tids_in(theirs);
     assert_eq!(t.len(), 1);
@@ -89,7 +103,11 @@ fn two_threads_have_distinct_ids_and_both_are_recorded() {
     assert!(evs
         .iter()
         .any(|e| matches!(e, Event::ThreadCreate { parent: 1, child } if *child == t[0])));
-    let n = |b: (u64, u64)| acc.iter().filter(|a| a.addr >= b.0 && a.addr < b.0 + b.1).count();
+    let n = |b: (u64, u64)| {
+        acc.iter()
+            .filter(|a| a.addr >= b.0 && a.addr < b.0 + b.1)
+            .count()
+    };
     assert_eq!(n(mine), 64);
     assert_eq!(n(theirs), 64);
 }
@@ -100,12 +118,21 @@ fn a_segfault_leaves_a_readable_trace_that_says_how_far_it_got() {
     assert_eq!(outcome.signal, Some(11), "{}", outcome.describe());
     let (base, _) = allocs(&evs)[0];
     let acc = accesses(&evs);
-    let stores = acc.iter().filter(|a| a.addr >= base && a.addr < base + 200).count();
+    let stores = acc
+        .iter()
+        .filter(|a| a.addr >= base && a.addr < base + 200)
+        .count();
     assert_eq!(stores, 50);
     // Valgrind runs the tool's exit code on a fatal signal: the footer is
     // there and counts what was recorded.
     assert_eq!(end, EndState::Complete);
-    assert!(evs.iter().any(|e| matches!(e, Event::Warning { kind: WarningKind::OpenAtExit, .. })));
+    assert!(evs.iter().any(|e| matches!(
+        e,
+        Event::Warning {
+            kind: WarningKind::OpenAtExit,
+            ..
+        }
+    )));
 }
 
 #[test]
@@ -142,7 +169,10 @@ fn sigint_leaves_a_readable_trace() {
             n += 1;
         }
     }
-    assert!(n >= 100_000, "the accesses before the interrupt are there ({n})");
+    assert!(
+        n >= 100_000,
+        "the accesses before the interrupt are there ({n})"
+    );
     assert_eq!(r.end_state(), &EndState::Complete);
 }
 
@@ -166,15 +196,26 @@ fn realloc_and_free_pair_with_their_blocks_and_wrappers_keep_the_callers_frame()
     let grow = allocs.iter().find(|a| a.size == 64).unwrap();
     let w = allocs.iter().find(|a| a.size == 80).unwrap();
     let moved = allocs.iter().find(|a| a.size == 16384).unwrap();
-    assert_eq!(moved.old_addr, Some(grow.addr), "realloc names the block it replaced");
+    assert_eq!(
+        moved.old_addr,
+        Some(grow.addr),
+        "realloc names the block it replaced"
+    );
     assert!(frees.contains(&w.addr) && frees.contains(&moved.addr));
-    assert!(!frees.contains(&grow.addr), "the old block is freed by the realloc itself");
+    assert!(
+        !frees.contains(&grow.addr),
+        "the old block is freed by the realloc itself"
+    );
     // The wrapper's allocation carries the wrapper frame and its caller's.
     assert!(w.stack.len() >= 2);
     let syms = std::process::Command::new("addr2line")
         .arg("-e")
         .arg(&exe)
-        .args(w.stack[..2].iter().map(|a| format!("{:#x}", a - 1 - 0x108000)))
+        .args(
+            w.stack[..2]
+                .iter()
+                .map(|a| format!("{:#x}", a - 1 - 0x108000)),
+        )
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&syms.stdout);

@@ -122,12 +122,12 @@ struct Builder<'n> {
     blocks: Vec<Allocation>,
     block_names: Vec<crate::trace::naming::HeapName>,
     last_block: Option<(u64, u64, u32)>,
-    stack_cache: HashMap<(u64, u64, u64), Option<u32>>,
+    stack_cache: HashMap<(u64, u64, u64, u64), Option<u32>>,
     global_cache: HashMap<u64, Option<u32>>,
     line_ids: HashMap<u64, u32>,
     lines: Vec<String>,
     line_idx: HashMap<String, u32>,
-    frames: HashMap<u32, Vec<(u64, u64)>>,
+    frames: HashMap<u32, Vec<(u64, u64, u64)>>,
     region_arg_blocks: Vec<u64>,
 }
 
@@ -220,18 +220,21 @@ impl<'n> Builder<'n> {
         }
     }
 
-    fn name_access(&mut self, addr: u64, ip: u64, sp: u64, tid: u32) -> u32 {
+    fn name_access(&mut self, addr: u64, ip: u64, sp: u64, fp: u64, tid: u32) -> u32 {
         if let Some(b) = self.find_block(addr) {
             return self.heap_var(b);
         }
         // The stack: from the red zone below sp to 8 MiB above it.
         if addr.wrapping_add(128) >= sp && addr < sp.saturating_add(8 << 20) {
-            let key = (ip, sp, addr);
+            let key = (ip, sp, fp, addr);
             let cached = match self.stack_cache.get(&key) {
                 Some(c) => *c,
                 None => {
                     let frames = self.frames.get(&tid).cloned().unwrap_or_default();
-                    let r = self.namer.stack_name(ip, sp, addr, &frames).map(|v| self.named_var(v));
+                    let r = self
+                        .namer
+                        .stack_name(ip, sp, fp, addr, &frames)
+                        .map(|v| self.named_var(v));
                     self.stack_cache.insert(key, r);
                     r
                 }
@@ -306,7 +309,7 @@ pub fn analyse(path: &Path, namer: &mut dyn Namer) -> Result<Analysis, FilterErr
         };
         match ev {
             Event::Access(a) => {
-                let var = b.name_access(a.addr, a.ip, a.sp, a.tid);
+                let var = b.name_access(a.addr, a.ip, a.sp, a.fp, a.tid);
                 let line = b.line_of(a.ip);
                 cols.time.push(summary.accesses);
                 cols.op.push(a.op.code());
@@ -379,7 +382,9 @@ pub fn analyse(path: &Path, namer: &mut dyn Namer) -> Result<Analysis, FilterErr
         _ => {}
     }
     if let Some(e) = corrupt {
-        summary.notes.push(format!("{e} Analysis continued with what was read."));
+        summary
+            .notes
+            .push(format!("{e} Analysis continued with what was read."));
     }
     summary.threads = threads.into_iter().collect();
     summary.notes.extend(b.namer.take_notes());
@@ -425,7 +430,10 @@ fn finish(mut b: Builder, cols: Columns, summary: TraceSummary) -> Result<Analys
     let accesses = build_access_table(cols)?;
     let variables = variable_table(&b.vars)?;
     let lines = DataFrame::new(vec![
-        Column::new(ln::LINE.into(), (0..b.lines.len() as u32).collect::<Vec<_>>()),
+        Column::new(
+            ln::LINE.into(),
+            (0..b.lines.len() as u32).collect::<Vec<_>>(),
+        ),
         Column::new(ln::SOURCE.into(), b.lines.clone()),
     ])?;
     Ok(Analysis {
@@ -447,13 +455,19 @@ fn free_block(b: &mut Builder, addr: u64, time: u64) {
 
 /// GL_STOP's macro stores its six arguments on the stack just before the
 /// client request: those stores are the pin's, not the program's.
-fn drop_client_request_tail(cols: &mut Columns, summary: &mut TraceSummary, arg_block: u64, tid: u32) {
+fn drop_client_request_tail(
+    cols: &mut Columns,
+    summary: &mut TraceSummary,
+    arg_block: u64,
+    tid: u32,
+) {
     if arg_block == 0 {
         return;
     }
     let end = arg_block + 48;
     let mut n = 0;
-    while let (Some(&a), Some(&t), Some(&op)) = (cols.addr.last(), cols.tid.last(), cols.op.last()) {
+    while let (Some(&a), Some(&t), Some(&op)) = (cols.addr.last(), cols.tid.last(), cols.op.last())
+    {
         if t == tid && a >= arg_block && a < end && op == Op::Store.code() && n < 6 {
             for v in [&mut cols.time] {
                 v.pop();
@@ -493,14 +507,18 @@ fn number_instances(vars: &mut [Variable]) {
             v.name = format!("{}#{}", v.base_name, k);
         }
     }
-    // Heap and stack names may still collide (`a` on the heap and `a` on the
-    // stack): qualify the later ones by scope.
+    // Heap and stack names may still collide (the heap block `arr` and the
+    // stack pointer variable `arr` that holds its address): the heap block
+    // keeps the plain name, as it is the array users mean; then globals;
+    // later claimants are qualified by scope (`arr@S`).
     let mut taken: HashMap<String, ()> = HashMap::new();
-    for v in vars.iter_mut() {
-        if taken.contains_key(&v.name) {
-            v.name = format!("{}@{}", v.name, v.scope.code());
+    for scope in [Scope::Heap, Scope::Global, Scope::Stack] {
+        for v in vars.iter_mut().filter(|v| v.scope == scope) {
+            if taken.contains_key(&v.name) {
+                v.name = format!("{}@{}", v.name, v.scope.code());
+            }
+            taken.insert(v.name.clone(), ());
         }
-        taken.insert(v.name.clone(), ());
     }
 }
 
@@ -532,18 +550,38 @@ fn build_access_table(cols: Columns) -> PolarsResult<DataFrame> {
 pub fn variable_table(vars: &[Variable]) -> PolarsResult<DataFrame> {
     DataFrame::new(vec![
         Column::new(va::VAR.into(), (0..vars.len() as u32).collect::<Vec<_>>()),
-        Column::new(va::NAME.into(), vars.iter().map(|v| v.name.clone()).collect::<Vec<_>>()),
+        Column::new(
+            va::NAME.into(),
+            vars.iter().map(|v| v.name.clone()).collect::<Vec<_>>(),
+        ),
         Column::new(
             va::SCOPE.into(),
-            vars.iter().map(|v| v.scope.code().to_string()).collect::<Vec<_>>(),
+            vars.iter()
+                .map(|v| v.scope.code().to_string())
+                .collect::<Vec<_>>(),
         ),
-        Column::new(va::BASE.into(), vars.iter().map(|v| v.base).collect::<Vec<_>>()),
-        Column::new(va::SIZE.into(), vars.iter().map(|v| v.size).collect::<Vec<_>>()),
-        Column::new(va::ELEM_SIZE.into(), vars.iter().map(|v| v.elem_size).collect::<Vec<_>>()),
+        Column::new(
+            va::BASE.into(),
+            vars.iter().map(|v| v.base).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            va::SIZE.into(),
+            vars.iter().map(|v| v.size).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            va::ELEM_SIZE.into(),
+            vars.iter().map(|v| v.elem_size).collect::<Vec<_>>(),
+        ),
         Column::new(
             va::DIMS.into(),
             vars.iter()
-                .map(|v| v.dims.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("x"))
+                .map(|v| {
+                    v.dims
+                        .iter()
+                        .map(|d| d.to_string())
+                        .collect::<Vec<_>>()
+                        .join("x")
+                })
                 .collect::<Vec<_>>(),
         ),
     ])
@@ -571,10 +609,20 @@ pub fn analyse_gleipnir(path: &Path, namer: &mut dyn Namer) -> Result<Analysis, 
     let mut extent: HashMap<u32, (u64, u64)> = HashMap::new();
     let mut site_names: HashMap<u32, crate::trace::naming::HeapName> = HashMap::new();
     let mut saw_any = false;
-    while let Some(ev) = reader.next_event().map_err(|e| FilterError::Import(e.to_string()))? {
+    while let Some(ev) = reader
+        .next_event()
+        .map_err(|e| FilterError::Import(e.to_string()))?
+    {
         saw_any = true;
         match ev {
-            GlEvent::Access { op, addr, size, tid, scope, name } => {
+            GlEvent::Access {
+                op,
+                addr,
+                size,
+                tid,
+                scope,
+                name,
+            } => {
                 let var = match (scope, &name) {
                     (Scope::Heap, _) => match b.find_block(addr) {
                         Some(blk) => b.heap_var(blk),
@@ -618,7 +666,14 @@ pub fn analyse_gleipnir(path: &Path, namer: &mut dyn Namer) -> Result<Analysis, 
                 summary.accesses += 1;
                 threads.insert(tid);
             }
-            GlEvent::Alloc { tid, kind, addr, size, site, .. } => {
+            GlEvent::Alloc {
+                tid,
+                kind,
+                addr,
+                size,
+                site,
+                ..
+            } => {
                 let name = match site {
                     Some(s) => match site_names.get(&s) {
                         Some(n) => n.clone(),
@@ -665,7 +720,9 @@ pub fn analyse_gleipnir(path: &Path, namer: &mut dyn Namer) -> Result<Analysis, 
     summary.regions = summary.regions.max(1);
     summary.complete = true;
     for (kind, n) in reader.unknown_kinds() {
-        summary.notes.push(format!("{n} line(s) of kind `{kind}` were not understood and were skipped."));
+        summary.notes.push(format!(
+            "{n} line(s) of kind `{kind}` were not understood and were skipped."
+        ));
     }
     let (bad, first) = reader.malformed();
     if let Some((line, text)) = first {

@@ -71,7 +71,10 @@ pub fn order_data(a: &Analysis, selected: &DataFrame) -> PolarsResult<DataFrame>
         .collect();
     DataFrame::new(vec![
         selected.column(ac::TIME)?.clone().with_name("order".into()),
-        selected.column(ac::ADDR)?.clone().with_name("address".into()),
+        selected
+            .column(ac::ADDR)?
+            .clone()
+            .with_name("address".into()),
         Column::new("operation".into(), ops),
         Column::new("variable".into(), names),
         selected.column(ac::SIZE)?.clone().with_name("size".into()),
@@ -85,16 +88,33 @@ pub fn order_data(a: &Analysis, selected: &DataFrame) -> PolarsResult<DataFrame>
 pub fn allocation_info(a: &Analysis) -> PolarsResult<DataFrame> {
     let al = &a.allocations;
     DataFrame::new(vec![
-        Column::new("address".into(), al.iter().map(|b| b.addr).collect::<Vec<_>>()),
+        Column::new(
+            "address".into(),
+            al.iter().map(|b| b.addr).collect::<Vec<_>>(),
+        ),
         Column::new("size".into(), al.iter().map(|b| b.size).collect::<Vec<_>>()),
         Column::new(
             "variable".into(),
-            al.iter().map(|b| a.vars[b.var as usize].name.clone()).collect::<Vec<_>>(),
+            al.iter()
+                .map(|b| a.vars[b.var as usize].name.clone())
+                .collect::<Vec<_>>(),
         ),
-        Column::new("allocator".into(), al.iter().map(|b| b.kind).collect::<Vec<_>>()),
-        Column::new("thread".into(), al.iter().map(|b| b.tid).collect::<Vec<_>>()),
-        Column::new("alloc_time".into(), al.iter().map(|b| b.alloc_time).collect::<Vec<_>>()),
-        Column::new("free_time".into(), al.iter().map(|b| b.free_time).collect::<Vec<_>>()),
+        Column::new(
+            "allocator".into(),
+            al.iter().map(|b| b.kind).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "thread".into(),
+            al.iter().map(|b| b.tid).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "alloc_time".into(),
+            al.iter().map(|b| b.alloc_time).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "free_time".into(),
+            al.iter().map(|b| b.free_time).collect::<Vec<_>>(),
+        ),
     ])
 }
 
@@ -107,14 +127,21 @@ pub fn hex_column(df: &mut DataFrame, name: &str) -> PolarsResult<()> {
 
 /// Writes the order data and allocation info to `dir` as CSV (addresses in
 /// hex) and Parquet (addresses as integers). Returns the files written.
-pub fn write_order_and_allocations(a: &Analysis, selected: &DataFrame, dir: &Path) -> Result<Vec<PathBuf>, FilterError> {
+pub fn write_order_and_allocations(
+    a: &Analysis,
+    selected: &DataFrame,
+    dir: &Path,
+) -> Result<Vec<PathBuf>, FilterError> {
     let mut written = Vec::new();
     let mut order = order_data(a, selected)?;
     written.push(write_parquet(&mut order, &dir.join("order_data.parquet"))?);
     hex_column(&mut order, "address")?;
     written.push(write_csv(&mut order, &dir.join("order_data.csv"))?);
     let mut alloc = allocation_info(a)?;
-    written.push(write_parquet(&mut alloc, &dir.join("allocation_info.parquet"))?);
+    written.push(write_parquet(
+        &mut alloc,
+        &dir.join("allocation_info.parquet"),
+    )?);
     hex_column(&mut alloc, "address")?;
     written.push(write_csv(&mut alloc, &dir.join("allocation_info.csv"))?);
     Ok(written)
@@ -135,33 +162,72 @@ pub fn save_analysis(a: &Analysis, dir: &Path) -> Result<(), FilterError> {
     write_parquet(&mut lines, &dir.join("lines.parquet"))?;
     let v = &a.vars;
     let mut vars = DataFrame::new(vec![
-        Column::new("name".into(), v.iter().map(|x| x.name.clone()).collect::<Vec<_>>()),
-        Column::new("base_name".into(), v.iter().map(|x| x.base_name.clone()).collect::<Vec<_>>()),
-        Column::new("scope".into(), v.iter().map(|x| x.scope.code()).collect::<Vec<_>>()),
+        Column::new(
+            "name".into(),
+            v.iter().map(|x| x.name.clone()).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "base_name".into(),
+            v.iter().map(|x| x.base_name.clone()).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "scope".into(),
+            v.iter().map(|x| x.scope.code()).collect::<Vec<_>>(),
+        ),
         Column::new("base".into(), v.iter().map(|x| x.base).collect::<Vec<_>>()),
         Column::new("size".into(), v.iter().map(|x| x.size).collect::<Vec<_>>()),
-        Column::new("elem_size".into(), v.iter().map(|x| x.elem_size).collect::<Vec<_>>()),
+        Column::new(
+            "elem_size".into(),
+            v.iter().map(|x| x.elem_size).collect::<Vec<_>>(),
+        ),
         Column::new(
             "dims".into(),
             v.iter()
-                .map(|x| x.dims.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("x"))
+                .map(|x| {
+                    x.dims
+                        .iter()
+                        .map(|d| d.to_string())
+                        .collect::<Vec<_>>()
+                        .join("x")
+                })
                 .collect::<Vec<_>>(),
         ),
-        Column::new("site".into(), v.iter().map(|x| x.site.clone()).collect::<Vec<_>>()),
-        Column::new("alloc_time".into(), v.iter().map(|x| x.alloc_time).collect::<Vec<_>>()),
-        Column::new("free_time".into(), v.iter().map(|x| x.free_time).collect::<Vec<_>>()),
-        Column::new("internal".into(), v.iter().map(|x| x.internal).collect::<Vec<_>>()),
+        Column::new(
+            "site".into(),
+            v.iter().map(|x| x.site.clone()).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "alloc_time".into(),
+            v.iter().map(|x| x.alloc_time).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "free_time".into(),
+            v.iter().map(|x| x.free_time).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "internal".into(),
+            v.iter().map(|x| x.internal).collect::<Vec<_>>(),
+        ),
     ])?;
     write_parquet(&mut vars, &dir.join("variables.parquet"))?;
     let al = &a.allocations;
     let mut allocs = DataFrame::new(vec![
-        Column::new("address".into(), al.iter().map(|b| b.addr).collect::<Vec<_>>()),
+        Column::new(
+            "address".into(),
+            al.iter().map(|b| b.addr).collect::<Vec<_>>(),
+        ),
         Column::new("size".into(), al.iter().map(|b| b.size).collect::<Vec<_>>()),
         Column::new("var".into(), al.iter().map(|b| b.var).collect::<Vec<_>>()),
         Column::new("kind".into(), al.iter().map(|b| b.kind).collect::<Vec<_>>()),
         Column::new("tid".into(), al.iter().map(|b| b.tid).collect::<Vec<_>>()),
-        Column::new("alloc_time".into(), al.iter().map(|b| b.alloc_time).collect::<Vec<_>>()),
-        Column::new("free_time".into(), al.iter().map(|b| b.free_time).collect::<Vec<_>>()),
+        Column::new(
+            "alloc_time".into(),
+            al.iter().map(|b| b.alloc_time).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "free_time".into(),
+            al.iter().map(|b| b.free_time).collect::<Vec<_>>(),
+        ),
     ])?;
     write_parquet(&mut allocs, &dir.join("allocations.parquet"))?;
     let s = &a.summary;
@@ -177,8 +243,11 @@ pub fn save_analysis(a: &Analysis, dir: &Path) -> Result<(), FilterError> {
         "notes": s.notes,
     });
     let path = dir.join("summary.json");
-    std::fs::write(&path, serde_json::to_vec_pretty(&summary).unwrap_or_default())
-        .map_err(|source| FilterError::Write { path, source })?;
+    std::fs::write(
+        &path,
+        serde_json::to_vec_pretty(&summary).unwrap_or_default(),
+    )
+    .map_err(|source| FilterError::Write { path, source })?;
     Ok(())
 }
 
@@ -187,10 +256,12 @@ fn read_parquet(path: &Path) -> Result<DataFrame, FilterError> {
         path: path.to_path_buf(),
         reason: e.to_string(),
     })?;
-    ParquetReader::new(f).finish().map_err(|e| FilterError::Saved {
-        path: path.to_path_buf(),
-        reason: e.to_string(),
-    })
+    ParquetReader::new(f)
+        .finish()
+        .map_err(|e| FilterError::Saved {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        })
 }
 
 /// Whether `dir` holds a saved analysis.
@@ -211,7 +282,11 @@ pub fn load_analysis(dir: &Path) -> Result<Analysis, FilterError> {
     }
     let strs = |v: &serde_json::Value| -> Vec<String> {
         v.as_array()
-            .map(|a| a.iter().filter_map(|x| x.as_str().map(String::from)).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|x| x.as_str().map(String::from))
+                    .collect()
+            })
             .unwrap_or_default()
     };
     let summary = TraceSummary {
@@ -222,7 +297,11 @@ pub fn load_analysis(dir: &Path) -> Result<Analysis, FilterError> {
         frees: j["frees"].as_u64().unwrap_or(0),
         threads: j["threads"]
             .as_array()
-            .map(|a| a.iter().filter_map(|x| x.as_u64().map(|t| t as u32)).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|x| x.as_u64().map(|t| t as u32))
+                    .collect()
+            })
             .unwrap_or_default(),
         complete: j["complete"].as_bool().unwrap_or(false),
         notes: strs(&j["notes"]),

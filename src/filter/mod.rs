@@ -37,7 +37,9 @@ pub enum FilterError {
     #[error("{0}")]
     Import(String),
     /// A saved analysis could not be read back.
-    #[error("cannot read the saved analysis in {path}: {reason}. Run memory_trace_analysis again.")]
+    #[error(
+        "cannot read the saved analysis in {path}: {reason}. Run memory_trace_analysis again."
+    )]
     Saved {
         /// The folder or file.
         path: std::path::PathBuf,

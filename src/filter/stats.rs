@@ -22,9 +22,21 @@ pub fn per_variable(a: &Analysis, selected: &DataFrame) -> PolarsResult<DataFram
         .group_by([col(ac::VAR)])
         .agg([
             len().cast(DataType::UInt64).alias("accesses"),
-            op.clone().eq(lit(OP_LOAD)).sum().cast(DataType::UInt64).alias("loads"),
-            op.clone().eq(lit(OP_STORE)).sum().cast(DataType::UInt64).alias("stores"),
-            op.clone().eq(lit(OP_MODIFY)).sum().cast(DataType::UInt64).alias("modifies"),
+            op.clone()
+                .eq(lit(OP_LOAD))
+                .sum()
+                .cast(DataType::UInt64)
+                .alias("loads"),
+            op.clone()
+                .eq(lit(OP_STORE))
+                .sum()
+                .cast(DataType::UInt64)
+                .alias("stores"),
+            op.clone()
+                .eq(lit(OP_MODIFY))
+                .sum()
+                .cast(DataType::UInt64)
+                .alias("modifies"),
             when(op.clone().neq(lit(OP_STORE)))
                 .then(size.clone())
                 .otherwise(lit(0u64))
@@ -35,21 +47,33 @@ pub fn per_variable(a: &Analysis, selected: &DataFrame) -> PolarsResult<DataFram
                 .otherwise(lit(0u64))
                 .sum()
                 .alias("store_bytes"),
-            col(ac::ADDR).n_unique().cast(DataType::UInt64).alias("addresses"),
+            col(ac::ADDR)
+                .n_unique()
+                .cast(DataType::UInt64)
+                .alias("addresses"),
             col(ac::TIME).min().alias("first_access"),
             col(ac::TIME).max().alias("last_access"),
-            col(ac::TID).n_unique().cast(DataType::UInt64).alias("threads"),
+            col(ac::TID)
+                .n_unique()
+                .cast(DataType::UInt64)
+                .alias("threads"),
         ])
         .sort(["first_access"], Default::default())
         .collect()?;
     let vars = agg.column(ac::VAR)?.u32()?;
     let names: Vec<String> = vars
         .into_iter()
-        .map(|v| v.map(|v| a.vars[v as usize].name.clone()).unwrap_or_default())
+        .map(|v| {
+            v.map(|v| a.vars[v as usize].name.clone())
+                .unwrap_or_default()
+        })
         .collect();
     let scopes: Vec<String> = vars
         .into_iter()
-        .map(|v| v.map(|v| a.vars[v as usize].scope.code().to_string()).unwrap_or_default())
+        .map(|v| {
+            v.map(|v| a.vars[v as usize].scope.code().to_string())
+                .unwrap_or_default()
+        })
         .collect();
     let mut out = agg.drop(ac::VAR)?;
     out.insert_column(0, Column::new("variable".into(), names))?;
@@ -85,12 +109,22 @@ pub fn per_address(a: &Analysis, selected: &DataFrame) -> PolarsResult<DataFrame
     let vars = agg.column(ac::VAR)?.u32()?;
     let names: Vec<String> = vars
         .into_iter()
-        .map(|v| v.map(|v| a.vars[v as usize].name.clone()).unwrap_or_default())
+        .map(|v| {
+            v.map(|v| a.vars[v as usize].name.clone())
+                .unwrap_or_default()
+        })
         .collect();
     let n = agg.height() as u64;
     let mut out = agg.drop(ac::VAR)?;
     out.insert_column(0, Column::new("index".into(), (0..n).collect::<Vec<u64>>()))?;
     out.rename(ac::ADDR, "address".into())?;
     out.with_column(Column::new("variable".into(), names))?;
-    out.select(["index", "appearance_count", "address", "bytes_stored", "bytes_loaded", "variable"])
+    out.select([
+        "index",
+        "appearance_count",
+        "address",
+        "bytes_stored",
+        "bytes_loaded",
+        "variable",
+    ])
 }

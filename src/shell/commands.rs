@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 
 use polars::prelude::*;
 
-pub use super::session::Session;
 use super::session::CmdResult;
+pub use super::session::Session;
 use super::{Registry, Value};
 use crate::filter::{self, schema};
 use crate::trace;
@@ -48,17 +48,25 @@ pub fn register_pipeline(r: &mut Registry<Session>) {
         let dirs = st.set_src_path(a)?;
         Ok(Value::List(dirs.iter().map(|d| path_value(d)).collect()))
     });
-    r.add("set_valgrind_path", |st, a| Ok(path_value(&st.set_valgrind_path(&a[0])?)));
+    r.add("set_valgrind_path", |st, a| {
+        Ok(path_value(&st.set_valgrind_path(&a[0])?))
+    });
     r.add("set_arguments", |st, a| {
         st.set_arguments(a);
         Ok(Value::List(a.iter().map(|x| s(x.clone())).collect()))
     });
-    r.add("set_mem_alloc", |st, a| Ok(s(st.set_mem_alloc(&a[0])?.code())));
+    r.add("set_mem_alloc", |st, a| {
+        Ok(s(st.set_mem_alloc(&a[0])?.code()))
+    });
     r.add("set_open_browser", |st, a| {
         st.open_browser = match a[0].as_str() {
             "on" => true,
             "off" => false,
-            other => return Err(format!("set_open_browser takes on or off, not \"{other}\".")),
+            other => {
+                return Err(format!(
+                    "set_open_browser takes on or off, not \"{other}\"."
+                ))
+            }
         };
         Ok(s(a[0].clone()))
     });
@@ -71,7 +79,9 @@ pub fn register_pipeline(r: &mut Registry<Session>) {
     r.add("memory_trace_analysis", |st, _| memory_trace_analysis(st));
     r.add("filtering_process", |st, _| filtering_process(st));
     r.add("memory_stats", |st, a| memory_stats(st, has_save(a)));
-    r.add("complete_memory_access_pattern", |st, a| complete_pattern(st, has_save(a)));
+    r.add("complete_memory_access_pattern", |st, a| {
+        complete_pattern(st, has_save(a))
+    });
     r.add("2d_memory_access_pattern", |st, a| array_pattern(st, a, 2));
     r.add("3d_memory_access_pattern", |st, a| array_pattern(st, a, 3));
     r.add("load_trace", |st, a| load_trace(st, &a[0]));
@@ -82,10 +92,9 @@ pub fn register_pipeline(r: &mut Registry<Session>) {
             PathBuf::from(&a[0])
         };
         let limit = match a.get(1) {
-            Some(l) => Some(
-                l.parse::<u64>()
-                    .map_err(|_| format!("dump_trace LIMIT must be a number of events, not \"{l}\"."))?,
-            ),
+            Some(l) => Some(l.parse::<u64>().map_err(|_| {
+                format!("dump_trace LIMIT must be a number of events, not \"{l}\".")
+            })?),
             None => Some(200),
         };
         let stdout = std::io::stdout();
@@ -124,7 +133,11 @@ fn run_gleipnir(st: &mut Session) -> CmdResult<Value> {
         "the program {}; {accesses} accesses in {regions} region(s) were recorded in {}{}.",
         outcome.describe(),
         outcome.trace_file.display(),
-        if complete { "" } else { " (the trace is cut short, but readable)" }
+        if complete {
+            ""
+        } else {
+            " (the trace is cut short, but readable)"
+        }
     );
     if regions == 0 {
         return Err(
@@ -138,11 +151,17 @@ fn run_gleipnir(st: &mut Session) -> CmdResult<Value> {
         ("regions".into(), Value::Int(regions as i64)),
         (
             "exit_code".into(),
-            outcome.exit_code.map(|c| Value::Int(c as i64)).unwrap_or(Value::Empty),
+            outcome
+                .exit_code
+                .map(|c| Value::Int(c as i64))
+                .unwrap_or(Value::Empty),
         ),
         (
             "signal".into(),
-            outcome.signal.map(|c| Value::Int(c as i64)).unwrap_or(Value::Empty),
+            outcome
+                .signal
+                .map(|c| Value::Int(c as i64))
+                .unwrap_or(Value::Empty),
         ),
     ]))
 }
@@ -195,7 +214,13 @@ fn memory_trace_analysis(st: &mut Session) -> CmdResult<Value> {
         ("regions".into(), Value::Int(a.summary.regions as i64)),
         (
             "threads".into(),
-            Value::List(a.summary.threads.iter().map(|t| Value::Int(*t as i64)).collect()),
+            Value::List(
+                a.summary
+                    .threads
+                    .iter()
+                    .map(|t| Value::Int(*t as i64))
+                    .collect(),
+            ),
         ),
     ]);
     st.analysis = Some(a);
@@ -208,7 +233,8 @@ fn filtering_process(st: &mut Session) -> CmdResult<Value> {
     let sel = st.selected()?;
     let dir = st.visinfo_dir();
     let a = st.analysis()?;
-    let files = filter::files::write_order_and_allocations(a, &sel, &dir).map_err(|e| e.to_string())?;
+    let files =
+        filter::files::write_order_and_allocations(a, &sel, &dir).map_err(|e| e.to_string())?;
     let vars: std::collections::BTreeSet<u32> = sel
         .column(schema::access::VAR)
         .and_then(|c| Ok(c.u32()?.into_no_null_iter().collect()))
@@ -310,7 +336,14 @@ fn memory_stats(st: &mut Session, save: bool) -> CmdResult<Value> {
         kind.code()
     );
     print!("{}", fmt_table(&cols, &rows));
-    let addr_cols = ["index", "appearance_count", "address", "bytes_stored", "bytes_loaded", "variable"];
+    let addr_cols = [
+        "index",
+        "appearance_count",
+        "address",
+        "bytes_stored",
+        "bytes_loaded",
+        "variable",
+    ];
     let shown = per_addr.height().min(20);
     let arows: Vec<Vec<String>> = (0..shown)
         .map(|i| {
@@ -331,12 +364,22 @@ fn memory_stats(st: &mut Session, save: bool) -> CmdResult<Value> {
                 .collect()
         })
         .collect();
-    println!("\nper address ({} addresses{}):", per_addr.height(), if shown < per_addr.height() { ", the first 20 shown; memory_stats save writes them all" } else { "" });
+    println!(
+        "\nper address ({} addresses{}):",
+        per_addr.height(),
+        if shown < per_addr.height() {
+            ", the first 20 shown; memory_stats save writes them all"
+        } else {
+            ""
+        }
+    );
     print!("{}", fmt_table(&addr_cols, &arows));
     if save {
-        let p1 = filter::files::write_csv(&mut per_var, &dir.join("memory_stats.csv")).map_err(|e| e.to_string())?;
+        let p1 = filter::files::write_csv(&mut per_var, &dir.join("memory_stats.csv"))
+            .map_err(|e| e.to_string())?;
         filter::files::hex_column(&mut per_addr, "address").map_err(|e| e.to_string())?;
-        let p2 = filter::files::write_csv(&mut per_addr, &dir.join("memory_stats_addresses.csv")).map_err(|e| e.to_string())?;
+        let p2 = filter::files::write_csv(&mut per_addr, &dir.join("memory_stats_addresses.csv"))
+            .map_err(|e| e.to_string())?;
         println!("wrote {} and {}", p1.display(), p2.display());
     }
     let result = rows
@@ -382,7 +425,10 @@ fn report_figure(st: &Session, r: &vis::FigureReport) -> Value {
     }
     if st.open_browser {
         if let Err(e) = std::process::Command::new("xdg-open").arg(&r.html).spawn() {
-            println!("warning: could not open a browser with xdg-open ({e}); open {} by hand.", r.html.display());
+            println!(
+                "warning: could not open a browser with xdg-open ({e}); open {} by hand.",
+                r.html.display()
+            );
         }
     }
     path_value(&r.html)
@@ -398,7 +444,8 @@ fn complete_pattern(st: &mut Session, save: bool) -> CmdResult<Value> {
             st.mem.code()
         ));
     }
-    let r = vis::complete_memory_access_pattern(&sel, &a.variables, &a.lines, &opts).map_err(|e| e.to_string())?;
+    let r = vis::complete_memory_access_pattern(&sel, &a.variables, &a.lines, &opts)
+        .map_err(|e| e.to_string())?;
     Ok(report_figure(st, &r))
 }
 
@@ -430,14 +477,20 @@ fn resolve_array(a: &filter::analysis::Analysis, name: &str) -> CmdResult<u32> {
     arrays.sort();
     Err(format!(
         "there is no array named \"{name}\" in the analysis; the arrays are: {}.",
-        if arrays.is_empty() { "(none)".to_string() } else { arrays.join(", ") }
+        if arrays.is_empty() {
+            "(none)".to_string()
+        } else {
+            arrays.join(", ")
+        }
     ))
 }
 
 fn parse_dim(what: &str, v: &str) -> CmdResult<u64> {
     match v.parse::<u64>() {
         Ok(n) if n > 0 => Ok(n),
-        _ => Err(format!("{what} must be a positive whole number, not \"{v}\".")),
+        _ => Err(format!(
+            "{what} must be a positive whole number, not \"{v}\"."
+        )),
     }
 }
 
@@ -453,7 +506,10 @@ fn array_pattern(st: &mut Session, args: &[String], ndim: usize) -> CmdResult<Va
     let (cols, depth, tb) = if nums.len() == want {
         let cols = parse_dim("COLS", nums[0])?;
         let (depth, tb) = if ndim == 3 {
-            (parse_dim("DEPTH", nums[1])?, parse_dim("TYPEBYTES", nums[2])?)
+            (
+                parse_dim("DEPTH", nums[1])?,
+                parse_dim("TYPEBYTES", nums[2])?,
+            )
         } else {
             (1, parse_dim("TYPEBYTES", nums[1])?)
         };
@@ -476,22 +532,27 @@ fn array_pattern(st: &mut Session, args: &[String], ndim: usize) -> CmdResult<Va
         println!(
             "inferred for {name}: {} columns{}, {} bytes per element",
             cols,
-            if ndim == 3 { format!(", depth {depth}") } else { String::new() },
+            if ndim == 3 {
+                format!(", depth {depth}")
+            } else {
+                String::new()
+            },
             v.elem_size
         );
         (cols, depth, v.elem_size as u64)
     } else {
         return Err(if ndim == 2 {
-            "wrong # args: should be \"2d_memory_access_pattern NAME ?COLS TYPEBYTES? ?save?\"".into()
+            "wrong # args: should be \"2d_memory_access_pattern NAME ?COLS TYPEBYTES? ?save?\""
+                .into()
         } else {
             "wrong # args: should be \"3d_memory_access_pattern NAME ?COLS DEPTH TYPEBYTES? ?save?\"".into()
         });
     };
-    let var_col = a.accesses.column(schema::access::VAR).map_err(|e| e.to_string())?;
-    let mask = var_col
-        .u32()
-        .map_err(|e| e.to_string())?
-        .equal(var);
+    let var_col = a
+        .accesses
+        .column(schema::access::VAR)
+        .map_err(|e| e.to_string())?;
+    let mask = var_col.u32().map_err(|e| e.to_string())?.equal(var);
     let acc = a.accesses.filter(&mask).map_err(|e| e.to_string())?;
     let r = if ndim == 2 {
         vis::array_2d(&acc, &a.variables, &a.lines, var, cols, tb, &opts)
@@ -503,9 +564,8 @@ fn array_pattern(st: &mut Session, args: &[String], ndim: usize) -> CmdResult<Va
 }
 
 fn load_trace(st: &mut Session, file: &str) -> CmdResult<Value> {
-    let p = std::fs::canonicalize(st.work_dir.join(file)).map_err(|e| {
-        format!("the trace {file} cannot be read ({e}): check the path.")
-    })?;
+    let p = std::fs::canonicalize(st.work_dir.join(file))
+        .map_err(|e| format!("the trace {file} cannot be read ({e}): check the path."))?;
     let is_text = trace::gleipnir::looks_like_gleipnir(&p);
     if !is_text {
         // Fail now, with the reader's message, rather than at analysis.
@@ -517,7 +577,11 @@ fn load_trace(st: &mut Session, file: &str) -> CmdResult<Value> {
     st.save_settings();
     println!(
         "loaded the {} trace {}; run memory_trace_analysis next.",
-        if is_text { "Gleipnir text" } else { "mapvis binary" },
+        if is_text {
+            "Gleipnir text"
+        } else {
+            "mapvis binary"
+        },
         p.display()
     );
     Ok(path_value(&p))
@@ -533,7 +597,13 @@ fn clear_analysis(st: &mut Session) -> CmdResult<Value> {
     };
     let state = st.state_dir();
     rm(state.join("trace.mvt"));
-    for f in ["accesses.parquet", "variables.parquet", "lines.parquet", "allocations.parquet", "summary.json"] {
+    for f in [
+        "accesses.parquet",
+        "variables.parquet",
+        "lines.parquet",
+        "allocations.parquet",
+        "summary.json",
+    ] {
         rm(st.analysis_dir().join(f));
     }
     let _ = std::fs::remove_dir(st.analysis_dir());
@@ -595,10 +665,14 @@ fn grind(st: &mut Session, tool: &str) -> CmdResult<Value> {
     let valgrind = trace::run::find_valgrind(st.valgrind.as_deref()).map_err(|e| e.to_string())?;
     let dir = st.work_dir.join("grindanalysis");
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}.", dir.display()))?;
-    let stem = exe.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let stem = exe
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let log = dir.join(format!("{tool}_{stem}.log"));
     let mut cmd = std::process::Command::new(&valgrind);
-    cmd.arg(format!("--tool={tool}")).arg(format!("--log-file={}", log.display()));
+    cmd.arg(format!("--tool={tool}"))
+        .arg(format!("--log-file={}", log.display()));
     let out_file = match tool {
         "cachegrind" => Some(dir.join(format!("cachegrind.out.{stem}"))),
         "massif" => Some(dir.join(format!("massif.out.{stem}"))),
@@ -607,7 +681,8 @@ fn grind(st: &mut Session, tool: &str) -> CmdResult<Value> {
     };
     match (tool, &out_file) {
         ("cachegrind", Some(f)) => {
-            cmd.arg("--cache-sim=yes").arg(format!("--cachegrind-out-file={}", f.display()));
+            cmd.arg("--cache-sim=yes")
+                .arg(format!("--cachegrind-out-file={}", f.display()));
         }
         ("massif", Some(f)) => {
             cmd.arg(format!("--massif-out-file={}", f.display()));
@@ -622,7 +697,9 @@ fn grind(st: &mut Session, tool: &str) -> CmdResult<Value> {
     }
     cmd.arg(&exe).args(&st.args);
     println!("running {} under valgrind --tool={tool}...", exe.display());
-    let status = cmd.status().map_err(|e| format!("cannot run {}: {e}.", valgrind.display()))?;
+    let status = cmd
+        .status()
+        .map_err(|e| format!("cannot run {}: {e}.", valgrind.display()))?;
     let log_text = std::fs::read_to_string(&log).unwrap_or_default();
     let summary: Vec<String> = match tool {
         "cachegrind" => log_text
@@ -632,7 +709,9 @@ fn grind(st: &mut Session, tool: &str) -> CmdResult<Value> {
             .collect(),
         "helgrind" | "lackey" => log_text
             .lines()
-            .filter(|l| l.contains("ERROR SUMMARY") || l.contains("guest instrs") || l.contains("total:"))
+            .filter(|l| {
+                l.contains("ERROR SUMMARY") || l.contains("guest instrs") || l.contains("total:")
+            })
             .map(|l| l.split("== ").last().unwrap_or(l).trim().to_string())
             .collect(),
         "massif" => out_file
@@ -660,9 +739,15 @@ fn grind(st: &mut Session, tool: &str) -> CmdResult<Value> {
     }
     println!(
         "{tool} finished ({}); its output is in {}{}",
-        if status.success() { "ok".to_string() } else { format!("status {status}") },
+        if status.success() {
+            "ok".to_string()
+        } else {
+            format!("status {status}")
+        },
         log.display(),
-        out_file.map(|f| format!(" and {}", f.display())).unwrap_or_default()
+        out_file
+            .map(|f| format!(" and {}", f.display()))
+            .unwrap_or_default()
     );
     Ok(path_value(&log))
 }

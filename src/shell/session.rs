@@ -119,7 +119,10 @@ impl Session {
             "trace_file": self.trace_file,
         });
         let _ = std::fs::create_dir_all(self.state_dir());
-        let _ = std::fs::write(self.settings_file(), serde_json::to_vec_pretty(&j).unwrap_or_default());
+        let _ = std::fs::write(
+            self.settings_file(),
+            serde_json::to_vec_pretty(&j).unwrap_or_default(),
+        );
     }
 
     fn restore_settings(&mut self) {
@@ -135,7 +138,11 @@ impl Session {
         self.trace_file = path(&j["trace_file"]);
         self.args = j["args"]
             .as_array()
-            .map(|a| a.iter().filter_map(|x| x.as_str().map(String::from)).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|x| x.as_str().map(String::from))
+                    .collect()
+            })
             .unwrap_or_default();
         self.src_paths = j["src_paths"]
             .as_array()
@@ -228,14 +235,20 @@ impl Session {
             return Err(format!("the source file {} does not exist.", src.display()));
         }
         let include = self.state_dir().join("include");
-        std::fs::create_dir_all(&include).map_err(|e| format!("cannot create {}: {e}.", include.display()))?;
+        std::fs::create_dir_all(&include)
+            .map_err(|e| format!("cannot create {}: {e}.", include.display()))?;
         let header = include.join("gleipnir.h");
         if std::fs::read_to_string(&header).ok().as_deref() != Some(PINS_HEADER) {
-            std::fs::write(&header, PINS_HEADER).map_err(|e| format!("cannot write {}: {e}.", header.display()))?;
+            std::fs::write(&header, PINS_HEADER)
+                .map_err(|e| format!("cannot write {}: {e}.", header.display()))?;
         }
         let bin_dir = self.state_dir().join("bin");
-        std::fs::create_dir_all(&bin_dir).map_err(|e| format!("cannot create {}: {e}.", bin_dir.display()))?;
-        let stem = src.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "a.out".into());
+        std::fs::create_dir_all(&bin_dir)
+            .map_err(|e| format!("cannot create {}: {e}.", bin_dir.display()))?;
+        let stem = src
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "a.out".into());
         let out = bin_dir.join(&stem);
         let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
         let status = Command::new(&cc)
@@ -270,11 +283,11 @@ impl Session {
     /// `run_gleipnir`: traces the loaded program. The trace is kept even
     /// when the program crashes or is interrupted.
     pub fn run_gleipnir(&mut self) -> CmdResult<trace::run::RunOutcome> {
-        let exe = self
-            .exe
-            .clone()
-            .ok_or("run_gleipnir needs an executable: use load_exe PATH (or compile_exe SOURCE.c) first.")?;
-        let valgrind = trace::run::find_valgrind(self.valgrind.as_deref()).map_err(|e| e.to_string())?;
+        let exe = self.exe.clone().ok_or(
+            "run_gleipnir needs an executable: use load_exe PATH (or compile_exe SOURCE.c) first.",
+        )?;
+        let valgrind =
+            trace::run::find_valgrind(self.valgrind.as_deref()).map_err(|e| e.to_string())?;
         let req = trace::run::TraceRequest {
             valgrind,
             exe,
@@ -311,7 +324,8 @@ impl Session {
         if self.analysis.is_none() {
             let dir = self.analysis_dir();
             if filter::files::has_saved_analysis(&dir) {
-                self.analysis = Some(filter::files::load_analysis(&dir).map_err(|e| e.to_string())?);
+                self.analysis =
+                    Some(filter::files::load_analysis(&dir).map_err(|e| e.to_string())?);
             } else {
                 return Err("there is no analysis yet: run memory_trace_analysis first.".into());
             }
@@ -328,7 +342,8 @@ impl Session {
             }
         }
         let a = self.analysis()?;
-        let df = filter::select(a, kind).map_err(|e| format!("selecting the {} accesses failed: {e}.", kind.code()))?;
+        let df = filter::select(a, kind)
+            .map_err(|e| format!("selecting the {} accesses failed: {e}.", kind.code()))?;
         self.selected = Some((kind, df.clone()));
         Ok(df)
     }

@@ -50,13 +50,14 @@ pub fn dump(path: &Path, limit: Option<u64>, out: &mut dyn Write) -> Result<(), 
             Event::Access(a) => {
                 writeln!(
                     out,
-                    "t={time} {} {} {:#x} tid {} ip {:#x} sp {:#x} region {}",
+                    "t={time} {} {} {:#x} tid {} ip {:#x} sp {:#x} fp {:#x} region {}",
                     a.op.code() as char,
                     a.size,
                     a.addr,
                     a.tid,
                     a.ip,
                     a.sp,
+                    a.fp,
                     a.region
                 )?;
                 time += 1;
@@ -68,7 +69,9 @@ pub fn dump(path: &Path, limit: Option<u64>, out: &mut dyn Write) -> Result<(), 
                 a.tid,
                 a.addr,
                 a.size,
-                a.old_addr.map(|o| format!(" (moved from {o:#x})")).unwrap_or_default(),
+                a.old_addr
+                    .map(|o| format!(" (moved from {o:#x})"))
+                    .unwrap_or_default(),
                 stack(&a.stack),
                 a.time
             )?,
@@ -93,7 +96,9 @@ pub fn dump(path: &Path, limit: Option<u64>, out: &mut dyn Write) -> Result<(), 
                 m.path
             )?,
             Event::Unmap { start, len } => writeln!(out, "UNMAP {start:#x} +{len:#x}")?,
-            Event::ThreadCreate { parent, child } => writeln!(out, "THREAD_CREATE {parent} -> {child}")?,
+            Event::ThreadCreate { parent, child } => {
+                writeln!(out, "THREAD_CREATE {parent} -> {child}")?
+            }
             Event::ThreadExit { tid } => writeln!(out, "THREAD_EXIT {tid}")?,
             Event::RegionStart(s) => writeln!(
                 out,
@@ -104,7 +109,7 @@ pub fn dump(path: &Path, limit: Option<u64>, out: &mut dyn Write) -> Result<(), 
                 s.time,
                 s.frames
                     .iter()
-                    .map(|(ip, sp)| format!("{ip:#x}@{sp:#x}"))
+                    .map(|(ip, sp, fp)| format!("{ip:#x}@{sp:#x}/{fp:#x}"))
                     .collect::<Vec<_>>()
                     .join(" ")
             )?,

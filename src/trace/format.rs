@@ -22,6 +22,7 @@ pub(crate) const REC_REGION_START: u64 = 10;
 pub(crate) const REC_REGION_STOP: u64 = 11;
 pub(crate) const REC_WARNING: u64 = 12;
 pub(crate) const REC_FOOTER: u64 = 13;
+pub(crate) const REC_FP: u64 = 14;
 pub(crate) const KEY_ACCESS_BASE: u64 = 16;
 
 /// What an access did to memory.
@@ -88,6 +89,8 @@ pub struct Access {
     pub ip: u64,
     /// Stack pointer of the thread before that instruction executed.
     pub sp: u64,
+    /// Frame pointer (rbp) of the thread before that instruction executed.
+    pub fp: u64,
     /// Number of the region (1-based) the access belongs to.
     pub region: u32,
 }
@@ -206,9 +209,9 @@ pub struct RegionStart {
     pub tid: u32,
     /// Address of the client-request argument block on the stack.
     pub arg_block: u64,
-    /// Call stack at GL_START as (instruction, stack pointer) pairs,
-    /// innermost first; lets stack accesses of callers be named.
-    pub frames: Vec<(u64, u64)>,
+    /// Call stack at GL_START as (instruction, stack pointer, frame
+    /// pointer), innermost first; lets stack accesses of callers be named.
+    pub frames: Vec<(u64, u64, u64)>,
     /// Number of accesses recorded before this event.
     pub time: u64,
 }

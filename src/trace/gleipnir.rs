@@ -179,7 +179,10 @@ impl GleipnirReader<BufReader<File>> {
             path: path.to_path_buf(),
             source,
         })?;
-        Ok(GleipnirReader::new(BufReader::with_capacity(1 << 20, f), path))
+        Ok(GleipnirReader::new(
+            BufReader::with_capacity(1 << 20, f),
+            path,
+        ))
     }
 }
 
@@ -187,11 +190,15 @@ impl GleipnirReader<BufReader<File>> {
 pub fn looks_like_gleipnir(path: &Path) -> bool {
     use std::io::Read;
     let mut buf = [0u8; 4096];
-    let n = File::open(path).and_then(|mut f| f.read(&mut buf)).unwrap_or(0);
+    let n = File::open(path)
+        .and_then(|mut f| f.read(&mut buf))
+        .unwrap_or(0);
     let text = String::from_utf8_lossy(&buf[..n]);
     text.lines().take(8).any(|l| {
         let l = l.trim_start_matches(['*', '$']);
-        l.starts_with("X ") || ((l.starts_with("L ") || l.starts_with("S ") || l.starts_with("M ")) && l.split_whitespace().count() >= 5)
+        l.starts_with("X ")
+            || ((l.starts_with("L ") || l.starts_with("S ") || l.starts_with("M "))
+                && l.split_whitespace().count() >= 5)
     })
 }
 
@@ -353,10 +360,16 @@ impl<R: BufRead> GleipnirReader<R> {
                 match second {
                     "START" => Some(GlEvent::Start),
                     "THREAD_CREATE" => {
-                        let child = f.next().and_then(|s| s.rsplit(':').next()).and_then(|c| c.parse().ok());
+                        let child = f
+                            .next()
+                            .and_then(|s| s.rsplit(':').next())
+                            .and_then(|c| c.parse().ok());
                         child.map(|child| GlEvent::ThreadCreate { child })
                     }
-                    "MMAP" => match (f.next().and_then(hex), f.next().and_then(|s| s.parse().ok())) {
+                    "MMAP" => match (
+                        f.next().and_then(hex),
+                        f.next().and_then(|s| s.parse().ok()),
+                    ) {
                         (Some(addr), Some(len)) => Some(GlEvent::Mmap { addr, len }),
                         _ => {
                             self.malformed_line(text);
@@ -447,18 +460,36 @@ M 1fff00061c 4 1 S LV i \n$S 004a38110 4 1 H H-0 prog_c_16.8 \nS 1fff000580 8 1 
         assert_eq!(evs.len(), 12);
         assert_eq!(r.unknown_kinds().get("X FN_ENTRY"), Some(&1));
         match &evs[7] {
-            GlEvent::Access { name: GlName::Var(v), op: Op::Load, size: 4, .. } => assert_eq!(r.string(*v), "i"),
+            GlEvent::Access {
+                name: GlName::Var(v),
+                op: Op::Load,
+                size: 4,
+                ..
+            } => assert_eq!(r.string(*v), "i"),
             e => panic!("{e:?}"),
         }
         match &evs[8] {
-            GlEvent::Access { name: GlName::Element { var, element }, .. } => {
+            GlEvent::Access {
+                name: GlName::Element { var, element },
+                ..
+            } => {
                 assert_eq!(r.string(*var), "h");
                 assert_eq!(r.string(*element), "h.counts");
             }
             e => panic!("{e:?}"),
         }
         match &evs[10] {
-            GlEvent::Access { name: GlName::Heap { instance: 0, site, offset: 8 }, scope: Scope::Heap, addr, .. } => {
+            GlEvent::Access {
+                name:
+                    GlName::Heap {
+                        instance: 0,
+                        site,
+                        offset: 8,
+                    },
+                scope: Scope::Heap,
+                addr,
+                ..
+            } => {
                 assert_eq!(*addr, 0x4a38110);
                 assert_eq!(r.site(*site).unwrap().to_string(), "prog.c:16");
             }

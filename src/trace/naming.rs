@@ -101,9 +101,17 @@ pub trait Namer {
         }
     }
     /// Names a stack address accessed by the instruction at `ip` with stack
-    /// pointer `sp`; `frames` is the thread's known call stack (instruction,
-    /// stack pointer), innermost first, for addresses in callers' frames.
-    fn stack_name(&mut self, ip: u64, sp: u64, addr: u64, frames: &[(u64, u64)]) -> Option<VarName>;
+    /// pointer `sp` and frame pointer `fp`; `frames` is the thread's call
+    /// stack at GL_START (instruction, stack pointer, frame pointer),
+    /// innermost first, for addresses in callers' frames.
+    fn stack_name(
+        &mut self,
+        ip: u64,
+        sp: u64,
+        fp: u64,
+        addr: u64,
+        frames: &[(u64, u64, u64)],
+    ) -> Option<VarName>;
     /// Names a global or static address.
     fn global_name(&mut self, addr: u64) -> Option<VarName>;
     /// `file.c:LINE` of the instruction at `ip`, if known.
@@ -130,7 +138,14 @@ impl Namer for NullNamer {
             },
         }
     }
-    fn stack_name(&mut self, _: u64, _: u64, _: u64, _: &[(u64, u64)]) -> Option<VarName> {
+    fn stack_name(
+        &mut self,
+        _: u64,
+        _: u64,
+        _: u64,
+        _: u64,
+        _: &[(u64, u64, u64)],
+    ) -> Option<VarName> {
         None
     }
     fn global_name(&mut self, _addr: u64) -> Option<VarName> {

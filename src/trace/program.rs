@@ -80,7 +80,11 @@ impl ProgramNamer {
         self.objects[i].loaded = true;
         let mut path = self.objects[i].path.clone();
         if !path.is_file() {
-            if let Some(exe) = self.exe.clone().filter(|e| e.file_name() == path.file_name()) {
+            if let Some(exe) = self
+                .exe
+                .clone()
+                .filter(|e| e.file_name() == path.file_name())
+            {
                 path = exe;
             }
         }
@@ -123,15 +127,25 @@ impl ProgramNamer {
     }
 
     fn display_site(file: &Path, line: u32) -> String {
-        let name = file.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = file
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default();
         format!("{name}:{line}")
     }
 
-    fn name_from_source(&mut self, file: &Path, comp_dir: Option<PathBuf>, line: u32) -> Option<Result<HeapName, ()>> {
+    fn name_from_source(
+        &mut self,
+        file: &Path,
+        comp_dir: Option<PathBuf>,
+        line: u32,
+    ) -> Option<Result<HeapName, ()>> {
         let site = Self::display_site(file, line);
         let src = self.source(file, comp_dir.as_deref())?;
         match src.allocation_target(line) {
-            AllocTarget::Named { name, size_expr, .. } => {
+            AllocTarget::Named {
+                name, size_expr, ..
+            } => {
                 let size = size_expr.as_deref().and_then(|e| src.eval_size_at(e, line));
                 let elem = size
                     .as_ref()
@@ -201,15 +215,21 @@ impl Namer for ProgramNamer {
         let mut first_site: Option<String> = None;
         let mut first_fn: Option<String> = None;
         for &ra in stack {
-            let Some((i, fa)) = self.object_at(ra) else { continue };
+            let Some((i, fa)) = self.object_at(ra) else {
+                continue;
+            };
             if self.objects[i].system {
                 continue;
             }
-            let Some(sym) = self.objects[i].sym.as_ref() else { continue };
+            let Some(sym) = self.objects[i].sym.as_ref() else {
+                continue;
+            };
             if first_fn.is_none() {
                 first_fn = sym.function_name(fa.wrapping_sub(1));
             }
-            let Some(loc) = sym.locate_return_address(fa) else { continue };
+            let Some(loc) = sym.locate_return_address(fa) else {
+                continue;
+            };
             let comp = sym.comp_dirs().first().cloned();
             let site = Self::display_site(&loc.file, loc.line);
             if first_site.is_none() {
@@ -260,19 +280,32 @@ impl Namer for ProgramNamer {
         }
     }
 
-    fn stack_name(&mut self, ip: u64, sp: u64, addr: u64, frames: &[(u64, u64)]) -> Option<VarName> {
+    fn stack_name(
+        &mut self,
+        ip: u64,
+        sp: u64,
+        fp: u64,
+        addr: u64,
+        frames: &[(u64, u64, u64)],
+    ) -> Option<VarName> {
         let (i, fip) = self.object_at(ip)?;
         let vars = self.objects[i].vars.as_ref()?;
-        let cfa = vars.cfa(fip, sp)?;
+        let cfa = vars.cfa_with_fp(fip, sp, fp)?;
         if addr < cfa {
             return name_in_frame(vars, fip, cfa, addr, sp);
         }
         // A caller's frame: walk the call stack recorded at GL_START.
-        for &(rip, rsp) in frames.iter().skip(1) {
-            let Some((j, fa)) = self.object_at(rip) else { continue };
-            let Some(v) = self.objects[j].vars.as_ref() else { continue };
+        for &(rip, rsp, rfp) in frames.iter().skip(1) {
+            let Some((j, fa)) = self.object_at(rip) else {
+                continue;
+            };
+            let Some(v) = self.objects[j].vars.as_ref() else {
+                continue;
+            };
             let fa = fa.wrapping_sub(1);
-            let Some(c) = v.cfa(fa, rsp) else { continue };
+            let Some(c) = v.cfa_with_fp(fa, rsp, rfp) else {
+                continue;
+            };
             if addr >= rsp && addr < c {
                 return name_in_frame(v, fa, c, addr, rsp);
             }
@@ -333,7 +366,7 @@ fn name_in_frame(vars: &DebugVars, ip: u64, cfa: u64, addr: u64, sp: u64) -> Opt
         .unwrap_or_else(|| "?".into());
     let what = match vars.classify_frame_slot(ip, cfa, addr) {
         Some(FrameSlot::ReturnAddress) => "return address",
-        Some(FrameSlot::SavedRegister(_)) => "saved register",
+        Some(FrameSlot::SavedRegister { .. }) => "saved register",
         _ => "spill",
     };
     let _ = sp;

@@ -99,6 +99,7 @@ pub struct TraceReader<R: Read> {
     sites: Vec<SiteState>,
     tid: u32,
     last_sp: Vec<u64>,
+    last_fp: Vec<u64>,
     region: u32,
     accesses: u64,
     end: EndState,
@@ -148,6 +149,7 @@ impl<R: Read> TraceReader<R> {
             sites: Vec::new(),
             tid: 0,
             last_sp: vec![0; MAX_TIDS],
+            last_fp: vec![0; MAX_TIDS],
             region: 0,
             accesses: 0,
             end: EndState::Reading,
@@ -406,7 +408,8 @@ impl<R: Read> TraceReader<R> {
             };
             self.sites[id].last = addr;
             self.accesses += 1;
-            let sp = self.last_sp[(self.tid as usize) % MAX_TIDS];
+            let slot = (self.tid as usize) % MAX_TIDS;
+            let (sp, fp) = (self.last_sp[slot], self.last_fp[slot]);
             return Ok(Some(Event::Access(Access {
                 op: site.op,
                 size: site.size,
@@ -414,6 +417,7 @@ impl<R: Read> TraceReader<R> {
                 tid: self.tid,
                 ip: site.ip,
                 sp,
+                fp,
                 region: self.region,
             })));
         }
@@ -447,6 +451,12 @@ impl<R: Read> TraceReader<R> {
             REC_SP => {
                 let d = self.sv()?;
                 let slot = &mut self.last_sp[(self.tid as usize) % MAX_TIDS];
+                *slot = slot.wrapping_add(d as u64);
+                return Ok(None);
+            }
+            REC_FP => {
+                let d = self.sv()?;
+                let slot = &mut self.last_fp[(self.tid as usize) % MAX_TIDS];
                 *slot = slot.wrapping_add(d as u64);
                 return Ok(None);
             }
@@ -521,7 +531,7 @@ impl<R: Read> TraceReader<R> {
                 }
                 let mut frames = Vec::with_capacity(n);
                 for _ in 0..n {
-                    frames.push((self.uv()?, self.uv()?));
+                    frames.push((self.uv()?, self.uv()?, self.uv()?));
                 }
                 self.region = id;
                 Event::RegionStart(RegionStart {

@@ -146,7 +146,9 @@ fn system_valgrind_lib(valgrind: &Path) -> Result<PathBuf, RunError> {
     }
     candidates
         .iter()
-        .find(|d| d.join("vgpreload_core-amd64-linux.so").is_file() && d.join("default.supp").is_file())
+        .find(|d| {
+            d.join("vgpreload_core-amd64-linux.so").is_file() && d.join("default.supp").is_file()
+        })
         .cloned()
         .ok_or_else(|| RunError::ValgrindLibMissing {
             searched: candidates
@@ -177,7 +179,8 @@ fn write_atomically(path: &Path, bytes: &[u8], mode: u32) -> Result<(), RunError
     let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let tmp = path.with_extension(format!("tmp{}.{n}", std::process::id()));
     fs::write(&tmp, bytes).map_err(io_err("could not write", &tmp))?;
-    fs::set_permissions(&tmp, fs::Permissions::from_mode(mode)).map_err(io_err("could not set permissions of", &tmp))?;
+    fs::set_permissions(&tmp, fs::Permissions::from_mode(mode))
+        .map_err(io_err("could not set permissions of", &tmp))?;
     fs::rename(&tmp, path).map_err(io_err("could not install", path))
 }
 
@@ -190,10 +193,22 @@ pub fn install_tool(valgrind: &Path) -> Result<PathBuf, RunError> {
     TOOL_PRELOAD.hash(&mut h);
     let dir = cache_root().join(format!("valgrind-tool-{:016x}", h.finish()));
     fs::create_dir_all(&dir).map_err(io_err("could not create the tool folder", &dir))?;
-    write_atomically(&dir.join(format!("{TOOL_NAME}-amd64-linux")), TOOL_BINARY, 0o755)?;
-    write_atomically(&dir.join(format!("vgpreload_{TOOL_NAME}-amd64-linux.so")), TOOL_PRELOAD, 0o755)?;
+    write_atomically(
+        &dir.join(format!("{TOOL_NAME}-amd64-linux")),
+        TOOL_BINARY,
+        0o755,
+    )?;
+    write_atomically(
+        &dir.join(format!("vgpreload_{TOOL_NAME}-amd64-linux.so")),
+        TOOL_PRELOAD,
+        0o755,
+    )?;
     let sys = system_valgrind_lib(valgrind)?;
-    for name in ["vgpreload_core-amd64-linux.so", "default.supp", "getoff-amd64-linux"] {
+    for name in [
+        "vgpreload_core-amd64-linux.so",
+        "default.supp",
+        "getoff-amd64-linux",
+    ] {
         let link = dir.join(name);
         let target = sys.join(name);
         if !target.exists() {
@@ -317,7 +332,11 @@ pub fn run_trace(req: &TraceRequest) -> Result<RunOutcome, RunError> {
         });
     }
     let lib = install_tool(&req.valgrind)?;
-    if let Some(parent) = req.trace_file.parent().filter(|p| !p.as_os_str().is_empty()) {
+    if let Some(parent) = req
+        .trace_file
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+    {
         fs::create_dir_all(parent).map_err(io_err("could not create the folder", parent))?;
     }
     let mut cmd = Command::new(&req.valgrind);
@@ -326,8 +345,14 @@ pub fn run_trace(req: &TraceRequest) -> Result<RunOutcome, RunError> {
         .arg("-q")
         .arg(format!("--trace-file={}", req.trace_file.display()))
         .arg(format!("--stack-depth={}", req.stack_depth))
-        .arg(format!("--heap-only={}", if req.heap_only { "yes" } else { "no" }))
-        .arg(format!("--trace-from-start={}", if req.from_start { "yes" } else { "no" }))
+        .arg(format!(
+            "--heap-only={}",
+            if req.heap_only { "yes" } else { "no" }
+        ))
+        .arg(format!(
+            "--trace-from-start={}",
+            if req.from_start { "yes" } else { "no" }
+        ))
         .arg(&req.exe)
         .args(&req.args)
         .stdin(Stdio::inherit())

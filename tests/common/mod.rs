@@ -61,7 +61,11 @@ pub fn read_events(path: &Path) -> (Vec<Event>, EndState) {
 }
 
 /// Compiles, traces and reads a program in one go.
-pub fn trace(rel: &str, extra_cc: &[&str], args: &[&str]) -> (tempfile::TempDir, PathBuf, RunOutcome, Vec<Event>, EndState) {
+pub fn trace(
+    rel: &str,
+    extra_cc: &[&str],
+    args: &[&str],
+) -> (tempfile::TempDir, PathBuf, RunOutcome, Vec<Event>, EndState) {
     let (dir, exe) = compile(rel, extra_cc);
     let req = request(dir.path(), &exe, args);
     let outcome = run_trace(&req).expect("run the tracer");
@@ -92,5 +96,8 @@ pub fn accesses(evs: &[Event]) -> Vec<mapvis::trace::format::Access> {
 /// The first line of `rel` containing `marker`, 1-based.
 pub fn line_of(rel: &str, marker: &str) -> u32 {
     let text = std::fs::read_to_string(root().join(rel)).unwrap();
-    text.lines().position(|l| l.contains(marker)).expect("marker present") as u32 + 1
+    text.lines()
+        .position(|l| l.contains(marker))
+        .expect("marker present") as u32
+        + 1
 }

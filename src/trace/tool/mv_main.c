@@ -14,9 +14,9 @@
    * Every load (L), store (S) and modify (M: one instruction loads and
      stores the same place with the same size) executed while a region is
      open, i.e. between GL_START and GL_STOP, by any thread.  Each access
-     carries its instruction address, size, thread and the stack pointer
-     before the instruction, so stack variables and source lines can be
-     named offline from DWARF.
+     carries its instruction address, size, thread and the stack and frame
+     pointers before the instruction, so stack variables and source lines
+     can be named offline from DWARF.
    * From program start: malloc, calloc, realloc, free, memalign,
      posix_memalign, aligned_alloc and C++ new/delete, each with up to
      --stack-depth return addresses.
@@ -91,6 +91,7 @@
 #define REC_REGION_STOP   11
 #define REC_WARNING       12
 #define REC_FOOTER        13
+#define REC_FP            14
 #define KEY_ACCESS_BASE   16
 
 #define OP_LOAD   'L'
@@ -235,6 +236,7 @@ static ULong n_regions;
 #define MAX_TIDS 1024
 static ThreadId emitted_tid = 0;     /* thread of the last access record */
 static Addr     last_sp[MAX_TIDS];   /* last stack pointer sent, per thread */
+static Addr     last_fp[MAX_TIDS];   /* last frame pointer (rbp) sent, per thread */
 
 /*------------------------------------------------------------*/
 /*--- Sites: one memory operation of one instruction       ---*/
@@ -377,7 +379,7 @@ static Bool in_heap_block(Addr a)
 /*--- The access helper (hot path)                         ---*/
 /*------------------------------------------------------------*/
 
-static void emit_thread_and_sp(ThreadId tid, Addr sp)
+static void emit_thread_and_sp(ThreadId tid, Addr sp, Addr fp)
 {
    if (tid != emitted_tid) {
       put_uv(REC_THREAD);
@@ -389,17 +391,23 @@ static void emit_thread_and_sp(ThreadId tid, Addr sp)
       put_sv((Long)(sp - last_sp[tid]));
       last_sp[tid] = sp;
    }
+   if (tid < MAX_TIDS && fp != last_fp[tid]) {
+      put_uv(REC_FP);
+      put_sv((Long)(fp - last_fp[tid]));
+      last_fp[tid] = fp;
+   }
 }
 
-static VG_REGPARM(3) void mv_access(UWord id, Addr addr, Addr sp)
+static void mv_access(UWord id, Addr addr, Addr sp, Addr fp)
 {
    Site* s = &sites[id];
    ThreadId tid = VG_(get_running_tid)();
    Addr predicted;
 
    if (UNLIKELY(clo_heap_only) && !in_heap_block(addr)) return;
-   if (UNLIKELY(tid != emitted_tid || (tid < MAX_TIDS && sp != last_sp[tid])))
-      emit_thread_and_sp(tid, sp);
+   if (UNLIKELY(tid != emitted_tid
+                || (tid < MAX_TIDS && (sp != last_sp[tid] || fp != last_fp[tid]))))
+      emit_thread_and_sp(tid, sp, fp);
 
    predicted = s->last + s->stride;
    if (LIKELY(addr == predicted)) {
@@ -435,6 +443,7 @@ static Int     n_events;
 static Addr    cur_ip;
 static UInt    cur_ordinal;
 static IRTemp  cur_sp_tmp;
+static IRTemp  cur_fp_tmp;
 
 static void flush_events(IRSB* sb)
 {
@@ -442,9 +451,10 @@ static void flush_events(IRSB* sb)
    for (i = 0; i < n_events; i++) {
       Event* ev = &events[i];
       UInt id = site_id(cur_ip, cur_ordinal++, ev->op, ev->size);
-      IRExpr** args = mkIRExprVec_3(mkIRExpr_HWord(id), ev->addr,
-                                    IRExpr_RdTmp(cur_sp_tmp));
-      IRDirty* di = unsafeIRDirty_0_N(3, "mv_access",
+      IRExpr** args = mkIRExprVec_4(mkIRExpr_HWord(id), ev->addr,
+                                    IRExpr_RdTmp(cur_sp_tmp),
+                                    IRExpr_RdTmp(cur_fp_tmp));
+      IRDirty* di = unsafeIRDirty_0_N(0, "mv_access",
                                       VG_(fnptr_to_fnentry)(&mv_access), args);
       if (ev->guard) di->guard = ev->guard;
       addStmtToIRSB(sb, IRStmt_Dirty(di));
@@ -523,6 +533,10 @@ static IRSB* mv_instrument(VgCallbackClosure* closure, IRSB* sbIn,
                cur_sp_tmp = newIRTemp(sbOut->tyenv, Ity_I64);
                addStmtToIRSB(sbOut, IRStmt_WrTmp(cur_sp_tmp,
                                IRExpr_Get(OFFSET_amd64_RSP, Ity_I64)));
+               /* And the frame pointer, which makes the CFA exact at -O0. */
+               cur_fp_tmp = newIRTemp(sbOut->tyenv, Ity_I64);
+               addStmtToIRSB(sbOut, IRStmt_WrTmp(cur_fp_tmp,
+                               IRExpr_Get(OFFSET_amd64_RBP, Ity_I64)));
             }
             break;
          }
@@ -814,18 +828,18 @@ static void set_tracing(Bool on)
 
 static void start_region(ThreadId tid, Addr arg_block)
 {
-   Addr ips[32], sps[32];
+   Addr ips[32], sps[32], fps[32];
    UInt n, k;
    region_id++;
    n_regions++;
-   n = VG_(get_StackTrace)(tid, ips, 32, sps, NULL, 0);
-   ensure(64 + 20 * n);
+   n = VG_(get_StackTrace)(tid, ips, 32, sps, fps, 0);
+   ensure(64 + 30 * n);
    put_uv(REC_REGION_START);
    put_uv(region_id);
    put_uv(tid);
    put_uv(arg_block);
    put_uv(n);
-   for (k = 0; k < n; k++) { put_uv(ips[k]); put_uv(sps[k]); }
+   for (k = 0; k < n; k++) { put_uv(ips[k]); put_uv(sps[k]); put_uv(fps[k]); }
    set_tracing(True);
 }
 
