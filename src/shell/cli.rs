@@ -25,6 +25,12 @@ Usage:
   mapvis SCRIPT.tcl [ARG ...] run a Tcl script; ARGs are in $argv
   mapvis -c 'CMD; CMD' [ARG ...]
                               run the commands and print the result
+  mapvis --dump-trace FILE [LIMIT]
+                              print a binary trace as text (all events, or
+                              the first LIMIT)
+  mapvis --install-tool       install the Valgrind tool and print the folder
+                              to use as VALGRIND_LIB (for running
+                              valgrind --tool=mapvis by hand)
   mapvis --help               show this help
   mapvis --version            show the version
 
@@ -57,6 +63,42 @@ pub fn main() -> ExitCode {
         Some("--version" | "-V") => {
             repl::say(&format!("mapvis {}", env!("CARGO_PKG_VERSION")));
             ExitCode::SUCCESS
+        }
+        Some("--dump-trace") => {
+            let Some(file) = args.get(1) else {
+                eprintln!("error: --dump-trace needs a trace file, e.g. mapvis --dump-trace .mapvis/trace.mvt");
+                return ExitCode::from(2);
+            };
+            let limit = match args.get(2).map(|l| l.parse::<u64>()) {
+                None => None,
+                Some(Ok(l)) => Some(l),
+                Some(Err(_)) => {
+                    eprintln!("error: the LIMIT of --dump-trace must be a number of events");
+                    return ExitCode::from(2);
+                }
+            };
+            let stdout = std::io::stdout();
+            match crate::trace::dump::dump(std::path::Path::new(file), limit, &mut stdout.lock()) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Some("--install-tool") => {
+            let installed = crate::trace::run::find_valgrind(None)
+                .and_then(|v| crate::trace::run::install_tool(&v));
+            match installed {
+                Ok(dir) => {
+                    println!("{}", dir.display());
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::FAILURE
+                }
+            }
         }
         Some("-c") => match args.get(1) {
             Some(script) => with_shell("mapvis", &args[2..], |shell| {

@@ -33,10 +33,21 @@ fn has_save(args: &[String]) -> bool {
     args.iter().any(|a| a == "save")
 }
 
+/// Registers `f` for `name`, first letting the session follow a `cd`.
+fn add<F>(r: &mut Registry<Session>, name: &str, f: F)
+where
+    F: Fn(&mut Session, &[String]) -> CmdResult<Value> + 'static,
+{
+    r.add(name, move |st: &mut Session, a: &[String]| {
+        st.follow_cwd();
+        f(st, a)
+    });
+}
+
 /// Binds every pipeline command to its handler and sets the completion
 /// source of array names.
 pub fn register_pipeline(r: &mut Registry<Session>) {
-    r.add("load_exe", |st, a| {
+    add(r, "load_exe", |st, a| {
         let (p, warning) = st.load_exe(&a[0])?;
         println!("loaded {}", p.display());
         if let Some(w) = warning {
@@ -44,21 +55,29 @@ pub fn register_pipeline(r: &mut Registry<Session>) {
         }
         Ok(path_value(&p))
     });
-    r.add("set_src_path", |st, a| {
+    add(r, "set_src_path", |st, a| {
         let dirs = st.set_src_path(a)?;
         Ok(Value::List(dirs.iter().map(|d| path_value(d)).collect()))
     });
-    r.add("set_valgrind_path", |st, a| {
+    add(r, "set_valgrind_path", |st, a| {
         Ok(path_value(&st.set_valgrind_path(&a[0])?))
     });
-    r.add("set_arguments", |st, a| {
+    add(r, "set_arguments", |st, a| {
         st.set_arguments(a);
         Ok(Value::List(a.iter().map(|x| s(x.clone())).collect()))
     });
-    r.add("set_mem_alloc", |st, a| {
-        Ok(s(st.set_mem_alloc(&a[0])?.code()))
+    add(r, "set_mem_alloc", |st, a| {
+        let k = st.set_mem_alloc(&a[0])?;
+        let what = match k {
+            filter::MemKind::Heap => "heap blocks",
+            filter::MemKind::Stack => "stack variables",
+            filter::MemKind::Global => "globals and statics",
+            filter::MemKind::All => "heap, stack and globals",
+        };
+        println!("memory kind: {} ({what})", k.code());
+        Ok(s(k.code()))
     });
-    r.add("set_open_browser", |st, a| {
+    add(r, "set_open_browser", |st, a| {
         st.open_browser = match a[0].as_str() {
             "on" => true,
             "off" => false,
@@ -70,22 +89,28 @@ pub fn register_pipeline(r: &mut Registry<Session>) {
         };
         Ok(s(a[0].clone()))
     });
-    r.add("compile_exe", |st, a| {
+    add(r, "compile_exe", |st, a| {
         let exe = st.compile_exe(&a[0], &a[1..])?;
         println!("compiled and loaded {}", exe.display());
         Ok(path_value(&exe))
     });
-    r.add("run_gleipnir", |st, _| run_gleipnir(st));
-    r.add("memory_trace_analysis", |st, _| memory_trace_analysis(st));
-    r.add("filtering_process", |st, _| filtering_process(st));
-    r.add("memory_stats", |st, a| memory_stats(st, has_save(a)));
-    r.add("complete_memory_access_pattern", |st, a| {
+    add(r, "run_gleipnir", |st, _| run_gleipnir(st));
+    add(r, "memory_trace_analysis", |st, _| {
+        memory_trace_analysis(st)
+    });
+    add(r, "filtering_process", |st, _| filtering_process(st));
+    add(r, "memory_stats", |st, a| memory_stats(st, has_save(a)));
+    add(r, "complete_memory_access_pattern", |st, a| {
         complete_pattern(st, has_save(a))
     });
-    r.add("2d_memory_access_pattern", |st, a| array_pattern(st, a, 2));
-    r.add("3d_memory_access_pattern", |st, a| array_pattern(st, a, 3));
-    r.add("load_trace", |st, a| load_trace(st, &a[0]));
-    r.add("dump_trace", |st, a| {
+    add(r, "2d_memory_access_pattern", |st, a| {
+        array_pattern(st, a, 2)
+    });
+    add(r, "3d_memory_access_pattern", |st, a| {
+        array_pattern(st, a, 3)
+    });
+    add(r, "load_trace", |st, a| load_trace(st, &a[0]));
+    add(r, "dump_trace", |st, a| {
         let path = if a.is_empty() {
             st.trace_path()?
         } else {
@@ -101,9 +126,9 @@ pub fn register_pipeline(r: &mut Registry<Session>) {
         trace::dump::dump(&path, limit, &mut stdout.lock()).map_err(|e| e.to_string())?;
         Ok(Value::Empty)
     });
-    r.add("clear_analysis", |st, _| clear_analysis(st));
+    add(r, "clear_analysis", |st, _| clear_analysis(st));
     for tool in ["lackey", "helgrind", "cachegrind", "massif", "dhat"] {
-        r.add(tool, move |st, _| grind(st, tool));
+        add(r, tool, move |st, _| grind(st, tool));
     }
     r.set_name_source(|st| {
         st.analysis
@@ -471,7 +496,12 @@ fn resolve_array(a: &filter::analysis::Analysis, name: &str) -> CmdResult<u32> {
     let mut arrays: Vec<&str> = a
         .vars
         .iter()
-        .filter(|v| !v.internal && v.size > 0 && !v.name.starts_with('<'))
+        .filter(|v| {
+            !v.internal
+                && v.size > 0
+                && !v.name.starts_with('<')
+                && (v.scope == trace::naming::Scope::Heap || !v.dims.is_empty())
+        })
         .map(|v| v.name.as_str())
         .collect();
     arrays.sort();

@@ -487,14 +487,14 @@ mod tests {
             "2"
         );
         assert_eq!(sh.state().borrow().calls[1], ["m", "4", "8", "save"]);
-        let err = sh.eval("2d_memory_access_pattern m 4").unwrap_err();
+        let err = sh.eval("2d_memory_access_pattern").unwrap_err();
         assert_eq!(
             err.message,
-            "wrong # args: should be \"2d_memory_access_pattern NAME COLS TYPEBYTES ?save?\""
+            "wrong # args: should be \"2d_memory_access_pattern NAME ?COLS? ?TYPEBYTES? ?save?\""
         );
-        let err = sh.eval("2d_memory_access_pattern m x 8").unwrap_err();
+        let err = sh.eval("dump_trace t.mvt x").unwrap_err();
         assert!(
-            err.message.contains("non-negative integer for COLS"),
+            err.message.contains("non-negative integer for LIMIT"),
             "{}",
             err.message
         );
@@ -528,7 +528,7 @@ mod tests {
                 "{title} missing in {all}"
             );
         }
-        assert!(all.contains("dump_trace FILE ?LIMIT?"));
+        assert!(all.contains("dump_trace ?FILE? ?LIMIT?"));
         let one = sh.eval("help quit").unwrap();
         assert!(one.starts_with("usage: exit ?CODE?\n"), "{one}");
         assert!(sh

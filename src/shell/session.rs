@@ -68,6 +68,18 @@ impl Session {
         s
     }
 
+    /// Follows the process's working folder: after a Tcl `cd`, the session
+    /// continues with the new folder's saved settings and analysis, as a new
+    /// session started there would.
+    pub fn follow_cwd(&mut self) {
+        let Ok(cwd) = std::env::current_dir() else {
+            return;
+        };
+        if cwd != self.work_dir {
+            *self = Session::new(cwd);
+        }
+    }
+
     /// `.mapvis/` in the working folder.
     pub fn state_dir(&self) -> PathBuf {
         self.work_dir.join(STATE_DIR)

@@ -408,9 +408,12 @@ pub const SPECS: &[CommandSpec] = &[
         name: "dump_trace",
         aliases: &[],
         group: Group::New,
-        args: &[req("FILE", ArgKind::Path), opt("LIMIT", ArgKind::Int)],
-        help: "Writes the loaded trace as readable text into FILE, at most LIMIT \
-               events when given. Use it to inspect what was recorded.",
+        args: &[opt("FILE", ArgKind::Path), opt("LIMIT", ArgKind::Int)],
+        help: "Prints the binary trace FILE (by default the last one traced) as \
+               text, one event per line: header, load map, heap events, regions \
+               and accesses with their instruction, stack and frame pointers. \
+               Prints at most LIMIT events (200 by default). The format is in \
+               docs/trace-format.md.",
     },
 ];
 
@@ -427,7 +430,7 @@ mod tests {
     fn usage_lines_match_the_manual() {
         assert_eq!(
             find("2darray_memory_access_pattern").unwrap().usage(),
-            "2d_memory_access_pattern NAME COLS TYPEBYTES ?save?"
+            "2d_memory_access_pattern NAME ?COLS? ?TYPEBYTES? ?save?"
         );
         assert_eq!(
             find("set_mem_alloc").unwrap().usage(),

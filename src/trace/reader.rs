@@ -659,8 +659,8 @@ mod tests {
         let (_, r) = read_all(b"not a trace at all");
         assert!(r.unwrap_err().contains("not a mapvis binary trace"));
         let mut b = header();
-        b.extend_from_slice(&[14, 0xff, 0xff]);
+        b.extend_from_slice(&[15, 0xff, 0xff]);
         let (_, r) = read_all(&b);
-        assert!(r.unwrap_err().contains("unknown record type 14"));
+        assert!(r.unwrap_err().contains("unknown record type 15"));
     }
 }

@@ -1,6 +1,12 @@
 # The mapvis command framework: help, argument checking, aliases, history.
 source [file join [file dirname [info script]] support harness.tcl]
 
+# A fresh working folder: nothing loaded, traced or saved.
+set work [file join [expr {[info exists ::env(TMPDIR)] ? $::env(TMPDIR) : "/tmp"}] mapvis-commands-[pid]]
+file delete -force $work
+file mkdir $work
+cd $work
+
 test help-lists-groups {
     set h [help]
     set found {}
@@ -26,11 +32,11 @@ test help-lists-every-command {
 
 test help-command-usage {
     lindex [split [help 2d_memory_access_pattern] \n] 0
-} {usage: 2d_memory_access_pattern NAME COLS TYPEBYTES ?save?}
+} {usage: 2d_memory_access_pattern NAME ?COLS? ?TYPEBYTES? ?save?}
 
 test help-alias {
     lindex [split [help 3darray_memory_access_pattern] \n] 0
-} {usage: 3d_memory_access_pattern NAME COLS DEPTH TYPEBYTES ?save?}
+} {usage: 3d_memory_access_pattern NAME ?COLS? ?DEPTH? ?TYPEBYTES? ?save?}
 
 test help-unknown {
     list [catch {help nosuchcmd} msg] $msg
@@ -39,14 +45,14 @@ test help-unknown {
 test help-too-many-args {help a b} {ERROR: wrong # args: should be "help ?COMMAND?"}
 
 test wrong-args-usage {
-    catch {2d_memory_access_pattern matrix} msg
+    catch {2d_memory_access_pattern} msg
     set msg
-} {wrong # args: should be "2d_memory_access_pattern NAME COLS TYPEBYTES ?save?"}
+} {wrong # args: should be "2d_memory_access_pattern NAME ?COLS? ?TYPEBYTES? ?save?"}
 
 test wrong-args-alias {
     catch {2darray_memory_access_pattern} msg
     set msg
-} {wrong # args: should be "2d_memory_access_pattern NAME COLS TYPEBYTES ?save?"}
+} {wrong # args: should be "2d_memory_access_pattern NAME ?COLS? ?TYPEBYTES? ?save?"}
 
 test wrong-args-extra {load_exe a b} {ERROR: wrong # args: should be "load_exe PATH"}
 
@@ -55,14 +61,14 @@ test bad-choice {set_mem_alloc X} {ERROR: bad value "X" for H|S|G|all: use one o
 test bad-save-word {memory_stats keep} {ERROR: bad value "keep" for save: use one of save (usage: "memory_stats ?save?")}
 
 test bad-integer {
-    catch {3d_memory_access_pattern cube 4 four 8} msg
-    string match {expected a non-negative integer for DEPTH but got "four"*} $msg
+    catch {dump_trace t.mvt four} msg
+    string match {expected a non-negative integer for LIMIT but got "four"*} $msg
 } 1
 
-test unimplemented-reports {
+test prerequisite-reports {
     catch {run_gleipnir} msg
     set msg
-} {run_gleipnir is not available in this build of mapvis yet; type 'help' to see the commands}
+} {run_gleipnir needs an executable: use load_exe PATH (or compile_exe SOURCE.c) first.}
 
 test history-empty-in-scripts {history} {}
 
@@ -73,4 +79,6 @@ test errorinfo-set {
 
 test exit-code-range {exit 300} {ERROR: exit codes range from 0 to 255, so 300 cannot be used}
 
+cd /
+file delete -force $work
 done

@@ -1,0 +1,90 @@
+# The pipeline commands, for real: argument errors for every command, what
+# must come before what, then a traced program whose statistics a script
+# walks with proc and foreach. Runs in its own temporary working folder.
+source [file join [file dirname [info script]] support harness.tcl]
+
+set root [file normalize [file join [file dirname [info script]] .. ..]]
+set tmp [expr {[info exists ::env(TMPDIR)] ? $::env(TMPDIR) : "/tmp"}]
+set work [file join $tmp mapvis-pipeline-[pid]]
+file delete -force $work
+file mkdir $work
+cd $work
+
+# --- Wrong argument counts give the usage line, for every command ---------
+proc usage_error {script} {
+    if {![catch {uplevel 1 $script} msg]} { return "no error" }
+    set cmd [lindex $script 0]
+    if {[string match "wrong # args: should be \"$cmd*\"" $msg]} { return usage }
+    return $msg
+}
+foreach cmd {load_exe set_valgrind_path set_mem_alloc load_trace compile_exe
+             2d_memory_access_pattern 3d_memory_access_pattern set_open_browser} {
+    test args-missing-$cmd [list usage_error $cmd] usage
+}
+foreach cmd {run_gleipnir memory_trace_analysis filtering_process clear_analysis
+             lackey helgrind cachegrind massif dhat} {
+    test args-extra-$cmd [list usage_error [list $cmd extra]] usage
+}
+foreach cmd {memory_stats complete_memory_access_pattern} {
+    test args-extra-$cmd [list usage_error [list $cmd save extra]] usage
+}
+test args-bad-choice {catch {set_mem_alloc X} m; string match {bad value "X"*H, S, G, all*} $m} 1
+test args-bad-save {catch {memory_stats keep} m; string match {bad value "keep"*} $m} 1
+test args-on-off {catch {set_open_browser maybe} m; string match {bad value "maybe"*} $m} 1
+
+# --- Each step says what must come first -----------------------------------
+test needs-exe {catch {run_gleipnir} m; set m} \
+    {run_gleipnir needs an executable: use load_exe PATH (or compile_exe SOURCE.c) first.}
+test needs-trace {catch {memory_trace_analysis} m; set m} \
+    {there is no trace to analyse: run run_gleipnir (or load_trace FILE) first.}
+test needs-analysis {catch {memory_stats} m; set m} \
+    {there is no analysis yet: run memory_trace_analysis first.}
+test missing-exe {catch {load_exe no/such/program} m; string match "*does not exist*load_exe*" $m} 1
+test missing-src {catch {set_src_path no/such/dir} m; string match "*does not exist*" $m} 1
+test missing-trace {catch {load_trace nothing.mvt} m; string match "*cannot be read*" $m} 1
+test lackey-needs-exe {catch {lackey} m; set m} {lackey needs an executable: use load_exe PATH first.}
+
+# --- A real run ------------------------------------------------------------
+test compile {file tail [compile_exe [file join $root scripts rowcol.c]]} rowcol
+test mem-alloc {set_mem_alloc H} H
+test run {dict get [run_gleipnir] regions} 1
+test analyse {expr {[dict get [memory_trace_analysis] accesses] > 700}} 1
+test filter {llength [filtering_process]} 4
+
+proc total {stats field} {
+    set sum 0
+    foreach row $stats { incr sum [dict get $row $field] }
+    return $sum
+}
+set stats [memory_stats save]
+test stats-vars {lmap row $stats {dict get $row variable}} arr
+test stats-accesses {total $stats accesses} 768
+test stats-bytes {list [total $stats load_bytes] [total $stats store_bytes]} {1024 2048}
+test stats-files {list [file exists visinfo/memory_stats.csv] [file exists visinfo/memory_stats_addresses.csv]} {1 1}
+
+test figure {file tail [complete_memory_access_pattern]} complete_memory_access_pattern.html
+test figure-2d {file tail [2d_memory_access_pattern arr 16 4 save]} 2d_memory_access_pattern_arr.html
+test figure-2d-inferred {file tail [2d_memory_access_pattern arr]} 2d_memory_access_pattern_arr.html
+test figure-3d {file tail [3d_memory_access_pattern arr 4 4 4]} 3d_memory_access_pattern_arr.html
+test unknown-array {catch {2d_memory_access_pattern nosuch 16 4} m; set m} \
+    {there is no array named "nosuch" in the analysis; the arrays are: arr, rowcol.c:29.}
+test bad-dims {catch {2d_memory_access_pattern arr 0 4} m; set m} \
+    {COLS must be a positive whole number, not "0".}
+
+# The stack, named from DWARF.
+set_mem_alloc S
+set names [lmap row [memory_stats] {dict get $row variable}]
+test stack-names {lsort [lsearch -all -inline -not $names <*>]} {arr@S i j}
+
+# A later session in this folder continues without tracing again.
+test persist {
+    set out [exec [info nameofexecutable] -c {set_mem_alloc H; llength [memory_stats]}]
+    lindex [split [string trim $out] \n] end
+} 1
+
+test clear {expr {[llength [clear_analysis]] >= 8}} 1
+test cleared {file exists .mapvis/trace.mvt} 0
+
+cd $tmp
+file delete -force $work
+done
