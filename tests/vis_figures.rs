@@ -378,3 +378,51 @@ fn pages_are_offline_and_names_do_not_collide() {
     let js = std::fs::read(dir.path().join("figures/plotly.min.js")).unwrap();
     assert_eq!(js, PLOTLY_JS);
 }
+
+/// 25 M accesses (a 2048 x 2048 int matrix traversed row-major 6 times):
+/// both figures must be written in seconds. Ignored by default because it
+/// needs about 2 GB of memory: `cargo test --release -- --ignored`.
+#[test]
+#[ignore]
+fn twenty_five_million_accesses_take_seconds() {
+    use polars::prelude::*;
+    let n: usize = 25_000_000;
+    let side: u64 = 2048;
+    let elems = side * side;
+    let acc = df!(
+        "time" => (0..n as u64).collect::<Vec<u64>>(),
+        "op" => (0..n).map(|k| if k % 3 == 0 { OP_STORE } else { OP_LOAD }).collect::<Vec<u8>>(),
+        "addr" => (0..n as u64).map(|k| BASE + 4 * (k % elems)).collect::<Vec<u64>>(),
+        "size" => vec![4u32; n],
+        "tid" => vec![1u32; n],
+        "var" => vec![0u32; n],
+        "occurrence" => (0..n as u64).map(|k| (k / elems) as u32 + 1).collect::<Vec<u32>>(),
+        "line" => vec![1u32; n],
+    )
+    .unwrap();
+    let vars = vars_df(&[("m", BASE, elems * 4)]);
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = options(dir.path());
+    o.save = false;
+    let t = std::time::Instant::now();
+    let r = complete_memory_access_pattern(&acc, &vars, &lines_df(), &o).unwrap();
+    let t_complete = t.elapsed();
+    assert!(r.points <= o.point_budget);
+    let t = std::time::Instant::now();
+    let r2 = array_2d(&acc, &vars, &lines_df(), 0, side, 4, &o).unwrap();
+    let t_array = t.elapsed();
+    assert!(r2.points <= o.point_budget);
+    o.save = true;
+    let t = std::time::Instant::now();
+    complete_memory_access_pattern(&acc, &vars, &lines_df(), &o).unwrap();
+    let t_save = t.elapsed();
+    let size = |p: &std::path::Path| std::fs::metadata(p).unwrap().len() / 1_000_000;
+    eprintln!(
+        "complete {t_complete:?} ({} points, {} MB), array_2d {t_array:?} ({} points, {} MB), complete with CSV {t_save:?}",
+        r.points,
+        size(&r.html),
+        r2.points,
+        size(&r2.html)
+    );
+    assert!(t_complete.as_secs() < 30 && t_array.as_secs() < 30);
+}

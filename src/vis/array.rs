@@ -17,7 +17,7 @@ use plotly::{HeatMap, Layout, Plot, Scatter3D, Trace, Traces};
 use polars::prelude::DataFrame;
 use serde_json::json;
 
-use super::aggregate::{aggregate, Group};
+use super::aggregate::{aggregate, Group, Source};
 use super::csv::CsvOut;
 use super::error::VisError;
 use super::html::{sanitize_name, write_page, PageFigure};
@@ -574,6 +574,9 @@ fn heat(
         ))
 }
 
+/// Heatmap `z`: rows of optional cell values.
+type ZRows = Vec<Vec<Option<f64>>>;
+
 /// Rows of `z` values of a grid, row-major, `None` where `f` gives none.
 fn rows_of(nr: usize, nc: usize, f: impl Fn(usize) -> Option<f64>) -> Vec<Vec<Option<f64>>> {
     (0..nr)
@@ -584,7 +587,7 @@ fn rows_of(nr: usize, nc: usize, f: impl Fn(usize) -> Option<f64>) -> Vec<Vec<Op
 #[allow(clippy::too_many_arguments)]
 fn grid_figures(
     shape: &Shape,
-    each: &dyn Fn(&mut dyn FnMut(usize, u64) -> bool),
+    each: &Source<'_>,
     atime: &[u64],
     aop: &[u8],
     t_lo: u64,
@@ -629,7 +632,7 @@ fn grid_figures(
             .x_axis(Axis::new().title(Title::with_text("column j")))
             .y_axis(yaxis())
     };
-    let maps: [(&str, &str, Vec<Vec<Option<f64>>>, ColorScalePalette); 4] = [
+    let maps: [(&str, &str, ZRows, ColorScalePalette); 4] = [
         (
             "Access count per element",
             "accesses",
@@ -771,7 +774,7 @@ fn grid_figures(
 #[allow(clippy::too_many_arguments)]
 fn slice_figures(
     shape: &Shape,
-    each: &dyn Fn(&mut dyn FnMut(usize, u64) -> bool),
+    each: &Source<'_>,
     atime: &[u64],
     _aop: &[u8],
     budget: u64,

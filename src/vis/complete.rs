@@ -110,8 +110,8 @@ pub fn complete_memory_access_pattern(
             hi[r] = hi[r].max(addr[k]);
         }
         let source = |f: &mut dyn FnMut(usize, u64) -> bool| {
-            for k in 0..n {
-                if !f(k, addr[k]) {
+            for (k, &a) in addr.iter().enumerate() {
+                if !f(k, a) {
                     break;
                 }
             }
