@@ -565,13 +565,23 @@ fn heat(
     z: Vec<Vec<Option<f64>>>,
     title: &str,
     scale: ColorScalePalette,
+    axes: (&str, &str),
 ) -> Box<HeatMap<u64, u64, Vec<Option<f64>>>> {
+    // Counts use a light-to-dark scale so that blank (never) reads as white.
+    let counts = matches!(scale, ColorScalePalette::YlOrRd);
     HeatMap::new(x, y, z)
         .color_scale(ColorScale::Palette(scale))
+        .reverse_scale(counts)
         .color_bar(ColorBar::new().title(title))
         .hover_template(format!(
-            "row %{{y}}, col %{{x}}<br>{title} %{{z}}<extra></extra>"
+            "{} %{{y}}, {} %{{x}}<br>{title} %{{z}}<extra></extra>",
+            axes.0, axes.1
         ))
+}
+
+/// A count as a heatmap value: blank (`None`) when zero.
+fn count_cell(c: u64) -> Option<f64> {
+    (c > 0).then_some(c as f64)
 }
 
 /// Heatmap `z`: rows of optional cell values.
@@ -636,8 +646,8 @@ fn grid_figures(
         (
             "Access count per element",
             "accesses",
-            rows_of(nr, nc, |c| Some(g.count[c] as f64)),
-            ColorScalePalette::Hot,
+            rows_of(nr, nc, |c| count_cell(g.count[c])),
+            ColorScalePalette::YlOrRd,
         ),
         (
             "First access time per element",
@@ -668,7 +678,14 @@ fn grid_figures(
     ];
     for ((heading, label, z, scale), note) in maps.into_iter().zip(notes) {
         let mut p = Plot::new();
-        p.add_trace(heat(xs.clone(), ys.clone(), z, label, scale));
+        p.add_trace(heat(
+            xs.clone(),
+            ys.clone(),
+            z,
+            label,
+            scale,
+            ("row", "col"),
+        ));
         p.set_layout(layout());
         figures.push(PageFigure {
             heading: heading.into(),
@@ -706,13 +723,14 @@ fn grid_figures(
     let rxs: Vec<u64> = (0..rc as u64).map(|c| c * fr).collect();
     let rys: Vec<u64> = (0..rr as u64).map(|r| r * fr).collect();
     let frame_heat = |fi: usize| {
-        let z = rows_of(rr, rc, |c| Some(frames[fi * cells + c] as f64));
+        let z = rows_of(rr, rc, |c| count_cell(frames[fi * cells + c]));
         heat(
             rxs.clone(),
             rys.clone(),
             z,
             "accesses so far",
-            ColorScalePalette::Hot,
+            ColorScalePalette::YlOrRd,
+            ("row", "col"),
         )
         .zauto(false)
         .zmin(0.0)
@@ -745,6 +763,7 @@ fn grid_figures(
         layout()
             .height(640)
             .sliders(vec![Slider::new()
+                .y(-0.2)
                 .active(last as i32)
                 .steps(steps)
                 .current_value(
@@ -754,7 +773,7 @@ fn grid_figures(
                 .ty(UpdateMenuType::Buttons)
                 .buttons(vec![play])
                 .x(0.0)
-                .y(-0.25)]),
+                .y(1.12)]),
     );
     figures.push(PageFigure {
         heading: "Replay of the traversal".into(),
@@ -818,7 +837,7 @@ fn slice_figures(
             "Access count per element, one plane at a time",
             "accesses",
             false,
-            ColorScalePalette::Hot,
+            ColorScalePalette::YlOrRd,
         ),
     ];
     for (heading, label, is_time, scale) in metrics {
@@ -826,13 +845,15 @@ fn slice_figures(
             if is_time {
                 (g.count[c] > 0).then_some(g.first[c] as f64)
             } else {
-                Some(g.count[c] as f64)
+                count_cell(g.count[c])
             }
         };
         let vals: Vec<f64> = (0..g.count.len()).filter_map(value).collect();
         let zmin = vals.iter().copied().fold(f64::INFINITY, f64::min);
         let zmax = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let (zmin, zmax) = if zmin.is_finite() {
+            // Counts start at 0 so that a cell touched once is not the darkest.
+            let zmin = if is_time { zmin } else { 0.0 };
             (zmin, zmax.max(zmin + 1.0))
         } else {
             (0.0, 1.0)
@@ -848,7 +869,7 @@ fn slice_figures(
             } else {
                 format!("planes {lo}-{hi}")
             };
-            let t = heat(xs.clone(), ys.clone(), z, label, scale.clone())
+            let t = heat(xs.clone(), ys.clone(), z, label, scale.clone(), ("j", "k"))
                 .zauto(false)
                 .zmin(zmin)
                 .zmax(zmax)
@@ -881,9 +902,13 @@ fn slice_figures(
                 .height(640)
                 .x_axis(Axis::new().title(Title::with_text("k (depth)")))
                 .y_axis(yaxis)
-                .sliders(vec![Slider::new().active(0).steps(steps).current_value(
-                    plotly::layout::SliderCurrentValue::new().prefix("showing "),
-                )]),
+                .sliders(vec![Slider::new()
+                    .y(-0.2)
+                    .active(0)
+                    .steps(steps)
+                    .current_value(
+                        plotly::layout::SliderCurrentValue::new().prefix("showing "),
+                    )]),
         );
         figures.push(PageFigure {
             heading: heading.into(),
