@@ -1,4 +1,138 @@
-//! Builds the Valgrind tool and links the system's Tcl 8.6 library.
+//! Build script: compiles the mapvis Valgrind tool (`src/trace/tool/mv_main.c`)
+//! and its malloc-replacement preload against the installed Valgrind, found
+//! with `pkg-config valgrind`, and links the system's Tcl 8.6 library.
+//!
+//! The tool is linked the way Valgrind links its own tools: static, no
+//! default libraries, text segment at the `valt_load_address` from the .pc
+//! file. Both files land in `$OUT_DIR/valgrind-tool/` and are embedded into
+//! the `mapvis` binary, which installs them in a cache folder at run time.
+use std::env;
+use std::path::{Path, PathBuf};
+use std::process::{exit, Command};
+
+const TOOL_SOURCE: &str = "src/trace/tool/mv_main.c";
+
+fn fail(msg: &str) -> ! {
+    eprintln!("error: {msg}");
+    println!("cargo:warning={msg}");
+    exit(1);
+}
+
+fn pkg_config(args: &[&str]) -> String {
+    let out = Command::new("pkg-config")
+        .args(args)
+        .arg("valgrind")
+        .output()
+        .unwrap_or_else(|e| {
+            fail(&format!(
+                "mapvis could not run pkg-config ({e}); install it (Debian: apt-get install pkg-config) \
+                 together with Valgrind (apt-get install valgrind)."
+            ))
+        });
+    if !out.status.success() {
+        fail(
+            "mapvis needs Valgrind's tool-building files, and `pkg-config valgrind` did not find them: \
+             install Valgrind with its development files (Debian: apt-get install valgrind).",
+        );
+    }
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+fn run(cmd: &mut Command, what: &str) {
+    let status = cmd
+        .status()
+        .unwrap_or_else(|e| fail(&format!("could not run the C compiler to {what}: {e}")));
+    if !status.success() {
+        fail(&format!(
+            "the C compiler failed to {what}; see the messages above."
+        ));
+    }
+}
+
 fn main() {
+    println!("cargo:rerun-if-changed={TOOL_SOURCE}");
+    println!("cargo:rerun-if-changed=pins/gleipnir.h");
+    println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-env-changed=CC");
     println!("cargo:rustc-link-lib=tcl8.6");
+
+    let out_dir = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let tool_dir = out_dir.join("valgrind-tool");
+    std::fs::create_dir_all(&tool_dir).expect("create the tool output folder");
+
+    let version = pkg_config(&["--modversion"]);
+    let includedir = pkg_config(&["--variable=includedir"]);
+    let libdir = pkg_config(&["--variable=libdir"]);
+    let platform = pkg_config(&["--variable=platform"]);
+    let load_address = pkg_config(&["--variable=valt_load_address"]);
+    if platform != "amd64-linux" {
+        fail(&format!(
+            "mapvis's Valgrind tool supports amd64-linux only, and pkg-config reports {platform}."
+        ));
+    }
+    let vglibdir = Path::new(&libdir).join("valgrind");
+    let cc = env::var("CC").unwrap_or_else(|_| "cc".to_string());
+
+    // 1. The tool.
+    let obj = out_dir.join("mv_main.o");
+    run(
+        Command::new(&cc)
+            .args([
+                "-c",
+                "-O2",
+                "-g",
+                "-m64",
+                "-fno-stack-protector",
+                "-fno-builtin",
+                "-fno-pie",
+                "-fno-strict-aliasing",
+                "-fno-omit-frame-pointer",
+                "-Wall",
+                "-Wno-unused-parameter",
+                "-DVGA_amd64=1",
+                "-DVGO_linux=1",
+                "-DVGP_amd64_linux=1",
+                "-DVGPV_amd64_linux_vanilla=1",
+            ])
+            .arg(format!("-DMAPVIS_VG_VERSION=\"{version}\""))
+            .arg(format!("-I{includedir}"))
+            .arg(TOOL_SOURCE)
+            .arg("-o")
+            .arg(&obj),
+        "compile the Valgrind tool",
+    );
+    let tool = tool_dir.join("mapvis-amd64-linux");
+    run(
+        Command::new(&cc)
+            .arg("-o")
+            .arg(&tool)
+            .arg(&obj)
+            .args([
+                "-static",
+                "-nodefaultlibs",
+                "-nostartfiles",
+                "-u",
+                "_start",
+                "-Wl,--build-id=none",
+            ])
+            .arg(format!("-Wl,-Ttext-segment={load_address}"))
+            .arg(format!("-L{}", vglibdir.display()))
+            .args(["-lcoregrind-amd64-linux", "-lvex-amd64-linux", "-lgcc"]),
+        "link the Valgrind tool",
+    );
+
+    // 2. The malloc-replacement preload.
+    let preload = tool_dir.join("vgpreload_mapvis-amd64-linux.so");
+    run(
+        Command::new(&cc)
+            .args(["-shared", "-fPIC", "-nodefaultlibs", "-o"])
+            .arg(&preload)
+            .arg("-Wl,--whole-archive")
+            .arg(vglibdir.join("libreplacemalloc_toolpreload-amd64-linux.a"))
+            .arg("-Wl,--no-whole-archive"),
+        "link the malloc-replacement preload",
+    );
+
+    println!("cargo:rustc-env=MAPVIS_TOOL_DIR={}", tool_dir.display());
+    println!("cargo:rustc-env=MAPVIS_VALGRIND_VERSION={version}");
 }

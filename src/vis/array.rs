@@ -676,16 +676,16 @@ fn grid_figures(
         "When each element was touched last.",
         "(stores + modifies) / accesses: 0 only loaded, 1 only written.",
     ];
-    for ((heading, label, z, scale), note) in maps.into_iter().zip(notes) {
+    let max_count = g.count.iter().copied().max().unwrap_or(1).max(1) as f64;
+    // Fixed colour ranges: counts from 0, shares from 0 to 1; times automatic.
+    let ranges = [Some((0.0, max_count)), None, None, Some((0.0, 1.0))];
+    for (((heading, label, z, scale), note), range) in maps.into_iter().zip(notes).zip(ranges) {
         let mut p = Plot::new();
-        p.add_trace(heat(
-            xs.clone(),
-            ys.clone(),
-            z,
-            label,
-            scale,
-            ("row", "col"),
-        ));
+        let h = heat(xs.clone(), ys.clone(), z, label, scale, ("row", "col"));
+        p.add_trace(match range {
+            Some((lo, hi)) => h.zauto(false).zmin(lo).zmax(hi),
+            None => h,
+        });
         p.set_layout(layout());
         figures.push(PageFigure {
             heading: heading.into(),

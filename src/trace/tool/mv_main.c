@@ -1,0 +1,995 @@
+/*--------------------------------------------------------------------*/
+/*--- mapvis: a Valgrind tool that records the memory accesses     ---*/
+/*--- between the GL_START / GL_STOP pins, and every heap event.    ---*/
+/*---                                                     mv_main.c ---*/
+/*--------------------------------------------------------------------*/
+
+/*
+   This file is part of mapvis.  It links Valgrind's GPL-2.0 libraries
+   and is therefore licensed under the GNU General Public License,
+   version 2 or (at your option) any later version.
+
+   What it records
+   ---------------
+   * Every load (L), store (S) and modify (M: one instruction loads and
+     stores the same place with the same size) executed while a region is
+     open, i.e. between GL_START and GL_STOP, by any thread.  Each access
+     carries its instruction address, size, thread and the stack pointer
+     before the instruction, so stack variables and source lines can be
+     named offline from DWARF.
+   * From program start: malloc, calloc, realloc, free, memalign,
+     posix_memalign, aligned_alloc and C++ new/delete, each with up to
+     --stack-depth return addresses.
+   * The load map (file-backed mappings, including dlopen'ed objects),
+     thread creation and exit, the regions, and a footer with counts.
+
+   The trace format
+   ----------------
+   A binary, versioned stream, documented in docs/trace-format.md and
+   read by src/trace/reader.rs.  In short: a header, then records that
+   each start with an unsigned LEB128 "key".  Keys 0..15 are control
+   records; a key k >= 16 is an access at site (k-16)/2, and its low bit
+   says whether the address differs from the site's prediction (previous
+   address + previous stride), in which case a zig-zag LEB128 correction
+   follows.  A "site" is one memory operation of one instruction, defined
+   once by a SITE record.  The stream is written in large buffers; a
+   truncated stream is readable up to its last whole record.
+
+   Cost model
+   ----------
+   Outside regions the tool adds no instrumentation at all (code runs as
+   under --tool=none); GL_START and GL_STOP discard the translation cache
+   so that code is re-instrumented.  Inside a region each access costs one
+   helper call that appends one to three bytes to the buffer in the
+   common (predicted) case.
+*/
+
+#include "pub_tool_basics.h"
+#include "pub_tool_tooliface.h"
+#include "pub_tool_aspacemgr.h"
+#include "pub_tool_clientstate.h"
+#include "pub_tool_hashtable.h"
+#include "pub_tool_libcassert.h"
+#include "pub_tool_libcbase.h"
+#include "pub_tool_libcfile.h"
+#include "pub_tool_libcprint.h"
+#include "pub_tool_libcproc.h"
+#include "pub_tool_machine.h"
+#include "pub_tool_mallocfree.h"
+#include "pub_tool_options.h"
+#include "pub_tool_replacemalloc.h"
+#include "pub_tool_stacktrace.h"
+#include "pub_tool_threadstate.h"
+#include "pub_tool_transtab.h"
+#include "pub_tool_xarray.h"
+#include "pub_tool_vki.h"
+#include "libvex_guest_offsets.h"
+
+#include "../../../pins/gleipnir.h"
+
+#ifndef MAPVIS_VG_VERSION
+#define MAPVIS_VG_VERSION "unknown"
+#endif
+
+/*------------------------------------------------------------*/
+/*--- Format constants (keep in step with reader.rs)       ---*/
+/*------------------------------------------------------------*/
+
+#define MV_MAGIC          "MVTRACE\n"
+#define MV_FORMAT_VERSION 1
+
+#define REC_SITE          1
+#define REC_THREAD        2
+#define REC_SP            3
+#define REC_ALLOC         4
+#define REC_FREE          5
+#define REC_MAP           6
+#define REC_UNMAP         7
+#define REC_THREAD_CREATE 8
+#define REC_THREAD_EXIT   9
+#define REC_REGION_START  10
+#define REC_REGION_STOP   11
+#define REC_WARNING       12
+#define REC_FOOTER        13
+#define KEY_ACCESS_BASE   16
+
+#define OP_LOAD   'L'
+#define OP_STORE  'S'
+#define OP_MODIFY 'M'
+
+/* Allocation kinds, as in reader.rs AllocKind. */
+#define AK_MALLOC   1
+#define AK_CALLOC   2
+#define AK_REALLOC  3
+#define AK_MEMALIGN 4
+#define AK_NEW      5
+#define AK_NEW_ARR  6
+#define FK_FREE     1
+#define FK_DELETE   2
+#define FK_DEL_ARR  3
+#define FK_REALLOC  4
+
+/* Warning codes, as in reader.rs. */
+#define W_NESTED_START   1
+#define W_STOP_NO_START  2
+#define W_OPEN_AT_EXIT   3
+#define W_BAD_FREE       4
+
+/*------------------------------------------------------------*/
+/*--- Command line options                                 ---*/
+/*------------------------------------------------------------*/
+
+static const HChar* clo_trace_file = "mapvis.mvt";
+static Int  clo_stack_depth = 8;
+static Bool clo_trace_from_start = False;
+static Bool clo_heap_only = False;
+
+static Bool mv_process_cmd_line_option(const HChar* arg)
+{
+   if      VG_STR_CLO(arg, "--trace-file", clo_trace_file) {}
+   else if VG_INT_CLO(arg, "--stack-depth", clo_stack_depth) {
+      if (clo_stack_depth < 1) clo_stack_depth = 1;
+      if (clo_stack_depth > 64) clo_stack_depth = 64;
+   }
+   else if VG_BOOL_CLO(arg, "--trace-from-start", clo_trace_from_start) {}
+   else if VG_BOOL_CLO(arg, "--heap-only", clo_heap_only) {}
+   else
+      return VG_(replacement_malloc_process_cmd_line_option)(arg);
+   return True;
+}
+
+static void mv_print_usage(void)
+{
+   VG_(printf)(
+"    --trace-file=<file>       write the binary trace to <file> [mapvis.mvt]\n"
+"    --stack-depth=<n>         return addresses kept per heap event, 1..64 [8]\n"
+"    --trace-from-start=no|yes record accesses from program start, as if\n"
+"                              GL_START were the first instruction [no]\n"
+"    --heap-only=no|yes        keep only accesses that fall inside a live\n"
+"                              heap block [no]\n"
+   );
+}
+
+static void mv_print_debug_usage(void)
+{
+   VG_(printf)("    (none)\n");
+}
+
+/*------------------------------------------------------------*/
+/*--- The output buffer                                    ---*/
+/*------------------------------------------------------------*/
+
+#define BUF_SIZE   (4 * 1024 * 1024)
+#define BUF_SLACK  512    /* room always left for one small record */
+
+static UChar* buf;
+static UInt   buf_pos;
+static Int    out_fd = -1;
+static ULong  bytes_written;
+
+static void flush_buf(void)
+{
+   UInt done = 0;
+   if (out_fd < 0) return;          /* before the file is open: keep */
+   while (done < buf_pos) {
+      Int n = VG_(write)(out_fd, buf + done, buf_pos - done);
+      if (n <= 0) {
+         VG_(umsg)("mapvis: error: could not write the trace file '%s'; "
+                   "the trace is incomplete.\n", clo_trace_file);
+         VG_(close)(out_fd);
+         out_fd = -1;
+         break;
+      }
+      done += n;
+   }
+   bytes_written += done;
+   buf_pos = 0;
+}
+
+/* Make room for a record of at most n bytes. */
+static void ensure(UInt n)
+{
+   if (buf_pos + n + BUF_SLACK > BUF_SIZE) flush_buf();
+   tl_assert(buf_pos + n <= BUF_SIZE);
+}
+
+static __inline__ void put_u8(UChar b) { buf[buf_pos++] = b; }
+
+static __inline__ void put_uv(ULong v)
+{
+   while (v >= 0x80) {
+      buf[buf_pos++] = (UChar)(v | 0x80);
+      v >>= 7;
+   }
+   buf[buf_pos++] = (UChar)v;
+}
+
+static __inline__ void put_sv(Long v)
+{
+   put_uv(((ULong)v << 1) ^ (ULong)(v >> 63));
+}
+
+/* Strings are length-prefixed and cut at 4000 bytes. */
+static void put_str(const HChar* s)
+{
+   UInt len = s ? VG_(strlen)(s) : 0;
+   if (len > 4000) len = 4000;
+   ensure(len + 16);
+   put_uv(len);
+   if (len) VG_(memcpy)(buf + buf_pos, s, len);
+   buf_pos += len;
+}
+
+/*------------------------------------------------------------*/
+/*--- Global state                                         ---*/
+/*------------------------------------------------------------*/
+
+static Bool  tracing;          /* a region is open */
+static UInt  region_id;        /* id of the current or last region */
+static ULong n_accesses;
+static ULong n_allocs;
+static ULong n_frees;
+static ULong n_regions;
+
+/* Thread bookkeeping mirrored by the reader. */
+#define MAX_TIDS 1024
+static ThreadId emitted_tid = 0;     /* thread of the last access record */
+static Addr     last_sp[MAX_TIDS];   /* last stack pointer sent, per thread */
+
+/*------------------------------------------------------------*/
+/*--- Sites: one memory operation of one instruction       ---*/
+/*------------------------------------------------------------*/
+
+typedef struct {
+   Addr  ip;
+   UInt  ordinal;     /* which memory operation of the instruction */
+   UChar op;
+   UInt  size;
+   Addr  last;        /* prediction state, mirrored by the reader */
+   Long  stride;
+} Site;
+
+static Site*  sites;
+static UInt   n_sites;
+static UInt   cap_sites;
+static UInt*  site_hash;       /* open addressing: index+1, 0 = empty */
+static UInt   cap_hash;
+
+static UInt hash_site(Addr ip, UInt ordinal, UChar op, UInt size)
+{
+   ULong h = (ULong)ip * 0x9E3779B97F4A7C15ULL;
+   h ^= ((ULong)ordinal << 48) ^ ((ULong)op << 40) ^ ((ULong)size << 8);
+   h ^= h >> 29;
+   return (UInt)h;
+}
+
+static void rehash_sites(void)
+{
+   UInt i;
+   UInt new_cap = cap_hash ? cap_hash * 2 : 4096;
+   UInt* t = VG_(calloc)("mv.site_hash", new_cap, sizeof(UInt));
+   for (i = 0; i < n_sites; i++) {
+      UInt j = hash_site(sites[i].ip, sites[i].ordinal, sites[i].op,
+                         sites[i].size) & (new_cap - 1);
+      while (t[j]) j = (j + 1) & (new_cap - 1);
+      t[j] = i + 1;
+   }
+   if (site_hash) VG_(free)(site_hash);
+   site_hash = t;
+   cap_hash = new_cap;
+}
+
+/* Called at instrumentation time: the id of a site, defining it in the
+   stream (SITE record) the first time it is seen. */
+static UInt site_id(Addr ip, UInt ordinal, UChar op, UInt size)
+{
+   UInt j;
+   if (2 * (n_sites + 1) > cap_hash) rehash_sites();
+   j = hash_site(ip, ordinal, op, size) & (cap_hash - 1);
+   while (site_hash[j]) {
+      Site* s = &sites[site_hash[j] - 1];
+      if (s->ip == ip && s->ordinal == ordinal && s->op == op && s->size == size)
+         return site_hash[j] - 1;
+      j = (j + 1) & (cap_hash - 1);
+   }
+   if (n_sites == cap_sites) {
+      cap_sites = cap_sites ? cap_sites * 2 : 4096;
+      sites = VG_(realloc)("mv.sites", sites, cap_sites * sizeof(Site));
+   }
+   sites[n_sites].ip = ip;
+   sites[n_sites].ordinal = ordinal;
+   sites[n_sites].op = op;
+   sites[n_sites].size = size;
+   sites[n_sites].last = 0;
+   sites[n_sites].stride = 0;
+   site_hash[j] = n_sites + 1;
+
+   ensure(64);
+   put_uv(REC_SITE);
+   put_uv(n_sites);
+   put_uv(ip);
+   put_u8(op);
+   put_uv(size);
+   return n_sites++;
+}
+
+/*------------------------------------------------------------*/
+/*--- Live heap blocks                                     ---*/
+/*------------------------------------------------------------*/
+
+typedef struct _Block {
+   struct _Block* next;
+   UWord          key;      /* address */
+   SizeT          size;
+} Block;
+
+static VgHashTable* blocks;
+
+/* Sorted interval index of live blocks, rebuilt lazily, used only with
+   --heap-only=yes. */
+static Addr*  iv_start;
+static Addr*  iv_end;
+static UInt   iv_n;
+static Bool   iv_dirty = True;
+
+static Int cmp_addr(const void* a, const void* b)
+{
+   Addr x = *(const Addr*)a, y = *(const Addr*)b;
+   return x < y ? -1 : x > y ? 1 : 0;
+}
+
+static void rebuild_intervals(void)
+{
+   UInt n = VG_(HT_count_nodes)(blocks), i = 0;
+   Block* b;
+   Addr* tmp;
+   if (iv_start) { VG_(free)(iv_start); VG_(free)(iv_end); }
+   iv_start = VG_(malloc)("mv.iv", (n + 1) * sizeof(Addr));
+   iv_end   = VG_(malloc)("mv.iv", (n + 1) * sizeof(Addr));
+   tmp      = VG_(malloc)("mv.iv", (n + 1) * 2 * sizeof(Addr));
+   VG_(HT_ResetIter)(blocks);
+   while ((b = VG_(HT_Next)(blocks)) != NULL) {
+      tmp[2 * i] = b->key;
+      tmp[2 * i + 1] = b->key + b->size;
+      i++;
+   }
+   /* sort pairs by start */
+   VG_(ssort)(tmp, n, 2 * sizeof(Addr), cmp_addr);
+   for (i = 0; i < n; i++) { iv_start[i] = tmp[2 * i]; iv_end[i] = tmp[2 * i + 1]; }
+   VG_(free)(tmp);
+   iv_n = n;
+   iv_dirty = False;
+}
+
+static Bool in_heap_block(Addr a)
+{
+   UInt lo = 0, hi;
+   if (iv_dirty) rebuild_intervals();
+   hi = iv_n;
+   while (lo < hi) {
+      UInt mid = (lo + hi) / 2;
+      if (iv_start[mid] <= a) lo = mid + 1; else hi = mid;
+   }
+   return lo > 0 && a < iv_end[lo - 1];
+}
+
+/*------------------------------------------------------------*/
+/*--- The access helper (hot path)                         ---*/
+/*------------------------------------------------------------*/
+
+static void emit_thread_and_sp(ThreadId tid, Addr sp)
+{
+   if (tid != emitted_tid) {
+      put_uv(REC_THREAD);
+      put_uv(tid);
+      emitted_tid = tid;
+   }
+   if (tid < MAX_TIDS && sp != last_sp[tid]) {
+      put_uv(REC_SP);
+      put_sv((Long)(sp - last_sp[tid]));
+      last_sp[tid] = sp;
+   }
+}
+
+static VG_REGPARM(3) void mv_access(UWord id, Addr addr, Addr sp)
+{
+   Site* s = &sites[id];
+   ThreadId tid = VG_(get_running_tid)();
+   Addr predicted;
+
+   if (UNLIKELY(clo_heap_only) && !in_heap_block(addr)) return;
+   if (UNLIKELY(tid != emitted_tid || (tid < MAX_TIDS && sp != last_sp[tid])))
+      emit_thread_and_sp(tid, sp);
+
+   predicted = s->last + s->stride;
+   if (LIKELY(addr == predicted)) {
+      put_uv(KEY_ACCESS_BASE + 2 * (ULong)id);
+   } else {
+      put_uv(KEY_ACCESS_BASE + 2 * (ULong)id + 1);
+      put_sv((Long)(addr - predicted));
+      s->stride = (Long)(addr - s->last);
+   }
+   s->last = addr;
+   n_accesses++;
+   if (UNLIKELY(buf_pos + BUF_SLACK > BUF_SIZE)) flush_buf();
+}
+
+/*------------------------------------------------------------*/
+/*--- Instrumentation                                      ---*/
+/*------------------------------------------------------------*/
+
+/* Memory events of the current guest instruction, emitted together when
+   the instruction ends, so that a load and a store of the same place by
+   the same instruction can be merged into one modify. */
+#define MAX_EVENTS 16
+
+typedef struct {
+   UChar   op;
+   IRExpr* addr;
+   Int     size;
+   IRExpr* guard;   /* NULL: unconditional */
+} Event;
+
+static Event   events[MAX_EVENTS];
+static Int     n_events;
+static Addr    cur_ip;
+static UInt    cur_ordinal;
+static IRTemp  cur_sp_tmp;
+
+static void flush_events(IRSB* sb)
+{
+   Int i;
+   for (i = 0; i < n_events; i++) {
+      Event* ev = &events[i];
+      UInt id = site_id(cur_ip, cur_ordinal++, ev->op, ev->size);
+      IRExpr** args = mkIRExprVec_3(mkIRExpr_HWord(id), ev->addr,
+                                    IRExpr_RdTmp(cur_sp_tmp));
+      IRDirty* di = unsafeIRDirty_0_N(3, "mv_access",
+                                      VG_(fnptr_to_fnentry)(&mv_access), args);
+      if (ev->guard) di->guard = ev->guard;
+      addStmtToIRSB(sb, IRStmt_Dirty(di));
+   }
+   n_events = 0;
+}
+
+static void add_event(IRSB* sb, UChar op, IRExpr* addr, Int size, IRExpr* guard)
+{
+   tl_assert(isIRAtom(addr));
+   if (size <= 0) return;
+   if (op == OP_STORE && guard == NULL && n_events > 0) {
+      Event* prev = &events[n_events - 1];
+      if (prev->op == OP_LOAD && prev->size == size && prev->guard == NULL
+          && eqIRAtom(prev->addr, addr)) {
+         prev->op = OP_MODIFY;
+         return;
+      }
+   }
+   if (n_events == MAX_EVENTS) flush_events(sb);
+   events[n_events].op = op;
+   events[n_events].addr = addr;
+   events[n_events].size = size;
+   events[n_events].guard = guard;
+   n_events++;
+}
+
+/* Does the statement touch memory (so its instruction needs the SP)? */
+static Bool stmt_accesses_memory(IRStmt* st)
+{
+   switch (st->tag) {
+      case Ist_WrTmp: return st->Ist.WrTmp.data->tag == Iex_Load;
+      case Ist_Store: case Ist_StoreG: case Ist_LoadG:
+      case Ist_CAS: case Ist_LLSC: return True;
+      case Ist_Dirty: return st->Ist.Dirty.details->mFx != Ifx_None;
+      default: return False;
+   }
+}
+
+static IRSB* mv_instrument(VgCallbackClosure* closure, IRSB* sbIn,
+                           const VexGuestLayout* layout,
+                           const VexGuestExtents* vge,
+                           const VexArchInfo* archinfo_host,
+                           IRType gWordTy, IRType hWordTy)
+{
+   IRSB* sbOut;
+   Int i, j;
+
+   if (!tracing) return sbIn;
+   if (gWordTy != hWordTy) VG_(tool_panic)("host/guest word size mismatch");
+
+   sbOut = deepCopyIRSBExceptStmts(sbIn);
+   i = 0;
+   while (i < sbIn->stmts_used && sbIn->stmts[i]->tag != Ist_IMark) {
+      addStmtToIRSB(sbOut, sbIn->stmts[i]);
+      i++;
+   }
+   n_events = 0;
+   cur_ip = 0;
+
+   for (; i < sbIn->stmts_used; i++) {
+      IRStmt* st = sbIn->stmts[i];
+      if (!st || st->tag == Ist_NoOp) continue;
+
+      switch (st->tag) {
+         case Ist_IMark: {
+            Bool touches = False;
+            flush_events(sbOut);
+            addStmtToIRSB(sbOut, st);
+            cur_ip = st->Ist.IMark.addr + st->Ist.IMark.delta;
+            cur_ordinal = 0;
+            for (j = i + 1; j < sbIn->stmts_used && sbIn->stmts[j]->tag != Ist_IMark; j++)
+               if (stmt_accesses_memory(sbIn->stmts[j])) { touches = True; break; }
+            if (touches) {
+               /* The stack pointer before this instruction executes. */
+               cur_sp_tmp = newIRTemp(sbOut->tyenv, Ity_I64);
+               addStmtToIRSB(sbOut, IRStmt_WrTmp(cur_sp_tmp,
+                               IRExpr_Get(OFFSET_amd64_RSP, Ity_I64)));
+            }
+            break;
+         }
+         case Ist_WrTmp: {
+            IRExpr* data = st->Ist.WrTmp.data;
+            addStmtToIRSB(sbOut, st);
+            if (data->tag == Iex_Load)
+               add_event(sbOut, OP_LOAD, data->Iex.Load.addr,
+                         sizeofIRType(data->Iex.Load.ty), NULL);
+            break;
+         }
+         case Ist_Store: {
+            IRExpr* data = st->Ist.Store.data;
+            addStmtToIRSB(sbOut, st);
+            add_event(sbOut, OP_STORE, st->Ist.Store.addr,
+                      sizeofIRType(typeOfIRExpr(sbIn->tyenv, data)), NULL);
+            break;
+         }
+         case Ist_StoreG: {
+            IRStoreG* sg = st->Ist.StoreG.details;
+            addStmtToIRSB(sbOut, st);
+            add_event(sbOut, OP_STORE, sg->addr,
+                      sizeofIRType(typeOfIRExpr(sbIn->tyenv, sg->data)), sg->guard);
+            break;
+         }
+         case Ist_LoadG: {
+            IRLoadG* lg = st->Ist.LoadG.details;
+            IRType ty = Ity_INVALID, ty_wide = Ity_INVALID;
+            typeOfIRLoadGOp(lg->cvt, &ty_wide, &ty);
+            addStmtToIRSB(sbOut, st);
+            add_event(sbOut, OP_LOAD, lg->addr, sizeofIRType(ty), lg->guard);
+            break;
+         }
+         case Ist_Dirty: {
+            IRDirty* d = st->Ist.Dirty.details;
+            addStmtToIRSB(sbOut, st);
+            if (d->mFx != Ifx_None) {
+               tl_assert(d->mAddr != NULL && d->mSize != 0);
+               if (d->mFx == Ifx_Read)
+                  add_event(sbOut, OP_LOAD, d->mAddr, d->mSize, NULL);
+               else if (d->mFx == Ifx_Write)
+                  add_event(sbOut, OP_STORE, d->mAddr, d->mSize, NULL);
+               else {
+                  add_event(sbOut, OP_LOAD, d->mAddr, d->mSize, NULL);
+                  add_event(sbOut, OP_STORE, d->mAddr, d->mSize, NULL);
+               }
+            }
+            break;
+         }
+         case Ist_CAS: {
+            IRCAS* cas = st->Ist.CAS.details;
+            Int sz = sizeofIRType(typeOfIRExpr(sbIn->tyenv, cas->dataLo));
+            if (cas->dataHi != NULL) sz *= 2;
+            addStmtToIRSB(sbOut, st);
+            add_event(sbOut, OP_LOAD, cas->addr, sz, NULL);
+            add_event(sbOut, OP_STORE, cas->addr, sz, NULL);
+            break;
+         }
+         case Ist_LLSC: {
+            IRType ty;
+            addStmtToIRSB(sbOut, st);
+            if (st->Ist.LLSC.storedata == NULL) {
+               ty = typeOfIRTemp(sbIn->tyenv, st->Ist.LLSC.result);
+               add_event(sbOut, OP_LOAD, st->Ist.LLSC.addr, sizeofIRType(ty), NULL);
+            } else {
+               ty = typeOfIRExpr(sbIn->tyenv, st->Ist.LLSC.storedata);
+               add_event(sbOut, OP_STORE, st->Ist.LLSC.addr, sizeofIRType(ty), NULL);
+            }
+            break;
+         }
+         case Ist_Exit:
+            /* A side exit leaves the block: emit what happened before it. */
+            flush_events(sbOut);
+            addStmtToIRSB(sbOut, st);
+            break;
+         default:
+            addStmtToIRSB(sbOut, st);
+            break;
+      }
+   }
+   flush_events(sbOut);
+   return sbOut;
+}
+
+/*------------------------------------------------------------*/
+/*--- Heap events                                          ---*/
+/*------------------------------------------------------------*/
+
+static void put_callstack(ThreadId tid)
+{
+   Addr ips[65];
+   UInt n, k;
+   n = VG_(get_StackTrace)(tid, ips, clo_stack_depth + 1, NULL, NULL, 0);
+   /* ips[0] is inside the replacement function in the preload. */
+   if (n > 0) n--;
+   ensure(16 + 10 * n);
+   put_uv(n);
+   for (k = 0; k < n; k++) put_uv(ips[k + 1]);
+}
+
+static void record_alloc(ThreadId tid, UChar kind, Addr a, SizeT size, Addr old)
+{
+   Block* b = VG_(malloc)("mv.block", sizeof(Block));
+   b->key = a;
+   b->size = size;
+   VG_(HT_add_node)(blocks, b);
+   iv_dirty = True;
+   n_allocs++;
+
+   ensure(64);
+   put_uv(REC_ALLOC);
+   put_u8(kind);
+   put_uv(tid);
+   put_uv(a);
+   put_uv(size);
+   put_uv(old);
+   put_callstack(tid);
+}
+
+/* Returns the size of the removed block, or -1 if none was live. */
+static SSizeT forget_block(Addr a)
+{
+   Block* b = VG_(HT_remove)(blocks, a);
+   SSizeT size;
+   if (!b) return -1;
+   size = b->size;
+   VG_(free)(b);
+   iv_dirty = True;
+   return size;
+}
+
+static void record_free(ThreadId tid, UChar kind, Addr a)
+{
+   n_frees++;
+   ensure(48);
+   put_uv(REC_FREE);
+   put_u8(kind);
+   put_uv(tid);
+   put_uv(a);
+   put_callstack(tid);
+}
+
+static void* new_block(ThreadId tid, SizeT n, SizeT align, Bool zero, UChar kind)
+{
+   void* p;
+   if ((SSizeT)n < 0) return NULL;
+   p = VG_(cli_malloc)(align, n);
+   if (!p) return NULL;
+   if (zero) VG_(memset)(p, 0, n);
+   record_alloc(tid, kind, (Addr)p, n, 0);
+   return p;
+}
+
+static void free_block(ThreadId tid, void* p, UChar kind)
+{
+   if (!p) return;
+   if (forget_block((Addr)p) < 0) {
+      ensure(48);
+      put_uv(REC_WARNING);
+      put_uv(W_BAD_FREE);
+      put_str("free of an address that is not a live heap block");
+      return;
+   }
+   record_free(tid, kind, (Addr)p);
+   VG_(cli_free)(p);
+}
+
+static void* mv_malloc(ThreadId tid, SizeT n)
+{ return new_block(tid, n, VG_(clo_alignment), False, AK_MALLOC); }
+static void* mv_builtin_new(ThreadId tid, SizeT n)
+{ return new_block(tid, n, VG_(clo_alignment), False, AK_NEW); }
+static void* mv_builtin_new_aligned(ThreadId tid, SizeT n, SizeT align)
+{ return new_block(tid, n, align, False, AK_NEW); }
+static void* mv_builtin_vec_new(ThreadId tid, SizeT n)
+{ return new_block(tid, n, VG_(clo_alignment), False, AK_NEW_ARR); }
+static void* mv_builtin_vec_new_aligned(ThreadId tid, SizeT n, SizeT align)
+{ return new_block(tid, n, align, False, AK_NEW_ARR); }
+static void* mv_memalign(ThreadId tid, SizeT align, SizeT n)
+{ return new_block(tid, n, align, False, AK_MEMALIGN); }
+static void* mv_calloc(ThreadId tid, SizeT nmemb, SizeT size1)
+{
+   ULong total = (ULong)nmemb * (ULong)size1;
+   if (size1 != 0 && total / size1 != nmemb) return NULL;
+   return new_block(tid, total, VG_(clo_alignment), True, AK_CALLOC);
+}
+static void mv_free(ThreadId tid, void* p) { free_block(tid, p, FK_FREE); }
+static void mv_builtin_delete(ThreadId tid, void* p) { free_block(tid, p, FK_DELETE); }
+static void mv_builtin_delete_aligned(ThreadId tid, void* p, SizeT align)
+{ free_block(tid, p, FK_DELETE); }
+static void mv_builtin_vec_delete(ThreadId tid, void* p) { free_block(tid, p, FK_DEL_ARR); }
+static void mv_builtin_vec_delete_aligned(ThreadId tid, void* p, SizeT align)
+{ free_block(tid, p, FK_DEL_ARR); }
+
+static void* mv_realloc(ThreadId tid, void* p_old, SizeT new_size)
+{
+   Block* b;
+   void* p_new;
+   SizeT old_size;
+   if (p_old == NULL) return new_block(tid, new_size, VG_(clo_alignment), False, AK_REALLOC);
+   if ((SSizeT)new_size < 0) return NULL;
+   b = VG_(HT_lookup)(blocks, (UWord)p_old);
+   if (!b) return NULL;             /* not ours: like glibc, fail */
+   old_size = b->size;
+   p_new = VG_(cli_malloc)(VG_(clo_alignment), new_size);
+   if (!p_new) return NULL;
+   VG_(memcpy)(p_new, p_old, old_size < new_size ? old_size : new_size);
+   forget_block((Addr)p_old);
+   VG_(cli_free)(p_old);
+   /* One record: the new block, naming the old one it replaces. */
+   record_alloc(tid, AK_REALLOC, (Addr)p_new, new_size, (Addr)p_old);
+   return p_new;
+}
+
+static SizeT mv_malloc_usable_size(ThreadId tid, void* p)
+{
+   Block* b = VG_(HT_lookup)(blocks, (UWord)p);
+   return b ? b->size : 0;
+}
+
+/*------------------------------------------------------------*/
+/*--- Load map and threads                                 ---*/
+/*------------------------------------------------------------*/
+
+static void record_mapping(Addr a, SizeT len, Bool rr, Bool ww, Bool xx)
+{
+   NSegment const* seg = VG_(am_find_nsegment)(a);
+   const HChar* name;
+   if (!seg || seg->kind != SkFileC) return;
+   name = VG_(am_get_filename)(seg);
+   if (!name) return;
+   ensure(96);
+   put_uv(REC_MAP);
+   put_uv(a);
+   put_uv(len);
+   put_uv((ULong)seg->offset + (a - seg->start));
+   put_u8((rr ? 4 : 0) | (ww ? 2 : 0) | (xx ? 1 : 0));
+   put_str(name);
+}
+
+static void mv_new_mem_startup(Addr a, SizeT len, Bool rr, Bool ww, Bool xx,
+                               ULong di_handle)
+{ record_mapping(a, len, rr, ww, xx); }
+
+static void mv_new_mem_mmap(Addr a, SizeT len, Bool rr, Bool ww, Bool xx,
+                            ULong di_handle)
+{ record_mapping(a, len, rr, ww, xx); }
+
+static void mv_die_mem_munmap(Addr a, SizeT len)
+{
+   ensure(32);
+   put_uv(REC_UNMAP);
+   put_uv(a);
+   put_uv(len);
+}
+
+static void mv_thread_create(ThreadId parent, ThreadId child)
+{
+   ensure(32);
+   put_uv(REC_THREAD_CREATE);
+   put_uv(parent);
+   put_uv(child);
+}
+
+static void mv_thread_exit(ThreadId tid)
+{
+   ensure(32);
+   put_uv(REC_THREAD_EXIT);
+   put_uv(tid);
+}
+
+/*------------------------------------------------------------*/
+/*--- Client requests: the pins                            ---*/
+/*------------------------------------------------------------*/
+
+static void warn(UInt code, const HChar* text)
+{
+   ensure(64);
+   put_uv(REC_WARNING);
+   put_uv(code);
+   put_str(text);
+}
+
+static void set_tracing(Bool on)
+{
+   tracing = on;
+   /* Re-instrument everything: code is instrumented only inside regions. */
+   VG_(discard_translations_safely)((Addr)0x1000, ~(SizeT)0xfff, "mapvis");
+}
+
+static void start_region(ThreadId tid, Addr arg_block)
+{
+   Addr ips[32], sps[32];
+   UInt n, k;
+   region_id++;
+   n_regions++;
+   n = VG_(get_StackTrace)(tid, ips, 32, sps, NULL, 0);
+   ensure(64 + 20 * n);
+   put_uv(REC_REGION_START);
+   put_uv(region_id);
+   put_uv(tid);
+   put_uv(arg_block);
+   put_uv(n);
+   for (k = 0; k < n; k++) { put_uv(ips[k]); put_uv(sps[k]); }
+   set_tracing(True);
+}
+
+static void stop_region(ThreadId tid, Addr arg_block)
+{
+   ensure(48);
+   put_uv(REC_REGION_STOP);
+   put_uv(region_id);
+   put_uv(tid);
+   put_uv(arg_block);
+   set_tracing(False);
+}
+
+static Bool mv_handle_client_request(ThreadId tid, UWord* arg, UWord* ret)
+{
+   if (!VG_IS_TOOL_USERREQ('G', 'L', arg[0])) return False;
+   switch (arg[0]) {
+      case VG_USERREQ__GL_START:
+         if (tracing) {
+            VG_(umsg)("mapvis: warning: GL_START while region %u is open; "
+                      "ignored.\n", region_id);
+            warn(W_NESTED_START, "GL_START while a region is open; ignored");
+         } else {
+            start_region(tid, (Addr)arg);
+         }
+         break;
+      case VG_USERREQ__GL_STOP:
+         if (!tracing) {
+            VG_(umsg)("mapvis: warning: GL_STOP without a matching GL_START; "
+                      "ignored.\n");
+            warn(W_STOP_NO_START, "GL_STOP without a matching GL_START; ignored");
+         } else {
+            stop_region(tid, (Addr)arg);
+         }
+         break;
+      default:
+         return False;
+   }
+   *ret = 0;
+   return True;
+}
+
+/*------------------------------------------------------------*/
+/*--- Start and finish                                     ---*/
+/*------------------------------------------------------------*/
+
+static void write_header(void)
+{
+   struct vki_timeval tv;
+   UInt i, n = VG_(sizeXA)(VG_(args_for_client));
+   VG_(gettimeofday)(&tv, NULL);
+   /* The header goes before anything buffered at start-up: build it in
+      its own small buffer and write it first. */
+   {
+      UChar* saved = buf;
+      UInt saved_pos = buf_pos;
+      UChar hdr[16384];
+      buf = hdr;
+      buf_pos = 0;
+      VG_(memcpy)(buf, MV_MAGIC, 8);
+      buf_pos = 8;
+      put_uv(MV_FORMAT_VERSION);
+      put_uv(VG_(getpid)());
+      put_uv((ULong)tv.tv_sec * 1000000ULL + tv.tv_usec);
+      put_str(MAPVIS_VG_VERSION);
+      put_uv(clo_stack_depth);
+      put_u8(clo_heap_only ? 1 : 0);
+      n = n > 64 ? 64 : n;
+      put_uv(n + 1);
+      put_str(VG_(args_the_exename));
+      for (i = 0; i < n; i++) put_str(*(HChar**)VG_(indexXA)(VG_(args_for_client), i));
+      VG_(write)(out_fd, hdr, buf_pos);
+      bytes_written += buf_pos;
+      buf = saved;
+      buf_pos = saved_pos;
+   }
+}
+
+static void mv_post_clo_init(void)
+{
+   SysRes sres = VG_(open)(clo_trace_file,
+                           VKI_O_CREAT | VKI_O_TRUNC | VKI_O_WRONLY, 0644);
+   if (sr_isError(sres)) {
+      VG_(umsg)("mapvis: error: can't create the trace file '%s': check that "
+                "its folder exists and is writable.\n", clo_trace_file);
+      VG_(exit)(1);
+   }
+   out_fd = sr_Res(sres);
+   write_header();
+   flush_buf();
+   if (clo_trace_from_start) {
+      region_id = 1;
+      n_regions = 1;
+      ensure(48);
+      put_uv(REC_REGION_START);
+      put_uv(region_id);
+      put_uv(1);
+      put_uv(0);
+      put_uv(0);
+      tracing = True;
+   }
+}
+
+static void mv_fini(Int exitcode)
+{
+   if (tracing) {
+      VG_(umsg)("mapvis: warning: region %u was still open at exit "
+                "(GL_STOP not reached).\n", region_id);
+      warn(W_OPEN_AT_EXIT, "a region was still open at exit (GL_STOP not reached)");
+   }
+   ensure(96);
+   put_uv(REC_FOOTER);
+   put_uv(n_accesses);
+   put_uv(n_regions);
+   put_uv(n_allocs);
+   put_uv(n_frees);
+   put_uv(n_sites);
+   put_sv(exitcode);
+   flush_buf();
+   if (out_fd >= 0) VG_(close)(out_fd);
+   VG_(umsg)("mapvis: %llu accesses in %llu region(s), %llu allocations, "
+             "%llu frees; trace '%s' (%llu bytes).\n",
+             n_accesses, n_regions, n_allocs, n_frees, clo_trace_file,
+             bytes_written);
+   if (n_regions == 0)
+      VG_(umsg)("mapvis: no region was traced: are GL_START/GL_STOP in the "
+                "code that ran?\n");
+}
+
+static void mv_pre_clo_init(void)
+{
+   VG_(details_name)            ("mapvis");
+   VG_(details_version)         (NULL);
+   VG_(details_description)     ("records memory accesses between GL_START and GL_STOP");
+   VG_(details_copyright_author)("mapvis authors; GNU GPL'd.");
+   VG_(details_bug_reports_to)  (VG_BUGS_TO);
+   VG_(details_avg_translation_sizeB)(275);
+
+   VG_(basic_tool_funcs)        (mv_post_clo_init, mv_instrument, mv_fini);
+   VG_(needs_command_line_options)(mv_process_cmd_line_option,
+                                   mv_print_usage, mv_print_debug_usage);
+   VG_(needs_client_requests)   (mv_handle_client_request);
+   VG_(needs_malloc_replacement)(mv_malloc, mv_builtin_new,
+                                 mv_builtin_new_aligned, mv_builtin_vec_new,
+                                 mv_builtin_vec_new_aligned, mv_memalign,
+                                 mv_calloc, mv_free, mv_builtin_delete,
+                                 mv_builtin_delete_aligned,
+                                 mv_builtin_vec_delete,
+                                 mv_builtin_vec_delete_aligned, mv_realloc,
+                                 mv_malloc_usable_size, 0);
+
+   VG_(track_new_mem_startup)   (mv_new_mem_startup);
+   VG_(track_new_mem_mmap)      (mv_new_mem_mmap);
+   VG_(track_die_mem_munmap)    (mv_die_mem_munmap);
+   VG_(track_pre_thread_ll_create)(mv_thread_create);
+   VG_(track_pre_thread_ll_exit)(mv_thread_exit);
+
+   buf = VG_(malloc)("mv.buf", BUF_SIZE);
+   buf_pos = 0;
+   blocks = VG_(HT_construct)("mv.blocks");
+}
+
+VG_DETERMINE_INTERFACE_VERSION(mv_pre_clo_init)
+
+/*--------------------------------------------------------------------*/
+/*--- end                                                 mv_main.c ---*/
+/*--------------------------------------------------------------------*/
