@@ -188,4 +188,16 @@ fn write_sample_pages() {
     println!("{}", r.html.display());
     let r = complete_memory_access_pattern(&acc, &vars, &lines_df(), &o).unwrap();
     println!("{}", r.html.display());
+    // Aggregated: 100 x 100 ints, column-major, budget 300.
+    let mut o = o;
+    o.point_budget = 300;
+    let order: Vec<u64> = (0..100)
+        .flat_map(|j| (0..100).map(move |i| i * 100 + j))
+        .collect();
+    let acc = acc_df(&fill(BASE, &order));
+    let vars = vars_df(&[("big", BASE, 40_000)]);
+    let r = array_2d(&acc, &vars, &lines_df(), 0, 100, 4, &o).unwrap();
+    println!("{} {:?}", r.html.display(), r.aggregated);
+    let r = complete_memory_access_pattern(&acc, &vars, &lines_df(), &o).unwrap();
+    println!("{} {:?}", r.html.display(), r.aggregated);
 }

@@ -642,10 +642,16 @@ fn grid_figures(
             .x_axis(Axis::new().title(Title::with_text("column j")))
             .y_axis(yaxis())
     };
+    // Merged cells hold the sum over their block; say so on the colour bar.
+    let count_label = if f > 1 {
+        format!("accesses per {f} x {f} block")
+    } else {
+        "accesses".to_string()
+    };
     let maps: [(&str, &str, ZRows, ColorScalePalette); 4] = [
         (
             "Access count per element",
-            "accesses",
+            &count_label,
             rows_of(nr, nc, |c| count_cell(g.count[c])),
             ColorScalePalette::YlOrRd,
         ),
