@@ -367,14 +367,24 @@ fn draw_array(
         // Exact groups of (block of elements, time bin).
         let bdims = dims.clone();
         let key = |_row: usize, e: u64, res: u64| block_key(&shape, &bdims, e, res);
-        let binned = aggregate(&a, &each, &key, t_lo, t_hi, o.point_budget);
+        // 2D: bins of occurrence (the scatter's y axis); 3D: space only, so
+        // that groups at one position never hide each other.
+        let (o_lo, o_hi) = if is3 {
+            (0, 0)
+        } else {
+            rows.iter().fold((u64::MAX, 0), |(lo, hi), &k| {
+                (lo.min(aocc[k] as u64), hi.max(aocc[k] as u64))
+            })
+        };
+        let dim = |row: usize| if is3 { 0 } else { aocc[row] as u64 };
+        let binned = aggregate(&a, &each, &key, &dim, o_lo, o_hi, o.point_budget);
         let gs: Vec<&Group> = binned.groups.iter().collect();
         let blocks: Vec<u64> = dims.iter().map(|d| d.div_ceil(binned.res).max(1)).collect();
         let desc = format!(
-            "{touches} element accesses of `{name}` exceed the point budget of {}: each point is the exact group of accesses to one block of {} elements during one time bin of {} accesses; marker size and hover give the count.",
+            "{touches} element accesses of `{name}` exceed the point budget of {}: each point is the exact group of accesses to one block of {} elements{}; colour is their mean time, marker size and hover give the count.",
             o.point_budget,
             blocks.iter().map(|b| b.to_string()).collect::<Vec<_>>().join(" x "),
-            binned.time_width
+            if is3 { String::new() } else { format!(" with occurrences in one bin {} wide", binned.time_width) }
         );
         report.points = gs.len();
         scatter_title = format!(
