@@ -94,24 +94,33 @@ pub(crate) type Source<'a> = dyn Fn(&mut dyn FnMut(usize, u64) -> bool) + 'a;
 /// Space key of an item at a resolution: `key(row, coord, res)`.
 pub(crate) type KeyFn<'a> = dyn Fn(usize, u64, u64) -> u64 + 'a;
 
+/// The binned non-space dimension of an item (access time, occurrence, or a
+/// constant to bin by space only), from its access row.
+pub(crate) type DimFn<'a> = dyn Fn(usize) -> u64 + 'a;
+
 /// Aggregates the items of `source` into at most `budget` groups.
 ///
-/// `t_lo..=t_hi` is the time span of the items. Cost: O(items) hash lookups
+/// `dim` gives the second binned dimension (time for address-over-time
+/// views, occurrence when the view's axis is the occurrence, so that groups
+/// never hide each other); `t_lo..=t_hi` is its span over the items. Cost: O(items) hash lookups
 /// for each of the last one or two passes, plus about `budget` per abandoned
 /// finer pass; memory O(budget).
 pub(crate) fn aggregate(
     acc: &Accesses,
     source: &Source<'_>,
     key: &KeyFn<'_>,
+    dim: &DimFn<'_>,
     t_lo: u64,
     t_hi: u64,
     budget: usize,
 ) -> Binned {
     let span = t_hi.saturating_sub(t_lo).saturating_add(1);
-    let mut res: u64 = span.next_power_of_two().min(1 << 26);
+    // Start fine in every dimension: a short span (few occurrences) must not
+    // cap the space resolution.
+    let mut res: u64 = 1 << 26;
     loop {
         let time_width = span.div_ceil(res).max(1);
-        if let Some(groups) = pass(acc, source, key, t_lo, time_width, res, budget) {
+        if let Some(groups) = pass(acc, source, key, dim, t_lo, time_width, res, budget) {
             return Binned {
                 groups,
                 res,
@@ -121,7 +130,7 @@ pub(crate) fn aggregate(
         if res == 1 {
             // Unreachable for a sane key function (one bin holds everything);
             // fall back to the coarsest pass without the budget check.
-            let groups = pass(acc, source, key, t_lo, span, 1, usize::MAX).unwrap_or_default();
+            let groups = pass(acc, source, key, dim, t_lo, span, 1, usize::MAX).unwrap_or_default();
             return Binned {
                 groups,
                 res,
@@ -132,10 +141,12 @@ pub(crate) fn aggregate(
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn pass(
     acc: &Accesses,
     source: &Source<'_>,
     key: &KeyFn<'_>,
+    dim: &DimFn<'_>,
     t_lo: u64,
     time_width: u64,
     res: u64,
@@ -149,7 +160,7 @@ fn pass(
     let mut over = false;
     source(&mut |row, coord| {
         let t = time[row];
-        let tb = (t - t_lo) / time_width;
+        let tb = (dim(row) - t_lo) / time_width;
         let sk = key(row, coord, res);
         let o = occ[row];
         let oi = op_index(op[row]);

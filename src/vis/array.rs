@@ -17,7 +17,7 @@ use plotly::{HeatMap, Layout, Plot, Scatter3D, Trace, Traces};
 use polars::prelude::DataFrame;
 use serde_json::json;
 
-use super::aggregate::{aggregate, Group};
+use super::aggregate::{aggregate, Group, Source};
 use super::csv::CsvOut;
 use super::error::VisError;
 use super::html::{sanitize_name, write_page, PageFigure};
@@ -367,14 +367,24 @@ fn draw_array(
         // Exact groups of (block of elements, time bin).
         let bdims = dims.clone();
         let key = |_row: usize, e: u64, res: u64| block_key(&shape, &bdims, e, res);
-        let binned = aggregate(&a, &each, &key, t_lo, t_hi, o.point_budget);
+        // 2D: bins of occurrence (the scatter's y axis); 3D: space only, so
+        // that groups at one position never hide each other.
+        let (o_lo, o_hi) = if is3 {
+            (0, 0)
+        } else {
+            rows.iter().fold((u64::MAX, 0), |(lo, hi), &k| {
+                (lo.min(aocc[k] as u64), hi.max(aocc[k] as u64))
+            })
+        };
+        let dim = |row: usize| if is3 { 0 } else { aocc[row] as u64 };
+        let binned = aggregate(&a, &each, &key, &dim, o_lo, o_hi, o.point_budget);
         let gs: Vec<&Group> = binned.groups.iter().collect();
         let blocks: Vec<u64> = dims.iter().map(|d| d.div_ceil(binned.res).max(1)).collect();
         let desc = format!(
-            "{touches} element accesses of `{name}` exceed the point budget of {}: each point is the exact group of accesses to one block of {} elements during one time bin of {} accesses; marker size and hover give the count.",
+            "{touches} element accesses of `{name}` exceed the point budget of {}: each point is the exact group of accesses to one block of {} elements{}; colour is their mean time, marker size and hover give the count.",
             o.point_budget,
             blocks.iter().map(|b| b.to_string()).collect::<Vec<_>>().join(" x "),
-            binned.time_width
+            if is3 { String::new() } else { format!(" with occurrences in one bin {} wide", binned.time_width) }
         );
         report.points = gs.len();
         scatter_title = format!(
@@ -565,14 +575,27 @@ fn heat(
     z: Vec<Vec<Option<f64>>>,
     title: &str,
     scale: ColorScalePalette,
+    axes: (&str, &str),
 ) -> Box<HeatMap<u64, u64, Vec<Option<f64>>>> {
+    // Counts use a light-to-dark scale so that blank (never) reads as white.
+    let counts = matches!(scale, ColorScalePalette::YlOrRd);
     HeatMap::new(x, y, z)
         .color_scale(ColorScale::Palette(scale))
+        .reverse_scale(counts)
         .color_bar(ColorBar::new().title(title))
         .hover_template(format!(
-            "row %{{y}}, col %{{x}}<br>{title} %{{z}}<extra></extra>"
+            "{} %{{y}}, {} %{{x}}<br>{title} %{{z}}<extra></extra>",
+            axes.0, axes.1
         ))
 }
+
+/// A count as a heatmap value: blank (`None`) when zero.
+fn count_cell(c: u64) -> Option<f64> {
+    (c > 0).then_some(c as f64)
+}
+
+/// Heatmap `z`: rows of optional cell values.
+type ZRows = Vec<Vec<Option<f64>>>;
 
 /// Rows of `z` values of a grid, row-major, `None` where `f` gives none.
 fn rows_of(nr: usize, nc: usize, f: impl Fn(usize) -> Option<f64>) -> Vec<Vec<Option<f64>>> {
@@ -584,7 +607,7 @@ fn rows_of(nr: usize, nc: usize, f: impl Fn(usize) -> Option<f64>) -> Vec<Vec<Op
 #[allow(clippy::too_many_arguments)]
 fn grid_figures(
     shape: &Shape,
-    each: &dyn Fn(&mut dyn FnMut(usize, u64) -> bool),
+    each: &Source<'_>,
     atime: &[u64],
     aop: &[u8],
     t_lo: u64,
@@ -629,12 +652,18 @@ fn grid_figures(
             .x_axis(Axis::new().title(Title::with_text("column j")))
             .y_axis(yaxis())
     };
-    let maps: [(&str, &str, Vec<Vec<Option<f64>>>, ColorScalePalette); 4] = [
+    // Merged cells hold the sum over their block; say so on the colour bar.
+    let count_label = if f > 1 {
+        format!("accesses per {f} x {f} block")
+    } else {
+        "accesses".to_string()
+    };
+    let maps: [(&str, &str, ZRows, ColorScalePalette); 4] = [
         (
             "Access count per element",
-            "accesses",
-            rows_of(nr, nc, |c| Some(g.count[c] as f64)),
-            ColorScalePalette::Hot,
+            &count_label,
+            rows_of(nr, nc, |c| count_cell(g.count[c])),
+            ColorScalePalette::YlOrRd,
         ),
         (
             "First access time per element",
@@ -663,9 +692,16 @@ fn grid_figures(
         "When each element was touched last.",
         "(stores + modifies) / accesses: 0 only loaded, 1 only written.",
     ];
-    for ((heading, label, z, scale), note) in maps.into_iter().zip(notes) {
+    let max_count = g.count.iter().copied().max().unwrap_or(1).max(1) as f64;
+    // Fixed colour ranges: counts from 0, shares from 0 to 1; times automatic.
+    let ranges = [Some((0.0, max_count)), None, None, Some((0.0, 1.0))];
+    for (((heading, label, z, scale), note), range) in maps.into_iter().zip(notes).zip(ranges) {
         let mut p = Plot::new();
-        p.add_trace(heat(xs.clone(), ys.clone(), z, label, scale));
+        let h = heat(xs.clone(), ys.clone(), z, label, scale, ("row", "col"));
+        p.add_trace(match range {
+            Some((lo, hi)) => h.zauto(false).zmin(lo).zmax(hi),
+            None => h,
+        });
         p.set_layout(layout());
         figures.push(PageFigure {
             heading: heading.into(),
@@ -703,13 +739,14 @@ fn grid_figures(
     let rxs: Vec<u64> = (0..rc as u64).map(|c| c * fr).collect();
     let rys: Vec<u64> = (0..rr as u64).map(|r| r * fr).collect();
     let frame_heat = |fi: usize| {
-        let z = rows_of(rr, rc, |c| Some(frames[fi * cells + c] as f64));
+        let z = rows_of(rr, rc, |c| count_cell(frames[fi * cells + c]));
         heat(
             rxs.clone(),
             rys.clone(),
             z,
             "accesses so far",
-            ColorScalePalette::Hot,
+            ColorScalePalette::YlOrRd,
+            ("row", "col"),
         )
         .zauto(false)
         .zmin(0.0)
@@ -742,6 +779,7 @@ fn grid_figures(
         layout()
             .height(640)
             .sliders(vec![Slider::new()
+                .y(-0.2)
                 .active(last as i32)
                 .steps(steps)
                 .current_value(
@@ -751,7 +789,7 @@ fn grid_figures(
                 .ty(UpdateMenuType::Buttons)
                 .buttons(vec![play])
                 .x(0.0)
-                .y(-0.25)]),
+                .y(1.12)]),
     );
     figures.push(PageFigure {
         heading: "Replay of the traversal".into(),
@@ -771,7 +809,7 @@ fn grid_figures(
 #[allow(clippy::too_many_arguments)]
 fn slice_figures(
     shape: &Shape,
-    each: &dyn Fn(&mut dyn FnMut(usize, u64) -> bool),
+    each: &Source<'_>,
     atime: &[u64],
     _aop: &[u8],
     budget: u64,
@@ -815,7 +853,7 @@ fn slice_figures(
             "Access count per element, one plane at a time",
             "accesses",
             false,
-            ColorScalePalette::Hot,
+            ColorScalePalette::YlOrRd,
         ),
     ];
     for (heading, label, is_time, scale) in metrics {
@@ -823,13 +861,15 @@ fn slice_figures(
             if is_time {
                 (g.count[c] > 0).then_some(g.first[c] as f64)
             } else {
-                Some(g.count[c] as f64)
+                count_cell(g.count[c])
             }
         };
         let vals: Vec<f64> = (0..g.count.len()).filter_map(value).collect();
         let zmin = vals.iter().copied().fold(f64::INFINITY, f64::min);
         let zmax = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let (zmin, zmax) = if zmin.is_finite() {
+            // Counts start at 0 so that a cell touched once is not the darkest.
+            let zmin = if is_time { zmin } else { 0.0 };
             (zmin, zmax.max(zmin + 1.0))
         } else {
             (0.0, 1.0)
@@ -845,7 +885,7 @@ fn slice_figures(
             } else {
                 format!("planes {lo}-{hi}")
             };
-            let t = heat(xs.clone(), ys.clone(), z, label, scale.clone())
+            let t = heat(xs.clone(), ys.clone(), z, label, scale.clone(), ("j", "k"))
                 .zauto(false)
                 .zmin(zmin)
                 .zmax(zmax)
@@ -878,9 +918,13 @@ fn slice_figures(
                 .height(640)
                 .x_axis(Axis::new().title(Title::with_text("k (depth)")))
                 .y_axis(yaxis)
-                .sliders(vec![Slider::new().active(0).steps(steps).current_value(
-                    plotly::layout::SliderCurrentValue::new().prefix("showing "),
-                )]),
+                .sliders(vec![Slider::new()
+                    .y(-0.2)
+                    .active(0)
+                    .steps(steps)
+                    .current_value(
+                        plotly::layout::SliderCurrentValue::new().prefix("showing "),
+                    )]),
         );
         figures.push(PageFigure {
             heading: heading.into(),

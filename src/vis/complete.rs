@@ -110,8 +110,8 @@ pub fn complete_memory_access_pattern(
             hi[r] = hi[r].max(addr[k]);
         }
         let source = |f: &mut dyn FnMut(usize, u64) -> bool| {
-            for k in 0..n {
-                if !f(k, addr[k]) {
+            for (k, &a) in addr.iter().enumerate() {
+                if !f(k, a) {
                     break;
                 }
             }
@@ -121,21 +121,29 @@ pub fn complete_memory_access_pattern(
             let width = (hi[r] - lo[r] + 1).div_ceil(res).max(1);
             ((r as u64) << 27) | ((coord - lo[r]) / width)
         };
-        let binned = aggregate(&a, &source, &key, t_lo, t_hi, o.point_budget);
-        let desc = format!(
-            "{n} accesses exceed the point budget of {}: each point is the exact group of accesses to one of {} address bins per variable during one of {} time bins ({} accesses wide); marker size and hover give the count.",
-            o.point_budget,
-            binned.res,
-            (t_hi - t_lo + 1).div_ceil(binned.time_width),
-            binned.time_width
+        // 3D view: bins of occurrence (its x axis); 2D view: bins of time.
+        let occ = a.occ();
+        let (o_lo, o_hi) = (
+            occ.iter().copied().min().unwrap_or(0) as u64,
+            occ.iter().copied().max().unwrap_or(0) as u64,
         );
-        report.points = binned.groups.len();
+        let by_occ = |row: usize| occ[row] as u64;
+        let by_time = |row: usize| time[row];
+        let b3 = aggregate(&a, &source, &key, &by_occ, o_lo, o_hi, o.point_budget);
+        let b2 = aggregate(&a, &source, &key, &by_time, t_lo, t_hi, o.point_budget);
+        let desc = format!(
+            "{n} accesses exceed the point budget of {}: each point is the exact group of accesses to one address bin of a variable (3D: {} bins per variable, occurrence bins {} wide; 2D: {} bins per variable, time bins {} accesses wide); marker size and hover give the count.",
+            o.point_budget, b3.res, b3.time_width, b2.res, b2.time_width
+        );
+        let points = b3.groups.len().max(b2.groups.len());
+        report.points = points;
         title = format!(
-            "Complete memory access pattern ({n} accesses, aggregated into {} points)",
-            binned.groups.len()
+            "Complete memory access pattern ({n} accesses, aggregated into {} + {} points)",
+            b3.groups.len(),
+            b2.groups.len()
         );
         report.aggregated = Some(desc);
-        group_figures(&a, &binned, &names, &sources, t_lo, t_hi)
+        group_figures(&a, &b3, &b2, &names, &sources, t_lo, t_hi)
     };
 
     let mut intro = vec![
@@ -347,6 +355,7 @@ fn group_custom(
 fn group_figures(
     a: &Accesses,
     binned: &Binned,
+    binned2: &Binned,
     names: &Arc<Vec<String>>,
     sources: &Arc<Vec<String>>,
     t_lo: u64,
@@ -380,6 +389,8 @@ fn group_figures(
     );
     p3.set_layout(Layout::new().scene(scene(names)).height(800));
 
+    let gs: Vec<&Group> = binned2.groups.iter().collect();
+    let sizes = count_sizes(&gs.iter().map(|g| g.count).collect::<Vec<_>>());
     let nv = names.len();
     let mut buckets: Vec<Vec<usize>> = vec![Vec::new(); nv * 4];
     for (k, g) in gs.iter().enumerate() {

@@ -1,0 +1,203 @@
+//! Opens every kind of figure page in headless Chromium, offline, and checks
+//! that plotly rendered all traces and that the screenshot is not blank.
+//! Skipped (with a loud message) when Chromium is not installed.
+
+mod vis_common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use mapvis::filter::schema::OP_LOAD;
+use mapvis::vis::{array_2d, array_3d, complete_memory_access_pattern, FigureReport};
+use vis_common::*;
+
+const BASE: u64 = 0x4a38000;
+
+fn chromium() -> Option<PathBuf> {
+    for c in [
+        "/usr/bin/chromium",
+        "/usr/bin/chromium-browser",
+        "/usr/bin/google-chrome",
+    ] {
+        if Path::new(c).exists() {
+            return Some(PathBuf::from(c));
+        }
+    }
+    None
+}
+
+/// Runs Chromium with `extra` arguments on `page`, killing it after 90 s.
+fn run_chromium(bin: &Path, page: &Path, extra: &[String]) -> String {
+    let profile = tempfile::tempdir().unwrap();
+    let mut args: Vec<String> = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        // Software WebGL for the 3D and WebGL scatters.
+        "--use-angle=swiftshader",
+        "--enable-unsafe-swiftshader",
+        "--virtual-time-budget=5000",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.push(format!("--user-data-dir={}", profile.path().display()));
+    args.extend_from_slice(extra);
+    args.push(format!("file://{}", page.display()));
+    // stdout goes to a file: a pipe nobody reads would block a large DOM dump.
+    let out_path = profile.path().join("stdout.html");
+    let out_file = std::fs::File::create(&out_path).unwrap();
+    let mut child = Command::new(bin)
+        .args(&args)
+        .stdout(Stdio::from(out_file))
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start chromium");
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        if Instant::now() > deadline {
+            child.kill().ok();
+            child.wait().ok();
+            panic!("chromium did not finish within 90 s on {page:?}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    String::from_utf8_lossy(&std::fs::read(&out_path).unwrap()).into_owned()
+}
+
+/// Asserts the page rendered `traces` traces and gives a non-blank screenshot.
+fn check_page(bin: &Path, report: &FigureReport, traces: usize) {
+    let page = report.html.canonicalize().unwrap();
+    let dom = run_chromium(bin, &page, &["--dump-dom".to_string()]);
+    assert!(
+        !dom.contains("data-render-error=\""),
+        "plotly failed on {page:?}: {}",
+        dom.split("data-render-error=\"")
+            .nth(1)
+            .unwrap_or("")
+            .chars()
+            .take(300)
+            .collect::<String>()
+    );
+    assert!(
+        dom.contains("js-plotly-plot"),
+        "no plotly div in the DOM of {page:?}"
+    );
+    assert!(
+        dom.contains("plot-container"),
+        "no plot container in {page:?}"
+    );
+    let want = format!("data-rendered-traces=\"{traces}\"");
+    assert!(dom.contains(&want), "{page:?}: expected {want}");
+
+    let png = page.with_extension("png");
+    run_chromium(
+        bin,
+        &page,
+        &[
+            format!("--screenshot={}", png.display()),
+            "--window-size=1200,900".to_string(),
+        ],
+    );
+    let bytes = std::fs::read(&png).unwrap_or_else(|e| panic!("no screenshot {png:?}: {e}"));
+    assert!(bytes.starts_with(b"\x89PNG"), "not a PNG");
+    let mut seen = [false; 256];
+    for &b in &bytes {
+        seen[b as usize] = true;
+    }
+    let distinct = seen.iter().filter(|s| **s).count();
+    // A blank white page compresses to a few hundred bytes of few values.
+    assert!(
+        bytes.len() > 20_000,
+        "screenshot of {page:?} is only {} bytes",
+        bytes.len()
+    );
+    assert!(
+        distinct > 200,
+        "screenshot of {page:?} has {distinct} byte values"
+    );
+}
+
+#[test]
+fn every_figure_kind_renders_offline_in_chromium() {
+    let Some(bin) = chromium() else {
+        eprintln!(
+            "\n\n!!!!!!!! SKIPPED: chromium not installed; figures were not rendered !!!!!!!!\n"
+        );
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let o = options(dir.path());
+    let lines = lines_df();
+
+    // Complete pattern: 2 variables, loads and stores.
+    let mut rows = fill(BASE, &(0..20).collect::<Vec<_>>());
+    let n = rows.len() as u64;
+    for k in 0..10u64 {
+        rows.push((n + k, OP_LOAD, 0x9000 + 8 * k, 8, 1, 1, 1, 2));
+    }
+    let acc = acc_df(&rows);
+    let vars = vars_df(&[("arr", BASE, 80), ("v", 0x9000, 80)]);
+    let r = complete_memory_access_pattern(&acc, &vars, &lines, &o).unwrap();
+    check_page(&bin, &r, 1 + 2);
+
+    // 2D array: scatter + 4 heatmaps + replay.
+    let r = array_2d(&acc, &vars, &lines, 0, 5, 4, &o).unwrap();
+    check_page(&bin, &r, 6);
+
+    // 3D array 2 x 2 x 5: scatter + 2 planes x 2 slice figures.
+    let r = array_3d(&acc, &vars, &lines, 0, 2, 5, 4, &o).unwrap();
+    check_page(&bin, &r, 1 + 2 * 2);
+
+    // Aggregated complete pattern.
+    let mut o2 = o.clone();
+    o2.point_budget = 8;
+    let r = complete_memory_access_pattern(&acc, &vars, &lines, &o2).unwrap();
+    assert!(r.aggregated.is_some());
+    let figs = figures(&r.html);
+    let traces = 1 + figs[1]["data"].as_array().unwrap().len();
+    check_page(&bin, &r, traces);
+}
+
+/// Writes the sample pages into `$MAPVIS_SAMPLE_DIR` for looking at them by
+/// hand: `MAPVIS_SAMPLE_DIR=/tmp/s cargo test --release --test vis_browser -- --ignored`.
+#[test]
+#[ignore]
+fn write_sample_pages() {
+    let Ok(dir) = std::env::var("MAPVIS_SAMPLE_DIR") else {
+        return;
+    };
+    let o = options(Path::new(&dir));
+    let order: Vec<u64> = (0..5)
+        .flat_map(|j| (0..4).map(move |i| i * 5 + j))
+        .collect();
+    let acc = acc_df(&fill(BASE, &order));
+    let vars = vars_df(&[("arr", BASE, 80)]);
+    let r = array_2d(&acc, &vars, &lines_df(), 0, 5, 4, &o).unwrap();
+    println!("{}", r.html.display());
+    let r = array_3d(&acc, &vars, &lines_df(), 0, 2, 5, 4, &o).unwrap();
+    println!("{}", r.html.display());
+    let r = complete_memory_access_pattern(&acc, &vars, &lines_df(), &o).unwrap();
+    println!("{}", r.html.display());
+    // Aggregated: 100 x 100 ints, column-major, budget 300.
+    let mut o = o;
+    o.point_budget = 300;
+    let order: Vec<u64> = (0..100)
+        .flat_map(|j| (0..100).map(move |i| i * 100 + j))
+        .collect();
+    let acc = acc_df(&fill(BASE, &order));
+    let vars = vars_df(&[("big", BASE, 40_000)]);
+    let r = array_2d(&acc, &vars, &lines_df(), 0, 100, 4, &o).unwrap();
+    println!("{} {:?}", r.html.display(), r.aggregated);
+    let r = complete_memory_access_pattern(&acc, &vars, &lines_df(), &o).unwrap();
+    println!("{} {:?}", r.html.display(), r.aggregated);
+}

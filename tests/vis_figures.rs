@@ -1,0 +1,428 @@
+//! Figure stage: exact coordinates for known traversals, wide and
+//! out-of-block accesses, aggregation, offline HTML and CSV output.
+
+mod vis_common;
+
+use mapvis::filter::schema::{OP_LOAD, OP_MODIFY, OP_STORE};
+use mapvis::vis::{array_2d, array_3d, complete_memory_access_pattern, VisError, PLOTLY_JS};
+use vis_common::*;
+
+const BASE: u64 = 0x4a38000;
+
+/// 4 x 5 ints filled in the given element order: the first-access heatmap.
+fn first_access_grid(order: &[u64]) -> Vec<Vec<Option<f64>>> {
+    let dir = tempfile::tempdir().unwrap();
+    let o = options(dir.path());
+    let acc = acc_df(&fill(BASE, order));
+    let vars = vars_df(&[("arr", BASE, 80)]);
+    let r = array_2d(&acc, &vars, &lines_df(), 0, 5, 4, &o).unwrap();
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    assert_eq!(r.points, 20);
+    let figs = figures(&r.html);
+    assert_eq!(figs.len(), 6, "scatter, 4 heatmaps, replay");
+    grid(&figs[2]["data"][0]["z"])
+}
+
+#[test]
+fn row_wise_fill_gives_first_access_along_rows() {
+    let order: Vec<u64> = (0..20).collect();
+    let z = first_access_grid(&order);
+    assert_eq!(z.len(), 4);
+    for (i, row) in z.iter().enumerate() {
+        assert_eq!(row.len(), 5);
+        for (j, v) in row.iter().enumerate() {
+            assert_eq!(*v, Some((i * 5 + j) as f64), "cell [{i}][{j}]");
+        }
+    }
+}
+
+#[test]
+fn column_wise_fill_gives_the_transpose() {
+    // Visit (i, j) with i innermost: time = j * 4 + i.
+    let order: Vec<u64> = (0..5)
+        .flat_map(|j| (0..4).map(move |i| i * 5 + j))
+        .collect();
+    let z = first_access_grid(&order);
+    for (i, row) in z.iter().enumerate() {
+        for (j, v) in row.iter().enumerate() {
+            assert_eq!(*v, Some((j * 4 + i) as f64), "cell [{i}][{j}]");
+        }
+    }
+}
+
+#[test]
+fn scatter_coordinates_of_a_2d_fill() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = options(dir.path());
+    let acc = acc_df(&fill(BASE, &(0..20).collect::<Vec<_>>()));
+    let vars = vars_df(&[("arr", BASE, 80)]);
+    let r = array_2d(&acc, &vars, &lines_df(), 0, 5, 4, &o).unwrap();
+    let figs = figures(&r.html);
+    let t = &figs[0]["data"][0];
+    assert_eq!(t["type"], "scatter3d");
+    let x = nums(&t["x"]);
+    let z = nums(&t["z"]);
+    for e in 0..20 {
+        assert_eq!(x[e], (e % 5) as f64, "column of element {e}");
+        assert_eq!(z[e], (e / 5) as f64, "row of element {e}");
+    }
+    assert_eq!(
+        nums(&t["marker"]["color"]),
+        (0..20).map(|t| t as f64).collect::<Vec<_>>()
+    );
+    let ticks = t["marker"]["colorbar"]["ticktext"].as_array().unwrap();
+    assert_eq!(ticks[0], "sooner");
+    assert_eq!(ticks[1], "later");
+    // Replay: the last frame holds every access once.
+    let frames = figs[5]["frames"].as_array().unwrap();
+    assert!(
+        frames.len() >= 20 && frames.len() <= 50,
+        "{} frames",
+        frames.len()
+    );
+    let last = grid(&frames.last().unwrap()["data"][0]["z"]);
+    assert!(last.iter().flatten().all(|v| *v == Some(1.0)));
+    let first = grid(&frames[0]["data"][0]["z"]);
+    assert_eq!(
+        first.iter().flatten().filter(|v| **v == Some(1.0)).count(),
+        1
+    );
+    // CSV: one row per access, rows and columns reconstructed.
+    let csv = std::fs::read_to_string(&r.data_csv[0]).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(
+        lines[0],
+        "index,address,variable,occurrence,row,col,operation,thread,time"
+    );
+    assert_eq!(lines.len(), 21);
+    assert_eq!(lines[8], format!("7,0x{:x},arr,1,1,2,store,1,7", BASE + 28));
+    assert!(r.data_csv[0].ends_with("visinfo/2d_memory_access_pattern_arr.csv"));
+}
+
+#[test]
+fn matrix_orientation_puts_row_zero_on_top() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = options(dir.path());
+    let acc = acc_df(&fill(BASE, &(0..20).collect::<Vec<_>>()));
+    let vars = vars_df(&[("arr", BASE, 80)]);
+    let r = array_2d(&acc, &vars, &lines_df(), 0, 5, 4, &o).unwrap();
+    let default = figures(&r.html);
+    assert!(default[1]["layout"]["yaxis"].get("range").is_none());
+    o.matrix_orientation = true;
+    let r = array_2d(&acc, &vars, &lines_df(), 0, 5, 4, &o).unwrap();
+    let flipped = figures(&r.html);
+    let range = nums(&flipped[1]["layout"]["yaxis"]["range"]);
+    assert!(range[0] > range[1], "reversed y range {range:?}");
+}
+
+#[test]
+fn three_d_fill_with_k_innermost() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = options(dir.path());
+    // 2 planes x 3 cols x 4 depth ints, visited in memory order.
+    let acc = acc_df(&fill(BASE, &(0..24).collect::<Vec<_>>()));
+    let vars = vars_df(&[("cube", BASE, 96)]);
+    let r = array_3d(&acc, &vars, &lines_df(), 0, 3, 4, 4, &o).unwrap();
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    assert!(r
+        .html
+        .ends_with("figures/3d_memory_access_pattern_cube.html"));
+    let figs = figures(&r.html);
+    let t = &figs[0]["data"][0];
+    let (x, y, z) = (nums(&t["x"]), nums(&t["y"]), nums(&t["z"]));
+    for e in 0..24usize {
+        assert_eq!(
+            (z[e], x[e], y[e]),
+            ((e / 12) as f64, ((e % 12) / 4) as f64, (e % 4) as f64)
+        );
+    }
+    // First-access slices: one heatmap per plane, z[j][k] = plane*12 + j*4 + k.
+    let slices = figs[1]["data"].as_array().unwrap();
+    assert_eq!(slices.len(), 2);
+    for (i, s) in slices.iter().enumerate() {
+        let g = grid(&s["z"]);
+        assert_eq!(g.len(), 3);
+        for (j, row) in g.iter().enumerate() {
+            for (k, v) in row.iter().enumerate() {
+                assert_eq!(*v, Some((i * 12 + j * 4 + k) as f64), "[{i}][{j}][{k}]");
+            }
+        }
+    }
+    assert_eq!(
+        figs[1]["layout"]["sliders"][0]["steps"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    let csv = std::fs::read_to_string(&r.data_csv[0]).unwrap();
+    assert!(
+        csv.starts_with("index,address,variable,occurrence,row,col,depth,operation,thread,time\n")
+    );
+    assert!(csv.contains(&format!("\n13,0x{:x},cube,1,1,0,1,store,1,13\n", BASE + 52)));
+}
+
+#[test]
+fn wide_access_covers_every_element_it_spans() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = options(dir.path());
+    // One 16-byte load at element 5 of a 4 x 5 int array: elements 5..=8.
+    let acc = acc_df(&[(0, OP_LOAD, BASE + 20, 16, 1, 0, 1, 1)]);
+    let vars = vars_df(&[("arr", BASE, 80)]);
+    let r = array_2d(&acc, &vars, &lines_df(), 0, 5, 4, &o).unwrap();
+    assert_eq!(r.points, 4);
+    let figs = figures(&r.html);
+    let count = grid(&figs[1]["data"][0]["z"]);
+    let touched: Vec<(usize, usize)> = (0..4)
+        .flat_map(|i| (0..5).map(move |j| (i, j)))
+        .filter(|&(i, j)| count[i][j] == Some(1.0))
+        .collect();
+    assert_eq!(touched, vec![(1, 0), (1, 1), (1, 2), (1, 3)]);
+    let total: f64 = count.iter().flatten().map(|v| v.unwrap_or(0.0)).sum();
+    assert_eq!(total, 4.0);
+    let csv = std::fs::read_to_string(&r.data_csv[0]).unwrap();
+    assert_eq!(csv.lines().count(), 5);
+}
+
+#[test]
+fn out_of_block_accesses_are_reported_not_drawn() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = options(dir.path());
+    let mut rows = fill(BASE, &[0, 1, 2]);
+    rows.push((3, OP_LOAD, BASE + 80, 4, 1, 0, 1, 1)); // just past the end
+    rows.push((4, OP_LOAD, BASE - 8, 4, 1, 0, 1, 1)); // before the start
+    rows.push((5, OP_LOAD, BASE + 76, 8, 1, 0, 1, 1)); // straddles the end
+    let acc = acc_df(&rows);
+    let vars = vars_df(&[("arr", BASE, 80)]);
+    let r = array_2d(&acc, &vars, &lines_df(), 0, 5, 4, &o).unwrap();
+    assert_eq!(r.points, 4, "3 stores + the clipped straddling load");
+    assert!(
+        r.warnings
+            .iter()
+            .any(|w| w.starts_with("2 accesses of `arr` fall outside")),
+        "{:?}",
+        r.warnings
+    );
+    assert!(r
+        .warnings
+        .iter()
+        .any(|w| w.starts_with("1 accesses of `arr` straddle")));
+    let page = std::fs::read_to_string(&r.html).unwrap();
+    assert!(page.contains("fall outside its block"));
+}
+
+#[test]
+fn block_not_a_multiple_of_a_row_warns() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = options(dir.path());
+    let acc = acc_df(&fill(BASE, &[0, 1]));
+    let vars = vars_df(&[("arr", BASE, 84)]); // 21 ints, 5 columns
+    let r = array_2d(&acc, &vars, &lines_df(), 0, 5, 4, &o).unwrap();
+    assert!(
+        r.warnings
+            .iter()
+            .any(|w| w.contains("not a multiple of 20")),
+        "{:?}",
+        r.warnings
+    );
+    let figs = figures(&r.html);
+    assert_eq!(
+        grid(&figs[1]["data"][0]["z"]).len(),
+        5,
+        "ceil(84 / 20) rows"
+    );
+}
+
+#[test]
+fn complete_pattern_exact_points_and_hover() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = options(dir.path());
+    let acc = acc_df(&[
+        (0, OP_STORE, 0x1000, 4, 1, 1, 1, 1),
+        (1, OP_LOAD, 0x2000, 8, 1, 0, 1, 2),
+        (2, OP_MODIFY, 0x1000, 4, 2, 1, 2, 1),
+    ]);
+    // Variable 1 has the lower base, so it is drawn first (y = 0).
+    let vars = vars_df(&[("b", 0x2000, 8), ("a", 0x1000, 16)]);
+    let r = complete_memory_access_pattern(&acc, &vars, &lines_df(), &o).unwrap();
+    assert_eq!(r.points, 3);
+    assert!(r.aggregated.is_none());
+    let figs = figures(&r.html);
+    let t = &figs[0]["data"][0];
+    assert_eq!(nums(&t["x"]), vec![1.0, 1.0, 2.0]);
+    assert_eq!(nums(&t["y"]), vec![0.0, 1.0, 0.0]);
+    assert_eq!(nums(&t["z"]), vec![4096.0, 8192.0, 4096.0]);
+    assert_eq!(t["customdata"][2][1], "a");
+    assert_eq!(t["customdata"][2][2], "modify");
+    assert_eq!(t["customdata"][2][3], 2);
+    assert_eq!(t["customdata"][1][5], "prog.c:11");
+    assert!(t["hovertemplate"]
+        .as_str()
+        .unwrap()
+        .contains("0x%{customdata[6]:x}"));
+    assert_eq!(
+        figs[0]["layout"]["scene"]["yaxis"]["ticktext"],
+        serde_json::json!(["a", "b"])
+    );
+    // 2D: one WebGL trace per (variable, operation).
+    let t2 = figs[1]["data"].as_array().unwrap();
+    assert_eq!(t2.len(), 3);
+    assert!(t2.iter().all(|t| t["type"] == "scattergl"));
+    let csv = std::fs::read_to_string(&r.data_csv[0]).unwrap();
+    assert_eq!(
+        csv,
+        "index,address,variable,occurrence,operation,thread,time\n\
+         0,0x1000,a,1,store,1,0\n1,0x2000,b,1,load,1,1\n2,0x1000,a,2,modify,2,2\n"
+    );
+}
+
+#[test]
+fn aggregation_above_the_budget_keeps_every_access() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = options(dir.path());
+    o.point_budget = 50;
+    // 3000 pseudo-random accesses over two variables.
+    let mut rows = Vec::new();
+    let mut x: u64 = 12345;
+    for t in 0..3000u64 {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let var = (x >> 60) as u32 & 1;
+        let addr = if var == 0 { 0x1000 } else { 0x9000 } + ((x >> 20) % 1024) * 4;
+        rows.push((t, OP_LOAD, addr, 4, 1, var, 1, 1));
+    }
+    let acc = acc_df(&rows);
+    let vars = vars_df(&[("u", 0x1000, 4096), ("v", 0x9000, 4096)]);
+    let r = complete_memory_access_pattern(&acc, &vars, &lines_df(), &o).unwrap();
+    assert!(r.points <= 50 && r.points > 0, "{} points", r.points);
+    let desc = r.aggregated.clone().expect("aggregated");
+    assert!(desc.contains("point budget of 50"));
+    let figs = figures(&r.html);
+    let counts = |t: &serde_json::Value| -> u64 {
+        t["customdata"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c[0].as_u64().unwrap())
+            .sum()
+    };
+    assert_eq!(counts(&figs[0]["data"][0]), 3000);
+    let sum2: u64 = figs[1]["data"].as_array().unwrap().iter().map(counts).sum();
+    assert_eq!(sum2, 3000);
+    let page = std::fs::read_to_string(&r.html).unwrap();
+    assert!(page.contains("aggregated into"));
+
+    // The same for an array: 100 x 100 ints, row-major, budget 50.
+    let order: Vec<u64> = (0..10_000).collect();
+    let acc = acc_df(&fill(BASE, &order));
+    let vars = vars_df(&[("big", BASE, 40_000)]);
+    let r = array_2d(&acc, &vars, &lines_df(), 0, 100, 4, &o).unwrap();
+    assert!(r.points <= 50);
+    assert!(r.aggregated.is_some());
+    let figs = figures(&r.html);
+    assert_eq!(counts(&figs[0]["data"][0]), 10_000);
+    // Heatmaps merged into blocks, still exact in total.
+    let c = grid(&figs[1]["data"][0]["z"]);
+    assert!(c.len() * c[0].len() <= 50);
+    assert_eq!(
+        c.iter().flatten().map(|v| v.unwrap_or(0.0)).sum::<f64>(),
+        10_000.0
+    );
+}
+
+#[test]
+fn bad_budgets_and_shapes_are_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let acc = acc_df(&fill(BASE, &[0]));
+    let vars = vars_df(&[("arr", BASE, 80)]);
+    for budget in [0usize, 50_000_001] {
+        let mut o = options(dir.path());
+        o.point_budget = budget;
+        let e = complete_memory_access_pattern(&acc, &vars, &lines_df(), &o).unwrap_err();
+        assert!(matches!(e, VisError::BadOption(_)));
+        assert!(e.to_string().contains("point budget"), "{e}");
+    }
+    let o = options(dir.path());
+    let e = array_2d(&acc, &vars, &lines_df(), 0, 0, 4, &o).unwrap_err();
+    assert!(e.to_string().contains("`arr`"), "{e}");
+    let e = array_2d(&acc, &vars, &lines_df(), 7, 5, 4, &o).unwrap_err();
+    assert!(matches!(e, VisError::UnknownVariable { var: 7, .. }));
+    let bad = acc.drop("tid").unwrap();
+    let e = complete_memory_access_pattern(&bad, &vars, &lines_df(), &o).unwrap_err();
+    assert!(e.to_string().contains("`tid`"), "{e}");
+}
+
+#[test]
+fn pages_are_offline_and_names_do_not_collide() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = options(dir.path());
+    let mut rows = fill(BASE, &[0, 1]);
+    rows.push((2, OP_LOAD, 0x9000, 4, 1, 1, 1, 1));
+    let acc = acc_df(&rows);
+    let vars = vars_df(&[("rows[i]#2", BASE, 80), ("rows_i__2", 0x9000, 80)]);
+    let a = array_2d(&acc, &vars, &lines_df(), 0, 5, 4, &o).unwrap();
+    let b = array_2d(&acc, &vars, &lines_df(), 1, 5, 4, &o).unwrap();
+    let c = complete_memory_access_pattern(&acc, &vars, &lines_df(), &o).unwrap();
+    assert_ne!(a.html, b.html);
+    assert!(b.html.ends_with("2d_memory_access_pattern_rows_i__2.html"));
+    for page in [&a.html, &b.html, &c.html] {
+        let text = std::fs::read_to_string(page).unwrap();
+        assert!(text.contains("<script src=\"plotly.min.js\"></script>"));
+        assert!(
+            !text.contains("src=\"http"),
+            "no network script in {page:?}"
+        );
+        assert!(!text.contains("cdn."), "no CDN in {page:?}");
+    }
+    let js = std::fs::read(dir.path().join("figures/plotly.min.js")).unwrap();
+    assert_eq!(js, PLOTLY_JS);
+}
+
+/// 25 M accesses (a 2048 x 2048 int matrix traversed row-major 6 times):
+/// both figures must be written in seconds. Ignored by default because it
+/// needs about 2 GB of memory: `cargo test --release -- --ignored`.
+#[test]
+#[ignore]
+fn twenty_five_million_accesses_take_seconds() {
+    use polars::prelude::*;
+    let n: usize = 25_000_000;
+    let side: u64 = 2048;
+    let elems = side * side;
+    let acc = df!(
+        "time" => (0..n as u64).collect::<Vec<u64>>(),
+        "op" => (0..n).map(|k| if k % 3 == 0 { OP_STORE } else { OP_LOAD }).collect::<Vec<u8>>(),
+        "addr" => (0..n as u64).map(|k| BASE + 4 * (k % elems)).collect::<Vec<u64>>(),
+        "size" => vec![4u32; n],
+        "tid" => vec![1u32; n],
+        "var" => vec![0u32; n],
+        "occurrence" => (0..n as u64).map(|k| (k / elems) as u32 + 1).collect::<Vec<u32>>(),
+        "line" => vec![1u32; n],
+    )
+    .unwrap();
+    let vars = vars_df(&[("m", BASE, elems * 4)]);
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = options(dir.path());
+    o.save = false;
+    let t = std::time::Instant::now();
+    let r = complete_memory_access_pattern(&acc, &vars, &lines_df(), &o).unwrap();
+    let t_complete = t.elapsed();
+    assert!(r.points <= o.point_budget);
+    let t = std::time::Instant::now();
+    let r2 = array_2d(&acc, &vars, &lines_df(), 0, side, 4, &o).unwrap();
+    let t_array = t.elapsed();
+    assert!(r2.points <= o.point_budget);
+    o.save = true;
+    let t = std::time::Instant::now();
+    complete_memory_access_pattern(&acc, &vars, &lines_df(), &o).unwrap();
+    let t_save = t.elapsed();
+    let size = |p: &std::path::Path| std::fs::metadata(p).unwrap().len() / 1_000_000;
+    eprintln!(
+        "complete {t_complete:?} ({} points, {} MB), array_2d {t_array:?} ({} points, {} MB), complete with CSV {t_save:?}",
+        r.points,
+        size(&r.html),
+        r2.points,
+        size(&r2.html)
+    );
+    assert!(t_complete.as_secs() < 30 && t_array.as_secs() < 30);
+}
