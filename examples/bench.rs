@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! bench count TRACE                 number of accesses in a trace
-//! bench all TRACE EXE RUNS          reader, analysis, memory (medians of RUNS)
+//! bench all TRACE EXE RUNS          reader, analysis, memory, Gleipnir
+//!                                   import and figures (medians of RUNS)
 //! ```
 use std::path::Path;
 use std::time::Instant;
@@ -78,5 +79,146 @@ fn main() {
             );
         }
         _ => eprintln!("usage: bench count TRACE | bench all TRACE EXE RUNS"),
+    }
+    if args.get(1).map(String::as_str) == Some("all") {
+        let runs: usize = args.get(4).and_then(|r| r.parse().ok()).unwrap_or(5);
+        gleipnir_import(Path::new(&args[2]), runs);
+        figures(runs);
+    }
+}
+
+/// Writes the binary trace as a Gleipnir text trace (the shape the real
+/// tool prints) and measures how fast it is read and analysed.
+fn gleipnir_import(trace: &Path, runs: usize) {
+    use std::io::Write;
+    let dir = std::env::temp_dir().join(format!("mapvis-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = dir.join("gleipnir.txt");
+    {
+        let mut out = std::io::BufWriter::new(std::fs::File::create(&text).unwrap());
+        writeln!(out, "X START 0:1 at 0").unwrap();
+        let mut r = TraceReader::open(trace).unwrap();
+        while let Some(e) = r.next_event().unwrap() {
+            match e {
+                Event::Access(a) => {
+                    let scope = if a.addr >= 0x1000000000 {
+                        "S LV v"
+                    } else {
+                        "H H-0 matmul_c_30.0"
+                    };
+                    writeln!(
+                        out,
+                        "{} {:09x} {} {} {} ",
+                        a.op.code() as char,
+                        a.addr,
+                        a.size,
+                        a.tid,
+                        scope
+                    )
+                    .unwrap();
+                }
+                Event::Alloc(al) => writeln!(
+                    out,
+                    "X {} MALLOC {:09x} {} matmul_c_30 0",
+                    al.tid, al.addr, al.size
+                )
+                .unwrap(),
+                _ => {}
+            }
+        }
+    }
+    let bytes = std::fs::metadata(&text).unwrap().len() as f64;
+    let parse: Vec<f64> = (0..runs)
+        .map(|_| {
+            let t = Instant::now();
+            let mut r = mapvis::trace::gleipnir::GleipnirReader::open(&text).unwrap();
+            while r.next_event().unwrap().is_some() {}
+            bytes / t.elapsed().as_secs_f64()
+        })
+        .collect();
+    let full: Vec<f64> = (0..runs)
+        .map(|_| {
+            let t = Instant::now();
+            let mut namer = mapvis::trace::naming::NullNamer;
+            let _ = mapvis::filter::analysis::analyse_gleipnir(&text, &mut namer).unwrap();
+            bytes / t.elapsed().as_secs_f64()
+        })
+        .collect();
+    println!(
+        "gleipnir import: {:.0} MB/s parsing, {:.0} MB/s parsing + analysis ({:.0} MB text) (goal >= 100)",
+        median(parse) / 1e6,
+        median(full) / 1e6,
+        bytes / 1e6
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Figure writing time and HTML size for synthetic row-major traversals of
+/// 1 M and 25 M accesses.
+fn figures(runs: usize) {
+    use polars::prelude::{Column, DataFrame};
+    for n in [1_000_000u64, 25_000_000] {
+        let cols = 1000u64;
+        let base = 0x4a00000u64;
+        let addr: Vec<u64> = (0..n).map(|i| base + 4 * (i % (cols * cols))).collect();
+        let occ: Vec<u32> = (0..n).map(|i| (i / (cols * cols)) as u32 + 1).collect();
+        let acc = DataFrame::new(vec![
+            Column::new("time".into(), (0..n).collect::<Vec<u64>>()),
+            Column::new("op".into(), vec![b'S'; n as usize]),
+            Column::new("addr".into(), addr),
+            Column::new("size".into(), vec![4u32; n as usize]),
+            Column::new("tid".into(), vec![1u32; n as usize]),
+            Column::new("var".into(), vec![0u32; n as usize]),
+            Column::new("occurrence".into(), occ),
+            Column::new("line".into(), vec![0u32; n as usize]),
+        ])
+        .unwrap();
+        let vars = DataFrame::new(vec![
+            Column::new("var".into(), vec![0u32]),
+            Column::new("name".into(), vec!["a"]),
+            Column::new("scope".into(), vec!["H"]),
+            Column::new("base".into(), vec![base]),
+            Column::new("size".into(), vec![4 * cols * cols]),
+            Column::new("elem_size".into(), vec![4u32]),
+            Column::new("dims".into(), vec![""]),
+        ])
+        .unwrap();
+        let lines = DataFrame::new(vec![
+            Column::new("line".into(), vec![0u32]),
+            Column::new("source".into(), vec!["bench.c:1"]),
+        ])
+        .unwrap();
+        let dir = std::env::temp_dir().join(format!("mapvis-bench-fig-{}", std::process::id()));
+        let opts = mapvis::vis::FigureOptions {
+            figures_dir: dir.join("figures"),
+            visinfo_dir: dir.join("visinfo"),
+            save: false,
+            point_budget: 200_000,
+            matrix_orientation: false,
+        };
+        let reps = if n > 1_000_000 { runs.min(3) } else { runs };
+        let mut t_complete = Vec::new();
+        let mut t_2d = Vec::new();
+        let (mut size_c, mut size_2d) = (0, 0);
+        for _ in 0..reps {
+            let t = Instant::now();
+            let r =
+                mapvis::vis::complete_memory_access_pattern(&acc, &vars, &lines, &opts).unwrap();
+            t_complete.push(t.elapsed().as_secs_f64());
+            size_c = std::fs::metadata(&r.html).unwrap().len();
+            let t = Instant::now();
+            let r = mapvis::vis::array_2d(&acc, &vars, &lines, 0, cols, 4, &opts).unwrap();
+            t_2d.push(t.elapsed().as_secs_f64());
+            size_2d = std::fs::metadata(&r.html).unwrap().len();
+        }
+        println!(
+            "figures, {} M accesses: complete pattern {:.2} s ({:.1} MB HTML), 2D array {:.2} s ({:.1} MB HTML)",
+            n / 1_000_000,
+            median(t_complete),
+            size_c as f64 / 1e6,
+            median(t_2d),
+            size_2d as f64 / 1e6
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

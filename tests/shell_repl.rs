@@ -149,3 +149,33 @@ fn ctrl_c_keeps_the_shell_alive() {
     p.send_line("exit 0").unwrap();
     p.exp_eof().unwrap();
 }
+
+#[test]
+fn ctrl_c_during_a_trace_keeps_the_shell_and_the_trace() {
+    let home = tempfile::tempdir().unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/trace_sigint.c");
+    let mut p = start(home.path());
+    run(
+        &mut p,
+        &format!("compile_exe {}", src.display()),
+        "compiled and loaded",
+    );
+    // The program prints "running" once it is looping inside the region.
+    p.send_line("run_gleipnir").unwrap();
+    p.exp_string("running").unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    p.send_control('c').unwrap();
+    p.exp_string("signal 2 (SIGINT)").unwrap();
+    p.exp_string("what was traced so far is kept").unwrap();
+    p.exp_string(PROMPT).unwrap();
+    // The shell is alive and the partial trace analyses.
+    run(&mut p, "set_mem_alloc H", "memory kind: H");
+    run(
+        &mut p,
+        "memory_trace_analysis",
+        "accesses by 1 thread(s) in 1 region(s)",
+    );
+    run(&mut p, "expr {6 * 7}", "42");
+    p.send_line("exit 0").unwrap();
+    p.exp_eof().unwrap();
+}

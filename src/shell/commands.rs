@@ -151,7 +151,15 @@ fn run_gleipnir(st: &mut Session) -> CmdResult<Value> {
         exe.as_deref().map(|p| p.display().to_string()).unwrap_or_default(),
         st.args.join(" ")
     );
-    let outcome = st.run_gleipnir()?;
+    let outcome = st.run_gleipnir();
+    // A Ctrl-C during the run went to the traced program too, which ended
+    // with a readable trace: the command did its job, so the interrupt is
+    // consumed here rather than turned into an error.
+    super::interrupt::clear();
+    let outcome = outcome?;
+    if outcome.signal == Some(2) {
+        println!("interrupted by Ctrl-C: what was traced so far is kept.");
+    }
     // How much was traced.
     let (accesses, regions, complete) = trace_counts(&outcome.trace_file);
     println!(

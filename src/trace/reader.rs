@@ -663,4 +663,38 @@ mod tests {
         let (_, r) = read_all(&b);
         assert!(r.unwrap_err().contains("unknown record type 15"));
     }
+
+    proptest::proptest! {
+        /// Any bytes after a valid header decode to events or an error,
+        /// never a panic, and the reader always stops.
+        #[test]
+        fn arbitrary_bytes_never_panic(tail in proptest::collection::vec(proptest::num::u8::ANY, 0..2048)) {
+            let mut b = header();
+            b.extend_from_slice(&tail);
+            let _ = read_all(&b);
+        }
+
+        /// Every prefix of a valid stream reads as a prefix of its events.
+        #[test]
+        fn any_cut_reads_a_prefix(cut in 0usize..200) {
+            let mut b = header();
+            uv(&mut b, REC_SITE);
+            uv(&mut b, 0);
+            uv(&mut b, 0x401000);
+            b.push(b'L');
+            uv(&mut b, 8);
+            for i in 0..40u64 {
+                uv(&mut b, KEY_ACCESS_BASE + 1);
+                sv(&mut b, (i * i) as i64);
+            }
+            let (full, _) = read_all(&b);
+            let cut = cut.min(b.len());
+            let (part, end) = read_all(&b[..cut]);
+            if cut >= header().len() {
+                let truncated = matches!(end, Ok(EndState::Truncated { .. }));
+                proptest::prop_assert!(truncated);
+                proptest::prop_assert_eq!(&full[..part.len()], &part[..]);
+            }
+        }
+    }
 }
