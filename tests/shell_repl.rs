@@ -165,8 +165,8 @@ fn ctrl_c_during_a_trace_keeps_the_shell_and_the_trace() {
     p.exp_string("running").unwrap();
     std::thread::sleep(std::time::Duration::from_millis(300));
     p.send_control('c').unwrap();
-    p.exp_string("signal 2 (SIGINT)").unwrap();
     p.exp_string("what was traced so far is kept").unwrap();
+    p.exp_string("signal 2 (SIGINT)").unwrap();
     p.exp_string(PROMPT).unwrap();
     // The shell is alive and the partial trace analyses.
     run(&mut p, "set_mem_alloc H", "memory kind: H");
