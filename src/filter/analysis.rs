@@ -7,7 +7,11 @@
 //! new block. Stack and global addresses are named through the [`Namer`],
 //! cached per (instruction, stack pointer, address). The result is columnar:
 //! about 37 bytes per access while building, then polars tables.
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+// A fast non-cryptographic hash map (the one polars uses): these maps are
+// probed once or more per access.
+use polars::prelude::PlHashMap as HashMap;
 use std::path::Path;
 
 use polars::prelude::*;
@@ -367,8 +371,12 @@ pub fn analyse(path: &Path, namer: &mut dyn Namer) -> Result<Analysis, FilterErr
             Event::Unmap { .. } | Event::ThreadCreate { .. } | Event::ThreadExit { .. } => {}
         }
     }
-    match reader.end_state() {
-        EndState::Truncated { offset, partial_bytes } => summary.notes.push(format!(
+    if let EndState::Truncated {
+        offset,
+        partial_bytes,
+    } = reader.end_state()
+    {
+        summary.notes.push(format!(
             "the trace {} ends without its footer after {} accesses ({offset} bytes{}): the program crashed or was \
              interrupted; everything up to that point was analysed.",
             path.display(),
@@ -378,8 +386,7 @@ pub fn analyse(path: &Path, namer: &mut dyn Namer) -> Result<Analysis, FilterErr
             } else {
                 String::new()
             }
-        )),
-        _ => {}
+        ));
     }
     if let Some(e) = corrupt {
         summary
@@ -469,9 +476,7 @@ fn drop_client_request_tail(
     while let (Some(&a), Some(&t), Some(&op)) = (cols.addr.last(), cols.tid.last(), cols.op.last())
     {
         if t == tid && a >= arg_block && a < end && op == Op::Store.code() && n < 6 {
-            for v in [&mut cols.time] {
-                v.pop();
-            }
+            cols.time.pop();
             cols.op.pop();
             cols.addr.pop();
             cols.size.pop();
@@ -524,7 +529,7 @@ fn number_instances(vars: &mut [Variable]) {
 
 fn build_access_table(cols: Columns) -> PolarsResult<DataFrame> {
     // The occurrence index: the n-th access to the same address.
-    let mut seen: HashMap<u64, u32> = HashMap::with_capacity(1024);
+    let mut seen: HashMap<u64, u32> = HashMap::with_capacity_and_hasher(1024, Default::default());
     let occurrence: Vec<u32> = cols
         .addr
         .iter()

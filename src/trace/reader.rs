@@ -242,8 +242,21 @@ impl<R: Read> TraceReader<R> {
         Ok(())
     }
 
-    #[inline]
+    #[inline(always)]
     fn uv(&mut self) -> Dec<u64> {
+        // Most values (access keys, small deltas) fit in one byte.
+        if self.pos < self.len {
+            let b = self.buf[self.pos];
+            if b < 0x80 {
+                self.pos += 1;
+                return Ok(b as u64);
+            }
+        }
+        self.uv_slow()
+    }
+
+    #[inline(never)]
+    fn uv_slow(&mut self) -> Dec<u64> {
         let mut v: u64 = 0;
         let mut shift = 0u32;
         loop {
@@ -389,6 +402,7 @@ impl<R: Read> TraceReader<R> {
     }
 
     /// Decodes one record; `Ok(None)` for records that only update state.
+    #[inline(always)]
     fn record(&mut self) -> Dec<Option<Event>> {
         let key = self.uv()?;
         if key >= KEY_ACCESS_BASE {
