@@ -37,6 +37,12 @@ fn the_demo_script_traces_names_and_draws_the_array() {
     );
     assert!(!html.contains("cdn."), "no CDN");
     assert!(work.path().join("figures/plotly.min.js").is_file());
+    // Hover text names elements by the shape inferred from
+    // `malloc(ROWS * COLS * sizeof(int))`.
+    assert!(
+        html.contains("arr[15][15]") && html.contains("arr[0][0]"),
+        "element names in the hover"
+    );
     // The saved figure data has one row per drawn point.
     let csv = std::fs::read_to_string(
         work.path()

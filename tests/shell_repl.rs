@@ -179,3 +179,25 @@ fn ctrl_c_during_a_trace_keeps_the_shell_and_the_trace() {
     p.send_line("exit 0").unwrap();
     p.exp_eof().unwrap();
 }
+
+#[test]
+fn array_names_complete_after_an_analysis() {
+    let home = tempfile::tempdir().unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/rowcol.c");
+    let mut p = start(home.path());
+    run(
+        &mut p,
+        &format!("compile_exe {}", src.display()),
+        "compiled and loaded",
+    );
+    run(&mut p, "set_mem_alloc H", "memory kind: H");
+    run(&mut p, "run_gleipnir", "region(s) were recorded");
+    run(&mut p, "memory_trace_analysis", "accesses by 1 thread(s)");
+    // `ar<TAB>` completes to the heap array's name, which then draws.
+    p.send("2d_memory_access_pattern ar\t").unwrap();
+    p.flush().unwrap();
+    p.exp_string("2d_memory_access_pattern arr").unwrap();
+    run(&mut p, " 16 4", "2d_memory_access_pattern_arr.html");
+    p.send_line("exit 0").unwrap();
+    p.exp_eof().unwrap();
+}

@@ -293,6 +293,22 @@ struct Columns {
 /// corrupt one is an error that says where. Cost: one pass over the trace,
 /// memory about 37 bytes per access plus the tables.
 pub fn analyse(path: &Path, namer: &mut dyn Namer) -> Result<Analysis, FilterError> {
+    analyse_with(path, namer, &mut |_| true)
+}
+
+/// How often (in accesses) the progress callback is called: about a
+/// second's work apart at worst, and a few per second at best.
+pub const PROGRESS_EVERY: u64 = 1 << 20;
+
+/// [`analyse`] with a progress callback, called every [`PROGRESS_EVERY`]
+/// accesses with the number analysed so far. When it returns false the
+/// analysis stops there and covers the accesses read up to that point (a
+/// note says so): nothing already computed is lost.
+pub fn analyse_with(
+    path: &Path,
+    namer: &mut dyn Namer,
+    progress: &mut dyn FnMut(u64) -> bool,
+) -> Result<Analysis, FilterError> {
     let mut reader = TraceReader::open(path)?;
     let mut b = new_builder(namer);
     let mut summary = TraceSummary {
@@ -324,6 +340,10 @@ pub fn analyse(path: &Path, namer: &mut dyn Namer) -> Result<Analysis, FilterErr
                 cols.line.push(line);
                 summary.accesses += 1;
                 threads.insert(a.tid);
+                if summary.accesses % PROGRESS_EVERY == 0 && !progress(summary.accesses) {
+                    summary.notes.push(stopped_note(summary.accesses));
+                    break;
+                }
             }
             Event::Alloc(al) => {
                 if let Some(old) = al.old_addr {
@@ -603,6 +623,22 @@ pub fn is_fallback(q: &NameQuality) -> bool {
 /// [`Namer::heap_name_at`]. Stack and global variables have no base address
 /// in such traces: the lowest address seen is used as the base.
 pub fn analyse_gleipnir(path: &Path, namer: &mut dyn Namer) -> Result<Analysis, FilterError> {
+    analyse_gleipnir_with(path, namer, &mut |_| true)
+}
+
+fn stopped_note(n: u64) -> String {
+    format!(
+        "the analysis was interrupted after {n} accesses: it covers the accesses up to that point. \
+         Run memory_trace_analysis again for all of them."
+    )
+}
+
+/// [`analyse_gleipnir`] with a progress callback, as for [`analyse_with`].
+pub fn analyse_gleipnir_with(
+    path: &Path,
+    namer: &mut dyn Namer,
+    progress: &mut dyn FnMut(u64) -> bool,
+) -> Result<Analysis, FilterError> {
     use crate::trace::gleipnir::{GlEvent, GlName, GleipnirReader};
     let mut reader = GleipnirReader::open(path).map_err(|e| FilterError::Import(e.to_string()))?;
     let mut b = new_builder(namer);
@@ -670,6 +706,10 @@ pub fn analyse_gleipnir(path: &Path, namer: &mut dyn Namer) -> Result<Analysis, 
                 cols.line.push(0);
                 summary.accesses += 1;
                 threads.insert(tid);
+                if summary.accesses % PROGRESS_EVERY == 0 && !progress(summary.accesses) {
+                    summary.notes.push(stopped_note(summary.accesses));
+                    break;
+                }
             }
             GlEvent::Alloc {
                 tid,

@@ -89,6 +89,23 @@ pub fn register_pipeline(r: &mut Registry<Session>) {
         };
         Ok(s(a[0].clone()))
     });
+    add(r, "set_point_budget", |st, a| {
+        let n: usize = a[0].parse().map_err(|_| {
+            format!(
+                "set_point_budget takes a number of points, not \"{}\".",
+                a[0]
+            )
+        })?;
+        let mut opts = figure_options(st, false);
+        opts.point_budget = n;
+        opts.validate().map_err(|e| e.to_string())?;
+        st.point_budget = n;
+        Ok(Value::Int(n as i64))
+    });
+    add(r, "set_matrix_orientation", |st, a| {
+        st.matrix_orientation = a[0] == "on";
+        Ok(s(a[0].clone()))
+    });
     add(r, "compile_exe", |st, a| {
         let exe = st.compile_exe(&a[0], &a[1..])?;
         println!("compiled and loaded {}", exe.display());
@@ -133,13 +150,7 @@ pub fn register_pipeline(r: &mut Registry<Session>) {
     r.set_name_source(|st| {
         st.analysis
             .as_ref()
-            .map(|a| {
-                a.vars
-                    .iter()
-                    .filter(|v| !v.internal && v.size > 0)
-                    .map(|v| v.name.clone())
-                    .collect()
-            })
+            .map(|a| array_names(a).into_iter().map(String::from).collect())
             .unwrap_or_default()
     });
 }
@@ -221,13 +232,29 @@ fn memory_trace_analysis(st: &mut Session) -> CmdResult<Value> {
     let path = st.trace_path()?;
     let text = trace::gleipnir::looks_like_gleipnir(&path);
     let mut namer = trace::program::ProgramNamer::new(st.exe.as_deref(), &st.src_paths);
-    println!("analysing {}...", path.display());
+    println!(
+        "analysing {} (Ctrl-C stops it and keeps what was analysed)...",
+        path.display()
+    );
+    let started = std::time::Instant::now();
+    let mut shown = false;
+    let mut progress = |n: u64| {
+        if started.elapsed().as_secs_f64() > 1.0 {
+            eprint!("\r  {:.1} M accesses analysed", n as f64 / 1e6);
+            shown = true;
+        }
+        !super::interrupt::requested()
+    };
     let a = if text {
-        filter::analysis::analyse_gleipnir(&path, &mut namer)
+        filter::analysis::analyse_gleipnir_with(&path, &mut namer, &mut progress)
     } else {
-        filter::analysis::analyse(&path, &mut namer)
+        filter::analysis::analyse_with(&path, &mut namer, &mut progress)
+    };
+    if shown {
+        eprintln!();
     }
-    .map_err(|e| e.to_string())?;
+    super::interrupt::clear();
+    let a = a.map_err(|e| e.to_string())?;
     for n in &a.summary.notes {
         println!("note: {n}");
     }
@@ -441,7 +468,7 @@ fn figure_options(st: &Session, save: bool) -> vis::FigureOptions {
         visinfo_dir: st.visinfo_dir(),
         save,
         point_budget: st.point_budget,
-        matrix_orientation: false,
+        matrix_orientation: st.matrix_orientation,
     }
 }
 
@@ -482,6 +509,24 @@ fn complete_pattern(st: &mut Session, save: bool) -> CmdResult<Value> {
     Ok(report_figure(st, &r))
 }
 
+/// The names the 2D and 3D commands accept, sorted: heap blocks and stack
+/// or global variables of array type.
+fn array_names(a: &filter::analysis::Analysis) -> Vec<&str> {
+    let mut arrays: Vec<&str> = a
+        .vars
+        .iter()
+        .filter(|v| {
+            !v.internal
+                && v.size > 0
+                && !v.name.starts_with('<')
+                && (v.scope == trace::naming::Scope::Heap || !v.dims.is_empty())
+        })
+        .map(|v| v.name.as_str())
+        .collect();
+    arrays.sort();
+    arrays
+}
+
 /// Resolves an array name for the 2D/3D commands, or explains what names
 /// there are.
 fn resolve_array(a: &filter::analysis::Analysis, name: &str) -> CmdResult<u32> {
@@ -501,18 +546,7 @@ fn resolve_array(a: &filter::analysis::Analysis, name: &str) -> CmdResult<u32> {
             instances.join(", ")
         ));
     }
-    let mut arrays: Vec<&str> = a
-        .vars
-        .iter()
-        .filter(|v| {
-            !v.internal
-                && v.size > 0
-                && !v.name.starts_with('<')
-                && (v.scope == trace::naming::Scope::Heap || !v.dims.is_empty())
-        })
-        .map(|v| v.name.as_str())
-        .collect();
-    arrays.sort();
+    let arrays = array_names(a);
     Err(format!(
         "there is no array named \"{name}\" in the analysis; the arrays are: {}.",
         if arrays.is_empty() {
@@ -765,11 +799,15 @@ fn grind(st: &mut Session, tool: &str) -> CmdResult<Value> {
                 vec![format!("peak heap: {peak} bytes")]
             })
             .unwrap_or_default(),
-        "dhat" => log_text
-            .lines()
-            .filter(|l| l.contains("Total:") || l.contains("At t-gmax:") || l.contains("At t-end:"))
-            .map(|l| l.split("== ").last().unwrap_or(l).trim().to_string())
-            .collect(),
+        "dhat" => {
+            let mut lines: Vec<String> = log_text
+                .lines()
+                .filter(|l| l.contains("Total:") || l.contains("At t-gmax:"))
+                .map(|l| l.split("== ").last().unwrap_or(l).trim().to_string())
+                .collect();
+            lines.extend(out_file.as_deref().map(dhat_top_blocks).unwrap_or_default());
+            lines
+        }
         _ => vec![],
     };
     for l in &summary {
@@ -788,4 +826,53 @@ fn grind(st: &mut Session, tool: &str) -> CmdResult<Value> {
             .unwrap_or_default()
     );
     Ok(path_value(&log))
+}
+
+/// The three allocation points with the most bytes, from DHAT's JSON output
+/// (`pps`: program points with total bytes `tb` and blocks `tbk`; `fs`:
+/// frame indices into `ftbl`). The first frame outside the allocator names
+/// the point.
+fn dhat_top_blocks(path: &Path) -> Vec<String> {
+    let Some(j) = std::fs::read(path)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+    else {
+        return vec![];
+    };
+    let ftbl: Vec<&str> = j["ftbl"]
+        .as_array()
+        .map(|a| a.iter().map(|f| f.as_str().unwrap_or("?")).collect())
+        .unwrap_or_default();
+    let mut pps: Vec<(u64, u64, String)> = j["pps"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|pp| {
+                    let frame = pp["fs"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|f| f.as_u64().and_then(|i| ftbl.get(i as usize)))
+                        .find(|f| !f.contains("vgpreload_"))
+                        .map(|f| {
+                            f.split_once(": ")
+                                .map(|(_, rest)| rest)
+                                .unwrap_or(f)
+                                .to_string()
+                        })
+                        .unwrap_or_else(|| "?".into());
+                    (
+                        pp["tb"].as_u64().unwrap_or(0),
+                        pp["tbk"].as_u64().unwrap_or(0),
+                        frame,
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    pps.sort_by(|a, b| b.0.cmp(&a.0));
+    pps.into_iter()
+        .take(3)
+        .map(|(tb, tbk, at)| format!("top: {tb} bytes in {tbk} block(s) at {at}"))
+        .collect()
 }

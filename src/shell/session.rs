@@ -40,6 +40,8 @@ pub struct Session {
     pub open_browser: bool,
     /// Maximum points drawn before figures aggregate.
     pub point_budget: usize,
+    /// Row 0 at the top of array figures.
+    pub matrix_orientation: bool,
     /// The current analysis (`memory_trace_analysis` or loaded from disk).
     pub analysis: Option<Analysis>,
     /// The accesses of the selected memory kinds (`filtering_process`).
@@ -60,6 +62,7 @@ impl Session {
             mem: MemKind::default(),
             open_browser: false,
             point_budget: 200_000,
+            matrix_orientation: false,
             analysis: None,
             selected: None,
             trace_file: None,

@@ -178,7 +178,7 @@ pub const SPECS: &[CommandSpec] = &[
         name: "set_src_path",
         aliases: &[],
         group: Group::Setup,
-        args: &[req("DIR", ArgKind::Path)],
+        args: &[req("DIR", ArgKind::Path), rest("DIR", ArgKind::Path)],
         help: "Sets the folders (searched recursively) holding the program's C \
                sources. Heap blocks are named from the statement that allocated \
                them, so mapvis must find the source; without it they are named \
@@ -403,6 +403,25 @@ pub const SPECS: &[CommandSpec] = &[
         args: &[req("on|off", ArgKind::OneOf(&["on", "off"]))],
         help: "Chooses whether figure commands open their HTML in a web browser \
                (on) or only write the file (off).",
+    },
+    CommandSpec {
+        name: "set_point_budget",
+        aliases: &[],
+        group: Group::New,
+        args: &[req("POINTS", ArgKind::Int)],
+        help: "Sets how many points a figure draws before it aggregates exactly \
+               (bins by time and address, or by element, keeping the counts and \
+               saying so in the title). The default is 200000; browsers cope with \
+               a few million at most, so the limit is 50000000.",
+    },
+    CommandSpec {
+        name: "set_matrix_orientation",
+        aliases: &[],
+        group: Group::New,
+        args: &[req("on|off", ArgKind::OneOf(&["on", "off"]))],
+        help: "With on, the 2D and 3D array figures put row 0 at the top, as a \
+               matrix is written; with off (the default, as in the original), row \
+               0 is at the bottom left.",
     },
     CommandSpec {
         name: "dump_trace",

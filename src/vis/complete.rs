@@ -19,8 +19,9 @@ use super::{FigureOptions, FigureReport};
 pub(crate) const FILE: &str = "complete_memory_access_pattern.html";
 
 /// Hover of one exact access; customdata is
-/// `[time, variable, operation, thread, occurrence, source, address]`.
-const HOVER_EXACT: &str = "order (time) %{customdata[0]}<br>address 0x%{customdata[6]:x}<br>variable %{customdata[1]}<br>operation %{customdata[2]}<br>thread %{customdata[3]}<br>occurrence %{customdata[4]}<br>source %{customdata[5]}<extra></extra>";
+/// `[time, variable, operation, thread, occurrence, source, address,
+/// element]`.
+const HOVER_EXACT: &str = "order (time) %{customdata[0]}<br>address 0x%{customdata[6]:x}<br>variable %{customdata[1]}<br>element %{customdata[7]}<br>operation %{customdata[2]}<br>thread %{customdata[3]}<br>occurrence %{customdata[4]}<br>source %{customdata[5]}<extra></extra>";
 
 /// Hover of one aggregated group; customdata is `[count, t_min, t_max,
 /// variable, addr_min, addr_max, occ_min, occ_max, loads, stores, modifies,
@@ -98,7 +99,7 @@ pub fn complete_memory_access_pattern(
     let (fig3d, fig2d) = if n <= o.point_budget {
         report.points = n;
         title = format!("Complete memory access pattern ({n} accesses)");
-        exact_figures(&a, &rank_of, &names, &sources, t_lo, t_hi)
+        exact_figures(&a, &v, &rank_of, &names, &sources, t_lo, t_hi)
     } else {
         // Per-variable address ranges, for per-variable address bins.
         let nv = present.len();
@@ -229,6 +230,7 @@ fn layout_2d() -> Layout {
 
 fn exact_figures(
     a: &Accesses,
+    v: &Variables,
     rank_of: &[u32],
     names: &Arc<Vec<String>>,
     sources: &Arc<Vec<String>>,
@@ -246,6 +248,19 @@ fn exact_figures(
         a.line(),
     );
     let ranks: Vec<u32> = var.iter().map(|&x| rank_of[x as usize]).collect();
+    // Element names (`X[3][4]`), deduplicated into one string table.
+    let mut elem_ids: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
+    let mut elem_names: Vec<String> = Vec::new();
+    let elem: Vec<u32> = (0..n)
+        .map(|k| {
+            let e = v.element(var[k], addr[k]);
+            *elem_ids.entry(e).or_insert_with_key(|e| {
+                elem_names.push(e.clone());
+                elem_names.len() as u32 - 1
+            })
+        })
+        .collect();
+    let elem_names = Arc::new(elem_names);
     let custom = |rows: &mut dyn Iterator<Item = usize>| {
         let rows: Vec<usize> = rows.collect();
         CustomData {
@@ -260,6 +275,7 @@ fn exact_figures(
                 CdCol::U64(rows.iter().map(|&k| occ[k] as u64).collect()),
                 CdCol::Str(rows.iter().map(|&k| line[k]).collect(), sources.clone()),
                 CdCol::U64(rows.iter().map(|&k| addr[k]).collect()),
+                CdCol::Str(rows.iter().map(|&k| elem[k]).collect(), elem_names.clone()),
             ],
         }
     };

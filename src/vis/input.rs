@@ -148,6 +148,10 @@ pub(crate) struct VarInfo {
     pub(crate) name: String,
     pub(crate) base: u64,
     pub(crate) size: u64,
+    /// Element size when known from types, else 0.
+    pub(crate) elem_size: u32,
+    /// Array dimensions, outermost first, when known.
+    pub(crate) dims: Vec<u64>,
 }
 
 /// The variable table indexed by `var` id.
@@ -162,6 +166,8 @@ impl Variables {
         let names = read_str(df, T, variable::NAME)?;
         let base = read_num::<UInt64Type>(df, T, variable::BASE)?;
         let size = read_num::<UInt64Type>(df, T, variable::SIZE)?;
+        let elem = read_num::<UInt32Type>(df, T, variable::ELEM_SIZE)?;
+        let dims = read_str(df, T, variable::DIMS)?;
         let max = ids
             .slice()
             .iter()
@@ -174,6 +180,8 @@ impl Variables {
                 name: names[k].clone(),
                 base: base.slice()[k],
                 size: size.slice()[k],
+                elem_size: elem.slice()[k],
+                dims: dims[k].split('x').filter_map(|d| d.parse().ok()).collect(),
             });
         }
         Ok(Variables { by_id })
@@ -184,6 +192,41 @@ impl Variables {
     pub(crate) fn get(&self, id: u32) -> Option<&VarInfo> {
         self.by_id.get(id as usize).and_then(|v| v.as_ref())
     }
+    /// The element an address falls in, as C writes it: `X[3][4]` for an
+    /// array of known shape, `X[12]` for a known element size, `X+12` (byte
+    /// offset) otherwise, and the plain name at offset 0 or outside.
+    pub(crate) fn element(&self, id: u32, addr: u64) -> String {
+        let Some(v) = self.get(id) else {
+            return format!("<var {id}>");
+        };
+        if addr < v.base || addr >= v.base.saturating_add(v.size.max(1)) {
+            return v.name.clone();
+        }
+        let off = addr - v.base;
+        if v.elem_size == 0 {
+            return if off == 0 {
+                v.name.clone()
+            } else {
+                format!("{}+{off}", v.name)
+            };
+        }
+        let mut idx = off / v.elem_size as u64;
+        if v.dims.len() < 2 {
+            return format!("{}[{idx}]", v.name);
+        }
+        let mut parts = vec![0u64; v.dims.len()];
+        for (k, d) in v.dims.iter().enumerate().rev() {
+            let d = (*d).max(1);
+            parts[k] = if k == 0 { idx } else { idx % d };
+            idx /= d;
+        }
+        let mut s = v.name.clone();
+        for p in parts {
+            s.push_str(&format!("[{p}]"));
+        }
+        s
+    }
+
     /// Display name; a placeholder for ids the table does not know.
     pub(crate) fn name(&self, id: u32) -> String {
         match self.get(id) {

@@ -17,7 +17,7 @@ proc usage_error {script} {
     if {[string match "wrong # args: should be \"$cmd*\"" $msg]} { return usage }
     return $msg
 }
-foreach cmd {load_exe set_valgrind_path set_mem_alloc load_trace compile_exe
+foreach cmd {load_exe set_src_path set_valgrind_path set_mem_alloc load_trace compile_exe
              2d_memory_access_pattern 3d_memory_access_pattern set_open_browser} {
     test args-missing-$cmd [list usage_error $cmd] usage
 }
@@ -28,6 +28,8 @@ foreach cmd {run_gleipnir memory_trace_analysis filtering_process clear_analysis
 foreach cmd {memory_stats complete_memory_access_pattern} {
     test args-extra-$cmd [list usage_error [list $cmd save extra]] usage
 }
+test args-extra-dump_trace [list usage_error {dump_trace t.mvt 10 extra}] usage
+test args-extra-history [list usage_error {history extra}] usage
 test args-bad-choice {catch {set_mem_alloc X} m; string match {bad value "X"*H, S, G, all*} $m} 1
 test args-bad-save {catch {memory_stats keep} m; string match {bad value "keep"*} $m} 1
 test args-on-off {catch {set_open_browser maybe} m; string match {bad value "maybe"*} $m} 1
@@ -68,6 +70,14 @@ test figure-2d-inferred {file tail [2d_memory_access_pattern arr]} 2d_memory_acc
 test figure-3d {file tail [3d_memory_access_pattern arr 4 4 4]} 3d_memory_access_pattern_arr.html
 test unknown-array {catch {2d_memory_access_pattern nosuch 16 4} m; set m} \
     {there is no array named "nosuch" in the analysis; the arrays are: arr, rowcol.c:29.}
+test budget-zero {catch {set_point_budget 0} m; string match "*budget*" $m} 1
+test budget-huge {catch {set_point_budget 999999999} m; string match "*budget*" $m} 1
+test budget-small {set_point_budget 100} 100
+test figure-aggregated {file tail [complete_memory_access_pattern]} complete_memory_access_pattern.html
+test budget-back {set_point_budget 200000} 200000
+test matrix-orientation {set_matrix_orientation on; file tail [2d_memory_access_pattern arr 16 4]} \
+    2d_memory_access_pattern_arr.html
+set_matrix_orientation off
 test bad-dims {catch {2d_memory_access_pattern arr 0 4} m; set m} \
     {COLS must be a positive whole number, not "0".}
 
@@ -81,6 +91,10 @@ test persist {
     set out [exec [info nameofexecutable] -c {set_mem_alloc H; llength [memory_stats]}]
     lindex [split [string trim $out] \n] end
 } 1
+
+# Valgrind's own tools, with a summary.
+test cachegrind {file tail [cachegrind]} cachegrind_rowcol.log
+test dhat {file tail [dhat]} dhat_rowcol.log
 
 test clear {expr {[llength [clear_analysis]] >= 8}} 1
 test cleared {file exists .mapvis/trace.mvt} 0
