@@ -340,7 +340,7 @@ pub fn analyse_with(
                 cols.line.push(line);
                 summary.accesses += 1;
                 threads.insert(a.tid);
-                if summary.accesses % PROGRESS_EVERY == 0 && !progress(summary.accesses) {
+                if summary.accesses.is_multiple_of(PROGRESS_EVERY) && !progress(summary.accesses) {
                     summary.notes.push(stopped_note(summary.accesses));
                     break;
                 }
@@ -706,7 +706,7 @@ pub fn analyse_gleipnir_with(
                 cols.line.push(0);
                 summary.accesses += 1;
                 threads.insert(tid);
-                if summary.accesses % PROGRESS_EVERY == 0 && !progress(summary.accesses) {
+                if summary.accesses.is_multiple_of(PROGRESS_EVERY) && !progress(summary.accesses) {
                     summary.notes.push(stopped_note(summary.accesses));
                     break;
                 }

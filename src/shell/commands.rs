@@ -870,7 +870,7 @@ fn dhat_top_blocks(path: &Path) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default();
-    pps.sort_by(|a, b| b.0.cmp(&a.0));
+    pps.sort_by_key(|p| std::cmp::Reverse(p.0));
     pps.into_iter()
         .take(3)
         .map(|(tb, tbk, at)| format!("top: {tb} bytes in {tbk} block(s) at {at}"))
