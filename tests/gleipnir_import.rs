@@ -62,7 +62,12 @@ fn a_gleipnir_text_trace_gives_the_same_statistics_as_the_binary_trace() {
         match e {
             Event::Alloc(a) => {
                 let site = site_of(a.addr);
-                writeln!(text, "X {} MALLOC {:09x} {} {site} 0", a.tid, a.addr, a.size).unwrap();
+                writeln!(
+                    text,
+                    "X {} MALLOC {:09x} {} {site} 0",
+                    a.tid, a.addr, a.size
+                )
+                .unwrap();
                 live.push((a.addr, a.size, site));
             }
             Event::Free(f) => {
@@ -84,8 +89,13 @@ fn a_gleipnir_text_trace_gives_the_same_statistics_as_the_binary_trace() {
                     )
                     .unwrap(),
                     None => match stack_names.get(&a.addr) {
-                        Some(n) => writeln!(text, "{op} {:09x} {} {} S LV {n} ", a.addr, a.size, a.tid).unwrap(),
-                        None => writeln!(text, "{op} {:09x} {} {} S ", a.addr, a.size, a.tid).unwrap(),
+                        Some(n) => {
+                            writeln!(text, "{op} {:09x} {} {} S LV {n} ", a.addr, a.size, a.tid)
+                                .unwrap()
+                        }
+                        None => {
+                            writeln!(text, "{op} {:09x} {} {} S ", a.addr, a.size, a.tid).unwrap()
+                        }
                     },
                 }
             }
@@ -99,7 +109,11 @@ fn a_gleipnir_text_trace_gives_the_same_statistics_as_the_binary_trace() {
 
     let want = per_var(&bin, MemKind::Heap);
     assert_eq!(want.len(), 5, "{want:?}");
-    assert_eq!(per_var(&gl, MemKind::Heap), want, "heap statistics match, names included");
+    assert_eq!(
+        per_var(&gl, MemKind::Heap),
+        want,
+        "heap statistics match, names included"
+    );
     // The stack variables named in the text trace match too (the binary
     // analysis drops GL_STOP's own argument stores, which this rewrite
     // also leaves out by taking only accesses inside the region).

@@ -530,13 +530,18 @@ fn array_names(a: &filter::analysis::Analysis) -> Vec<&str> {
 /// Resolves an array name for the 2D/3D commands, or explains what names
 /// there are.
 fn resolve_array(a: &filter::analysis::Analysis, name: &str) -> CmdResult<u32> {
-    if let Some(i) = a.vars.iter().position(|v| v.name == name && !v.internal) {
-        return Ok(i as u32);
+    // Arrays first: `v` is the heap array, not the stack pointer `v` that
+    // holds its address.
+    let arrays = array_names(a);
+    if arrays.contains(&name) {
+        if let Some(i) = a.vars.iter().position(|v| v.name == name && !v.internal) {
+            return Ok(i as u32);
+        }
     }
     let instances: Vec<&str> = a
         .vars
         .iter()
-        .filter(|v| v.base_name == name && !v.internal)
+        .filter(|v| v.base_name == name && !v.internal && arrays.contains(&v.name.as_str()))
         .map(|v| v.name.as_str())
         .collect();
     if !instances.is_empty() {
@@ -546,7 +551,10 @@ fn resolve_array(a: &filter::analysis::Analysis, name: &str) -> CmdResult<u32> {
             instances.join(", ")
         ));
     }
-    let arrays = array_names(a);
+    if let Some(i) = a.vars.iter().position(|v| v.name == name && !v.internal) {
+        // A scalar or unshaped variable: draw it if the user gives a shape.
+        return Ok(i as u32);
+    }
     Err(format!(
         "there is no array named \"{name}\" in the analysis; the arrays are: {}.",
         if arrays.is_empty() {

@@ -96,6 +96,21 @@ test persist {
 test cachegrind {file tail [cachegrind]} cachegrind_rowcol.log
 test dhat {file tail [dhat]} dhat_rowcol.log
 
+# A stack array: its shape is inferred from its DWARF type (double u[12][12]).
+compile_exe [file join $root tests c an_stencil.c]
+run_gleipnir
+memory_trace_analysis
+test stack-2d-inferred {file tail [2d_memory_access_pattern u]} 2d_memory_access_pattern_u.html
+test stack-3d-needs-dims {catch {3d_memory_access_pattern u} m; string match "*could not be inferred*" $m} 1
+
+# A name shared by two blocks (realloc) lists its instances.
+compile_exe [file join $root tests c an_realloc.c]
+run_gleipnir
+memory_trace_analysis
+test shared-name {catch {2d_memory_access_pattern v 4 4} m; set m} \
+    {"v" names 2 blocks: choose one of v#1, v#2.}
+test instance {string match 2d_memory_access_pattern_v_2*.html [file tail [2d_memory_access_pattern v#2 8 4]]} 1
+
 test clear {expr {[llength [clear_analysis]] >= 8}} 1
 test cleared {file exists .mapvis/trace.mvt} 0
 
