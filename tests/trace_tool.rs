@@ -4,7 +4,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::*;
-use mapvis::trace::format::{Event, Op, WarningKind};
+use mapvis::trace::format::{Event, ExitStatus, Op, WarningKind};
 use mapvis::trace::reader::{EndState, TraceReader};
 use mapvis::trace::run::run_trace;
 
@@ -37,6 +37,7 @@ fn n_ints_written_once_give_n_stores_of_4_bytes_and_nothing_outside_the_pins() {
         _ => None,
     });
     assert_eq!(footer.unwrap().accesses, acc.len() as u64);
+    assert_eq!(evs.last(), Some(&Event::Exit(ExitStatus::Code(0))));
 }
 
 #[test]
@@ -133,6 +134,8 @@ fn a_segfault_leaves_a_readable_trace_that_says_how_far_it_got() {
             ..
         }
     )));
+    // The trace says how the program ended.
+    assert_eq!(evs.last(), Some(&Event::Exit(ExitStatus::Signal(11))));
 }
 
 #[test]

@@ -387,6 +387,12 @@ pub fn analyse_with(
             }
             Event::Warning { text, .. } => summary.notes.push(format!("the tool reported: {text}")),
             Event::Footer(_) => summary.complete = true,
+            Event::Exit(crate::trace::format::ExitStatus::Signal(s)) => summary.notes.push(format!(
+                "the program was ended by signal {s} ({}) after {} accesses; they were all analysed.",
+                crate::trace::run::signal_name(s),
+                summary.accesses
+            )),
+            Event::Exit(_) => {}
             Event::Map(m) => b.namer.on_map(&m),
             Event::Unmap { .. } | Event::ThreadCreate { .. } | Event::ThreadExit { .. } => {}
         }

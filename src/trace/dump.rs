@@ -119,6 +119,7 @@ pub fn dump(path: &Path, limit: Option<u64>, out: &mut dyn Write) -> Result<(), 
                 s.id, s.tid, s.arg_block, s.time
             )?,
             Event::Warning { kind, text } => writeln!(out, "WARNING {kind:?}: {text}")?,
+            Event::Exit(s) => writeln!(out, "EXIT {s:?}")?,
             Event::Footer(f) => writeln!(
                 out,
                 "FOOTER accesses {} regions {} allocs {} frees {} sites {} exit {}",

@@ -23,6 +23,10 @@ pub(crate) const REC_REGION_STOP: u64 = 11;
 pub(crate) const REC_WARNING: u64 = 12;
 pub(crate) const REC_FOOTER: u64 = 13;
 pub(crate) const REC_FP: u64 = 14;
+pub(crate) const REC_EXIT: u64 = 15;
+pub(crate) const REC_END: u64 = 0;
+/// The last bytes of a complete trace: the END record and its text.
+pub const END_MARKER: &[u8; 7] = b"\0MVEND\n";
 pub(crate) const KEY_ACCESS_BASE: u64 = 16;
 
 /// What an access did to memory.
@@ -262,6 +266,15 @@ pub struct Footer {
     pub exit_code: i64,
 }
 
+/// How the traced program ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExitStatus {
+    /// It exited with this status.
+    Code(i32),
+    /// This signal ended it (11 is SIGSEGV, 2 is SIGINT).
+    Signal(i32),
+}
+
 /// The trace header.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Header {
@@ -324,4 +337,6 @@ pub enum Event {
     },
     /// The closing record.
     Footer(Footer),
+    /// How the program ended, as the process that ran Valgrind saw it.
+    Exit(ExitStatus),
 }

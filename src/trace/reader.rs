@@ -366,9 +366,13 @@ impl<R: Read> TraceReader<R> {
             }
             let start = self.pos;
             if start == self.len {
-                self.end = EndState::Truncated {
-                    offset: self.offset(),
-                    partial_bytes: 0,
+                self.end = if self.footer.is_some() {
+                    EndState::Complete
+                } else {
+                    EndState::Truncated {
+                        offset: self.offset(),
+                        partial_bytes: 0,
+                    }
                 };
                 return Ok(None);
             }
@@ -574,6 +578,27 @@ impl<R: Read> TraceReader<R> {
                 };
                 Event::Warning { kind, text }
             }
+            REC_END => {
+                if self.len - self.pos < 6 {
+                    return Err(Need::Eof);
+                }
+                if &self.buf[self.pos..self.pos + 6] != b"MVEND\n" {
+                    return Err(Need::Bad("a bad end marker".into()));
+                }
+                self.pos += 6;
+                return Ok(None);
+            }
+            REC_EXIT => {
+                let kind = self.u8()?;
+                let code = self.sv()?;
+                let code = i32::try_from(code)
+                    .map_err(|_| Need::Bad(format!("exit code {code} is out of range")))?;
+                Event::Exit(match kind {
+                    0 => ExitStatus::Code(code),
+                    1 => ExitStatus::Signal(code),
+                    k => return Err(Need::Bad(format!("an exit record has unknown kind {k}"))),
+                })
+            }
             REC_FOOTER => {
                 let footer = Footer {
                     accesses: self.uv()?,
@@ -584,7 +609,6 @@ impl<R: Read> TraceReader<R> {
                     exit_code: self.sv()?,
                 };
                 self.footer = Some(footer.clone());
-                self.end = EndState::Complete;
                 Event::Footer(footer)
             }
             other => return Err(Need::Bad(format!("unknown record type {other}"))),
@@ -673,9 +697,9 @@ mod tests {
         let (_, r) = read_all(b"not a trace at all");
         assert!(r.unwrap_err().contains("not a mapvis binary trace"));
         let mut b = header();
-        b.extend_from_slice(&[15, 0xff, 0xff]);
+        b.extend_from_slice(&[KEY_ACCESS_BASE as u8, 0xff, 0xff]);
         let (_, r) = read_all(&b);
-        assert!(r.unwrap_err().contains("unknown record type 15"));
+        assert!(r.unwrap_err().contains("access at undefined site 0"));
     }
 
     proptest::proptest! {

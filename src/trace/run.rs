@@ -361,5 +361,39 @@ pub fn run_trace(req: &TraceRequest) -> Result<RunOutcome, RunError> {
     let status = cmd
         .status()
         .map_err(io_err("could not start", &req.valgrind))?;
-    Ok(RunOutcome::from_status(status, req.trace_file.clone()))
+    let outcome = RunOutcome::from_status(status, req.trace_file.clone());
+    append_exit_status(&req.trace_file, &outcome);
+    Ok(outcome)
+}
+
+/// Appends the program's exit status or fatal signal to a complete trace
+/// (one that ends with the tool's end marker), followed by a new end marker.
+/// Valgrind does not tell tools which signal ended a program, but the
+/// process that waited for Valgrind knows. Costs one seek: the trace is
+/// not read.
+fn append_exit_status(trace: &Path, outcome: &RunOutcome) {
+    use super::format::END_MARKER;
+    use std::io::{Read, Seek, SeekFrom, Write};
+    let Ok(mut f) = fs::OpenOptions::new().read(true).append(true).open(trace) else {
+        return;
+    };
+    let mut tail = [0u8; 7];
+    if f.seek(SeekFrom::End(-7)).is_err() || f.read_exact(&mut tail).is_err() || &tail != END_MARKER
+    {
+        return;
+    }
+    let (kind, code) = match (outcome.exit_code, outcome.signal) {
+        (Some(c), _) => (0u8, c as i64),
+        (None, Some(s)) => (1u8, s as i64),
+        _ => return,
+    };
+    let mut rec = vec![super::format::REC_EXIT as u8, kind];
+    let mut z = ((code << 1) ^ (code >> 63)) as u64;
+    while z >= 0x80 {
+        rec.push((z as u8) | 0x80);
+        z >>= 7;
+    }
+    rec.push(z as u8);
+    rec.extend_from_slice(END_MARKER);
+    let _ = f.write_all(&rec);
 }

@@ -92,6 +92,8 @@
 #define REC_WARNING       12
 #define REC_FOOTER        13
 #define REC_FP            14
+#define REC_EXIT          15   /* appended by mapvis after the run */
+#define REC_END           0    /* followed by "MVEND\n": the last bytes of a complete trace */
 #define KEY_ACCESS_BASE   16
 
 #define OP_LOAD   'L'
@@ -958,6 +960,11 @@ static void mv_fini(Int exitcode)
    put_uv(n_frees);
    put_uv(n_sites);
    put_sv(exitcode);
+   /* The end marker: mapvis appends the program's exit status or fatal
+      signal (which Valgrind does not tell tools) after it. */
+   put_uv(REC_END);
+   VG_(memcpy)(buf + buf_pos, "MVEND\n", 6);
+   buf_pos += 6;
    flush_buf();
    if (out_fd >= 0) VG_(close)(out_fd);
    VG_(umsg)("mapvis: %llu accesses in %llu region(s), %llu allocations, "
