@@ -365,6 +365,15 @@ impl<R: Read> TraceReader<R> {
                 self.fill(128)?;
             }
             let start = self.pos;
+            // Fast path: accesses are almost every record.
+            if let Ok(key) = self.uv() {
+                if key >= KEY_ACCESS_BASE {
+                    if let Ok(a) = self.access(key) {
+                        return Ok(Some(Event::Access(a)));
+                    }
+                }
+            }
+            self.pos = start;
             if start == self.len {
                 self.end = if self.footer.is_some() {
                     EndState::Complete
@@ -405,39 +414,45 @@ impl<R: Read> TraceReader<R> {
         }
     }
 
+    /// Decodes the rest of an access record whose key was `key`.
+    #[inline(always)]
+    fn access(&mut self, key: u64) -> Dec<Access> {
+        let id = ((key - KEY_ACCESS_BASE) >> 1) as usize;
+        let correction = if key & 1 == 1 { Some(self.sv()?) } else { None };
+        let Some(site) = self.sites.get_mut(id) else {
+            return Err(Need::Bad(format!("access at undefined site {id}")));
+        };
+        let predicted = site.last.wrapping_add(site.stride as u64);
+        let addr = match correction {
+            Some(d) => {
+                let addr = predicted.wrapping_add(d as u64);
+                site.stride = addr.wrapping_sub(site.last) as i64;
+                addr
+            }
+            None => predicted,
+        };
+        site.last = addr;
+        let (op, size, ip) = (site.op, site.size, site.ip);
+        self.accesses += 1;
+        let slot = (self.tid as usize) % MAX_TIDS;
+        Ok(Access {
+            op,
+            size,
+            addr,
+            tid: self.tid,
+            ip,
+            sp: self.last_sp[slot],
+            fp: self.last_fp[slot],
+            region: self.region,
+        })
+    }
+
     /// Decodes one record; `Ok(None)` for records that only update state.
     #[inline(always)]
     fn record(&mut self) -> Dec<Option<Event>> {
         let key = self.uv()?;
         if key >= KEY_ACCESS_BASE {
-            let id = ((key - KEY_ACCESS_BASE) >> 1) as usize;
-            let miss = key & 1 == 1;
-            let Some(site) = self.sites.get(id).copied() else {
-                return Err(Need::Bad(format!("access at undefined site {id}")));
-            };
-            let predicted = site.last.wrapping_add(site.stride as u64);
-            let addr = if miss {
-                let d = self.sv()?;
-                let addr = predicted.wrapping_add(d as u64);
-                self.sites[id].stride = addr.wrapping_sub(site.last) as i64;
-                addr
-            } else {
-                predicted
-            };
-            self.sites[id].last = addr;
-            self.accesses += 1;
-            let slot = (self.tid as usize) % MAX_TIDS;
-            let (sp, fp) = (self.last_sp[slot], self.last_fp[slot]);
-            return Ok(Some(Event::Access(Access {
-                op: site.op,
-                size: site.size,
-                addr,
-                tid: self.tid,
-                ip: site.ip,
-                sp,
-                fp,
-                region: self.region,
-            })));
+            return Ok(Some(Event::Access(self.access(key)?)));
         }
         let time = self.accesses;
         Ok(Some(match key {
