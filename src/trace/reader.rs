@@ -357,7 +357,7 @@ impl<R: Read> TraceReader<R> {
     /// then [`Self::end_state`] says whether it was complete or truncated.
     pub fn next_event(&mut self) -> Result<Option<Event>, TraceError> {
         loop {
-            if self.end != EndState::Reading {
+            if !matches!(self.end, EndState::Reading) {
                 return Ok(None);
             }
             // Records other than strings and stacks fit in 128 bytes.
