@@ -8,6 +8,35 @@ use polars::prelude::*;
 use super::analysis::Analysis;
 use super::schema::{access as ac, OP_LOAD, OP_MODIFY, OP_STORE};
 
+/// Bytes read by an access: loads and modifies count, stores do not.
+fn load_bytes() -> Expr {
+    when(col(ac::OP).neq(lit(OP_STORE)))
+        .then(col(ac::SIZE).cast(DataType::UInt64))
+        .otherwise(lit(0u64))
+        .sum()
+}
+
+/// Bytes written by an access: stores and modifies count, loads do not.
+fn store_bytes() -> Expr {
+    when(col(ac::OP).neq(lit(OP_LOAD)))
+        .then(col(ac::SIZE).cast(DataType::UInt64))
+        .otherwise(lit(0u64))
+        .sum()
+}
+
+/// The display names of the `var` column of an aggregated table.
+fn names_of(a: &Analysis, agg: &DataFrame) -> PolarsResult<Vec<String>> {
+    Ok(agg
+        .column(ac::VAR)?
+        .u32()?
+        .into_iter()
+        .map(|v| {
+            v.map(|v| a.vars[v as usize].name.clone())
+                .unwrap_or_default()
+        })
+        .collect())
+}
+
 /// Per-variable statistics, one row per variable with at least one access.
 ///
 /// Columns: `variable, scope, accesses, loads, stores, modifies, load_bytes,
@@ -15,7 +44,6 @@ use super::schema::{access as ac, OP_LOAD, OP_MODIFY, OP_STORE};
 /// first access. A modify counts in both `load_bytes` and `store_bytes`.
 pub fn per_variable(a: &Analysis, selected: &DataFrame) -> PolarsResult<DataFrame> {
     let op = col(ac::OP);
-    let size = col(ac::SIZE).cast(DataType::UInt64);
     let agg = selected
         .clone()
         .lazy()
@@ -37,16 +65,8 @@ pub fn per_variable(a: &Analysis, selected: &DataFrame) -> PolarsResult<DataFram
                 .sum()
                 .cast(DataType::UInt64)
                 .alias("modifies"),
-            when(op.clone().neq(lit(OP_STORE)))
-                .then(size.clone())
-                .otherwise(lit(0u64))
-                .sum()
-                .alias("load_bytes"),
-            when(op.neq(lit(OP_LOAD)))
-                .then(size)
-                .otherwise(lit(0u64))
-                .sum()
-                .alias("store_bytes"),
+            load_bytes().alias("load_bytes"),
+            store_bytes().alias("store_bytes"),
             col(ac::ADDR)
                 .n_unique()
                 .cast(DataType::UInt64)
@@ -60,14 +80,8 @@ pub fn per_variable(a: &Analysis, selected: &DataFrame) -> PolarsResult<DataFram
         ])
         .sort(["first_access"], Default::default())
         .collect()?;
+    let names = names_of(a, &agg)?;
     let vars = agg.column(ac::VAR)?.u32()?;
-    let names: Vec<String> = vars
-        .into_iter()
-        .map(|v| {
-            v.map(|v| a.vars[v as usize].name.clone())
-                .unwrap_or_default()
-        })
-        .collect();
     let scopes: Vec<String> = vars
         .into_iter()
         .map(|v| {
@@ -85,35 +99,18 @@ pub fn per_variable(a: &Analysis, selected: &DataFrame) -> PolarsResult<DataFram
 /// bytes_stored, bytes_loaded, variable`, one row per (address, variable),
 /// sorted by address.
 pub fn per_address(a: &Analysis, selected: &DataFrame) -> PolarsResult<DataFrame> {
-    let op = col(ac::OP);
-    let size = col(ac::SIZE).cast(DataType::UInt64);
     let agg = selected
         .clone()
         .lazy()
         .group_by([col(ac::ADDR), col(ac::VAR)])
         .agg([
             len().cast(DataType::UInt64).alias("appearance_count"),
-            when(op.clone().neq(lit(OP_LOAD)))
-                .then(size.clone())
-                .otherwise(lit(0u64))
-                .sum()
-                .alias("bytes_stored"),
-            when(op.neq(lit(OP_STORE)))
-                .then(size)
-                .otherwise(lit(0u64))
-                .sum()
-                .alias("bytes_loaded"),
+            store_bytes().alias("bytes_stored"),
+            load_bytes().alias("bytes_loaded"),
         ])
         .sort([ac::ADDR], Default::default())
         .collect()?;
-    let vars = agg.column(ac::VAR)?.u32()?;
-    let names: Vec<String> = vars
-        .into_iter()
-        .map(|v| {
-            v.map(|v| a.vars[v as usize].name.clone())
-                .unwrap_or_default()
-        })
-        .collect();
+    let names = names_of(a, &agg)?;
     let n = agg.height() as u64;
     let mut out = agg.drop(ac::VAR)?;
     out.insert_column(0, Column::new("index".into(), (0..n).collect::<Vec<u64>>()))?;

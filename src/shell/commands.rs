@@ -504,6 +504,13 @@ fn complete_pattern(st: &mut Session, save: bool) -> CmdResult<Value> {
             st.mem.code()
         ));
     }
+    println!(
+        "drawing {} accesses into {}...",
+        sel.height(),
+        opts.figures_dir
+            .join("complete_memory_access_pattern.html")
+            .display()
+    );
     let r = vis::complete_memory_access_pattern(&sel, &a.variables, &a.lines, &opts)
         .map_err(|e| e.to_string())?;
     Ok(report_figure(st, &r))
@@ -634,6 +641,7 @@ fn array_pattern(st: &mut Session, args: &[String], ndim: usize) -> CmdResult<Va
         .map_err(|e| e.to_string())?;
     let mask = var_col.u32().map_err(|e| e.to_string())?.equal(var);
     let acc = a.accesses.filter(&mask).map_err(|e| e.to_string())?;
+    println!("drawing {} accesses of {name}...", acc.height());
     let r = if ndim == 2 {
         vis::array_2d(&acc, &a.variables, &a.lines, var, cols, tb, &opts)
     } else {

@@ -312,7 +312,26 @@ impl Session {
             heap_only: false,
             from_start: false,
         };
-        let outcome = trace::run::run_trace(&req).map_err(|e| e.to_string())?;
+        // After two seconds, show on a terminal that the run is moving.
+        use std::io::IsTerminal;
+        let started = std::time::Instant::now();
+        let tty = std::io::stderr().is_terminal();
+        let mut shown = false;
+        let mut progress = |bytes: u64| {
+            if tty && started.elapsed().as_secs() >= 2 {
+                eprint!(
+                    "\r[mapvis: {:.0} s, {:.1} MB of trace]",
+                    started.elapsed().as_secs_f64(),
+                    bytes as f64 / 1e6
+                );
+                shown = true;
+            }
+        };
+        let outcome = trace::run::run_trace_with(&req, &mut progress);
+        if shown {
+            eprintln!();
+        }
+        let outcome = outcome.map_err(|e| e.to_string())?;
         self.trace_file = Some(outcome.trace_file.clone());
         self.analysis = None;
         self.selected = None;

@@ -36,6 +36,25 @@ pub struct HeapName {
     pub quality: NameQuality,
 }
 
+impl HeapName {
+    /// A name that is not the source variable's (`file.c:LINE`, a function
+    /// name, `heap`), with the hint that would give the exact one.
+    pub fn fallback(name: String, site: String, hint: &str) -> HeapName {
+        HeapName {
+            name,
+            site,
+            elem_size: 0,
+            dims: vec![],
+            quality: NameQuality::Fallback { hint: hint.into() },
+        }
+    }
+
+    /// The name of a block known only by its allocation line.
+    pub fn at_site(site: String) -> HeapName {
+        HeapName::fallback(site.clone(), site, "set_src_path DIR")
+    }
+}
+
 /// What kind of memory a stack or global name refers to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Scope {
@@ -90,15 +109,7 @@ pub trait Namer {
     /// Names the heap block allocated at source line `file:line` (Gleipnir
     /// text traces give only this). The default names it `file:line`.
     fn heap_name_at(&mut self, file: &str, line: u32) -> HeapName {
-        HeapName {
-            name: format!("{file}:{line}"),
-            site: format!("{file}:{line}"),
-            elem_size: 0,
-            dims: vec![],
-            quality: NameQuality::Fallback {
-                hint: "set_src_path DIR".into(),
-            },
-        }
+        HeapName::at_site(format!("{file}:{line}"))
     }
     /// Names a stack address accessed by the instruction at `ip` with stack
     /// pointer `sp` and frame pointer `fp`; `frames` is the thread's call
@@ -128,15 +139,7 @@ pub struct NullNamer;
 
 impl Namer for NullNamer {
     fn heap_name(&mut self, _stack: &[u64]) -> HeapName {
-        HeapName {
-            name: "heap".into(),
-            site: "?".into(),
-            elem_size: 0,
-            dims: vec![],
-            quality: NameQuality::Fallback {
-                hint: "load_exe the traced program".into(),
-            },
-        }
+        HeapName::fallback("heap".into(), "?".into(), "load_exe the traced program")
     }
     fn stack_name(
         &mut self,

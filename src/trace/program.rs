@@ -38,7 +38,6 @@ pub struct ProgramNamer {
     finder: SourceFinder,
     sources: HashMap<PathBuf, Option<CSource>>,
     notes: BTreeSet<String>,
-    heap_counter: u32,
     exe: Option<PathBuf>,
 }
 
@@ -60,7 +59,6 @@ impl ProgramNamer {
             finder: SourceFinder::new(src_paths.to_vec()),
             sources: HashMap::new(),
             notes: BTreeSet::new(),
-            heap_counter: 0,
             exe: exe.map(Path::to_path_buf),
         }
     }
@@ -242,41 +240,19 @@ impl Namer for ProgramNamer {
             }
         }
         if let Some(site) = first_site {
-            return HeapName {
-                name: site.clone(),
-                site,
-                elem_size: 0,
-                dims: vec![],
-                quality: NameQuality::Fallback {
-                    hint: "set_src_path DIR".into(),
-                },
-            };
+            return HeapName::at_site(site);
         }
-        self.heap_counter += 1;
-        HeapName {
-            name: first_fn.unwrap_or_else(|| "heap".into()),
-            site: "?".into(),
-            elem_size: 0,
-            dims: vec![],
-            quality: NameQuality::Fallback {
-                hint: "compile the program with -g".into(),
-            },
-        }
+        HeapName::fallback(
+            first_fn.unwrap_or_else(|| "heap".into()),
+            "?".into(),
+            "compile the program with -g",
+        )
     }
 
     fn heap_name_at(&mut self, file: &str, line: u32) -> HeapName {
-        let site = format!("{file}:{line}");
         match self.name_from_source(Path::new(file), None, line) {
             Some(Ok(n)) => n,
-            _ => HeapName {
-                name: site.clone(),
-                site,
-                elem_size: 0,
-                dims: vec![],
-                quality: NameQuality::Fallback {
-                    hint: "set_src_path DIR".into(),
-                },
-            },
+            _ => HeapName::at_site(format!("{file}:{line}")),
         }
     }
 

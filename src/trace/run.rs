@@ -323,6 +323,16 @@ pub fn signal_name(s: i32) -> &'static str {
 /// pass through. Blocks until it ends; a Ctrl-C at the terminal reaches the
 /// program (same process group), which then ends with a readable trace.
 pub fn run_trace(req: &TraceRequest) -> Result<RunOutcome, RunError> {
+    run_trace_with(req, &mut |_| {})
+}
+
+/// [`run_trace`], calling `progress` about twice a second with the number
+/// of trace bytes written so far, so a shell can show that a long run is
+/// moving.
+pub fn run_trace_with(
+    req: &TraceRequest,
+    progress: &mut dyn FnMut(u64),
+) -> Result<RunOutcome, RunError> {
     check_executable(&req.exe)?;
     let found = valgrind_version(&req.valgrind)?;
     if !found.starts_with(VALGRIND_VERSION.trim_end_matches(".0")) && found != VALGRIND_VERSION {
@@ -358,9 +368,21 @@ pub fn run_trace(req: &TraceRequest) -> Result<RunOutcome, RunError> {
         .stdin(Stdio::inherit())
         .stdout(Stdio::inherit())
         .stderr(Stdio::inherit());
-    let status = cmd
-        .status()
+    let mut child = cmd
+        .spawn()
         .map_err(io_err("could not start", &req.valgrind))?;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) => {
+                std::thread::sleep(std::time::Duration::from_millis(500));
+                if let Ok(m) = fs::metadata(&req.trace_file) {
+                    progress(m.len());
+                }
+            }
+            Err(e) => return Err(io_err("could not wait for", &req.valgrind)(e)),
+        }
+    };
     let outcome = RunOutcome::from_status(status, req.trace_file.clone());
     append_exit_status(&req.trace_file, &outcome);
     Ok(outcome)
