@@ -163,6 +163,47 @@ fn three_d_fill_with_k_innermost() {
 }
 
 #[test]
+fn three_d_fill_walked_k_outermost() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = options(dir.path());
+    // 2 planes x 3 cols x 4 depth ints, walked k, then i, then j:
+    // for k { for i { for j { cube[i][j][k] } } }.
+    let mut order = Vec::new();
+    for k in 0..4u64 {
+        for i in 0..2u64 {
+            for j in 0..3u64 {
+                order.push(i * 12 + j * 4 + k);
+            }
+        }
+    }
+    let acc = acc_df(&fill(BASE, &order));
+    let vars = vars_df(&[("cube", BASE, 96)]);
+    let r = array_3d(&acc, &vars, &lines_df(), 0, 3, 4, 4, &o).unwrap();
+    let figs = figures(&r.html);
+    // The scatter, in time order: z = i, x = j, y = k of each visited element.
+    let t = &figs[0]["data"][0];
+    let (x, y, z) = (nums(&t["x"]), nums(&t["y"]), nums(&t["z"]));
+    let mut seen: Vec<(f64, f64, f64)> = (0..24).map(|p| (z[p], x[p], y[p])).collect();
+    seen.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let mut want: Vec<(f64, f64, f64)> = order
+        .iter()
+        .map(|e| ((e / 12) as f64, ((e % 12) / 4) as f64, (e % 4) as f64))
+        .collect();
+    want.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    assert_eq!(seen, want);
+    // First-access time of cube[i][j][k] is k * 6 + i * 3 + j.
+    let slices = figs[1]["data"].as_array().unwrap();
+    assert_eq!(slices.len(), 2);
+    for (i, s) in slices.iter().enumerate() {
+        for (j, row) in grid(&s["z"]).iter().enumerate() {
+            for (k, v) in row.iter().enumerate() {
+                assert_eq!(*v, Some((k * 6 + i * 3 + j) as f64), "[{i}][{j}][{k}]");
+            }
+        }
+    }
+}
+
+#[test]
 fn wide_access_covers_every_element_it_spans() {
     let dir = tempfile::tempdir().unwrap();
     let o = options(dir.path());
