@@ -37,6 +37,32 @@ fn names_of(a: &Analysis, agg: &DataFrame) -> PolarsResult<Vec<String>> {
         .collect())
 }
 
+/// Columns of [`per_variable`], in order.
+pub const VARIABLE_COLUMNS: [&str; 12] = [
+    "variable",
+    "scope",
+    "accesses",
+    "loads",
+    "stores",
+    "modifies",
+    "load_bytes",
+    "store_bytes",
+    "addresses",
+    "first_access",
+    "last_access",
+    "threads",
+];
+
+/// Columns of [`per_address`], in order (the original's lookup table).
+pub const ADDRESS_COLUMNS: [&str; 6] = [
+    "index",
+    "appearance_count",
+    "address",
+    "bytes_stored",
+    "bytes_loaded",
+    "variable",
+];
+
 /// Per-variable statistics, one row per variable with at least one access.
 ///
 /// Columns: `variable, scope, accesses, loads, stores, modifies, load_bytes,
@@ -92,7 +118,7 @@ pub fn per_variable(a: &Analysis, selected: &DataFrame) -> PolarsResult<DataFram
     let mut out = agg.drop(ac::VAR)?;
     out.insert_column(0, Column::new("variable".into(), names))?;
     out.insert_column(1, Column::new("scope".into(), scopes))?;
-    Ok(out)
+    out.select(VARIABLE_COLUMNS)
 }
 
 /// The original's per-address table: `index, appearance_count, address,
@@ -116,12 +142,5 @@ pub fn per_address(a: &Analysis, selected: &DataFrame) -> PolarsResult<DataFrame
     out.insert_column(0, Column::new("index".into(), (0..n).collect::<Vec<u64>>()))?;
     out.rename(ac::ADDR, "address".into())?;
     out.with_column(Column::new("variable".into(), names))?;
-    out.select([
-        "index",
-        "appearance_count",
-        "address",
-        "bytes_stored",
-        "bytes_loaded",
-        "variable",
-    ])
+    out.select(ADDRESS_COLUMNS)
 }

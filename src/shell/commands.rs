@@ -373,20 +373,7 @@ fn memory_stats(st: &mut Session, save: bool) -> CmdResult<Value> {
     let a = st.analysis()?;
     let mut per_var = filter::stats::per_variable(a, &sel).map_err(|e| e.to_string())?;
     let mut per_addr = filter::stats::per_address(a, &sel).map_err(|e| e.to_string())?;
-    let cols = [
-        "variable",
-        "scope",
-        "accesses",
-        "loads",
-        "stores",
-        "modifies",
-        "load_bytes",
-        "store_bytes",
-        "addresses",
-        "first_access",
-        "last_access",
-        "threads",
-    ];
+    let cols = filter::stats::VARIABLE_COLUMNS;
     let rows: Vec<Vec<String>> = (0..per_var.height())
         .map(|i| cols.iter().map(|c| cell(&per_var, c, i)).collect())
         .collect();
@@ -396,14 +383,7 @@ fn memory_stats(st: &mut Session, save: bool) -> CmdResult<Value> {
         kind.code()
     );
     print!("{}", fmt_table(&cols, &rows));
-    let addr_cols = [
-        "index",
-        "appearance_count",
-        "address",
-        "bytes_stored",
-        "bytes_loaded",
-        "variable",
-    ];
+    let addr_cols = filter::stats::ADDRESS_COLUMNS;
     let shown = per_addr.height().min(20);
     let arows: Vec<Vec<String>> = (0..shown)
         .map(|i| {
