@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use mapvis::trace::format::Event;
-use mapvis::trace::reader::TraceReader;
+use mapvis::trace::reader::{Batch, TraceReader};
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
@@ -18,12 +18,21 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 fn count(path: &Path) -> u64 {
     let mut r = TraceReader::open(path).expect("open trace");
-    let mut n = 0;
-    while let Some(e) = r.next_event().expect("valid trace") {
-        if matches!(e, Event::Access(_)) {
+    let mut n = 0u64;
+    let mut check = 0u64;
+    // The streaming fast path: accesses go to a closure, other events are
+    // returned one at a time. Every field is read, so nothing is skipped.
+    while !matches!(
+        r.for_each_access(u64::MAX, |a| {
             n += 1;
-        }
-    }
+            check = check
+                .wrapping_add(a.addr ^ a.ip ^ a.sp ^ a.fp)
+                .wrapping_add((a.size + a.tid + a.region + a.site + a.op.code() as u32) as u64);
+        })
+        .expect("valid trace"),
+        Batch::End
+    ) {}
+    std::hint::black_box(check);
     n
 }
 
@@ -64,8 +73,9 @@ fn main() {
                 let t = Instant::now();
                 let mut namer = mapvis::trace::program::ProgramNamer::new(Some(exe), &[]);
                 let a = mapvis::filter::analysis::analyse(trace, &mut namer).expect("analyse");
-                let sel = mapvis::filter::select(&a, mapvis::filter::MemKind::All).expect("select");
-                let _ = mapvis::filter::stats::per_variable(&a, &sel).expect("stats");
+                let _ = mapvis::filter::select(&a, mapvis::filter::MemKind::All).expect("select");
+                let _ = mapvis::filter::stats::per_variable(&a, mapvis::filter::MemKind::All)
+                    .expect("stats");
                 analyse_rates.push(n / t.elapsed().as_secs_f64());
             }
             let peak = peak_rss().saturating_sub(before);
@@ -78,7 +88,26 @@ fn main() {
                 peak as f64 / n
             );
         }
-        _ => eprintln!("usage: bench count TRACE | bench all TRACE EXE RUNS"),
+        Some("stages") => stages(Path::new(&args[2]), Path::new(&args[3])),
+        Some("analyse") => {
+            let (trace, exe) = (Path::new(&args[2]), Path::new(&args[3]));
+            let runs: usize = args.get(4).and_then(|r| r.parse().ok()).unwrap_or(5);
+            let rates: Vec<f64> = (0..runs)
+                .map(|_| {
+                    let t = Instant::now();
+                    let mut namer = mapvis::trace::program::ProgramNamer::new(Some(exe), &[]);
+                    let a = mapvis::filter::analysis::analyse(trace, &mut namer).expect("analyse");
+                    a.summary.accesses as f64 / t.elapsed().as_secs_f64()
+                })
+                .collect();
+            println!(
+                "analyse: {:.1} M accesses/s (median of {runs})",
+                median(rates) / 1e6
+            );
+        }
+        _ => eprintln!(
+            "usage: bench count TRACE | bench all TRACE EXE RUNS | bench stages TRACE EXE"
+        ),
     }
     if args.get(1).map(String::as_str) == Some("all") {
         let runs: usize = args.get(4).and_then(|r| r.parse().ok()).unwrap_or(5);
@@ -221,4 +250,36 @@ fn figures(runs: usize) {
         );
         let _ = std::fs::remove_dir_all(&dir);
     }
+}
+
+/// The time of each stage of `memory_trace_analysis` and `filtering_process`
+/// on one trace, once: to see where the time goes.
+fn stages(trace: &Path, exe: &Path) {
+    let dir = std::env::temp_dir().join(format!("mapvis-bench-stages-{}", std::process::id()));
+    let t = Instant::now();
+    let mut namer = mapvis::trace::program::ProgramNamer::new(Some(exe), &[]);
+    let a = mapvis::filter::analysis::analyse(trace, &mut namer).expect("analyse");
+    let n = a.summary.accesses as f64;
+    let t_an = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    mapvis::filter::files::save_analysis(&a, &dir.join("saved")).expect("save");
+    let t_save = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let sel = mapvis::filter::select(&a, mapvis::filter::MemKind::All).expect("select");
+    let t_sel = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    mapvis::filter::files::write_order_and_allocations(&a, &sel, &dir.join("visinfo"))
+        .expect("order data");
+    let t_order = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let _ = mapvis::filter::stats::per_variable(&a, mapvis::filter::MemKind::All).expect("stats");
+    let _ = mapvis::filter::stats::per_address(&a, mapvis::filter::MemKind::All).expect("stats");
+    let t_stats = t.elapsed().as_secs_f64();
+    println!(
+        "stages for {:.1} M accesses: analyse {t_an:.2} s ({:.1} M/s), save {t_save:.2} s, select {t_sel:.2} s, order data {t_order:.2} s, statistics {t_stats:.3} s; peak memory {:.1} bytes/access",
+        n / 1e6,
+        n / t_an / 1e6,
+        peak_rss() as f64 / n
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -5,7 +5,7 @@ mod common;
 use std::collections::BTreeMap;
 
 use common::*;
-use mapvis::filter::{analysis, select, stats, MemKind};
+use mapvis::filter::{analysis, stats, MemKind};
 use mapvis::trace::program::ProgramNamer;
 
 /// variable -> (load_bytes, store_bytes) for the chosen memory kind.
@@ -14,8 +14,7 @@ fn bytes_by_var(rel: &str, cc: &[&str], kind: MemKind) -> BTreeMap<String, (u64,
     let src_dir = root().join("tests/c");
     let mut namer = ProgramNamer::new(Some(&exe), &[src_dir]);
     let a = analysis::analyse(&dir.path().join("t.mvt"), &mut namer).expect("analysis");
-    let sel = select(&a, kind).unwrap();
-    let df = stats::per_variable(&a, &sel).unwrap();
+    let df = stats::per_variable(&a, kind).unwrap();
     let names = df.column("variable").unwrap().str().unwrap().clone();
     let lb = df.column("load_bytes").unwrap().u64().unwrap().clone();
     let sb = df.column("store_bytes").unwrap().u64().unwrap().clone();

@@ -8,13 +8,12 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use common::*;
-use mapvis::filter::{analysis, select, stats, MemKind};
+use mapvis::filter::{analysis, stats, MemKind};
 use mapvis::trace::format::Event;
 use mapvis::trace::program::ProgramNamer;
 
 fn per_var(a: &analysis::Analysis, kind: MemKind) -> BTreeMap<String, (u64, u64, u64)> {
-    let sel = select(a, kind).unwrap();
-    let df = stats::per_variable(a, &sel).unwrap();
+    let df = stats::per_variable(a, kind).unwrap();
     let n = df.column("variable").unwrap().str().unwrap().clone();
     let acc = df.column("accesses").unwrap().u64().unwrap().clone();
     let lb = df.column("load_bytes").unwrap().u64().unwrap().clone();

@@ -1,26 +1,39 @@
-//! From trace events to named accesses.
+//! From trace events to named accesses, the lookup table and the access list.
 //!
-//! [`analyse`] streams a trace once. It keeps the live heap blocks in an
-//! ordered map (with a one-entry cache, since consecutive accesses mostly
-//! hit the same block), so names follow blocks through free and realloc,
-//! never raw addresses: a freed address reused by a new block belongs to the
-//! new block. Stack and global addresses are named through the [`Namer`],
-//! cached per (instruction, stack pointer, address). The result is columnar:
-//! about 37 bytes per access while building, then polars tables.
+//! [`analyse`] streams a trace once, through the reader's access fast path
+//! ([`TraceReader::for_each_access`]). Each access is named by
+//! [`Builder::name`]:
+//!
+//! - Heap: live blocks sit in an ordered map, so names follow blocks through
+//!   free and realloc, never raw addresses: a freed address reused by a new
+//!   block belongs to the new block.
+//! - Stack and globals are named through the [`Namer`] (DWARF).
+//! - Every instruction site keeps its last answer (the variable's address
+//!   range, and for the stack the frame it holds in). At -O0 one instruction
+//!   keeps touching one variable, so most accesses cost a range check and
+//!   no lookup at all; the source line is cached per site too.
+//!
+//! Alongside the access list the analysis builds mapvisual's lookup table of
+//! unique locations (one row per address and variable, with its counts), so
+//! the statistics never rescan the accesses.
+//!
+//! Memory: the access list takes 25 bytes per access (operation 1, address
+//! 8, size 2, thread 2, variable 4, line 4, occurrence 4); the lookup table
+//! about 80 bytes per unique location while it is built.
 use std::collections::BTreeMap;
 
 // A fast non-cryptographic hash map (the one polars uses): these maps are
-// probed once or more per access.
+// probed on naming misses and once per access for the lookup table.
 use polars::prelude::PlHashMap as HashMap;
 use std::path::Path;
 
 use polars::prelude::*;
 
-use crate::trace::format::{Event, Op};
-use crate::trace::naming::{NameQuality, Namer, Scope, VarName};
-use crate::trace::reader::{EndState, TraceError, TraceReader};
+use crate::trace::format::{Access, Event, Op};
+use crate::trace::naming::{HeapName, NameQuality, Namer, Scope, VarName};
+use crate::trace::reader::{Batch, EndState, TraceError, TraceReader};
 
-use super::schema::{access as ac, line as ln, variable as va};
+use super::schema::{access as ac, line as ln, location as lc, variable as va};
 use super::FilterError;
 
 /// One named block: a heap block instance, a stack variable in one frame,
@@ -49,6 +62,30 @@ pub struct Variable {
     pub free_time: Option<u64>,
     /// Not user data (client-request block, unnamed frame slot).
     pub internal: bool,
+    /// Time of the first and last access, if it was accessed.
+    pub accessed: Option<(u64, u64)>,
+    /// Threads that accessed it, ascending.
+    pub threads: Vec<u32>,
+}
+
+impl Variable {
+    fn new(name: String, scope: Scope) -> Variable {
+        Variable {
+            base_name: name.clone(),
+            name,
+            scope,
+            base: 0,
+            size: 0,
+            elem_size: 0,
+            dims: vec![],
+            site: String::new(),
+            alloc_time: None,
+            free_time: None,
+            internal: false,
+            accessed: None,
+            threads: vec![],
+        }
+    }
 }
 
 /// What the trace said about itself.
@@ -93,8 +130,12 @@ pub struct Allocation {
 
 /// The complete analysis of one trace.
 pub struct Analysis {
-    /// One row per access; see [`super::schema`].
+    /// The access list, one row per access in time order (the row number is
+    /// the access' time); see [`super::schema`].
     pub accesses: DataFrame,
+    /// The lookup table: one row per unique location (address and
+    /// variable), with its counts; see [`super::schema`].
+    pub locations: DataFrame,
     /// One row per variable; see [`super::schema`].
     pub variables: DataFrame,
     /// One row per source line; see [`super::schema`].
@@ -114,28 +155,320 @@ enum VarKey {
     Other(Scope),
 }
 
+/// When a site's last answer holds.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Covers {
+    /// Nothing cached.
+    Nothing,
+    /// For any access in the range: a global, or a heap block.
+    Any,
+    /// For accesses in the range from the frame with this stack and frame
+    /// pointer: a stack variable.
+    Frame { sp: u64, fp: u64 },
+}
+
+/// The last answer of one instruction site.
+#[derive(Clone, Copy)]
+struct SiteCache {
+    /// Source line id, [`NO_LINE`] until asked.
+    line: u32,
+    covers: Covers,
+    /// The heap generation the answer depends on: heap blocks, and
+    /// addresses that were in no block, must be re-checked once blocks
+    /// come or go. `u32::MAX` for answers no heap event can change.
+    generation: u32,
+    lo: u64,
+    hi: u64,
+    var: u32,
+    /// The site's last location, so that a site that keeps touching one
+    /// place (a loop counter) skips the lookup-table probe.
+    loc: LocHint,
+}
+
+/// The last location a site (or the whole trace) touched: address,
+/// variable and row of the lookup table.
+#[derive(Clone, Copy)]
+struct LocHint {
+    addr: u64,
+    var: u32,
+    row: u32,
+}
+
+const NO_HINT: LocHint = LocHint {
+    addr: 0,
+    var: NO_VAR,
+    row: 0,
+};
+
+const NO_LINE: u32 = u32::MAX;
+const NO_VAR: u32 = u32::MAX;
+const ANY_GENERATION: u32 = u32::MAX;
+
+impl Default for SiteCache {
+    fn default() -> Self {
+        SiteCache {
+            line: NO_LINE,
+            covers: Covers::Nothing,
+            generation: ANY_GENERATION,
+            lo: 0,
+            hi: 0,
+            var: NO_VAR,
+            loc: NO_HINT,
+        }
+    }
+}
+
+/// One row of the lookup table while it is built.
+#[derive(Clone, Copy)]
+struct Loc {
+    addr: u64,
+    var: u32,
+    loads: u32,
+    stores: u32,
+    modifies: u32,
+    load_bytes: u64,
+    store_bytes: u64,
+}
+
+/// Largest variable, in bytes, given a direct location index (4 bytes per
+/// byte of the variable).
+const DENSE_MAX: u64 = 1 << 22;
+/// Total memory the direct indexes may take.
+const DENSE_BUDGET: usize = 256 << 20;
+
+/// The access list and the lookup table while they are built.
+#[derive(Default)]
+struct Table {
+    op: Vec<u8>,
+    addr: Vec<u64>,
+    size: Vec<u16>,
+    tid: Vec<u16>,
+    var: Vec<u32>,
+    line: Vec<u32>,
+    occurrence: Vec<u32>,
+    loc_of: HashMap<(u64, u32), u32>,
+    /// Per variable: a direct index from byte offset to lookup-table row,
+    /// for variables small enough (see [`DENSE_MAX`]); the hash map
+    /// serves the rest. Arrays are walked in strides, where the direct
+    /// index stays in cache and a hash probe would miss.
+    dense: Vec<Option<(u64, Box<[u32]>)>>,
+    dense_bytes: usize,
+    locs: Vec<Loc>,
+    /// Per variable: first and last access time, last thread, threads.
+    var_time: Vec<Option<(u64, u64)>>,
+    var_last_tid: Vec<u32>,
+    var_tids: Vec<Vec<u32>>,
+    threads: Vec<u32>,
+    last_tid: u32,
+}
+
+impl Table {
+    /// Appends one access: the access list, its location's counts, and the
+    /// variable's time span and threads.
+    #[inline]
+    fn push(
+        &mut self,
+        op: Op,
+        addr: u64,
+        size: u32,
+        tid: u32,
+        var: u32,
+        line: u32,
+        span: (u64, u64),
+        hint: &mut LocHint,
+    ) {
+        let time = self.op.len() as u64;
+        let row = if hint.addr == addr && hint.var == var {
+            hint.row
+        } else {
+            let r = self.location(addr, var, span);
+            *hint = LocHint { addr, var, row: r };
+            r
+        };
+        let l = &mut self.locs[row as usize];
+        match op {
+            Op::Load => l.loads += 1,
+            Op::Store => l.stores += 1,
+            Op::Modify => l.modifies += 1,
+        }
+        l.load_bytes += op.load_bytes(size);
+        l.store_bytes += op.store_bytes(size);
+        let occurrence = l.loads + l.stores + l.modifies;
+        self.op.push(op.code());
+        self.addr.push(addr);
+        self.size.push(size.min(u16::MAX as u32) as u16);
+        self.tid.push(tid.min(u16::MAX as u32) as u16);
+        self.var.push(var);
+        self.line.push(line);
+        self.occurrence.push(occurrence);
+        let v = var as usize;
+        if v >= self.var_time.len() {
+            self.var_time.resize(v + 1, None);
+            self.var_last_tid.resize(v + 1, 0);
+            self.var_tids.resize(v + 1, Vec::new());
+        }
+        match &mut self.var_time[v] {
+            Some((_, last)) => *last = time,
+            t => *t = Some((time, time)),
+        }
+        if self.var_last_tid[v] != tid {
+            self.var_last_tid[v] = tid;
+            if let Err(k) = self.var_tids[v].binary_search(&tid) {
+                self.var_tids[v].insert(k, tid);
+            }
+        }
+        if tid != self.last_tid {
+            self.last_tid = tid;
+            if let Err(k) = self.threads.binary_search(&tid) {
+                self.threads.insert(k, tid);
+            }
+        }
+    }
+
+    fn len(&self) -> u64 {
+        self.op.len() as u64
+    }
+
+    /// The lookup-table row of `addr` in `var` (which spans `span`: base
+    /// and size), created on first use.
+    #[inline]
+    fn location(&mut self, addr: u64, var: u32, span: (u64, u64)) -> u32 {
+        let v = var as usize;
+        if v >= self.dense.len() {
+            self.dense.resize(v + 1, None);
+        }
+        let (start, size) = span;
+        if self.dense[v].is_none()
+            && size > 0
+            && size <= DENSE_MAX
+            && self.dense_bytes + 4 * size as usize <= DENSE_BUDGET
+        {
+            self.dense[v] = Some((start, vec![u32::MAX; size as usize].into_boxed_slice()));
+            self.dense_bytes += 4 * size as usize;
+        }
+        let next = self.locs.len() as u32;
+        let r = match &mut self.dense[v] {
+            Some((base, rows)) if addr >= *base && addr - *base < rows.len() as u64 => {
+                let slot = &mut rows[(addr - *base) as usize];
+                if *slot == u32::MAX {
+                    *slot = next;
+                }
+                *slot
+            }
+            _ => *self.loc_of.entry((addr, var)).or_insert(next),
+        };
+        if r == next {
+            self.locs.push(Loc {
+                addr,
+                var,
+                loads: 0,
+                stores: 0,
+                modifies: 0,
+                load_bytes: 0,
+                store_bytes: 0,
+            });
+        }
+        r
+    }
+
+    /// The row of a location already seen.
+    fn find_location(&self, addr: u64, var: u32) -> Option<u32> {
+        if let Some(Some((base, rows))) = self.dense.get(var as usize) {
+            if addr >= *base && addr - *base < rows.len() as u64 {
+                let r = rows[(addr - *base) as usize];
+                return (r != u32::MAX).then_some(r);
+            }
+        }
+        self.loc_of.get(&(addr, var)).copied()
+    }
+
+    /// Removes the last access, undoing its location counts.
+    fn pop(&mut self) {
+        let (Some(op), Some(addr), Some(size), Some(var)) = (
+            self.op.pop(),
+            self.addr.pop(),
+            self.size.pop(),
+            self.var.pop(),
+        ) else {
+            return;
+        };
+        self.tid.pop();
+        self.line.pop();
+        self.occurrence.pop();
+        if let Some(r) = self.find_location(addr, var) {
+            let l = &mut self.locs[r as usize];
+            let op = Op::from_code(op).unwrap_or(Op::Load);
+            match op {
+                Op::Load => l.loads = l.loads.saturating_sub(1),
+                Op::Store => l.stores = l.stores.saturating_sub(1),
+                Op::Modify => l.modifies = l.modifies.saturating_sub(1),
+            }
+            l.load_bytes = l.load_bytes.saturating_sub(op.load_bytes(size as u32));
+            l.store_bytes = l.store_bytes.saturating_sub(op.store_bytes(size as u32));
+        }
+        let n = self.op.len() as u64;
+        if let Some(t) = self.var_time.get_mut(var as usize) {
+            match *t {
+                Some((first, _)) if first >= n => *t = None,
+                Some((first, last)) if last >= n => *t = Some((first, n.saturating_sub(1))),
+                _ => {}
+            }
+        }
+    }
+}
+
 struct Builder<'n> {
     namer: &'n mut dyn Namer,
     vars: Vec<Variable>,
     var_ids: HashMap<VarKey, u32>,
     /// (scope, base, name) of stack/global variables -> index in named_keys
     named: HashMap<(Scope, u64, String), u32>,
-    heap_names: HashMap<Vec<u64>, crate::trace::naming::HeapName>,
+    heap_names: HashMap<Vec<u64>, HeapName>,
     /// live heap blocks: start -> (end, block index)
     live: BTreeMap<u64, (u64, u32)>,
+    /// Bumped whenever a block is allocated or freed, so cached heap
+    /// answers are re-checked.
+    heap_generation: u32,
     blocks: Vec<Allocation>,
-    block_names: Vec<crate::trace::naming::HeapName>,
+    block_names: Vec<HeapName>,
+    /// Variable row of each block, [`NO_VAR`] until first needed.
+    block_var: Vec<u32>,
     last_block: Option<(u64, u64, u32)>,
     stack_cache: HashMap<(u64, u64, u64, u64), Option<u32>>,
     global_cache: HashMap<u64, Option<u32>>,
+    sites: Vec<SiteCache>,
     line_ids: HashMap<u64, u32>,
     lines: Vec<String>,
     line_idx: HashMap<String, u32>,
     frames: HashMap<u32, Vec<(u64, u64, u64)>>,
-    region_arg_blocks: Vec<u64>,
+    table: Table,
 }
 
 impl<'n> Builder<'n> {
+    fn new(namer: &'n mut dyn Namer) -> Builder<'n> {
+        Builder {
+            namer,
+            vars: Vec::new(),
+            var_ids: HashMap::new(),
+            named: HashMap::new(),
+            heap_names: HashMap::new(),
+            live: BTreeMap::new(),
+            heap_generation: 0,
+            blocks: Vec::new(),
+            block_names: Vec::new(),
+            block_var: Vec::new(),
+            last_block: None,
+            stack_cache: HashMap::new(),
+            global_cache: HashMap::new(),
+            sites: Vec::new(),
+            line_ids: HashMap::new(),
+            lines: Vec::new(),
+            line_idx: HashMap::new(),
+            frames: HashMap::new(),
+            table: Table::default(),
+        }
+    }
+
     fn var_for(&mut self, key: VarKey, make: impl FnOnce() -> Variable) -> u32 {
         if let Some(&v) = self.var_ids.get(&key) {
             return v;
@@ -147,12 +480,13 @@ impl<'n> Builder<'n> {
     }
 
     fn heap_var(&mut self, block: u32) -> u32 {
-        let b = self.blocks[block as usize].clone();
-        let name = self.block_names[block as usize].clone();
-        self.var_for(VarKey::Heap(block), || Variable {
-            name: name.name.clone(),
-            base_name: name.name.clone(),
-            scope: Scope::Heap,
+        let v = self.block_var[block as usize];
+        if v != NO_VAR {
+            return v;
+        }
+        let b = &self.blocks[block as usize];
+        let name = &self.block_names[block as usize];
+        let var = Variable {
             base: b.addr,
             size: b.size,
             elem_size: name.elem_size,
@@ -160,8 +494,11 @@ impl<'n> Builder<'n> {
             site: name.site.clone(),
             alloc_time: Some(b.alloc_time),
             free_time: b.free_time,
-            internal: false,
-        })
+            ..Variable::new(name.name.clone(), Scope::Heap)
+        };
+        let id = self.var_for(VarKey::Heap(block), || var);
+        self.block_var[block as usize] = id;
+        id
     }
 
     fn named_var(&mut self, v: VarName) -> u32 {
@@ -175,85 +512,173 @@ impl<'n> Builder<'n> {
             }
         };
         self.var_for(VarKey::Named(nid), || Variable {
-            name: v.name.clone(),
-            base_name: v.name.clone(),
-            scope: v.scope,
             base: v.base,
             size: v.size,
             elem_size: v.elem_size,
             dims: v.dims.clone(),
-            site: String::new(),
-            alloc_time: None,
-            free_time: None,
             internal: v.client_request,
+            ..Variable::new(v.name.clone(), v.scope)
         })
     }
 
     fn other_var(&mut self, scope: Scope) -> u32 {
-        self.var_for(VarKey::Other(scope), || Variable {
-            name: match scope {
-                Scope::Stack => "<stack>".into(),
-                Scope::Global => "<static data>".into(),
-                Scope::Heap => "<other>".into(),
-            },
-            base_name: String::new(),
-            scope,
-            base: 0,
-            size: 0,
-            elem_size: 0,
-            dims: vec![],
-            site: String::new(),
-            alloc_time: None,
-            free_time: None,
-            internal: false,
+        self.var_for(VarKey::Other(scope), || {
+            let name = match scope {
+                Scope::Stack => "<stack>",
+                Scope::Global => "<static data>",
+                Scope::Heap => "<other>",
+            };
+            Variable {
+                base_name: String::new(),
+                ..Variable::new(name.into(), scope)
+            }
         })
     }
 
-    fn find_block(&mut self, addr: u64) -> Option<u32> {
+    fn find_block(&mut self, addr: u64) -> Option<(u64, u64, u32)> {
         if let Some((s, e, b)) = self.last_block {
             if addr >= s && addr < e {
-                return Some(b);
+                return Some((s, e, b));
             }
         }
         let (&s, &(e, b)) = self.live.range(..=addr).next_back()?;
         if addr < e || (s == addr && e == s) {
             self.last_block = Some((s, e, b));
-            Some(b)
+            Some((s, e, b))
         } else {
             None
         }
     }
 
-    fn name_access(&mut self, addr: u64, ip: u64, sp: u64, fp: u64, tid: u32) -> u32 {
-        if let Some(b) = self.find_block(addr) {
-            return self.heap_var(b);
+    fn add_block(&mut self, al: Allocation, name: HeapName) {
+        let idx = self.blocks.len() as u32;
+        self.live.insert(al.addr, (al.addr + al.size, idx));
+        self.blocks.push(al);
+        self.block_names.push(name);
+        self.block_var.push(NO_VAR);
+        self.last_block = None;
+        self.heap_generation = self.heap_generation.wrapping_add(1);
+    }
+
+    fn free_block(&mut self, addr: u64, time: u64) {
+        if let Some((_, idx)) = self.live.remove(&addr) {
+            self.blocks[idx as usize].free_time = Some(time);
+            self.last_block = None;
+            self.heap_generation = self.heap_generation.wrapping_add(1);
+        }
+    }
+
+    /// Names an access of a binary trace, trying the site's last answer
+    /// first. Cost: a range check on a hit; a block-map lookup and at worst
+    /// a DWARF query on a miss.
+    #[inline]
+    fn name(&mut self, a: &Access) -> u32 {
+        let site = a.site as usize;
+        if let Some(c) = self.sites.get(site) {
+            if a.addr >= c.lo
+                && a.addr < c.hi
+                && (c.generation == ANY_GENERATION || c.generation == self.heap_generation)
+            {
+                let valid = match c.covers {
+                    Covers::Any => true,
+                    Covers::Frame { sp, fp } => sp == a.sp && fp == a.fp,
+                    Covers::Nothing => false,
+                };
+                if valid {
+                    return c.var;
+                }
+            }
+        } else {
+            self.sites.resize(site + 1, SiteCache::default());
+        }
+        let (var, covers, named, lo, hi) = self.name_slow(a.addr, a.ip, a.sp, a.fp, a.tid);
+        let generation = if named {
+            ANY_GENERATION
+        } else {
+            self.heap_generation
+        };
+        let c = &mut self.sites[site];
+        c.covers = covers;
+        c.generation = generation;
+        c.lo = lo;
+        c.hi = hi;
+        c.var = var;
+        var
+    }
+
+    /// Names an access without the site cache. Also says what range of
+    /// addresses the answer covers, under which condition, and whether it
+    /// stays true when heap blocks come and go (`named`: a stack variable
+    /// or global from DWARF; heap answers and unnamed memory do not).
+    fn name_slow(
+        &mut self,
+        addr: u64,
+        ip: u64,
+        sp: u64,
+        fp: u64,
+        tid: u32,
+    ) -> (u32, Covers, bool, u64, u64) {
+        if let Some((s, e, b)) = self.find_block(addr) {
+            return (self.heap_var(b), Covers::Any, false, s, e.max(s + 1));
         }
         // The stack: from the red zone below sp to 8 MiB above it.
         if addr.wrapping_add(128) >= sp && addr < sp.saturating_add(8 << 20) {
             let key = (ip, sp, fp, addr);
-            let cached = match self.stack_cache.get(&key) {
-                Some(c) => *c,
+            let (var, lo, hi) = match self.stack_cache.get(&key) {
+                Some(&c) => (c, addr, addr + 1),
                 None => {
                     let frames = self.frames.get(&tid).cloned().unwrap_or_default();
-                    let r = self
-                        .namer
-                        .stack_name(ip, sp, fp, addr, &frames)
-                        .map(|v| self.named_var(v));
-                    self.stack_cache.insert(key, r);
-                    r
+                    match self.namer.stack_name(ip, sp, fp, addr, &frames) {
+                        Some(v) => {
+                            let (lo, hi) = covered(&v, addr);
+                            let id = self.named_var(v);
+                            self.stack_cache.insert(key, Some(id));
+                            (Some(id), lo, hi)
+                        }
+                        None => {
+                            self.stack_cache.insert(key, None);
+                            (None, addr, addr + 1)
+                        }
+                    }
                 }
             };
-            return cached.unwrap_or_else(|| self.other_var(Scope::Stack));
+            let covers = Covers::Frame { sp, fp };
+            return match var {
+                Some(v) => (v, covers, true, lo, hi),
+                None => (self.other_var(Scope::Stack), covers, false, lo, hi),
+            };
         }
-        let cached = match self.global_cache.get(&addr) {
-            Some(c) => *c,
-            None => {
-                let r = self.namer.global_name(addr).map(|v| self.named_var(v));
-                self.global_cache.insert(addr, r);
-                r
-            }
+        let (var, lo, hi) = match self.global_cache.get(&addr) {
+            Some(&c) => (c, addr, addr + 1),
+            None => match self.namer.global_name(addr) {
+                Some(v) => {
+                    let (lo, hi) = covered(&v, addr);
+                    let id = self.named_var(v);
+                    self.global_cache.insert(addr, Some(id));
+                    (Some(id), lo, hi)
+                }
+                None => {
+                    self.global_cache.insert(addr, None);
+                    (None, addr, addr + 1)
+                }
+            },
         };
-        cached.unwrap_or_else(|| self.other_var(Scope::Global))
+        match var {
+            Some(v) => (v, Covers::Any, true, lo, hi),
+            None => (self.other_var(Scope::Global), Covers::Any, false, lo, hi),
+        }
+    }
+
+    /// The line id of a site's instruction, asked once per site.
+    #[inline]
+    fn site_line(&mut self, site: u32, ip: u64) -> u32 {
+        let l = self.sites[site as usize].line;
+        if l != NO_LINE {
+            return l;
+        }
+        let l = self.line_of(ip);
+        self.sites[site as usize].line = l;
+        l
     }
 
     fn line_of(&mut self, ip: u64) -> u32 {
@@ -273,25 +698,47 @@ impl<'n> Builder<'n> {
         self.line_ids.insert(ip, id);
         id
     }
+
+    /// GL_STOP's macro stores its six arguments on the stack just before
+    /// the client request: those stores are the pin's, not the program's.
+    fn drop_client_request_tail(&mut self, arg_block: u64, tid: u32) {
+        if arg_block == 0 {
+            return;
+        }
+        let end = arg_block + 48;
+        let t = &mut self.table;
+        for _ in 0..6 {
+            match (t.addr.last(), t.tid.last(), t.op.last()) {
+                (Some(&a), Some(&th), Some(&op))
+                    if th as u32 == tid.min(u16::MAX as u32)
+                        && a >= arg_block
+                        && a < end
+                        && op == Op::Store.code() =>
+                {
+                    t.pop()
+                }
+                _ => break,
+            }
+        }
+    }
 }
 
-/// Columns of the access table while they are being built.
-#[derive(Default)]
-struct Columns {
-    time: Vec<u64>,
-    op: Vec<u8>,
-    addr: Vec<u64>,
-    size: Vec<u32>,
-    tid: Vec<u32>,
-    var: Vec<u32>,
-    line: Vec<u32>,
+/// The addresses a variable answer covers: the whole variable when its size
+/// is known, else just the address asked about (frame slots).
+fn covered(v: &VarName, addr: u64) -> (u64, u64) {
+    if v.size > 0 && addr >= v.base && addr < v.base.saturating_add(v.size) {
+        (v.base, v.base + v.size)
+    } else {
+        (addr, addr + 1)
+    }
 }
 
 /// Reads the trace at `path` and names every access with `namer`.
 ///
 /// A truncated trace is analysed up to its cut, with a note saying so; a
-/// corrupt one is an error that says where. Cost: one pass over the trace,
-/// memory about 37 bytes per access plus the tables.
+/// corrupt one is analysed up to the bad record, with a note that says
+/// where. Cost: one pass over the trace; memory 25 bytes per access plus
+/// about 80 per unique location.
 pub fn analyse(path: &Path, namer: &mut dyn Namer) -> Result<Analysis, FilterError> {
     analyse_with(path, namer, &mut |_| true)
 }
@@ -310,44 +757,48 @@ pub fn analyse_with(
     progress: &mut dyn FnMut(u64) -> bool,
 ) -> Result<Analysis, FilterError> {
     let mut reader = TraceReader::open(path)?;
-    let mut b = new_builder(namer);
+    let mut b = Builder::new(namer);
     let mut summary = TraceSummary {
         command: reader.header().command.clone(),
         ..Default::default()
     };
-    let mut cols = Columns::default();
-    let mut threads = std::collections::BTreeSet::new();
     let mut corrupt: Option<TraceError> = None;
     loop {
-        let ev = match reader.next_event() {
-            Ok(Some(ev)) => ev,
-            Ok(None) => break,
+        let until_progress = PROGRESS_EVERY - b.table.len() % PROGRESS_EVERY;
+        let batch = reader.for_each_access(until_progress, |a| {
+            let var = b.name(a);
+            if b.vars[var as usize].internal {
+                // The pins' own client-request block: not the program's.
+                return;
+            }
+            let line = b.site_line(a.site, a.ip);
+            let mut hint = b.sites[a.site as usize].loc;
+            let v = &b.vars[var as usize];
+            let span = (v.base, v.size);
+            b.table
+                .push(a.op, a.addr, a.size, a.tid, var, line, span, &mut hint);
+            b.sites[a.site as usize].loc = hint;
+        });
+        let ev = match batch {
+            Ok(Batch::Event(ev)) => ev,
+            Ok(Batch::Limit) => {
+                if !progress(b.table.len()) {
+                    summary.notes.push(stopped_note(b.table.len()));
+                    break;
+                }
+                continue;
+            }
+            Ok(Batch::End) => break,
             Err(e) => {
                 corrupt = Some(e);
                 break;
             }
         };
         match ev {
-            Event::Access(a) => {
-                let var = b.name_access(a.addr, a.ip, a.sp, a.fp, a.tid);
-                let line = b.line_of(a.ip);
-                cols.time.push(summary.accesses);
-                cols.op.push(a.op.code());
-                cols.addr.push(a.addr);
-                cols.size.push(a.size);
-                cols.tid.push(a.tid);
-                cols.var.push(var);
-                cols.line.push(line);
-                summary.accesses += 1;
-                threads.insert(a.tid);
-                if summary.accesses.is_multiple_of(PROGRESS_EVERY) && !progress(summary.accesses) {
-                    summary.notes.push(stopped_note(summary.accesses));
-                    break;
-                }
-            }
+            Event::Access(_) => unreachable!("accesses go to the closure"),
             Event::Alloc(al) => {
                 if let Some(old) = al.old_addr {
-                    free_block(&mut b, old, al.time);
+                    b.free_block(old, al.time);
                 }
                 let name = match b.heap_names.get(&al.stack) {
                     Some(n) => n.clone(),
@@ -357,46 +808,42 @@ pub fn analyse_with(
                         n
                     }
                 };
-                let idx = b.blocks.len() as u32;
-                b.blocks.push(Allocation {
-                    addr: al.addr,
-                    size: al.size,
-                    var: u32::MAX,
-                    kind: al.kind.name(),
-                    tid: al.tid,
-                    alloc_time: al.time,
-                    free_time: None,
-                });
-                b.block_names.push(name);
-                b.live.insert(al.addr, (al.addr + al.size, idx));
-                b.last_block = None;
+                b.add_block(
+                    Allocation {
+                        addr: al.addr,
+                        size: al.size,
+                        var: NO_VAR,
+                        kind: al.kind.name(),
+                        tid: al.tid,
+                        alloc_time: al.time,
+                        free_time: None,
+                    },
+                    name,
+                );
                 summary.allocations += 1;
             }
             Event::Free(f) => {
-                free_block(&mut b, f.addr, f.time);
+                b.free_block(f.addr, f.time);
                 summary.frees += 1;
             }
             Event::RegionStart(r) => {
                 summary.regions = summary.regions.max(r.id);
                 b.frames.insert(r.tid, r.frames.clone());
-                b.region_arg_blocks.push(r.arg_block);
             }
-            Event::RegionStop(r) => {
-                b.region_arg_blocks.push(r.arg_block);
-                drop_client_request_tail(&mut cols, &mut summary, r.arg_block, r.tid);
-            }
+            Event::RegionStop(r) => b.drop_client_request_tail(r.arg_block, r.tid),
             Event::Warning { text, .. } => summary.notes.push(format!("the tool reported: {text}")),
             Event::Footer(_) => summary.complete = true,
             Event::Exit(crate::trace::format::ExitStatus::Signal(s)) => summary.notes.push(format!(
                 "the program was ended by signal {s} ({}) after {} accesses; they were all analysed.",
                 crate::trace::run::signal_name(s),
-                summary.accesses
+                b.table.len()
             )),
             Event::Exit(_) => {}
             Event::Map(m) => b.namer.on_map(&m),
             Event::Unmap { .. } | Event::ThreadCreate { .. } | Event::ThreadExit { .. } => {}
         }
     }
+    summary.accesses = b.table.len();
     if let EndState::Truncated {
         offset,
         partial_bytes,
@@ -419,35 +866,12 @@ pub fn analyse_with(
             .notes
             .push(format!("{e} Analysis continued with what was read."));
     }
-    summary.threads = threads.into_iter().collect();
     summary.notes.extend(b.namer.take_notes());
-
-    finish(b, cols, summary)
-}
-
-fn new_builder(namer: &mut dyn Namer) -> Builder<'_> {
-    Builder {
-        namer,
-        vars: Vec::new(),
-        var_ids: HashMap::new(),
-        named: HashMap::new(),
-        heap_names: HashMap::new(),
-        live: BTreeMap::new(),
-        blocks: Vec::new(),
-        block_names: Vec::new(),
-        last_block: None,
-        stack_cache: HashMap::new(),
-        global_cache: HashMap::new(),
-        line_ids: HashMap::new(),
-        lines: Vec::new(),
-        line_idx: HashMap::new(),
-        frames: HashMap::new(),
-        region_arg_blocks: Vec::new(),
-    }
+    finish(b, summary)
 }
 
 /// Turns the collected columns and variables into the tables.
-fn finish(mut b: Builder, cols: Columns, summary: TraceSummary) -> Result<Analysis, FilterError> {
+fn finish(mut b: Builder, mut summary: TraceSummary) -> Result<Analysis, FilterError> {
     // Heap blocks that were never accessed still get a variable row, so the
     // allocation info lists every block with its name.
     for i in 0..b.blocks.len() {
@@ -455,22 +879,39 @@ fn finish(mut b: Builder, cols: Columns, summary: TraceSummary) -> Result<Analys
         b.blocks[i].var = v;
         b.vars[v as usize].free_time = b.blocks[i].free_time;
     }
+    let t = std::mem::take(&mut b.table);
+    for (v, var) in b.vars.iter_mut().enumerate() {
+        var.accessed = t.var_time.get(v).copied().flatten();
+        var.threads = t.var_tids.get(v).cloned().unwrap_or_default();
+    }
+    summary.threads = t.threads.clone();
+    summary.accesses = t.op.len() as u64;
     number_instances(&mut b.vars);
     let allocations = b.blocks.clone();
     if b.lines.is_empty() {
         b.lines.push("?".into());
     }
-    let accesses = build_access_table(cols)?;
+    let locations = location_table(&t.locs)?;
+    let accesses = DataFrame::new(vec![
+        Column::new(ac::OP.into(), t.op),
+        Column::new(ac::ADDR.into(), t.addr),
+        Column::new(ac::SIZE.into(), t.size),
+        Column::new(ac::TID.into(), t.tid),
+        Column::new(ac::VAR.into(), t.var),
+        Column::new(ac::OCCURRENCE.into(), t.occurrence),
+        Column::new(ac::LINE.into(), t.line),
+    ])?;
     let variables = variable_table(&b.vars)?;
     let lines = DataFrame::new(vec![
         Column::new(
             ln::LINE.into(),
             (0..b.lines.len() as u32).collect::<Vec<_>>(),
         ),
-        Column::new(ln::SOURCE.into(), b.lines.clone()),
+        Column::new(ln::SOURCE.into(), std::mem::take(&mut b.lines)),
     ])?;
     Ok(Analysis {
         accesses,
+        locations,
         variables,
         lines,
         vars: b.vars,
@@ -479,42 +920,29 @@ fn finish(mut b: Builder, cols: Columns, summary: TraceSummary) -> Result<Analys
     })
 }
 
-fn free_block(b: &mut Builder, addr: u64, time: u64) {
-    if let Some((_, idx)) = b.live.remove(&addr) {
-        b.blocks[idx as usize].free_time = Some(time);
-        b.last_block = None;
-    }
-}
-
-/// GL_STOP's macro stores its six arguments on the stack just before the
-/// client request: those stores are the pin's, not the program's.
-fn drop_client_request_tail(
-    cols: &mut Columns,
-    summary: &mut TraceSummary,
-    arg_block: u64,
-    tid: u32,
-) {
-    if arg_block == 0 {
-        return;
-    }
-    let end = arg_block + 48;
-    let mut n = 0;
-    while let (Some(&a), Some(&t), Some(&op)) = (cols.addr.last(), cols.tid.last(), cols.op.last())
-    {
-        if t == tid && a >= arg_block && a < end && op == Op::Store.code() && n < 6 {
-            cols.time.pop();
-            cols.op.pop();
-            cols.addr.pop();
-            cols.size.pop();
-            cols.tid.pop();
-            cols.var.pop();
-            cols.line.pop();
-            summary.accesses -= 1;
-            n += 1;
-        } else {
-            break;
-        }
-    }
+/// The lookup table, sorted by address then variable; locations whose only
+/// accesses were dropped (GL_STOP's own stores) are left out.
+fn location_table(locs: &[Loc]) -> PolarsResult<DataFrame> {
+    let mut rows: Vec<&Loc> = locs
+        .iter()
+        .filter(|l| l.loads + l.stores + l.modifies > 0)
+        .collect();
+    rows.sort_unstable_by_key(|l| (l.addr, l.var));
+    let col32 = |f: fn(&Loc) -> u32| rows.iter().map(|l| f(l)).collect::<Vec<u32>>();
+    let col64 = |f: fn(&Loc) -> u64| rows.iter().map(|l| f(l)).collect::<Vec<u64>>();
+    DataFrame::new(vec![
+        Column::new(lc::ADDR.into(), col64(|l| l.addr)),
+        Column::new(lc::VAR.into(), col32(|l| l.var)),
+        Column::new(
+            lc::ACCESSES.into(),
+            col64(|l| (l.loads + l.stores + l.modifies) as u64),
+        ),
+        Column::new(lc::LOADS.into(), col64(|l| l.loads as u64)),
+        Column::new(lc::STORES.into(), col64(|l| l.stores as u64)),
+        Column::new(lc::MODIFIES.into(), col64(|l| l.modifies as u64)),
+        Column::new(lc::LOAD_BYTES.into(), col64(|l| l.load_bytes)),
+        Column::new(lc::STORE_BYTES.into(), col64(|l| l.store_bytes)),
+    ])
 }
 
 /// Gives blocks that share a name instance numbers: `rows[i]#1`, `#2`, ...
@@ -551,30 +979,6 @@ fn number_instances(vars: &mut [Variable]) {
             taken.insert(v.name.clone(), ());
         }
     }
-}
-
-fn build_access_table(cols: Columns) -> PolarsResult<DataFrame> {
-    // The occurrence index: the n-th access to the same address.
-    let mut seen: HashMap<u64, u32> = HashMap::with_capacity_and_hasher(1024, Default::default());
-    let occurrence: Vec<u32> = cols
-        .addr
-        .iter()
-        .map(|a| {
-            let c = seen.entry(*a).or_insert(0);
-            *c += 1;
-            *c
-        })
-        .collect();
-    DataFrame::new(vec![
-        Column::new(ac::TIME.into(), cols.time),
-        Column::new(ac::OP.into(), cols.op),
-        Column::new(ac::ADDR.into(), cols.addr),
-        Column::new(ac::SIZE.into(), cols.size),
-        Column::new(ac::TID.into(), cols.tid),
-        Column::new(ac::VAR.into(), cols.var),
-        Column::new(ac::OCCURRENCE.into(), occurrence),
-        Column::new(ac::LINE.into(), cols.line),
-    ])
 }
 
 /// The variable table of [`super::schema`] for these variables.
@@ -647,14 +1051,13 @@ pub fn analyse_gleipnir_with(
 ) -> Result<Analysis, FilterError> {
     use crate::trace::gleipnir::{GlEvent, GlName, GleipnirReader};
     let mut reader = GleipnirReader::open(path).map_err(|e| FilterError::Import(e.to_string()))?;
-    let mut b = new_builder(namer);
+    let mut b = Builder::new(namer);
     let mut summary = TraceSummary::default();
-    let mut cols = Columns::default();
-    let mut threads = std::collections::BTreeSet::new();
-    // (scope, name) -> var id, and the address range seen
+    // (scope, name) -> var id; interned names are small dense ids.
     let mut named: HashMap<(Scope, u32), u32> = HashMap::new();
     let mut extent: HashMap<u32, (u64, u64)> = HashMap::new();
-    let mut site_names: HashMap<u32, crate::trace::naming::HeapName> = HashMap::new();
+    let mut site_names: HashMap<u32, HeapName> = HashMap::new();
+    let mut hint = NO_HINT;
     let mut saw_any = false;
     while let Some(ev) = reader
         .next_event()
@@ -672,7 +1075,7 @@ pub fn analyse_gleipnir_with(
             } => {
                 let var = match (scope, &name) {
                     (Scope::Heap, _) => match b.find_block(addr) {
-                        Some(blk) => b.heap_var(blk),
+                        Some((_, _, blk)) => b.heap_var(blk),
                         None => b.other_var(Scope::Heap),
                     },
                     (_, GlName::Var(v)) | (_, GlName::Element { var: v, .. }) => {
@@ -703,17 +1106,20 @@ pub fn analyse_gleipnir_with(
                     }
                     (s, _) => b.other_var(s),
                 };
-                cols.time.push(summary.accesses);
-                cols.op.push(op.code());
-                cols.addr.push(addr);
-                cols.size.push(size);
-                cols.tid.push(tid);
-                cols.var.push(var);
-                cols.line.push(0);
-                summary.accesses += 1;
-                threads.insert(tid);
-                if summary.accesses.is_multiple_of(PROGRESS_EVERY) && !progress(summary.accesses) {
-                    summary.notes.push(stopped_note(summary.accesses));
+                if !b.vars[var as usize].internal {
+                    // Stack and global extents grow as the trace is read:
+                    // only heap blocks have a known span.
+                    let v = &b.vars[var as usize];
+                    let span = if v.scope == Scope::Heap {
+                        (v.base, v.size)
+                    } else {
+                        (0, 0)
+                    };
+                    b.table.push(op, addr, size, tid, var, 0, span, &mut hint);
+                }
+                let n = b.table.len();
+                if n.is_multiple_of(PROGRESS_EVERY) && !progress(n) {
+                    summary.notes.push(stopped_note(n));
                     break;
                 }
             }
@@ -739,23 +1145,23 @@ pub fn analyse_gleipnir_with(
                     },
                     None => b.namer.heap_name(&[]),
                 };
-                let idx = b.blocks.len() as u32;
-                b.blocks.push(Allocation {
-                    addr,
-                    size,
-                    var: u32::MAX,
-                    kind: kind.name(),
-                    tid,
-                    alloc_time: summary.accesses,
-                    free_time: None,
-                });
-                b.block_names.push(name);
-                b.live.insert(addr, (addr + size, idx));
-                b.last_block = None;
+                b.add_block(
+                    Allocation {
+                        addr,
+                        size,
+                        var: NO_VAR,
+                        kind: kind.name(),
+                        tid,
+                        alloc_time: b.table.len(),
+                        free_time: None,
+                    },
+                    name,
+                );
                 summary.allocations += 1;
             }
             GlEvent::Free { addr, .. } => {
-                free_block(&mut b, addr, summary.accesses);
+                let t = b.table.len();
+                b.free_block(addr, t);
                 summary.frees += 1;
             }
             GlEvent::Start => summary.regions += 1,
@@ -786,7 +1192,6 @@ pub fn analyse_gleipnir_with(
         v.base = lo;
         v.size = hi.saturating_sub(lo);
     }
-    summary.threads = threads.into_iter().collect();
     summary.notes.extend(b.namer.take_notes());
-    finish(b, cols, summary)
+    finish(b, summary)
 }

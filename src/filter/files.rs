@@ -40,47 +40,114 @@ pub fn write_parquet(df: &mut DataFrame, path: &Path) -> Result<PathBuf, FilterE
     Ok(path.to_path_buf())
 }
 
-fn hex(addrs: &UInt64Chunked) -> Vec<String> {
-    addrs
-        .into_iter()
-        .map(|a| a.map(|a| format!("0x{a:x}")).unwrap_or_default())
-        .collect()
+/// Addresses as hex text (`0x4a38110`), built in one buffer without an
+/// allocation per row.
+fn hex(addrs: &UInt64Chunked) -> StringChunked {
+    use std::fmt::Write as _;
+    let mut b = StringChunkedBuilder::new(addrs.name().clone(), addrs.len());
+    let mut text = String::with_capacity(20);
+    for a in addrs {
+        match a {
+            Some(a) => {
+                text.clear();
+                let _ = write!(text, "{a:#x}");
+                b.append_value(&text);
+            }
+            None => b.append_null(),
+        }
+    }
+    b.finish()
 }
 
-/// The order data: `order, address, operation, variable, size, thread,
-/// source`, one row per selected access in time order (the original's
-/// "Order of Access - Address - Operation - Variable Name", extended).
-pub fn order_data(a: &Analysis, selected: &DataFrame) -> PolarsResult<DataFrame> {
-    let var = selected.column(ac::VAR)?.u32()?;
+/// Rows per batch when the order data is written: bounds the memory the
+/// text columns take (about 50 MB per batch), whatever the trace's length.
+const ORDER_BATCH: usize = 1 << 20;
+
+/// One batch of the order data: `order, address, operation, variable, size,
+/// thread, source`, one row per selected access in time order (the
+/// original's "Order of Access - Address - Operation - Variable Name",
+/// extended). `rows` is a slice of a selection (see [`super::select`]);
+/// with `hex_addresses` the address is text such as `0x4a38110`.
+pub fn order_data(a: &Analysis, rows: &DataFrame, hex_addresses: bool) -> PolarsResult<DataFrame> {
+    let var = rows.column(ac::VAR)?.u32()?;
     let names: Vec<&str> = var
         .into_iter()
-        .map(|v| v.map(|v| a.vars[v as usize].name.as_str()).unwrap_or(""))
+        .map(|v| {
+            v.and_then(|v| a.vars.get(v as usize))
+                .map_or("", |v| v.name.as_str())
+        })
         .collect();
     let lines = a.lines.column(super::schema::line::SOURCE)?.str()?;
-    let sources: Vec<&str> = selected
+    let line_text: Vec<&str> = lines.into_iter().map(|l| l.unwrap_or("?")).collect();
+    let sources: Vec<&str> = rows
         .column(ac::LINE)?
         .u32()?
         .into_iter()
-        .map(|l| l.and_then(|l| lines.get(l as usize)).unwrap_or("?"))
+        .map(|l| {
+            l.and_then(|l| line_text.get(l as usize).copied())
+                .unwrap_or("?")
+        })
         .collect();
-    let ops: Vec<String> = selected
+    let ops: Vec<&str> = rows
         .column(ac::OP)?
         .u8()?
         .into_iter()
-        .map(|o| o.map(|o| (o as char).to_string()).unwrap_or_default())
+        .map(|o| match o.and_then(crate::trace::format::Op::from_code) {
+            Some(crate::trace::format::Op::Load) => "L",
+            Some(crate::trace::format::Op::Store) => "S",
+            Some(crate::trace::format::Op::Modify) => "M",
+            None => "?",
+        })
         .collect();
+    let address = if hex_addresses {
+        Column::new("address".into(), hex(rows.column(ac::ADDR)?.u64()?))
+    } else {
+        rows.column(ac::ADDR)?.clone().with_name("address".into())
+    };
     DataFrame::new(vec![
-        selected.column(ac::TIME)?.clone().with_name("order".into()),
-        selected
-            .column(ac::ADDR)?
-            .clone()
-            .with_name("address".into()),
+        rows.column(ac::TIME)?.clone().with_name("order".into()),
+        address,
         Column::new("operation".into(), ops),
         Column::new("variable".into(), names),
-        selected.column(ac::SIZE)?.clone().with_name("size".into()),
-        selected.column(ac::TID)?.clone().with_name("thread".into()),
+        rows.column(ac::SIZE)?.clone().with_name("size".into()),
+        rows.column(ac::TID)?.clone().with_name("thread".into()),
         Column::new("source".into(), sources),
     ])
+}
+
+/// Writes the order data of a selection to `dir` as `order_data.parquet`
+/// (addresses as integers) and `order_data.csv` (addresses in hex), in
+/// batches of [`ORDER_BATCH`] rows so memory does not grow with the trace.
+pub fn write_order_data(
+    a: &Analysis,
+    selected: &DataFrame,
+    dir: &Path,
+) -> Result<Vec<PathBuf>, FilterError> {
+    let pq_path = dir.join("order_data.parquet");
+    let csv_path = dir.join("order_data.csv");
+    let empty = selected.slice(0, 0);
+    let mut pq = ParquetWriter::new(create(&pq_path)?)
+        .with_compression(ParquetCompression::Snappy)
+        .batched(&order_data(a, &empty, false)?.schema())?;
+    let mut csv = CsvWriter::new(std::io::BufWriter::with_capacity(
+        1 << 20,
+        create(&csv_path)?,
+    ))
+    .include_header(true)
+    .batched(&order_data(a, &empty, true)?.schema())?;
+    let n = selected.height();
+    let mut start = 0;
+    while start < n {
+        let rows = selected.slice(start as i64, ORDER_BATCH);
+        let mut batch = order_data(a, &rows, false)?;
+        pq.write_batch(&batch)?;
+        hex_column(&mut batch, "address")?;
+        csv.write_batch(&batch)?;
+        start += ORDER_BATCH;
+    }
+    pq.finish()?;
+    csv.finish()?;
+    Ok(vec![pq_path, csv_path])
 }
 
 /// The allocation info: `address, size, variable, allocator, thread,
@@ -121,7 +188,7 @@ pub fn allocation_info(a: &Analysis) -> PolarsResult<DataFrame> {
 /// Replaces a UInt64 column named `name` by its hex text, for CSV files.
 pub fn hex_column(df: &mut DataFrame, name: &str) -> PolarsResult<()> {
     let text = hex(df.column(name)?.u64()?);
-    df.with_column(Column::new(name.into(), text))?;
+    df.with_column(text.into_column())?;
     Ok(())
 }
 
@@ -132,11 +199,7 @@ pub fn write_order_and_allocations(
     selected: &DataFrame,
     dir: &Path,
 ) -> Result<Vec<PathBuf>, FilterError> {
-    let mut written = Vec::new();
-    let mut order = order_data(a, selected)?;
-    written.push(write_parquet(&mut order, &dir.join("order_data.parquet"))?);
-    hex_column(&mut order, "address")?;
-    written.push(write_csv(&mut order, &dir.join("order_data.csv"))?);
+    let mut written = write_order_data(a, selected, dir)?;
     let mut alloc = allocation_info(a)?;
     written.push(write_parquet(
         &mut alloc,
@@ -151,13 +214,21 @@ pub fn write_order_and_allocations(
 // The saved analysis
 // ---------------------------------------------------------------------------
 
-const SAVED_VERSION: &str = "1";
+const SAVED_VERSION: &str = "2";
 
 /// Saves the analysis in `dir` (Parquet tables plus a small JSON summary) so
 /// that a later session can run filtering and figures without tracing again.
 pub fn save_analysis(a: &Analysis, dir: &Path) -> Result<(), FilterError> {
-    let mut acc = a.accesses.clone();
-    write_parquet(&mut acc, &dir.join("accesses.parquet"))?;
+    // Snappy: the access list is most of the data, and saving it must not
+    // cost more than analysing it.
+    let fast = |df: &DataFrame, name: &str| -> Result<(), FilterError> {
+        ParquetWriter::new(create(&dir.join(name))?)
+            .with_compression(ParquetCompression::Snappy)
+            .finish(&mut df.clone())?;
+        Ok(())
+    };
+    fast(&a.accesses, "accesses.parquet")?;
+    fast(&a.locations, "locations.parquet")?;
     let mut lines = a.lines.clone();
     write_parquet(&mut lines, &dir.join("lines.parquet"))?;
     let v = &a.vars;
@@ -207,6 +278,30 @@ pub fn save_analysis(a: &Analysis, dir: &Path) -> Result<(), FilterError> {
         Column::new(
             "internal".into(),
             v.iter().map(|x| x.internal).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "first_access".into(),
+            v.iter()
+                .map(|x| x.accessed.map(|t| t.0))
+                .collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "last_access".into(),
+            v.iter()
+                .map(|x| x.accessed.map(|t| t.1))
+                .collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "threads".into(),
+            v.iter()
+                .map(|x| {
+                    x.threads
+                        .iter()
+                        .map(|t| t.to_string())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
+                .collect::<Vec<_>>(),
         ),
     ])?;
     write_parquet(&mut vars, &dir.join("variables.parquet"))?;
@@ -307,6 +402,7 @@ pub fn load_analysis(dir: &Path) -> Result<Analysis, FilterError> {
         notes: strs(&j["notes"]),
     };
     let accesses = read_parquet(&dir.join("accesses.parquet"))?;
+    let locations = read_parquet(&dir.join("locations.parquet"))?;
     let lines = read_parquet(&dir.join("lines.parquet"))?;
     let vdf = read_parquet(&dir.join("variables.parquet"))?;
     let get_str = |name: &str| -> Result<Vec<String>, FilterError> {
@@ -328,6 +424,9 @@ pub fn load_analysis(dir: &Path) -> Result<Analysis, FilterError> {
     let at = vdf.column("alloc_time")?.u64()?.clone();
     let ft = vdf.column("free_time")?.u64()?.clone();
     let internal = vdf.column("internal")?.bool()?.clone();
+    let first = vdf.column("first_access")?.u64()?.clone();
+    let last = vdf.column("last_access")?.u64()?.clone();
+    let threads = get_str("threads")?;
     let vars: Vec<Variable> = (0..vdf.height())
         .map(|i| Variable {
             name: names[i].clone(),
@@ -345,6 +444,11 @@ pub fn load_analysis(dir: &Path) -> Result<Analysis, FilterError> {
             alloc_time: at.get(i),
             free_time: ft.get(i),
             internal: internal.get(i).unwrap_or(false),
+            accessed: first.get(i).zip(last.get(i)),
+            threads: threads[i]
+                .split(' ')
+                .filter_map(|t| t.parse().ok())
+                .collect(),
         })
         .collect();
     let adf = read_parquet(&dir.join("allocations.parquet"))?;
@@ -383,6 +487,7 @@ pub fn load_analysis(dir: &Path) -> Result<Analysis, FilterError> {
     let variables = super::analysis::variable_table(&vars)?;
     Ok(Analysis {
         accesses,
+        locations,
         variables,
         lines,
         vars,

@@ -95,18 +95,54 @@ impl MemKind {
     }
 }
 
-/// The rows of the access table whose variable is of the chosen kind and is
-/// user data (Valgrind's client-request block is left out).
+/// Whether variable `v` is shown for this kind: of a chosen scope and user
+/// data (Valgrind's client-request block is left out).
+pub fn shows(kind: MemKind, v: &analysis::Variable) -> bool {
+    kind.includes(v.scope) && !v.internal
+}
+
+/// The rows of the access list whose variable is shown for `kind` (see
+/// [`shows`]), with their `time` (row in the whole list) as a UInt32 column.
+///
+/// Cost: when every accessed variable is shown, no copy at all, just the
+/// time column (4 bytes per access); otherwise one gather of the kept rows.
 pub fn select(a: &analysis::Analysis, kind: MemKind) -> PolarsResult<DataFrame> {
-    let keep: Vec<bool> = a
+    let keep: Vec<bool> = a.vars.iter().map(|v| shows(kind, v)).collect();
+    rows_of(a, &keep)
+}
+
+/// The accesses of one variable (an array to draw), with their `time`.
+pub fn accesses_of(a: &analysis::Analysis, var: u32) -> PolarsResult<DataFrame> {
+    let keep: Vec<bool> = (0..a.vars.len()).map(|v| v == var as usize).collect();
+    rows_of(a, &keep)
+}
+
+/// The rows whose variable `v` has `keep[v]`, plus the `time` column.
+fn rows_of(a: &analysis::Analysis, keep: &[bool]) -> PolarsResult<DataFrame> {
+    use schema::access as ac;
+    let n = a.accesses.height();
+    let everything = a
         .vars
         .iter()
-        .map(|v| kind.includes(v.scope) && !v.internal)
+        .zip(keep)
+        .all(|(v, k)| *k || v.accessed.is_none());
+    if everything {
+        let mut df = a.accesses.clone();
+        df.insert_column(
+            0,
+            Column::new(ac::TIME.into(), (0..n as u32).collect::<Vec<u32>>()),
+        )?;
+        return Ok(df);
+    }
+    let var = a.accesses.column(ac::VAR)?.u32()?;
+    let rows: Vec<IdxSize> = var
+        .into_no_null_iter()
+        .enumerate()
+        .filter(|(_, v)| keep.get(*v as usize).copied().unwrap_or(false))
+        .map(|(i, _)| i as IdxSize)
         .collect();
-    let var = a.accesses.column(schema::access::VAR)?.u32()?;
-    let mask: BooleanChunked = var
-        .into_iter()
-        .map(|v| v.map(|v| keep.get(v as usize).copied().unwrap_or(false)))
-        .collect();
-    a.accesses.filter(&mask)
+    let rows = IdxCa::from_vec(ac::TIME.into(), rows);
+    let mut df = a.accesses.take(&rows)?;
+    df.insert_column(0, rows.into_series().cast(&DataType::UInt32)?)?;
+    Ok(df)
 }

@@ -2,18 +2,33 @@
 //! the shell. These names are the contract between stages: the figure stage
 //! reads only these columns, never the analysis' internals.
 //!
-//! # The access table (one row per access, in time order)
+//! # The access list (one row per access, in time order)
+//!
+//! The row number is the access' time. The analysis keeps the list without
+//! a time column; [`super::select`] adds `time` to the rows it keeps.
 //!
 //! | column       | dtype  | meaning |
 //! |--------------|--------|---------|
-//! | `time`       | UInt64 | 0-based order of the access in the analysed trace |
+//! | `time`       | UInt32 | (selections only) 0-based order of the access in the analysed trace |
 //! | `op`         | UInt8  | ASCII code of the operation: `b'L'` load, `b'S'` store, `b'M'` modify |
 //! | `addr`       | UInt64 | runtime address of the first byte accessed |
-//! | `size`       | UInt32 | bytes accessed (wide SIMD accesses keep their real size) |
-//! | `tid`        | UInt32 | Valgrind thread id (1 is the main thread) |
+//! | `size`       | UInt16 | bytes accessed (wide SIMD accesses keep their real size) |
+//! | `tid`        | UInt16 | Valgrind thread id (1 is the main thread) |
 //! | `var`        | UInt32 | row of the variable table this access belongs to |
-//! | `occurrence` | UInt32 | 1-based: this is the n-th access to `addr` |
+//! | `occurrence` | UInt32 | 1-based: this is the n-th access to its location (`addr` in `var`) |
 //! | `line`       | UInt32 | row of the line table: source line of the instruction |
+//!
+//! # The lookup table (one row per unique location: an address in a
+//! variable, sorted by address)
+//!
+//! | column        | dtype  | meaning |
+//! |---------------|--------|---------|
+//! | `addr`        | UInt64 | runtime address |
+//! | `var`         | UInt32 | row of the variable table |
+//! | `accesses`    | UInt64 | accesses to the location |
+//! | `loads`, `stores`, `modifies` | UInt64 | accesses by operation |
+//! | `load_bytes`  | UInt64 | bytes read (loads and modifies) |
+//! | `store_bytes` | UInt64 | bytes written (stores and modifies) |
 //!
 //! # The variable table (one row per named block: heap block instance, stack
 //! variable or global)
@@ -37,7 +52,7 @@
 
 /// Column names of the access table.
 pub mod access {
-    /// 0-based order of the access.
+    /// 0-based order of the access (in selections).
     pub const TIME: &str = "time";
     /// Operation as an ASCII code (`L`, `S`, `M`).
     pub const OP: &str = "op";
@@ -49,10 +64,30 @@ pub mod access {
     pub const TID: &str = "tid";
     /// Index into the variable table.
     pub const VAR: &str = "var";
-    /// 1-based occurrence index of the address.
+    /// 1-based occurrence index of the location.
     pub const OCCURRENCE: &str = "occurrence";
     /// Index into the line table.
     pub const LINE: &str = "line";
+}
+
+/// Column names of the lookup table of unique locations.
+pub mod location {
+    /// Runtime address.
+    pub const ADDR: &str = "addr";
+    /// Index into the variable table.
+    pub const VAR: &str = "var";
+    /// Accesses to the location.
+    pub const ACCESSES: &str = "accesses";
+    /// Loads.
+    pub const LOADS: &str = "loads";
+    /// Stores.
+    pub const STORES: &str = "stores";
+    /// Modifies.
+    pub const MODIFIES: &str = "modifies";
+    /// Bytes read (loads and modifies).
+    pub const LOAD_BYTES: &str = "load_bytes";
+    /// Bytes written (stores and modifies).
+    pub const STORE_BYTES: &str = "store_bytes";
 }
 
 /// Column names of the variable table.

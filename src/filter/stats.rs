@@ -1,37 +1,24 @@
 //! Statistics of an analysis: per variable and per address.
 //!
-//! Both are polars group-bys over the selected access table, so they cost one
-//! hash aggregation over the accesses (linear), unlike the original's
-//! quadratic lookup-table scan.
+//! Both come from the lookup table of unique locations that the analysis
+//! built while it streamed the trace, so they cost a pass over the
+//! locations, never over the accesses (unlike the original's quadratic
+//! lookup-table scan).
 use polars::prelude::*;
 
 use super::analysis::Analysis;
-use super::schema::{access as ac, OP_LOAD, OP_MODIFY, OP_STORE};
+use super::schema::location as lc;
+use super::{shows, MemKind};
 
-/// Bytes read by an access: loads and modifies count, stores do not.
-fn load_bytes() -> Expr {
-    when(col(ac::OP).neq(lit(OP_STORE)))
-        .then(col(ac::SIZE).cast(DataType::UInt64))
-        .otherwise(lit(0u64))
-        .sum()
-}
-
-/// Bytes written by an access: stores and modifies count, loads do not.
-fn store_bytes() -> Expr {
-    when(col(ac::OP).neq(lit(OP_LOAD)))
-        .then(col(ac::SIZE).cast(DataType::UInt64))
-        .otherwise(lit(0u64))
-        .sum()
-}
-
-/// The display names of the `var` column of an aggregated table.
-fn names_of(a: &Analysis, agg: &DataFrame) -> PolarsResult<Vec<String>> {
-    Ok(agg
-        .column(ac::VAR)?
+/// The display names of the `var` column of a table.
+fn names_of(a: &Analysis, df: &DataFrame) -> PolarsResult<Vec<String>> {
+    Ok(df
+        .column(lc::VAR)?
         .u32()?
         .into_iter()
         .map(|v| {
-            v.map(|v| a.vars[v as usize].name.clone())
+            v.and_then(|v| a.vars.get(v as usize))
+                .map(|v| v.name.clone())
                 .unwrap_or_default()
         })
         .collect())
@@ -63,84 +50,82 @@ pub const ADDRESS_COLUMNS: [&str; 6] = [
     "variable",
 ];
 
-/// Per-variable statistics, one row per variable with at least one access.
+/// The lookup-table rows of the variables shown for `kind`.
+fn shown_locations(a: &Analysis, kind: MemKind) -> PolarsResult<DataFrame> {
+    let keep: Vec<bool> = a.vars.iter().map(|v| shows(kind, v)).collect();
+    let mask: BooleanChunked = a
+        .locations
+        .column(lc::VAR)?
+        .u32()?
+        .into_iter()
+        .map(|v| v.map(|v| keep.get(v as usize).copied().unwrap_or(false)))
+        .collect();
+    a.locations.filter(&mask)
+}
+
+/// Per-variable statistics, one row per variable shown for `kind` with at
+/// least one access.
 ///
 /// Columns: `variable, scope, accesses, loads, stores, modifies, load_bytes,
 /// store_bytes, addresses, first_access, last_access, threads`, sorted by
 /// first access. A modify counts in both `load_bytes` and `store_bytes`.
-pub fn per_variable(a: &Analysis, selected: &DataFrame) -> PolarsResult<DataFrame> {
-    let op = col(ac::OP);
-    let agg = selected
-        .clone()
+pub fn per_variable(a: &Analysis, kind: MemKind) -> PolarsResult<DataFrame> {
+    let sum = |c: &str| col(c).sum().alias(c);
+    let agg = shown_locations(a, kind)?
         .lazy()
-        .group_by([col(ac::VAR)])
+        .group_by([col(lc::VAR)])
         .agg([
-            len().cast(DataType::UInt64).alias("accesses"),
-            op.clone()
-                .eq(lit(OP_LOAD))
-                .sum()
-                .cast(DataType::UInt64)
-                .alias("loads"),
-            op.clone()
-                .eq(lit(OP_STORE))
-                .sum()
-                .cast(DataType::UInt64)
-                .alias("stores"),
-            op.clone()
-                .eq(lit(OP_MODIFY))
-                .sum()
-                .cast(DataType::UInt64)
-                .alias("modifies"),
-            load_bytes().alias("load_bytes"),
-            store_bytes().alias("store_bytes"),
-            col(ac::ADDR)
-                .n_unique()
-                .cast(DataType::UInt64)
-                .alias("addresses"),
-            col(ac::TIME).min().alias("first_access"),
-            col(ac::TIME).max().alias("last_access"),
-            col(ac::TID)
-                .n_unique()
-                .cast(DataType::UInt64)
-                .alias("threads"),
+            sum(lc::ACCESSES),
+            sum(lc::LOADS),
+            sum(lc::STORES),
+            sum(lc::MODIFIES),
+            sum(lc::LOAD_BYTES),
+            sum(lc::STORE_BYTES),
+            len().cast(DataType::UInt64).alias("addresses"),
         ])
-        .sort(["first_access"], Default::default())
         .collect()?;
-    let names = names_of(a, &agg)?;
-    let vars = agg.column(ac::VAR)?.u32()?;
-    let scopes: Vec<String> = vars
-        .into_iter()
-        .map(|v| {
-            v.map(|v| a.vars[v as usize].scope.code().to_string())
-                .unwrap_or_default()
-        })
+    let vars: Vec<u32> = agg.column(lc::VAR)?.u32()?.into_no_null_iter().collect();
+    let info = |f: &dyn Fn(&super::analysis::Variable) -> u64| -> Vec<u64> {
+        vars.iter().map(|&v| f(&a.vars[v as usize])).collect()
+    };
+    let first = info(&|v| v.accessed.map_or(0, |t| t.0));
+    let last = info(&|v| v.accessed.map_or(0, |t| t.1));
+    let threads = info(&|v| v.threads.len() as u64);
+    let scopes: Vec<&str> = vars
+        .iter()
+        .map(|&v| a.vars[v as usize].scope.code())
         .collect();
-    let mut out = agg.drop(ac::VAR)?;
+    let names = names_of(a, &agg)?;
+    let mut out = agg.drop(lc::VAR)?;
     out.insert_column(0, Column::new("variable".into(), names))?;
     out.insert_column(1, Column::new("scope".into(), scopes))?;
-    out.select(VARIABLE_COLUMNS)
+    out.with_column(Column::new("first_access".into(), first))?;
+    out.with_column(Column::new("last_access".into(), last))?;
+    out.with_column(Column::new("threads".into(), threads))?;
+    out.select(VARIABLE_COLUMNS)?
+        .sort(["first_access"], Default::default())
 }
 
 /// The original's per-address table: `index, appearance_count, address,
-/// bytes_stored, bytes_loaded, variable`, one row per (address, variable),
-/// sorted by address.
-pub fn per_address(a: &Analysis, selected: &DataFrame) -> PolarsResult<DataFrame> {
-    let agg = selected
-        .clone()
-        .lazy()
-        .group_by([col(ac::ADDR), col(ac::VAR)])
-        .agg([
-            len().cast(DataType::UInt64).alias("appearance_count"),
-            store_bytes().alias("bytes_stored"),
-            load_bytes().alias("bytes_loaded"),
-        ])
-        .sort([ac::ADDR], Default::default())
-        .collect()?;
-    let names = names_of(a, &agg)?;
-    let n = agg.height() as u64;
-    let mut out = agg.drop(ac::VAR)?;
-    out.insert_column(0, Column::new("index".into(), (0..n).collect::<Vec<u64>>()))?;
-    out.rename(ac::ADDR, "address".into())?;
+/// bytes_stored, bytes_loaded, variable`, one row per location (address and
+/// variable) shown for `kind`, sorted by address.
+pub fn per_address(a: &Analysis, kind: MemKind) -> PolarsResult<DataFrame> {
+    let loc = shown_locations(a, kind)?;
+    let names = names_of(a, &loc)?;
+    let n = loc.height() as u64;
+    let mut out = DataFrame::new(vec![
+        Column::new("index".into(), (0..n).collect::<Vec<u64>>()),
+        loc.column(lc::ACCESSES)?
+            .clone()
+            .with_name("appearance_count".into()),
+        loc.column(lc::ADDR)?.clone().with_name("address".into()),
+        loc.column(lc::STORE_BYTES)?
+            .clone()
+            .with_name("bytes_stored".into()),
+        loc.column(lc::LOAD_BYTES)?
+            .clone()
+            .with_name("bytes_loaded".into()),
+    ])?;
     out.with_column(Column::new("variable".into(), names))?;
     out.select(ADDRESS_COLUMNS)
 }

@@ -371,8 +371,8 @@ fn memory_stats(st: &mut Session, save: bool) -> CmdResult<Value> {
     let kind = st.mem;
     let dir = st.visinfo_dir();
     let a = st.analysis()?;
-    let mut per_var = filter::stats::per_variable(a, &sel).map_err(|e| e.to_string())?;
-    let mut per_addr = filter::stats::per_address(a, &sel).map_err(|e| e.to_string())?;
+    let mut per_var = filter::stats::per_variable(a, kind).map_err(|e| e.to_string())?;
+    let mut per_addr = filter::stats::per_address(a, kind).map_err(|e| e.to_string())?;
     let cols = filter::stats::VARIABLE_COLUMNS;
     let rows: Vec<Vec<String>> = (0..per_var.height())
         .map(|i| cols.iter().map(|c| cell(&per_var, c, i)).collect())
@@ -615,12 +615,7 @@ fn array_pattern(st: &mut Session, args: &[String], ndim: usize) -> CmdResult<Va
             "wrong # args: should be \"3d_memory_access_pattern NAME ?COLS DEPTH TYPEBYTES? ?save?\"".into()
         });
     };
-    let var_col = a
-        .accesses
-        .column(schema::access::VAR)
-        .map_err(|e| e.to_string())?;
-    let mask = var_col.u32().map_err(|e| e.to_string())?.equal(var);
-    let acc = a.accesses.filter(&mask).map_err(|e| e.to_string())?;
+    let acc = filter::accesses_of(a, var).map_err(|e| e.to_string())?;
     println!("drawing {} accesses of {name}...", acc.height());
     let r = if ndim == 2 {
         vis::array_2d(&acc, &a.variables, &a.lines, var, cols, tb, &opts)

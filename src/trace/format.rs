@@ -97,6 +97,10 @@ pub struct Access {
     pub fp: u64,
     /// Number of the region (1-based) the access belongs to.
     pub region: u32,
+    /// The trace's id of the instruction site (one per instruction, access
+    /// kind and size): stable for the whole trace, so consumers can cache
+    /// per site. Imported traces without sites use 0.
+    pub site: u32,
 }
 
 /// How a heap block came to be.

@@ -83,6 +83,53 @@ struct SiteState {
 }
 
 const BUF_CAP: usize = 1 << 20;
+/// Bytes that must remain in the buffer for the unchecked access loop: a
+/// key and a correction are at most 10 bytes each.
+const RUN_SLACK: usize = 24;
+
+/// What [`TraceReader::for_each_access`] stopped at.
+#[derive(Debug)]
+pub enum Batch {
+    /// A record that is not an access.
+    Event(Event),
+    /// The access limit was reached.
+    Limit,
+    /// The end of the trace.
+    End,
+}
+
+/// Decodes a LEB128 varint at `pos` of a buffer that holds at least 10
+/// bytes from `pos`; `None` for an overlong or overflowing number (the
+/// careful decoder then reports it).
+#[inline(always)]
+fn varint(buf: &[u8], pos: usize) -> Option<(u64, usize)> {
+    let b = *buf.get(pos)?;
+    if b < 0x80 {
+        return Some((b as u64, pos + 1));
+    }
+    let b1 = *buf.get(pos + 1)?;
+    if b1 < 0x80 {
+        return Some((((b & 0x7f) as u64) | ((b1 as u64) << 7), pos + 2));
+    }
+    let mut v = ((b & 0x7f) as u64) | (((b1 & 0x7f) as u64) << 7);
+    let mut shift = 14;
+    let mut p = pos + 2;
+    loop {
+        let b = *buf.get(p)?;
+        p += 1;
+        if shift == 63 && b > 1 {
+            return None;
+        }
+        v |= ((b & 0x7f) as u64) << shift;
+        if b < 0x80 {
+            return Some((v, p));
+        }
+        shift += 7;
+        if shift > 63 {
+            return None;
+        }
+    }
+}
 const MAX_TIDS: usize = 1024;
 
 /// A streaming decoder over any byte source.
@@ -414,6 +461,103 @@ impl<R: Read> TraceReader<R> {
         }
     }
 
+    /// Decodes accesses in a tight loop, handing each to `f`, until a
+    /// record that is not an access, the end of the trace, or `limit`
+    /// accesses. This is the fast path: no [`Event`] is built per access,
+    /// and the decoder state stays in registers between accesses.
+    ///
+    /// Returns [`Batch::Event`] with the next non-access event (state-only
+    /// records such as new sites are absorbed), [`Batch::Limit`] after
+    /// `limit` accesses, or [`Batch::End`] at the end of the trace (then
+    /// [`Self::end_state`] says how it ended). Errors are those of
+    /// [`Self::next_event`]; the accesses before a corrupt record have
+    /// already been handed to `f`.
+    pub fn for_each_access<F: FnMut(&Access)>(
+        &mut self,
+        limit: u64,
+        mut f: F,
+    ) -> Result<Batch, TraceError> {
+        let stop = self.accesses.saturating_add(limit);
+        loop {
+            if self.accesses >= stop {
+                return Ok(Batch::Limit);
+            }
+            if self.len - self.pos < 128 && !self.eof {
+                self.fill(128)?;
+            }
+            self.access_run(stop, &mut f);
+            if self.accesses >= stop {
+                return Ok(Batch::Limit);
+            }
+            match self.next_event()? {
+                Some(Event::Access(a)) => f(&a),
+                Some(ev) => return Ok(Batch::Event(ev)),
+                None => return Ok(Batch::End),
+            }
+        }
+    }
+
+    /// The inner loop of [`Self::for_each_access`]: decodes accesses while
+    /// at least [`RUN_SLACK`] bytes remain in the buffer, so that no varint
+    /// can run past it. Stops at anything unusual (a control record, an
+    /// undefined site, an overlong number) and leaves it to the careful
+    /// path, which reports it.
+    #[inline(always)]
+    fn access_run<F: FnMut(&Access)>(&mut self, stop: u64, f: &mut F) {
+        let slot = (self.tid as usize) % MAX_TIDS;
+        let (tid, sp, fp, region) = (
+            self.tid,
+            self.last_sp[slot],
+            self.last_fp[slot],
+            self.region,
+        );
+        let buf = &self.buf[..self.len];
+        let sites = &mut self.sites[..];
+        let mut pos = self.pos;
+        let mut n = self.accesses;
+        let safe = self.len.saturating_sub(RUN_SLACK);
+        while pos < safe && n < stop {
+            let Some((key, p)) = varint(buf, pos) else {
+                break;
+            };
+            if key < KEY_ACCESS_BASE {
+                break;
+            }
+            let id = ((key - KEY_ACCESS_BASE) >> 1) as usize;
+            let Some(site) = sites.get_mut(id) else {
+                break;
+            };
+            let predicted = site.last.wrapping_add(site.stride as u64);
+            let (addr, p) = if key & 1 == 1 {
+                let Some((u, p)) = varint(buf, p) else {
+                    break;
+                };
+                let d = ((u >> 1) as i64) ^ -((u & 1) as i64);
+                let addr = predicted.wrapping_add(d as u64);
+                site.stride = addr.wrapping_sub(site.last) as i64;
+                (addr, p)
+            } else {
+                (predicted, p)
+            };
+            site.last = addr;
+            pos = p;
+            n += 1;
+            f(&Access {
+                op: site.op,
+                size: site.size,
+                addr,
+                tid,
+                ip: site.ip,
+                sp,
+                fp,
+                region,
+                site: id as u32,
+            });
+        }
+        self.pos = pos;
+        self.accesses = n;
+    }
+
     /// Decodes the rest of an access record whose key was `key`.
     #[inline(always)]
     fn access(&mut self, key: u64) -> Dec<Access> {
@@ -444,6 +588,7 @@ impl<R: Read> TraceReader<R> {
             sp: self.last_sp[slot],
             fp: self.last_fp[slot],
             region: self.region,
+            site: id as u32,
         })
     }
 

@@ -159,7 +159,7 @@ fn pass(
     let mut groups: Vec<Group> = Vec::new();
     let mut over = false;
     source(&mut |row, coord| {
-        let t = time[row];
+        let t = time[row] as u64;
         let tb = (dim(row) - t_lo) / time_width;
         let sk = key(row, coord, res);
         let o = occ[row];

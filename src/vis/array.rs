@@ -254,15 +254,15 @@ fn draw_array(
         if avar[k] != var {
             continue;
         }
-        match shape.span(aaddr[k], asize[k]) {
+        match shape.span(aaddr[k], asize[k] as u32) {
             None => outside += 1,
             Some((e0, e1)) => {
-                if shape.partial(aaddr[k], asize[k]) {
+                if shape.partial(aaddr[k], asize[k] as u32) {
                     partial += 1;
                 }
                 touches += e1 - e0 + 1;
-                t_lo = t_lo.min(atime[k]);
-                t_hi = t_hi.max(atime[k]);
+                t_lo = t_lo.min(atime[k] as u64);
+                t_hi = t_hi.max(atime[k] as u64);
                 rows.push(k);
             }
         }
@@ -288,7 +288,7 @@ fn draw_array(
     let sources: Arc<Vec<String>> = Arc::new(l.sources().to_vec());
     let each = |f: &mut dyn FnMut(usize, u64) -> bool| {
         for &k in &rows {
-            if let Some((e0, e1)) = shape.span(aaddr[k], asize[k]) {
+            if let Some((e0, e1)) = shape.span(aaddr[k], asize[k] as u32) {
                 for e in e0..=e1 {
                     if !f(k, e) {
                         return;
@@ -320,7 +320,7 @@ fn draw_array(
             y.push(if is3 { kk } else { aocc[k] as u64 });
             z.push(i);
             color.push(atime[k] as f64);
-            c_time.push(atime[k]);
+            c_time.push(atime[k] as u64);
             c_op.push(op_index(aop[k]) as u8);
             c_tid.push(atid[k] as u64);
             c_occ.push(aocc[k] as u64);
@@ -539,7 +539,7 @@ fn draw_array(
             }
             w.text(op_name(aop[k]));
             w.num(atid[k] as u64);
-            w.num(atime[k]);
+            w.num(atime[k] as u64);
             match w.end_row() {
                 Ok(()) => true,
                 Err(e) => {
@@ -608,7 +608,7 @@ fn rows_of(nr: usize, nc: usize, f: impl Fn(usize) -> Option<f64>) -> Vec<Vec<Op
 fn grid_figures(
     shape: &Shape,
     each: &Source<'_>,
-    atime: &[u64],
+    atime: &[u32],
     aop: &[u8],
     t_lo: u64,
     t_hi: u64,
@@ -630,7 +630,7 @@ fn grid_figures(
         let (i, j, _) = shape.ijk(e);
         let c = (i / f) as usize * nc + (j / f) as usize;
         let oi = op_index(aop[k]);
-        g.add(c, atime[k], oi == 1 || oi == 2);
+        g.add(c, atime[k] as u64, oi == 1 || oi == 2);
         true
     });
     let xs: Vec<u64> = (0..nc as u64).map(|c| c * f).collect();
@@ -721,7 +721,7 @@ fn grid_figures(
     each(&mut |k, e| {
         let (i, j, _) = shape.ijk(e);
         let c = (i / fr) as usize * rc + (j / fr) as usize;
-        let fi = ((atime[k] - t_lo) as u128 * nf as u128 / span as u128) as usize;
+        let fi = ((atime[k] as u64 - t_lo) as u128 * nf as u128 / span as u128) as usize;
         frames[fi * cells + c] += 1;
         true
     });
@@ -810,7 +810,7 @@ fn grid_figures(
 fn slice_figures(
     shape: &Shape,
     each: &Source<'_>,
-    atime: &[u64],
+    atime: &[u32],
     _aop: &[u8],
     budget: u64,
     o: &FigureOptions,
@@ -837,7 +837,7 @@ fn slice_figures(
     each(&mut |k, e| {
         let (i, j, kk) = shape.ijk(e);
         let c = (i / thick) as usize * cells + (j / f) as usize * nk + (kk / f) as usize;
-        g.add(c, atime[k], false);
+        g.add(c, atime[k] as u64, false);
         true
     });
     let xs: Vec<u64> = (0..nk as u64).map(|c| c * f).collect();

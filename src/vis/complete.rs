@@ -91,8 +91,8 @@ pub fn complete_memory_access_pattern(
     }
     let names: Arc<Vec<String>> = Arc::new(present.iter().map(|&i| v.name(i)).collect());
     let sources: Arc<Vec<String>> = Arc::new(l.sources().to_vec());
-    let t_lo = time.iter().copied().min().unwrap_or(0);
-    let t_hi = time.iter().copied().max().unwrap_or(0);
+    let t_lo = time.iter().copied().min().unwrap_or(0) as u64;
+    let t_hi = time.iter().copied().max().unwrap_or(0) as u64;
 
     let mut report = FigureReport::default();
     let title;
@@ -129,7 +129,7 @@ pub fn complete_memory_access_pattern(
             occ.iter().copied().max().unwrap_or(0) as u64,
         );
         let by_occ = |row: usize| occ[row] as u64;
-        let by_time = |row: usize| time[row];
+        let by_time = |row: usize| time[row] as u64;
         let b3 = aggregate(&a, &source, &key, &by_occ, o_lo, o_hi, o.point_budget);
         let b2 = aggregate(&a, &source, &key, &by_time, t_lo, t_hi, o.point_budget);
         let desc = format!(
@@ -191,7 +191,7 @@ pub fn complete_memory_access_pattern(
             w.num(occ[k] as u64);
             w.text(op_name(op[k]));
             w.num(tid[k] as u64);
-            w.num(time[k]);
+            w.num(time[k] as u64);
             w.end_row()?;
         }
         report.data_csv.push(w.finish()?);
@@ -265,7 +265,7 @@ fn exact_figures(
         let rows: Vec<usize> = rows.collect();
         CustomData {
             cols: vec![
-                CdCol::U64(rows.iter().map(|&k| time[k]).collect()),
+                CdCol::U64(rows.iter().map(|&k| time[k] as u64).collect()),
                 CdCol::Str(rows.iter().map(|&k| ranks[k]).collect(), names.clone()),
                 CdCol::Static(
                     rows.iter().map(|&k| op_index(op[k]) as u8).collect(),
@@ -312,7 +312,7 @@ fn exact_figures(
         }
         let (r, oi) = (b / 4, b % 4);
         let t2 = Scatter::new(
-            rows.iter().map(|&k| time[k]).collect::<Vec<_>>(),
+            rows.iter().map(|&k| time[k] as u64).collect::<Vec<_>>(),
             rows.iter().map(|&k| addr[k]).collect::<Vec<_>>(),
         )
         .web_gl_mode(true)

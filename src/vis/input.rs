@@ -87,11 +87,11 @@ fn read_str(df: &DataFrame, table: &'static str, name: &str) -> Result<Vec<Strin
 
 /// The access table as slices, in the order the analysis gave them.
 pub(crate) struct Accesses {
-    time: NumCol<UInt64Type>,
+    time: NumCol<UInt32Type>,
     op: NumCol<UInt8Type>,
     addr: NumCol<UInt64Type>,
-    size: NumCol<UInt32Type>,
-    tid: NumCol<UInt32Type>,
+    size: NumCol<UInt16Type>,
+    tid: NumCol<UInt16Type>,
     var: NumCol<UInt32Type>,
     occ: NumCol<UInt32Type>,
     line: NumCol<UInt32Type>,
@@ -116,7 +116,7 @@ impl Accesses {
     pub(crate) fn len(&self) -> usize {
         self.time.slice().len()
     }
-    pub(crate) fn time(&self) -> &[u64] {
+    pub(crate) fn time(&self) -> &[u32] {
         self.time.slice()
     }
     pub(crate) fn op(&self) -> &[u8] {
@@ -125,10 +125,10 @@ impl Accesses {
     pub(crate) fn addr(&self) -> &[u64] {
         self.addr.slice()
     }
-    pub(crate) fn size(&self) -> &[u32] {
+    pub(crate) fn size(&self) -> &[u16] {
         self.size.slice()
     }
-    pub(crate) fn tid(&self) -> &[u32] {
+    pub(crate) fn tid(&self) -> &[u16] {
         self.tid.slice()
     }
     pub(crate) fn var(&self) -> &[u32] {
