@@ -96,3 +96,27 @@ fn a_global_array_and_a_static_are_named_from_dwarf() {
     let got = bytes_by_var("tests/c/an_global.c", &[], MemKind::Global);
     expect(&got, &[("garr", 0, 256), ("scale", 512, 0)]);
 }
+
+#[test]
+fn struct_members_are_named_per_location() {
+    let (dir, exe, _o, _evs, _end) = trace("tests/c/an_members.c", &[], &[]);
+    let mut namer = ProgramNamer::new(Some(&exe), &[root().join("tests/c")]);
+    let a = analysis::analyse(&dir.path().join("t.mvt"), &mut namer).expect("analysis");
+    let df = stats::per_address(&a, MemKind::All).unwrap();
+    let element = df.column("element").unwrap().str().unwrap().clone();
+    let stored = df.column("bytes_stored").unwrap().u64().unwrap().clone();
+    let got: BTreeMap<String, u64> = (0..df.height())
+        .map(|i| (element.get(i).unwrap().to_string(), stored.get(i).unwrap()))
+        .collect();
+    for (e, bytes) in [
+        ("h.nbins", 4),
+        ("h.counts[0]", 4),
+        ("h.counts[3]", 4),
+        ("pts[2].z", 8),
+        ("gview.data[1].y", 8),
+    ] {
+        assert_eq!(got.get(e), Some(&bytes), "{e}: all {got:?}");
+    }
+    // The loop counter is a scalar: its element is its name.
+    assert!(got.contains_key("i"), "{got:?}");
+}

@@ -254,6 +254,9 @@ struct Table {
     dense: Vec<Option<(u64, Box<[u32]>)>>,
     dense_bytes: usize,
     locs: Vec<Loc>,
+    /// Element names of locations inside structures (`h.nbins`), by row:
+    /// arrays of scalars are named from their shape instead.
+    elements: Vec<(u32, String)>,
     /// Per variable: first and last access time, last thread, threads.
     var_time: Vec<Option<(u64, u64)>>,
     var_last_tid: Vec<u32>,
@@ -441,6 +444,9 @@ struct Builder<'n> {
     lines: Vec<String>,
     line_idx: HashMap<String, u32>,
     frames: HashMap<u32, Vec<(u64, u64, u64)>>,
+    /// Per variable: whether its elements have member names (a struct, or
+    /// an array of them), so new locations ask the namer for theirs.
+    structured: Vec<bool>,
     table: Table,
 }
 
@@ -465,6 +471,7 @@ impl<'n> Builder<'n> {
             lines: Vec::new(),
             line_idx: HashMap::new(),
             frames: HashMap::new(),
+            structured: Vec::new(),
             table: Table::default(),
         }
     }
@@ -511,14 +518,38 @@ impl<'n> Builder<'n> {
                 n
             }
         };
-        self.var_for(VarKey::Named(nid), || Variable {
+        let structured = v.element.contains('.') || v.element.contains("->");
+        let id = self.var_for(VarKey::Named(nid), || Variable {
             base: v.base,
             size: v.size,
             elem_size: v.elem_size,
             dims: v.dims.clone(),
             internal: v.client_request,
             ..Variable::new(v.name.clone(), v.scope)
-        })
+        });
+        if structured {
+            if self.structured.len() <= id as usize {
+                self.structured.resize(id as usize + 1, false);
+            }
+            self.structured[id as usize] = true;
+        }
+        id
+    }
+
+    /// The member path of a new location of a structured variable
+    /// (`h.counts`), from the namer. Costs one DWARF query per location.
+    fn element_at(&mut self, a: &Access, var: u32) -> Option<String> {
+        let v = &self.vars[var as usize];
+        let (scope, name) = (v.scope, v.base_name.clone());
+        let found = match scope {
+            Scope::Stack => {
+                let frames = self.frames.get(&a.tid).cloned().unwrap_or_default();
+                self.namer.stack_name(a.ip, a.sp, a.fp, a.addr, &frames)
+            }
+            Scope::Global => self.namer.global_name(a.addr),
+            Scope::Heap => None,
+        }?;
+        (found.name == name).then_some(found.element)
     }
 
     fn other_var(&mut self, scope: Scope) -> u32 {
@@ -775,9 +806,15 @@ pub fn analyse_with(
             let mut hint = b.sites[a.site as usize].loc;
             let v = &b.vars[var as usize];
             let span = (v.base, v.size);
+            let rows = b.table.locs.len();
             b.table
                 .push(a.op, a.addr, a.size, a.tid, var, line, span, &mut hint);
             b.sites[a.site as usize].loc = hint;
+            if b.table.locs.len() > rows && b.structured.get(var as usize) == Some(&true) {
+                if let Some(e) = b.element_at(a, var) {
+                    b.table.elements.push((rows as u32, e));
+                }
+            }
         });
         let ev = match batch {
             Ok(Batch::Event(ev)) => ev,
@@ -891,7 +928,7 @@ fn finish(mut b: Builder, mut summary: TraceSummary) -> Result<Analysis, FilterE
     if b.lines.is_empty() {
         b.lines.push("?".into());
     }
-    let locations = location_table(&t.locs)?;
+    let locations = location_table(&t.locs, t.elements)?;
     let accesses = DataFrame::new(vec![
         Column::new(ac::OP.into(), t.op),
         Column::new(ac::ADDR.into(), t.addr),
@@ -922,14 +959,19 @@ fn finish(mut b: Builder, mut summary: TraceSummary) -> Result<Analysis, FilterE
 
 /// The lookup table, sorted by address then variable; locations whose only
 /// accesses were dropped (GL_STOP's own stores) are left out.
-fn location_table(locs: &[Loc]) -> PolarsResult<DataFrame> {
-    let mut rows: Vec<&Loc> = locs
-        .iter()
-        .filter(|l| l.loads + l.stores + l.modifies > 0)
+fn location_table(locs: &[Loc], elements: Vec<(u32, String)>) -> PolarsResult<DataFrame> {
+    let mut element: Vec<Option<String>> = vec![None; locs.len()];
+    for (row, e) in elements {
+        if let Some(slot) = element.get_mut(row as usize) {
+            *slot = Some(e);
+        }
+    }
+    let mut rows: Vec<usize> = (0..locs.len())
+        .filter(|&r| locs[r].loads + locs[r].stores + locs[r].modifies > 0)
         .collect();
-    rows.sort_unstable_by_key(|l| (l.addr, l.var));
-    let col32 = |f: fn(&Loc) -> u32| rows.iter().map(|l| f(l)).collect::<Vec<u32>>();
-    let col64 = |f: fn(&Loc) -> u64| rows.iter().map(|l| f(l)).collect::<Vec<u64>>();
+    rows.sort_unstable_by_key(|&r| (locs[r].addr, locs[r].var));
+    let col32 = |f: fn(&Loc) -> u32| rows.iter().map(|&r| f(&locs[r])).collect::<Vec<u32>>();
+    let col64 = |f: fn(&Loc) -> u64| rows.iter().map(|&r| f(&locs[r])).collect::<Vec<u64>>();
     DataFrame::new(vec![
         Column::new(lc::ADDR.into(), col64(|l| l.addr)),
         Column::new(lc::VAR.into(), col32(|l| l.var)),
@@ -942,6 +984,12 @@ fn location_table(locs: &[Loc]) -> PolarsResult<DataFrame> {
         Column::new(lc::MODIFIES.into(), col64(|l| l.modifies as u64)),
         Column::new(lc::LOAD_BYTES.into(), col64(|l| l.load_bytes)),
         Column::new(lc::STORE_BYTES.into(), col64(|l| l.store_bytes)),
+        Column::new(
+            lc::ELEMENT.into(),
+            rows.iter()
+                .map(|&r| element[r].clone().unwrap_or_default())
+                .collect::<Vec<String>>(),
+        ),
     ])
 }
 
@@ -1115,7 +1163,14 @@ pub fn analyse_gleipnir_with(
                     } else {
                         (0, 0)
                     };
+                    let rows = b.table.locs.len();
                     b.table.push(op, addr, size, tid, var, 0, span, &mut hint);
+                    if let GlName::Element { element, .. } = name {
+                        if b.table.locs.len() > rows {
+                            let e = reader.string(element).to_string();
+                            b.table.elements.push((rows as u32, e));
+                        }
+                    }
                 }
                 let n = b.table.len();
                 if n.is_multiple_of(PROGRESS_EVERY) && !progress(n) {

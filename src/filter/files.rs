@@ -192,6 +192,16 @@ pub fn hex_column(df: &mut DataFrame, name: &str) -> PolarsResult<()> {
     Ok(())
 }
 
+/// Writes the allocation info to `dir` as `allocation_info.parquet`
+/// (addresses as integers) and `allocation_info.csv` (addresses in hex).
+pub fn write_allocation_info(a: &Analysis, dir: &Path) -> Result<Vec<PathBuf>, FilterError> {
+    let mut alloc = allocation_info(a)?;
+    let pq = write_parquet(&mut alloc, &dir.join("allocation_info.parquet"))?;
+    hex_column(&mut alloc, "address")?;
+    let csv = write_csv(&mut alloc, &dir.join("allocation_info.csv"))?;
+    Ok(vec![pq, csv])
+}
+
 /// Writes the order data and allocation info to `dir` as CSV (addresses in
 /// hex) and Parquet (addresses as integers). Returns the files written.
 pub fn write_order_and_allocations(
@@ -200,13 +210,7 @@ pub fn write_order_and_allocations(
     dir: &Path,
 ) -> Result<Vec<PathBuf>, FilterError> {
     let mut written = write_order_data(a, selected, dir)?;
-    let mut alloc = allocation_info(a)?;
-    written.push(write_parquet(
-        &mut alloc,
-        &dir.join("allocation_info.parquet"),
-    )?);
-    hex_column(&mut alloc, "address")?;
-    written.push(write_csv(&mut alloc, &dir.join("allocation_info.csv"))?);
+    written.extend(write_allocation_info(a, dir)?);
     Ok(written)
 }
 

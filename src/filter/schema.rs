@@ -29,6 +29,7 @@
 //! | `loads`, `stores`, `modifies` | UInt64 | accesses by operation |
 //! | `load_bytes`  | UInt64 | bytes read (loads and modifies) |
 //! | `store_bytes` | UInt64 | bytes written (stores and modifies) |
+//! | `element`     | String | member path inside a structure (`h.nbins`, `view.data[3].z`); empty for other locations, whose element follows from the variable's shape |
 //!
 //! # The variable table (one row per named block: heap block instance, stack
 //! variable or global)
@@ -88,6 +89,8 @@ pub mod location {
     pub const LOAD_BYTES: &str = "load_bytes";
     /// Bytes written (stores and modifies).
     pub const STORE_BYTES: &str = "store_bytes";
+    /// Member path inside a structure, or empty.
+    pub const ELEMENT: &str = "element";
 }
 
 /// Column names of the variable table.

@@ -9,6 +9,7 @@ use polars::prelude::*;
 use super::analysis::Analysis;
 use super::schema::location as lc;
 use super::{shows, MemKind};
+use crate::trace::naming::element_path;
 
 /// The display names of the `var` column of a table.
 fn names_of(a: &Analysis, df: &DataFrame) -> PolarsResult<Vec<String>> {
@@ -40,14 +41,16 @@ pub const VARIABLE_COLUMNS: [&str; 12] = [
     "threads",
 ];
 
-/// Columns of [`per_address`], in order (the original's lookup table).
-pub const ADDRESS_COLUMNS: [&str; 6] = [
+/// Columns of [`per_address`], in order (the original's lookup table, plus
+/// the element).
+pub const ADDRESS_COLUMNS: [&str; 7] = [
     "index",
     "appearance_count",
     "address",
     "bytes_stored",
     "bytes_loaded",
     "variable",
+    "element",
 ];
 
 /// The lookup-table rows of the variables shown for `kind`.
@@ -107,7 +110,8 @@ pub fn per_variable(a: &Analysis, kind: MemKind) -> PolarsResult<DataFrame> {
 }
 
 /// The original's per-address table: `index, appearance_count, address,
-/// bytes_stored, bytes_loaded, variable`, one row per location (address and
+/// bytes_stored, bytes_loaded, variable`, plus `element` (`u[3][4]`,
+/// `h.nbins`), one row per location (address and
 /// variable) shown for `kind`, sorted by address.
 pub fn per_address(a: &Analysis, kind: MemKind) -> PolarsResult<DataFrame> {
     let loc = shown_locations(a, kind)?;
@@ -127,5 +131,24 @@ pub fn per_address(a: &Analysis, kind: MemKind) -> PolarsResult<DataFrame> {
             .with_name("bytes_loaded".into()),
     ])?;
     out.with_column(Column::new("variable".into(), names))?;
+    // Member paths come from the analysis; array elements from the shape.
+    let stored = loc.column(lc::ELEMENT)?.str()?;
+    let addrs = loc.column(lc::ADDR)?.u64()?;
+    let vars = loc.column(lc::VAR)?.u32()?;
+    let elements: Vec<String> = (0..loc.height())
+        .map(|i| match stored.get(i) {
+            Some(e) if !e.is_empty() => e.to_string(),
+            _ => match (
+                vars.get(i).and_then(|v| a.vars.get(v as usize)),
+                addrs.get(i),
+            ) {
+                (Some(v), Some(addr)) => {
+                    element_path(&v.name, v.base, v.size, v.elem_size, &v.dims, addr)
+                }
+                _ => String::new(),
+            },
+        })
+        .collect();
+    out.with_column(Column::new("element".into(), elements))?;
     out.select(ADDRESS_COLUMNS)
 }

@@ -11,7 +11,7 @@ use polars::prelude::*;
 use super::session::CmdResult;
 pub use super::session::Session;
 use super::{Registry, Value};
-use crate::filter::{self, schema};
+use crate::filter;
 use crate::trace;
 use crate::vis;
 
@@ -115,7 +115,9 @@ pub fn register_pipeline(r: &mut Registry<Session>) {
     add(r, "memory_trace_analysis", |st, _| {
         memory_trace_analysis(st)
     });
-    add(r, "filtering_process", |st, _| filtering_process(st));
+    add(r, "filtering_process", |st, a| {
+        filtering_process(st, has_save(a))
+    });
     add(r, "memory_stats", |st, a| memory_stats(st, has_save(a)));
     add(r, "complete_memory_access_pattern", |st, a| {
         complete_pattern(st, has_save(a))
@@ -288,19 +290,27 @@ fn memory_trace_analysis(st: &mut Session) -> CmdResult<Value> {
     Ok(v)
 }
 
-fn filtering_process(st: &mut Session) -> CmdResult<Value> {
+/// Above this many selected accesses, `filtering_process` writes the order
+/// data only when asked (`save`): 4 M rows are about 170 MB of CSV.
+const ORDER_DATA_AUTO_ROWS: usize = 4 << 20;
+
+fn filtering_process(st: &mut Session, save: bool) -> CmdResult<Value> {
     let kind = st.mem;
     let sel = st.selected()?;
     let dir = st.visinfo_dir();
     let a = st.analysis()?;
-    let files =
-        filter::files::write_order_and_allocations(a, &sel, &dir).map_err(|e| e.to_string())?;
-    let vars: std::collections::BTreeSet<u32> = sel
-        .column(schema::access::VAR)
-        .and_then(|c| Ok(c.u32()?.into_no_null_iter().collect()))
-        .map_err(|e| e.to_string())?;
+    let mut files = filter::files::write_allocation_info(a, &dir).map_err(|e| e.to_string())?;
+    let order = save || sel.height() <= ORDER_DATA_AUTO_ROWS;
+    if order {
+        files.extend(filter::files::write_order_data(a, &sel, &dir).map_err(|e| e.to_string())?);
+    }
+    let vars = a
+        .vars
+        .iter()
+        .filter(|v| v.accessed.is_some() && filter::shows(kind, v))
+        .count();
     println!(
-        "{} of {} accesses are {} ({}), in {} variables; order data and allocation info written to {}.",
+        "{} of {} accesses are {} ({}), in {} variables; {} written to {}.",
         sel.height(),
         a.accesses.height(),
         match kind {
@@ -310,9 +320,22 @@ fn filtering_process(st: &mut Session) -> CmdResult<Value> {
             filter::MemKind::All => "of any kind",
         },
         kind.code(),
-        vars.len(),
+        vars,
+        if order {
+            "order data and allocation info"
+        } else {
+            "allocation info"
+        },
         dir.display()
     );
+    if !order {
+        println!(
+            "note: the order data of {} accesses (about {} MB as CSV) was not written; \
+             filtering_process save writes it.",
+            sel.height(),
+            sel.height() * 40 / 1_000_000
+        );
+    }
     if sel.height() == 0 && a.accesses.height() > 0 {
         println!(
             "note: nothing is selected with set_mem_alloc {}: try set_mem_alloc all (or H, S, G).",

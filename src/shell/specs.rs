@@ -233,11 +233,13 @@ pub const SPECS: &[CommandSpec] = &[
         name: "filtering_process",
         aliases: &[],
         group: Group::Pipeline,
-        args: &[],
+        args: &[opt("save", SAVE)],
         help: "Keeps the accesses of the memory kinds chosen by set_mem_alloc and \
-               writes the order data and allocation info to visinfo/ (CSV and \
-               Parquet; see docs/data-files.md). The figure commands and \
-               memory_stats use the same selection.",
+               writes the allocation info and the order data (one row per access) \
+               to visinfo/ as CSV and Parquet (see docs/data-files.md). Above 4 M \
+               selected accesses the order data (about 40 bytes of CSV per access) \
+               is written only with save. The figure commands and memory_stats use \
+               the same selection.",
     },
     CommandSpec {
         name: "memory_stats",

@@ -98,6 +98,47 @@ pub struct VarName {
     pub client_request: bool,
 }
 
+/// The element of a variable an address falls in, as C writes it, from the
+/// variable's layout alone: `X[3][4]` for an array of known shape, `X[12]`
+/// for a known element size, `X+12` (byte offset) otherwise, and the plain
+/// name at offset 0 or outside the variable. Struct members need the
+/// program's types: the analysis stores those names per location.
+pub fn element_path(
+    name: &str,
+    base: u64,
+    size: u64,
+    elem_size: u32,
+    dims: &[u64],
+    addr: u64,
+) -> String {
+    if addr < base || addr >= base.saturating_add(size.max(1)) {
+        return name.to_string();
+    }
+    let off = addr - base;
+    if elem_size == 0 {
+        return if off == 0 {
+            name.to_string()
+        } else {
+            format!("{name}+{off}")
+        };
+    }
+    let mut idx = off / elem_size as u64;
+    if dims.len() < 2 {
+        return format!("{name}[{idx}]");
+    }
+    let mut parts = vec![0u64; dims.len()];
+    for (k, d) in dims.iter().enumerate().rev() {
+        let d = (*d).max(1);
+        parts[k] = if k == 0 { idx } else { idx % d };
+        idx /= d;
+    }
+    let mut s = name.to_string();
+    for p in parts {
+        s.push_str(&format!("[{p}]"));
+    }
+    s
+}
+
 /// Names addresses for the analysis. See the module documentation.
 pub trait Namer {
     /// Told of every file mapping in the trace, in order, before the

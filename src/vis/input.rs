@@ -196,35 +196,17 @@ impl Variables {
     /// array of known shape, `X[12]` for a known element size, `X+12` (byte
     /// offset) otherwise, and the plain name at offset 0 or outside.
     pub(crate) fn element(&self, id: u32, addr: u64) -> String {
-        let Some(v) = self.get(id) else {
-            return format!("<var {id}>");
-        };
-        if addr < v.base || addr >= v.base.saturating_add(v.size.max(1)) {
-            return v.name.clone();
+        match self.get(id) {
+            Some(v) => crate::trace::naming::element_path(
+                &v.name,
+                v.base,
+                v.size,
+                v.elem_size,
+                &v.dims,
+                addr,
+            ),
+            None => format!("<var {id}>"),
         }
-        let off = addr - v.base;
-        if v.elem_size == 0 {
-            return if off == 0 {
-                v.name.clone()
-            } else {
-                format!("{}+{off}", v.name)
-            };
-        }
-        let mut idx = off / v.elem_size as u64;
-        if v.dims.len() < 2 {
-            return format!("{}[{idx}]", v.name);
-        }
-        let mut parts = vec![0u64; v.dims.len()];
-        for (k, d) in v.dims.iter().enumerate().rev() {
-            let d = (*d).max(1);
-            parts[k] = if k == 0 { idx } else { idx % d };
-            idx /= d;
-        }
-        let mut s = v.name.clone();
-        for p in parts {
-            s.push_str(&format!("[{p}]"));
-        }
-        s
     }
 
     /// Display name; a placeholder for ids the table does not know.
