@@ -128,7 +128,9 @@ pub struct Allocation {
     pub free_time: Option<u64>,
 }
 
-/// The complete analysis of one trace.
+/// The complete analysis of one trace. Cloning it is cheap for the tables
+/// (polars shares their buffers) and copies only the small vectors.
+#[derive(Clone)]
 pub struct Analysis {
     /// The access list, one row per access in time order (the row number is
     /// the access' time); see [`super::schema`].

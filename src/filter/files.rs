@@ -222,7 +222,26 @@ const SAVED_VERSION: &str = "2";
 
 /// Saves the analysis in `dir` (Parquet tables plus a small JSON summary) so
 /// that a later session can run filtering and figures without tracing again.
+///
+/// The files are written into a sibling folder that then replaces `dir`, so
+/// an interrupted save leaves either the previous analysis or none, never a
+/// mix. Cost: a few seconds per 30 M accesses (Parquet encoding).
 pub fn save_analysis(a: &Analysis, dir: &Path) -> Result<(), FilterError> {
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "analysis".into());
+    let partial = dir.with_file_name(format!("{name}.partial"));
+    let _ = std::fs::remove_dir_all(&partial);
+    write_analysis(a, &partial)?;
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::rename(&partial, dir).map_err(|source| FilterError::Write {
+        path: dir.to_path_buf(),
+        source,
+    })
+}
+
+fn write_analysis(a: &Analysis, dir: &Path) -> Result<(), FilterError> {
     // Snappy: the access list is most of the data, and saving it must not
     // cost more than analysing it.
     let fast = |df: &DataFrame, name: &str| -> Result<(), FilterError> {

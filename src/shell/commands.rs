@@ -269,7 +269,7 @@ fn memory_trace_analysis(st: &mut Session) -> CmdResult<Value> {
         user_vars,
         a.allocations.len()
     );
-    filter::files::save_analysis(&a, &st.analysis_dir()).map_err(|e| e.to_string())?;
+    st.save_in_background(a.clone());
     let v = Value::Dict(vec![
         ("accesses".into(), Value::Int(a.summary.accesses as i64)),
         ("variables".into(), Value::Int(user_vars as i64)),
@@ -675,6 +675,7 @@ fn load_trace(st: &mut Session, file: &str) -> CmdResult<Value> {
 
 /// Removes what mapvis created in the working folder, file by file.
 fn clear_analysis(st: &mut Session) -> CmdResult<Value> {
+    st.finish_saving();
     let mut removed = Vec::new();
     let mut rm = |p: PathBuf| {
         if p.is_file() && std::fs::remove_file(&p).is_ok() {
@@ -685,6 +686,7 @@ fn clear_analysis(st: &mut Session) -> CmdResult<Value> {
     rm(state.join("trace.mvt"));
     for f in [
         "accesses.parquet",
+        "locations.parquet",
         "variables.parquet",
         "lines.parquet",
         "allocations.parquet",

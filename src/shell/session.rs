@@ -48,6 +48,8 @@ pub struct Session {
     pub selected: Option<(MemKind, DataFrame)>,
     /// Trace file to analyse (set by run_gleipnir or load_trace).
     pub trace_file: Option<PathBuf>,
+    /// The analysis being saved to `.mapvis/analysis` on another thread.
+    pending_save: Option<std::thread::JoinHandle<Result<(), String>>>,
 }
 
 impl Session {
@@ -66,6 +68,7 @@ impl Session {
             analysis: None,
             selected: None,
             trace_file: None,
+            pending_save: None,
         };
         s.restore_settings();
         s
@@ -79,7 +82,46 @@ impl Session {
             return;
         };
         if cwd != self.work_dir {
+            self.finish_saving();
             *self = Session::new(cwd);
+        }
+    }
+
+    /// Saves the analysis to `.mapvis/analysis` on another thread, so the
+    /// prompt comes back as soon as the analysis is done. The files appear
+    /// all at once when the save is complete (see
+    /// [`filter::files::save_analysis`]); a save still running is waited
+    /// for first.
+    pub fn save_in_background(&mut self, a: Analysis) {
+        self.finish_saving();
+        let dir = self.analysis_dir();
+        self.pending_save = Some(std::thread::spawn(move || {
+            filter::files::save_analysis(&a, &dir).map_err(|e| e.to_string())
+        }));
+    }
+
+    /// Waits for a background save, reporting a failure. Called before
+    /// anything reads or removes the saved analysis, and when mapvis ends.
+    pub fn finish_saving(&mut self) {
+        let Some(h) = self.pending_save.take() else {
+            return;
+        };
+        if !h.is_finished() {
+            eprintln!(
+                "finishing saving the analysis to {}...",
+                self.analysis_dir().display()
+            );
+        }
+        match h.join() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => eprintln!(
+                "warning: the analysis could not be saved ({e}); it stays usable in this session, \
+                 but a later session will have to run memory_trace_analysis again."
+            ),
+            Err(_) => eprintln!(
+                "warning: saving the analysis failed unexpectedly; a later session will have to \
+                 run memory_trace_analysis again."
+            ),
         }
     }
 
@@ -356,6 +398,7 @@ impl Session {
     /// session has none yet.
     pub fn analysis(&mut self) -> CmdResult<&Analysis> {
         if self.analysis.is_none() {
+            self.finish_saving();
             let dir = self.analysis_dir();
             if filter::files::has_saved_analysis(&dir) {
                 self.analysis =

@@ -21,11 +21,11 @@ foreach cmd {load_exe set_src_path set_valgrind_path set_mem_alloc load_trace co
              2d_memory_access_pattern 3d_memory_access_pattern set_open_browser} {
     test args-missing-$cmd [list usage_error $cmd] usage
 }
-foreach cmd {run_gleipnir memory_trace_analysis filtering_process clear_analysis
+foreach cmd {run_gleipnir memory_trace_analysis clear_analysis
              lackey helgrind cachegrind massif dhat} {
     test args-extra-$cmd [list usage_error [list $cmd extra]] usage
 }
-foreach cmd {memory_stats complete_memory_access_pattern} {
+foreach cmd {memory_stats filtering_process complete_memory_access_pattern} {
     test args-extra-$cmd [list usage_error [list $cmd save extra]] usage
 }
 test args-extra-dump_trace [list usage_error {dump_trace t.mvt 10 extra}] usage
