@@ -238,6 +238,17 @@ const DENSE_MAX: u64 = 1 << 22;
 /// Total memory the direct indexes may take.
 const DENSE_BUDGET: usize = 256 << 20;
 
+/// One named access, as the access list stores it.
+#[derive(Clone, Copy)]
+struct Row {
+    op: Op,
+    addr: u64,
+    size: u32,
+    tid: u32,
+    var: u32,
+    line: u32,
+}
+
 /// The access list and the lookup table while they are built.
 #[derive(Default)]
 struct Table {
@@ -271,17 +282,15 @@ impl Table {
     /// Appends one access: the access list, its location's counts, and the
     /// variable's time span and threads.
     #[inline]
-    fn push(
-        &mut self,
-        op: Op,
-        addr: u64,
-        size: u32,
-        tid: u32,
-        var: u32,
-        line: u32,
-        span: (u64, u64),
-        hint: &mut LocHint,
-    ) {
+    fn push(&mut self, r: Row, span: (u64, u64), hint: &mut LocHint) {
+        let Row {
+            op,
+            addr,
+            size,
+            tid,
+            var,
+            line,
+        } = r;
         let time = self.op.len() as u64;
         let row = if hint.addr == addr && hint.var == var {
             hint.row
@@ -809,8 +818,15 @@ pub fn analyse_with(
             let v = &b.vars[var as usize];
             let span = (v.base, v.size);
             let rows = b.table.locs.len();
-            b.table
-                .push(a.op, a.addr, a.size, a.tid, var, line, span, &mut hint);
+            let row = Row {
+                op: a.op,
+                addr: a.addr,
+                size: a.size,
+                tid: a.tid,
+                var,
+                line,
+            };
+            b.table.push(row, span, &mut hint);
             b.sites[a.site as usize].loc = hint;
             if b.table.locs.len() > rows && b.structured.get(var as usize) == Some(&true) {
                 if let Some(e) = b.element_at(a, var) {
@@ -1166,7 +1182,15 @@ pub fn analyse_gleipnir_with(
                         (0, 0)
                     };
                     let rows = b.table.locs.len();
-                    b.table.push(op, addr, size, tid, var, 0, span, &mut hint);
+                    let row = Row {
+                        op,
+                        addr,
+                        size,
+                        tid,
+                        var,
+                        line: 0,
+                    };
+                    b.table.push(row, span, &mut hint);
                     if let GlName::Element { element, .. } = name {
                         if b.table.locs.len() > rows {
                             let e = reader.string(element).to_string();

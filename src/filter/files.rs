@@ -128,13 +128,13 @@ pub fn write_order_data(
     let empty = selected.slice(0, 0);
     let mut pq = ParquetWriter::new(create(&pq_path)?)
         .with_compression(ParquetCompression::Snappy)
-        .batched(&order_data(a, &empty, false)?.schema())?;
+        .batched(order_data(a, &empty, false)?.schema())?;
     let mut csv = CsvWriter::new(std::io::BufWriter::with_capacity(
         1 << 20,
         create(&csv_path)?,
     ))
     .include_header(true)
-    .batched(&order_data(a, &empty, true)?.schema())?;
+    .batched(order_data(a, &empty, true)?.schema())?;
     let n = selected.height();
     let mut start = 0;
     while start < n {
