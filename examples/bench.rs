@@ -4,6 +4,8 @@
 //! bench count TRACE                 number of accesses in a trace
 //! bench all TRACE EXE RUNS          reader, analysis, memory, Gleipnir
 //!                                   import and figures (medians of RUNS)
+//! bench gleipnir TRACE RUNS         Gleipnir text import only
+//! bench stages TRACE EXE            each shell stage timed once
 //! ```
 use std::path::Path;
 use std::time::Instant;
@@ -88,6 +90,10 @@ fn main() {
                 peak as f64 / n
             );
         }
+        Some("gleipnir") => gleipnir_import(
+            Path::new(&args[2]),
+            args.get(3).and_then(|r| r.parse().ok()).unwrap_or(5),
+        ),
         Some("stages") => stages(Path::new(&args[2]), Path::new(&args[3])),
         Some("analyse") => {
             let (trace, exe) = (Path::new(&args[2]), Path::new(&args[3]));
@@ -106,7 +112,7 @@ fn main() {
             );
         }
         _ => eprintln!(
-            "usage: bench count TRACE | bench all TRACE EXE RUNS | bench stages TRACE EXE"
+            "usage: bench count TRACE | bench all TRACE EXE RUNS | bench gleipnir TRACE RUNS | bench stages TRACE EXE"
         ),
     }
     if args.get(1).map(String::as_str) == Some("all") {

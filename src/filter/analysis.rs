@@ -947,14 +947,16 @@ fn finish(mut b: Builder, mut summary: TraceSummary) -> Result<Analysis, FilterE
         b.lines.push("?".into());
     }
     let locations = location_table(&t.locs, t.elements)?;
+    // The columns take over the vectors' buffers: no copy of the access
+    // list is made (a copy would double the peak memory here).
     let accesses = DataFrame::new(vec![
-        Column::new(ac::OP.into(), t.op),
-        Column::new(ac::ADDR.into(), t.addr),
-        Column::new(ac::SIZE.into(), t.size),
-        Column::new(ac::TID.into(), t.tid),
-        Column::new(ac::VAR.into(), t.var),
-        Column::new(ac::OCCURRENCE.into(), t.occurrence),
-        Column::new(ac::LINE.into(), t.line),
+        owned::<UInt8Type>(ac::OP, t.op),
+        owned::<UInt64Type>(ac::ADDR, t.addr),
+        owned::<UInt16Type>(ac::SIZE, t.size),
+        owned::<UInt16Type>(ac::TID, t.tid),
+        owned::<UInt32Type>(ac::VAR, t.var),
+        owned::<UInt32Type>(ac::OCCURRENCE, t.occurrence),
+        owned::<UInt32Type>(ac::LINE, t.line),
     ])?;
     let variables = variable_table(&b.vars)?;
     let lines = DataFrame::new(vec![
@@ -973,6 +975,13 @@ fn finish(mut b: Builder, mut summary: TraceSummary) -> Result<Analysis, FilterE
         allocations,
         summary,
     })
+}
+
+/// A column that owns `v`'s buffer (`Column::new` would copy it).
+pub(crate) fn owned<T: PolarsNumericType>(name: &str, v: Vec<T::Native>) -> Column {
+    ChunkedArray::<T>::from_vec(name.into(), v)
+        .into_series()
+        .into()
 }
 
 /// The lookup table, sorted by address then variable; locations whose only
@@ -1120,8 +1129,10 @@ pub fn analyse_gleipnir_with(
     let mut b = Builder::new(namer);
     let mut summary = TraceSummary::default();
     // (scope, name) -> var id; interned names are small dense ids.
-    let mut named: HashMap<(Scope, u32), u32> = HashMap::new();
-    let mut extent: HashMap<u32, (u64, u64)> = HashMap::new();
+    let mut named: std::collections::HashMap<(Scope, u32), u32, foldhash::fast::RandomState> =
+        std::collections::HashMap::default();
+    // Per variable id: the lowest and one past the highest address seen.
+    let mut extent: Vec<(u64, u64)> = Vec::new();
     let mut site_names: HashMap<u32, HeapName> = HashMap::new();
     let mut hint = NO_HINT;
     let mut saw_any = false;
@@ -1165,7 +1176,10 @@ pub fn analyse_gleipnir_with(
                                 id
                             }
                         };
-                        let e = extent.entry(id).or_insert((u64::MAX, 0));
+                        if extent.len() <= id as usize {
+                            extent.resize(id as usize + 1, (u64::MAX, 0));
+                        }
+                        let e = &mut extent[id as usize];
                         e.0 = e.0.min(addr);
                         e.1 = e.1.max(addr + size as u64);
                         id
@@ -1268,8 +1282,11 @@ pub fn analyse_gleipnir_with(
             "{bad} malformed line(s) were skipped; the first is line {line}: `{text}`."
         ));
     }
-    for (id, (lo, hi)) in extent {
-        let v = &mut b.vars[id as usize];
+    for (id, (lo, hi)) in extent.into_iter().enumerate() {
+        if lo > hi {
+            continue;
+        }
+        let v = &mut b.vars[id];
         v.base = lo;
         v.size = hi.saturating_sub(lo);
     }

@@ -130,7 +130,7 @@ fn rows_of(a: &analysis::Analysis, keep: &[bool]) -> PolarsResult<DataFrame> {
         let mut df = a.accesses.clone();
         df.insert_column(
             0,
-            Column::new(ac::TIME.into(), (0..n as u32).collect::<Vec<u32>>()),
+            analysis::owned::<UInt32Type>(ac::TIME, (0..n as u32).collect()),
         )?;
         return Ok(df);
     }
