@@ -66,7 +66,8 @@ const ORDER_BATCH: usize = 1 << 20;
 /// One batch of the order data: `order, address, operation, variable, size,
 /// thread, source`, one row per selected access in time order (the
 /// original's "Order of Access - Address - Operation - Variable Name",
-/// extended). `rows` is a slice of a selection (see [`super::select`]);
+/// extended). `rows` holds the access columns of (a slice of) a selection, from
+/// [`super::rows`];
 /// with `hex_addresses` the address is text such as `0x4a38110`.
 pub fn order_data(a: &Analysis, rows: &DataFrame, hex_addresses: bool) -> PolarsResult<DataFrame> {
     let var = rows.column(ac::VAR)?.u32()?;
@@ -125,7 +126,7 @@ pub fn write_order_data(
 ) -> Result<Vec<PathBuf>, FilterError> {
     let pq_path = dir.join("order_data.parquet");
     let csv_path = dir.join("order_data.csv");
-    let empty = selected.slice(0, 0);
+    let empty = super::rows(a, &selected.slice(0, 0))?;
     let mut pq = ParquetWriter::new(create(&pq_path)?)
         .with_compression(ParquetCompression::Snappy)
         .batched(order_data(a, &empty, false)?.schema())?;
@@ -138,7 +139,7 @@ pub fn write_order_data(
     let n = selected.height();
     let mut start = 0;
     while start < n {
-        let rows = selected.slice(start as i64, ORDER_BATCH);
+        let rows = super::rows(a, &selected.slice(start as i64, ORDER_BATCH))?;
         let mut batch = order_data(a, &rows, false)?;
         pq.write_batch(&batch)?;
         hex_column(&mut batch, "address")?;

@@ -101,24 +101,27 @@ pub fn shows(kind: MemKind, v: &analysis::Variable) -> bool {
     kind.includes(v.scope) && !v.internal
 }
 
-/// The rows of the access list whose variable is shown for `kind` (see
-/// [`shows`]), with their `time` (row in the whole list) as a UInt32 column.
+/// The selection of `kind`: the accesses whose variable is shown (see
+/// [`shows`]), as one UInt32 `time` column holding their rows in the whole
+/// access list, in time order.
 ///
-/// Cost: when every accessed variable is shown, no copy at all, just the
-/// time column (4 bytes per access); otherwise one gather of the kept rows.
+/// Cost: 4 bytes per selected access and no copy of the access list, which
+/// the selection refers to; [`rows`] gathers the columns of a selection, or
+/// of a slice of one, when a consumer needs them.
 pub fn select(a: &analysis::Analysis, kind: MemKind) -> PolarsResult<DataFrame> {
     let keep: Vec<bool> = a.vars.iter().map(|v| shows(kind, v)).collect();
-    rows_of(a, &keep)
+    selection(a, &keep)
 }
 
-/// The accesses of one variable (an array to draw), with their `time`.
+/// The accesses of one variable (an array to draw), with their `time`
+/// column and every access column (a copy of that variable's rows).
 pub fn accesses_of(a: &analysis::Analysis, var: u32) -> PolarsResult<DataFrame> {
     let keep: Vec<bool> = (0..a.vars.len()).map(|v| v == var as usize).collect();
-    rows_of(a, &keep)
+    rows(a, &selection(a, &keep)?)
 }
 
-/// The rows whose variable `v` has `keep[v]`, plus the `time` column.
-fn rows_of(a: &analysis::Analysis, keep: &[bool]) -> PolarsResult<DataFrame> {
+/// The rows whose variable `v` has `keep[v]`, as a `time` column.
+fn selection(a: &analysis::Analysis, keep: &[bool]) -> PolarsResult<DataFrame> {
     use schema::access as ac;
     let n = a.accesses.height();
     let everything = a
@@ -126,23 +129,43 @@ fn rows_of(a: &analysis::Analysis, keep: &[bool]) -> PolarsResult<DataFrame> {
         .iter()
         .zip(keep)
         .all(|(v, k)| *k || v.accessed.is_none());
-    if everything {
-        let mut df = a.accesses.clone();
-        df.insert_column(
-            0,
-            analysis::owned::<UInt32Type>(ac::TIME, (0..n as u32).collect()),
-        )?;
-        return Ok(df);
-    }
-    let var = a.accesses.column(ac::VAR)?.u32()?;
-    let rows: Vec<IdxSize> = var
-        .into_no_null_iter()
-        .enumerate()
-        .filter(|(_, v)| keep.get(*v as usize).copied().unwrap_or(false))
-        .map(|(i, _)| i as IdxSize)
-        .collect();
-    let rows = IdxCa::from_vec(ac::TIME.into(), rows);
-    let mut df = a.accesses.take(&rows)?;
-    df.insert_column(0, rows.into_series().cast(&DataType::UInt32)?)?;
+    let time: Vec<u32> = if everything {
+        (0..n as u32).collect()
+    } else {
+        let var = a.accesses.column(ac::VAR)?.u32()?;
+        let mut rows = Vec::new();
+        let mut i = 0u32;
+        for chunk in var.downcast_iter() {
+            for &v in chunk.values().iter() {
+                if keep.get(v as usize).copied().unwrap_or(false) {
+                    rows.push(i);
+                }
+                i += 1;
+            }
+        }
+        rows
+    };
+    DataFrame::new(vec![analysis::owned::<UInt32Type>(ac::TIME, time)])
+}
+
+/// The access columns of a selection (or of a slice of one) from
+/// [`select`]: its `time` column followed by the access list's columns at
+/// those rows.
+///
+/// Cost: when the selection is the whole access list the columns are shared,
+/// not copied; otherwise one gather, 25 bytes per row. Consumers that stream
+/// (the order data) gather a slice at a time.
+pub fn rows(a: &analysis::Analysis, selection: &DataFrame) -> PolarsResult<DataFrame> {
+    use schema::access as ac;
+    let time = selection.column(ac::TIME)?;
+    // Rows are distinct and increasing, so as many rows as the list has
+    // means every row in order.
+    let mut df = if time.len() == a.accesses.height() {
+        a.accesses.clone()
+    } else {
+        let idx = time.cast(&IDX_DTYPE)?;
+        a.accesses.take(idx.idx()?)?
+    };
+    df.insert_column(0, time.clone())?;
     Ok(df)
 }

@@ -514,7 +514,10 @@ fn complete_pattern(st: &mut Session, save: bool) -> CmdResult<Value> {
             .join("complete_memory_access_pattern.html")
             .display()
     );
-    let r = vis::complete_memory_access_pattern(&sel, &a.variables, &a.lines, &opts)
+    // The figure reads every selected access: gather their columns (shared
+    // with the analysis when the selection is everything).
+    let rows = filter::rows(a, &sel).map_err(|e| e.to_string())?;
+    let r = vis::complete_memory_access_pattern(&rows, &a.variables, &a.lines, &opts)
         .map_err(|e| e.to_string())?;
     Ok(report_figure(st, &r))
 }

@@ -695,4 +695,29 @@ M 1fff00061c 4 1 S LV i \n$S 004a38110 4 1 H H-0 prog_c_16.8 \nS 1fff000580 8 1 
         assert_eq!(bad, 3);
         assert_eq!(first.unwrap(), &(1, "L zz 4 1 S".to_string()));
     }
+
+    proptest::proptest! {
+        /// Any bytes, mixed with pieces of real lines, parse to events,
+        /// unknown kinds or malformed lines: never a panic, and every byte
+        /// is accounted for.
+        #[test]
+        fn arbitrary_text_never_panics(
+            parts in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::collection::vec(proptest::num::u8::ANY, 0..24),
+                    proptest::sample::select(vec![
+                        b"L ".to_vec(), b"X ".to_vec(), b"1 ".to_vec(), b"MALLOC ".to_vec(),
+                        b"H-".to_vec(), b"LS a[".to_vec(), b".".to_vec(), b"\n".to_vec(),
+                        b"0x".to_vec(), b"ff ".to_vec(), b"prog_c_".to_vec(), b"*$".to_vec(),
+                    ]),
+                ],
+                0..64,
+            )
+        ) {
+            let text: Vec<u8> = parts.concat();
+            let mut r = GleipnirReader::new(Trickle(&text), Path::new("t"));
+            while r.next_event().unwrap().is_some() {}
+            proptest::prop_assert_eq!(r.bytes_read(), text.len() as u64);
+        }
+    }
 }
