@@ -74,3 +74,16 @@ done
 m_mta=$(median "${mta[@]}"); m_fp=$(median "${fp[@]}"); m_fps=$(median "${fps[@]}"); m_rss=$(median "${rss[@]}")
 echo "shell: memory_trace_analysis ${m_mta} ms + filtering_process ${m_fp} ms = $(python3 -c "print('%.1f' % ($accesses / (($m_mta + $m_fp) / 1000) / 1e6))") M accesses/s (goal >= 10)"
 echo "shell: filtering_process save (order data CSV + Parquet) ${m_fps} ms; peak RSS of the whole script $(python3 -c "print('%.1f' % ($m_rss * 1024 / $accesses))") bytes/access"
+
+# Peak memory of analysis + filtering alone, for each memory kind (the
+# default S selects most of this trace, `all` every access).
+for kind in S all; do
+  printf 'load_exe {%s}\nload_trace {%s}\nset_mem_alloc %s\nmemory_trace_analysis\nfiltering_process\n' \
+    "$WORK/matmul" "$WORK/mm.mvt" "$kind" > "$WORK/shell/peak.tcl"
+  rss=()
+  for _ in $(seq "$RUNS"); do
+    rm -rf "$WORK/shell/.mapvis" "$WORK/shell/visinfo"
+    rss+=("$(cd "$WORK/shell" && /usr/bin/time -f "RSS %M" "$MAPVIS" peak.tcl 2>&1 >/dev/null | grep '^RSS' | cut -d' ' -f2)")
+  done
+  echo "shell: peak RSS of memory_trace_analysis + filtering_process, set_mem_alloc $kind: $(python3 -c "print('%.1f' % ($(median "${rss[@]}") * 1024 / $accesses))") bytes/access (goal <= 32)"
+done

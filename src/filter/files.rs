@@ -60,8 +60,9 @@ fn hex(addrs: &UInt64Chunked) -> StringChunked {
 }
 
 /// Rows per batch when the order data is written: bounds the memory the
-/// text columns take (about 50 MB per batch), whatever the trace's length.
-const ORDER_BATCH: usize = 1 << 20;
+/// gathered rows and text columns take (about 20 MB per batch, under one
+/// byte per access of the benchmark trace), whatever the trace's length.
+const ORDER_BATCH: usize = 1 << 18;
 
 /// One batch of the order data: `order, address, operation, variable, size,
 /// thread, source`, one row per selected access in time order (the
