@@ -4,6 +4,7 @@
 //!
 //! Column meanings are documented in `docs/data-files.md`.
 use std::fs::File;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use polars::prelude::*;
@@ -120,35 +121,98 @@ pub fn order_data(a: &Analysis, rows: &DataFrame, hex_addresses: bool) -> Polars
 /// Writes the order data of a selection to `dir` as `order_data.parquet`
 /// (addresses as integers) and `order_data.csv` (addresses in hex), in
 /// batches of [`ORDER_BATCH`] rows so memory does not grow with the trace.
+///
+/// The batches are built on the calling thread and encoded by two writer
+/// threads, one per file, so building, Parquet encoding and the CSV's
+/// (much larger) text overlap. A writer takes the next batch only when it
+/// is done with the previous one, so at most three batches are alive.
 pub fn write_order_data(
     a: &Analysis,
     selected: &DataFrame,
     dir: &Path,
 ) -> Result<Vec<PathBuf>, FilterError> {
+    use std::sync::mpsc::sync_channel;
     let pq_path = dir.join("order_data.parquet");
     let csv_path = dir.join("order_data.csv");
     let empty = super::rows(a, &selected.slice(0, 0))?;
     let mut pq = ParquetWriter::new(create(&pq_path)?)
         .with_compression(ParquetCompression::Snappy)
         .batched(order_data(a, &empty, false)?.schema())?;
-    let mut csv = CsvWriter::new(std::io::BufWriter::with_capacity(
-        1 << 20,
-        create(&csv_path)?,
-    ))
-    .include_header(true)
-    .batched(order_data(a, &empty, true)?.schema())?;
-    let n = selected.height();
-    let mut start = 0;
-    while start < n {
-        let rows = super::rows(a, &selected.slice(start as i64, ORDER_BATCH))?;
-        let mut batch = order_data(a, &rows, false)?;
-        pq.write_batch(&batch)?;
-        hex_column(&mut batch, "address")?;
-        csv.write_batch(&batch)?;
-        start += ORDER_BATCH;
-    }
-    pq.finish()?;
-    csv.finish()?;
+    let csv_schema = order_data(a, &empty, true)?.schema().clone();
+    let csv_file = create(&csv_path)?;
+    // A writer's failure names its file (a full disk, say).
+    let failed = |path: &Path| {
+        let path = path.to_path_buf();
+        move |e: PolarsError| FilterError::Write {
+            path: path.clone(),
+            source: std::io::Error::other(e.to_string()),
+        }
+    };
+    std::thread::scope(|s| {
+        let (to_pq, pq_batches) = sync_channel::<DataFrame>(0);
+        let (to_csv, csv_batches) = sync_channel::<DataFrame>(0);
+        let pq_failed = failed(&pq_path);
+        let pq_writer = s.spawn(move || {
+            for batch in pq_batches {
+                pq.write_batch(&batch).map_err(&pq_failed)?;
+            }
+            pq.finish().map(drop).map_err(&pq_failed)
+        });
+        let csv_failed = failed(&csv_path);
+        let csv_at = csv_path.clone();
+        let csv_writer = s.spawn(move || {
+            // The buffer is flushed here, not on drop, where a write error
+            // (a full disk) would be lost.
+            let mut out = std::io::BufWriter::with_capacity(1 << 20, csv_file);
+            let mut csv = CsvWriter::new(&mut out)
+                .include_header(true)
+                .batched(&csv_schema)
+                .map_err(&csv_failed)?;
+            for mut batch in csv_batches {
+                hex_column(&mut batch, "address")?;
+                csv.write_batch(&batch).map_err(&csv_failed)?;
+            }
+            csv.finish().map_err(&csv_failed)?;
+            drop(csv);
+            out.flush().map_err(|source| FilterError::Write {
+                path: csv_at,
+                source,
+            })
+        });
+        let n = selected.height();
+        let mut built = Ok(());
+        let mut start = 0;
+        while start < n {
+            let batch = super::rows(a, &selected.slice(start as i64, ORDER_BATCH))
+                .and_then(|rows| order_data(a, &rows, false));
+            match batch {
+                // A closed channel means that writer failed: its error is
+                // reported below.
+                Ok(batch) => {
+                    if to_pq.send(batch.clone()).is_err() || to_csv.send(batch).is_err() {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    built = Err(FilterError::from(e));
+                    break;
+                }
+            }
+            start += ORDER_BATCH;
+        }
+        drop((to_pq, to_csv));
+        let joined = |r: std::thread::Result<Result<(), FilterError>>, path: &Path| {
+            r.unwrap_or_else(|_| {
+                Err(FilterError::Write {
+                    path: path.to_path_buf(),
+                    source: std::io::Error::other("the writer thread panicked"),
+                })
+            })
+        };
+        let pq_done = joined(pq_writer.join(), &pq_path);
+        let csv_done = joined(csv_writer.join(), &csv_path);
+        built.and(pq_done).and(csv_done)
+    })?;
     Ok(vec![pq_path, csv_path])
 }
 

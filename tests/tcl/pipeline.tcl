@@ -53,6 +53,41 @@ test run {dict get [run_gleipnir] regions} 1
 test analyse {expr {[dict get [memory_trace_analysis] accesses] > 700}} 1
 test filter {llength [filtering_process]} 4
 
+# The order data: one row per heap access, in time order.
+proc lines_of {path} {
+    set f [open $path]
+    set lines [split [string trim [read $f]] \n]
+    close $f
+    return $lines
+}
+set od [lines_of visinfo/order_data.csv]
+test order-header {lindex $od 0} order,address,operation,variable,size,thread,source
+test order-rows {expr {[llength $od] - 1}} 768
+test order-first {regexp {^[0-9]+,0x[0-9a-f]+,S,arr,4,1,rowcol\.c:23$} [lindex $od 1]} 1
+test order-ops {
+    set n [dict create L 0 S 0 M 0]
+    set last -1
+    set ordered 1
+    foreach row [lrange $od 1 end] {
+        lassign [split $row ,] order - op
+        dict incr n $op
+        if {$order <= $last} { set ordered 0 }
+        set last $order
+    }
+    list [dict get $n L] [dict get $n S] [dict get $n M] $ordered
+} {256 512 0 1}
+# A full disk is an error that names the file, not a silent loss.
+if {[file exists /dev/full]} {
+    file delete visinfo/order_data.csv
+    file link -symbolic visinfo/order_data.csv /dev/full
+    test order-disk-full {
+        catch {filtering_process} m
+        string match "*order_data.csv*No space left on device*" $m
+    } 1
+    file delete visinfo/order_data.csv
+    test order-again {llength [filtering_process]} 4
+}
+
 proc total {stats field} {
     set sum 0
     foreach row $stats { incr sum [dict get $row $field] }
