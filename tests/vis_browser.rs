@@ -74,8 +74,9 @@ fn run_chromium(bin: &Path, page: &Path, extra: &[String]) -> String {
     String::from_utf8_lossy(&std::fs::read(&out_path).unwrap()).into_owned()
 }
 
-/// Asserts the page rendered `traces` traces and gives a non-blank screenshot.
-fn check_page(bin: &Path, report: &FigureReport, traces: usize) {
+/// Asserts the page rendered `traces` traces and gives a non-blank
+/// screenshot; returns the rendered DOM.
+fn check_page(bin: &Path, report: &FigureReport, traces: usize) -> String {
     let page = report.html.canonicalize().unwrap();
     let dom = run_chromium(bin, &page, &["--dump-dom".to_string()]);
     assert!(
@@ -125,6 +126,39 @@ fn check_page(bin: &Path, report: &FigureReport, traces: usize) {
         distinct > 200,
         "screenshot of {page:?} has {distinct} byte values"
     );
+    dom
+}
+
+/// The tick labels the page gave its address axes, one list per axis.
+fn address_ticks(dom: &str) -> Vec<Vec<String>> {
+    let attr = dom
+        .split("data-address-ticks=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("the page records its address ticks");
+    serde_json::from_str(&attr.replace("&quot;", "\"")).expect("ticks are JSON")
+}
+
+/// Asserts that address tick labels are hex numbers at a power-of-two step
+/// inside `lo..=hi`, between 4 and 9 of them.
+fn assert_round_hex(ticks: &[String], lo: u64, hi: u64) {
+    let vals: Vec<u64> = ticks
+        .iter()
+        .map(|t| u64::from_str_radix(t.strip_prefix("0x").expect("0x prefix"), 16).unwrap())
+        .collect();
+    assert!((4..=9).contains(&vals.len()), "{ticks:?}");
+    let step = vals[1] - vals[0];
+    assert!(step.is_power_of_two(), "{ticks:?}");
+    for w in vals.windows(2) {
+        assert_eq!(w[1] - w[0], step, "{ticks:?}");
+    }
+    for &v in &vals {
+        assert_eq!(v % step, 0, "{ticks:?}");
+        assert!(
+            v >= lo.saturating_sub(step) && v <= hi + step,
+            "{ticks:?} outside {lo:#x}..{hi:#x}"
+        );
+    }
 }
 
 #[test]
@@ -148,7 +182,14 @@ fn every_figure_kind_renders_offline_in_chromium() {
     let acc = acc_df(&rows);
     let vars = vars_df(&[("arr", BASE, 80), ("v", 0x9000, 80)]);
     let r = complete_memory_access_pattern(&acc, &vars, &lines, &o).unwrap();
-    check_page(&bin, &r, 1 + 2);
+    let dom = check_page(&bin, &r, 1 + 2);
+    // Both the 3D scene's and the 2D figure's address axes get round hex
+    // ticks spanning the two variables.
+    let ticks = address_ticks(&dom);
+    assert_eq!(ticks.len(), 2, "{ticks:?}");
+    for t in &ticks {
+        assert_round_hex(t, 0x9000, BASE + 80);
+    }
 
     // 2D array: scatter + 4 heatmaps + replay.
     let r = array_2d(&acc, &vars, &lines, 0, 5, 4, &o).unwrap();

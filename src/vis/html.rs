@@ -82,19 +82,79 @@ fn plot_json(plot: &Plot, figure: &str) -> Result<Vec<u8>, VisError> {
     Ok(out)
 }
 
+/// Renders every figure of a page. Address axes (those with tick format
+/// `x`) get ticks at power-of-two steps, so that their hex labels are round
+/// (`0x4a39000`, `0x4a39400`) rather than plotly's decimal steps printed in
+/// hex; the ticks are recomputed whenever the user zooms or pans. The body
+/// records what was drawn (`data-rendered-traces`, `data-address-ticks`)
+/// for tests that load the page in a browser.
 const RENDER_JS: &str = r#"
 (function () {
+  function hexTicks(range) {
+    var lo = Math.max(0, Math.min(range[0], range[1])), hi = Math.max(range[0], range[1]);
+    var span = hi - lo;
+    if (!(span > 0) || !isFinite(span)) { return null; }
+    var step = Math.max(1, Math.pow(2, Math.ceil(Math.log2(span / 8))));
+    var vals = [], text = [];
+    for (var v = Math.ceil(lo / step) * step; v <= hi; v += step) {
+      vals.push(v);
+      text.push('0x' + v.toString(16));
+    }
+    return { vals: vals, text: text };
+  }
+  function hexAxes(div) {
+    var update = {}, found = [], L = div.layout, F = div._fullLayout || {};
+    function visit(path, ax, full) {
+      if (ax && ax.tickformat === 'x' && full && full.range) {
+        var t = hexTicks(full.range);
+        if (t) {
+          update[path + '.tickmode'] = 'array';
+          update[path + '.tickvals'] = t.vals;
+          update[path + '.ticktext'] = t.text;
+          found.push(t.text);
+        }
+      }
+    }
+    Object.keys(L).forEach(function (k) {
+      if (/^[xy]axis\d*$/.test(k)) {
+        visit(k, L[k], F[k]);
+      } else if (/^scene\d*$/.test(k)) {
+        ['xaxis', 'yaxis', 'zaxis'].forEach(function (a) {
+          visit(k + '.' + a, L[k][a], F[k] && F[k][a]);
+        });
+      }
+    });
+    if (!found.length) { return Promise.resolve(found); }
+    return Plotly.relayout(div, update).then(function () { return found; });
+  }
+  function followZoom(div) {
+    var busy = false;
+    div.on('plotly_relayout', function (ev) {
+      var keys = Object.keys(ev || {});
+      if (busy || !keys.some(function (k) { return /range/.test(k); })) { return; }
+      busy = true;
+      hexAxes(div).then(function () { busy = false; }, function () { busy = false; });
+    });
+  }
   var ids = Array.prototype.map.call(document.querySelectorAll('div.mapvis-fig'), function (d) { return d.id; });
+  var ticks = [];
   Promise.all(ids.map(function (id) {
     var fig = JSON.parse(document.getElementById(id + '-json').textContent);
     var div = document.getElementById(id);
     return Plotly.newPlot(div, fig.data, fig.layout, fig.config).then(function () {
       if (fig.frames && fig.frames.length) { return Plotly.addFrames(div, fig.frames); }
-    }).then(function () { return div.data.length; });
+    }).then(function () {
+      return hexAxes(div);
+    }).then(function (found) {
+      ticks = ticks.concat(found);
+      followZoom(div);
+      return div.data.length;
+    });
   })).then(function (counts) {
     var total = counts.reduce(function (a, b) { return a + b; }, 0);
     document.body.setAttribute('data-rendered-traces', String(total));
     document.body.setAttribute('data-rendered-figures', String(counts.length));
+    document.body.setAttribute('data-address-ticks', JSON.stringify(ticks));
   }).catch(function (err) {
     document.body.setAttribute('data-render-error', String(err));
   });
