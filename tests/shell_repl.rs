@@ -200,4 +200,14 @@ fn array_names_complete_after_an_analysis() {
     run(&mut p, " 16 4", "2d_memory_access_pattern_arr.html");
     p.send_line("exit 0").unwrap();
     p.exp_eof().unwrap();
+
+    // A later session in the same folder completes the saved analysis's
+    // array names before any command has loaded it.
+    let mut p = start(home.path());
+    p.send("3d_memory_access_pattern ar\t").unwrap();
+    p.flush().unwrap();
+    p.exp_string("3d_memory_access_pattern arr").unwrap();
+    run(&mut p, " 4 4 4", "3d_memory_access_pattern_arr.html");
+    p.send_line("exit 0").unwrap();
+    p.exp_eof().unwrap();
 }

@@ -493,53 +493,7 @@ pub fn load_analysis(dir: &Path) -> Result<Analysis, FilterError> {
     let accesses = read_parquet(&dir.join("accesses.parquet"))?;
     let locations = read_parquet(&dir.join("locations.parquet"))?;
     let lines = read_parquet(&dir.join("lines.parquet"))?;
-    let vdf = read_parquet(&dir.join("variables.parquet"))?;
-    let get_str = |name: &str| -> Result<Vec<String>, FilterError> {
-        Ok(vdf
-            .column(name)?
-            .str()?
-            .into_iter()
-            .map(|s| s.unwrap_or("").to_string())
-            .collect())
-    };
-    let names = get_str("name")?;
-    let base_names = get_str("base_name")?;
-    let scopes = get_str("scope")?;
-    let sites = get_str("site")?;
-    let dims = get_str("dims")?;
-    let base = vdf.column("base")?.u64()?.clone();
-    let size = vdf.column("size")?.u64()?.clone();
-    let elem = vdf.column("elem_size")?.u32()?.clone();
-    let at = vdf.column("alloc_time")?.u64()?.clone();
-    let ft = vdf.column("free_time")?.u64()?.clone();
-    let internal = vdf.column("internal")?.bool()?.clone();
-    let first = vdf.column("first_access")?.u64()?.clone();
-    let last = vdf.column("last_access")?.u64()?.clone();
-    let threads = get_str("threads")?;
-    let vars: Vec<Variable> = (0..vdf.height())
-        .map(|i| Variable {
-            name: names[i].clone(),
-            base_name: base_names[i].clone(),
-            scope: match scopes[i].as_str() {
-                "H" => Scope::Heap,
-                "G" => Scope::Global,
-                _ => Scope::Stack,
-            },
-            base: base.get(i).unwrap_or(0),
-            size: size.get(i).unwrap_or(0),
-            elem_size: elem.get(i).unwrap_or(0),
-            dims: dims[i].split('x').filter_map(|d| d.parse().ok()).collect(),
-            site: sites[i].clone(),
-            alloc_time: at.get(i),
-            free_time: ft.get(i),
-            internal: internal.get(i).unwrap_or(false),
-            accessed: first.get(i).zip(last.get(i)),
-            threads: threads[i]
-                .split(' ')
-                .filter_map(|t| t.parse().ok())
-                .collect(),
-        })
-        .collect();
+    let vars = read_variables(dir)?;
     let adf = read_parquet(&dir.join("allocations.parquet"))?;
     let kinds: Vec<&'static str> = adf
         .column("kind")?
@@ -583,4 +537,67 @@ pub fn load_analysis(dir: &Path) -> Result<Analysis, FilterError> {
         allocations,
         summary,
     })
+}
+
+/// The variable table of the analysis saved in `dir`, without reading its
+/// access list: what name completion needs, in milliseconds whatever the
+/// trace's length.
+pub fn load_saved_variables(dir: &Path) -> Result<Vec<Variable>, FilterError> {
+    if !has_saved_analysis(dir) {
+        return Err(FilterError::Saved {
+            path: dir.to_path_buf(),
+            reason: "there is no saved analysis there".into(),
+        });
+    }
+    read_variables(dir)
+}
+
+fn read_variables(dir: &Path) -> Result<Vec<Variable>, FilterError> {
+    let vdf = read_parquet(&dir.join("variables.parquet"))?;
+    let get_str = |name: &str| -> Result<Vec<String>, FilterError> {
+        Ok(vdf
+            .column(name)?
+            .str()?
+            .into_iter()
+            .map(|s| s.unwrap_or("").to_string())
+            .collect())
+    };
+    let names = get_str("name")?;
+    let base_names = get_str("base_name")?;
+    let scopes = get_str("scope")?;
+    let sites = get_str("site")?;
+    let dims = get_str("dims")?;
+    let base = vdf.column("base")?.u64()?.clone();
+    let size = vdf.column("size")?.u64()?.clone();
+    let elem = vdf.column("elem_size")?.u32()?.clone();
+    let at = vdf.column("alloc_time")?.u64()?.clone();
+    let ft = vdf.column("free_time")?.u64()?.clone();
+    let internal = vdf.column("internal")?.bool()?.clone();
+    let first = vdf.column("first_access")?.u64()?.clone();
+    let last = vdf.column("last_access")?.u64()?.clone();
+    let threads = get_str("threads")?;
+    Ok((0..vdf.height())
+        .map(|i| Variable {
+            name: names[i].clone(),
+            base_name: base_names[i].clone(),
+            scope: match scopes[i].as_str() {
+                "H" => Scope::Heap,
+                "G" => Scope::Global,
+                _ => Scope::Stack,
+            },
+            base: base.get(i).unwrap_or(0),
+            size: size.get(i).unwrap_or(0),
+            elem_size: elem.get(i).unwrap_or(0),
+            dims: dims[i].split('x').filter_map(|d| d.parse().ok()).collect(),
+            site: sites[i].clone(),
+            alloc_time: at.get(i),
+            free_time: ft.get(i),
+            internal: internal.get(i).unwrap_or(false),
+            accessed: first.get(i).zip(last.get(i)),
+            threads: threads[i]
+                .split(' ')
+                .filter_map(|t| t.parse().ok())
+                .collect(),
+        })
+        .collect())
 }

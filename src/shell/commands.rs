@@ -149,11 +149,19 @@ pub fn register_pipeline(r: &mut Registry<Session>) {
     for tool in ["lackey", "helgrind", "cachegrind", "massif", "dhat"] {
         add(r, tool, move |st, _| grind(st, tool));
     }
+    // Array names complete from the session's analysis, or from the one
+    // saved in the working folder (its small variable table only) before
+    // any command has loaded it.
     r.set_name_source(|st| {
-        st.analysis
-            .as_ref()
-            .map(|a| array_names(a).into_iter().map(String::from).collect())
-            .unwrap_or_default()
+        let owned = |vars: &[filter::analysis::Variable]| -> Vec<String> {
+            array_names(vars).into_iter().map(String::from).collect()
+        };
+        match &st.analysis {
+            Some(a) => owned(&a.vars),
+            None => filter::files::load_saved_variables(&st.analysis_dir())
+                .map(|vars| owned(&vars))
+                .unwrap_or_default(),
+        }
     });
 }
 
@@ -524,9 +532,8 @@ fn complete_pattern(st: &mut Session, save: bool) -> CmdResult<Value> {
 
 /// The names the 2D and 3D commands accept, sorted: heap blocks and stack
 /// or global variables of array type.
-fn array_names(a: &filter::analysis::Analysis) -> Vec<&str> {
-    let mut arrays: Vec<&str> = a
-        .vars
+fn array_names(vars: &[filter::analysis::Variable]) -> Vec<&str> {
+    let mut arrays: Vec<&str> = vars
         .iter()
         .filter(|v| {
             !v.internal
@@ -545,7 +552,7 @@ fn array_names(a: &filter::analysis::Analysis) -> Vec<&str> {
 fn resolve_array(a: &filter::analysis::Analysis, name: &str) -> CmdResult<u32> {
     // Arrays first: `v` is the heap array, not the stack pointer `v` that
     // holds its address.
-    let arrays = array_names(a);
+    let arrays = array_names(&a.vars);
     if arrays.contains(&name) {
         if let Some(i) = a.vars.iter().position(|v| v.name == name && !v.internal) {
             return Ok(i as u32);
