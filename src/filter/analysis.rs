@@ -1129,8 +1129,7 @@ pub fn analyse_gleipnir_with(
     let mut b = Builder::new(namer);
     let mut summary = TraceSummary::default();
     // (scope, name) -> var id; interned names are small dense ids.
-    let mut named: std::collections::HashMap<(Scope, u32), u32, foldhash::fast::RandomState> =
-        std::collections::HashMap::default();
+    let mut named: HashMap<(Scope, u32), u32> = HashMap::new();
     // Per variable id: the lowest and one past the highest address seen.
     let mut extent: Vec<(u64, u64)> = Vec::new();
     let mut site_names: HashMap<u32, HeapName> = HashMap::new();

@@ -133,17 +133,11 @@ fn selection(a: &analysis::Analysis, keep: &[bool]) -> PolarsResult<DataFrame> {
         (0..n as u32).collect()
     } else {
         let var = a.accesses.column(ac::VAR)?.u32()?;
-        let mut rows = Vec::new();
-        let mut i = 0u32;
-        for chunk in var.downcast_iter() {
-            for &v in chunk.values().iter() {
-                if keep.get(v as usize).copied().unwrap_or(false) {
-                    rows.push(i);
-                }
-                i += 1;
-            }
-        }
-        rows
+        var.into_no_null_iter()
+            .enumerate()
+            .filter(|(_, v)| keep.get(*v as usize).copied().unwrap_or(false))
+            .map(|(i, _)| i as u32)
+            .collect()
     };
     DataFrame::new(vec![analysis::owned::<UInt32Type>(ac::TIME, time)])
 }

@@ -211,6 +211,10 @@ pub fn looks_like_gleipnir(path: &Path) -> bool {
     })
 }
 
+// The field splitter and number parsers below work on bytes by hand: the
+// std equivalents (`split` + `filter`, `from_utf8` + `parse`) measured a
+// third slower on the benchmark import, close to its 100 MB/s goal.
+
 /// Whitespace-separated fields of a line.
 struct Fields<'a> {
     s: &'a [u8],
