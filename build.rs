@@ -55,6 +55,10 @@ fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=CC");
     println!("cargo:rustc-link-lib=tcl8.6");
+    // The release binary keeps line tables for panic backtraces; compressing
+    // the debug sections at link time keeps it small (std's reader of
+    // backtraces understands zlib-compressed sections).
+    println!("cargo:rustc-link-arg-bins=-Wl,--compress-debug-sections=zlib");
 
     let out_dir = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     let tool_dir = out_dir.join("valgrind-tool");
