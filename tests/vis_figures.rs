@@ -19,7 +19,7 @@ fn first_access_grid(order: &[u64]) -> Vec<Vec<Option<f64>>> {
     assert!(r.warnings.is_empty(), "{:?}", r.warnings);
     assert_eq!(r.points, 20);
     let figs = figures(&r.html);
-    assert_eq!(figs.len(), 6, "scatter, 4 heatmaps, replay");
+    assert_eq!(figs.len(), 7, "scatter, 4 heatmaps, 2 replays");
     grid(&figs[2]["data"][0]["z"])
 }
 
@@ -353,6 +353,14 @@ fn aggregation_above_the_budget_keeps_every_access() {
     assert_eq!(sum2, 3000);
     let page = std::fs::read_to_string(&r.html).unwrap();
     assert!(page.contains("aggregated into"));
+    // Aggregated points are sized by count; plotly would draw such bubbles
+    // translucent with a white outline unless told otherwise.
+    let solid = |t: &serde_json::Value| {
+        assert_eq!(t["marker"]["opacity"], 1.0, "{}", t["marker"]);
+        assert_eq!(t["marker"]["line"]["width"], 0.0, "{}", t["marker"]);
+    };
+    solid(&figs[0]["data"][0]);
+    figs[1]["data"].as_array().unwrap().iter().for_each(solid);
 
     // The same for an array: 100 x 100 ints, row-major, budget 50.
     let order: Vec<u64> = (0..10_000).collect();
@@ -466,4 +474,141 @@ fn twenty_five_million_accesses_take_seconds() {
         size(&r2.html)
     );
     assert!(t_complete.as_secs() < 30 && t_array.as_secs() < 30);
+}
+
+/// The two replays of a row-wise fill of 4 x 5 ints (20 time steps, one
+/// element each): the cumulative one holds elements 0..=t after step t, the
+/// recent one exactly element t.
+#[test]
+fn replays_show_accesses_so_far_and_within_each_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = options(dir.path());
+    let acc = acc_df(&fill(BASE, &(0..20).collect::<Vec<_>>()));
+    let vars = vars_df(&[("arr", BASE, 80)]);
+    let r = array_2d(&acc, &vars, &lines_df(), 0, 5, 4, &o).unwrap();
+    let figs = figures(&r.html);
+    let (cumulative, recent) = (&figs[5]["frames"], &figs[6]["frames"]);
+    assert_eq!(cumulative.as_array().unwrap().len(), 20);
+    assert_eq!(recent.as_array().unwrap().len(), 20);
+    for t in 0..20usize {
+        let so_far = grid(&cumulative[t]["data"][0]["z"]);
+        let now = grid(&recent[t]["data"][0]["z"]);
+        for e in 0..20usize {
+            let (i, j) = (e / 5, e % 5);
+            assert_eq!(
+                so_far[i][j],
+                (e <= t).then_some(1.0),
+                "cumulative t{t} [{i}][{j}]"
+            );
+            assert_eq!(now[i][j], (e == t).then_some(1.0), "recent t{t} [{i}][{j}]");
+        }
+    }
+}
+
+/// Heatmaps read as an array: square cells, whole-number ticks and hover
+/// values, and the element named as C writes it.
+#[test]
+fn heatmaps_have_square_cells_integer_ticks_and_element_hover() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = options(dir.path());
+    let acc = acc_df(&fill(BASE, &(0..20).collect::<Vec<_>>()));
+    let vars = vars_df(&[("arr", BASE, 80)]);
+    let r = array_2d(&acc, &vars, &lines_df(), 0, 5, 4, &o).unwrap();
+    let figs = figures(&r.html);
+    for f in &figs[1..5] {
+        assert_eq!(f["layout"]["yaxis"]["scaleanchor"], "x", "{}", f["layout"]);
+        let hover = f["data"][0]["hovertemplate"].as_str().unwrap();
+        assert!(hover.starts_with("arr[%{y}][%{x}]"), "{hover}");
+    }
+    let count = &figs[1]["data"][0];
+    assert_eq!(count["colorbar"]["tickformat"], "d");
+    assert_eq!(
+        count["colorbar"]["dtick"], 1.0,
+        "counts of at most 10 tick by 1"
+    );
+    let first = figs[2]["data"][0]["hovertemplate"].as_str().unwrap();
+    assert!(first.contains("first access %{z:d}"), "{first}");
+    let share = figs[4]["data"][0]["hovertemplate"].as_str().unwrap();
+    assert!(share.contains("%{z:.2f}"), "{share}");
+}
+
+/// An element size that is not the variable's draws each access as the
+/// wrong number of cells: it is warned about, and the figure goes to a file
+/// named with its shape, so the figure of the right shape is kept.
+#[test]
+fn a_wrong_element_size_is_warned_and_kept_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = options(dir.path());
+    // 24 doubles, stored in order.
+    let rows: Vec<Row> = (0..24u64)
+        .map(|e| (e, OP_STORE, BASE + 8 * e, 8, 1, 0, 1, 1))
+        .collect();
+    let acc = acc_df(&rows);
+    let vars = vars_df_full(&[("p", "H", BASE, 192, 8)]);
+    let right = array_2d(&acc, &vars, &lines_df(), 0, 4, 8, &o).unwrap();
+    assert!(right.warnings.is_empty(), "{:?}", right.warnings);
+    assert!(right
+        .html
+        .ends_with("figures/2d_memory_access_pattern_p.html"));
+    assert_eq!(right.points, 24);
+    let wrong = array_2d(&acc, &vars, &lines_df(), 0, 16, 4, &o).unwrap();
+    assert_eq!(
+        wrong.points, 48,
+        "each 8-byte access covers two 4-byte cells"
+    );
+    assert!(
+        wrong
+            .warnings
+            .iter()
+            .any(|w| w.contains("holds 8-byte elements")),
+        "{:?}",
+        wrong.warnings
+    );
+    assert!(wrong
+        .html
+        .ends_with("figures/2d_memory_access_pattern_p_16x4B.html"));
+    assert!(right.html.exists() && wrong.html.exists());
+}
+
+/// Heap and stack variables lie far apart: the 2D view gives each memory
+/// kind its own address panel, stacked by address (heap below stack), and
+/// a variable's stores get a darker shade of its loads' colour.
+#[test]
+fn memory_kinds_get_their_own_address_panels() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = options(dir.path());
+    const STACK: u64 = 0x1ffefff000;
+    let mut rows = loads(&[BASE, BASE + 4]);
+    rows.push((2, OP_STORE, STACK, 4, 1, 1, 1, 1));
+    rows.push((3, OP_LOAD, STACK, 4, 1, 1, 2, 1));
+    let acc = acc_df(&rows);
+    let vars = vars_df_full(&[("h", "H", BASE, 8, 4), ("s", "S", STACK, 4, 4)]);
+    let r = complete_memory_access_pattern(&acc, &vars, &lines_df(), &o).unwrap();
+    let figs = figures(&r.html);
+    let layout = &figs[1]["layout"];
+    assert_eq!(layout["yaxis"]["title"]["text"], "heap address");
+    assert_eq!(layout["yaxis2"]["title"]["text"], "stack address");
+    let (d1, d2) = (
+        nums(&layout["yaxis"]["domain"]),
+        nums(&layout["yaxis2"]["domain"]),
+    );
+    assert!(d1[1] < d2[0], "heap panel {d1:?} below stack panel {d2:?}");
+    let mut seen = Vec::new();
+    for t in figs[1]["data"].as_array().unwrap() {
+        let name = t["name"].as_str().unwrap().to_string();
+        let axis = t["yaxis"].as_str().unwrap_or("y").to_string();
+        let colour = t["marker"]["color"].as_str().unwrap().to_string();
+        seen.push((name, axis, colour));
+    }
+    let find = |n: &str| seen.iter().find(|s| s.0 == n).cloned().unwrap();
+    assert_eq!(find("h load").1, "y");
+    assert_eq!(find("s load").1, "y2");
+    assert_eq!(find("s store").1, "y2");
+    assert_ne!(find("s load").2, find("s store").2);
+    let last = seen.iter().position(|s| s.0 == "s store").unwrap();
+    assert_eq!(
+        last,
+        seen.len() - 1,
+        "stores are drawn over loads: {seen:?}"
+    );
 }

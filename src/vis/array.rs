@@ -10,45 +10,21 @@
 
 use std::sync::Arc;
 
-use plotly::common::{ColorBar, ColorScale, ColorScalePalette, Mode, Title, Visible};
-use plotly::layout::update_menu::{Button, ButtonMethod, UpdateMenu, UpdateMenuType};
-use plotly::layout::{Axis, AxisRange, Frame, LayoutScene, Slider, SliderMethod, SliderStep};
-use plotly::{HeatMap, Layout, Plot, Scatter3D, Trace, Traces};
+use plotly::common::{Mode, Title};
+use plotly::layout::{Axis, AxisRange, LayoutScene};
+use plotly::{Layout, Plot, Scatter3D};
 use polars::prelude::DataFrame;
-use serde_json::json;
 
 use super::aggregate::{aggregate, Group, Source};
+use super::array_maps::{grid_figures, slice_figures, Cells, Shape};
 use super::csv::CsvOut;
 use super::error::VisError;
 use super::html::{sanitize_name, write_page, PageFigure};
-use super::input::{op_index, op_name, Accesses, Lines, Variables, OP_NAMES};
+use super::input::{op_index, op_name, Accesses, Lines, VarInfo, Variables, OP_NAMES};
 use super::traces::{count_sizes, time_marker, CdCol, CustomData, Ext, OneOrMany};
 use super::{FigureOptions, FigureReport};
 
-/// Most frames of the 2D traversal replay.
-const REPLAY_FRAMES: u64 = 30;
-/// Most slices (planes or slabs of planes) in the 3D per-slice heatmaps.
-const MAX_SLICES: u64 = 64;
-
-/// The array geometry: block and element layout.
-struct Shape {
-    base: u64,
-    size: u64,
-    tb: u64,
-    /// `[rows, cols]` or `[planes, cols, depth]`.
-    dims: Vec<u64>,
-}
-
 impl Shape {
-    /// `(i, j, k)` of an element; `k` is 0 for 2D arrays.
-    fn ijk(&self, e: u64) -> (u64, u64, u64) {
-        if self.dims.len() == 2 {
-            (e / self.dims[1], e % self.dims[1], 0)
-        } else {
-            let plane = self.dims[1] * self.dims[2];
-            (e / plane, (e % plane) / self.dims[2], e % self.dims[2])
-        }
-    }
     /// First and last element touched by an access, clipped to the block;
     /// `None` when no byte falls inside it.
     fn span(&self, addr: u64, size: u32) -> Option<(u64, u64)> {
@@ -100,7 +76,16 @@ pub fn array_2d(
     type_bytes: u64,
     o: &FigureOptions,
 ) -> Result<FigureReport, VisError> {
-    draw_array(acc, vars, lines, var, &[cols], type_bytes, o)
+    let inner = [cols];
+    let r = Request {
+        acc,
+        vars,
+        lines,
+        var,
+        inner: &inner,
+        type_bytes,
+    };
+    draw_array(r, o)
 }
 
 /// Draws variable `var` as a `planes x cols x depth` array of
@@ -128,69 +113,123 @@ pub fn array_3d(
     type_bytes: u64,
     o: &FigureOptions,
 ) -> Result<FigureReport, VisError> {
-    draw_array(acc, vars, lines, var, &[cols, depth], type_bytes, o)
-}
-
-/// Per-cell statistics of a (possibly block-merged) grid.
-struct Grid {
-    count: Vec<u64>,
-    first: Vec<u64>,
-    last: Vec<u64>,
-    stores: Vec<u64>,
-}
-
-impl Grid {
-    fn new(cells: usize) -> Self {
-        Grid {
-            count: vec![0; cells],
-            first: vec![u64::MAX; cells],
-            last: vec![0; cells],
-            stores: vec![0; cells],
-        }
-    }
-    fn add(&mut self, c: usize, t: u64, is_store: bool) {
-        self.count[c] += 1;
-        self.first[c] = self.first[c].min(t);
-        self.last[c] = self.last[c].max(t);
-        if is_store {
-            self.stores[c] += 1;
-        }
-    }
-}
-
-/// Smallest merge factor `f` with `prod(ceil(d / f)) <= budget`.
-fn merge_factor(dims: &[u64], budget: u64) -> u64 {
-    let cells = |f: u64| {
-        dims.iter()
-            .fold(1u64, |acc, &d| acc.saturating_mul(d.div_ceil(f)))
-    };
-    let mut f = 1;
-    while cells(f) > budget {
-        // Grow geometrically, then settle: cells() is monotone in f.
-        f = if cells(f * 2) > budget { f * 2 } else { f + 1 };
-    }
-    f
-}
-
-#[allow(clippy::too_many_arguments)]
-fn draw_array(
-    acc: &DataFrame,
-    vars: &DataFrame,
-    lines: &DataFrame,
-    var: u32,
-    inner: &[u64],
-    type_bytes: u64,
-    o: &FigureOptions,
-) -> Result<FigureReport, VisError> {
-    o.validate()?;
-    let is3 = inner.len() == 2;
-    let kind = if is3 { "3d" } else { "2d" };
-    let v = Variables::read(vars)?;
-    let info = v.get(var).cloned().ok_or(VisError::UnknownVariable {
+    let inner = [cols, depth];
+    let r = Request {
+        acc,
+        vars,
+        lines,
         var,
+        inner: &inner,
+        type_bytes,
+    };
+    draw_array(r, o)
+}
+
+/// The hand-off from the figure commands to the drawing: the tables, the
+/// variable and the inner dimensions (`[cols]` or `[cols, depth]`).
+struct Request<'a> {
+    acc: &'a DataFrame,
+    vars: &'a DataFrame,
+    lines: &'a DataFrame,
+    var: u32,
+    inner: &'a [u64],
+    type_bytes: u64,
+}
+
+fn draw_array(r: Request, o: &FigureOptions) -> Result<FigureReport, VisError> {
+    o.validate()?;
+    let is3 = r.inner.len() == 2;
+    let kind = if is3 { "3d" } else { "2d" };
+    let v = Variables::read(r.vars)?;
+    let info = v.get(r.var).cloned().ok_or(VisError::UnknownVariable {
+        var: r.var,
         rows: v.rows(),
     })?;
-    let name = info.name.clone();
+    let a = Accesses::read(r.acc)?;
+    let l = Lines::read(r.lines)?;
+    let mut report = FigureReport::default();
+    let shape = array_shape(&info, r.inner, r.type_bytes, &mut report)?;
+    let picked = pick_rows(&a, &shape, r.var, &mut report)?;
+    let each = |f: &mut dyn FnMut(usize, u64) -> bool| {
+        for &k in &picked.rows {
+            if let Some((e0, e1)) = shape.span(a.addr()[k], a.size()[k] as u32) {
+                for e in e0..=e1 {
+                    if !f(k, e) {
+                        return;
+                    }
+                }
+            }
+        }
+    };
+    let d = Drawn {
+        a: &a,
+        shape: &shape,
+        picked: &picked,
+        each: &each,
+        sources: Arc::new(l.sources().to_vec()),
+        o,
+    };
+    let mut figures = vec![scatter_figure(&d, &mut report)];
+    let cells = Cells {
+        shape: &shape,
+        each: &each,
+        atime: a.time(),
+        aop: a.op(),
+        t_lo: picked.t_lo,
+        t_hi: picked.t_hi,
+        o,
+    };
+    if is3 {
+        slice_figures(&cells, &mut figures, &mut report);
+    } else {
+        grid_figures(&cells, &mut figures, &mut report);
+    }
+
+    let stem = format!(
+        "{kind}_memory_access_pattern_{}",
+        figure_stem(&info.name, r.var, &info, r.inner, r.type_bytes)
+    );
+    let title = format!(
+        "{} memory access pattern of {} ({})",
+        kind.to_uppercase(),
+        info.name,
+        dims_text(&shape.dims)
+    );
+    let mut intro = report.warnings.clone();
+    intro.extend(report.aggregated.clone());
+    report.html = write_page(
+        &o.figures_dir,
+        &format!("{stem}.html"),
+        &title,
+        &intro,
+        &figures,
+    )?;
+    if o.save {
+        report.data_csv.push(save_csv(&d, &format!("{stem}.csv"))?);
+    }
+    Ok(report)
+}
+
+/// `12 x 12` for dimensions `[12, 12]`.
+fn dims_text(dims: &[u64]) -> String {
+    dims.iter()
+        .map(|d| d.to_string())
+        .collect::<Vec<_>>()
+        .join(" x ")
+}
+
+/// The array's shape: the outer dimension follows from the block size.
+/// Rejects element sizes and dimensions of 0, empty blocks, and grids too
+/// large to index; warns when the block is not a whole number of rows or
+/// planes, or when the shape disagrees with the variable's type.
+fn array_shape(
+    info: &VarInfo,
+    inner: &[u64],
+    type_bytes: u64,
+    report: &mut FigureReport,
+) -> Result<Shape, VisError> {
+    let name = &info.name;
+    let is3 = inner.len() == 2;
     if type_bytes == 0 {
         return Err(VisError::BadOption(format!(
             "The element size of `{name}` is 0 bytes; give the size of one element (e.g. 4 for int)."
@@ -207,71 +246,75 @@ fn draw_array(
             "The block of `{name}` has size 0 bytes, so it has no elements to draw. Pick a variable with a known size."
         )));
     }
-    let a = Accesses::read(acc)?;
-    let l = Lines::read(lines)?;
+    report
+        .warnings
+        .extend(shape_mismatch(info, inner, type_bytes));
     let row_bytes = inner.iter().fold(type_bytes, |p, &d| p.saturating_mul(d));
-    let outer = info.size.div_ceil(row_bytes);
-    let mut dims = vec![outer];
+    let mut dims = vec![info.size.div_ceil(row_bytes)];
     dims.extend_from_slice(inner);
-    let shape = Shape {
+    if info.size % row_bytes != 0 {
+        let unit = if is3 { "plane" } else { "row" };
+        report.warnings.push(format!(
+            "The block of `{name}` is {} bytes, not a multiple of {row_bytes} ({} x {type_bytes}-byte elements per {unit}); drawn as {} with the last {unit} incomplete.",
+            info.size,
+            dims_text(inner),
+            dims_text(&dims),
+        ));
+    }
+    Ok(Shape {
+        name: name.clone(),
         base: info.base,
         size: info.size,
         tb: type_bytes,
-        dims: dims.clone(),
-    };
-    let mut report = FigureReport::default();
-    let dim_text = dims
-        .iter()
-        .map(|d| d.to_string())
-        .collect::<Vec<_>>()
-        .join(" x ");
-    if info.size % row_bytes != 0 {
-        report.warnings.push(format!(
-            "The block of `{name}` is {} bytes, not a multiple of {} ({} x {type_bytes}-byte elements per {}); drawn as {dim_text} with the last {} incomplete.",
-            info.size,
-            row_bytes,
-            inner.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(" x "),
-            if is3 { "plane" } else { "row" },
-            if is3 { "plane" } else { "row" },
-        ));
-    }
+        dims,
+    })
+}
 
-    // Rows of this variable, and out-of-block accounting.
-    let (avar, aaddr, asize, atime, aop, aocc, atid, aline) = (
-        a.var(),
-        a.addr(),
-        a.size(),
-        a.time(),
-        a.op(),
-        a.occ(),
-        a.tid(),
-        a.line(),
-    );
-    let mut rows: Vec<usize> = Vec::new();
-    let (mut outside, mut partial, mut touches) = (0u64, 0u64, 0u64);
-    let (mut t_lo, mut t_hi) = (u64::MAX, 0u64);
+/// The access rows of one variable that touch its block.
+struct Picked {
+    rows: Vec<usize>,
+    /// Element touches: a wide access touches every element it spans.
+    touches: u64,
+    t_lo: u64,
+    t_hi: u64,
+}
+
+/// The rows of `var` that fall in its block; accesses outside it, or
+/// straddling its edge, are counted in warnings.
+fn pick_rows(
+    a: &Accesses,
+    shape: &Shape,
+    var: u32,
+    report: &mut FigureReport,
+) -> Result<Picked, VisError> {
+    let (avar, aaddr, asize, atime) = (a.var(), a.addr(), a.size(), a.time());
+    let mut p = Picked {
+        rows: Vec::new(),
+        touches: 0,
+        t_lo: u64::MAX,
+        t_hi: 0,
+    };
+    let (mut outside, mut partial) = (0u64, 0u64);
     for k in 0..a.len() {
         if avar[k] != var {
             continue;
         }
-        match shape.span(aaddr[k], asize[k] as u32) {
-            None => outside += 1,
-            Some((e0, e1)) => {
-                if shape.partial(aaddr[k], asize[k] as u32) {
-                    partial += 1;
-                }
-                touches += e1 - e0 + 1;
-                t_lo = t_lo.min(atime[k] as u64);
-                t_hi = t_hi.max(atime[k] as u64);
-                rows.push(k);
-            }
-        }
+        let Some((e0, e1)) = shape.span(aaddr[k], asize[k] as u32) else {
+            outside += 1;
+            continue;
+        };
+        partial += shape.partial(aaddr[k], asize[k] as u32) as u64;
+        p.touches += e1 - e0 + 1;
+        p.t_lo = p.t_lo.min(atime[k] as u64);
+        p.t_hi = p.t_hi.max(atime[k] as u64);
+        p.rows.push(k);
     }
+    let name = &shape.name;
     if outside > 0 {
         report.warnings.push(format!(
             "{outside} accesses of `{name}` fall outside its block [0x{:x}, 0x{:x}) and are not drawn; check the variable's base and size.",
-            info.base,
-            info.base + info.size
+            shape.base,
+            shape.base + shape.size
         ));
     }
     if partial > 0 {
@@ -279,281 +322,335 @@ fn draw_array(
             "{partial} accesses of `{name}` straddle the edge of its block; only the elements inside it are drawn."
         ));
     }
-    if rows.is_empty() {
+    if p.rows.is_empty() {
         return Err(VisError::Empty(format!(
             "No access of `{name}` (variable {var}) falls inside its block, so there is nothing to draw. Check the memory kinds selected and the variable's base and size."
         )));
     }
+    Ok(p)
+}
 
-    let sources: Arc<Vec<String>> = Arc::new(l.sources().to_vec());
-    let each = |f: &mut dyn FnMut(usize, u64) -> bool| {
-        for &k in &rows {
-            if let Some((e0, e1)) = shape.span(aaddr[k], asize[k] as u32) {
-                for e in e0..=e1 {
-                    if !f(k, e) {
-                        return;
-                    }
-                }
-            }
-        }
-    };
+/// What the scatter and the data file are drawn from.
+struct Drawn<'a> {
+    a: &'a Accesses,
+    shape: &'a Shape,
+    picked: &'a Picked,
+    each: &'a Source<'a>,
+    sources: Arc<Vec<String>>,
+    o: &'a FigureOptions,
+}
 
-    // ---- scatter ----
-    let budget = o.point_budget as u64;
-    let (xl, yl, zl) = if is3 {
-        ("column j", "depth k", "plane i")
-    } else {
-        ("column j", "occurrence", "row i")
-    };
-    let mut scatter = Plot::new();
-    let scatter_title;
-    if touches <= budget {
-        report.points = touches as usize;
-        scatter_title = format!("{touches} element accesses of {name}");
-        let (mut x, mut y, mut z, mut color) = (vec![], vec![], vec![], vec![]);
-        let (mut c_time, mut c_op, mut c_tid, mut c_occ, mut c_line, mut c_addr) =
-            (vec![], vec![], vec![], vec![], vec![], vec![]);
-        let (mut c_i, mut c_j, mut c_k) = (vec![], vec![], vec![]);
-        each(&mut |k, e| {
-            let (i, j, kk) = shape.ijk(e);
-            x.push(j);
-            y.push(if is3 { kk } else { aocc[k] as u64 });
-            z.push(i);
-            color.push(atime[k] as f64);
-            c_time.push(atime[k] as u64);
-            c_op.push(op_index(aop[k]) as u8);
-            c_tid.push(atid[k] as u64);
-            c_occ.push(aocc[k] as u64);
-            c_line.push(aline[k]);
-            c_addr.push(shape.base + e * shape.tb);
-            c_i.push(i);
-            c_j.push(j);
-            c_k.push(kk);
-            true
-        });
-        let hover = format!(
-            "order (time) %{{customdata[0]}}<br>address 0x%{{customdata[5]:x}}<br>{}<br>variable {}<br>operation %{{customdata[1]}}<br>thread %{{customdata[2]}}<br>occurrence %{{customdata[3]}}<br>source %{{customdata[4]}}<extra></extra>",
-            if is3 {
-                "[%{customdata[6]}][%{customdata[7]}][%{customdata[8]}]"
-            } else {
-                "[%{customdata[6]}][%{customdata[7]}]"
-            },
-            super::html::escape_html(&name)
-        );
-        let mut cols_cd = vec![
-            CdCol::U64(c_time),
-            CdCol::Static(c_op, &OP_NAMES),
-            CdCol::U64(c_tid),
-            CdCol::U64(c_occ),
-            CdCol::Str(c_line, sources.clone()),
-            CdCol::U64(c_addr),
-            CdCol::U64(c_i),
-            CdCol::U64(c_j),
-        ];
-        if is3 {
-            cols_cd.push(CdCol::U64(c_k));
-        }
-        let t = Scatter3D::new(x, y, z)
-            .mode(Mode::Markers)
-            .name(name.as_str())
-            .hover_template(hover);
-        scatter.add_trace(
-            Ext::new(*t)
-                .custom(CustomData { cols: cols_cd })
-                .marker(time_marker(color, t_lo, t_hi, OneOrMany::One(4.0)))
-                .boxed(),
-        );
-    } else {
-        // Exact groups of (block of elements, time bin).
-        let bdims = dims.clone();
-        let key = |_row: usize, e: u64, res: u64| block_key(&shape, &bdims, e, res);
-        // 2D: bins of occurrence (the scatter's y axis); 3D: space only, so
-        // that groups at one position never hide each other.
-        let (o_lo, o_hi) = if is3 {
-            (0, 0)
-        } else {
-            rows.iter().fold((u64::MAX, 0), |(lo, hi), &k| {
-                (lo.min(aocc[k] as u64), hi.max(aocc[k] as u64))
-            })
-        };
-        let dim = |row: usize| if is3 { 0 } else { aocc[row] as u64 };
-        let binned = aggregate(&a, &each, &key, &dim, o_lo, o_hi, o.point_budget);
-        let gs: Vec<&Group> = binned.groups.iter().collect();
-        let blocks: Vec<u64> = dims.iter().map(|d| d.div_ceil(binned.res).max(1)).collect();
-        let desc = format!(
-            "{touches} element accesses of `{name}` exceed the point budget of {}: each point is the exact group of accesses to one block of {} elements{}; colour is their mean time, marker size and hover give the count.",
-            o.point_budget,
-            blocks.iter().map(|b| b.to_string()).collect::<Vec<_>>().join(" x "),
-            if is3 { String::new() } else { format!(" with occurrences in one bin {} wide", binned.time_width) }
-        );
-        report.points = gs.len();
-        scatter_title = format!(
-            "{touches} element accesses of {name}, aggregated into {} points",
-            gs.len()
-        );
-        report.aggregated = Some(desc);
-        let centre = |g: &Group| -> (f64, f64, f64) {
-            let (i, j, k) = shape.ijk(g.coord_min);
-            let c = |v: u64, b: u64| (v / b * b) as f64 + (b as f64 - 1.0) / 2.0;
-            (
-                c(i, blocks[0]),
-                c(j, blocks[1]),
-                if is3 { c(k, blocks[2]) } else { 0.0 },
-            )
-        };
-        let pos: Vec<(f64, f64, f64)> = gs.iter().map(|g| centre(g)).collect();
-        let counts: Vec<u64> = gs.iter().map(|g| g.count).collect();
-        let t = Scatter3D::new(
-            pos.iter().map(|p| p.1).collect::<Vec<_>>(),
-            if is3 {
-                pos.iter().map(|p| p.2).collect::<Vec<_>>()
-            } else {
-                gs.iter().map(|g| g.occ_min as f64).collect::<Vec<_>>()
-            },
-            pos.iter().map(|p| p.0).collect::<Vec<_>>(),
-        )
-        .mode(Mode::Markers)
-        .name(name.as_str())
-        .hover_template("<b>%{customdata[0]} element accesses</b><br>order (time) %{customdata[1]} to %{customdata[2]}<br>elements %{customdata[3]} to %{customdata[4]}<br>loads %{customdata[5]}, stores %{customdata[6]}, modifies %{customdata[7]}<br>occurrence %{customdata[8]} to %{customdata[9]}<br>first: thread %{customdata[10]}, source %{customdata[11]}<extra></extra>");
-        let cd = CustomData {
-            cols: vec![
-                CdCol::U64(counts.clone()),
-                CdCol::U64(gs.iter().map(|g| g.t_min).collect()),
-                CdCol::U64(gs.iter().map(|g| g.t_max).collect()),
-                CdCol::U64(gs.iter().map(|g| g.coord_min).collect()),
-                CdCol::U64(gs.iter().map(|g| g.coord_max).collect()),
-                CdCol::U64(gs.iter().map(|g| g.ops[0]).collect()),
-                CdCol::U64(gs.iter().map(|g| g.ops[1]).collect()),
-                CdCol::U64(gs.iter().map(|g| g.ops[2]).collect()),
-                CdCol::U64(gs.iter().map(|g| g.occ_min as u64).collect()),
-                CdCol::U64(gs.iter().map(|g| g.occ_max as u64).collect()),
-                CdCol::U64(gs.iter().map(|g| atid[g.first_row] as u64).collect()),
-                CdCol::Str(
-                    gs.iter().map(|g| aline[g.first_row]).collect(),
-                    sources.clone(),
-                ),
-            ],
-        };
-        scatter.add_trace(
-            Ext::new(*t)
-                .custom(cd)
-                .marker(time_marker(
-                    gs.iter().map(|g| g.t_mean()).collect(),
-                    t_lo,
-                    t_hi,
-                    OneOrMany::Many(count_sizes(&counts)),
-                ))
-                .boxed(),
-        );
+impl Drawn<'_> {
+    fn is3(&self) -> bool {
+        self.shape.dims.len() == 3
     }
-    let flip = |a: Axis, n: u64| {
-        if o.matrix_orientation {
-            a.range(AxisRange::new(n as f64 - 0.5, -0.5))
+    /// Axis titles of the scatter: x, y, z.
+    fn axes(&self) -> (&'static str, &'static str, &'static str) {
+        if self.is3() {
+            ("column j", "depth k", "plane i")
         } else {
-            a
+            ("column j", "occurrence", "row i")
         }
+    }
+}
+
+/// The 3D scatter of element accesses, exact or aggregated above the point
+/// budget, as the page's first figure.
+fn scatter_figure(d: &Drawn, report: &mut FigureReport) -> PageFigure {
+    let touches = d.picked.touches;
+    let name = &d.shape.name;
+    let (mut scatter, heading) = if touches <= d.o.point_budget as u64 {
+        report.points = touches as usize;
+        (
+            exact_scatter(d),
+            format!("{touches} element accesses of {name}"),
+        )
+    } else {
+        let (plot, groups, desc) = group_scatter(d);
+        report.points = groups;
+        report.aggregated = Some(desc);
+        (
+            plot,
+            format!("{touches} element accesses of {name}, aggregated into {groups} points"),
+        )
     };
+    let (xl, yl, zl) = d.axes();
+    let int_axis = |t: &str| Axis::new().title(Title::with_text(t)).tick_format("d");
+    let mut z = int_axis(zl);
+    if d.o.matrix_orientation {
+        z = z.range(AxisRange::new(d.shape.dims[0] as f64 - 0.5, -0.5));
+    }
     scatter.set_layout(
         Layout::new().height(800).scene(
             LayoutScene::new()
-                .x_axis(Axis::new().title(Title::with_text(xl)))
-                .y_axis(Axis::new().title(Title::with_text(yl)))
-                .z_axis(flip(Axis::new().title(Title::with_text(zl)), dims[0])),
+                .x_axis(int_axis(xl))
+                .y_axis(int_axis(yl))
+                .z_axis(z),
         ),
     );
-
-    // ---- heatmaps ----
-    let mut figures = vec![PageFigure {
-        heading: scatter_title,
+    PageFigure {
+        heading,
         note: format!(
-            "{name} as a {dim_text} array of {type_bytes}-byte elements. Each point is one element access: {xl} (x), {yl} (y), {zl} (z), coloured from sooner (dark) to later (yellow)."
+            "{name} as a {} array of {}-byte elements. Each point is one element access: {xl} (x), {yl} (y), {zl} (z), coloured from sooner (dark) to later (yellow).",
+            dims_text(&d.shape.dims),
+            d.shape.tb
         ),
         plot: scatter,
         height: 800,
-    }];
-    if is3 {
-        slice_figures(
-            &shape,
-            &each,
-            atime,
-            aop,
-            budget,
-            o,
-            &mut figures,
-            &mut report,
-        );
-    } else {
-        grid_figures(
-            &shape,
-            &each,
-            atime,
-            aop,
-            t_lo,
-            t_hi,
-            budget,
-            o,
-            &mut figures,
-            &mut report,
-        );
     }
+}
 
-    let fname = sanitize_name(&name, var);
-    let title = format!(
-        "{} memory access pattern of {name} ({dim_text})",
-        kind.to_uppercase()
-    );
-    let mut intro = report.warnings.clone();
-    if let Some(d) = &report.aggregated {
-        intro.push(d.clone());
-    }
-    report.html = write_page(
-        &o.figures_dir,
-        &format!("{kind}_memory_access_pattern_{fname}.html"),
-        &title,
-        &intro,
-        &figures,
-    )?;
-
-    if o.save {
-        let mut header = vec!["index", "address", "variable", "occurrence", "row", "col"];
+/// Hover of one exact element access; customdata is `[time, operation,
+/// thread, occurrence, source, address, i, j, (k)]`.
+fn exact_hover(name: &str, is3: bool) -> String {
+    format!(
+        "order (time) %{{customdata[0]}}<br>address 0x%{{customdata[5]:x}}<br>{}{}<br>operation %{{customdata[1]}}<br>thread %{{customdata[2]}}<br>occurrence %{{customdata[3]}}<br>source %{{customdata[4]}}<extra></extra>",
+        super::html::escape_html(name),
         if is3 {
-            header.push("depth");
+            "[%{customdata[6]}][%{customdata[7]}][%{customdata[8]}]"
+        } else {
+            "[%{customdata[6]}][%{customdata[7]}]"
+        },
+    )
+}
+
+/// One point per element access: x = j, y = occurrence (2D) or k (3D),
+/// z = i, coloured by time.
+fn exact_scatter(d: &Drawn) -> Plot {
+    let a = d.a;
+    let is3 = d.is3();
+    let (x, y, z, color) = (&mut vec![], &mut vec![], &mut vec![], &mut vec![]);
+    let mut cd: [Vec<u64>; 9] = Default::default();
+    let mut c_line = vec![];
+    (d.each)(&mut |k, e| {
+        let (i, j, kk) = d.shape.ijk(e);
+        x.push(j);
+        y.push(if is3 { kk } else { a.occ()[k] as u64 });
+        z.push(i);
+        color.push(a.time()[k] as f64);
+        let vals = [
+            a.time()[k] as u64,
+            op_index(a.op()[k]) as u64,
+            a.tid()[k] as u64,
+            a.occ()[k] as u64,
+            0,
+            d.shape.base + e * d.shape.tb,
+            i,
+            j,
+            kk,
+        ];
+        for (col, v) in cd.iter_mut().zip(vals) {
+            col.push(v);
         }
-        header.extend_from_slice(&["operation", "thread", "time"]);
-        let mut w = CsvOut::create(
-            &o.visinfo_dir,
-            &format!("{kind}_memory_access_pattern_{fname}.csv"),
-            &header,
-        )?;
-        let mut err = None;
-        each(&mut |k, e| {
-            let (i, j, kk) = shape.ijk(e);
-            w.num(k as u64);
-            w.hex(shape.base + e * shape.tb);
-            w.text(&name);
-            w.num(aocc[k] as u64);
-            w.num(i);
-            w.num(j);
-            if is3 {
-                w.num(kk);
-            }
-            w.text(op_name(aop[k]));
-            w.num(atid[k] as u64);
-            w.num(atime[k] as u64);
-            match w.end_row() {
-                Ok(()) => true,
-                Err(e) => {
-                    err = Some(e);
-                    false
-                }
-            }
-        });
-        if let Some(e) = err {
-            return Err(e);
-        }
-        report.data_csv.push(w.finish()?);
+        c_line.push(a.line()[k]);
+        true
+    });
+    let [c_time, c_op, c_tid, c_occ, _, c_addr, c_i, c_j, c_k] = cd;
+    let mut cols = vec![
+        CdCol::U64(c_time),
+        CdCol::Static(c_op.into_iter().map(|o| o as u8).collect(), &OP_NAMES),
+        CdCol::U64(c_tid),
+        CdCol::U64(c_occ),
+        CdCol::Str(c_line, d.sources.clone()),
+        CdCol::U64(c_addr),
+        CdCol::U64(c_i),
+        CdCol::U64(c_j),
+    ];
+    if is3 {
+        cols.push(CdCol::U64(c_k));
     }
-    Ok(report)
+    let t = Scatter3D::new(x.clone(), y.clone(), z.clone())
+        .mode(Mode::Markers)
+        .name(d.shape.name.as_str())
+        .hover_template(exact_hover(&d.shape.name, is3));
+    let mut p = Plot::new();
+    p.add_trace(
+        Ext::new(*t)
+            .custom(CustomData { cols })
+            .marker(time_marker(
+                std::mem::take(color),
+                d.picked.t_lo,
+                d.picked.t_hi,
+                OneOrMany::One(4.0),
+            ))
+            .boxed(),
+    );
+    p
+}
+
+/// Hover of one aggregated group of element accesses; customdata is
+/// `[count, t_min, t_max, e_min, e_max, loads, stores, modifies, occ_min,
+/// occ_max, thread, source]`.
+const GROUP_HOVER: &str = "<b>%{customdata[0]} element accesses</b><br>order (time) %{customdata[1]} to %{customdata[2]}<br>elements %{customdata[3]} to %{customdata[4]}<br>loads %{customdata[5]}, stores %{customdata[6]}, modifies %{customdata[7]}<br>occurrence %{customdata[8]} to %{customdata[9]}<br>first: thread %{customdata[10]}, source %{customdata[11]}<extra></extra>";
+
+/// Exact groups of (block of elements, occurrence bin) above the point
+/// budget; returns the plot, the number of groups and a description.
+fn group_scatter(d: &Drawn) -> (Plot, usize, String) {
+    let (a, shape, is3) = (d.a, d.shape, d.is3());
+    let aocc = a.occ();
+    let dims = shape.dims.clone();
+    let key = |_row: usize, e: u64, res: u64| block_key(shape, &dims, e, res);
+    // 2D: bins of occurrence (the scatter's y axis); 3D: space only, so
+    // that groups at one position never hide each other.
+    let (o_lo, o_hi) = if is3 {
+        (0, 0)
+    } else {
+        d.picked.rows.iter().fold((u64::MAX, 0), |(lo, hi), &k| {
+            (lo.min(aocc[k] as u64), hi.max(aocc[k] as u64))
+        })
+    };
+    let dim = |row: usize| if is3 { 0 } else { aocc[row] as u64 };
+    let binned = aggregate(a, d.each, &key, &dim, o_lo, o_hi, d.o.point_budget);
+    let gs: Vec<&Group> = binned.groups.iter().collect();
+    let blocks: Vec<u64> = dims.iter().map(|x| x.div_ceil(binned.res).max(1)).collect();
+    let desc = format!(
+        "{} element accesses of `{}` exceed the point budget of {}: each point is the exact group of accesses to one block of {} elements{}; colour is their mean time, marker size and hover give the count.",
+        d.picked.touches,
+        shape.name,
+        d.o.point_budget,
+        blocks.iter().map(|b| b.to_string()).collect::<Vec<_>>().join(" x "),
+        if is3 { String::new() } else { format!(" with occurrences in one bin {} wide", binned.time_width) }
+    );
+    let centre = |g: &Group| -> (f64, f64, f64) {
+        let (i, j, k) = shape.ijk(g.coord_min);
+        let c = |v: u64, b: u64| (v / b * b) as f64 + (b as f64 - 1.0) / 2.0;
+        (
+            c(i, blocks[0]),
+            c(j, blocks[1]),
+            if is3 { c(k, blocks[2]) } else { 0.0 },
+        )
+    };
+    let pos: Vec<(f64, f64, f64)> = gs.iter().map(|g| centre(g)).collect();
+    let counts: Vec<u64> = gs.iter().map(|g| g.count).collect();
+    let y: Vec<f64> = if is3 {
+        pos.iter().map(|p| p.2).collect()
+    } else {
+        gs.iter().map(|g| g.occ_min as f64).collect()
+    };
+    let t = Scatter3D::new(
+        pos.iter().map(|p| p.1).collect::<Vec<_>>(),
+        y,
+        pos.iter().map(|p| p.0).collect::<Vec<_>>(),
+    )
+    .mode(Mode::Markers)
+    .name(shape.name.as_str())
+    .hover_template(GROUP_HOVER);
+    let u = |f: &dyn Fn(&Group) -> u64| CdCol::U64(gs.iter().map(|g| f(g)).collect());
+    let cd = CustomData {
+        cols: vec![
+            u(&|g| g.count),
+            u(&|g| g.t_min),
+            u(&|g| g.t_max),
+            u(&|g| g.coord_min),
+            u(&|g| g.coord_max),
+            u(&|g| g.ops[0]),
+            u(&|g| g.ops[1]),
+            u(&|g| g.ops[2]),
+            u(&|g| g.occ_min as u64),
+            u(&|g| g.occ_max as u64),
+            u(&|g| a.tid()[g.first_row] as u64),
+            CdCol::Str(
+                gs.iter().map(|g| a.line()[g.first_row]).collect(),
+                d.sources.clone(),
+            ),
+        ],
+    };
+    let mut p = Plot::new();
+    p.add_trace(
+        Ext::new(*t)
+            .custom(cd)
+            .marker(time_marker(
+                gs.iter().map(|g| g.t_mean()).collect(),
+                d.picked.t_lo,
+                d.picked.t_hi,
+                OneOrMany::Many(count_sizes(&counts)),
+            ))
+            .boxed(),
+    );
+    (p, gs.len(), desc)
+}
+
+/// Writes one row per element touch to `visinfo/<file>`: the access row,
+/// the element's address, the variable, occurrence, row, column (depth),
+/// operation, thread and time.
+fn save_csv(d: &Drawn, file: &str) -> Result<std::path::PathBuf, VisError> {
+    let (a, shape) = (d.a, d.shape);
+    let mut header = vec!["index", "address", "variable", "occurrence", "row", "col"];
+    if d.is3() {
+        header.push("depth");
+    }
+    header.extend_from_slice(&["operation", "thread", "time"]);
+    let mut w = CsvOut::create(&d.o.visinfo_dir, file, &header)?;
+    let mut err = None;
+    (d.each)(&mut |k, e| {
+        let (i, j, kk) = shape.ijk(e);
+        w.num(k as u64);
+        w.hex(shape.base + e * shape.tb);
+        w.text(&shape.name);
+        w.num(a.occ()[k] as u64);
+        w.num(i);
+        w.num(j);
+        if d.is3() {
+            w.num(kk);
+        }
+        w.text(op_name(a.op()[k]));
+        w.num(a.tid()[k] as u64);
+        w.num(a.time()[k] as u64);
+        match w.end_row() {
+            Ok(()) => true,
+            Err(e) => {
+                err = Some(e);
+                false
+            }
+        }
+    });
+    if let Some(e) = err {
+        return Err(e);
+    }
+    w.finish()
+}
+
+/// What is wrong with drawing `info` with these inner dimensions and
+/// element size, when its type says otherwise: an element size that is not
+/// the type's splits or merges elements, so every access is drawn as the
+/// wrong number of cells.
+fn shape_mismatch(info: &VarInfo, inner: &[u64], type_bytes: u64) -> Vec<String> {
+    let mut out = Vec::new();
+    let name = &info.name;
+    let known = info.elem_size as u64;
+    if known > 0 && known != type_bytes {
+        out.push(format!(
+            "`{name}` holds {known}-byte elements, but it is drawn with {type_bytes}-byte ones, so each access covers {} cells; give {known} as the element size to draw one cell per element.",
+            if type_bytes < known {
+                format!("{} or more", known.div_ceil(type_bytes))
+            } else {
+                "a fraction of".to_string()
+            }
+        ));
+    }
+    if info.dims.len() == inner.len() + 1 && info.dims[1..] != *inner {
+        let want: Vec<String> = info.dims[1..].iter().map(|d| d.to_string()).collect();
+        out.push(format!(
+            "`{name}` is declared as {}, so its inner dimensions are {}; it is drawn with {} instead.",
+            info.dims.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(" x "),
+            want.join(" x "),
+            inner.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(" x "),
+        ));
+    }
+    out
+}
+
+/// The file stem of an array figure: the variable's name when the shape
+/// agrees with its type (or the type says nothing), and the name with the
+/// shape (`p_16x4x4B`) otherwise, so that a figure drawn with another shape
+/// never overwrites the one drawn with the right shape.
+fn figure_stem(name: &str, var: u32, info: &VarInfo, inner: &[u64], type_bytes: u64) -> String {
+    let stem = sanitize_name(name, var);
+    if shape_mismatch(info, inner, type_bytes).is_empty() {
+        return stem;
+    }
+    let dims: Vec<String> = inner.iter().map(|d| d.to_string()).collect();
+    format!("{stem}_{}x{type_bytes}B", dims.join("x"))
 }
 
 /// Key of the block of elements holding `e` when each dimension is cut into
@@ -567,370 +664,4 @@ fn block_key(shape: &Shape, dims: &[u64], e: u64, res: u64) -> u64 {
         key = key * n[2] + k / b[2];
     }
     key
-}
-
-fn heat(
-    x: Vec<u64>,
-    y: Vec<u64>,
-    z: Vec<Vec<Option<f64>>>,
-    title: &str,
-    scale: ColorScalePalette,
-    axes: (&str, &str),
-) -> Box<HeatMap<u64, u64, Vec<Option<f64>>>> {
-    // Counts use a light-to-dark scale so that blank (never) reads as white.
-    let counts = matches!(scale, ColorScalePalette::YlOrRd);
-    HeatMap::new(x, y, z)
-        .color_scale(ColorScale::Palette(scale))
-        .reverse_scale(counts)
-        .color_bar(ColorBar::new().title(title))
-        .hover_template(format!(
-            "{} %{{y}}, {} %{{x}}<br>{title} %{{z}}<extra></extra>",
-            axes.0, axes.1
-        ))
-}
-
-/// A count as a heatmap value: blank (`None`) when zero.
-fn count_cell(c: u64) -> Option<f64> {
-    (c > 0).then_some(c as f64)
-}
-
-/// Heatmap `z`: rows of optional cell values.
-type ZRows = Vec<Vec<Option<f64>>>;
-
-/// Rows of `z` values of a grid, row-major, `None` where `f` gives none.
-fn rows_of(nr: usize, nc: usize, f: impl Fn(usize) -> Option<f64>) -> Vec<Vec<Option<f64>>> {
-    (0..nr)
-        .map(|r| (0..nc).map(|c| f(r * nc + c)).collect())
-        .collect()
-}
-
-#[allow(clippy::too_many_arguments)]
-fn grid_figures(
-    shape: &Shape,
-    each: &Source<'_>,
-    atime: &[u32],
-    aop: &[u8],
-    t_lo: u64,
-    t_hi: u64,
-    budget: u64,
-    o: &FigureOptions,
-    figures: &mut Vec<PageFigure>,
-    report: &mut FigureReport,
-) {
-    let (rows, cols) = (shape.dims[0], shape.dims[1]);
-    let f = merge_factor(&[rows, cols], budget);
-    let (nr, nc) = (rows.div_ceil(f) as usize, cols.div_ceil(f) as usize);
-    if f > 1 {
-        report.warnings.push(format!(
-            "The {rows} x {cols} grid has more cells than the point budget {budget}; heatmap cells are blocks of {f} x {f} elements."
-        ));
-    }
-    let mut g = Grid::new(nr * nc);
-    each(&mut |k, e| {
-        let (i, j, _) = shape.ijk(e);
-        let c = (i / f) as usize * nc + (j / f) as usize;
-        let oi = op_index(aop[k]);
-        g.add(c, atime[k] as u64, oi == 1 || oi == 2);
-        true
-    });
-    let xs: Vec<u64> = (0..nc as u64).map(|c| c * f).collect();
-    let ys: Vec<u64> = (0..nr as u64).map(|r| r * f).collect();
-    let yaxis = || {
-        let a = Axis::new().title(Title::with_text("row i"));
-        if o.matrix_orientation {
-            a.range(AxisRange::new(
-                (nr as u64 * f) as f64 - f as f64 / 2.0,
-                -(f as f64) / 2.0,
-            ))
-        } else {
-            a
-        }
-    };
-    let layout = || {
-        Layout::new()
-            .height(560)
-            .x_axis(Axis::new().title(Title::with_text("column j")))
-            .y_axis(yaxis())
-    };
-    // Merged cells hold the sum over their block; say so on the colour bar.
-    let count_label = if f > 1 {
-        format!("accesses per {f} x {f} block")
-    } else {
-        "accesses".to_string()
-    };
-    let maps: [(&str, &str, ZRows, ColorScalePalette); 4] = [
-        (
-            "Access count per element",
-            &count_label,
-            rows_of(nr, nc, |c| count_cell(g.count[c])),
-            ColorScalePalette::YlOrRd,
-        ),
-        (
-            "First access time per element",
-            "first access",
-            rows_of(nr, nc, |c| (g.count[c] > 0).then_some(g.first[c] as f64)),
-            ColorScalePalette::Viridis,
-        ),
-        (
-            "Last access time per element",
-            "last access",
-            rows_of(nr, nc, |c| (g.count[c] > 0).then_some(g.last[c] as f64)),
-            ColorScalePalette::Viridis,
-        ),
-        (
-            "Store share per element",
-            "store share",
-            rows_of(nr, nc, |c| {
-                (g.count[c] > 0).then_some(g.stores[c] as f64 / g.count[c] as f64)
-            }),
-            ColorScalePalette::RdBu,
-        ),
-    ];
-    let notes = [
-        "How often each element was touched (a wide access touches every element it spans). White: never.",
-        "When each element was touched first: along a row for row-major order, down a column for column-major. Blank: never.",
-        "When each element was touched last.",
-        "(stores + modifies) / accesses: 0 only loaded, 1 only written.",
-    ];
-    let max_count = g.count.iter().copied().max().unwrap_or(1).max(1) as f64;
-    // Fixed colour ranges: counts from 0, shares from 0 to 1; times automatic.
-    let ranges = [Some((0.0, max_count)), None, None, Some((0.0, 1.0))];
-    for (((heading, label, z, scale), note), range) in maps.into_iter().zip(notes).zip(ranges) {
-        let mut p = Plot::new();
-        let h = heat(xs.clone(), ys.clone(), z, label, scale, ("row", "col"));
-        p.add_trace(match range {
-            Some((lo, hi)) => h.zauto(false).zmin(lo).zmax(hi),
-            None => h,
-        });
-        p.set_layout(layout());
-        figures.push(PageFigure {
-            heading: heading.into(),
-            note: note.into(),
-            plot: p,
-            height: 560,
-        });
-    }
-
-    // Replay: cumulative count per cell after each of F time steps.
-    let span = t_hi - t_lo + 1;
-    let nf = REPLAY_FRAMES.min(span).max(1);
-    let fr = merge_factor(&[rows, cols], (budget / nf).max(1)).max(f);
-    let (rr, rc) = (rows.div_ceil(fr) as usize, cols.div_ceil(fr) as usize);
-    let cells = rr * rc;
-    let mut frames = vec![0u64; nf as usize * cells];
-    each(&mut |k, e| {
-        let (i, j, _) = shape.ijk(e);
-        let c = (i / fr) as usize * rc + (j / fr) as usize;
-        let fi = ((atime[k] as u64 - t_lo) as u128 * nf as u128 / span as u128) as usize;
-        frames[fi * cells + c] += 1;
-        true
-    });
-    for fi in 1..nf as usize {
-        for c in 0..cells {
-            frames[fi * cells + c] += frames[(fi - 1) * cells + c];
-        }
-    }
-    let zmax = frames[(nf as usize - 1) * cells..]
-        .iter()
-        .copied()
-        .max()
-        .unwrap_or(1)
-        .max(1) as f64;
-    let rxs: Vec<u64> = (0..rc as u64).map(|c| c * fr).collect();
-    let rys: Vec<u64> = (0..rr as u64).map(|r| r * fr).collect();
-    let frame_heat = |fi: usize| {
-        let z = rows_of(rr, rc, |c| count_cell(frames[fi * cells + c]));
-        heat(
-            rxs.clone(),
-            rys.clone(),
-            z,
-            "accesses so far",
-            ColorScalePalette::YlOrRd,
-            ("row", "col"),
-        )
-        .zauto(false)
-        .zmin(0.0)
-        .zmax(zmax)
-    };
-    let thresholds: Vec<u64> = (0..nf)
-        .map(|fi| t_lo + ((fi as u128 + 1) * span as u128 / nf as u128) as u64 - 1)
-        .collect();
-    let last = nf as usize - 1;
-    let mut p = Plot::new();
-    p.add_trace(frame_heat(last));
-    let mut steps = Vec::new();
-    for (fi, &th) in thresholds.iter().enumerate() {
-        let name = format!("t{fi}");
-        let mut tr = Traces::new();
-        tr.push(frame_heat(fi) as Box<dyn Trace>);
-        p.add_frame(Frame::new().name(name.clone()).data(tr).traces(vec![0]));
-        steps.push(
-            SliderStep::new()
-                .label(format!("{th}"))
-                .method(SliderMethod::Animate)
-                .args(json!([[name], {"mode": "immediate", "frame": {"duration": 0, "redraw": true}, "transition": {"duration": 0}}])),
-        );
-    }
-    let play = Button::new()
-        .label("Play")
-        .method(ButtonMethod::Animate)
-        .args(json!([null, {"frame": {"duration": 250, "redraw": true}, "fromcurrent": false, "transition": {"duration": 0}}]));
-    p.set_layout(
-        layout()
-            .height(640)
-            .sliders(vec![Slider::new()
-                .y(-0.2)
-                .active(last as i32)
-                .steps(steps)
-                .current_value(
-                    plotly::layout::SliderCurrentValue::new().prefix("accesses up to time "),
-                )])
-            .update_menus(vec![UpdateMenu::new()
-                .ty(UpdateMenuType::Buttons)
-                .buttons(vec![play])
-                .x(0.0)
-                .y(1.12)]),
-    );
-    figures.push(PageFigure {
-        heading: "Replay of the traversal".into(),
-        note: format!(
-            "Cumulative accesses per element up to each of {nf} time steps; drag the slider or press Play.{}",
-            if fr > 1 {
-                format!(" Cells are blocks of {fr} x {fr} elements.")
-            } else {
-                String::new()
-            }
-        ),
-        plot: p,
-        height: 640,
-    });
-}
-
-#[allow(clippy::too_many_arguments)]
-fn slice_figures(
-    shape: &Shape,
-    each: &Source<'_>,
-    atime: &[u32],
-    _aop: &[u8],
-    budget: u64,
-    o: &FigureOptions,
-    figures: &mut Vec<PageFigure>,
-    report: &mut FigureReport,
-) {
-    let (planes, cols, depth) = (shape.dims[0], shape.dims[1], shape.dims[2]);
-    let thick = planes.div_ceil(MAX_SLICES).max(1);
-    let ns = planes.div_ceil(thick);
-    let f = merge_factor(&[cols, depth], (budget / ns).max(1));
-    let (nj, nk) = (cols.div_ceil(f) as usize, depth.div_ceil(f) as usize);
-    if thick > 1 {
-        report.warnings.push(format!(
-            "{planes} planes are more than {MAX_SLICES} slices; each slice merges {thick} adjacent planes."
-        ));
-    }
-    if f > 1 {
-        report.warnings.push(format!(
-            "The {cols} x {depth} planes times {ns} slices exceed the point budget {budget}; heatmap cells are blocks of {f} x {f} elements."
-        ));
-    }
-    let cells = nj * nk;
-    let mut g = Grid::new(ns as usize * cells);
-    each(&mut |k, e| {
-        let (i, j, kk) = shape.ijk(e);
-        let c = (i / thick) as usize * cells + (j / f) as usize * nk + (kk / f) as usize;
-        g.add(c, atime[k] as u64, false);
-        true
-    });
-    let xs: Vec<u64> = (0..nk as u64).map(|c| c * f).collect();
-    let ys: Vec<u64> = (0..nj as u64).map(|r| r * f).collect();
-    let metrics: [(&str, &str, bool, ColorScalePalette); 2] = [
-        (
-            "First access time per element, one plane at a time",
-            "first access",
-            true,
-            ColorScalePalette::Viridis,
-        ),
-        (
-            "Access count per element, one plane at a time",
-            "accesses",
-            false,
-            ColorScalePalette::YlOrRd,
-        ),
-    ];
-    for (heading, label, is_time, scale) in metrics {
-        let value = |c: usize| -> Option<f64> {
-            if is_time {
-                (g.count[c] > 0).then_some(g.first[c] as f64)
-            } else {
-                count_cell(g.count[c])
-            }
-        };
-        let vals: Vec<f64> = (0..g.count.len()).filter_map(value).collect();
-        let zmin = vals.iter().copied().fold(f64::INFINITY, f64::min);
-        let zmax = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        let (zmin, zmax) = if zmin.is_finite() {
-            // Counts start at 0 so that a cell touched once is not the darkest.
-            let zmin = if is_time { zmin } else { 0.0 };
-            (zmin, zmax.max(zmin + 1.0))
-        } else {
-            (0.0, 1.0)
-        };
-        let mut p = Plot::new();
-        let mut steps = Vec::new();
-        for s in 0..ns as usize {
-            let z = rows_of(nj, nk, |c| value(s * cells + c));
-            let lo = s as u64 * thick;
-            let hi = ((s as u64 + 1) * thick).min(planes) - 1;
-            let plane = if lo == hi {
-                format!("plane {lo}")
-            } else {
-                format!("planes {lo}-{hi}")
-            };
-            let t = heat(xs.clone(), ys.clone(), z, label, scale.clone(), ("j", "k"))
-                .zauto(false)
-                .zmin(zmin)
-                .zmax(zmax)
-                .name(plane.as_str())
-                .visible(if s == 0 {
-                    Visible::True
-                } else {
-                    Visible::False
-                });
-            p.add_trace(t);
-            let vis: Vec<bool> = (0..ns as usize).map(|x| x == s).collect();
-            steps.push(
-                SliderStep::new()
-                    .label(plane)
-                    .method(SliderMethod::Restyle)
-                    .args(json!([{"visible": vis}])),
-            );
-        }
-        let yaxis = Axis::new().title(Title::with_text("j (column)"));
-        let yaxis = if o.matrix_orientation {
-            yaxis.range(AxisRange::new(
-                (nj as u64 * f) as f64 - f as f64 / 2.0,
-                -(f as f64) / 2.0,
-            ))
-        } else {
-            yaxis
-        };
-        p.set_layout(
-            Layout::new()
-                .height(640)
-                .x_axis(Axis::new().title(Title::with_text("k (depth)")))
-                .y_axis(yaxis)
-                .sliders(vec![Slider::new()
-                    .y(-0.2)
-                    .active(0)
-                    .steps(steps)
-                    .current_value(
-                        plotly::layout::SliderCurrentValue::new().prefix("showing "),
-                    )]),
-        );
-        figures.push(PageFigure {
-            heading: heading.into(),
-            note: "Each slice is one plane i (outermost index): j up the side, k along the bottom. Drag the slider to move through the planes.".into(),
-            plot: p,
-            height: 640,
-        });
-    }
 }

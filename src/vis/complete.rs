@@ -12,7 +12,8 @@ use super::csv::CsvOut;
 use super::error::VisError;
 use super::html::{write_page, PageFigure};
 use super::input::{op_index, op_name, Accesses, Lines, Variables, OP_NAMES};
-use super::traces::{count_sizes, time_marker, CdCol, CustomData, Ext, OneOrMany, PALETTE};
+use super::traces::{count_sizes, time_marker, CdCol, CustomData, Ext, OneOrMany, SOLID_OPACITY};
+use super::traces::{draw_order, op_colour};
 use super::{FigureOptions, FigureReport};
 
 /// File name of the page written by [`complete_memory_access_pattern`].
@@ -91,6 +92,7 @@ pub fn complete_memory_access_pattern(
     }
     let names: Arc<Vec<String>> = Arc::new(present.iter().map(|&i| v.name(i)).collect());
     let sources: Arc<Vec<String>> = Arc::new(l.sources().to_vec());
+    let labels = Labels::new(&present, &v, names.clone(), sources);
     let t_lo = time.iter().copied().min().unwrap_or(0) as u64;
     let t_hi = time.iter().copied().max().unwrap_or(0) as u64;
 
@@ -99,7 +101,7 @@ pub fn complete_memory_access_pattern(
     let (fig3d, fig2d) = if n <= o.point_budget {
         report.points = n;
         title = format!("Complete memory access pattern ({n} accesses)");
-        exact_figures(&a, &v, &rank_of, &names, &sources, t_lo, t_hi)
+        exact_figures(&a, &v, &rank_of, &labels, t_lo, t_hi)
     } else {
         // Per-variable address ranges, for per-variable address bins.
         let nv = present.len();
@@ -144,7 +146,7 @@ pub fn complete_memory_access_pattern(
             b2.groups.len()
         );
         report.aggregated = Some(desc);
-        group_figures(&a, &b3, &b2, &names, &sources, t_lo, t_hi)
+        group_figures(&a, &b3, &b2, &labels, t_lo, t_hi)
     };
 
     let mut intro = vec![
@@ -164,7 +166,7 @@ pub fn complete_memory_access_pattern(
             heading: "Address over time".into(),
             note: "Click a legend entry to hide it, double-click to show it alone.".into(),
             plot: fig2d,
-            height: 650,
+            height: labels.height_2d() as u32,
         },
     ];
     report.html = write_page(&o.figures_dir, FILE, &title, &intro, &figures)?;
@@ -216,27 +218,118 @@ fn scene(names: &[String]) -> LayoutScene {
         )
 }
 
-fn layout_2d() -> Layout {
-    Layout::new()
-        .x_axis(Axis::new().title(Title::with_text("access order (time)")))
-        .y_axis(
+/// Names, sources and memory-kind panels of the variables drawn, by rank
+/// (the variables present, ordered by base address).
+struct Labels {
+    names: Arc<Vec<String>>,
+    sources: Arc<Vec<String>>,
+    /// Panel of each rank, an index into `kinds`.
+    panel: Vec<usize>,
+    /// Memory kinds present, bottom panel first: globals, heap, stack (the
+    /// order of their addresses).
+    kinds: Vec<&'static str>,
+}
+
+/// Memory kinds in panel order, with their axis titles.
+const KINDS: [(&str, &str); 4] = [
+    ("G", "global address"),
+    ("H", "heap address"),
+    ("S", "stack address"),
+    ("", "address"),
+];
+
+impl Labels {
+    fn new(
+        present: &[u32],
+        v: &Variables,
+        names: Arc<Vec<String>>,
+        sources: Arc<Vec<String>>,
+    ) -> Labels {
+        let kind_of = |id: u32| {
+            let scope = v.get(id).map_or("", |x| x.scope.as_str());
+            KINDS
+                .iter()
+                .position(|k| k.0 == scope)
+                .unwrap_or(KINDS.len() - 1)
+        };
+        let mut used = [false; KINDS.len()];
+        for &id in present {
+            used[kind_of(id)] = true;
+        }
+        let order: Vec<usize> = (0..KINDS.len()).filter(|&k| used[k]).collect();
+        let panel = present
+            .iter()
+            .map(|&id| order.iter().position(|&k| k == kind_of(id)).unwrap_or(0))
+            .collect();
+        Labels {
+            names,
+            sources,
+            panel,
+            kinds: order.iter().map(|&k| KINDS[k].1).collect(),
+        }
+    }
+
+    /// The plotly y axis of rank `r`'s panel: `y`, `y2`, `y3`.
+    fn axis(&self, r: usize) -> String {
+        match self.panel[r] {
+            0 => "y".to_string(),
+            p => format!("y{}", p + 1),
+        }
+    }
+
+    /// Height in pixels of the 2D view: 650, or 360 per panel.
+    fn height_2d(&self) -> usize {
+        match self.kinds.len() {
+            0 | 1 => 650,
+            n => 360 * n,
+        }
+    }
+
+    /// The 2D layout: access order along a shared x axis, and one address
+    /// panel per memory kind, so that heap, stack and globals, which lie far
+    /// apart, each fill a panel instead of a thin band of one axis.
+    fn layout_2d(&self) -> Layout {
+        let n = self.kinds.len().max(1);
+        let gap = if n > 1 { 0.06 } else { 0.0 };
+        let h = (1.0 - gap * (n - 1) as f64) / n as f64;
+        let axis = |p: usize| {
+            let lo = p as f64 * (h + gap);
             Axis::new()
-                .title(Title::with_text("address"))
+                .title(Title::with_text(
+                    self.kinds.get(p).copied().unwrap_or("address"),
+                ))
                 .tick_format("x")
-                .tick_prefix("0x"),
-        )
-        .hover_mode(plotly::layout::HoverMode::Closest)
+                .tick_prefix("0x")
+                .domain(&[lo, (lo + h).min(1.0)])
+                .anchor("x")
+        };
+        let mut l = Layout::new()
+            .x_axis(Axis::new().title(Title::with_text("access order (time)")))
+            .y_axis(axis(0))
+            .hover_mode(plotly::layout::HoverMode::Closest)
+            .height(self.height_2d());
+        if n > 1 {
+            l = l.y_axis2(axis(1));
+        }
+        if n > 2 {
+            l = l.y_axis3(axis(2));
+        }
+        if n > 3 {
+            l = l.y_axis4(axis(3));
+        }
+        l
+    }
 }
 
 fn exact_figures(
     a: &Accesses,
     v: &Variables,
     rank_of: &[u32],
-    names: &Arc<Vec<String>>,
-    sources: &Arc<Vec<String>>,
+    lab: &Labels,
     t_lo: u64,
     t_hi: u64,
 ) -> (Plot, Plot) {
+    let (names, sources) = (&lab.names, &lab.sources);
     let n = a.len();
     let (time, op, addr, tid, var, occ, line) = (
         a.time(),
@@ -306,7 +399,8 @@ fn exact_figures(
         buckets[ranks[k] as usize * 4 + op_index(op[k])].push(k);
     }
     let mut p2 = Plot::new();
-    for (b, rows) in buckets.iter().enumerate() {
+    for b in draw_order(nv) {
+        let rows = &buckets[b];
         if rows.is_empty() {
             continue;
         }
@@ -317,11 +411,12 @@ fn exact_figures(
         )
         .web_gl_mode(true)
         .mode(Mode::Markers)
+        .y_axis(lab.axis(r))
         .name(format!("{} {}", names[r], OP_NAMES[oi]))
         .legend_group(names[r].clone())
         .marker(
             Marker::new()
-                .color(PALETTE[r % PALETTE.len()])
+                .color(op_colour(r, oi))
                 .symbol(symbol(oi))
                 .size(5),
         )
@@ -332,7 +427,7 @@ fn exact_figures(
                 .boxed(),
         );
     }
-    p2.set_layout(layout_2d().height(650));
+    p2.set_layout(lab.layout_2d());
     (p3, p2)
 }
 
@@ -372,11 +467,11 @@ fn group_figures(
     a: &Accesses,
     binned: &Binned,
     binned2: &Binned,
-    names: &Arc<Vec<String>>,
-    sources: &Arc<Vec<String>>,
+    lab: &Labels,
     t_lo: u64,
     t_hi: u64,
 ) -> (Plot, Plot) {
+    let (names, sources) = (&lab.names, &lab.sources);
     let gs: Vec<&Group> = binned.groups.iter().collect();
     let counts: Vec<u64> = gs.iter().map(|g| g.count).collect();
     let sizes = count_sizes(&counts);
@@ -413,7 +508,8 @@ fn group_figures(
         buckets[(g.space >> 27) as usize * 4 + g.main_op()].push(k);
     }
     let mut p2 = Plot::new();
-    for (b, idx) in buckets.iter().enumerate() {
+    for b in draw_order(nv) {
+        let idx = &buckets[b];
         if idx.is_empty() {
             continue;
         }
@@ -425,13 +521,16 @@ fn group_figures(
         )
         .web_gl_mode(true)
         .mode(Mode::Markers)
+        .y_axis(lab.axis(r))
         .name(format!("{} mostly {}", names[r], OP_NAMES[oi]))
         .legend_group(names[r].clone())
         .marker(
             Marker::new()
-                .color(PALETTE[r % PALETTE.len()])
+                .color(op_colour(r, oi))
                 .symbol(symbol(oi))
-                .size_array(idx.iter().map(|&k| sizes[k].round() as usize).collect()),
+                .size_array(idx.iter().map(|&k| sizes[k].round() as usize).collect())
+                .opacity(SOLID_OPACITY)
+                .line(plotly::common::Line::new().width(0.0)),
         )
         .hover_template(HOVER_GROUP);
         p2.add_trace(
@@ -440,6 +539,6 @@ fn group_figures(
                 .boxed(),
         );
     }
-    p2.set_layout(layout_2d().height(650));
+    p2.set_layout(lab.layout_2d());
     (p3, p2)
 }

@@ -152,6 +152,8 @@ pub(crate) struct VarInfo {
     pub(crate) elem_size: u32,
     /// Array dimensions, outermost first, when known.
     pub(crate) dims: Vec<u64>,
+    /// Memory kind: `H` heap, `S` stack, `G` global.
+    pub(crate) scope: String,
 }
 
 /// The variable table indexed by `var` id.
@@ -168,6 +170,7 @@ impl Variables {
         let size = read_num::<UInt64Type>(df, T, variable::SIZE)?;
         let elem = read_num::<UInt32Type>(df, T, variable::ELEM_SIZE)?;
         let dims = read_str(df, T, variable::DIMS)?;
+        let scope = read_str(df, T, variable::SCOPE)?;
         let max = ids
             .slice()
             .iter()
@@ -182,6 +185,7 @@ impl Variables {
                 size: size.slice()[k],
                 elem_size: elem.slice()[k],
                 dims: dims[k].split('x').filter_map(|d| d.parse().ok()).collect(),
+                scope: scope[k].clone(),
             });
         }
         Ok(Variables { by_id })

@@ -27,6 +27,7 @@
 
 mod aggregate;
 mod array;
+mod array_maps;
 mod complete;
 mod csv;
 mod error;

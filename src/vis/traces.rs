@@ -123,7 +123,21 @@ pub(crate) struct PointMarker {
     pub(crate) size_mode: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) opacity: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) line: Option<OutlineWidth>,
 }
+
+/// A marker outline of the given width (`marker.line.width`).
+#[derive(Serialize, Clone, Copy)]
+pub(crate) struct OutlineWidth {
+    pub(crate) width: f64,
+}
+
+/// Markers are drawn opaque and without an outline. plotly.js draws markers
+/// with a size array as "bubbles": 0.7 opacity and a white outline, which
+/// wash a dense pattern of aggregated points out to a blank plot. Solid
+/// points keep an aggregated figure as readable as the raw one.
+pub(crate) const SOLID_OPACITY: f64 = 1.0;
 
 /// A number shared by all points, or one per point.
 #[derive(Serialize, Clone)]
@@ -153,7 +167,8 @@ pub(crate) fn time_marker(color: Vec<f64>, t_lo: u64, t_hi: u64, size: OneOrMany
         ),
         size: Some(size),
         size_mode: None,
-        opacity: Some(0.85),
+        opacity: Some(SOLID_OPACITY),
+        line: Some(OutlineWidth { width: 0.0 }),
     }
 }
 
@@ -172,3 +187,31 @@ pub(crate) const PALETTE: [&str; 10] = [
     "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
     "#9c755f", "#bab0ac",
 ];
+
+/// The colour of variable rank `r`'s accesses of operation `op` (0 load,
+/// 1 store, 2 modify, as [`super::input::op_index`]): loads in the
+/// variable's palette colour, stores in a dark shade of it and modifies in
+/// between, so one variable's stores stand out from its loads while the
+/// hue still says which variable it is.
+pub(crate) fn op_colour(r: usize, op: usize) -> String {
+    let base = PALETTE[r % PALETTE.len()];
+    let keep = match op {
+        1 => 0.5,
+        2 => 0.72,
+        _ => 1.0,
+    };
+    let channel = |i: usize| {
+        let v = u8::from_str_radix(&base[i..i + 2], 16).unwrap_or(0);
+        (v as f64 * keep).round() as u8
+    };
+    format!("#{:02x}{:02x}{:02x}", channel(1), channel(3), channel(5))
+}
+
+/// The order in which per-(variable, operation) traces are added, so that
+/// stores and modifies are drawn on top of loads (plotly draws later traces
+/// over earlier ones): bucket indices `rank * 4 + op` for `nv` variables.
+pub(crate) fn draw_order(nv: usize) -> impl Iterator<Item = usize> {
+    [0usize, 3, 2, 1]
+        .into_iter()
+        .flat_map(move |op| (0..nv).map(move |r| r * 4 + op))
+}

@@ -40,6 +40,21 @@ pub fn vars_df(vars: &[(&str, u64, u64)]) -> DataFrame {
     .unwrap()
 }
 
+/// Variables with their scope and element size: (name, scope, base, size,
+/// elem_size).
+pub fn vars_df_full(vars: &[(&str, &str, u64, u64, u32)]) -> DataFrame {
+    df!(
+        "var" => (0..vars.len() as u32).collect::<Vec<u32>>(),
+        "name" => vars.iter().map(|v| v.0).collect::<Vec<&str>>(),
+        "scope" => vars.iter().map(|v| v.1).collect::<Vec<&str>>(),
+        "base" => vars.iter().map(|v| v.2).collect::<Vec<u64>>(),
+        "size" => vars.iter().map(|v| v.3).collect::<Vec<u64>>(),
+        "elem_size" => vars.iter().map(|v| v.4).collect::<Vec<u32>>(),
+        "dims" => vars.iter().map(|_| "").collect::<Vec<&str>>(),
+    )
+    .unwrap()
+}
+
 pub fn lines_df() -> DataFrame {
     df!(
         "line" => [0u32, 1, 2],
