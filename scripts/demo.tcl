@@ -14,4 +14,6 @@ memory_trace_analysis
 filtering_process
 memory_stats
 complete_memory_access_pattern save
-puts "open [file normalize figures/complete_memory_access_pattern.html] in a browser"
+# The array's shape (16 x 16 ints) comes from its malloc statement.
+2d_memory_access_pattern arr save
+puts "open [file normalize figures/index.html] in a browser"

@@ -54,4 +54,38 @@ fn the_demo_script_traces_names_and_draws_the_array() {
         csv.lines().skip(1).all(|l| l.contains(",arr,")),
         "only arr is drawn in heap mode"
     );
+    // The reconstruction of arr as the 16 x 16 array its statement
+    // allocates: 768 element accesses, the row-major pass then the
+    // column-major one, as (row, col) per access.
+    let rc = std::fs::read_to_string(work.path().join("visinfo/2d_memory_access_pattern_arr.csv"))
+        .unwrap();
+    let cells: Vec<(u32, u32)> = rc
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f[4].parse().unwrap(), f[5].parse().unwrap())
+        })
+        .collect();
+    assert_eq!(cells.len(), 768);
+    assert_eq!(
+        cells[..256],
+        (0..256).map(|e| (e / 16, e % 16)).collect::<Vec<_>>()[..]
+    );
+    // Column pass: each element is loaded and stored (or modified) in turn.
+    let column: Vec<(u32, u32)> = cells[256..].iter().copied().collect();
+    let mut want = Vec::new();
+    for j in 0..16 {
+        for i in 0..16 {
+            let n = column.iter().filter(|c| **c == (i, j)).count();
+            assert_eq!(n, 2, "element [{i}][{j}] in the column pass");
+        }
+        want.push(j);
+    }
+    let cols_in_order: Vec<u32> = column.chunks(32).map(|c| c[0].1).collect();
+    assert_eq!(cols_in_order, want, "columns in order");
+    assert!(work
+        .path()
+        .join("figures/2d_memory_access_pattern_arr.html")
+        .is_file());
 }

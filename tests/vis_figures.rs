@@ -612,3 +612,30 @@ fn memory_kinds_get_their_own_address_panels() {
         "stores are drawn over loads: {seen:?}"
     );
 }
+
+/// The folder's index links every figure with the command that draws it,
+/// its shape and its trace, newest first, and lists a user's own page too.
+#[test]
+fn the_index_page_links_every_figure() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = options(dir.path());
+    std::fs::create_dir_all(&o.figures_dir).unwrap();
+    std::fs::write(o.figures_dir.join("my_notes.html"), "<p>mine</p>").unwrap();
+    let acc = acc_df(&fill(BASE, &(0..20).collect::<Vec<_>>()));
+    let vars = vars_df(&[("arr", BASE, 80)]);
+    complete_memory_access_pattern(&acc, &vars, &lines_df(), &o).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    array_2d(&acc, &vars, &lines_df(), 0, 5, 4, &o).unwrap();
+    let index = std::fs::read_to_string(o.figures_dir.join("index.html")).unwrap();
+    let pos = |s: &str| index.find(s).unwrap_or_else(|| panic!("{s} in {index}"));
+    let a2 = pos("<a href=\"2d_memory_access_pattern_arr.html\">");
+    let cp = pos("<a href=\"complete_memory_access_pattern.html\">");
+    assert!(a2 < cp, "newest first");
+    pos("<code>2d_memory_access_pattern arr 5 4</code>");
+    pos("4 x 5 array of 4-byte elements");
+    pos("<code>complete_memory_access_pattern</code>");
+    pos("20 accesses of 1 variables");
+    pos("t.mvt of ./prog");
+    pos("<a href=\"my_notes.html\">my_notes.html</a></td><td>(not written by mapvis)");
+    assert!(!index.contains("href=\"index.html\""));
+}

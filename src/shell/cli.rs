@@ -178,7 +178,7 @@ fn run_command<S>(shell: &Shell<S>, script: &str) -> ExitCode {
     }
     match result {
         Ok(text) => {
-            if !text.is_empty() {
+            if !text.is_empty() && !shell.speaks_for_itself(script) {
                 repl::say(&text);
             }
             ExitCode::SUCCESS

@@ -480,7 +480,22 @@ fn figure_options(st: &Session, save: bool) -> vis::FigureOptions {
         save,
         point_budget: st.point_budget,
         matrix_orientation: st.matrix_orientation,
+        provenance: provenance(st),
     }
+}
+
+/// `t.mvt of ./prog 10, set_mem_alloc H`: what a figure was drawn from.
+fn provenance(st: &Session) -> String {
+    let trace = st
+        .trace_file
+        .as_ref()
+        .map_or("?".to_string(), |p| p.display().to_string());
+    let command = st
+        .analysis
+        .as_ref()
+        .map(|a| a.summary.command.join(" "))
+        .unwrap_or_default();
+    format!("{trace} of {command}, set_mem_alloc {}", st.mem.code())
 }
 
 fn report_figure(st: &Session, r: &vis::FigureReport) -> Value {

@@ -288,6 +288,26 @@ impl<S: 'static> Shell<S> {
         Ok(())
     }
 
+    /// Whether `script` is a single mapvis pipeline command, which prints
+    /// its own human-readable result: the REPL, `mapvis -c` and piped input
+    /// then leave its Tcl value unprinted, so every result is shown once.
+    /// The value is still the command's result for scripts and
+    /// `set x [memory_stats]`. `help` and `history` return their text to be
+    /// printed, and a line of several commands prints the last one's value,
+    /// as tclsh does.
+    pub fn speaks_for_itself(&self, script: &str) -> bool {
+        let script = script.trim();
+        if script.contains([';', '\n', '[']) {
+            return false;
+        }
+        let Some(word) = script.split_whitespace().next() else {
+            return false;
+        };
+        self.registry
+            .spec(word)
+            .is_some_and(|spec| self.registry.handlers.contains_key(spec.name))
+    }
+
     /// Evaluates `script` at global level, after forgetting any earlier
     /// Ctrl-C.
     pub fn eval(&self, script: &str) -> Result<String, TclError> {

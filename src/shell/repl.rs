@@ -301,11 +301,12 @@ pub fn say(text: &str) {
     let _ = out.flush();
 }
 
-/// Prints the outcome of one evaluation; returns false if it failed.
-fn report(result: Result<String, super::TclError>) -> bool {
+/// Prints the outcome of one evaluation, the value only when it is not
+/// `quiet` (see [`Shell::speaks_for_itself`]); returns false if it failed.
+fn report(result: Result<String, super::TclError>, quiet: bool) -> bool {
     match result {
         Ok(text) => {
-            if !text.is_empty() {
+            if !text.is_empty() && !quiet {
                 say(&text);
             }
             true
@@ -389,7 +390,7 @@ pub fn run_interactive<S: 'static>(shell: &Shell<S>) -> ExitCode {
                     shell.flush();
                     return ExitCode::from(code);
                 }
-                report(result);
+                report(result, shell.speaks_for_itself(&line));
                 shell.flush();
             }
             Err(ReadlineError::Interrupted) => continue,
@@ -433,7 +434,7 @@ pub fn run_stream<S: 'static>(shell: &Shell<S>, input: impl BufRead) -> ExitCode
             shell.flush();
             return ExitCode::from(code);
         }
-        failed |= !report(result);
+        failed |= !report(result, shell.speaks_for_itself(&script));
         shell.flush();
         if interrupt::requested() {
             return ExitCode::from(130);

@@ -19,7 +19,7 @@ use super::aggregate::{aggregate, Group, Source};
 use super::array_maps::{grid_figures, slice_figures, Cells, Shape};
 use super::csv::CsvOut;
 use super::error::VisError;
-use super::html::{sanitize_name, write_page, PageFigure};
+use super::html::{sanitize_name, write_page, PageFigure, PageMeta};
 use super::input::{op_index, op_name, Accesses, Lines, VarInfo, Variables, OP_NAMES};
 use super::traces::{count_sizes, time_marker, CdCol, CustomData, Ext, OneOrMany};
 use super::{FigureOptions, FigureReport};
@@ -197,12 +197,27 @@ fn draw_array(r: Request, o: &FigureOptions) -> Result<FigureReport, VisError> {
     );
     let mut intro = report.warnings.clone();
     intro.extend(report.aggregated.clone());
+    let command = std::iter::once(format!("{kind}_memory_access_pattern {}", info.name))
+        .chain(r.inner.iter().map(|d| d.to_string()))
+        .chain(std::iter::once(r.type_bytes.to_string()))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let meta = PageMeta {
+        command,
+        shape: format!(
+            "{} array of {}-byte elements",
+            dims_text(&shape.dims),
+            r.type_bytes
+        ),
+        trace: o.provenance.clone(),
+    };
     report.html = write_page(
         &o.figures_dir,
         &format!("{stem}.html"),
         &title,
         &intro,
         &figures,
+        &meta,
     )?;
     if o.save {
         report.data_csv.push(save_csv(&d, &format!("{stem}.csv"))?);

@@ -10,7 +10,7 @@ use polars::prelude::DataFrame;
 use super::aggregate::{aggregate, Binned, Group};
 use super::csv::CsvOut;
 use super::error::VisError;
-use super::html::{write_page, PageFigure};
+use super::html::{write_page, PageFigure, PageMeta};
 use super::input::{op_index, op_name, Accesses, Lines, Variables, OP_NAMES};
 use super::traces::{count_sizes, time_marker, CdCol, CustomData, Ext, OneOrMany, SOLID_OPACITY};
 use super::traces::{draw_order, op_colour};
@@ -169,7 +169,12 @@ pub fn complete_memory_access_pattern(
             height: labels.height_2d() as u32,
         },
     ];
-    report.html = write_page(&o.figures_dir, FILE, &title, &intro, &figures)?;
+    let meta = PageMeta {
+        command: "complete_memory_access_pattern".into(),
+        shape: format!("{n} accesses of {} variables", labels.names.len()),
+        trace: o.provenance.clone(),
+    };
+    report.html = write_page(&o.figures_dir, FILE, &title, &intro, &figures, &meta)?;
 
     if o.save {
         let mut w = CsvOut::create(

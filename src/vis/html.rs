@@ -172,6 +172,7 @@ pub(crate) fn write_page(
     title: &str,
     intro: &[String],
     figures: &[PageFigure],
+    meta: &PageMeta,
 ) -> Result<PathBuf, VisError> {
     ensure_plotly_js(dir)?;
     let path = dir.join(file_name);
@@ -179,11 +180,12 @@ pub(crate) fn write_page(
     let t = escape_html(title);
     html.extend_from_slice(
         format!(
-            "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{t}</title>\n\
+            "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{t}</title>\n{}\
              <script src=\"{PLOTLY_JS_NAME}\"></script>\n<style>\n\
              body {{ font-family: sans-serif; margin: 0 1.5em 2em 1.5em; }}\n\
              .mapvis-fig {{ width: 100%; }}\n p.note {{ color: #444; max-width: 70em; }}\n</style>\n\
-             </head>\n<body>\n<h1>{t}</h1>\n"
+             </head>\n<body>\n<h1>{t}</h1>\n",
+            meta.tags()
         )
         .as_bytes(),
     );
@@ -210,7 +212,39 @@ pub(crate) fn write_page(
     html.extend_from_slice(b"</script>\n</body>\n</html>\n");
     let mut file = fs::File::create(&path).map_err(|e| VisError::io(&path, e))?;
     file.write_all(&html).map_err(|e| VisError::io(&path, e))?;
+    super::index::write_index(dir)?;
     Ok(path)
+}
+
+/// What a page records about itself for the folder's index page: the
+/// command that draws it, the shape drawn and the trace it came from.
+pub(crate) struct PageMeta {
+    /// The shell command that draws the page again, e.g.
+    /// `2d_memory_access_pattern arr 16 4`.
+    pub(crate) command: String,
+    /// What was drawn: `16 x 16 array of 4-byte elements`, `768 accesses`.
+    pub(crate) shape: String,
+    /// The trace and program, from [`super::FigureOptions::provenance`].
+    pub(crate) trace: String,
+}
+
+impl PageMeta {
+    /// `<meta name="mapvis-…">` tags, read back by [`super::index`].
+    fn tags(&self) -> String {
+        [
+            ("command", &self.command),
+            ("shape", &self.shape),
+            ("trace", &self.trace),
+        ]
+        .iter()
+        .map(|(k, v)| {
+            format!(
+                "<meta name=\"mapvis-{k}\" content=\"{}\">\n",
+                escape_html(v)
+            )
+        })
+        .collect()
+    }
 }
 
 /// Makes a variable name usable in a file name. Characters other than ASCII

@@ -32,6 +32,7 @@ mod complete;
 mod csv;
 mod error;
 mod html;
+mod index;
 mod input;
 mod traces;
 
@@ -62,6 +63,9 @@ pub struct FigureOptions {
     /// `false` (default, like the original tool): row 0 at the bottom, as in a
     /// plot. `true`: row 0 at the top, as a matrix is written.
     pub matrix_orientation: bool,
+    /// Where the drawn data came from (the trace and program), recorded in
+    /// each page for the folder's index page (`figures/index.html`).
+    pub provenance: String,
 }
 
 impl Default for FigureOptions {
@@ -72,6 +76,7 @@ impl Default for FigureOptions {
             save: false,
             point_budget: 200_000,
             matrix_orientation: false,
+            provenance: String::new(),
         }
     }
 }

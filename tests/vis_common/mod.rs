@@ -88,6 +88,7 @@ pub fn options(dir: &Path) -> FigureOptions {
         save: true,
         point_budget: 200_000,
         matrix_orientation: false,
+        provenance: "t.mvt of ./prog".into(),
     }
 }
 

@@ -1,0 +1,127 @@
+//! `figures/index.html`: a page linking every figure of the folder, with the
+//! command that draws it, what it shows and the trace it came from, so that
+//! a user browsing `figures/*.html` finds their way.
+//!
+//! The index holds no state of its own: every mapvis page records its
+//! command, shape and trace in `<meta name="mapvis-…">` tags (see
+//! [`super::html::PageMeta`]), and the index is rebuilt from the pages in
+//! the folder each time a figure is written. Pages that mapvis did not
+//! write are listed too, without details.
+//!
+//! Cost: one directory listing and a read of the first 4 KiB of each page.
+
+use std::fs;
+use std::io::Read;
+use std::path::Path;
+use std::time::SystemTime;
+
+use super::error::VisError;
+use super::html::escape_html;
+
+/// File name of the index page inside the figures folder.
+pub const INDEX_FILE: &str = "index.html";
+
+/// The head of a page, where its meta tags are.
+const HEAD_BYTES: u64 = 4096;
+
+/// One page of the folder.
+struct Entry {
+    file: String,
+    modified: SystemTime,
+    title: String,
+    command: String,
+    shape: String,
+    trace: String,
+}
+
+/// The `content` of `<meta name="mapvis-KEY" content="…">` in `head`, still
+/// HTML-escaped (it is written back into HTML as it is).
+fn meta(head: &str, key: &str) -> String {
+    let tag = format!("<meta name=\"mapvis-{key}\" content=\"");
+    head.find(&tag)
+        .and_then(|i| {
+            let rest = &head[i + tag.len()..];
+            rest.find('"').map(|j| rest[..j].to_string())
+        })
+        .unwrap_or_default()
+}
+
+/// The `<title>` of a page, still HTML-escaped.
+fn title(head: &str) -> String {
+    match (head.find("<title>"), head.find("</title>")) {
+        (Some(a), Some(b)) if b > a => head[a + 7..b].to_string(),
+        _ => String::new(),
+    }
+}
+
+/// Reads what the index shows of one page.
+fn entry(path: &Path) -> Option<Entry> {
+    let file = path.file_name()?.to_str()?.to_string();
+    let mut head = Vec::new();
+    fs::File::open(path)
+        .ok()?
+        .take(HEAD_BYTES)
+        .read_to_end(&mut head)
+        .ok()?;
+    let head = String::from_utf8_lossy(&head);
+    Some(Entry {
+        modified: fs::metadata(path).and_then(|m| m.modified()).ok()?,
+        title: title(&head),
+        command: meta(&head, "command"),
+        shape: meta(&head, "shape"),
+        trace: meta(&head, "trace"),
+        file,
+    })
+}
+
+/// The pages of `dir` other than the index, newest first.
+fn entries(dir: &Path) -> Result<Vec<Entry>, VisError> {
+    let mut out: Vec<Entry> = fs::read_dir(dir)
+        .map_err(|e| VisError::io(dir, e))?
+        .filter_map(|d| d.ok())
+        .map(|d| d.path())
+        .filter(|p| {
+            p.extension().is_some_and(|x| x == "html")
+                && p.file_name().is_some_and(|n| n != INDEX_FILE)
+                && !p.is_symlink()
+        })
+        .filter_map(|p| entry(&p))
+        .collect();
+    out.sort_by(|a, b| b.modified.cmp(&a.modified).then(a.file.cmp(&b.file)));
+    Ok(out)
+}
+
+/// One table row; the file name is escaped, the recorded fields are
+/// already escaped.
+fn row(e: &Entry) -> String {
+    let file = escape_html(&e.file);
+    let command = if e.command.is_empty() {
+        "(not written by mapvis)".to_string()
+    } else {
+        format!("<code>{}</code>", e.command)
+    };
+    format!(
+        "<tr><td><a href=\"{file}\">{}</a></td><td>{command}</td><td>{}</td><td>{}</td></tr>\n",
+        if e.title.is_empty() { &file } else { &e.title },
+        e.shape,
+        e.trace
+    )
+}
+
+/// Rewrites `dir/index.html` from the pages in `dir`.
+///
+/// # Errors
+/// The folder cannot be listed or the index cannot be written.
+pub fn write_index(dir: &Path) -> Result<(), VisError> {
+    let rows: String = entries(dir)?.iter().map(row).collect();
+    let html = format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>mapvis figures</title>\n\
+         <style>\nbody {{ font-family: sans-serif; margin: 1em 1.5em; }}\n\
+         td, th {{ text-align: left; padding: 0.2em 1em 0.2em 0; vertical-align: top; }}\n</style>\n</head>\n<body>\n\
+         <h1>mapvis figures</h1>\n<p>Every figure of this folder, newest first. Each page opens offline; \
+         the command draws it again in the mapvis shell.</p>\n\
+         <table>\n<tr><th>figure</th><th>command</th><th>shows</th><th>trace</th></tr>\n{rows}</table>\n</body>\n</html>\n"
+    );
+    let path = dir.join(INDEX_FILE);
+    fs::write(&path, html).map_err(|e| VisError::io(&path, e))
+}
