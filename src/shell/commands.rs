@@ -120,7 +120,9 @@ pub fn register_pipeline(r: &mut Registry<Session>) {
     });
     add(r, "memory_stats", |st, a| memory_stats(st, has_save(a)));
     add(r, "complete_memory_access_pattern", |st, a| {
-        complete_pattern(st, has_save(a))
+        let filter =
+            filter::pick::VarFilter::parse(a.iter().map(String::as_str).filter(|w| *w != "save"));
+        complete_pattern(st, has_save(a), &filter)
     });
     add(r, "2d_memory_access_pattern", |st, a| {
         array_pattern(st, a, 2)
@@ -520,14 +522,20 @@ fn report_figure(st: &Session, r: &vis::FigureReport) -> Value {
     path_value(&r.html)
 }
 
-fn complete_pattern(st: &mut Session, save: bool) -> CmdResult<Value> {
-    let sel = st.selected()?;
+fn complete_pattern(st: &mut Session, save: bool, f: &filter::pick::VarFilter) -> CmdResult<Value> {
+    let mut sel = st.selected()?;
     let opts = figure_options(st, save);
     let a = st.analysis()?;
+    if !f.is_empty() {
+        let keep = f.keep(&a.vars).map_err(|e| e.to_string())?;
+        sel = filter::pick::narrow(a, &sel, &keep).map_err(|e| e.to_string())?;
+    }
     if sel.height() == 0 {
         return Err(format!(
-            "there are no {} accesses to draw: change set_mem_alloc (H, S, G or all) and run filtering_process again.",
-            st.mem.code()
+            "there are no {} accesses to draw{}: change set_mem_alloc (H, S, G or all) and run filtering_process again{}.",
+            st.mem.code(),
+            if f.is_empty() { "" } else { " among the variables the filter keeps" },
+            if f.is_empty() { "" } else { ", or widen the filter" },
         ));
     }
     println!(
@@ -550,12 +558,7 @@ fn complete_pattern(st: &mut Session, save: bool) -> CmdResult<Value> {
 fn array_names(vars: &[filter::analysis::Variable]) -> Vec<&str> {
     let mut arrays: Vec<&str> = vars
         .iter()
-        .filter(|v| {
-            !v.internal
-                && v.size > 0
-                && !v.name.starts_with('<')
-                && (v.scope == trace::naming::Scope::Heap || !v.dims.is_empty())
-        })
+        .filter(|v| filter::pick::is_array(v))
         .map(|v| v.name.as_str())
         .collect();
     arrays.sort();

@@ -258,13 +258,17 @@ pub const SPECS: &[CommandSpec] = &[
         name: "complete_memory_access_pattern",
         aliases: &[],
         group: Group::Figures,
-        args: &[opt("save", SAVE)],
+        args: &[rest("save|arrays|NAME|-NAME", ArgKind::Name)],
         help: "Draws every access of the selected memory kinds (set_mem_alloc) into \
                figures/complete_memory_access_pattern.html: the original's 3D view \
                (occurrence index, variable, address, coloured by time) and a 2D \
-               view of address over time, coloured by variable, with a marker per \
-               operation. With save, the data behind it goes to \
-               visinfo/complete_memory_access_pattern.csv. Returns the figure's path.",
+               view of address over time with a panel per memory kind, coloured by \
+               variable (stores in a darker shade), with a marker per operation. \
+               Filter words pick the variables drawn: arrays keeps only arrays \
+               (leaving out scalars such as loop counters and <static data>), NAME \
+               keeps only the variables named, -NAME leaves one out. With save, \
+               the data behind it goes to visinfo/complete_memory_access_pattern.csv. \
+               Returns the figure's path.",
     },
     CommandSpec {
         name: "2d_memory_access_pattern",

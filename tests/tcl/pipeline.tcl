@@ -25,7 +25,7 @@ foreach cmd {run_gleipnir memory_trace_analysis clear_analysis
              lackey helgrind cachegrind massif dhat} {
     test args-extra-$cmd [list usage_error [list $cmd extra]] usage
 }
-foreach cmd {memory_stats filtering_process complete_memory_access_pattern} {
+foreach cmd {memory_stats filtering_process} {
     test args-extra-$cmd [list usage_error [list $cmd save extra]] usage
 }
 test args-extra-dump_trace [list usage_error {dump_trace t.mvt 10 extra}] usage
@@ -120,6 +120,24 @@ test bad-dims {catch {2d_memory_access_pattern arr 0 4} m; set m} \
 set_mem_alloc S
 set names [lmap row [memory_stats] {dict get $row variable}]
 test stack-names {lsort [lsearch -all -inline -not $names <*>]} {arr@S i j}
+
+# The complete pattern's variable filter: arrays only, one left out, an
+# unknown name.
+proc drawn_vars {} {
+    lsort -unique [lmap l [lrange [lines_of visinfo/complete_memory_access_pattern.csv] 1 end] {
+        lindex [split $l ,] 2
+    }]
+}
+set_mem_alloc all
+complete_memory_access_pattern save
+test filter-none {expr {[llength [drawn_vars]] > 1 && "arr" in [drawn_vars]}} 1
+complete_memory_access_pattern save arrays
+test filter-arrays {drawn_vars} arr
+complete_memory_access_pattern save -arr
+test filter-skip {expr {"arr" in [drawn_vars]}} 0
+complete_memory_access_pattern save i
+test filter-only {drawn_vars} i
+test filter-unknown {catch {complete_memory_access_pattern nosuch} m; string match {there is no variable named "nosuch"*} $m} 1
 
 # A later session in this folder continues without tracing again.
 test persist {
