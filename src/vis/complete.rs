@@ -13,7 +13,7 @@ use super::error::VisError;
 use super::html::{write_page, PageFigure, PageMeta};
 use super::input::{op_index, op_name, Accesses, Lines, Variables, OP_NAMES};
 use super::traces::{count_sizes, time_marker, CdCol, CustomData, Ext, OneOrMany, SOLID_OPACITY};
-use super::traces::{draw_order, op_colour};
+use super::traces::{draw_order, op_colour, trace_sizes, RAW_SIZE};
 use super::{FigureOptions, FigureReport};
 
 /// File name of the page written by [`complete_memory_access_pattern`].
@@ -92,7 +92,8 @@ pub fn complete_memory_access_pattern(
     }
     let names: Arc<Vec<String>> = Arc::new(present.iter().map(|&i| v.name(i)).collect());
     let sources: Arc<Vec<String>> = Arc::new(l.sources().to_vec());
-    let labels = Labels::new(&present, &v, names.clone(), sources);
+    let mut labels = Labels::new(&present, &v, names.clone(), sources);
+    labels.max_occ = a.occ().iter().copied().max().unwrap_or(0) as u64;
     let t_lo = time.iter().copied().min().unwrap_or(0) as u64;
     let t_hi = time.iter().copied().max().unwrap_or(0) as u64;
 
@@ -206,14 +207,35 @@ pub fn complete_memory_access_pattern(
     Ok(report)
 }
 
-fn scene(names: &[String]) -> LayoutScene {
+/// Longest variable name shown whole on the 3D view's variable axis; longer
+/// names are cut with an ellipsis there (hover shows them whole), so that
+/// they fit beside the scene instead of being clipped.
+const SCENE_LABEL_CHARS: usize = 18;
+
+/// The 3D view's axes: occurrence as whole numbers (by 1 up to 10), one
+/// tick per variable, and hex addresses.
+fn scene(names: &[String], max_occ: u64) -> LayoutScene {
+    let mut occ = Axis::new()
+        .title(Title::with_text("occurrence"))
+        .tick_format("d");
+    if max_occ <= 10 {
+        occ = occ.dtick(1.0);
+    }
+    let label = |n: &String| {
+        if n.chars().count() > SCENE_LABEL_CHARS {
+            let cut: String = n.chars().take(SCENE_LABEL_CHARS - 1).collect();
+            format!("{cut}…")
+        } else {
+            n.clone()
+        }
+    };
     LayoutScene::new()
-        .x_axis(Axis::new().title(Title::with_text("occurrence")))
+        .x_axis(occ)
         .y_axis(
             Axis::new()
                 .title(Title::with_text("variable"))
                 .tick_values((0..names.len()).map(|r| r as f64).collect())
-                .tick_text(names.to_vec()),
+                .tick_text(names.iter().map(label).collect()),
         )
         .z_axis(
             Axis::new()
@@ -233,6 +255,8 @@ struct Labels {
     /// Memory kinds present, bottom panel first: globals, heap, stack (the
     /// order of their addresses).
     kinds: Vec<&'static str>,
+    /// The largest occurrence drawn, for the 3D view's ticks.
+    max_occ: u64,
 }
 
 /// Memory kinds in panel order, with their axis titles.
@@ -269,6 +293,7 @@ impl Labels {
         Labels {
             names,
             sources,
+            max_occ: 0,
             panel,
             kinds: order.iter().map(|&k| KINDS[k].1).collect(),
         }
@@ -395,7 +420,7 @@ fn exact_figures(
             .marker(marker)
             .boxed(),
     );
-    p3.set_layout(Layout::new().scene(scene(names)).height(800));
+    p3.set_layout(Layout::new().scene(scene(names, lab.max_occ)).height(800));
 
     // 2D: one trace per (variable, operation).
     let nv = names.len();
@@ -423,7 +448,7 @@ fn exact_figures(
             Marker::new()
                 .color(op_colour(r, oi))
                 .symbol(symbol(oi))
-                .size(5),
+                .size(RAW_SIZE as usize),
         )
         .hover_template(HOVER_EXACT);
         p2.add_trace(
@@ -503,10 +528,9 @@ fn group_figures(
             .marker(marker)
             .boxed(),
     );
-    p3.set_layout(Layout::new().scene(scene(names)).height(800));
+    p3.set_layout(Layout::new().scene(scene(names, lab.max_occ)).height(800));
 
     let gs: Vec<&Group> = binned2.groups.iter().collect();
-    let sizes = count_sizes(&gs.iter().map(|g| g.count).collect::<Vec<_>>());
     let nv = names.len();
     let mut buckets: Vec<Vec<usize>> = vec![Vec::new(); nv * 4];
     for (k, g) in gs.iter().enumerate() {
@@ -520,6 +544,10 @@ fn group_figures(
         }
         let (r, oi) = (b / 4, b % 4);
         let sub: Vec<&Group> = idx.iter().map(|&k| gs[k]).collect();
+        // Sizes relative to this variable's own groups, from the raw
+        // points' size up: a hot scalar's huge groups must not shrink an
+        // array's pattern to specks.
+        let sizes = trace_sizes(&sub.iter().map(|g| g.count).collect::<Vec<_>>());
         let t2 = Scatter::new(
             sub.iter().map(|g| g.t_mean()).collect::<Vec<_>>(),
             sub.iter().map(|g| g.coord_min).collect::<Vec<_>>(),
@@ -533,7 +561,7 @@ fn group_figures(
             Marker::new()
                 .color(op_colour(r, oi))
                 .symbol(symbol(oi))
-                .size_array(idx.iter().map(|&k| sizes[k].round() as usize).collect())
+                .size_array(sizes.iter().map(|s| s.round() as usize).collect())
                 .opacity(SOLID_OPACITY)
                 .line(plotly::common::Line::new().width(0.0)),
         )

@@ -83,18 +83,19 @@ fn plot_json(plot: &Plot, figure: &str) -> Result<Vec<u8>, VisError> {
 }
 
 /// Renders every figure of a page. Address axes (those with tick format
-/// `x`) get ticks at power-of-two steps, so that their hex labels are round
+/// `x`) get ticks at power-of-two steps (about 8 on a 2D axis, 3 to 6 on a 3D
+/// scene's, where long hex labels would overlap), so that their hex labels are round
 /// (`0x4a39000`, `0x4a39400`) rather than plotly's decimal steps printed in
 /// hex; the ticks are recomputed whenever the user zooms or pans. The body
 /// records what was drawn (`data-rendered-traces`, `data-address-ticks`)
 /// for tests that load the page in a browser.
 const RENDER_JS: &str = r#"
 (function () {
-  function hexTicks(range) {
+  function hexTicks(range, target) {
     var lo = Math.max(0, Math.min(range[0], range[1])), hi = Math.max(range[0], range[1]);
     var span = hi - lo;
     if (!(span > 0) || !isFinite(span)) { return null; }
-    var step = Math.max(1, Math.pow(2, Math.ceil(Math.log2(span / 8))));
+    var step = Math.max(1, Math.pow(2, Math.ceil(Math.log2(span / target))));
     var vals = [], text = [];
     for (var v = Math.ceil(lo / step) * step; v <= hi; v += step) {
       vals.push(v);
@@ -104,9 +105,9 @@ const RENDER_JS: &str = r#"
   }
   function hexAxes(div) {
     var update = {}, found = [], L = div.layout, F = div._fullLayout || {};
-    function visit(path, ax, full) {
+    function visit(path, ax, full, target) {
       if (ax && ax.tickformat === 'x' && full && full.range) {
-        var t = hexTicks(full.range);
+        var t = hexTicks(full.range, target);
         if (t) {
           update[path + '.tickmode'] = 'array';
           update[path + '.tickvals'] = t.vals;
@@ -117,10 +118,10 @@ const RENDER_JS: &str = r#"
     }
     Object.keys(L).forEach(function (k) {
       if (/^[xy]axis\d*$/.test(k)) {
-        visit(k, L[k], F[k]);
+        visit(k, L[k], F[k], 8);
       } else if (/^scene\d*$/.test(k)) {
         ['xaxis', 'yaxis', 'zaxis'].forEach(function (a) {
-          visit(k + '.' + a, L[k][a], F[k] && F[k][a]);
+          visit(k + '.' + a, L[k][a], F[k] && F[k][a], 6);
         });
       }
     });

@@ -182,6 +182,22 @@ pub(crate) fn count_sizes(counts: &[u64]) -> Vec<f64> {
         .collect()
 }
 
+/// Marker size of one raw access in the 2D views, in pixels.
+pub(crate) const RAW_SIZE: f64 = 5.0;
+
+/// Marker sizes of one trace's aggregated groups in a 2D view: from the
+/// raw points' size ([`RAW_SIZE`]) for the trace's smallest groups up to 15
+/// px for its largest, area growing with the count. Sizes are relative to
+/// the trace's own groups, so each variable's pattern stays as visible as
+/// its raw points would be, whatever the counts of other variables.
+pub(crate) fn trace_sizes(counts: &[u64]) -> Vec<f64> {
+    let max = counts.iter().copied().max().unwrap_or(1).max(1) as f64;
+    counts
+        .iter()
+        .map(|&c| RAW_SIZE + (15.0 - RAW_SIZE) * (c as f64 / max).sqrt())
+        .collect()
+}
+
 /// Ten distinguishable colours for per-variable traces (Tableau 10).
 pub(crate) const PALETTE: [&str; 10] = [
     "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
