@@ -129,6 +129,7 @@ pub fn register_pipeline(r: &mut Registry<Session>) {
         array_pattern(st, a, 3)
     });
     add(r, "load_trace", |st, a| load_trace(st, &a[0]));
+    super::cmd_locality::register(r);
     add(r, "dump_trace", |st, a| {
         let path = if a.is_empty() {
             st.trace_path()?
