@@ -43,7 +43,9 @@ impl Settings {
     fn save(&self, state_dir: &Path) -> CmdResult<()> {
         let path = Settings::file(state_dir);
         std::fs::create_dir_all(state_dir)
-            .and_then(|_| std::fs::write(&path, serde_json::to_vec_pretty(self).unwrap_or_default()))
+            .and_then(|_| {
+                std::fs::write(&path, serde_json::to_vec_pretty(self).unwrap_or_default())
+            })
             .map_err(|e| {
                 format!(
                     "cannot save the cache settings to {}: {e}. They apply to this session only.",
@@ -59,7 +61,9 @@ fn s(v: impl Into<String>) -> Value {
 
 /// Registers the locality commands.
 pub fn register(r: &mut Registry<Session>) {
-    let add = |r: &mut Registry<Session>, name: &str, f: fn(&mut Session, &[String]) -> CmdResult<Value>| {
+    let add = |r: &mut Registry<Session>,
+               name: &str,
+               f: fn(&mut Session, &[String]) -> CmdResult<Value>| {
         r.add(name, move |st: &mut Session, a: &[String]| {
             st.follow_cwd();
             f(st, a)
@@ -67,8 +71,12 @@ pub fn register(r: &mut Registry<Session>) {
     };
     add(r, "set_cache", set_cache);
     add(r, "set_reuse_sampling", set_reuse_sampling);
-    add(r, "cache_stats", |st, a| cache_stats(st, a.iter().any(|x| x == "save")));
-    add(r, "sharing_stats", |st, a| sharing_stats(st, a.iter().any(|x| x == "save")));
+    add(r, "cache_stats", |st, a| {
+        cache_stats(st, a.iter().any(|x| x == "save"))
+    });
+    add(r, "sharing_stats", |st, a| {
+        sharing_stats(st, a.iter().any(|x| x == "save"))
+    });
 }
 
 /// `set_cache ?LEVEL SIZE WAYS LINE | LEVEL off | default?`.
@@ -78,7 +86,9 @@ fn set_cache(st: &mut Session, a: &[String]) -> CmdResult<Value> {
         0 => {}
         1 if a[0] == "default" => model = CacheModel::host(),
         2 if a[1] == "off" => model.remove(&a[0]).map_err(|e| e.to_string())?,
-        4 => model.set(&a[0], &a[1], &a[2], &a[3]).map_err(|e| e.to_string())?,
+        4 => model
+            .set(&a[0], &a[1], &a[2], &a[3])
+            .map_err(|e| e.to_string())?,
         _ => {
             return Err(
                 "set_cache takes LEVEL SIZE WAYS LINE (set_cache L1 32K 8 64), LEVEL off, \
@@ -115,11 +125,17 @@ fn set_reuse_sampling(st: &mut Session, a: &[String]) -> CmdResult<Value> {
         None
     } else {
         let r: f64 = a[0].trim_end_matches('%').parse().map_err(|_| {
-            format!("set_reuse_sampling takes a rate such as 0.01 (1% of lines), or off, not \"{}\".", a[0])
+            format!(
+                "set_reuse_sampling takes a rate such as 0.01 (1% of lines), or off, not \"{}\".",
+                a[0]
+            )
         })?;
         let r = if a[0].ends_with('%') { r / 100.0 } else { r };
         Sampling::new(r).ok_or_else(|| {
-            format!("the sampling rate must be above 0 and at most 1, not {}.", a[0])
+            format!(
+                "the sampling rate must be above 0 and at most 1, not {}.",
+                a[0]
+            )
         })?;
         Some(r)
     };
@@ -175,22 +191,38 @@ fn cache_stats(st: &mut Session, save: bool) -> CmdResult<Value> {
         written.extend(source::write_pages(&r, &src_paths, &figures).map_err(|e| e.to_string())?);
         println!(
             "wrote {}",
-            written.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+            written
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
         );
     }
-    let names: Vec<String> = r.cache.model.levels.iter().map(|l| format!("misses_{}", l.name())).collect();
+    let names: Vec<String> = r
+        .cache
+        .model
+        .levels
+        .iter()
+        .map(|l| format!("misses_{}", l.name()))
+        .collect();
     Ok(Value::List(
         r.per_variable()
             .iter()
             .map(|row| {
                 let mut d = vec![
                     ("variable".to_string(), s(row.key.clone())),
-                    ("accesses".to_string(), Value::Int(row.counts.accesses as i64)),
+                    (
+                        "accesses".to_string(),
+                        Value::Int(row.counts.accesses as i64),
+                    ),
                 ];
                 for (i, n) in names.iter().enumerate() {
                     d.push((n.clone(), Value::Int(row.counts.misses[i] as i64)));
                 }
-                d.push(("compulsory".into(), Value::Int(row.counts.compulsory as i64)));
+                d.push((
+                    "compulsory".into(),
+                    Value::Int(row.counts.compulsory as i64),
+                ));
                 d.push(("miss_ratio".into(), Value::Float(row.miss_ratio())));
                 d.push(("line_bytes_used".into(), Value::Float(row.bytes_per_line())));
                 Value::Dict(d)
@@ -218,7 +250,10 @@ fn print_cache_report(r: &CacheReport, kind: &str) {
         })
         .collect();
     println!("\nper variable:");
-    print!("{}", text_table(&count_headers(r, &["variable"], None), &rows));
+    print!(
+        "{}",
+        text_table(&count_headers(r, &["variable"], None), &rows)
+    );
     let lines = r.per_line();
     let rows: Vec<Vec<String>> = lines
         .iter()
@@ -231,7 +266,10 @@ fn print_cache_report(r: &CacheReport, kind: &str) {
         })
         .collect();
     println!("\ntop missing lines (every access on the line counts, as in cachegrind):");
-    print!("{}", text_table(&count_headers(r, &["source"], Some("variables")), &rows));
+    print!(
+        "{}",
+        text_table(&count_headers(r, &["source"], Some("variables")), &rows)
+    );
     let pairs = r.per_pair();
     let rows: Vec<Vec<String>> = pairs
         .iter()
@@ -249,9 +287,15 @@ fn print_cache_report(r: &CacheReport, kind: &str) {
     println!(
         "\nper variable and line ({} pairs{}):",
         pairs.len(),
-        if pairs.len() > 20 { ", the 20 missing most shown; cache_stats save writes them all" } else { "" }
+        if pairs.len() > 20 {
+            ", the 20 missing most shown; cache_stats save writes them all"
+        } else {
+            ""
+        }
     );
-    let h: Vec<String> = ["variable", "source", "accesses", "misses_L1", "pattern"].map(String::from).to_vec();
+    let h: Vec<String> = ["variable", "source", "accesses", "misses_L1", "pattern"]
+        .map(String::from)
+        .to_vec();
     print!("{}", text_table(&h, &rows));
     print_reuse(r);
 }
@@ -272,7 +316,12 @@ fn print_reuse(r: &CacheReport) {
         .iter()
         .map(|l| (l.name(), (l.size / line).max(1).ilog2()))
         .collect();
-    let mut h: Vec<String> = vec!["variable".into(), "references".into(), "cold".into(), "median".into()];
+    let mut h: Vec<String> = vec![
+        "variable".into(),
+        "references".into(),
+        "cold".into(),
+        "median".into(),
+    ];
     h.extend(sizes.iter().map(|(n, _)| format!("miss@{n}")));
     let rows: Vec<Vec<String>> = r
         .reuse
@@ -356,7 +405,8 @@ fn sharing_stats(st: &mut Session, save: bool) -> CmdResult<Value> {
     }
     if save {
         let mut df = report::sharing_table(&lines).map_err(|e| e.to_string())?;
-        let p1 = crate::filter::files::write_csv(&mut df, &dir.join("sharing_stats.csv")).map_err(|e| e.to_string())?;
+        let p1 = crate::filter::files::write_csv(&mut df, &dir.join("sharing_stats.csv"))
+            .map_err(|e| e.to_string())?;
         let p2 = crate::filter::files::write_parquet(&mut df, &dir.join("sharing_stats.parquet"))
             .map_err(|e| e.to_string())?;
         println!("wrote {} and {}", p1.display(), p2.display());
@@ -369,7 +419,10 @@ fn sharing_stats(st: &mut Session, save: bool) -> CmdResult<Value> {
                     ("line".into(), s(format!("{:#x}", l.addr))),
                     ("kind".into(), s(l.kind.clone())),
                     ("transfers".into(), Value::Int(l.transfers as i64)),
-                    ("variables".into(), Value::List(l.variables.iter().map(|v| s(v.clone())).collect())),
+                    (
+                        "variables".into(),
+                        Value::List(l.variables.iter().map(|v| s(v.clone())).collect()),
+                    ),
                     (
                         "elements".into(),
                         Value::List(

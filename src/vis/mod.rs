@@ -30,7 +30,7 @@ mod array;
 mod complete;
 mod csv;
 mod error;
-mod html;
+pub(crate) mod html;
 mod input;
 mod traces;
 

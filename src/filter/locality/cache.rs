@@ -48,7 +48,9 @@ pub enum CacheError {
     #[error("the cache level must be L1, L2 or L3, not \"{0}\".")]
     Level(String),
     /// A size that does not parse.
-    #[error("\"{0}\" is not a cache size: give bytes, or a number with K or M, such as 32K or 8M.")]
+    #[error(
+        "\"{0}\" is not a cache size: give bytes, or a number with K or M, such as 32K or 8M."
+    )]
     Size(String),
     /// A count that does not parse or is zero.
     #[error("the {what} must be a positive whole number, not \"{text}\".")]
@@ -268,7 +270,13 @@ impl CacheModel {
     }
 
     /// `set_cache LEVEL SIZE WAYS LINE`: sets or replaces one level.
-    pub fn set(&mut self, level: &str, size: &str, ways: &str, line: &str) -> Result<(), CacheError> {
+    pub fn set(
+        &mut self,
+        level: &str,
+        size: &str,
+        ways: &str,
+        line: &str,
+    ) -> Result<(), CacheError> {
         let lv = parse_level(level)?;
         let l = Level::new(
             lv,
@@ -428,7 +436,11 @@ impl First {
         let mut miss = false;
         for b in first..=last {
             let lo = if b == first { addr & line_mask } else { 0 };
-            let hi = if b == last { end & line_mask } else { line_mask };
+            let hi = if b == last {
+                end & line_mask
+            } else {
+                line_mask
+            };
             let m = self.mask(lo, hi);
             let (base, way) = self.tags.find(b);
             match way {
@@ -571,7 +583,11 @@ impl CacheSim {
         }
         self.accesses += 1;
         self.counts[pair as usize].accesses += 1;
-        let slot = if self.private_first { r.tid as usize } else { 0 };
+        let slot = if self.private_first {
+            r.tid as usize
+        } else {
+            0
+        };
         if slot >= self.first.len() {
             self.first.resize(slot + 1, None);
         }
@@ -587,7 +603,10 @@ impl CacheSim {
             }
             c.misses[i + 1] += 1;
         }
-        let (a, b) = (r.addr >> self.last_bits, (r.addr + r.size as u64 - 1) >> self.last_bits);
+        let (a, b) = (
+            r.addr >> self.last_bits,
+            (r.addr + r.size as u64 - 1) >> self.last_bits,
+        );
         let mut new = false;
         for blk in a..=b {
             new |= self.seen.insert(blk);
@@ -731,7 +750,9 @@ mod tests {
         let mut m = model(&[(1, 4096, 4, 64)]);
         m.set("L2", "256K", "8", "64").unwrap();
         assert_eq!(m.levels.len(), 2);
-        assert!(m.describe().contains("L2 256 KiB, 8-way, 64-byte lines (512 sets)"));
+        assert!(m
+            .describe()
+            .contains("L2 256 KiB, 8-way, 64-byte lines (512 sets)"));
         m.remove("L2").unwrap();
         assert_eq!(m.remove("L1"), Err(CacheError::Empty));
         assert!(matches!(

@@ -282,7 +282,10 @@ mod tests {
                 (0..b).flat_map(move |i| (0..b).map(move |j| (bi * b + i) * n + bj * b + j))
             })
         });
-        assert_eq!(run(&v, tiled, 8), "tiled: row-wise inside tiles 8 elements wide");
+        assert_eq!(
+            run(&v, tiled, 8),
+            "tiled: row-wise inside tiles 8 elements wide"
+        );
         let reuse = run(&v, std::iter::repeat_n(5, 10), 8);
         assert_eq!(reuse, "stride 0: the same element reused");
     }
@@ -290,9 +293,8 @@ mod tests {
     #[test]
     fn a_k_outermost_3d_walk_has_the_first_index_innermost() {
         let v = var(&[8, 8, 8], 4);
-        let walk = (0..8u64).flat_map(|k| {
-            (0..8u64).flat_map(move |j| (0..8u64).map(move |i| i * 64 + j * 8 + k))
-        });
+        let walk = (0..8u64)
+            .flat_map(|k| (0..8u64).flat_map(move |j| (0..8u64).map(move |i| i * 64 + j * 8 + k)));
         assert_eq!(
             run(&v, walk, 4),
             "first index innermost: stride 64 elements (256 B)"
@@ -313,7 +315,9 @@ mod tests {
         let v = var(&[1000], 4);
         let mut x = 12345u64;
         let idx = (0..500).map(move |_| {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             (x >> 33) % 1000
         });
         assert_eq!(run(&v, idx, 4), "irregular");

@@ -64,7 +64,11 @@ pub struct CacheReport {
 
 /// Simulates the caches, measures reuse distance and labels the patterns,
 /// in one pass over the accesses of `a`.
-pub fn cache_stats(a: &Analysis, kind: MemKind, opts: &Options) -> Result<CacheReport, LocalityError> {
+pub fn cache_stats(
+    a: &Analysis,
+    kind: MemKind,
+    opts: &Options,
+) -> Result<CacheReport, LocalityError> {
     let names = Names::of(a)?;
     let mut sim = CacheSim::new(&opts.model)?;
     let line = opts.model.levels[0].line;
@@ -82,10 +86,19 @@ pub fn cache_stats(a: &Analysis, kind: MemKind, opts: &Options) -> Result<CacheR
     let patterns = cache
         .pairs
         .iter()
-        .map(|p| by_key.get(p).map(|&i| pstates[i].clone()).unwrap_or_default())
+        .map(|p| {
+            by_key
+                .get(p)
+                .map(|&i| pstates[i].clone())
+                .unwrap_or_default()
+        })
         .collect();
     Ok(CacheReport {
-        shown: a.vars.iter().map(|v| crate::filter::shows(kind, v)).collect(),
+        shown: a
+            .vars
+            .iter()
+            .map(|v| crate::filter::shows(kind, v))
+            .collect(),
         names,
         cache,
         reuse: reuse.finish(),
@@ -148,7 +161,11 @@ impl CacheReport {
                 variables: String::new(),
             })
             .collect();
-        rows.sort_by(|a, b| b.counts.misses[0].cmp(&a.counts.misses[0]).then(a.key.cmp(&b.key)));
+        rows.sort_by(|a, b| {
+            b.counts.misses[0]
+                .cmp(&a.counts.misses[0])
+                .then(a.key.cmp(&b.key))
+        });
         rows
     }
 
@@ -234,7 +251,13 @@ impl CacheReport {
     /// A table of rows: `first` (the key column), optionally `source`,
     /// then accesses, one misses column per level, compulsory, miss_ratio,
     /// line_bytes_used, and `extra` (pattern or variables).
-    pub fn table(&self, rows: &[Row], first: &str, with_source: bool, extra: Option<&str>) -> PolarsResult<DataFrame> {
+    pub fn table(
+        &self,
+        rows: &[Row],
+        first: &str,
+        with_source: bool,
+        extra: Option<&str>,
+    ) -> PolarsResult<DataFrame> {
         let mut cols = vec![Column::new(
             first.into(),
             rows.iter().map(|r| r.key.clone()).collect::<Vec<_>>(),
@@ -261,11 +284,15 @@ impl CacheReport {
         ));
         cols.push(Column::new(
             "miss_ratio".into(),
-            rows.iter().map(|r| round4(r.miss_ratio())).collect::<Vec<_>>(),
+            rows.iter()
+                .map(|r| round4(r.miss_ratio()))
+                .collect::<Vec<_>>(),
         ));
         cols.push(Column::new(
             "line_bytes_used".into(),
-            rows.iter().map(|r| round4(r.bytes_per_line())).collect::<Vec<_>>(),
+            rows.iter()
+                .map(|r| round4(r.bytes_per_line()))
+                .collect::<Vec<_>>(),
         ));
         match extra {
             Some("pattern") => cols.push(Column::new(
@@ -346,7 +373,14 @@ impl CacheReport {
             .filter(|(_, _, _, v)| self.shown.get(*v as usize).copied().unwrap_or(false))
             .map(|&(line, d, addr, v)| {
                 let var = &self.names.vars[v as usize];
-                let el = element_path(&var.name, var.base, var.size, var.elem_size, &var.dims, addr);
+                let el = element_path(
+                    &var.name,
+                    var.base,
+                    var.size,
+                    var.elem_size,
+                    &var.dims,
+                    addr,
+                );
                 (format!("{line:#x}"), el, var.name.clone(), d)
             })
             .collect()
@@ -358,15 +392,27 @@ impl CacheReport {
     pub fn save(&self, dir: &Path) -> Result<Vec<PathBuf>, LocalityError> {
         let mut out = Vec::new();
         let tables = [
-            ("cache_stats", self.table(&self.per_variable(), "variable", false, None)?),
-            ("cache_stats_lines", self.table(&self.per_line(), "source", false, Some("variables"))?),
-            ("cache_stats_pairs", self.table(&self.per_pair(), "variable", true, Some("pattern"))?),
+            (
+                "cache_stats",
+                self.table(&self.per_variable(), "variable", false, None)?,
+            ),
+            (
+                "cache_stats_lines",
+                self.table(&self.per_line(), "source", false, Some("variables"))?,
+            ),
+            (
+                "cache_stats_pairs",
+                self.table(&self.per_pair(), "variable", true, Some("pattern"))?,
+            ),
             ("reuse_distance", self.reuse_table()?),
             ("miss_ratio_curves", self.mrc_table()?),
         ];
         for (name, mut df) in tables {
             out.push(files::write_csv(&mut df, &dir.join(format!("{name}.csv")))?);
-            out.push(files::write_parquet(&mut df, &dir.join(format!("{name}.parquet")))?);
+            out.push(files::write_parquet(
+                &mut df,
+                &dir.join(format!("{name}.parquet")),
+            )?);
         }
         Ok(out)
     }
@@ -411,7 +457,10 @@ pub fn text_table(headers: &[String], rows: &[Vec<String>]) -> String {
 
 /// Pattern labels per listed (variable, line) pair, from one pass over the
 /// accesses: (variable, `file.c:LINE`, accesses, label), busiest first.
-pub fn patterns(a: &Analysis, kind: MemKind) -> Result<Vec<(String, String, u64, String)>, LocalityError> {
+pub fn patterns(
+    a: &Analysis,
+    kind: MemKind,
+) -> Result<Vec<(String, String, u64, String)>, LocalityError> {
     let names = Names::of(a)?;
     let mut pat = PatternSink::new(&names.vars);
     drive(a, &mut [&mut pat])?;
@@ -419,7 +468,11 @@ pub fn patterns(a: &Analysis, kind: MemKind) -> Result<Vec<(String, String, u64,
     let mut rows: Vec<_> = pairs
         .iter()
         .zip(states.iter())
-        .filter(|((v, _), _)| a.vars.get(*v as usize).is_some_and(|x| crate::filter::shows(kind, x)))
+        .filter(|((v, _), _)| {
+            a.vars
+                .get(*v as usize)
+                .is_some_and(|x| crate::filter::shows(kind, x))
+        })
         .map(|(&(v, l), p)| {
             (
                 names.var_name(v).to_string(),
@@ -455,7 +508,11 @@ pub struct SharedLine {
 /// Lines written by one thread and touched by another, where a variable
 /// shown for `kind` lies, with their variables, fields and byte offsets
 /// per thread. `line` is the coherence unit (the model's L1 line size).
-pub fn sharing_stats(a: &Analysis, kind: MemKind, line: u32) -> Result<Vec<SharedLine>, LocalityError> {
+pub fn sharing_stats(
+    a: &Analysis,
+    kind: MemKind,
+    line: u32,
+) -> Result<Vec<SharedLine>, LocalityError> {
     let mut sink = SharingSink::new(line);
     drive(a, &mut [&mut sink])?;
     let names = Names::of(a)?;
@@ -463,7 +520,9 @@ pub fn sharing_stats(a: &Analysis, kind: MemKind, line: u32) -> Result<Vec<Share
     let mut out = Vec::new();
     for (addr, l) in sink.finish() {
         let shown = l.threads.iter().flat_map(|t| &t.vars).any(|&v| {
-            a.vars.get(v as usize).is_some_and(|x| crate::filter::shows(kind, x))
+            a.vars
+                .get(v as usize)
+                .is_some_and(|x| crate::filter::shows(kind, x))
         });
         if shown {
             out.push(shared_line(addr, &l, &names, &locs, line));
@@ -473,7 +532,13 @@ pub fn sharing_stats(a: &Analysis, kind: MemKind, line: u32) -> Result<Vec<Share
     Ok(out)
 }
 
-fn shared_line(addr: u64, l: &LineUse, names: &Names, locs: &LocationNames, line: u32) -> SharedLine {
+fn shared_line(
+    addr: u64,
+    l: &LineUse,
+    names: &Names,
+    locs: &LocationNames,
+    line: u32,
+) -> SharedLine {
     let kind = match (l.true_transfers > 0, l.false_transfers > 0) {
         (true, true) => "true+false",
         (true, false) => "true",
@@ -567,7 +632,14 @@ impl LocationNames {
 /// false_transfers, variables, tid, elements, bytes_read, bytes_written,
 /// accesses`, one row per (line, thread).
 pub fn sharing_table(lines: &[SharedLine]) -> PolarsResult<DataFrame> {
-    let mut c: (Vec<String>, Vec<String>, Vec<u64>, Vec<u64>, Vec<u64>, Vec<String>) = Default::default();
+    let mut c: (
+        Vec<String>,
+        Vec<String>,
+        Vec<u64>,
+        Vec<u64>,
+        Vec<u64>,
+        Vec<String>,
+    ) = Default::default();
     let mut t: (Vec<u32>, Vec<String>, Vec<String>, Vec<String>, Vec<u64>) = Default::default();
     for l in lines {
         for th in &l.threads {

@@ -229,8 +229,8 @@ impl StackDistance {
         self.now += 1;
         match self.index.get(&line) {
             Some(&i) => {
-                let st = &mut self.lines[i as usize].1;
                 let total = self.lines.len() as i64;
+                let st = &mut self.lines[i as usize].1;
                 let d = (total - self.tree.prefix(st.last as usize)) as u64;
                 self.tree.add(st.last as usize, -1);
                 self.tree.add(now as usize, 1);
@@ -274,7 +274,10 @@ impl StackDistance {
         }
         let k = self.lines.len();
         let cap = (2 * k).max(self.min_cap);
-        assert!(cap < u32::MAX as usize, "more distinct lines than u32 times");
+        assert!(
+            cap < u32::MAX as usize,
+            "more distinct lines than u32 times"
+        );
         self.tree = Fenwick::with_ones(cap, k);
         self.now = k as u32;
     }
@@ -535,7 +538,10 @@ mod tests {
         let cold = h.cold as f64;
         assert!((cold - 20_000.0).abs() / 20_000.0 < 0.15, "{cold}");
         let reused: u64 = h.bins.iter().sum();
-        assert!((reused as f64 - 60_000.0).abs() / 60_000.0 < 0.15, "{reused}");
+        assert!(
+            (reused as f64 - 60_000.0).abs() / 60_000.0 < 0.15,
+            "{reused}"
+        );
         assert!(h.bins[15] + h.bins[14] == reused, "{:?}", h.bins);
     }
 }

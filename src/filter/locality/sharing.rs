@@ -170,8 +170,16 @@ impl AccessSink for SharingSink {
         for r in batch {
             let end = r.addr + r.size as u64 - 1;
             for line in (r.addr >> bits)..=(end >> bits) {
-                let lo = if line == r.addr >> bits { r.addr & lmask } else { 0 };
-                let hi = if line == end >> bits { end & lmask } else { lmask };
+                let lo = if line == r.addr >> bits {
+                    r.addr & lmask
+                } else {
+                    0
+                };
+                let hi = if line == end >> bits {
+                    end & lmask
+                } else {
+                    lmask
+                };
                 let n = hi - lo + 1;
                 let m = if n >= 64 { u64::MAX } else { (1u64 << n) - 1 } << lo;
                 self.touch(line, m, r);

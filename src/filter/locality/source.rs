@@ -23,7 +23,11 @@ fn annotations(r: &CacheReport) -> Annotations {
             continue;
         };
         let Ok(n) = n.parse::<u32>() else { continue };
-        let e = out.entry(file.to_string()).or_default().entry(n).or_default();
+        let e = out
+            .entry(file.to_string())
+            .or_default()
+            .entry(n)
+            .or_default();
         e.0.add(&r.cache.counts[i]);
         if r.shown.get(v as usize).copied().unwrap_or(false) {
             e.1.push((r.names.var_name(v).to_string(), r.pattern_text(i)));
@@ -52,7 +56,12 @@ fn find_source(file: &str, dirs: &[PathBuf]) -> Option<PathBuf> {
             .ok()?
             .flatten()
             .map(|e| e.path())
-            .filter(|p| p.is_dir() && !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.')))
+            .filter(|p| {
+                p.is_dir()
+                    && !p
+                        .file_name()
+                        .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+            })
             .collect();
         subs.sort();
         subs.iter().find_map(|d| walk(d, name, depth - 1))
@@ -63,7 +72,11 @@ fn find_source(file: &str, dirs: &[PathBuf]) -> Option<PathBuf> {
 /// Writes one page per traced source file found in `src_paths` into
 /// `figures`; returns the pages written. Files that cannot be found are
 /// skipped (the CSV tables still hold their lines).
-pub fn write_pages(r: &CacheReport, src_paths: &[PathBuf], figures: &Path) -> Result<Vec<PathBuf>, FilterError> {
+pub fn write_pages(
+    r: &CacheReport,
+    src_paths: &[PathBuf],
+    figures: &Path,
+) -> Result<Vec<PathBuf>, FilterError> {
     let mut out = Vec::new();
     for (file, lines) in annotations(r) {
         let Some(path) = find_source(&file, src_paths) else {
@@ -74,7 +87,12 @@ pub fn write_pages(r: &CacheReport, src_paths: &[PathBuf], figures: &Path) -> Re
         };
         let stem = Path::new(&file)
             .file_name()
-            .map(|n| n.to_string_lossy().replace(|c: char| !c.is_ascii_alphanumeric() && c != '.' && c != '_', "_"))
+            .map(|n| {
+                n.to_string_lossy().replace(
+                    |c: char| !c.is_ascii_alphanumeric() && c != '.' && c != '_',
+                    "_",
+                )
+            })
             .unwrap_or_else(|| "source".into());
         let page = figures.join(format!("source_{stem}.html"));
         let html = page_html(r, &file, &text, &lines);
