@@ -437,3 +437,29 @@ fn sharing_stats(st: &mut Session, save: bool) -> CmdResult<Value> {
             .collect(),
     ))
 }
+
+/// The access patterns per (variable, line), for `memory_stats`: the 20
+/// busiest pairs, as text.
+pub fn pattern_section(
+    a: &crate::filter::analysis::Analysis,
+    kind: crate::filter::MemKind,
+) -> CmdResult<String> {
+    let rows = report::patterns(a, kind).map_err(|e| e.to_string())?;
+    if rows.is_empty() {
+        return Ok(String::new());
+    }
+    let shown: Vec<Vec<String>> = rows
+        .iter()
+        .take(20)
+        .map(|(v, src, n, l)| vec![v.clone(), src.clone(), n.to_string(), l.clone()])
+        .collect();
+    let h: Vec<String> = ["variable", "source", "accesses", "pattern"]
+        .map(String::from)
+        .to_vec();
+    Ok(format!(
+        "\naccess patterns per variable and line ({} pairs{}; cache_stats adds misses and bytes used per line):\n{}",
+        rows.len(),
+        if rows.len() > 20 { ", the 20 busiest shown" } else { "" },
+        text_table(&h, &shown)
+    ))
+}

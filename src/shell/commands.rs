@@ -446,6 +446,7 @@ fn memory_stats(st: &mut Session, save: bool) -> CmdResult<Value> {
         }
     );
     print!("{}", fmt_table(&addr_cols, &arows));
+    print!("{}", super::cmd_locality::pattern_section(a, kind)?);
     if save {
         let p1 = filter::files::write_csv(&mut per_var, &dir.join("memory_stats.csv"))
             .map_err(|e| e.to_string())?;

@@ -18,6 +18,7 @@
 //! | COLS with a jump of 1 - (B - 1) COLS | `tiled: column-wise inside tiles B rows tall` |
 //! | any other k | `constant stride k elements` |
 //! | no stride covers half the steps | `irregular` |
+//! | (a variable of one element) | `scalar` |
 //!
 //! The sink also records which bytes of an element were touched, so a loop
 //! over one field of an array of structures says `8 of 24 bytes of each
@@ -44,6 +45,9 @@ pub struct PairPattern {
     pub elem_bytes: u64,
     /// Element size used for the index (the variable's, else the access').
     pub elem: u64,
+    /// log2 of `elem` when it is a power of two (a shift instead of a
+    /// division on every access).
+    shift: Option<u32>,
     last: i64,
     last_tid: u32,
 }
@@ -98,8 +102,10 @@ impl PatternSink {
         let id = self.pairs.id(r.var, r.line) as usize;
         if id == self.states.len() {
             let (_, e) = self.vars.get(r.var as usize).copied().unwrap_or((0, 0));
+            let elem = if e > 0 { e } else { r.size as u64 };
             self.states.push(PairPattern {
-                elem: if e > 0 { e } else { r.size as u64 },
+                elem,
+                shift: elem.is_power_of_two().then(|| elem.trailing_zeros()),
                 last_tid: u32::MAX,
                 ..Default::default()
             });
@@ -108,8 +114,10 @@ impl PatternSink {
         let st = &mut self.states[id];
         st.accesses += 1;
         let off = r.addr.wrapping_sub(base);
-        let idx = (off / st.elem) as i64;
-        let within = off % st.elem;
+        let (idx, within) = match st.shift {
+            Some(b) => ((off >> b) as i64, off & (st.elem - 1)),
+            None => ((off / st.elem) as i64, off % st.elem),
+        };
         if within < 64 {
             let n = (r.size as u64).min(64 - within);
             let m = if n >= 64 { u64::MAX } else { (1u64 << n) - 1 };
@@ -153,7 +161,12 @@ pub fn label(p: &PairPattern, v: &VarInfo) -> String {
     let mut text = shape_label(p, v);
     let elem = p.elem.min(64);
     let used = p.elem_bytes.count_ones() as u64;
-    if v.elem_size > 0 && p.elem > 1 && used < elem && !text.starts_with("single") {
+    if v.elem_size > 0
+        && p.elem > 1
+        && used < elem
+        && !text.starts_with("single")
+        && text != "scalar"
+    {
         text.push_str(&format!(
             "; {used} of {} bytes of each element used",
             p.elem
@@ -163,6 +176,9 @@ pub fn label(p: &PairPattern, v: &VarInfo) -> String {
 }
 
 fn shape_label(p: &PairPattern, v: &VarInfo) -> String {
+    if v.size > 0 && v.size <= p.elem {
+        return "scalar".into();
+    }
     if p.steps == 0 {
         return "single access".into();
     }

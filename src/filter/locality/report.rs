@@ -455,8 +455,9 @@ pub fn text_table(headers: &[String], rows: &[Vec<String>]) -> String {
     out
 }
 
-/// Pattern labels per listed (variable, line) pair, from one pass over the
-/// accesses: (variable, `file.c:LINE`, accesses, label), busiest first.
+/// Pattern labels per listed (variable, line) pair of arrays and blocks
+/// (scalars are left out), from one pass over the accesses: (variable,
+/// `file.c:LINE`, accesses, label), busiest first.
 pub fn patterns(
     a: &Analysis,
     kind: MemKind,
@@ -481,6 +482,7 @@ pub fn patterns(
                 label(p, &names.vars[v as usize]),
             )
         })
+        .filter(|r| r.3 != "scalar")
         .collect();
     rows.sort_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(&b.0)).then(a.1.cmp(&b.1)));
     Ok(rows)

@@ -16,8 +16,9 @@
 //! reaches the tree's capacity the live times are renumbered 0..k in order
 //! (k distinct lines) and the tree is rebuilt with capacity 2k, so memory
 //! stays proportional to the distinct lines and the renumbering costs O(1)
-//! amortised per reference. A reference to the most recently used line has
-//! distance 0 and changes no order, so it skips the tree.
+//! amortised per reference. The eight most recently used lines are kept
+//! in a small array in front of the tree (see [`StackDistance`]), so short
+//! reuses cost no tree update.
 //!
 //! # Sampling
 //!
@@ -168,7 +169,8 @@ impl Fenwick {
     }
 }
 
-/// Per line: its last reference time, and its most distant reuse.
+/// Per line: its last reference time (or [`IN_TOP`]), and its most
+/// distant reuse.
 #[derive(Clone, Copy, Debug)]
 struct LineState {
     last: u32,
@@ -177,15 +179,30 @@ struct LineState {
     max_var: u32,
 }
 
+/// `last` of a line held in the most-recent array rather than the tree.
+const IN_TOP: u32 = u32::MAX;
+
+/// Lines kept in the most-recent array.
+const TOP: usize = 8;
+
 /// Exact LRU stack distance over line numbers.
+///
+/// The [`TOP`] most recently used lines sit in a small array in recency
+/// order, outside the tree: a reference to one of them has its position as
+/// distance and costs a scan of 8 numbers, with no hash probe and no tree
+/// update (loop counters and the current lines of each array). A line
+/// leaving the array gets the next tree time, which is later than every
+/// time in the tree, so the tree keeps the order of all other lines.
 #[derive(Clone, Debug)]
 pub struct StackDistance {
     index: PlHashMap<u64, u32>,
     lines: Vec<(u64, LineState)>,
+    top: [(u64, u32); TOP],
+    top_len: usize,
     tree: Fenwick,
+    in_tree: i64,
     now: u32,
     min_cap: usize,
-    mru: u64,
 }
 
 impl Default for StackDistance {
@@ -202,10 +219,12 @@ impl StackDistance {
         StackDistance {
             index: PlHashMap::default(),
             lines: Vec::new(),
+            top: [(0, 0); TOP],
+            top_len: 0,
             tree: Fenwick::new(cap),
+            in_tree: 0,
             now: 0,
             min_cap: cap,
-            mru: u64::MAX,
         }
     }
 
@@ -214,49 +233,70 @@ impl StackDistance {
         self.lines.len()
     }
 
+    #[inline]
+    fn note(&mut self, idx: u32, d: u64, addr: u64, var: u32) {
+        let st = &mut self.lines[idx as usize].1;
+        if d > st.max_dist {
+            st.max_dist = d;
+            st.max_addr = addr;
+            st.max_var = var;
+        }
+    }
+
     /// References `line` (at `addr` of variable `var`, for the list of most
     /// distant reuses) and returns its stack distance, None when cold.
     #[inline]
     pub fn reference_at(&mut self, line: u64, addr: u64, var: u32) -> Option<u64> {
-        if line == self.mru {
-            return Some(0);
+        if let Some(p) = self.top[..self.top_len].iter().position(|t| t.0 == line) {
+            let idx = self.top[p].1;
+            if p > 0 {
+                self.top[..=p].rotate_right(1);
+                self.note(idx, p as u64, addr, var);
+            }
+            return Some(p as u64);
         }
-        self.mru = line;
-        if self.now as usize == self.tree.cap() {
-            self.renumber();
-        }
-        let now = self.now;
-        self.now += 1;
-        match self.index.get(&line) {
+        let (idx, d) = match self.index.get(&line) {
             Some(&i) => {
-                let total = self.lines.len() as i64;
-                let st = &mut self.lines[i as usize].1;
-                let d = (total - self.tree.prefix(st.last as usize)) as u64;
-                self.tree.add(st.last as usize, -1);
-                self.tree.add(now as usize, 1);
-                st.last = now;
-                if d > st.max_dist {
-                    st.max_dist = d;
-                    st.max_addr = addr;
-                    st.max_var = var;
-                }
-                Some(d)
+                let last = self.lines[i as usize].1.last;
+                let after = self.in_tree - self.tree.prefix(last as usize);
+                let d = self.top_len as u64 + after as u64;
+                self.tree.add(last as usize, -1);
+                self.in_tree -= 1;
+                self.lines[i as usize].1.last = IN_TOP;
+                self.note(i, d, addr, var);
+                (i, Some(d))
             }
             None => {
-                self.index.insert(line, self.lines.len() as u32);
+                let i = self.lines.len() as u32;
+                self.index.insert(line, i);
                 self.lines.push((
                     line,
                     LineState {
-                        last: now,
+                        last: IN_TOP,
                         max_dist: 0,
                         max_addr: addr,
                         max_var: var,
                     },
                 ));
-                self.tree.add(now as usize, 1);
-                None
+                (i, None)
             }
+        };
+        if self.top_len == TOP {
+            let (_, out) = self.top[TOP - 1];
+            if self.now as usize == self.tree.cap() {
+                self.renumber();
+            }
+            self.lines[out as usize].1.last = self.now;
+            self.tree.add(self.now as usize, 1);
+            self.in_tree += 1;
+            self.now += 1;
+            self.top.rotate_right(1);
+        } else {
+            self.top[..=self.top_len].rotate_right(1);
+            self.top_len += 1;
         }
+        self.top[0] = (line, idx);
+        d
     }
 
     /// [`StackDistance::reference_at`] without the reuse bookkeeping.
@@ -264,21 +304,21 @@ impl StackDistance {
         self.reference_at(line, 0, 0)
     }
 
-    /// Renumbers the last-reference times 0..k in order and rebuilds the
-    /// tree with room for as many new references again.
+    /// Renumbers the tree times 0..k in order (k lines in the tree) and
+    /// rebuilds the tree with room for as many new times again.
     fn renumber(&mut self) {
-        let mut order: Vec<u32> = (0..self.lines.len() as u32).collect();
+        let mut order: Vec<u32> = (0..self.lines.len() as u32)
+            .filter(|&i| self.lines[i as usize].1.last != IN_TOP)
+            .collect();
         order.sort_unstable_by_key(|&i| self.lines[i as usize].1.last);
         for (t, &i) in order.iter().enumerate() {
             self.lines[i as usize].1.last = t as u32;
         }
-        let k = self.lines.len();
+        let k = order.len();
         let cap = (2 * k).max(self.min_cap);
-        assert!(
-            cap < u32::MAX as usize,
-            "more distinct lines than u32 times"
-        );
+        assert!(cap < IN_TOP as usize, "more distinct lines than u32 times");
         self.tree = Fenwick::with_ones(cap, k);
+        self.in_tree = k as i64;
         self.now = k as u32;
     }
 
