@@ -1,6 +1,7 @@
 /* Two threads increment their own field of one struct. Without PAD the
  * fields share a cache line (false sharing); with -DPAD each field has a
- * line of its own. */
+ * line of its own. The threads meet at a barrier first, so both are alive
+ * together: Valgrind gives a finished thread's id to the next new thread. */
 #include <pthread.h>
 #include "gleipnir.h"
 #define ROUNDS 20000
@@ -12,9 +13,11 @@ struct counters {
     long b;
 } __attribute__((aligned(64)));
 static struct counters hits;
+static pthread_barrier_t both;
 static void *bump_a(void *unused)
 {
     int i;
+    pthread_barrier_wait(&both);
     for (i = 0; i < ROUNDS; i++)
         hits.a++; /* a line */
     return unused;
@@ -22,6 +25,7 @@ static void *bump_a(void *unused)
 static void *bump_b(void *unused)
 {
     int i;
+    pthread_barrier_wait(&both);
     for (i = 0; i < ROUNDS; i++)
         hits.b++; /* b line */
     return unused;
@@ -29,6 +33,7 @@ static void *bump_b(void *unused)
 int main(void)
 {
     pthread_t t1, t2;
+    pthread_barrier_init(&both, NULL, 2);
     GL_START;
     pthread_create(&t1, NULL, bump_a, NULL);
     pthread_create(&t2, NULL, bump_b, NULL);

@@ -39,7 +39,7 @@ use std::path::Path;
 use polars::prelude::PlHashSet;
 use serde::{Deserialize, Serialize};
 
-use super::{AccessSink, NamedAccess, PairIndex};
+use super::{to_front, AccessSink, NamedAccess, PairIndex};
 
 /// Errors of the cache model: each message says what to type instead.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -382,7 +382,7 @@ impl Tags {
             let (base, way) = self.find(b);
             let i = way.unwrap_or(self.ways - 1);
             if i > 0 {
-                self.tags[base..=base + i].rotate_right(1);
+                to_front(&mut self.tags[base..=base + i], i);
             }
             if way.is_none() {
                 self.tags[base] = b + 1;
@@ -469,9 +469,9 @@ impl First {
 
     #[inline]
     fn rotate(&mut self, base: usize, i: usize) {
-        self.tags.tags[base..=base + i].rotate_right(1);
-        self.used[base..=base + i].rotate_right(1);
-        self.owner[base..=base + i].rotate_right(1);
+        to_front(&mut self.tags.tags[base..=base + i], i);
+        to_front(&mut self.used[base..=base + i], i);
+        to_front(&mut self.owner[base..=base + i], i);
     }
 
     /// Charges the lines still resident at the end of the trace.

@@ -28,7 +28,7 @@
 //! results are then estimates, and say so.
 use polars::prelude::PlHashMap;
 
-use super::{AccessSink, NamedAccess};
+use super::{to_front, AccessSink, NamedAccess};
 
 /// Number of histogram bins: bin 0 holds distance 0, bin k (k >= 1)
 /// distances in [2^(k-1), 2^k).
@@ -250,7 +250,7 @@ impl StackDistance {
         if let Some(p) = self.top[..self.top_len].iter().position(|t| t.0 == line) {
             let idx = self.top[p].1;
             if p > 0 {
-                self.top[..=p].rotate_right(1);
+                to_front(&mut self.top[..=p], p);
                 self.note(idx, p as u64, addr, var);
             }
             return Some(p as u64);
@@ -290,9 +290,9 @@ impl StackDistance {
             self.tree.add(self.now as usize, 1);
             self.in_tree += 1;
             self.now += 1;
-            self.top.rotate_right(1);
+            to_front(&mut self.top, TOP - 1);
         } else {
-            self.top[..=self.top_len].rotate_right(1);
+            to_front(&mut self.top[..=self.top_len], self.top_len);
             self.top_len += 1;
         }
         self.top[0] = (line, idx);
