@@ -189,6 +189,7 @@ fn cache_stats(st: &mut Session, save: bool) -> CmdResult<Value> {
     if save {
         let mut written = r.save(&dir).map_err(|e| e.to_string())?;
         written.extend(source::write_pages(&r, &src_paths, &figures).map_err(|e| e.to_string())?);
+        written.push(summary_figure(&r, &figures)?);
         println!(
             "wrote {}",
             written
@@ -462,4 +463,51 @@ pub fn pattern_section(
         if rows.len() > 20 { ", the 20 busiest shown" } else { "" },
         text_table(&h, &shown)
     ))
+}
+
+/// `figures/cache_stats.html`: misses per variable and level, and the
+/// miss-ratio curves.
+fn summary_figure(r: &CacheReport, figures: &Path) -> CmdResult<PathBuf> {
+    use crate::vis::locality::{cache_summary, Curve, VarMisses};
+    let levels: Vec<String> = r.cache.model.levels.iter().map(|l| l.name()).collect();
+    let vars: Vec<VarMisses> = r
+        .per_variable()
+        .iter()
+        .map(|row| VarMisses {
+            name: row.key.clone(),
+            misses: row.counts.misses[..levels.len()].to_vec(),
+        })
+        .collect();
+    let line = r.reuse.line as u64;
+    let curves: Vec<Curve> = r
+        .reuse
+        .per_var
+        .iter()
+        .enumerate()
+        .filter(|(v, h)| r.shown.get(*v).copied().unwrap_or(false) && h.total() > 0)
+        .map(|(v, h)| {
+            let top = h.last_bin().unwrap_or(0) as u32 + 1;
+            let js: Vec<u32> = (0..=top.min(40)).collect();
+            Curve {
+                name: r.names.var_name(v as u32).to_string(),
+                bytes: js.iter().map(|j| line << j).collect(),
+                ratio: js
+                    .iter()
+                    .map(|&j| h.misses_at(j) as f64 / h.total() as f64)
+                    .collect(),
+            }
+        })
+        .collect();
+    let intro = vec![format!(
+        "{} accesses of the traced region simulated from cold caches at GL_START; model: {}.",
+        r.cache.accesses,
+        r.cache
+            .model
+            .levels
+            .iter()
+            .map(|l| l.describe())
+            .collect::<Vec<_>>()
+            .join("; ")
+    )];
+    cache_summary(figures, &levels, &vars, &curves, &intro).map_err(|e| e.to_string())
 }

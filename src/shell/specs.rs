@@ -478,7 +478,9 @@ pub const SPECS: &[CommandSpec] = &[
                it implies. Runs on the saved analysis, so a new set_cache needs no \
                new trace. With save, writes visinfo/cache_stats.csv, \
                cache_stats_lines.csv, cache_stats_pairs.csv, reuse_distance.csv and \
-               miss_ratio_curves.csv (and Parquet) and figures/source_FILE.html. \
+               miss_ratio_curves.csv (and Parquet), figures/cache_stats.html (misses \
+               per level and miss-ratio curves by variable) and \
+               figures/source_FILE.html (the source annotated line by line). \
                Returns a list of per-variable dicts.",
     },
     CommandSpec {

@@ -31,6 +31,7 @@ mod complete;
 mod csv;
 mod error;
 pub(crate) mod html;
+pub mod locality;
 mod input;
 mod traces;
 

@@ -57,6 +57,7 @@ test parquet {file exists visinfo/cache_stats.parquet} 1
 test reuse-csv {file exists visinfo/reuse_distance.csv} 1
 test mrc-csv {file exists visinfo/miss_ratio_curves.csv} 1
 test source-page {file exists figures/source_loc_small.c.html} 1
+test summary-figure {file exists figures/cache_stats.html} 1
 
 # What if the L1 were 64 KiB? No new trace: a new session in this folder
 # takes the saved analysis and the saved model.
