@@ -45,7 +45,10 @@ pub fn cache_summary(
     let mut bars = Plot::new();
     for (i, l) in levels.iter().enumerate() {
         let x: Vec<String> = vars.iter().map(|v| v.name.clone()).collect();
-        let y: Vec<u64> = vars.iter().map(|v| v.misses.get(i).copied().unwrap_or(0)).collect();
+        let y: Vec<u64> = vars
+            .iter()
+            .map(|v| v.misses.get(i).copied().unwrap_or(0))
+            .collect();
         bars.add_trace(Bar::new(x, y).name(format!("{l} misses")));
     }
     bars.set_layout(
@@ -69,7 +72,11 @@ pub fn cache_summary(
                     .type_(AxisType::Log)
                     .title(Title::with_text("fully associative LRU cache size (bytes)")),
             )
-            .y_axis(Axis::new().title(Title::with_text("miss ratio")).range(vec![0.0, 1.05])),
+            .y_axis(
+                Axis::new()
+                    .title(Title::with_text("miss ratio"))
+                    .range(vec![0.0, 1.05]),
+            ),
     );
     let figures = [
         PageFigure {

@@ -31,8 +31,8 @@ mod complete;
 mod csv;
 mod error;
 pub(crate) mod html;
-pub mod locality;
 mod input;
+pub mod locality;
 mod traces;
 
 use std::path::PathBuf;

@@ -97,7 +97,7 @@ impl Level {
         if !(8..=4096).contains(&line) || !line.is_power_of_two() {
             return Err(CacheError::Line(line));
         }
-        if ways == 0 || size == 0 || size % (ways * line) != 0 || ways > 1 << 16 {
+        if ways == 0 || size == 0 || !size.is_multiple_of(ways * line) || ways > 1 << 16 {
             return Err(CacheError::Geometry { size, ways, line });
         }
         Ok(Level {

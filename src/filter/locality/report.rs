@@ -488,6 +488,10 @@ pub fn patterns(
     Ok(rows)
 }
 
+/// What one thread did on a shared line: (tid, elements touched, bytes
+/// read, bytes written, accesses); bytes as offset ranges such as `0-7`.
+pub type ThreadBytes = (u32, Vec<String>, String, String, u64);
+
 /// One shared line, named.
 #[derive(Clone, Debug)]
 pub struct SharedLine {
@@ -503,8 +507,8 @@ pub struct SharedLine {
     pub false_transfers: u64,
     /// Variables on the line.
     pub variables: Vec<String>,
-    /// Per thread: (tid, elements touched, bytes read, bytes written, accesses).
-    pub threads: Vec<(u32, Vec<String>, String, String, u64)>,
+    /// Per thread: see [`ThreadBytes`].
+    pub threads: Vec<ThreadBytes>,
 }
 
 /// Lines written by one thread and touched by another, where a variable
@@ -634,42 +638,32 @@ impl LocationNames {
 /// false_transfers, variables, tid, elements, bytes_read, bytes_written,
 /// accesses`, one row per (line, thread).
 pub fn sharing_table(lines: &[SharedLine]) -> PolarsResult<DataFrame> {
-    let mut c: (
-        Vec<String>,
-        Vec<String>,
-        Vec<u64>,
-        Vec<u64>,
-        Vec<u64>,
-        Vec<String>,
-    ) = Default::default();
-    let mut t: (Vec<u32>, Vec<String>, Vec<String>, Vec<String>, Vec<u64>) = Default::default();
-    for l in lines {
-        for th in &l.threads {
-            c.0.push(format!("{:#x}", l.addr));
-            c.1.push(l.kind.clone());
-            c.2.push(l.transfers);
-            c.3.push(l.true_transfers);
-            c.4.push(l.false_transfers);
-            c.5.push(l.variables.join(" "));
-            t.0.push(th.0);
-            t.1.push(th.1.join(" "));
-            t.2.push(th.2.clone());
-            t.3.push(th.3.clone());
-            t.4.push(th.4);
-        }
-    }
+    let rows: Vec<(&SharedLine, &ThreadBytes)> = lines
+        .iter()
+        .flat_map(|l| l.threads.iter().map(move |t| (l, t)))
+        .collect();
+    let text = |f: &dyn Fn(&SharedLine, &ThreadBytes) -> String| {
+        rows.iter().map(|(l, t)| f(l, t)).collect::<Vec<String>>()
+    };
+    let num = |f: &dyn Fn(&SharedLine) -> u64| rows.iter().map(|(l, _)| f(l)).collect::<Vec<u64>>();
     DataFrame::new(vec![
-        Column::new("line".into(), c.0),
-        Column::new("kind".into(), c.1),
-        Column::new("transfers".into(), c.2),
-        Column::new("true_transfers".into(), c.3),
-        Column::new("false_transfers".into(), c.4),
-        Column::new("variables".into(), c.5),
-        Column::new("tid".into(), t.0),
-        Column::new("elements".into(), t.1),
-        Column::new("bytes_read".into(), t.2),
-        Column::new("bytes_written".into(), t.3),
-        Column::new("accesses".into(), t.4),
+        Column::new("line".into(), text(&|l, _| format!("{:#x}", l.addr))),
+        Column::new("kind".into(), text(&|l, _| l.kind.clone())),
+        Column::new("transfers".into(), num(&|l| l.transfers)),
+        Column::new("true_transfers".into(), num(&|l| l.true_transfers)),
+        Column::new("false_transfers".into(), num(&|l| l.false_transfers)),
+        Column::new("variables".into(), text(&|l, _| l.variables.join(" "))),
+        Column::new(
+            "tid".into(),
+            rows.iter().map(|(_, t)| t.0).collect::<Vec<u32>>(),
+        ),
+        Column::new("elements".into(), text(&|_, t| t.1.join(" "))),
+        Column::new("bytes_read".into(), text(&|_, t| t.2.clone())),
+        Column::new("bytes_written".into(), text(&|_, t| t.3.clone())),
+        Column::new(
+            "accesses".into(),
+            rows.iter().map(|(_, t)| t.4).collect::<Vec<u64>>(),
+        ),
     ])
 }
 

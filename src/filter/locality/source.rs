@@ -12,8 +12,10 @@ use super::report::CacheReport;
 use crate::filter::FilterError;
 use crate::vis::html::escape_html;
 
-/// Per source file: line number -> (counts, [(variable, pattern)]).
-type Annotations = BTreeMap<String, BTreeMap<u32, (Counts, Vec<(String, String)>)>>;
+/// Per line number of one file: counts and [(variable, pattern)].
+type LineNotes = BTreeMap<u32, (Counts, Vec<(String, String)>)>;
+/// Per source file.
+type Annotations = BTreeMap<String, LineNotes>;
 
 fn annotations(r: &CacheReport) -> Annotations {
     let mut out: Annotations = BTreeMap::new();
@@ -107,12 +109,7 @@ pub fn write_pages(
     Ok(out)
 }
 
-fn page_html(
-    r: &CacheReport,
-    file: &str,
-    text: &str,
-    lines: &BTreeMap<u32, (Counts, Vec<(String, String)>)>,
-) -> String {
+fn page_html(r: &CacheReport, file: &str, text: &str, lines: &LineNotes) -> String {
     let levels = &r.cache.model.levels;
     let mut h = String::new();
     let _ = write!(
