@@ -156,12 +156,17 @@ fn cachegrind(exe: &Path, file: &Path, dir: &Path) -> BTreeMap<u32, (u64, u64)> 
 /// Compares mapvis's 2-level model (32 KiB 8-way L1, 256 KiB 8-way L2)
 /// with cachegrind's D1 and LL on every line of `rel`.
 ///
-/// Remaining differences, bounded in the assertion: cachegrind simulates
-/// the whole run, so its caches hold the dynamic loader's and the stack's
-/// lines when the region starts, while mapvis starts cold at GL_START (a
-/// few more misses here, on lines touching the stack or fresh globals); and
-/// cachegrind's LL also holds instruction lines (a few hundred bytes of
-/// code here). So each line agrees within 1% or within 4 misses.
+/// Remaining differences, bounded in the assertion (on these kernels the
+/// loop lines agree exactly, except matmul's LL misses: 3 632 here against
+/// cachegrind's 3 635, 0.08%):
+/// - the lines after GL_STOP (`return`, `}`) miss once in cachegrind and
+///   are not traced here;
+/// - the GL_START line misses once here: mapvis starts cold at GL_START,
+///   while cachegrind's caches already hold main's stack line;
+/// - cachegrind's LL also holds instruction lines (a few hundred bytes of
+///   code here), so its LL evicts slightly differently.
+///
+/// So each line agrees within 1% or within one miss.
 fn compare_with_cachegrind(rel: &str) {
     let (dir, exe, a) = analysed(rel);
     let r = run(&a, model(&[(1, 32768, 8), (2, 262144, 8)]));
@@ -189,8 +194,11 @@ fn compare_with_cachegrind(rel: &str) {
         let c = ours.get(line).copied().unwrap_or_default();
         for (what, theirs, mine) in [("D1", d1, c.misses[0]), ("LL", ll, c.misses[1])] {
             let diff = theirs.abs_diff(mine);
+            if theirs + mine > 0 {
+                println!("{rel}:{line} {what} misses: cachegrind {theirs}, mapvis {mine}");
+            }
             assert!(
-                diff as f64 <= 0.01 * theirs as f64 || diff <= 4,
+                diff as f64 <= 0.01 * theirs as f64 || diff <= 1,
                 "{rel}:{line} {what} misses: cachegrind {theirs}, mapvis {mine}\nours: {ours:?}\ncachegrind: {cg:?}"
             );
             compared += 1;
