@@ -6,6 +6,8 @@
 //!                                   import and figures (medians of RUNS)
 //! bench gleipnir TRACE RUNS         Gleipnir text import only
 //! bench stages TRACE EXE            each shell stage timed once
+//! bench locality TRACE EXE RUNS     cache_stats (cache model, reuse
+//!                                   distance, labels) and sharing_stats
 //! ```
 use std::path::Path;
 use std::time::Instant;
@@ -111,8 +113,13 @@ fn main() {
                 median(rates) / 1e6
             );
         }
+        Some("locality") => locality(
+            Path::new(&args[2]),
+            Path::new(&args[3]),
+            args.get(4).and_then(|r| r.parse().ok()).unwrap_or(3),
+        ),
         _ => eprintln!(
-            "usage: bench count TRACE | bench all TRACE EXE RUNS | bench gleipnir TRACE RUNS | bench stages TRACE EXE"
+            "usage: bench count TRACE | bench all TRACE EXE RUNS | bench gleipnir TRACE RUNS | bench stages TRACE EXE | bench locality TRACE EXE RUNS"
         ),
     }
     if args.get(1).map(String::as_str) == Some("all") {
@@ -230,6 +237,7 @@ fn figures(runs: usize) {
             save: false,
             point_budget: 200_000,
             matrix_orientation: false,
+            provenance: String::new(),
         };
         let reps = if n > 1_000_000 { runs.min(3) } else { runs };
         let mut t_complete = Vec::new();
@@ -288,4 +296,71 @@ fn stages(trace: &Path, exe: &Path) {
         peak_rss() as f64 / n
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `cache_stats` as the shell runs it (this machine's cache model, exact
+/// reuse distance, pattern labels, every access) and `sharing_stats`, on an
+/// analysis made once: accesses per second (median of `runs`) and the
+/// memory the sinks add on top of the analysis.
+fn locality(trace: &Path, exe: &Path, runs: usize) {
+    use mapvis::filter::locality::{cache::CacheModel, report};
+    use mapvis::filter::MemKind;
+    let mut namer = mapvis::trace::program::ProgramNamer::new(Some(exe), &[]);
+    let a = mapvis::filter::analysis::analyse(trace, &mut namer).expect("analyse");
+    let n = a.accesses.height() as f64;
+    let before = peak_rss();
+    let opts = report::Options {
+        model: CacheModel::host(),
+        sampling: None,
+    };
+    let mut lines = 0;
+    let mut cpu_rates = Vec::new();
+    let rates: Vec<f64> = (0..runs)
+        .map(|_| {
+            let (t, c) = (Instant::now(), cpu_seconds());
+            let r = report::cache_stats(&a, MemKind::All, &opts).expect("cache_stats");
+            lines = r.reuse.distinct_lines;
+            cpu_rates.push(n / (cpu_seconds() - c).max(1e-3));
+            n / t.elapsed().as_secs_f64()
+        })
+        .collect();
+    let grown = peak_rss().saturating_sub(before);
+    let shared: Vec<f64> = (0..runs)
+        .map(|_| {
+            let t = Instant::now();
+            report::sharing_stats(&a, MemKind::All, 64).expect("sharing_stats");
+            n / t.elapsed().as_secs_f64()
+        })
+        .collect();
+    println!(
+        "cache_stats ({} levels, exact reuse distance, labels): {:.1} M accesses/s wall, {:.1} M per CPU second \
+         (medians of {runs}, goal >= 20); peak memory grew {:.1} MB for {} distinct lines and {:.1} M accesses",
+        opts.model.levels.len(),
+        median(rates) / 1e6,
+        median(cpu_rates) / 1e6,
+        grown as f64 / 1e6,
+        lines,
+        n / 1e6
+    );
+    println!(
+        "sharing_stats: {:.1} M accesses/s (median of {runs})",
+        median(shared) / 1e6
+    );
+}
+
+/// CPU time of this thread so far, in seconds (user + system, from
+/// /proc/thread-self/stat, in clock ticks of 1/100 s): on a shared machine
+/// the wall clock also counts other processes' turns.
+fn cpu_seconds() -> f64 {
+    let s = std::fs::read_to_string("/proc/thread-self/stat").unwrap_or_default();
+    // Fields after the command name in parentheses; utime and stime are
+    // fields 14 and 15 of the whole line.
+    let rest = s.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<u64> = rest
+        .split_whitespace()
+        .skip(11)
+        .take(2)
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    f.iter().sum::<u64>() as f64 / 100.0
 }

@@ -45,6 +45,7 @@ fi
 # --- 2. Reader, analysis, import and figures (Rust, one core) ---------------
 "$BENCH" all "$WORK/mm.mvt" "$WORK/matmul" "$RUNS"
 "$BENCH" stages "$WORK/mm.mvt" "$WORK/matmul"
+"$BENCH" locality "$WORK/mm.mvt" "$WORK/matmul" "$RUNS"
 
 # --- 3. The shell commands end to end, as a user runs them -----------------
 # memory_trace_analysis includes saving the analysis to .mapvis/;

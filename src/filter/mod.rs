@@ -8,6 +8,7 @@
 
 pub mod analysis;
 pub mod files;
+pub mod locality;
 pub mod pick;
 pub mod schema;
 pub mod stats;

@@ -131,6 +131,7 @@ pub fn register_pipeline(r: &mut Registry<Session>) {
         array_pattern(st, a, 3)
     });
     add(r, "load_trace", |st, a| load_trace(st, &a[0]));
+    super::cmd_locality::register(r);
     add(r, "dump_trace", |st, a| {
         let path = if a.is_empty() {
             st.trace_path()?
@@ -447,6 +448,7 @@ fn memory_stats(st: &mut Session, save: bool) -> CmdResult<Value> {
         }
     );
     print!("{}", fmt_table(&addr_cols, &arows));
+    print!("{}", super::cmd_locality::pattern_section(a, kind)?);
     if save {
         let p1 = filter::files::write_csv(&mut per_var, &dir.join("memory_stats.csv"))
             .map_err(|e| e.to_string())?;

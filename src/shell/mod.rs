@@ -33,6 +33,7 @@
 //! the state.
 
 pub mod cli;
+pub mod cmd_locality;
 pub mod commands;
 pub mod interrupt;
 pub mod repl;

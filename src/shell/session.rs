@@ -48,6 +48,8 @@ pub struct Session {
     pub selected: Option<(MemKind, DataFrame)>,
     /// Trace file to analyse (set by run_gleipnir or load_trace).
     pub trace_file: Option<PathBuf>,
+    /// The cache model and reuse sampling (`set_cache`, `set_reuse_sampling`).
+    pub locality: super::cmd_locality::Settings,
     /// The analysis being saved to `.mapvis/analysis` on another thread.
     pending_save: Option<std::thread::JoinHandle<Result<(), String>>>,
 }
@@ -69,8 +71,10 @@ impl Session {
             selected: None,
             trace_file: None,
             pending_save: None,
+            locality: Default::default(),
         };
         s.restore_settings();
+        s.locality = super::cmd_locality::Settings::load(&s.state_dir());
         s
     }
 

@@ -440,6 +440,65 @@ pub const SPECS: &[CommandSpec] = &[
                Prints at most LIMIT events (200 by default). The format is in \
                docs/trace-format.md.",
     },
+    CommandSpec {
+        name: "set_cache",
+        aliases: &[],
+        group: Group::New,
+        args: &[
+            opt("LEVEL", ArgKind::OneOf(&["L1", "L2", "L3", "default"])),
+            opt("SIZE", ArgKind::Text),
+            opt("WAYS", ArgKind::Text),
+            opt("LINE", ArgKind::Text),
+        ],
+        help: "Sets the cache model that cache_stats simulates: set_cache L1 32K 8 64 \
+               sets a level's size, associativity and line size (up to three \
+               levels, L1 to L3); set_cache L2 off removes a level; set_cache \
+               default goes back to this machine's caches (read from \
+               /sys/devices/system/cpu/cpu0/cache); with no argument it prints the \
+               model. Levels are LRU and write-allocate, an outer level is looked \
+               up only on a miss above (as in cachegrind), L1 is private to each \
+               thread. The model is kept in .mapvis/ for later sessions.",
+    },
+    CommandSpec {
+        name: "set_reuse_sampling",
+        aliases: &[],
+        group: Group::New,
+        args: &[req("RATE|off", ArgKind::Text)],
+        help: "Makes cache_stats estimate reuse distance from a sample of the cache \
+               lines (SHARDS spatial sampling, e.g. 0.01 for 1% of lines) instead of \
+               exactly, for very long traces; off goes back to exact distances.",
+    },
+    CommandSpec {
+        name: "cache_stats",
+        aliases: &[],
+        group: Group::New,
+        args: &[opt("save", SAVE)],
+        help: "Simulates the cache model (set_cache) over the traced region, caches \
+               cold at GL_START, and prints per variable, per source line and per \
+               (variable, line): accesses, misses at each level, compulsory misses, \
+               miss ratio and the bytes used of each fetched line; the access \
+               pattern of each (variable, line) (row-wise, column-wise, stride, \
+               irregular); and the reuse distance per variable with the miss ratio \
+               it implies. Runs on the saved analysis, so a new set_cache needs no \
+               new trace. With save, writes visinfo/cache_stats.csv, \
+               cache_stats_lines.csv, cache_stats_pairs.csv, reuse_distance.csv and \
+               miss_ratio_curves.csv (and Parquet), figures/cache_stats.html (misses \
+               per level and miss-ratio curves by variable) and \
+               figures/source_FILE.html (the source annotated line by line). \
+               Returns a list of per-variable dicts.",
+    },
+    CommandSpec {
+        name: "sharing_stats",
+        aliases: &[],
+        group: Group::New,
+        args: &[opt("save", SAVE)],
+        help: "Finds cache lines written by one thread and accessed by another, and \
+               tells true sharing (the same bytes) from false sharing (disjoint \
+               bytes of one line): for each line, the variables and fields, the bytes \
+               each thread read and wrote, and the cross-thread transfers a coherent \
+               cache would make. With save, writes visinfo/sharing_stats.csv (and \
+               Parquet). Returns a list of per-line dicts.",
+    },
 ];
 
 /// The spec answering to `word` (a name or an alias).

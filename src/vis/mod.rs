@@ -31,9 +31,10 @@ mod array_maps;
 mod complete;
 mod csv;
 mod error;
-mod html;
+pub(crate) mod html;
 mod index;
 mod input;
+pub mod locality;
 mod traces;
 
 use std::path::PathBuf;

@@ -1,0 +1,763 @@
+//! The cache model (`set_cache`) and its simulator.
+//!
+//! # The model
+//!
+//! Up to three levels, L1 to L3, each with a size, an associativity and a
+//! line size. The default is this machine's own data caches, read from
+//! `/sys/devices/system/cpu/cpu0/cache`; where that is unreadable, the
+//! fixed [`CacheModel::fallback`] (32 KiB 8-way L1, 1 MiB 16-way L2, 8 MiB
+//! 16-way L3, 64-byte lines).
+//!
+//! # The simulation
+//!
+//! - Every level is set-associative with LRU replacement and allocates on
+//!   writes as on reads (write-allocate; a store or a modify is one access,
+//!   as cachegrind counts a modify).
+//! - An access is looked up in L1. Only when it misses there is the next
+//!   level looked up, and so on, as cachegrind does. A level is filled only
+//!   when it is looked up, and an eviction from an outer level does not
+//!   remove the line from the levels above: the hierarchy is neither
+//!   inclusive nor exclusive (cachegrind's "NINE" behaviour).
+//! - An access that spans two lines touches both. It misses at a level when
+//!   either line misses there, and counts as one miss, as in cachegrind.
+//! - L1 is private to each thread; the outer levels are shared by all
+//!   threads. (Cachegrind models one L1 for all threads.)
+//! - Caches start cold at the first traced access (`GL_START`).
+//! - A compulsory miss is an access that misses at every level and touches
+//!   a line never touched before in the trace.
+//! - For each line fetched into L1 the simulator records which bytes were
+//!   touched before the line was evicted (or the trace ended), and charges
+//!   them to the (variable, source line) whose access fetched it.
+//!
+//! Cost per access: one tag compare at each level looked up, plus a move to
+//! the front of the set on a hit below the most recent way. Memory: the tag
+//! arrays are zero-initialised, so the operating system maps only the sets
+//! the trace touches; the rest grows with the (variable, line) pairs and the
+//! distinct lines that miss everywhere.
+use std::path::Path;
+
+use polars::prelude::PlHashSet;
+use serde::{Deserialize, Serialize};
+
+use super::{to_front, AccessSink, NamedAccess, PairIndex};
+
+/// Errors of the cache model: each message says what to type instead.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum CacheError {
+    /// Not L1, L2 or L3.
+    #[error("the cache level must be L1, L2 or L3, not \"{0}\".")]
+    Level(String),
+    /// A size that does not parse.
+    #[error(
+        "\"{0}\" is not a cache size: give bytes, or a number with K or M, such as 32K or 8M."
+    )]
+    Size(String),
+    /// A count that does not parse or is zero.
+    #[error("the {what} must be a positive whole number, not \"{text}\".")]
+    Number {
+        /// What the number is.
+        what: &'static str,
+        /// What was given.
+        text: String,
+    },
+    /// A line size that is not a power of two between 8 and 4096.
+    #[error("the line size must be a power of two from 8 to 4096 bytes, not {0}.")]
+    Line(u64),
+    /// Size, ways and line that give no whole number of sets.
+    #[error("a {size}-byte cache with {ways} ways of {line}-byte lines has no whole number of sets: the size must be a multiple of ways x line.")]
+    Geometry {
+        /// Size in bytes.
+        size: u64,
+        /// Associativity.
+        ways: u64,
+        /// Line size.
+        line: u64,
+    },
+    /// The model has no level left.
+    #[error("the cache model has no level: add one with set_cache L1 32K 8 64.")]
+    Empty,
+}
+
+/// One level of the model.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Level {
+    /// 1, 2 or 3.
+    pub level: u8,
+    /// Capacity in bytes.
+    pub size: u64,
+    /// Associativity.
+    pub ways: u32,
+    /// Line size in bytes (a power of two).
+    pub line: u32,
+}
+
+impl Level {
+    /// A checked level.
+    pub fn new(level: u8, size: u64, ways: u64, line: u64) -> Result<Level, CacheError> {
+        if !(8..=4096).contains(&line) || !line.is_power_of_two() {
+            return Err(CacheError::Line(line));
+        }
+        if ways == 0 || size == 0 || !size.is_multiple_of(ways * line) || ways > 1 << 16 {
+            return Err(CacheError::Geometry { size, ways, line });
+        }
+        Ok(Level {
+            level,
+            size,
+            ways: ways as u32,
+            line: line as u32,
+        })
+    }
+
+    /// Number of sets.
+    pub fn sets(&self) -> u64 {
+        self.size / (self.ways as u64 * self.line as u64)
+    }
+
+    /// `L1`, `L2`, `L3`.
+    pub fn name(&self) -> String {
+        format!("L{}", self.level)
+    }
+
+    /// `L1 32 KiB, 8-way, 64-byte lines (64 sets)`.
+    pub fn describe(&self) -> String {
+        format!(
+            "{} {}, {}-way, {}-byte lines ({} sets)",
+            self.name(),
+            human_bytes(self.size),
+            self.ways,
+            self.line,
+            self.sets()
+        )
+    }
+}
+
+/// `32 KiB`, `1.5 MiB`, `100 B`.
+pub fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() && (n >> (10 * (u + 1))) > 0 {
+        v /= 1024.0;
+        u += 1;
+    }
+    if v.fract() == 0.0 {
+        format!("{v:.0} {}", UNITS[u])
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+/// Parses `32K`, `32KiB`, `8M`, `1G` or plain bytes.
+pub fn parse_size(s: &str) -> Result<u64, CacheError> {
+    let t = s.trim();
+    let lower = t.to_ascii_lowercase();
+    let (num, mult) = [
+        ("kib", 1u64 << 10),
+        ("mib", 1 << 20),
+        ("gib", 1 << 30),
+        ("kb", 1 << 10),
+        ("mb", 1 << 20),
+        ("gb", 1 << 30),
+        ("k", 1 << 10),
+        ("m", 1 << 20),
+        ("g", 1 << 30),
+        ("b", 1),
+    ]
+    .iter()
+    .find_map(|(suf, m)| lower.strip_suffix(suf).map(|n| (n.to_string(), *m)))
+    .unwrap_or((lower.clone(), 1));
+    num.trim()
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(mult))
+        .filter(|n| *n > 0)
+        .ok_or_else(|| CacheError::Size(s.to_string()))
+}
+
+/// Parses `L1`, `l2`, `3` as a level number.
+pub fn parse_level(s: &str) -> Result<u8, CacheError> {
+    let t = s.trim().trim_start_matches(['L', 'l']);
+    match t {
+        "1" => Ok(1),
+        "2" => Ok(2),
+        "3" => Ok(3),
+        _ => Err(CacheError::Level(s.to_string())),
+    }
+}
+
+fn parse_count(what: &'static str, s: &str) -> Result<u64, CacheError> {
+    s.trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|n| *n > 0)
+        .ok_or_else(|| CacheError::Number {
+            what,
+            text: s.to_string(),
+        })
+}
+
+/// The cache hierarchy to simulate.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CacheModel {
+    /// The levels, innermost first.
+    pub levels: Vec<Level>,
+    /// Where the model came from (this machine, the fallback, set_cache).
+    pub origin: String,
+}
+
+impl Default for CacheModel {
+    fn default() -> Self {
+        CacheModel::host()
+    }
+}
+
+impl CacheModel {
+    /// The fixed model used when the machine's caches cannot be read.
+    pub fn fallback() -> CacheModel {
+        CacheModel {
+            levels: vec![
+                Level::new(1, 32 << 10, 8, 64).expect("valid"),
+                Level::new(2, 1 << 20, 16, 64).expect("valid"),
+                Level::new(3, 8 << 20, 16, 64).expect("valid"),
+            ],
+            origin: "the fixed default (this machine's caches could not be read)".into(),
+        }
+    }
+
+    /// This machine's data caches, from `/sys/devices/system/cpu/cpu0/cache`,
+    /// or [`CacheModel::fallback`].
+    pub fn host() -> CacheModel {
+        CacheModel::from_sysfs(Path::new("/sys/devices/system/cpu/cpu0/cache"))
+            .unwrap_or_else(CacheModel::fallback)
+    }
+
+    /// The data and unified caches described under `dir` (the layout of
+    /// Linux's `cpu0/cache/index*`), or None when there is no usable L1.
+    pub fn from_sysfs(dir: &Path) -> Option<CacheModel> {
+        let read = |p: &Path, f: &str| -> Option<String> {
+            std::fs::read_to_string(p.join(f))
+                .ok()
+                .map(|s| s.trim().to_string())
+        };
+        let mut levels: Vec<Level> = Vec::new();
+        for e in std::fs::read_dir(dir).ok()?.flatten() {
+            let p = e.path();
+            if !e.file_name().to_string_lossy().starts_with("index") {
+                continue;
+            }
+            let kind = read(&p, "type")?;
+            if kind == "Instruction" {
+                continue;
+            }
+            let lv: u8 = read(&p, "level")?.parse().ok()?;
+            let size = parse_size(&read(&p, "size")?).ok()?;
+            let ways: u64 = read(&p, "ways_of_associativity")?.parse().ok()?;
+            let line: u64 = read(&p, "coherency_line_size")?.parse().ok()?;
+            if let Ok(l) = Level::new(lv, size, ways, line) {
+                if (1..=3).contains(&lv) && !levels.iter().any(|x| x.level == lv) {
+                    levels.push(l);
+                }
+            }
+        }
+        levels.sort_by_key(|l| l.level);
+        if levels.first().map(|l| l.level) != Some(1) {
+            return None;
+        }
+        Some(CacheModel {
+            levels,
+            origin: format!("this machine ({})", dir.display()),
+        })
+    }
+
+    /// `set_cache LEVEL SIZE WAYS LINE`: sets or replaces one level.
+    pub fn set(
+        &mut self,
+        level: &str,
+        size: &str,
+        ways: &str,
+        line: &str,
+    ) -> Result<(), CacheError> {
+        let lv = parse_level(level)?;
+        let l = Level::new(
+            lv,
+            parse_size(size)?,
+            parse_count("number of ways", ways)?,
+            parse_count("line size", line)?,
+        )?;
+        self.levels.retain(|x| x.level != lv);
+        self.levels.push(l);
+        self.levels.sort_by_key(|l| l.level);
+        self.origin = "set_cache".into();
+        Ok(())
+    }
+
+    /// `set_cache LEVEL off`: removes one level. The last level cannot go.
+    pub fn remove(&mut self, level: &str) -> Result<(), CacheError> {
+        let lv = parse_level(level)?;
+        if self.levels.len() == 1 && self.levels[0].level == lv {
+            return Err(CacheError::Empty);
+        }
+        self.levels.retain(|x| x.level != lv);
+        self.origin = "set_cache".into();
+        Ok(())
+    }
+
+    /// One line per level, and where the model came from.
+    pub fn describe(&self) -> String {
+        let mut s = String::new();
+        for l in &self.levels {
+            s.push_str(&l.describe());
+            s.push('\n');
+        }
+        s.push_str(&format!(
+            "LRU, write-allocate, an outer level looked up only on a miss above \
+             (neither inclusive nor exclusive); L1 private to each thread, outer \
+             levels shared; from {}.",
+            self.origin
+        ));
+        s
+    }
+}
+
+/// Tag stored for an empty way: 0, so the tag arrays can be zero pages
+/// until used; a line's tag is its block number plus one.
+const EMPTY: u64 = 0;
+
+/// One set-associative LRU array of tags: within a set, way 0 is the most
+/// recently used.
+#[derive(Clone, Debug)]
+struct Tags {
+    ways: usize,
+    sets: u64,
+    /// `sets - 1` when the set count is a power of two.
+    mask: Option<u64>,
+    line_bits: u32,
+    tags: Vec<u64>,
+}
+
+impl Tags {
+    fn new(l: &Level) -> Tags {
+        let sets = l.sets();
+        Tags {
+            ways: l.ways as usize,
+            sets,
+            mask: sets.is_power_of_two().then(|| sets - 1),
+            line_bits: l.line.trailing_zeros(),
+            tags: vec![EMPTY; (sets as usize) * l.ways as usize],
+        }
+    }
+
+    /// First slot of the set of `block`.
+    #[inline]
+    fn set_of(&self, block: u64) -> usize {
+        let s = match self.mask {
+            Some(m) => block & m,
+            None => block % self.sets,
+        };
+        s as usize * self.ways
+    }
+
+    /// Looks `block` up and makes it the most recent of its set. Returns
+    /// the set's first slot, and on a hit the way it was found in (before
+    /// the move), on a miss None (the evicted line was the last way).
+    #[inline]
+    fn find(&self, block: u64) -> (usize, Option<usize>) {
+        let base = self.set_of(block);
+        let tag = block + 1;
+        let set = &self.tags[base..base + self.ways];
+        if set[0] == tag {
+            return (base, Some(0));
+        }
+        (base, set.iter().position(|&t| t == tag))
+    }
+
+    /// Looks up every line of [addr, addr + size) and fills the misses;
+    /// true when any of them missed.
+    #[inline]
+    fn access(&mut self, addr: u64, size: u32) -> bool {
+        let first = addr >> self.line_bits;
+        let last = (addr + size as u64 - 1) >> self.line_bits;
+        let mut miss = false;
+        for b in first..=last {
+            let (base, way) = self.find(b);
+            let i = way.unwrap_or(self.ways - 1);
+            if i > 0 {
+                to_front(&mut self.tags[base..=base + i], i);
+            }
+            if way.is_none() {
+                self.tags[base] = b + 1;
+                miss = true;
+            }
+        }
+        miss
+    }
+}
+
+/// The first level, with the bytes used of each resident line and the
+/// (variable, line) pair that fetched it.
+#[derive(Clone, Debug)]
+struct First {
+    tags: Tags,
+    used: Vec<u64>,
+    owner: Vec<u32>,
+    /// log2 of the bytes per bit of `used` (lines up to 64 bytes: 0).
+    gran_bits: u32,
+}
+
+impl First {
+    fn new(l: &Level) -> First {
+        let tags = Tags::new(l);
+        let n = tags.tags.len();
+        First {
+            tags,
+            used: vec![0; n],
+            owner: vec![0; n],
+            gran_bits: (l.line.max(64) / 64).trailing_zeros(),
+        }
+    }
+
+    /// The bits of bytes [lo, hi] (offsets in the line).
+    #[inline]
+    fn mask(&self, lo: u64, hi: u64) -> u64 {
+        let (lo, hi) = (lo >> self.gran_bits, hi >> self.gran_bits);
+        let n = hi - lo + 1;
+        let m = if n >= 64 { u64::MAX } else { (1u64 << n) - 1 };
+        m << lo
+    }
+
+    /// Looks up every line of the access; true when any missed. Evicted
+    /// lines' used bytes are charged to their owners in `counts`.
+    #[inline]
+    fn access(&mut self, addr: u64, size: u32, pair: u32, counts: &mut [Counts]) -> bool {
+        let bits = self.tags.line_bits;
+        let end = addr + size as u64 - 1;
+        let (first, last) = (addr >> bits, end >> bits);
+        let line_mask = (1u64 << bits) - 1;
+        let mut miss = false;
+        for b in first..=last {
+            let lo = if b == first { addr & line_mask } else { 0 };
+            let hi = if b == last {
+                end & line_mask
+            } else {
+                line_mask
+            };
+            let m = self.mask(lo, hi);
+            let (base, way) = self.tags.find(b);
+            match way {
+                Some(0) => self.used[base] |= m,
+                Some(i) => {
+                    self.rotate(base, i);
+                    self.used[base] |= m;
+                }
+                None => {
+                    let last_way = base + self.tags.ways - 1;
+                    if self.tags.tags[last_way] != EMPTY {
+                        let c = &mut counts[self.owner[last_way] as usize];
+                        c.used_bytes += (self.used[last_way].count_ones() as u64) << self.gran_bits;
+                    }
+                    self.rotate(base, self.tags.ways - 1);
+                    self.tags.tags[base] = b + 1;
+                    self.used[base] = m;
+                    self.owner[base] = pair;
+                    counts[pair as usize].fetched += 1;
+                    miss = true;
+                }
+            }
+        }
+        miss
+    }
+
+    #[inline]
+    fn rotate(&mut self, base: usize, i: usize) {
+        to_front(&mut self.tags.tags[base..=base + i], i);
+        to_front(&mut self.used[base..=base + i], i);
+        to_front(&mut self.owner[base..=base + i], i);
+    }
+
+    /// Charges the lines still resident at the end of the trace.
+    fn flush(&self, counts: &mut [Counts]) {
+        for (i, &t) in self.tags.tags.iter().enumerate() {
+            if t != EMPTY {
+                counts[self.owner[i] as usize].used_bytes +=
+                    (self.used[i].count_ones() as u64) << self.gran_bits;
+            }
+        }
+    }
+}
+
+/// Counts of one (variable, source line) pair, or of their sums.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Accesses.
+    pub accesses: u64,
+    /// Misses at each modelled level, innermost first (level i is looked up
+    /// only after a miss at level i - 1).
+    pub misses: [u64; 3],
+    /// Misses at every level on a line never touched before.
+    pub compulsory: u64,
+    /// Lines fetched into the first level by these accesses.
+    pub fetched: u64,
+    /// Bytes of those lines touched before their eviction.
+    pub used_bytes: u64,
+}
+
+impl Counts {
+    /// Adds `o` into `self`.
+    pub fn add(&mut self, o: &Counts) {
+        self.accesses += o.accesses;
+        for i in 0..3 {
+            self.misses[i] += o.misses[i];
+        }
+        self.compulsory += o.compulsory;
+        self.fetched += o.fetched;
+        self.used_bytes += o.used_bytes;
+    }
+}
+
+/// What a simulation found, per (variable, source line) pair.
+#[derive(Clone, Debug)]
+pub struct CacheResult {
+    /// The model simulated.
+    pub model: CacheModel,
+    /// (variable row, line row) of each pair, by pair id.
+    pub pairs: Vec<(u32, u32)>,
+    /// Counts by pair id.
+    pub counts: Vec<Counts>,
+    /// Accesses simulated.
+    pub accesses: u64,
+    /// Threads that had their own L1.
+    pub threads: usize,
+}
+
+/// The cache simulator, as an [`AccessSink`].
+#[derive(Clone, Debug)]
+pub struct CacheSim {
+    model: CacheModel,
+    /// The first level: one per thread when it is L1, else one shared.
+    first: Vec<Option<First>>,
+    private_first: bool,
+    outer: Vec<Tags>,
+    seen: PlHashSet<u64>,
+    last_bits: u32,
+    pairs: PairIndex,
+    counts: Vec<Counts>,
+    accesses: u64,
+    /// Per access, the level that served it (0 = L1, levels = memory),
+    /// when asked for with [`CacheSim::record_levels`].
+    levels: Option<Vec<u8>>,
+}
+
+impl CacheSim {
+    /// A cold simulator of `model`.
+    pub fn new(model: &CacheModel) -> Result<CacheSim, CacheError> {
+        let first = model.levels.first().ok_or(CacheError::Empty)?;
+        let last = model.levels.last().expect("non-empty");
+        Ok(CacheSim {
+            private_first: first.level == 1,
+            first: Vec::new(),
+            outer: model.levels[1..].iter().map(Tags::new).collect(),
+            seen: PlHashSet::default(),
+            last_bits: last.line.trailing_zeros(),
+            model: model.clone(),
+            pairs: PairIndex::new(),
+            counts: Vec::new(),
+            accesses: 0,
+            levels: None,
+        })
+    }
+
+    /// Also keeps, per access, the level that served it (one byte per
+    /// access: for figures of one variable, not for whole long traces).
+    pub fn record_levels(mut self) -> CacheSim {
+        self.levels = Some(Vec::new());
+        self
+    }
+
+    /// Simulates one access; returns the level that served it (0 for the
+    /// first level, the number of levels for memory).
+    #[inline]
+    pub fn access(&mut self, r: &NamedAccess) -> u8 {
+        let pair = self.pairs.id(r.var, r.line);
+        if pair as usize >= self.counts.len() {
+            self.counts.push(Counts::default());
+        }
+        self.accesses += 1;
+        self.counts[pair as usize].accesses += 1;
+        let slot = if self.private_first {
+            r.tid as usize
+        } else {
+            0
+        };
+        if slot >= self.first.len() {
+            self.first.resize(slot + 1, None);
+        }
+        let first = self.first[slot].get_or_insert_with(|| First::new(&self.model.levels[0]));
+        if !first.access(r.addr, r.size, pair, &mut self.counts) {
+            return 0;
+        }
+        let c = &mut self.counts[pair as usize];
+        c.misses[0] += 1;
+        for (i, t) in self.outer.iter_mut().enumerate() {
+            if !t.access(r.addr, r.size) {
+                return i as u8 + 1;
+            }
+            c.misses[i + 1] += 1;
+        }
+        let (a, b) = (
+            r.addr >> self.last_bits,
+            (r.addr + r.size as u64 - 1) >> self.last_bits,
+        );
+        let mut new = false;
+        for blk in a..=b {
+            new |= self.seen.insert(blk);
+        }
+        if new {
+            c.compulsory += 1;
+        }
+        self.model.levels.len() as u8
+    }
+
+    /// The counts so far, charging the lines still resident.
+    pub fn finish(mut self) -> CacheResult {
+        let mut counts = std::mem::take(&mut self.counts);
+        for f in self.first.iter().flatten() {
+            f.flush(&mut counts);
+        }
+        CacheResult {
+            threads: self.first.iter().flatten().count(),
+            model: self.model,
+            pairs: self.pairs.pairs().to_vec(),
+            counts,
+            accesses: self.accesses,
+        }
+    }
+
+    /// The per-access levels recorded (see [`CacheSim::record_levels`]).
+    pub fn take_levels(&mut self) -> Vec<u8> {
+        self.levels.take().unwrap_or_default()
+    }
+}
+
+impl AccessSink for CacheSim {
+    fn accesses(&mut self, batch: &[NamedAccess]) {
+        if self.levels.is_some() {
+            for r in batch {
+                let l = self.access(r);
+                if let Some(v) = &mut self.levels {
+                    v.push(l);
+                }
+            }
+        } else {
+            for r in batch {
+                self.access(r);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(addr: u64, size: u32) -> NamedAccess {
+        NamedAccess {
+            addr,
+            size,
+            tid: 1,
+            op: b'L',
+            ..Default::default()
+        }
+    }
+
+    fn model(levels: &[(u8, u64, u64, u64)]) -> CacheModel {
+        CacheModel {
+            levels: levels
+                .iter()
+                .map(|&(l, s, w, ln)| Level::new(l, s, w, ln).unwrap())
+                .collect(),
+            origin: "test".into(),
+        }
+    }
+
+    #[test]
+    fn sizes_and_levels_parse() {
+        assert_eq!(parse_size("32K"), Ok(32768));
+        assert_eq!(parse_size("8MiB"), Ok(8 << 20));
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert!(parse_size("lots").is_err());
+        assert_eq!(parse_level("L2"), Ok(2));
+        assert!(parse_level("L4").is_err());
+        assert!(Level::new(1, 32768, 8, 48).is_err());
+        assert!(Level::new(1, 1000, 8, 64).is_err());
+        // Non-power-of-two set counts are allowed (modulo indexing).
+        assert_eq!(Level::new(3, 3 << 20, 16, 64).unwrap().sets(), 3072);
+    }
+
+    #[test]
+    fn this_machine_or_the_fallback_has_an_l1() {
+        let m = CacheModel::host();
+        assert_eq!(m.levels[0].level, 1);
+    }
+
+    #[test]
+    fn unit_stride_misses_once_per_line() {
+        let mut sim = CacheSim::new(&model(&[(1, 4096, 4, 64)])).unwrap();
+        for i in 0..1024u64 {
+            sim.access(&rec(0x1000 + 8 * i, 8));
+        }
+        let r = sim.finish();
+        assert_eq!(r.counts[0].misses[0], 128);
+        assert_eq!(r.counts[0].compulsory, 128);
+        assert_eq!(r.counts[0].used_bytes, 128 * 64);
+    }
+
+    #[test]
+    fn lru_keeps_the_recent_lines_of_a_set() {
+        // One set of 2 ways: A B A C A -> A stays (LRU evicts B).
+        let mut sim = CacheSim::new(&model(&[(1, 128, 2, 64)])).unwrap();
+        let lines = [0u64, 1, 0, 2, 0, 1];
+        let mut levels = vec![];
+        for l in lines {
+            levels.push(sim.access(&rec(l * 64, 4)));
+        }
+        assert_eq!(levels, [1, 1, 0, 1, 0, 1]);
+    }
+
+    #[test]
+    fn a_straddling_access_touches_both_lines_and_misses_once() {
+        let mut sim = CacheSim::new(&model(&[(1, 4096, 4, 64), (2, 65536, 8, 64)])).unwrap();
+        assert_eq!(sim.access(&rec(60, 8)), 2);
+        assert_eq!(sim.access(&rec(64, 4)), 0);
+        assert_eq!(sim.access(&rec(0, 4)), 0);
+        let r = sim.finish();
+        assert_eq!(r.counts[0].misses, [1, 1, 0]);
+        assert_eq!(r.counts[0].fetched, 2);
+    }
+
+    #[test]
+    fn threads_have_their_own_l1_and_share_l2() {
+        let mut sim = CacheSim::new(&model(&[(1, 4096, 4, 64), (2, 65536, 8, 64)])).unwrap();
+        assert_eq!(sim.access(&rec(0, 4)), 2);
+        let mut other = rec(0, 4);
+        other.tid = 2;
+        assert_eq!(sim.access(&other), 1);
+        assert_eq!(sim.access(&other), 0);
+        assert_eq!(sim.finish().threads, 2);
+    }
+
+    #[test]
+    fn the_model_is_set_removed_and_described() {
+        let mut m = model(&[(1, 4096, 4, 64)]);
+        m.set("L2", "256K", "8", "64").unwrap();
+        assert_eq!(m.levels.len(), 2);
+        assert!(m
+            .describe()
+            .contains("L2 256 KiB, 8-way, 64-byte lines (512 sets)"));
+        m.remove("L2").unwrap();
+        assert_eq!(m.remove("L1"), Err(CacheError::Empty));
+        assert!(matches!(
+            m.set("L2", "1000", "8", "64"),
+            Err(CacheError::Geometry { .. })
+        ));
+    }
+}

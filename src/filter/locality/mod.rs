@@ -1,0 +1,255 @@
+//! Locality by name: cache simulation, reuse distance, access-pattern labels
+//! and false sharing, per variable and per source line.
+//!
+//! Every analysis here is an [`AccessSink`]: it consumes [`NamedAccess`]
+//! records in time order, one batch at a time, and keeps state bounded by
+//! the number of distinct cache lines, variables and source lines it has
+//! seen, never by the length of the trace. [`drive`] feeds the sinks from an
+//! [`Analysis`]' access list in batches of [`BATCH`] rows; it is the only
+//! part that knows where the accesses come from, so a streamed access list
+//! replaces it without touching the sinks.
+//!
+//! - [`cache`]: the cache model (`set_cache`) and its simulator;
+//! - [`reuse`]: exact (or sampled) LRU stack distance;
+//! - [`pattern`]: stride labels in the array's index space;
+//! - [`sharing`]: lines shared between threads, true and false sharing;
+//! - [`report`]: runs the sinks and turns their results into tables;
+//! - [`source`]: the annotated source page.
+
+pub mod cache;
+pub mod pattern;
+pub mod report;
+pub mod reuse;
+pub mod sharing;
+pub mod source;
+
+use polars::prelude::*;
+
+use super::analysis::Analysis;
+use super::schema::access as ac;
+use super::FilterError;
+
+/// One named access, as the locality sinks receive it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct NamedAccess {
+    /// 0-based order of the access in the analysed trace.
+    pub time: u64,
+    /// `b'L'`, `b'S'` or `b'M'` (see [`super::schema`]).
+    pub op: u8,
+    /// Address of the first byte.
+    pub addr: u64,
+    /// Bytes accessed (at least 1).
+    pub size: u32,
+    /// Valgrind thread id.
+    pub tid: u32,
+    /// Row of the variable table.
+    pub var: u32,
+    /// Row of the line table.
+    pub line: u32,
+}
+
+impl NamedAccess {
+    /// Whether the access writes memory (a store or a modify).
+    #[inline]
+    pub fn writes(&self) -> bool {
+        self.op != super::schema::OP_LOAD
+    }
+}
+
+/// A consumer of named accesses in time order.
+pub trait AccessSink {
+    /// Consumes the next accesses, in time order. Called once per batch, so
+    /// the per-access loop is monomorphic inside each sink.
+    fn accesses(&mut self, batch: &[NamedAccess]);
+}
+
+/// What the sinks need to know about one variable.
+#[derive(Clone, Debug)]
+pub struct VarInfo {
+    /// Display name.
+    pub name: String,
+    /// Runtime start address.
+    pub base: u64,
+    /// Size in bytes.
+    pub size: u64,
+    /// Element size in bytes, 0 when unknown.
+    pub elem_size: u32,
+    /// Dimensions, outermost first, empty when unknown.
+    pub dims: Vec<u64>,
+    /// `H`, `S` or `G`.
+    pub scope: crate::trace::naming::Scope,
+    /// Not user data (Valgrind's client-request block).
+    pub internal: bool,
+}
+
+/// Names of variables and source lines: the small tables the sinks and the
+/// reports refer to by row.
+#[derive(Clone, Debug, Default)]
+pub struct Names {
+    /// Variables, by row of the variable table.
+    pub vars: Vec<VarInfo>,
+    /// `file.c:LINE` (or `?`), by row of the line table.
+    pub sources: Vec<String>,
+}
+
+impl Names {
+    /// The names of an analysis. Cost: one pass over its variable and line
+    /// tables.
+    pub fn of(a: &Analysis) -> Result<Names, FilterError> {
+        let vars = a
+            .vars
+            .iter()
+            .map(|v| VarInfo {
+                name: v.name.clone(),
+                base: v.base,
+                size: v.size,
+                elem_size: v.elem_size,
+                dims: v.dims.clone(),
+                scope: v.scope,
+                internal: v.internal,
+            })
+            .collect();
+        let src = a
+            .lines
+            .column(super::schema::line::SOURCE)?
+            .str()?
+            .into_iter()
+            .map(|s| s.unwrap_or("?").to_string())
+            .collect();
+        Ok(Names { vars, sources: src })
+    }
+
+    /// The display name of variable row `v`.
+    pub fn var_name(&self, v: u32) -> &str {
+        self.vars.get(v as usize).map_or("?", |v| v.name.as_str())
+    }
+
+    /// The `file.c:LINE` of line row `l`.
+    pub fn source(&self, l: u32) -> &str {
+        self.sources.get(l as usize).map_or("?", |s| s.as_str())
+    }
+}
+
+/// Rows per batch handed to the sinks: large enough to amortise the column
+/// slicing, small enough (64 Ki rows, 2.5 MB of records) to stay in cache.
+pub const BATCH: usize = 1 << 16;
+
+/// Appends the values of a sliced numeric column to `out`, chunk by chunk.
+fn extend<T: PolarsNumericType>(out: &mut Vec<T::Native>, c: &ChunkedArray<T>) {
+    out.clear();
+    for arr in c.downcast_iter() {
+        out.extend_from_slice(arr.values().as_slice());
+    }
+}
+
+/// Feeds every access of `a`, in time order, to each sink, a batch of
+/// [`BATCH`] rows at a time. Returns the number of accesses fed.
+///
+/// Cost: one pass over the access list; memory is one batch of records
+/// (the access list itself is the analysis', read in slices, not copied).
+pub fn drive(a: &Analysis, sinks: &mut [&mut dyn AccessSink]) -> Result<u64, FilterError> {
+    let n = a.accesses.height();
+    let mut batch: Vec<NamedAccess> = Vec::with_capacity(BATCH.min(n));
+    let (mut op, mut addr, mut size) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut tid, mut var, mut line) = (Vec::new(), Vec::new(), Vec::new());
+    let mut start = 0usize;
+    while start < n {
+        let len = BATCH.min(n - start);
+        let df = a.accesses.slice(start as i64, len);
+        extend(&mut op, df.column(ac::OP)?.u8()?);
+        extend(&mut addr, df.column(ac::ADDR)?.u64()?);
+        extend(&mut size, df.column(ac::SIZE)?.u16()?);
+        extend(&mut tid, df.column(ac::TID)?.u16()?);
+        extend(&mut var, df.column(ac::VAR)?.u32()?);
+        extend(&mut line, df.column(ac::LINE)?.u32()?);
+        batch.clear();
+        batch.extend((0..len).map(|i| NamedAccess {
+            time: (start + i) as u64,
+            op: op[i],
+            addr: addr[i],
+            size: (size[i] as u32).max(1),
+            tid: tid[i] as u32,
+            var: var[i],
+            line: line[i],
+        }));
+        for s in sinks.iter_mut() {
+            s.accesses(&batch);
+        }
+        start += len;
+    }
+    Ok(n as u64)
+}
+
+/// Index of (variable, source line) pairs, assigned in order of first
+/// appearance. Lookup is a scan of the few variables one line touches, after
+/// a check of the last pair found, so it costs a few compares per access.
+#[derive(Clone, Debug, Default)]
+pub struct PairIndex {
+    by_line: Vec<Vec<(u32, u32)>>,
+    pairs: Vec<(u32, u32)>,
+    last: (u32, u32, u32),
+}
+
+impl PairIndex {
+    /// An empty index.
+    pub fn new() -> PairIndex {
+        PairIndex {
+            by_line: Vec::new(),
+            pairs: Vec::new(),
+            last: (u32::MAX, u32::MAX, 0),
+        }
+    }
+
+    /// The id of (`var`, `line`), created on first use.
+    #[inline]
+    pub fn id(&mut self, var: u32, line: u32) -> u32 {
+        if self.last.0 == var && self.last.1 == line {
+            return self.last.2;
+        }
+        let l = line as usize;
+        if l >= self.by_line.len() {
+            self.by_line.resize(l + 1, Vec::new());
+        }
+        let slot = &mut self.by_line[l];
+        let id = match slot.iter().find(|(v, _)| *v == var) {
+            Some(&(_, id)) => id,
+            None => {
+                let id = self.pairs.len() as u32;
+                slot.push((var, id));
+                self.pairs.push((var, line));
+                id
+            }
+        };
+        self.last = (var, line, id);
+        id
+    }
+
+    /// (variable, line) of each id, in id order.
+    pub fn pairs(&self) -> &[(u32, u32)] {
+        &self.pairs
+    }
+
+    /// Number of pairs.
+    pub fn len(&self) -> usize {
+        self.pairs.len()
+    }
+
+    /// Whether no pair was seen.
+    pub fn is_empty(&self) -> bool {
+        self.pairs.is_empty()
+    }
+}
+
+/// Moves `s[i]` to the front, shifting `s[..i]` back by one: the LRU
+/// "make most recent" step. A plain loop: for the few ways of a cache set
+/// it is faster than `rotate_right`, which calls `memmove`.
+#[inline]
+pub(crate) fn to_front<T: Copy>(s: &mut [T], i: usize) {
+    let x = s[i];
+    let mut j = i;
+    while j > 0 {
+        s[j] = s[j - 1];
+        j -= 1;
+    }
+    s[0] = x;
+}

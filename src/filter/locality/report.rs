@@ -1,0 +1,682 @@
+//! Runs the locality sinks over an analysis and turns what they found into
+//! tables (polars) and text, for `cache_stats`, `sharing_stats` and the
+//! pattern section of `memory_stats`.
+//!
+//! Per variable and per (variable, line), only the variables shown for the
+//! chosen memory kind are listed; per source line, every access on the line
+//! counts (as cachegrind counts them), whatever the memory kind. The cache
+//! itself always sees every access: an unlisted variable still evicts lines.
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use polars::prelude::*;
+
+use super::cache::{human_bytes, CacheError, CacheModel, CacheResult, CacheSim, Counts};
+use super::pattern::{label, PairPattern, PatternSink};
+use super::reuse::{bin_low, ReuseResult, ReuseSink, Sampling, BINS};
+use super::sharing::{ranges, LineUse, SharingSink};
+use super::{drive, Names};
+use crate::filter::analysis::Analysis;
+use crate::filter::schema::location as lc;
+use crate::filter::{files, FilterError, MemKind};
+use crate::trace::naming::element_path;
+
+/// Errors of the locality reports.
+#[derive(Debug, thiserror::Error)]
+pub enum LocalityError {
+    /// The cache model is unusable.
+    #[error(transparent)]
+    Cache(#[from] CacheError),
+    /// Reading the analysis or writing a file failed.
+    #[error(transparent)]
+    Filter(#[from] FilterError),
+}
+
+impl From<PolarsError> for LocalityError {
+    fn from(e: PolarsError) -> Self {
+        LocalityError::Filter(FilterError::Table(e))
+    }
+}
+
+/// What `cache_stats` computes.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The hierarchy to simulate.
+    pub model: CacheModel,
+    /// SHARDS sampling of the reuse distance, None for exact.
+    pub sampling: Option<Sampling>,
+}
+
+/// Everything `cache_stats` found in one pass.
+#[derive(Clone, Debug)]
+pub struct CacheReport {
+    /// Variable and line names.
+    pub names: Names,
+    /// Which variables are listed.
+    pub shown: Vec<bool>,
+    /// The simulation, per (variable, line) pair.
+    pub cache: CacheResult,
+    /// Reuse distance per variable.
+    pub reuse: ReuseResult,
+    /// Pattern per cache pair id (same ids as `cache.pairs`).
+    pub patterns: Vec<PairPattern>,
+}
+
+/// Simulates the caches, measures reuse distance and labels the patterns,
+/// in one pass over the accesses of `a`.
+pub fn cache_stats(
+    a: &Analysis,
+    kind: MemKind,
+    opts: &Options,
+) -> Result<CacheReport, LocalityError> {
+    let names = Names::of(a)?;
+    let mut sim = CacheSim::new(&opts.model)?;
+    let line = opts.model.levels[0].line;
+    let mut reuse = ReuseSink::new(line, opts.sampling);
+    let mut pat = PatternSink::new(&names.vars);
+    drive(a, &mut [&mut sim, &mut reuse, &mut pat])?;
+    let cache = sim.finish();
+    let (ppairs, pstates) = pat.finish();
+    // Both sinks number pairs in order of first appearance over the same
+    // accesses, so the ids agree; map by key all the same.
+    let mut by_key: BTreeMap<(u32, u32), usize> = BTreeMap::new();
+    for (i, p) in ppairs.iter().enumerate() {
+        by_key.insert(*p, i);
+    }
+    let patterns = cache
+        .pairs
+        .iter()
+        .map(|p| {
+            by_key
+                .get(p)
+                .map(|&i| pstates[i].clone())
+                .unwrap_or_default()
+        })
+        .collect();
+    Ok(CacheReport {
+        shown: a
+            .vars
+            .iter()
+            .map(|v| crate::filter::shows(kind, v))
+            .collect(),
+        names,
+        cache,
+        reuse: reuse.finish(),
+        patterns,
+    })
+}
+
+/// One row of a summary: a name and its counts.
+#[derive(Clone, Debug)]
+pub struct Row {
+    /// Variable name, `file.c:LINE`, or both.
+    pub key: String,
+    /// Second key (the source line of a (variable, line) row).
+    pub source: String,
+    /// The counts.
+    pub counts: Counts,
+    /// Pattern label, for (variable, line) rows.
+    pub pattern: String,
+    /// Variables touched, for line rows.
+    pub variables: String,
+}
+
+impl Row {
+    /// L1 misses per access.
+    pub fn miss_ratio(&self) -> f64 {
+        self.counts.misses[0] as f64 / self.counts.accesses.max(1) as f64
+    }
+
+    /// Average bytes touched per line fetched into L1.
+    pub fn bytes_per_line(&self) -> f64 {
+        self.counts.used_bytes as f64 / self.counts.fetched.max(1) as f64
+    }
+}
+
+impl CacheReport {
+    fn levels(&self) -> usize {
+        self.cache.model.levels.len()
+    }
+
+    /// The line size of the first level.
+    pub fn line(&self) -> u32 {
+        self.cache.model.levels[0].line
+    }
+
+    /// Per listed variable, by descending misses at the first level.
+    pub fn per_variable(&self) -> Vec<Row> {
+        let mut acc: BTreeMap<u32, Counts> = BTreeMap::new();
+        for (i, &(v, _)) in self.cache.pairs.iter().enumerate() {
+            if self.shown.get(v as usize).copied().unwrap_or(false) {
+                acc.entry(v).or_default().add(&self.cache.counts[i]);
+            }
+        }
+        let mut rows: Vec<Row> = acc
+            .into_iter()
+            .map(|(v, c)| Row {
+                key: self.names.var_name(v).to_string(),
+                source: String::new(),
+                counts: c,
+                pattern: String::new(),
+                variables: String::new(),
+            })
+            .collect();
+        rows.sort_by(|a, b| {
+            b.counts.misses[0]
+                .cmp(&a.counts.misses[0])
+                .then(a.key.cmp(&b.key))
+        });
+        rows
+    }
+
+    /// Per source line (every access), by descending misses at the last
+    /// level, then at the first.
+    pub fn per_line(&self) -> Vec<Row> {
+        let mut acc: BTreeMap<u32, (Counts, Vec<u32>)> = BTreeMap::new();
+        for (i, &(v, l)) in self.cache.pairs.iter().enumerate() {
+            let e = acc.entry(l).or_default();
+            e.0.add(&self.cache.counts[i]);
+            if self.shown.get(v as usize).copied().unwrap_or(false) {
+                e.1.push(v);
+            }
+        }
+        let last = self.levels() - 1;
+        let mut rows: Vec<Row> = acc
+            .into_iter()
+            .map(|(l, (c, vars))| Row {
+                key: self.names.source(l).to_string(),
+                source: String::new(),
+                counts: c,
+                pattern: String::new(),
+                variables: vars
+                    .iter()
+                    .map(|&v| self.names.var_name(v))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            })
+            .collect();
+        rows.sort_by(|a, b| {
+            (b.counts.misses[last], b.counts.misses[0])
+                .cmp(&(a.counts.misses[last], a.counts.misses[0]))
+                .then(a.key.cmp(&b.key))
+        });
+        rows
+    }
+
+    /// The pattern label of pair `i`, with the bytes used per fetched line.
+    pub fn pattern_text(&self, i: usize) -> String {
+        let (v, _) = self.cache.pairs[i];
+        let Some(var) = self.names.vars.get(v as usize) else {
+            return String::new();
+        };
+        let mut t = label(&self.patterns[i], var);
+        let c = &self.cache.counts[i];
+        if c.fetched > 0 {
+            t.push_str(&format!(
+                ", {:.0} of {} bytes per line used",
+                c.used_bytes as f64 / c.fetched as f64,
+                self.line()
+            ));
+        }
+        t
+    }
+
+    /// Per listed (variable, line) pair, by descending first-level misses.
+    pub fn per_pair(&self) -> Vec<Row> {
+        let mut rows: Vec<Row> = (0..self.cache.pairs.len())
+            .filter(|&i| {
+                let v = self.cache.pairs[i].0 as usize;
+                self.shown.get(v).copied().unwrap_or(false)
+            })
+            .map(|i| {
+                let (v, l) = self.cache.pairs[i];
+                Row {
+                    key: self.names.var_name(v).to_string(),
+                    source: self.names.source(l).to_string(),
+                    counts: self.cache.counts[i],
+                    pattern: self.pattern_text(i),
+                    variables: String::new(),
+                }
+            })
+            .collect();
+        rows.sort_by(|a, b| {
+            b.counts.misses[0]
+                .cmp(&a.counts.misses[0])
+                .then(a.key.cmp(&b.key))
+                .then(a.source.cmp(&b.source))
+        });
+        rows
+    }
+
+    /// A table of rows: `first` (the key column), optionally `source`,
+    /// then accesses, one misses column per level, compulsory, miss_ratio,
+    /// line_bytes_used, and `extra` (pattern or variables).
+    pub fn table(
+        &self,
+        rows: &[Row],
+        first: &str,
+        with_source: bool,
+        extra: Option<&str>,
+    ) -> PolarsResult<DataFrame> {
+        let mut cols = vec![Column::new(
+            first.into(),
+            rows.iter().map(|r| r.key.clone()).collect::<Vec<_>>(),
+        )];
+        if with_source {
+            cols.push(Column::new(
+                "source".into(),
+                rows.iter().map(|r| r.source.clone()).collect::<Vec<_>>(),
+            ));
+        }
+        cols.push(Column::new(
+            "accesses".into(),
+            rows.iter().map(|r| r.counts.accesses).collect::<Vec<_>>(),
+        ));
+        for (i, l) in self.cache.model.levels.iter().enumerate() {
+            cols.push(Column::new(
+                format!("misses_{}", l.name()).into(),
+                rows.iter().map(|r| r.counts.misses[i]).collect::<Vec<_>>(),
+            ));
+        }
+        cols.push(Column::new(
+            "compulsory".into(),
+            rows.iter().map(|r| r.counts.compulsory).collect::<Vec<_>>(),
+        ));
+        cols.push(Column::new(
+            "miss_ratio".into(),
+            rows.iter()
+                .map(|r| round4(r.miss_ratio()))
+                .collect::<Vec<_>>(),
+        ));
+        cols.push(Column::new(
+            "line_bytes_used".into(),
+            rows.iter()
+                .map(|r| round4(r.bytes_per_line()))
+                .collect::<Vec<_>>(),
+        ));
+        match extra {
+            Some("pattern") => cols.push(Column::new(
+                "pattern".into(),
+                rows.iter().map(|r| r.pattern.clone()).collect::<Vec<_>>(),
+            )),
+            Some(name) => cols.push(Column::new(
+                name.into(),
+                rows.iter().map(|r| r.variables.clone()).collect::<Vec<_>>(),
+            )),
+            None => {}
+        }
+        DataFrame::new(cols)
+    }
+
+    /// Reuse distance per listed variable: `variable, bin_low, bin_high,
+    /// references` (bin_high exclusive; cold references have bin_low -1).
+    pub fn reuse_table(&self) -> PolarsResult<DataFrame> {
+        let (mut name, mut lo, mut hi, mut n) = (vec![], vec![], vec![], vec![]);
+        for (v, h) in self.reuse.per_var.iter().enumerate() {
+            if !self.shown.get(v).copied().unwrap_or(false) || h.total() == 0 {
+                continue;
+            }
+            let var = self.names.var_name(v as u32).to_string();
+            name.push(var.clone());
+            lo.push(-1i64);
+            hi.push(-1i64);
+            n.push(h.cold);
+            for k in 0..=h.last_bin().unwrap_or(0) {
+                name.push(var.clone());
+                lo.push(bin_low(k) as i64);
+                hi.push(if k == 0 { 1 } else { 1i64 << k });
+                n.push(h.bins[k]);
+            }
+        }
+        DataFrame::new(vec![
+            Column::new("variable".into(), name),
+            Column::new("bin_low".into(), lo),
+            Column::new("bin_high".into(), hi),
+            Column::new("references".into(), n),
+        ])
+    }
+
+    /// Miss-ratio curves per listed variable: misses of a fully associative
+    /// LRU cache of 2^j lines, for j up to past the largest distance:
+    /// `variable, cache_lines, cache_bytes, misses, miss_ratio`.
+    pub fn mrc_table(&self) -> PolarsResult<DataFrame> {
+        let (mut name, mut lines, mut bytes, mut miss, mut ratio) =
+            (vec![], vec![], vec![], vec![], vec![]);
+        for (v, h) in self.reuse.per_var.iter().enumerate() {
+            if !self.shown.get(v).copied().unwrap_or(false) || h.total() == 0 {
+                continue;
+            }
+            let top = (h.last_bin().unwrap_or(0) as u32).min(BINS as u32 - 2);
+            for j in 0..=top {
+                name.push(self.names.var_name(v as u32).to_string());
+                lines.push(1u64 << j);
+                bytes.push((1u64 << j) * self.reuse.line as u64);
+                let m = h.misses_at(j);
+                miss.push(m);
+                ratio.push(round4(m as f64 / h.total() as f64));
+            }
+        }
+        DataFrame::new(vec![
+            Column::new("variable".into(), name),
+            Column::new("cache_lines".into(), lines),
+            Column::new("cache_bytes".into(), bytes),
+            Column::new("misses".into(), miss),
+            Column::new("miss_ratio".into(), ratio),
+        ])
+    }
+
+    /// The most distant reuses: `line, element, variable, distance`.
+    pub fn distant_rows(&self) -> Vec<(String, String, String, u64)> {
+        self.reuse
+            .most_distant
+            .iter()
+            .filter(|(_, _, _, v)| self.shown.get(*v as usize).copied().unwrap_or(false))
+            .map(|&(line, d, addr, v)| {
+                let var = &self.names.vars[v as usize];
+                let el = element_path(
+                    &var.name,
+                    var.base,
+                    var.size,
+                    var.elem_size,
+                    &var.dims,
+                    addr,
+                );
+                (format!("{line:#x}"), el, var.name.clone(), d)
+            })
+            .collect()
+    }
+
+    /// Writes `cache_stats.csv`, `cache_stats_lines.csv`,
+    /// `cache_stats_pairs.csv`, `reuse_distance.csv` and
+    /// `miss_ratio_curves.csv` to `dir`, each also as Parquet.
+    pub fn save(&self, dir: &Path) -> Result<Vec<PathBuf>, LocalityError> {
+        let mut out = Vec::new();
+        let tables = [
+            (
+                "cache_stats",
+                self.table(&self.per_variable(), "variable", false, None)?,
+            ),
+            (
+                "cache_stats_lines",
+                self.table(&self.per_line(), "source", false, Some("variables"))?,
+            ),
+            (
+                "cache_stats_pairs",
+                self.table(&self.per_pair(), "variable", true, Some("pattern"))?,
+            ),
+            ("reuse_distance", self.reuse_table()?),
+            ("miss_ratio_curves", self.mrc_table()?),
+        ];
+        for (name, mut df) in tables {
+            out.push(files::write_csv(&mut df, &dir.join(format!("{name}.csv")))?);
+            out.push(files::write_parquet(
+                &mut df,
+                &dir.join(format!("{name}.parquet")),
+            )?);
+        }
+        Ok(out)
+    }
+}
+
+fn round4(x: f64) -> f64 {
+    (x * 1e4).round() / 1e4
+}
+
+/// Columns of text tables: left-aligned first column, right-aligned rest.
+pub fn text_table(headers: &[String], rows: &[Vec<String>]) -> String {
+    let mut w: Vec<usize> = headers.iter().map(|h| h.len()).collect();
+    for r in rows {
+        for (i, c) in r.iter().enumerate() {
+            if i < w.len() {
+                w[i] = w[i].max(c.len());
+            }
+        }
+    }
+    let fmt = |cells: &[String]| -> String {
+        let last = cells.len().saturating_sub(1);
+        let mut s = cells
+            .iter()
+            .enumerate()
+            .map(|(i, c)| match i {
+                0 => format!("{c:<width$}", width = w[0]),
+                _ if i == last && c.chars().any(|ch| ch.is_alphabetic()) => c.clone(),
+                _ => format!("{c:>width$}", width = w[i]),
+            })
+            .collect::<Vec<_>>()
+            .join("  ");
+        s.truncate(s.trim_end().len());
+        s.push('\n');
+        s
+    };
+    let mut out = fmt(headers);
+    for r in rows {
+        out.push_str(&fmt(r));
+    }
+    out
+}
+
+/// Pattern labels per listed (variable, line) pair of arrays and blocks
+/// (scalars are left out), from one pass over the accesses: (variable,
+/// `file.c:LINE`, accesses, label), busiest first.
+pub fn patterns(
+    a: &Analysis,
+    kind: MemKind,
+) -> Result<Vec<(String, String, u64, String)>, LocalityError> {
+    let names = Names::of(a)?;
+    let mut pat = PatternSink::new(&names.vars);
+    drive(a, &mut [&mut pat])?;
+    let (pairs, states) = pat.finish();
+    let mut rows: Vec<_> = pairs
+        .iter()
+        .zip(states.iter())
+        .filter(|((v, _), _)| {
+            a.vars
+                .get(*v as usize)
+                .is_some_and(|x| crate::filter::shows(kind, x))
+        })
+        .map(|(&(v, l), p)| {
+            (
+                names.var_name(v).to_string(),
+                names.source(l).to_string(),
+                p.accesses,
+                label(p, &names.vars[v as usize]),
+            )
+        })
+        .filter(|r| r.3 != "scalar")
+        .collect();
+    rows.sort_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(&b.0)).then(a.1.cmp(&b.1)));
+    Ok(rows)
+}
+
+/// What one thread did on a shared line: (tid, elements touched, bytes
+/// read, bytes written, accesses); bytes as offset ranges such as `0-7`.
+pub type ThreadBytes = (u32, Vec<String>, String, String, u64);
+
+/// One shared line, named.
+#[derive(Clone, Debug)]
+pub struct SharedLine {
+    /// Address of the line.
+    pub addr: u64,
+    /// `false`, `true` or `true+false`.
+    pub kind: String,
+    /// Cross-thread transfers (true + false).
+    pub transfers: u64,
+    /// Transfers on overlapping bytes.
+    pub true_transfers: u64,
+    /// Transfers on disjoint bytes.
+    pub false_transfers: u64,
+    /// Variables on the line.
+    pub variables: Vec<String>,
+    /// Per thread: see [`ThreadBytes`].
+    pub threads: Vec<ThreadBytes>,
+}
+
+/// Lines written by one thread and touched by another, where a variable
+/// shown for `kind` lies, with their variables, fields and byte offsets
+/// per thread. `line` is the coherence unit (the model's L1 line size).
+pub fn sharing_stats(
+    a: &Analysis,
+    kind: MemKind,
+    line: u32,
+) -> Result<Vec<SharedLine>, LocalityError> {
+    let mut sink = SharingSink::new(line);
+    drive(a, &mut [&mut sink])?;
+    let names = Names::of(a)?;
+    let locs = LocationNames::of(a)?;
+    let mut out = Vec::new();
+    for (addr, l) in sink.finish() {
+        let shown = l.threads.iter().flat_map(|t| &t.vars).any(|&v| {
+            a.vars
+                .get(v as usize)
+                .is_some_and(|x| crate::filter::shows(kind, x))
+        });
+        if shown {
+            out.push(shared_line(addr, &l, &names, &locs, line));
+        }
+    }
+    out.sort_by(|a, b| b.transfers.cmp(&a.transfers).then(a.addr.cmp(&b.addr)));
+    Ok(out)
+}
+
+fn shared_line(
+    addr: u64,
+    l: &LineUse,
+    names: &Names,
+    locs: &LocationNames,
+    line: u32,
+) -> SharedLine {
+    let kind = match (l.true_transfers > 0, l.false_transfers > 0) {
+        (true, true) => "true+false",
+        (true, false) => "true",
+        (false, true) => "false",
+        // Written by one thread, touched by another, but never while the
+        // other held the line (no transfer).
+        (false, false) => "none",
+    };
+    let mut variables: Vec<String> = Vec::new();
+    let threads = l
+        .threads
+        .iter()
+        .map(|t| {
+            let mut els = Vec::new();
+            for &v in &t.vars {
+                let name = names.var_name(v).to_string();
+                if !variables.contains(&name) {
+                    variables.push(name);
+                }
+                for e in locs.elements(addr, line, v, t.read | t.written, names) {
+                    if !els.contains(&e) {
+                        els.push(e);
+                    }
+                }
+            }
+            (t.tid, els, ranges(t.read), ranges(t.written), t.accesses)
+        })
+        .collect();
+    SharedLine {
+        addr,
+        kind: kind.into(),
+        transfers: l.transfers(),
+        true_transfers: l.true_transfers,
+        false_transfers: l.false_transfers,
+        variables,
+        threads,
+    }
+}
+
+/// The lookup table's addresses, variables and member names, for naming
+/// the bytes of a line (sorted by address, as the analysis keeps it).
+struct LocationNames {
+    addr: Vec<u64>,
+    var: Vec<u32>,
+    element: Vec<String>,
+}
+
+impl LocationNames {
+    fn of(a: &Analysis) -> Result<LocationNames, LocalityError> {
+        let df = a.locations.sort([lc::ADDR], Default::default())?;
+        Ok(LocationNames {
+            addr: df.column(lc::ADDR)?.u64()?.into_no_null_iter().collect(),
+            var: df.column(lc::VAR)?.u32()?.into_no_null_iter().collect(),
+            element: df
+                .column(lc::ELEMENT)?
+                .str()?
+                .into_iter()
+                .map(|s| s.unwrap_or("").to_string())
+                .collect(),
+        })
+    }
+
+    /// Names of the locations of variable `v` on the line at `line_addr`
+    /// whose first byte is in `mask`.
+    fn elements(&self, line_addr: u64, line: u32, v: u32, mask: u64, names: &Names) -> Vec<String> {
+        let start = self.addr.partition_point(|&x| x < line_addr);
+        let mut out = Vec::new();
+        for i in start..self.addr.len() {
+            let x = self.addr[i];
+            if x >= line_addr + line as u64 {
+                break;
+            }
+            if self.var[i] != v || (mask >> ((x - line_addr) % 64)) & 1 == 0 {
+                continue;
+            }
+            let name = if self.element[i].is_empty() {
+                let var = &names.vars[v as usize];
+                element_path(&var.name, var.base, var.size, var.elem_size, &var.dims, x)
+            } else {
+                self.element[i].clone()
+            };
+            if !out.contains(&name) {
+                out.push(name);
+            }
+        }
+        out
+    }
+}
+
+/// The shared lines as a table: `line, kind, transfers, true_transfers,
+/// false_transfers, variables, tid, elements, bytes_read, bytes_written,
+/// accesses`, one row per (line, thread).
+pub fn sharing_table(lines: &[SharedLine]) -> PolarsResult<DataFrame> {
+    let rows: Vec<(&SharedLine, &ThreadBytes)> = lines
+        .iter()
+        .flat_map(|l| l.threads.iter().map(move |t| (l, t)))
+        .collect();
+    let text = |f: &dyn Fn(&SharedLine, &ThreadBytes) -> String| {
+        rows.iter().map(|(l, t)| f(l, t)).collect::<Vec<String>>()
+    };
+    let num = |f: &dyn Fn(&SharedLine) -> u64| rows.iter().map(|(l, _)| f(l)).collect::<Vec<u64>>();
+    DataFrame::new(vec![
+        Column::new("line".into(), text(&|l, _| format!("{:#x}", l.addr))),
+        Column::new("kind".into(), text(&|l, _| l.kind.clone())),
+        Column::new("transfers".into(), num(&|l| l.transfers)),
+        Column::new("true_transfers".into(), num(&|l| l.true_transfers)),
+        Column::new("false_transfers".into(), num(&|l| l.false_transfers)),
+        Column::new("variables".into(), text(&|l, _| l.variables.join(" "))),
+        Column::new(
+            "tid".into(),
+            rows.iter().map(|(_, t)| t.0).collect::<Vec<u32>>(),
+        ),
+        Column::new("elements".into(), text(&|_, t| t.1.join(" "))),
+        Column::new("bytes_read".into(), text(&|_, t| t.2.clone())),
+        Column::new("bytes_written".into(), text(&|_, t| t.3.clone())),
+        Column::new(
+            "accesses".into(),
+            rows.iter().map(|(_, t)| t.4).collect::<Vec<u64>>(),
+        ),
+    ])
+}
+
+/// `1.5 KiB` for a byte count (re-exported for the shell's text).
+pub fn bytes_text(n: u64) -> String {
+    human_bytes(n)
+}
+
+/// The distances bin `k` holds, inclusive: (low, high).
+pub fn bin_range(k: usize) -> (u64, u64) {
+    if k == 0 {
+        (0, 0)
+    } else {
+        (bin_low(k), (1u64 << k) - 1)
+    }
+}

@@ -1,0 +1,587 @@
+//! Reuse distance: the exact LRU stack distance of every line reference, in
+//! distinct cache lines, with a histogram per variable.
+//!
+//! The stack distance of a reference to line L is the number of distinct
+//! other lines referenced since the previous reference to L (infinite, a
+//! "cold" reference, when there was none). A fully associative LRU cache of
+//! C lines hits exactly the references with distance < C, so the histogram
+//! gives the miss-ratio curve of every such cache at once.
+//!
+//! # Algorithm
+//!
+//! Each line remembers the time of its last reference; a Fenwick tree over
+//! times holds a 1 at each line's last-reference time. The distance of a
+//! reference is the number of ones after the line's last time: one prefix
+//! sum, then two point updates, O(log n) each. When the time counter
+//! reaches the tree's capacity the live times are renumbered 0..k in order
+//! (k distinct lines) and the tree is rebuilt with capacity 2k, so memory
+//! stays proportional to the distinct lines and the renumbering costs O(1)
+//! amortised per reference. The eight most recently used lines are kept
+//! in a small array in front of the tree (see [`StackDistance`]), so short
+//! reuses cost no tree update.
+//!
+//! # Sampling
+//!
+//! [`Sampling`] turns on SHARDS-style spatial sampling: only lines whose
+//! hash falls under the rate are tracked, their distances are scaled by
+//! 1/rate and each sampled reference stands for 1/rate references. The
+//! results are then estimates, and say so.
+use polars::prelude::PlHashMap;
+
+use super::{to_front, AccessSink, NamedAccess};
+
+/// Number of histogram bins: bin 0 holds distance 0, bin k (k >= 1)
+/// distances in [2^(k-1), 2^k).
+pub const BINS: usize = 48;
+
+/// The bin of a finite distance.
+#[inline]
+pub fn bin_of(d: u64) -> usize {
+    if d == 0 {
+        0
+    } else {
+        (64 - d.leading_zeros() as usize).min(BINS - 1)
+    }
+}
+
+/// Lower bound of bin `k`.
+pub fn bin_low(k: usize) -> u64 {
+    if k == 0 {
+        0
+    } else {
+        1u64 << (k - 1)
+    }
+}
+
+/// A reuse-distance histogram.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Histogram {
+    /// References per bin (see [`BINS`]).
+    pub bins: [u64; BINS],
+    /// References to lines never referenced before.
+    pub cold: u64,
+}
+
+impl Default for Histogram {
+    fn default() -> Self {
+        Histogram {
+            bins: [0; BINS],
+            cold: 0,
+        }
+    }
+}
+
+impl Histogram {
+    /// Adds one reference with distance `d` (None: cold), `w` times.
+    #[inline]
+    pub fn add(&mut self, d: Option<u64>, w: u64) {
+        match d {
+            Some(d) => self.bins[bin_of(d)] += w,
+            None => self.cold += w,
+        }
+    }
+
+    /// Adds every count of `o`.
+    pub fn merge(&mut self, o: &Histogram) {
+        for (a, b) in self.bins.iter_mut().zip(o.bins.iter()) {
+            *a += b;
+        }
+        self.cold += o.cold;
+    }
+
+    /// All references.
+    pub fn total(&self) -> u64 {
+        self.bins.iter().sum::<u64>() + self.cold
+    }
+
+    /// Misses of a fully associative LRU cache of `2^j` lines: the cold
+    /// references and those with distance >= 2^j. Exact, because bin edges
+    /// are powers of two.
+    pub fn misses_at(&self, j: u32) -> u64 {
+        let c = 1u64 << j;
+        self.cold
+            + self
+                .bins
+                .iter()
+                .enumerate()
+                .filter(|(k, _)| bin_low(*k) >= c)
+                .map(|(_, n)| n)
+                .sum::<u64>()
+    }
+
+    /// The index of the last non-empty finite bin, if any.
+    pub fn last_bin(&self) -> Option<usize> {
+        self.bins.iter().rposition(|&n| n > 0)
+    }
+}
+
+/// A Fenwick (binary indexed) tree of counts over positions 0..cap.
+#[derive(Clone, Debug)]
+struct Fenwick {
+    t: Vec<i32>,
+}
+
+impl Fenwick {
+    fn new(cap: usize) -> Fenwick {
+        Fenwick {
+            t: vec![0; cap + 1],
+        }
+    }
+
+    /// Builds from ones at positions 0..k in O(cap).
+    fn with_ones(cap: usize, k: usize) -> Fenwick {
+        let mut t = vec![0i32; cap + 1];
+        for x in t.iter_mut().take(k + 1).skip(1) {
+            *x = 1;
+        }
+        for i in 1..=cap {
+            let j = i + (i & i.wrapping_neg());
+            if j <= cap {
+                t[j] += t[i];
+            }
+        }
+        Fenwick { t }
+    }
+
+    fn cap(&self) -> usize {
+        self.t.len() - 1
+    }
+
+    #[inline]
+    fn add(&mut self, pos: usize, d: i32) {
+        let mut i = pos + 1;
+        while i < self.t.len() {
+            self.t[i] += d;
+            i += i & i.wrapping_neg();
+        }
+    }
+
+    /// Sum over positions 0..=pos.
+    #[inline]
+    fn prefix(&self, pos: usize) -> i64 {
+        let mut i = pos + 1;
+        let mut s = 0i64;
+        while i > 0 {
+            s += self.t[i] as i64;
+            i &= i - 1;
+        }
+        s
+    }
+}
+
+/// Per line: its last reference time (or [`IN_TOP`]), and its most
+/// distant reuse.
+#[derive(Clone, Copy, Debug)]
+struct LineState {
+    last: u32,
+    max_dist: u64,
+    max_addr: u64,
+    max_var: u32,
+}
+
+/// `last` of a line held in the most-recent array rather than the tree.
+const IN_TOP: u32 = u32::MAX;
+
+/// Lines kept in the most-recent array.
+const TOP: usize = 8;
+
+/// Exact LRU stack distance over line numbers.
+///
+/// The [`TOP`] most recently used lines sit in a small array in recency
+/// order, outside the tree: a reference to one of them has its position as
+/// distance and costs a scan of 8 numbers, with no hash probe and no tree
+/// update (loop counters and the current lines of each array). A line
+/// leaving the array gets the next tree time, which is later than every
+/// time in the tree, so the tree keeps the order of all other lines.
+#[derive(Clone, Debug)]
+pub struct StackDistance {
+    index: PlHashMap<u64, u32>,
+    lines: Vec<(u64, LineState)>,
+    top: [(u64, u32); TOP],
+    top_len: usize,
+    tree: Fenwick,
+    in_tree: i64,
+    now: u32,
+    min_cap: usize,
+}
+
+impl Default for StackDistance {
+    fn default() -> Self {
+        StackDistance::with_capacity(1 << 12)
+    }
+}
+
+impl StackDistance {
+    /// A tracker whose tree starts with (and never shrinks below) `cap`
+    /// positions; small values make it renumber often (for tests).
+    pub fn with_capacity(cap: usize) -> StackDistance {
+        let cap = cap.max(2);
+        StackDistance {
+            index: PlHashMap::default(),
+            lines: Vec::new(),
+            top: [(0, 0); TOP],
+            top_len: 0,
+            tree: Fenwick::new(cap),
+            in_tree: 0,
+            now: 0,
+            min_cap: cap,
+        }
+    }
+
+    /// Distinct lines seen.
+    pub fn distinct(&self) -> usize {
+        self.lines.len()
+    }
+
+    #[inline]
+    fn note(&mut self, idx: u32, d: u64, addr: u64, var: u32) {
+        let st = &mut self.lines[idx as usize].1;
+        if d > st.max_dist {
+            st.max_dist = d;
+            st.max_addr = addr;
+            st.max_var = var;
+        }
+    }
+
+    /// References `line` (at `addr` of variable `var`, for the list of most
+    /// distant reuses) and returns its stack distance, None when cold.
+    #[inline]
+    pub fn reference_at(&mut self, line: u64, addr: u64, var: u32) -> Option<u64> {
+        if let Some(p) = self.top[..self.top_len].iter().position(|t| t.0 == line) {
+            let idx = self.top[p].1;
+            if p > 0 {
+                to_front(&mut self.top[..=p], p);
+                self.note(idx, p as u64, addr, var);
+            }
+            return Some(p as u64);
+        }
+        let (idx, d) = match self.index.get(&line) {
+            Some(&i) => {
+                let last = self.lines[i as usize].1.last;
+                let after = self.in_tree - self.tree.prefix(last as usize);
+                let d = self.top_len as u64 + after as u64;
+                self.tree.add(last as usize, -1);
+                self.in_tree -= 1;
+                self.lines[i as usize].1.last = IN_TOP;
+                self.note(i, d, addr, var);
+                (i, Some(d))
+            }
+            None => {
+                let i = self.lines.len() as u32;
+                self.index.insert(line, i);
+                self.lines.push((
+                    line,
+                    LineState {
+                        last: IN_TOP,
+                        max_dist: 0,
+                        max_addr: addr,
+                        max_var: var,
+                    },
+                ));
+                (i, None)
+            }
+        };
+        if self.top_len == TOP {
+            let (_, out) = self.top[TOP - 1];
+            if self.now as usize == self.tree.cap() {
+                self.renumber();
+            }
+            self.lines[out as usize].1.last = self.now;
+            self.tree.add(self.now as usize, 1);
+            self.in_tree += 1;
+            self.now += 1;
+            to_front(&mut self.top, TOP - 1);
+        } else {
+            to_front(&mut self.top[..=self.top_len], self.top_len);
+            self.top_len += 1;
+        }
+        self.top[0] = (line, idx);
+        d
+    }
+
+    /// [`StackDistance::reference_at`] without the reuse bookkeeping.
+    pub fn reference(&mut self, line: u64) -> Option<u64> {
+        self.reference_at(line, 0, 0)
+    }
+
+    /// Renumbers the tree times 0..k in order (k lines in the tree) and
+    /// rebuilds the tree with room for as many new times again.
+    fn renumber(&mut self) {
+        let mut order: Vec<u32> = (0..self.lines.len() as u32)
+            .filter(|&i| self.lines[i as usize].1.last != IN_TOP)
+            .collect();
+        order.sort_unstable_by_key(|&i| self.lines[i as usize].1.last);
+        for (t, &i) in order.iter().enumerate() {
+            self.lines[i as usize].1.last = t as u32;
+        }
+        let k = order.len();
+        let cap = (2 * k).max(self.min_cap);
+        assert!(cap < IN_TOP as usize, "more distinct lines than u32 times");
+        self.tree = Fenwick::with_ones(cap, k);
+        self.in_tree = k as i64;
+        self.now = k as u32;
+    }
+
+    /// The `n` lines with the most distant reuses: (line, distance, address
+    /// and variable of that access), most distant first.
+    pub fn most_distant(&self, n: usize) -> Vec<(u64, u64, u64, u32)> {
+        let mut v: Vec<_> = self
+            .lines
+            .iter()
+            .filter(|(_, s)| s.max_dist > 0)
+            .map(|(l, s)| (*l, s.max_dist, s.max_addr, s.max_var))
+            .collect();
+        v.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        v.truncate(n);
+        v
+    }
+}
+
+/// SHARDS-style spatial sampling: track a line when a hash of its number,
+/// modulo 2^24, is below `rate * 2^24`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Sampling {
+    /// Fraction of lines tracked, in (0, 1].
+    pub rate: f64,
+    threshold: u64,
+}
+
+impl Sampling {
+    /// Sampling at `rate` (0 < rate <= 1).
+    pub fn new(rate: f64) -> Option<Sampling> {
+        (rate > 0.0 && rate <= 1.0).then(|| Sampling {
+            rate,
+            threshold: (rate * (1u64 << 24) as f64).round().max(1.0) as u64,
+        })
+    }
+
+    #[inline]
+    fn keeps(&self, line: u64) -> bool {
+        // A 64-bit mix (splitmix64's finaliser), so strided lines spread.
+        let mut z = line.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        (z & ((1 << 24) - 1)) < self.threshold
+    }
+}
+
+/// The reuse-distance sink: one stack over all lines, a histogram per
+/// variable.
+#[derive(Clone, Debug)]
+pub struct ReuseSink {
+    line_bits: u32,
+    stack: StackDistance,
+    per_var: Vec<Histogram>,
+    sampling: Option<Sampling>,
+    scale: f64,
+}
+
+/// What a [`ReuseSink`] found.
+#[derive(Clone, Debug)]
+pub struct ReuseResult {
+    /// Line size in bytes.
+    pub line: u32,
+    /// Histogram per variable row (estimated counts when sampled).
+    pub per_var: Vec<Histogram>,
+    /// Most distant reuses: (line address, distance, address, variable).
+    pub most_distant: Vec<(u64, u64, u64, u32)>,
+    /// Distinct lines tracked.
+    pub distinct_lines: usize,
+    /// The sampling used, if any.
+    pub sampling: Option<Sampling>,
+}
+
+impl ReuseSink {
+    /// A sink over lines of `line` bytes, sampled when `sampling` is set.
+    pub fn new(line: u32, sampling: Option<Sampling>) -> ReuseSink {
+        ReuseSink {
+            line_bits: line.trailing_zeros(),
+            stack: StackDistance::default(),
+            per_var: Vec::new(),
+            scale: sampling.map_or(1.0, |s| 1.0 / s.rate),
+            sampling,
+        }
+    }
+
+    #[inline]
+    fn line_ref(&mut self, line: u64, r: &NamedAccess) {
+        if let Some(s) = &self.sampling {
+            if !s.keeps(line) {
+                return;
+            }
+        }
+        let d = self.stack.reference_at(line, r.addr, r.var);
+        let v = r.var as usize;
+        if v >= self.per_var.len() {
+            self.per_var.resize(v + 1, Histogram::default());
+        }
+        let d = match self.sampling {
+            Some(_) => d.map(|d| (d as f64 * self.scale) as u64),
+            None => d,
+        };
+        self.per_var[v].add(d, 1);
+    }
+
+    /// The histograms (scaled to estimates when sampled) and the most
+    /// distant reuses.
+    pub fn finish(self) -> ReuseResult {
+        let mut per_var = self.per_var;
+        if self.sampling.is_some() {
+            for h in &mut per_var {
+                for b in h.bins.iter_mut() {
+                    *b = (*b as f64 * self.scale).round() as u64;
+                }
+                h.cold = (h.cold as f64 * self.scale).round() as u64;
+            }
+        }
+        let bits = self.line_bits;
+        ReuseResult {
+            line: 1 << bits,
+            per_var,
+            most_distant: self
+                .stack
+                .most_distant(20)
+                .into_iter()
+                .map(|(l, d, a, v)| (l << bits, (d as f64 * self.scale) as u64, a, v))
+                .collect(),
+            distinct_lines: self.stack.distinct(),
+            sampling: self.sampling,
+        }
+    }
+}
+
+impl AccessSink for ReuseSink {
+    fn accesses(&mut self, batch: &[NamedAccess]) {
+        let bits = self.line_bits;
+        for r in batch {
+            let a = r.addr >> bits;
+            let b = (r.addr + r.size as u64 - 1) >> bits;
+            self.line_ref(a, r);
+            if b != a {
+                for l in a + 1..=b {
+                    self.line_ref(l, r);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The definition, in O(n^2): distinct lines strictly between the
+    /// previous reference to the same line and this one.
+    fn naive(trace: &[u64]) -> Vec<Option<u64>> {
+        (0..trace.len())
+            .map(|t| {
+                let prev = trace[..t].iter().rposition(|&l| l == trace[t])?;
+                let mut seen: Vec<u64> = trace[prev + 1..t].to_vec();
+                seen.sort_unstable();
+                seen.dedup();
+                Some(seen.len() as u64)
+            })
+            .collect()
+    }
+
+    fn fast(trace: &[u64], cap: usize) -> Vec<Option<u64>> {
+        let mut s = StackDistance::with_capacity(cap);
+        trace.iter().map(|&l| s.reference(l)).collect()
+    }
+
+    fn hist(d: &[Option<u64>]) -> Histogram {
+        let mut h = Histogram::default();
+        for x in d {
+            h.add(*x, 1);
+        }
+        h
+    }
+
+    proptest! {
+        #[test]
+        fn random_traces_match_the_definition(
+            trace in proptest::collection::vec(0u64..40, 0..400),
+            cap in 2usize..64,
+        ) {
+            let want = naive(&trace);
+            let got = fast(&trace, cap);
+            prop_assert_eq!(&got, &want);
+            prop_assert_eq!(hist(&got), hist(&want));
+        }
+
+        #[test]
+        fn structured_traces_match_the_definition(
+            n in 1u64..48,
+            stride in 1u64..9,
+            reps in 1usize..5,
+            block in 1u64..8,
+            cap in 2usize..32,
+        ) {
+            // Strided sweeps repeated, then a blocked (tiled) walk, then
+            // a reversed sweep: the shapes loops produce.
+            let mut trace = Vec::new();
+            for _ in 0..reps {
+                trace.extend((0..n).map(|i| i * stride));
+            }
+            for b in (0..n).step_by(block as usize) {
+                for _ in 0..2 {
+                    trace.extend((b..(b + block).min(n)).map(|i| i * stride));
+                }
+            }
+            trace.extend((0..n).rev().map(|i| i * stride));
+            let want = naive(&trace);
+            prop_assert_eq!(hist(&fast(&trace, cap)), hist(&want));
+            prop_assert_eq!(fast(&trace, cap), want);
+        }
+    }
+
+    #[test]
+    fn a_cyclic_sweep_has_distance_n_minus_one() {
+        let trace: Vec<u64> = (0..3).flat_map(|_| 0..100u64).collect();
+        let d = fast(&trace, 8);
+        assert!(d[..100].iter().all(|x| x.is_none()));
+        assert!(d[100..].iter().all(|x| *x == Some(99)));
+        let h = hist(&d);
+        // A 64-line fully associative LRU cache misses every reference of
+        // a 100-line cyclic sweep; a 128-line one only the cold ones.
+        assert_eq!(h.misses_at(6), 300);
+        assert_eq!(h.misses_at(7), 100);
+    }
+
+    #[test]
+    fn memory_follows_distinct_lines_not_references() {
+        let mut s = StackDistance::with_capacity(16);
+        for i in 0..1_000_000u64 {
+            s.reference(i % 50);
+        }
+        assert_eq!(s.distinct(), 50);
+        assert!(s.tree.cap() <= 100, "tree capacity {}", s.tree.cap());
+    }
+
+    #[test]
+    fn sampling_estimates_a_sweep() {
+        let mut sink = ReuseSink::new(64, Sampling::new(0.1));
+        let recs: Vec<NamedAccess> = (0..4)
+            .flat_map(|_| 0..20_000u64)
+            .map(|i| NamedAccess {
+                addr: i * 64,
+                size: 8,
+                ..Default::default()
+            })
+            .collect();
+        sink.accesses(&recs);
+        let r = sink.finish();
+        let h = &r.per_var[0];
+        // 20 000 cold references, 60 000 reuses at distance 19 999 (bin 15).
+        let cold = h.cold as f64;
+        assert!((cold - 20_000.0).abs() / 20_000.0 < 0.15, "{cold}");
+        let reused: u64 = h.bins.iter().sum();
+        assert!(
+            (reused as f64 - 60_000.0).abs() / 60_000.0 < 0.15,
+            "{reused}"
+        );
+        assert!(h.bins[15] + h.bins[14] == reused, "{:?}", h.bins);
+    }
+}

@@ -1,0 +1,166 @@
+//! The annotated source page, `figures/source_FILE.html`: every line of a
+//! traced source file with its accesses and misses at each level in the
+//! traced region, and the variables it touches with their pattern labels.
+//! cachegrind's cg_annotate does this for whole programs by line; this page
+//! is for the region between the pins, by variable.
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use super::cache::Counts;
+use super::report::CacheReport;
+use crate::filter::FilterError;
+use crate::vis::html::escape_html;
+
+/// Per line number of one file: counts and [(variable, pattern)].
+type LineNotes = BTreeMap<u32, (Counts, Vec<(String, String)>)>;
+/// Per source file.
+type Annotations = BTreeMap<String, LineNotes>;
+
+fn annotations(r: &CacheReport) -> Annotations {
+    let mut out: Annotations = BTreeMap::new();
+    for (i, &(v, l)) in r.cache.pairs.iter().enumerate() {
+        let src = r.names.source(l);
+        let Some((file, n)) = src.rsplit_once(':') else {
+            continue;
+        };
+        let Ok(n) = n.parse::<u32>() else { continue };
+        let e = out
+            .entry(file.to_string())
+            .or_default()
+            .entry(n)
+            .or_default();
+        e.0.add(&r.cache.counts[i]);
+        if r.shown.get(v as usize).copied().unwrap_or(false) {
+            e.1.push((r.names.var_name(v).to_string(), r.pattern_text(i)));
+        }
+    }
+    out
+}
+
+/// Finds `file` (as the line table names it) in the source folders: the
+/// path itself, then each folder and its subfolders (three levels down).
+fn find_source(file: &str, dirs: &[PathBuf]) -> Option<PathBuf> {
+    let p = Path::new(file);
+    if p.is_absolute() && p.is_file() {
+        return Some(p.to_path_buf());
+    }
+    let name = p.file_name()?;
+    fn walk(dir: &Path, name: &std::ffi::OsStr, depth: u32) -> Option<PathBuf> {
+        let direct = dir.join(name);
+        if direct.is_file() {
+            return Some(direct);
+        }
+        if depth == 0 {
+            return None;
+        }
+        let mut subs: Vec<PathBuf> = std::fs::read_dir(dir)
+            .ok()?
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| {
+                p.is_dir()
+                    && !p
+                        .file_name()
+                        .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+            })
+            .collect();
+        subs.sort();
+        subs.iter().find_map(|d| walk(d, name, depth - 1))
+    }
+    dirs.iter().find_map(|d| walk(d, name, 3))
+}
+
+/// Writes one page per traced source file found in `src_paths` into
+/// `figures`; returns the pages written. Files that cannot be found are
+/// skipped (the CSV tables still hold their lines).
+pub fn write_pages(
+    r: &CacheReport,
+    src_paths: &[PathBuf],
+    figures: &Path,
+) -> Result<Vec<PathBuf>, FilterError> {
+    let mut out = Vec::new();
+    for (file, lines) in annotations(r) {
+        let Some(path) = find_source(&file, src_paths) else {
+            continue;
+        };
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let stem = Path::new(&file)
+            .file_name()
+            .map(|n| {
+                n.to_string_lossy().replace(
+                    |c: char| !c.is_ascii_alphanumeric() && c != '.' && c != '_',
+                    "_",
+                )
+            })
+            .unwrap_or_else(|| "source".into());
+        let page = figures.join(format!("source_{stem}.html"));
+        let html = page_html(r, &file, &text, &lines);
+        std::fs::create_dir_all(figures)
+            .and_then(|_| std::fs::write(&page, html))
+            .map_err(|source| FilterError::Write {
+                path: page.clone(),
+                source,
+            })?;
+        out.push(page);
+    }
+    Ok(out)
+}
+
+fn page_html(r: &CacheReport, file: &str, text: &str, lines: &LineNotes) -> String {
+    let levels = &r.cache.model.levels;
+    let mut h = String::new();
+    let _ = write!(
+        h,
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{f}: accesses and misses</title>\n\
+         <style>body{{font-family:sans-serif}} table{{border-collapse:collapse;font-size:13px}} \
+         td,th{{padding:1px 6px;vertical-align:top}} td.n{{text-align:right;color:#333}} \
+         pre{{margin:0}} tr.hot{{background:#fde2e2}} tr.warm{{background:#fff4d6}} \
+         td.v{{font-size:12px;color:#225}}</style></head><body>\n\
+         <h2>{f}</h2>\n<p>Accesses and misses per source line in the traced region (caches cold at GL_START). \
+         Model: {m}. Rows with at least 10% of the file's first-level misses are red, 1% yellow.</p>\n\
+         <table>\n<tr><th>line</th><th>accesses</th>",
+        f = escape_html(file),
+        m = escape_html(&levels.iter().map(|l| l.describe()).collect::<Vec<_>>().join("; ")),
+    );
+    for l in levels {
+        let _ = write!(h, "<th>{} misses</th>", l.name());
+    }
+    h.push_str("<th>source</th><th>variables: pattern</th></tr>\n");
+    let total: u64 = lines.values().map(|(c, _)| c.misses[0]).sum::<u64>().max(1);
+    for (i, code) in text.lines().enumerate() {
+        let n = i as u32 + 1;
+        let (cells, vars, class) = match lines.get(&n) {
+            Some((c, vars)) => {
+                let share = c.misses[0] as f64 / total as f64;
+                let class = if share >= 0.1 {
+                    " class=\"hot\""
+                } else if share >= 0.01 {
+                    " class=\"warm\""
+                } else {
+                    ""
+                };
+                let mut cells = format!("<td class=\"n\">{}</td>", c.accesses);
+                for k in 0..levels.len() {
+                    let _ = write!(cells, "<td class=\"n\">{}</td>", c.misses[k]);
+                }
+                let v = vars
+                    .iter()
+                    .map(|(name, p)| format!("<b>{}</b>: {}", escape_html(name), escape_html(p)))
+                    .collect::<Vec<_>>()
+                    .join("<br>");
+                (cells, v, class)
+            }
+            None => ("<td></td>".repeat(levels.len() + 1), String::new(), ""),
+        };
+        let _ = writeln!(
+            h,
+            "<tr{class}><td class=\"n\">{n}</td>{cells}<td><pre>{}</pre></td><td class=\"v\">{vars}</td></tr>",
+            escape_html(code)
+        );
+    }
+    h.push_str("</table>\n</body></html>\n");
+    h
+}

@@ -1,0 +1,513 @@
+//! The locality commands: `set_cache`, `set_reuse_sampling`, `cache_stats`
+//! and `sharing_stats`. They only orchestrate: the simulation, reuse
+//! distance, labels and sharing live in [`crate::filter::locality`].
+//!
+//! The cache model and the sampling rate are kept in
+//! `.mapvis/locality.json`, so a later session in the same folder uses
+//! them, and `set_cache` followed by `cache_stats` re-runs on the saved
+//! analysis without tracing again.
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::session::{CmdResult, Session};
+use super::{Registry, Value};
+use crate::filter::locality::cache::CacheModel;
+use crate::filter::locality::report::{self, text_table, CacheReport, Options, Row};
+use crate::filter::locality::reuse::Sampling;
+use crate::filter::locality::source;
+
+/// The locality settings of a session.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Settings {
+    /// The cache hierarchy `cache_stats` simulates.
+    pub cache: CacheModel,
+    /// SHARDS sampling rate of the reuse distance, None for exact.
+    pub sampling: Option<f64>,
+}
+
+impl Settings {
+    fn file(state_dir: &Path) -> PathBuf {
+        state_dir.join("locality.json")
+    }
+
+    /// The settings saved in `state_dir`, or the defaults (this machine's
+    /// caches, exact reuse distance).
+    pub fn load(state_dir: &Path) -> Settings {
+        std::fs::read_to_string(Settings::file(state_dir))
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or_default()
+    }
+
+    fn save(&self, state_dir: &Path) -> CmdResult<()> {
+        let path = Settings::file(state_dir);
+        std::fs::create_dir_all(state_dir)
+            .and_then(|_| {
+                std::fs::write(&path, serde_json::to_vec_pretty(self).unwrap_or_default())
+            })
+            .map_err(|e| {
+                format!(
+                    "cannot save the cache settings to {}: {e}. They apply to this session only.",
+                    path.display()
+                )
+            })
+    }
+}
+
+fn s(v: impl Into<String>) -> Value {
+    Value::Str(v.into())
+}
+
+/// Registers the locality commands.
+pub fn register(r: &mut Registry<Session>) {
+    let add = |r: &mut Registry<Session>,
+               name: &str,
+               f: fn(&mut Session, &[String]) -> CmdResult<Value>| {
+        r.add(name, move |st: &mut Session, a: &[String]| {
+            st.follow_cwd();
+            f(st, a)
+        });
+    };
+    add(r, "set_cache", set_cache);
+    add(r, "set_reuse_sampling", set_reuse_sampling);
+    add(r, "cache_stats", |st, a| {
+        cache_stats(st, a.iter().any(|x| x == "save"))
+    });
+    add(r, "sharing_stats", |st, a| {
+        sharing_stats(st, a.iter().any(|x| x == "save"))
+    });
+}
+
+/// `set_cache ?LEVEL SIZE WAYS LINE | LEVEL off | default?`.
+fn set_cache(st: &mut Session, a: &[String]) -> CmdResult<Value> {
+    let mut model = st.locality.cache.clone();
+    match a.len() {
+        0 => {}
+        1 if a[0] == "default" => model = CacheModel::host(),
+        2 if a[1] == "off" => model.remove(&a[0]).map_err(|e| e.to_string())?,
+        4 => model
+            .set(&a[0], &a[1], &a[2], &a[3])
+            .map_err(|e| e.to_string())?,
+        _ => {
+            return Err(
+                "set_cache takes LEVEL SIZE WAYS LINE (set_cache L1 32K 8 64), LEVEL off, \
+                 default, or nothing to print the model."
+                    .into(),
+            )
+        }
+    }
+    if !a.is_empty() {
+        st.locality.cache = model;
+        st.locality.save(&st.state_dir())?;
+    }
+    println!("{}", st.locality.cache.describe());
+    Ok(Value::List(
+        st.locality
+            .cache
+            .levels
+            .iter()
+            .map(|l| {
+                Value::Dict(vec![
+                    ("level".into(), s(l.name())),
+                    ("size".into(), Value::Int(l.size as i64)),
+                    ("ways".into(), Value::Int(l.ways as i64)),
+                    ("line".into(), Value::Int(l.line as i64)),
+                ])
+            })
+            .collect(),
+    ))
+}
+
+/// `set_reuse_sampling RATE|off`.
+fn set_reuse_sampling(st: &mut Session, a: &[String]) -> CmdResult<Value> {
+    let rate = if a[0] == "off" {
+        None
+    } else {
+        let r: f64 = a[0].trim_end_matches('%').parse().map_err(|_| {
+            format!(
+                "set_reuse_sampling takes a rate such as 0.01 (1% of lines), or off, not \"{}\".",
+                a[0]
+            )
+        })?;
+        let r = if a[0].ends_with('%') { r / 100.0 } else { r };
+        Sampling::new(r).ok_or_else(|| {
+            format!(
+                "the sampling rate must be above 0 and at most 1, not {}.",
+                a[0]
+            )
+        })?;
+        Some(r)
+    };
+    st.locality.sampling = rate;
+    st.locality.save(&st.state_dir())?;
+    match rate {
+        Some(r) => println!(
+            "reuse distance: sampled (SHARDS), {:.4}% of cache lines; counts are estimates",
+            r * 100.0
+        ),
+        None => println!("reuse distance: exact"),
+    }
+    Ok(rate.map_or(s("off"), Value::Float))
+}
+
+fn count_cells(r: &CacheReport, row: &Row) -> Vec<String> {
+    let mut v = vec![row.counts.accesses.to_string()];
+    for i in 0..r.cache.model.levels.len() {
+        v.push(row.counts.misses[i].to_string());
+    }
+    v.push(row.counts.compulsory.to_string());
+    v.push(format!("{:.4}", row.miss_ratio()));
+    v.push(format!("{:.1}", row.bytes_per_line()));
+    v
+}
+
+fn count_headers(r: &CacheReport, first: &[&str], last: Option<&str>) -> Vec<String> {
+    let mut h: Vec<String> = first.iter().map(|x| x.to_string()).collect();
+    h.push("accesses".into());
+    for l in &r.cache.model.levels {
+        h.push(format!("misses_{}", l.name()));
+    }
+    h.extend(["compulsory", "miss_ratio", "line_bytes_used"].map(String::from));
+    h.extend(last.map(String::from));
+    h
+}
+
+/// `cache_stats ?save?`.
+fn cache_stats(st: &mut Session, save: bool) -> CmdResult<Value> {
+    let kind = st.mem;
+    let opts = Options {
+        model: st.locality.cache.clone(),
+        sampling: st.locality.sampling.and_then(Sampling::new),
+    };
+    let dir = st.visinfo_dir();
+    let figures = st.figures_dir();
+    let src_paths = st.src_paths.clone();
+    let a = st.analysis()?;
+    let r = report::cache_stats(a, kind, &opts).map_err(|e| e.to_string())?;
+    print_cache_report(&r, kind.code());
+    if save {
+        let mut written = r.save(&dir).map_err(|e| e.to_string())?;
+        written.extend(source::write_pages(&r, &src_paths, &figures).map_err(|e| e.to_string())?);
+        written.push(summary_figure(&r, &figures)?);
+        println!(
+            "wrote {}",
+            written
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    let names: Vec<String> = r
+        .cache
+        .model
+        .levels
+        .iter()
+        .map(|l| format!("misses_{}", l.name()))
+        .collect();
+    Ok(Value::List(
+        r.per_variable()
+            .iter()
+            .map(|row| {
+                let mut d = vec![
+                    ("variable".to_string(), s(row.key.clone())),
+                    (
+                        "accesses".to_string(),
+                        Value::Int(row.counts.accesses as i64),
+                    ),
+                ];
+                for (i, n) in names.iter().enumerate() {
+                    d.push((n.clone(), Value::Int(row.counts.misses[i] as i64)));
+                }
+                d.push((
+                    "compulsory".into(),
+                    Value::Int(row.counts.compulsory as i64),
+                ));
+                d.push(("miss_ratio".into(), Value::Float(row.miss_ratio())));
+                d.push(("line_bytes_used".into(), Value::Float(row.bytes_per_line())));
+                Value::Dict(d)
+            })
+            .collect(),
+    ))
+}
+
+fn print_cache_report(r: &CacheReport, kind: &str) {
+    println!(
+        "cache_stats ({} accesses simulated, set_mem_alloc {kind}; caches start cold at GL_START):",
+        r.cache.accesses
+    );
+    for l in &r.cache.model.levels {
+        println!("  {}", l.describe());
+    }
+    println!("  LRU, write-allocate, outer levels looked up only on a miss (neither inclusive nor exclusive); L1 private to each of {} thread(s); model from {}.", r.cache.threads, r.cache.model.origin);
+    let vars = r.per_variable();
+    let rows: Vec<Vec<String>> = vars
+        .iter()
+        .map(|row| {
+            let mut v = vec![row.key.clone()];
+            v.extend(count_cells(r, row));
+            v
+        })
+        .collect();
+    println!("\nper variable:");
+    print!(
+        "{}",
+        text_table(&count_headers(r, &["variable"], None), &rows)
+    );
+    let lines = r.per_line();
+    let rows: Vec<Vec<String>> = lines
+        .iter()
+        .take(10)
+        .map(|row| {
+            let mut v = vec![row.key.clone()];
+            v.extend(count_cells(r, row));
+            v.push(row.variables.clone());
+            v
+        })
+        .collect();
+    println!("\ntop missing lines (every access on the line counts, as in cachegrind):");
+    print!(
+        "{}",
+        text_table(&count_headers(r, &["source"], Some("variables")), &rows)
+    );
+    let pairs = r.per_pair();
+    let rows: Vec<Vec<String>> = pairs
+        .iter()
+        .take(20)
+        .map(|row| {
+            vec![
+                row.key.clone(),
+                row.source.clone(),
+                row.counts.accesses.to_string(),
+                row.counts.misses[0].to_string(),
+                row.pattern.clone(),
+            ]
+        })
+        .collect();
+    println!(
+        "\nper variable and line ({} pairs{}):",
+        pairs.len(),
+        if pairs.len() > 20 {
+            ", the 20 missing most shown; cache_stats save writes them all"
+        } else {
+            ""
+        }
+    );
+    let h: Vec<String> = ["variable", "source", "accesses", "misses_L1", "pattern"]
+        .map(String::from)
+        .to_vec();
+    print!("{}", text_table(&h, &rows));
+    print_reuse(r);
+}
+
+fn print_reuse(r: &CacheReport) {
+    let line = r.reuse.line as u64;
+    match r.reuse.sampling {
+        Some(s) => println!(
+            "\nreuse distance in distinct {line}-byte lines (SHARDS sampling of {:.4}% of lines: estimates):",
+            s.rate * 100.0
+        ),
+        None => println!("\nreuse distance in distinct {line}-byte lines (exact LRU stack distance):"),
+    }
+    let sizes: Vec<(String, u32)> = r
+        .cache
+        .model
+        .levels
+        .iter()
+        .map(|l| (l.name(), (l.size / line).max(1).ilog2()))
+        .collect();
+    let mut h: Vec<String> = vec![
+        "variable".into(),
+        "references".into(),
+        "cold".into(),
+        "median".into(),
+    ];
+    h.extend(sizes.iter().map(|(n, _)| format!("miss@{n}")));
+    let rows: Vec<Vec<String>> = r
+        .reuse
+        .per_var
+        .iter()
+        .enumerate()
+        .filter(|(v, hist)| r.shown.get(*v).copied().unwrap_or(false) && hist.total() > 0)
+        .map(|(v, hist)| {
+            let total = hist.total();
+            let mut acc = hist.cold;
+            let mut median = "cold".to_string();
+            for (k, n) in hist.bins.iter().enumerate() {
+                if acc + n > total / 2 && acc <= total / 2 {
+                    median = format!("{}..{}", report::bin_range(k).0, report::bin_range(k).1);
+                }
+                acc += n;
+            }
+            if hist.cold > total / 2 {
+                median = "cold".into();
+            }
+            let mut row = vec![
+                r.names.var_name(v as u32).to_string(),
+                total.to_string(),
+                hist.cold.to_string(),
+                median,
+            ];
+            for (_, j) in &sizes {
+                row.push(format!("{:.4}", hist.misses_at(*j) as f64 / total as f64));
+            }
+            row
+        })
+        .collect();
+    print!("{}", text_table(&h, &rows));
+    println!("  (miss@L: miss ratio of a fully associative LRU cache of that level's size, from the histogram; visinfo/miss_ratio_curves.csv with save)");
+    let far = r.distant_rows();
+    if !far.is_empty() {
+        println!("\nmost distant reuses:");
+        let h: Vec<String> = ["line", "element", "distance"].map(String::from).to_vec();
+        let rows: Vec<Vec<String>> = far
+            .iter()
+            .take(10)
+            .map(|(l, e, _, d)| vec![l.clone(), e.clone(), d.to_string()])
+            .collect();
+        print!("{}", text_table(&h, &rows));
+    }
+}
+
+/// `sharing_stats ?save?`.
+fn sharing_stats(st: &mut Session, save: bool) -> CmdResult<Value> {
+    let kind = st.mem;
+    let line = st.locality.cache.levels.first().map_or(64, |l| l.line);
+    let dir = st.visinfo_dir();
+    let a = st.analysis()?;
+    let lines = report::sharing_stats(a, kind, line).map_err(|e| e.to_string())?;
+    println!(
+        "sharing_stats ({}-byte lines written by one thread and touched by another, set_mem_alloc {}; \
+         Valgrind runs one thread at a time, so transfers are those of its interleaving):",
+        line,
+        kind.code()
+    );
+    if lines.is_empty() {
+        println!("no line is shared between threads.");
+    }
+    for l in &lines {
+        println!(
+            "line {:#x}: {} sharing, {} transfers ({} true, {} false): {}",
+            l.addr,
+            l.kind,
+            l.transfers,
+            l.true_transfers,
+            l.false_transfers,
+            l.variables.join(" ")
+        );
+        for (tid, els, rd, wr, n) in &l.threads {
+            println!(
+                "  thread {tid}: {} accesses to {}; bytes read [{rd}], written [{wr}]",
+                n,
+                els.join(" ")
+            );
+        }
+    }
+    if save {
+        let mut df = report::sharing_table(&lines).map_err(|e| e.to_string())?;
+        let p1 = crate::filter::files::write_csv(&mut df, &dir.join("sharing_stats.csv"))
+            .map_err(|e| e.to_string())?;
+        let p2 = crate::filter::files::write_parquet(&mut df, &dir.join("sharing_stats.parquet"))
+            .map_err(|e| e.to_string())?;
+        println!("wrote {} and {}", p1.display(), p2.display());
+    }
+    Ok(Value::List(
+        lines
+            .iter()
+            .map(|l| {
+                Value::Dict(vec![
+                    ("line".into(), s(format!("{:#x}", l.addr))),
+                    ("kind".into(), s(l.kind.clone())),
+                    ("transfers".into(), Value::Int(l.transfers as i64)),
+                    (
+                        "variables".into(),
+                        Value::List(l.variables.iter().map(|v| s(v.clone())).collect()),
+                    ),
+                    (
+                        "elements".into(),
+                        Value::List(
+                            l.threads
+                                .iter()
+                                .flat_map(|t| t.1.iter().map(|e| s(e.clone())))
+                                .collect(),
+                        ),
+                    ),
+                ])
+            })
+            .collect(),
+    ))
+}
+
+/// The access patterns per (variable, line), for `memory_stats`: the 20
+/// busiest pairs, as text.
+pub fn pattern_section(
+    a: &crate::filter::analysis::Analysis,
+    kind: crate::filter::MemKind,
+) -> CmdResult<String> {
+    let rows = report::patterns(a, kind).map_err(|e| e.to_string())?;
+    if rows.is_empty() {
+        return Ok(String::new());
+    }
+    let shown: Vec<Vec<String>> = rows
+        .iter()
+        .take(20)
+        .map(|(v, src, n, l)| vec![v.clone(), src.clone(), n.to_string(), l.clone()])
+        .collect();
+    let h: Vec<String> = ["variable", "source", "accesses", "pattern"]
+        .map(String::from)
+        .to_vec();
+    Ok(format!(
+        "\naccess patterns per variable and line ({} pairs{}; cache_stats adds misses and bytes used per line):\n{}",
+        rows.len(),
+        if rows.len() > 20 { ", the 20 busiest shown" } else { "" },
+        text_table(&h, &shown)
+    ))
+}
+
+/// `figures/cache_stats.html`: misses per variable and level, and the
+/// miss-ratio curves.
+fn summary_figure(r: &CacheReport, figures: &Path) -> CmdResult<PathBuf> {
+    use crate::vis::locality::{cache_summary, Curve, VarMisses};
+    let levels: Vec<String> = r.cache.model.levels.iter().map(|l| l.name()).collect();
+    let vars: Vec<VarMisses> = r
+        .per_variable()
+        .iter()
+        .map(|row| VarMisses {
+            name: row.key.clone(),
+            misses: row.counts.misses[..levels.len()].to_vec(),
+        })
+        .collect();
+    let line = r.reuse.line as u64;
+    let curves: Vec<Curve> = r
+        .reuse
+        .per_var
+        .iter()
+        .enumerate()
+        .filter(|(v, h)| r.shown.get(*v).copied().unwrap_or(false) && h.total() > 0)
+        .map(|(v, h)| {
+            let top = h.last_bin().unwrap_or(0) as u32 + 1;
+            let js: Vec<u32> = (0..=top.min(40)).collect();
+            Curve {
+                name: r.names.var_name(v as u32).to_string(),
+                bytes: js.iter().map(|j| line << j).collect(),
+                ratio: js
+                    .iter()
+                    .map(|&j| h.misses_at(j) as f64 / h.total() as f64)
+                    .collect(),
+            }
+        })
+        .collect();
+    let intro = vec![format!(
+        "{} accesses of the traced region simulated from cold caches at GL_START; model: {}.",
+        r.cache.accesses,
+        r.cache
+            .model
+            .levels
+            .iter()
+            .map(|l| l.describe())
+            .collect::<Vec<_>>()
+            .join("; ")
+    )];
+    cache_summary(figures, &levels, &vars, &curves, &intro).map_err(|e| e.to_string())
+}

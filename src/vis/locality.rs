@@ -1,0 +1,108 @@
+//! The cache summary page, `figures/cache_stats.html`: misses per level for
+//! each variable, and each variable's miss-ratio curve (misses of a fully
+//! associative LRU cache against its size, from the reuse distance).
+use std::path::{Path, PathBuf};
+
+use plotly::common::{Mode, Title};
+use plotly::layout::{Axis, AxisType, BarMode};
+use plotly::{Bar, Layout, Plot, Scatter};
+
+use super::error::VisError;
+use super::html::{write_page, PageFigure, PageMeta};
+
+/// File name of the page.
+pub const FILE: &str = "cache_stats.html";
+
+/// Misses of one variable at each modelled level.
+#[derive(Clone, Debug)]
+pub struct VarMisses {
+    /// Variable name.
+    pub name: String,
+    /// Misses per level, innermost first.
+    pub misses: Vec<u64>,
+}
+
+/// One variable's miss-ratio curve.
+#[derive(Clone, Debug)]
+pub struct Curve {
+    /// Variable name.
+    pub name: String,
+    /// Cache sizes in bytes, increasing.
+    pub bytes: Vec<u64>,
+    /// Miss ratio at each size.
+    pub ratio: Vec<f64>,
+}
+
+/// Writes the summary page into `dir`; `levels` names the levels (`L1`,
+/// ...), `intro` says what was simulated. Cost: a few points per variable.
+pub fn cache_summary(
+    dir: &Path,
+    levels: &[String],
+    vars: &[VarMisses],
+    curves: &[Curve],
+    intro: &[String],
+) -> Result<PathBuf, VisError> {
+    let mut bars = Plot::new();
+    for (i, l) in levels.iter().enumerate() {
+        let x: Vec<String> = vars.iter().map(|v| v.name.clone()).collect();
+        let y: Vec<u64> = vars
+            .iter()
+            .map(|v| v.misses.get(i).copied().unwrap_or(0))
+            .collect();
+        bars.add_trace(Bar::new(x, y).name(format!("{l} misses")));
+    }
+    bars.set_layout(
+        Layout::new()
+            .bar_mode(BarMode::Group)
+            .x_axis(Axis::new().title(Title::with_text("variable")))
+            .y_axis(Axis::new().title(Title::with_text("misses"))),
+    );
+    let mut mrc = Plot::new();
+    for c in curves {
+        mrc.add_trace(
+            Scatter::new(c.bytes.clone(), c.ratio.clone())
+                .mode(Mode::LinesMarkers)
+                .name(c.name.clone()),
+        );
+    }
+    mrc.set_layout(
+        Layout::new()
+            .x_axis(
+                Axis::new()
+                    .type_(AxisType::Log)
+                    .title(Title::with_text("fully associative LRU cache size (bytes)")),
+            )
+            .y_axis(
+                Axis::new()
+                    .title(Title::with_text("miss ratio"))
+                    .range(vec![0.0, 1.05]),
+            ),
+    );
+    let figures = [
+        PageFigure {
+            heading: "Misses per variable and level".into(),
+            note: "Each level is looked up only after a miss in the level above, as in cachegrind.".into(),
+            plot: bars,
+            height: 480,
+        },
+        PageFigure {
+            heading: "Miss-ratio curves".into(),
+            note: "From the exact reuse distance (or its sampled estimate): the share of a variable's line references that a fully associative LRU cache of each size would miss. A curve that drops at some size says how much cache the variable's reuse needs.".into(),
+            plot: mrc,
+            height: 480,
+        },
+    ];
+    let meta = PageMeta {
+        command: "cache_stats save".into(),
+        shape: "misses per variable and level, miss-ratio curves".into(),
+        trace: String::new(),
+    };
+    write_page(
+        dir,
+        FILE,
+        "Cache behaviour by variable",
+        intro,
+        &figures,
+        &meta,
+    )
+}

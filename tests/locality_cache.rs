@@ -1,0 +1,229 @@
+//! The cache model on real programs, traced for real: exact small cases
+//! worked out by hand, and three kernels compared line by line with
+//! Valgrind's cachegrind run on the same binary with the same geometry.
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+use common::*;
+use mapvis::filter::analysis::{self, Analysis};
+use mapvis::filter::locality::cache::{CacheModel, Counts, Level};
+use mapvis::filter::locality::report::{self, CacheReport, Options};
+use mapvis::filter::MemKind;
+use mapvis::trace::program::ProgramNamer;
+
+/// Compiles, traces and analyses a program; keeps the folder alive.
+fn analysed(rel: &str) -> (tempfile::TempDir, std::path::PathBuf, Analysis) {
+    let (dir, exe, _o, _evs, _end) = trace(rel, &[], &[]);
+    let mut namer = ProgramNamer::new(Some(&exe), &[root().join("tests/c")]);
+    let a = analysis::analyse(&dir.path().join("t.mvt"), &mut namer).expect("analysis");
+    (dir, exe, a)
+}
+
+fn model(levels: &[(u8, u64, u64)]) -> CacheModel {
+    CacheModel {
+        levels: levels
+            .iter()
+            .map(|&(l, size, ways)| Level::new(l, size, ways, 64).unwrap())
+            .collect(),
+        origin: "test".into(),
+    }
+}
+
+fn run(a: &Analysis, m: CacheModel) -> CacheReport {
+    let opts = Options {
+        model: m,
+        sampling: None,
+    };
+    report::cache_stats(a, MemKind::All, &opts).expect("cache_stats")
+}
+
+fn by_var(r: &CacheReport) -> BTreeMap<String, Counts> {
+    r.per_variable()
+        .into_iter()
+        .map(|row| (row.key, row.counts))
+        .collect()
+}
+
+#[test]
+fn a_unit_stride_sweep_misses_once_per_line_and_a_column_walk_every_access() {
+    let (_d, _exe, a) = analysed("tests/c/loc_small.c");
+    // 4 KiB, 8-way L1: the 64 rows of `grid` are 512 bytes apart, so a
+    // column's 64 lines fall in one set of 8 ways and every access misses.
+    let r = run(&a, model(&[(1, 4096, 8)]));
+    let v = by_var(&r);
+    let sweep = v["sweep"];
+    assert_eq!(sweep.accesses, 4096);
+    assert_eq!(sweep.misses[0], 4096 * 8 / 64, "one miss per line");
+    assert_eq!(sweep.compulsory, 512);
+    assert_eq!(sweep.used_bytes, 512 * 64, "every byte of each line used");
+    let grid = v["grid"];
+    assert_eq!(grid.accesses, 64 * 64);
+    assert_eq!(grid.misses[0], 64 * 64, "every access misses");
+    // Each line holds 8 columns: 64 rows x 8 lines per row = 512 lines
+    // are touched for the first time.
+    assert_eq!(grid.compulsory, 512);
+    // 8 of 64 bytes of each fetched line used before eviction.
+    assert_eq!(grid.used_bytes, 64 * 64 * 8);
+    // Per line, the source names: the sweep line and the column line.
+    let lines: BTreeMap<String, Counts> = r
+        .per_line()
+        .into_iter()
+        .map(|row| (row.key, row.counts))
+        .collect();
+    let sweep_line = format!(
+        "loc_small.c:{}",
+        line_of("tests/c/loc_small.c", "sweep line")
+    );
+    let col_line = format!(
+        "loc_small.c:{}",
+        line_of("tests/c/loc_small.c", "column line")
+    );
+    assert_eq!(lines[&sweep_line].misses[0], 512, "{lines:?}");
+    assert!(lines[&col_line].misses[0] >= 4096, "{lines:?}");
+    // A 64 KiB L1 holds the whole matrix (32 KiB) and the loop's stack
+    // lines: only the matrix's 512 lines miss.
+    let r = run(&a, model(&[(1, 65536, 8)]));
+    assert_eq!(by_var(&r)["grid"].misses[0], 512);
+}
+
+/// D1 and LL misses per line of `file` from cachegrind with a 32 KiB
+/// 8-way D1 and a 256 KiB 8-way LL: line -> (D1 misses, LL misses).
+fn cachegrind(exe: &Path, file: &Path, dir: &Path) -> BTreeMap<u32, (u64, u64)> {
+    let out = dir.join("cg.out");
+    let st = Command::new("valgrind")
+        .args([
+            "--tool=cachegrind",
+            "--cache-sim=yes",
+            "--I1=32768,8,64",
+            "--D1=32768,8,64",
+            "--LL=262144,8,64",
+        ])
+        .arg(format!("--cachegrind-out-file={}", out.display()))
+        .arg(exe)
+        .output()
+        .expect("run cachegrind");
+    assert!(st.status.code().is_some(), "cachegrind died");
+    let ann = Command::new("cg_annotate")
+        .args(["--show=D1mr,DLmr,D1mw,DLmw", "--show-percs=no", "--auto=no"])
+        .arg(&out)
+        .arg(file)
+        .output()
+        .expect("run cg_annotate");
+    let text = String::from_utf8_lossy(&ann.stdout);
+    let src = std::fs::read_to_string(file).unwrap();
+    let src_lines: Vec<&str> = src.lines().collect();
+    // Annotated lines are four counts (or dots) then the source line, in
+    // file order: match them to the file's lines.
+    let mut next = 0usize;
+    let mut got = BTreeMap::new();
+    let body = text
+        .split("-- User-annotated source")
+        .nth(1)
+        .expect("cg_annotate annotated the file");
+    for l in body.lines() {
+        let toks: Vec<&str> = l.split_whitespace().collect();
+        if toks.len() < 4 || next >= src_lines.len() {
+            continue;
+        }
+        let counts: Option<Vec<u64>> = toks[..4]
+            .iter()
+            .map(|t| {
+                if *t == "." {
+                    Some(0)
+                } else {
+                    t.replace(',', "").parse().ok()
+                }
+            })
+            .collect();
+        let Some(c) = counts else { continue };
+        let rest = l.split_whitespace().skip(4).collect::<Vec<_>>().join(" ");
+        let want = src_lines[next]
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        if rest == want {
+            got.insert(next as u32 + 1, (c[0] + c[2], c[1] + c[3]));
+            next += 1;
+        }
+    }
+    assert_eq!(next, src_lines.len(), "every line annotated:\n{text}");
+    got
+}
+
+/// Compares mapvis's 2-level model (32 KiB 8-way L1, 256 KiB 8-way L2)
+/// with cachegrind's D1 and LL on every line of `rel`.
+///
+/// Remaining differences, bounded in the assertion (on these kernels the
+/// loop lines agree exactly, except matmul's LL misses: 3 632 here against
+/// cachegrind's 3 635, 0.08%):
+/// - the lines after GL_STOP (`return`, `}`) miss once in cachegrind and
+///   are not traced here;
+/// - the GL_START line misses once here: mapvis starts cold at GL_START,
+///   while cachegrind's caches already hold main's stack line;
+/// - cachegrind's LL also holds instruction lines (a few hundred bytes of
+///   code here), so its LL evicts slightly differently.
+///
+/// So each line agrees within 1% or within one miss.
+fn compare_with_cachegrind(rel: &str) {
+    let (dir, exe, a) = analysed(rel);
+    let r = run(&a, model(&[(1, 32768, 8), (2, 262144, 8)]));
+    let cg = cachegrind(&exe, &root().join(rel), dir.path());
+    let stem = Path::new(rel)
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let ours: BTreeMap<u32, Counts> = r
+        .per_line()
+        .into_iter()
+        .filter_map(|row| {
+            let (f, n) = row.key.rsplit_once(':')?;
+            if f.ends_with(&stem) {
+                Some((n.parse().ok()?, row.counts))
+            } else {
+                None
+            }
+        })
+        .collect();
+    let mut compared = 0;
+    let mut big = 0;
+    for (line, &(d1, ll)) in &cg {
+        let c = ours.get(line).copied().unwrap_or_default();
+        for (what, theirs, mine) in [("D1", d1, c.misses[0]), ("LL", ll, c.misses[1])] {
+            let diff = theirs.abs_diff(mine);
+            if theirs + mine > 0 {
+                println!("{rel}:{line} {what} misses: cachegrind {theirs}, mapvis {mine}");
+            }
+            assert!(
+                diff as f64 <= 0.01 * theirs as f64 || diff <= 1,
+                "{rel}:{line} {what} misses: cachegrind {theirs}, mapvis {mine}\nours: {ours:?}\ncachegrind: {cg:?}"
+            );
+            compared += 1;
+            if theirs >= 1000 {
+                big += 1;
+            }
+        }
+    }
+    assert!(
+        compared > 10 && big >= 1,
+        "{rel}: too little to compare: {cg:?}"
+    );
+}
+
+#[test]
+fn ijk_matmul_misses_per_line_agree_with_cachegrind() {
+    compare_with_cachegrind("tests/c/loc_matmul.c");
+}
+
+#[test]
+fn transposed_copy_misses_per_line_agree_with_cachegrind() {
+    compare_with_cachegrind("tests/c/loc_transpose.c");
+}
+
+#[test]
+fn stencil_misses_per_line_agree_with_cachegrind() {
+    compare_with_cachegrind("tests/c/loc_stencil.c");
+}
