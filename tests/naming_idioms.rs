@@ -246,6 +246,22 @@ fn cpp_allocations_members_containers_and_frames_are_named() {
     assert!(names.contains(&"<Grid::at frame>"), "{names:?}");
     assert!(names.contains(&"<main frame>"), "{names:?}");
     assert!(names.iter().all(|n| !n.contains("_Z")), "{names:?}");
+    // Every heap block allocated by the program has its source name; the
+    // block the C++ runtime allocates for itself at start-up is named after
+    // the library that did.
+    let heap: Vec<(String, String)> = a
+        .vars
+        .iter()
+        .filter(|v| v.scope == mapvis::trace::naming::Scope::Heap)
+        .map(|v| (v.name.clone(), v.site.clone()))
+        .collect();
+    let want = ["a", "ps", "one", "grid#1", "grid#2", "u", "data_", "vals_"];
+    assert!(
+        heap.iter().all(|(n, _)| want.contains(&n.as_str())
+            || (n.starts_with('<') && n.ends_with(".so.6 block>"))
+            || (n.starts_with('<') && n.ends_with(".so.2 block>"))),
+        "{heap:?}"
+    );
 }
 
 #[test]

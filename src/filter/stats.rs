@@ -86,29 +86,39 @@ pub fn display_rows(a: &Analysis, grouping: Grouping) -> DisplayRows {
         rows.names.push(var.name.clone());
         rows.members.push(vec![v as u32]);
     }
-    // A group of several blocks takes the plain name, qualified by its
-    // site when another row already shows that name.
-    let taken: std::collections::HashSet<String> = rows
-        .members
-        .iter()
-        .zip(&rows.names)
-        .filter(|(m, _)| m.len() == 1)
-        .map(|(_, n)| n.clone())
-        .collect();
     let mut seen: std::collections::HashMap<String, u32> = Default::default();
     for m in rows.members.iter().filter(|m| m.len() > 1) {
         *seen
             .entry(a.vars[m[0] as usize].base_name.clone())
             .or_default() += 1;
     }
+    // A group of several blocks takes the plain name, qualified by its
+    // site when another heap row or group has that name. It keeps the
+    // plain name against a stack or global
+    // variable of that name, which is qualified by its scope (`n@S`), as
+    // the analysis does for single blocks.
+    let mut group_names: std::collections::HashSet<String> = Default::default();
     for (r, m) in rows.members.iter().enumerate() {
         if m.len() > 1 {
             let v = &a.vars[m[0] as usize];
-            rows.names[r] = if taken.contains(&v.base_name) || seen[&v.base_name] > 1 {
+            let heap_taken = rows.members.iter().zip(&rows.names).any(|(o, n)| {
+                o.len() == 1 && *n == v.base_name && a.vars[o[0] as usize].scope == v.scope
+            });
+            rows.names[r] = if heap_taken || seen[&v.base_name] > 1 {
                 format!("{} ({})", v.base_name, v.site)
             } else {
+                group_names.insert(v.base_name.clone());
                 v.base_name.clone()
             };
+        }
+    }
+    for (r, m) in rows.members.iter().enumerate() {
+        let v = &a.vars[m[0] as usize];
+        if m.len() == 1
+            && v.scope != crate::trace::naming::Scope::Heap
+            && group_names.contains(&rows.names[r])
+        {
+            rows.names[r] = format!("{}@{}", rows.names[r], v.scope.code());
         }
     }
     rows

@@ -277,21 +277,32 @@ impl ProgramNamer {
     }
 }
 
-/// A demangled function name without its parameter list:
-/// `Grid::at(int, int)` gives `Grid::at`, `main` stays `main`.
+/// A demangled function name as the source writes it, without return
+/// type and parameter list: `Grid::at(int, int)` gives `Grid::at`,
+/// `double& std::vector<double>::emplace_back<double>(double&&)` gives
+/// `std::vector<double>::emplace_back<double>`, `main` stays `main`.
 fn without_parameters(name: &str) -> String {
     let mut depth = 0i32;
+    let mut start = 0;
+    let mut end = name.len();
     for (k, c) in name.char_indices() {
         match c {
-            '<' => depth += 1,
-            '>' => depth -= 1,
+            '<' if !name[..k].ends_with("operator") => depth += 1,
+            '>' if !name[..k].ends_with("operator") && !name[..k].ends_with('-') => depth -= 1,
+            ' ' if depth == 0 && !name[..k].ends_with("operator") => start = k + 1,
             '(' if depth == 0 && k > 0 && !name[..k].ends_with("operator") => {
-                return name[..k].to_string()
+                end = k;
+                break;
             }
             _ => {}
         }
     }
-    name.to_string()
+    let s = name[start.min(end)..end].trim();
+    if s.is_empty() {
+        name.to_string()
+    } else {
+        s.to_string()
+    }
 }
 
 /// Whether a source file is a system header (the C++ standard library's
@@ -380,12 +391,23 @@ impl Namer for ProgramNamer {
         let mut exe_site: Option<String> = None;
         let mut stopped: Option<(String, String)> = None;
         let mut through_library = false;
+        // The first system library on the stack, for blocks that a library
+        // allocated for itself (libstdc++'s exception pool).
+        let mut system_lib: Option<String> = None;
         let mut first_fn: Option<String> = None;
         for &ra in stack {
             let Some((i, fa)) = self.object_at(ra) else {
                 continue;
             };
             if self.objects[i].system {
+                if system_lib.is_none()
+                    && !self.objects[i].path.to_string_lossy().contains("vgpreload")
+                {
+                    system_lib = self.objects[i]
+                        .path
+                        .file_name()
+                        .map(|f| f.to_string_lossy().into_owned());
+                }
                 continue;
             }
             let Some(sym) = self.objects[i].sym.as_ref() else {
@@ -439,6 +461,15 @@ impl Namer for ProgramNamer {
         if let Some(site) = site {
             return HeapName::at_site(site);
         }
+        if first_fn.is_none() {
+            if let Some(lib) = system_lib {
+                return HeapName::fallback(
+                    format!("<{lib} block>"),
+                    "?".into(),
+                    "nothing: the library allocated it for itself",
+                );
+            }
+        }
         HeapName::fallback(
             first_fn.unwrap_or_else(|| "heap".into()),
             "?".into(),
@@ -475,11 +506,17 @@ impl Namer for ProgramNamer {
         let (obj, fip, mut v) = found;
         if v.frame_slot {
             // Frames read in source form: `Grid::at`, not `at` or `_ZN4Grid2atEii`.
-            if let Some(f) = self.objects[obj]
+            let demangled = self.objects[obj]
                 .sym
                 .as_ref()
                 .and_then(|s| s.function_name(fip))
-            {
+                .filter(|f| !f.starts_with("_Z"));
+            // A name the demangler could not read: DWARF's own name.
+            let dwarf = || {
+                let vars = self.objects[obj].vars.as_ref()?;
+                vars.function_at(fip).map(|f| f.name.clone())
+            };
+            if let Some(f) = demangled.or_else(dwarf) {
                 let f = without_parameters(&f);
                 let what = v
                     .element
