@@ -66,7 +66,7 @@ impl HeapName {
             return self.dims.clone();
         }
         let row: u64 = self.inner_dims.iter().product::<u64>() * self.elem_size as u64;
-        if row == 0 || size % row != 0 || size == 0 {
+        if row == 0 || size == 0 || !size.is_multiple_of(row) {
             return vec![];
         }
         let mut d = vec![size / row];

@@ -151,8 +151,7 @@ impl ProgramNamer {
         let mut table = MacroTable::default();
         let mut missing = Vec::new();
         let mut seen: BTreeSet<PathBuf> = BTreeSet::new();
-        let mut todo: Vec<(PathBuf, Vec<(String, bool)>, u32)> =
-            vec![(at.to_path_buf(), src.includes(), 0)];
+        let mut todo: Vec<Including> = vec![(at.to_path_buf(), src.includes(), 0)];
         while let Some((from, includes, depth)) = todo.pop() {
             for (name, quoted) in includes {
                 let beside = from.parent().map(|d| d.join(&name)).filter(|p| p.is_file());
@@ -313,6 +312,10 @@ fn is_library_source(file: &Path) -> bool {
         || file.starts_with("/usr/local/include")
         || file.components().any(|c| c.as_os_str() == "c++")
 }
+
+/// A file whose includes are still to be read: its path, its includes
+/// (name, quoted) and how deep it is below the source file.
+type Including = (PathBuf, Vec<(String, bool)>, u32);
 
 /// What the statement at an allocation's call site says about the block.
 enum FromSource {
