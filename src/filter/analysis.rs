@@ -56,12 +56,19 @@ pub struct Variable {
     pub dims: Vec<u64>,
     /// Allocation site for heap blocks (`file.c:LINE`).
     pub site: String,
+    /// Element type of a heap block as the source writes it (`struct
+    /// node`), empty when unknown.
+    pub elem_type: String,
     /// Time (accesses before) of allocation, for heap blocks.
     pub alloc_time: Option<u64>,
     /// Time of free, for heap blocks that were freed.
     pub free_time: Option<u64>,
     /// Not user data (client-request block, unnamed frame slot).
     pub internal: bool,
+    /// Frame slots of one function (`<main frame>`: return address, saved
+    /// registers, spills), not a variable: left out of the default
+    /// statistics, with a note.
+    pub frame_slot: bool,
     /// Time of the first and last access, if it was accessed.
     pub accessed: Option<(u64, u64)>,
     /// Threads that accessed it, ascending.
@@ -79,9 +86,11 @@ impl Variable {
             elem_size: 0,
             dims: vec![],
             site: String::new(),
+            elem_type: String::new(),
             alloc_time: None,
             free_time: None,
             internal: false,
+            frame_slot: false,
             accessed: None,
             threads: vec![],
         }
@@ -185,6 +194,27 @@ struct SiteCache {
     /// The site's last location, so that a site that keeps touching one
     /// place (a loop counter) skips the lookup-table probe.
     loc: LocHint,
+    /// How the site's frame's CFA follows from sp or fp ([`Namer::cfa_rule`]),
+    /// asked once: for the shadow stack.
+    cfa: CfaRule,
+}
+
+/// A site's CFA rule: not asked yet, unknown, or (from fp, offset).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum CfaRule {
+    NotAsked,
+    Unknown,
+    Known(bool, i64),
+}
+
+/// One live frame of a thread's shadow stack.
+#[derive(Clone, Copy, Debug)]
+struct ShadowFrame {
+    cfa: u64,
+    /// The last instruction seen in the frame before it called deeper.
+    ip: u64,
+    sp: u64,
+    fp: u64,
 }
 
 /// The last location a site (or the whole trace) touched: address,
@@ -216,6 +246,7 @@ impl Default for SiteCache {
             hi: 0,
             var: NO_VAR,
             loc: NO_HINT,
+            cfa: CfaRule::NotAsked,
         }
     }
 }
@@ -454,7 +485,19 @@ struct Builder<'n> {
     line_ids: HashMap<u64, u32>,
     lines: Vec<String>,
     line_idx: HashMap<String, u32>,
-    frames: HashMap<u32, Vec<(u64, u64, u64)>>,
+    /// Per thread (by id): the live frames, outermost first, from the call
+    /// stack at GL_START and every frame the thread's accesses entered
+    /// since. Updated only when an access's thread, sp or fp differs from
+    /// the previous access's, which at -O0 happens at calls and returns.
+    shadow: Vec<Vec<ShadowFrame>>,
+    /// Thread, sp and fp of the previous access, and its instruction.
+    last_regs: (u32, u64, u64),
+    last_ip: u64,
+    /// CFA of the previous access's frame, 0 when unknown.
+    last_cfa: u64,
+    /// Accesses left out because they were the pins' own (the client
+    /// request's argument block), for the note that explains the count.
+    pins_dropped: u64,
     /// Per variable: whether its elements have member names (a struct, or
     /// an array of them), so new locations ask the namer for theirs.
     structured: Vec<bool>,
@@ -481,7 +524,11 @@ impl<'n> Builder<'n> {
             line_ids: HashMap::new(),
             lines: Vec::new(),
             line_idx: HashMap::new(),
-            frames: HashMap::new(),
+            shadow: Vec::new(),
+            last_regs: (u32::MAX, 0, 0),
+            last_ip: 0,
+            last_cfa: 0,
+            pins_dropped: 0,
             structured: Vec::new(),
             table: Table::default(),
         }
@@ -508,14 +555,19 @@ impl<'n> Builder<'n> {
             base: b.addr,
             size: b.size,
             elem_size: name.elem_size,
-            dims: name.dims.clone(),
+            dims: name.dims_for(b.size),
             site: name.site.clone(),
+            elem_type: name.elem_type.clone(),
             alloc_time: Some(b.alloc_time),
             free_time: b.free_time,
             ..Variable::new(name.name.clone(), Scope::Heap)
         };
+        let structured = has_members(&var.elem_type);
         let id = self.var_for(VarKey::Heap(block), || var);
         self.block_var[block as usize] = id;
+        if structured {
+            self.mark_structured(id);
+        }
         id
     }
 
@@ -536,15 +588,20 @@ impl<'n> Builder<'n> {
             elem_size: v.elem_size,
             dims: v.dims.clone(),
             internal: v.client_request,
+            frame_slot: v.frame_slot,
             ..Variable::new(v.name.clone(), v.scope)
         });
         if structured {
-            if self.structured.len() <= id as usize {
-                self.structured.resize(id as usize + 1, false);
-            }
-            self.structured[id as usize] = true;
+            self.mark_structured(id);
         }
         id
+    }
+
+    fn mark_structured(&mut self, id: u32) {
+        if self.structured.len() <= id as usize {
+            self.structured.resize(id as usize + 1, false);
+        }
+        self.structured[id as usize] = true;
     }
 
     /// The member path of a new location of a structured variable
@@ -552,9 +609,15 @@ impl<'n> Builder<'n> {
     fn element_at(&mut self, a: &Access, var: u32) -> Option<String> {
         let v = &self.vars[var as usize];
         let (scope, name) = (v.scope, v.base_name.clone());
+        if scope == Scope::Heap {
+            let (ty, size, base) = (v.elem_type.clone(), v.size, v.base);
+            return self
+                .namer
+                .heap_element(&ty, &name, size, a.addr.wrapping_sub(base));
+        }
         let found = match scope {
             Scope::Stack => {
-                let frames = self.frames.get(&a.tid).cloned().unwrap_or_default();
+                let frames = self.live_frames(a.tid);
                 self.namer.stack_name(a.ip, a.sp, a.fp, a.addr, &frames)
             }
             Scope::Global => self.namer.global_name(a.addr),
@@ -663,13 +726,24 @@ impl<'n> Builder<'n> {
         if let Some((s, e, b)) = self.find_block(addr) {
             return (self.heap_var(b), Covers::Any, false, s, e.max(s + 1));
         }
-        // The stack: from the red zone below sp to 8 MiB above it.
-        if addr.wrapping_add(128) >= sp && addr < sp.saturating_add(8 << 20) {
+        // The stack: from the red zone below sp to 8 MiB above it, or
+        // another thread's live frames (a pointer to its local).
+        let own = addr.wrapping_add(128) >= sp && addr < sp.saturating_add(8 << 20);
+        let other = if own {
+            None
+        } else {
+            self.thread_owning(addr, tid)
+        };
+        if own || other.is_some() {
             let key = (ip, sp, fp, addr);
             let (var, lo, hi) = match self.stack_cache.get(&key) {
                 Some(&c) => (c, addr, addr + 1),
                 None => {
-                    let frames = self.frames.get(&tid).cloned().unwrap_or_default();
+                    let mut frames = self.live_frames(other.unwrap_or(tid));
+                    let (ip, sp, fp) = match other {
+                        Some(_) if !frames.is_empty() => frames.remove(0),
+                        _ => (ip, sp, fp),
+                    };
                     match self.namer.stack_name(ip, sp, fp, addr, &frames) {
                         Some(v) => {
                             let (lo, hi) = covered(&v, addr);
@@ -709,6 +783,109 @@ impl<'n> Builder<'n> {
             Some(v) => (v, Covers::Any, true, lo, hi),
             None => (self.other_var(Scope::Global), Covers::Any, false, lo, hi),
         }
+    }
+
+    /// The thread's live frames, innermost first, as
+    /// [`Namer::stack_name`] takes them. Allocates: called on misses only.
+    fn live_frames(&self, tid: u32) -> Vec<(u64, u64, u64)> {
+        self.shadow
+            .get(tid as usize)
+            .map(|st| st.iter().rev().map(|f| (f.ip, f.sp, f.fp)).collect())
+            .unwrap_or_default()
+    }
+
+    /// Another thread whose live frames span `addr`, for accesses through
+    /// pointers to a thread's locals. Scans the threads: misses only.
+    fn thread_owning(&self, addr: u64, tid: u32) -> Option<u32> {
+        self.shadow.iter().enumerate().find_map(|(u, st)| {
+            let (outer, inner) = (st.first()?, st.last()?);
+            let inside = addr.wrapping_add(128) >= inner.sp && addr < outer.cfa.saturating_add(256);
+            (u as u32 != tid && inside).then_some(u as u32)
+        })
+    }
+
+    fn shadow_of(&mut self, tid: u32) -> &mut Vec<ShadowFrame> {
+        let t = tid as usize;
+        if t >= self.shadow.len() {
+            self.shadow.resize(t + 1, Vec::new());
+        }
+        &mut self.shadow[t]
+    }
+
+    /// Records that thread `tid` runs `ip` in the frame whose CFA is `cfa`:
+    /// frames below it have returned, the frame itself is updated, and a
+    /// new frame is pushed. Cost: a few comparisons per call or return.
+    fn enter_frame(&mut self, tid: u32, cfa: u64, ip: u64, sp: u64, fp: u64) {
+        let st = self.shadow_of(tid);
+        while st.last().is_some_and(|top| top.cfa < cfa) {
+            st.pop();
+        }
+        match st.last_mut() {
+            Some(top) if top.cfa == cfa => {
+                top.ip = ip;
+                top.sp = sp;
+                top.fp = fp;
+            }
+            _ => st.push(ShadowFrame { cfa, ip, sp, fp }),
+        }
+    }
+
+    /// Called when an access's thread, sp or fp differ from the previous
+    /// access's: the frame the previous access ran in keeps its last
+    /// instruction (the call site, if it called deeper), and the access's
+    /// own frame is entered.
+    #[cold]
+    fn regs_changed(&mut self, a: &Access) {
+        let (prev_tid, _, _) = self.last_regs;
+        if prev_tid == a.tid {
+            let (ip, cfa) = (self.last_ip, self.last_cfa);
+            if let Some(top) = self
+                .shadow
+                .get_mut(a.tid as usize)
+                .and_then(|s| s.last_mut())
+            {
+                if top.cfa == cfa {
+                    top.ip = ip;
+                }
+            }
+        }
+        self.last_cfa = 0;
+        self.last_regs = (a.tid, a.sp, a.fp);
+        let site = a.site as usize;
+        if site >= self.sites.len() {
+            self.sites.resize(site + 1, SiteCache::default());
+        }
+        let rule = match self.sites[site].cfa {
+            CfaRule::NotAsked => {
+                let r = match self.namer.cfa_rule(a.ip) {
+                    Some((from_fp, off)) => CfaRule::Known(from_fp, off),
+                    None => CfaRule::Unknown,
+                };
+                self.sites[site].cfa = r;
+                r
+            }
+            r => r,
+        };
+        if let CfaRule::Known(from_fp, off) = rule {
+            let cfa = if from_fp { a.fp } else { a.sp }.wrapping_add_signed(off);
+            self.last_cfa = cfa;
+            self.enter_frame(a.tid, cfa, a.ip, a.sp, a.fp);
+        }
+    }
+
+    /// A region starts: the thread's shadow stack becomes its call stack at
+    /// GL_START (the current instruction, then return addresses, which are
+    /// taken one byte back so that they fall inside the call).
+    fn start_frames(&mut self, tid: u32, frames: &[(u64, u64, u64)]) {
+        self.shadow_of(tid).clear();
+        for (k, &(ip, sp, fp)) in frames.iter().enumerate().rev() {
+            let ip = if k == 0 { ip } else { ip.wrapping_sub(1) };
+            if let Some((from_fp, off)) = self.namer.cfa_rule(ip) {
+                let cfa = if from_fp { fp } else { sp }.wrapping_add_signed(off);
+                self.enter_frame(tid, cfa, ip, sp, fp);
+            }
+        }
+        self.last_regs = (u32::MAX, 0, 0);
     }
 
     /// The line id of a site's instruction, asked once per site.
@@ -757,12 +934,28 @@ impl<'n> Builder<'n> {
                         && a < end
                         && op == Op::Store.code() =>
                 {
-                    t.pop()
+                    t.pop();
+                    self.pins_dropped += 1;
                 }
                 _ => break,
             }
         }
     }
+}
+
+/// Whether a heap block's element type (as the source writes it) may have
+/// members: anything but a scalar, a pointer or an unknown type.
+fn has_members(elem_type: &str) -> bool {
+    const SCALARS: &[&str] = &[
+        "char", "short", "int", "long", "float", "double", "signed", "unsigned", "void", "_Bool",
+        "bool", "size_t", "const", "volatile",
+    ];
+    let t = elem_type.trim();
+    !t.is_empty()
+        && !t.contains(['*', '['])
+        && !t
+            .split_whitespace()
+            .all(|w| SCALARS.contains(&w) || (w.ends_with("_t") && w.contains("int")))
 }
 
 /// The addresses a variable answer covers: the whole variable when its size
@@ -808,9 +1001,14 @@ pub fn analyse_with(
     loop {
         let until_progress = PROGRESS_EVERY - b.table.len() % PROGRESS_EVERY;
         let batch = reader.for_each_access(until_progress, |a| {
+            if (a.tid, a.sp, a.fp) != b.last_regs {
+                b.regs_changed(a);
+            }
+            b.last_ip = a.ip;
             let var = b.name(a);
             if b.vars[var as usize].internal {
                 // The pins' own client-request block: not the program's.
+                b.pins_dropped += 1;
                 return;
             }
             let line = b.site_line(a.site, a.ip);
@@ -883,7 +1081,7 @@ pub fn analyse_with(
             }
             Event::RegionStart(r) => {
                 summary.regions = summary.regions.max(r.id);
-                b.frames.insert(r.tid, r.frames.clone());
+                b.start_frames(r.tid, &r.frames);
             }
             Event::RegionStop(r) => b.drop_client_request_tail(r.arg_block, r.tid),
             Event::Warning { text, .. } => summary.notes.push(format!("the tool reported: {text}")),
@@ -895,7 +1093,8 @@ pub fn analyse_with(
             )),
             Event::Exit(_) => {}
             Event::Map(m) => b.namer.on_map(&m),
-            Event::Unmap { .. } | Event::ThreadCreate { .. } | Event::ThreadExit { .. } => {}
+            Event::ThreadExit { tid } => b.shadow_of(tid).clear(),
+            Event::Unmap { .. } | Event::ThreadCreate { .. } => {}
         }
     }
     summary.accesses = b.table.len();
@@ -920,6 +1119,14 @@ pub fn analyse_with(
         summary
             .notes
             .push(format!("{e} Analysis continued with what was read."));
+    }
+    if b.pins_dropped > 0 {
+        summary.notes.push(format!(
+            "{} of the {} recorded accesses were left out: they are GL_START's and GL_STOP's own \
+             stores and loads of their client-request arguments on the stack, not the program's.",
+            b.pins_dropped,
+            b.table.len() + b.pins_dropped
+        ));
     }
     summary.notes.extend(b.namer.take_notes());
     finish(b, summary)
@@ -1170,6 +1377,7 @@ pub fn analyse_gleipnir_with(
                                     dims: vec![],
                                     scope,
                                     client_request: client,
+                                    frame_slot: false,
                                 });
                                 named.insert(key, id);
                                 id

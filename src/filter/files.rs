@@ -590,9 +590,11 @@ fn read_variables(dir: &Path) -> Result<Vec<Variable>, FilterError> {
             elem_size: elem.get(i).unwrap_or(0),
             dims: dims[i].split('x').filter_map(|d| d.parse().ok()).collect(),
             site: sites[i].clone(),
+            elem_type: String::new(),
             alloc_time: at.get(i),
             free_time: ft.get(i),
             internal: internal.get(i).unwrap_or(false),
+            frame_slot: names[i].starts_with('<') && names[i].ends_with(" frame>"),
             accessed: first.get(i).zip(last.get(i)),
             threads: threads[i]
                 .split(' ')

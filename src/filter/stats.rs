@@ -25,8 +25,107 @@ fn names_of(a: &Analysis, df: &DataFrame) -> PolarsResult<Vec<String>> {
         .collect())
 }
 
+/// How heap blocks are shown in the statistics and figures.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Grouping {
+    /// The blocks allocated at one site under one name (a list's nodes,
+    /// `n` allocated 200 times at `list.c:11`) make one row. Blocks whose
+    /// name is an element of something (`rows[i]`) are distinct arrays and
+    /// keep a row each.
+    #[default]
+    BySite,
+    /// One row per block: `n#1` ... `n#200`.
+    Instances,
+}
+
+impl Grouping {
+    /// Parses `site` or `instances`.
+    pub fn parse(s: &str) -> Option<Grouping> {
+        match s {
+            "site" => Some(Grouping::BySite),
+            "instances" => Some(Grouping::Instances),
+            _ => None,
+        }
+    }
+}
+
+/// The rows variables are shown in under a [`Grouping`].
+#[derive(Clone, Debug, Default)]
+pub struct DisplayRows {
+    /// Per variable: its row.
+    pub row_of: Vec<u32>,
+    /// Per row: its display name (`n`, `arr`, `u`, `v#2`).
+    pub names: Vec<String>,
+    /// Per row: its variables.
+    pub members: Vec<Vec<u32>>,
+}
+
+/// Groups the variables of `a` into rows. Cost: one pass over the
+/// variables and a hash probe per heap block.
+pub fn display_rows(a: &Analysis, grouping: Grouping) -> DisplayRows {
+    let mut rows = DisplayRows::default();
+    let mut by_site: std::collections::HashMap<(&str, &str), u32> = Default::default();
+    for (v, var) in a.vars.iter().enumerate() {
+        let groupable = grouping == Grouping::BySite
+            && var.scope == crate::trace::naming::Scope::Heap
+            && !var.base_name.is_empty()
+            && !var.base_name.contains('[')
+            && !var.site.is_empty()
+            && var.site != "?";
+        let key = (var.base_name.as_str(), var.site.as_str());
+        if let Some(&r) = by_site.get(&key).filter(|_| groupable) {
+            rows.row_of.push(r);
+            rows.members[r as usize].push(v as u32);
+            continue;
+        }
+        let r = rows.names.len() as u32;
+        if groupable {
+            by_site.insert(key, r);
+        }
+        rows.row_of.push(r);
+        rows.names.push(var.name.clone());
+        rows.members.push(vec![v as u32]);
+    }
+    let mut seen: std::collections::HashMap<String, u32> = Default::default();
+    for m in rows.members.iter().filter(|m| m.len() > 1) {
+        *seen
+            .entry(a.vars[m[0] as usize].base_name.clone())
+            .or_default() += 1;
+    }
+    // A group of several blocks takes the plain name, qualified by its
+    // site when another heap row or group has that name. It keeps the
+    // plain name against a stack or global
+    // variable of that name, which is qualified by its scope (`n@S`), as
+    // the analysis does for single blocks.
+    let mut group_names: std::collections::HashSet<String> = Default::default();
+    for (r, m) in rows.members.iter().enumerate() {
+        if m.len() > 1 {
+            let v = &a.vars[m[0] as usize];
+            let heap_taken = rows.members.iter().zip(&rows.names).any(|(o, n)| {
+                o.len() == 1 && *n == v.base_name && a.vars[o[0] as usize].scope == v.scope
+            });
+            rows.names[r] = if heap_taken || seen[&v.base_name] > 1 {
+                format!("{} ({})", v.base_name, v.site)
+            } else {
+                group_names.insert(v.base_name.clone());
+                v.base_name.clone()
+            };
+        }
+    }
+    for (r, m) in rows.members.iter().enumerate() {
+        let v = &a.vars[m[0] as usize];
+        if m.len() == 1
+            && v.scope != crate::trace::naming::Scope::Heap
+            && group_names.contains(&rows.names[r])
+        {
+            rows.names[r] = format!("{}@{}", rows.names[r], v.scope.code());
+        }
+    }
+    rows
+}
+
 /// Columns of [`per_variable`], in order.
-pub const VARIABLE_COLUMNS: [&str; 12] = [
+pub const VARIABLE_COLUMNS: [&str; 14] = [
     "variable",
     "scope",
     "accesses",
@@ -39,6 +138,8 @@ pub const VARIABLE_COLUMNS: [&str; 12] = [
     "first_access",
     "last_access",
     "threads",
+    "blocks",
+    "site",
 ];
 
 /// Columns of [`per_address`], in order (the original's lookup table, plus
@@ -67,16 +168,35 @@ fn shown_locations(a: &Analysis, kind: MemKind) -> PolarsResult<DataFrame> {
 }
 
 /// Per-variable statistics, one row per variable shown for `kind` with at
-/// least one access.
+/// least one access, heap blocks grouped by allocation site
+/// ([`Grouping::BySite`]); see [`per_variable_by`].
+pub fn per_variable(a: &Analysis, kind: MemKind) -> PolarsResult<DataFrame> {
+    per_variable_by(a, kind, Grouping::BySite)
+}
+
+/// Per-variable statistics under a grouping.
 ///
 /// Columns: `variable, scope, accesses, loads, stores, modifies, load_bytes,
-/// store_bytes, addresses, first_access, last_access, threads`, sorted by
-/// first access. A modify counts in both `load_bytes` and `store_bytes`.
-pub fn per_variable(a: &Analysis, kind: MemKind) -> PolarsResult<DataFrame> {
+/// store_bytes, addresses, first_access, last_access, threads, blocks,
+/// site`, sorted by first access. A modify counts in both `load_bytes` and
+/// `store_bytes`; `addresses` counts distinct addresses; `blocks` is the
+/// number of heap blocks in the row (0 for stack and globals) and `site`
+/// their allocation site.
+pub fn per_variable_by(a: &Analysis, kind: MemKind, grouping: Grouping) -> PolarsResult<DataFrame> {
+    let rows = display_rows(a, grouping);
+    let loc = shown_locations(a, kind)?;
+    let row_col: Vec<u32> = loc
+        .column(lc::VAR)?
+        .u32()?
+        .into_no_null_iter()
+        .map(|v| rows.row_of[v as usize])
+        .collect();
+    let mut loc = loc;
+    loc.with_column(Column::new("row".into(), row_col))?;
     let sum = |c: &str| col(c).sum().alias(c);
-    let agg = shown_locations(a, kind)?
+    let agg = loc
         .lazy()
-        .group_by([col(lc::VAR)])
+        .group_by([col("row")])
         .agg([
             sum(lc::ACCESSES),
             sum(lc::LOADS),
@@ -84,29 +204,135 @@ pub fn per_variable(a: &Analysis, kind: MemKind) -> PolarsResult<DataFrame> {
             sum(lc::MODIFIES),
             sum(lc::LOAD_BYTES),
             sum(lc::STORE_BYTES),
-            len().cast(DataType::UInt64).alias("addresses"),
+            col(lc::ADDR)
+                .n_unique()
+                .cast(DataType::UInt64)
+                .alias("addresses"),
         ])
         .collect()?;
-    let vars: Vec<u32> = agg.column(lc::VAR)?.u32()?.into_no_null_iter().collect();
-    let info = |f: &dyn Fn(&super::analysis::Variable) -> u64| -> Vec<u64> {
-        vars.iter().map(|&v| f(&a.vars[v as usize])).collect()
+    let ids: Vec<u32> = agg.column("row")?.u32()?.into_no_null_iter().collect();
+    let members = |r: u32| {
+        rows.members[r as usize]
+            .iter()
+            .map(|&v| &a.vars[v as usize])
     };
-    let first = info(&|v| v.accessed.map_or(0, |t| t.0));
-    let last = info(&|v| v.accessed.map_or(0, |t| t.1));
-    let threads = info(&|v| v.threads.len() as u64);
-    let scopes: Vec<&str> = vars
+    let first: Vec<u64> = ids
         .iter()
-        .map(|&v| a.vars[v as usize].scope.code())
+        .map(|&r| {
+            members(r)
+                .filter_map(|v| v.accessed.map(|t| t.0))
+                .min()
+                .unwrap_or(0)
+        })
         .collect();
-    let names = names_of(a, &agg)?;
-    let mut out = agg.drop(lc::VAR)?;
+    let last: Vec<u64> = ids
+        .iter()
+        .map(|&r| {
+            members(r)
+                .filter_map(|v| v.accessed.map(|t| t.1))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let threads: Vec<u64> = ids
+        .iter()
+        .map(|&r| {
+            let mut t: Vec<u32> = members(r).flat_map(|v| v.threads.iter().copied()).collect();
+            t.sort_unstable();
+            t.dedup();
+            t.len() as u64
+        })
+        .collect();
+    let heap = |v: &super::analysis::Variable| v.scope == crate::trace::naming::Scope::Heap;
+    let blocks: Vec<u64> = ids
+        .iter()
+        .map(|&r| members(r).filter(|v| heap(v)).count() as u64)
+        .collect();
+    let sites: Vec<String> = ids
+        .iter()
+        .map(|&r| {
+            members(r)
+                .next()
+                .map(|v| v.site.clone())
+                .unwrap_or_default()
+        })
+        .collect();
+    let scopes: Vec<&str> = ids
+        .iter()
+        .map(|&r| members(r).next().map_or("?", |v| v.scope.code()))
+        .collect();
+    let names: Vec<String> = ids
+        .iter()
+        .map(|&r| rows.names[r as usize].clone())
+        .collect();
+    let mut out = agg.drop("row")?;
     out.insert_column(0, Column::new("variable".into(), names))?;
     out.insert_column(1, Column::new("scope".into(), scopes))?;
     out.with_column(Column::new("first_access".into(), first))?;
     out.with_column(Column::new("last_access".into(), last))?;
     out.with_column(Column::new("threads".into(), threads))?;
+    out.with_column(Column::new("blocks".into(), blocks))?;
+    out.with_column(Column::new("site".into(), sites))?;
     out.select(VARIABLE_COLUMNS)?
         .sort(["first_access"], Default::default())
+}
+
+/// Per element of the rows shown for `kind`: the fields of grouped heap
+/// blocks summed over the blocks (`n.val`, `n.next`), array elements
+/// (`X[3]`) and members (`h.nbins`). Columns: `variable, element, accesses,
+/// load_bytes, store_bytes, addresses`, sorted by variable then element.
+pub fn per_element(a: &Analysis, kind: MemKind, grouping: Grouping) -> PolarsResult<DataFrame> {
+    let rows = display_rows(a, grouping);
+    let loc = shown_locations(a, kind)?;
+    let addrs = loc.column(lc::ADDR)?.u64()?;
+    let vars = loc.column(lc::VAR)?.u32()?;
+    let stored = loc.column(lc::ELEMENT)?.str()?;
+    let mut names = Vec::with_capacity(loc.height());
+    let mut elements = Vec::with_capacity(loc.height());
+    for i in 0..loc.height() {
+        let (Some(v), Some(addr)) = (vars.get(i), addrs.get(i)) else {
+            names.push(String::new());
+            elements.push(String::new());
+            continue;
+        };
+        let var = &a.vars[v as usize];
+        let row = rows.row_of[v as usize] as usize;
+        let grouped = rows.members[row].len() > 1;
+        let e = match stored.get(i) {
+            Some(e) if !e.is_empty() => e.to_string(),
+            _ => {
+                let name = if grouped { &var.base_name } else { &var.name };
+                element_path(name, var.base, var.size, var.elem_size, &var.dims, addr)
+            }
+        };
+        names.push(rows.names[row].clone());
+        elements.push(e);
+    }
+    let mut df = loc.select([lc::ADDR, lc::ACCESSES, lc::LOAD_BYTES, lc::STORE_BYTES])?;
+    df.with_column(Column::new("variable".into(), names))?;
+    df.with_column(Column::new("element".into(), elements))?;
+    let sum = |c: &str| col(c).sum().alias(c);
+    df.lazy()
+        .group_by([col("variable"), col("element")])
+        .agg([
+            sum(lc::ACCESSES),
+            sum(lc::LOAD_BYTES),
+            sum(lc::STORE_BYTES),
+            col(lc::ADDR)
+                .n_unique()
+                .cast(DataType::UInt64)
+                .alias("addresses"),
+        ])
+        .sort(["variable", "element"], Default::default())
+        .collect()?
+        .select([
+            "variable",
+            "element",
+            lc::ACCESSES,
+            lc::LOAD_BYTES,
+            lc::STORE_BYTES,
+            "addresses",
+        ])
 }
 
 /// The original's per-address table: `index, appearance_count, address,
@@ -151,4 +377,69 @@ pub fn per_address(a: &Analysis, kind: MemKind) -> PolarsResult<DataFrame> {
         .collect();
     out.with_column(Column::new("element".into(), elements))?;
     out.select(ADDRESS_COLUMNS)
+}
+
+/// Plain-words notes on the rows of a [`per_variable_by`] table that are not
+/// single variables: frame-slot rows and heap blocks grouped by site.
+pub fn row_notes(a: &Analysis, per_var: &DataFrame) -> Vec<String> {
+    let mut notes = Vec::new();
+    let Ok(names) = per_var
+        .column("variable")
+        .and_then(|c| Ok(c.str()?.clone()))
+    else {
+        return notes;
+    };
+    let frames: Vec<&str> = (&names)
+        .into_iter()
+        .flatten()
+        .filter(|n| a.vars.iter().any(|v| v.frame_slot && v.name == *n))
+        .collect();
+    if !frames.is_empty() {
+        notes.push(format!(
+            "{} are not variables: each row sums one function's return addresses, saved registers \
+             and spilled temporaries.",
+            frames.join(", ")
+        ));
+    }
+    let blocks = per_var.column("blocks").and_then(|c| Ok(c.u64()?.clone()));
+    let sites = per_var.column("site").and_then(|c| Ok(c.str()?.clone()));
+    if let (Ok(blocks), Ok(sites)) = (blocks, sites) {
+        let grouped: Vec<String> = (0..per_var.height())
+            .filter(|&i| blocks.get(i).unwrap_or(0) > 1)
+            .map(|i| {
+                format!(
+                    "{} ({} blocks from {})",
+                    names.get(i).unwrap_or(""),
+                    blocks.get(i).unwrap_or(0),
+                    sites.get(i).unwrap_or("?")
+                )
+            })
+            .collect();
+        if !grouped.is_empty() {
+            notes.push(format!(
+                "heap blocks allocated at one site are one row: {}; set_heap_grouping instances \
+                 shows each block.",
+                grouped.join(", ")
+            ));
+        }
+    }
+    notes
+}
+
+/// The variable table of the analysis with the display names of
+/// `grouping`: blocks grouped by site carry their group's name, so that
+/// figures draw them as one variable.
+pub fn variables_for_display(a: &Analysis, grouping: Grouping) -> PolarsResult<DataFrame> {
+    if grouping == Grouping::Instances {
+        return Ok(a.variables.clone());
+    }
+    let rows = display_rows(a, grouping);
+    let mut vars = a.vars.clone();
+    for (v, var) in vars.iter_mut().enumerate() {
+        let r = rows.row_of[v] as usize;
+        if rows.members[r].len() > 1 {
+            var.name = rows.names[r].clone();
+        }
+    }
+    super::analysis::variable_table(&vars)
 }

@@ -77,6 +77,11 @@ pub fn register_pipeline(r: &mut Registry<Session>) {
         println!("memory kind: {} ({what})", k.code());
         Ok(s(k.code()))
     });
+    add(r, "set_heap_grouping", |st, a| {
+        st.grouping = filter::stats::Grouping::parse(&a[0]).unwrap_or_default();
+        println!("heap blocks in memory_stats: one row per {}", a[0]);
+        Ok(s(a[0].clone()))
+    });
     add(r, "set_open_browser", |st, a| {
         st.open_browser = match a[0].as_str() {
             "on" => true,
@@ -404,8 +409,10 @@ fn memory_stats(st: &mut Session, save: bool) -> CmdResult<Value> {
     let sel = st.selected()?;
     let kind = st.mem;
     let dir = st.visinfo_dir();
+    let grouping = st.grouping;
     let a = st.analysis()?;
-    let mut per_var = filter::stats::per_variable(a, kind).map_err(|e| e.to_string())?;
+    let mut per_var =
+        filter::stats::per_variable_by(a, kind, grouping).map_err(|e| e.to_string())?;
     let mut per_addr = filter::stats::per_address(a, kind).map_err(|e| e.to_string())?;
     let cols = filter::stats::VARIABLE_COLUMNS;
     let rows: Vec<Vec<String>> = (0..per_var.height())
@@ -417,6 +424,9 @@ fn memory_stats(st: &mut Session, save: bool) -> CmdResult<Value> {
         kind.code()
     );
     print!("{}", fmt_table(&cols, &rows));
+    for line in filter::stats::row_notes(a, &per_var) {
+        println!("note: {line}");
+    }
     let addr_cols = filter::stats::ADDRESS_COLUMNS;
     let shown = per_addr.height().min(20);
     let arows: Vec<Vec<String>> = (0..shown)
@@ -527,6 +537,7 @@ fn report_figure(st: &Session, r: &vis::FigureReport) -> Value {
 fn complete_pattern(st: &mut Session, save: bool, f: &filter::pick::VarFilter) -> CmdResult<Value> {
     let mut sel = st.selected()?;
     let opts = figure_options(st, save);
+    let grouping = st.grouping;
     let a = st.analysis()?;
     if !f.is_empty() {
         let keep = f.keep(&a.vars).map_err(|e| e.to_string())?;
@@ -550,7 +561,8 @@ fn complete_pattern(st: &mut Session, save: bool, f: &filter::pick::VarFilter) -
     // The figure reads every selected access: gather their columns (shared
     // with the analysis when the selection is everything).
     let rows = filter::rows(a, &sel).map_err(|e| e.to_string())?;
-    let r = vis::complete_memory_access_pattern(&rows, &a.variables, &a.lines, &opts)
+    let shown = filter::stats::variables_for_display(a, grouping).map_err(|e| e.to_string())?;
+    let r = vis::complete_memory_access_pattern(&rows, &shown, &a.lines, &opts)
         .map_err(|e| e.to_string())?;
     Ok(report_figure(st, &r))
 }

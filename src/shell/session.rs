@@ -36,6 +36,8 @@ pub struct Session {
     pub args: Vec<String>,
     /// Memory kinds shown (`set_mem_alloc`).
     pub mem: MemKind,
+    /// How heap blocks are grouped in memory_stats (`set_heap_grouping`).
+    pub grouping: crate::filter::stats::Grouping,
     /// Open figures in a browser after writing them.
     pub open_browser: bool,
     /// Maximum points drawn before figures aggregate.
@@ -64,6 +66,7 @@ impl Session {
             valgrind: None,
             args: Vec::new(),
             mem: MemKind::default(),
+            grouping: Default::default(),
             open_browser: false,
             point_budget: 200_000,
             matrix_orientation: false,

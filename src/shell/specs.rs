@@ -209,6 +209,18 @@ pub const SPECS: &[CommandSpec] = &[
                G global variables, or all of them. The choice applies from the \
                next filtering_process on.",
     },
+    CommandSpec {
+        name: "set_heap_grouping",
+        aliases: &[],
+        group: Group::Setup,
+        args: &[req("site|instances", ArgKind::OneOf(&["site", "instances"]))],
+        help: "Chooses how memory_stats and complete_memory_access_pattern show heap \
+               blocks: site (the default) gives \
+               the blocks allocated at one site under one name a single row (a \
+               list's 200 nodes are one row n, with their fields summed), \
+               instances gives every block its own row (n#1, n#2, ...). Blocks \
+               named as elements of something (rows[i]) always keep their own rows.",
+    },
     // Pipeline
     CommandSpec {
         name: "run_gleipnir",

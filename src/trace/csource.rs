@@ -17,6 +17,8 @@ use std::collections::HashMap;
 
 use tree_sitter::{Node, Parser, Point, Tree};
 
+use super::cmacro::MacroTable;
+
 /// What an allocation on a given line was stored into.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AllocTarget {
@@ -162,6 +164,8 @@ const ALLOCATORS: &[(&str, &[usize])] = &[
     ("pvalloc", &[0]),
     ("alloca", &[0]),
     ("strdup", &[]),
+    ("new", &[]),
+    ("new[]", &[]),
     ("strndup", &[]),
 ];
 
@@ -170,6 +174,11 @@ fn allocator_size_args(name: &str) -> Option<&'static [usize]> {
         .iter()
         .find(|(n, _)| *n == name)
         .map(|(_, args)| *args)
+}
+
+/// Whether `n` allocates or may: a call, or C++ `new`.
+fn is_call(n: Node<'_>) -> bool {
+    n.kind() == "call_expression" || n.kind() == "new_expression"
 }
 
 /// Statement kinds that end the walk up from a call: the call's statement.
@@ -207,6 +216,11 @@ pub struct CSource {
     text: String,
     tree: Tree,
     defines: HashMap<String, i64>,
+    /// Every `#define` of the file, plus those of its headers once the
+    /// caller adds them ([`CSource::add_macros`]).
+    macros: MacroTable,
+    /// Parsed as C++.
+    cpp: bool,
     line_count: usize,
     /// Nesting depth of the recursive type and constant lookups, bounded so
     /// that invalid C (a self-containing struct, enum constants defined in
@@ -227,10 +241,20 @@ impl std::fmt::Debug for CSource {
 /// error nodes), so this only fails if the grammar cannot be loaded, which is
 /// a build problem, not an input problem.
 fn parse_c(text: &str) -> Tree {
+    parse_lang(text, false)
+}
+
+/// Parses C (`cpp` false) or C++ text; see [`parse_c`].
+fn parse_lang(text: &str, cpp: bool) -> Tree {
     let mut parser = Parser::new();
+    let language = if cpp {
+        tree_sitter_cpp::LANGUAGE.into()
+    } else {
+        tree_sitter_c::LANGUAGE.into()
+    };
     parser
-        .set_language(&tree_sitter_c::LANGUAGE.into())
-        .expect("tree-sitter-c grammar version is compatible with the tree-sitter runtime");
+        .set_language(&language)
+        .expect("the tree-sitter grammar versions are compatible with the tree-sitter runtime");
     parser
         .parse(text, None)
         .expect("tree-sitter parses without a timeout or cancellation flag")
@@ -281,6 +305,35 @@ fn strip(mut node: Node<'_>) -> Node<'_> {
             _ => return node,
         }
     }
+}
+
+/// The identifier starting at byte `k` of `line`, if one starts there.
+fn ident_at(line: &str, k: usize) -> Option<&str> {
+    let bytes = line.as_bytes();
+    if !line.is_char_boundary(k)
+        || (k > 0 && (bytes[k - 1].is_ascii_alphanumeric() || bytes[k - 1] == b'_'))
+    {
+        return None;
+    }
+    let len = line[k..]
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(line.len() - k);
+    (len > 0 && !bytes[k].is_ascii_digit()).then(|| &line[k..k + len])
+}
+
+/// The 1-based column of byte `at` with tabs expanded to 8 columns, as some
+/// compilers count.
+fn display_column(text: &str, at: usize) -> usize {
+    let line_start = text[..at].rfind('\n').map_or(0, |k| k + 1);
+    let mut col = 0;
+    for c in text[line_start..at].chars() {
+        col = if c == '\t' {
+            (col / 8 + 1) * 8
+        } else {
+            col + 1
+        };
+    }
+    col + 1
 }
 
 /// Collapses runs of whitespace into one space.
@@ -345,14 +398,37 @@ fn primitive_layout(name: &str) -> Option<(i64, i64)> {
 }
 
 impl CSource {
-    /// Parses `text` and evaluates its integer `#define`s.
+    /// Parses `text` as C and evaluates its integer `#define`s.
     pub fn parse(text: String) -> CSource {
-        let tree = parse_c(&text);
+        CSource::parse_as(text, false)
+    }
+
+    /// Parses `text` as C++ (tree-sitter-cpp): `new T[n]`, `new T`,
+    /// `std::make_unique<T[]>(n)` and members (`this->data_`) are
+    /// understood on top of what C allows.
+    pub fn parse_cpp(text: String) -> CSource {
+        CSource::parse_as(text, true)
+    }
+
+    /// Parses the file at `path` (named only to choose the language: C++
+    /// for `.cpp .cc .cxx .c++ .hpp .hh .hxx`, C otherwise) with text `text`.
+    pub fn parse_for(path: &std::path::Path, text: String) -> CSource {
+        let cpp = path.extension().and_then(|e| e.to_str()).is_some_and(|e| {
+            matches!(e, "cpp" | "cc" | "cxx" | "c++" | "C" | "hpp" | "hh" | "hxx")
+        });
+        CSource::parse_as(text, cpp)
+    }
+
+    fn parse_as(text: String, cpp: bool) -> CSource {
+        let tree = parse_lang(&text, cpp);
         let line_count = text.lines().count();
+        let macros = MacroTable::from_text(&text);
         let mut source = CSource {
             text,
             tree,
             defines: HashMap::new(),
+            macros,
+            cpp,
             line_count,
             depth: Cell::new(0),
         };
@@ -386,6 +462,191 @@ impl CSource {
     /// The source text this was parsed from.
     pub fn text(&self) -> &str {
         &self.text
+    }
+
+    /// The headers this file includes: (name as written, whether quoted).
+    pub fn includes(&self) -> Vec<(String, bool)> {
+        super::cmacro::includes(&self.text)
+    }
+
+    /// Makes the macros of included headers known, for allocations written
+    /// through function-like macros. The file's own definitions win.
+    pub fn add_macros(&mut self, other: &MacroTable) {
+        self.macros.extend_missing(other);
+    }
+
+    /// The allocation at `line` and `column` (1-based, as gcc's line table
+    /// gives them; column 0 when unknown) with its size evaluated in the
+    /// scope of the statement: see [`Self::allocation_target_at`].
+    pub fn resolve_allocation(&self, line: u32, column: u32) -> (AllocTarget, Option<SizeExpr>) {
+        if let Some((start, end)) = self.macro_invocation(line, column) {
+            return self.resolve_in_expansion(line, start, end);
+        }
+        let target = self.allocation_target_at(line, column);
+        let target = match target {
+            AllocTarget::Unknown(why) => match self.macro_invocation(line, 0) {
+                Some((start, end)) => return self.resolve_in_expansion(line, start, end),
+                None => AllocTarget::Unknown(why),
+            },
+            t => t,
+        };
+        let size = match &target {
+            AllocTarget::Named {
+                size_expr: Some(e), ..
+            } => self.eval_size_at(e, line),
+            _ => None,
+        };
+        (target, size)
+    }
+
+    /// The C++ object whose buffer a standard container allocated on
+    /// `line`: for a call through a member (`grid.push_back(x)`,
+    /// `this->v.resize(n)`) the object, else the variable the line declares
+    /// (`std::vector<double> grid(n * n);`). Used when the allocation stack
+    /// passed through the standard library. The element type is the
+    /// declaration's first template argument, when it is on the line.
+    pub fn container_target(&self, line: u32) -> Option<(String, Option<String>)> {
+        let row = (line as usize).checked_sub(1)?;
+        let mut found: Option<String> = None;
+        let mut declared: Option<(String, Option<String>)> = None;
+        visit(self.tree.root_node(), &mut |n| {
+            if n.start_position().row != row {
+                return;
+            }
+            if found.is_none() && n.kind() == "call_expression" {
+                let object = n
+                    .child_by_field_name("function")
+                    .filter(|f| f.kind() == "field_expression")
+                    .and_then(|f| f.child_by_field_name("argument"));
+                if let Some(o) = object {
+                    let t = self.clean_text(o);
+                    found = Some(t.strip_prefix("this->").map(str::to_string).unwrap_or(t));
+                }
+            }
+            if declared.is_none() && n.kind() == "declaration" {
+                let decl = n.child_by_field_name("declarator");
+                let name = decl.and_then(|d| self.declarator_name(d));
+                let elem = n.child_by_field_name("type").and_then(|t| {
+                    let text = self.clean_text(t);
+                    let inner = text.split_once('<')?.1;
+                    let end = inner.find([',', '>'])?;
+                    Some(inner[..end].trim().to_string())
+                });
+                if let Some(name) = name {
+                    declared = Some((self.clean_text(name), elem));
+                }
+            }
+        });
+        found.map(|f| (f, None)).or(declared)
+    }
+
+    /// The byte range of the function-like macro invocation at `line` and
+    /// `column` (the macro's name, its arguments and the closing `)`), or
+    /// with `column` 0 the first one on the line.
+    fn macro_invocation(&self, line: u32, column: u32) -> Option<(usize, usize)> {
+        if self.macros.is_empty() {
+            return None;
+        }
+        let row = (line as usize).checked_sub(1)?;
+        let line_start: usize = self
+            .text
+            .split_inclusive('\n')
+            .take(row)
+            .map(str::len)
+            .sum();
+        let line_text = self.text[line_start..].lines().next()?;
+        let bytes = line_text.as_bytes();
+        let candidates: Vec<usize> = if column > 0 {
+            vec![column as usize - 1]
+        } else {
+            (0..bytes.len()).collect()
+        };
+        for k in candidates.into_iter().filter(|k| *k < bytes.len()) {
+            let Some(name) = ident_at(line_text, k) else {
+                continue;
+            };
+            if !self.macros.is_function_like(name) {
+                continue;
+            }
+            let start = line_start + k;
+            let after = start + name.len();
+            let open = after + self.text[after..].find(|c: char| !c.is_whitespace())?;
+            if self.text.as_bytes()[open] != b'(' {
+                continue;
+            }
+            let mut depth = 0usize;
+            for (off, c) in self.text[open..].char_indices() {
+                match c {
+                    '(' => depth += 1,
+                    ')' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some((start, open + off + 1));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            return None;
+        }
+        None
+    }
+
+    /// Expands the macro invocation at bytes `start..end` (which begins on
+    /// `line`) in place, on that one line, and resolves the allocation the
+    /// expansion holds. Costs one parse of the file per call.
+    fn resolve_in_expansion(
+        &self,
+        line: u32,
+        start: usize,
+        end: usize,
+    ) -> (AllocTarget, Option<SizeExpr>) {
+        let original = &self.text[start..end];
+        let expanded = self.macros.expand(original);
+        let mut text = String::with_capacity(self.text.len() + expanded.len());
+        text.push_str(&self.text[..start]);
+        text.push_str(&expanded);
+        // Keep every later line where it was.
+        text.push_str(&"\n".repeat(original.matches('\n').count()));
+        text.push_str(&self.text[end..]);
+        let mut sub = CSource::parse_as(text, self.cpp);
+        sub.macros = MacroTable::default();
+        let calls = sub.calls_in(start, start + expanded.len());
+        if calls.is_empty() {
+            return (
+                AllocTarget::Unknown(format!(
+                    "the macro on line {line} expands to `{expanded}`, which calls no function"
+                )),
+                None,
+            );
+        }
+        let target = sub.first_target(calls);
+        let size = match &target {
+            AllocTarget::Named {
+                size_expr: Some(e), ..
+            } => sub.eval_size_at(e, line),
+            _ => None,
+        };
+        let target = match target {
+            AllocTarget::Unknown(why) => AllocTarget::Unknown(format!(
+                "the macro on line {line} expands to `{expanded}`: {why}"
+            )),
+            t => t,
+        };
+        (target, size)
+    }
+
+    /// The calls starting within bytes `lo..hi`, outermost statement first.
+    fn calls_in(&self, lo: usize, hi: usize) -> Vec<(Node<'_>, usize, bool)> {
+        let mut calls = Vec::new();
+        visit(self.tree.root_node(), &mut |n| {
+            if is_call(n) && n.start_byte() >= lo && n.start_byte() < hi {
+                let stmt = self.statement_of(n);
+                let known = allocator_size_args(&self.callee_name(n)).is_some();
+                calls.push((n, stmt.end_byte() - stmt.start_byte(), known));
+            }
+        });
+        calls
     }
 
     /// Object-like `#define NAME VALUE` whose value is an integer constant
@@ -433,6 +694,16 @@ impl CSource {
     /// [`AllocTarget::Returned`], as does `return malloc(n)`.
     /// `posix_memalign(&p, ...)` names `p`.
     pub fn allocation_target(&self, line: u32) -> AllocTarget {
+        self.allocation_target_at(line, 0)
+    }
+
+    /// [`Self::allocation_target`] for the call at `column` (1-based, as
+    /// gcc's line tables give it: the column of the called function's name).
+    /// Several allocations on one line (`double *x = malloc(n), *y =
+    /// malloc(n);`, `a = malloc(n); b = malloc(n);`) are told apart this
+    /// way. With column 0, or when no call starts at the column, every call
+    /// on the line is a candidate.
+    pub fn allocation_target_at(&self, line: u32, column: u32) -> AllocTarget {
         if line == 0 || line as usize > self.line_count {
             return AllocTarget::Unknown(format!(
                 "line {line} is outside the file, which has {} lines",
@@ -442,7 +713,7 @@ impl CSource {
         let row = line as usize - 1;
         let mut calls: Vec<(Node<'_>, usize, bool)> = Vec::new();
         visit(self.tree.root_node(), &mut |n| {
-            if n.kind() == "call_expression" {
+            if is_call(n) {
                 let stmt = self.statement_of(n);
                 if stmt.start_position().row <= row && row <= stmt.end_position().row {
                     let known = allocator_size_args(&self.callee_name(n)).is_some();
@@ -453,6 +724,26 @@ impl CSource {
         if calls.is_empty() {
             return AllocTarget::Unknown(format!("line {line} has no function call"));
         }
+        if column > 0 {
+            let exact: Vec<_> = calls
+                .iter()
+                .copied()
+                .filter(|(n, _, _)| {
+                    n.start_position().row == row
+                        && (n.start_position().column + 1 == column as usize
+                            || display_column(&self.text, n.start_byte()) == column as usize)
+                })
+                .collect();
+            if !exact.is_empty() {
+                return self.first_target(exact);
+            }
+        }
+        self.first_target(calls)
+    }
+
+    /// The first of `calls` whose value is stored (see
+    /// [`Self::allocation_target`] for the order), or why none is.
+    fn first_target(&self, mut calls: Vec<(Node<'_>, usize, bool)>) -> AllocTarget {
         // Known allocators first, then the innermost statement, then source
         // order (an outer call before the calls in its arguments).
         calls.sort_by_key(|(n, span, known)| (!*known, *span, n.start_byte()));
@@ -506,6 +797,13 @@ impl CSource {
     /// The called function's name: the identifier, or the callee
     /// expression's text (`ops->alloc`).
     fn callee_name(&self, call: Node<'_>) -> String {
+        if call.kind() == "new_expression" {
+            return if call.child_by_field_name("declarator").is_some() {
+                "new[]".into()
+            } else {
+                "new".into()
+            };
+        }
         call.child_by_field_name("function")
             .map(|f| self.clean_text(strip(f)))
             .unwrap_or_default()
@@ -528,6 +826,36 @@ impl CSource {
 
     /// Follows the value of one call to where it is stored.
     fn resolve_call(&self, call: Node<'_>) -> AllocTarget {
+        if call.kind() != "new_expression" {
+            return self.resolve_value(call);
+        }
+        // `new T[n]`: the size is n elements of T, and T is the element
+        // type whatever the target is declared as (`auto`).
+        let ty = call
+            .child_by_field_name("type")
+            .map(|t| self.clean_text(t))
+            .unwrap_or_default();
+        let length = call
+            .child_by_field_name("declarator")
+            .and_then(|d| d.child_by_field_name("length"))
+            .map(|l| self.clean_text(l));
+        let size_expr = Some(match length {
+            Some(n) => format!("{n}, sizeof({ty})"),
+            None => format!("sizeof({ty})"),
+        });
+        match self.resolve_value(call) {
+            AllocTarget::Named { name, alloc_fn, .. } => AllocTarget::Named {
+                name,
+                elem_type: Some(ty).filter(|t| !t.is_empty()),
+                alloc_fn,
+                size_expr,
+            },
+            other => other,
+        }
+    }
+
+    /// Follows the value of one call (or `new`) to where it is stored.
+    fn resolve_value(&self, call: Node<'_>) -> AllocTarget {
         let alloc_fn = self.callee_name(call);
         let line = call.start_position().row + 1;
         let args = call
@@ -713,6 +1041,11 @@ impl CSource {
         size_expr: Option<String>,
     ) -> AllocTarget {
         let name = self.clean_text(target);
+        // A member set in a method: `this->data_` is the member `data_`.
+        let name = name
+            .strip_prefix("this->")
+            .map(str::to_string)
+            .unwrap_or(name);
         if target.kind() == "identifier" && self.function_returns(target, &name) {
             return AllocTarget::Returned;
         }
@@ -765,6 +1098,13 @@ impl CSource {
                 return None
             }
             None if args.len() == 2 && alloc_fn.ends_with("calloc") => vec![0, 1],
+            // `alloc_data(n, sizeof(T))`: a count and an element size.
+            None if args.len() == 2
+                && !alloc_fn.contains("realloc")
+                && self.node_text(args[1]).trim_start().starts_with("sizeof") =>
+            {
+                vec![0, 1]
+            }
             None => vec![args.len() - 1],
         };
         let parts: Option<Vec<String>> = indices

@@ -590,6 +590,22 @@ impl DebugVars {
         }
     }
 
+    /// The unwind rule of the CFA at `ip`: `(true, off)` for CFA = rbp +
+    /// off, `(false, off)` for CFA = rsp + off; `None` when there is no row
+    /// or the rule is not register-based.
+    pub fn cfa_rule(&self, ip: u64) -> Option<(bool, i64)> {
+        let row = &self.cfi[self.row_index(ip)?];
+        match row.cfa {
+            CfaLite::Reg { reg, offset } if self.x86_64 && reg == X86_64_RSP => {
+                Some((false, offset))
+            }
+            CfaLite::Reg { reg, offset } if self.x86_64 && reg == X86_64_RBP => {
+                Some((true, offset))
+            }
+            _ => None,
+        }
+    }
+
     /// Classifies a stack address of the frame executing `ip` (CFA `cfa`)
     /// that no local covers: the return address, a register saved by the
     /// prologue, or a spill. The saved-register rules are read from the CFI
@@ -700,6 +716,43 @@ impl DebugVars {
                 _ => return,
             }
         }
+    }
+
+    /// A structure, union or class type the program calls `name` (`struct
+    /// node`, `node`, `P`, or a typedef of one), with a known size: for
+    /// naming the members of heap blocks. Scans the types: ask once per
+    /// allocation site.
+    pub fn type_named(&self, name: &str) -> Option<TypeId> {
+        let bare = name
+            .trim()
+            .trim_start_matches("const ")
+            .trim_start_matches("struct ")
+            .trim_start_matches("union ")
+            .trim_start_matches("class ")
+            .trim();
+        let bare = bare.rsplit("::").next().unwrap_or(bare);
+        (0..self.types.len()).map(|i| TypeId(i as u32)).find(|&id| {
+            let t = &self.types[id.index()];
+            t.name.as_deref() == Some(bare)
+                && t.size > 0
+                && matches!(self.types[self.strip(id).index()].kind, Kind::Record { .. })
+        })
+    }
+
+    /// The element path of byte `offset` of a heap block named `name`
+    /// holding `block_size` bytes of `ty`: `ps[3].y` for an array of
+    /// structures, `n.next` for a single one.
+    pub fn heap_element(&self, name: &str, ty: TypeId, block_size: u64, offset: u64) -> String {
+        use std::fmt::Write;
+        let size = self.type_size(ty).max(1);
+        let mut out = name.to_string();
+        let mut off = offset;
+        if block_size > size {
+            let _ = write!(out, "[{}]", offset / size);
+            off = offset % size;
+        }
+        self.append_path(Some(ty), off, &mut out);
+        out
     }
 
     /// Byte stride of each dimension of an array, outermost first.

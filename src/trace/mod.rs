@@ -1,6 +1,7 @@
 //! The tracing stage: the Valgrind tool (C, built by `build.rs`), running it,
 //! the binary trace format and its reader, importers and symbolization.
 
+pub mod cmacro;
 pub mod csource;
 pub mod dump;
 pub mod dwarf;

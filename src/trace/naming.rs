@@ -32,6 +32,13 @@ pub struct HeapName {
     pub elem_size: u32,
     /// Dimensions inferred from the size expression, outermost first.
     pub dims: Vec<u64>,
+    /// Inner dimensions from the pointer's type when the size is not a
+    /// compile-time constant: `[NK]` for `double (*A)[NK]`. Each block's
+    /// outer dimension follows from its size ([`HeapName::dims_for`]).
+    pub inner_dims: Vec<u64>,
+    /// The type the block's elements have, as the source writes it
+    /// (`struct node`, `P`, `double`); empty when unknown.
+    pub elem_type: String,
     /// How good the name is.
     pub quality: NameQuality,
 }
@@ -45,8 +52,26 @@ impl HeapName {
             site,
             elem_size: 0,
             dims: vec![],
+            inner_dims: vec![],
+            elem_type: String::new(),
             quality: NameQuality::Fallback { hint: hint.into() },
         }
+    }
+
+    /// The dimensions of one block of `size` bytes with this name: the
+    /// constant dimensions, else the outer dimension that `size` gives
+    /// with [`HeapName::inner_dims`], else none.
+    pub fn dims_for(&self, size: u64) -> Vec<u64> {
+        if !self.dims.is_empty() || self.inner_dims.is_empty() || self.elem_size == 0 {
+            return self.dims.clone();
+        }
+        let row: u64 = self.inner_dims.iter().product::<u64>() * self.elem_size as u64;
+        if row == 0 || size == 0 || !size.is_multiple_of(row) {
+            return vec![];
+        }
+        let mut d = vec![size / row];
+        d.extend_from_slice(&self.inner_dims);
+        d
     }
 
     /// The name of a block known only by its allocation line.
@@ -96,6 +121,9 @@ pub struct VarName {
     pub scope: Scope,
     /// Valgrind's own client-request block (`_zzq_args`): not user data.
     pub client_request: bool,
+    /// A frame slot, not a variable: return address, saved registers and
+    /// spills of one function (`<main frame>`), one row per function.
+    pub frame_slot: bool,
 }
 
 /// The element of a variable an address falls in, as C writes it, from the
@@ -152,10 +180,19 @@ pub trait Namer {
     fn heap_name_at(&mut self, file: &str, line: u32) -> HeapName {
         HeapName::at_site(format!("{file}:{line}"))
     }
+    /// How the CFA (canonical frame address) of the frame executing `ip`
+    /// follows from the registers: `(from_fp, offset)` means CFA = (fp if
+    /// `from_fp`, else sp) + offset. `None` when unknown. The analysis asks
+    /// once per instruction site, to keep a shadow stack of live frames.
+    fn cfa_rule(&mut self, _ip: u64) -> Option<(bool, i64)> {
+        None
+    }
     /// Names a stack address accessed by the instruction at `ip` with stack
-    /// pointer `sp` and frame pointer `fp`; `frames` is the thread's call
-    /// stack at GL_START (instruction, stack pointer, frame pointer),
-    /// innermost first, for addresses in callers' frames.
+    /// pointer `sp` and frame pointer `fp`. `frames` are the thread's other
+    /// live frames, innermost first, each as (an instruction inside the
+    /// frame's function, its stack pointer, its frame pointer): the frames
+    /// of the call stack at GL_START and those entered since, so addresses
+    /// in any caller's frame are named, however deep.
     fn stack_name(
         &mut self,
         ip: u64,
@@ -164,6 +201,19 @@ pub trait Namer {
         addr: u64,
         frames: &[(u64, u64, u64)],
     ) -> Option<VarName>;
+    /// The member path of byte `offset` of a heap block named `name`, of
+    /// `size` bytes, whose elements have type `elem_type` (as
+    /// [`HeapName::elem_type`]): `n.next`, `ps[3].y`. `None` when the type
+    /// has no members. Asked once per location of such a block.
+    fn heap_element(
+        &mut self,
+        _elem_type: &str,
+        _name: &str,
+        _size: u64,
+        _offset: u64,
+    ) -> Option<String> {
+        None
+    }
     /// Names a global or static address.
     fn global_name(&mut self, addr: u64) -> Option<VarName>;
     /// `file.c:LINE` of the instruction at `ip`, if known.

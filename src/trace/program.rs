@@ -9,8 +9,9 @@
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
+use super::cmacro::MacroTable;
 use super::csource::{AllocTarget, CSource};
-use super::dwarf::{DebugVars, FrameSlot, VarLocation};
+use super::dwarf::{DebugVars, FrameSlot, TypeId, VarLocation};
 use super::format::Mapping;
 use super::naming::{HeapName, NameQuality, Namer, Scope, VarName};
 use super::symbolize::{SourceFinder, Symbolizer};
@@ -39,6 +40,12 @@ pub struct ProgramNamer {
     sources: HashMap<PathBuf, Option<CSource>>,
     notes: BTreeSet<String>,
     exe: Option<PathBuf>,
+    /// Per parsed source: the quoted headers it includes that were not
+    /// found, for the note on a block that could not be named.
+    missing_headers: HashMap<PathBuf, Vec<String>>,
+    /// Structure types of heap blocks by the name the source gives them:
+    /// (object, type), found once per name.
+    heap_types: HashMap<String, Option<(usize, TypeId)>>,
 }
 
 fn is_system(path: &str) -> bool {
@@ -60,6 +67,8 @@ impl ProgramNamer {
             sources: HashMap::new(),
             notes: BTreeSet::new(),
             exe: exe.map(Path::to_path_buf),
+            missing_headers: HashMap::new(),
+            heap_types: HashMap::new(),
         }
     }
 
@@ -108,10 +117,19 @@ impl ProgramNamer {
         let found = self.finder.find(path, comp_dir);
         let key = found.clone().unwrap_or_else(|| path.to_path_buf());
         if !self.sources.contains_key(&key) {
-            let parsed = found
-                .as_ref()
-                .and_then(|f| std::fs::read_to_string(f).ok())
-                .map(CSource::parse);
+            let parsed = found.as_ref().and_then(|f| {
+                let text = std::fs::read_to_string(f).ok()?;
+                Some(CSource::parse_for(f, text))
+            });
+            let parsed = match (parsed, found.as_deref()) {
+                (Some(mut src), Some(at)) => {
+                    let (macros, missing) = self.header_macros(at, &src);
+                    src.add_macros(&macros);
+                    self.missing_headers.insert(key.clone(), missing);
+                    Some(src)
+                }
+                (p, _) => p,
+            };
             if parsed.is_none() {
                 self.notes.insert(format!(
                     "the source {} was not found, so heap blocks allocated there are named file.c:LINE: \
@@ -124,6 +142,39 @@ impl ProgramNamer {
         self.sources.get(&key).and_then(|s| s.as_ref())
     }
 
+    /// The macros of the headers `src` (found at `at`) includes, directly
+    /// or through other headers: quoted includes are looked for beside the
+    /// including file first, then (like angle includes) under the
+    /// set_src_path folders; headers outside them (the system's) are not
+    /// read. Also returns the quoted headers that were not found.
+    fn header_macros(&self, at: &Path, src: &CSource) -> (MacroTable, Vec<String>) {
+        let mut table = MacroTable::default();
+        let mut missing = Vec::new();
+        let mut seen: BTreeSet<PathBuf> = BTreeSet::new();
+        let mut todo: Vec<Including> = vec![(at.to_path_buf(), src.includes(), 0)];
+        while let Some((from, includes, depth)) = todo.pop() {
+            for (name, quoted) in includes {
+                let beside = from.parent().map(|d| d.join(&name)).filter(|p| p.is_file());
+                let found = beside.or_else(|| self.finder.find(Path::new(&name), None));
+                let Some(found) = found else {
+                    if quoted {
+                        missing.push(name);
+                    }
+                    continue;
+                };
+                if !seen.insert(found.clone()) || depth >= 8 {
+                    continue;
+                }
+                let Ok(text) = std::fs::read_to_string(&found) else {
+                    continue;
+                };
+                table.extend_missing(&MacroTable::from_text(&text));
+                todo.push((found, super::cmacro::includes(&text), depth + 1));
+            }
+        }
+        (table, missing)
+    }
+
     fn display_site(file: &Path, line: u32) -> String {
         let name = file
             .file_name()
@@ -132,19 +183,47 @@ impl ProgramNamer {
         format!("{name}:{line}")
     }
 
+    /// Names the block allocated by the call at `file:line:column` from the
+    /// statement there.
     fn name_from_source(
         &mut self,
         file: &Path,
         comp_dir: Option<PathBuf>,
         line: u32,
-    ) -> Option<Result<HeapName, ()>> {
+        column: u32,
+        through_library: bool,
+    ) -> FromSource {
         let site = Self::display_site(file, line);
-        let src = self.source(file, comp_dir.as_deref())?;
-        match src.allocation_target(line) {
+        let key = self.finder.find(file, comp_dir.as_deref());
+        let Some(src) = self.source(file, comp_dir.as_deref()) else {
+            return FromSource::Missing;
+        };
+        let (target, size) = src.resolve_allocation(line, column);
+        // A standard container's buffer: named after the container object.
+        let container = match &target {
+            AllocTarget::Named { .. } | AllocTarget::Returned => None,
+            AllocTarget::Unknown(_) if through_library => src.container_target(line),
+            AllocTarget::Unknown(_) => None,
+        };
+        let (target, size) = match container {
+            Some((name, elem)) => {
+                let size = elem
+                    .as_ref()
+                    .and_then(|t| src.eval_size(&format!("sizeof({t})")));
+                let target = AllocTarget::Named {
+                    name,
+                    elem_type: elem,
+                    alloc_fn: "new".into(),
+                    size_expr: None,
+                };
+                (target, size)
+            }
+            None => (target, size),
+        };
+        match target {
             AllocTarget::Named {
-                name, size_expr, ..
+                name, elem_type, ..
             } => {
-                let size = size_expr.as_deref().and_then(|e| src.eval_size_at(e, line));
                 let elem = size
                     .as_ref()
                     .and_then(|s| s.elem_bytes)
@@ -160,18 +239,112 @@ impl ProgramNamer {
                             .unwrap_or_default()
                     })
                     .unwrap_or_default();
-                Some(Ok(HeapName {
+                FromSource::Named(HeapName {
                     name,
                     site,
                     elem_size: elem,
                     dims,
+                    inner_dims: elem_type.as_deref().map(array_dims).unwrap_or_default(),
+                    elem_type: elem_type.unwrap_or_default(),
                     quality: NameQuality::Exact,
-                }))
+                })
             }
-            AllocTarget::Returned => Some(Err(())),
-            AllocTarget::Unknown(_) => None,
+            AllocTarget::Returned => FromSource::Returned,
+            AllocTarget::Unknown(why) => {
+                let missing = key
+                    .and_then(|k| self.missing_headers.get(&k))
+                    .filter(|m| !m.is_empty());
+                FromSource::Unknown(match missing {
+                    Some(m) => format!(
+                        "{why} (the headers {} it includes were not found: set_src_path the folder \
+                         holding them if the allocation is written through one of their macros)",
+                        m.join(", ")
+                    ),
+                    None => why,
+                })
+            }
         }
     }
+
+    /// Whether object `i` is the traced executable (not a shared library).
+    fn is_executable(&self, i: usize) -> bool {
+        let o = &self.objects[i];
+        match &self.exe {
+            Some(exe) => o.path.file_name() == exe.file_name(),
+            None => !o.system && self.objects.iter().position(|o| !o.system) == Some(i),
+        }
+    }
+}
+
+/// A demangled function name as the source writes it, without return
+/// type and parameter list: `Grid::at(int, int)` gives `Grid::at`,
+/// `double& std::vector<double>::emplace_back<double>(double&&)` gives
+/// `std::vector<double>::emplace_back<double>`, `main` stays `main`.
+fn without_parameters(name: &str) -> String {
+    let mut depth = 0i32;
+    let mut start = 0;
+    let mut end = name.len();
+    for (k, c) in name.char_indices() {
+        match c {
+            '<' if !name[..k].ends_with("operator") => depth += 1,
+            '>' if !name[..k].ends_with("operator") && !name[..k].ends_with('-') => depth -= 1,
+            ' ' if depth == 0 && !name[..k].ends_with("operator") => start = k + 1,
+            '(' if depth == 0 && k > 0 && !name[..k].ends_with("operator") => {
+                end = k;
+                break;
+            }
+            _ => {}
+        }
+    }
+    let s = name[start.min(end)..end].trim();
+    if s.is_empty() {
+        name.to_string()
+    } else {
+        s.to_string()
+    }
+}
+
+/// Whether a source file is a system header (the C++ standard library's
+/// templates, glibc's inlines): its lines never name a user's block.
+fn is_library_source(file: &Path) -> bool {
+    file.starts_with("/usr/include")
+        || file.starts_with("/usr/lib")
+        || file.starts_with("/usr/local/include")
+        || file.components().any(|c| c.as_os_str() == "c++")
+}
+
+/// A file whose includes are still to be read: its path, its includes
+/// (name, quoted) and how deep it is below the source file.
+type Including = (PathBuf, Vec<(String, bool)>, u32);
+
+/// What the statement at an allocation's call site says about the block.
+enum FromSource {
+    /// Named by the statement.
+    Named(HeapName),
+    /// The enclosing function returns the block: its caller names it.
+    Returned,
+    /// The statement does not say; why, for the note.
+    Unknown(String),
+    /// The source file was not found.
+    Missing,
+}
+
+/// The array dimensions of a rendered pointee type: `[5]` for `"double
+/// [5]"`, `[3, 4]` for `"float [3][4]"`; empty for anything else.
+fn array_dims(elem_type: &str) -> Vec<u64> {
+    let Some(open) = elem_type.find('[') else {
+        return vec![];
+    };
+    if elem_type[..open].contains('(') {
+        return vec![];
+    }
+    elem_type[open..]
+        .split(']')
+        .filter(|p| !p.trim().is_empty())
+        .map(|p| p.trim().trim_start_matches('[').trim().parse::<u64>().ok())
+        .collect::<Option<Vec<u64>>>()
+        .filter(|d| d.iter().all(|x| *x > 0))
+        .unwrap_or_default()
 }
 
 impl Namer for ProgramNamer {
@@ -209,14 +382,35 @@ impl Namer for ProgramNamer {
         }
     }
 
+    /// Walks the allocation's call stack from the allocator outward: frames
+    /// in system objects are skipped, frames whose function returns the
+    /// block and frames whose source is missing (a library's) pass the
+    /// question to their caller, and the first statement that stores the
+    /// block names it. Otherwise the block is named after the first frame
+    /// in the user's own sources (`kernel.c:121`, not a library's line),
+    /// and a note says why, once per site.
     fn heap_name(&mut self, stack: &[u64]) -> HeapName {
         let mut first_site: Option<String> = None;
+        let mut exe_site: Option<String> = None;
+        let mut stopped: Option<(String, String)> = None;
+        let mut through_library = false;
+        // The first system library on the stack, for blocks that a library
+        // allocated for itself (libstdc++'s exception pool).
+        let mut system_lib: Option<String> = None;
         let mut first_fn: Option<String> = None;
         for &ra in stack {
             let Some((i, fa)) = self.object_at(ra) else {
                 continue;
             };
             if self.objects[i].system {
+                if system_lib.is_none()
+                    && !self.objects[i].path.to_string_lossy().contains("vgpreload")
+                {
+                    system_lib = self.objects[i]
+                        .path
+                        .file_name()
+                        .map(|f| f.to_string_lossy().into_owned());
+                }
                 continue;
             }
             let Some(sym) = self.objects[i].sym.as_ref() else {
@@ -229,18 +423,55 @@ impl Namer for ProgramNamer {
                 continue;
             };
             let comp = sym.comp_dirs().first().cloned();
-            let site = Self::display_site(&loc.file, loc.line);
-            if first_site.is_none() {
-                first_site = Some(site.clone());
+            if is_library_source(&loc.file) {
+                // The standard library's templates, compiled into the
+                // program: the user's frame further out names the block.
+                through_library = true;
+                continue;
             }
-            match self.name_from_source(&loc.file, comp, loc.line) {
-                Some(Ok(n)) => return n,
-                Some(Err(())) => continue, // returned: the caller names it
-                None => break,
+            let site = Self::display_site(&loc.file, loc.line);
+            first_site.get_or_insert_with(|| site.clone());
+            if self.is_executable(i) {
+                exe_site.get_or_insert_with(|| site.clone());
+            }
+            match self.name_from_source(&loc.file, comp, loc.line, loc.column, through_library) {
+                FromSource::Named(n) => return n,
+                FromSource::Returned | FromSource::Missing => continue,
+                FromSource::Unknown(why) => {
+                    stopped = Some((site, why));
+                    break;
+                }
             }
         }
-        if let Some(site) = first_site {
+        let site = match stopped {
+            Some((site, why)) => {
+                self.notes.insert(format!(
+                    "heap blocks allocated at {site} are named {site}: {why}."
+                ));
+                Some(site)
+            }
+            None => {
+                let site = exe_site.or(first_site);
+                if let Some(site) = &site {
+                    self.notes.insert(format!(
+                        "heap blocks allocated at {site} are named {site}: the source of no frame of \
+                         their allocation stack was found (set_src_path DIR names the folder holding it)."
+                    ));
+                }
+                site
+            }
+        };
+        if let Some(site) = site {
             return HeapName::at_site(site);
+        }
+        if first_fn.is_none() {
+            if let Some(lib) = system_lib {
+                return HeapName::fallback(
+                    format!("<{lib} block>"),
+                    "?".into(),
+                    "nothing: the library allocated it for itself",
+                );
+            }
         }
         HeapName::fallback(
             first_fn.unwrap_or_else(|| "heap".into()),
@@ -250,12 +481,22 @@ impl Namer for ProgramNamer {
     }
 
     fn heap_name_at(&mut self, file: &str, line: u32) -> HeapName {
-        match self.name_from_source(Path::new(file), None, line) {
-            Some(Ok(n)) => n,
+        match self.name_from_source(Path::new(file), None, line, 0, false) {
+            FromSource::Named(n) => n,
             _ => HeapName::at_site(format!("{file}:{line}")),
         }
     }
 
+    fn cfa_rule(&mut self, ip: u64) -> Option<(bool, i64)> {
+        let (i, fip) = self.object_at(ip)?;
+        self.objects[i].vars.as_ref()?.cfa_rule(fip)
+    }
+
+    /// The frame executing `ip` is searched first, over its whole extent:
+    /// its locals, its parameters (including those the caller passed on
+    /// the stack, above the CFA) and its frame slots. Addresses above it
+    /// belong to the innermost live frame of `frames` whose extent holds
+    /// them (or to that frame's stack-passed parameters).
     fn stack_name(
         &mut self,
         ip: u64,
@@ -264,46 +505,59 @@ impl Namer for ProgramNamer {
         addr: u64,
         frames: &[(u64, u64, u64)],
     ) -> Option<VarName> {
-        let (i, fip) = self.object_at(ip)?;
-        let vars = self.objects[i].vars.as_ref()?;
-        let cfa = vars.cfa_with_fp(fip, sp, fp)?;
-        if addr < cfa {
-            return name_in_frame(vars, fip, cfa, addr, sp);
-        }
-        // A caller's frame: walk the call stack recorded at GL_START.
-        for &(rip, rsp, rfp) in frames.iter().skip(1) {
-            let Some((j, fa)) = self.object_at(rip) else {
-                continue;
+        let found = self.stack_name_raw(ip, sp, fp, addr, frames)?;
+        let (obj, fip, mut v) = found;
+        if v.frame_slot {
+            // Frames read in source form: `Grid::at`, not `at` or `_ZN4Grid2atEii`.
+            let demangled = self.objects[obj]
+                .sym
+                .as_ref()
+                .and_then(|s| s.function_name(fip))
+                .filter(|f| !f.starts_with("_Z"));
+            // A name the demangler could not read: DWARF's own name.
+            let dwarf = || {
+                let vars = self.objects[obj].vars.as_ref()?;
+                vars.function_at(fip).map(|f| f.name.clone())
             };
-            let Some(v) = self.objects[j].vars.as_ref() else {
-                continue;
-            };
-            let fa = fa.wrapping_sub(1);
-            let Some(c) = v.cfa_with_fp(fa, rsp, rfp) else {
-                continue;
-            };
-            if addr >= rsp && addr < c {
-                return name_in_frame(v, fa, c, addr, rsp);
+            if let Some(f) = demangled.or_else(dwarf) {
+                let f = without_parameters(&f);
+                let what = v
+                    .element
+                    .rsplit_once("> ")
+                    .map(|p| p.1.to_string())
+                    .unwrap_or_default();
+                v.name = format!("<{f} frame>");
+                v.element = format!("<{f} frame> {what}");
             }
         }
-        None
+        Some(v)
+    }
+
+    fn heap_element(
+        &mut self,
+        elem_type: &str,
+        name: &str,
+        size: u64,
+        offset: u64,
+    ) -> Option<String> {
+        let found = match self.heap_types.get(elem_type) {
+            Some(f) => *f,
+            None => {
+                let f = self.objects.iter().enumerate().find_map(|(i, o)| {
+                    let id = o.vars.as_ref()?.type_named(elem_type)?;
+                    Some((i, id))
+                });
+                self.heap_types.insert(elem_type.to_string(), f);
+                f
+            }
+        };
+        let (i, ty) = found?;
+        let vars = self.objects[i].vars.as_ref()?;
+        Some(vars.heap_element(name, ty, size, offset))
     }
 
     fn global_name(&mut self, addr: u64) -> Option<VarName> {
-        let (i, fa) = self.object_at(addr)?;
-        let vars = self.objects[i].vars.as_ref()?;
-        let (v, off) = vars.global_at(fa)?;
-        let shape = vars.array_shape(v);
-        Some(VarName {
-            name: v.name.clone(),
-            element: vars.element_name(v, off),
-            base: addr - off,
-            size: v.size,
-            elem_size: shape.as_ref().map(|s| s.1 as u32).unwrap_or(0),
-            dims: shape.map(|s| s.0).unwrap_or_default(),
-            scope: Scope::Global,
-            client_request: false,
-        })
+        self.global_name_raw(addr)
     }
 
     fn source_line(&mut self, ip: u64) -> Option<String> {
@@ -317,7 +571,66 @@ impl Namer for ProgramNamer {
     }
 }
 
-fn name_in_frame(vars: &DebugVars, ip: u64, cfa: u64, addr: u64, sp: u64) -> Option<VarName> {
+impl ProgramNamer {
+    /// [`Namer::stack_name`] with the object and file address of the
+    /// frame that holds the answer.
+    fn stack_name_raw(
+        &mut self,
+        ip: u64,
+        sp: u64,
+        fp: u64,
+        addr: u64,
+        frames: &[(u64, u64, u64)],
+    ) -> Option<(usize, u64, VarName)> {
+        let (i, fip) = self.object_at(ip)?;
+        let vars = self.objects[i].vars.as_ref()?;
+        let cfa = vars.cfa_with_fp(fip, sp, fp)?;
+        if addr < cfa || vars.local_at(fip, cfa, addr).is_some() {
+            return name_in_frame(vars, fip, cfa, addr).map(|v| (i, fip, v));
+        }
+        for &(rip, rsp, rfp) in frames {
+            let Some((j, fa)) = self.object_at(rip) else {
+                continue;
+            };
+            let Some(v) = self.objects[j].vars.as_ref() else {
+                continue;
+            };
+            let Some(c) = v.cfa_with_fp(fa, rsp, rfp) else {
+                continue;
+            };
+            if c <= cfa {
+                continue;
+            }
+            if addr < c || v.local_at(fa, c, addr).is_some() {
+                return name_in_frame(v, fa, c, addr).map(|n| (j, fa, n));
+            }
+        }
+        None
+    }
+
+    fn global_name_raw(&mut self, addr: u64) -> Option<VarName> {
+        let (i, fa) = self.object_at(addr)?;
+        let vars = self.objects[i].vars.as_ref()?;
+        let (v, off) = vars.global_at(fa)?;
+        let shape = vars.array_shape(v);
+        Some(VarName {
+            name: v.name.clone(),
+            element: vars.element_name(v, off),
+            base: addr - off,
+            size: v.size,
+            elem_size: shape.as_ref().map(|s| s.1 as u32).unwrap_or(0),
+            dims: shape.map(|s| s.0).unwrap_or_default(),
+            scope: Scope::Global,
+            client_request: false,
+            frame_slot: false,
+        })
+    }
+}
+
+/// The variable or frame slot at `addr` in the frame executing `ip` whose
+/// CFA is `cfa`. Frame slots (return address, saved registers, spills) are
+/// one row per function, `<NAME frame>`, marked as frame slots.
+fn name_in_frame(vars: &DebugVars, ip: u64, cfa: u64, addr: u64) -> Option<VarName> {
     if let Some((v, off)) = vars.local_at(ip, cfa, addr) {
         let shape = vars.array_shape(v);
         let base = match v.location {
@@ -333,6 +646,7 @@ fn name_in_frame(vars: &DebugVars, ip: u64, cfa: u64, addr: u64, sp: u64) -> Opt
             dims: shape.map(|s| s.0).unwrap_or_default(),
             scope: Scope::Stack,
             client_request: v.is_client_request(),
+            frame_slot: false,
         });
     }
     // Frame traffic: return address, saved registers, spills.
@@ -345,15 +659,18 @@ fn name_in_frame(vars: &DebugVars, ip: u64, cfa: u64, addr: u64, sp: u64) -> Opt
         Some(FrameSlot::SavedRegister { .. }) => "saved register",
         _ => "spill",
     };
-    let _ = sp;
+    if addr >= cfa {
+        return None;
+    }
     Some(VarName {
         name: format!("<{func} frame>"),
         element: format!("<{func} frame> {what}"),
-        base: cfa,
+        base: 0,
         size: 0,
         elem_size: 0,
         dims: vec![],
         scope: Scope::Stack,
         client_request: false,
+        frame_slot: true,
     })
 }

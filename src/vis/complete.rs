@@ -86,11 +86,20 @@ pub fn complete_memory_access_pattern(
     }
     let mut present: Vec<u32> = (0..=max_id as u32).filter(|&i| seen[i as usize]).collect();
     present.sort_by_key(|&i| (v.get(i).map_or(u64::MAX, |x| x.base), i));
+    // Variables sharing a name (heap blocks grouped by allocation site)
+    // share a row, placed at their lowest block.
     let mut rank_of = vec![u32::MAX; max_id + 1];
-    for (r, &id) in present.iter().enumerate() {
-        rank_of[id as usize] = r as u32;
+    let mut names: Vec<String> = Vec::new();
+    let mut rank_by_name: std::collections::HashMap<String, u32> = Default::default();
+    for &id in &present {
+        let name = v.name(id);
+        let r = *rank_by_name.entry(name.clone()).or_insert_with(|| {
+            names.push(name);
+            names.len() as u32 - 1
+        });
+        rank_of[id as usize] = r;
     }
-    let names: Arc<Vec<String>> = Arc::new(present.iter().map(|&i| v.name(i)).collect());
+    let names: Arc<Vec<String>> = Arc::new(names);
     let sources: Arc<Vec<String>> = Arc::new(l.sources().to_vec());
     let mut labels = Labels::new(&present, &v, names.clone(), sources);
     labels.max_occ = a.occ().iter().copied().max().unwrap_or(0) as u64;
