@@ -48,6 +48,8 @@ pub struct Session {
     pub selected: Option<(MemKind, DataFrame)>,
     /// Trace file to analyse (set by run_gleipnir or load_trace).
     pub trace_file: Option<PathBuf>,
+    /// The allocator calls last analysed by the heap commands.
+    pub heap: Option<super::cmd_heap::HeapState>,
     /// The analysis being saved to `.mapvis/analysis` on another thread.
     pending_save: Option<std::thread::JoinHandle<Result<(), String>>>,
 }
@@ -69,6 +71,7 @@ impl Session {
             selected: None,
             trace_file: None,
             pending_save: None,
+            heap: None,
         };
         s.restore_settings();
         s
