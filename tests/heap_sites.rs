@@ -36,7 +36,10 @@ fn site<'a>(
                 .collect::<Vec<_>>();
             (s, bt)
         })
-        .filter(|(_, bt)| bt.first().is_some_and(|f| f.ends_with(&format!("({want})"))))
+        .filter(|(_, bt)| {
+            bt.first()
+                .is_some_and(|f| f.ends_with(&format!("({want})")))
+        })
         .collect();
     assert_eq!(found.len(), 1, "one site at {want}: {found:?}");
     found.into_iter().next().unwrap()
@@ -46,7 +49,13 @@ fn site<'a>(
 fn check_sites(run: &HeapRun, report: &HeapReport, sym: &mut BacktraceSymbolizer) {
     let (keep, bt) = site(report, run, sym, "SITE_KEEP");
     assert_eq!(
-        (keep.allocs, keep.bytes, keep.peak_live, keep.live, keep.temporary),
+        (
+            keep.allocs,
+            keep.bytes,
+            keep.peak_live,
+            keep.live,
+            keep.temporary
+        ),
         (3, 300, 300, 0, 0)
     );
     assert_eq!(bt[0], format!("main ({})", at("SITE_KEEP")));
@@ -55,15 +64,30 @@ fn check_sites(run: &HeapRun, report: &HeapReport, sym: &mut BacktraceSymbolizer
     // Five malloc(40)/free pairs: at most one live, each freed before the
     // next allocation: all temporary.
     assert_eq!(
-        (buf.allocs, buf.bytes, buf.peak_live, buf.live, buf.temporary),
+        (
+            buf.allocs,
+            buf.bytes,
+            buf.peak_live,
+            buf.live,
+            buf.temporary
+        ),
         (5, 200, 40, 0, 5)
     );
-    assert_eq!(bt[0], format!("make_buf [inlined] ({})", at("SITE_INLINE_MALLOC")));
+    assert_eq!(
+        bt[0],
+        format!("make_buf [inlined] ({})", at("SITE_INLINE_MALLOC"))
+    );
     assert_eq!(bt[1], format!("main ({})", at("SITE_INLINE_CALL")));
 
     let (leak, bt) = site(report, run, sym, "SITE_CALLOC");
     assert_eq!(
-        (leak.allocs, leak.bytes, leak.live, leak.leaked_blocks, leak.temporary),
+        (
+            leak.allocs,
+            leak.bytes,
+            leak.live,
+            leak.leaked_blocks,
+            leak.temporary
+        ),
         (1, 256, 256, 1, 0)
     );
     assert_eq!(bt[0], format!("leaky ({})", at("SITE_CALLOC")));
@@ -79,7 +103,13 @@ fn check_sites(run: &HeapRun, report: &HeapReport, sym: &mut BacktraceSymbolizer
     );
     let (big, _) = site(report, run, sym, "SITE_REALLOC");
     assert_eq!(
-        (big.allocs, big.bytes, big.temporary, big.in_region, big.live),
+        (
+            big.allocs,
+            big.bytes,
+            big.temporary,
+            big.in_region,
+            big.live
+        ),
         (1, 1000, 1, 1, 0)
     );
     let kinds: Vec<AllocKind> = run

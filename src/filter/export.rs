@@ -62,8 +62,19 @@ pub(crate) fn walk(
         path: path.to_path_buf(),
         source,
     };
+    // GL_START's macro stores the request's result right after it, from
+    // the instruction after the request (3 bytes on): the pin's, too.
+    let mut start_result: Option<(u32, u64)> = None;
     loop {
         let batch = reader.for_each_access(u64::MAX, |a| {
+            if let Some((tid, ip)) = start_result {
+                if a.tid == tid {
+                    start_result = None;
+                    if a.ip == ip && a.op == Op::Store {
+                        return;
+                    }
+                }
+            }
             held.push_back(*a);
             if held.len() > PIN_STORES && failed.is_none() {
                 let first = held.pop_front().expect("not empty");
@@ -84,6 +95,9 @@ pub(crate) fn walk(
                 None
             }
         };
+        if let Some(Event::RegionStart(r)) = &ev {
+            start_result = r.frames.first().map(|f| (r.tid, f.0 + 3));
+        }
         if let Some(Event::RegionStop(r)) = &ev {
             let lo = r.arg_block;
             held.retain(|a| {
@@ -203,10 +217,10 @@ pub fn export_ops(trace: &Path, out: &Path) -> Result<String, FilterError> {
     let mut next_handle = 1u64;
     let mut index = 0u64;
     let mut outside = 0u64;
-    let mut free_line = |w: &mut BufWriter<File>,
-                         blocks: &mut BTreeMap<u64, OpsBlock>,
-                         addr: u64,
-                         index: &mut u64|
+    let free_line = |w: &mut BufWriter<File>,
+                     blocks: &mut BTreeMap<u64, OpsBlock>,
+                     addr: u64,
+                     index: &mut u64|
      -> std::io::Result<()> {
         if let Some(mut b) = blocks.remove(&addr) {
             b.decay(*index);
@@ -220,7 +234,14 @@ pub fn export_ops(trace: &Path, out: &Path) -> Result<String, FilterError> {
             Some(b) => {
                 b.decay(index);
                 b.life2 += 2;
-                writeln!(w, "{} {} {:#x} {} 1", b.handle, op_letter(x.op), x.addr, x.size)?;
+                writeln!(
+                    w,
+                    "{} {} {:#x} {} 1",
+                    b.handle,
+                    op_letter(x.op),
+                    x.addr,
+                    x.size
+                )?;
                 index += 1;
                 Ok(())
             }

@@ -206,7 +206,15 @@ impl HeapRun {
                     a.stack,
                     a.time,
                 ),
-                Event::Free(f) => (HeapOp::Free(f.kind), f.tid, f.addr, 0, None, f.stack, f.time),
+                Event::Free(f) => (
+                    HeapOp::Free(f.kind),
+                    f.tid,
+                    f.addr,
+                    0,
+                    None,
+                    f.stack,
+                    f.time,
+                ),
                 Event::Map(m) => {
                     run.maps.push(m);
                     continue;
@@ -427,7 +435,9 @@ impl HeapReport {
                 }
             }
             if let (HeapOp::Free(_), Some(d)) = (c.op, c.dur_ns) {
-                let k = freed_class.map(size_class_label).unwrap_or_else(|| "?".into());
+                let k = freed_class
+                    .map(size_class_label)
+                    .unwrap_or_else(|| "?".into());
                 durs.entry((k, "free")).or_default().push(d);
                 durs.entry((format!("thread {}", c.tid), "free"))
                     .or_default()
@@ -571,7 +581,11 @@ fn time_rows(durs: HashMap<(String, &'static str), Vec<u32>>) -> Vec<TimeRow> {
 /// `points` times at evenly spaced times (each sample is the value after
 /// the last call at or before it) plus the moment of the peak. Returns
 /// (times, total, per site).
-pub fn live_series(run: &HeapRun, sites: &[u32], points: usize) -> (Vec<u64>, Vec<u64>, Vec<Vec<u64>>) {
+pub fn live_series(
+    run: &HeapRun,
+    sites: &[u32],
+    points: usize,
+) -> (Vec<u64>, Vec<u64>, Vec<Vec<u64>>) {
     let points = points.max(2);
     let slot: HashMap<u32, usize> = sites.iter().enumerate().map(|(i, s)| (*s, i)).collect();
     let mut live: HashMap<u64, (u32, u64)> = HashMap::new();
@@ -581,7 +595,12 @@ pub fn live_series(run: &HeapRun, sites: &[u32], points: usize) -> (Vec<u64>, Ve
     let step = (run.end_time / points as u64).max(1);
     let mut next = step;
     let mut peak = 0u64;
-    let push = |t: u64, total: u64, per: &[u64], ts: &mut Vec<u64>, tot: &mut Vec<u64>, ps: &mut Vec<Vec<u64>>| {
+    let push = |t: u64,
+                total: u64,
+                per: &[u64],
+                ts: &mut Vec<u64>,
+                tot: &mut Vec<u64>,
+                ps: &mut Vec<Vec<u64>>| {
         ts.push(t);
         tot.push(total);
         for (i, v) in per.iter().enumerate() {
@@ -621,7 +640,14 @@ pub fn live_series(run: &HeapRun, sites: &[u32], points: usize) -> (Vec<u64>, Ve
             }
         }
     }
-    push(run.end_time.max(*ts.last().unwrap_or(&0)), total, &per, &mut ts, &mut tot, &mut ps);
+    push(
+        run.end_time.max(*ts.last().unwrap_or(&0)),
+        total,
+        &per,
+        &mut ts,
+        &mut tot,
+        &mut ps,
+    );
     (ts, tot, ps)
 }
 

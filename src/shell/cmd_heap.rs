@@ -1,6 +1,6 @@
 //! The allocation-side commands: `heap_profile`, `alloc_sites`,
 //! `heap_stats`, `heap_figures`, `lifetime_histogram` and the exports
-//! `export_memtrace`, `export_ops`, `export_hpcmp`.
+//! `export_memtrace` and `export_ops`.
 //!
 //! The analyses live in [`crate::filter::heap`] and
 //! [`crate::filter::export`]; these handlers choose the data, call them and
@@ -57,9 +57,11 @@ fn heap_state(st: &mut Session) -> CmdResult<&mut HeapState> {
         (Some(p), None) => p.clone(),
         (None, Some(t)) => t.clone(),
         (None, None) => {
-            return Err("there is no run to analyse: run heap_profile (native) or run_gleipnir \
+            return Err(
+                "there is no run to analyse: run heap_profile (native) or run_gleipnir \
                         (Valgrind) first."
-                .into())
+                    .into(),
+            )
         }
     };
     let fresh = st
@@ -98,19 +100,22 @@ fn say_notes(h: &HeapState) {
 
 /// Frames of a stack, as text, without the allocator's own frames.
 fn backtrace(h: &mut HeapState, stack: u32) -> Vec<String> {
-    let ips = h.run.stacks.get(stack as usize).cloned().unwrap_or_default();
-    h.sym
-        .backtrace(&ips)
-        .iter()
-        .map(|f| f.display())
-        .collect()
+    let ips = h
+        .run
+        .stacks
+        .get(stack as usize)
+        .cloned()
+        .unwrap_or_default();
+    h.sym.backtrace(&ips).iter().map(|f| f.display()).collect()
 }
 
 /// Binds the allocation-side commands.
 pub fn register(r: &mut Registry<Session>) {
     r.add("heap_profile", |st, _| heap_profile(st));
     r.add("alloc_sites", |st, a| alloc_sites(st, a));
-    r.add("heap_stats", |st, a| heap_stats(st, a.iter().any(|x| x == "save")));
+    r.add("heap_stats", |st, a| {
+        heap_stats(st, a.iter().any(|x| x == "save"))
+    });
     r.add("heap_figures", |st, a| heap_figures(st, a));
     r.add("lifetime_histogram", |st, a| {
         st.follow_cwd();
@@ -118,10 +123,13 @@ pub fn register(r: &mut Registry<Session>) {
         let opts = figure_options(st, save);
         let h = heap_state(st)?;
         say_notes(h);
-        let rep = crate::vis::lifetime_histogram(&h.run, &h.report, &opts).map_err(|e| e.to_string())?;
+        let rep =
+            crate::vis::lifetime_histogram(&h.run, &h.report, &opts).map_err(|e| e.to_string())?;
         Ok(report_figure(st, &rep))
     });
-    r.add("export_memtrace", |st, a| export(st, &a[0], Export::Memtrace));
+    r.add("export_memtrace", |st, a| {
+        export(st, &a[0], Export::Memtrace)
+    });
     r.add("export_ops", |st, a| export(st, &a[0], Export::Ops));
 }
 
@@ -162,7 +170,11 @@ fn heap_profile(st: &mut Session) -> CmdResult<Value> {
         println!(
             "{} pinned region(s) marked; {} allocations were made inside them.",
             h.run.regions.len(),
-            h.run.calls.iter().filter(|c| c.in_region && matches!(c.op, heapprof::HeapOp::Alloc(_))).count()
+            h.run
+                .calls
+                .iter()
+                .filter(|c| c.in_region && matches!(c.op, heapprof::HeapOp::Alloc(_)))
+                .count()
         );
     }
     say_notes(h);
@@ -216,7 +228,12 @@ fn alloc_sites(st: &mut Session, a: &[String]) -> CmdResult<Value> {
             .collect();
         println!("by {what}:");
         print!("{}", fmt_table(&["site", what, "allocated at"], &rows));
-        shown.extend(top.iter().map(|t| t.0).filter(|t| !shown.contains(t)).collect::<Vec<_>>());
+        shown.extend(
+            top.iter()
+                .map(|t| t.0)
+                .filter(|t| !shown.contains(t))
+                .collect::<Vec<_>>(),
+        );
     }
     let mut out = Vec::new();
     for &site in &shown {
@@ -245,13 +262,21 @@ fn alloc_sites(st: &mut Session, a: &[String]) -> CmdResult<Value> {
             ("peak".into(), Value::Int(x.peak_live as i64)),
             ("leaked".into(), Value::Int(x.live as i64)),
             ("temporary".into(), Value::Int(x.temporary as i64)),
-            ("backtrace".into(), Value::List(bt.into_iter().map(s).collect())),
+            (
+                "backtrace".into(),
+                Value::List(bt.into_iter().map(s).collect()),
+            ),
         ]));
     }
     say_notes(h);
     if save {
         let path = visinfo.join("alloc_sites.csv");
-        let sites: Vec<u32> = h.report.top_sites(usize::MAX, |x| x.allocs).iter().map(|x| x.stack).collect();
+        let sites: Vec<u32> = h
+            .report
+            .top_sites(usize::MAX, |x| x.allocs)
+            .iter()
+            .map(|x| x.stack)
+            .collect();
         let mut rows = Vec::new();
         for site in sites {
             let bt = backtrace(h, site).join(" <- ");
@@ -367,7 +392,12 @@ fn heap_figures(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     };
     let opts = figure_options(st, save);
     let h = heap_state(st)?;
-    let top: Vec<u32> = h.report.top_sites(n, |x| x.peak_live).iter().map(|x| x.stack).collect();
+    let top: Vec<u32> = h
+        .report
+        .top_sites(n, |x| x.peak_live)
+        .iter()
+        .map(|x| x.stack)
+        .collect();
     let labels: Vec<(u32, String)> = top
         .iter()
         .map(|&site| {

@@ -527,20 +527,6 @@ pub const SPECS: &[CommandSpec] = &[
                by 0.5 at every other block's operation, never below 0; locked \
                while above 0). Computed in one streaming pass (O(n)).",
     },
-    CommandSpec {
-        name: "export_hpcmp",
-        aliases: &[],
-        group: Group::New,
-        args: &[req("FILE", ArgKind::Path), opt("region|all", ArgKind::OneOf(&["region", "all"]))],
-        help: "Writes the trace as HPCMP's JSON (a list of MpEvent with thid, \
-               icnt and id; sync events fork, join, exit, acq, rel with per-block \
-               read and write bytes since the thread's last sync event; life \
-               events alloc, free, newsync, delsync), as HPCMP's README defines \
-               it, with 'rel' for releases. The scope is the pinned regions, or \
-               the whole run when the program has no pins or with all (trace \
-               with run_gleipnir after set_trace_scope all for that). Needs a \
-               trace from this mapvis version (it records threads and mutexes).",
-    },
 ];
 
 /// The spec answering to `word` (a name or an alias).

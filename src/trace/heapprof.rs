@@ -233,7 +233,9 @@ pub fn read_profile(path: &Path) -> Result<Profile, ProfileError> {
         offset,
         what: what.to_string(),
     };
-    let version = d.uv().ok_or_else(|| corrupt(8, "the header is cut short"))?;
+    let version = d
+        .uv()
+        .ok_or_else(|| corrupt(8, "the header is cut short"))?;
     if version != FORMAT_VERSION {
         return Err(ProfileError::Version {
             path: path.to_path_buf(),
@@ -301,10 +303,9 @@ impl Decoder {
                     p.threads.push((self.tid, os));
                 }
                 let tsc0 = self.tsc0;
-                self.threads.entry(self.tid).or_insert(ThreadState {
-                    tsc: tsc0,
-                    addr: 0,
-                });
+                self.threads
+                    .entry(self.tid)
+                    .or_insert(ThreadState { tsc: tsc0, addr: 0 });
                 Some(())
             })())?,
             R_STACK => cut((|| {

@@ -72,8 +72,10 @@ pub fn heap_figures(
         traces.push(json!({"type": "scatter", "mode": "lines", "x": ts, "y": ys,
             "name": label, "stackgroup": "sites", "line": {"shape": "hv"}}));
     }
-    traces.push(json!({"type": "scatter", "mode": "lines", "x": ts, "y": total,
-        "name": "all sites", "line": {"shape": "hv", "color": "black", "width": 1}}));
+    traces.push(
+        json!({"type": "scatter", "mode": "lines", "x": ts, "y": total,
+        "name": "all sites", "line": {"shape": "hv", "color": "black", "width": 1}}),
+    );
     let live = plot(
         traces,
         Layout::new()
@@ -82,10 +84,12 @@ pub fn heap_figures(
     );
     let (ids, labels, parents, values) = icicle_nodes(run, report, frames);
     let flame = plot(
-        vec![json!({"type": "icicle", "ids": ids, "labels": labels, "parents": parents,
+        vec![
+            json!({"type": "icicle", "ids": ids, "labels": labels, "parents": parents,
             "values": values, "branchvalues": "total",
             "tiling": {"orientation": "v", "flip": "y"},
-            "hovertemplate": "%{label}<br>%{value} bytes<extra></extra>"})],
+            "hovertemplate": "%{label}<br>%{value} bytes<extra></extra>"}),
+        ],
         Layout::new(),
     );
     let used: Vec<usize> = (0..report.classes.len())
@@ -103,7 +107,11 @@ pub fn heap_figures(
             .bar_mode(BarMode::Group)
             .x_axis(axis("requested size (bytes)"))
             .y_axis(axis("allocations"))
-            .y_axis2(axis("bytes").overlaying("y").side(plotly::common::AxisSide::Right)),
+            .y_axis2(
+                axis("bytes")
+                    .overlaying("y")
+                    .side(plotly::common::AxisSide::Right),
+            ),
     );
     let intro = vec![format!(
         "{} allocations, {} bytes, peak {} live bytes, from the {}.",
@@ -132,7 +140,13 @@ pub fn heap_figures(
             height: 450,
         },
     ];
-    report_out.html = write_page(&o.figures_dir, "heap_profile.html", "Heap profile", &intro, &figures)?;
+    report_out.html = write_page(
+        &o.figures_dir,
+        "heap_profile.html",
+        "Heap profile",
+        &intro,
+        &figures,
+    )?;
     report_out.points = ts.len();
     if o.save {
         let path = o.visinfo_dir.join("heap_live.csv");
@@ -272,7 +286,10 @@ pub fn lifetime_histogram(
     };
     if o.save {
         let path = o.visinfo_dir.join("lifetimes.csv");
-        let mut s = format!("site,size,alloc,free,lifetime_{},macro_percent\n", run.unit.name());
+        let mut s = format!(
+            "site,size,alloc,free,lifetime_{},macro_percent\n",
+            run.unit.name()
+        );
         let total = run.end_time.max(1) as f64;
         for l in &report.lives {
             if let Some(t) = l.lifetime() {
