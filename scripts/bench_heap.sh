@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 OPS=${1:-5000000}
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/mapvis/target}"
-cargo build --release --quiet --bins
+[ -n "${SKIP_BUILD:-}" ] || cargo build --release --quiet --bins
 LIB=$(ls -t "$CARGO_TARGET_DIR"/release/build/mapvis-*/out/valgrind-tool/libmv_heap.so | head -1)
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
