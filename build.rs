@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{exit, Command};
 
 const TOOL_SOURCE: &str = "src/trace/tool/mv_main.c";
+const HEAP_PRELOAD_SOURCE: &str = "src/trace/preload/mv_heap.c";
 
 fn fail(msg: &str) -> ! {
     eprintln!("error: {msg}");
@@ -137,6 +138,38 @@ fn main() {
         "link the malloc-replacement preload",
     );
 
+    build_heap_preload(&tool_dir.join("libmv_heap.so"));
+
     println!("cargo:rustc-env=MAPVIS_TOOL_DIR={}", tool_dir.display());
     println!("cargo:rustc-env=MAPVIS_VALGRIND_VERSION={version}");
+}
+
+/// 3. The native heap profiler (`LD_PRELOAD` library): a shared object, so
+/// it is linked by the compiler the `cc` crate chose (honouring `CC` and
+/// the target), with frame pointers for its own stack walk and
+/// `-fexceptions` so a C++ `bad_alloc` can unwind through its wrappers.
+fn build_heap_preload(out: &Path) {
+    println!("cargo:rerun-if-changed={HEAP_PRELOAD_SOURCE}");
+    let compiler = cc::Build::new()
+        .opt_level(2)
+        .cargo_metadata(false)
+        .cargo_warnings(false)
+        .get_compiler();
+    let mut cmd = compiler.to_command();
+    cmd.args([
+        "-shared",
+        "-fPIC",
+        "-O2",
+        "-g",
+        "-fno-omit-frame-pointer",
+        "-fexceptions",
+        "-fvisibility=hidden",
+        "-Wall",
+        "-Wno-unused-parameter",
+        "-o",
+    ])
+    .arg(out)
+    .arg(HEAP_PRELOAD_SOURCE)
+    .args(["-ldl", "-lpthread"]);
+    run(&mut cmd, "build the heap profiler library");
 }

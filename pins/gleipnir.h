@@ -12,6 +12,13 @@
  * Programs written for the original Gleipnir compile unchanged: only the
  * #include path changes.
  *
+ * Under mapvis's native heap profiler (heap_profile) the pins also mark the
+ * region in the profile: they call mapvis_heap_pin(), which that profiler's
+ * preloaded library defines.  The symbol is weak here, so without the
+ * profiler it is null and the pins skip the call.  GL_START calls it before
+ * its client request and GL_STOP after its own, so under Valgrind the test
+ * of the pointer lies outside the traced region.
+ *
  * This header is in the public domain.
  */
 #ifndef MAPVIS_GLEIPNIR_H
@@ -26,9 +33,26 @@ typedef enum {
    VG_USERREQ__GL_STOP
 } Vg_GleipnirClientRequest;
 
+#ifdef __cplusplus
+extern "C"
+#else
+extern
+#endif
+void mapvis_heap_pin(int start) __attribute__((weak));
+
 /* Gleipnir's names, kept so existing programs build. */
-#define GL_START VALGRIND_DO_CLIENT_REQUEST_STMT(VG_USERREQ__GL_START, 0, 0, 0, 0, 0)
-#define GL_STOP VALGRIND_DO_CLIENT_REQUEST_STMT(VG_USERREQ__GL_STOP, 0, 0, 0, 0, 0)
+#define GL_START                                                               \
+   do {                                                                        \
+      if (mapvis_heap_pin)                                                     \
+         mapvis_heap_pin(1);                                                   \
+      VALGRIND_DO_CLIENT_REQUEST_STMT(VG_USERREQ__GL_START, 0, 0, 0, 0, 0);    \
+   } while (0)
+#define GL_STOP                                                                \
+   do {                                                                        \
+      VALGRIND_DO_CLIENT_REQUEST_STMT(VG_USERREQ__GL_STOP, 0, 0, 0, 0, 0);     \
+      if (mapvis_heap_pin)                                                     \
+         mapvis_heap_pin(0);                                                   \
+   } while (0)
 #define GL_START_INSTR GL_START
 #define GL_STOP_INSTR GL_STOP
 

@@ -4,10 +4,15 @@
 # machines are shared and noisy). Copy the printed lines to docs/PERFORMANCE.md.
 #
 #   scripts/bench.sh [RUNS]          default RUNS=5 (Lackey runs once: ~80 s)
+#   scripts/bench.sh heap [OPS]      the heap profiler against heaptrack and
+#                                    massif (one run each, ~2 minutes)
 #
 # Needs: valgrind, cc, python3, a release build (cargo build --release).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ "${1:-}" = heap ]; then
+  exec bash scripts/bench_heap.sh "${@:2}"
+fi
 RUNS=${1:-5}
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/mapvis/target}"
 cargo build --release --quiet --bins --examples

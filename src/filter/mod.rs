@@ -7,7 +7,9 @@
 //! [`files`] writes them and the order data to `visinfo/`.
 
 pub mod analysis;
+pub mod export;
 pub mod files;
+pub mod heap;
 pub mod locality;
 pub mod pick;
 pub mod schema;

@@ -361,7 +361,7 @@ fn filtering_process(st: &mut Session, save: bool) -> CmdResult<Value> {
     Ok(Value::List(files.iter().map(|f| path_value(f)).collect()))
 }
 
-fn fmt_table(headers: &[&str], rows: &[Vec<String>]) -> String {
+pub(super) fn fmt_table(headers: &[&str], rows: &[Vec<String>]) -> String {
     let mut w: Vec<usize> = headers.iter().map(|h| h.len()).collect();
     for r in rows {
         for (i, c) in r.iter().enumerate() {
@@ -487,7 +487,7 @@ fn memory_stats(st: &mut Session, save: bool) -> CmdResult<Value> {
     Ok(Value::List(result))
 }
 
-fn figure_options(st: &Session, save: bool) -> vis::FigureOptions {
+pub(super) fn figure_options(st: &Session, save: bool) -> vis::FigureOptions {
     vis::FigureOptions {
         figures_dir: st.figures_dir(),
         visinfo_dir: st.visinfo_dir(),
@@ -512,7 +512,7 @@ fn provenance(st: &Session) -> String {
     format!("{trace} of {command}, set_mem_alloc {}", st.mem.code())
 }
 
-fn report_figure(st: &Session, r: &vis::FigureReport) -> Value {
+pub(super) fn report_figure(st: &Session, r: &vis::FigureReport) -> Value {
     for w in &r.warnings {
         println!("warning: {w}");
     }

@@ -33,6 +33,7 @@
 //! the state.
 
 pub mod cli;
+pub mod cmd_heap;
 pub mod cmd_locality;
 pub mod commands;
 pub mod interrupt;
@@ -371,6 +372,7 @@ impl<S: 'static> Shell<S> {
 pub fn build_shell() -> Result<Shell<commands::Session>, TclError> {
     let mut registry = Registry::new();
     commands::register_pipeline(&mut registry);
+    cmd_heap::register(&mut registry);
     Shell::new(registry, commands::Session::default())
 }
 

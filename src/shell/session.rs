@@ -52,6 +52,8 @@ pub struct Session {
     pub trace_file: Option<PathBuf>,
     /// The cache model and reuse sampling (`set_cache`, `set_reuse_sampling`).
     pub locality: super::cmd_locality::Settings,
+    /// The allocator calls last analysed by the heap commands.
+    pub heap: Option<super::cmd_heap::HeapState>,
     /// The analysis being saved to `.mapvis/analysis` on another thread.
     pending_save: Option<std::thread::JoinHandle<Result<(), String>>>,
 }
@@ -75,6 +77,7 @@ impl Session {
             trace_file: None,
             pending_save: None,
             locality: Default::default(),
+            heap: None,
         };
         s.restore_settings();
         s.locality = super::cmd_locality::Settings::load(&s.state_dir());

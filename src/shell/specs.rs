@@ -511,6 +511,97 @@ pub const SPECS: &[CommandSpec] = &[
                cache would make. With save, writes visinfo/sharing_stats.csv (and \
                Parquet). Returns a list of per-line dicts.",
     },
+    CommandSpec {
+        name: "heap_profile",
+        aliases: &[],
+        group: Group::New,
+        args: &[],
+        help: "Runs the loaded program natively (with set_arguments' arguments) \
+               under mapvis's heap profiler, an LD_PRELOAD library that records \
+               every malloc, calloc, realloc, free, memalign, posix_memalign, \
+               aligned_alloc, valloc and C++ new/delete with its size, thread, \
+               time, duration and call stack, in per-thread buffers, plus RSS \
+               every 10 ms. The pins mark their region; the whole run is \
+               profiled. Writes .mapvis/heap.mvh (docs/heap-profile-format.md) \
+               and prints a summary. Stacks come from frame pointers: compile \
+               with -O0 or -fno-omit-frame-pointer for whole stacks.",
+    },
+    CommandSpec {
+        name: "alloc_sites",
+        aliases: &[],
+        group: Group::New,
+        args: &[opt("N", ArgKind::Int), opt("save", SAVE)],
+        help: "Lists the top N (default 10) allocation sites (distinct call \
+               stacks) by bytes allocated, by number of allocations, by peak \
+               live bytes, by leaked bytes and by temporary allocations (freed \
+               by the allocating thread before it allocated again, as heaptrack \
+               counts them), each with its symbolized backtrace, inlined frames \
+               included. Uses the newer of the heap profile and the Valgrind \
+               trace; under Valgrind the stacks have the traced depth and times \
+               are operations. With save, every site goes to \
+               visinfo/alloc_sites.csv.",
+    },
+    CommandSpec {
+        name: "heap_stats",
+        aliases: &[],
+        group: Group::New,
+        args: &[opt("save", SAVE)],
+        help: "Prints allocator statistics: allocations, bytes and frees per \
+               size class; peak live bytes against peak RSS (blowup); internal \
+               fragmentation (requested bytes against malloc_usable_size); and \
+               the median, p99 and maximum time per call by size class and by \
+               thread. Times, usable sizes and RSS come from heap_profile only: \
+               under Valgrind they are not meaningful and are left out. With \
+               save, writes visinfo/heap_size_classes.csv and \
+               visinfo/heap_op_times.csv.",
+    },
+    CommandSpec {
+        name: "heap_figures",
+        aliases: &[],
+        group: Group::New,
+        args: &[opt("N", ArgKind::Int), opt("save", SAVE)],
+        help: "Draws figures/heap_profile.html: live heap over time for the N \
+               (default 5) sites with the highest peak, stacked, as massif and \
+               heaptrack show it; a flame graph (icicle) of allocated bytes by \
+               call stack; and the size-class histogram. With save, the live \
+               heap series goes to visinfo/heap_live.csv.",
+    },
+    CommandSpec {
+        name: "lifetime_histogram",
+        aliases: &[],
+        group: Group::New,
+        args: &[opt("save", SAVE)],
+        help: "Draws figures/lifetime_histogram.html: the histogram of block \
+               macro lifetimes, as in Steve's figures. A block's lifetime is \
+               the number of operations (accesses and allocator calls) between \
+               its allocation and its free in a trace, or nanoseconds in a heap \
+               profile; its macro lifetime is that as a share of the whole run. \
+               With save, every freed block's lifetime goes to \
+               visinfo/lifetimes.csv.",
+    },
+    CommandSpec {
+        name: "export_memtrace",
+        aliases: &[],
+        group: Group::New,
+        args: &[req("FILE", ArgKind::Path)],
+        help: "Writes the trace as Steve's memtrace: one line '>>> OP ADDRESS \
+               SIZE' per operation in time order, OP one of N (new), F (free, \
+               size 0), L, S, M (load, store, modify), the address in hex. A \
+               realloc that moves a block is F of the old block then N of the \
+               new one. Streams: works at any trace size.",
+    },
+    CommandSpec {
+        name: "export_ops",
+        aliases: &[],
+        group: Group::New,
+        args: &[req("FILE", ArgKind::Path)],
+        help: "Writes Steve's ops file: one line 'HANDLE OP ADDRESS SIZE LOCKED' \
+               per operation on a heap block, HANDLE unique per block for the \
+               run, and LOCKED Steve's lock estimate for the block at that \
+               operation (its life rises by 1 at each of its own accesses, falls \
+               by 0.5 at every other block's operation, never below 0; locked \
+               while above 0). Computed in one streaming pass (O(n)).",
+    },
 ];
 
 /// The spec answering to `word` (a name or an alias).

@@ -1,12 +1,14 @@
 //! The tracing stage: the Valgrind tool (C, built by `build.rs`), running it,
 //! the binary trace format and its reader, importers and symbolization.
 
+pub mod backtrace;
 pub mod cmacro;
 pub mod csource;
 pub mod dump;
 pub mod dwarf;
 pub mod format;
 pub mod gleipnir;
+pub mod heapprof;
 pub mod naming;
 pub mod program;
 pub mod reader;

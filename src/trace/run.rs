@@ -159,7 +159,8 @@ fn system_valgrind_lib(valgrind: &Path) -> Result<PathBuf, RunError> {
         })
 }
 
-fn cache_root() -> PathBuf {
+/// The folder mapvis installs its embedded tools into.
+pub(crate) fn cache_root() -> PathBuf {
     if let Some(d) = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
         return PathBuf::from(d).join("mapvis");
     }
@@ -169,7 +170,9 @@ fn cache_root() -> PathBuf {
     std::env::temp_dir().join("mapvis")
 }
 
-fn write_atomically(path: &Path, bytes: &[u8], mode: u32) -> Result<(), RunError> {
+/// Writes `bytes` to `path` through a temporary file and a rename, unless
+/// the file already holds them.
+pub(crate) fn write_atomically(path: &Path, bytes: &[u8], mode: u32) -> Result<(), RunError> {
     use std::os::unix::fs::PermissionsExt;
     if fs::read(path).map(|b| b == bytes).unwrap_or(false) {
         return Ok(());
@@ -282,7 +285,7 @@ pub struct RunOutcome {
 }
 
 impl RunOutcome {
-    fn from_status(status: ExitStatus, trace_file: PathBuf) -> RunOutcome {
+    pub(crate) fn from_status(status: ExitStatus, trace_file: PathBuf) -> RunOutcome {
         use std::os::unix::process::ExitStatusExt;
         RunOutcome {
             exit_code: status.code(),

@@ -347,6 +347,50 @@ impl Symbolizer {
         Some(location)
     }
 
+    /// Every frame at `file_addr`, innermost first: the inlined functions
+    /// (each with the line inside it) and then the function that contains
+    /// them all. `inlined` is true for all but the last. Falls back to
+    /// [`Self::locate`]'s single answer when DWARF has no frame information.
+    pub fn frames(&self, file_addr: u64) -> Vec<(SourceLocation, bool)> {
+        let mut out = Vec::new();
+        if let Some(context) = self.context.as_ref() {
+            if let Ok(mut frames) = context.find_frames(file_addr).skip_all_loads() {
+                while let Ok(Some(frame)) = frames.next() {
+                    let function = frame
+                        .function
+                        .as_ref()
+                        .and_then(|f| f.demangle().ok())
+                        .map(|name| name.into_owned());
+                    let (file, line, column) = frame
+                        .location
+                        .as_ref()
+                        .map(|l| {
+                            (
+                                l.file.map(PathBuf::from).unwrap_or_default(),
+                                l.line.unwrap_or(0),
+                                l.column.unwrap_or(0),
+                            )
+                        })
+                        .unwrap_or_default();
+                    out.push(SourceLocation {
+                        file,
+                        line,
+                        column,
+                        function,
+                    });
+                }
+            }
+        }
+        if out.is_empty() {
+            out.extend(self.locate(file_addr));
+        }
+        let n = out.len();
+        out.into_iter()
+            .enumerate()
+            .map(|(i, l)| (l, i + 1 < n))
+            .collect()
+    }
+
     /// The source location of the call that pushed `return_addr`.
     ///
     /// A return address points at the instruction after the call, which may

@@ -31,6 +31,7 @@ mod array_maps;
 mod complete;
 mod csv;
 mod error;
+mod heap;
 pub(crate) mod html;
 mod index;
 mod input;
@@ -42,6 +43,7 @@ use std::path::PathBuf;
 pub use array::{array_2d, array_3d};
 pub use complete::complete_memory_access_pattern;
 pub use error::VisError;
+pub use heap::{heap_figures, lifetime_histogram};
 pub use html::{ensure_plotly_js, sanitize_name, PLOTLY_JS, PLOTLY_JS_NAME};
 
 /// Largest accepted [`FigureOptions::point_budget`]: beyond this a page would

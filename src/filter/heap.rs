@@ -1,0 +1,764 @@
+//! The allocation side of a run: allocation sites, allocator statistics,
+//! live heap over time and block lifetimes.
+//!
+//! Two sources feed the same model, a [`HeapRun`] (allocator calls in time
+//! order, with interned stacks):
+//!
+//! * a native heap profile ([`HeapRun::from_profile`]), timed in
+//!   nanoseconds, with each call's own duration, usable sizes and RSS;
+//! * a mapvis Valgrind trace ([`HeapRun::from_trace`]), whose time axis is
+//!   Steve's *operations* (every recorded access plus every allocator call),
+//!   with the tool's 8-frame stacks; times of calls are not measured there.
+//!
+//! [`HeapReport::build`] makes one pass over the calls with a map from live
+//! block address to block: cost O(calls), memory one entry per live block
+//! plus one row per site.
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use crate::trace::format::{AllocKind, Event, FreeKind, Mapping};
+use crate::trace::heapprof::{HeapOp, Profile};
+use crate::trace::reader::{Batch, EndState, TraceReader};
+
+use super::FilterError;
+
+/// One allocator call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HeapCall {
+    /// When: nanoseconds (native) or operations (traced) since the start.
+    pub time: u64,
+    /// Thread.
+    pub tid: u32,
+    /// What the call did.
+    pub op: HeapOp,
+    /// The block returned or freed (0: a realloc that only freed).
+    pub addr: u64,
+    /// Requested bytes (0 for frees).
+    pub size: u64,
+    /// For realloc: the block it replaced (0 for realloc(NULL, n)).
+    pub old: Option<u64>,
+    /// `malloc_usable_size` minus the size, when measured (native).
+    pub slack: Option<u64>,
+    /// Stack id in [`HeapRun::stacks`] (0: none).
+    pub stack: u32,
+    /// Time spent in the allocator, when measured (native).
+    pub dur_ns: Option<u32>,
+    /// Whether a pinned region (GL_START .. GL_STOP) was open.
+    pub in_region: bool,
+}
+
+/// What the times of a [`HeapRun`] count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimeUnit {
+    /// Nanoseconds of wall-clock time (native profile).
+    Nanoseconds,
+    /// Steve's operations: accesses plus allocator calls (Valgrind trace).
+    Operations,
+}
+
+impl TimeUnit {
+    /// The unit's name in tables and axis titles.
+    pub fn name(self) -> &'static str {
+        match self {
+            TimeUnit::Nanoseconds => "ns",
+            TimeUnit::Operations => "operations",
+        }
+    }
+}
+
+/// The allocator calls of one run. See the module documentation.
+#[derive(Clone, Debug)]
+pub struct HeapRun {
+    /// Where the calls came from ("heap profile FILE", "trace FILE").
+    pub source: String,
+    /// Whether durations, usable sizes and RSS were measured (native).
+    pub timed: bool,
+    /// What [`HeapCall::time`] counts.
+    pub unit: TimeUnit,
+    /// The calls in time order.
+    pub calls: Vec<HeapCall>,
+    /// Stacks by id: return addresses, innermost first (index 0 is empty).
+    pub stacks: Vec<Vec<u64>>,
+    /// File mappings, for symbolization.
+    pub maps: Vec<Mapping>,
+    /// Resident set size samples (time, bytes); native only.
+    pub rss: Vec<(u64, u64)>,
+    /// Length of the run in [`Self::unit`].
+    pub end_time: u64,
+    /// Pinned regions as (start, stop) times.
+    pub regions: Vec<(u64, u64)>,
+    /// The command line.
+    pub command: Vec<String>,
+    /// Things the user should know about the data.
+    pub notes: Vec<String>,
+}
+
+impl HeapRun {
+    /// The calls of a native heap profile.
+    pub fn from_profile(p: Profile, path: &Path) -> HeapRun {
+        let mut regions = Vec::new();
+        let mut open: Option<u64> = None;
+        for r in &p.regions {
+            match (r.start, open) {
+                (true, None) => open = Some(r.time_ns),
+                (false, Some(s)) => {
+                    regions.push((s, r.time_ns));
+                    open = None;
+                }
+                _ => {}
+            }
+        }
+        if let Some(s) = open {
+            regions.push((s, p.duration_ns));
+        }
+        let mut ri = 0;
+        let calls = p
+            .events
+            .into_iter()
+            .map(|e| {
+                while ri < regions.len() && regions[ri].1 < e.time_ns {
+                    ri += 1;
+                }
+                let in_region = regions.get(ri).is_some_and(|r| r.0 <= e.time_ns);
+                HeapCall {
+                    time: e.time_ns,
+                    tid: e.tid,
+                    op: e.op,
+                    addr: e.addr,
+                    size: e.size,
+                    old: e.old,
+                    slack: matches!(e.op, HeapOp::Alloc(_)).then_some(e.slack),
+                    stack: e.stack,
+                    dur_ns: Some(e.dur_ns),
+                    in_region,
+                }
+            })
+            .collect();
+        let mut notes = Vec::new();
+        if !p.complete {
+            notes.push(format!(
+                "the heap profile {} has no footer: the program did not end through exit() \
+                 (killed, _exit or a crash), so calls of its last milliseconds may be missing.",
+                path.display()
+            ));
+        }
+        HeapRun {
+            source: format!("heap profile {}", path.display()),
+            timed: true,
+            unit: TimeUnit::Nanoseconds,
+            calls,
+            stacks: p.stacks,
+            maps: p.maps,
+            rss: p.rss,
+            end_time: p.duration_ns,
+            regions,
+            command: p.command,
+            notes,
+        }
+    }
+
+    /// The allocator calls of a mapvis Valgrind trace, streamed: accesses
+    /// are only counted. Memory: the calls and the distinct stacks.
+    pub fn from_trace(path: &Path) -> Result<HeapRun, FilterError> {
+        let mut reader = TraceReader::open(path)?;
+        let mut run = HeapRun {
+            source: format!("trace {}", path.display()),
+            timed: false,
+            unit: TimeUnit::Operations,
+            calls: Vec::new(),
+            stacks: vec![Vec::new()],
+            maps: Vec::new(),
+            rss: Vec::new(),
+            end_time: 0,
+            regions: Vec::new(),
+            command: reader.header().command.clone(),
+            notes: Vec::new(),
+        };
+        let mut index: HashMap<Vec<u64>, u32> = HashMap::new();
+        let mut heap_ops = 0u64;
+        let mut open: Option<u64> = None;
+        let mut intern = |stack: Vec<u64>, stacks: &mut Vec<Vec<u64>>| -> u32 {
+            let next = stacks.len() as u32;
+            let id = *index.entry(stack.clone()).or_insert(next);
+            if id == next {
+                stacks.push(stack);
+            }
+            id
+        };
+        loop {
+            let ev = match reader.for_each_access(u64::MAX, |_| {}) {
+                Ok(Batch::Event(ev)) => ev,
+                Ok(Batch::Limit) => continue,
+                Ok(Batch::End) => break,
+                Err(e) => {
+                    run.notes
+                        .push(format!("{e} The allocations before it were used."));
+                    break;
+                }
+            };
+            let (op, tid, addr, size, old, stack, time) = match ev {
+                Event::Alloc(a) => (
+                    HeapOp::Alloc(a.kind),
+                    a.tid,
+                    a.addr,
+                    a.size,
+                    (a.kind == AllocKind::Realloc).then_some(a.old_addr.unwrap_or(0)),
+                    a.stack,
+                    a.time,
+                ),
+                Event::Free(f) => (
+                    HeapOp::Free(f.kind),
+                    f.tid,
+                    f.addr,
+                    0,
+                    None,
+                    f.stack,
+                    f.time,
+                ),
+                Event::Map(m) => {
+                    run.maps.push(m);
+                    continue;
+                }
+                Event::RegionStart(r) => {
+                    open = Some(r.time + heap_ops);
+                    continue;
+                }
+                Event::RegionStop(r) => {
+                    if let Some(s) = open.take() {
+                        run.regions.push((s, r.time + heap_ops));
+                    }
+                    continue;
+                }
+                _ => continue,
+            };
+            let stack = match op {
+                HeapOp::Alloc(_) => intern(stack, &mut run.stacks),
+                HeapOp::Free(_) => 0,
+            };
+            run.calls.push(HeapCall {
+                time: time + heap_ops,
+                tid,
+                op,
+                addr,
+                size,
+                old,
+                slack: None,
+                stack,
+                dur_ns: None,
+                in_region: open.is_some(),
+            });
+            heap_ops += 1;
+        }
+        run.end_time = reader.accesses_read() + heap_ops;
+        if let Some(s) = open {
+            run.regions.push((s, run.end_time));
+        }
+        if let EndState::Truncated { .. } = reader.end_state() {
+            run.notes.push(format!(
+                "the trace {} ends without its footer: the allocations up to its end were used.",
+                path.display()
+            ));
+        }
+        Ok(run)
+    }
+}
+
+/// Counts of one allocation site (one distinct call stack).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SiteStats {
+    /// The stack id in [`HeapRun::stacks`].
+    pub stack: u32,
+    /// Allocations (realloc included).
+    pub allocs: u64,
+    /// Bytes requested in total.
+    pub bytes: u64,
+    /// Largest number of bytes live at once from this site.
+    pub peak_live: u64,
+    /// Bytes live now (during the pass), at the end: leaked.
+    pub live: u64,
+    /// Blocks never freed.
+    pub leaked_blocks: u64,
+    /// Temporary allocations: freed by the allocating thread with no other
+    /// allocation by that thread in between (heaptrack's definition).
+    pub temporary: u64,
+    /// Allocations made while a pinned region was open.
+    pub in_region: u64,
+}
+
+/// The size classes of the histograms: `0..=16`, then powers of two up to
+/// 1 MiB, then everything larger.
+pub fn size_class(size: u64) -> usize {
+    if size <= 16 {
+        0
+    } else {
+        ((64 - (size - 1).leading_zeros()) as usize - 4).min(17)
+    }
+}
+
+/// The label of a size class: `0-16`, `17-32`, …, `>1048576`.
+pub fn size_class_label(c: usize) -> String {
+    match c {
+        0 => "0-16".into(),
+        17 => format!(">{}", 1u64 << 20),
+        c => format!("{}-{}", (1u64 << (c + 3)) + 1, 1u64 << (c + 4)),
+    }
+}
+
+/// One size class of the histogram.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ClassStats {
+    /// Allocations in this class.
+    pub allocs: u64,
+    /// Bytes requested.
+    pub bytes: u64,
+    /// Usable bytes (`malloc_usable_size`), when measured.
+    pub usable: u64,
+    /// Frees of blocks of this class.
+    pub frees: u64,
+}
+
+/// Median, 99th percentile and maximum of allocator call durations.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TimeRow {
+    /// What the row covers: a size class label or `thread N`.
+    pub group: String,
+    /// `alloc` or `free`.
+    pub op: &'static str,
+    /// Calls measured.
+    pub count: u64,
+    /// Median nanoseconds.
+    pub median: u32,
+    /// 99th percentile, nanoseconds.
+    pub p99: u32,
+    /// Maximum, nanoseconds.
+    pub max: u32,
+}
+
+/// A block's lifetime.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockLife {
+    /// Allocation site (stack id).
+    pub stack: u32,
+    /// Requested size.
+    pub size: u64,
+    /// Time of allocation.
+    pub alloc: u64,
+    /// Time of free; `None` when never freed.
+    pub free: Option<u64>,
+}
+
+impl BlockLife {
+    /// Lifetime in the run's time unit (operations for a trace); `None`
+    /// when never freed (Steve computes none then either).
+    pub fn lifetime(&self) -> Option<u64> {
+        Some(self.free? - self.alloc)
+    }
+}
+
+/// Everything computed from a [`HeapRun`].
+#[derive(Clone, Debug, Default)]
+pub struct HeapReport {
+    /// Per site, indexed by stack id.
+    pub sites: Vec<SiteStats>,
+    /// Allocations (realloc included).
+    pub allocs: u64,
+    /// Frees (a realloc that moved or freed a block counts one).
+    pub frees: u64,
+    /// Bytes requested.
+    pub bytes: u64,
+    /// Peak of live bytes, and when.
+    pub peak_live: (u64, u64),
+    /// Bytes and blocks never freed.
+    pub leaked: (u64, u64),
+    /// Temporary allocations.
+    pub temporary: u64,
+    /// Frees of addresses that were not live blocks.
+    pub unknown_frees: u64,
+    /// The size-class histogram.
+    pub classes: Vec<ClassStats>,
+    /// Largest RSS sample, native only.
+    pub peak_rss: Option<u64>,
+    /// Call durations per size class and per thread (native only).
+    pub times: Vec<TimeRow>,
+    /// Every block's lifetime, in allocation order.
+    pub lives: Vec<BlockLife>,
+}
+
+struct LiveBlock {
+    stack: u32,
+    size: u64,
+    life: usize,
+}
+
+impl HeapReport {
+    /// One pass over the calls. See the module documentation.
+    pub fn build(run: &HeapRun) -> HeapReport {
+        let mut r = HeapReport {
+            sites: (0..run.stacks.len() as u32)
+                .map(|stack| SiteStats {
+                    stack,
+                    ..Default::default()
+                })
+                .collect(),
+            classes: vec![ClassStats::default(); 18],
+            ..Default::default()
+        };
+        let mut live: HashMap<u64, LiveBlock> = HashMap::new();
+        let mut last_alloc: HashMap<u32, u64> = HashMap::new();
+        let mut total_live = 0u64;
+        let mut durs: HashMap<(String, &'static str), Vec<u32>> = HashMap::new();
+        for c in &run.calls {
+            let freed = match c.op {
+                HeapOp::Free(_) => Some(c.addr),
+                HeapOp::Alloc(AllocKind::Realloc) => c.old.filter(|&o| o != 0),
+                HeapOp::Alloc(_) => None,
+            };
+            let mut freed_class = None;
+            if let Some(a) = freed {
+                match live.remove(&a) {
+                    Some(b) => {
+                        r.frees += 1;
+                        total_live -= b.size;
+                        let s = &mut r.sites[b.stack as usize];
+                        s.live -= b.size;
+                        if last_alloc.get(&c.tid) == Some(&a) {
+                            s.temporary += 1;
+                            r.temporary += 1;
+                            last_alloc.remove(&c.tid);
+                        }
+                        r.lives[b.life].free = Some(c.time);
+                        let k = size_class(b.size);
+                        r.classes[k].frees += 1;
+                        freed_class = Some(k);
+                    }
+                    None => r.unknown_frees += 1,
+                }
+            }
+            if let (HeapOp::Free(_), Some(d)) = (c.op, c.dur_ns) {
+                let k = freed_class
+                    .map(size_class_label)
+                    .unwrap_or_else(|| "?".into());
+                durs.entry((k, "free")).or_default().push(d);
+                durs.entry((format!("thread {}", c.tid), "free"))
+                    .or_default()
+                    .push(d);
+            }
+            if matches!(c.op, HeapOp::Free(_)) || c.addr == 0 {
+                continue;
+            }
+            r.allocs += 1;
+            r.bytes += c.size;
+            total_live += c.size;
+            if total_live > r.peak_live.0 {
+                r.peak_live = (total_live, c.time);
+            }
+            let s = &mut r.sites[c.stack as usize];
+            s.allocs += 1;
+            s.bytes += c.size;
+            s.live += c.size;
+            s.peak_live = s.peak_live.max(s.live);
+            s.in_region += c.in_region as u64;
+            let k = size_class(c.size);
+            r.classes[k].allocs += 1;
+            r.classes[k].bytes += c.size;
+            r.classes[k].usable += c.size + c.slack.unwrap_or(0);
+            if let Some(d) = c.dur_ns {
+                durs.entry((size_class_label(k), "alloc"))
+                    .or_default()
+                    .push(d);
+                durs.entry((format!("thread {}", c.tid), "alloc"))
+                    .or_default()
+                    .push(d);
+            }
+            last_alloc.insert(c.tid, c.addr);
+            r.lives.push(BlockLife {
+                stack: c.stack,
+                size: c.size,
+                alloc: c.time,
+                free: None,
+            });
+            let life = r.lives.len() - 1;
+            if let Some(old) = live.insert(
+                c.addr,
+                LiveBlock {
+                    stack: c.stack,
+                    size: c.size,
+                    life,
+                },
+            ) {
+                // The allocator returned a live address: a free was missed.
+                total_live -= old.size;
+                r.sites[old.stack as usize].live -= old.size;
+            }
+        }
+        for s in &mut r.sites {
+            s.leaked_blocks = 0;
+        }
+        for b in live.values() {
+            r.sites[b.stack as usize].leaked_blocks += 1;
+        }
+        r.leaked = (total_live, live.len() as u64);
+        r.peak_rss = run.rss.iter().map(|s| s.1).max();
+        r.times = time_rows(durs);
+        r
+    }
+
+    /// Sites that allocated, ranked by `key` (largest first, ties by stack
+    /// id), at most `n`.
+    pub fn top_sites<F: Fn(&SiteStats) -> u64>(&self, n: usize, key: F) -> Vec<&SiteStats> {
+        let mut v: Vec<&SiteStats> = self.sites.iter().filter(|s| key(s) > 0).collect();
+        v.sort_by(|a, b| key(b).cmp(&key(a)).then(a.stack.cmp(&b.stack)));
+        v.truncate(n);
+        v
+    }
+
+    /// Requested and usable bytes over all allocations (usable only when
+    /// measured).
+    pub fn fragmentation(&self) -> (u64, u64) {
+        let req = self.classes.iter().map(|c| c.bytes).sum();
+        let usable = self.classes.iter().map(|c| c.usable).sum();
+        (req, usable)
+    }
+}
+
+/// The five rankings of `alloc_sites`, by name.
+pub const RANKINGS: [&str; 5] = ["bytes", "count", "peak", "leaked", "temporary"];
+
+/// The value a site is ranked by in ranking `name` (see [`RANKINGS`]).
+pub fn ranking_value(name: &str, s: &SiteStats) -> u64 {
+    match name {
+        "bytes" => s.bytes,
+        "count" => s.allocs,
+        "peak" => s.peak_live,
+        "leaked" => s.live,
+        _ => s.temporary,
+    }
+}
+
+fn percentile(sorted: &[u32], p: f64) -> u32 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    // Nearest rank: the smallest value with at least p of the data at or below it.
+    let rank = ((p * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    sorted[rank - 1]
+}
+
+fn time_rows(durs: HashMap<(String, &'static str), Vec<u32>>) -> Vec<TimeRow> {
+    let mut rows: Vec<TimeRow> = durs
+        .into_iter()
+        .map(|((group, op), mut v)| {
+            v.sort_unstable();
+            TimeRow {
+                group,
+                op,
+                count: v.len() as u64,
+                median: percentile(&v, 0.5),
+                p99: percentile(&v, 0.99),
+                max: *v.last().unwrap_or(&0),
+            }
+        })
+        .collect();
+    let order = |g: &str| -> (u8, u64) {
+        if let Some(t) = g.strip_prefix("thread ") {
+            (1, t.parse().unwrap_or(0))
+        } else {
+            (
+                0,
+                g.trim_start_matches('>')
+                    .split('-')
+                    .next()
+                    .and_then(|x| x.parse().ok())
+                    .unwrap_or(u64::MAX),
+            )
+        }
+    };
+    rows.sort_by(|a, b| order(&a.group).cmp(&order(&b.group)).then(a.op.cmp(b.op)));
+    rows
+}
+
+/// Live bytes over time: the total and the given sites, sampled at most
+/// `points` times at evenly spaced times (each sample is the value after
+/// the last call at or before it) plus the moment of the peak. Returns
+/// (times, total, per site).
+pub fn live_series(
+    run: &HeapRun,
+    sites: &[u32],
+    points: usize,
+) -> (Vec<u64>, Vec<u64>, Vec<Vec<u64>>) {
+    let points = points.max(2);
+    let slot: HashMap<u32, usize> = sites.iter().enumerate().map(|(i, s)| (*s, i)).collect();
+    let mut live: HashMap<u64, (u32, u64)> = HashMap::new();
+    let mut total = 0u64;
+    let mut per = vec![0u64; sites.len()];
+    let (mut ts, mut tot, mut ps) = (vec![0], vec![0], vec![vec![0u64]; sites.len()]);
+    let step = (run.end_time / points as u64).max(1);
+    let mut next = step;
+    let mut peak = 0u64;
+    let push = |t: u64,
+                total: u64,
+                per: &[u64],
+                ts: &mut Vec<u64>,
+                tot: &mut Vec<u64>,
+                ps: &mut Vec<Vec<u64>>| {
+        ts.push(t);
+        tot.push(total);
+        for (i, v) in per.iter().enumerate() {
+            ps[i].push(*v);
+        }
+    };
+    for c in &run.calls {
+        while c.time >= next {
+            push(next, total, &per, &mut ts, &mut tot, &mut ps);
+            next += step;
+        }
+        let freed = match c.op {
+            HeapOp::Free(_) => Some(c.addr),
+            HeapOp::Alloc(_) => c.old.filter(|&o| o != 0),
+        };
+        if let Some((s, size)) = freed.and_then(|a| live.remove(&a)) {
+            total -= size;
+            if let Some(&i) = slot.get(&s) {
+                per[i] -= size;
+            }
+        }
+        if matches!(c.op, HeapOp::Alloc(_)) && c.addr != 0 {
+            if let Some((s, size)) = live.insert(c.addr, (c.stack, c.size)) {
+                total -= size;
+                if let Some(&i) = slot.get(&s) {
+                    per[i] -= size;
+                }
+            }
+            total += c.size;
+            if let Some(&i) = slot.get(&c.stack) {
+                per[i] += c.size;
+            }
+            if total > peak {
+                peak = total;
+                // The peak itself is always drawn.
+                push(c.time, total, &per, &mut ts, &mut tot, &mut ps);
+            }
+        }
+    }
+    push(
+        run.end_time.max(*ts.last().unwrap_or(&0)),
+        total,
+        &per,
+        &mut ts,
+        &mut tot,
+        &mut ps,
+    );
+    (ts, tot, ps)
+}
+
+/// Steve's macro lifetime of each freed block, in percent: its lifetime as
+/// a share of the whole run (all operations, for a trace).
+pub fn macro_lifetimes(run: &HeapRun, report: &HeapReport) -> Vec<f64> {
+    let total = run.end_time.max(1) as f64;
+    report
+        .lives
+        .iter()
+        .filter_map(|l| l.lifetime())
+        .map(|l| 100.0 * l as f64 / total)
+        .collect()
+}
+
+/// The executable a run came from, for symbolization: the first mapping
+/// whose file name matches the command's program.
+pub fn run_exe(run: &HeapRun) -> Option<PathBuf> {
+    let prog = run.command.first()?;
+    Some(PathBuf::from(prog))
+}
+
+/// How a run's stacks read when the tool gives fewer frames than exist:
+/// a note for traced runs.
+pub fn timing_note(run: &HeapRun) -> Option<String> {
+    (!run.timed).then(|| {
+        format!(
+            "these allocations come from the Valgrind {}: times are operations (accesses and \
+             allocator calls), not seconds, and call durations, usable sizes and RSS are not \
+             meaningful under Valgrind, so they are not shown. heap_profile measures them natively.",
+            run.source
+        )
+    })
+}
+
+/// The name of a free kind, for tables.
+pub fn free_kind_name(k: FreeKind) -> &'static str {
+    match k {
+        FreeKind::Free => "free",
+        FreeKind::Delete => "delete",
+        FreeKind::DeleteArray => "delete[]",
+    }
+}
+
+fn write_text(path: &Path, text: &str) -> Result<(), FilterError> {
+    let err = |source| FilterError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    if let Some(d) = path.parent() {
+        std::fs::create_dir_all(d).map_err(err)?;
+    }
+    std::fs::write(path, text).map_err(err)
+}
+
+/// Quotes a CSV field.
+fn csv_field(s: &str) -> String {
+    format!("\"{}\"", s.replace('"', "\"\""))
+}
+
+/// Writes `alloc_sites.csv`: one row per site with every ranking's value
+/// and its backtrace (frames joined with ` <- `).
+pub fn write_sites_csv(path: &Path, rows: &[(SiteStats, String)]) -> Result<(), FilterError> {
+    let mut s = String::from(
+        "site,allocations,bytes,peak_live_bytes,leaked_bytes,leaked_blocks,temporary,in_region,backtrace\n",
+    );
+    for (x, bt) in rows {
+        s.push_str(&format!(
+            "{},{},{},{},{},{},{},{},{}\n",
+            x.stack,
+            x.allocs,
+            x.bytes,
+            x.peak_live,
+            x.live,
+            x.leaked_blocks,
+            x.temporary,
+            x.in_region,
+            csv_field(bt)
+        ));
+    }
+    write_text(path, &s)
+}
+
+/// Writes `heap_size_classes.csv` and, when calls were timed,
+/// `heap_op_times.csv` into `dir`; returns the files written.
+pub fn write_stats_csv(dir: &Path, r: &HeapReport) -> Result<Vec<PathBuf>, FilterError> {
+    let classes = dir.join("heap_size_classes.csv");
+    let mut s = String::from("size_class,allocations,bytes,usable_bytes,frees\n");
+    for (k, c) in r.classes.iter().enumerate().filter(|(_, c)| c.allocs > 0) {
+        s.push_str(&format!(
+            "{},{},{},{},{}\n",
+            size_class_label(k),
+            c.allocs,
+            c.bytes,
+            c.usable,
+            c.frees
+        ));
+    }
+    write_text(&classes, &s)?;
+    let mut out = vec![classes];
+    if !r.times.is_empty() {
+        let times = dir.join("heap_op_times.csv");
+        let mut s = String::from("group,op,calls,median_ns,p99_ns,max_ns\n");
+        for t in &r.times {
+            s.push_str(&format!(
+                "{},{},{},{},{},{}\n",
+                t.group, t.op, t.count, t.median, t.p99, t.max
+            ));
+        }
+        write_text(&times, &s)?;
+        out.push(times);
+    }
+    Ok(out)
+}

@@ -1,0 +1,437 @@
+//! The allocation-side commands: `heap_profile`, `alloc_sites`,
+//! `heap_stats`, `heap_figures`, `lifetime_histogram` and the exports
+//! `export_memtrace` and `export_ops`.
+//!
+//! The analyses live in [`crate::filter::heap`] and
+//! [`crate::filter::export`]; these handlers choose the data, call them and
+//! print. The allocation commands work on the most recent of the native
+//! heap profile (`heap_profile`) and the Valgrind trace (`run_gleipnir`,
+//! `load_trace`), whichever file is newer, and say which they used.
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use super::commands::{figure_options, fmt_table, report_figure};
+use super::session::{CmdResult, Session};
+use super::{Registry, Value};
+use crate::filter::heap::{self, HeapReport, HeapRun, RANKINGS};
+use crate::trace::backtrace::BacktraceSymbolizer;
+use crate::trace::heapprof;
+
+/// The analysed allocator calls of one file, with the file's identity so
+/// a newer file replaces them.
+pub struct HeapState {
+    path: PathBuf,
+    stamp: Option<SystemTime>,
+    /// The calls.
+    pub run: HeapRun,
+    /// What was computed from them.
+    pub report: HeapReport,
+    sym: BacktraceSymbolizer,
+}
+
+fn s(v: impl Into<String>) -> Value {
+    Value::Str(v.into())
+}
+
+fn stamp(p: &Path) -> Option<SystemTime> {
+    std::fs::metadata(p).and_then(|m| m.modified()).ok()
+}
+
+/// Where heap_profile writes the profile.
+pub fn profile_path(st: &Session) -> PathBuf {
+    st.state_dir().join("heap.mvh")
+}
+
+/// The allocator calls of the newest run (native profile or trace).
+fn heap_state(st: &mut Session) -> CmdResult<&mut HeapState> {
+    let prof = profile_path(st);
+    let trace = st.trace_path().ok();
+    let pick = match (prof.is_file().then_some(&prof), trace.as_ref()) {
+        (Some(p), Some(t)) => {
+            if stamp(p) >= stamp(t) {
+                p.clone()
+            } else {
+                t.clone()
+            }
+        }
+        (Some(p), None) => p.clone(),
+        (None, Some(t)) => t.clone(),
+        (None, None) => {
+            return Err(
+                "there is no run to analyse: run heap_profile (native) or run_gleipnir \
+                        (Valgrind) first."
+                    .into(),
+            )
+        }
+    };
+    let fresh = st
+        .heap
+        .as_ref()
+        .is_some_and(|h| h.path == pick && h.stamp == stamp(&pick));
+    if !fresh {
+        let run = if pick == prof {
+            let p = heapprof::read_profile(&pick).map_err(|e| e.to_string())?;
+            HeapRun::from_profile(p, &pick)
+        } else {
+            HeapRun::from_trace(&pick).map_err(|e| e.to_string())?
+        };
+        let report = HeapReport::build(&run);
+        let exe = st.exe.clone();
+        let sym = BacktraceSymbolizer::new(run.maps.clone(), exe.as_deref());
+        st.heap = Some(HeapState {
+            stamp: stamp(&pick),
+            path: pick,
+            run,
+            report,
+            sym,
+        });
+    }
+    Ok(st.heap.as_mut().expect("set above"))
+}
+
+fn say_notes(h: &HeapState) {
+    for n in &h.run.notes {
+        println!("note: {n}");
+    }
+    if let Some(n) = heap::timing_note(&h.run) {
+        println!("note: {n}");
+    }
+}
+
+/// Frames of a stack, as text, without the allocator's own frames.
+fn backtrace(h: &mut HeapState, stack: u32) -> Vec<String> {
+    let ips = h
+        .run
+        .stacks
+        .get(stack as usize)
+        .cloned()
+        .unwrap_or_default();
+    h.sym.backtrace(&ips).iter().map(|f| f.display()).collect()
+}
+
+/// Binds the allocation-side commands.
+pub fn register(r: &mut Registry<Session>) {
+    r.add("heap_profile", |st, _| heap_profile(st));
+    r.add("alloc_sites", |st, a| alloc_sites(st, a));
+    r.add("heap_stats", |st, a| {
+        heap_stats(st, a.iter().any(|x| x == "save"))
+    });
+    r.add("heap_figures", |st, a| heap_figures(st, a));
+    r.add("lifetime_histogram", |st, a| {
+        st.follow_cwd();
+        let save = a.iter().any(|x| x == "save");
+        let opts = figure_options(st, save);
+        let h = heap_state(st)?;
+        say_notes(h);
+        let rep =
+            crate::vis::lifetime_histogram(&h.run, &h.report, &opts).map_err(|e| e.to_string())?;
+        Ok(report_figure(st, &rep))
+    });
+    r.add("export_memtrace", |st, a| {
+        export(st, &a[0], Export::Memtrace)
+    });
+    r.add("export_ops", |st, a| export(st, &a[0], Export::Ops));
+}
+
+fn heap_profile(st: &mut Session) -> CmdResult<Value> {
+    st.follow_cwd();
+    let exe = st
+        .exe
+        .clone()
+        .ok_or("no program is loaded: load_exe PATH (or compile_exe SOURCE.c) first.")?;
+    let out = profile_path(st);
+    let outcome = heapprof::run_profiled(&exe, &st.args, &out).map_err(|e| e.to_string())?;
+    if !out.is_file() {
+        return Err(format!(
+            "{} {} and wrote no heap profile: it may be statically linked (LD_PRELOAD cannot \
+             reach its malloc) or setuid. Link it dynamically (the default of cc).",
+            exe.display(),
+            outcome.describe()
+        ));
+    }
+    let h = heap_state(st)?;
+    let r = &h.report;
+    println!(
+        "heap_profile: {} {}; {} allocations ({} bytes), {} frees, peak {} live bytes, {} bytes in {} blocks \
+         never freed, {} threads, {:.3} s; profile {}.",
+        exe.display(),
+        outcome.describe(),
+        r.allocs,
+        r.bytes,
+        r.frees,
+        r.peak_live.0,
+        r.leaked.0,
+        r.leaked.1,
+        h.run.calls.iter().map(|c| c.tid).max().unwrap_or(0),
+        h.run.end_time as f64 / 1e9,
+        h.path.display()
+    );
+    if !h.run.regions.is_empty() {
+        println!(
+            "{} pinned region(s) marked; {} allocations were made inside them.",
+            h.run.regions.len(),
+            h.run
+                .calls
+                .iter()
+                .filter(|c| c.in_region && matches!(c.op, heapprof::HeapOp::Alloc(_)))
+                .count()
+        );
+    }
+    say_notes(h);
+    Ok(Value::Dict(vec![
+        ("allocations".into(), Value::Int(r.allocs as i64)),
+        ("frees".into(), Value::Int(r.frees as i64)),
+        ("bytes".into(), Value::Int(r.bytes as i64)),
+        ("peak".into(), Value::Int(r.peak_live.0 as i64)),
+        ("leaked".into(), Value::Int(r.leaked.0 as i64)),
+        ("file".into(), s(h.path.display().to_string())),
+    ]))
+}
+
+fn alloc_sites(st: &mut Session, a: &[String]) -> CmdResult<Value> {
+    st.follow_cwd();
+    let save = a.iter().any(|x| x == "save");
+    let n = match a.iter().find(|x| *x != "save") {
+        Some(x) => x
+            .parse::<usize>()
+            .map_err(|_| format!("alloc_sites takes a number of sites, not \"{x}\"."))?,
+        None => 10,
+    };
+    let visinfo = st.visinfo_dir();
+    let h = heap_state(st)?;
+    println!("allocation sites of the {}:", h.run.source);
+    let mut shown: Vec<u32> = Vec::new();
+    for rank in RANKINGS {
+        let top: Vec<(u32, u64)> = h
+            .report
+            .top_sites(n, |x| heap::ranking_value(rank, x))
+            .iter()
+            .map(|x| (x.stack, heap::ranking_value(rank, x)))
+            .collect();
+        let what = match rank {
+            "bytes" => "bytes allocated",
+            "count" => "allocations",
+            "peak" => "peak live bytes",
+            "leaked" => "leaked bytes",
+            _ => "temporary allocations",
+        };
+        if top.is_empty() {
+            println!("by {what}: none");
+            continue;
+        }
+        let rows: Vec<Vec<String>> = top
+            .iter()
+            .map(|&(site, v)| {
+                let first = backtrace(h, site).into_iter().next().unwrap_or_default();
+                vec![format!("#{site}"), v.to_string(), first]
+            })
+            .collect();
+        println!("by {what}:");
+        print!("{}", fmt_table(&["site", what, "allocated at"], &rows));
+        shown.extend(
+            top.iter()
+                .map(|t| t.0)
+                .filter(|t| !shown.contains(t))
+                .collect::<Vec<_>>(),
+        );
+    }
+    let mut out = Vec::new();
+    for &site in &shown {
+        let x = h.report.sites[site as usize].clone();
+        let bt = backtrace(h, site);
+        println!(
+            "site #{site}: {} allocations, {} bytes, peak {} live, {} leaked, {} temporary{}",
+            x.allocs,
+            x.bytes,
+            x.peak_live,
+            x.live,
+            x.temporary,
+            if x.in_region > 0 {
+                format!(", {} inside the pins", x.in_region)
+            } else {
+                String::new()
+            }
+        );
+        for f in &bt {
+            println!("    {f}");
+        }
+        out.push(Value::Dict(vec![
+            ("site".into(), Value::Int(site as i64)),
+            ("allocations".into(), Value::Int(x.allocs as i64)),
+            ("bytes".into(), Value::Int(x.bytes as i64)),
+            ("peak".into(), Value::Int(x.peak_live as i64)),
+            ("leaked".into(), Value::Int(x.live as i64)),
+            ("temporary".into(), Value::Int(x.temporary as i64)),
+            (
+                "backtrace".into(),
+                Value::List(bt.into_iter().map(s).collect()),
+            ),
+        ]));
+    }
+    say_notes(h);
+    if save {
+        let path = visinfo.join("alloc_sites.csv");
+        let sites: Vec<u32> = h
+            .report
+            .top_sites(usize::MAX, |x| x.allocs)
+            .iter()
+            .map(|x| x.stack)
+            .collect();
+        let mut rows = Vec::new();
+        for site in sites {
+            let bt = backtrace(h, site).join(" <- ");
+            rows.push((h.report.sites[site as usize].clone(), bt));
+        }
+        heap::write_sites_csv(&path, &rows).map_err(|e| e.to_string())?;
+        println!("wrote {}", path.display());
+    }
+    Ok(Value::List(out))
+}
+
+fn heap_stats(st: &mut Session, save: bool) -> CmdResult<Value> {
+    st.follow_cwd();
+    let visinfo = st.visinfo_dir();
+    let h = heap_state(st)?;
+    let r = &h.report;
+    println!("heap_stats of the {}:", h.run.source);
+    let rows: Vec<Vec<String>> = r
+        .classes
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.allocs > 0)
+        .map(|(k, c)| {
+            let mut row = vec![
+                heap::size_class_label(k),
+                c.allocs.to_string(),
+                c.bytes.to_string(),
+                c.frees.to_string(),
+            ];
+            if h.run.timed {
+                row.push(c.usable.to_string());
+            }
+            row
+        })
+        .collect();
+    let mut cols = vec!["size class", "allocations", "bytes", "frees"];
+    if h.run.timed {
+        cols.push("usable bytes");
+    }
+    print!("{}", fmt_table(&cols, &rows));
+    println!(
+        "{} allocations, {} frees, {} bytes requested; peak {} live bytes at {} {}; {} temporary.",
+        r.allocs,
+        r.frees,
+        r.bytes,
+        r.peak_live.0,
+        r.peak_live.1,
+        h.run.unit.name(),
+        r.temporary
+    );
+    let mut dict = vec![
+        ("allocations".into(), Value::Int(r.allocs as i64)),
+        ("frees".into(), Value::Int(r.frees as i64)),
+        ("bytes".into(), Value::Int(r.bytes as i64)),
+        ("peak".into(), Value::Int(r.peak_live.0 as i64)),
+    ];
+    if let Some(rss) = r.peak_rss {
+        println!(
+            "peak RSS {} bytes: {:.2}x the peak of live heap bytes (blowup; RSS also holds code, stacks and libraries).",
+            rss,
+            rss as f64 / r.peak_live.0.max(1) as f64
+        );
+        dict.push(("peak_rss".into(), Value::Int(rss as i64)));
+    }
+    if h.run.timed {
+        let (req, usable) = r.fragmentation();
+        println!(
+            "internal fragmentation: {} bytes requested, {} usable (malloc_usable_size): {} bytes ({:.1}%) lost to rounding.",
+            req,
+            usable,
+            usable.saturating_sub(req),
+            100.0 * usable.saturating_sub(req) as f64 / usable.max(1) as f64
+        );
+        dict.push(("usable".into(), Value::Int(usable as i64)));
+        let trows: Vec<Vec<String>> = r
+            .times
+            .iter()
+            .map(|t| {
+                vec![
+                    t.group.clone(),
+                    t.op.to_string(),
+                    t.count.to_string(),
+                    t.median.to_string(),
+                    t.p99.to_string(),
+                    t.max.to_string(),
+                ]
+            })
+            .collect();
+        println!("time per call (ns):");
+        print!(
+            "{}",
+            fmt_table(&["group", "op", "calls", "median", "p99", "max"], &trows)
+        );
+    }
+    say_notes(h);
+    if save {
+        let files = heap::write_stats_csv(&visinfo, r).map_err(|e| e.to_string())?;
+        for f in files {
+            println!("wrote {}", f.display());
+        }
+    }
+    Ok(Value::Dict(dict))
+}
+
+fn heap_figures(st: &mut Session, a: &[String]) -> CmdResult<Value> {
+    st.follow_cwd();
+    let save = a.iter().any(|x| x == "save");
+    let n = match a.iter().find(|x| *x != "save") {
+        Some(x) => x
+            .parse::<usize>()
+            .map_err(|_| format!("heap_figures takes a number of sites, not \"{x}\"."))?,
+        None => 5,
+    };
+    let opts = figure_options(st, save);
+    let h = heap_state(st)?;
+    let top: Vec<u32> = h
+        .report
+        .top_sites(n, |x| x.peak_live)
+        .iter()
+        .map(|x| x.stack)
+        .collect();
+    let labels: Vec<(u32, String)> = top
+        .iter()
+        .map(|&site| {
+            let f = backtrace(h, site).into_iter().next().unwrap_or_default();
+            (site, format!("#{site} {f}"))
+        })
+        .collect();
+    let run = h.run.clone();
+    let report = h.report.clone();
+    let mut frames = |stack: u32| backtrace(h, stack);
+    let rep = crate::vis::heap_figures(&run, &report, &labels, &mut frames, &opts)
+        .map_err(|e| e.to_string())?;
+    Ok(report_figure(st, &rep))
+}
+
+enum Export {
+    Memtrace,
+    Ops,
+}
+
+fn export(st: &mut Session, file: &str, what: Export) -> CmdResult<Value> {
+    st.follow_cwd();
+    let trace = st.trace_path()?;
+    let out = if Path::new(file).is_absolute() {
+        PathBuf::from(file)
+    } else {
+        st.work_dir.join(file)
+    };
+    use crate::filter::export as ex;
+    let summary = match what {
+        Export::Memtrace => ex::export_memtrace(&trace, &out),
+        Export::Ops => ex::export_ops(&trace, &out),
+    }
+    .map_err(|e| e.to_string())?;
+    println!("{summary}");
+    Ok(s(out.display().to_string()))
+}

@@ -1,0 +1,1089 @@
+/*
+ * mv_heap.c: mapvis's native heap profiler, loaded with LD_PRELOAD.
+ *
+ * It wraps malloc, calloc, realloc, free, memalign, posix_memalign,
+ * aligned_alloc, valloc, pvalloc and every C++ operator new and delete
+ * (plain, array, nothrow, sized, aligned), and records each call with its
+ * address, size, usable size (malloc_usable_size), thread, timestamp
+ * (rdtsc), the call's own duration (rdtsc around the real allocator only)
+ * and, for allocations, the call stack's return addresses.
+ *
+ * Design (the low-latency layout of the Heapprof thesis):
+ *   - Each thread appends fixed-size records to its own 256 KiB chunk. No
+ *     lock and no atomic read-modify-write is taken on the allocation path:
+ *     a full chunk is handed to the collector through a single-producer,
+ *     single-consumer ring, and empty chunks come back through another.
+ *   - Stacks are walked with frame pointers, bounded to the thread's own
+ *     stack (every read stays between the current frame and the top of the
+ *     stack, and frames must grow upwards), and interned per thread in an
+ *     open-addressing table keyed by a 64-bit hash of the return addresses;
+ *     a new stack takes a global id with one atomic increment and is
+ *     written once, before its first use.
+ *   - A collector thread drains the rings every millisecond, encodes the
+ *     records compactly (LEB128 deltas, docs/heap-profile-format.md) into
+ *     the output file and samples the resident set size (/proc/self/statm)
+ *     every 10 ms.
+ *   - GL_START / GL_STOP of pins/gleipnir.h call mapvis_heap_pin() (a weak
+ *     symbol there, so a no-op without this library): a region mark.
+ *
+ * Environment: MAPVIS_HEAP_OUT=FILE turns recording on (it is removed from
+ * the environment, so programs the profiled one starts are not profiled);
+ * MAPVIS_HEAP_DEPTH=N keeps N return addresses (default 16, at most 62).
+ * A forked child that does not exec stops recording.
+ *
+ * This file is part of mapvis (GPL-2.0-or-later).
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <x86intrin.h>
+
+#define EXPORT __attribute__((visibility("default")))
+#define TLS __thread __attribute__((tls_model("initial-exec")))
+#define LIKELY(x) __builtin_expect(!!(x), 1)
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/*--------------------------------------------------------------------*/
+/*--- Record kinds (shared with docs/heap-profile-format.md)       ---*/
+/*--------------------------------------------------------------------*/
+
+enum {
+   K_MALLOC = 1, K_CALLOC = 2, K_REALLOC = 3, K_MEMALIGN = 4,
+   K_NEW = 5, K_NEW_ARRAY = 6,
+   K_FREE = 17, K_DELETE = 18, K_DELETE_ARRAY = 19,
+   K_REGION = 32, K_STACK = 33
+};
+
+enum {
+   R_THREAD = 1, R_STACK = 2, R_ALLOC = 3, R_FREE = 4, R_REALLOC = 5,
+   R_RSS = 6, R_REGION = 7, R_MAP = 8, R_FOOTER = 9, R_END = 0
+};
+
+#define FORMAT_VERSION 1
+#define MAX_DEPTH 62
+#define CHUNK_BYTES (256u * 1024u)
+#define RING 64u
+
+/* One recorded call, as the thread writes it (48 bytes). A K_STACK record
+ * is followed by `size` return addresses in the next 8-byte words. */
+struct rec {
+   uint64_t tsc;   /* rdtsc before the real call */
+   uint64_t addr;  /* block returned / freed */
+   uint64_t size;  /* requested bytes; frame count of K_STACK; 1/0 for K_REGION */
+   uint64_t aux;   /* old address for realloc */
+   uint32_t stack; /* interned stack id (0: none) */
+   uint32_t dur;   /* ticks spent in the real call */
+   uint32_t kind;
+   uint32_t pad;   /* usable size minus size */
+};
+
+struct chunk {
+   uint32_t used; /* bytes of data in use */
+   uint32_t pad;
+   uint8_t data[CHUNK_BYTES];
+};
+
+/* A thread's state. Fields above `coll_*` are the thread's; the rings are
+ * shared with the collector (single producer, single consumer each). */
+struct tstate {
+   struct tstate *next_all;
+   uint32_t tid, os_tid;
+   uintptr_t stack_hi;
+   struct chunk *cur;
+   uint64_t *tab_keys;
+   uint32_t *tab_ids;
+   uint32_t tab_cap, tab_used;
+   _Atomic uint32_t full_head, full_tail;
+   struct chunk *full[RING];
+   _Atomic uint32_t free_head, free_tail;
+   struct chunk *freeq[RING];
+   _Atomic int exited;
+   /* collector-only encoding state */
+   uint64_t coll_tsc, coll_addr;
+   int coll_done;
+};
+
+/*--------------------------------------------------------------------*/
+/*--- Globals                                                      ---*/
+/*--------------------------------------------------------------------*/
+
+typedef void *(*malloc_fn)(size_t);
+typedef void *(*calloc_fn)(size_t, size_t);
+typedef void *(*realloc_fn)(void *, size_t);
+typedef void (*free_fn)(void *);
+typedef void *(*memalign_fn)(size_t, size_t);
+typedef int (*posix_memalign_fn)(void **, size_t, size_t);
+typedef size_t (*usable_fn)(void *);
+typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *,
+                                 void *(*)(void *), void *);
+
+static malloc_fn real_malloc, real_valloc, real_pvalloc;
+static calloc_fn real_calloc;
+static realloc_fn real_realloc;
+static free_fn real_free;
+static memalign_fn real_memalign, real_aligned_alloc;
+static posix_memalign_fn real_posix_memalign;
+static usable_fn real_usable;
+static pthread_create_fn real_pthread_create;
+
+static int enabled;                 /* recording on */
+static _Atomic int stopping;        /* set at exit: pass through */
+static int out_fd = -1;
+static unsigned depth = 16;
+static _Atomic uint32_t next_tid = 1;
+static _Atomic uint32_t next_stack = 1;
+static _Atomic(struct tstate *) all_threads;
+static pthread_key_t exit_key;
+static pthread_t collector;
+static _Atomic int collector_stop;
+static uint64_t tsc0, mono0;
+extern void *__libc_stack_end;
+
+static TLS struct tstate *ts;      /* (struct tstate *)1: thread has exited */
+static TLS int in_hook;            /* inside a wrapper: nested calls pass through */
+static TLS uintptr_t tls_stack_hi; /* set by the pthread_create trampoline */
+
+/* Bootstrap arena: dlsym may allocate before the real functions are known. */
+static char boot_arena[64 * 1024] __attribute__((aligned(64)));
+static size_t boot_used;
+static int resolving;
+
+static int in_boot(const void *p)
+{
+   return (const char *)p >= boot_arena && (const char *)p < boot_arena + sizeof boot_arena;
+}
+
+static void *boot_alloc(size_t n)
+{
+   size_t at = (boot_used + 15) & ~(size_t)15;
+   if (at + n > sizeof boot_arena)
+      return NULL;
+   boot_used = at + n;
+   return boot_arena + at;
+}
+
+static uint64_t mono_ns(void)
+{
+   struct timespec t;
+   clock_gettime(CLOCK_MONOTONIC, &t);
+   return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/*--------------------------------------------------------------------*/
+/*--- Resolving the real functions                                 ---*/
+/*--------------------------------------------------------------------*/
+
+static void resolve(void)
+{
+   if (real_malloc || resolving)
+      return;
+   resolving = 1;
+   real_calloc = (calloc_fn)dlsym(RTLD_NEXT, "calloc");
+   real_realloc = (realloc_fn)dlsym(RTLD_NEXT, "realloc");
+   real_free = (free_fn)dlsym(RTLD_NEXT, "free");
+   real_memalign = (memalign_fn)dlsym(RTLD_NEXT, "memalign");
+   real_aligned_alloc = (memalign_fn)dlsym(RTLD_NEXT, "aligned_alloc");
+   real_posix_memalign = (posix_memalign_fn)dlsym(RTLD_NEXT, "posix_memalign");
+   real_valloc = (malloc_fn)dlsym(RTLD_NEXT, "valloc");
+   real_pvalloc = (malloc_fn)dlsym(RTLD_NEXT, "pvalloc");
+   real_usable = (usable_fn)dlsym(RTLD_NEXT, "malloc_usable_size");
+   real_pthread_create = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
+   real_malloc = (malloc_fn)dlsym(RTLD_NEXT, "malloc");
+   resolving = 0;
+}
+
+/*--------------------------------------------------------------------*/
+/*--- Per-thread buffers                                           ---*/
+/*--------------------------------------------------------------------*/
+
+static void *map_pages(size_t n)
+{
+   void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+   return p == MAP_FAILED ? NULL : p;
+}
+
+static struct chunk *take_chunk(struct tstate *t)
+{
+   uint32_t tail = atomic_load_explicit(&t->free_tail, memory_order_relaxed);
+   if (tail != atomic_load_explicit(&t->free_head, memory_order_acquire)) {
+      struct chunk *c = t->freeq[tail % RING];
+      atomic_store_explicit(&t->free_tail, tail + 1, memory_order_release);
+      c->used = 0;
+      return c;
+   }
+   struct chunk *c = map_pages(sizeof(struct chunk));
+   if (c)
+      c->used = 0;
+   return c;
+}
+
+/* Hands the current chunk to the collector; waits while its ring is full. */
+static void hand_over(struct tstate *t)
+{
+   struct chunk *c = t->cur;
+   t->cur = NULL;
+   if (!c)
+      return;
+   uint32_t head = atomic_load_explicit(&t->full_head, memory_order_relaxed);
+   while (head - atomic_load_explicit(&t->full_tail, memory_order_acquire) >= RING)
+      sched_yield();
+   t->full[head % RING] = c;
+   atomic_store_explicit(&t->full_head, head + 1, memory_order_release);
+}
+
+static void thread_gone(void *arg)
+{
+   struct tstate *t = arg;
+   in_hook++;
+   hand_over(t);
+   atomic_store_explicit(&t->exited, 1, memory_order_release);
+   ts = (struct tstate *)1;
+   in_hook--;
+}
+
+static struct tstate *new_thread(void)
+{
+   struct tstate *t = map_pages(sizeof(struct tstate));
+   if (!t)
+      return NULL;
+   t->tid = atomic_fetch_add(&next_tid, 1);
+   t->os_tid = (uint32_t)syscall(SYS_gettid);
+   t->stack_hi = tls_stack_hi;
+   if (t->tid == 1 && !t->stack_hi)
+      t->stack_hi = (uintptr_t)__libc_stack_end;
+   t->tab_cap = 1u << 12;
+   t->tab_keys = map_pages(t->tab_cap * sizeof(uint64_t));
+   t->tab_ids = map_pages(t->tab_cap * sizeof(uint32_t));
+   t->coll_tsc = tsc0;
+   struct tstate *head = atomic_load(&all_threads);
+   do {
+      t->next_all = head;
+   } while (!atomic_compare_exchange_weak(&all_threads, &head, t));
+   pthread_setspecific(exit_key, t);
+   return t;
+}
+
+static inline void *reserve(struct tstate *t, uint32_t bytes)
+{
+   if (UNLIKELY(!t->cur || t->cur->used + bytes > CHUNK_BYTES)) {
+      hand_over(t);
+      t->cur = take_chunk(t);
+      if (!t->cur)
+         return NULL;
+   }
+   void *p = t->cur->data + t->cur->used;
+   t->cur->used += bytes;
+   return p;
+}
+
+/*--------------------------------------------------------------------*/
+/*--- Stacks                                                       ---*/
+/*--------------------------------------------------------------------*/
+
+/* Return addresses starting at the wrapper's frame `fp`: [fp+8] is the
+ * wrapper's return address; saved frame pointers are followed while they
+ * stay inside the thread's stack and grow upwards. */
+static unsigned walk(uintptr_t fp, uintptr_t hi, uint64_t *out)
+{
+   unsigned n = 0;
+   uintptr_t lo = fp;
+   if (!hi || hi <= lo || hi - lo > (64u << 20))
+      hi = lo + 16; /* unknown stack: the first frame only */
+   while (n < depth && fp >= lo && fp + 16 <= hi && (fp & 7) == 0) {
+      uint64_t ret = ((uint64_t *)fp)[1];
+      if (!ret)
+         break;
+      out[n++] = ret;
+      uintptr_t next = ((uintptr_t *)fp)[0];
+      if (next <= fp)
+         break;
+      fp = next;
+   }
+   return n;
+}
+
+static uint64_t hash_frames(const uint64_t *f, unsigned n)
+{
+   uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+   for (unsigned i = 0; i < n; i++) {
+      h ^= f[i];
+      h *= 0xff51afd7ed558ccdull;
+      h ^= h >> 32;
+   }
+   return h | 1; /* 0 marks an empty slot */
+}
+
+static int grow_table(struct tstate *t)
+{
+   uint32_t cap = t->tab_cap * 2;
+   uint64_t *keys = map_pages(cap * sizeof(uint64_t));
+   uint32_t *ids = map_pages(cap * sizeof(uint32_t));
+   if (!keys || !ids)
+      return 0;
+   for (uint32_t i = 0; i < t->tab_cap; i++) {
+      if (!t->tab_keys[i])
+         continue;
+      uint32_t j = (uint32_t)t->tab_keys[i] & (cap - 1);
+      while (keys[j])
+         j = (j + 1) & (cap - 1);
+      keys[j] = t->tab_keys[i];
+      ids[j] = t->tab_ids[i];
+   }
+   munmap(t->tab_keys, t->tab_cap * sizeof(uint64_t));
+   munmap(t->tab_ids, t->tab_cap * sizeof(uint32_t));
+   t->tab_keys = keys;
+   t->tab_ids = ids;
+   t->tab_cap = cap;
+   return 1;
+}
+
+/* The id of the stack at `fp`, writing a K_STACK record the first time. */
+static uint32_t intern(struct tstate *t, uintptr_t fp)
+{
+   uint64_t frames[MAX_DEPTH];
+   unsigned n = walk(fp, t->stack_hi, frames);
+   if (!t->tab_keys)
+      return 0;
+   uint64_t h = hash_frames(frames, n);
+   uint32_t mask = t->tab_cap - 1, j = (uint32_t)h & mask;
+   while (t->tab_keys[j]) {
+      if (t->tab_keys[j] == h)
+         return t->tab_ids[j];
+      j = (j + 1) & mask;
+   }
+   uint32_t id = atomic_fetch_add_explicit(&next_stack, 1, memory_order_relaxed);
+   struct rec *r = reserve(t, sizeof(struct rec) + n * 8);
+   if (!r)
+      return 0;
+   r->kind = K_STACK;
+   r->size = n;
+   r->stack = id;
+   memcpy(r + 1, frames, n * 8);
+   t->tab_keys[j] = h;
+   t->tab_ids[j] = id;
+   if (++t->tab_used * 2 > t->tab_cap)
+      grow_table(t);
+   return id;
+}
+
+/*--------------------------------------------------------------------*/
+/*--- Recording                                                    ---*/
+/*--------------------------------------------------------------------*/
+
+static inline struct tstate *me(void)
+{
+   struct tstate *t = ts;
+   if (LIKELY((uintptr_t)t > 1))
+      return t;
+   if (t || !enabled || atomic_load_explicit(&stopping, memory_order_relaxed))
+      return NULL;
+   in_hook++;
+   t = ts = new_thread();
+   in_hook--;
+   return t;
+}
+
+static void record(uint32_t kind, uint64_t tsc, uint64_t dur, void *addr, uint64_t size,
+                   uint64_t aux, uint64_t usable_size, uintptr_t fp)
+{
+   struct tstate *t = me();
+   if (!t)
+      return;
+   in_hook++;
+   uint32_t stack = fp ? intern(t, fp) : 0;
+   struct rec *r = reserve(t, sizeof(struct rec));
+   if (r) {
+      r->tsc = tsc;
+      r->addr = (uint64_t)addr;
+      r->size = size;
+      r->aux = aux;
+      r->stack = stack;
+      r->dur = dur > 0xffffffffu ? 0xffffffffu : (uint32_t)dur;
+      r->kind = kind;
+      uint64_t slack = usable_size > size ? usable_size - size : 0;
+      r->pad = slack > 0xffffffffu ? 0xffffffffu : (uint32_t)slack;
+   }
+   in_hook--;
+}
+
+/* True when this call should be recorded. */
+#define ACTIVE() (LIKELY(enabled) && !in_hook && !atomic_load_explicit(&stopping, memory_order_relaxed))
+
+static inline uint64_t usable(void *p)
+{
+   return p && real_usable ? real_usable(p) : 0;
+}
+
+#define FP() ((uintptr_t)__builtin_frame_address(0))
+
+/*--------------------------------------------------------------------*/
+/*--- The C allocator                                              ---*/
+/*--------------------------------------------------------------------*/
+
+EXPORT void *malloc(size_t n)
+{
+   if (UNLIKELY(!real_malloc)) {
+      resolve();
+      if (!real_malloc)
+         return boot_alloc(n);
+   }
+   if (!ACTIVE())
+      return real_malloc(n);
+   in_hook++;
+   uint64_t t0 = __rdtsc();
+   void *p = real_malloc(n);
+   uint64_t t1 = __rdtsc();
+   uint64_t u = usable(p);
+   in_hook--;
+   if (p)
+      record(K_MALLOC, t0, t1 - t0, p, n, 0, u, FP());
+   return p;
+}
+
+EXPORT void *calloc(size_t k, size_t n)
+{
+   if (UNLIKELY(!real_calloc)) {
+      resolve();
+      if (!real_calloc) {
+         void *p = boot_alloc(k * n);
+         return p; /* the arena is zeroed */
+      }
+   }
+   if (!ACTIVE())
+      return real_calloc(k, n);
+   in_hook++;
+   uint64_t t0 = __rdtsc();
+   void *p = real_calloc(k, n);
+   uint64_t t1 = __rdtsc();
+   uint64_t u = usable(p);
+   in_hook--;
+   if (p)
+      record(K_CALLOC, t0, t1 - t0, p, (uint64_t)k * n, 0, u, FP());
+   return p;
+}
+
+EXPORT void *realloc(void *old, size_t n)
+{
+   if (UNLIKELY(in_boot(old) || !real_realloc)) {
+      resolve();
+      void *p = malloc(n);
+      if (p && old) {
+         size_t room = (size_t)(boot_arena + sizeof boot_arena - (char *)old);
+         memcpy(p, old, n < room ? n : room);
+      }
+      return p;
+   }
+   if (!ACTIVE())
+      return real_realloc(old, n);
+   in_hook++;
+   uint64_t t0 = __rdtsc();
+   void *p = real_realloc(old, n);
+   uint64_t t1 = __rdtsc();
+   uint64_t u = usable(p);
+   in_hook--;
+   if (p || (old && n == 0))
+      record(K_REALLOC, t0, t1 - t0, p, p ? n : 0, (uint64_t)old, u, FP());
+   return p;
+}
+
+EXPORT void free(void *p)
+{
+   if (UNLIKELY(!p || in_boot(p)))
+      return;
+   if (UNLIKELY(!real_free))
+      resolve();
+   if (!ACTIVE()) {
+      real_free(p);
+      return;
+   }
+   in_hook++;
+   uint64_t t0 = __rdtsc();
+   real_free(p);
+   uint64_t t1 = __rdtsc();
+   in_hook--;
+   record(K_FREE, t0, t1 - t0, p, 0, 0, 0, 0);
+}
+
+static inline __attribute__((always_inline)) void *aligned_common(memalign_fn fn, size_t al, size_t n, uintptr_t fp)
+{
+   if (UNLIKELY(!real_malloc))
+      resolve();
+   if (!ACTIVE())
+      return fn(al, n);
+   in_hook++;
+   uint64_t t0 = __rdtsc();
+   void *p = fn(al, n);
+   uint64_t t1 = __rdtsc();
+   uint64_t u = usable(p);
+   in_hook--;
+   if (p)
+      record(K_MEMALIGN, t0, t1 - t0, p, n, 0, u, fp);
+   return p;
+}
+
+EXPORT void *memalign(size_t al, size_t n)
+{
+   if (UNLIKELY(!real_memalign))
+      resolve();
+   return aligned_common(real_memalign, al, n, FP());
+}
+
+EXPORT void *aligned_alloc(size_t al, size_t n)
+{
+   if (UNLIKELY(!real_aligned_alloc))
+      resolve();
+   return aligned_common(real_aligned_alloc, al, n, FP());
+}
+
+EXPORT int posix_memalign(void **out, size_t al, size_t n)
+{
+   if (UNLIKELY(!real_posix_memalign))
+      resolve();
+   if (!ACTIVE())
+      return real_posix_memalign(out, al, n);
+   in_hook++;
+   uint64_t t0 = __rdtsc();
+   int rc = real_posix_memalign(out, al, n);
+   uint64_t t1 = __rdtsc();
+   uint64_t u = rc == 0 ? usable(*out) : 0;
+   in_hook--;
+   if (rc == 0)
+      record(K_MEMALIGN, t0, t1 - t0, *out, n, 0, u, FP());
+   return rc;
+}
+
+static inline __attribute__((always_inline)) void *valloc_common(malloc_fn fn, size_t n, uintptr_t fp)
+{
+   if (!ACTIVE())
+      return fn(n);
+   in_hook++;
+   uint64_t t0 = __rdtsc();
+   void *p = fn(n);
+   uint64_t t1 = __rdtsc();
+   uint64_t u = usable(p);
+   in_hook--;
+   if (p)
+      record(K_MEMALIGN, t0, t1 - t0, p, n, 0, u, fp);
+   return p;
+}
+
+EXPORT void *valloc(size_t n)
+{
+   if (UNLIKELY(!real_valloc))
+      resolve();
+   return valloc_common(real_valloc, n, FP());
+}
+
+EXPORT void *pvalloc(size_t n)
+{
+   if (UNLIKELY(!real_pvalloc))
+      resolve();
+   return valloc_common(real_pvalloc, n, FP());
+}
+
+/*--------------------------------------------------------------------*/
+/*--- C++ operator new and delete                                  ---*/
+/*--------------------------------------------------------------------*/
+
+/* The real operators live in libstdc++, loaded after this library; each is
+ * looked up on first use. With -fexceptions a std::bad_alloc unwinds
+ * through the wrapper, and the cleanup handler restores in_hook. */
+static void leave_hook(int *unused)
+{
+   (void)unused;
+   in_hook--;
+}
+
+typedef void *(*new_fn)(size_t);
+typedef void *(*new_al_fn)(size_t, size_t);
+typedef void *(*new_nt_fn)(size_t, const void *);
+typedef void *(*new_al_nt_fn)(size_t, size_t, const void *);
+typedef void (*del_fn)(void *);
+typedef void (*del_sz_fn)(void *, size_t);
+typedef void (*del_al_fn)(void *, size_t);
+typedef void (*del_sz_al_fn)(void *, size_t, size_t);
+typedef void (*del_al_nt_fn)(void *, size_t, const void *);
+
+static void *next_sym(void **slot, const char *name)
+{
+   void *f = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+   if (!f) {
+      f = dlsym(RTLD_NEXT, name);
+      __atomic_store_n(slot, f, __ATOMIC_RELEASE);
+   }
+   return f;
+}
+
+/* Defines an operator new wrapper: NAME(PARAMS) calls the next NAME with
+ * ARGS; SIZE is the requested size. */
+#define NEW_WRAPPER(NAME, KIND, TYPE, PARAMS, ARGS, SIZE)                             \
+   EXPORT void *NAME PARAMS                                                          \
+   {                                                                                 \
+      static void *slot;                                                             \
+      TYPE f = (TYPE)next_sym(&slot, #NAME);                                         \
+      if (!ACTIVE())                                                                 \
+         return f ARGS;                                                              \
+      void *p;                                                                       \
+      uint64_t t0, t1, u;                                                            \
+      {                                                                              \
+         int guard __attribute__((cleanup(leave_hook))) = in_hook++;                 \
+         (void)guard;                                                                \
+         t0 = __rdtsc();                                                             \
+         p = f ARGS;                                                                 \
+         t1 = __rdtsc();                                                             \
+         u = usable(p);                                                              \
+      }                                                                              \
+      if (p)                                                                         \
+         record(KIND, t0, t1 - t0, p, SIZE, 0, u, FP());                                \
+      return p;                                                                      \
+   }
+
+NEW_WRAPPER(_Znwm, K_NEW, new_fn, (size_t n), (n), n)
+NEW_WRAPPER(_Znam, K_NEW_ARRAY, new_fn, (size_t n), (n), n)
+NEW_WRAPPER(_ZnwmRKSt9nothrow_t, K_NEW, new_nt_fn, (size_t n, const void *nt), (n, nt), n)
+NEW_WRAPPER(_ZnamRKSt9nothrow_t, K_NEW_ARRAY, new_nt_fn, (size_t n, const void *nt), (n, nt), n)
+NEW_WRAPPER(_ZnwmSt11align_val_t, K_NEW, new_al_fn, (size_t n, size_t al), (n, al), n)
+NEW_WRAPPER(_ZnamSt11align_val_t, K_NEW_ARRAY, new_al_fn, (size_t n, size_t al), (n, al), n)
+NEW_WRAPPER(_ZnwmSt11align_val_tRKSt9nothrow_t, K_NEW, new_al_nt_fn,
+            (size_t n, size_t al, const void *nt), (n, al, nt), n)
+NEW_WRAPPER(_ZnamSt11align_val_tRKSt9nothrow_t, K_NEW_ARRAY, new_al_nt_fn,
+            (size_t n, size_t al, const void *nt), (n, al, nt), n)
+
+/* Defines an operator delete wrapper. */
+#define DELETE_WRAPPER(NAME, KIND, TYPE, PARAMS, ARGS)                                \
+   EXPORT void NAME PARAMS                                                           \
+   {                                                                                 \
+      static void *slot;                                                             \
+      TYPE f = (TYPE)next_sym(&slot, #NAME);                                         \
+      if (!p)                                                                        \
+         return;                                                                     \
+      if (!ACTIVE()) {                                                               \
+         f ARGS;                                                                     \
+         return;                                                                     \
+      }                                                                              \
+      in_hook++;                                                                     \
+      uint64_t t0 = __rdtsc();                                                       \
+      f ARGS;                                                                        \
+      uint64_t t1 = __rdtsc();                                                       \
+      in_hook--;                                                                     \
+      record(KIND, t0, t1 - t0, p, 0, 0, 0, 0);                                         \
+   }
+
+DELETE_WRAPPER(_ZdlPv, K_DELETE, del_fn, (void *p), (p))
+DELETE_WRAPPER(_ZdaPv, K_DELETE_ARRAY, del_fn, (void *p), (p))
+DELETE_WRAPPER(_ZdlPvm, K_DELETE, del_sz_fn, (void *p, size_t n), (p, n))
+DELETE_WRAPPER(_ZdaPvm, K_DELETE_ARRAY, del_sz_fn, (void *p, size_t n), (p, n))
+DELETE_WRAPPER(_ZdlPvSt11align_val_t, K_DELETE, del_al_fn, (void *p, size_t al), (p, al))
+DELETE_WRAPPER(_ZdaPvSt11align_val_t, K_DELETE_ARRAY, del_al_fn, (void *p, size_t al), (p, al))
+DELETE_WRAPPER(_ZdlPvmSt11align_val_t, K_DELETE, del_sz_al_fn, (void *p, size_t n, size_t al),
+               (p, n, al))
+DELETE_WRAPPER(_ZdaPvmSt11align_val_t, K_DELETE_ARRAY, del_sz_al_fn,
+               (void *p, size_t n, size_t al), (p, n, al))
+DELETE_WRAPPER(_ZdlPvRKSt9nothrow_t, K_DELETE, del_sz_fn, (void *p, size_t nt), (p, nt))
+DELETE_WRAPPER(_ZdaPvRKSt9nothrow_t, K_DELETE_ARRAY, del_sz_fn, (void *p, size_t nt), (p, nt))
+DELETE_WRAPPER(_ZdlPvSt11align_val_tRKSt9nothrow_t, K_DELETE, del_al_nt_fn,
+               (void *p, size_t al, const void *nt), (p, al, nt))
+DELETE_WRAPPER(_ZdaPvSt11align_val_tRKSt9nothrow_t, K_DELETE_ARRAY, del_al_nt_fn,
+               (void *p, size_t al, const void *nt), (p, al, nt))
+
+/*--------------------------------------------------------------------*/
+/*--- Threads and pins                                             ---*/
+/*--------------------------------------------------------------------*/
+
+struct start_args {
+   void *(*fn)(void *);
+   void *arg;
+};
+
+static void *trampoline(void *p)
+{
+   struct start_args a = *(struct start_args *)p;
+   in_hook++;
+   real_free(p);
+   in_hook--;
+   /* Frames above this one belong to libc's thread start: stop here. */
+   tls_stack_hi = FP() + 16;
+   void *r = a.fn(a.arg);
+   __asm__ volatile("" ::: "memory"); /* keep this frame: no tail call */
+   return r;
+}
+
+EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *),
+                          void *arg)
+{
+   if (UNLIKELY(!real_pthread_create))
+      resolve();
+   if (!enabled)
+      return real_pthread_create(th, attr, fn, arg);
+   in_hook++;
+   struct start_args *a = real_malloc(sizeof *a);
+   in_hook--;
+   if (!a)
+      return EAGAIN;
+   a->fn = fn;
+   a->arg = arg;
+   int rc = real_pthread_create(th, attr, trampoline, a);
+   if (rc) {
+      in_hook++;
+      real_free(a);
+      in_hook--;
+   }
+   return rc;
+}
+
+/* Called by GL_START (1) and GL_STOP (0) of pins/gleipnir.h. */
+EXPORT void mapvis_heap_pin(int start)
+{
+   if (!ACTIVE())
+      return;
+   record(K_REGION, __rdtsc(), 0, NULL, start ? 1 : 0, 0, 0, 0);
+}
+
+/*--------------------------------------------------------------------*/
+/*--- The collector: encoding and writing                          ---*/
+/*--------------------------------------------------------------------*/
+
+static uint8_t obuf[1 << 20];
+static size_t olen;
+
+static void out_flush(void)
+{
+   size_t off = 0;
+   while (off < olen) {
+      ssize_t w = write(out_fd, obuf + off, olen - off);
+      if (w < 0 && errno == EINTR)
+         continue;
+      if (w <= 0)
+         break; /* disk full: the reader sees a truncated profile */
+      off += (size_t)w;
+   }
+   olen = 0;
+}
+
+static void need(size_t n)
+{
+   if (olen + n > sizeof obuf)
+      out_flush();
+}
+
+static void put_u8(uint8_t b)
+{
+   obuf[olen++] = b;
+}
+
+static void put_uv(uint64_t v)
+{
+   while (v >= 0x80) {
+      obuf[olen++] = (uint8_t)(v | 0x80);
+      v >>= 7;
+   }
+   obuf[olen++] = (uint8_t)v;
+}
+
+static void put_sv(int64_t v)
+{
+   put_uv(((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
+}
+
+static void put_str(const char *s, size_t n)
+{
+   if (n > 4000)
+      n = 4000;
+   need(n + 16);
+   put_uv(n);
+   memcpy(obuf + olen, s, n);
+   olen += n;
+}
+
+static struct tstate *coll_current;
+
+static void encode_chunk(struct tstate *t, const struct chunk *c)
+{
+   uint32_t off = 0;
+   if (coll_current != t) {
+      need(32);
+      put_uv(R_THREAD);
+      put_uv(t->tid);
+      put_uv(t->os_tid);
+      coll_current = t;
+   }
+   while (off + sizeof(struct rec) <= c->used) {
+      const struct rec *r = (const struct rec *)(c->data + off);
+      off += sizeof(struct rec);
+      need(128 + (r->kind == K_STACK ? r->size * 10 : 0));
+      if (r->kind == K_STACK) {
+         put_uv(R_STACK);
+         put_uv(r->stack);
+         put_uv(r->size);
+         for (uint64_t i = 0; i < r->size; i++)
+            put_uv(((const uint64_t *)(r + 1))[i]);
+         off += (uint32_t)r->size * 8;
+         continue;
+      }
+      int64_t dt = (int64_t)(r->tsc - t->coll_tsc);
+      t->coll_tsc = r->tsc;
+      if (r->kind == K_REGION) {
+         put_uv(R_REGION);
+         put_sv(dt);
+         put_u8((uint8_t)r->size);
+         continue;
+      }
+      int64_t da = (int64_t)(r->addr - t->coll_addr);
+      if (r->addr)
+         t->coll_addr = r->addr;
+      if (r->kind >= K_FREE) {
+         put_uv(R_FREE);
+         put_u8((uint8_t)(r->kind - 16));
+         put_sv(dt);
+         put_uv(r->dur);
+         put_sv(da);
+      } else if (r->kind == K_REALLOC) {
+         put_uv(R_REALLOC);
+         put_sv(dt);
+         put_uv(r->dur);
+         put_sv(r->addr ? da : 0);
+         put_uv(r->addr ? 1 : 0);
+         put_sv((int64_t)(r->aux - r->addr));
+         put_uv(r->size);
+         put_uv(r->pad);
+         put_uv(r->stack);
+      } else {
+         put_uv(R_ALLOC);
+         put_u8((uint8_t)r->kind);
+         put_sv(dt);
+         put_uv(r->dur);
+         put_sv(da);
+         put_uv(r->size);
+         put_uv(r->pad);
+         put_uv(r->stack);
+      }
+   }
+}
+
+/* Drains every thread's ring; returns whether anything was written. */
+static int drain(void)
+{
+   int did = 0;
+   for (struct tstate *t = atomic_load(&all_threads); t; t = t->next_all) {
+      if (t->coll_done)
+         continue;
+      int exited = atomic_load_explicit(&t->exited, memory_order_acquire);
+      uint32_t tail = atomic_load_explicit(&t->full_tail, memory_order_relaxed);
+      while (tail != atomic_load_explicit(&t->full_head, memory_order_acquire)) {
+         struct chunk *c = t->full[tail % RING];
+         encode_chunk(t, c);
+         atomic_store_explicit(&t->full_tail, ++tail, memory_order_release);
+         uint32_t fh = atomic_load_explicit(&t->free_head, memory_order_relaxed);
+         if (!exited && fh - atomic_load_explicit(&t->free_tail, memory_order_acquire) < RING) {
+            t->freeq[fh % RING] = c;
+            atomic_store_explicit(&t->free_head, fh + 1, memory_order_release);
+         } else {
+            munmap(c, sizeof *c);
+         }
+         did = 1;
+      }
+      if (exited) {
+         t->coll_done = 1; /* its last chunk was handed over before `exited` */
+      }
+   }
+   return did;
+}
+
+static void sample_rss(void)
+{
+   static int fd = -2;
+   char buf[128];
+   if (fd == -2)
+      fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+   if (fd < 0)
+      return;
+   ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+   if (n <= 0)
+      return;
+   buf[n] = 0;
+   const char *s = buf;
+   while (*s && *s != ' ')
+      s++;
+   uint64_t pages = 0;
+   while (*s == ' ')
+      s++;
+   while (*s >= '0' && *s <= '9')
+      pages = pages * 10 + (uint64_t)(*s++ - '0');
+   need(32);
+   put_uv(R_RSS);
+   put_uv(__rdtsc());
+   put_uv(pages * (uint64_t)sysconf(_SC_PAGESIZE));
+}
+
+static void *collect(void *unused)
+{
+   (void)unused;
+   in_hook = 1; /* the collector's own allocations are not the program's */
+   ts = (struct tstate *)1;
+   uint64_t next_rss = 0;
+   while (!atomic_load(&collector_stop)) {
+      int did = drain();
+      uint64_t now = mono_ns();
+      if (now >= next_rss) {
+         sample_rss();
+         next_rss = now + 10000000u;
+      }
+      if (!did) {
+         struct timespec d = {0, 1000000};
+         nanosleep(&d, NULL);
+      }
+   }
+   return NULL;
+}
+
+/* The file mappings, from /proc/self/maps, for symbolization. Runs at
+ * exit with in_hook set, so stdio's own allocations pass through. */
+static void write_maps(void)
+{
+   FILE *f = fopen("/proc/self/maps", "re");
+   char line[4200];
+   if (!f)
+      return;
+   while (fgets(line, sizeof line, f)) {
+      unsigned long lo, hi, off;
+      char perms[8];
+      int pos = 0;
+      if (sscanf(line, "%lx-%lx %7s %lx %*s %*s %n", &lo, &hi, perms, &off, &pos) < 4 || !pos)
+         continue;
+      char *path = line + pos;
+      size_t n = strcspn(path, "\n");
+      if (path[0] != '/')
+         continue;
+      uint8_t p = (perms[0] == 'r' ? 4 : 0) | (perms[1] == 'w' ? 2 : 0) | (perms[2] == 'x' ? 1 : 0);
+      need(64);
+      put_uv(R_MAP);
+      put_uv(lo);
+      put_uv(hi - lo);
+      put_uv(off);
+      put_u8(p);
+      put_str(path, n);
+   }
+   fclose(f);
+}
+
+/*--------------------------------------------------------------------*/
+/*--- Start and end                                                ---*/
+/*--------------------------------------------------------------------*/
+
+static void write_header(void)
+{
+   char exe[4096], cmd[4096];
+   ssize_t el = readlink("/proc/self/exe", exe, sizeof exe);
+   int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+   ssize_t cl = fd >= 0 ? read(fd, cmd, sizeof cmd) : 0;
+   if (fd >= 0)
+      close(fd);
+   memcpy(obuf, "MVHEAPP\n", 8);
+   olen = 8;
+   put_uv(FORMAT_VERSION);
+   put_uv((uint64_t)getpid());
+   struct timespec rt;
+   clock_gettime(CLOCK_REALTIME, &rt);
+   put_uv((uint64_t)rt.tv_sec * 1000000u + (uint64_t)rt.tv_nsec / 1000u);
+   put_uv(tsc0);
+   put_uv(mono0);
+   put_uv(depth);
+   put_str(exe, el > 0 ? (size_t)el : 0);
+   uint64_t argc = 0;
+   for (ssize_t i = 0; i < cl; i++)
+      argc += cmd[i] == 0;
+   put_uv(argc);
+   for (ssize_t i = 0; i < cl;) {
+      size_t l = strnlen(cmd + i, (size_t)(cl - i));
+      put_str(cmd + i, l);
+      i += (ssize_t)l + 1;
+   }
+}
+
+static void child_after_fork(void)
+{
+   enabled = 0;
+   if (out_fd >= 0)
+      close(out_fd);
+   out_fd = -1;
+}
+
+__attribute__((constructor)) static void start(void)
+{
+   resolve();
+   const char *out = getenv("MAPVIS_HEAP_OUT");
+   if (!out || !*out || !real_malloc)
+      return;
+   const char *d = getenv("MAPVIS_HEAP_DEPTH");
+   if (d && *d) {
+      unsigned v = 0;
+      for (; *d >= '0' && *d <= '9'; d++)
+         v = v * 10 + (unsigned)(*d - '0');
+      depth = v > MAX_DEPTH ? MAX_DEPTH : v;
+   }
+   out_fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+   unsetenv("MAPVIS_HEAP_OUT");
+   if (out_fd < 0)
+      return;
+   tsc0 = __rdtsc();
+   mono0 = mono_ns();
+   write_header();
+   pthread_key_create(&exit_key, thread_gone);
+   pthread_atfork(NULL, NULL, child_after_fork);
+   enabled = 1;
+   in_hook++;
+   if (real_pthread_create(&collector, NULL, collect, NULL) != 0)
+      enabled = 0;
+   in_hook--;
+}
+
+__attribute__((destructor)) static void finish(void)
+{
+   if (!enabled || out_fd < 0)
+      return;
+   struct tstate *t = ts;
+   in_hook++;
+   atomic_store(&stopping, 1);
+   if ((uintptr_t)t > 1)
+      hand_over(t);
+   atomic_store(&collector_stop, 1);
+   pthread_join(collector, NULL);
+   /* Threads still running: take their handed-over chunks, then their
+    * current ones (they no longer record: `stopping` is set). */
+   drain();
+   for (struct tstate *o = atomic_load(&all_threads); o; o = o->next_all)
+      if (!o->coll_done && o->cur && o != t) {
+         encode_chunk(o, o->cur);
+         o->cur = NULL;
+      }
+   sample_rss();
+   write_maps();
+   uint64_t tsc1 = __rdtsc(), mono1 = mono_ns();
+   need(64);
+   put_uv(R_FOOTER);
+   put_uv(tsc1);
+   put_uv(mono1);
+   put_uv(atomic_load(&next_tid) - 1);
+   put_uv(atomic_load(&next_stack) - 1);
+   put_uv(R_END);
+   memcpy(obuf + olen, "MVEND\n", 6);
+   olen += 6;
+   out_flush();
+   close(out_fd);
+   out_fd = -1;
+   enabled = 0;
+   in_hook--;
+}

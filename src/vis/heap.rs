@@ -1,0 +1,321 @@
+//! Figures of the allocation side: live heap over time per top site (as
+//! massif and heaptrack_gui draw it), an icicle flame graph of allocated
+//! bytes by call stack, a size-class histogram, and Steve's histogram of
+//! macro lifetimes. Offline HTML pages like every other figure.
+//!
+//! The traces the `plotly` crate lacks (icicle) and the ones whose options
+//! are simplest written directly are built as JSON values ([`JsonTrace`]).
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use plotly::common::Title;
+use plotly::layout::{Axis, BarMode};
+use plotly::{Layout, Plot, Trace};
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use super::html::{write_page, PageFigure, PageMeta};
+use super::{FigureOptions, FigureReport, VisError};
+use crate::filter::heap::{live_series, size_class_label, HeapReport, HeapRun};
+
+/// A plotly.js trace written as a JSON object.
+#[derive(Serialize, Clone)]
+#[serde(transparent)]
+pub(crate) struct JsonTrace(pub(crate) Value);
+
+impl Trace for JsonTrace {
+    fn to_json(&self) -> String {
+        self.0.to_string()
+    }
+}
+
+fn plot(traces: Vec<Value>, layout: Layout) -> Plot {
+    let mut p = Plot::new();
+    for t in traces {
+        p.add_trace(Box::new(JsonTrace(t)));
+    }
+    p.set_layout(layout);
+    p
+}
+
+fn axis(title: &str) -> Axis {
+    Axis::new().title(Title::with_text(title))
+}
+
+/// The label of a site in figures: its innermost source frame.
+pub type SiteLabel = (u32, String);
+
+/// Writes `figures/heap_profile.html`: live heap over time (total and the
+/// `top` sites, stacked), the icicle of bytes by stack and the size
+/// histogram. `frames(stack)` names a stack's frames, innermost first.
+/// With `save`, the live-heap series goes to `visinfo/heap_live.csv`.
+pub fn heap_figures(
+    run: &HeapRun,
+    report: &HeapReport,
+    top: &[SiteLabel],
+    frames: &mut dyn FnMut(u32) -> Vec<String>,
+    o: &FigureOptions,
+) -> Result<FigureReport, VisError> {
+    o.validate()?;
+    if report.allocs == 0 {
+        return Err(VisError::Empty(format!(
+            "The {} holds no allocation, so there is no heap to draw.",
+            run.source
+        )));
+    }
+    let mut report_out = FigureReport::default();
+    let unit = run.unit.name();
+    let ids: Vec<u32> = top.iter().map(|t| t.0).collect();
+    let (ts, total, per) = live_series(run, &ids, 2000);
+    let mut traces = Vec::new();
+    for ((_, label), ys) in top.iter().zip(&per) {
+        traces.push(json!({"type": "scatter", "mode": "lines", "x": ts, "y": ys,
+            "name": label, "stackgroup": "sites", "line": {"shape": "hv"}}));
+    }
+    traces.push(
+        json!({"type": "scatter", "mode": "lines", "x": ts, "y": total,
+        "name": "all sites", "line": {"shape": "hv", "color": "black", "width": 1}}),
+    );
+    let live = plot(
+        traces,
+        Layout::new()
+            .x_axis(axis(&format!("time ({unit})")))
+            .y_axis(axis("live bytes")),
+    );
+    let (ids, labels, parents, values) = icicle_nodes(run, report, frames);
+    let flame = plot(
+        vec![
+            json!({"type": "icicle", "ids": ids, "labels": labels, "parents": parents,
+            "values": values, "branchvalues": "total",
+            "tiling": {"orientation": "v", "flip": "y"},
+            "hovertemplate": "%{label}<br>%{value} bytes<extra></extra>"}),
+        ],
+        Layout::new(),
+    );
+    let used: Vec<usize> = (0..report.classes.len())
+        .filter(|&k| report.classes[k].allocs > 0)
+        .collect();
+    let x: Vec<String> = used.iter().map(|&k| size_class_label(k)).collect();
+    let counts: Vec<u64> = used.iter().map(|&k| report.classes[k].allocs).collect();
+    let bytes: Vec<u64> = used.iter().map(|&k| report.classes[k].bytes).collect();
+    let hist = plot(
+        vec![
+            json!({"type": "bar", "x": x, "y": counts, "name": "allocations"}),
+            json!({"type": "bar", "x": x, "y": bytes, "name": "bytes", "yaxis": "y2"}),
+        ],
+        Layout::new()
+            .bar_mode(BarMode::Group)
+            .x_axis(axis("requested size (bytes)"))
+            .y_axis(axis("allocations"))
+            .y_axis2(
+                axis("bytes")
+                    .overlaying("y")
+                    .side(plotly::common::AxisSide::Right),
+            ),
+    );
+    let intro = vec![format!(
+        "{} allocations, {} bytes, peak {} live bytes, from the {}.",
+        report.allocs, report.bytes, report.peak_live.0, run.source
+    )];
+    let figures = [
+        PageFigure {
+            heading: "Live heap over time, by allocation site".into(),
+            note: format!(
+                "Bytes live at each moment: the {} sites with the highest peak, stacked, and all sites.",
+                top.len()
+            ),
+            plot: live,
+            height: 550,
+        },
+        PageFigure {
+            heading: "Allocated bytes by call stack (flame graph)".into(),
+            note: "Callers above callees; a box's width is the bytes allocated below it. Click to zoom.".into(),
+            plot: flame,
+            height: 700,
+        },
+        PageFigure {
+            heading: "Allocation sizes".into(),
+            note: "Allocations and bytes per size class.".into(),
+            plot: hist,
+            height: 450,
+        },
+    ];
+    report_out.html = write_page(
+        &o.figures_dir,
+        "heap_profile.html",
+        "Heap profile",
+        &intro,
+        &figures,
+        &PageMeta {
+            command: "heap_figures".into(),
+            shape: "live heap over time, allocations by site, sizes".into(),
+            trace: o.provenance.clone(),
+        },
+    )?;
+    report_out.points = ts.len();
+    if o.save {
+        let path = o.visinfo_dir.join("heap_live.csv");
+        let mut s = String::from("time,all");
+        for (id, _) in top {
+            s.push_str(&format!(",site{id}"));
+        }
+        s.push('\n');
+        for i in 0..ts.len() {
+            s.push_str(&format!("{},{}", ts[i], total[i]));
+            for p in &per {
+                s.push_str(&format!(",{}", p[i]));
+            }
+            s.push('\n');
+        }
+        write_file(&path, &s)?;
+        report_out.data_csv.push(path);
+    }
+    Ok(report_out)
+}
+
+fn write_file(path: &PathBuf, s: &str) -> Result<(), VisError> {
+    if let Some(d) = path.parent() {
+        std::fs::create_dir_all(d).map_err(|e| VisError::io(d, e))?;
+    }
+    std::fs::write(path, s).map_err(|e| VisError::io(path, e))
+}
+
+type Nodes = (Vec<String>, Vec<String>, Vec<String>, Vec<u64>);
+
+/// The icicle's nodes: a root, then each stack's frames outermost first;
+/// a node's value is the bytes allocated by every stack through it.
+fn icicle_nodes(
+    run: &HeapRun,
+    report: &HeapReport,
+    frames: &mut dyn FnMut(u32) -> Vec<String>,
+) -> Nodes {
+    let mut ids = vec!["n0".to_string()];
+    let mut labels = vec!["all allocations".to_string()];
+    let mut parents = vec![String::new()];
+    let mut values = vec![report.bytes];
+    let mut index: HashMap<(usize, String), usize> = HashMap::new();
+    let _ = run;
+    for s in report.sites.iter().filter(|s| s.bytes > 0) {
+        let mut node = 0usize;
+        let mut names = frames(s.stack);
+        if names.is_empty() {
+            names.push("(no stack)".into());
+        }
+        for name in names.into_iter().rev() {
+            let next = ids.len();
+            let id = *index.entry((node, name.clone())).or_insert(next);
+            if id == next {
+                ids.push(format!("n{id}"));
+                labels.push(name);
+                parents.push(format!("n{node}"));
+                values.push(0);
+            }
+            values[id] += s.bytes;
+            node = id;
+        }
+    }
+    (ids, labels, parents, values)
+}
+
+/// Writes `figures/lifetime_histogram.html`: how many blocks lived for
+/// each share of the run (Steve's macro lifetime, 1% bins), over all
+/// freed blocks and, below, the short-lived ones (under 2%) in 0.02% bins.
+/// With `save`, the lifetimes go to `visinfo/lifetimes.csv`.
+pub fn lifetime_histogram(
+    run: &HeapRun,
+    report: &HeapReport,
+    o: &FigureOptions,
+) -> Result<FigureReport, VisError> {
+    o.validate()?;
+    let shares = crate::filter::heap::macro_lifetimes(run, report);
+    if shares.is_empty() {
+        return Err(VisError::Empty(format!(
+            "No block of the {} was freed, so no block has a lifetime (Steve counts only freed blocks).",
+            run.source
+        )));
+    }
+    let bins = |lo: f64, hi: f64, n: usize| -> (Vec<f64>, Vec<u64>) {
+        let w = (hi - lo) / n as f64;
+        let mut c = vec![0u64; n];
+        for &s in &shares {
+            if s >= lo && s <= hi {
+                c[(((s - lo) / w) as usize).min(n - 1)] += 1;
+            }
+        }
+        ((0..n).map(|i| lo + w * (i as f64 + 0.5)).collect(), c)
+    };
+    let (x1, y1) = bins(0.0, 100.0, 100);
+    let (x2, y2) = bins(0.0, 2.0, 100);
+    let all = plot(
+        vec![json!({"type": "bar", "x": x1, "y": y1, "name": "blocks"})],
+        Layout::new()
+            .x_axis(axis("macro lifetime (% of the run)"))
+            .y_axis(axis("blocks")),
+    );
+    let short = plot(
+        vec![json!({"type": "bar", "x": x2, "y": y2, "name": "blocks"})],
+        Layout::new()
+            .x_axis(axis("macro lifetime (% of the run), 0-2%"))
+            .y_axis(axis("blocks")),
+    );
+    let intro = vec![format!(
+        "{} freed blocks of the {}; a block's macro lifetime is the share of the run's {} between its allocation and its free.",
+        shares.len(),
+        run.source,
+        run.unit.name()
+    )];
+    let figures = [
+        PageFigure {
+            heading: "Macro lifetimes, 0-100%".into(),
+            note: "Short-lived blocks crowd the left; blocks near 100% live as long as the run (globals).".into(),
+            plot: all,
+            height: 450,
+        },
+        PageFigure {
+            heading: "Short-lived blocks, 0-2%".into(),
+            note: "The left edge of the figure above, enlarged.".into(),
+            plot: short,
+            height: 450,
+        },
+    ];
+    let mut out = FigureReport {
+        html: write_page(
+            &o.figures_dir,
+            "lifetime_histogram.html",
+            "Block lifetimes",
+            &intro,
+            &figures,
+            &PageMeta {
+                command: "lifetime_histogram".into(),
+                shape: "macro lifetimes of the heap blocks".into(),
+                trace: o.provenance.clone(),
+            },
+        )?,
+        points: shares.len(),
+        ..Default::default()
+    };
+    if o.save {
+        let path = o.visinfo_dir.join("lifetimes.csv");
+        let mut s = format!(
+            "site,size,alloc,free,lifetime_{},macro_percent\n",
+            run.unit.name()
+        );
+        let total = run.end_time.max(1) as f64;
+        for l in &report.lives {
+            if let Some(t) = l.lifetime() {
+                s.push_str(&format!(
+                    "{},{},{},{},{},{:.6}\n",
+                    l.stack,
+                    l.size,
+                    l.alloc,
+                    l.free.unwrap_or(0),
+                    t,
+                    100.0 * t as f64 / total
+                ));
+            }
+        }
+        write_file(&path, &s)?;
+        out.data_csv.push(path);
+    }
+    Ok(out)
+}

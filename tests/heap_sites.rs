@@ -1,0 +1,209 @@
+//! The allocation side: tests/c/heap_sites.c run natively under the heap
+//! profiler and traced under the Valgrind tool, with every site's counts,
+//! sizes and symbolized frames (one of them inlined) worked out by hand
+//! from the program.
+mod common;
+
+use mapvis::filter::heap::{HeapReport, HeapRun, SiteStats, TimeUnit};
+use mapvis::trace::backtrace::BacktraceSymbolizer;
+use mapvis::trace::format::AllocKind;
+use mapvis::trace::heapprof::{read_profile, run_profiled, HeapOp};
+use mapvis::trace::run::run_trace;
+
+const SRC: &str = "tests/c/heap_sites.c";
+
+fn at(marker: &str) -> String {
+    format!("heap_sites.c:{}", common::line_of(SRC, marker))
+}
+
+/// The site whose innermost frame is at `marker`, and its backtrace.
+fn site<'a>(
+    report: &'a HeapReport,
+    run: &HeapRun,
+    sym: &mut BacktraceSymbolizer,
+    marker: &str,
+) -> (&'a SiteStats, Vec<String>) {
+    let want = at(marker);
+    let found: Vec<(&SiteStats, Vec<String>)> = report
+        .sites
+        .iter()
+        .filter(|s| s.allocs > 0)
+        .map(|s| {
+            let bt = sym
+                .backtrace(&run.stacks[s.stack as usize])
+                .iter()
+                .map(|f| f.display())
+                .collect::<Vec<_>>();
+            (s, bt)
+        })
+        .filter(|(_, bt)| {
+            bt.first()
+                .is_some_and(|f| f.ends_with(&format!("({want})")))
+        })
+        .collect();
+    assert_eq!(found.len(), 1, "one site at {want}: {found:?}");
+    found.into_iter().next().unwrap()
+}
+
+/// Checks what both runs must agree on.
+fn check_sites(run: &HeapRun, report: &HeapReport, sym: &mut BacktraceSymbolizer) {
+    let (keep, bt) = site(report, run, sym, "SITE_KEEP");
+    assert_eq!(
+        (
+            keep.allocs,
+            keep.bytes,
+            keep.peak_live,
+            keep.live,
+            keep.temporary
+        ),
+        (3, 300, 300, 0, 0)
+    );
+    assert_eq!(bt[0], format!("main ({})", at("SITE_KEEP")));
+
+    let (buf, bt) = site(report, run, sym, "SITE_INLINE_MALLOC");
+    // Five malloc(40)/free pairs: at most one live, each freed before the
+    // next allocation: all temporary.
+    assert_eq!(
+        (
+            buf.allocs,
+            buf.bytes,
+            buf.peak_live,
+            buf.live,
+            buf.temporary
+        ),
+        (5, 200, 40, 0, 5)
+    );
+    assert_eq!(
+        bt[0],
+        format!("make_buf [inlined] ({})", at("SITE_INLINE_MALLOC"))
+    );
+    assert_eq!(bt[1], format!("main ({})", at("SITE_INLINE_CALL")));
+
+    let (leak, bt) = site(report, run, sym, "SITE_CALLOC");
+    assert_eq!(
+        (
+            leak.allocs,
+            leak.bytes,
+            leak.live,
+            leak.leaked_blocks,
+            leak.temporary
+        ),
+        (1, 256, 256, 1, 0)
+    );
+    assert_eq!(bt[0], format!("leaky ({})", at("SITE_CALLOC")));
+    assert_eq!(bt[1], format!("main ({})", at("SITE_LEAKY_CALL")));
+
+    // malloc(10) then realloc to 1000 inside the pins; the realloc frees
+    // the small block right after it was allocated, and free(r) the big
+    // one: both temporary.
+    let (small, _) = site(report, run, sym, "SITE_SMALL");
+    assert_eq!(
+        (small.allocs, small.bytes, small.temporary, small.in_region),
+        (1, 10, 1, 1)
+    );
+    let (big, _) = site(report, run, sym, "SITE_REALLOC");
+    assert_eq!(
+        (
+            big.allocs,
+            big.bytes,
+            big.temporary,
+            big.in_region,
+            big.live
+        ),
+        (1, 1000, 1, 1, 0)
+    );
+    let kinds: Vec<AllocKind> = run
+        .calls
+        .iter()
+        .filter(|c| c.stack == leak.stack || c.stack == big.stack)
+        .filter_map(|c| match c.op {
+            HeapOp::Alloc(k) => Some(k),
+            HeapOp::Free(_) => None,
+        })
+        .collect();
+    assert_eq!(kinds, vec![AllocKind::Calloc, AllocKind::Realloc]);
+    assert_eq!(run.regions.len(), 1);
+}
+
+#[test]
+fn native_profile_sites_counts_and_frames() {
+    let (dir, exe) = common::compile(SRC, &[]);
+    let out = dir.path().join("p.mvh");
+    let outcome = run_profiled(&exe, &[], &out).expect("run the profiler");
+    assert_eq!(outcome.exit_code, Some(0));
+    let profile = read_profile(&out).expect("read the profile");
+    assert!(profile.complete);
+    let run = HeapRun::from_profile(profile, &out);
+    assert_eq!(run.unit, TimeUnit::Nanoseconds);
+    let report = HeapReport::build(&run);
+    let mut sym = BacktraceSymbolizer::new(run.maps.clone(), Some(&exe));
+    check_sites(&run, &report, &mut sym);
+    // glibc rounds malloc(100) up to 104 usable bytes, malloc(40) to 40,
+    // calloc(1, 256) to 264.
+    let (keep, _) = site(&report, &run, &mut sym, "SITE_KEEP");
+    let (buf, _) = site(&report, &run, &mut sym, "SITE_INLINE_MALLOC");
+    let (leak, _) = site(&report, &run, &mut sym, "SITE_CALLOC");
+    let slack = |stack: u32| -> Vec<u64> {
+        run.calls
+            .iter()
+            .filter(|c| c.stack == stack)
+            .map(|c| c.slack.unwrap())
+            .collect()
+    };
+    assert_eq!(slack(keep.stack), vec![4, 4, 4]);
+    assert_eq!(slack(buf.stack), vec![0; 5]);
+    assert_eq!(slack(leak.stack), vec![8]);
+    // Every call was timed, times are in order and inside the run.
+    assert!(run.calls.windows(2).all(|w| w[0].time <= w[1].time));
+    assert!(run.calls.iter().all(|c| c.time <= run.end_time));
+    assert!(!run.rss.is_empty() && report.peak_rss.unwrap() > 0);
+}
+
+#[test]
+fn traced_run_sites_counts_and_frames() {
+    let (dir, exe) = common::compile(SRC, &[]);
+    let req = common::request(dir.path(), &exe, &[]);
+    run_trace(&req).expect("trace");
+    let run = HeapRun::from_trace(&req.trace_file).expect("read the trace");
+    assert_eq!(run.unit, TimeUnit::Operations);
+    assert!(!run.timed);
+    let report = HeapReport::build(&run);
+    let mut sym = BacktraceSymbolizer::new(run.maps.clone(), Some(&exe));
+    check_sites(&run, &report, &mut sym);
+
+    // Lifetimes in operations: the small block lives from its malloc to the
+    // realloc; in between come the accesses the trace recorded (r[0] = 2
+    // and whatever the allocator wrappers touched), counted here from the
+    // raw events.
+    let (evs, _) = common::read_events(&req.trace_file);
+    let (small, _) = site(&report, &run, &mut sym, "SITE_SMALL");
+    let small_addr = run
+        .calls
+        .iter()
+        .find(|c| c.stack == small.stack)
+        .unwrap()
+        .addr;
+    let start = evs
+        .iter()
+        .position(|e| matches!(e, mapvis::trace::format::Event::Alloc(a) if a.addr == small_addr && a.size == 10))
+        .unwrap();
+    let end = start
+        + 1
+        + evs[start + 1..]
+            .iter()
+            .position(|e| matches!(e, mapvis::trace::format::Event::Alloc(a) if a.old_addr == Some(small_addr)))
+            .unwrap();
+    let between = evs[start + 1..end]
+        .iter()
+        .filter(|e| matches!(e, mapvis::trace::format::Event::Access(_)))
+        .count() as u64;
+    let life = report
+        .lives
+        .iter()
+        .find(|l| l.stack == small.stack)
+        .unwrap();
+    assert!(between >= 1);
+    assert_eq!(life.lifetime(), Some(between + 1));
+    let shares = mapvis::filter::heap::macro_lifetimes(&run, &report);
+    assert!(shares.iter().all(|s| (0.0..=100.0).contains(s)));
+}
