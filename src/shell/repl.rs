@@ -302,16 +302,18 @@ pub fn say(text: &str) {
 }
 
 /// Prints the outcome of one evaluation; returns false if it failed.
+/// Results and messages may hold names from a trace, so control
+/// characters are shown escaped (see [`super::text::terminal_safe`]).
 fn report(result: Result<String, super::TclError>) -> bool {
     match result {
         Ok(text) => {
             if !text.is_empty() {
-                say(&text);
+                say(&super::text::terminal_safe(&text));
             }
             true
         }
         Err(e) => {
-            eprintln!("error: {}", e.message);
+            eprintln!("error: {}", super::text::terminal_safe(&e.message));
             false
         }
     }

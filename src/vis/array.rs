@@ -159,17 +159,56 @@ impl Grid {
 }
 
 /// Smallest merge factor `f` with `prod(ceil(d / f)) <= budget`.
+///
+/// `cells()` is monotone in `f`, so a binary search finds it in at most 64
+/// steps whatever the dimensions (a linear search took minutes for a
+/// 2^48-column row).
 fn merge_factor(dims: &[u64], budget: u64) -> u64 {
     let cells = |f: u64| {
         dims.iter()
             .fold(1u64, |acc, &d| acc.saturating_mul(d.div_ceil(f)))
     };
-    let mut f = 1;
-    while cells(f) > budget {
-        // Grow geometrically, then settle: cells() is monotone in f.
-        f = if cells(f * 2) > budget { f * 2 } else { f + 1 };
+    let budget = budget.max(1);
+    if cells(1) <= budget {
+        return 1;
     }
-    f
+    // cells(hi) is 1 <= budget: every dimension fits in one block.
+    let (mut lo, mut hi) = (1u64, dims.iter().copied().max().unwrap_or(1).max(1));
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if cells(mid) <= budget {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    hi
+}
+
+/// Refuses a shape whose grid cannot be drawn: one row (2D) or plane (3D)
+/// holding more elements than the whole block, or sizes whose product
+/// overflows. Such a grid would be mostly empty cells of a single row, and
+/// numbers that large cannot be laid out or iterated over.
+fn check_grid(name: &str, size: u64, inner: &[u64], type_bytes: u64) -> Result<(), VisError> {
+    let elements = size.div_ceil(type_bytes);
+    let per_row = inner.iter().try_fold(1u64, |p, &d| p.checked_mul(d));
+    let row_bytes = per_row.and_then(|n| n.checked_mul(type_bytes));
+    match (per_row, row_bytes) {
+        (Some(n), Some(_)) if n <= elements => Ok(()),
+        _ => {
+            let (what, shape) = if inner.len() == 2 {
+                (
+                    "plane",
+                    format!("{} columns x depth {}", inner[0], inner[1]),
+                )
+            } else {
+                ("row", format!("{} columns", inner[0]))
+            };
+            Err(VisError::BadOption(format!(
+                "`{name}` cannot be drawn with {shape}: its block of {size} bytes holds {elements} elements of {type_bytes} bytes, fewer than one {what} of that shape. Give a shape whose {what} holds at most {elements} elements."
+            )))
+        }
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -207,6 +246,7 @@ fn draw_array(
             "The block of `{name}` has size 0 bytes, so it has no elements to draw. Pick a variable with a known size."
         )));
     }
+    check_grid(&name, info.size, inner, type_bytes)?;
     let a = Accesses::read(acc)?;
     let l = Lines::read(lines)?;
     let row_bytes = inner.iter().fold(type_bytes, |p, &d| p.saturating_mul(d));
@@ -287,7 +327,11 @@ fn draw_array(
 
     let sources: Arc<Vec<String>> = Arc::new(l.sources().to_vec());
     let each = |f: &mut dyn FnMut(usize, u64) -> bool| {
-        for &k in &rows {
+        for (n, &k) in rows.iter().enumerate() {
+            // Ctrl-C: stop; the page is then not written (checked below).
+            if n % 4096 == 0 && super::interrupted() {
+                return;
+            }
             if let Some((e0, e1)) = shape.span(aaddr[k], asize[k] as u32) {
                 for e in e0..=e1 {
                     if !f(k, e) {
@@ -505,6 +549,9 @@ fn draw_array(
     let mut intro = report.warnings.clone();
     if let Some(d) = &report.aggregated {
         intro.push(d.clone());
+    }
+    if super::interrupted() {
+        return Err(VisError::Interrupted);
     }
     report.html = write_page(
         &o.figures_dir,

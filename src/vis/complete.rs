@@ -112,6 +112,10 @@ pub fn complete_memory_access_pattern(
         }
         let source = |f: &mut dyn FnMut(usize, u64) -> bool| {
             for (k, &a) in addr.iter().enumerate() {
+                // Ctrl-C: stop; the page is then not written.
+                if k % 4096 == 0 && super::interrupted() {
+                    return;
+                }
                 if !f(k, a) {
                     break;
                 }
@@ -167,6 +171,9 @@ pub fn complete_memory_access_pattern(
             height: 650,
         },
     ];
+    if super::interrupted() {
+        return Err(VisError::Interrupted);
+    }
     report.html = write_page(&o.figures_dir, FILE, &title, &intro, &figures)?;
 
     if o.save {

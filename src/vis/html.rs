@@ -31,7 +31,8 @@ pub fn ensure_plotly_js(dir: &Path) -> Result<PathBuf, VisError> {
         _ => false,
     };
     if !same {
-        fs::write(&path, PLOTLY_JS).map_err(|e| VisError::io(&path, e))?;
+        crate::workdir::write_file(&path, PLOTLY_JS)
+            .map_err(|e| VisError::from_workdir(&path, e))?;
     }
     Ok(path)
 }
@@ -208,9 +209,7 @@ pub(crate) fn write_page(
     html.extend_from_slice(b"<script>");
     html.extend_from_slice(RENDER_JS.as_bytes());
     html.extend_from_slice(b"</script>\n</body>\n</html>\n");
-    let mut file = fs::File::create(&path).map_err(|e| VisError::io(&path, e))?;
-    file.write_all(&html).map_err(|e| VisError::io(&path, e))?;
-    Ok(path)
+    crate::workdir::write_file(&path, &html).map_err(|e| VisError::from_workdir(&path, e))
 }
 
 /// Makes a variable name usable in a file name. Characters other than ASCII
