@@ -91,17 +91,39 @@ fn io_err(what: &'static str, path: &Path) -> impl FnOnce(io::Error) -> WorkdirE
 /// (an error, a panic) it is removed and `target` is untouched.
 ///
 /// When `target` is a symbolic link to a regular file, the link is kept and
-/// its target is replaced, as writing through the link would.
+/// its target is replaced, as writing through the link would. When it is
+/// (or links to) something other than a file or folder, such as a named
+/// pipe or a device the user pointed it at, it is written directly: there
+/// is no previous content to keep.
 pub struct Pending {
-    tmp: tempfile::NamedTempFile,
-    target: PathBuf,
+    inner: Inner,
     shown: PathBuf,
+}
+
+enum Inner {
+    Temp {
+        tmp: tempfile::NamedTempFile,
+        target: PathBuf,
+    },
+    Direct(File),
 }
 
 impl Pending {
     /// Creates the folder of `path` if needed and a temporary file beside
     /// the file that will be replaced.
     pub fn new(path: &Path) -> Result<Pending, WorkdirError> {
+        if let Ok(m) = fs::metadata(path) {
+            if !m.is_file() && !m.is_dir() {
+                let f = fs::OpenOptions::new()
+                    .write(true)
+                    .open(path)
+                    .map_err(io_err("write", path))?;
+                return Ok(Pending {
+                    inner: Inner::Direct(f),
+                    shown: path.to_path_buf(),
+                });
+            }
+        }
         let target = match fs::symlink_metadata(path) {
             Ok(m) if m.file_type().is_symlink() => match fs::canonicalize(path) {
                 Ok(t) if t.is_file() => t,
@@ -124,23 +146,26 @@ impl Pending {
             .tempfile_in(&dir)
             .map_err(io_err("write", path))?;
         Ok(Pending {
-            tmp,
-            target,
+            inner: Inner::Temp { tmp, target },
             shown: path.to_path_buf(),
         })
     }
 
     /// The open temporary file.
     pub fn file(&mut self) -> &mut File {
-        self.tmp.as_file_mut()
+        match &mut self.inner {
+            Inner::Temp { tmp, .. } => tmp.as_file_mut(),
+            Inner::Direct(f) => f,
+        }
     }
 
     /// A second handle on the temporary file (for a writer thread).
     pub fn handle(&self) -> Result<File, WorkdirError> {
-        self.tmp
-            .as_file()
-            .try_clone()
-            .map_err(io_err("write", &self.shown))
+        let f = match &self.inner {
+            Inner::Temp { tmp, .. } => tmp.as_file(),
+            Inner::Direct(f) => f,
+        };
+        f.try_clone().map_err(io_err("write", &self.shown))
     }
 
     /// The path the file will have.
@@ -150,11 +175,15 @@ impl Pending {
 
     /// Renames the complete file into place and returns its path.
     pub fn commit(self) -> Result<PathBuf, WorkdirError> {
-        let Pending { tmp, target, shown } = self;
-        let perms = fs::Permissions::from(std::os::unix::fs::PermissionsExt::from_mode(0o644));
-        let _ = tmp.as_file().set_permissions(perms);
-        tmp.persist(&target)
-            .map_err(|e| io_err("write", &shown)(e.error))?;
+        let Pending { inner, shown } = self;
+        if let Inner::Temp { tmp, target } = inner {
+            use std::os::unix::fs::PermissionsExt;
+            let _ = tmp
+                .as_file()
+                .set_permissions(fs::Permissions::from_mode(0o644));
+            tmp.persist(&target)
+                .map_err(|e| io_err("write", &shown)(e.error))?;
+        }
         Ok(shown)
     }
 }

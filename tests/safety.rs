@@ -82,12 +82,17 @@ fn leftovers(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// The process ids of the children of `pid`.
+/// The process ids of the children of `pid` that run the mapvis tool
+/// (not `valgrind --version`, which mapvis runs first).
 fn children(pid: u32) -> Vec<u32> {
     std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
         .unwrap_or_default()
         .split_whitespace()
         .filter_map(|p| p.parse().ok())
+        .filter(|p| {
+            std::fs::read(format!("/proc/{p}/cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains("--trace-file="))
+        })
         .collect()
 }
 
@@ -204,8 +209,7 @@ fn two_sessions_in_one_folder_never_corrupt_it() {
         assert!(o.status.success(), "{}", text(&o));
         let trace = made.path().join(format!("{name}.mvt"));
         std::fs::copy(dir.join(".mapvis/trace.mvt"), &trace).unwrap();
-        let order = std::fs::read_to_string(dir.join("visinfo/order_data.csv")).unwrap();
-        traces.push((trace, order));
+        traces.push(trace);
     }
     let script = |t: &Path| {
         format!(
@@ -213,6 +217,19 @@ fn two_sessions_in_one_folder_never_corrupt_it() {
             t.display()
         )
     };
+    // What each session gives alone.
+    let traces: Vec<(PathBuf, String)> = traces
+        .into_iter()
+        .map(|t| {
+            let alone = tempfile::tempdir().unwrap();
+            let o = session(alone.path(), &script(&t));
+            assert!(o.status.success(), "{}", text(&o));
+            let order =
+                std::fs::read_to_string(alone.path().join("visinfo/order_data.csv")).unwrap();
+            (t, order)
+        })
+        .collect();
+    assert_ne!(traces[0].1, traces[1].1);
     let delays = [0u64, 20, 80, 200, 400];
     for i in 0..20 {
         let work = tempfile::tempdir().unwrap();

@@ -2,7 +2,6 @@
 //! small page per figure file that loads it by relative path.
 
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use plotly::Plot;
