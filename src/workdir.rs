@@ -74,7 +74,7 @@ pub fn describe_io(what: &str, path: &Path, e: &io::Error) -> String {
     }
 }
 
-fn io_err(what: &'static str, path: &Path) -> impl FnOnce(io::Error) -> WorkdirError + '_ {
+fn io_err<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> WorkdirError + 'a {
     move |source| WorkdirError::Io {
         what,
         path: path.to_path_buf(),
