@@ -65,7 +65,7 @@ file link -symbolic grindanalysis $precious
 test dhat-through-link {file tail [dhat]} dhat_rowcol.log
 clear_analysis
 test clear-no-symlink {lsort [glob -tails -directory $precious *]} \
-    {cachegrind_rowcol.log dhat_rowcol.log notes.txt}
+    {cachegrind_rowcol.log dhat.out.rowcol.json dhat_rowcol.log notes.txt}
 file delete grindanalysis
 
 # --- A failed run keeps the previous trace and its analysis ----------------
@@ -86,7 +86,7 @@ test previous-analysis-current {expr {[memory_stats] eq $stats_before}} 1
 session "compile_exe [file join $root tests c an_five.c]; run_gleipnir"
 test stale-in-this-session {
     catch {memory_stats} m
-    string match "*analysis was made from the trace*run memory_trace_analysis*" $m
+    string match "*analysis was made from the trace*Run memory_trace_analysis*" $m
 } 1
 test stale-in-a-new-session {
     string match "*analysis was made from the trace*" [session {set_mem_alloc H; memory_stats}]
