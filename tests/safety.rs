@@ -336,11 +336,6 @@ fn a_full_disk_keeps_the_previous_files() {
         &script,
         format!(
             r#"
-load_exe {exe}
-set_mem_alloc H
-run_gleipnir
-memory_trace_analysis
-filtering_process
 proc slurp {{p}} {{ set f [open $p]; set t [read $f]; close $f; return $t }}
 set order [slurp visinfo/order_data.csv]
 # Fill the disk.
@@ -357,12 +352,21 @@ if {{[slurp visinfo/order_data.csv] ne $order}} {{ puts "FAIL: order_data.csv ch
 set l [glob -nocomplain -types {{f d hidden}} visinfo/.* visinfo/*]
 foreach p $l {{ if {{[string match *.partial $p]}} {{ puts "FAIL: left $p"; exit 1 }} }}
 memory_trace_analysis
-"#,
-            exe = rowcol.display()
+"#
         ),
     )
     .unwrap();
-    // Run after the first session has ended (its background save failed).
+    // A first session traces and analyses; its analysis is saved when it ends.
+    let prep = work.path().join("prep.tcl");
+    std::fs::write(
+        &prep,
+        format!(
+            "load_exe {}; set_mem_alloc H; run_gleipnir; memory_trace_analysis; filtering_process\n",
+            rowcol.display()
+        ),
+    )
+    .unwrap();
+    // Run after the second session has ended (its background save failed).
     let check = work.path().join("check.tcl");
     std::fs::write(
         &check,
@@ -376,11 +380,12 @@ puts CHECKED
     )
     .unwrap();
     let shell = format!(
-        "mount -t tmpfs -o size=2m tmpfs '{d}' && cd '{d}' && {{ '{m}' '{s}'; '{m}' '{c}'; }}",
+        "mount -t tmpfs -o size=2m tmpfs '{d}' && cd '{d}' && '{m}' '{p}' && {{ '{m}' '{s}'; '{m}' '{c}'; }}",
         d = disk.display(),
         m = env!("CARGO_BIN_EXE_mapvis"),
         s = script.display(),
-        c = check.display()
+        c = check.display(),
+        p = prep.display()
     );
     let run = |args: &[&str]| {
         Command::new("unshare")
