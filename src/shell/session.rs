@@ -474,7 +474,16 @@ impl Session {
                 shown = true;
             }
         };
-        let run = trace::run::run_trace_into(&req, &mut progress, &super::interrupt::requested);
+        // A Ctrl-C that ended the program is not one that stops reading
+        // its trace: forget it when the reading starts.
+        let started_reading = std::cell::Cell::new(false);
+        let cancelled = || {
+            if !started_reading.replace(true) {
+                super::interrupt::clear();
+            }
+            super::interrupt::requested()
+        };
+        let run = trace::run::run_trace_into(&req, &mut progress, &cancelled);
         if shown {
             eprintln!();
         }
