@@ -8,9 +8,12 @@
 //!   access list and statistics, as polars tables.
 //! * [`vis`]: draws plotly figures from those tables into self-contained HTML.
 //! * [`shell`]: the Tcl shell and its commands; it only orchestrates the stages.
+//! * [`workdir`]: the working folder's lock, the manifest of the files mapvis
+//!   wrote, and files written whole or not at all.
 #![warn(missing_docs)]
 
 pub mod filter;
 pub mod shell;
 pub mod trace;
 pub mod vis;
+pub mod workdir;

@@ -211,3 +211,24 @@ fn array_names_complete_after_an_analysis() {
     p.send_line("exit 0").unwrap();
     p.exp_eof().unwrap();
 }
+
+/// Lines typed ahead while a command runs, or pasted at once, all run, in
+/// order.
+#[test]
+fn lines_typed_ahead_are_kept() {
+    let home = tempfile::tempdir().unwrap();
+    let mut p = start(home.path());
+    // The first line keeps the shell busy while the others are typed.
+    p.send_line("after 700; set a 20").unwrap();
+    p.send_line("set b 22").unwrap();
+    p.send_line("set c [expr {$a + $b}]").unwrap();
+    p.send_line("puts \"sum=[string repeat $c 2]\"").unwrap();
+    p.exp_string("sum=4242").unwrap();
+    p.exp_string(PROMPT).unwrap();
+    // Pasted in one write, while the prompt is idle.
+    p.send("set d 1\nincr d\nputs \"d=[expr {$d * 21}]\"\n")
+        .unwrap();
+    p.flush().unwrap();
+    p.exp_string("d=42").unwrap();
+    finish(p);
+}

@@ -1388,7 +1388,7 @@ pub fn analyse_gleipnir_with(
                         }
                         let e = &mut extent[id as usize];
                         e.0 = e.0.min(addr);
-                        e.1 = e.1.max(addr + size as u64);
+                        e.1 = e.1.max(addr.saturating_add(size as u64));
                         id
                     }
                     (s, _) => b.other_var(s),

@@ -13,32 +13,71 @@ use super::analysis::{Allocation, Analysis, TraceSummary, Variable};
 use super::schema::access as ac;
 use super::FilterError;
 use crate::trace::naming::Scope;
+use crate::workdir::Pending;
 
-fn create(path: &Path) -> Result<File, FilterError> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|source| FilterError::Write {
-            path: dir.to_path_buf(),
+/// Starts writing `path` under a temporary name (see
+/// [`crate::workdir::Pending`]): the old file stays until the new one is
+/// complete.
+fn create(path: &Path) -> Result<Pending, FilterError> {
+    Pending::new(path).map_err(|e| match e {
+        crate::workdir::WorkdirError::Io { source, .. } => FilterError::Write {
+            path: path.to_path_buf(),
             source,
-        })?;
-    }
-    File::create(path).map_err(|source| FilterError::Write {
-        path: path.to_path_buf(),
-        source,
+        },
+        other => FilterError::Write {
+            path: path.to_path_buf(),
+            source: std::io::Error::other(other.to_string()),
+        },
     })
 }
 
-/// Writes a table as CSV with a header row.
-pub fn write_csv(df: &mut DataFrame, path: &Path) -> Result<PathBuf, FilterError> {
-    let mut f = create(path)?;
-    CsvWriter::new(&mut f).include_header(true).finish(df)?;
-    Ok(path.to_path_buf())
+/// Renames a complete file into place.
+fn commit(p: Pending) -> Result<PathBuf, FilterError> {
+    let path = p.path().to_path_buf();
+    p.commit().map_err(|e| match e {
+        crate::workdir::WorkdirError::Io { source, .. } => FilterError::Write { path, source },
+        other => FilterError::Write {
+            path,
+            source: std::io::Error::other(other.to_string()),
+        },
+    })
 }
 
-/// Writes a table as Parquet.
+/// A Polars write error on `path`, keeping the system's reason (a full
+/// disk, say) in the message.
+fn write_failed(path: &Path) -> impl Fn(PolarsError) -> FilterError + '_ {
+    move |e| FilterError::Write {
+        path: path.to_path_buf(),
+        source: match e {
+            PolarsError::IO { error, .. } => std::io::Error::new(error.kind(), error.to_string()),
+            other => std::io::Error::other(other.to_string()),
+        },
+    }
+}
+
+/// Writes a table as CSV with a header row, whole or not at all.
+pub fn write_csv(df: &mut DataFrame, path: &Path) -> Result<PathBuf, FilterError> {
+    let mut f = create(path)?;
+    let mut out = std::io::BufWriter::new(f.file());
+    CsvWriter::new(&mut out)
+        .include_header(true)
+        .finish(df)
+        .map_err(write_failed(path))?;
+    out.flush().map_err(|source| FilterError::Write {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    drop(out);
+    commit(f)
+}
+
+/// Writes a table as Parquet, whole or not at all.
 pub fn write_parquet(df: &mut DataFrame, path: &Path) -> Result<PathBuf, FilterError> {
-    let f = create(path)?;
-    ParquetWriter::new(f).finish(df)?;
-    Ok(path.to_path_buf())
+    let mut f = create(path)?;
+    ParquetWriter::new(f.file())
+        .finish(df)
+        .map_err(write_failed(path))?;
+    commit(f)
 }
 
 /// Addresses as hex text (`0x4a38110`), built in one buffer without an
@@ -135,18 +174,25 @@ pub fn write_order_data(
     let pq_path = dir.join("order_data.parquet");
     let csv_path = dir.join("order_data.csv");
     let empty = super::rows(a, &selected.slice(0, 0))?;
-    let mut pq = ParquetWriter::new(create(&pq_path)?)
+    // Both files are written under temporary names and renamed into place
+    // only when both are complete: a failure keeps the previous ones.
+    let pq_pending = create(&pq_path)?;
+    let csv_pending = create(&csv_path)?;
+    let handle = |p: &Pending| {
+        p.handle().map_err(|e| FilterError::Write {
+            path: p.path().to_path_buf(),
+            source: std::io::Error::other(e.to_string()),
+        })
+    };
+    let mut pq = ParquetWriter::new(handle(&pq_pending)?)
         .with_compression(ParquetCompression::Snappy)
         .batched(order_data(a, &empty, false)?.schema())?;
     let csv_schema = order_data(a, &empty, true)?.schema().clone();
-    let csv_file = create(&csv_path)?;
+    let csv_file = handle(&csv_pending)?;
     // A writer's failure names its file (a full disk, say).
     let failed = |path: &Path| {
         let path = path.to_path_buf();
-        move |e: PolarsError| FilterError::Write {
-            path: path.clone(),
-            source: std::io::Error::other(e.to_string()),
-        }
+        move |e: PolarsError| write_failed(&path)(e)
     };
     std::thread::scope(|s| {
         let (to_pq, pq_batches) = sync_channel::<DataFrame>(0);
@@ -213,7 +259,7 @@ pub fn write_order_data(
         let csv_done = joined(csv_writer.join(), &csv_path);
         built.and(pq_done).and(csv_done)
     })?;
-    Ok(vec![pq_path, csv_path])
+    Ok(vec![commit(pq_pending)?, commit(csv_pending)?])
 }
 
 /// The allocation info: `address, size, variable, allocator, thread,
@@ -288,33 +334,106 @@ const SAVED_VERSION: &str = "2";
 
 /// Saves the analysis in `dir` (Parquet tables plus a small JSON summary) so
 /// that a later session can run filtering and figures without tracing again.
+/// See [`save_analysis_from`].
+pub fn save_analysis(a: &Analysis, dir: &Path) -> Result<Vec<PathBuf>, FilterError> {
+    save_analysis_from(a, None, dir)
+}
+
+/// The file beside the saved tables that names the trace they came from.
+const SOURCE_FILE: &str = "source.json";
+
+/// [`save_analysis`], recording `source`, the identity of the trace the
+/// analysis was made from, so that a later session can tell whether the
+/// saved analysis still belongs to the current trace. Returns the files
+/// written.
 ///
-/// The files are written into a sibling folder that then replaces `dir`, so
-/// an interrupted save leaves either the previous analysis or none, never a
-/// mix. Cost: a few seconds per 30 M accesses (Parquet encoding).
-pub fn save_analysis(a: &Analysis, dir: &Path) -> Result<(), FilterError> {
+/// The files are written into a hidden sibling folder that then replaces
+/// `dir`, so an interrupted or failed save (a full disk) leaves the previous
+/// analysis, never a mix, and no partial folder behind. Cost: a few seconds
+/// per 30 M accesses (Parquet encoding).
+pub fn save_analysis_from(
+    a: &Analysis,
+    source: Option<&crate::workdir::SourceId>,
+    dir: &Path,
+) -> Result<Vec<PathBuf>, FilterError> {
+    let failed = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| FilterError::Write { path, source }
+    };
+    let parent = dir
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent).map_err(failed(parent))?;
     let name = dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "analysis".into());
-    let partial = dir.with_file_name(format!("{name}.partial"));
-    let _ = std::fs::remove_dir_all(&partial);
-    write_analysis(a, &partial)?;
-    let _ = std::fs::remove_dir_all(dir);
-    std::fs::rename(&partial, dir).map_err(|source| FilterError::Write {
-        path: dir.to_path_buf(),
-        source,
-    })
+    // Leftovers of a save that was killed (the caller holds the folder
+    // lock, so no other save is running).
+    if let Ok(entries) = std::fs::read_dir(parent) {
+        for e in entries.flatten() {
+            let n = e.file_name().to_string_lossy().into_owned();
+            if n.starts_with(&format!(".{name}.")) && n.ends_with(".partial") {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+    }
+    let partial = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".partial")
+        .tempdir_in(parent)
+        .map_err(failed(dir))?;
+    write_analysis(a, partial.path())?;
+    if let Some(src) = source {
+        let path = partial.path().join(SOURCE_FILE);
+        std::fs::write(&path, serde_json::to_vec_pretty(src).unwrap_or_default())
+            .map_err(failed(&dir.join(SOURCE_FILE)))?;
+    }
+    // Swap: the old analysis is moved aside first and removed last.
+    let old = parent.join(format!(".{name}.{}.old", std::process::id()));
+    let had_old = std::fs::rename(dir, &old).is_ok();
+    let kept = partial.keep();
+    if let Err(source) = std::fs::rename(&kept, dir) {
+        let _ = std::fs::remove_dir_all(&kept);
+        if had_old {
+            let _ = std::fs::rename(&old, dir);
+        }
+        return Err(FilterError::Write {
+            path: dir.to_path_buf(),
+            source,
+        });
+    }
+    if had_old {
+        let _ = std::fs::remove_dir_all(&old);
+    }
+    let mut written: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(failed(dir))?
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    written.sort();
+    Ok(written)
+}
+
+/// The identity of the trace the analysis saved in `dir` was made from,
+/// when it was recorded.
+pub fn saved_source(dir: &Path) -> Option<crate::workdir::SourceId> {
+    let bytes = std::fs::read(dir.join(SOURCE_FILE)).ok()?;
+    serde_json::from_slice(&bytes).ok()
 }
 
 fn write_analysis(a: &Analysis, dir: &Path) -> Result<(), FilterError> {
     // Snappy: the access list is most of the data, and saving it must not
     // cost more than analysing it.
     let fast = |df: &DataFrame, name: &str| -> Result<(), FilterError> {
-        ParquetWriter::new(create(&dir.join(name))?)
+        let path = dir.join(name);
+        let mut f = create(&path)?;
+        ParquetWriter::new(f.file())
             .with_compression(ParquetCompression::Snappy)
-            .finish(&mut df.clone())?;
-        Ok(())
+            .finish(&mut df.clone())
+            .map_err(write_failed(&path))?;
+        commit(f).map(drop)
     };
     fast(&a.accesses, "accesses.parquet")?;
     fast(&a.locations, "locations.parquet")?;

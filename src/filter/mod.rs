@@ -30,7 +30,7 @@ pub enum FilterError {
     #[error("a table operation failed: {0}.")]
     Table(#[from] PolarsError),
     /// A data file could not be written.
-    #[error("cannot write {path}: {source}. Check that the folder is writable.")]
+    #[error("{}", crate::workdir::describe_io("write", .path, .source))]
     Write {
         /// The file.
         path: std::path::PathBuf,

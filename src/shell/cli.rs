@@ -179,12 +179,12 @@ fn run_command<S>(shell: &Shell<S>, script: &str) -> ExitCode {
     match result {
         Ok(text) => {
             if !text.is_empty() && !shell.speaks_for_itself(script) {
-                repl::say(&text);
+                repl::say(&super::text::terminal_safe(&text));
             }
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("error: {}", e.message);
+            eprintln!("error: {}", super::text::terminal_safe(&e.message));
             failure_code()
         }
     }
@@ -207,7 +207,7 @@ fn run_script<S>(shell: &Shell<S>, script: &str) -> ExitCode {
 
 /// Prints a script error and where it happened.
 fn report_script_error(e: &TclError) {
-    eprintln!("error: {}", e.message);
+    eprintln!("error: {}", super::text::terminal_safe(&e.message));
     if let Some((file, line)) = &e.location {
         eprintln!("  at {}:{line}", file.display());
     }

@@ -34,13 +34,18 @@ fn has_save(args: &[String]) -> bool {
 }
 
 /// Registers `f` for `name`, first letting the session follow a `cd`.
+/// The handler runs holding the working folder's lock, so another mapvis
+/// session in the same folder waits for it instead of interleaving writes.
 fn add<F>(r: &mut Registry<Session>, name: &str, f: F)
 where
     F: Fn(&mut Session, &[String]) -> CmdResult<Value> + 'static,
 {
     r.add(name, move |st: &mut Session, a: &[String]| {
         st.follow_cwd();
-        f(st, a)
+        st.lock_folder()?;
+        let result = f(st, a);
+        st.unlock_folder();
+        result
     });
 }
 
@@ -180,74 +185,69 @@ fn run_gleipnir(st: &mut Session) -> CmdResult<Value> {
         exe.as_deref().map(|p| p.display().to_string()).unwrap_or_default(),
         st.args.join(" ")
     );
-    let outcome = st.run_gleipnir();
+    let run = st.run_gleipnir();
     // A Ctrl-C during the run went to the traced program too, which ended
     // with a readable trace: the command did its job, so the interrupt is
     // consumed here rather than turned into an error.
     super::interrupt::clear();
-    let outcome = outcome?;
+    let run = run?;
+    let outcome = &run.outcome;
     if outcome.signal == Some(2) {
         println!("interrupted by Ctrl-C: what was traced so far is kept.");
     }
-    // How much was traced.
-    let (accesses, regions, complete) = trace_counts(&outcome.trace_file);
+    for child in &run.children {
+        println!(
+            "note: the program forked; a child process wrote its own trace {} (load_trace {} analyses it instead of the parent's).",
+            child.display(),
+            child.display()
+        );
+    }
+    if let Some(why) = &run.rejected {
+        let kept = st.trace_file.as_ref().filter(|t| t.is_file());
+        return Err(format!(
+            "the program {}, and {why}. {} The new trace was left in {}.",
+            outcome.describe(),
+            match kept {
+                Some(t) => format!(
+                    "The previous trace {} is kept, with its analysis.",
+                    t.display()
+                ),
+                None => "There was no previous trace.".to_string(),
+            },
+            run.new_file.display()
+        ));
+    }
+    let c = run.check.clone().unwrap_or_default();
     println!(
-        "the program {}; {accesses} accesses in {regions} region(s) were recorded in {}{}.",
+        "the program {}; {} accesses in {} region(s) were recorded in {}{}.",
         outcome.describe(),
+        c.accesses,
+        c.regions,
         outcome.trace_file.display(),
-        if complete {
+        if c.complete {
             ""
         } else {
             " (the trace is cut short, but readable)"
         }
     );
-    if regions == 0 {
-        return Err(
-            "no region was traced: are GL_START/GL_STOP in the code that ran? (include pins/gleipnir.h and put GL_START; and GL_STOP; around the code to see)"
-                .into(),
-        );
-    }
+    let opt_int = |v: Option<i32>| v.map(|c| Value::Int(c as i64)).unwrap_or(Value::Empty);
     Ok(Value::Dict(vec![
         ("trace".into(), path_value(&outcome.trace_file)),
-        ("accesses".into(), Value::Int(accesses as i64)),
-        ("regions".into(), Value::Int(regions as i64)),
+        ("accesses".into(), Value::Int(c.accesses as i64)),
+        ("regions".into(), Value::Int(c.regions as i64)),
+        ("exit_code".into(), opt_int(outcome.exit_code)),
+        ("signal".into(), opt_int(outcome.signal)),
         (
-            "exit_code".into(),
-            outcome
-                .exit_code
-                .map(|c| Value::Int(c as i64))
-                .unwrap_or(Value::Empty),
-        ),
-        (
-            "signal".into(),
-            outcome
-                .signal
-                .map(|c| Value::Int(c as i64))
-                .unwrap_or(Value::Empty),
+            "children".into(),
+            Value::List(run.children.iter().map(|p| path_value(p)).collect()),
         ),
     ]))
 }
 
-/// Accesses, regions and completeness of a trace, read quickly.
-fn trace_counts(path: &Path) -> (u64, u64, bool) {
-    let Ok(mut r) = trace::reader::TraceReader::open(path) else {
-        return (0, 0, false);
-    };
-    let mut regions = 0;
-    while let Ok(Some(e)) = r.next_event() {
-        if let trace::format::Event::RegionStart(_) = e {
-            regions += 1;
-        }
-        if super::interrupt::requested() {
-            break;
-        }
-    }
-    let complete = r.footer().is_some();
-    (r.accesses_read(), regions, complete)
-}
-
 fn memory_trace_analysis(st: &mut Session) -> CmdResult<Value> {
     let path = st.trace_path()?;
+    // Identified before it is read: results carry the trace they came from.
+    let source = crate::workdir::SourceId::of(&path);
     let text = trace::gleipnir::looks_like_gleipnir(&path);
     let mut namer = trace::program::ProgramNamer::new(st.exe.as_deref(), &st.src_paths);
     println!(
@@ -274,7 +274,7 @@ fn memory_trace_analysis(st: &mut Session) -> CmdResult<Value> {
     super::interrupt::clear();
     let a = a.map_err(|e| e.to_string())?;
     for n in &a.summary.notes {
-        println!("note: {n}");
+        println!("note: {}", super::text::terminal_safe(n));
     }
     let user_vars = a.vars.iter().filter(|v| !v.internal).count();
     println!(
@@ -285,6 +285,10 @@ fn memory_trace_analysis(st: &mut Session) -> CmdResult<Value> {
         user_vars,
         a.allocations.len()
     );
+    if a.summary.threads.len() > 1 {
+        println!("note: {THREADS_NOTE}");
+    }
+    st.analysis_source = source;
     st.save_in_background(a.clone());
     let v = Value::Dict(vec![
         ("accesses".into(), Value::Int(a.summary.accesses as i64)),
@@ -306,6 +310,9 @@ fn memory_trace_analysis(st: &mut Session) -> CmdResult<Value> {
     Ok(v)
 }
 
+/// Said wherever thread counts are shown: what Valgrind's thread ids mean.
+const THREADS_NOTE: &str = "thread counts are of Valgrind's thread ids, which Valgrind reuses: a thread that starts after another has ended gets its id, so a program that started more threads than shown may have run them one after another. Valgrind also runs one thread at a time (it serialises them), so the order of accesses of different threads is Valgrind's schedule, not a parallel run's.";
+
 /// Above this many selected accesses, `filtering_process` writes the order
 /// data only when asked (`save`): 4 M rows are about 170 MB of CSV.
 const ORDER_DATA_AUTO_ROWS: usize = 4 << 20;
@@ -314,11 +321,15 @@ fn filtering_process(st: &mut Session, save: bool) -> CmdResult<Value> {
     let kind = st.mem;
     let sel = st.selected()?;
     let dir = st.visinfo_dir();
+    let work_dir = st.work_dir.clone();
     let a = st.analysis()?;
     let mut files = filter::files::write_allocation_info(a, &dir).map_err(|e| e.to_string())?;
+    super::session::record_written_in(&work_dir, &files);
     let order = save || sel.height() <= ORDER_DATA_AUTO_ROWS;
     if order {
-        files.extend(filter::files::write_order_data(a, &sel, &dir).map_err(|e| e.to_string())?);
+        let more = filter::files::write_order_data(a, &sel, &dir).map_err(|e| e.to_string())?;
+        super::session::record_written_in(&work_dir, &more);
+        files.extend(more);
     }
     let vars = a
         .vars
@@ -362,34 +373,7 @@ fn filtering_process(st: &mut Session, save: bool) -> CmdResult<Value> {
 }
 
 pub(super) fn fmt_table(headers: &[&str], rows: &[Vec<String>]) -> String {
-    let mut w: Vec<usize> = headers.iter().map(|h| h.len()).collect();
-    for r in rows {
-        for (i, c) in r.iter().enumerate() {
-            w[i] = w[i].max(c.len());
-        }
-    }
-    let mut out = String::new();
-    let line = |cells: Vec<String>| -> String {
-        cells
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                if i == 0 {
-                    format!("{c:<width$}", width = w[i])
-                } else {
-                    format!("{c:>width$}", width = w[i])
-                }
-            })
-            .collect::<Vec<_>>()
-            .join("  ")
-    };
-    out.push_str(&line(headers.iter().map(|h| h.to_string()).collect()));
-    out.push('\n');
-    for r in rows {
-        out.push_str(&line(r.clone()));
-        out.push('\n');
-    }
-    out
+    super::text::table(headers, rows)
 }
 
 fn cell(df: &DataFrame, col: &str, i: usize) -> String {
@@ -427,6 +411,9 @@ fn memory_stats(st: &mut Session, save: bool) -> CmdResult<Value> {
     for line in filter::stats::row_notes(a, &per_var) {
         println!("note: {line}");
     }
+    if a.summary.threads.len() > 1 {
+        println!("note: {THREADS_NOTE}");
+    }
     let addr_cols = filter::stats::ADDRESS_COLUMNS;
     let shown = per_addr.height().min(20);
     let arows: Vec<Vec<String>> = (0..shown)
@@ -462,10 +449,12 @@ fn memory_stats(st: &mut Session, save: bool) -> CmdResult<Value> {
     if save {
         let p1 = filter::files::write_csv(&mut per_var, &dir.join("memory_stats.csv"))
             .map_err(|e| e.to_string())?;
+        st.record_written(std::slice::from_ref(&p1));
         filter::files::hex_column(&mut per_addr, "address").map_err(|e| e.to_string())?;
         let p2 = filter::files::write_csv(&mut per_addr, &dir.join("memory_stats_addresses.csv"))
             .map_err(|e| e.to_string())?;
         println!("wrote {} and {}", p1.display(), p2.display());
+        st.record_written(std::slice::from_ref(&p2));
     }
     let result = rows
         .iter()
@@ -513,8 +502,9 @@ fn provenance(st: &Session) -> String {
 }
 
 pub(super) fn report_figure(st: &Session, r: &vis::FigureReport) -> Value {
+    st.record_written(&r.files());
     for w in &r.warnings {
-        println!("warning: {w}");
+        println!("warning: {}", super::text::terminal_safe(w));
     }
     if let Some(agg) = &r.aggregated {
         println!("note: {agg}");
@@ -662,7 +652,8 @@ fn array_pattern(st: &mut Session, args: &[String], ndim: usize) -> CmdResult<Va
         let d = &v.dims[v.dims.len() - (ndim - 1)..];
         let (cols, depth) = if ndim == 3 { (d[0], d[1]) } else { (d[0], 1) };
         println!(
-            "inferred for {name}: {} columns{}, {} bytes per element",
+            "inferred for {}: {} columns{}, {} bytes per element",
+            super::text::terminal_safe(&name),
             cols,
             if ndim == 3 {
                 format!(", depth {depth}")
@@ -681,7 +672,11 @@ fn array_pattern(st: &mut Session, args: &[String], ndim: usize) -> CmdResult<Va
         });
     };
     let acc = filter::accesses_of(a, var).map_err(|e| e.to_string())?;
-    println!("drawing {} accesses of {name}...", acc.height());
+    println!(
+        "drawing {} accesses of {}...",
+        acc.height(),
+        super::text::terminal_safe(&name)
+    );
     let r = if ndim == 2 {
         vis::array_2d(&acc, &a.variables, &a.lines, var, cols, tb, &opts)
     } else {
@@ -715,74 +710,37 @@ fn load_trace(st: &mut Session, file: &str) -> CmdResult<Value> {
     Ok(path_value(&p))
 }
 
-/// Removes what mapvis created in the working folder, file by file.
+/// Removes the files mapvis wrote in the working folder: those its stages
+/// reported and the manifest lists, unchanged since, never through a
+/// symbolic link (see [`crate::workdir::clear`]).
 fn clear_analysis(st: &mut Session) -> CmdResult<Value> {
     st.finish_saving();
-    let mut removed = Vec::new();
-    let mut rm = |p: PathBuf| {
-        if p.is_file() && std::fs::remove_file(&p).is_ok() {
-            removed.push(p);
-        }
-    };
-    let state = st.state_dir();
-    rm(state.join("trace.mvt"));
-    for f in [
-        "accesses.parquet",
-        "locations.parquet",
-        "variables.parquet",
-        "lines.parquet",
-        "allocations.parquet",
-        "summary.json",
-    ] {
-        rm(st.analysis_dir().join(f));
-    }
-    let _ = std::fs::remove_dir(st.analysis_dir());
-    for f in [
-        "order_data.csv",
-        "order_data.parquet",
-        "allocation_info.csv",
-        "allocation_info.parquet",
-        "memory_stats.csv",
-        "memory_stats_addresses.csv",
-        "complete_memory_access_pattern.csv",
-    ] {
-        rm(st.visinfo_dir().join(f));
-    }
-    let ours = |n: &str| {
-        n.starts_with("complete_memory_access_pattern")
-            || n.starts_with("2d_memory_access_pattern_")
-            || n.starts_with("3d_memory_access_pattern_")
-    };
-    for dir in [st.figures_dir(), st.visinfo_dir()] {
-        if let Ok(entries) = std::fs::read_dir(&dir) {
-            for e in entries.flatten() {
-                let n = e.file_name().to_string_lossy().into_owned();
-                if ours(&n) && (n.ends_with(".html") || n.ends_with(".csv")) {
-                    rm(e.path());
-                }
-            }
-        }
-    }
-    rm(st.figures_dir().join("plotly.min.js"));
-    let grind = st.work_dir.join("grindanalysis");
-    if let Ok(entries) = std::fs::read_dir(&grind) {
-        for e in entries.flatten() {
-            rm(e.path());
-        }
-    }
+    let cleared = crate::workdir::clear(&st.work_dir).map_err(|e| e.to_string())?;
     st.analysis = None;
+    st.analysis_source = None;
     st.selected = None;
     st.trace_file = None;
     st.save_settings();
-    if removed.is_empty() {
-        println!("nothing to remove: there was no trace, analysis or figure.");
+    if cleared.removed.is_empty() {
+        println!("nothing to remove: mapvis has written no trace, analysis or figure here.");
     } else {
-        println!("removed {} file(s):", removed.len());
-        for p in &removed {
+        println!("removed {} file(s):", cleared.removed.len());
+        for p in &cleared.removed {
             println!("  {}", p.display());
         }
     }
-    Ok(Value::List(removed.iter().map(|p| path_value(p)).collect()))
+    for (p, why) in &cleared.kept {
+        println!("kept {}: {why}.", p.display());
+    }
+    Ok(Value::List(
+        cleared.removed.iter().map(|p| path_value(p)).collect(),
+    ))
+}
+
+/// A path as a Valgrind option value: Valgrind expands `%p`, `%n` and
+/// `%q{VAR}` in its file options and reads `%%` as one `%`.
+fn valgrind_path_arg(p: &Path) -> String {
+    p.display().to_string().replace('%', "%%")
 }
 
 /// Runs the loaded program under one of Valgrind's own tools, output in
@@ -800,25 +758,33 @@ fn grind(st: &mut Session, tool: &str) -> CmdResult<Value> {
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
     let log = dir.join(format!("{tool}_{stem}.log"));
+    // Valgrind writes under temporary names; the previous output is
+    // replaced only when the run is over.
+    let partial = |p: &Path| {
+        p.with_file_name(format!(
+            ".{}.partial",
+            p.file_name().unwrap_or_default().to_string_lossy()
+        ))
+    };
     let mut cmd = std::process::Command::new(&valgrind);
     cmd.arg(format!("--tool={tool}"))
-        .arg(format!("--log-file={}", log.display()));
+        .arg(format!("--log-file={}", valgrind_path_arg(&partial(&log))));
     let out_file = match tool {
         "cachegrind" => Some(dir.join(format!("cachegrind.out.{stem}"))),
         "massif" => Some(dir.join(format!("massif.out.{stem}"))),
         "dhat" => Some(dir.join(format!("dhat.out.{stem}.json"))),
         _ => None,
     };
-    match (tool, &out_file) {
+    match (tool, &out_file.as_deref().map(partial)) {
         ("cachegrind", Some(f)) => {
             cmd.arg("--cache-sim=yes")
-                .arg(format!("--cachegrind-out-file={}", f.display()));
+                .arg(format!("--cachegrind-out-file={}", valgrind_path_arg(f)));
         }
         ("massif", Some(f)) => {
-            cmd.arg(format!("--massif-out-file={}", f.display()));
+            cmd.arg(format!("--massif-out-file={}", valgrind_path_arg(f)));
         }
         ("dhat", Some(f)) => {
-            cmd.arg(format!("--dhat-out-file={}", f.display()));
+            cmd.arg(format!("--dhat-out-file={}", valgrind_path_arg(f)));
         }
         ("lackey", _) => {
             cmd.arg("--trace-mem=yes");
@@ -827,9 +793,15 @@ fn grind(st: &mut Session, tool: &str) -> CmdResult<Value> {
     }
     cmd.arg(&exe).args(&st.args);
     println!("running {} under valgrind --tool={tool}...", exe.display());
-    let status = cmd
-        .status()
-        .map_err(|e| format!("cannot run {}: {e}.", valgrind.display()))?;
+    let status = cmd.status();
+    let mut written = Vec::new();
+    for f in std::iter::once(&log).chain(out_file.iter()) {
+        if std::fs::rename(partial(f), f).is_ok() {
+            written.push(f.clone());
+        }
+    }
+    st.record_written(&written);
+    let status = status.map_err(|e| format!("cannot run {}: {e}.", valgrind.display()))?;
     let log_text = std::fs::read_to_string(&log).unwrap_or_default();
     let summary: Vec<String> = match tool {
         "cachegrind" => log_text

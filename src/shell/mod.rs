@@ -41,6 +41,7 @@ pub mod repl;
 pub mod session;
 pub mod specs;
 pub mod tcl;
+pub mod text;
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -283,6 +284,7 @@ impl<S: 'static> Shell<S> {
     /// `interrupted by Ctrl-C` at its next safe point.
     pub fn enable_interrupts(&self) -> Result<(), String> {
         interrupt::install()?;
+        crate::vis::set_interrupt_check(interrupt::requested);
         let handle = self.interp.install_interrupt(|| {
             interrupt::requested().then(|| "interrupted by Ctrl-C".to_string())
         });

@@ -303,16 +303,18 @@ pub fn say(text: &str) {
 
 /// Prints the outcome of one evaluation, the value only when it is not
 /// `quiet` (see [`Shell::speaks_for_itself`]); returns false if it failed.
+/// Results and messages may hold names from a trace, so control
+/// characters are shown escaped (see [`super::text::terminal_safe`]).
 fn report(result: Result<String, super::TclError>, quiet: bool) -> bool {
     match result {
         Ok(text) => {
             if !text.is_empty() && !quiet {
-                say(&text);
+                say(&super::text::terminal_safe(&text));
             }
             true
         }
         Err(e) => {
-            eprintln!("error: {}", e.message);
+            eprintln!("error: {}", super::text::terminal_safe(&e.message));
             false
         }
     }

@@ -7,20 +7,30 @@
 //! the same folder continues where the last one stopped.
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::{Arc, Weak};
 
 use polars::prelude::DataFrame;
 
 use crate::filter::analysis::Analysis;
 use crate::filter::{self, MemKind};
 use crate::trace;
+use crate::workdir::{self, FolderLock, Manifest, SourceId};
 
 /// Folder (in the working folder) where mapvis keeps its own files.
-pub const STATE_DIR: &str = ".mapvis";
+pub const STATE_DIR: &str = workdir::STATE_DIR;
 /// The pins header, embedded so `compile_exe` works wherever mapvis is installed.
 pub const PINS_HEADER: &str = include_str!("../../pins/gleipnir.h");
 
 /// A pipeline error: a full sentence saying what is wrong and what to do.
 pub type CmdResult<T> = Result<T, String>;
+
+/// Records `files` in the manifest of `work_dir` (see
+/// [`Session::record_written`]).
+pub fn record_written_in(work_dir: &Path, files: &[PathBuf]) {
+    if let Err(e) = Manifest::record(work_dir, files) {
+        eprintln!("warning: {e}");
+    }
+}
 
 /// The pipeline's state.
 pub struct Session {
@@ -54,8 +64,17 @@ pub struct Session {
     pub locality: super::cmd_locality::Settings,
     /// The allocator calls last analysed by the heap commands.
     pub heap: Option<super::cmd_heap::HeapState>,
+    /// The trace the current analysis was made from (see
+    /// [`Session::analysis`]: an analysis whose trace has changed since is
+    /// never shown as current).
+    pub analysis_source: Option<SourceId>,
     /// The analysis being saved to `.mapvis/analysis` on another thread.
     pending_save: Option<std::thread::JoinHandle<Result<(), String>>>,
+    /// The working folder's lock while a command of this session (or its
+    /// background save) holds it.
+    lock: Weak<FolderLock>,
+    /// The lock held by the running command.
+    held: Option<Arc<FolderLock>>,
 }
 
 impl Session {
@@ -75,9 +94,12 @@ impl Session {
             analysis: None,
             selected: None,
             trace_file: None,
+            analysis_source: None,
             pending_save: None,
             locality: Default::default(),
             heap: None,
+            lock: Weak::new(),
+            held: None,
         };
         s.restore_settings();
         s.locality = super::cmd_locality::Settings::load(&s.state_dir());
@@ -97,6 +119,47 @@ impl Session {
         }
     }
 
+    /// Takes the working folder's lock for the command about to run, so
+    /// that no other mapvis session changes the folder meanwhile. While
+    /// another session holds it, says so once and waits; Ctrl-C gives up.
+    /// The lock is shared with this session's own background save.
+    pub fn lock_folder(&mut self) -> CmdResult<()> {
+        if let Some(held) = self.lock.upgrade() {
+            self.held = Some(held);
+            return Ok(());
+        }
+        let dir = self.work_dir.clone();
+        let lock = FolderLock::acquire(
+            &self.work_dir,
+            &mut |pid| {
+                eprintln!(
+                    "waiting for another mapvis session{} working in {} to finish its command (Ctrl-C gives up)...",
+                    pid.map(|p| format!(" (pid {p})")).unwrap_or_default(),
+                    dir.display()
+                )
+            },
+            &super::interrupt::requested,
+        )
+        .map_err(|e| e.to_string())?;
+        let lock = Arc::new(lock);
+        self.lock = Arc::downgrade(&lock);
+        self.held = Some(lock);
+        Ok(())
+    }
+
+    /// Releases the lock taken by [`Session::lock_folder`] (a background
+    /// save keeps it until it is done).
+    pub fn unlock_folder(&mut self) {
+        self.held = None;
+    }
+
+    /// Records files this session wrote in the working folder's manifest,
+    /// the list `clear_analysis` removes. A failure is a warning: the files
+    /// themselves are written.
+    pub fn record_written(&self, files: &[PathBuf]) {
+        record_written_in(&self.work_dir, files);
+    }
+
     /// Saves the analysis to `.mapvis/analysis` on another thread, so the
     /// prompt comes back as soon as the analysis is done. The files appear
     /// all at once when the save is complete (see
@@ -105,8 +168,16 @@ impl Session {
     pub fn save_in_background(&mut self, a: Analysis) {
         self.finish_saving();
         let dir = self.analysis_dir();
+        let work_dir = self.work_dir.clone();
+        let source = self.analysis_source.clone();
+        // The save holds the folder lock until it is done.
+        let lock = self.held.clone();
         self.pending_save = Some(std::thread::spawn(move || {
-            filter::files::save_analysis(&a, &dir).map_err(|e| e.to_string())
+            let files = filter::files::save_analysis_from(&a, source.as_ref(), &dir)
+                .map_err(|e| e.to_string())?;
+            Manifest::record(&work_dir, &files).map_err(|e| e.to_string())?;
+            drop(lock);
+            Ok(())
         }));
     }
 
@@ -185,19 +256,48 @@ impl Session {
             "mem": self.mem.code(),
             "trace_file": self.trace_file,
         });
-        let _ = std::fs::create_dir_all(self.state_dir());
-        let _ = std::fs::write(
-            self.settings_file(),
-            serde_json::to_vec_pretty(&j).unwrap_or_default(),
-        );
+        if let Err(e) = workdir::write_file(
+            &self.settings_file(),
+            &serde_json::to_vec_pretty(&j).unwrap_or_default(),
+        ) {
+            eprintln!("warning: the settings were not saved: {e}");
+        }
     }
 
     fn restore_settings(&mut self) {
-        let Ok(text) = std::fs::read_to_string(self.settings_file()) else {
-            return;
+        let file = self.settings_file();
+        let text = match std::fs::read(&file) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
+            Err(e) => {
+                eprintln!(
+                    "warning: the saved settings {} cannot be read ({e}); this session starts with the default settings.",
+                    file.display()
+                );
+                return;
+            }
         };
-        let Ok(j) = serde_json::from_str::<serde_json::Value>(&text) else {
-            return;
+        let j = match serde_json::from_slice::<serde_json::Value>(&text) {
+            Ok(j) if j.is_object() => j,
+            other => {
+                // Kept aside, not overwritten by the next save.
+                let aside = file.with_extension("json.bad");
+                let moved = std::fs::rename(&file, &aside).is_ok();
+                eprintln!(
+                    "warning: the saved settings {} are damaged ({}); this session starts with the default settings{}.",
+                    file.display(),
+                    match other {
+                        Err(e) => e.to_string(),
+                        Ok(_) => "they are not a JSON object".into(),
+                    },
+                    if moved {
+                        format!(", and the damaged file was kept as {}", aside.display())
+                    } else {
+                        String::new()
+                    }
+                );
+                return;
+            }
         };
         let path = |v: &serde_json::Value| v.as_str().map(PathBuf::from);
         self.exe = path(&j["exe"]);
@@ -270,6 +370,8 @@ impl Session {
                 p.display()
             ));
         }
+        // Only a binary that answers as Valgrind is kept.
+        trace::run::check_valgrind(&p).map_err(|e| e.to_string())?;
         self.valgrind = Some(p.clone());
         self.save_settings();
         Ok(p)
@@ -348,8 +450,11 @@ impl Session {
     // -----------------------------------------------------------------
 
     /// `run_gleipnir`: traces the loaded program. The trace is kept even
-    /// when the program crashes or is interrupted.
-    pub fn run_gleipnir(&mut self) -> CmdResult<trace::run::RunOutcome> {
+    /// when the program crashes or is interrupted. It is written under a new
+    /// name and replaces the previous trace only when it is usable (see
+    /// [`trace::run::run_trace_into`]); otherwise the previous trace, and
+    /// the analysis made from it, stay current.
+    pub fn run_gleipnir(&mut self) -> CmdResult<trace::run::TracedRun> {
         let exe = self.exe.clone().ok_or(
             "run_gleipnir needs an executable: use load_exe PATH (or compile_exe SOURCE.c) first.",
         )?;
@@ -379,16 +484,33 @@ impl Session {
                 shown = true;
             }
         };
-        let outcome = trace::run::run_trace_with(&req, &mut progress);
+        // A Ctrl-C that ended the program is not one that stops reading
+        // its trace: forget it when the reading starts.
+        let started_reading = std::cell::Cell::new(false);
+        let cancelled = || {
+            if !started_reading.replace(true) {
+                super::interrupt::clear();
+            }
+            super::interrupt::requested()
+        };
+        let run = trace::run::run_trace_into(&req, &mut progress, &cancelled);
         if shown {
             eprintln!();
         }
-        let outcome = outcome.map_err(|e| e.to_string())?;
-        self.trace_file = Some(outcome.trace_file.clone());
-        self.analysis = None;
-        self.selected = None;
-        self.save_settings();
-        Ok(outcome)
+        let run = run.map_err(|e| e.to_string())?;
+        let mut written = run.children.clone();
+        if run.rejected.is_none() {
+            written.push(run.outcome.trace_file.clone());
+            self.trace_file = Some(run.outcome.trace_file.clone());
+            self.analysis = None;
+            self.analysis_source = None;
+            self.selected = None;
+            self.save_settings();
+        } else {
+            written.push(run.new_file.clone());
+        }
+        self.record_written(&written);
+        Ok(run)
     }
 
     /// The trace to analyse, or a message saying how to get one.
@@ -406,23 +528,83 @@ impl Session {
 
     /// The current analysis, loading the saved one from `.mapvis/` when this
     /// session has none yet.
+    ///
+    /// An analysis is shown only while it belongs to the current trace: if
+    /// the trace has changed since it was analysed (a new run, a failed or
+    /// killed one, `load_trace`, another session), this refuses and says to
+    /// analyse again. When its trace no longer exists, or the saved analysis
+    /// does not say which trace it came from, a warning says so.
     pub fn analysis(&mut self) -> CmdResult<&Analysis> {
         if self.analysis.is_none() {
             self.finish_saving();
             let dir = self.analysis_dir();
             if filter::files::has_saved_analysis(&dir) {
-                self.analysis =
-                    Some(filter::files::load_analysis(&dir).map_err(|e| e.to_string())?);
+                let a = filter::files::load_analysis(&dir).map_err(|e| e.to_string())?;
+                self.analysis_source = filter::files::saved_source(&dir);
+                self.check_fresh()?;
+                self.analysis = Some(a);
+                self.selected = None;
             } else {
                 return Err("there is no analysis yet: run memory_trace_analysis first.".into());
             }
+        } else {
+            self.check_fresh()?;
         }
         Ok(self.analysis.as_ref().expect("set above"))
+    }
+
+    /// The trace results should come from now: the loaded one, else the
+    /// folder's last run.
+    fn current_trace(&self) -> PathBuf {
+        self.trace_file
+            .clone()
+            .unwrap_or_else(|| self.default_trace_file())
+    }
+
+    /// Refuses an analysis whose trace has changed since; warns when that
+    /// cannot be told.
+    fn check_fresh(&mut self) -> CmdResult<()> {
+        let current = self.current_trace();
+        let Some(source) = self.analysis_source.clone() else {
+            println!(
+                "warning: the saved analysis does not say which trace it was made from (it was saved by an older mapvis); run memory_trace_analysis again to be sure it is of {}.",
+                current.display()
+            );
+            // Said once: from now on it is taken as the current trace's.
+            self.analysis_source = SourceId::of(&current);
+            return Ok(());
+        };
+        match SourceId::of(&current) {
+            Some(now) if now == source => Ok(()),
+            Some(now) => {
+                self.analysis = None;
+                self.selected = None;
+                Err(format!(
+                    "the analysis was made from the trace {}, but the current trace is {}: it is not shown, so that another run's results are never taken for this one's. Run memory_trace_analysis to analyse the current trace.",
+                    source.describe(),
+                    now.describe()
+                ))
+            }
+            None if source.path != current => Err(format!(
+                "the analysis was made from the trace {}, but the current trace {} does not exist: run run_gleipnir or load_trace FILE, then memory_trace_analysis.",
+                source.describe(),
+                current.display()
+            )),
+            None => {
+                println!(
+                    "warning: the trace {} that this analysis was made from no longer exists; the results shown are of it as it was.",
+                    source.path.display()
+                );
+                Ok(())
+            }
+        }
     }
 
     /// The accesses of the selected memory kinds, computing them if needed.
     pub fn selected(&mut self) -> CmdResult<DataFrame> {
         let kind = self.mem;
+        // Never a selection of a stale analysis.
+        self.analysis()?;
         if let Some((k, df)) = &self.selected {
             if *k == kind {
                 return Ok(df.clone());

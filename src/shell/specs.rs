@@ -229,7 +229,11 @@ pub const SPECS: &[CommandSpec] = &[
         args: &[],
         help: "Runs the loaded program under Valgrind with the tracing tool and \
                records every memory access into a trace file. Press Ctrl-C to \
-               stop a long run; the trace recorded so far is kept.",
+               stop a long run; the trace recorded so far is kept. The new trace \
+               replaces the previous one only when it holds a region, so a run \
+               that fails or is killed early keeps the previous trace and its \
+               analysis. A program that forks leaves one trace per process; the \
+               children's are named in the result.",
     },
     CommandSpec {
         name: "memory_trace_analysis",
@@ -324,11 +328,13 @@ pub const SPECS: &[CommandSpec] = &[
         aliases: &[],
         group: Group::Housekeeping,
         args: &[],
-        help: "Removes what mapvis created in the working folder, file by file, and \
-               lists it: the trace and saved analysis in .mapvis/, the figures and \
-               plotly.js in figures/, the data files in visinfo/ and the output in \
-               grindanalysis/. Nothing else is touched; the setup (program, \
-               arguments, paths) is kept.",
+        help: "Removes the files mapvis wrote in the working folder, file by file, \
+               and lists them: the trace and saved analysis in .mapvis/, the figures \
+               and plotly.js in figures/, the data files in visinfo/ and the output \
+               in grindanalysis/. Only files listed in .mapvis/manifest.json when \
+               mapvis wrote them are removed, and only if unchanged since; your own \
+               files, files you changed, and anything reached through a symbolic \
+               link are kept. The setup (program, arguments, paths) is kept.",
     },
     CommandSpec {
         name: "help",

@@ -447,9 +447,15 @@ impl<R: Read> TraceReader<R> {
                             continue;
                         }
                     }
-                    self.end = EndState::Truncated {
-                        offset: self.offset(),
-                        partial_bytes: (self.len - self.pos) as u64,
+                    // A cut after the footer (in the end marker or the
+                    // appended exit status) loses nothing that was traced.
+                    self.end = if self.footer.is_some() {
+                        EndState::Complete
+                    } else {
+                        EndState::Truncated {
+                            offset: self.offset(),
+                            partial_bytes: (self.len - self.pos) as u64,
+                        }
                     };
                     return Ok(None);
                 }
@@ -860,6 +866,45 @@ mod tests {
         b.extend_from_slice(&[KEY_ACCESS_BASE as u8, 0xff, 0xff]);
         let (_, r) = read_all(&b);
         assert!(r.unwrap_err().contains("access at undefined site 0"));
+    }
+
+    /// A trace cut anywhere after its footer (inside the end marker or the
+    /// exit record mapvis appends) is complete; cut before it, truncated.
+    #[test]
+    fn a_cut_after_the_footer_is_complete() {
+        let mut b = header();
+        uv(&mut b, REC_SITE);
+        uv(&mut b, 0);
+        uv(&mut b, 0x401000);
+        b.push(b'L');
+        uv(&mut b, 8);
+        uv(&mut b, KEY_ACCESS_BASE + 1);
+        sv(&mut b, 0x1000);
+        let before_footer = b.len();
+        for v in [REC_FOOTER, 1, 0, 0, 0, 1, 0] {
+            uv(&mut b, v);
+        }
+        let footer_end = b.len();
+        b.extend_from_slice(END_MARKER);
+        uv(&mut b, REC_EXIT);
+        b.push(1);
+        sv(&mut b, 9);
+        b.extend_from_slice(END_MARKER);
+        for cut in footer_end..=b.len() {
+            let (evs, end) = read_all(&b[..cut]);
+            assert_eq!(end, Ok(EndState::Complete), "cut at {cut}");
+            assert_eq!(
+                evs.iter().filter(|e| matches!(e, Event::Access(_))).count(),
+                1
+            );
+        }
+        for cut in before_footer..footer_end {
+            let (_, end) = read_all(&b[..cut]);
+            assert!(
+                matches!(end, Ok(EndState::Truncated { .. })),
+                "cut at {cut}"
+            );
+        }
     }
 
     proptest::proptest! {

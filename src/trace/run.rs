@@ -71,6 +71,14 @@ pub enum RunError {
         /// The path.
         path: PathBuf,
     },
+    /// The binary given as Valgrind does not answer as Valgrind.
+    #[error("{path} is not Valgrind: `{path} --version` answered \"{answer}\" instead of a Valgrind version such as valgrind-3.19.0. Give set_valgrind_path the path of `valgrind` (for example /usr/bin/valgrind).")]
+    NotValgrind {
+        /// The binary.
+        path: PathBuf,
+        /// What it printed.
+        answer: String,
+    },
     /// A file operation failed.
     #[error("{what} {path}: {source}.")]
     Io {
@@ -421,4 +429,203 @@ fn append_exit_status(trace: &Path, outcome: &RunOutcome) {
     rec.push(z as u8);
     rec.extend_from_slice(END_MARKER);
     let _ = f.write_all(&rec);
+}
+
+/// Checks that `valgrind` answers `--version` as Valgrind does
+/// (`valgrind-3.19.0`), so that a wrong path is refused when it is given
+/// rather than when a program is traced. Returns the version.
+pub fn check_valgrind(valgrind: &Path) -> Result<String, RunError> {
+    let out = Command::new(valgrind)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .output()
+        .map_err(io_err("could not run", valgrind))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    match text.trim().strip_prefix("valgrind-") {
+        Some(v) if out.status.success() && !v.is_empty() => Ok(v.to_string()),
+        _ => Err(RunError::NotValgrind {
+            path: valgrind.to_path_buf(),
+            answer: text.trim().chars().take(80).collect(),
+        }),
+    }
+}
+
+/// What a finished trace holds, read quickly.
+#[derive(Clone, Debug, Default)]
+pub struct TraceCheck {
+    /// Accesses read.
+    pub accesses: u64,
+    /// Regions (GL_START) seen.
+    pub regions: u64,
+    /// Whether the footer was read (the tool finished writing it).
+    pub complete: bool,
+}
+
+/// Reads the trace at `path` to count its accesses and regions; stops early
+/// (with what was counted) when `cancelled` says so. Cost: one pass over
+/// the trace at decoding speed.
+pub fn check_trace(
+    path: &Path,
+    cancelled: &dyn Fn() -> bool,
+) -> Result<TraceCheck, super::reader::TraceError> {
+    let mut r = super::reader::TraceReader::open(path)?;
+    let mut regions = 0;
+    // A corrupt record ends the count: what came before it is usable.
+    while let Ok(Some(e)) = r.next_event() {
+        if let super::format::Event::RegionStart(_) = e {
+            regions += 1;
+        }
+        if cancelled() {
+            break;
+        }
+    }
+    Ok(TraceCheck {
+        accesses: r.accesses_read(),
+        regions,
+        complete: r.footer().is_some(),
+    })
+}
+
+/// A run whose trace was written under a new name and installed only when
+/// usable (see [`run_trace_into`]).
+#[derive(Clone, Debug)]
+pub struct TracedRun {
+    /// How the program ended.
+    pub outcome: RunOutcome,
+    /// What the new trace holds (`None` when it cannot be read at all).
+    pub check: Option<TraceCheck>,
+    /// `Some(reason)` when the new trace was not usable and the previous
+    /// trace was kept; the new file is then left at `new_file`.
+    pub rejected: Option<String>,
+    /// The file the new trace was written to.
+    pub new_file: PathBuf,
+    /// Traces of child processes the program forked (their own files).
+    pub children: Vec<PathBuf>,
+}
+
+/// The `.new` name a trace is written under before it replaces `dest`.
+fn new_name(dest: &Path) -> PathBuf {
+    let stem = dest
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "trace".into());
+    dest.with_file_name(format!("{stem}.new.mvt"))
+}
+
+/// The traces a run's forked children wrote: the tool names them
+/// `<trace file>.<pid>`.
+fn child_traces(trace: &Path) -> Vec<(u32, PathBuf)> {
+    let (Some(dir), Some(name)) = (trace.parent(), trace.file_name()) else {
+        return Vec::new();
+    };
+    let prefix = format!("{}.", name.to_string_lossy());
+    let mut out: Vec<(u32, PathBuf)> = fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let n = e.file_name().to_string_lossy().into_owned();
+            let pid = n.strip_prefix(&prefix)?.parse().ok()?;
+            Some((pid, e.path()))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// Where the trace of child `pid` of the trace `dest` is kept:
+/// `trace.mvt` gives `trace.<pid>.mvt`.
+pub fn child_trace_path(dest: &Path, pid: u32) -> PathBuf {
+    let stem = dest
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "trace".into());
+    dest.with_file_name(format!("{stem}.{pid}.mvt"))
+}
+
+/// Runs the program as [`run_trace_with`], writing the trace under a new
+/// name beside `req.trace_file` and replacing `req.trace_file` only when
+/// the new trace is usable (it can be read and has at least one region).
+/// Otherwise the previous trace stays, and [`TracedRun::rejected`] says
+/// why. A SIGKILL of the program, a full disk or a tool that cannot write
+/// thus never costs the previous trace.
+///
+/// Traces of forked children (`<new>.<pid>`) are moved to
+/// [`child_trace_path`]; those of an earlier run are removed when a new
+/// trace is installed.
+pub fn run_trace_into(
+    req: &TraceRequest,
+    progress: &mut dyn FnMut(u64),
+    cancelled: &dyn Fn() -> bool,
+) -> Result<TracedRun, RunError> {
+    let dest = req.trace_file.clone();
+    let new = new_name(&dest);
+    let _ = fs::remove_file(&new);
+    for (_, p) in child_traces(&new) {
+        let _ = fs::remove_file(p);
+    }
+    let mut into_new = req.clone();
+    into_new.trace_file = new.clone();
+    let mut outcome = run_trace_with(&into_new, progress)?;
+    let check = check_trace(&new, cancelled);
+    let rejected = match &check {
+        Err(e) => Some(format!("the new trace cannot be read ({e})")),
+        Ok(c) if c.regions == 0 && !c.complete && outcome.exit_code.is_some() => Some(
+            "the tool could not finish writing the new trace, and it holds no region (see Valgrind's message above: is the disk full?)"
+                .into(),
+        ),
+        Ok(c) if c.regions == 0 && outcome.signal.is_some() => Some(format!(
+            "the program was ended by signal {} before any region was traced",
+            outcome.signal.unwrap_or(0)
+        )),
+        Ok(c) if c.regions == 0 => Some(
+            "no region was traced: are GL_START/GL_STOP in the code that ran? (include pins/gleipnir.h and put GL_START; and GL_STOP; around the code to see)".into(),
+        ),
+        Ok(_) => None,
+    };
+    let mut children = Vec::new();
+    if rejected.is_none() {
+        let old_children = dest.parent().map(|d| {
+            fs::read_dir(d)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| is_child_trace_of(&dest, p))
+                .collect::<Vec<_>>()
+        });
+        for p in old_children.unwrap_or_default() {
+            let _ = fs::remove_file(p);
+        }
+        fs::rename(&new, &dest).map_err(io_err("could not install the new trace as", &dest))?;
+        outcome.trace_file = dest.clone();
+    }
+    for (pid, p) in child_traces(&new) {
+        let to = child_trace_path(&dest, pid);
+        children.push(if fs::rename(&p, &to).is_ok() { to } else { p });
+    }
+    Ok(TracedRun {
+        outcome,
+        check: check.ok(),
+        rejected,
+        new_file: new,
+        children,
+    })
+}
+
+/// Whether `p` is a child trace of `dest` (`trace.<pid>.mvt`).
+fn is_child_trace_of(dest: &Path, p: &Path) -> bool {
+    let stem = dest
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    p.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .and_then(|n| {
+            n.strip_prefix(&format!("{stem}."))?
+                .strip_suffix(".mvt")?
+                .parse::<u32>()
+                .ok()
+        })
+        .is_some()
 }

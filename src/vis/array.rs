@@ -151,7 +151,11 @@ fn draw_array(r: Request, o: &FigureOptions) -> Result<FigureReport, VisError> {
     let shape = array_shape(&info, r.inner, r.type_bytes, &mut report)?;
     let picked = pick_rows(&a, &shape, r.var, &mut report)?;
     let each = |f: &mut dyn FnMut(usize, u64) -> bool| {
-        for &k in &picked.rows {
+        for (n, &k) in picked.rows.iter().enumerate() {
+            // Ctrl-C: stop; the page is then not written (checked below).
+            if n % 4096 == 0 && super::interrupted() {
+                return;
+            }
             if let Some((e0, e1)) = shape.span(a.addr()[k], a.size()[k] as u32) {
                 for e in e0..=e1 {
                     if !f(k, e) {
@@ -197,6 +201,9 @@ fn draw_array(r: Request, o: &FigureOptions) -> Result<FigureReport, VisError> {
     );
     let mut intro = report.warnings.clone();
     intro.extend(report.aggregated.clone());
+    if super::interrupted() {
+        return Err(VisError::Interrupted);
+    }
     let command = std::iter::once(format!("{kind}_memory_access_pattern {}", info.name))
         .chain(r.inner.iter().map(|d| d.to_string()))
         .chain(std::iter::once(r.type_bytes.to_string()))
@@ -233,6 +240,32 @@ fn dims_text(dims: &[u64]) -> String {
         .join(" x ")
 }
 
+/// Refuses a shape whose grid cannot be drawn: one row (2D) or plane (3D)
+/// holding more elements than the whole block, or sizes whose product
+/// overflows. Such a grid would be mostly empty cells of a single row, and
+/// numbers that large cannot be laid out or iterated over.
+fn check_grid(name: &str, size: u64, inner: &[u64], type_bytes: u64) -> Result<(), VisError> {
+    let elements = size.div_ceil(type_bytes);
+    let per_row = inner.iter().try_fold(1u64, |p, &d| p.checked_mul(d));
+    let row_bytes = per_row.and_then(|n| n.checked_mul(type_bytes));
+    match (per_row, row_bytes) {
+        (Some(n), Some(_)) if n <= elements => Ok(()),
+        _ => {
+            let (what, shape) = if inner.len() == 2 {
+                (
+                    "plane",
+                    format!("{} columns x depth {}", inner[0], inner[1]),
+                )
+            } else {
+                ("row", format!("{} columns", inner[0]))
+            };
+            Err(VisError::BadOption(format!(
+                "`{name}` cannot be drawn with {shape}: its block of {size} bytes holds {elements} elements of {type_bytes} bytes, fewer than one {what} of that shape. Give a shape whose {what} holds at most {elements} elements."
+            )))
+        }
+    }
+}
+
 /// The array's shape: the outer dimension follows from the block size.
 /// Rejects element sizes and dimensions of 0, empty blocks, and grids too
 /// large to index; warns when the block is not a whole number of rows or
@@ -261,6 +294,7 @@ fn array_shape(
             "The block of `{name}` has size 0 bytes, so it has no elements to draw. Pick a variable with a known size."
         )));
     }
+    check_grid(name, info.size, inner, type_bytes)?;
     report
         .warnings
         .extend(shape_mismatch(info, inner, type_bytes));

@@ -124,6 +124,10 @@ pub fn complete_memory_access_pattern(
         }
         let source = |f: &mut dyn FnMut(usize, u64) -> bool| {
             for (k, &a) in addr.iter().enumerate() {
+                // Ctrl-C: stop; the page is then not written.
+                if k % 4096 == 0 && super::interrupted() {
+                    return;
+                }
                 if !f(k, a) {
                     break;
                 }
@@ -179,6 +183,9 @@ pub fn complete_memory_access_pattern(
             height: labels.height_2d() as u32,
         },
     ];
+    if super::interrupted() {
+        return Err(VisError::Interrupted);
+    }
     let meta = PageMeta {
         command: "complete_memory_access_pattern".into(),
         shape: format!("{n} accesses of {} variables", labels.names.len()),

@@ -3,15 +3,21 @@
 //! Numbers are written with hand-rolled decimal and hex conversion (no
 //! `format!` per row), so 25 M rows take a few seconds, bounded by the disk.
 
-use std::fs::{self, File};
+use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use super::error::VisError;
+use crate::workdir::Pending;
 
 /// A CSV file being written.
+///
+/// It is written under a temporary name and renamed into place by
+/// [`CsvOut::finish`]: dropped before that (an error), it leaves the previous
+/// file untouched.
 pub(crate) struct CsvOut {
     path: PathBuf,
+    pending: Pending,
     w: BufWriter<File>,
     buf: Vec<u8>,
 }
@@ -19,11 +25,14 @@ pub(crate) struct CsvOut {
 impl CsvOut {
     /// Creates `dir/name` and writes the header line.
     pub(crate) fn create(dir: &Path, name: &str, header: &[&str]) -> Result<Self, VisError> {
-        fs::create_dir_all(dir).map_err(|e| VisError::io(dir, e))?;
         let path = dir.join(name);
-        let f = File::create(&path).map_err(|e| VisError::io(&path, e))?;
+        let pending = Pending::new(&path).map_err(|e| VisError::from_workdir(&path, e))?;
+        let f = pending
+            .handle()
+            .map_err(|e| VisError::from_workdir(&path, e))?;
         let mut out = CsvOut {
             path,
+            pending,
             w: BufWriter::with_capacity(1 << 20, f),
             buf: Vec::with_capacity(256),
         };
@@ -84,7 +93,10 @@ impl CsvOut {
     /// Flushes and returns the file's path.
     pub(crate) fn finish(mut self) -> Result<PathBuf, VisError> {
         self.w.flush().map_err(|e| VisError::io(&self.path, e))?;
-        Ok(self.path)
+        let path = self.path;
+        self.pending
+            .commit()
+            .map_err(|e| VisError::from_workdir(&path, e))
     }
 }
 

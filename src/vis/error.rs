@@ -32,13 +32,18 @@ pub enum VisError {
     #[error("{0}")]
     Empty(String),
     /// Writing a figure, the plotly.js copy or a CSV file failed.
-    #[error("Could not write {path}: {source}. Check that the directory exists and is writable, and that the disk is not full.")]
+    #[error("{}", crate::workdir::describe_io("write", .path, .source))]
     Io {
         /// The file being written.
         path: PathBuf,
         /// The underlying error.
         source: std::io::Error,
     },
+    /// Ctrl-C was pressed while the figure was being drawn.
+    #[error(
+        "the figure was not drawn because Ctrl-C was pressed; the previous page, if any, is kept."
+    )]
+    Interrupted,
     /// Serializing the figure to JSON failed (should not happen for valid data).
     #[error("Could not serialize the figure {figure} to JSON: {source}. This is a bug in mapvis; please report it with the command that triggered it.")]
     Json {
@@ -55,6 +60,14 @@ impl VisError {
         VisError::Io {
             path: path.into(),
             source,
+        }
+    }
+
+    /// Wraps an error of the working folder's file handling.
+    pub(crate) fn from_workdir(path: &std::path::Path, e: crate::workdir::WorkdirError) -> Self {
+        match e {
+            crate::workdir::WorkdirError::Io { source, .. } => VisError::io(path, source),
+            other => VisError::io(path, std::io::Error::other(other.to_string())),
         }
     }
 }

@@ -2,7 +2,6 @@
 //! small page per figure file that loads it by relative path.
 
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use plotly::Plot;
@@ -31,7 +30,8 @@ pub fn ensure_plotly_js(dir: &Path) -> Result<PathBuf, VisError> {
         _ => false,
     };
     if !same {
-        fs::write(&path, PLOTLY_JS).map_err(|e| VisError::io(&path, e))?;
+        crate::workdir::write_file(&path, PLOTLY_JS)
+            .map_err(|e| VisError::from_workdir(&path, e))?;
     }
     Ok(path)
 }
@@ -211,8 +211,7 @@ pub(crate) fn write_page(
     html.extend_from_slice(b"<script>");
     html.extend_from_slice(RENDER_JS.as_bytes());
     html.extend_from_slice(b"</script>\n</body>\n</html>\n");
-    let mut file = fs::File::create(&path).map_err(|e| VisError::io(&path, e))?;
-    file.write_all(&html).map_err(|e| VisError::io(&path, e))?;
+    crate::workdir::write_file(&path, &html).map_err(|e| VisError::from_workdir(&path, e))?;
     super::index::write_index(dir)?;
     Ok(path)
 }

@@ -117,3 +117,33 @@ pub struct FigureReport {
     /// do not divide the block, merged heatmap cells.
     pub warnings: Vec<String>,
 }
+
+/// The check long drawing loops make for a pending interrupt (Ctrl-C),
+/// set once by the program (the shell passes its SIGINT flag). Without it,
+/// figures are never interrupted.
+static INTERRUPT_CHECK: std::sync::OnceLock<fn() -> bool> = std::sync::OnceLock::new();
+
+/// Lets long drawing loops stop when `check` returns true: they then end
+/// with [`VisError::Interrupted`] and write nothing. Only the first call
+/// takes effect.
+pub fn set_interrupt_check(check: fn() -> bool) {
+    let _ = INTERRUPT_CHECK.set(check);
+}
+
+/// Whether the drawing should stop. One atomic load when set.
+pub(crate) fn interrupted() -> bool {
+    INTERRUPT_CHECK.get().is_some_and(|f| f())
+}
+
+impl FigureReport {
+    /// Every file the figure wrote: the page, the shared plotly.js copy
+    /// beside it, and the CSV data (for the working folder's manifest).
+    pub fn files(&self) -> Vec<PathBuf> {
+        let mut out = vec![
+            self.html.clone(),
+            self.html.with_file_name(html::PLOTLY_JS_NAME),
+        ];
+        out.extend(self.data_csv.iter().cloned());
+        out
+    }
+}

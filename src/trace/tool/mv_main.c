@@ -165,20 +165,42 @@ static void mv_print_debug_usage(void)
 #define BUF_SIZE   (4 * 1024 * 1024)
 #define BUF_SLACK  512    /* room always left for one small record */
 
+/* What a SIGKILL can lose is bounded: the buffer is written out once it
+   holds FLUSH_AT bytes, and, once FLUSH_MS have passed since the last
+   write, at the next multiple of 4096 accesses or of 64 other records.
+   docs/trace-format.md states the bound. */
+#define FLUSH_AT   (64 * 1024)
+#define FLUSH_MS   1000
+
 static UChar* buf;
 static UInt   buf_pos;
 static Int    out_fd = -1;
 static ULong  bytes_written;
+static UInt   header_len;       /* bytes of the header at the file's start */
+static UInt   last_flush_ms;
+static UInt   n_records;        /* control records, for the time check */
+
+/* After fork(): the child writes its own trace, <trace file>.<pid>, that
+   starts as a copy of the parent's trace up to the fork (the child's
+   history), made when the child first writes. A child that execs first
+   leaves no file. */
+static Bool   child_pending;
+static ULong  fork_bytes;       /* the parent's trace length at the fork */
+
+static void write_header(void);
+static void open_child_trace(void);
 
 static void flush_buf(void)
 {
    UInt done = 0;
+   if (child_pending) open_child_trace();
    if (out_fd < 0) return;          /* before the file is open: keep */
    while (done < buf_pos) {
       Int n = VG_(write)(out_fd, buf + done, buf_pos - done);
       if (n <= 0) {
-         VG_(umsg)("mapvis: error: could not write the trace file '%s'; "
-                   "the trace is incomplete.\n", clo_trace_file);
+         VG_(umsg)("mapvis: error: could not write the trace file '%s'%s; "
+                   "the trace is incomplete.\n", clo_trace_file,
+                   n == -VKI_ENOSPC ? " because the disk is full" : "");
          VG_(close)(out_fd);
          out_fd = -1;
          break;
@@ -187,12 +209,21 @@ static void flush_buf(void)
    }
    bytes_written += done;
    buf_pos = 0;
+   last_flush_ms = VG_(read_millisecond_timer)();
+}
+
+/* The time half of the bound: called now and then, not per access. */
+static void flush_if_old(void)
+{
+   if (buf_pos > 0 && VG_(read_millisecond_timer)() - last_flush_ms >= FLUSH_MS)
+      flush_buf();
 }
 
 /* Make room for a record of at most n bytes. */
 static void ensure(UInt n)
 {
-   if (buf_pos + n + BUF_SLACK > BUF_SIZE) flush_buf();
+   if (buf_pos + n + BUF_SLACK > BUF_SIZE || buf_pos >= FLUSH_AT) flush_buf();
+   else if ((++n_records & 63) == 0) flush_if_old();
    tl_assert(buf_pos + n <= BUF_SIZE);
 }
 
@@ -421,7 +452,8 @@ static void mv_access(UWord id, Addr addr, Addr sp, Addr fp)
    }
    s->last = addr;
    n_accesses++;
-   if (UNLIKELY(buf_pos + BUF_SLACK > BUF_SIZE)) flush_buf();
+   if (UNLIKELY(buf_pos >= FLUSH_AT)) flush_buf();
+   else if (UNLIKELY((n_accesses & 4095) == 0)) flush_if_old();
 }
 
 /*------------------------------------------------------------*/
@@ -915,9 +947,68 @@ static void write_header(void)
       for (i = 0; i < n; i++) put_str(*(HChar**)VG_(indexXA)(VG_(args_for_client), i));
       VG_(write)(out_fd, hdr, buf_pos);
       bytes_written += buf_pos;
+      header_len = buf_pos;
       buf = saved;
       buf_pos = saved_pos;
    }
+}
+
+/*------------------------------------------------------------*/
+/*--- fork(): one trace per process                        ---*/
+/*------------------------------------------------------------*/
+
+static void mv_pre_fork(ThreadId tid)
+{
+   /* Everything recorded so far is on disk, so the child's copy of the
+      parent's trace holds exactly what both have seen. */
+   flush_buf();
+}
+
+static void mv_child_after_fork(ThreadId tid)
+{
+   /* The inherited descriptor shares its offset with the parent's: never
+      write through it. */
+   if (out_fd >= 0) VG_(close)(out_fd);
+   out_fd = -1;
+   fork_bytes = bytes_written;
+   child_pending = True;
+}
+
+/* Opens <trace file>.<pid> and fills it with a header naming this process
+   and the parent's records up to the fork. */
+static void open_child_trace(void)
+{
+   HChar path[4200];
+   SysRes sres;
+   Int in;
+   ULong left;
+   UChar* chunk;
+   child_pending = False;
+   VG_(snprintf)(path, sizeof path, "%s.%d", clo_trace_file, VG_(getpid)());
+   sres = VG_(open)(path, VKI_O_CREAT | VKI_O_TRUNC | VKI_O_WRONLY, 0644);
+   if (sr_isError(sres)) {
+      VG_(umsg)("mapvis: error: can't create the trace file '%s' of the "
+                "forked child.\n", path);
+      return;
+   }
+   out_fd = sr_Res(sres);
+   bytes_written = 0;
+   write_header();
+   sres = VG_(open)(clo_trace_file, VKI_O_RDONLY, 0);
+   if (sr_isError(sres)) return;
+   in = sr_Res(sres);
+   left = fork_bytes > header_len ? fork_bytes - header_len : 0;
+   VG_(lseek)(in, header_len, VKI_SEEK_SET);
+   chunk = VG_(malloc)("mv.forkcopy", 1 << 20);
+   while (left > 0) {
+      Int want = left > (1 << 20) ? (1 << 20) : (Int)left;
+      Int got = VG_(read)(in, chunk, want);
+      if (got <= 0 || VG_(write)(out_fd, chunk, got) != got) break;
+      bytes_written += got;
+      left -= got;
+   }
+   VG_(free)(chunk);
+   VG_(close)(in);
 }
 
 static void mv_post_clo_init(void)
@@ -932,6 +1023,7 @@ static void mv_post_clo_init(void)
    out_fd = sr_Res(sres);
    write_header();
    flush_buf();
+   VG_(atfork)(mv_pre_fork, NULL, mv_child_after_fork);
    if (clo_trace_from_start) {
       region_id = 1;
       n_regions = 1;

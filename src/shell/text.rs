@@ -1,0 +1,121 @@
+//! Text from traces on its way to the terminal.
+//!
+//! Names and notes come from the traced program (its variable names, file
+//! names, a Gleipnir trace's text) and may hold anything, including
+//! terminal escape sequences or names tens of kilobytes long. Everything
+//! the shell prints that came from a trace goes through [`terminal_safe`],
+//! and tables are laid out with [`table`], which never uses `format!`
+//! widths (they panic above 65 535).
+use std::borrow::Cow;
+use std::fmt::Write as _;
+
+/// Longest cell a table shows; longer ones end with `…` (the returned Tcl
+/// values keep the whole text).
+pub const MAX_CELL: usize = 64;
+
+/// `text` with every control character other than newline and tab (C0,
+/// DEL, C1: what starts a terminal escape sequence) shown as `\xNN`, so it
+/// cannot move the cursor, change colours or retitle the window.
+pub fn terminal_safe(text: &str) -> Cow<'_, str> {
+    let bad = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if !text.chars().any(bad) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if bad(c) {
+            let _ = write!(out, "\\x{:02x}", c as u32);
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// One table cell as shown: made terminal-safe, on one line, and cut at
+/// [`MAX_CELL`] characters.
+fn shown(cell: &str) -> String {
+    let safe = terminal_safe(cell).replace(['\n', '\t'], " ");
+    if safe.chars().count() <= MAX_CELL {
+        safe
+    } else {
+        let mut cut: String = safe.chars().take(MAX_CELL - 1).collect();
+        cut.push('…');
+        cut
+    }
+}
+
+/// A text table: the first column left-aligned, the others right-aligned,
+/// two spaces apart, one line per row. Cost: O(total text).
+pub fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
+    let head: Vec<String> = headers.iter().map(|h| shown(h)).collect();
+    let body: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| r.iter().map(|c| shown(c)).collect())
+        .collect();
+    let mut width: Vec<usize> = head.iter().map(|h| h.chars().count()).collect();
+    for r in &body {
+        for (i, c) in r.iter().enumerate() {
+            if let Some(w) = width.get_mut(i) {
+                *w = (*w).max(c.chars().count());
+            }
+        }
+    }
+    let mut out = String::new();
+    for cells in std::iter::once(&head).chain(&body) {
+        for (i, c) in cells.iter().enumerate() {
+            let pad = " ".repeat(width.get(i).copied().unwrap_or(0) - c.chars().count());
+            if i > 0 {
+                out.push_str("  ");
+                out.push_str(&pad);
+                out.push_str(c);
+            } else {
+                out.push_str(c);
+                out.push_str(&pad);
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_are_shown_not_sent() {
+        assert_eq!(terminal_safe("arr"), "arr");
+        assert_eq!(
+            terminal_safe("a\x1b]0;owned\x07b\u{9b}2J"),
+            "a\\x1b]0;owned\\x07b\\x9b2J"
+        );
+        assert_eq!(terminal_safe("two\nlines\tok"), "two\nlines\tok");
+    }
+
+    #[test]
+    fn tables_take_any_name() {
+        let long = "x".repeat(65_536);
+        let t = table(
+            &["variable", "n"],
+            &[vec![long, "7".into()], vec!["a".into(), "12".into()]],
+        );
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines.len(), 3);
+        assert!(lines[1].ends_with("…   7"), "{}", lines[1]);
+        assert_eq!(lines[2].chars().count(), lines[1].chars().count());
+        assert!(lines[2].starts_with("a ") && lines[2].ends_with("  12"));
+    }
+
+    proptest::proptest! {
+        /// Any names, however long or strange, give a table with one line
+        /// per row and no control character but the newlines.
+        #[test]
+        fn any_cells_make_a_table(cells in proptest::collection::vec(".{0,300}", 1..6)) {
+            let rows: Vec<Vec<String>> = cells.iter().map(|c| vec![c.clone(), c.clone()]).collect();
+            let t = table(&["a", "b"], &rows);
+            proptest::prop_assert_eq!(t.lines().count(), rows.len() + 1);
+            proptest::prop_assert!(!t.chars().any(|c| c.is_control() && c != '\n'));
+        }
+    }
+}

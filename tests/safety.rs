@@ -1,0 +1,435 @@
+//! Nothing the user made is lost, under the hostile but realistic things
+//! users do: a traced program killed with SIGKILL at any moment, two
+//! sessions in one folder at once, a program that forks, a full disk.
+//! Every case runs the real `mapvis` binary and the real Valgrind tool.
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use common::*;
+use mapvis::trace::format::{Event, Op};
+use mapvis::trace::reader::{EndState, TraceReader};
+
+fn mapvis(dir: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mapvis"));
+    cmd.current_dir(dir)
+        .env_remove("MAPVIS_HISTORY")
+        .stdin(Stdio::null());
+    cmd
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// Runs `script` in `dir` with `mapvis -c` and returns its output.
+fn session(dir: &Path, script: &str) -> Output {
+    mapvis(dir)
+        .args(["-c", script])
+        .output()
+        .expect("mapvis runs")
+}
+
+/// Stores to `[base, base + len)` in a trace, reading up to its cut.
+fn stores_into(trace: &Path, base: u64, len: u64) -> (u64, bool) {
+    let mut r = TraceReader::open(trace).expect("the trace has a header");
+    let mut n = 0;
+    while let Some(e) = r.next_event().expect("the trace is not corrupt") {
+        if let Event::Access(a) = e {
+            if a.op == Op::Store && a.addr >= base && a.addr < base + len {
+                n += 1;
+            }
+        }
+    }
+    (n, matches!(r.end_state(), EndState::Complete))
+}
+
+/// The first heap block of a trace: (address, size).
+fn first_block(trace: &Path) -> Option<(u64, u64)> {
+    let mut r = TraceReader::open(trace).ok()?;
+    while let Ok(Some(e)) = r.next_event() {
+        if let Event::Alloc(a) = e {
+            return Some((a.addr, a.size));
+        }
+    }
+    None
+}
+
+/// Files and folders under `dir` whose names mark a half-written file.
+fn leftovers(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            let n = e.file_name().to_string_lossy().into_owned();
+            if n.ends_with(".partial") || n.ends_with(".old") {
+                out.push(p.clone());
+            }
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                todo.push(p);
+            }
+        }
+    }
+    out
+}
+
+/// The process ids of the children of `pid` that run the mapvis tool
+/// (not `valgrind --version`, which mapvis runs first).
+fn children(pid: u32) -> Vec<u32> {
+    std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .filter(|p| {
+            std::fs::read(format!("/proc/{p}/cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains("--trace-file="))
+        })
+        .collect()
+}
+
+/// SIGKILL of the traced program at several moments, 20 times: the trace
+/// in place is always either the previous one, untouched, or a readable
+/// new one that holds everything the program did up to at most 64 KiB of
+/// records before the kill (the bound in docs/trace-format.md).
+#[test]
+fn a_killed_program_keeps_the_previous_trace_or_a_usable_new_one() {
+    let (bin, exe) = compile("tests/c/safety_spin.c", &[]);
+    let work = bin.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let (_d, rowcol) = compile("scripts/rowcol.c", &[]);
+    let first = session(
+        &work,
+        &format!("load_exe {}; run_gleipnir", rowcol.display()),
+    );
+    assert!(first.status.success(), "{}", text(&first));
+    let trace = work.join(".mapvis/trace.mvt");
+    let delays = [0u64, 150, 400, 800, 1300];
+    let (mut kept, mut replaced) = (0, 0);
+    for i in 0..20 {
+        let previous = std::fs::read(&trace).unwrap();
+        let mut child = mapvis(&work)
+            .args(["-c", &format!("load_exe {}; run_gleipnir", exe.display())])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let (tx, rx) = mpsc::channel();
+        let out = child.stdout.take().unwrap();
+        let reader = std::thread::spawn(move || {
+            for line in BufReader::new(out).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        let started = Instant::now();
+        let delay = Duration::from_millis(delays[i % delays.len()]);
+        // Kill Valgrind (the traced program) after the delay.
+        let traced = loop {
+            let kids = children(child.id());
+            if started.elapsed() >= delay && !kids.is_empty() {
+                break kids[0];
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "no Valgrind started"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        // Rounds reported before the kill were done before it.
+        let rounds: u64 = rx
+            .try_iter()
+            .filter_map(|l| l.strip_prefix("round ")?.parse().ok())
+            .max()
+            .unwrap_or(0);
+        Command::new("kill")
+            .args(["-KILL", &traced.to_string()])
+            .status()
+            .unwrap();
+        let status = child.wait().unwrap();
+        reader.join().unwrap();
+        let mut err = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+        let now = std::fs::read(&trace).unwrap();
+        if now == previous {
+            kept += 1;
+            assert!(!status.success(), "run {i}: a kept trace is an error");
+            assert!(err.contains("is kept"), "run {i}: {err}");
+        } else {
+            replaced += 1;
+            assert!(status.success(), "run {i}: {err}");
+            let (block, size) = first_block(&trace).expect("the new trace names its block");
+            let (stores, complete) = stores_into(&trace, block, size);
+            assert!(!complete, "run {i}: the killed run cannot have a footer");
+            let done = rounds * 16_384;
+            assert!(
+                stores + 65_536 >= done,
+                "run {i}: {stores} stores in the trace, but {rounds} rounds ({done} stores) were done before the kill"
+            );
+            let analysed = session(
+                &work,
+                "set_mem_alloc H; memory_trace_analysis; memory_stats",
+            );
+            assert!(analysed.status.success(), "run {i}: {}", text(&analysed));
+        }
+        assert!(leftovers(&work).is_empty(), "{:?}", leftovers(&work));
+    }
+    assert!(
+        kept > 0 && replaced > 0,
+        "kept {kept}, replaced {replaced}: both cases must occur"
+    );
+}
+
+/// Two sessions in one folder, the second started at several delays after
+/// the first, 20 times: both finish, and the folder is never corrupt. Each
+/// file comes whole from one trace, and the saved analysis is shown only
+/// for the trace it was made from.
+#[test]
+fn two_sessions_in_one_folder_never_corrupt_it() {
+    // Two small traces with different variables and counts.
+    let made = tempfile::tempdir().unwrap();
+    let mut traces = Vec::new();
+    for (name, src) in [("a", "scripts/rowcol.c"), ("b", "tests/c/an_five.c")] {
+        let dir = made.path().join(name);
+        std::fs::create_dir(&dir).unwrap();
+        let o = session(
+            &dir,
+            &format!(
+                "compile_exe {}; run_gleipnir; set_mem_alloc all; memory_trace_analysis; filtering_process",
+                root().join(src).display()
+            ),
+        );
+        assert!(o.status.success(), "{}", text(&o));
+        let trace = made.path().join(format!("{name}.mvt"));
+        std::fs::copy(dir.join(".mapvis/trace.mvt"), &trace).unwrap();
+        traces.push(trace);
+    }
+    let script = |t: &Path| {
+        format!(
+            "load_trace {}; memory_trace_analysis; set_mem_alloc all; filtering_process; memory_stats",
+            t.display()
+        )
+    };
+    // What each session gives alone.
+    let traces: Vec<(PathBuf, String)> = traces
+        .into_iter()
+        .map(|t| {
+            let alone = tempfile::tempdir().unwrap();
+            let o = session(alone.path(), &script(&t));
+            assert!(o.status.success(), "{}", text(&o));
+            let order =
+                std::fs::read_to_string(alone.path().join("visinfo/order_data.csv")).unwrap();
+            (t, order)
+        })
+        .collect();
+    assert_ne!(traces[0].1, traces[1].1);
+    let delays = [0u64, 20, 80, 200, 400];
+    for i in 0..20 {
+        let work = tempfile::tempdir().unwrap();
+        let w = work.path();
+        let first = mapvis(w)
+            .args(["-c", &script(&traces[0].0)])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(delays[i % delays.len()]));
+        let second = session(w, &script(&traces[1].0));
+        let first = first.wait_with_output().unwrap();
+        assert!(first.status.success(), "run {i}: {}", text(&first));
+        assert!(second.status.success(), "run {i}: {}", text(&second));
+        // The order data is one session's, whole.
+        let order = std::fs::read_to_string(w.join("visinfo/order_data.csv")).unwrap();
+        assert!(
+            traces.iter().any(|(_, o)| *o == order),
+            "run {i}: visinfo/order_data.csv is neither trace's order data"
+        );
+        assert!(leftovers(w).is_empty(), "run {i}: {:?}", leftovers(w));
+        // The saved analysis is shown only as its own trace's.
+        let stats = session(w, "set_mem_alloc all; memory_stats");
+        let out = text(&stats);
+        if stats.status.success() {
+            let settings = std::fs::read_to_string(w.join(".mapvis/session.json")).unwrap();
+            let current = traces
+                .iter()
+                .position(|(t, _)| settings.contains(&*t.to_string_lossy()))
+                .expect("the settings name one of the traces");
+            let rows = traces[current].1.lines().count() - 1;
+            assert!(
+                out.contains(&format!("memory_stats ({rows} accesses")),
+                "run {i}: the statistics are not of the current trace: {out}"
+            );
+        } else {
+            assert!(
+                out.contains("the analysis was made from the trace"),
+                "run {i}: {out}"
+            );
+        }
+    }
+}
+
+/// A program that forks inside its region: each process has its own
+/// trace, both readable to the end, with exactly their own stores.
+#[test]
+fn a_forking_program_gives_one_trace_per_process() {
+    let (dir, exe) = compile("tests/c/safety_fork.c", &[]);
+    let o = session(
+        dir.path(),
+        &format!(
+            "load_exe {}; dict get [run_gleipnir] children",
+            exe.display()
+        ),
+    );
+    let out = text(&o);
+    assert!(o.status.success(), "{out}");
+    assert!(out.contains("a child process wrote its own trace"), "{out}");
+    let parent = dir.path().join(".mapvis/trace.mvt");
+    let kids: Vec<PathBuf> = std::fs::read_dir(dir.path().join(".mapvis"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            let n = p.file_name().unwrap().to_string_lossy().into_owned();
+            n.starts_with("trace.") && n.ends_with(".mvt") && n != "trace.mvt"
+        })
+        .collect();
+    assert_eq!(kids.len(), 1, "{kids:?}");
+    let (evs, end) = read_events(&parent);
+    assert_eq!(end, EndState::Complete);
+    let blocks = allocs(&evs);
+    let (a, b) = (blocks[0], blocks[1]);
+    assert_eq!((a.1, b.1), (256, 128));
+    assert_eq!(stores_into(&parent, a.0, a.1), (64 + 16, true));
+    assert_eq!(stores_into(&parent, b.0, b.1), (0, true));
+    let child = &kids[0];
+    assert_eq!(stores_into(child, a.0, a.1), (64, true));
+    assert_eq!(stores_into(child, b.0, b.1), (32, true));
+    let pid = |p: &Path| TraceReader::open(p).unwrap().header().pid;
+    assert_ne!(pid(&parent), pid(child));
+    assert!(
+        child
+            .to_string_lossy()
+            .ends_with(&format!("trace.{}.mvt", pid(child))),
+        "{}",
+        child.display()
+    );
+}
+
+/// A full disk (a 2 MiB tmpfs in a private mount namespace): the command
+/// fails with a message that names the full disk, the previous files stay
+/// whole, and no half-written file or folder is left.
+#[test]
+fn a_full_disk_keeps_the_previous_files() {
+    let work = tempfile::tempdir().unwrap();
+    let disk = work.path().join("disk");
+    std::fs::create_dir(&disk).unwrap();
+    let (_d, rowcol) = compile("scripts/rowcol.c", &[]);
+    let script = work.path().join("full.tcl");
+    std::fs::write(
+        &script,
+        format!(
+            r#"
+proc slurp {{p}} {{ set f [open $p]; set t [read $f]; close $f; return $t }}
+set order [slurp visinfo/order_data.csv]
+# Fill the disk.
+set f [open filler w]
+fconfigure $f -translation binary -buffering none
+foreach n {{65536 4096 1}} {{
+    set chunk [string repeat x $n]
+    while {{![catch {{puts -nonewline $f $chunk}}]}} {{}}
+}}
+catch {{close $f}}
+if {{![catch {{filtering_process}} m]}} {{ puts "FAIL: filtering_process succeeded on a full disk"; exit 1 }}
+puts "MESSAGE: $m"
+if {{[slurp visinfo/order_data.csv] ne $order}} {{ puts "FAIL: order_data.csv changed"; exit 1 }}
+set l [glob -nocomplain -types {{f d hidden}} visinfo/.* visinfo/*]
+foreach p $l {{ if {{[string match *.partial $p]}} {{ puts "FAIL: left $p"; exit 1 }} }}
+memory_trace_analysis
+"#
+        ),
+    )
+    .unwrap();
+    // A first session traces and analyses; its analysis is saved when it ends.
+    let prep = work.path().join("prep.tcl");
+    std::fs::write(
+        &prep,
+        format!(
+            "load_exe {}; set_mem_alloc H; run_gleipnir; memory_trace_analysis; filtering_process\n",
+            rowcol.display()
+        ),
+    )
+    .unwrap();
+    // Run after the second session has ended (its background save failed).
+    let check = work.path().join("check.tcl");
+    std::fs::write(
+        &check,
+        r#"
+foreach p [glob -nocomplain -types {f d hidden} .mapvis/.* visinfo/.*] {
+    if {[string match *.partial $p] || [string match *.old $p]} { puts "FAIL: left $p" }
+}
+if {![file exists .mapvis/analysis/accesses.parquet]} { puts "FAIL: the previous analysis is gone" }
+puts CHECKED
+"#,
+    )
+    .unwrap();
+    let shell = format!(
+        "mount -t tmpfs -o size=2m tmpfs '{d}' && cd '{d}' && '{m}' '{p}' && {{ '{m}' '{s}'; '{m}' '{c}'; }}",
+        d = disk.display(),
+        m = env!("CARGO_BIN_EXE_mapvis"),
+        s = script.display(),
+        c = check.display(),
+        p = prep.display()
+    );
+    let run = |args: &[&str]| {
+        Command::new("unshare")
+            .args(args)
+            .args(["sh", "-c", &shell])
+            .output()
+    };
+    // As root a private mount namespace is enough; otherwise a user one.
+    let refused = |o: &std::io::Result<Output>| match o {
+        Ok(o) => {
+            let e = String::from_utf8_lossy(&o.stderr);
+            e.contains("unshare:") || e.contains("mount:")
+        }
+        Err(_) => true,
+    };
+    let mut out = run(&["-m"]);
+    if refused(&out) {
+        out = run(&["-rm"]);
+    }
+    if refused(&out) {
+        eprintln!(
+            "SKIPPED: a_full_disk_keeps_the_previous_files: a tmpfs cannot be mounted here ({out:?})"
+        );
+        return;
+    }
+    let all = text(&out.unwrap());
+    assert!(all.contains("CHECKED"), "{all}");
+    assert!(!all.contains("FAIL:"), "{all}");
+    let msg = all
+        .lines()
+        .find(|l| l.starts_with("MESSAGE:"))
+        .unwrap_or_default();
+    assert!(
+        msg.contains("visinfo/allocation_info.parquet") || msg.contains("visinfo/order_data"),
+        "{all}"
+    );
+    assert!(
+        msg.contains("is full") && msg.contains("previous files were kept"),
+        "{all}"
+    );
+    // The analysis could not be saved either: said, naming the full disk.
+    assert!(
+        all.contains("could not be saved") && all.contains("is full"),
+        "{all}"
+    );
+    assert!(!all.contains("no region was traced"), "{all}");
+}

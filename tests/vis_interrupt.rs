@@ -1,0 +1,34 @@
+//! Ctrl-C stops a figure that is being drawn: the drawing loops check the
+//! interrupt hook, the command ends with a message, and no page is
+//! written. (A test binary of its own: the hook is process-wide.)
+#[path = "vis_common/mod.rs"]
+mod vis_common;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use mapvis::vis::{array_2d, complete_memory_access_pattern, set_interrupt_check, VisError};
+use vis_common::*;
+
+static PRESSED: AtomicBool = AtomicBool::new(false);
+
+#[test]
+fn an_interrupt_stops_the_figure_and_writes_nothing() {
+    set_interrupt_check(|| PRESSED.load(Ordering::SeqCst));
+    let dir = tempfile::tempdir().unwrap();
+    let o = options(dir.path());
+    let order: Vec<u64> = (0..10_000).collect();
+    let acc = acc_df(&fill(0x10000, &order));
+    let vars = vars_df(&[("big", 0x10000, 40_000)]);
+    PRESSED.store(true, Ordering::SeqCst);
+    let e = array_2d(&acc, &vars, &lines_df(), 0, 100, 4, &o).unwrap_err();
+    assert!(matches!(e, VisError::Interrupted), "{e}");
+    assert!(e.to_string().contains("Ctrl-C"));
+    let e = complete_memory_access_pattern(&acc, &vars, &lines_df(), &o).unwrap_err();
+    assert!(matches!(e, VisError::Interrupted), "{e}");
+    assert!(!o
+        .figures_dir
+        .join("2d_memory_access_pattern_big.html")
+        .exists());
+    PRESSED.store(false, Ordering::SeqCst);
+    assert!(array_2d(&acc, &vars, &lines_df(), 0, 100, 4, &o).is_ok());
+}
