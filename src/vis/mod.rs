@@ -142,6 +142,7 @@ impl FigureReport {
         let mut out = vec![
             self.html.clone(),
             self.html.with_file_name(html::PLOTLY_JS_NAME),
+            self.html.with_file_name(index::INDEX_FILE),
         ];
         out.extend(self.data_csv.iter().cloned());
         out

@@ -131,7 +131,7 @@ test grid-3d-overflow {
     catch {3d_memory_access_pattern arr 4294967296 4294967296 4} m
     string match "*cannot be drawn*" $m
 } 1
-test grid-one-row {file tail [2d_memory_access_pattern arr 256 4]} 2d_memory_access_pattern_arr.html
+test grid-one-row {file tail [2d_memory_access_pattern arr 256 4]} 2d_memory_access_pattern_arr_256x4B.html
 
 # --- Names from a trace: any length, no escape sequences ------------------
 set long [string repeat n 65536]
