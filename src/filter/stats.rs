@@ -277,6 +277,28 @@ pub fn per_variable_by(a: &Analysis, kind: MemKind, grouping: Grouping) -> Polar
         .sort(["first_access"], Default::default())
 }
 
+/// The fields of the heap rows that group several blocks (`n`, 200 blocks
+/// from one site), summed over the blocks: the rows of [`per_element`]
+/// whose variable has more than one block, in its columns.
+pub fn grouped_fields(a: &Analysis, kind: MemKind, grouping: Grouping) -> PolarsResult<DataFrame> {
+    let per_var = per_variable_by(a, kind, grouping)?;
+    let names = per_var.column("variable")?.str()?;
+    let blocks = per_var.column("blocks")?.u64()?;
+    let grouped: std::collections::HashSet<&str> = names
+        .into_iter()
+        .zip(blocks)
+        .filter_map(|(n, b)| (b? > 1).then_some(n?))
+        .collect();
+    let elements = per_element(a, kind, grouping)?;
+    let mask: BooleanChunked = elements
+        .column("variable")?
+        .str()?
+        .into_iter()
+        .map(|n| n.is_some_and(|n| grouped.contains(n)))
+        .collect();
+    elements.filter(&mask)
+}
+
 /// Per element of the rows shown for `kind`: the fields of grouped heap
 /// blocks summed over the blocks (`n.val`, `n.next`), array elements
 /// (`X[3]`) and members (`h.nbins`). Columns: `variable, element, accesses,

@@ -389,6 +389,33 @@ fn cell(df: &DataFrame, col: &str, i: usize) -> String {
         .unwrap_or_default()
 }
 
+/// Prints the fields of rows grouping several heap blocks, summed over the
+/// blocks (`n.val`, `n.next` of a list's 200 nodes).
+fn print_grouped_fields(
+    a: &filter::analysis::Analysis,
+    kind: filter::MemKind,
+    grouping: filter::stats::Grouping,
+) -> CmdResult<()> {
+    let fields = filter::stats::grouped_fields(a, kind, grouping).map_err(|e| e.to_string())?;
+    if fields.height() == 0 {
+        return Ok(());
+    }
+    let cols = [
+        "variable",
+        "element",
+        "accesses",
+        "load_bytes",
+        "store_bytes",
+        "addresses",
+    ];
+    let rows: Vec<Vec<String>> = (0..fields.height())
+        .map(|i| cols.iter().map(|c| cell(&fields, c, i)).collect())
+        .collect();
+    println!("\nfields of grouped heap blocks, summed over the blocks (set_heap_grouping instances shows each block):");
+    print!("{}", fmt_table(&cols, &rows));
+    Ok(())
+}
+
 fn memory_stats(st: &mut Session, save: bool) -> CmdResult<Value> {
     let sel = st.selected()?;
     let kind = st.mem;
@@ -414,6 +441,7 @@ fn memory_stats(st: &mut Session, save: bool) -> CmdResult<Value> {
     if a.summary.threads.len() > 1 {
         println!("note: {THREADS_NOTE}");
     }
+    print_grouped_fields(a, kind, grouping)?;
     let addr_cols = filter::stats::ADDRESS_COLUMNS;
     let shown = per_addr.height().min(20);
     let arows: Vec<Vec<String>> = (0..shown)

@@ -54,6 +54,17 @@ test list-site {lsort [lmap row [memory_stats] {dict get $row variable}]} {n {ro
 test list-blocks {dict get [lindex [memory_stats] 0] blocks} 200
 test list-instances {set_heap_grouping instances; llength [memory_stats]} 203
 test list-back {set_heap_grouping site; llength [memory_stats]} 4
+# memory_stats prints the list's fields summed over its 200 nodes: 4-byte
+# val and 8-byte next, each stored once per node.
+test list-fields {
+    set rows {}
+    foreach l [split [exec [info nameofexecutable] -c memory_stats] \n] {
+        if {[lindex $l 0] eq "n" && [string match n.* [lindex $l 1]]} {
+            lappend rows [lrange $l 1 end]
+        }
+    }
+    set rows
+} {{n.next 200 0 1600 200} {n.val 200 0 800 200}}
 test list-figure {file tail [complete_memory_access_pattern]} complete_memory_access_pattern.html
 
 cd $tmp
