@@ -130,7 +130,18 @@ fn varint(buf: &[u8], pos: usize) -> Option<(u64, usize)> {
         }
     }
 }
-const MAX_TIDS: usize = 1024;
+/// The largest thread id a trace may name: far above Valgrind's
+/// `--max-threads` limit in practice, low enough that a corrupt id cannot
+/// make the per-thread tables take gigabytes.
+const MAX_TID: u32 = 1 << 20;
+
+/// The longest string the tool writes: a whole command-line argument
+/// (the kernel's MAX_ARG_STRLEN); names and notes are cut at 4000 bytes.
+const MAX_STRING_BYTES: usize = 131_072;
+
+/// The most arguments the tool records in the header (`MAX_HEADER_ARGS`
+/// in `mv_main.c`): more than the kernel's 2 MiB argument space can hold.
+const MAX_HEADER_ARGS: usize = 262_144;
 
 /// A streaming decoder over any byte source.
 pub struct TraceReader<R: Read> {
@@ -195,8 +206,8 @@ impl<R: Read> TraceReader<R> {
             },
             sites: Vec::new(),
             tid: 0,
-            last_sp: vec![0; MAX_TIDS],
-            last_fp: vec![0; MAX_TIDS],
+            last_sp: vec![0; 2],
+            last_fp: vec![0; 2],
             region: 0,
             accesses: 0,
             end: EndState::Reading,
@@ -206,14 +217,25 @@ impl<R: Read> TraceReader<R> {
         if r.len < 8 || &r.buf[..8] != MAGIC {
             return Err(TraceError::NotATrace { path: r.path });
         }
-        r.pos = 8;
-        let start = r.pos;
-        match r.read_header() {
-            Ok(h) => r.header = h,
-            Err(Need::Eof) => {
-                return Err(r.corrupt(start as u64, "the header is cut short".into()));
+        // The header holds the whole command line, which can be megabytes:
+        // read more until it decodes.
+        let start = 8;
+        let mut want = 4096;
+        loop {
+            r.pos = start;
+            match r.read_header() {
+                Ok(h) => break r.header = h,
+                Err(Need::Eof) if !r.eof => {
+                    want *= 2;
+                    // From the trace's start, so nothing is shifted out.
+                    r.pos = 0;
+                    r.fill(want)?;
+                }
+                Err(Need::Eof) => {
+                    return Err(r.corrupt(start as u64, "the header is cut short".into()));
+                }
+                Err(Need::Bad(what)) => return Err(r.corrupt(start as u64, what)),
             }
-            Err(Need::Bad(what)) => return Err(r.corrupt(start as u64, what)),
         }
         if r.header.version != FORMAT_VERSION {
             return Err(TraceError::UnsupportedVersion {
@@ -347,7 +369,7 @@ impl<R: Read> TraceReader<R> {
 
     fn string(&mut self) -> Dec<String> {
         let n = self.uv()? as usize;
-        if n > 65536 {
+        if n > MAX_STRING_BYTES {
             return Err(Need::Bad(format!("a string claims {n} bytes")));
         }
         if self.len - self.pos < n {
@@ -385,7 +407,7 @@ impl<R: Read> TraceReader<R> {
         let stack_depth = self.uv()?;
         let heap_only = self.u8()? != 0;
         let argc = self.uv()? as usize;
-        if argc > 1024 {
+        if argc > MAX_HEADER_ARGS {
             return Err(Need::Bad(format!("the header claims {argc} arguments")));
         }
         let command = (0..argc).map(|_| self.string()).collect::<Dec<Vec<_>>>()?;
@@ -510,7 +532,7 @@ impl<R: Read> TraceReader<R> {
     /// path, which reports it.
     #[inline(always)]
     fn access_run<F: FnMut(&Access)>(&mut self, stop: u64, f: &mut F) {
-        let slot = (self.tid as usize) % MAX_TIDS;
+        let slot = self.tid as usize;
         let (tid, sp, fp, region) = (
             self.tid,
             self.last_sp[slot],
@@ -584,7 +606,7 @@ impl<R: Read> TraceReader<R> {
         site.last = addr;
         let (op, size, ip) = (site.op, site.size, site.ip);
         self.accesses += 1;
-        let slot = (self.tid as usize) % MAX_TIDS;
+        let slot = self.tid as usize;
         Ok(Access {
             op,
             size,
@@ -629,18 +651,29 @@ impl<R: Read> TraceReader<R> {
                 return Ok(None);
             }
             REC_THREAD => {
-                self.tid = self.u32v("thread id")?;
+                let tid = self.u32v("thread id")?;
+                if tid > MAX_TID {
+                    return Err(Need::Bad(format!(
+                        "thread id {tid} is beyond the largest a trace may name ({MAX_TID})"
+                    )));
+                }
+                let need = tid as usize + 1;
+                if self.last_sp.len() < need {
+                    self.last_sp.resize(need, 0);
+                    self.last_fp.resize(need, 0);
+                }
+                self.tid = tid;
                 return Ok(None);
             }
             REC_SP => {
                 let d = self.sv()?;
-                let slot = &mut self.last_sp[(self.tid as usize) % MAX_TIDS];
+                let slot = &mut self.last_sp[self.tid as usize];
                 *slot = slot.wrapping_add(d as u64);
                 return Ok(None);
             }
             REC_FP => {
                 let d = self.sv()?;
-                let slot = &mut self.last_fp[(self.tid as usize) % MAX_TIDS];
+                let slot = &mut self.last_fp[self.tid as usize];
                 *slot = slot.wrapping_add(d as u64);
                 return Ok(None);
             }
