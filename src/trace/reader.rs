@@ -98,37 +98,11 @@ pub enum Batch {
     End,
 }
 
-/// Decodes a LEB128 varint at `pos` of a buffer that holds at least 10
-/// bytes from `pos`; `None` for an overlong or overflowing number (the
-/// careful decoder then reports it).
+/// Decodes a LEB128 varint at `pos`; `None` at the buffer's end or for an
+/// overlong number (the careful decoder then reports it).
 #[inline(always)]
 fn varint(buf: &[u8], pos: usize) -> Option<(u64, usize)> {
-    let b = *buf.get(pos)?;
-    if b < 0x80 {
-        return Some((b as u64, pos + 1));
-    }
-    let b1 = *buf.get(pos + 1)?;
-    if b1 < 0x80 {
-        return Some((((b & 0x7f) as u64) | ((b1 as u64) << 7), pos + 2));
-    }
-    let mut v = ((b & 0x7f) as u64) | (((b1 & 0x7f) as u64) << 7);
-    let mut shift = 14;
-    let mut p = pos + 2;
-    loop {
-        let b = *buf.get(p)?;
-        p += 1;
-        if shift == 63 && b > 1 {
-            return None;
-        }
-        v |= ((b & 0x7f) as u64) << shift;
-        if b < 0x80 {
-            return Some((v, p));
-        }
-        shift += 7;
-        if shift > 63 {
-            return None;
-        }
-    }
+    super::varint::get_uv(buf, pos).ok()
 }
 /// The largest thread id a trace may name: far above Valgrind's
 /// `--max-threads` limit in practice, low enough that a corrupt id cannot
@@ -326,32 +300,22 @@ impl<R: Read> TraceReader<R> {
 
     #[inline(never)]
     fn uv_slow(&mut self) -> Dec<u64> {
-        let mut v: u64 = 0;
-        let mut shift = 0u32;
-        loop {
-            if self.pos >= self.len {
-                return Err(Need::Eof);
+        use super::varint::VarintError;
+        match super::varint::get_uv(&self.buf[..self.len], self.pos) {
+            Ok((v, p)) => {
+                self.pos = p;
+                Ok(v)
             }
-            let b = self.buf[self.pos];
-            self.pos += 1;
-            if shift == 63 && b > 1 {
-                return Err(Need::Bad("a number does not fit in 64 bits".into()));
-            }
-            v |= ((b & 0x7f) as u64) << shift;
-            if b < 0x80 {
-                return Ok(v);
-            }
-            shift += 7;
-            if shift > 63 {
-                return Err(Need::Bad("a number is longer than 10 bytes".into()));
-            }
+            Err(VarintError::Short) => Err(Need::Eof),
+            Err(VarintError::Overlong) => Err(Need::Bad(
+                "a number is longer than 10 bytes or does not fit in 64 bits".into(),
+            )),
         }
     }
 
     #[inline]
     fn sv(&mut self) -> Dec<i64> {
-        let u = self.uv()?;
-        Ok(((u >> 1) as i64) ^ -((u & 1) as i64))
+        Ok(super::varint::unzigzag(self.uv()?))
     }
 
     fn u8(&mut self) -> Dec<u8> {
@@ -819,17 +783,7 @@ impl<R: Read> TraceReader<R> {
 mod tests {
     use super::*;
 
-    fn uv(out: &mut Vec<u8>, mut v: u64) {
-        while v >= 0x80 {
-            out.push((v as u8) | 0x80);
-            v >>= 7;
-        }
-        out.push(v as u8);
-    }
-
-    fn sv(out: &mut Vec<u8>, v: i64) {
-        uv(out, ((v << 1) ^ (v >> 63)) as u64);
-    }
+    use crate::trace::varint::{put_sv as sv, put_uv as uv};
 
     fn header() -> Vec<u8> {
         let mut b = MAGIC.to_vec();

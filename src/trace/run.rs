@@ -446,12 +446,7 @@ fn append_exit_status(trace: &Path, outcome: &RunOutcome) -> bool {
         _ => return true,
     };
     let mut rec = vec![super::format::REC_EXIT as u8, kind];
-    let mut z = ((code << 1) ^ (code >> 63)) as u64;
-    while z >= 0x80 {
-        rec.push((z as u8) | 0x80);
-        z >>= 7;
-    }
-    rec.push(z as u8);
+    super::varint::put_sv(&mut rec, code);
     rec.extend_from_slice(END_MARKER);
     let _ = f.write_all(&rec);
     true
