@@ -14,6 +14,7 @@ pub mod heap;
 pub mod locality;
 pub mod pick;
 pub mod schema;
+pub mod shape;
 pub mod stats;
 
 use polars::prelude::*;

@@ -8,6 +8,7 @@ pub mod dump;
 pub mod dwarf;
 pub mod format;
 pub mod gleipnir;
+pub mod grind;
 pub mod heapprof;
 pub mod naming;
 pub mod program;
