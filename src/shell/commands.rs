@@ -685,8 +685,7 @@ fn load_trace(st: &mut Session, file: &str) -> CmdResult<Value> {
         trace::reader::TraceReader::open(&p).map_err(|e| e.to_string())?;
     }
     st.trace_file = Some(p.clone());
-    st.analysis = None;
-    st.selected = None;
+    st.forget_analysis();
     st.save_settings();
     println!(
         "loaded the {} trace {}; run memory_trace_analysis next.",
@@ -706,9 +705,7 @@ fn load_trace(st: &mut Session, file: &str) -> CmdResult<Value> {
 fn clear_analysis(st: &mut Session) -> CmdResult<Value> {
     st.finish_saving();
     let cleared = crate::workdir::clear(&st.work_dir).map_err(|e| e.to_string())?;
-    st.analysis = None;
-    st.analysis_source = None;
-    st.selected = None;
+    st.forget_analysis();
     st.trace_file = None;
     st.save_settings();
     if cleared.removed.is_empty() {
@@ -727,8 +724,6 @@ fn clear_analysis(st: &mut Session) -> CmdResult<Value> {
     ))
 }
 
-/// A path as a Valgrind option value: Valgrind expands `%p`, `%n` and
-/// `%q{VAR}` in its file options and reads `%%` as one `%`.
 /// `valgrind_tool`, `cachegrind`, … : runs the loaded program under one
 /// of Valgrind's own tools, output in `grindanalysis/`, and prints a short
 /// summary where the tool allows it.

@@ -383,6 +383,16 @@ impl Session {
         self.save_settings();
     }
 
+    /// Forgets the analysis in memory and the selection made from it: the
+    /// one reset for "the analysis is stale" (a new trace, a cleared
+    /// folder, another trace's results). The saved analysis on disk is
+    /// left alone; [`Session::analysis`] reloads and re-checks it.
+    pub fn forget_analysis(&mut self) {
+        self.analysis = None;
+        self.analysis_source = None;
+        self.selected = None;
+    }
+
     /// `set_mem_alloc H|S|G|all`.
     pub fn set_mem_alloc(&mut self, kind: &str) -> CmdResult<MemKind> {
         let k = MemKind::parse(kind).ok_or_else(|| {
@@ -496,9 +506,7 @@ impl Session {
         if run.rejected.is_none() {
             written.push(run.outcome.trace_file.clone());
             self.trace_file = Some(run.outcome.trace_file.clone());
-            self.analysis = None;
-            self.analysis_source = None;
-            self.selected = None;
+            self.forget_analysis();
             self.save_settings();
         } else {
             written.push(run.new_file.clone());
@@ -571,8 +579,7 @@ impl Session {
         match SourceId::of(&current) {
             Some(now) if now == source => Ok(()),
             Some(now) => {
-                self.analysis = None;
-                self.selected = None;
+                self.forget_analysis();
                 Err(format!(
                     "the analysis was made from the trace {}, but the current trace is {}: it is not shown, so that another run's results are never taken for this one's. Run memory_trace_analysis to analyse the current trace.",
                     source.describe(),
