@@ -504,5 +504,9 @@ fn without_g3_a_condition_on_an_undefined_name_is_noted() {
         .filter(|n| n.contains("-g3"))
         .collect();
     assert_eq!(notes.len(), 1, "{:?}", a.summary.notes);
-    assert!(notes[0].contains("test BIG, SCALE,"), "{}", notes[0]);
+    assert!(
+        notes[0].contains("test BIG, SCALE, which no file read defines"),
+        "{}",
+        notes[0]
+    );
 }

@@ -96,6 +96,14 @@ pub fn strip_comments(text: &str) -> String {
     out
 }
 
+/// The punctuators of more than one character, longest first: they stay
+/// one token, so that expanded text reads as the C it stands for (`1 << 20`,
+/// not `1 < < 20`).
+const PUNCTUATORS: &[&str] = &[
+    "<<=", ">>=", "...", "##", "->", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "++", "--",
+    "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "::",
+];
+
 fn tokenize(text: &str) -> Vec<Tok> {
     let b = text.as_bytes();
     let mut toks = Vec::new();
@@ -118,12 +126,9 @@ fn tokenize(text: &str) -> Vec<Tok> {
             }
             i = (i + 1).min(b.len());
             toks.push(Tok::Lit(text[s..i].to_string()));
-        } else if text[i..].starts_with("##") || text[i..].starts_with("->") {
-            toks.push(Tok::Punct(text[i..i + 2].to_string()));
-            i += 2;
-        } else if text[i..].starts_with("...") {
-            toks.push(Tok::Punct("...".into()));
-            i += 3;
+        } else if let Some(p) = PUNCTUATORS.iter().find(|p| text[i..].starts_with(**p)) {
+            toks.push(Tok::Punct(p.to_string()));
+            i += p.len();
         } else {
             let ch = text[i..].chars().next().unwrap_or(' ');
             toks.push(Tok::Punct(ch.to_string()));
@@ -723,6 +728,74 @@ mod tests {
         assert_eq!(t.expand("S(a b)"), "\"a b\"");
         assert_eq!(t.expand("P(ro, ws)"), "rows");
         assert_eq!(t.expand("V(g, 1, 2)"), "g ( 1 , 2 )");
+    }
+
+    fn body(t: &MacroTable, name: &str) -> Option<String> {
+        t.get(name).map(|m| m.body.clone())
+    }
+
+    #[test]
+    fn conditional_directives_keep_the_branch_taken() {
+        let t = MacroTable::from_text(
+            "#define A 2\n\
+             #if A > 1 && !defined B\n#define X first\n#elif 1\n#define X second\n\
+             #else\n#define X third\n#endif\n\
+             #ifdef B\n#define Y b\n#if 1\n#define Z inner\n#endif\n#else\n#define Y nob\n#endif\n\
+             #if 0\n#define W zero\n#elif A == \\\n 2\n#define W two\n#endif\n\
+             #ifndef A\n#define V undef\n#endif\n#undef A\n#ifdef A\n#define U a\n#endif\n\
+             #if (1 << 4) == 16 && (0x10 | 1) == 17\n#define S shifts\n#endif\n",
+        );
+        assert_eq!(body(&t, "X").as_deref(), Some("first"));
+        assert_eq!(body(&t, "Y").as_deref(), Some("nob"));
+        assert_eq!(body(&t, "Z"), None, "inside a branch not taken");
+        assert_eq!(body(&t, "W").as_deref(), Some("two"));
+        assert_eq!(body(&t, "V"), None);
+        assert_eq!(body(&t, "A"), None, "#undef");
+        assert_eq!(body(&t, "U"), None);
+        assert_eq!(body(&t, "S").as_deref(), Some("shifts"));
+    }
+
+    #[test]
+    fn undecidable_conditions_take_their_branch_and_are_reported() {
+        let mut t = MacroTable::default();
+        let mut report = CondReport::default();
+        t.run(
+            std::path::Path::new("/src/k.c"),
+            "#if __has_include(<x.h>)\n#define H 1\n#else\n#define H 2\n#endif\n\
+             #ifdef GUARD\n#endif\n#define GUARD\n#if DEBUG\n#define D 1\n#endif\n",
+            &mut |_, _, _| None,
+            &mut report,
+        );
+        assert_eq!(body(&t, "H").as_deref(), Some("1"));
+        assert_eq!(report.undecided, vec!["k.c:1: #if __has_include(<x.h>)"]);
+        // GUARD was defined afterwards; DEBUG never was.
+        assert_eq!(report.tested.iter().collect::<Vec<_>>(), vec!["DEBUG"]);
+        assert_eq!(body(&t, "D"), None);
+    }
+
+    #[test]
+    fn included_headers_are_read_in_order() {
+        let mut t = MacroTable::default();
+        t.define("PRE", "1");
+        let mut report = CondReport::default();
+        let mut seen = Vec::new();
+        t.run(
+            std::path::Path::new("/src/m.c"),
+            "#define SIDE 2\n#include \"h.h\"\n#include <sys.h>\n#if FROM_H == 2\n#define OK yes\n#endif\n",
+            &mut |name, quoted, from| {
+                seen.push((name.to_string(), quoted, from.to_path_buf()));
+                (name == "h.h").then(|| {
+                    (
+                        std::path::PathBuf::from("/src/h.h"),
+                        "#if PRE && SIDE == 2\n#define FROM_H SIDE\n#endif\n".to_string(),
+                    )
+                })
+            },
+            &mut report,
+        );
+        assert_eq!(body(&t, "OK").as_deref(), Some("yes"));
+        assert_eq!(seen.len(), 2);
+        assert_eq!(seen[1], ("sys.h".to_string(), false, "/src/m.c".into()));
     }
 
     #[test]
