@@ -375,6 +375,9 @@ fn cpp_member_initializers_growing_vectors_and_make_unique_are_named() {
     // (1): 64 loaded, 132 stored, 19 addresses.
     // w (make_unique<int[]>(5)): 5 stores of 4. v (a vector declared in a
     // callee, 8 doubles of 0.5): 8 stores, then 8 loads summing them.
+    // out (main's `filled`, reserved and filled with 4 doubles through the
+    // reference parameter `out`; named after the parameter, a known
+    // limit): 4 stores of 8.
     expect(
         &got,
         &[
@@ -384,9 +387,10 @@ fn cpp_member_initializers_growing_vectors_and_make_unique_are_named() {
             ("vals_", 64, 132, 19),
             ("w", 0, 20, 5),
             ("v", 64, 64, 8),
+            ("out", 0, 32, 4),
         ],
     );
-    assert_eq!(got.len(), 6, "{got:?}");
+    assert_eq!(got.len(), 7, "{got:?}");
     // Every buffer of a container is named after it, and they share the
     // container's declaration as their site.
     let site = |n: &str| format!("nm_cppgrow.cpp:{}", line_of("tests/c/nm_cppgrow.cpp", n));
@@ -415,6 +419,8 @@ fn cpp_member_initializers_growing_vectors_and_make_unique_are_named() {
         ]
     );
     assert_eq!(blocks("r").len(), 2);
+    let out_site = site("static void fill(std::vector<double> &out)");
+    assert_eq!(blocks("out"), vec![("out".to_string(), out_site, 32)]);
     // Shapes: data_ is 6 floats (a run-time count, so no constant
     // dimension), w is 5 ints, the vectors' elements are their template
     // arguments.
@@ -423,6 +429,7 @@ fn cpp_member_initializers_growing_vectors_and_make_unique_are_named() {
     assert_eq!(heap_shape(&a, "grid#2"), (vec![], 8, 128));
     assert_eq!(heap_shape(&a, "vals_#1"), (vec![], 4, 64));
     assert_eq!(heap_shape(&a, "v"), (vec![], 8, 64));
+    assert_eq!(heap_shape(&a, "out"), (vec![], 8, 32));
     let df = stats::per_variable(&a, MemKind::Heap).unwrap();
     let row = (0..df.height())
         .find(|&i| df.column("variable").unwrap().str().unwrap().get(i) == Some("grid"))

@@ -36,8 +36,8 @@ pub enum AllocTarget {
         elem_type: Option<String>,
         /// The called function: a standard allocator (`"malloc"`,
         /// `"calloc"`, `"realloc"`, `"aligned_alloc"`, `"posix_memalign"`,
-        /// ...) or, for wrappers, the wrapper's name (`"xmalloc"`). C++
-        /// `new` is not recognised: files are parsed as C.
+        /// ...), `"new"` or `"new[]"` for C++ `new`, or the called
+        /// function's name (`"xmalloc"`, `"std::make_unique<double[]>"`).
         alloc_fn: String,
         /// Source text of the size argument(s), comments dropped and
         /// whitespace collapsed. For two-factor allocators (`calloc`,
@@ -1226,7 +1226,7 @@ impl CSource {
         loop {
             match declarator.kind() {
                 "identifier" | "field_identifier" | "type_identifier" => return Some(declarator),
-                "parenthesized_declarator" | "attributed_declarator" => {
+                "parenthesized_declarator" | "attributed_declarator" | "reference_declarator" => {
                     declarator = *children(declarator).first()?
                 }
                 _ => declarator = declarator.child_by_field_name("declarator")?,

@@ -1,7 +1,8 @@
 // C++ idioms beyond nm_cpp.cpp: a member set in a constructor's member
 // initializer list, std::vector buffers that are reallocated as they grow
 // (reserve + push_back, resize, a member vector grown in a method),
-// a vector declared in a callee, and std::make_unique<T[]>.
+// a vector declared in a callee, a vector grown through a reference
+// parameter, and std::make_unique<T[]>.
 #include <memory>
 #include <vector>
 #include "gleipnir.h"
@@ -31,6 +32,13 @@ static double total()
         s += v[i];
     return s;
 }
+// A known limit: the caller's vector is named after this parameter.
+static void fill(std::vector<double> &out)
+{
+    out.reserve(4);
+    for (int i = 0; i < 4; i++)
+        out.push_back(1.0);
+}
 int main()
 {
     Field f(6);
@@ -38,6 +46,7 @@ int main()
     std::vector<double> r(8);
     Series series;
     auto w = std::make_unique<int[]>(5);
+    std::vector<double> filled;
     GL_START;
     for (int i = 0; i < 6; i++)
         f.data_[i] = i;
@@ -51,6 +60,7 @@ int main()
     for (int i = 0; i < 5; i++)
         w[i] = i;
     double t = total();
+    fill(filled);
     GL_STOP;
     return t > 0 ? 0 : 1;
 }
