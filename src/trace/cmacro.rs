@@ -211,11 +211,7 @@ impl MacroTable {
         &mut self,
         file: &std::path::Path,
         text: &str,
-        include: &mut dyn FnMut(
-            &str,
-            bool,
-            &std::path::Path,
-        ) -> Option<(std::path::PathBuf, String)>,
+        include: &mut ReadInclude<'_>,
         report: &mut CondReport,
     ) {
         self.run_at(file, text, include, report, 0);
@@ -225,11 +221,7 @@ impl MacroTable {
         &mut self,
         file: &std::path::Path,
         text: &str,
-        include: &mut dyn FnMut(
-            &str,
-            bool,
-            &std::path::Path,
-        ) -> Option<(std::path::PathBuf, String)>,
+        include: &mut ReadInclude<'_>,
         report: &mut CondReport,
         depth: usize,
     ) {
@@ -539,6 +531,12 @@ impl MacroTable {
         pasted
     }
 }
+
+/// Gives the text of an included header for [`MacroTable::run`]: called
+/// with the name as written, whether it was quoted, and the including
+/// file; returns the header's path and text, or `None` to skip it.
+pub type ReadInclude<'a> =
+    dyn FnMut(&str, bool, &std::path::Path) -> Option<(std::path::PathBuf, String)> + 'a;
 
 /// Deepest nesting of `#include`s followed by [`MacroTable::run`].
 pub const MAX_INCLUDE_DEPTH: usize = 16;

@@ -993,19 +993,7 @@ impl CSource {
                         .parent()
                         .is_some_and(|p| p.kind() == "field_initializer") =>
                 {
-                    // A member initializer: `Grid(int n) : data_(new float[n])`
-                    // or `data_{new float[n]}` stores into the member.
-                    let member = parent.parent().and_then(|init| {
-                        children(init)
-                            .into_iter()
-                            .find(|c| c.kind() != "argument_list" && c.kind() != "initializer_list")
-                    });
-                    return match member {
-                        Some(m) => self.named(m, None, alloc_fn, size_expr),
-                        None => AllocTarget::Unknown(format!(
-                            "the member initialised by {alloc_fn} on line {line} has no name"
-                        )),
-                    };
+                    return self.member_initializer(parent, alloc_fn, size_expr);
                 }
                 "parenthesized_expression" => node = parent,
                 "cast_expression" => {
@@ -1132,6 +1120,30 @@ impl CSource {
                     ))
                 }
             }
+        }
+    }
+
+    /// The member that a constructor's member initializer stores the value
+    /// into: `data_` for `Grid(int n) : data_(new float[n])` or
+    /// `data_{new float[n]}`, where `args` is the initializer's argument or
+    /// initializer list.
+    fn member_initializer(
+        &self,
+        args: Node<'_>,
+        alloc_fn: String,
+        size_expr: Option<String>,
+    ) -> AllocTarget {
+        let member = args.parent().and_then(|init| {
+            children(init)
+                .into_iter()
+                .find(|c| c.kind() != "argument_list" && c.kind() != "initializer_list")
+        });
+        match member {
+            Some(m) => self.named(m, None, alloc_fn, size_expr),
+            None => AllocTarget::Unknown(format!(
+                "the member initialised by {alloc_fn} on line {} has no name",
+                args.start_position().row + 1
+            )),
         }
     }
 

@@ -1583,6 +1583,40 @@ fn analyse_prologue(text: &[(u64, Cow<[u8]>)], established: u64) -> Option<Frame
     Some(FrameSetup { established, steps })
 }
 
+/// The macros a compilation unit starts with (gcc's built-ins and the
+/// command line's `-D`s): the line-0 definitions of its `.debug_macro` list
+/// before the first file starts, following imported macro units. `None`
+/// without macro information (compiled without `-g3`) or when it cannot be
+/// read.
+fn command_line_macros<R: gimli::Reader>(
+    unit: gimli::UnitRef<'_, R>,
+    root: &gimli::DebuggingInformationEntry<R>,
+) -> Option<Vec<String>> {
+    let offset = match root.attr_value(gimli::DW_AT_macros).ok()?? {
+        gimli::AttributeValue::DebugMacroRef(o) => o,
+        _ => return None,
+    };
+    let mut out = Vec::new();
+    let mut todo = vec![(offset, true)];
+    while let Some((offset, top)) = todo.pop() {
+        let mut entries = unit.macros(offset).ok()?;
+        while let Ok(Some(entry)) = entries.next() {
+            match entry {
+                gimli::MacroEntry::Define { line: 0, text } => {
+                    let text = text.string(unit).ok()?;
+                    out.push(text.to_string_lossy().ok()?.into_owned());
+                }
+                gimli::MacroEntry::Import { offset } if out.len() < 100_000 => {
+                    todo.push((offset, false))
+                }
+                gimli::MacroEntry::StartFile { .. } if top => break,
+                _ => {}
+            }
+        }
+    }
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1631,38 +1665,4 @@ mod tests {
         assert_eq!(setup.fp_minus_sp(0x404), Some(0));
         assert_eq!(setup.fp_minus_sp(0x406), Some(0));
     }
-}
-
-/// The macros a compilation unit starts with (gcc's built-ins and the
-/// command line's `-D`s): the line-0 definitions of its `.debug_macro` list
-/// before the first file starts, following imported macro units. `None`
-/// without macro information (compiled without `-g3`) or when it cannot be
-/// read.
-fn command_line_macros<R: gimli::Reader>(
-    unit: gimli::UnitRef<'_, R>,
-    root: &gimli::DebuggingInformationEntry<R>,
-) -> Option<Vec<String>> {
-    let offset = match root.attr_value(gimli::DW_AT_macros).ok()?? {
-        gimli::AttributeValue::DebugMacroRef(o) => o,
-        _ => return None,
-    };
-    let mut out = Vec::new();
-    let mut todo = vec![(offset, true)];
-    while let Some((offset, top)) = todo.pop() {
-        let mut entries = unit.macros(offset).ok()?;
-        while let Ok(Some(entry)) = entries.next() {
-            match entry {
-                gimli::MacroEntry::Define { line: 0, text } => {
-                    let text = text.string(unit).ok()?;
-                    out.push(text.to_string_lossy().ok()?.into_owned());
-                }
-                gimli::MacroEntry::Import { offset } if out.len() < 100_000 => {
-                    todo.push((offset, false))
-                }
-                gimli::MacroEntry::StartFile { .. } if top => break,
-                _ => {}
-            }
-        }
-    }
-    Some(out)
 }
