@@ -951,27 +951,7 @@ impl CSource {
         let size_expr = self.size_text(&alloc_fn, &args);
 
         if alloc_fn == "posix_memalign" {
-            let Some(first) = args.first() else {
-                return AllocTarget::Unknown(format!(
-                    "posix_memalign on line {line} has no arguments"
-                ));
-            };
-            let target = strip(*first);
-            let lvalue = if target.kind() == "pointer_expression"
-                && target
-                    .child_by_field_name("operator")
-                    .is_some_and(|o| o.kind() == "&")
-            {
-                target.child_by_field_name("argument").map(strip)
-            } else {
-                None
-            };
-            let Some(lvalue) = lvalue else {
-                return AllocTarget::Unknown(format!(
-                    "the first argument of posix_memalign on line {line} is not the address of a variable"
-                ));
-            };
-            return self.named(lvalue, None, alloc_fn, size_expr);
+            return self.memalign_target(&args, line, alloc_fn, size_expr);
         }
 
         let mut node = call;
@@ -1009,37 +989,7 @@ impl CSource {
                     node = parent
                 }
                 "assignment_expression" => {
-                    let is_plain = parent
-                        .child_by_field_name("operator")
-                        .is_some_and(|o| o.kind() == "=");
-                    let left = parent.child_by_field_name("left");
-                    return match left {
-                        Some(left)
-                            if is_plain && parent.child_by_field_name("right") == Some(node) =>
-                        {
-                            match self.named(strip(left), None, alloc_fn, size_expr) {
-                                AllocTarget::Named {
-                                    name,
-                                    elem_type: None,
-                                    alloc_fn,
-                                    size_expr,
-                                } => AllocTarget::Named {
-                                    name,
-                                    elem_type: cast
-                                        .and_then(|c| c.child_by_field_name("type"))
-                                        .and_then(|t| self.descriptor_type(&self.text, t))
-                                        .and_then(|t| t.deref())
-                                        .map(|t| t.render()),
-                                    alloc_fn,
-                                    size_expr,
-                                },
-                                other => other,
-                            }
-                        }
-                        _ => AllocTarget::Unknown(format!(
-                            "the result of {alloc_fn} on line {line} is not assigned with a plain `=`"
-                        )),
-                    };
+                    return self.assigned_target(parent, node, cast, line, alloc_fn, size_expr)
                 }
                 "initializer_pair" if parent.child_by_field_name("value") == Some(node) => {
                     let mut cursor = parent.walk();
@@ -1058,51 +1008,10 @@ impl CSource {
                     node = parent
                 }
                 "init_declarator" if !path.is_empty() => {
-                    let declarator = parent.child_by_field_name("declarator");
-                    let type_node = parent.parent().and_then(|d| d.child_by_field_name("type"));
-                    let name = declarator.and_then(|d| self.declarator_name(d));
-                    let Some(name) = name else {
-                        return AllocTarget::Unknown(format!(
-                            "the declarator initialised by {alloc_fn} on line {line} has no name"
-                        ));
-                    };
-                    let mut ctype = type_node
-                        .zip(declarator)
-                        .map(|(t, d)| self.declared_type(t, d));
-                    for step in &path {
-                        ctype = ctype.and_then(|t| match step.strip_prefix('.') {
-                            Some(field) => self.field_type(t, field.trim()),
-                            None => self.deref(t),
-                        });
-                    }
-                    return AllocTarget::Named {
-                        name: format!("{}{}", self.clean_text(name), path.concat()),
-                        elem_type: ctype.and_then(|t| self.deref(t)).map(|t| t.render()),
-                        alloc_fn,
-                        size_expr,
-                    };
+                    return self.designated_target(parent, &path, line, alloc_fn, size_expr)
                 }
                 "init_declarator" => {
-                    let declarator = parent.child_by_field_name("declarator");
-                    let decl = parent.parent();
-                    return match (declarator, decl) {
-                        (Some(declarator), Some(decl)) => {
-                            let ctype = decl
-                                .child_by_field_name("type")
-                                .map(|t| self.declared_type(t, declarator));
-                            match self.declarator_name(declarator) {
-                                Some(name) => {
-                                    self.named(name, Some(ctype), alloc_fn, size_expr)
-                                }
-                                None => AllocTarget::Unknown(format!(
-                                    "the declarator initialised by {alloc_fn} on line {line} has no name"
-                                )),
-                            }
-                        }
-                        _ => AllocTarget::Unknown(format!(
-                            "the initializer with {alloc_fn} on line {line} is not in a declaration"
-                        )),
-                    };
+                    return self.declared_target(parent, line, alloc_fn, size_expr)
                 }
                 "return_statement" => return AllocTarget::Returned,
                 "argument_list" => {
@@ -1120,6 +1029,140 @@ impl CSource {
                     ))
                 }
             }
+        }
+    }
+
+    /// The variable whose address `posix_memalign` gets as its first
+    /// argument (`&A`).
+    fn memalign_target(
+        &self,
+        args: &[Node<'_>],
+        line: usize,
+        alloc_fn: String,
+        size_expr: Option<String>,
+    ) -> AllocTarget {
+        let Some(first) = args.first() else {
+            return AllocTarget::Unknown(format!("posix_memalign on line {line} has no arguments"));
+        };
+        let target = strip(*first);
+        let lvalue = if target.kind() == "pointer_expression"
+            && target
+                .child_by_field_name("operator")
+                .is_some_and(|o| o.kind() == "&")
+        {
+            target.child_by_field_name("argument").map(strip)
+        } else {
+            None
+        };
+        let Some(lvalue) = lvalue else {
+            return AllocTarget::Unknown(format!(
+                "the first argument of posix_memalign on line {line} is not the address of a variable"
+            ));
+        };
+        self.named(lvalue, None, alloc_fn, size_expr)
+    }
+
+    /// The left side of `X = value`: the value (`node`) must be the plain
+    /// assignment's right side. A cast of the value gives the element type
+    /// when the left side's declaration is elsewhere.
+    fn assigned_target(
+        &self,
+        assign: Node<'_>,
+        node: Node<'_>,
+        cast: Option<Node<'_>>,
+        line: usize,
+        alloc_fn: String,
+        size_expr: Option<String>,
+    ) -> AllocTarget {
+        let is_plain = assign
+            .child_by_field_name("operator")
+            .is_some_and(|o| o.kind() == "=");
+        let left = assign.child_by_field_name("left");
+        let Some(left) =
+            left.filter(|_| is_plain && assign.child_by_field_name("right") == Some(node))
+        else {
+            return AllocTarget::Unknown(format!(
+                "the result of {alloc_fn} on line {line} is not assigned with a plain `=`"
+            ));
+        };
+        match self.named(strip(left), None, alloc_fn, size_expr) {
+            AllocTarget::Named {
+                name,
+                elem_type: None,
+                alloc_fn,
+                size_expr,
+            } => AllocTarget::Named {
+                name,
+                elem_type: cast
+                    .and_then(|c| c.child_by_field_name("type"))
+                    .and_then(|t| self.descriptor_type(&self.text, t))
+                    .and_then(|t| t.deref())
+                    .map(|t| t.render()),
+                alloc_fn,
+                size_expr,
+            },
+            other => other,
+        }
+    }
+
+    /// A member or element of a declared variable initialised through
+    /// designators: `struct grid g = { .rows = malloc(n) }` names `g.rows`.
+    fn designated_target(
+        &self,
+        init: Node<'_>,
+        path: &[String],
+        line: usize,
+        alloc_fn: String,
+        size_expr: Option<String>,
+    ) -> AllocTarget {
+        let declarator = init.child_by_field_name("declarator");
+        let type_node = init.parent().and_then(|d| d.child_by_field_name("type"));
+        let Some(name) = declarator.and_then(|d| self.declarator_name(d)) else {
+            return AllocTarget::Unknown(format!(
+                "the declarator initialised by {alloc_fn} on line {line} has no name"
+            ));
+        };
+        let mut ctype = type_node
+            .zip(declarator)
+            .map(|(t, d)| self.declared_type(t, d));
+        for step in path {
+            ctype = ctype.and_then(|t| match step.strip_prefix('.') {
+                Some(field) => self.field_type(t, field.trim()),
+                None => self.deref(t),
+            });
+        }
+        AllocTarget::Named {
+            name: format!("{}{}", self.clean_text(name), path.concat()),
+            elem_type: ctype.and_then(|t| self.deref(t)).map(|t| t.render()),
+            alloc_fn,
+            size_expr,
+        }
+    }
+
+    /// The variable a declaration initialises with the value: `double *X =
+    /// malloc(n)` names `X`, with the declared type.
+    fn declared_target(
+        &self,
+        init: Node<'_>,
+        line: usize,
+        alloc_fn: String,
+        size_expr: Option<String>,
+    ) -> AllocTarget {
+        let (Some(declarator), Some(decl)) =
+            (init.child_by_field_name("declarator"), init.parent())
+        else {
+            return AllocTarget::Unknown(format!(
+                "the initializer with {alloc_fn} on line {line} is not in a declaration"
+            ));
+        };
+        let ctype = decl
+            .child_by_field_name("type")
+            .map(|t| self.declared_type(t, declarator));
+        match self.declarator_name(declarator) {
+            Some(name) => self.named(name, Some(ctype), alloc_fn, size_expr),
+            None => AllocTarget::Unknown(format!(
+                "the declarator initialised by {alloc_fn} on line {line} has no name"
+            )),
         }
     }
 
