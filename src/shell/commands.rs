@@ -512,6 +512,7 @@ pub(super) fn figure_options(st: &Session, save: bool) -> vis::FigureOptions {
         point_budget: st.point_budget,
         matrix_orientation: st.matrix_orientation,
         provenance: provenance(st),
+        annotations: Default::default(),
     }
 }
 

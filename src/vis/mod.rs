@@ -28,6 +28,7 @@
 mod aggregate;
 mod array;
 mod array_maps;
+mod classes;
 mod complete;
 mod csv;
 mod error;
@@ -36,6 +37,7 @@ pub(crate) mod html;
 mod index;
 mod input;
 pub mod locality;
+pub mod sharing;
 mod traces;
 
 use std::path::PathBuf;
@@ -69,6 +71,31 @@ pub struct FigureOptions {
     /// Where the drawn data came from (the trace and program), recorded in
     /// each page for the folder's index page (`figures/index.html`).
     pub provenance: String,
+    /// Colour classes and pattern labels from the locality stage, for the
+    /// complete pattern and the array figures.
+    pub annotations: Annotations,
+}
+
+/// What the locality stage adds to the access figures (see
+/// `set_figure_colour`): both are optional and computed before drawing.
+#[derive(Clone, Debug, Default)]
+pub struct Annotations {
+    /// Colour the scatters by class: the access table then has a `colour`
+    /// column (UInt8, see [`crate::filter::schema`]) indexing these names.
+    /// `None` colours by time (3D views) and variable (2D view).
+    pub classes: Option<ColourClasses>,
+    /// The pattern table ([`crate::filter::schema::pattern`]): each
+    /// (variable, line) pair's label, shown in the hover text.
+    pub patterns: Option<polars::prelude::DataFrame>,
+}
+
+/// The names of the colour classes of the access table's `colour` column.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ColourClasses {
+    /// What the classes are (legend title and page note).
+    pub title: String,
+    /// Name of each class, best first (`L1 hit`, ..., `miss to memory`).
+    pub labels: Vec<String>,
 }
 
 impl Default for FigureOptions {
@@ -80,6 +107,7 @@ impl Default for FigureOptions {
             point_budget: 200_000,
             matrix_orientation: false,
             provenance: String::new(),
+            annotations: Annotations::default(),
         }
     }
 }
