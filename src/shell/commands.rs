@@ -555,9 +555,10 @@ pub(super) fn report_figure(st: &Session, r: &vis::FigureReport) -> Value {
 
 fn complete_pattern(st: &mut Session, save: bool, f: &filter::pick::VarFilter) -> CmdResult<Value> {
     let mut sel = st.selected()?;
-    let opts = figure_options(st, save);
+    let mut opts = figure_options(st, save);
     let grouping = st.grouping;
-    let a = st.analysis()?;
+    st.analysis()?;
+    let a = st.analysis.as_ref().expect("analysis loaded above");
     if !f.is_empty() {
         let keep = f.keep(&a.vars).map_err(|e| e.to_string())?;
         sel = filter::pick::narrow(a, &sel, &keep).map_err(|e| e.to_string())?;
@@ -580,6 +581,7 @@ fn complete_pattern(st: &mut Session, save: bool, f: &filter::pick::VarFilter) -
     // The figure reads every selected access: gather their columns (shared
     // with the analysis when the selection is everything).
     let rows = filter::rows(a, &sel).map_err(|e| e.to_string())?;
+    let rows = super::cmd_locality::annotate(st, a, rows, &mut opts)?;
     let shown = filter::stats::variables_for_display(a, grouping).map_err(|e| e.to_string())?;
     let r = vis::complete_memory_access_pattern(&rows, &shown, &a.lines, &opts)
         .map_err(|e| e.to_string())?;
@@ -649,8 +651,9 @@ fn array_pattern(st: &mut Session, args: &[String], ndim: usize) -> CmdResult<Va
     let save = has_save(args);
     let nums: Vec<&String> = args[1..].iter().filter(|a| *a != "save").collect();
     let name = args[0].clone();
-    let opts = figure_options(st, save);
-    let a = st.analysis()?;
+    let mut opts = figure_options(st, save);
+    st.analysis()?;
+    let a = st.analysis.as_ref().expect("analysis loaded above");
     let var = resolve_array(a, &name)?;
     let v = &a.vars[var as usize];
     let want = if ndim == 2 { 2 } else { 3 };
@@ -701,6 +704,7 @@ fn array_pattern(st: &mut Session, args: &[String], ndim: usize) -> CmdResult<Va
         });
     };
     let acc = filter::accesses_of(a, var).map_err(|e| e.to_string())?;
+    let acc = super::cmd_locality::annotate(st, a, acc, &mut opts)?;
     println!(
         "drawing {} accesses of {}...",
         acc.height(),

@@ -513,13 +513,14 @@ fn exact_scatter(d: &Drawn) -> Plot {
             &exact_hover(&d.shape.name, is3),
             class_name(d.ann, c),
         ));
-        let u = |f: &dyn Fn(usize, u64) -> u64| {
-            CdCol::U64(pts.iter().map(|&(k, e)| f(k, e)).collect())
-        };
+        let u =
+            |f: &dyn Fn(usize, u64) -> u64| CdCol::U64(pts.iter().map(|&(k, e)| f(k, e)).collect());
         let mut cols = vec![
             u(&|k, _| a.time()[k] as u64),
             CdCol::Static(
-                pts.iter().map(|&(k, _)| op_index(a.op()[k]) as u8).collect(),
+                pts.iter()
+                    .map(|&(k, _)| op_index(a.op()[k]) as u8)
+                    .collect(),
                 &OP_NAMES,
             ),
             u(&|k, _| a.tid()[k] as u64),

@@ -107,13 +107,20 @@ impl Annot {
 fn read_patterns(df: &DataFrame) -> Result<PatternIds, VisError> {
     let bad = |e: PolarsError| VisError::Schema {
         table: "pattern",
-        detail: format!(
-            "it needs the columns var and line (UInt32) and pattern (String) ({e})"
-        ),
+        detail: format!("it needs the columns var and line (UInt32) and pattern (String) ({e})"),
     };
-    let var = df.column(pt::VAR).and_then(|c| c.u32().cloned()).map_err(bad)?;
-    let line = df.column(pt::LINE).and_then(|c| c.u32().cloned()).map_err(bad)?;
-    let label = df.column(pt::LABEL).and_then(|c| c.str().cloned()).map_err(bad)?;
+    let var = df
+        .column(pt::VAR)
+        .and_then(|c| c.u32().cloned())
+        .map_err(bad)?;
+    let line = df
+        .column(pt::LINE)
+        .and_then(|c| c.u32().cloned())
+        .map_err(bad)?;
+    let label = df
+        .column(pt::LABEL)
+        .and_then(|c| c.str().cloned())
+        .map_err(bad)?;
     let mut names = vec!["-".to_string()];
     let mut by_name: HashMap<String, u32> = HashMap::new();
     let mut ids = HashMap::new();

@@ -681,7 +681,11 @@ fn group_figure_3d(a: &Accesses, binned: &Binned, lab: &Labels, t_lo: u64, t_hi:
             }
         });
     }
-    p3.set_layout(Layout::new().scene(scene(&lab.names, lab.max_occ)).height(800));
+    p3.set_layout(
+        Layout::new()
+            .scene(scene(&lab.names, lab.max_occ))
+            .height(800),
+    );
     p3
 }
 

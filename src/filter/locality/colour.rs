@@ -299,7 +299,10 @@ mod tests {
     fn reuse_classes_are_dense_with_first_touch_last() {
         let mut c = vec![COLD, 7, 0, COLD, 7];
         let (_, labels) = dense_reuse(&mut c, 64);
-        assert_eq!(labels, ["reuse 0 lines", "reuse 64–127 lines", "first touch"]);
+        assert_eq!(
+            labels,
+            ["reuse 0 lines", "reuse 64–127 lines", "first touch"]
+        );
         assert_eq!(c, [2, 1, 0, 2, 1]);
     }
 }

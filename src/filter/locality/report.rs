@@ -579,10 +579,18 @@ fn shared_line(
             (t.tid, els, ranges(t.read), ranges(t.written), t.accesses)
         })
         .collect();
-    let vars: Vec<u32> = l.threads.iter().flat_map(|t| t.vars.iter().copied()).collect();
+    let vars: Vec<u32> = l
+        .threads
+        .iter()
+        .flat_map(|t| t.vars.iter().copied())
+        .collect();
     let touched = l.threads.iter().fold(0, |m, t| m | t.read | t.written);
     SharedLine {
-        masks: l.threads.iter().map(|t| (t.tid, t.read, t.written)).collect(),
+        masks: l
+            .threads
+            .iter()
+            .map(|t| (t.tid, t.read, t.written))
+            .collect(),
         byte_names: (0..line.min(64) as u64)
             .map(|b| locs.byte_name(addr + b, &vars, touched >> b & 1 == 1, names))
             .collect(),
