@@ -208,8 +208,9 @@ fn draw_array(r: Request, o: &FigureOptions) -> Result<FigureReport, VisError> {
     let mut intro = report.warnings.clone();
     if let Some(c) = &ann.classes {
         intro.push(format!(
-            "Colour of the scatter: {}. Each class is its own trace: click a legend entry to hide it.",
-            c.title
+            "Colour of the scatter: {}, from green (best) to red ({}). Each class is its own trace: click a legend entry to hide it.",
+            c.title,
+            c.labels.last().map_or("", |l| l.as_str())
         ));
     }
     intro.extend(report.aggregated.clone());
@@ -453,9 +454,13 @@ fn scatter_figure(d: &Drawn, report: &mut FigureReport) -> PageFigure {
     PageFigure {
         heading,
         note: format!(
-            "{name} as a {} array of {}-byte elements. Each point is one element access: {xl} (x), {yl} (y), {zl} (z), coloured from sooner (dark) to later (yellow).",
+            "{name} as a {} array of {}-byte elements. Each point is one element access: {xl} (x), {yl} (y), {zl} (z), {}.",
             dims_text(&d.shape.dims),
-            d.shape.tb
+            d.shape.tb,
+            match &d.ann.classes {
+                None => "coloured from sooner (dark) to later (yellow)".to_string(),
+                Some(c) => format!("coloured by {}, one trace per class", c.title),
+            }
         ),
         plot: scatter,
         height: 800,

@@ -197,15 +197,15 @@ pub fn complete_memory_access_pattern(
         group_figures(&a, &b3, &b2, &labels, t_lo, t_hi)
     };
 
-    let mut intro = vec![
-        "Each point is a memory access. 3D: occurrence of the address (x), variable (y), address (z), coloured from sooner (dark) to later (yellow). 2D: address over access order, one colour per variable, one symbol per operation (circle load, x store, diamond modify).".to_string(),
-    ];
-    if let Some(c) = &labels.ann.classes {
-        intro.push(format!(
-            "Colour: {}. Each class is its own trace: click a legend entry to hide it.",
-            c.title
-        ));
-    }
+    let intro_text = match &labels.ann.classes {
+        None => "Each point is a memory access. 3D: occurrence of the address (x), variable (y), address (z), coloured from sooner (dark) to later (yellow). 2D: address over access order, one colour per variable, one symbol per operation (circle load, x store, diamond modify).".to_string(),
+        Some(c) => format!(
+            "Each point is a memory access. 3D: occurrence of the address (x), variable (y), address (z). 2D: address over access order, one symbol per operation (circle load, x store, diamond modify). Colour: {}, from green (best) to red ({}). Each class is its own trace: click a legend entry to hide it.",
+            c.title,
+            c.labels.last().map_or("", |l| l.as_str())
+        ),
+    };
+    let mut intro = vec![intro_text];
     if let Some(d) = &report.aggregated {
         intro.push(d.clone());
     }
