@@ -191,6 +191,20 @@ fn hit_mode_colours_every_access_of_a_column_walk_a_miss() {
         counts_by_name(&figs[0]),
         expect(&[("miss to memory", 4096)])
     );
+    // The 3D figure of the same accesses (64 planes of 8 x 8) agrees.
+    let r = vis::array_3d(
+        &rows,
+        &a.variables,
+        &a.lines,
+        var_row(&a, "grid"),
+        8,
+        8,
+        8,
+        &o,
+    )
+    .unwrap();
+    let figs = vis_common::figures(&r.html);
+    assert_eq!(points_by_name(&figs[0]), want);
 }
 
 #[test]
