@@ -124,7 +124,7 @@ fn read_patterns(df: &DataFrame) -> Result<PatternIds, VisError> {
     let mut names = vec!["-".to_string()];
     let mut by_name: HashMap<String, u32> = HashMap::new();
     let mut ids = HashMap::new();
-    for ((v, l), s) in var.into_iter().zip(line.into_iter()).zip(label.into_iter()) {
+    for ((v, l), s) in var.into_iter().zip(&line).zip(&label) {
         let (Some(v), Some(l), Some(s)) = (v, l, s) else {
             continue;
         };

@@ -93,7 +93,10 @@ struct ClassSink<'a> {
 
 enum How {
     Hit(Box<CacheSim>),
-    Reuse { stack: StackDistance, bits: u32 },
+    Reuse {
+        stack: Box<StackDistance>,
+        bits: u32,
+    },
 }
 
 impl How {
@@ -143,7 +146,7 @@ pub fn classes(
         ColourMode::Default => return Ok(None),
         ColourMode::Hit => How::Hit(Box::new(CacheSim::new(model)?)),
         ColourMode::Reuse => How::Reuse {
-            stack: StackDistance::default(),
+            stack: Box::default(),
             bits: model
                 .levels
                 .first()
