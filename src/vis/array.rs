@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 
-use plotly::common::{Marker, Mode, Title};
+use plotly::common::{Marker, Mode, TickMode, Title};
 use plotly::layout::{Axis, AxisRange, LayoutScene};
 use plotly::{Layout, Plot, Scatter3D};
 use polars::prelude::DataFrame;
@@ -39,7 +39,7 @@ impl Shape {
         }
         let lo = addr.max(self.base) - self.base;
         let hi = end.min(block_end) - self.base;
-        Some((lo / self.tb, hi / self.tb))
+        self.cells_of(lo, hi)
     }
     fn partial(&self, addr: u64, size: u32) -> bool {
         let end = addr.saturating_add(size.max(1) as u64 - 1);
@@ -88,6 +88,7 @@ pub fn array_2d(
         var,
         inner: &inner,
         type_bytes,
+        fields: &[],
     };
     draw_array(r, o)
 }
@@ -125,6 +126,49 @@ pub fn array_3d(
         var,
         inner: &inner,
         type_bytes,
+        fields: &[],
+    };
+    draw_array(r, o)
+}
+
+/// Draws variable `var`, an array of structures of `elem_bytes`-byte
+/// elements, as a table: one row per element, one column per field, the
+/// columns named after the fields (`x`, `pos.y`) to
+/// `figures/2d_memory_access_pattern_<NAME>.html`.
+///
+/// `fields` are the fields' byte offsets within an element, ascending, and
+/// their names. Bytes before the first field belong to the previous
+/// element's last field, and padding to the field before it. The page,
+/// warnings, `save` (with a `field` column after `col`) and costs are as
+/// for [`array_2d`].
+///
+/// # Errors
+/// As [`array_2d`], and no field.
+#[allow(clippy::too_many_arguments)]
+pub fn array_fields(
+    acc: &DataFrame,
+    vars: &DataFrame,
+    lines: &DataFrame,
+    var: u32,
+    elem_bytes: u64,
+    fields: &[(u64, String)],
+    o: &FigureOptions,
+) -> Result<FigureReport, VisError> {
+    if fields.is_empty() || fields.windows(2).any(|w| w[0].0 >= w[1].0) {
+        return Err(VisError::BadOption(
+            "An array of structures needs at least one field, with offsets in ascending order."
+                .into(),
+        ));
+    }
+    let inner = [fields.len() as u64];
+    let r = Request {
+        acc,
+        vars,
+        lines,
+        var,
+        inner: &inner,
+        type_bytes: elem_bytes,
+        fields,
     };
     draw_array(r, o)
 }
@@ -138,6 +182,9 @@ struct Request<'a> {
     var: u32,
     inner: &'a [u64],
     type_bytes: u64,
+    /// Field columns of an array of structures (offset, name); empty for
+    /// a plain array.
+    fields: &'a [(u64, String)],
 }
 
 fn draw_array(r: Request, o: &FigureOptions) -> Result<FigureReport, VisError> {
@@ -153,7 +200,11 @@ fn draw_array(r: Request, o: &FigureOptions) -> Result<FigureReport, VisError> {
     let ann = Annot::read(&a, o)?;
     let l = Lines::read(r.lines)?;
     let mut report = FigureReport::default();
-    let shape = array_shape(&info, r.inner, r.type_bytes, &mut report)?;
+    let shape = if r.fields.is_empty() {
+        array_shape(&info, r.inner, r.type_bytes, &mut report)?
+    } else {
+        struct_shape(&info, r.type_bytes, r.fields, &mut report)?
+    };
     let picked = pick_rows(&a, &shape, r.var, &mut report)?;
     let each = |f: &mut dyn FnMut(usize, u64) -> bool| {
         for (n, &k) in picked.rows.iter().enumerate() {
@@ -203,7 +254,7 @@ fn draw_array(r: Request, o: &FigureOptions) -> Result<FigureReport, VisError> {
         "{} memory access pattern of {} ({})",
         kind.to_uppercase(),
         info.name,
-        dims_text(&shape.dims)
+        shape_text(&shape)
     );
     let mut intro = report.warnings.clone();
     if let Some(c) = &ann.classes {
@@ -217,20 +268,7 @@ fn draw_array(r: Request, o: &FigureOptions) -> Result<FigureReport, VisError> {
     if super::interrupted() {
         return Err(VisError::Interrupted);
     }
-    let command = std::iter::once(format!("{kind}_memory_access_pattern {}", info.name))
-        .chain(r.inner.iter().map(|d| d.to_string()))
-        .chain(std::iter::once(r.type_bytes.to_string()))
-        .collect::<Vec<_>>()
-        .join(" ");
-    let meta = PageMeta {
-        command,
-        shape: format!(
-            "{} array of {}-byte elements",
-            dims_text(&shape.dims),
-            r.type_bytes
-        ),
-        trace: o.provenance.clone(),
-    };
+    let meta = page_meta(&r, &info.name, &shape, o);
     report.html = write_page(
         &o.figures_dir,
         &format!("{stem}.html"),
@@ -243,6 +281,63 @@ fn draw_array(r: Request, o: &FigureOptions) -> Result<FigureReport, VisError> {
         report.data_csv.push(save_csv(&d, &format!("{stem}.csv"))?);
     }
     Ok(report)
+}
+
+/// The index page's facts of an array figure: the command that draws it
+/// again, its shape and its trace.
+fn page_meta(r: &Request, name: &str, shape: &Shape, o: &FigureOptions) -> PageMeta {
+    let kind = if r.inner.len() == 2 { "3d" } else { "2d" };
+    let mut command = format!("{kind}_memory_access_pattern {name}");
+    if r.fields.is_empty() {
+        for d in r.inner.iter().chain(std::iter::once(&r.type_bytes)) {
+            command.push_str(&format!(" {d}"));
+        }
+    }
+    let shape = if r.fields.is_empty() {
+        format!(
+            "{} array of {}-byte elements",
+            dims_text(&shape.dims),
+            r.type_bytes
+        )
+    } else {
+        format!(
+            "{} structures of {} bytes, one column per field",
+            shape.dims[0], r.type_bytes
+        )
+    };
+    PageMeta {
+        command,
+        shape,
+        trace: o.provenance.clone(),
+    }
+}
+
+/// `a 12 x 12 array of 8-byte elements`, or `16 structures of 24 bytes,
+/// one column per field touched (x, y, id)`.
+fn layout_text(shape: &Shape) -> String {
+    if shape.fields.is_empty() {
+        return format!(
+            "a {} array of {}-byte elements",
+            dims_text(&shape.dims),
+            shape.tb
+        );
+    }
+    let names: Vec<&str> = shape.fields.iter().map(|f| f.1.as_str()).collect();
+    format!(
+        "{} structures of {} bytes, one column per field the region touched ({})",
+        shape.dims[0],
+        shape.tb,
+        names.join(", ")
+    )
+}
+
+/// `12 x 12`, or `16 x fields x, y, id` for an array of structures.
+fn shape_text(shape: &Shape) -> String {
+    if shape.fields.is_empty() {
+        return dims_text(&shape.dims);
+    }
+    let names: Vec<&str> = shape.fields.iter().map(|f| f.1.as_str()).collect();
+    format!("{} x fields {}", shape.dims[0], names.join(", "))
 }
 
 /// `12 x 12` for dimensions `[12, 12]`.
@@ -314,7 +409,7 @@ fn array_shape(
     let row_bytes = inner.iter().fold(type_bytes, |p, &d| p.saturating_mul(d));
     let mut dims = vec![info.size.div_ceil(row_bytes)];
     dims.extend_from_slice(inner);
-    if info.size % row_bytes != 0 {
+    if !info.size.is_multiple_of(row_bytes) {
         let unit = if is3 { "plane" } else { "row" };
         report.warnings.push(format!(
             "The block of `{name}` is {} bytes, not a multiple of {row_bytes} ({} x {type_bytes}-byte elements per {unit}); drawn as {} with the last {unit} incomplete.",
@@ -329,6 +424,43 @@ fn array_shape(
         size: info.size,
         tb: type_bytes,
         dims,
+        fields: vec![],
+    })
+}
+
+/// The shape of an array of structures of `elem`-byte elements drawn one
+/// column per field: as many rows as the block holds elements.
+fn struct_shape(
+    info: &VarInfo,
+    elem: u64,
+    fields: &[(u64, String)],
+    report: &mut FigureReport,
+) -> Result<Shape, VisError> {
+    let name = &info.name;
+    if elem == 0 || fields.iter().any(|f| f.0 >= elem) {
+        return Err(VisError::BadOption(format!(
+            "The fields of `{name}` do not fit its {elem}-byte elements; give the shape as in 2d_memory_access_pattern NAME COLS TYPEBYTES."
+        )));
+    }
+    if info.size == 0 {
+        return Err(VisError::Empty(format!(
+            "The block of `{name}` has size 0 bytes, so it has no elements to draw. Pick a variable with a known size."
+        )));
+    }
+    report.warnings.extend(shape_mismatch(info, &[], elem));
+    if !info.size.is_multiple_of(elem) {
+        report.warnings.push(format!(
+            "The block of `{name}` is {} bytes, not a multiple of its {elem}-byte elements; the last row is incomplete.",
+            info.size
+        ));
+    }
+    Ok(Shape {
+        name: name.clone(),
+        base: info.base,
+        size: info.size,
+        tb: elem,
+        dims: vec![info.size.div_ceil(elem), fields.len() as u64],
+        fields: fields.to_vec(),
     })
 }
 
@@ -411,6 +543,8 @@ impl Drawn<'_> {
     fn axes(&self) -> (&'static str, &'static str, &'static str) {
         if self.is3() {
             ("column j", "depth k", "plane i")
+        } else if !self.shape.fields.is_empty() {
+            ("field", "occurrence", "row i")
         } else {
             ("column j", "occurrence", "row i")
         }
@@ -443,20 +577,25 @@ fn scatter_figure(d: &Drawn, report: &mut FigureReport) -> PageFigure {
     if d.o.matrix_orientation {
         z = z.range(AxisRange::new(d.shape.dims[0] as f64 - 0.5, -0.5));
     }
+    let mut x = int_axis(xl);
+    if !d.shape.fields.is_empty() {
+        let names = d.shape.fields.iter().map(|f| f.1.clone()).collect();
+        let at = (0..d.shape.fields.len()).map(|j| j as f64).collect();
+        x = x
+            .tick_mode(TickMode::Array)
+            .tick_values(at)
+            .tick_text(names);
+    }
     scatter.set_layout(
-        Layout::new().height(800).scene(
-            LayoutScene::new()
-                .x_axis(int_axis(xl))
-                .y_axis(int_axis(yl))
-                .z_axis(z),
-        ),
+        Layout::new()
+            .height(800)
+            .scene(LayoutScene::new().x_axis(x).y_axis(int_axis(yl)).z_axis(z)),
     );
     PageFigure {
         heading,
         note: format!(
-            "{name} as a {} array of {}-byte elements. Each point is one element access: {xl} (x), {yl} (y), {zl} (z), {}.",
-            dims_text(&d.shape.dims),
-            d.shape.tb,
+            "{name} as {}. Each point is one element access: {xl} (x), {yl} (y), {zl} (z), {}.",
+            layout_text(d.shape),
             match &d.ann.classes {
                 None => "coloured from sooner (dark) to later (yellow)".to_string(),
                 Some(c) => format!("coloured by {}, one trace per class", c.title),
@@ -469,12 +608,15 @@ fn scatter_figure(d: &Drawn, report: &mut FigureReport) -> PageFigure {
 
 /// Hover of one exact element access; customdata is `[time, operation,
 /// thread, occurrence, source, address, pattern, i, j, (k)]`.
-fn exact_hover(name: &str, is3: bool) -> String {
+/// For an array of structures, `customdata[8]` is the field's name.
+fn exact_hover(name: &str, is3: bool, fields: bool) -> String {
     format!(
         "order (time) %{{customdata[0]}}<br>address 0x%{{customdata[5]:x}}<br>{}{}<br>operation %{{customdata[1]}}<br>thread %{{customdata[2]}}<br>occurrence %{{customdata[3]}}<br>source %{{customdata[4]}}<br>pattern %{{customdata[6]}}",
         super::html::escape_html(name),
         if is3 {
             "[%{customdata[7]}][%{customdata[8]}][%{customdata[9]}]"
+        } else if fields {
+            "[%{customdata[7]}].%{customdata[8]}"
         } else {
             "[%{customdata[7]}][%{customdata[8]}]"
         },
@@ -515,7 +657,7 @@ fn exact_scatter(d: &Drawn) -> Plot {
         )
         .mode(Mode::Markers)
         .hover_template(super::complete::hover_with_class(
-            &exact_hover(&d.shape.name, is3),
+            &exact_hover(&d.shape.name, is3, !d.shape.fields.is_empty()),
             class_name(d.ann, c),
         ));
         let u =
@@ -534,7 +676,7 @@ fn exact_scatter(d: &Drawn) -> Plot {
                 pts.iter().map(|&(k, _)| a.line()[k]).collect(),
                 d.sources.clone(),
             ),
-            u(&|_, e| d.shape.base + e * d.shape.tb),
+            u(&|_, e| d.shape.addr_of(e)),
             CdCol::Str(
                 pts.iter()
                     .map(|&(k, _)| d.ann.patterns.id(a.var()[k], a.line()[k]))
@@ -542,7 +684,7 @@ fn exact_scatter(d: &Drawn) -> Plot {
                 d.ann.patterns.names.clone(),
             ),
             CdCol::U64(ijk.iter().map(|p| p.0).collect()),
-            CdCol::U64(ijk.iter().map(|p| p.1).collect()),
+            column_data(d.shape, ijk.iter().map(|p| p.1).collect()),
         ];
         if is3 {
             cols.push(CdCol::U64(ijk.iter().map(|p| p.2).collect()));
@@ -574,6 +716,16 @@ fn exact_scatter(d: &Drawn) -> Plot {
         });
     }
     p
+}
+
+/// The column index of each point as customdata: the field's name for an
+/// array of structures, else the index.
+fn column_data(shape: &Shape, j: Vec<u64>) -> CdCol {
+    if shape.fields.is_empty() {
+        return CdCol::U64(j);
+    }
+    let names = shape.fields.iter().map(|f| f.1.clone()).collect();
+    CdCol::Str(j.into_iter().map(|j| j as u32).collect(), Arc::new(names))
 }
 
 /// Hover of one aggregated group of element accesses; customdata is
@@ -722,6 +874,10 @@ fn save_csv(d: &Drawn, file: &str) -> Result<std::path::PathBuf, VisError> {
     if d.is3() {
         header.push("depth");
     }
+    let fields = !shape.fields.is_empty();
+    if fields {
+        header.push("field");
+    }
     header.extend_from_slice(&["operation", "thread", "time"]);
     if d.ann.classes.is_some() {
         header.push("class");
@@ -731,13 +887,16 @@ fn save_csv(d: &Drawn, file: &str) -> Result<std::path::PathBuf, VisError> {
     (d.each)(&mut |k, e| {
         let (i, j, kk) = shape.ijk(e);
         w.num(k as u64);
-        w.hex(shape.base + e * shape.tb);
+        w.hex(shape.addr_of(e));
         w.text(&shape.name);
         w.num(a.occ()[k] as u64);
         w.num(i);
         w.num(j);
         if d.is3() {
             w.num(kk);
+        }
+        if fields {
+            w.text(&shape.column_name(j));
         }
         w.text(op_name(a.op()[k]));
         w.num(a.tid()[k] as u64);
