@@ -15,6 +15,13 @@
 //!   [`array_2d`].
 //! * [`array_3d`]: one variable seen as a `planes x cols x depth` array: 3D
 //!   scatter (column, depth, plane) and per-plane heatmaps with a slider.
+//! * [`sharing::sharing_figure`]: each cache line shared between threads,
+//!   byte by byte, by thread (`sharing_stats save`).
+//!
+//! With [`FigureOptions::annotations`] the locality stage colours the access
+//! scatters by class (cache level or reuse distance; one trace per class,
+//! aggregated within its class) and adds each (variable, line) pair's
+//! pattern label to the hover text.
 //!
 //! Pages load plotly.js from `plotly.min.js` in the same directory (written
 //! once by [`ensure_plotly_js`]), so they open with no network access. With
