@@ -468,6 +468,7 @@ impl Session {
             stack_depth: 8,
             heap_only: false,
             from_start: false,
+            sync_events: false,
         };
         // After two seconds, show on a terminal that the run is moving.
         use std::io::IsTerminal;

@@ -14,3 +14,4 @@ pub mod program;
 pub mod reader;
 pub mod run;
 pub mod symbolize;
+pub mod sync;

@@ -191,6 +191,7 @@ impl<R: Read> TraceReader<R> {
                 valgrind_version: String::new(),
                 stack_depth: 0,
                 heap_only: false,
+                sync_events: false,
                 command: Vec::new(),
             },
             sites: Vec::new(),
@@ -376,6 +377,7 @@ impl<R: Read> TraceReader<R> {
                 valgrind_version: String::new(),
                 stack_depth: 0,
                 heap_only: false,
+                sync_events: false,
                 command: Vec::new(),
             });
         }
@@ -384,6 +386,7 @@ impl<R: Read> TraceReader<R> {
         let valgrind_version = self.string()?;
         let stack_depth = self.uv()?;
         let heap_only = self.u8()? != 0;
+        let sync_events = self.u8()? != 0;
         let argc = self.uv()? as usize;
         if argc > 1024 {
             return Err(Need::Bad(format!("the header claims {argc} arguments")));
@@ -396,6 +399,7 @@ impl<R: Read> TraceReader<R> {
             valgrind_version,
             stack_depth,
             heap_only,
+            sync_events,
             command,
         })
     }
@@ -705,6 +709,21 @@ impl<R: Read> TraceReader<R> {
             REC_THREAD_EXIT => Event::ThreadExit {
                 tid: self.u32v("thread id")?,
             },
+            REC_SYNC => {
+                let kind = SyncKind::from_byte(self.u8()?)
+                    .ok_or_else(|| Need::Bad("a sync record has an unknown kind".into()))?;
+                Event::Sync(SyncEvent {
+                    kind,
+                    tid: self.u32v("thread id")?,
+                    icount: self.uv()?,
+                    obj: self.uv()?,
+                    time,
+                })
+            }
+            REC_ICOUNT => Event::InstrCount {
+                tid: self.u32v("thread id")?,
+                icount: self.uv()?,
+            },
             REC_REGION_START => {
                 let id = self.u32v("region id")?;
                 let tid = self.u32v("thread id")?;
@@ -806,6 +825,7 @@ mod tests {
         uv(&mut b, 6);
         b.extend_from_slice(b"3.19.0");
         uv(&mut b, 8);
+        b.push(0);
         b.push(0);
         uv(&mut b, 1);
         uv(&mut b, 4);

@@ -279,6 +279,10 @@ pub struct TraceRequest {
     pub heap_only: bool,
     /// Record from program start instead of from GL_START.
     pub from_start: bool,
+    /// Record thread and mutex operations and per-thread instruction
+    /// counts for the whole run (`--sync-events`); costs one add per
+    /// superblock exit of every superblock run.
+    pub sync_events: bool,
 }
 
 /// How the traced program ended.
@@ -373,6 +377,10 @@ pub fn run_trace_with(
         .arg(format!(
             "--trace-from-start={}",
             if req.from_start { "yes" } else { "no" }
+        ))
+        .arg(format!(
+            "--sync-events={}",
+            if req.sync_events { "yes" } else { "no" }
         ))
         .arg(&req.exe)
         .args(&req.args)
