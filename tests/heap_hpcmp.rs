@@ -13,7 +13,10 @@ use serde_json::{Map, Value};
 
 /// Traces hpcmp_two with `args` over the whole run and exports it.
 fn exported(args: &[&str]) -> (tempfile::TempDir, Vec<Value>) {
-    let (dir, exe) = common::compile("tests/c/hpcmp_two.c", &["-pthread"]);
+    // Bound at load time: otherwise the first thread to call
+    // pthread_mutex_unlock pays for resolving its PLT entry, and which
+    // thread that is depends on the scheduling.
+    let (dir, exe) = common::compile("tests/c/hpcmp_two.c", &["-pthread", "-Wl,-z,now"]);
     assert!(!sync::has_pins(&exe).unwrap());
     assert_eq!(sync::default_scope(&exe).unwrap(), Scope::Whole);
     let trace = dir.path().join("h.mvt");
@@ -252,4 +255,41 @@ fn hpcmp_instruction_counts_are_exact() {
     let long = release_icnt("3000");
     assert_eq!(long - short, 4000);
     assert!(short > 2001, "{short}");
+}
+
+/// The whole run of a program with pins is one region: GL_START and
+/// GL_STOP change nothing, so the accesses after GL_STOP are kept too.
+#[test]
+fn whole_scope_ignores_the_pins() {
+    use mapvis::trace::format::Event;
+    let (dir, exe) = common::compile("tests/c/trace_threads.c", &[]);
+    assert!(sync::has_pins(&exe).unwrap());
+    assert_eq!(sync::default_scope(&exe).unwrap(), Scope::Pins);
+    let trace = dir.path().join("w.mvt");
+    let req = sync::request(
+        find_valgrind(None).unwrap(),
+        exe,
+        vec![],
+        trace.clone(),
+        Scope::Whole,
+    );
+    run_trace(&req).unwrap();
+    let (evs, _) = common::read_events(&trace);
+    let starts = evs
+        .iter()
+        .filter(|e| matches!(e, Event::RegionStart(_)))
+        .count();
+    assert_eq!(starts, 1);
+    assert!(!evs
+        .iter()
+        .any(|e| matches!(e, Event::RegionStop(_) | Event::Warning { .. })));
+    // The free of both blocks comes after GL_STOP, and accesses follow it
+    // (libc's exit path).
+    let last_free = evs
+        .iter()
+        .rposition(|e| matches!(e, Event::Free(_)))
+        .unwrap();
+    assert!(evs[last_free..]
+        .iter()
+        .any(|e| matches!(e, Event::Access(_))));
 }

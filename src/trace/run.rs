@@ -277,7 +277,8 @@ pub struct TraceRequest {
     pub stack_depth: u32,
     /// Keep only accesses that fall inside heap blocks (`--heap-only`).
     pub heap_only: bool,
-    /// Record from program start instead of from GL_START.
+    /// Record the whole run, from program start to exit, as one region;
+    /// the pins are then ignored.
     pub from_start: bool,
     /// Record thread and mutex operations and per-thread instruction
     /// counts for the whole run (`--sync-events`); costs one add per

@@ -165,8 +165,9 @@ static void mv_print_usage(void)
    VG_(printf)(
 "    --trace-file=<file>       write the binary trace to <file> [mapvis.mvt]\n"
 "    --stack-depth=<n>         return addresses kept per heap event, 1..64 [8]\n"
-"    --trace-from-start=no|yes record accesses from program start, as if\n"
-"                              GL_START were the first instruction [no]\n"
+"    --trace-from-start=no|yes record the accesses of the whole run, from\n"
+"                              program start to exit, as one region; the\n"
+"                              pins are then ignored [no]\n"
 "    --heap-only=no|yes        keep only accesses that fall inside a live\n"
 "                              heap block [no]\n"
 "    --sync-events=no|yes      record thread create/join/exit and mutex\n"
@@ -1060,6 +1061,12 @@ static Bool mv_handle_client_request(ThreadId tid, UWord* arg, UWord* ret)
 {
    if (!VG_IS_TOOL_USERREQ('G', 'L', arg[0])) return False;
    if (arg[0] >= MV_USERREQ__SYNC_ON) return handle_sync_request(tid, arg, ret);
+   /* Recording the whole run: the pins change nothing. */
+   if (clo_trace_from_start
+       && (arg[0] == VG_USERREQ__GL_START || arg[0] == VG_USERREQ__GL_STOP)) {
+      *ret = 0;
+      return True;
+   }
    switch (arg[0]) {
       case VG_USERREQ__GL_START:
          if (tracing) {
