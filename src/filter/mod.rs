@@ -8,6 +8,7 @@
 
 pub mod analysis;
 pub mod export;
+pub mod fields;
 pub mod files;
 pub mod heap;
 pub mod hpcmp;

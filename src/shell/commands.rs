@@ -666,6 +666,13 @@ fn array_pattern(st: &mut Session, args: &[String], ndim: usize) -> CmdResult<Va
         };
         (cols, depth, tb)
     } else if nums.is_empty() {
+        // An array of structures: one column per field.
+        if ndim == 2 {
+            let fields = filter::fields::struct_fields(a, var).map_err(|e| e.to_string())?;
+            if !fields.is_empty() {
+                return struct_pattern(st, var, &name, fields, opts);
+            }
+        }
         // Inferred from DWARF types or the allocation statement.
         if v.elem_size == 0 || v.dims.len() < ndim {
             let usage = if ndim == 2 {
@@ -712,6 +719,29 @@ fn array_pattern(st: &mut Session, args: &[String], ndim: usize) -> CmdResult<Va
         vis::array_3d(&acc, &a.variables, &a.lines, var, cols, depth, tb, &opts)
     }
     .map_err(|e| e.to_string())?;
+    Ok(report_figure(st, &r))
+}
+
+/// Draws an array of structures one column per field.
+fn struct_pattern(
+    st: &mut Session,
+    var: u32,
+    name: &str,
+    fields: Vec<filter::fields::StructField>,
+    opts: vis::FigureOptions,
+) -> CmdResult<Value> {
+    let a = st.analysis()?;
+    let elem = a.vars[var as usize].elem_size as u64;
+    let names: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
+    println!(
+        "{} is an array of {elem}-byte structures: one column per field ({}).",
+        super::text::terminal_safe(name),
+        super::text::terminal_safe(&names.join(", "))
+    );
+    let cols: Vec<(u64, String)> = fields.into_iter().map(|f| (f.offset, f.name)).collect();
+    let acc = filter::accesses_of(a, var).map_err(|e| e.to_string())?;
+    let r = vis::array_fields(&acc, &a.variables, &a.lines, var, elem, &cols, &opts)
+        .map_err(|e| e.to_string())?;
     Ok(report_figure(st, &r))
 }
 

@@ -15,3 +15,4 @@ pub mod reader;
 pub mod run;
 pub mod symbolize;
 pub mod sync;
+pub mod varint;

@@ -10,6 +10,9 @@
 //! * [`array_2d`]: one variable seen as a `rows x cols` matrix: 3D scatter
 //!   (column, occurrence, row), heatmaps of access count, first and last access
 //!   time and store share, and a replay of the traversal with a time slider.
+//! * [`array_fields`]: an array of structures as a table of elements by
+//!   fields, the columns named after the fields, with the views of
+//!   [`array_2d`].
 //! * [`array_3d`]: one variable seen as a `planes x cols x depth` array: 3D
 //!   scatter (column, depth, plane) and per-plane heatmaps with a slider.
 //!
@@ -40,7 +43,7 @@ mod traces;
 
 use std::path::PathBuf;
 
-pub use array::{array_2d, array_3d};
+pub use array::{array_2d, array_3d, array_fields};
 pub use complete::complete_memory_access_pattern;
 pub use error::VisError;
 pub use heap::{heap_figures, lifetime_histogram};

@@ -266,15 +266,24 @@ static __inline__ void put_sv(Long v)
    put_uv(((ULong)v << 1) ^ (ULong)(v >> 63));
 }
 
-/* Strings are length-prefixed and cut at 4000 bytes. */
-static void put_str(const HChar* s)
+/* Strings are length-prefixed and cut at `cap` bytes; the caller has made
+   room for cap + 10 bytes. */
+static void put_str_cap(const HChar* s, UInt cap)
 {
    UInt len = s ? VG_(strlen)(s) : 0;
-   if (len > 4000) len = 4000;
-   ensure(len + 16);
+   if (len > cap) len = cap;
    put_uv(len);
    if (len) VG_(memcpy)(buf + buf_pos, s, len);
    buf_pos += len;
+}
+
+/* Names and notes in records are cut at 4000 bytes. */
+#define MAX_RECORD_STR 4000
+
+static void put_str(const HChar* s)
+{
+   ensure(MAX_RECORD_STR + 16);
+   put_str_cap(s, MAX_RECORD_STR);
 }
 
 /*------------------------------------------------------------*/
@@ -288,11 +297,12 @@ static ULong n_allocs;
 static ULong n_frees;
 static ULong n_regions;
 
-/* Thread bookkeeping mirrored by the reader. */
-#define MAX_TIDS 1024
+/* Thread bookkeeping mirrored by the reader. Valgrind's thread ids are
+   below VG_N_THREADS (--max-threads), so every thread has its slots; the
+   arrays are sized in post_clo_init, once the option is known. */
 static ThreadId emitted_tid = 0;     /* thread of the last access record */
-static Addr     last_sp[MAX_TIDS];   /* last stack pointer sent, per thread */
-static Addr     last_fp[MAX_TIDS];   /* last frame pointer (rbp) sent, per thread */
+static Addr*    last_sp;             /* last stack pointer sent, per thread */
+static Addr*    last_fp;             /* last frame pointer (rbp) sent, per thread */
 
 /*------------------------------------------------------------*/
 /*--- Instruction counts and sync events (--sync-events)   ---*/
@@ -305,14 +315,15 @@ static Addr     last_fp[MAX_TIDS];   /* last frame pointer (rbp) sent, per threa
 static ULong    icount_all;
 static ULong    icount_mark;             /* icount_all when it was last credited */
 static ThreadId icount_tid;              /* the thread running since then */
-static ULong    thread_icount[MAX_TIDS]; /* instructions per thread */
-static Bool     thread_alive[MAX_TIDS];  /* started and not yet exited */
-static ThreadId last_child[MAX_TIDS];    /* the last thread each thread created */
-static UWord    pthread_of[MAX_TIDS];    /* each thread's pthread_t, once known */
+/* Per thread, VG_N_THREADS slots each, allocated in post_clo_init. */
+static ULong*    thread_icount;  /* instructions per thread */
+static Bool*     thread_alive;   /* started and not yet exited */
+static ThreadId* last_child;     /* the last thread each thread created */
+static UWord*    pthread_of;     /* each thread's pthread_t, once known */
 
 static void credit_icount(void)
 {
-   if (icount_tid > 0 && icount_tid < MAX_TIDS)
+   if (icount_tid > 0 && icount_tid < VG_N_THREADS)
       thread_icount[icount_tid] += icount_all - icount_mark;
    icount_mark = icount_all;
 }
@@ -328,7 +339,7 @@ static void mv_start_client_code(ThreadId tid, ULong blocks_done)
 static ULong icount_of(ThreadId tid)
 {
    credit_icount();
-   return tid < MAX_TIDS ? thread_icount[tid] : 0;
+   return tid < VG_N_THREADS ? thread_icount[tid] : 0;
 }
 
 /* SYNC: kind, thread, its instruction count, the object (a thread id or
@@ -360,7 +371,7 @@ static void record_icount(ThreadId tid)
 static ThreadId tid_of_pthread(UWord pt)
 {
    ThreadId t;
-   for (t = 1; t < MAX_TIDS; t++)
+   for (t = 1; t < VG_N_THREADS; t++)
       if (pthread_of[t] == pt && pt != 0) return t;
    return 0;
 }
@@ -375,7 +386,7 @@ static Bool handle_sync_request(ThreadId tid, UWord* arg, UWord* ret)
          *ret = clo_sync_events ? 1 : 0;
          return True;
       case MV_USERREQ__CREATED:
-         if (tid < MAX_TIDS && last_child[tid] && last_child[tid] < MAX_TIDS)
+         if (tid < VG_N_THREADS && last_child[tid] && last_child[tid] < VG_N_THREADS)
             pthread_of[last_child[tid]] = arg[1];
          return True;
       case MV_USERREQ__JOINED:
@@ -548,12 +559,12 @@ static void emit_thread_and_sp(ThreadId tid, Addr sp, Addr fp)
       put_uv(tid);
       emitted_tid = tid;
    }
-   if (tid < MAX_TIDS && sp != last_sp[tid]) {
+   if (sp != last_sp[tid]) {
       put_uv(REC_SP);
       put_sv((Long)(sp - last_sp[tid]));
       last_sp[tid] = sp;
    }
-   if (tid < MAX_TIDS && fp != last_fp[tid]) {
+   if (fp != last_fp[tid]) {
       put_uv(REC_FP);
       put_sv((Long)(fp - last_fp[tid]));
       last_fp[tid] = fp;
@@ -568,7 +579,7 @@ static void mv_access(UWord id, Addr addr, Addr sp, Addr fp)
 
    if (UNLIKELY(clo_heap_only) && !in_heap_block(addr)) return;
    if (UNLIKELY(tid != emitted_tid
-                || (tid < MAX_TIDS && (sp != last_sp[tid] || fp != last_fp[tid]))))
+                || sp != last_sp[tid] || fp != last_fp[tid]))
       emit_thread_and_sp(tid, sp, fp);
 
    predicted = s->last + s->stride;
@@ -987,14 +998,15 @@ static void mv_thread_create(ThreadId parent, ThreadId child)
    put_uv(REC_THREAD_CREATE);
    put_uv(parent);
    put_uv(child);
-   if (child < MAX_TIDS) {
+   if (thread_alive == NULL) return;    /* before post_clo_init */
+   if (child < VG_N_THREADS) {
       /* The slot may be a reused one. */
       credit_icount();
       thread_icount[child] = 0;
       thread_alive[child] = True;
       pthread_of[child] = 0;
    }
-   if (parent < MAX_TIDS) last_child[parent] = child;
+   if (parent < VG_N_THREADS) last_child[parent] = child;
    /* The fork is the parent's event, before the child runs at all.  The
       main thread has no parent (0). */
    if (clo_sync_events && parent != VG_INVALID_THREADID)
@@ -1003,9 +1015,10 @@ static void mv_thread_create(ThreadId parent, ThreadId child)
 
 static void mv_thread_exit(ThreadId tid)
 {
-   if (clo_sync_events && tid < MAX_TIDS && thread_alive[tid])
-      record_sync(SK_EXIT, tid, 0);
-   if (tid < MAX_TIDS) thread_alive[tid] = False;
+   if (thread_alive && tid < VG_N_THREADS) {
+      if (clo_sync_events && thread_alive[tid]) record_sync(SK_EXIT, tid, 0);
+      thread_alive[tid] = False;
+   }
    ensure(32);
    put_uv(REC_THREAD_EXIT);
    put_uv(tid);
@@ -1097,38 +1110,51 @@ static Bool mv_handle_client_request(ThreadId tid, UWord* arg, UWord* ret)
 /*--- Start and finish                                     ---*/
 /*------------------------------------------------------------*/
 
+/* The longest argument the kernel passes (MAX_ARG_STRLEN, 32 pages): the
+   header keeps every argument whole. The reader accepts strings up to this
+   length and up to MAX_HEADER_ARGS arguments. */
+#define MAX_ARG_BYTES 131072
+#define MAX_HEADER_ARGS 262144
+
 static void write_header(void)
 {
    struct vki_timeval tv;
    UInt i, n = VG_(sizeXA)(VG_(args_for_client));
+   SizeT cap = 64 + MAX_RECORD_STR + MAX_ARG_BYTES + 10;
+   UChar* saved = buf;
+   UInt saved_pos = buf_pos;
+   UChar* hdr;
    VG_(gettimeofday)(&tv, NULL);
-   /* The header goes before anything buffered at start-up: build it in
-      its own small buffer and write it first. */
-   {
-      UChar* saved = buf;
-      UInt saved_pos = buf_pos;
-      UChar hdr[16384];
-      buf = hdr;
-      buf_pos = 0;
-      VG_(memcpy)(buf, MV_MAGIC, 8);
-      buf_pos = 8;
-      put_uv(MV_FORMAT_VERSION);
-      put_uv(VG_(getpid)());
-      put_uv((ULong)tv.tv_sec * 1000000ULL + tv.tv_usec);
-      put_str(MAPVIS_VG_VERSION);
-      put_uv(clo_stack_depth);
-      put_u8(clo_heap_only ? 1 : 0);
-      put_u8(clo_sync_events ? 1 : 0);
-      n = n > 64 ? 64 : n;
-      put_uv(n + 1);
-      put_str(VG_(args_the_exename));
-      for (i = 0; i < n; i++) put_str(*(HChar**)VG_(indexXA)(VG_(args_for_client), i));
-      VG_(write)(out_fd, hdr, buf_pos);
-      bytes_written += buf_pos;
-      header_len = buf_pos;
-      buf = saved;
-      buf_pos = saved_pos;
+   if (n > MAX_HEADER_ARGS - 1) n = MAX_HEADER_ARGS - 1;
+   for (i = 0; i < n; i++) {
+      SizeT len = VG_(strlen)(*(HChar**)VG_(indexXA)(VG_(args_for_client), i));
+      cap += (len > MAX_ARG_BYTES ? MAX_ARG_BYTES : len) + 10;
    }
+   /* The header goes before anything buffered at start-up: build it in a
+      buffer of its own, sized for every argument (a whole command line can
+      be megabytes), and write it first. */
+   hdr = VG_(malloc)("mapvis.header", cap);
+   buf = hdr;
+   VG_(memcpy)(buf, MV_MAGIC, 8);
+   buf_pos = 8;
+   put_uv(MV_FORMAT_VERSION);
+   put_uv(VG_(getpid)());
+   put_uv((ULong)tv.tv_sec * 1000000ULL + tv.tv_usec);
+   put_str_cap(MAPVIS_VG_VERSION, MAX_RECORD_STR);
+   put_uv(clo_stack_depth);
+   put_u8(clo_heap_only ? 1 : 0);
+   put_u8(clo_sync_events ? 1 : 0);
+   put_uv(n + 1);
+   put_str_cap(VG_(args_the_exename), MAX_ARG_BYTES);
+   for (i = 0; i < n; i++)
+      put_str_cap(*(HChar**)VG_(indexXA)(VG_(args_for_client), i), MAX_ARG_BYTES);
+   tl_assert(buf_pos <= cap);
+   VG_(write)(out_fd, hdr, buf_pos);
+   bytes_written += buf_pos;
+   header_len = buf_pos;
+   buf = saved;
+   buf_pos = saved_pos;
+   VG_(free)(hdr);
 }
 
 /*------------------------------------------------------------*/
@@ -1191,6 +1217,12 @@ static void open_child_trace(void)
 
 static void mv_post_clo_init(void)
 {
+   last_sp = VG_(calloc)("mapvis.last_sp", VG_N_THREADS, sizeof(Addr));
+   last_fp = VG_(calloc)("mapvis.last_fp", VG_N_THREADS, sizeof(Addr));
+   thread_icount = VG_(calloc)("mapvis.icount", VG_N_THREADS, sizeof(ULong));
+   thread_alive = VG_(calloc)("mapvis.alive", VG_N_THREADS, sizeof(Bool));
+   last_child = VG_(calloc)("mapvis.child", VG_N_THREADS, sizeof(ThreadId));
+   pthread_of = VG_(calloc)("mapvis.pthread", VG_N_THREADS, sizeof(UWord));
    SysRes sres = VG_(open)(clo_trace_file,
                            VKI_O_CREAT | VKI_O_TRUNC | VKI_O_WRONLY, 0644);
    if (sr_isError(sres)) {
@@ -1221,7 +1253,7 @@ static void mv_fini(Int exitcode)
    ThreadId t;
    /* Threads still alive at the end (the main thread at least) exit here,
       with the instructions they ran since their last event. */
-   for (t = 1; clo_sync_events && t < MAX_TIDS; t++)
+   for (t = 1; clo_sync_events && t < VG_N_THREADS; t++)
       if (thread_alive[t]) {
          record_sync(SK_EXIT, t, 0);
          thread_alive[t] = False;
