@@ -255,13 +255,9 @@ fn memory_trace_analysis(st: &mut Session) -> CmdResult<Value> {
         "analysing {} (Ctrl-C stops it and keeps what was analysed)...",
         path.display()
     );
-    let started = std::time::Instant::now();
-    let mut shown = false;
+    let mut shown = super::progress::Progress::after(std::time::Duration::from_secs(1));
     let mut progress = |n: u64| {
-        if started.elapsed().as_secs_f64() > 1.0 {
-            eprint!("\r  {:.1} M accesses analysed", n as f64 / 1e6);
-            shown = true;
-        }
+        shown.show(|| format!("  {:.1} M accesses analysed", n as f64 / 1e6));
         !super::interrupt::requested()
     };
     let a = if text {
@@ -269,9 +265,7 @@ fn memory_trace_analysis(st: &mut Session) -> CmdResult<Value> {
     } else {
         filter::analysis::analyse_with(&path, &mut namer, &mut progress)
     };
-    if shown {
-        eprintln!();
-    }
+    shown.finish();
     super::interrupt::clear();
     let a = a.map_err(|e| e.to_string())?;
     for n in &a.summary.notes {

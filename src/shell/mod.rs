@@ -38,6 +38,7 @@ pub mod cmd_hpcmp;
 pub mod cmd_locality;
 pub mod commands;
 pub mod interrupt;
+pub mod progress;
 pub mod repl;
 pub mod session;
 pub mod specs;

@@ -89,7 +89,7 @@ impl Session {
             mem: MemKind::default(),
             grouping: Default::default(),
             open_browser: false,
-            point_budget: 200_000,
+            point_budget: crate::vis::DEFAULT_POINT_BUDGET,
             matrix_orientation: false,
             analysis: None,
             selected: None,
@@ -470,20 +470,16 @@ impl Session {
             from_start: false,
             sync_events: false,
         };
-        // After two seconds, show on a terminal that the run is moving.
-        use std::io::IsTerminal;
-        let started = std::time::Instant::now();
-        let tty = std::io::stderr().is_terminal();
-        let mut shown = false;
+        // After two seconds, show that the run is moving.
+        let mut shown = super::progress::Progress::after(std::time::Duration::from_secs(2));
         let mut progress = |bytes: u64| {
-            if tty && started.elapsed().as_secs() >= 2 {
-                eprint!(
-                    "\r[mapvis: {:.0} s, {:.1} MB of trace]",
-                    started.elapsed().as_secs_f64(),
+            let secs = shown.elapsed();
+            shown.show(|| {
+                format!(
+                    "[mapvis: {secs:.0} s, {:.1} MB of trace]",
                     bytes as f64 / 1e6
-                );
-                shown = true;
-            }
+                )
+            });
         };
         // A Ctrl-C that ended the program is not one that stops reading
         // its trace: forget it when the reading starts.
@@ -495,9 +491,7 @@ impl Session {
             super::interrupt::requested()
         };
         let run = trace::run::run_trace_into(&req, &mut progress, &cancelled);
-        if shown {
-            eprintln!();
-        }
+        shown.finish();
         let run = run.map_err(|e| e.to_string())?;
         let mut written = run.children.clone();
         if run.rejected.is_none() {

@@ -1278,11 +1278,14 @@ static void mv_fini(Int exitcode)
    buf_pos += 6;
    flush_buf();
    if (out_fd >= 0) VG_(close)(out_fd);
-   VG_(umsg)("mapvis: %llu accesses in %llu region(s), %llu allocations, "
-             "%llu frees; trace '%s' (%llu bytes).\n",
-             n_accesses, n_regions, n_allocs, n_frees, clo_trace_file,
-             bytes_written);
-   if (n_regions == 0)
+   /* The summary is for someone running the tool by hand; under -q (as
+      mapvis runs it, and prints its own summary) it stays quiet. */
+   if (VG_(clo_verbosity) > 0)
+      VG_(umsg)("mapvis: %llu accesses in %llu region(s), %llu allocations, "
+                "%llu frees; trace '%s' (%llu bytes).\n",
+                n_accesses, n_regions, n_allocs, n_frees, clo_trace_file,
+                bytes_written);
+   if (n_regions == 0 && VG_(clo_verbosity) > 0)
       VG_(umsg)("mapvis: no region was traced: are GL_START/GL_STOP in the "
                 "code that ran?\n");
 }
