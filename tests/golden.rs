@@ -95,10 +95,7 @@ fn small_analysis() -> (polars::prelude::DataFrame, polars::prelude::DataFrame) 
             t += 2;
         }
     }
-    let vars = vars_df_full(&[
-        ("a", "H", base, 80, 4),
-        ("s", "S", 0x1fff000100, 8, 8),
-    ]);
+    let vars = vars_df_full(&[("a", "H", base, 80, 4), ("s", "S", 0x1fff000100, 8, 8)]);
     (acc_df(&rows), vars)
 }
 

@@ -30,13 +30,13 @@ pub fn dump(path: &Path, limit: Option<u64>, out: &mut dyn Write) -> Result<(), 
     let h = r.header().clone();
     writeln!(
         out,
-        "header: version {}, pid {}, valgrind {}, stack depth {}, heap only {}, sync events {}, command: {}",
+        "header: version {}, pid {}, valgrind {}, stack depth {}, heap only {}{}, command: {}",
         h.version,
         h.pid,
         h.valgrind_version,
         h.stack_depth,
         h.heap_only,
-        h.sync_events,
+        if h.sync_events { ", sync events" } else { "" },
         h.command.join(" ")
     )?;
     let mut n = 0u64;

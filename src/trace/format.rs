@@ -6,7 +6,7 @@
 
 /// The first eight bytes of every binary trace.
 pub const MAGIC: &[u8; 8] = b"MVTRACE\n";
-/// The format version this reader understands.
+/// The format version the tool writes; the reader also reads version 1.
 pub const FORMAT_VERSION: u64 = 2;
 
 pub(crate) const REC_SITE: u64 = 1;
@@ -31,6 +31,9 @@ pub(crate) const REC_SYNC: u64 = 16;
 pub(crate) const REC_ICOUNT: u64 = 17;
 /// Keys below this are control records (0..31 since version 2).
 pub(crate) const KEY_ACCESS_BASE: u64 = 32;
+/// The first access key of a version 1 trace (control records 0..15),
+/// which this reader still reads.
+pub(crate) const KEY_ACCESS_BASE_V1: u64 = 16;
 
 /// What an access did to memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
