@@ -13,7 +13,6 @@
 //! holds the live blocks and, per thread, the blocks it touched since its
 //! last sync event: never the access list.
 use std::collections::{BTreeMap, HashMap};
-use std::fmt::Write as _;
 use std::io::Write;
 use std::path::Path;
 
@@ -317,11 +316,6 @@ pub fn export_hpcmp(trace: &Path, out: &Path) -> Result<String, FilterError> {
             c.outside
         ));
     }
-    let mut what = String::new();
-    let _ = write!(
-        what,
-        "{} events ({} sync, {} life)",
-        h.next_id, c.sync, c.life
-    );
+    let what = format!("{} events ({} sync, {} life)", h.next_id, c.sync, c.life);
     Ok(summary(out, what, notes))
 }
