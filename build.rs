@@ -12,6 +12,8 @@ use std::process::{exit, Command};
 
 const TOOL_SOURCE: &str = "src/trace/tool/mv_main.c";
 const HEAP_PRELOAD_SOURCE: &str = "src/trace/preload/mv_heap.c";
+const PTHREAD_WRAPPERS_SOURCE: &str = "src/trace/tool/mv_pthread.c";
+const SYNC_HEADER: &str = "src/trace/tool/mv_sync.h";
 
 fn fail(msg: &str) -> ! {
     eprintln!("error: {msg}");
@@ -53,6 +55,8 @@ fn run(cmd: &mut Command, what: &str) {
 fn main() {
     println!("cargo:rerun-if-changed={TOOL_SOURCE}");
     println!("cargo:rerun-if-changed=pins/gleipnir.h");
+    println!("cargo:rerun-if-changed={PTHREAD_WRAPPERS_SOURCE}");
+    println!("cargo:rerun-if-changed={SYNC_HEADER}");
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=CC");
     println!("cargo:rustc-link-lib=tcl8.6");
@@ -126,12 +130,27 @@ fn main() {
         "link the Valgrind tool",
     );
 
-    // 2. The malloc-replacement preload.
+    // 2. The preload: the malloc replacement and the pthread wrappers
+    // (function wrappers must not be merged by identical-code folding:
+    // each is redirected on its own).
     let preload = tool_dir.join("vgpreload_mapvis-amd64-linux.so");
     run(
         Command::new(&cc)
-            .args(["-shared", "-fPIC", "-nodefaultlibs", "-o"])
+            .args([
+                "-shared",
+                "-fPIC",
+                "-nodefaultlibs",
+                "-O2",
+                "-fno-builtin",
+                "-fno-ipa-icf",
+                "-fno-stack-protector",
+                "-fno-omit-frame-pointer",
+                "-Wall",
+            ])
+            .arg(format!("-I{includedir}"))
+            .arg("-o")
             .arg(&preload)
+            .arg(PTHREAD_WRAPPERS_SOURCE)
             .arg("-Wl,--whole-archive")
             .arg(vglibdir.join("libreplacemalloc_toolpreload-amd64-linux.a"))
             .arg("-Wl,--no-whole-archive"),

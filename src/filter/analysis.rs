@@ -1102,7 +1102,10 @@ pub fn analyse_with(
             Event::Exit(_) => {}
             Event::Map(m) => b.namer.on_map(&m),
             Event::ThreadExit { tid } => b.shadow_of(tid).clear(),
-            Event::Unmap { .. } | Event::ThreadCreate { .. } => {}
+            Event::Unmap { .. }
+            | Event::ThreadCreate { .. }
+            | Event::Sync(_)
+            | Event::InstrCount { .. } => {}
         }
     }
     summary.accesses = b.table.len();

@@ -14,7 +14,7 @@ use crate::trace::reader::{Batch, TraceReader};
 
 use super::FilterError;
 
-fn create(path: &Path) -> Result<BufWriter<File>, FilterError> {
+pub(crate) fn create(path: &Path) -> Result<BufWriter<File>, FilterError> {
     if let Some(d) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(d).map_err(|source| FilterError::Write {
             path: path.to_path_buf(),
@@ -29,7 +29,7 @@ fn create(path: &Path) -> Result<BufWriter<File>, FilterError> {
         })
 }
 
-fn werr(path: &Path) -> impl Fn(std::io::Error) -> FilterError + '_ {
+pub(crate) fn werr(path: &Path) -> impl Fn(std::io::Error) -> FilterError + '_ {
     move |source| FilterError::Write {
         path: path.to_path_buf(),
         source,
@@ -162,7 +162,7 @@ pub fn export_memtrace(trace: &Path, out: &Path) -> Result<String, FilterError> 
     ))
 }
 
-fn summary(out: &Path, what: String, notes: Vec<String>) -> String {
+pub(crate) fn summary(out: &Path, what: String, notes: Vec<String>) -> String {
     let mut s = format!("wrote {what} to {}.", out.display());
     for n in notes {
         s.push_str("\nnote: ");

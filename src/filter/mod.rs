@@ -11,6 +11,7 @@ pub mod export;
 pub mod fields;
 pub mod files;
 pub mod heap;
+pub mod hpcmp;
 pub mod locality;
 pub mod pick;
 pub mod schema;
@@ -38,6 +39,12 @@ pub enum FilterError {
         path: std::path::PathBuf,
         /// The system's reason.
         source: std::io::Error,
+    },
+    /// An export needs thread and mutex events the trace does not hold.
+    #[error("the trace {path} was recorded without sync events (thread and mutex operations, instruction counts): export_hpcmp records its own trace of the loaded program; to use this file, trace again with --sync-events=yes.")]
+    NoSyncEvents {
+        /// The trace.
+        path: std::path::PathBuf,
     },
     /// An imported (Gleipnir text) trace could not be read.
     #[error("{0}")]

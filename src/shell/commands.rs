@@ -142,6 +142,7 @@ pub fn register_pipeline(r: &mut Registry<Session>) {
     });
     add(r, "load_trace", |st, a| load_trace(st, &a[0]));
     super::cmd_locality::register(r);
+    super::cmd_hpcmp::register(r);
     add(r, "dump_trace", |st, a| {
         let path = if a.is_empty() {
             st.trace_path()?

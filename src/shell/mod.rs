@@ -34,6 +34,7 @@
 
 pub mod cli;
 pub mod cmd_heap;
+pub mod cmd_hpcmp;
 pub mod cmd_locality;
 pub mod commands;
 pub mod interrupt;

@@ -478,6 +478,7 @@ impl Session {
             stack_depth: 8,
             heap_only: false,
             from_start: false,
+            sync_events: false,
         };
         // After two seconds, show that the run is moving.
         let mut shown = super::progress::Progress::after(std::time::Duration::from_secs(2));

@@ -639,6 +639,32 @@ pub const SPECS: &[CommandSpec] = &[
                by 0.5 at every other block's operation, never below 0; locked \
                while above 0). Computed in one streaming pass (O(n)).",
     },
+    CommandSpec {
+        name: "export_hpcmp",
+        aliases: &[],
+        group: Group::New,
+        args: &[
+            req("FILE", ArgKind::Path),
+            opt("SCOPE", ArgKind::OneOf(&["whole", "pins"])),
+        ],
+        help: "Traces the loaded program again, with its thread and mutex \
+               operations and per-thread instruction counts, and writes HPCMP's \
+               JSON: a list of events {thid, icnt, id} (Valgrind thread id, \
+               instructions the thread ran since its previous event, event \
+               number), each with either sync (fork, join, exit as join null, \
+               acq, rel, with usage: the heap blocks the thread read and wrote \
+               since its previous sync event, in bytes r and w per block) or \
+               life (alloc, free with the freeing thread's usage of the block, \
+               newsync and delsync of a mutex). HPCMP's README writes the \
+               release with the key acq, as the acquire, which looks like a \
+               typo: mapvis writes rel. SCOPE whole counts every read and write \
+               of the run, as HPCMP does; pins only those between GL_START and \
+               GL_STOP. Without SCOPE: pins when the program has them, else the \
+               whole run; the report says which. Usage a thread has not \
+               reported by its end goes out in its exit event. The trace is \
+               .mapvis/hpcmp.mvt; the current trace is left alone. Streams: \
+               works at any trace size.",
+    },
 ];
 
 /// The spec answering to `word` (a name or an alias).

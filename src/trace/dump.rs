@@ -30,12 +30,13 @@ pub fn dump(path: &Path, limit: Option<u64>, out: &mut dyn Write) -> Result<(), 
     let h = r.header().clone();
     writeln!(
         out,
-        "header: version {}, pid {}, valgrind {}, stack depth {}, heap only {}, command: {}",
+        "header: version {}, pid {}, valgrind {}, stack depth {}, heap only {}{}, command: {}",
         h.version,
         h.pid,
         h.valgrind_version,
         h.stack_depth,
         h.heap_only,
+        if h.sync_events { ", sync events" } else { "" },
         h.command.join(" ")
     )?;
     let mut n = 0u64;
@@ -100,6 +101,12 @@ pub fn dump(path: &Path, limit: Option<u64>, out: &mut dyn Write) -> Result<(), 
                 writeln!(out, "THREAD_CREATE {parent} -> {child}")?
             }
             Event::ThreadExit { tid } => writeln!(out, "THREAD_EXIT {tid}")?,
+            Event::Sync(s) => writeln!(
+                out,
+                "SYNC {:?} tid {} icount {} object {:#x} at t={}",
+                s.kind, s.tid, s.icount, s.obj, s.time
+            )?,
+            Event::InstrCount { tid, icount } => writeln!(out, "ICOUNT tid {tid} {icount}")?,
             Event::RegionStart(s) => writeln!(
                 out,
                 "REGION_START {} tid {} arg block {:#x} at t={} frames {}",

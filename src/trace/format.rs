@@ -6,8 +6,8 @@
 
 /// The first eight bytes of every binary trace.
 pub const MAGIC: &[u8; 8] = b"MVTRACE\n";
-/// The format version this reader understands.
-pub const FORMAT_VERSION: u64 = 1;
+/// The format version the tool writes; the reader also reads version 1.
+pub const FORMAT_VERSION: u64 = 2;
 
 pub(crate) const REC_SITE: u64 = 1;
 pub(crate) const REC_THREAD: u64 = 2;
@@ -27,7 +27,13 @@ pub(crate) const REC_EXIT: u64 = 15;
 pub(crate) const REC_END: u64 = 0;
 /// The last bytes of a complete trace: the END record and its text.
 pub const END_MARKER: &[u8; 7] = b"\0MVEND\n";
-pub(crate) const KEY_ACCESS_BASE: u64 = 16;
+pub(crate) const REC_SYNC: u64 = 16;
+pub(crate) const REC_ICOUNT: u64 = 17;
+/// Keys below this are control records (0..31 since version 2).
+pub(crate) const KEY_ACCESS_BASE: u64 = 32;
+/// The first access key of a version 1 trace (control records 0..15),
+/// which this reader still reads.
+pub(crate) const KEY_ACCESS_BASE_V1: u64 = 16;
 
 /// What an access did to memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -192,6 +198,58 @@ pub struct FreeEvent {
     pub time: u64,
 }
 
+/// What a thread did to synchronise, or to a synchronisation object
+/// (recorded with the tool's `--sync-events=yes`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SyncKind {
+    /// The thread created thread [`SyncEvent::obj`] (pthread_create).
+    Fork,
+    /// The thread joined thread [`SyncEvent::obj`] (pthread_join returned;
+    /// 0 when the joined thread was not known).
+    Join,
+    /// The thread exited, or was still running when the program ended.
+    Exit,
+    /// The thread acquired the mutex at address [`SyncEvent::obj`].
+    Acquire,
+    /// The thread is about to release the mutex at [`SyncEvent::obj`].
+    Release,
+    /// A mutex was initialised (pthread_mutex_init) at [`SyncEvent::obj`].
+    NewSync,
+    /// A mutex was destroyed (pthread_mutex_destroy) at [`SyncEvent::obj`].
+    DelSync,
+}
+
+impl SyncKind {
+    pub(crate) fn from_byte(b: u8) -> Option<SyncKind> {
+        Some(match b {
+            1 => SyncKind::Fork,
+            2 => SyncKind::Join,
+            3 => SyncKind::Exit,
+            4 => SyncKind::Acquire,
+            5 => SyncKind::Release,
+            6 => SyncKind::NewSync,
+            7 => SyncKind::DelSync,
+            _ => return None,
+        })
+    }
+}
+
+/// A thread or mutex operation, with the thread's instruction count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SyncEvent {
+    /// What happened.
+    pub kind: SyncKind,
+    /// The thread that did it (Valgrind thread id, 1 is the main thread).
+    pub tid: u32,
+    /// Instructions the thread had executed when it happened.
+    pub icount: u64,
+    /// The other thread's id (fork, join), the mutex's address (acquire,
+    /// release, new, delete), or 0 (exit).
+    pub obj: u64,
+    /// Number of accesses recorded before this event.
+    pub time: u64,
+}
+
 /// A file mapped into the program's address space (executable, shared
 /// objects, including those loaded with dlopen).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -294,6 +352,9 @@ pub struct Header {
     pub stack_depth: u64,
     /// Whether only accesses inside heap blocks were kept.
     pub heap_only: bool,
+    /// Whether thread and mutex operations and instruction counts were
+    /// recorded (`--sync-events=yes`).
+    pub sync_events: bool,
     /// The traced command line, program first.
     pub command: Vec<String>,
 }
@@ -327,6 +388,16 @@ pub enum Event {
     ThreadExit {
         /// The thread.
         tid: u32,
+    },
+    /// A thread or mutex operation (traces recorded with sync events).
+    Sync(SyncEvent),
+    /// The instruction count of thread `tid` at the heap event that
+    /// follows (traces recorded with sync events).
+    InstrCount {
+        /// The thread.
+        tid: u32,
+        /// Instructions it had executed.
+        icount: u64,
     },
     /// A region began.
     RegionStart(RegionStart),

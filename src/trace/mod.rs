@@ -15,4 +15,5 @@ pub mod program;
 pub mod reader;
 pub mod run;
 pub mod symbolize;
+pub mod sync;
 pub mod varint;

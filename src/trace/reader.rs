@@ -35,7 +35,7 @@ pub enum TraceError {
         path: PathBuf,
     },
     /// The file has a format version this mapvis does not know.
-    #[error("{path} uses trace format version {version}, and this mapvis reads version {FORMAT_VERSION}: trace the program again with this mapvis.")]
+    #[error("{path} uses trace format version {version}, and this mapvis reads versions 1 to {FORMAT_VERSION}: trace the program again with this mapvis.")]
     UnsupportedVersion {
         /// The file.
         path: PathBuf,
@@ -136,6 +136,8 @@ pub struct TraceReader<R: Read> {
     accesses: u64,
     end: EndState,
     footer: Option<Footer>,
+    /// The first access key: 32, or 16 in a version 1 trace.
+    access_base: u64,
 }
 
 impl TraceReader<File> {
@@ -176,6 +178,7 @@ impl<R: Read> TraceReader<R> {
                 valgrind_version: String::new(),
                 stack_depth: 0,
                 heap_only: false,
+                sync_events: false,
                 command: Vec::new(),
             },
             sites: Vec::new(),
@@ -186,6 +189,7 @@ impl<R: Read> TraceReader<R> {
             accesses: 0,
             end: EndState::Reading,
             footer: None,
+            access_base: KEY_ACCESS_BASE,
         };
         r.fill(4096)?;
         if r.len < 8 || &r.buf[..8] != MAGIC {
@@ -211,11 +215,14 @@ impl<R: Read> TraceReader<R> {
                 Err(Need::Bad(what)) => return Err(r.corrupt(start as u64, what)),
             }
         }
-        if r.header.version != FORMAT_VERSION {
+        if r.header.version != FORMAT_VERSION && r.header.version != 1 {
             return Err(TraceError::UnsupportedVersion {
                 path: r.path,
                 version: r.header.version,
             });
+        }
+        if r.header.version == 1 {
+            r.access_base = KEY_ACCESS_BASE_V1;
         }
         Ok(r)
     }
@@ -354,7 +361,7 @@ impl<R: Read> TraceReader<R> {
 
     fn read_header(&mut self) -> Dec<Header> {
         let version = self.uv()?;
-        if version != FORMAT_VERSION {
+        if version != FORMAT_VERSION && version != 1 {
             return Ok(Header {
                 version,
                 pid: 0,
@@ -362,6 +369,7 @@ impl<R: Read> TraceReader<R> {
                 valgrind_version: String::new(),
                 stack_depth: 0,
                 heap_only: false,
+                sync_events: false,
                 command: Vec::new(),
             });
         }
@@ -370,6 +378,8 @@ impl<R: Read> TraceReader<R> {
         let valgrind_version = self.string()?;
         let stack_depth = self.uv()?;
         let heap_only = self.u8()? != 0;
+        // Version 1 has no sync events, nor their flag.
+        let sync_events = version >= 2 && self.u8()? != 0;
         let argc = self.uv()? as usize;
         if argc > MAX_HEADER_ARGS {
             return Err(Need::Bad(format!("the header claims {argc} arguments")));
@@ -382,6 +392,7 @@ impl<R: Read> TraceReader<R> {
             valgrind_version,
             stack_depth,
             heap_only,
+            sync_events,
             command,
         })
     }
@@ -400,7 +411,7 @@ impl<R: Read> TraceReader<R> {
             let start = self.pos;
             // Fast path: accesses are almost every record.
             if let Ok(key) = self.uv() {
-                if key >= KEY_ACCESS_BASE {
+                if key >= self.access_base {
                     if let Ok(a) = self.access(key) {
                         return Ok(Some(Event::Access(a)));
                     }
@@ -503,6 +514,7 @@ impl<R: Read> TraceReader<R> {
             self.last_fp[slot],
             self.region,
         );
+        let base = self.access_base;
         let buf = &self.buf[..self.len];
         let sites = &mut self.sites[..];
         let mut pos = self.pos;
@@ -512,10 +524,10 @@ impl<R: Read> TraceReader<R> {
             let Some((key, p)) = varint(buf, pos) else {
                 break;
             };
-            if key < KEY_ACCESS_BASE {
+            if key < base {
                 break;
             }
-            let id = ((key - KEY_ACCESS_BASE) >> 1) as usize;
+            let id = ((key - base) >> 1) as usize;
             let Some(site) = sites.get_mut(id) else {
                 break;
             };
@@ -553,7 +565,7 @@ impl<R: Read> TraceReader<R> {
     /// Decodes the rest of an access record whose key was `key`.
     #[inline(always)]
     fn access(&mut self, key: u64) -> Dec<Access> {
-        let id = ((key - KEY_ACCESS_BASE) >> 1) as usize;
+        let id = ((key - self.access_base) >> 1) as usize;
         let correction = if key & 1 == 1 { Some(self.sv()?) } else { None };
         let Some(site) = self.sites.get_mut(id) else {
             return Err(Need::Bad(format!("access at undefined site {id}")));
@@ -588,7 +600,7 @@ impl<R: Read> TraceReader<R> {
     #[inline(always)]
     fn record(&mut self) -> Dec<Option<Event>> {
         let key = self.uv()?;
-        if key >= KEY_ACCESS_BASE {
+        if key >= self.access_base {
             return Ok(Some(Event::Access(self.access(key)?)));
         }
         let time = self.accesses;
@@ -702,6 +714,21 @@ impl<R: Read> TraceReader<R> {
             REC_THREAD_EXIT => Event::ThreadExit {
                 tid: self.u32v("thread id")?,
             },
+            REC_SYNC => {
+                let kind = SyncKind::from_byte(self.u8()?)
+                    .ok_or_else(|| Need::Bad("a sync record has an unknown kind".into()))?;
+                Event::Sync(SyncEvent {
+                    kind,
+                    tid: self.u32v("thread id")?,
+                    icount: self.uv()?,
+                    obj: self.uv()?,
+                    time,
+                })
+            }
+            REC_ICOUNT => Event::InstrCount {
+                tid: self.u32v("thread id")?,
+                icount: self.uv()?,
+            },
             REC_REGION_START => {
                 let id = self.u32v("region id")?;
                 let tid = self.u32v("thread id")?;
@@ -794,6 +821,7 @@ mod tests {
         b.extend_from_slice(b"3.19.0");
         uv(&mut b, 8);
         b.push(0);
+        b.push(0);
         uv(&mut b, 1);
         uv(&mut b, 4);
         b.extend_from_slice(b"prog");
@@ -842,6 +870,70 @@ mod tests {
             })
             .collect();
         assert_eq!(addrs, vec![0x1000, 0x1004, 0x1008]);
+        assert!(matches!(end, Ok(EndState::Truncated { .. })));
+    }
+
+    #[test]
+    fn sync_and_icount_records_decode() {
+        let mut b = header();
+        uv(&mut b, REC_SYNC);
+        b.push(4); // acquire
+        uv(&mut b, 2);
+        uv(&mut b, 1234);
+        uv(&mut b, 0x10c080);
+        uv(&mut b, REC_ICOUNT);
+        uv(&mut b, 2);
+        uv(&mut b, 1300);
+        let (evs, _) = read_all(&b);
+        assert_eq!(
+            evs,
+            vec![
+                Event::Sync(SyncEvent {
+                    kind: SyncKind::Acquire,
+                    tid: 2,
+                    icount: 1234,
+                    obj: 0x10c080,
+                    time: 0
+                }),
+                Event::InstrCount {
+                    tid: 2,
+                    icount: 1300
+                }
+            ]
+        );
+    }
+
+    /// A version 1 trace (no sync flag, accesses from key 16) still reads.
+    #[test]
+    fn version_1_traces_still_read() {
+        let mut b = MAGIC.to_vec();
+        uv(&mut b, 1);
+        uv(&mut b, 42);
+        uv(&mut b, 7);
+        uv(&mut b, 6);
+        b.extend_from_slice(b"3.19.0");
+        uv(&mut b, 8);
+        b.push(0);
+        uv(&mut b, 1);
+        uv(&mut b, 4);
+        b.extend_from_slice(b"prog");
+        uv(&mut b, REC_SITE);
+        uv(&mut b, 0);
+        uv(&mut b, 0x401000);
+        b.push(b'L');
+        uv(&mut b, 8);
+        uv(&mut b, KEY_ACCESS_BASE_V1 + 1);
+        sv(&mut b, 0x2000);
+        uv(&mut b, KEY_ACCESS_BASE_V1);
+        let (evs, end) = read_all(&b);
+        let addrs: Vec<u64> = evs
+            .iter()
+            .filter_map(|e| match e {
+                Event::Access(a) => Some(a.addr),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(addrs, vec![0x2000, 0x4000]);
         assert!(matches!(end, Ok(EndState::Truncated { .. })));
     }
 

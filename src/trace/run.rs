@@ -277,8 +277,13 @@ pub struct TraceRequest {
     pub stack_depth: u32,
     /// Keep only accesses that fall inside heap blocks (`--heap-only`).
     pub heap_only: bool,
-    /// Record from program start instead of from GL_START.
+    /// Record the whole run, from program start to exit, as one region;
+    /// the pins are then ignored.
     pub from_start: bool,
+    /// Record thread and mutex operations and per-thread instruction
+    /// counts for the whole run (`--sync-events`); costs one add per
+    /// superblock exit of every superblock run.
+    pub sync_events: bool,
 }
 
 /// How the traced program ended.
@@ -389,6 +394,10 @@ pub fn run_trace_with(
         .arg(format!(
             "--trace-from-start={}",
             if req.from_start { "yes" } else { "no" }
+        ))
+        .arg(format!(
+            "--sync-events={}",
+            if req.sync_events { "yes" } else { "no" }
         ))
         .arg(&req.exe)
         .args(&req.args)

@@ -47,6 +47,7 @@ pub fn request(dir: &Path, exe: &Path, args: &[&str]) -> TraceRequest {
         stack_depth: 8,
         heap_only: false,
         from_start: false,
+        sync_events: false,
     }
 }
 

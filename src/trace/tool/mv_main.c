@@ -22,6 +22,10 @@
      --stack-depth return addresses.
    * The load map (file-backed mappings, including dlopen'ed objects),
      thread creation and exit, the regions, and a footer with counts.
+   * With --sync-events=yes, for the whole run: thread create, join and
+     exit, mutex lock, unlock, init and destroy (the pthread wrappers of
+     mv_pthread.c report them), and each thread's instruction count at
+     every such event and every heap event.
 
    The trace format
    ----------------
@@ -41,7 +45,8 @@
    under --tool=none); GL_START and GL_STOP discard the translation cache
    so that code is re-instrumented.  Inside a region each access costs one
    helper call that appends one to three bytes to the buffer in the
-   common (predicted) case.
+   common (predicted) case.  --sync-events=yes adds, to every superblock
+   of the whole run, one add to a counter per exit (no helper call).
 */
 
 #include "pub_tool_basics.h"
@@ -66,6 +71,7 @@
 #include "libvex_guest_offsets.h"
 
 #include "../../../pins/gleipnir.h"
+#include "mv_sync.h"
 
 #ifndef MAPVIS_VG_VERSION
 #define MAPVIS_VG_VERSION "unknown"
@@ -76,7 +82,7 @@
 /*------------------------------------------------------------*/
 
 #define MV_MAGIC          "MVTRACE\n"
-#define MV_FORMAT_VERSION 1
+#define MV_FORMAT_VERSION 2
 
 #define REC_SITE          1
 #define REC_THREAD        2
@@ -94,7 +100,18 @@
 #define REC_FP            14
 #define REC_EXIT          15   /* appended by mapvis after the run */
 #define REC_END           0    /* followed by "MVEND\n": the last bytes of a complete trace */
-#define KEY_ACCESS_BASE   16
+#define REC_SYNC          16   /* version 2 */
+#define REC_ICOUNT        17   /* version 2 */
+#define KEY_ACCESS_BASE   32   /* keys 0..31 are control records */
+
+/* Kinds of SYNC records, as in reader.rs SyncKind. */
+#define SK_FORK     1
+#define SK_JOIN     2
+#define SK_EXIT     3
+#define SK_ACQUIRE  4
+#define SK_RELEASE  5
+#define SK_NEWSYNC  6
+#define SK_DELSYNC  7
 
 #define OP_LOAD   'L'
 #define OP_STORE  'S'
@@ -126,6 +143,7 @@ static const HChar* clo_trace_file = "mapvis.mvt";
 static Int  clo_stack_depth = 8;
 static Bool clo_trace_from_start = False;
 static Bool clo_heap_only = False;
+static Bool clo_sync_events = False;
 
 static Bool mv_process_cmd_line_option(const HChar* arg)
 {
@@ -136,6 +154,7 @@ static Bool mv_process_cmd_line_option(const HChar* arg)
    }
    else if VG_BOOL_CLO(arg, "--trace-from-start", clo_trace_from_start) {}
    else if VG_BOOL_CLO(arg, "--heap-only", clo_heap_only) {}
+   else if VG_BOOL_CLO(arg, "--sync-events", clo_sync_events) {}
    else
       return VG_(replacement_malloc_process_cmd_line_option)(arg);
    return True;
@@ -146,10 +165,14 @@ static void mv_print_usage(void)
    VG_(printf)(
 "    --trace-file=<file>       write the binary trace to <file> [mapvis.mvt]\n"
 "    --stack-depth=<n>         return addresses kept per heap event, 1..64 [8]\n"
-"    --trace-from-start=no|yes record accesses from program start, as if\n"
-"                              GL_START were the first instruction [no]\n"
+"    --trace-from-start=no|yes record the accesses of the whole run, from\n"
+"                              program start to exit, as one region; the\n"
+"                              pins are then ignored [no]\n"
 "    --heap-only=no|yes        keep only accesses that fall inside a live\n"
 "                              heap block [no]\n"
+"    --sync-events=no|yes      record thread create/join/exit and mutex\n"
+"                              lock/unlock/init/destroy for the whole run,\n"
+"                              with per-thread instruction counts [no]\n"
    );
 }
 
@@ -280,6 +303,113 @@ static ULong n_regions;
 static ThreadId emitted_tid = 0;     /* thread of the last access record */
 static Addr*    last_sp;             /* last stack pointer sent, per thread */
 static Addr*    last_fp;             /* last frame pointer (rbp) sent, per thread */
+
+/*------------------------------------------------------------*/
+/*--- Instruction counts and sync events (--sync-events)   ---*/
+/*------------------------------------------------------------*/
+
+/* The instrumentation adds every instruction executed to icount_all (one
+   add per superblock exit, see add_count).  Threads run one at a time,
+   so the instructions since the last thread switch belong to the thread
+   that has been running: icount_of() credits them to it. */
+static ULong    icount_all;
+static ULong    icount_mark;             /* icount_all when it was last credited */
+static ThreadId icount_tid;              /* the thread running since then */
+/* Per thread, VG_N_THREADS slots each, allocated in post_clo_init. */
+static ULong*    thread_icount;  /* instructions per thread */
+static Bool*     thread_alive;   /* started and not yet exited */
+static ThreadId* last_child;     /* the last thread each thread created */
+static UWord*    pthread_of;     /* each thread's pthread_t, once known */
+
+static void credit_icount(void)
+{
+   if (icount_tid > 0 && icount_tid < VG_N_THREADS)
+      thread_icount[icount_tid] += icount_all - icount_mark;
+   icount_mark = icount_all;
+}
+
+static void mv_start_client_code(ThreadId tid, ULong blocks_done)
+{
+   if (!clo_sync_events) return;
+   credit_icount();
+   icount_tid = tid;
+}
+
+/* Instructions thread tid has executed so far. */
+static ULong icount_of(ThreadId tid)
+{
+   credit_icount();
+   return tid < VG_N_THREADS ? thread_icount[tid] : 0;
+}
+
+/* SYNC: kind, thread, its instruction count, the object (a thread id or
+   a mutex address). */
+static void record_sync(UChar kind, ThreadId tid, ULong obj)
+{
+   ULong ic = icount_of(tid);
+   ensure(48);
+   put_uv(REC_SYNC);
+   put_u8(kind);
+   put_uv(tid);
+   put_uv(ic);
+   put_uv(obj);
+}
+
+/* ICOUNT: the thread's instruction count at the heap event that follows. */
+static void record_icount(ThreadId tid)
+{
+   ULong ic;
+   if (!clo_sync_events) return;
+   ic = icount_of(tid);
+   ensure(32);
+   put_uv(REC_ICOUNT);
+   put_uv(tid);
+   put_uv(ic);
+}
+
+/* The Valgrind thread id of a pthread_t, or 0. */
+static ThreadId tid_of_pthread(UWord pt)
+{
+   ThreadId t;
+   for (t = 1; t < VG_N_THREADS; t++)
+      if (pthread_of[t] == pt && pt != 0) return t;
+   return 0;
+}
+
+/* The requests of the pthread wrappers (mv_pthread.c). */
+static Bool handle_sync_request(ThreadId tid, UWord* arg, UWord* ret)
+{
+   ThreadId t;
+   *ret = 0;
+   switch (arg[0]) {
+      case MV_USERREQ__SYNC_ON:
+         *ret = clo_sync_events ? 1 : 0;
+         return True;
+      case MV_USERREQ__CREATED:
+         if (tid < VG_N_THREADS && last_child[tid] && last_child[tid] < VG_N_THREADS)
+            pthread_of[last_child[tid]] = arg[1];
+         return True;
+      case MV_USERREQ__JOINED:
+         t = tid_of_pthread(arg[1]);
+         if (clo_sync_events) record_sync(SK_JOIN, tid, t);
+         if (t) pthread_of[t] = 0;
+         return True;
+      case MV_USERREQ__MUTEX_LOCKED:
+         if (clo_sync_events) record_sync(SK_ACQUIRE, tid, arg[1]);
+         return True;
+      case MV_USERREQ__MUTEX_UNLOCK:
+         if (clo_sync_events) record_sync(SK_RELEASE, tid, arg[1]);
+         return True;
+      case MV_USERREQ__MUTEX_INIT:
+         if (clo_sync_events) record_sync(SK_NEWSYNC, tid, arg[1]);
+         return True;
+      case MV_USERREQ__MUTEX_DESTROY:
+         if (clo_sync_events) record_sync(SK_DELSYNC, tid, arg[1]);
+         return True;
+      default:
+         return False;
+   }
+}
 
 /*------------------------------------------------------------*/
 /*--- Sites: one memory operation of one instruction       ---*/
@@ -486,6 +616,7 @@ static Event   events[MAX_EVENTS];
 static Int     n_events;
 static Addr    cur_ip;
 static UInt    cur_ordinal;
+static ULong   n_instrs;        /* instructions not yet added to icount_all */
 static IRTemp  cur_sp_tmp;
 static IRTemp  cur_fp_tmp;
 
@@ -506,10 +637,28 @@ static void flush_events(IRSB* sb)
    n_events = 0;
 }
 
+/* Adds the instructions seen since the last add to icount_all: before
+   each side exit and at the end of the superblock, so every executed
+   instruction is counted once whichever way the block is left. */
+static void add_count(IRSB* sb)
+{
+   IRTemp old, sum;
+   IRExpr* where = mkIRExpr_HWord((HWord)&icount_all);
+   if (!clo_sync_events || n_instrs == 0) return;
+   old = newIRTemp(sb->tyenv, Ity_I64);
+   sum = newIRTemp(sb->tyenv, Ity_I64);
+   addStmtToIRSB(sb, IRStmt_WrTmp(old, IRExpr_Load(Iend_LE, Ity_I64, where)));
+   addStmtToIRSB(sb, IRStmt_WrTmp(sum, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(old),
+                                        IRExpr_Const(IRConst_U64(n_instrs)))));
+   addStmtToIRSB(sb, IRStmt_Store(Iend_LE, mkIRExpr_HWord((HWord)&icount_all),
+                                  IRExpr_RdTmp(sum)));
+   n_instrs = 0;
+}
+
 static void add_event(IRSB* sb, UChar op, IRExpr* addr, Int size, IRExpr* guard)
 {
    tl_assert(isIRAtom(addr));
-   if (size <= 0) return;
+   if (size <= 0 || !tracing) return;  /* counting instructions only */
    if (op == OP_STORE && guard == NULL && n_events > 0) {
       Event* prev = &events[n_events - 1];
       if (prev->op == OP_LOAD && prev->size == size && prev->guard == NULL
@@ -547,7 +696,7 @@ static IRSB* mv_instrument(VgCallbackClosure* closure, IRSB* sbIn,
    IRSB* sbOut;
    Int i, j;
 
-   if (!tracing) return sbIn;
+   if (!tracing && !clo_sync_events) return sbIn;
    if (gWordTy != hWordTy) VG_(tool_panic)("host/guest word size mismatch");
 
    sbOut = deepCopyIRSBExceptStmts(sbIn);
@@ -557,6 +706,7 @@ static IRSB* mv_instrument(VgCallbackClosure* closure, IRSB* sbIn,
       i++;
    }
    n_events = 0;
+   n_instrs = 0;
    cur_ip = 0;
 
    for (; i < sbIn->stmts_used; i++) {
@@ -570,7 +720,9 @@ static IRSB* mv_instrument(VgCallbackClosure* closure, IRSB* sbIn,
             addStmtToIRSB(sbOut, st);
             cur_ip = st->Ist.IMark.addr + st->Ist.IMark.delta;
             cur_ordinal = 0;
-            for (j = i + 1; j < sbIn->stmts_used && sbIn->stmts[j]->tag != Ist_IMark; j++)
+            n_instrs++;
+            for (j = i + 1; tracing && j < sbIn->stmts_used
+                            && sbIn->stmts[j]->tag != Ist_IMark; j++)
                if (stmt_accesses_memory(sbIn->stmts[j])) { touches = True; break; }
             if (touches) {
                /* The stack pointer before this instruction executes. */
@@ -654,6 +806,7 @@ static IRSB* mv_instrument(VgCallbackClosure* closure, IRSB* sbIn,
          case Ist_Exit:
             /* A side exit leaves the block: emit what happened before it. */
             flush_events(sbOut);
+            add_count(sbOut);
             addStmtToIRSB(sbOut, st);
             break;
          default:
@@ -662,6 +815,7 @@ static IRSB* mv_instrument(VgCallbackClosure* closure, IRSB* sbIn,
       }
    }
    flush_events(sbOut);
+   add_count(sbOut);
    return sbOut;
 }
 
@@ -690,6 +844,7 @@ static void record_alloc(ThreadId tid, UChar kind, Addr a, SizeT size, Addr old)
    iv_dirty = True;
    n_allocs++;
 
+   record_icount(tid);
    ensure(64);
    put_uv(REC_ALLOC);
    put_u8(kind);
@@ -715,6 +870,7 @@ static SSizeT forget_block(Addr a)
 static void record_free(ThreadId tid, UChar kind, Addr a)
 {
    n_frees++;
+   record_icount(tid);
    ensure(48);
    put_uv(REC_FREE);
    put_u8(kind);
@@ -842,10 +998,27 @@ static void mv_thread_create(ThreadId parent, ThreadId child)
    put_uv(REC_THREAD_CREATE);
    put_uv(parent);
    put_uv(child);
+   if (thread_alive == NULL) return;    /* before post_clo_init */
+   if (child < VG_N_THREADS) {
+      /* The slot may be a reused one. */
+      credit_icount();
+      thread_icount[child] = 0;
+      thread_alive[child] = True;
+      pthread_of[child] = 0;
+   }
+   if (parent < VG_N_THREADS) last_child[parent] = child;
+   /* The fork is the parent's event, before the child runs at all.  The
+      main thread has no parent (0). */
+   if (clo_sync_events && parent != VG_INVALID_THREADID)
+      record_sync(SK_FORK, parent, child);
 }
 
 static void mv_thread_exit(ThreadId tid)
 {
+   if (thread_alive && tid < VG_N_THREADS) {
+      if (clo_sync_events && thread_alive[tid]) record_sync(SK_EXIT, tid, 0);
+      thread_alive[tid] = False;
+   }
    ensure(32);
    put_uv(REC_THREAD_EXIT);
    put_uv(tid);
@@ -900,6 +1073,13 @@ static void stop_region(ThreadId tid, Addr arg_block)
 static Bool mv_handle_client_request(ThreadId tid, UWord* arg, UWord* ret)
 {
    if (!VG_IS_TOOL_USERREQ('G', 'L', arg[0])) return False;
+   if (arg[0] >= MV_USERREQ__SYNC_ON) return handle_sync_request(tid, arg, ret);
+   /* Recording the whole run: the pins change nothing. */
+   if (clo_trace_from_start
+       && (arg[0] == VG_USERREQ__GL_START || arg[0] == VG_USERREQ__GL_STOP)) {
+      *ret = 0;
+      return True;
+   }
    switch (arg[0]) {
       case VG_USERREQ__GL_START:
          if (tracing) {
@@ -963,6 +1143,7 @@ static void write_header(void)
    put_str_cap(MAPVIS_VG_VERSION, MAX_RECORD_STR);
    put_uv(clo_stack_depth);
    put_u8(clo_heap_only ? 1 : 0);
+   put_u8(clo_sync_events ? 1 : 0);
    put_uv(n + 1);
    put_str_cap(VG_(args_the_exename), MAX_ARG_BYTES);
    for (i = 0; i < n; i++)
@@ -1038,6 +1219,10 @@ static void mv_post_clo_init(void)
 {
    last_sp = VG_(calloc)("mapvis.last_sp", VG_N_THREADS, sizeof(Addr));
    last_fp = VG_(calloc)("mapvis.last_fp", VG_N_THREADS, sizeof(Addr));
+   thread_icount = VG_(calloc)("mapvis.icount", VG_N_THREADS, sizeof(ULong));
+   thread_alive = VG_(calloc)("mapvis.alive", VG_N_THREADS, sizeof(Bool));
+   last_child = VG_(calloc)("mapvis.child", VG_N_THREADS, sizeof(ThreadId));
+   pthread_of = VG_(calloc)("mapvis.pthread", VG_N_THREADS, sizeof(UWord));
    SysRes sres = VG_(open)(clo_trace_file,
                            VKI_O_CREAT | VKI_O_TRUNC | VKI_O_WRONLY, 0644);
    if (sr_isError(sres)) {
@@ -1049,6 +1234,7 @@ static void mv_post_clo_init(void)
    write_header();
    flush_buf();
    VG_(atfork)(mv_pre_fork, NULL, mv_child_after_fork);
+   thread_alive[1] = True;    /* the main thread */
    if (clo_trace_from_start) {
       region_id = 1;
       n_regions = 1;
@@ -1064,7 +1250,15 @@ static void mv_post_clo_init(void)
 
 static void mv_fini(Int exitcode)
 {
-   if (tracing) {
+   ThreadId t;
+   /* Threads still alive at the end (the main thread at least) exit here,
+      with the instructions they ran since their last event. */
+   for (t = 1; clo_sync_events && t < VG_N_THREADS; t++)
+      if (thread_alive[t]) {
+         record_sync(SK_EXIT, t, 0);
+         thread_alive[t] = False;
+      }
+   if (tracing && !clo_trace_from_start) {
       VG_(umsg)("mapvis: warning: region %u was still open at exit "
                 "(GL_STOP not reached).\n", region_id);
       warn(W_OPEN_AT_EXIT, "a region was still open at exit (GL_STOP not reached)");
@@ -1123,6 +1317,7 @@ static void mv_pre_clo_init(void)
    VG_(track_die_mem_munmap)    (mv_die_mem_munmap);
    VG_(track_pre_thread_ll_create)(mv_thread_create);
    VG_(track_pre_thread_ll_exit)(mv_thread_exit);
+   VG_(track_start_client_code)(mv_start_client_code);
 
    buf = VG_(malloc)("mv.buf", BUF_SIZE);
    buf_pos = 0;

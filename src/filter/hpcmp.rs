@@ -1,0 +1,321 @@
+//! HPCMP's JSON: per-thread, per-block read and write bytes between
+//! synchronisation events, with the blocks' and mutexes' lives.
+//!
+//! The format is HPCMP's (a Valgrind tool for plan-based scheduling of HPC
+//! programs): a JSON array of events, each `{"thid", "icnt", "id"}` plus
+//! either `"sync"` (Fork, Join, Exit, Acquire, Release, each with the
+//! thread's `usage` of every heap block since its previous sync event) or
+//! `"life"` (Alloc, Free, NewSync, DelSync). HPCMP's README writes the
+//! Release event with the key `acq`, like Acquire, which looks like a
+//! typo: it is written here as `rel`, so the two can be told apart.
+//!
+//! The export streams the trace once (see [`super::export::walk`]). Memory
+//! holds the live blocks and, per thread, the blocks it touched since its
+//! last sync event: never the access list.
+use std::collections::{BTreeMap, HashMap};
+use std::io::Write;
+use std::path::Path;
+
+use crate::trace::format::{Event, SyncKind};
+use crate::trace::reader::TraceReader;
+
+use super::export::{create, summary, walk, werr, Step};
+use super::FilterError;
+
+/// A live heap block.
+struct Live {
+    end: u64,
+    size: u64,
+    /// Allocation number, unique for the run: a thread's usage is kept per
+    /// allocation, so a block freed and another allocated at the same
+    /// address are never merged.
+    handle: u64,
+}
+
+/// One thread's reads and writes of one block since its last sync event.
+#[derive(Clone, Copy, Default)]
+struct Usage {
+    addr: u64,
+    size: u64,
+    r: u64,
+    w: u64,
+}
+
+/// What the export keeps per thread.
+#[derive(Default)]
+struct Thread {
+    /// Instruction count at the thread's previous event.
+    last_icount: u64,
+    /// Usage since the last sync event, by block handle (allocation order).
+    usage: BTreeMap<u64, Usage>,
+}
+
+/// The export's state between steps of the trace.
+struct Hpcmp<W: Write> {
+    out: W,
+    blocks: BTreeMap<u64, Live>,
+    threads: HashMap<u32, Thread>,
+    next_handle: u64,
+    next_id: u64,
+    /// The instruction count the tool wrote just before a heap event.
+    icount: Option<(u32, u64)>,
+    counts: Counts,
+}
+
+/// What was written, for the summary.
+#[derive(Default)]
+struct Counts {
+    sync: u64,
+    life: u64,
+    final_exits: u64,
+    outside: u64,
+}
+
+fn usage_json(u: &Usage) -> String {
+    format!(
+        "{{\"addr\":{},\"size\":{},\"r\":{},\"w\":{}}}",
+        u.addr, u.size, u.r, u.w
+    )
+}
+
+impl<W: Write> Hpcmp<W> {
+    /// Writes one event, `body` being its `"sync"` or `"life"` member.
+    fn event(&mut self, tid: u32, icount: Option<u64>, body: &str) -> std::io::Result<()> {
+        let th = self.threads.entry(tid).or_default();
+        let icnt = match icount {
+            Some(ic) => {
+                let d = ic.saturating_sub(th.last_icount);
+                th.last_icount = ic;
+                d
+            }
+            None => 0,
+        };
+        let sep = if self.next_id == 0 { "" } else { ",\n" };
+        write!(
+            self.out,
+            "{sep}{{\"thid\":{tid},\"icnt\":{icnt},\"id\":{},{body}}}",
+            self.next_id
+        )?;
+        self.next_id += 1;
+        Ok(())
+    }
+
+    /// A sync event: the thread's usage since its last one goes with it.
+    fn sync(&mut self, tid: u32, icount: Option<u64>, what: &str) -> std::io::Result<()> {
+        let usage = std::mem::take(&mut self.threads.entry(tid).or_default().usage);
+        let mut list = String::new();
+        for (i, u) in usage.values().enumerate() {
+            if i > 0 {
+                list.push(',');
+            }
+            list.push_str(&usage_json(u));
+        }
+        self.counts.sync += 1;
+        self.event(
+            tid,
+            icount,
+            &format!("\"sync\":{{\"usage\":[{list}],{what}}}"),
+        )
+    }
+
+    /// The instruction count written for the heap event of thread `tid`.
+    fn heap_icount(&mut self, tid: u32) -> Option<u64> {
+        match self.icount.take() {
+            Some((t, ic)) if t == tid => Some(ic),
+            _ => None,
+        }
+    }
+
+    fn access(&mut self, tid: u32, addr: u64, r: u64, w: u64) {
+        let Some((&start, b)) = self.blocks.range(..=addr).next_back() else {
+            self.counts.outside += 1;
+            return;
+        };
+        if addr >= b.end {
+            self.counts.outside += 1;
+            return;
+        }
+        let u = self
+            .threads
+            .entry(tid)
+            .or_default()
+            .usage
+            .entry(b.handle)
+            .or_insert(Usage {
+                addr: start,
+                size: b.size,
+                r: 0,
+                w: 0,
+            });
+        u.r += r;
+        u.w += w;
+    }
+
+    fn alloc(
+        &mut self,
+        tid: u32,
+        icount: Option<u64>,
+        addr: u64,
+        size: u64,
+    ) -> std::io::Result<()> {
+        self.next_handle += 1;
+        self.blocks.insert(
+            addr,
+            Live {
+                end: addr + size.max(1),
+                size,
+                handle: self.next_handle,
+            },
+        );
+        self.counts.life += 1;
+        self.event(
+            tid,
+            icount,
+            &format!("\"life\":{{\"alloc\":{{\"addr\":{addr},\"size\":{size}}}}}"),
+        )
+    }
+
+    /// A free carries the freeing thread's usage of the block since its
+    /// last sync event, which is then no longer pending: counted once.
+    fn free(&mut self, tid: u32, icount: Option<u64>, addr: u64) -> std::io::Result<()> {
+        let Some(b) = self.blocks.remove(&addr) else {
+            return Ok(());
+        };
+        let u = self
+            .threads
+            .entry(tid)
+            .or_default()
+            .usage
+            .remove(&b.handle)
+            .unwrap_or(Usage {
+                addr,
+                size: b.size,
+                r: 0,
+                w: 0,
+            });
+        self.counts.life += 1;
+        self.event(
+            tid,
+            icount,
+            &format!("\"life\":{{\"free\":{}}}", usage_json(&u)),
+        )
+    }
+
+    fn on_sync(&mut self, kind: SyncKind, tid: u32, icount: u64, obj: u64) -> std::io::Result<()> {
+        let ic = Some(icount);
+        match kind {
+            SyncKind::Fork => self.sync(tid, ic, &format!("\"fork\":{obj}")),
+            SyncKind::Join => self.sync(tid, ic, &format!("\"join\":{obj}")),
+            SyncKind::Exit => {
+                self.sync(tid, ic, "\"join\":null")?;
+                // Valgrind reuses the ids of threads that exited.
+                self.threads.remove(&tid);
+                Ok(())
+            }
+            SyncKind::Acquire => self.sync(tid, ic, &format!("\"acq\":{obj}")),
+            SyncKind::Release => self.sync(tid, ic, &format!("\"rel\":{obj}")),
+            SyncKind::NewSync | SyncKind::DelSync => {
+                let key = if kind == SyncKind::NewSync {
+                    "newsync"
+                } else {
+                    "delsync"
+                };
+                self.counts.life += 1;
+                self.event(
+                    tid,
+                    ic,
+                    &format!("\"life\":{{\"{key}\":{{\"prim\":\"mutex\",\"addr\":{obj}}}}}"),
+                )
+            }
+        }
+    }
+
+    fn step(&mut self, step: Step) -> std::io::Result<()> {
+        match step {
+            Step::Access(a) => {
+                let size = a.size;
+                self.access(a.tid, a.addr, a.op.load_bytes(size), a.op.store_bytes(size));
+                Ok(())
+            }
+            Step::Event(Event::InstrCount { tid, icount }) => {
+                self.icount = Some((tid, icount));
+                Ok(())
+            }
+            Step::Event(Event::Alloc(al)) => {
+                let ic = self.heap_icount(al.tid);
+                if let Some(old) = al.old_addr {
+                    self.free(al.tid, ic, old)?;
+                }
+                self.alloc(al.tid, ic, al.addr, al.size)
+            }
+            Step::Event(Event::Free(fr)) => {
+                let ic = self.heap_icount(fr.tid);
+                self.free(fr.tid, ic, fr.addr)
+            }
+            Step::Event(Event::Sync(s)) => self.on_sync(s.kind, s.tid, s.icount, s.obj),
+            Step::Event(_) => Ok(()),
+        }
+    }
+
+    /// Usage still pending at the end (a trace cut before the tool wrote
+    /// the threads' exits) goes out in a final Exit event per thread.
+    fn finish(&mut self) -> std::io::Result<()> {
+        let mut pending: Vec<u32> = self
+            .threads
+            .iter()
+            .filter(|(_, t)| !t.usage.is_empty())
+            .map(|(&tid, _)| tid)
+            .collect();
+        pending.sort_unstable();
+        for tid in pending {
+            self.counts.final_exits += 1;
+            self.sync(tid, None, "\"join\":null")?;
+        }
+        writeln!(self.out, "{}]", if self.next_id == 0 { "" } else { "\n" })
+    }
+}
+
+/// Writes HPCMP's JSON for `trace` to `out` and returns a summary.
+///
+/// The trace must have been recorded with sync events (the tool's
+/// `--sync-events=yes`); its reads and writes are those the trace holds:
+/// the pinned regions, or the whole run for a trace recorded from the
+/// start. Accesses outside every live heap block are left out, as HPCMP
+/// leaves them. Cost: one pass over the trace; memory is the live blocks
+/// plus each thread's blocks touched since its last sync event.
+pub fn export_hpcmp(trace: &Path, out: &Path) -> Result<String, FilterError> {
+    if !TraceReader::open(trace)?.header().sync_events {
+        return Err(FilterError::NoSyncEvents {
+            path: trace.to_path_buf(),
+        });
+    }
+    let mut w = create(out)?;
+    w.write_all(b"[\n").map_err(werr(out))?;
+    let mut h = Hpcmp {
+        out: w,
+        blocks: BTreeMap::new(),
+        threads: HashMap::new(),
+        next_handle: 0,
+        next_id: 0,
+        icount: None,
+        counts: Counts::default(),
+    };
+    let mut notes = walk(trace, &mut |step| h.step(step))?;
+    h.finish().map_err(werr(out))?;
+    h.out.flush().map_err(werr(out))?;
+    let c = &h.counts;
+    if c.final_exits > 0 {
+        notes.push(format!(
+            "the trace ends before {} thread(s) exited; their last reads and writes are in a final Exit event each (icnt 0).",
+            c.final_exits
+        ));
+    }
+    if c.outside > 0 {
+        notes.push(format!(
+            "{} accesses fell outside every live heap block and are not counted (as in HPCMP).",
+            c.outside
+        ));
+    }
+    let what = format!("{} events ({} sync, {} life)", h.next_id, c.sync, c.life);
+    Ok(summary(out, what, notes))
+}

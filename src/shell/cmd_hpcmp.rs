@@ -1,0 +1,86 @@
+//! `export_hpcmp FILE ?whole|pins?`: traces the loaded program with
+//! thread and mutex events and writes HPCMP's JSON.
+//!
+//! The trace goes to `.mapvis/hpcmp.mvt`, beside the current trace, which
+//! stays current with its analysis. The work is in
+//! [`crate::trace::sync`] (scope, request) and [`crate::filter::hpcmp`]
+//! (the export).
+use std::path::{Path, PathBuf};
+
+use super::session::{CmdResult, Session};
+use super::{Registry, Value};
+use crate::trace::{run, sync};
+
+/// Binds `export_hpcmp`.
+pub fn register(r: &mut Registry<Session>) {
+    r.add("export_hpcmp", |st, a| {
+        export_hpcmp(st, &a[0], a.get(1).map(String::as_str))
+    });
+}
+
+/// `export_hpcmp FILE ?whole|pins?`: returns a dict with the `file`
+/// written and the `scope` used (`whole` or `pins`).
+fn export_hpcmp(st: &mut Session, file: &str, scope: Option<&str>) -> CmdResult<Value> {
+    st.follow_cwd();
+    let exe = st.exe.clone().ok_or(
+        "export_hpcmp traces the loaded program: load_exe PATH (or compile_exe SOURCE.c) first.",
+    )?;
+    let (scope, why) = match scope {
+        Some(w) => (
+            sync::Scope::parse(w)
+                .ok_or_else(|| format!("export_hpcmp's scope is whole or pins, not \"{w}\"."))?,
+            "as asked",
+        ),
+        None => match sync::default_scope(&exe).map_err(|e| e.to_string())? {
+            sync::Scope::Pins => (sync::Scope::Pins, "the program has pins"),
+            sync::Scope::Whole => (sync::Scope::Whole, "the program has no pins"),
+        },
+    };
+    let out = if Path::new(file).is_absolute() {
+        PathBuf::from(file)
+    } else {
+        st.work_dir.join(file)
+    };
+    let valgrind = run::find_valgrind(st.valgrind.as_deref()).map_err(|e| e.to_string())?;
+    let trace = st.state_dir().join("hpcmp.mvt");
+    println!(
+        "tracing {} with thread and mutex events; reads and writes of {} ({why})...",
+        exe.display(),
+        scope.describe()
+    );
+    let req = sync::request(valgrind, exe, st.args.clone(), trace.clone(), scope);
+    let outcome = run::run_trace(&req);
+    // A Ctrl-C went to the program too, which ended with a readable trace.
+    super::interrupt::clear();
+    let outcome = outcome.map_err(|e| e.to_string())?;
+    st.record_written(std::slice::from_ref(&trace));
+    if outcome.exit_code != Some(0) {
+        println!("note: the program {}.", outcome.describe());
+    }
+    let summary = crate::filter::hpcmp::export_hpcmp(&trace, &out).map_err(|e| e.to_string())?;
+    println!("{summary}");
+    println!(
+        "scope: {}; the trace is {}.",
+        scope.describe(),
+        trace.display()
+    );
+    if scope == sync::Scope::Pins && !trace_has_region(&trace) {
+        println!(
+            "note: no pinned region was reached, so no read or write was counted; \
+             export_hpcmp {file} whole counts those of the whole run."
+        );
+    }
+    let word = match scope {
+        sync::Scope::Whole => "whole",
+        sync::Scope::Pins => "pins",
+    };
+    Ok(Value::Dict(vec![
+        ("file".into(), Value::Str(out.display().to_string())),
+        ("scope".into(), Value::Str(word.into())),
+    ]))
+}
+
+/// Whether the trace holds a region (a GL_START was reached).
+fn trace_has_region(trace: &Path) -> bool {
+    run::check_trace(trace, &|| false).is_ok_and(|c| c.regions > 0)
+}
