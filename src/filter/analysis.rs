@@ -962,9 +962,9 @@ fn has_members(elem_type: &str) -> bool {
 /// is known, else just the address asked about (frame slots).
 fn covered(v: &VarName, addr: u64) -> (u64, u64) {
     if v.size > 0 && addr >= v.base && addr < v.base.saturating_add(v.size) {
-        (v.base, v.base + v.size)
+        (v.base, v.base.saturating_add(v.size))
     } else {
-        (addr, addr + 1)
+        (addr, addr.saturating_add(1))
     }
 }
 
@@ -1073,7 +1073,9 @@ pub fn analyse_with(
                     },
                     name,
                 );
-                summary.allocations += 1;
+                // A block inherited at fork() names accesses but was not
+                // allocated by this process.
+                summary.allocations += u64::from(!al.inherited);
             }
             Event::Free(f) => {
                 b.free_block(f.addr, f.time);
@@ -1388,7 +1390,9 @@ pub fn analyse_gleipnir_with(
                         }
                         let e = &mut extent[id as usize];
                         e.0 = e.0.min(addr);
-                        e.1 = e.1.max(addr.saturating_add(size as u64));
+                        // The last byte, inclusive: an access that ends at
+                        // the top of memory (2^64 - 1) has no exclusive end.
+                        e.1 = e.1.max(addr.saturating_add((size as u64).max(1) - 1));
                         id
                     }
                     (s, _) => b.other_var(s),
@@ -1495,7 +1499,8 @@ pub fn analyse_gleipnir_with(
         }
         let v = &mut b.vars[id];
         v.base = lo;
-        v.size = hi.saturating_sub(lo);
+        // `hi` is the last byte; a span of all 2^64 bytes saturates.
+        v.size = (hi - lo).saturating_add(1);
     }
     summary.notes.extend(b.namer.take_notes());
     finish(b, summary)

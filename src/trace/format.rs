@@ -28,6 +28,8 @@ pub(crate) const REC_END: u64 = 0;
 /// The last bytes of a complete trace: the END record and its text.
 pub const END_MARKER: &[u8; 7] = b"\0MVEND\n";
 pub(crate) const KEY_ACCESS_BASE: u64 = 16;
+/// Set in an ALLOC record's kind byte: a block inherited at fork().
+pub(crate) const ALLOC_INHERITED: u8 = 0x80;
 
 /// What an access did to memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -164,6 +166,10 @@ pub struct AllocEvent {
     pub stack: Vec<u64>,
     /// Number of accesses recorded before this event (its place in time).
     pub time: u64,
+    /// The block was live when this process was forked: the trace of a
+    /// forked child restates the blocks it inherited before its own
+    /// events. Such a record is state, not an allocation the process made.
+    pub inherited: bool,
 }
 
 /// How a heap block was released.
@@ -248,6 +254,10 @@ pub enum WarningKind {
     OpenAtExit,
     /// free() of something that is not a live block.
     BadFree,
+    /// This process was forked: its trace restates what it inherited
+    /// (mappings, sites, live blocks, the open region) and then holds only
+    /// its own events.
+    Forked,
     /// A code this reader does not know.
     Other(u64),
 }
