@@ -130,3 +130,45 @@ fn a_gleipnir_trace_at_the_top_of_memory_is_drawn_whole() {
         "points and warnings of the 2D and 3D figures"
     );
 }
+
+/// A Gleipnir heap block of 64 bytes ending at 2^64 - 1: its three
+/// accesses (8 bytes at its start, 8 bytes at its end, its very last byte)
+/// are named after it, not `<other>`, and a 2D figure of one-byte elements
+/// draws 8 + 8 + 1 = 17 touches. Before, the block's end overflowed to 0
+/// and no access was found inside it.
+#[test]
+fn a_gleipnir_heap_block_at_the_top_of_memory_names_its_accesses() {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let dir = tempfile::tempdir().unwrap();
+        let trace = dir.path().join("heap.txt");
+        std::fs::write(
+            &trace,
+            "X START 0:1 at 0\nX 1 MALLOC ffffffffffffffc0 64 prog_c_3 0\n\
+             S ffffffffffffffc0 8 1 H H-0 prog_c_3.0 \nS fffffffffffffff8 8 1 H H-0 prog_c_3.56 \n\
+             L ffffffffffffffff 1 1 H H-0 prog_c_3.63 \n",
+        )
+        .unwrap();
+        let mut namer = ProgramNamer::new(None, &[]);
+        let a = analysis::analyse_gleipnir(&trace, &mut namer).unwrap();
+        let df = stats::per_variable(&a, MemKind::All).unwrap();
+        let names: Vec<String> = df
+            .column("variable")
+            .unwrap()
+            .str()
+            .unwrap()
+            .into_no_null_iter()
+            .map(String::from)
+            .collect();
+        let var = a.vars.iter().position(|v| v.name == "prog.c:3").unwrap() as u32;
+        let acc = mapvis::filter::accesses_of(&a, var).unwrap();
+        let o = options(dir.path());
+        let r = array_2d(&acc, &a.variables, &a.lines, var, 8, 1, &o).unwrap();
+        tx.send((names, acc.height(), r.points, r.warnings))
+            .unwrap();
+    });
+    let got = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("the analysis and figure of a block at the top of memory finish");
+    assert_eq!(got, (vec!["prog.c:3".to_string()], 3, 17, vec![]));
+}

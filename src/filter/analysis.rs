@@ -640,14 +640,18 @@ impl<'n> Builder<'n> {
         })
     }
 
+    /// The live block holding `addr`: (start, end, block). `end` is
+    /// exclusive, saturated at 2^64 - 1 for a block that reaches the top
+    /// of memory, which then holds that last byte too.
     fn find_block(&mut self, addr: u64) -> Option<(u64, u64, u32)> {
+        let inside = |s: u64, e: u64| addr >= s && (addr < e || e == u64::MAX);
         if let Some((s, e, b)) = self.last_block {
-            if addr >= s && addr < e {
+            if inside(s, e) {
                 return Some((s, e, b));
             }
         }
         let (&s, &(e, b)) = self.live.range(..=addr).next_back()?;
-        if addr < e || (s == addr && e == s) {
+        if inside(s, e) || (s == addr && e == s) {
             self.last_block = Some((s, e, b));
             Some((s, e, b))
         } else {
@@ -657,7 +661,8 @@ impl<'n> Builder<'n> {
 
     fn add_block(&mut self, al: Allocation, name: HeapName) {
         let idx = self.blocks.len() as u32;
-        self.live.insert(al.addr, (al.addr + al.size, idx));
+        self.live
+            .insert(al.addr, (al.addr.saturating_add(al.size), idx));
         self.blocks.push(al);
         self.block_names.push(name);
         self.block_var.push(NO_VAR);
@@ -724,7 +729,13 @@ impl<'n> Builder<'n> {
         tid: u32,
     ) -> (u32, Covers, bool, u64, u64) {
         if let Some((s, e, b)) = self.find_block(addr) {
-            return (self.heap_var(b), Covers::Any, false, s, e.max(s + 1));
+            return (
+                self.heap_var(b),
+                Covers::Any,
+                false,
+                s,
+                e.max(s.saturating_add(1)),
+            );
         }
         // The stack: from the red zone below sp to 8 MiB above it, or
         // another thread's live frames (a pointer to its local).
