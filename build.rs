@@ -144,8 +144,8 @@ fn main() {
     println!("cargo:rustc-env=MAPVIS_VALGRIND_VERSION={version}");
 }
 
-/// 3. The native heap profiler (`LD_PRELOAD` library): a shared object, so
-/// it is linked by the compiler the `cc` crate chose (honouring `CC` and
+/// Step 3: the native heap profiler (`LD_PRELOAD` library), a shared
+/// object, so it is linked by the compiler the `cc` crate chose (honouring `CC` and
 /// the target), with frame pointers for its own stack walk and
 /// `-fexceptions` so a C++ `bad_alloc` can unwind through its wrappers.
 fn build_heap_preload(out: &Path) {

@@ -73,7 +73,7 @@ fn the_demo_script_traces_names_and_draws_the_array() {
         (0..256).map(|e| (e / 16, e % 16)).collect::<Vec<_>>()[..]
     );
     // Column pass: each element is loaded and stored (or modified) in turn.
-    let column: Vec<(u32, u32)> = cells[256..].iter().copied().collect();
+    let column: Vec<(u32, u32)> = cells[256..].to_vec();
     let mut want = Vec::new();
     for j in 0..16 {
         for i in 0..16 {

@@ -400,26 +400,24 @@ fn a_full_disk_keeps_the_previous_files() {
     let script = work.path().join("full.tcl");
     std::fs::write(
         &script,
-        format!(
-            r#"
-proc slurp {{p}} {{ set f [open $p]; set t [read $f]; close $f; return $t }}
+        r#"
+proc slurp {p} { set f [open $p]; set t [read $f]; close $f; return $t }
 set order [slurp visinfo/order_data.csv]
 # Fill the disk.
 set f [open filler w]
 fconfigure $f -translation binary -buffering none
-foreach n {{65536 4096 1}} {{
+foreach n {65536 4096 1} {
     set chunk [string repeat x $n]
-    while {{![catch {{puts -nonewline $f $chunk}}]}} {{}}
-}}
-catch {{close $f}}
-if {{![catch {{filtering_process}} m]}} {{ puts "FAIL: filtering_process succeeded on a full disk"; exit 1 }}
+    while {![catch {puts -nonewline $f $chunk}]} {}
+}
+catch {close $f}
+if {![catch {filtering_process} m]} { puts "FAIL: filtering_process succeeded on a full disk"; exit 1 }
 puts "MESSAGE: $m"
-if {{[slurp visinfo/order_data.csv] ne $order}} {{ puts "FAIL: order_data.csv changed"; exit 1 }}
-set l [glob -nocomplain -types {{f d hidden}} visinfo/.* visinfo/*]
-foreach p $l {{ if {{[string match *.partial $p]}} {{ puts "FAIL: left $p"; exit 1 }} }}
+if {[slurp visinfo/order_data.csv] ne $order} { puts "FAIL: order_data.csv changed"; exit 1 }
+set l [glob -nocomplain -types {f d hidden} visinfo/.* visinfo/*]
+foreach p $l { if {[string match *.partial $p]} { puts "FAIL: left $p"; exit 1 } }
 memory_trace_analysis
-"#
-        ),
+"#,
     )
     .unwrap();
     // A first session traces and analyses; its analysis is saved when it ends.

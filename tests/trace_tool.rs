@@ -283,3 +283,77 @@ fn truncated_and_corrupt_traces_give_errors_not_panics() {
     let e = run_trace(&req).unwrap_err().to_string();
     assert!(e.contains("does not exist"), "{e}");
 }
+
+/// The whole command line goes into the trace's header, however long: seven
+/// 3000-byte arguments once crashed the tool (its header buffer was 16 KiB),
+/// and 40 arguments of 40 000 bytes (1.6 MB, near the kernel's 2 MiB
+/// argument space) must be kept whole too. The program still writes its 100
+/// ints.
+#[test]
+fn long_command_lines_are_recorded_whole() {
+    for (n, len) in [(7usize, 3000usize), (40, 40_000)] {
+        let args: Vec<String> = (0..n)
+            .map(|i| char::from(b'a' + (i % 26) as u8).to_string().repeat(len))
+            .collect();
+        let refs: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
+        let (_d, _exe, outcome, evs, end) = trace("tests/c/trace_fill.c", &[], &refs);
+        assert_eq!(outcome.exit_code, Some(0), "{n} x {len}: {outcome:?}");
+        assert!(!outcome.tool_crashed);
+        assert_eq!(end, EndState::Complete);
+        let (base, size) = allocs(&evs)[0];
+        let inside = accesses(&evs)
+            .iter()
+            .filter(|a| a.addr >= base && a.addr < base + size)
+            .count();
+        assert_eq!(inside, 100);
+        let r = TraceReader::open(&outcome.trace_file).unwrap();
+        assert_eq!(r.header().command[1..], args[..], "{n} x {len}");
+    }
+}
+
+/// Thread ids of 1024 and above (Valgrind allows them with --max-threads)
+/// keep their own stack pointer: each thread's accesses to its local
+/// `mine` fall within its own 64 KiB stack, just above its own stack
+/// pointer. The tool once skipped their stack records and the reader
+/// aliased them to `tid % 1024`, giving them another thread's stack.
+#[test]
+fn thread_ids_above_1024_keep_their_own_stacks() {
+    use mapvis::trace::run::{find_valgrind, install_tool, TOOL_NAME};
+    let (dir, exe) = compile("tests/c/trace_many_threads.c", &["-pthread", "-no-pie"]);
+    let valgrind = find_valgrind(None).unwrap();
+    let lib = install_tool(&valgrind).unwrap();
+    let trace = dir.path().join("t.mvt");
+    let status = std::process::Command::new(&valgrind)
+        .env("VALGRIND_LIB", &lib)
+        .arg(format!("--tool={TOOL_NAME}"))
+        .args(["-q", "--max-threads=1100"])
+        .arg(format!("--trace-file={}", trace.display()))
+        .arg(&exe)
+        .status()
+        .unwrap();
+    assert!(status.success(), "{status:?}");
+    let (evs, end) = read_events(&trace);
+    assert_eq!(end, EndState::Complete);
+    let line = line_of("tests/c/trace_many_threads.c", "/* MINE */");
+    // The store to `mine` on the MINE line: one per thread, each within
+    // 64 KiB above its thread's stack pointer. Without PIE, an ip is its
+    // address in the file.
+    let sym = mapvis::trace::symbolize::Symbolizer::open(&exe).unwrap();
+    let mut stores: Vec<(u32, u64, u64)> = accesses(&evs)
+        .iter()
+        .filter(|a| a.op == Op::Store && sym.locate(a.ip).is_some_and(|l| l.line == line))
+        .map(|a| (a.tid, a.addr, a.sp))
+        .collect();
+    stores.sort();
+    assert_eq!(stores.len(), 1040, "one store per thread");
+    let high = stores.iter().filter(|s| s.0 >= 1024).count();
+    assert!(high >= 10, "{high} threads with ids of 1024 and above");
+    for (tid, addr, sp) in &stores {
+        assert!(
+            *addr >= *sp && *addr - *sp < 65536,
+            "thread {tid}: `mine` at {addr:#x} is not on its stack (sp {sp:#x})"
+        );
+    }
+    let tids: std::collections::BTreeSet<u32> = stores.iter().map(|s| s.0).collect();
+    assert_eq!(tids.len(), 1040, "each store from its own thread");
+}

@@ -36,6 +36,14 @@ use crate::trace::reader::{Batch, EndState, TraceError, TraceReader};
 use super::schema::{access as ac, line as ln, location as lc, variable as va};
 use super::FilterError;
 
+/// The x86-64 System V red zone: a leaf function may use the 128 bytes
+/// below its stack pointer without moving it.
+const RED_ZONE: u64 = 128;
+
+/// How far above the stack pointer an address still counts as the thread's
+/// own stack: Linux's default 8 MiB stack limit (`ulimit -s`).
+const STACK_SPAN: u64 = 8 << 20;
+
 /// One named block: a heap block instance, a stack variable in one frame,
 /// or a global.
 #[derive(Clone, Debug)]
@@ -737,9 +745,9 @@ impl<'n> Builder<'n> {
                 e.max(s.saturating_add(1)),
             );
         }
-        // The stack: from the red zone below sp to 8 MiB above it, or
-        // another thread's live frames (a pointer to its local).
-        let own = addr.wrapping_add(128) >= sp && addr < sp.saturating_add(8 << 20);
+        // The stack: from the red zone below sp to the stack's size above
+        // it, or another thread's live frames (a pointer to its local).
+        let own = addr.wrapping_add(RED_ZONE) >= sp && addr < sp.saturating_add(STACK_SPAN);
         let other = if own {
             None
         } else {

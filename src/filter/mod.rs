@@ -8,11 +8,13 @@
 
 pub mod analysis;
 pub mod export;
+pub mod fields;
 pub mod files;
 pub mod heap;
 pub mod locality;
 pub mod pick;
 pub mod schema;
+pub mod shape;
 pub mod stats;
 
 use polars::prelude::*;

@@ -112,11 +112,11 @@ fn backtrace(h: &mut HeapState, stack: u32) -> Vec<String> {
 /// Binds the allocation-side commands.
 pub fn register(r: &mut Registry<Session>) {
     r.add("heap_profile", |st, _| heap_profile(st));
-    r.add("alloc_sites", |st, a| alloc_sites(st, a));
+    r.add("alloc_sites", alloc_sites);
     r.add("heap_stats", |st, a| {
         heap_stats(st, a.iter().any(|x| x == "save"))
     });
-    r.add("heap_figures", |st, a| heap_figures(st, a));
+    r.add("heap_figures", heap_figures);
     r.add("lifetime_histogram", |st, a| {
         st.follow_cwd();
         let save = a.iter().any(|x| x == "save");

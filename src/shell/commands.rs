@@ -167,7 +167,10 @@ pub fn register_pipeline(r: &mut Registry<Session>) {
     // any command has loaded it.
     r.set_name_source(|st| {
         let owned = |vars: &[filter::analysis::Variable]| -> Vec<String> {
-            array_names(vars).into_iter().map(String::from).collect()
+            filter::shape::array_names(vars)
+                .into_iter()
+                .map(String::from)
+                .collect()
         };
         match &st.analysis {
             Some(a) => owned(&a.vars),
@@ -254,13 +257,9 @@ fn memory_trace_analysis(st: &mut Session) -> CmdResult<Value> {
         "analysing {} (Ctrl-C stops it and keeps what was analysed)...",
         path.display()
     );
-    let started = std::time::Instant::now();
-    let mut shown = false;
+    let mut shown = super::progress::Progress::after(std::time::Duration::from_secs(1));
     let mut progress = |n: u64| {
-        if started.elapsed().as_secs_f64() > 1.0 {
-            eprint!("\r  {:.1} M accesses analysed", n as f64 / 1e6);
-            shown = true;
-        }
+        shown.show(|| format!("  {:.1} M accesses analysed", n as f64 / 1e6));
         !super::interrupt::requested()
     };
     let a = if text {
@@ -268,9 +267,7 @@ fn memory_trace_analysis(st: &mut Session) -> CmdResult<Value> {
     } else {
         filter::analysis::analyse_with(&path, &mut namer, &mut progress)
     };
-    if shown {
-        eprintln!();
-    }
+    shown.finish();
     super::interrupt::clear();
     let a = a.map_err(|e| e.to_string())?;
     for n in &a.summary.notes {
@@ -586,56 +583,6 @@ fn complete_pattern(st: &mut Session, save: bool, f: &filter::pick::VarFilter) -
     Ok(report_figure(st, &r))
 }
 
-/// The names the 2D and 3D commands accept, sorted: heap blocks and stack
-/// or global variables of array type.
-fn array_names(vars: &[filter::analysis::Variable]) -> Vec<&str> {
-    let mut arrays: Vec<&str> = vars
-        .iter()
-        .filter(|v| filter::pick::is_array(v))
-        .map(|v| v.name.as_str())
-        .collect();
-    arrays.sort();
-    arrays
-}
-
-/// Resolves an array name for the 2D/3D commands, or explains what names
-/// there are.
-fn resolve_array(a: &filter::analysis::Analysis, name: &str) -> CmdResult<u32> {
-    // Arrays first: `v` is the heap array, not the stack pointer `v` that
-    // holds its address.
-    let arrays = array_names(&a.vars);
-    if arrays.contains(&name) {
-        if let Some(i) = a.vars.iter().position(|v| v.name == name && !v.internal) {
-            return Ok(i as u32);
-        }
-    }
-    let instances: Vec<&str> = a
-        .vars
-        .iter()
-        .filter(|v| v.base_name == name && !v.internal && arrays.contains(&v.name.as_str()))
-        .map(|v| v.name.as_str())
-        .collect();
-    if !instances.is_empty() {
-        return Err(format!(
-            "\"{name}\" names {} blocks: choose one of {}.",
-            instances.len(),
-            instances.join(", ")
-        ));
-    }
-    if let Some(i) = a.vars.iter().position(|v| v.name == name && !v.internal) {
-        // A scalar or unshaped variable: draw it if the user gives a shape.
-        return Ok(i as u32);
-    }
-    Err(format!(
-        "there is no array named \"{name}\" in the analysis; the arrays are: {}.",
-        if arrays.is_empty() {
-            "(none)".to_string()
-        } else {
-            arrays.join(", ")
-        }
-    ))
-}
-
 fn parse_dim(what: &str, v: &str) -> CmdResult<u64> {
     match v.parse::<u64>() {
         Ok(n) if n > 0 => Ok(n),
@@ -645,53 +592,39 @@ fn parse_dim(what: &str, v: &str) -> CmdResult<u64> {
     }
 }
 
+/// `2d_memory_access_pattern NAME ?COLS TYPEBYTES? ?save?` and
+/// `3d_memory_access_pattern NAME ?COLS DEPTH TYPEBYTES? ?save?`.
 fn array_pattern(st: &mut Session, args: &[String], ndim: usize) -> CmdResult<Value> {
+    use filter::shape::DrawShape;
     let save = has_save(args);
     let nums: Vec<&String> = args[1..].iter().filter(|a| *a != "save").collect();
     let name = args[0].clone();
     let opts = figure_options(st, save);
     let a = st.analysis()?;
-    let var = resolve_array(a, &name)?;
-    let v = &a.vars[var as usize];
-    let want = if ndim == 2 { 2 } else { 3 };
-    let (cols, depth, tb) = if nums.len() == want {
+    let var = filter::shape::resolve_array(a, &name).map_err(|e| e.to_string())?;
+    let shape = if nums.len() == ndim {
         let cols = parse_dim("COLS", nums[0])?;
-        let (depth, tb) = if ndim == 3 {
-            (
-                parse_dim("DEPTH", nums[1])?,
-                parse_dim("TYPEBYTES", nums[2])?,
-            )
+        let depth = if ndim == 3 {
+            parse_dim("DEPTH", nums[1])?
         } else {
-            (1, parse_dim("TYPEBYTES", nums[1])?)
+            1
         };
-        (cols, depth, tb)
+        let elem = parse_dim("TYPEBYTES", nums[ndim - 1])?;
+        DrawShape::Grid { cols, depth, elem }
     } else if nums.is_empty() {
-        // Inferred from DWARF types or the allocation statement.
-        if v.elem_size == 0 || v.dims.len() < ndim {
-            let usage = if ndim == 2 {
-                "2d_memory_access_pattern NAME COLS TYPEBYTES ?save?"
-            } else {
-                "3d_memory_access_pattern NAME COLS DEPTH TYPEBYTES ?save?"
-            };
-            return Err(format!(
-                "the shape of \"{name}\" could not be inferred (known dimensions: {}): give it, as in {usage}.",
-                if v.dims.is_empty() { "none".into() } else { v.dims.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("x") }
-            ));
+        let shape = filter::shape::infer_shape(a, var, ndim).map_err(|e| e.to_string())?;
+        if let DrawShape::Grid { cols, depth, elem } = shape {
+            println!(
+                "inferred for {}: {cols} columns{}, {elem} bytes per element",
+                super::text::terminal_safe(&name),
+                if ndim == 3 {
+                    format!(", depth {depth}")
+                } else {
+                    String::new()
+                },
+            );
         }
-        let d = &v.dims[v.dims.len() - (ndim - 1)..];
-        let (cols, depth) = if ndim == 3 { (d[0], d[1]) } else { (d[0], 1) };
-        println!(
-            "inferred for {}: {} columns{}, {} bytes per element",
-            super::text::terminal_safe(&name),
-            cols,
-            if ndim == 3 {
-                format!(", depth {depth}")
-            } else {
-                String::new()
-            },
-            v.elem_size
-        );
-        (cols, depth, v.elem_size as u64)
+        shape
     } else {
         return Err(if ndim == 2 {
             "wrong # args: should be \"2d_memory_access_pattern NAME ?COLS TYPEBYTES? ?save?\""
@@ -699,6 +632,12 @@ fn array_pattern(st: &mut Session, args: &[String], ndim: usize) -> CmdResult<Va
         } else {
             "wrong # args: should be \"3d_memory_access_pattern NAME ?COLS DEPTH TYPEBYTES? ?save?\"".into()
         });
+    };
+    let (cols, depth, tb) = match shape {
+        DrawShape::Grid { cols, depth, elem } => (cols, depth, elem),
+        DrawShape::Fields { elem, fields } => {
+            return struct_pattern(st, var, &name, elem, fields, opts)
+        }
     };
     let acc = filter::accesses_of(a, var).map_err(|e| e.to_string())?;
     println!(
@@ -715,6 +654,29 @@ fn array_pattern(st: &mut Session, args: &[String], ndim: usize) -> CmdResult<Va
     Ok(report_figure(st, &r))
 }
 
+/// Draws an array of structures one column per field.
+fn struct_pattern(
+    st: &mut Session,
+    var: u32,
+    name: &str,
+    elem: u64,
+    fields: Vec<filter::fields::StructField>,
+    opts: vis::FigureOptions,
+) -> CmdResult<Value> {
+    let a = st.analysis()?;
+    let names: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
+    println!(
+        "{} is an array of {elem}-byte structures: one column per field ({}).",
+        super::text::terminal_safe(name),
+        super::text::terminal_safe(&names.join(", "))
+    );
+    let cols: Vec<(u64, String)> = fields.into_iter().map(|f| (f.offset, f.name)).collect();
+    let acc = filter::accesses_of(a, var).map_err(|e| e.to_string())?;
+    let r = vis::array_fields(&acc, &a.variables, &a.lines, var, elem, &cols, &opts)
+        .map_err(|e| e.to_string())?;
+    Ok(report_figure(st, &r))
+}
+
 fn load_trace(st: &mut Session, file: &str) -> CmdResult<Value> {
     let p = std::fs::canonicalize(st.work_dir.join(file))
         .map_err(|e| format!("the trace {file} cannot be read ({e}): check the path."))?;
@@ -724,8 +686,7 @@ fn load_trace(st: &mut Session, file: &str) -> CmdResult<Value> {
         trace::reader::TraceReader::open(&p).map_err(|e| e.to_string())?;
     }
     st.trace_file = Some(p.clone());
-    st.analysis = None;
-    st.selected = None;
+    st.forget_analysis();
     st.save_settings();
     println!(
         "loaded the {} trace {}; run memory_trace_analysis next.",
@@ -745,9 +706,7 @@ fn load_trace(st: &mut Session, file: &str) -> CmdResult<Value> {
 fn clear_analysis(st: &mut Session) -> CmdResult<Value> {
     st.finish_saving();
     let cleared = crate::workdir::clear(&st.work_dir).map_err(|e| e.to_string())?;
-    st.analysis = None;
-    st.analysis_source = None;
-    st.selected = None;
+    st.forget_analysis();
     st.trace_file = None;
     st.save_settings();
     if cleared.removed.is_empty() {
@@ -766,172 +725,43 @@ fn clear_analysis(st: &mut Session) -> CmdResult<Value> {
     ))
 }
 
-/// A path as a Valgrind option value: Valgrind expands `%p`, `%n` and
-/// `%q{VAR}` in its file options and reads `%%` as one `%`.
-fn valgrind_path_arg(p: &Path) -> String {
-    p.display().to_string().replace('%', "%%")
-}
-
-/// Runs the loaded program under one of Valgrind's own tools, output in
-/// `grindanalysis/`, and prints a short summary where the tool allows it.
+/// `valgrind_tool`, `cachegrind`, … : runs the loaded program under one
+/// of Valgrind's own tools, output in `grindanalysis/`, and prints a short
+/// summary where the tool allows it.
 fn grind(st: &mut Session, tool: &str) -> CmdResult<Value> {
     let exe = st
         .exe
         .clone()
         .ok_or_else(|| format!("{tool} needs an executable: use load_exe PATH first."))?;
-    let valgrind = trace::run::find_valgrind(st.valgrind.as_deref()).map_err(|e| e.to_string())?;
-    let dir = st.work_dir.join("grindanalysis");
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}.", dir.display()))?;
-    let stem = exe
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let log = dir.join(format!("{tool}_{stem}.log"));
-    // Valgrind writes under temporary names; the previous output is
-    // replaced only when the run is over.
-    let partial = |p: &Path| {
-        p.with_file_name(format!(
-            ".{}.partial",
-            p.file_name().unwrap_or_default().to_string_lossy()
-        ))
+    let req = trace::grind::GrindRequest {
+        valgrind: trace::run::find_valgrind(st.valgrind.as_deref()).map_err(|e| e.to_string())?,
+        tool: tool.to_string(),
+        exe: exe.clone(),
+        args: st.args.clone(),
+        out_dir: st.work_dir.join("grindanalysis"),
     };
-    let mut cmd = std::process::Command::new(&valgrind);
-    cmd.arg(format!("--tool={tool}"))
-        .arg(format!("--log-file={}", valgrind_path_arg(&partial(&log))));
-    let out_file = match tool {
-        "cachegrind" => Some(dir.join(format!("cachegrind.out.{stem}"))),
-        "massif" => Some(dir.join(format!("massif.out.{stem}"))),
-        "dhat" => Some(dir.join(format!("dhat.out.{stem}.json"))),
-        _ => None,
-    };
-    match (tool, &out_file.as_deref().map(partial)) {
-        ("cachegrind", Some(f)) => {
-            cmd.arg("--cache-sim=yes")
-                .arg(format!("--cachegrind-out-file={}", valgrind_path_arg(f)));
-        }
-        ("massif", Some(f)) => {
-            cmd.arg(format!("--massif-out-file={}", valgrind_path_arg(f)));
-        }
-        ("dhat", Some(f)) => {
-            cmd.arg(format!("--dhat-out-file={}", valgrind_path_arg(f)));
-        }
-        ("lackey", _) => {
-            cmd.arg("--trace-mem=yes");
-        }
-        _ => {}
-    }
-    cmd.arg(&exe).args(&st.args);
     println!("running {} under valgrind --tool={tool}...", exe.display());
-    let status = cmd.status();
-    let mut written = Vec::new();
-    for f in std::iter::once(&log).chain(out_file.iter()) {
-        if std::fs::rename(partial(f), f).is_ok() {
-            written.push(f.clone());
-        }
-    }
-    st.record_written(&written);
-    let status = status.map_err(|e| format!("cannot run {}: {e}.", valgrind.display()))?;
-    let log_text = std::fs::read_to_string(&log).unwrap_or_default();
-    let summary: Vec<String> = match tool {
-        "cachegrind" => log_text
-            .lines()
-            .filter(|l| l.contains("miss rate"))
-            .map(|l| l.split("== ").last().unwrap_or(l).trim().to_string())
-            .collect(),
-        "helgrind" | "lackey" => log_text
-            .lines()
-            .filter(|l| {
-                l.contains("ERROR SUMMARY") || l.contains("guest instrs") || l.contains("total:")
-            })
-            .map(|l| l.split("== ").last().unwrap_or(l).trim().to_string())
-            .collect(),
-        "massif" => out_file
-            .as_ref()
-            .and_then(|f| std::fs::read_to_string(f).ok())
-            .map(|t| {
-                let peak = t
-                    .lines()
-                    .filter_map(|l| l.strip_prefix("mem_heap_B="))
-                    .filter_map(|v| v.parse::<u64>().ok())
-                    .max()
-                    .unwrap_or(0);
-                vec![format!("peak heap: {peak} bytes")]
-            })
-            .unwrap_or_default(),
-        "dhat" => {
-            let mut lines: Vec<String> = log_text
-                .lines()
-                .filter(|l| l.contains("Total:") || l.contains("At t-gmax:"))
-                .map(|l| l.split("== ").last().unwrap_or(l).trim().to_string())
-                .collect();
-            lines.extend(out_file.as_deref().map(dhat_top_blocks).unwrap_or_default());
-            lines
-        }
-        _ => vec![],
+    let run = trace::grind::run_grind(&req);
+    let run = match run {
+        Ok(r) => r,
+        Err(e) => return Err(e.to_string()),
     };
-    for l in &summary {
+    st.record_written(&run.written);
+    for l in &run.summary {
         println!("  {l}");
     }
     println!(
         "{tool} finished ({}); its output is in {}{}",
-        if status.success() {
+        if run.status.success() {
             "ok".to_string()
         } else {
-            format!("status {status}")
+            format!("status {}", run.status)
         },
-        log.display(),
-        out_file
+        run.log.display(),
+        run.out_file
+            .as_ref()
             .map(|f| format!(" and {}", f.display()))
             .unwrap_or_default()
     );
-    Ok(path_value(&log))
-}
-
-/// The three allocation points with the most bytes, from DHAT's JSON output
-/// (`pps`: program points with total bytes `tb` and blocks `tbk`; `fs`:
-/// frame indices into `ftbl`). The first frame outside the allocator names
-/// the point.
-fn dhat_top_blocks(path: &Path) -> Vec<String> {
-    let Some(j) = std::fs::read(path)
-        .ok()
-        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-    else {
-        return vec![];
-    };
-    let ftbl: Vec<&str> = j["ftbl"]
-        .as_array()
-        .map(|a| a.iter().map(|f| f.as_str().unwrap_or("?")).collect())
-        .unwrap_or_default();
-    let mut pps: Vec<(u64, u64, String)> = j["pps"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .map(|pp| {
-                    let frame = pp["fs"]
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                        .filter_map(|f| f.as_u64().and_then(|i| ftbl.get(i as usize)))
-                        .find(|f| !f.contains("vgpreload_"))
-                        .map(|f| {
-                            f.split_once(": ")
-                                .map(|(_, rest)| rest)
-                                .unwrap_or(f)
-                                .to_string()
-                        })
-                        .unwrap_or_else(|| "?".into());
-                    (
-                        pp["tb"].as_u64().unwrap_or(0),
-                        pp["tbk"].as_u64().unwrap_or(0),
-                        frame,
-                    )
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    pps.sort_by_key(|p| std::cmp::Reverse(p.0));
-    pps.into_iter()
-        .take(3)
-        .map(|(tb, tbk, at)| format!("top: {tb} bytes in {tbk} block(s) at {at}"))
-        .collect()
+    Ok(path_value(&run.log))
 }

@@ -37,6 +37,7 @@ pub mod cmd_heap;
 pub mod cmd_locality;
 pub mod commands;
 pub mod interrupt;
+pub mod progress;
 pub mod repl;
 pub mod session;
 pub mod specs;

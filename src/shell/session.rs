@@ -89,7 +89,7 @@ impl Session {
             mem: MemKind::default(),
             grouping: Default::default(),
             open_browser: false,
-            point_budget: 200_000,
+            point_budget: crate::vis::DEFAULT_POINT_BUDGET,
             matrix_orientation: false,
             analysis: None,
             selected: None,
@@ -383,6 +383,16 @@ impl Session {
         self.save_settings();
     }
 
+    /// Forgets the analysis in memory and the selection made from it: the
+    /// one reset for "the analysis is stale" (a new trace, a cleared
+    /// folder, another trace's results). The saved analysis on disk is
+    /// left alone; [`Session::analysis`] reloads and re-checks it.
+    pub fn forget_analysis(&mut self) {
+        self.analysis = None;
+        self.analysis_source = None;
+        self.selected = None;
+    }
+
     /// `set_mem_alloc H|S|G|all`.
     pub fn set_mem_alloc(&mut self, kind: &str) -> CmdResult<MemKind> {
         let k = MemKind::parse(kind).ok_or_else(|| {
@@ -469,20 +479,16 @@ impl Session {
             heap_only: false,
             from_start: false,
         };
-        // After two seconds, show on a terminal that the run is moving.
-        use std::io::IsTerminal;
-        let started = std::time::Instant::now();
-        let tty = std::io::stderr().is_terminal();
-        let mut shown = false;
+        // After two seconds, show that the run is moving.
+        let mut shown = super::progress::Progress::after(std::time::Duration::from_secs(2));
         let mut progress = |bytes: u64| {
-            if tty && started.elapsed().as_secs() >= 2 {
-                eprint!(
-                    "\r[mapvis: {:.0} s, {:.1} MB of trace]",
-                    started.elapsed().as_secs_f64(),
+            let secs = shown.elapsed();
+            shown.show(|| {
+                format!(
+                    "[mapvis: {secs:.0} s, {:.1} MB of trace]",
                     bytes as f64 / 1e6
-                );
-                shown = true;
-            }
+                )
+            });
         };
         // A Ctrl-C that ended the program is not one that stops reading
         // its trace: forget it when the reading starts.
@@ -494,17 +500,13 @@ impl Session {
             super::interrupt::requested()
         };
         let run = trace::run::run_trace_into(&req, &mut progress, &cancelled);
-        if shown {
-            eprintln!();
-        }
+        shown.finish();
         let run = run.map_err(|e| e.to_string())?;
         let mut written = run.children.clone();
         if run.rejected.is_none() {
             written.push(run.outcome.trace_file.clone());
             self.trace_file = Some(run.outcome.trace_file.clone());
-            self.analysis = None;
-            self.analysis_source = None;
-            self.selected = None;
+            self.forget_analysis();
             self.save_settings();
         } else {
             written.push(run.new_file.clone());
@@ -577,8 +579,7 @@ impl Session {
         match SourceId::of(&current) {
             Some(now) if now == source => Ok(()),
             Some(now) => {
-                self.analysis = None;
-                self.selected = None;
+                self.forget_analysis();
                 Err(format!(
                     "the analysis was made from the trace {}, but the current trace is {}: it is not shown, so that another run's results are never taken for this one's. Run memory_trace_analysis to analyse the current trace.",
                     source.describe(),

@@ -303,6 +303,9 @@ pub const SPECS: &[CommandSpec] = &[
                of access count, first and last access time and loads against \
                stores, and a replay of the traversal. COLS and TYPEBYTES may be \
                left out when the array's type or allocation statement gives them. \
+               Left out for an array of structures, the rows are its elements and \
+               the columns its fields, named as in the source (x, y, pos.z); only \
+               fields the region touched get a column. \
                With save, the data goes to visinfo/. Returns the figure's path.",
     },
     CommandSpec {

@@ -165,21 +165,12 @@ impl Dec<'_> {
         Some(v)
     }
     fn uv(&mut self) -> Option<u64> {
-        let mut v = 0u64;
-        for shift in (0..70).step_by(7) {
-            let byte = self.u8()?;
-            if shift < 64 {
-                v |= ((byte & 0x7f) as u64) << shift;
-            }
-            if byte & 0x80 == 0 {
-                return Some(v);
-            }
-        }
-        None
+        let (v, p) = super::varint::get_uv(self.b, self.pos).ok()?;
+        self.pos = p;
+        Some(v)
     }
     fn sv(&mut self) -> Option<i64> {
-        let z = self.uv()?;
-        Some(((z >> 1) as i64) ^ -((z & 1) as i64))
+        Some(super::varint::unzigzag(self.uv()?))
     }
     fn str(&mut self) -> Option<String> {
         let n = self.uv()? as usize;

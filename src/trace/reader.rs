@@ -98,39 +98,24 @@ pub enum Batch {
     End,
 }
 
-/// Decodes a LEB128 varint at `pos` of a buffer that holds at least 10
-/// bytes from `pos`; `None` for an overlong or overflowing number (the
-/// careful decoder then reports it).
+/// Decodes a LEB128 varint at `pos`; `None` at the buffer's end or for an
+/// overlong number (the careful decoder then reports it).
 #[inline(always)]
 fn varint(buf: &[u8], pos: usize) -> Option<(u64, usize)> {
-    let b = *buf.get(pos)?;
-    if b < 0x80 {
-        return Some((b as u64, pos + 1));
-    }
-    let b1 = *buf.get(pos + 1)?;
-    if b1 < 0x80 {
-        return Some((((b & 0x7f) as u64) | ((b1 as u64) << 7), pos + 2));
-    }
-    let mut v = ((b & 0x7f) as u64) | (((b1 & 0x7f) as u64) << 7);
-    let mut shift = 14;
-    let mut p = pos + 2;
-    loop {
-        let b = *buf.get(p)?;
-        p += 1;
-        if shift == 63 && b > 1 {
-            return None;
-        }
-        v |= ((b & 0x7f) as u64) << shift;
-        if b < 0x80 {
-            return Some((v, p));
-        }
-        shift += 7;
-        if shift > 63 {
-            return None;
-        }
-    }
+    super::varint::get_uv(buf, pos).ok()
 }
-const MAX_TIDS: usize = 1024;
+/// The largest thread id a trace may name: far above Valgrind's
+/// `--max-threads` limit in practice, low enough that a corrupt id cannot
+/// make the per-thread tables take gigabytes.
+const MAX_TID: u32 = 1 << 20;
+
+/// The longest string the tool writes: a whole command-line argument
+/// (the kernel's MAX_ARG_STRLEN); names and notes are cut at 4000 bytes.
+const MAX_STRING_BYTES: usize = 131_072;
+
+/// The most arguments the tool records in the header (`MAX_HEADER_ARGS`
+/// in `mv_main.c`): more than the kernel's 2 MiB argument space can hold.
+const MAX_HEADER_ARGS: usize = 262_144;
 
 /// A streaming decoder over any byte source.
 pub struct TraceReader<R: Read> {
@@ -195,8 +180,8 @@ impl<R: Read> TraceReader<R> {
             },
             sites: Vec::new(),
             tid: 0,
-            last_sp: vec![0; MAX_TIDS],
-            last_fp: vec![0; MAX_TIDS],
+            last_sp: vec![0; 2],
+            last_fp: vec![0; 2],
             region: 0,
             accesses: 0,
             end: EndState::Reading,
@@ -206,14 +191,25 @@ impl<R: Read> TraceReader<R> {
         if r.len < 8 || &r.buf[..8] != MAGIC {
             return Err(TraceError::NotATrace { path: r.path });
         }
-        r.pos = 8;
-        let start = r.pos;
-        match r.read_header() {
-            Ok(h) => r.header = h,
-            Err(Need::Eof) => {
-                return Err(r.corrupt(start as u64, "the header is cut short".into()));
+        // The header holds the whole command line, which can be megabytes:
+        // read more until it decodes.
+        let start = 8;
+        let mut want = 4096;
+        loop {
+            r.pos = start;
+            match r.read_header() {
+                Ok(h) => break r.header = h,
+                Err(Need::Eof) if !r.eof => {
+                    want *= 2;
+                    // From the trace's start, so nothing is shifted out.
+                    r.pos = 0;
+                    r.fill(want)?;
+                }
+                Err(Need::Eof) => {
+                    return Err(r.corrupt(start as u64, "the header is cut short".into()));
+                }
+                Err(Need::Bad(what)) => return Err(r.corrupt(start as u64, what)),
             }
-            Err(Need::Bad(what)) => return Err(r.corrupt(start as u64, what)),
         }
         if r.header.version != FORMAT_VERSION {
             return Err(TraceError::UnsupportedVersion {
@@ -304,32 +300,22 @@ impl<R: Read> TraceReader<R> {
 
     #[inline(never)]
     fn uv_slow(&mut self) -> Dec<u64> {
-        let mut v: u64 = 0;
-        let mut shift = 0u32;
-        loop {
-            if self.pos >= self.len {
-                return Err(Need::Eof);
+        use super::varint::VarintError;
+        match super::varint::get_uv(&self.buf[..self.len], self.pos) {
+            Ok((v, p)) => {
+                self.pos = p;
+                Ok(v)
             }
-            let b = self.buf[self.pos];
-            self.pos += 1;
-            if shift == 63 && b > 1 {
-                return Err(Need::Bad("a number does not fit in 64 bits".into()));
-            }
-            v |= ((b & 0x7f) as u64) << shift;
-            if b < 0x80 {
-                return Ok(v);
-            }
-            shift += 7;
-            if shift > 63 {
-                return Err(Need::Bad("a number is longer than 10 bytes".into()));
-            }
+            Err(VarintError::Short) => Err(Need::Eof),
+            Err(VarintError::Overlong) => Err(Need::Bad(
+                "a number is longer than 10 bytes or does not fit in 64 bits".into(),
+            )),
         }
     }
 
     #[inline]
     fn sv(&mut self) -> Dec<i64> {
-        let u = self.uv()?;
-        Ok(((u >> 1) as i64) ^ -((u & 1) as i64))
+        Ok(super::varint::unzigzag(self.uv()?))
     }
 
     fn u8(&mut self) -> Dec<u8> {
@@ -347,7 +333,7 @@ impl<R: Read> TraceReader<R> {
 
     fn string(&mut self) -> Dec<String> {
         let n = self.uv()? as usize;
-        if n > 65536 {
+        if n > MAX_STRING_BYTES {
             return Err(Need::Bad(format!("a string claims {n} bytes")));
         }
         if self.len - self.pos < n {
@@ -385,7 +371,7 @@ impl<R: Read> TraceReader<R> {
         let stack_depth = self.uv()?;
         let heap_only = self.u8()? != 0;
         let argc = self.uv()? as usize;
-        if argc > 1024 {
+        if argc > MAX_HEADER_ARGS {
             return Err(Need::Bad(format!("the header claims {argc} arguments")));
         }
         let command = (0..argc).map(|_| self.string()).collect::<Dec<Vec<_>>>()?;
@@ -510,7 +496,7 @@ impl<R: Read> TraceReader<R> {
     /// path, which reports it.
     #[inline(always)]
     fn access_run<F: FnMut(&Access)>(&mut self, stop: u64, f: &mut F) {
-        let slot = (self.tid as usize) % MAX_TIDS;
+        let slot = self.tid as usize;
         let (tid, sp, fp, region) = (
             self.tid,
             self.last_sp[slot],
@@ -584,7 +570,7 @@ impl<R: Read> TraceReader<R> {
         site.last = addr;
         let (op, size, ip) = (site.op, site.size, site.ip);
         self.accesses += 1;
-        let slot = (self.tid as usize) % MAX_TIDS;
+        let slot = self.tid as usize;
         Ok(Access {
             op,
             size,
@@ -629,18 +615,29 @@ impl<R: Read> TraceReader<R> {
                 return Ok(None);
             }
             REC_THREAD => {
-                self.tid = self.u32v("thread id")?;
+                let tid = self.u32v("thread id")?;
+                if tid > MAX_TID {
+                    return Err(Need::Bad(format!(
+                        "thread id {tid} is beyond the largest a trace may name ({MAX_TID})"
+                    )));
+                }
+                let need = tid as usize + 1;
+                if self.last_sp.len() < need {
+                    self.last_sp.resize(need, 0);
+                    self.last_fp.resize(need, 0);
+                }
+                self.tid = tid;
                 return Ok(None);
             }
             REC_SP => {
                 let d = self.sv()?;
-                let slot = &mut self.last_sp[(self.tid as usize) % MAX_TIDS];
+                let slot = &mut self.last_sp[self.tid as usize];
                 *slot = slot.wrapping_add(d as u64);
                 return Ok(None);
             }
             REC_FP => {
                 let d = self.sv()?;
-                let slot = &mut self.last_fp[(self.tid as usize) % MAX_TIDS];
+                let slot = &mut self.last_fp[self.tid as usize];
                 *slot = slot.wrapping_add(d as u64);
                 return Ok(None);
             }
@@ -789,17 +786,7 @@ impl<R: Read> TraceReader<R> {
 mod tests {
     use super::*;
 
-    fn uv(out: &mut Vec<u8>, mut v: u64) {
-        while v >= 0x80 {
-            out.push((v as u8) | 0x80);
-            v >>= 7;
-        }
-        out.push(v as u8);
-    }
-
-    fn sv(out: &mut Vec<u8>, v: i64) {
-        uv(out, ((v << 1) ^ (v >> 63)) as u64);
-    }
+    use crate::trace::varint::{put_sv as sv, put_uv as uv};
 
     fn header() -> Vec<u8> {
         let mut b = MAGIC.to_vec();

@@ -290,6 +290,11 @@ pub struct RunOutcome {
     pub signal: Option<i32>,
     /// The trace file written.
     pub trace_file: PathBuf,
+    /// The mapvis Valgrind tool itself crashed: Valgrind was ended by a
+    /// signal other than SIGKILL and the tool never wrote its end marker.
+    /// (A program that dies of a signal still ends its trace: Valgrind runs
+    /// the tool's finish before it passes the signal on.)
+    pub tool_crashed: bool,
 }
 
 impl RunOutcome {
@@ -299,11 +304,18 @@ impl RunOutcome {
             exit_code: status.code(),
             signal: status.signal(),
             trace_file,
+            tool_crashed: false,
         }
     }
 
     /// A one-line description: "exited with status 0", "killed by signal 11 (SIGSEGV)".
     pub fn describe(&self) -> String {
+        if let (true, Some(s)) = (self.tool_crashed, self.signal) {
+            return format!(
+                "was stopped when the mapvis Valgrind tool itself crashed with signal {s} ({}) before it finished the trace; this is a bug in mapvis, not in your program: please report it with the program and its arguments",
+                signal_name(s)
+            );
+        }
         match (self.exit_code, self.signal) {
             (Some(c), _) => format!("exited with status {c}"),
             (None, Some(s)) => format!("was ended by signal {s} ({})", signal_name(s)),
@@ -311,6 +323,10 @@ impl RunOutcome {
         }
     }
 }
+
+/// The signal no process can catch: a kill from outside, after which no
+/// finish code runs, in the tool or the program.
+const SIGKILL: i32 = 9;
 
 /// Conventional name of a Linux signal number.
 pub fn signal_name(s: i32) -> &'static str {
@@ -394,41 +410,46 @@ pub fn run_trace_with(
             Err(e) => return Err(io_err("could not wait for", &req.valgrind)(e)),
         }
     };
-    let outcome = RunOutcome::from_status(status, req.trace_file.clone());
-    append_exit_status(&req.trace_file, &outcome);
-    Ok(outcome)
+    Ok(finish_outcome(status, &req.trace_file))
+}
+
+/// How a traced run ended, from Valgrind's exit status and the trace's
+/// tail: the program's status or signal is appended to a trace the tool
+/// ended, and a trace the tool did not end under a signal other than
+/// SIGKILL means the tool itself crashed.
+fn finish_outcome(status: ExitStatus, trace: &Path) -> RunOutcome {
+    let mut outcome = RunOutcome::from_status(status, trace.to_path_buf());
+    let ended = append_exit_status(trace, &outcome);
+    outcome.tool_crashed = !ended && outcome.signal.is_some_and(|s| s != SIGKILL);
+    outcome
 }
 
 /// Appends the program's exit status or fatal signal to a complete trace
 /// (one that ends with the tool's end marker), followed by a new end marker.
 /// Valgrind does not tell tools which signal ended a program, but the
 /// process that waited for Valgrind knows. Costs one seek: the trace is
-/// not read.
-fn append_exit_status(trace: &Path, outcome: &RunOutcome) {
+/// not read. Returns whether the tool had ended the trace.
+fn append_exit_status(trace: &Path, outcome: &RunOutcome) -> bool {
     use super::format::END_MARKER;
     use std::io::{Read, Seek, SeekFrom, Write};
     let Ok(mut f) = fs::OpenOptions::new().read(true).append(true).open(trace) else {
-        return;
+        return false;
     };
     let mut tail = [0u8; 7];
     if f.seek(SeekFrom::End(-7)).is_err() || f.read_exact(&mut tail).is_err() || &tail != END_MARKER
     {
-        return;
+        return false;
     }
     let (kind, code) = match (outcome.exit_code, outcome.signal) {
         (Some(c), _) => (0u8, c as i64),
         (None, Some(s)) => (1u8, s as i64),
-        _ => return,
+        _ => return true,
     };
     let mut rec = vec![super::format::REC_EXIT as u8, kind];
-    let mut z = ((code << 1) ^ (code >> 63)) as u64;
-    while z >= 0x80 {
-        rec.push((z as u8) | 0x80);
-        z >>= 7;
-    }
-    rec.push(z as u8);
+    super::varint::put_sv(&mut rec, code);
     rec.extend_from_slice(END_MARKER);
     let _ = f.write_all(&rec);
+    true
 }
 
 /// Checks that `valgrind` answers `--version` as Valgrind does
@@ -570,6 +591,10 @@ pub fn run_trace_into(
     let check = check_trace(&new, cancelled);
     let rejected = match &check {
         Err(e) => Some(format!("the new trace cannot be read ({e})")),
+        Ok(c) if c.regions == 0 && outcome.tool_crashed => Some(format!(
+            "the mapvis tool crashed before any region was traced (signal {})",
+            outcome.signal.unwrap_or(0)
+        )),
         Ok(c) if c.regions == 0 && !c.complete && outcome.exit_code.is_some() => Some(
             "the tool could not finish writing the new trace, and it holds no region (see Valgrind's message above: is the disk full?)"
                 .into(),
@@ -628,4 +653,35 @@ fn is_child_trace_of(dest: &Path, p: &Path) -> bool {
                 .ok()
         })
         .is_some()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::ExitStatusExt;
+
+    /// A trace cut before the tool's end marker under SIGSEGV is the
+    /// tool's crash; the same under SIGKILL is a kill from outside, and a
+    /// program that died of SIGSEGV has a trace the tool ended.
+    #[test]
+    fn a_trace_the_tool_never_ended_under_a_signal_is_the_tools_crash() {
+        let dir = tempfile::tempdir().unwrap();
+        let cut = dir.path().join("cut.mvt");
+        let segv = ExitStatus::from_raw(11);
+        let kill = ExitStatus::from_raw(9);
+        std::fs::write(&cut, b"MVTRACE\0\x01").unwrap();
+        let o = finish_outcome(segv, &cut);
+        assert!(o.tool_crashed);
+        assert!(o.describe().contains("bug in mapvis"), "{}", o.describe());
+        assert!(!finish_outcome(kill, &cut).tool_crashed);
+        let ended = dir.path().join("ended.mvt");
+        std::fs::write(
+            &ended,
+            [&b"MVTRACE\0\x01"[..], super::super::format::END_MARKER].concat(),
+        )
+        .unwrap();
+        let o = finish_outcome(segv, &ended);
+        assert!(!o.tool_crashed);
+        assert_eq!(o.describe(), "was ended by signal 11 (SIGSEGV)");
+    }
 }

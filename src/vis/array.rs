@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 
-use plotly::common::{Mode, Title};
+use plotly::common::{Mode, TickMode, Title};
 use plotly::layout::{Axis, AxisRange, LayoutScene};
 use plotly::{Layout, Plot, Scatter3D};
 use polars::prelude::DataFrame;
@@ -35,7 +35,7 @@ impl Shape {
         }
         let lo = addr.max(self.base) - self.base;
         let hi = end.min(block_end) - self.base;
-        Some((lo / self.tb, hi / self.tb))
+        self.cells_of(lo, hi)
     }
     fn partial(&self, addr: u64, size: u32) -> bool {
         let end = addr.saturating_add(size.max(1) as u64 - 1);
@@ -84,6 +84,7 @@ pub fn array_2d(
         var,
         inner: &inner,
         type_bytes,
+        fields: &[],
     };
     draw_array(r, o)
 }
@@ -121,6 +122,49 @@ pub fn array_3d(
         var,
         inner: &inner,
         type_bytes,
+        fields: &[],
+    };
+    draw_array(r, o)
+}
+
+/// Draws variable `var`, an array of structures of `elem_bytes`-byte
+/// elements, as a table: one row per element, one column per field, the
+/// columns named after the fields (`x`, `pos.y`) to
+/// `figures/2d_memory_access_pattern_<NAME>.html`.
+///
+/// `fields` are the fields' byte offsets within an element, ascending, and
+/// their names. Bytes before the first field belong to the previous
+/// element's last field, and padding to the field before it. The page,
+/// warnings, `save` (with a `field` column after `col`) and costs are as
+/// for [`array_2d`].
+///
+/// # Errors
+/// As [`array_2d`], and no field.
+#[allow(clippy::too_many_arguments)]
+pub fn array_fields(
+    acc: &DataFrame,
+    vars: &DataFrame,
+    lines: &DataFrame,
+    var: u32,
+    elem_bytes: u64,
+    fields: &[(u64, String)],
+    o: &FigureOptions,
+) -> Result<FigureReport, VisError> {
+    if fields.is_empty() || fields.windows(2).any(|w| w[0].0 >= w[1].0) {
+        return Err(VisError::BadOption(
+            "An array of structures needs at least one field, with offsets in ascending order."
+                .into(),
+        ));
+    }
+    let inner = [fields.len() as u64];
+    let r = Request {
+        acc,
+        vars,
+        lines,
+        var,
+        inner: &inner,
+        type_bytes: elem_bytes,
+        fields,
     };
     draw_array(r, o)
 }
@@ -134,6 +178,9 @@ struct Request<'a> {
     var: u32,
     inner: &'a [u64],
     type_bytes: u64,
+    /// Field columns of an array of structures (offset, name); empty for
+    /// a plain array.
+    fields: &'a [(u64, String)],
 }
 
 fn draw_array(r: Request, o: &FigureOptions) -> Result<FigureReport, VisError> {
@@ -148,7 +195,11 @@ fn draw_array(r: Request, o: &FigureOptions) -> Result<FigureReport, VisError> {
     let a = Accesses::read(r.acc)?;
     let l = Lines::read(r.lines)?;
     let mut report = FigureReport::default();
-    let shape = array_shape(&info, r.inner, r.type_bytes, &mut report)?;
+    let shape = if r.fields.is_empty() {
+        array_shape(&info, r.inner, r.type_bytes, &mut report)?
+    } else {
+        struct_shape(&info, r.type_bytes, r.fields, &mut report)?
+    };
     let picked = pick_rows(&a, &shape, r.var, &mut report)?;
     let each = |f: &mut dyn FnMut(usize, u64) -> bool| {
         for (n, &k) in picked.rows.iter().enumerate() {
@@ -197,27 +248,14 @@ fn draw_array(r: Request, o: &FigureOptions) -> Result<FigureReport, VisError> {
         "{} memory access pattern of {} ({})",
         kind.to_uppercase(),
         info.name,
-        dims_text(&shape.dims)
+        shape_text(&shape)
     );
     let mut intro = report.warnings.clone();
     intro.extend(report.aggregated.clone());
     if super::interrupted() {
         return Err(VisError::Interrupted);
     }
-    let command = std::iter::once(format!("{kind}_memory_access_pattern {}", info.name))
-        .chain(r.inner.iter().map(|d| d.to_string()))
-        .chain(std::iter::once(r.type_bytes.to_string()))
-        .collect::<Vec<_>>()
-        .join(" ");
-    let meta = PageMeta {
-        command,
-        shape: format!(
-            "{} array of {}-byte elements",
-            dims_text(&shape.dims),
-            r.type_bytes
-        ),
-        trace: o.provenance.clone(),
-    };
+    let meta = page_meta(&r, &info.name, &shape, o);
     report.html = write_page(
         &o.figures_dir,
         &format!("{stem}.html"),
@@ -230,6 +268,63 @@ fn draw_array(r: Request, o: &FigureOptions) -> Result<FigureReport, VisError> {
         report.data_csv.push(save_csv(&d, &format!("{stem}.csv"))?);
     }
     Ok(report)
+}
+
+/// The index page's facts of an array figure: the command that draws it
+/// again, its shape and its trace.
+fn page_meta(r: &Request, name: &str, shape: &Shape, o: &FigureOptions) -> PageMeta {
+    let kind = if r.inner.len() == 2 { "3d" } else { "2d" };
+    let mut command = format!("{kind}_memory_access_pattern {name}");
+    if r.fields.is_empty() {
+        for d in r.inner.iter().chain(std::iter::once(&r.type_bytes)) {
+            command.push_str(&format!(" {d}"));
+        }
+    }
+    let shape = if r.fields.is_empty() {
+        format!(
+            "{} array of {}-byte elements",
+            dims_text(&shape.dims),
+            r.type_bytes
+        )
+    } else {
+        format!(
+            "{} structures of {} bytes, one column per field",
+            shape.dims[0], r.type_bytes
+        )
+    };
+    PageMeta {
+        command,
+        shape,
+        trace: o.provenance.clone(),
+    }
+}
+
+/// `a 12 x 12 array of 8-byte elements`, or `16 structures of 24 bytes,
+/// one column per field touched (x, y, id)`.
+fn layout_text(shape: &Shape) -> String {
+    if shape.fields.is_empty() {
+        return format!(
+            "a {} array of {}-byte elements",
+            dims_text(&shape.dims),
+            shape.tb
+        );
+    }
+    let names: Vec<&str> = shape.fields.iter().map(|f| f.1.as_str()).collect();
+    format!(
+        "{} structures of {} bytes, one column per field the region touched ({})",
+        shape.dims[0],
+        shape.tb,
+        names.join(", ")
+    )
+}
+
+/// `12 x 12`, or `16 x fields x, y, id` for an array of structures.
+fn shape_text(shape: &Shape) -> String {
+    if shape.fields.is_empty() {
+        return dims_text(&shape.dims);
+    }
+    let names: Vec<&str> = shape.fields.iter().map(|f| f.1.as_str()).collect();
+    format!("{} x fields {}", shape.dims[0], names.join(", "))
 }
 
 /// `12 x 12` for dimensions `[12, 12]`.
@@ -301,7 +396,7 @@ fn array_shape(
     let row_bytes = inner.iter().fold(type_bytes, |p, &d| p.saturating_mul(d));
     let mut dims = vec![info.size.div_ceil(row_bytes)];
     dims.extend_from_slice(inner);
-    if info.size % row_bytes != 0 {
+    if !info.size.is_multiple_of(row_bytes) {
         let unit = if is3 { "plane" } else { "row" };
         report.warnings.push(format!(
             "The block of `{name}` is {} bytes, not a multiple of {row_bytes} ({} x {type_bytes}-byte elements per {unit}); drawn as {} with the last {unit} incomplete.",
@@ -316,6 +411,43 @@ fn array_shape(
         size: info.size,
         tb: type_bytes,
         dims,
+        fields: vec![],
+    })
+}
+
+/// The shape of an array of structures of `elem`-byte elements drawn one
+/// column per field: as many rows as the block holds elements.
+fn struct_shape(
+    info: &VarInfo,
+    elem: u64,
+    fields: &[(u64, String)],
+    report: &mut FigureReport,
+) -> Result<Shape, VisError> {
+    let name = &info.name;
+    if elem == 0 || fields.iter().any(|f| f.0 >= elem) {
+        return Err(VisError::BadOption(format!(
+            "The fields of `{name}` do not fit its {elem}-byte elements; give the shape as in 2d_memory_access_pattern NAME COLS TYPEBYTES."
+        )));
+    }
+    if info.size == 0 {
+        return Err(VisError::Empty(format!(
+            "The block of `{name}` has size 0 bytes, so it has no elements to draw. Pick a variable with a known size."
+        )));
+    }
+    report.warnings.extend(shape_mismatch(info, &[], elem));
+    if !info.size.is_multiple_of(elem) {
+        report.warnings.push(format!(
+            "The block of `{name}` is {} bytes, not a multiple of its {elem}-byte elements; the last row is incomplete.",
+            info.size
+        ));
+    }
+    Ok(Shape {
+        name: name.clone(),
+        base: info.base,
+        size: info.size,
+        tb: elem,
+        dims: vec![info.size.div_ceil(elem), fields.len() as u64],
+        fields: fields.to_vec(),
     })
 }
 
@@ -397,6 +529,8 @@ impl Drawn<'_> {
     fn axes(&self) -> (&'static str, &'static str, &'static str) {
         if self.is3() {
             ("column j", "depth k", "plane i")
+        } else if !self.shape.fields.is_empty() {
+            ("field", "occurrence", "row i")
         } else {
             ("column j", "occurrence", "row i")
         }
@@ -429,20 +563,25 @@ fn scatter_figure(d: &Drawn, report: &mut FigureReport) -> PageFigure {
     if d.o.matrix_orientation {
         z = z.range(AxisRange::new(d.shape.dims[0] as f64 - 0.5, -0.5));
     }
+    let mut x = int_axis(xl);
+    if !d.shape.fields.is_empty() {
+        let names = d.shape.fields.iter().map(|f| f.1.clone()).collect();
+        let at = (0..d.shape.fields.len()).map(|j| j as f64).collect();
+        x = x
+            .tick_mode(TickMode::Array)
+            .tick_values(at)
+            .tick_text(names);
+    }
     scatter.set_layout(
-        Layout::new().height(800).scene(
-            LayoutScene::new()
-                .x_axis(int_axis(xl))
-                .y_axis(int_axis(yl))
-                .z_axis(z),
-        ),
+        Layout::new()
+            .height(800)
+            .scene(LayoutScene::new().x_axis(x).y_axis(int_axis(yl)).z_axis(z)),
     );
     PageFigure {
         heading,
         note: format!(
-            "{name} as a {} array of {}-byte elements. Each point is one element access: {xl} (x), {yl} (y), {zl} (z), coloured from sooner (dark) to later (yellow).",
-            dims_text(&d.shape.dims),
-            d.shape.tb
+            "{name} as {}. Each point is one element access: {xl} (x), {yl} (y), {zl} (z), coloured from sooner (dark) to later (yellow).",
+            layout_text(d.shape)
         ),
         plot: scatter,
         height: 800,
@@ -451,12 +590,15 @@ fn scatter_figure(d: &Drawn, report: &mut FigureReport) -> PageFigure {
 
 /// Hover of one exact element access; customdata is `[time, operation,
 /// thread, occurrence, source, address, i, j, (k)]`.
-fn exact_hover(name: &str, is3: bool) -> String {
+/// For an array of structures, `customdata[7]` is the field's name.
+fn exact_hover(name: &str, is3: bool, fields: bool) -> String {
     format!(
         "order (time) %{{customdata[0]}}<br>address 0x%{{customdata[5]:x}}<br>{}{}<br>operation %{{customdata[1]}}<br>thread %{{customdata[2]}}<br>occurrence %{{customdata[3]}}<br>source %{{customdata[4]}}<extra></extra>",
         super::html::escape_html(name),
         if is3 {
             "[%{customdata[6]}][%{customdata[7]}][%{customdata[8]}]"
+        } else if fields {
+            "[%{customdata[6]}].%{customdata[7]}"
         } else {
             "[%{customdata[6]}][%{customdata[7]}]"
         },
@@ -483,7 +625,7 @@ fn exact_scatter(d: &Drawn) -> Plot {
             a.tid()[k] as u64,
             a.occ()[k] as u64,
             0,
-            d.shape.base + e * d.shape.tb,
+            d.shape.addr_of(e),
             i,
             j,
             kk,
@@ -503,7 +645,7 @@ fn exact_scatter(d: &Drawn) -> Plot {
         CdCol::Str(c_line, d.sources.clone()),
         CdCol::U64(c_addr),
         CdCol::U64(c_i),
-        CdCol::U64(c_j),
+        column_data(d.shape, c_j),
     ];
     if is3 {
         cols.push(CdCol::U64(c_k));
@@ -511,7 +653,7 @@ fn exact_scatter(d: &Drawn) -> Plot {
     let t = Scatter3D::new(x.clone(), y.clone(), z.clone())
         .mode(Mode::Markers)
         .name(d.shape.name.as_str())
-        .hover_template(exact_hover(&d.shape.name, is3));
+        .hover_template(exact_hover(&d.shape.name, is3, !d.shape.fields.is_empty()));
     let mut p = Plot::new();
     p.add_trace(
         Ext::new(*t)
@@ -525,6 +667,16 @@ fn exact_scatter(d: &Drawn) -> Plot {
             .boxed(),
     );
     p
+}
+
+/// The column index of each point as customdata: the field's name for an
+/// array of structures, else the index.
+fn column_data(shape: &Shape, j: Vec<u64>) -> CdCol {
+    if shape.fields.is_empty() {
+        return CdCol::U64(j);
+    }
+    let names = shape.fields.iter().map(|f| f.1.clone()).collect();
+    CdCol::Str(j.into_iter().map(|j| j as u32).collect(), Arc::new(names))
 }
 
 /// Hover of one aggregated group of element accesses; customdata is
@@ -628,19 +780,26 @@ fn save_csv(d: &Drawn, file: &str) -> Result<std::path::PathBuf, VisError> {
     if d.is3() {
         header.push("depth");
     }
+    let fields = !shape.fields.is_empty();
+    if fields {
+        header.push("field");
+    }
     header.extend_from_slice(&["operation", "thread", "time"]);
     let mut w = CsvOut::create(&d.o.visinfo_dir, file, &header)?;
     let mut err = None;
     (d.each)(&mut |k, e| {
         let (i, j, kk) = shape.ijk(e);
         w.num(k as u64);
-        w.hex(shape.base + e * shape.tb);
+        w.hex(shape.addr_of(e));
         w.text(&shape.name);
         w.num(a.occ()[k] as u64);
         w.num(i);
         w.num(j);
         if d.is3() {
             w.num(kk);
+        }
+        if fields {
+            w.text(&shape.column_name(j));
         }
         w.text(op_name(a.op()[k]));
         w.num(a.tid()[k] as u64);

@@ -12,7 +12,7 @@ use plotly::common::{ColorBar, ColorScale, ColorScalePalette, Title, Visible};
 use plotly::layout::update_menu::{Button, ButtonMethod, UpdateMenu, UpdateMenuType};
 use plotly::layout::{Axis, AxisConstrain, AxisRange, Frame, Slider, SliderMethod, SliderStep};
 use plotly::{HeatMap, Layout, Plot, Trace, Traces};
-use serde_json::json;
+use serde_json::{json, Value};
 
 use super::aggregate::Source;
 use super::html::PageFigure;
@@ -37,6 +37,10 @@ pub(super) struct Shape {
     pub(super) tb: u64,
     /// `[rows, cols]` or `[planes, cols, depth]`.
     pub(super) dims: Vec<u64>,
+    /// An array of structures drawn one column per field: the fields'
+    /// byte offsets within an element, ascending, and their names. Empty
+    /// for a plain array, whose columns are elements of `tb` bytes.
+    pub(super) fields: Vec<(u64, String)>,
 }
 
 impl Shape {
@@ -48,6 +52,82 @@ impl Shape {
             let plane = self.dims[1] * self.dims[2];
             (e / plane, (e % plane) / self.dims[2], e % self.dims[2])
         }
+    }
+
+    /// The address of element (cell) `e`: for an array of structures, the
+    /// start of field `j` of element `i`.
+    pub(super) fn addr_of(&self, e: u64) -> u64 {
+        match self.fields.len() as u64 {
+            0 => self.base + e * self.tb,
+            nf => self.base + (e / nf) * self.tb + self.fields[(e % nf) as usize].0,
+        }
+    }
+
+    /// The cell holding byte `off` of the block: the field it falls in for
+    /// an array of structures. Bytes before the first field go to the
+    /// previous element's last field (`Err` when there is none), with
+    /// `Ok` meaning a field at or before the byte.
+    fn cell_of(&self, off: u64) -> Result<u64, u64> {
+        let nf = self.fields.len() as u64;
+        if nf == 0 {
+            return Ok(off / self.tb);
+        }
+        let (row, within) = (off / self.tb, off % self.tb);
+        match self.fields.partition_point(|f| f.0 <= within) as u64 {
+            0 => Err(row * nf),
+            k => Ok(row * nf + k - 1),
+        }
+    }
+
+    /// First and last cell covering block bytes `lo..=hi`, `None` when they
+    /// hold only padding before the first accessed field.
+    pub(super) fn cells_of(&self, lo: u64, hi: u64) -> Option<(u64, u64)> {
+        let first = self.cell_of(lo).unwrap_or_else(|e| e);
+        let last = match self.cell_of(hi) {
+            Ok(c) => c,
+            Err(0) => return None,
+            Err(c) => c - 1,
+        };
+        (first <= last).then_some((first, last))
+    }
+
+    /// The x values of `n` heatmap columns of `f` merged elements each:
+    /// the field names of an array of structures drawn one column per
+    /// field, else the first column index of each.
+    fn column_values(&self, n: usize, f: u64) -> Vec<Value> {
+        if f == 1 && !self.fields.is_empty() {
+            return self
+                .fields
+                .iter()
+                .map(|c| Value::from(c.1.clone()))
+                .collect();
+        }
+        (0..n as u64).map(|x| Value::from(x * f)).collect()
+    }
+
+    /// The x axis title of the heatmaps.
+    fn column_title(&self) -> &'static str {
+        if self.fields.is_empty() {
+            "column j"
+        } else {
+            "field"
+        }
+    }
+
+    /// The hovered element of a 2D heatmap cell of `f x f` elements.
+    fn hover_cell(&self, f: u64) -> String {
+        if f == 1 && !self.fields.is_empty() {
+            format!("{}[%{{y}}].%{{x}}", super::html::escape_html(&self.name))
+        } else {
+            hover_element(&self.name, None, f)
+        }
+    }
+
+    /// The name of column `j`: the field's, or the index.
+    pub(super) fn column_name(&self, j: u64) -> String {
+        self.fields
+            .get(j as usize)
+            .map_or_else(|| j.to_string(), |f| f.1.clone())
     }
 }
 
@@ -164,11 +244,11 @@ fn hover_element(name: &str, plane: Option<&str>, f: u64) -> String {
 }
 
 fn heat(
-    x: Vec<u64>,
+    x: Vec<Value>,
     y: Vec<u64>,
     z: ZRows,
     st: &HeatStyle,
-) -> Box<HeatMap<u64, u64, Vec<Option<f64>>>> {
+) -> Box<HeatMap<Value, u64, Vec<Option<f64>>>> {
     // Counts use a light-to-dark scale so that blank (never) reads as white.
     let counts = matches!(st.scale, ColorScalePalette::YlOrRd);
     let mut bar = ColorBar::new().title(st.label);
@@ -259,7 +339,7 @@ pub(super) fn grid_figures(c: &Cells, figures: &mut Vec<PageFigure>, report: &mu
         );
         true
     });
-    let xs: Vec<u64> = (0..nc as u64).map(|x| x * f).collect();
+    let xs = c.shape.column_values(nc, f);
     let ys: Vec<u64> = (0..nr as u64).map(|y| y * f).collect();
     let flip = c.o.matrix_orientation.then_some((nr, f));
     // Merged cells hold the sum over their block; say so on the colour bar.
@@ -288,7 +368,7 @@ pub(super) fn grid_figures(c: &Cells, figures: &mut Vec<PageFigure>, report: &mu
         let st = HeatStyle {
             label,
             scale,
-            element: hover_element(&c.shape.name, None, f),
+            element: c.shape.hover_cell(f),
             integer: metric != Metric::StoreShare,
             max: hi,
         };
@@ -300,7 +380,9 @@ pub(super) fn grid_figures(c: &Cells, figures: &mut Vec<PageFigure>, report: &mu
         );
         let mut p = Plot::new();
         p.add_trace(h.zauto(false).zmin(lo).zmax(hi));
-        p.set_layout(square_layout("column j", "row i", flip).height(HEAT_HEIGHT as usize));
+        p.set_layout(
+            square_layout(c.shape.column_title(), "row i", flip).height(HEAT_HEIGHT as usize),
+        );
         figures.push(PageFigure {
             heading: heading.into(),
             note: note.into(),
@@ -401,11 +483,11 @@ fn replay_plot(
     let st = HeatStyle {
         label,
         scale: ColorScalePalette::YlOrRd,
-        element: hover_element(&c.shape.name, None, g.fr),
+        element: c.shape.hover_cell(g.fr),
         integer: true,
         max: zmax,
     };
-    let rxs: Vec<u64> = (0..g.rc as u64).map(|x| x * g.fr).collect();
+    let rxs = c.shape.column_values(g.rc, g.fr);
     let rys: Vec<u64> = (0..g.rr as u64).map(|y| y * g.fr).collect();
     let frame_heat = |fi: usize| {
         let z = rows_of(g.rr, g.rc, |x| count_cell(frames[fi * cells + x]));
@@ -436,7 +518,7 @@ fn replay_plot(
         .args(json!([null, {"frame": {"duration": 250, "redraw": true}, "fromcurrent": false, "transition": {"duration": 0}}]));
     let flip = c.o.matrix_orientation.then_some((g.rr, g.fr));
     p.set_layout(
-        square_layout("column j", "row i", flip)
+        square_layout(c.shape.column_title(), "row i", flip)
             .height(REPLAY_HEIGHT as usize)
             .sliders(vec![Slider::new()
                 .y(-0.2)
@@ -580,7 +662,7 @@ fn slice_plot(
             )
         })
         .collect();
-    let xs: Vec<u64> = (0..sl.nk as u64).map(|x| x * sl.f).collect();
+    let xs: Vec<Value> = (0..sl.nk as u64).map(|x| Value::from(x * sl.f)).collect();
     let ys: Vec<u64> = (0..sl.nj as u64).map(|y| y * sl.f).collect();
     let mut p = Plot::new();
     let mut steps = Vec::new();

@@ -10,6 +10,9 @@
 //! * [`array_2d`]: one variable seen as a `rows x cols` matrix: 3D scatter
 //!   (column, occurrence, row), heatmaps of access count, first and last access
 //!   time and store share, and a replay of the traversal with a time slider.
+//! * [`array_fields`]: an array of structures as a table of elements by
+//!   fields, the columns named after the fields, with the views of
+//!   [`array_2d`].
 //! * [`array_3d`]: one variable seen as a `planes x cols x depth` array: 3D
 //!   scatter (column, depth, plane) and per-plane heatmaps with a slider.
 //!
@@ -40,7 +43,7 @@ mod traces;
 
 use std::path::PathBuf;
 
-pub use array::{array_2d, array_3d};
+pub use array::{array_2d, array_3d, array_fields};
 pub use complete::complete_memory_access_pattern;
 pub use error::VisError;
 pub use heap::{heap_figures, lifetime_histogram};
@@ -71,13 +74,18 @@ pub struct FigureOptions {
     pub provenance: String,
 }
 
+/// Points a figure draws per view before it groups accesses exactly
+/// (`set_point_budget`): a page of this many points opens in a second or
+/// two in a browser on a laptop.
+pub const DEFAULT_POINT_BUDGET: usize = 200_000;
+
 impl Default for FigureOptions {
     fn default() -> Self {
         FigureOptions {
             figures_dir: PathBuf::from("figures"),
             visinfo_dir: PathBuf::from("visinfo"),
             save: false,
-            point_budget: 200_000,
+            point_budget: DEFAULT_POINT_BUDGET,
             matrix_orientation: false,
             provenance: String::new(),
         }
@@ -89,12 +97,12 @@ impl FigureOptions {
     pub fn validate(&self) -> Result<(), VisError> {
         if self.point_budget == 0 {
             return Err(VisError::BadOption(
-                "The point budget is 0, so no point could be drawn. Give a budget of at least 1 (the default is 200000).".into(),
+                format!("The point budget is 0, so no point could be drawn. Give a budget of at least 1 (the default is {DEFAULT_POINT_BUDGET})."),
             ));
         }
         if self.point_budget > MAX_POINT_BUDGET {
             return Err(VisError::BadOption(format!(
-                "The point budget {} is larger than {MAX_POINT_BUDGET}; a page that large cannot be opened by a browser. Give a smaller budget (the default is 200000).",
+                "The point budget {} is larger than {MAX_POINT_BUDGET}; a page that large cannot be opened by a browser. Give a smaller budget (the default is {DEFAULT_POINT_BUDGET}).",
                 self.point_budget
             )));
         }

@@ -247,15 +247,24 @@ static __inline__ void put_sv(Long v)
    put_uv(((ULong)v << 1) ^ (ULong)(v >> 63));
 }
 
-/* Strings are length-prefixed and cut at 4000 bytes. */
-static void put_str(const HChar* s)
+/* Strings are length-prefixed and cut at `cap` bytes; the caller has made
+   room for cap + 10 bytes. */
+static void put_str_cap(const HChar* s, UInt cap)
 {
    UInt len = s ? VG_(strlen)(s) : 0;
-   if (len > 4000) len = 4000;
-   ensure(len + 16);
+   if (len > cap) len = cap;
    put_uv(len);
    if (len) VG_(memcpy)(buf + buf_pos, s, len);
    buf_pos += len;
+}
+
+/* Names and notes in records are cut at 4000 bytes. */
+#define MAX_RECORD_STR 4000
+
+static void put_str(const HChar* s)
+{
+   ensure(MAX_RECORD_STR + 16);
+   put_str_cap(s, MAX_RECORD_STR);
 }
 
 /*------------------------------------------------------------*/
@@ -269,11 +278,12 @@ static ULong n_allocs;
 static ULong n_frees;
 static ULong n_regions;
 
-/* Thread bookkeeping mirrored by the reader. */
-#define MAX_TIDS 1024
+/* Thread bookkeeping mirrored by the reader. Valgrind's thread ids are
+   below VG_N_THREADS (--max-threads), so every thread has its slots; the
+   arrays are sized in post_clo_init, once the option is known. */
 static ThreadId emitted_tid = 0;     /* thread of the last access record */
-static Addr     last_sp[MAX_TIDS];   /* last stack pointer sent, per thread */
-static Addr     last_fp[MAX_TIDS];   /* last frame pointer (rbp) sent, per thread */
+static Addr*    last_sp;             /* last stack pointer sent, per thread */
+static Addr*    last_fp;             /* last frame pointer (rbp) sent, per thread */
 
 /*------------------------------------------------------------*/
 /*--- Sites: one memory operation of one instruction       ---*/
@@ -429,12 +439,12 @@ static void emit_thread_and_sp(ThreadId tid, Addr sp, Addr fp)
       put_uv(tid);
       emitted_tid = tid;
    }
-   if (tid < MAX_TIDS && sp != last_sp[tid]) {
+   if (sp != last_sp[tid]) {
       put_uv(REC_SP);
       put_sv((Long)(sp - last_sp[tid]));
       last_sp[tid] = sp;
    }
-   if (tid < MAX_TIDS && fp != last_fp[tid]) {
+   if (fp != last_fp[tid]) {
       put_uv(REC_FP);
       put_sv((Long)(fp - last_fp[tid]));
       last_fp[tid] = fp;
@@ -449,7 +459,7 @@ static void mv_access(UWord id, Addr addr, Addr sp, Addr fp)
 
    if (UNLIKELY(clo_heap_only) && !in_heap_block(addr)) return;
    if (UNLIKELY(tid != emitted_tid
-                || (tid < MAX_TIDS && (sp != last_sp[tid] || fp != last_fp[tid]))))
+                || sp != last_sp[tid] || fp != last_fp[tid]))
       emit_thread_and_sp(tid, sp, fp);
 
    predicted = s->last + s->stride;
@@ -1004,37 +1014,50 @@ static Bool mv_handle_client_request(ThreadId tid, UWord* arg, UWord* ret)
 /*--- Start and finish                                     ---*/
 /*------------------------------------------------------------*/
 
+/* The longest argument the kernel passes (MAX_ARG_STRLEN, 32 pages): the
+   header keeps every argument whole. The reader accepts strings up to this
+   length and up to MAX_HEADER_ARGS arguments. */
+#define MAX_ARG_BYTES 131072
+#define MAX_HEADER_ARGS 262144
+
 static void write_header(void)
 {
    struct vki_timeval tv;
    UInt i, n = VG_(sizeXA)(VG_(args_for_client));
+   SizeT cap = 64 + MAX_RECORD_STR + MAX_ARG_BYTES + 10;
+   UChar* saved = buf;
+   UInt saved_pos = buf_pos;
+   UChar* hdr;
    VG_(gettimeofday)(&tv, NULL);
-   /* The header goes before anything buffered at start-up: build it in
-      its own small buffer and write it first. */
-   {
-      UChar* saved = buf;
-      UInt saved_pos = buf_pos;
-      UChar hdr[16384];
-      buf = hdr;
-      buf_pos = 0;
-      VG_(memcpy)(buf, MV_MAGIC, 8);
-      buf_pos = 8;
-      put_uv(MV_FORMAT_VERSION);
-      put_uv(VG_(getpid)());
-      put_uv((ULong)tv.tv_sec * 1000000ULL + tv.tv_usec);
-      put_str(MAPVIS_VG_VERSION);
-      put_uv(clo_stack_depth);
-      put_u8(clo_heap_only ? 1 : 0);
-      n = n > 64 ? 64 : n;
-      put_uv(n + 1);
-      put_str(VG_(args_the_exename));
-      for (i = 0; i < n; i++) put_str(*(HChar**)VG_(indexXA)(VG_(args_for_client), i));
-      VG_(write)(out_fd, hdr, buf_pos);
-      bytes_written += buf_pos;
-      header_len = buf_pos;
-      buf = saved;
-      buf_pos = saved_pos;
+   if (n > MAX_HEADER_ARGS - 1) n = MAX_HEADER_ARGS - 1;
+   for (i = 0; i < n; i++) {
+      SizeT len = VG_(strlen)(*(HChar**)VG_(indexXA)(VG_(args_for_client), i));
+      cap += (len > MAX_ARG_BYTES ? MAX_ARG_BYTES : len) + 10;
    }
+   /* The header goes before anything buffered at start-up: build it in a
+      buffer of its own, sized for every argument (a whole command line can
+      be megabytes), and write it first. */
+   hdr = VG_(malloc)("mapvis.header", cap);
+   buf = hdr;
+   VG_(memcpy)(buf, MV_MAGIC, 8);
+   buf_pos = 8;
+   put_uv(MV_FORMAT_VERSION);
+   put_uv(VG_(getpid)());
+   put_uv((ULong)tv.tv_sec * 1000000ULL + tv.tv_usec);
+   put_str_cap(MAPVIS_VG_VERSION, MAX_RECORD_STR);
+   put_uv(clo_stack_depth);
+   put_u8(clo_heap_only ? 1 : 0);
+   put_uv(n + 1);
+   put_str_cap(VG_(args_the_exename), MAX_ARG_BYTES);
+   for (i = 0; i < n; i++)
+      put_str_cap(*(HChar**)VG_(indexXA)(VG_(args_for_client), i), MAX_ARG_BYTES);
+   tl_assert(buf_pos <= cap);
+   VG_(write)(out_fd, hdr, buf_pos);
+   bytes_written += buf_pos;
+   header_len = buf_pos;
+   buf = saved;
+   buf_pos = saved_pos;
+   VG_(free)(hdr);
 }
 
 /*------------------------------------------------------------*/
@@ -1110,6 +1133,8 @@ static void open_child_trace(void)
 
 static void mv_post_clo_init(void)
 {
+   last_sp = VG_(calloc)("mapvis.last_sp", VG_N_THREADS, sizeof(Addr));
+   last_fp = VG_(calloc)("mapvis.last_fp", VG_N_THREADS, sizeof(Addr));
    SysRes sres = VG_(open)(clo_trace_file,
                            VKI_O_CREAT | VKI_O_TRUNC | VKI_O_WRONLY, 0644);
    if (sr_isError(sres)) {
@@ -1156,11 +1181,14 @@ static void mv_fini(Int exitcode)
    buf_pos += 6;
    flush_buf();
    if (out_fd >= 0) VG_(close)(out_fd);
-   VG_(umsg)("mapvis: %llu accesses in %llu region(s), %llu allocations, "
-             "%llu frees; trace '%s' (%llu bytes).\n",
-             n_accesses, n_regions, n_allocs, n_frees, clo_trace_file,
-             bytes_written);
-   if (n_regions == 0)
+   /* The summary is for someone running the tool by hand; under -q (as
+      mapvis runs it, and prints its own summary) it stays quiet. */
+   if (VG_(clo_verbosity) > 0)
+      VG_(umsg)("mapvis: %llu accesses in %llu region(s), %llu allocations, "
+                "%llu frees; trace '%s' (%llu bytes).\n",
+                n_accesses, n_regions, n_allocs, n_frees, clo_trace_file,
+                bytes_written);
+   if (n_regions == 0 && VG_(clo_verbosity) > 0)
       VG_(umsg)("mapvis: no region was traced: are GL_START/GL_STOP in the "
                 "code that ran?\n");
 }

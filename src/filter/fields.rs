@@ -1,0 +1,88 @@
+//! The fields of an array of structures, as columns for the 2D figure.
+//!
+//! An array of structures (`struct P ps[16]`, `struct P *hp = malloc(8 *
+//! sizeof *hp)`) reads best as a table: one row per element, one column per
+//! field, named as the source names it. The analysis already names each
+//! location by its member path (`ps[3].x`, `hp[0].pos.y`), so the fields
+//! are read back from the location table: every distinct byte offset within
+//! the element that an access started at, with the member path there.
+//! Fields that no access touched have no location and so no column; they
+//! would be empty columns anyway.
+
+use polars::prelude::*;
+
+use super::analysis::Analysis;
+use super::schema::location as lc;
+
+/// One column of an array of structures: where it starts in the element,
+/// and its member path (`x`, `pos.y`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StructField {
+    /// Byte offset within one element.
+    pub offset: u64,
+    /// Member path below the element, without the array part.
+    pub name: String,
+}
+
+/// The accessed fields of variable `var`, ordered by offset, when it is a
+/// one-dimensional array of structures (a known element size, and member
+/// paths such as `ps[3].x` on its locations); empty otherwise.
+///
+/// Cost: one pass over the location table (one row per distinct address),
+/// O(distinct locations of all variables).
+///
+/// # Errors
+/// Only when the location table does not follow its schema (a bug).
+pub fn struct_fields(a: &Analysis, var: u32) -> PolarsResult<Vec<StructField>> {
+    let Some(v) = a.vars.get(var as usize) else {
+        return Ok(vec![]);
+    };
+    if v.elem_size == 0 || v.dims.len() > 1 {
+        return Ok(vec![]);
+    }
+    let elem = v.elem_size as u64;
+    let loc = &a.locations;
+    let vars = loc.column(lc::VAR)?.u32()?;
+    let addrs = loc.column(lc::ADDR)?.u64()?;
+    let elements = loc.column(lc::ELEMENT)?.str()?;
+    let mut by_offset = std::collections::BTreeMap::new();
+    for ((vv, addr), e) in vars.into_iter().zip(addrs).zip(elements) {
+        let (Some(vv), Some(addr), Some(e)) = (vv, addr, e) else {
+            continue;
+        };
+        if vv != var || addr < v.base || addr >= v.base.saturating_add(v.size) {
+            continue;
+        }
+        if let Some(name) = member_path(e) {
+            by_offset
+                .entry((addr - v.base) % elem)
+                .or_insert_with(|| name.to_string());
+        }
+    }
+    Ok(by_offset
+        .into_iter()
+        .map(|(offset, name)| StructField { offset, name })
+        .collect())
+}
+
+/// The member path after the first array index: `x` of `ps[3].x`,
+/// `pos.y` of `hp[0].pos.y`; `None` for `ps[3]` or a plain member `h.n`.
+fn member_path(element: &str) -> Option<&str> {
+    let close = element.find("].")?;
+    let rest = &element[close + 2..];
+    (!rest.is_empty()).then_some(rest)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::member_path;
+
+    #[test]
+    fn member_paths_follow_the_first_index() {
+        assert_eq!(member_path("ps[3].x"), Some("x"));
+        assert_eq!(member_path("hp[0].pos.y"), Some("pos.y"));
+        assert_eq!(member_path("m[1][2].v"), Some("v"));
+        assert_eq!(member_path("ps[3]"), None);
+        assert_eq!(member_path("h.nbins"), None);
+    }
+}

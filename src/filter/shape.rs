@@ -1,0 +1,136 @@
+//! The arrays the 2D and 3D figures draw: which names they accept, which
+//! variable a name the user typed means, and the shape to draw it with
+//! when the user gives none (from the variable's type or allocation
+//! statement, or its fields for an array of structures).
+
+use super::analysis::{Analysis, Variable};
+use super::fields::{struct_fields, StructField};
+use super::pick::is_array;
+
+/// How to lay an array out for a figure.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DrawShape {
+    /// Rows of `cols` elements of `elem` bytes (with `depth` > 1, planes
+    /// of `cols x depth`).
+    Grid {
+        /// Elements per row.
+        cols: u64,
+        /// Elements per column of a plane; 1 in 2D.
+        depth: u64,
+        /// Bytes per element.
+        elem: u64,
+    },
+    /// An array of `elem`-byte structures, one row per element and one
+    /// column per field the region touched.
+    Fields {
+        /// Bytes per element.
+        elem: u64,
+        /// The fields, by offset.
+        fields: Vec<StructField>,
+    },
+}
+
+/// A name or shape the figure commands cannot use, in words for the user.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct ShapeError(pub String);
+
+/// The names the 2D and 3D commands accept, sorted: heap blocks and stack
+/// or global variables of array type.
+pub fn array_names(vars: &[Variable]) -> Vec<&str> {
+    let mut arrays: Vec<&str> = vars
+        .iter()
+        .filter(|v| is_array(v))
+        .map(|v| v.name.as_str())
+        .collect();
+    arrays.sort();
+    arrays
+}
+
+/// The variable a name means for the 2D and 3D commands: an array of that
+/// name first (`v` is the heap array, not the stack pointer `v` that holds
+/// its address), then any other variable, which draws if given a shape.
+///
+/// # Errors
+/// The name groups several blocks (the instances are listed), or there is
+/// no such variable (the arrays are listed).
+pub fn resolve_array(a: &Analysis, name: &str) -> Result<u32, ShapeError> {
+    let arrays = array_names(&a.vars);
+    let user = |v: &&Variable| !v.internal;
+    if arrays.contains(&name) {
+        if let Some(i) = a.vars.iter().position(|v| v.name == name && !v.internal) {
+            return Ok(i as u32);
+        }
+    }
+    let instances: Vec<&str> = a
+        .vars
+        .iter()
+        .filter(user)
+        .filter(|v| v.base_name == name && arrays.contains(&v.name.as_str()))
+        .map(|v| v.name.as_str())
+        .collect();
+    if !instances.is_empty() {
+        return Err(ShapeError(format!(
+            "\"{name}\" names {} blocks: choose one of {}.",
+            instances.len(),
+            instances.join(", ")
+        )));
+    }
+    if let Some(i) = a.vars.iter().position(|v| v.name == name && !v.internal) {
+        return Ok(i as u32);
+    }
+    Err(ShapeError(format!(
+        "there is no array named \"{name}\" in the analysis; the arrays are: {}.",
+        if arrays.is_empty() {
+            "(none)".to_string()
+        } else {
+            arrays.join(", ")
+        }
+    )))
+}
+
+/// The shape of variable `var` for an `ndim`-dimensional figure when the
+/// user gives none: an array of structures in 2D is drawn by fields; other
+/// arrays take their inner dimensions and element size from their type or
+/// allocation statement.
+///
+/// # Errors
+/// Nothing gives the shape; the message says what is known and how to
+/// give it.
+pub fn infer_shape(a: &Analysis, var: u32, ndim: usize) -> Result<DrawShape, ShapeError> {
+    let v = &a.vars[var as usize];
+    if ndim == 2 {
+        let fields = struct_fields(a, var).map_err(|e| {
+            ShapeError(format!("the fields of \"{}\" cannot be read: {e}.", v.name))
+        })?;
+        if !fields.is_empty() {
+            return Ok(DrawShape::Fields {
+                elem: v.elem_size as u64,
+                fields,
+            });
+        }
+    }
+    if v.elem_size == 0 || v.dims.len() < ndim {
+        let usage = if ndim == 2 {
+            "2d_memory_access_pattern NAME COLS TYPEBYTES ?save?"
+        } else {
+            "3d_memory_access_pattern NAME COLS DEPTH TYPEBYTES ?save?"
+        };
+        let known = if v.dims.is_empty() {
+            "none".to_string()
+        } else {
+            let d: Vec<String> = v.dims.iter().map(|d| d.to_string()).collect();
+            d.join("x")
+        };
+        return Err(ShapeError(format!(
+            "the shape of \"{}\" could not be inferred (known dimensions: {known}): give it, as in {usage}.",
+            v.name
+        )));
+    }
+    let d = &v.dims[v.dims.len() - (ndim - 1)..];
+    Ok(DrawShape::Grid {
+        cols: d[0],
+        depth: if ndim == 3 { d[1] } else { 1 },
+        elem: v.elem_size as u64,
+    })
+}
