@@ -325,6 +325,13 @@ fn a_forking_program_gives_one_trace_per_process() {
             .count()
     };
     assert_eq!((touching(a.0, a.1), touching(b.0, b.1)), (0, 32));
+    // The stack pointers start again from 0 in the child's stream: every
+    // access carries the child's real one, on the same stack as the
+    // parent's (within a MiB of it).
+    let psp = accesses(&evs)[0].sp;
+    for x in accesses(&cevs) {
+        assert!(x.sp != 0 && x.sp.abs_diff(psp) < 1 << 20, "{x:?}");
+    }
     let mut inherited: Vec<(u64, u64, bool)> = cevs
         .iter()
         .filter_map(|e| match e {

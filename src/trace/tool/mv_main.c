@@ -1084,8 +1084,8 @@ static void mv_child_after_fork(ThreadId tid)
    buf_pos = 0;
    n_accesses = n_allocs = n_frees = n_regions = 0;
    emitted_tid = 0;
-   VG_(memset)(last_sp, 0, sizeof last_sp);
-   VG_(memset)(last_fp, 0, sizeof last_fp);
+   VG_(memset)(last_sp, 0, VG_N_THREADS * sizeof(Addr));
+   VG_(memset)(last_fp, 0, VG_N_THREADS * sizeof(Addr));
    VG_(snprintf)(note, sizeof note, "process %d was forked from process %d; "
                  "its trace holds only its own events after the fork",
                  VG_(getpid)(), VG_(getppid)());
