@@ -208,6 +208,49 @@ fn every_figure_kind_renders_offline_in_chromium() {
     let figs = figures(&r.html);
     let traces = 1 + figs[1]["data"].as_array().unwrap().len();
     check_page(&bin, &r, traces);
+
+    // Coloured by class, exact and aggregated: one trace per class.
+    let mut acc_c = acc.clone();
+    let class: Vec<u8> = (0..acc.height()).map(|k| (k % 2) as u8).collect();
+    acc_c
+        .with_column(polars::prelude::Column::new("colour".into(), class))
+        .unwrap();
+    let mut oc = o.clone();
+    oc.annotations.classes = Some(mapvis::vis::ColourClasses {
+        title: "cache level".into(),
+        labels: vec!["L1 hit".into(), "miss to memory".into()],
+    });
+    for budget in [200_000, 8] {
+        oc.point_budget = budget;
+        let r = complete_memory_access_pattern(&acc_c, &vars, &lines, &oc).unwrap();
+        let figs = figures(&r.html);
+        let traces: usize = figs
+            .iter()
+            .map(|f| f["data"].as_array().unwrap().len())
+            .sum();
+        check_page(&bin, &r, traces);
+    }
+    oc.point_budget = 200_000;
+    // Scatter (2 classes) + 4 heatmaps + 2 replays.
+    let r = array_2d(&acc_c, &vars, &lines, 0, 5, 4, &oc).unwrap();
+    check_page(&bin, &r, 8);
+
+    // The sharing page: one line, two threads.
+    let line = mapvis::vis::sharing::SharedBytes {
+        addr: 0x1000,
+        line: 64,
+        kind: "false".into(),
+        transfers: 9,
+        threads: vec![(2, 0xff, 0xff), (3, 0xff00, 0)],
+        byte_names: (0..64).map(|b| format!("s+{b}")).collect(),
+    };
+    let page =
+        mapvis::vis::sharing::sharing_figure(&dir.path().join("figures"), &[line], &[]).unwrap();
+    let r = FigureReport {
+        html: page,
+        ..Default::default()
+    };
+    check_page(&bin, &r, 2);
 }
 
 /// The pixels of a PNG as 8-bit RGB, decoded by ImageMagick's `convert` to

@@ -17,6 +17,7 @@
 //! | `var`        | UInt32 | row of the variable table this access belongs to |
 //! | `occurrence` | UInt32 | 1-based: this is the n-th access to its location (`addr` in `var`) |
 //! | `line`       | UInt32 | row of the line table: source line of the instruction |
+//! | `colour`     | UInt8  | (figure selections only, with `set_figure_colour hit` or `reuse`) colour class of the access, an index into the class names handed with it |
 //!
 //! # The lookup table (one row per unique location: an address in a
 //! variable, sorted by address)
@@ -50,6 +51,15 @@
 //! |----------|--------|---------|
 //! | `line`   | UInt32 | row index, referenced by the access table |
 //! | `source` | String | `file.c:LINE`, or `?` when unknown |
+//!
+//! # The pattern table (one row per (variable, source line) pair, for
+//! figure hover text)
+//!
+//! | column    | dtype  | meaning |
+//! |-----------|--------|---------|
+//! | `var`     | UInt32 | row of the variable table |
+//! | `line`    | UInt32 | row of the line table |
+//! | `pattern` | String | access-pattern label (`row-wise: unit stride`) |
 
 /// Column names of the access table.
 pub mod access {
@@ -69,6 +79,8 @@ pub mod access {
     pub const OCCURRENCE: &str = "occurrence";
     /// Index into the line table.
     pub const LINE: &str = "line";
+    /// Colour class (figure selections with a colour mode only).
+    pub const COLOUR: &str = "colour";
 }
 
 /// Column names of the lookup table of unique locations.
@@ -117,6 +129,16 @@ pub mod line {
     pub const LINE: &str = "line";
     /// `file.c:LINE` or `?`.
     pub const SOURCE: &str = "source";
+}
+
+/// Column names of the pattern table.
+pub mod pattern {
+    /// Row of the variable table.
+    pub const VAR: &str = "var";
+    /// Row of the line table.
+    pub const LINE: &str = "line";
+    /// The label.
+    pub const LABEL: &str = "pattern";
 }
 
 /// Operation code of a load.

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use super::session::{CmdResult, Session};
 use super::{Registry, Value};
 use crate::filter::locality::cache::CacheModel;
+use crate::filter::locality::colour::{self, ColourMode};
 use crate::filter::locality::report::{self, text_table, CacheReport, Options, Row};
 use crate::filter::locality::reuse::Sampling;
 use crate::filter::locality::source;
@@ -24,6 +25,9 @@ pub struct Settings {
     pub cache: CacheModel,
     /// SHARDS sampling rate of the reuse distance, None for exact.
     pub sampling: Option<f64>,
+    /// How the access figures colour their points (`set_figure_colour`).
+    #[serde(default)]
+    pub figure_colour: ColourMode,
 }
 
 impl Settings {
@@ -71,6 +75,7 @@ pub fn register(r: &mut Registry<Session>) {
     };
     add(r, "set_cache", set_cache);
     add(r, "set_reuse_sampling", set_reuse_sampling);
+    add(r, "set_figure_colour", set_figure_colour);
     add(r, "cache_stats", |st, a| {
         cache_stats(st, a.iter().any(|x| x == "save"))
     });
@@ -117,6 +122,72 @@ fn set_cache(st: &mut Session, a: &[String]) -> CmdResult<Value> {
             })
             .collect(),
     ))
+}
+
+/// `set_figure_colour default|hit|reuse`.
+fn set_figure_colour(st: &mut Session, a: &[String]) -> CmdResult<Value> {
+    let mode = ColourMode::parse(&a[0]).ok_or_else(|| {
+        format!(
+            "set_figure_colour takes default, hit or reuse, not \"{}\".",
+            a[0]
+        )
+    })?;
+    st.locality.figure_colour = mode;
+    st.locality.save(&st.state_dir())?;
+    match mode {
+        ColourMode::Default => {
+            println!("figures: coloured by time (3D views) and by variable (2D view)")
+        }
+        ColourMode::Hit => println!(
+            "figures: coloured by the cache level that served each access, under this model:\n{}",
+            st.locality.cache.describe()
+        ),
+        ColourMode::Reuse => println!(
+            "figures: coloured by reuse distance in distinct {}-byte lines (exact), first touch apart",
+            st.locality.cache.levels.first().map_or(64, |l| l.line)
+        ),
+    }
+    Ok(s(mode.code()))
+}
+
+/// Adds the locality stage's colour classes (`set_figure_colour`) to the
+/// selected access rows `rows` of a figure, and the pattern labels of every
+/// (variable, line) pair, to `opts`; returns the rows to draw.
+pub fn annotate(
+    st: &Session,
+    a: &crate::filter::analysis::Analysis,
+    rows: polars::prelude::DataFrame,
+    opts: &mut crate::vis::FigureOptions,
+) -> CmdResult<polars::prelude::DataFrame> {
+    let mode = st.locality.figure_colour;
+    let (rows, classes) = colour::with_classes(a, &rows, mode, &st.locality.cache)
+        .map_err(|e| format!("computing the figure's colours failed: {e}"))?;
+    if mode != ColourMode::Default {
+        println!(
+            "colour: {} (set_figure_colour {})",
+            mode_words(mode),
+            mode.code()
+        );
+    }
+    opts.annotations.classes = classes.map(|c| crate::vis::ColourClasses {
+        title: c.title,
+        labels: c.labels,
+    });
+    opts.annotations.patterns = Some(
+        colour::pattern_table(a)
+            .map_err(|e| format!("labelling the access patterns failed: {e}"))?,
+    );
+    Ok(rows)
+}
+
+fn mode_words(mode: ColourMode) -> &'static str {
+    match mode {
+        ColourMode::Default => "time and variable",
+        ColourMode::Hit => {
+            "cache level that served each access (set_cache model, cold at GL_START)"
+        }
+        ColourMode::Reuse => "reuse distance in distinct cache lines",
+    }
 }
 
 /// `set_reuse_sampling RATE|off`.
@@ -384,6 +455,26 @@ fn print_reuse(r: &CacheReport) {
     }
 }
 
+/// `figures/sharing.html`: each shared line's bytes by thread.
+fn sharing_figure(lines: &[report::SharedLine], line: u32, figures: &Path) -> CmdResult<PathBuf> {
+    use crate::vis::sharing::{self, SharedBytes};
+    let drawn: Vec<SharedBytes> = lines
+        .iter()
+        .map(|l| SharedBytes {
+            addr: l.addr,
+            line,
+            kind: l.kind.clone(),
+            transfers: l.transfers,
+            threads: l.masks.clone(),
+            byte_names: l.byte_names.clone(),
+        })
+        .collect();
+    let intro = vec![format!(
+        "Cache lines of {line} bytes written by one thread and touched by another, most transfers first; Valgrind runs one thread at a time, so the transfers are those of its interleaving."
+    )];
+    sharing::sharing_figure(figures, &drawn, &intro).map_err(|e| e.to_string())
+}
+
 /// `sharing_stats ?save?`.
 fn sharing_stats(st: &mut Session, save: bool) -> CmdResult<Value> {
     let kind = st.mem;
@@ -427,8 +518,23 @@ fn sharing_stats(st: &mut Session, save: bool) -> CmdResult<Value> {
             .map_err(|e| e.to_string())?;
         let p2 = crate::filter::files::write_parquet(&mut df, &dir.join("sharing_stats.parquet"))
             .map_err(|e| e.to_string())?;
-        st.record_written(&[p1.clone(), p2.clone()]);
-        println!("wrote {} and {}", p1.display(), p2.display());
+        let p3 = sharing_figure(&lines, line, &st.figures_dir())?;
+        println!(
+            "wrote {}, {} and {}",
+            p1.display(),
+            p2.display(),
+            p3.display()
+        );
+        // The page's shared plotly.js and the folder's index too.
+        let mut recorded = vec![p1, p2];
+        recorded.extend(
+            crate::vis::FigureReport {
+                html: p3,
+                ..Default::default()
+            }
+            .files(),
+        );
+        st.record_written(&recorded);
     }
     Ok(Value::List(
         lines

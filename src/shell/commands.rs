@@ -510,6 +510,7 @@ pub(super) fn figure_options(st: &Session, save: bool) -> vis::FigureOptions {
         point_budget: st.point_budget,
         matrix_orientation: st.matrix_orientation,
         provenance: provenance(st),
+        annotations: Default::default(),
     }
 }
 
@@ -552,9 +553,10 @@ pub(super) fn report_figure(st: &Session, r: &vis::FigureReport) -> Value {
 
 fn complete_pattern(st: &mut Session, save: bool, f: &filter::pick::VarFilter) -> CmdResult<Value> {
     let mut sel = st.selected()?;
-    let opts = figure_options(st, save);
+    let mut opts = figure_options(st, save);
     let grouping = st.grouping;
-    let a = st.analysis()?;
+    st.analysis()?;
+    let a = st.analysis.as_ref().expect("analysis loaded above");
     if !f.is_empty() {
         let keep = f.keep(&a.vars).map_err(|e| e.to_string())?;
         sel = filter::pick::narrow(a, &sel, &keep).map_err(|e| e.to_string())?;
@@ -577,6 +579,7 @@ fn complete_pattern(st: &mut Session, save: bool, f: &filter::pick::VarFilter) -
     // The figure reads every selected access: gather their columns (shared
     // with the analysis when the selection is everything).
     let rows = filter::rows(a, &sel).map_err(|e| e.to_string())?;
+    let rows = super::cmd_locality::annotate(st, a, rows, &mut opts)?;
     let shown = filter::stats::variables_for_display(a, grouping).map_err(|e| e.to_string())?;
     let r = vis::complete_memory_access_pattern(&rows, &shown, &a.lines, &opts)
         .map_err(|e| e.to_string())?;
@@ -599,8 +602,9 @@ fn array_pattern(st: &mut Session, args: &[String], ndim: usize) -> CmdResult<Va
     let save = has_save(args);
     let nums: Vec<&String> = args[1..].iter().filter(|a| *a != "save").collect();
     let name = args[0].clone();
-    let opts = figure_options(st, save);
-    let a = st.analysis()?;
+    let mut opts = figure_options(st, save);
+    st.analysis()?;
+    let a = st.analysis.as_ref().expect("analysis loaded above");
     let var = filter::shape::resolve_array(a, &name).map_err(|e| e.to_string())?;
     let shape = if nums.len() == ndim {
         let cols = parse_dim("COLS", nums[0])?;
@@ -640,6 +644,7 @@ fn array_pattern(st: &mut Session, args: &[String], ndim: usize) -> CmdResult<Va
         }
     };
     let acc = filter::accesses_of(a, var).map_err(|e| e.to_string())?;
+    let acc = super::cmd_locality::annotate(st, a, acc, &mut opts)?;
     println!(
         "drawing {} accesses of {}...",
         acc.height(),
@@ -661,9 +666,10 @@ fn struct_pattern(
     name: &str,
     elem: u64,
     fields: Vec<filter::fields::StructField>,
-    opts: vis::FigureOptions,
+    mut opts: vis::FigureOptions,
 ) -> CmdResult<Value> {
-    let a = st.analysis()?;
+    st.analysis()?;
+    let a = st.analysis.as_ref().expect("analysis loaded above");
     let names: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
     println!(
         "{} is an array of {elem}-byte structures: one column per field ({}).",
@@ -672,6 +678,7 @@ fn struct_pattern(
     );
     let cols: Vec<(u64, String)> = fields.into_iter().map(|f| (f.offset, f.name)).collect();
     let acc = filter::accesses_of(a, var).map_err(|e| e.to_string())?;
+    let acc = super::cmd_locality::annotate(st, a, acc, &mut opts)?;
     let r = vis::array_fields(&acc, &a.variables, &a.lines, var, elem, &cols, &opts)
         .map_err(|e| e.to_string())?;
     Ok(report_figure(st, &r))

@@ -284,6 +284,8 @@ pub const SPECS: &[CommandSpec] = &[
                (leaving out scalars such as loop counters and <static data>), NAME \
                keeps only the variables named, -NAME leaves one out. With save, \
                the data behind it goes to visinfo/complete_memory_access_pattern.csv. \
+               set_figure_colour colours the accesses by cache level or reuse \
+               distance instead; hover gives each access' pattern label. \
                Returns the figure's path.",
     },
     CommandSpec {
@@ -306,7 +308,8 @@ pub const SPECS: &[CommandSpec] = &[
                Left out for an array of structures, the rows are its elements and \
                the columns its fields, named as in the source (x, y, pos.z); only \
                fields the region touched get a column. \
-               With save, the data goes to visinfo/. Returns the figure's path.",
+               With save, the data goes to visinfo/. set_figure_colour colours the \
+               scatter by cache level or reuse distance. Returns the figure's path.",
     },
     CommandSpec {
         name: "3d_memory_access_pattern",
@@ -323,7 +326,9 @@ pub const SPECS: &[CommandSpec] = &[
                TYPEBYTES bytes (element = i*COLS*DEPTH + j*DEPTH + k) and draws it \
                into figures/3d_memory_access_pattern_NAME.html: the original's \
                scatter (j, k, i, coloured by time) and per-slice heatmaps with a \
-               slider. With save, the data goes to visinfo/. Returns the figure's path.",
+               slider. With save, the data goes to visinfo/. set_figure_colour \
+               colours the scatter by cache level or reuse distance. Returns the \
+               figure's path.",
     },
     // Housekeeping
     CommandSpec {
@@ -492,6 +497,27 @@ pub const SPECS: &[CommandSpec] = &[
                exactly, for very long traces; off goes back to exact distances.",
     },
     CommandSpec {
+        name: "set_figure_colour",
+        aliases: &[],
+        group: Group::New,
+        args: &[req(
+            "default|hit|reuse",
+            ArgKind::OneOf(&["default", "hit", "reuse"]),
+        )],
+        help: "Chooses how complete_memory_access_pattern and the 2D and 3D array \
+               figures colour their accesses: default colours by time (3D views) \
+               and by variable (2D view); hit by the level of the set_cache model \
+               that served each access (L1 hit, L2 hit, L3 hit, miss to memory), \
+               simulated as cache_stats does from cold caches at GL_START over all \
+               accesses in time order, even when the figure shows one variable; \
+               reuse by the exact reuse distance in distinct cache lines, in \
+               power-of-two bins (reuse 64-127 lines), with first touch apart. \
+               Each class is a trace of its own with its name in the legend, and \
+               above the point budget accesses are grouped within their class. \
+               Hover text also gives each access' pattern label. Kept in .mapvis/ \
+               for later sessions.",
+    },
+    CommandSpec {
         name: "cache_stats",
         aliases: &[],
         group: Group::New,
@@ -520,7 +546,9 @@ pub const SPECS: &[CommandSpec] = &[
                bytes of one line): for each line, the variables and fields, the bytes \
                each thread read and wrote, and the cross-thread transfers a coherent \
                cache would make. With save, writes visinfo/sharing_stats.csv (and \
-               Parquet). Returns a list of per-line dicts.",
+               Parquet) and figures/sharing.html (each shared line's bytes by \
+               thread, read or written, named by variable and field). Returns a \
+               list of per-line dicts.",
     },
     CommandSpec {
         name: "heap_profile",

@@ -10,10 +10,12 @@
 //! arguments are fully expanded before substitution (except next to `#` and
 //! `##`), `#param` makes a string, `##` pastes tokens, `__VA_ARGS__` takes
 //! the variadic arguments, and the result is rescanned with the macro being
-//! expanded hidden (no self-recursion). Conditional compilation is not
-//! evaluated: the last definition of a name wins. Cost: linear in the size
-//! of the expansion, bounded by [`MAX_DEPTH`] nested expansions.
-use std::collections::HashMap;
+//! expanded hidden (no self-recursion). The table is built by running a
+//! file's directives in order ([`MacroTable::run`]): `#if`, `#ifdef`,
+//! `#ifndef`, `#elif` and `#else` are evaluated, so the definition the
+//! compiler saw is the one kept. Cost: linear in the size of the expansion,
+//! bounded by [`MAX_DEPTH`] nested expansions.
+use std::collections::{BTreeSet, HashMap};
 
 /// Deepest nesting of macro expansions followed.
 pub const MAX_DEPTH: usize = 32;
@@ -94,6 +96,14 @@ pub fn strip_comments(text: &str) -> String {
     out
 }
 
+/// The punctuators of more than one character, longest first: they stay
+/// one token, so that expanded text reads as the C it stands for (`1 << 20`,
+/// not `1 < < 20`).
+const PUNCTUATORS: &[&str] = &[
+    "<<=", ">>=", "...", "##", "->", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "++", "--",
+    "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "::",
+];
+
 fn tokenize(text: &str) -> Vec<Tok> {
     let b = text.as_bytes();
     let mut toks = Vec::new();
@@ -116,12 +126,9 @@ fn tokenize(text: &str) -> Vec<Tok> {
             }
             i = (i + 1).min(b.len());
             toks.push(Tok::Lit(text[s..i].to_string()));
-        } else if text[i..].starts_with("##") || text[i..].starts_with("->") {
-            toks.push(Tok::Punct(text[i..i + 2].to_string()));
-            i += 2;
-        } else if text[i..].starts_with("...") {
-            toks.push(Tok::Punct("...".into()));
-            i += 3;
+        } else if let Some(p) = PUNCTUATORS.iter().find(|p| text[i..].starts_with(**p)) {
+            toks.push(Tok::Punct(p.to_string()));
+            i += p.len();
         } else {
             let ch = text[i..].chars().next().unwrap_or(' ');
             toks.push(Tok::Punct(ch.to_string()));
@@ -173,58 +180,185 @@ fn arguments(toks: &[Tok], open: usize) -> Option<(Vec<Vec<Tok>>, usize)> {
 }
 
 impl MacroTable {
-    /// The `#define`s of `text` (a source file or header), continuation
-    /// lines joined and comments removed.
+    /// The `#define`s of `text` (a source file or header) that its
+    /// conditional directives leave active, continuation lines joined and
+    /// comments removed; `#include`s are not followed. See
+    /// [`MacroTable::run`].
     pub fn from_text(text: &str) -> MacroTable {
-        let clean = strip_comments(text)
-            .replace("\\\r\n", " ")
-            .replace("\\\n", " ");
-        let mut map = HashMap::new();
-        for line in clean.lines() {
-            let Some(rest) = line.trim_start().strip_prefix('#') else {
-                continue;
-            };
-            let Some(rest) = rest.trim_start().strip_prefix("define") else {
-                continue;
-            };
-            if !rest.starts_with([' ', '\t']) {
-                continue;
-            }
-            let rest = rest.trim_start();
-            let name_len = rest
-                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                .unwrap_or(rest.len());
-            if name_len == 0 {
-                continue;
-            }
-            let (name, after) = rest.split_at(name_len);
-            let m = match after.strip_prefix('(') {
-                Some(p) => {
-                    let Some(close) = p.find(')') else { continue };
-                    let mut params: Vec<String> = p[..close]
-                        .split(',')
-                        .map(|s| s.trim().to_string())
-                        .filter(|s| !s.is_empty())
-                        .collect();
-                    let variadic = params.last().is_some_and(|l| l == "...");
-                    if variadic {
-                        params.pop();
+        let mut table = MacroTable::default();
+        let mut report = CondReport::default();
+        table.run(
+            std::path::Path::new(""),
+            text,
+            &mut |_, _, _| None,
+            &mut report,
+        );
+        table
+    }
+
+    /// Runs the directives of `text` (the file `file`) on this table, in
+    /// order, as the preprocessor does: `#define` and `#undef` in the
+    /// branches that `#if`, `#ifdef`, `#ifndef`, `#elif` and `#else` select,
+    /// and `#include`s there, whose text `include(name, quoted, from)`
+    /// gives (`None` when the header is not to be read, such as the
+    /// system's). A condition is evaluated with the macros defined so far:
+    /// `defined X`, integer arithmetic and comparisons, and names that are
+    /// not macros read as 0, as in C. A condition that cannot be evaluated
+    /// (`__has_include(...)`, a call of an unknown function-like macro,
+    /// floating point) takes its branch, and `report` says so. Cost: linear
+    /// in the text read, includes nested at most [`MAX_INCLUDE_DEPTH`] deep.
+    pub fn run(
+        &mut self,
+        file: &std::path::Path,
+        text: &str,
+        include: &mut ReadInclude<'_>,
+        report: &mut CondReport,
+    ) {
+        self.run_at(file, text, include, report, 0);
+    }
+
+    fn run_at(
+        &mut self,
+        file: &std::path::Path,
+        text: &str,
+        include: &mut ReadInclude<'_>,
+        report: &mut CondReport,
+        depth: usize,
+    ) {
+        let mut stack: Vec<Branch> = Vec::new();
+        for (line, directive) in directives(text) {
+            let active = stack.last().is_none_or(|b| b.active);
+            let (word, rest) = split_word(&directive);
+            match word {
+                "ifdef" | "ifndef" => {
+                    let name = split_word(rest).0;
+                    let defined = self.map.contains_key(name);
+                    if active && !defined {
+                        report.tested.insert(name.to_string());
                     }
-                    Macro {
-                        params: Some(params),
-                        variadic,
-                        body: p[close + 1..].trim().to_string(),
+                    let cond = active && (defined == (word == "ifdef"));
+                    stack.push(Branch::new(active, cond));
+                }
+                "if" => {
+                    let cond = active && self.decide(file, line, "#if", rest, report);
+                    stack.push(Branch::new(active, cond));
+                }
+                "elif" => {
+                    if let Some(b) = stack.last().copied() {
+                        let cond = b.parent_active
+                            && !b.taken
+                            && self.decide(file, line, "#elif", rest, report);
+                        if let Some(top) = stack.last_mut() {
+                            top.active = cond;
+                            top.taken |= cond;
+                        }
                     }
                 }
-                None => Macro {
-                    params: None,
-                    variadic: false,
-                    body: after.trim().to_string(),
-                },
-            };
-            map.insert(name.to_string(), m);
+                "else" => {
+                    if let Some(top) = stack.last_mut() {
+                        top.active = top.parent_active && !top.taken;
+                        top.taken = true;
+                    }
+                }
+                "endif" => {
+                    stack.pop();
+                }
+                "define" if active => {
+                    if let Some((name, m)) = parse_define(rest) {
+                        self.map.insert(name, m);
+                    }
+                }
+                "undef" if active => {
+                    self.map.remove(split_word(rest).0);
+                }
+                "include" if active && depth < MAX_INCLUDE_DEPTH => {
+                    if let Some((name, quoted)) = include_name(rest) {
+                        if let Some((path, text)) = include(&name, quoted, file) {
+                            self.run_at(&path, &text, include, report, depth + 1);
+                        }
+                    }
+                }
+                _ => {}
+            }
         }
-        MacroTable { map }
+        // Names tested while undefined and defined later (include guards)
+        // were not the program's choices.
+        report.tested.retain(|n| !self.map.contains_key(n));
+    }
+
+    /// Whether the condition `expr` of the `#if` or `#elif` on `line` of
+    /// `file` holds; one that cannot be evaluated holds, with a note.
+    fn decide(
+        &self,
+        file: &std::path::Path,
+        line: usize,
+        what: &str,
+        expr: &str,
+        report: &mut CondReport,
+    ) -> bool {
+        match self.condition(expr, &mut report.tested) {
+            Some(v) => v != 0,
+            None => {
+                report.undecided.push(format!(
+                    "{}:{line}: {what} {}",
+                    file.file_name()
+                        .map(|f| f.to_string_lossy().into_owned())
+                        .unwrap_or_default(),
+                    expr.trim()
+                ));
+                true
+            }
+        }
+    }
+
+    /// The value of a `#if` condition, `None` when it cannot be evaluated.
+    /// Names tested while undefined are added to `tested`.
+    fn condition(&self, expr: &str, tested: &mut BTreeSet<String>) -> Option<i64> {
+        let toks = tokenize(expr);
+        // `defined X` and `defined(X)` first, before macros expand.
+        let mut out = Vec::with_capacity(toks.len());
+        let mut k = 0;
+        while k < toks.len() {
+            if toks[k].text() != "defined" {
+                out.push(toks[k].clone());
+                k += 1;
+                continue;
+            }
+            let paren = toks.get(k + 1).map(Tok::text) == Some("(");
+            let at = if paren { k + 2 } else { k + 1 };
+            let name = toks.get(at).filter(|t| t.is_ident())?.text().to_string();
+            if paren && toks.get(at + 1).map(Tok::text) != Some(")") {
+                return None;
+            }
+            let defined = self.map.contains_key(&name);
+            if !defined {
+                tested.insert(name);
+            }
+            out.push(Tok::Word(if defined { "1" } else { "0" }.into()));
+            k = if paren { at + 2 } else { at + 1 };
+        }
+        let expanded = self.expand_tokens(&out, &mut Vec::new());
+        let mut plain = Vec::with_capacity(expanded.len());
+        for (k, t) in expanded.iter().enumerate() {
+            if !t.is_ident() {
+                plain.push(t.clone());
+                continue;
+            }
+            if expanded.get(k + 1).map(Tok::text) == Some("(") {
+                // `__has_include(...)`, an unknown function-like macro.
+                return None;
+            }
+            let value = match t.text() {
+                "true" => "1",
+                "false" => "0",
+                name => {
+                    tested.insert(name.to_string());
+                    "0"
+                }
+            };
+            plain.push(Tok::Word(value.into()));
+        }
+        super::csource::eval_integer_expression(&join(&plain))
     }
 
     /// Adds the macros of `other` that this table does not define (the
@@ -243,6 +377,36 @@ impl MacroTable {
     /// Whether `name` is a function-like macro.
     pub fn is_function_like(&self, name: &str) -> bool {
         self.map.get(name).is_some_and(|m| m.params.is_some())
+    }
+
+    /// The object-like macros: (name, definition).
+    pub fn object_like(&self) -> impl Iterator<Item = (&str, &Macro)> {
+        self.map
+            .iter()
+            .filter(|(_, m)| m.params.is_none())
+            .map(|(k, m)| (k.as_str(), m))
+    }
+
+    /// Defines `name` as the object-like macro `value` (a predefined or
+    /// command-line macro).
+    pub fn define(&mut self, name: &str, value: &str) {
+        self.map.insert(
+            name.to_string(),
+            Macro {
+                params: None,
+                variadic: false,
+                body: value.to_string(),
+            },
+        );
+    }
+
+    /// Defines a macro from its text as DWARF's macro information gives it:
+    /// the name, its parameters in parentheses if any, and the body
+    /// (`N 5`, `MAX(a,b) ((a)>(b)?(a):(b))`).
+    pub fn define_text(&mut self, text: &str) {
+        if let Some((name, m)) = parse_define(text) {
+            self.map.insert(name, m);
+        }
     }
 
     /// Number of macros known.
@@ -368,6 +532,142 @@ impl MacroTable {
     }
 }
 
+/// Gives the text of an included header for [`MacroTable::run`]: called
+/// with the name as written, whether it was quoted, and the including
+/// file; returns the header's path and text, or `None` to skip it.
+pub type ReadInclude<'a> =
+    dyn FnMut(&str, bool, &std::path::Path) -> Option<(std::path::PathBuf, String)> + 'a;
+
+/// Deepest nesting of `#include`s followed by [`MacroTable::run`].
+pub const MAX_INCLUDE_DEPTH: usize = 16;
+
+/// What [`MacroTable::run`] could not decide for sure, for notes.
+#[derive(Clone, Debug, Default)]
+pub struct CondReport {
+    /// Conditions that could not be evaluated (their branch was taken):
+    /// `file.c:LINE: #if EXPR`.
+    pub undecided: Vec<String>,
+    /// Names a condition tested while they were not defined, and that no
+    /// file read defined afterwards: the branch taken assumes they are not
+    /// defined on the compiler's command line either.
+    pub tested: BTreeSet<String>,
+}
+
+/// One open `#if` group.
+#[derive(Clone, Copy, Debug)]
+struct Branch {
+    /// Whether the enclosing group is being read.
+    parent_active: bool,
+    /// Whether a branch of this group has been taken.
+    taken: bool,
+    /// Whether the current branch is being read.
+    active: bool,
+}
+
+impl Branch {
+    fn new(parent_active: bool, cond: bool) -> Branch {
+        Branch {
+            parent_active,
+            taken: cond,
+            active: cond,
+        }
+    }
+}
+
+/// The directives of `text`: (1-based line, the directive without its `#`),
+/// comments removed and continuation lines joined.
+fn directives(text: &str) -> Vec<(usize, String)> {
+    let clean = strip_comments(text);
+    let mut out = Vec::new();
+    let mut pending: Option<(usize, String)> = None;
+    for (k, raw) in clean.lines().enumerate() {
+        let (continued, body) = match raw.trim_end().strip_suffix('\\') {
+            Some(b) => (true, b),
+            None => (false, raw),
+        };
+        let current = match pending.take() {
+            Some((at, mut acc)) => {
+                acc.push(' ');
+                acc.push_str(body);
+                Some((at, acc))
+            }
+            None => body
+                .trim_start()
+                .strip_prefix('#')
+                .map(|d| (k + 1, d.trim_start().to_string())),
+        };
+        match current {
+            Some(c) if continued => pending = Some(c),
+            Some(c) => out.push(c),
+            None => {}
+        }
+    }
+    out.extend(pending);
+    out
+}
+
+/// The first word of `s` (an identifier) and the rest, trimmed.
+fn split_word(s: &str) -> (&str, &str) {
+    let s = s.trim_start();
+    let end = s
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(s.len());
+    (&s[..end], s[end..].trim())
+}
+
+/// Parses the part of a `#define` after the word `define`.
+fn parse_define(rest: &str) -> Option<(String, Macro)> {
+    let rest = rest.trim_start();
+    let name_len = rest
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(rest.len());
+    if name_len == 0 {
+        return None;
+    }
+    let (name, after) = rest.split_at(name_len);
+    let m = match after.strip_prefix('(') {
+        Some(p) => {
+            let close = p.find(')')?;
+            let mut params: Vec<String> = p[..close]
+                .split(',')
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+                .collect();
+            let variadic = params.last().is_some_and(|l| l == "...");
+            if variadic {
+                params.pop();
+            }
+            Macro {
+                params: Some(params),
+                variadic,
+                body: p[close + 1..].trim().to_string(),
+            }
+        }
+        None => Macro {
+            params: None,
+            variadic: false,
+            body: after.trim().to_string(),
+        },
+    };
+    Some((name.to_string(), m))
+}
+
+/// The header an `#include` names (the part after the word `include`):
+/// (name, whether quoted).
+fn include_name(rest: &str) -> Option<(String, bool)> {
+    let rest = rest.trim();
+    let (close, quoted) = if rest.starts_with('"') {
+        ('"', true)
+    } else if rest.starts_with('<') {
+        ('>', false)
+    } else {
+        return None;
+    };
+    let inner = &rest[1..];
+    let end = inner.find(close)?;
+    Some((inner[..end].to_string(), quoted))
+}
+
 /// The quoted and angle-bracket `#include`s of `text`, in order:
 /// (header name, whether it was quoted).
 pub fn includes(text: &str) -> Vec<(String, bool)> {
@@ -426,6 +726,74 @@ mod tests {
         assert_eq!(t.expand("S(a b)"), "\"a b\"");
         assert_eq!(t.expand("P(ro, ws)"), "rows");
         assert_eq!(t.expand("V(g, 1, 2)"), "g ( 1 , 2 )");
+    }
+
+    fn body(t: &MacroTable, name: &str) -> Option<String> {
+        t.get(name).map(|m| m.body.clone())
+    }
+
+    #[test]
+    fn conditional_directives_keep_the_branch_taken() {
+        let t = MacroTable::from_text(
+            "#define A 2\n\
+             #if A > 1 && !defined B\n#define X first\n#elif 1\n#define X second\n\
+             #else\n#define X third\n#endif\n\
+             #ifdef B\n#define Y b\n#if 1\n#define Z inner\n#endif\n#else\n#define Y nob\n#endif\n\
+             #if 0\n#define W zero\n#elif A == \\\n 2\n#define W two\n#endif\n\
+             #ifndef A\n#define V undef\n#endif\n#undef A\n#ifdef A\n#define U a\n#endif\n\
+             #if (1 << 4) == 16 && (0x10 | 1) == 17\n#define S shifts\n#endif\n",
+        );
+        assert_eq!(body(&t, "X").as_deref(), Some("first"));
+        assert_eq!(body(&t, "Y").as_deref(), Some("nob"));
+        assert_eq!(body(&t, "Z"), None, "inside a branch not taken");
+        assert_eq!(body(&t, "W").as_deref(), Some("two"));
+        assert_eq!(body(&t, "V"), None);
+        assert_eq!(body(&t, "A"), None, "#undef");
+        assert_eq!(body(&t, "U"), None);
+        assert_eq!(body(&t, "S").as_deref(), Some("shifts"));
+    }
+
+    #[test]
+    fn undecidable_conditions_take_their_branch_and_are_reported() {
+        let mut t = MacroTable::default();
+        let mut report = CondReport::default();
+        t.run(
+            std::path::Path::new("/src/k.c"),
+            "#if __has_include(<x.h>)\n#define H 1\n#else\n#define H 2\n#endif\n\
+             #ifdef GUARD\n#endif\n#define GUARD\n#if DEBUG\n#define D 1\n#endif\n",
+            &mut |_, _, _| None,
+            &mut report,
+        );
+        assert_eq!(body(&t, "H").as_deref(), Some("1"));
+        assert_eq!(report.undecided, vec!["k.c:1: #if __has_include(<x.h>)"]);
+        // GUARD was defined afterwards; DEBUG never was.
+        assert_eq!(report.tested.iter().collect::<Vec<_>>(), vec!["DEBUG"]);
+        assert_eq!(body(&t, "D"), None);
+    }
+
+    #[test]
+    fn included_headers_are_read_in_order() {
+        let mut t = MacroTable::default();
+        t.define("PRE", "1");
+        let mut report = CondReport::default();
+        let mut seen = Vec::new();
+        t.run(
+            std::path::Path::new("/src/m.c"),
+            "#define SIDE 2\n#include \"h.h\"\n#include <sys.h>\n#if FROM_H == 2\n#define OK yes\n#endif\n",
+            &mut |name, quoted, from| {
+                seen.push((name.to_string(), quoted, from.to_path_buf()));
+                (name == "h.h").then(|| {
+                    (
+                        std::path::PathBuf::from("/src/h.h"),
+                        "#if PRE && SIDE == 2\n#define FROM_H SIDE\n#endif\n".to_string(),
+                    )
+                })
+            },
+            &mut report,
+        );
+        assert_eq!(body(&t, "OK").as_deref(), Some("yes"));
+        assert_eq!(seen.len(), 2);
+        assert_eq!(seen[1], ("sys.h".to_string(), false, "/src/m.c".into()));
     }
 
     #[test]

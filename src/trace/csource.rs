@@ -7,10 +7,13 @@
 //! ([`CSource::eval_size`]), so that a caller can name the block (`arr`,
 //! `s->buf`, `rows[i]`) and infer its element type and array dimensions.
 //!
-//! The file is parsed as written, without running the preprocessor: object
-//! like `#define`s with integer values are understood, function-like macros
-//! and conditional compilation are not (both branches of an `#ifdef` are
-//! seen). Type sizes assume the LP64 data model of x86-64 and AArch64 Linux.
+//! The file is parsed as written, without running the preprocessor. Its
+//! directives are run for their macros ([`MacroTable::run`]: conditional
+//! directives are evaluated), so object-like `#define`s with integer values
+//! are understood, and a call written through a function-like macro is
+//! expanded before it is read. tree-sitter still sees both branches of an
+//! `#ifdef`. Type sizes assume the LP64 data model of x86-64 and AArch64
+//! Linux.
 
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -33,8 +36,8 @@ pub enum AllocTarget {
         elem_type: Option<String>,
         /// The called function: a standard allocator (`"malloc"`,
         /// `"calloc"`, `"realloc"`, `"aligned_alloc"`, `"posix_memalign"`,
-        /// ...) or, for wrappers, the wrapper's name (`"xmalloc"`). C++
-        /// `new` is not recognised: files are parsed as C.
+        /// ...), `"new"` or `"new[]"` for C++ `new`, or the called
+        /// function's name (`"xmalloc"`, `"std::make_unique<double[]>"`).
         alloc_fn: String,
         /// Source text of the size argument(s), comments dropped and
         /// whitespace collapsed. For two-factor allocators (`calloc`,
@@ -50,6 +53,18 @@ pub enum AllocTarget {
     Returned,
     /// No target found; the text says why, for messages.
     Unknown(String),
+}
+
+/// The C++ container whose buffer an allocation is: see
+/// [`CSource::container_target`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Container {
+    /// The object as written, without `this->`: `grid`, `vals_`, `s.vals_`.
+    pub name: String,
+    /// The first template argument of its declaration: `double`.
+    pub elem_type: Option<String>,
+    /// The line of its declaration (1-based), when found in this file.
+    pub declared_at: Option<u32>,
 }
 
 /// An allocation size split into its factors, for inferring array shapes.
@@ -432,31 +447,13 @@ impl CSource {
             line_count,
             depth: Cell::new(0),
         };
-        let mut raw: Vec<(String, String)> = Vec::new();
-        visit(source.tree.root_node(), &mut |n| {
-            if n.kind() == "preproc_def" {
-                if let (Some(name), Some(value)) = (
-                    n.child_by_field_name("name"),
-                    n.child_by_field_name("value"),
-                ) {
-                    raw.push((
-                        source.node_text(name).to_string(),
-                        source.node_text(value).to_string(),
-                    ));
-                }
-            }
-        });
-        for (name, value) in raw {
-            match source.eval_text(&value) {
-                Some(v) => {
-                    source.defines.insert(name, v);
-                }
-                None => {
-                    source.defines.remove(&name);
-                }
-            }
-        }
+        source.compute_defines();
         source
+    }
+
+    /// Whether the file was parsed as C++.
+    pub fn is_cpp(&self) -> bool {
+        self.cpp
     }
 
     /// The source text this was parsed from.
@@ -473,6 +470,27 @@ impl CSource {
     /// through function-like macros. The file's own definitions win.
     pub fn add_macros(&mut self, other: &MacroTable) {
         self.macros.extend_missing(other);
+        self.compute_defines();
+    }
+
+    /// Replaces the macros with `table`: those that running the file's
+    /// directives with its headers and the compiler's predefined macros
+    /// left active ([`MacroTable::run`]).
+    pub fn set_macros(&mut self, table: MacroTable) {
+        self.macros = table;
+        self.compute_defines();
+    }
+
+    /// Evaluates the object-like macros whose value (fully expanded) is an
+    /// integer constant expression, into [`Self::defines`].
+    fn compute_defines(&mut self) {
+        let mut defines = HashMap::new();
+        for (name, m) in self.macros.object_like() {
+            if let Some(v) = self.eval_text(&self.macros.expand(&m.body)) {
+                defines.insert(name.to_string(), v);
+            }
+        }
+        self.defines = defines;
     }
 
     /// The allocation at `line` and `column` (1-based, as gcc's line table
@@ -503,41 +521,82 @@ impl CSource {
     /// `line`: for a call through a member (`grid.push_back(x)`,
     /// `this->v.resize(n)`) the object, else the variable the line declares
     /// (`std::vector<double> grid(n * n);`). Used when the allocation stack
-    /// passed through the standard library. The element type is the
-    /// declaration's first template argument, when it is on the line.
-    pub fn container_target(&self, line: u32) -> Option<(String, Option<String>)> {
+    /// passed through the standard library. The element type is the first
+    /// template argument of the object's declaration, and the declaration's
+    /// line is where every buffer of the container is said to come from, so
+    /// that the buffers a growing container reallocates share one site.
+    pub fn container_target(&self, line: u32) -> Option<Container> {
         let row = (line as usize).checked_sub(1)?;
-        let mut found: Option<String> = None;
-        let mut declared: Option<(String, Option<String>)> = None;
+        let mut found: Option<Node<'_>> = None;
+        let mut declared: Option<(Node<'_>, Node<'_>)> = None;
         visit(self.tree.root_node(), &mut |n| {
             if n.start_position().row != row {
                 return;
             }
             if found.is_none() && n.kind() == "call_expression" {
-                let object = n
+                found = n
                     .child_by_field_name("function")
                     .filter(|f| f.kind() == "field_expression")
                     .and_then(|f| f.child_by_field_name("argument"));
-                if let Some(o) = object {
-                    let t = self.clean_text(o);
-                    found = Some(t.strip_prefix("this->").map(str::to_string).unwrap_or(t));
-                }
             }
             if declared.is_none() && n.kind() == "declaration" {
                 let decl = n.child_by_field_name("declarator");
-                let name = decl.and_then(|d| self.declarator_name(d));
-                let elem = n.child_by_field_name("type").and_then(|t| {
-                    let text = self.clean_text(t);
-                    let inner = text.split_once('<')?.1;
-                    let end = inner.find([',', '>'])?;
-                    Some(inner[..end].trim().to_string())
-                });
-                if let Some(name) = name {
-                    declared = Some((self.clean_text(name), elem));
+                if let Some(name) = decl.and_then(|d| self.declarator_name(d)) {
+                    declared = Some((n, name));
                 }
             }
         });
-        found.map(|f| (f, None)).or(declared)
+        let (name, decl) = match (found, declared) {
+            (Some(o), _) => {
+                let t = self.clean_text(o);
+                let name = t.strip_prefix("this->").map(str::to_string).unwrap_or(t);
+                (name, self.container_declaration(o))
+            }
+            (None, Some((decl, name))) => (self.clean_text(name), Some(decl)),
+            (None, None) => return None,
+        };
+        let elem = decl
+            .and_then(|d| d.child_by_field_name("type"))
+            .and_then(|t| {
+                let text = self.clean_text(t);
+                let inner = text.split_once('<')?.1;
+                let end = inner.find([',', '>'])?;
+                Some(inner[..end].trim().to_string())
+            });
+        Some(Container {
+            name,
+            elem_type: elem,
+            declared_at: decl.map(|d| d.start_position().row as u32 + 1),
+        })
+    }
+
+    /// The declaration of the container object `object` (an expression:
+    /// `grid`, `this->vals_`, `s.vals_`): a local or parameter in scope,
+    /// else a class member of that name, else a global.
+    fn container_declaration<'t>(&'t self, object: Node<'t>) -> Option<Node<'t>> {
+        let name = match object.kind() {
+            "field_expression" => self.node_text(object.child_by_field_name("field")?),
+            _ => self.node_text(object),
+        };
+        if object.kind() == "identifier" {
+            if let Some((decl, _)) = self.lookup_decl(name, Some(object)) {
+                return Some(decl);
+            }
+        }
+        let mut member = None;
+        visit(self.tree.root_node(), &mut |n| {
+            if member.is_none() && n.kind() == "field_declaration" {
+                let mut cursor = n.walk();
+                let hit = n
+                    .children_by_field_name("declarator", &mut cursor)
+                    .filter_map(|d| self.declarator_name(d))
+                    .any(|id| self.node_text(id) == name);
+                if hit {
+                    member = Some(n);
+                }
+            }
+        });
+        member.or_else(|| self.lookup_decl(name, None).map(|(d, _)| d))
     }
 
     /// The byte range of the function-like macro invocation at `line` and
@@ -826,20 +885,24 @@ impl CSource {
 
     /// Follows the value of one call to where it is stored.
     fn resolve_call(&self, call: Node<'_>) -> AllocTarget {
-        if call.kind() != "new_expression" {
+        let (ty, size_expr) = if call.kind() == "new_expression" {
+            // `new T[n]`: the size is n elements of T, and T is the element
+            // type whatever the target is declared as (`auto`).
+            let ty = call
+                .child_by_field_name("type")
+                .map(|t| self.clean_text(t))
+                .unwrap_or_default();
+            let length = call
+                .child_by_field_name("declarator")
+                .and_then(|d| d.child_by_field_name("length"))
+                .map(|l| self.clean_text(l));
+            (ty, length)
+        } else if let Some((ty, length)) = self.make_unique_of(call) {
+            (ty, length)
+        } else {
             return self.resolve_value(call);
-        }
-        // `new T[n]`: the size is n elements of T, and T is the element
-        // type whatever the target is declared as (`auto`).
-        let ty = call
-            .child_by_field_name("type")
-            .map(|t| self.clean_text(t))
-            .unwrap_or_default();
-        let length = call
-            .child_by_field_name("declarator")
-            .and_then(|d| d.child_by_field_name("length"))
-            .map(|l| self.clean_text(l));
-        let size_expr = Some(match length {
+        };
+        let size_expr = Some(match size_expr {
             Some(n) => format!("{n}, sizeof({ty})"),
             None => format!("sizeof({ty})"),
         });
@@ -854,6 +917,29 @@ impl CSource {
         }
     }
 
+    /// For `std::make_unique<T[]>(n)` (and `make_unique_for_overwrite`):
+    /// the element type `T` and the count `n`; for `std::make_unique<T>(...)`
+    /// the type and no count. `None` for any other call.
+    fn make_unique_of(&self, call: Node<'_>) -> Option<(String, Option<String>)> {
+        let callee = self.callee_name(call);
+        let bare = callee.strip_prefix("std::").unwrap_or(&callee);
+        let args = bare
+            .strip_prefix("make_unique<")
+            .or_else(|| bare.strip_prefix("make_unique_for_overwrite<"))?
+            .strip_suffix('>')?
+            .trim();
+        match args.strip_suffix("[]") {
+            Some(elem) => {
+                let count = call
+                    .child_by_field_name("arguments")
+                    .map(children)
+                    .and_then(|a| a.first().map(|n| self.clean_text(*n)))?;
+                Some((elem.trim().to_string(), Some(count)))
+            }
+            None => Some((args.to_string(), None)),
+        }
+    }
+
     /// Follows the value of one call (or `new`) to where it is stored.
     fn resolve_value(&self, call: Node<'_>) -> AllocTarget {
         let alloc_fn = self.callee_name(call);
@@ -865,27 +951,7 @@ impl CSource {
         let size_expr = self.size_text(&alloc_fn, &args);
 
         if alloc_fn == "posix_memalign" {
-            let Some(first) = args.first() else {
-                return AllocTarget::Unknown(format!(
-                    "posix_memalign on line {line} has no arguments"
-                ));
-            };
-            let target = strip(*first);
-            let lvalue = if target.kind() == "pointer_expression"
-                && target
-                    .child_by_field_name("operator")
-                    .is_some_and(|o| o.kind() == "&")
-            {
-                target.child_by_field_name("argument").map(strip)
-            } else {
-                None
-            };
-            let Some(lvalue) = lvalue else {
-                return AllocTarget::Unknown(format!(
-                    "the first argument of posix_memalign on line {line} is not the address of a variable"
-                ));
-            };
-            return self.named(lvalue, None, alloc_fn, size_expr);
+            return self.memalign_target(&args, line, alloc_fn, size_expr);
         }
 
         let mut node = call;
@@ -902,6 +968,13 @@ impl CSource {
                 ));
             };
             match parent.kind() {
+                "argument_list" | "initializer_list"
+                    if parent
+                        .parent()
+                        .is_some_and(|p| p.kind() == "field_initializer") =>
+                {
+                    return self.member_initializer(parent, alloc_fn, size_expr);
+                }
                 "parenthesized_expression" => node = parent,
                 "cast_expression" => {
                     cast = Some(parent);
@@ -916,37 +989,7 @@ impl CSource {
                     node = parent
                 }
                 "assignment_expression" => {
-                    let is_plain = parent
-                        .child_by_field_name("operator")
-                        .is_some_and(|o| o.kind() == "=");
-                    let left = parent.child_by_field_name("left");
-                    return match left {
-                        Some(left)
-                            if is_plain && parent.child_by_field_name("right") == Some(node) =>
-                        {
-                            match self.named(strip(left), None, alloc_fn, size_expr) {
-                                AllocTarget::Named {
-                                    name,
-                                    elem_type: None,
-                                    alloc_fn,
-                                    size_expr,
-                                } => AllocTarget::Named {
-                                    name,
-                                    elem_type: cast
-                                        .and_then(|c| c.child_by_field_name("type"))
-                                        .and_then(|t| self.descriptor_type(&self.text, t))
-                                        .and_then(|t| t.deref())
-                                        .map(|t| t.render()),
-                                    alloc_fn,
-                                    size_expr,
-                                },
-                                other => other,
-                            }
-                        }
-                        _ => AllocTarget::Unknown(format!(
-                            "the result of {alloc_fn} on line {line} is not assigned with a plain `=`"
-                        )),
-                    };
+                    return self.assigned_target(parent, node, cast, line, alloc_fn, size_expr)
                 }
                 "initializer_pair" if parent.child_by_field_name("value") == Some(node) => {
                     let mut cursor = parent.walk();
@@ -965,51 +1008,10 @@ impl CSource {
                     node = parent
                 }
                 "init_declarator" if !path.is_empty() => {
-                    let declarator = parent.child_by_field_name("declarator");
-                    let type_node = parent.parent().and_then(|d| d.child_by_field_name("type"));
-                    let name = declarator.and_then(|d| self.declarator_name(d));
-                    let Some(name) = name else {
-                        return AllocTarget::Unknown(format!(
-                            "the declarator initialised by {alloc_fn} on line {line} has no name"
-                        ));
-                    };
-                    let mut ctype = type_node
-                        .zip(declarator)
-                        .map(|(t, d)| self.declared_type(t, d));
-                    for step in &path {
-                        ctype = ctype.and_then(|t| match step.strip_prefix('.') {
-                            Some(field) => self.field_type(t, field.trim()),
-                            None => self.deref(t),
-                        });
-                    }
-                    return AllocTarget::Named {
-                        name: format!("{}{}", self.clean_text(name), path.concat()),
-                        elem_type: ctype.and_then(|t| self.deref(t)).map(|t| t.render()),
-                        alloc_fn,
-                        size_expr,
-                    };
+                    return self.designated_target(parent, &path, line, alloc_fn, size_expr)
                 }
                 "init_declarator" => {
-                    let declarator = parent.child_by_field_name("declarator");
-                    let decl = parent.parent();
-                    return match (declarator, decl) {
-                        (Some(declarator), Some(decl)) => {
-                            let ctype = decl
-                                .child_by_field_name("type")
-                                .map(|t| self.declared_type(t, declarator));
-                            match self.declarator_name(declarator) {
-                                Some(name) => {
-                                    self.named(name, Some(ctype), alloc_fn, size_expr)
-                                }
-                                None => AllocTarget::Unknown(format!(
-                                    "the declarator initialised by {alloc_fn} on line {line} has no name"
-                                )),
-                            }
-                        }
-                        _ => AllocTarget::Unknown(format!(
-                            "the initializer with {alloc_fn} on line {line} is not in a declaration"
-                        )),
-                    };
+                    return self.declared_target(parent, line, alloc_fn, size_expr)
                 }
                 "return_statement" => return AllocTarget::Returned,
                 "argument_list" => {
@@ -1027,6 +1029,164 @@ impl CSource {
                     ))
                 }
             }
+        }
+    }
+
+    /// The variable whose address `posix_memalign` gets as its first
+    /// argument (`&A`).
+    fn memalign_target(
+        &self,
+        args: &[Node<'_>],
+        line: usize,
+        alloc_fn: String,
+        size_expr: Option<String>,
+    ) -> AllocTarget {
+        let Some(first) = args.first() else {
+            return AllocTarget::Unknown(format!("posix_memalign on line {line} has no arguments"));
+        };
+        let target = strip(*first);
+        let lvalue = if target.kind() == "pointer_expression"
+            && target
+                .child_by_field_name("operator")
+                .is_some_and(|o| o.kind() == "&")
+        {
+            target.child_by_field_name("argument").map(strip)
+        } else {
+            None
+        };
+        let Some(lvalue) = lvalue else {
+            return AllocTarget::Unknown(format!(
+                "the first argument of posix_memalign on line {line} is not the address of a variable"
+            ));
+        };
+        self.named(lvalue, None, alloc_fn, size_expr)
+    }
+
+    /// The left side of `X = value`: the value (`node`) must be the plain
+    /// assignment's right side. A cast of the value gives the element type
+    /// when the left side's declaration is elsewhere.
+    fn assigned_target(
+        &self,
+        assign: Node<'_>,
+        node: Node<'_>,
+        cast: Option<Node<'_>>,
+        line: usize,
+        alloc_fn: String,
+        size_expr: Option<String>,
+    ) -> AllocTarget {
+        let is_plain = assign
+            .child_by_field_name("operator")
+            .is_some_and(|o| o.kind() == "=");
+        let left = assign.child_by_field_name("left");
+        let Some(left) =
+            left.filter(|_| is_plain && assign.child_by_field_name("right") == Some(node))
+        else {
+            return AllocTarget::Unknown(format!(
+                "the result of {alloc_fn} on line {line} is not assigned with a plain `=`"
+            ));
+        };
+        match self.named(strip(left), None, alloc_fn, size_expr) {
+            AllocTarget::Named {
+                name,
+                elem_type: None,
+                alloc_fn,
+                size_expr,
+            } => AllocTarget::Named {
+                name,
+                elem_type: cast
+                    .and_then(|c| c.child_by_field_name("type"))
+                    .and_then(|t| self.descriptor_type(&self.text, t))
+                    .and_then(|t| t.deref())
+                    .map(|t| t.render()),
+                alloc_fn,
+                size_expr,
+            },
+            other => other,
+        }
+    }
+
+    /// A member or element of a declared variable initialised through
+    /// designators: `struct grid g = { .rows = malloc(n) }` names `g.rows`.
+    fn designated_target(
+        &self,
+        init: Node<'_>,
+        path: &[String],
+        line: usize,
+        alloc_fn: String,
+        size_expr: Option<String>,
+    ) -> AllocTarget {
+        let declarator = init.child_by_field_name("declarator");
+        let type_node = init.parent().and_then(|d| d.child_by_field_name("type"));
+        let Some(name) = declarator.and_then(|d| self.declarator_name(d)) else {
+            return AllocTarget::Unknown(format!(
+                "the declarator initialised by {alloc_fn} on line {line} has no name"
+            ));
+        };
+        let mut ctype = type_node
+            .zip(declarator)
+            .map(|(t, d)| self.declared_type(t, d));
+        for step in path {
+            ctype = ctype.and_then(|t| match step.strip_prefix('.') {
+                Some(field) => self.field_type(t, field.trim()),
+                None => self.deref(t),
+            });
+        }
+        AllocTarget::Named {
+            name: format!("{}{}", self.clean_text(name), path.concat()),
+            elem_type: ctype.and_then(|t| self.deref(t)).map(|t| t.render()),
+            alloc_fn,
+            size_expr,
+        }
+    }
+
+    /// The variable a declaration initialises with the value: `double *X =
+    /// malloc(n)` names `X`, with the declared type.
+    fn declared_target(
+        &self,
+        init: Node<'_>,
+        line: usize,
+        alloc_fn: String,
+        size_expr: Option<String>,
+    ) -> AllocTarget {
+        let (Some(declarator), Some(decl)) =
+            (init.child_by_field_name("declarator"), init.parent())
+        else {
+            return AllocTarget::Unknown(format!(
+                "the initializer with {alloc_fn} on line {line} is not in a declaration"
+            ));
+        };
+        let ctype = decl
+            .child_by_field_name("type")
+            .map(|t| self.declared_type(t, declarator));
+        match self.declarator_name(declarator) {
+            Some(name) => self.named(name, Some(ctype), alloc_fn, size_expr),
+            None => AllocTarget::Unknown(format!(
+                "the declarator initialised by {alloc_fn} on line {line} has no name"
+            )),
+        }
+    }
+
+    /// The member that a constructor's member initializer stores the value
+    /// into: `data_` for `Grid(int n) : data_(new float[n])` or
+    /// `data_{new float[n]}`, where `args` is the initializer's argument or
+    /// initializer list.
+    fn member_initializer(
+        &self,
+        args: Node<'_>,
+        alloc_fn: String,
+        size_expr: Option<String>,
+    ) -> AllocTarget {
+        let member = args.parent().and_then(|init| {
+            children(init)
+                .into_iter()
+                .find(|c| c.kind() != "argument_list" && c.kind() != "initializer_list")
+        });
+        match member {
+            Some(m) => self.named(m, None, alloc_fn, size_expr),
+            None => AllocTarget::Unknown(format!(
+                "the member initialised by {alloc_fn} on line {} has no name",
+                args.start_position().row + 1
+            )),
         }
     }
 
@@ -1121,7 +1281,7 @@ impl CSource {
         loop {
             match declarator.kind() {
                 "identifier" | "field_identifier" | "type_identifier" => return Some(declarator),
-                "parenthesized_declarator" | "attributed_declarator" => {
+                "parenthesized_declarator" | "attributed_declarator" | "reference_declarator" => {
                     declarator = *children(declarator).first()?
                 }
                 _ => declarator = declarator.child_by_field_name("declarator")?,
@@ -1350,15 +1510,22 @@ impl CSource {
     /// The declared type of variable `name` visible at `at` (a node of the
     /// main tree), or anywhere in the file when `at` is `None`.
     fn lookup_var<'t>(&'t self, name: &str, at: Option<Node<'t>>) -> Option<CType<'t>> {
-        let matches = |decl: Node<'t>| -> Option<CType<'t>> {
-            let type_node = decl.child_by_field_name("type")?;
+        let (decl, d) = self.lookup_decl(name, at)?;
+        Some(self.declared_type(decl.child_by_field_name("type")?, d))
+    }
+
+    /// The declaration (and its declarator) of variable `name` as seen at
+    /// `at`: see [`Self::lookup_var`].
+    fn lookup_decl<'t>(&'t self, name: &str, at: Option<Node<'t>>) -> Option<(Node<'t>, Node<'t>)> {
+        let matches = |decl: Node<'t>| -> Option<(Node<'t>, Node<'t>)> {
+            decl.child_by_field_name("type")?;
             let mut cursor = decl.walk();
             let declarators: Vec<Node<'t>> = decl
                 .children_by_field_name("declarator", &mut cursor)
                 .collect();
             declarators.into_iter().find_map(move |d| {
                 let id = self.declarator_name(d)?;
-                (self.node_text(id) == name).then(|| self.declared_type(type_node, d))
+                (self.node_text(id) == name).then_some((decl, d))
             })
         };
         let Some(at) = at else {
@@ -1755,6 +1922,13 @@ impl CSource {
         });
         found
     }
+}
+
+/// The value of an integer constant expression made of literals and
+/// operators only (a `#if` condition once its names are replaced), `None`
+/// when it is not one.
+pub(crate) fn eval_integer_expression(expr: &str) -> Option<i64> {
+    CSource::parse(String::new()).eval_text(expr)
 }
 
 /// Collects the operands of top-level `*` and `,` (through parentheses).

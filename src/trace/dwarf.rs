@@ -349,6 +349,9 @@ pub struct DebugVars {
     /// Prologue analysis per FDE, for rbp-based CFA rules.
     setups: Vec<Option<FrameSetup>>,
     x86_64: bool,
+    /// Per compilation unit compiled with `-g3`: its name and its
+    /// predefined and command-line macros (`NAME VALUE`).
+    cu_macros: Vec<(PathBuf, Vec<String>)>,
 }
 
 impl DebugVars {
@@ -404,6 +407,7 @@ impl DebugVars {
         let dwarf = sections.borrow(|s| EndianSlice::new(s, endian));
 
         let mut builder = Builder::default();
+        let mut cu_macros = Vec::new();
         let mut units = dwarf.units();
         while let Some(header) = units.next().map_err(bad)? {
             let unit = dwarf.unit(header).map_err(bad)?;
@@ -424,6 +428,10 @@ impl DebugVars {
                 ranges: Vec::new(),
                 depth: 0,
             };
+            let macros = command_line_macros(unit_ref, root.entry());
+            if let (Some(macros), Some(name)) = (macros, unit.name.as_ref()) {
+                cu_macros.push((PathBuf::from(name.to_string_lossy().into_owned()), macros));
+            }
             builder.walk(unit_ref, root, &scope).map_err(bad)?;
         }
 
@@ -431,7 +439,22 @@ impl DebugVars {
         let (cfi, setups) = read_cfi(&obj, endian, x86_64);
         let mut vars = builder.finish(path.to_owned(), cfi, setups);
         vars.x86_64 = x86_64;
+        vars.cu_macros = cu_macros;
         Ok(vars)
+    }
+
+    /// The built-in and command-line (`-D`) macros of the compilation unit
+    /// of source `file` (matched by its path, or by its file name), as
+    /// `NAME VALUE` texts; `None` when the program was not compiled with
+    /// `-g3` (no macro information).
+    pub fn command_line_macros(&self, file: &Path) -> Option<&[String]> {
+        let exact = self.cu_macros.iter().find(|(p, _)| file.ends_with(p));
+        let by_name = || {
+            self.cu_macros
+                .iter()
+                .find(|(p, _)| p.file_name().is_some() && p.file_name() == file.file_name())
+        };
+        exact.or_else(by_name).map(|(_, m)| m.as_slice())
     }
 
     /// The file the information was loaded from.
@@ -1258,6 +1281,7 @@ impl Builder {
             cfi,
             setups,
             x86_64: false,
+            cu_macros: Vec::new(),
         }
     }
 }
@@ -1557,6 +1581,40 @@ fn analyse_prologue(text: &[(u64, Cow<[u8]>)], established: u64) -> Option<Frame
         steps.push((base + pos as u64, below));
     }
     Some(FrameSetup { established, steps })
+}
+
+/// The macros a compilation unit starts with (gcc's built-ins and the
+/// command line's `-D`s): the line-0 definitions of its `.debug_macro` list
+/// before the first file starts, following imported macro units. `None`
+/// without macro information (compiled without `-g3`) or when it cannot be
+/// read.
+fn command_line_macros<R: gimli::Reader>(
+    unit: gimli::UnitRef<'_, R>,
+    root: &gimli::DebuggingInformationEntry<R>,
+) -> Option<Vec<String>> {
+    let offset = match root.attr_value(gimli::DW_AT_macros).ok()?? {
+        gimli::AttributeValue::DebugMacroRef(o) => o,
+        _ => return None,
+    };
+    let mut out = Vec::new();
+    let mut todo = vec![(offset, true)];
+    while let Some((offset, top)) = todo.pop() {
+        let mut entries = unit.macros(offset).ok()?;
+        while let Ok(Some(entry)) = entries.next() {
+            match entry {
+                gimli::MacroEntry::Define { line: 0, text } => {
+                    let text = text.string(unit).ok()?;
+                    out.push(text.to_string_lossy().ok()?.into_owned());
+                }
+                gimli::MacroEntry::Import { offset } if out.len() < 100_000 => {
+                    todo.push((offset, false))
+                }
+                gimli::MacroEntry::StartFile { .. } if top => break,
+                _ => {}
+            }
+        }
+    }
+    Some(out)
 }
 
 #[cfg(test)]

@@ -434,119 +434,8 @@ impl<R: Read> GleipnirReader<R> {
         let mut f = Fields { s: text, i: 0 };
         let first = f.next()?;
         match first {
-            b"L" | b"S" | b"M" => {
-                let op = Op::from_code(first[0])?;
-                let (Some(addr), Some(size), Some(tid), Some(scope)) = (
-                    f.next().and_then(hex),
-                    f.next().and_then(dec32),
-                    f.next().and_then(dec32),
-                    f.next(),
-                ) else {
-                    self.malformed_line(text);
-                    return None;
-                };
-                let scope = match scope {
-                    b"H" => Scope::Heap,
-                    b"G" => Scope::Global,
-                    _ => Scope::Stack,
-                };
-                let name = match (f.next(), f.next()) {
-                    (Some(b"LV" | b"GV"), Some(n)) => GlName::Var(self.intern(n)),
-                    (Some(b"LS" | b"GS"), Some(path)) => {
-                        let var_end = path
-                            .iter()
-                            .position(|&c| c == b'.' || c == b'[')
-                            .unwrap_or(path.len());
-                        let var = self.intern(&path[..var_end]);
-                        GlName::Element {
-                            var,
-                            element: self.intern(path),
-                        }
-                    }
-                    (Some(h), Some(site_off)) if h.starts_with(b"H-") => {
-                        let instance = dec32(&h[2..]).unwrap_or(0);
-                        let (site, offset) = match site_off.iter().rposition(|&c| c == b'.') {
-                            Some(dot) => (&site_off[..dot], dec(&site_off[dot + 1..]).unwrap_or(0)),
-                            None => (site_off, 0),
-                        };
-                        GlName::Heap {
-                            instance,
-                            site: self.intern_site(site),
-                            offset,
-                        }
-                    }
-                    _ => GlName::None,
-                };
-                Some(GlEvent::Access {
-                    op,
-                    addr,
-                    size,
-                    tid,
-                    scope,
-                    name,
-                })
-            }
-            b"X" => {
-                let second = f.next().unwrap_or(b"");
-                match second {
-                    b"START" => Some(GlEvent::Start),
-                    b"THREAD_CREATE" => {
-                        let child = f
-                            .next()
-                            .and_then(|s| s.rsplit(|&c| c == b':').next())
-                            .and_then(dec32);
-                        child.map(|child| GlEvent::ThreadCreate { child })
-                    }
-                    b"MMAP" => match (f.next().and_then(hex), f.next().and_then(dec)) {
-                        (Some(addr), Some(len)) => Some(GlEvent::Mmap { addr, len }),
-                        _ => {
-                            self.malformed_line(text);
-                            None
-                        }
-                    },
-                    tid if !tid.is_empty() && tid.iter().all(u8::is_ascii_digit) => {
-                        let tid = dec32(tid).unwrap_or(0);
-                        let what = f.next().unwrap_or(b"");
-                        let kind = match what {
-                            b"MALLOC" => Some(AllocKind::Malloc),
-                            b"CALLOC" => Some(AllocKind::Calloc),
-                            b"REALLOC" => Some(AllocKind::Realloc),
-                            b"FREE" => None,
-                            other => {
-                                self.count_unknown(format!("X {}", lossy(other)));
-                                return None;
-                            }
-                        };
-                        let Some(addr) = f.next().and_then(hex) else {
-                            self.malformed_line(text);
-                            return None;
-                        };
-                        match kind {
-                            None => Some(GlEvent::Free { tid, addr }),
-                            Some(kind) => {
-                                let Some(size) = f.next().and_then(dec) else {
-                                    self.malformed_line(text);
-                                    return None;
-                                };
-                                let site = f.next().map(|s| self.intern_site(s));
-                                let instance = f.next().and_then(dec32).unwrap_or(0);
-                                Some(GlEvent::Alloc {
-                                    tid,
-                                    kind,
-                                    addr,
-                                    size,
-                                    site,
-                                    instance,
-                                })
-                            }
-                        }
-                    }
-                    other => {
-                        self.count_unknown(format!("X {}", lossy(other)));
-                        None
-                    }
-                }
-            }
+            b"L" | b"S" | b"M" => self.parse_access(Op::from_code(first[0])?, f, text),
+            b"X" => self.parse_event(f, text),
             other => {
                 let key = if other.len() > 12 {
                     "(other)".to_string()
@@ -557,6 +446,128 @@ impl<R: Read> GleipnirReader<R> {
                 None
             }
         }
+    }
+
+    /// `L|S|M address size tid scope [name kind] [name]`, after the op.
+    fn parse_access(&mut self, op: Op, mut f: Fields, text: &[u8]) -> Option<GlEvent> {
+        let (Some(addr), Some(size), Some(tid), Some(scope)) = (
+            f.next().and_then(hex),
+            f.next().and_then(dec32),
+            f.next().and_then(dec32),
+            f.next(),
+        ) else {
+            self.malformed_line(text);
+            return None;
+        };
+        let scope = match scope {
+            b"H" => Scope::Heap,
+            b"G" => Scope::Global,
+            _ => Scope::Stack,
+        };
+        let name = self.parse_name(f.next(), f.next());
+        Some(GlEvent::Access {
+            op,
+            addr,
+            size,
+            tid,
+            scope,
+            name,
+        })
+    }
+
+    /// The name fields of an access: `LV i`, `GS a[3]`, `H-0 prog_c_27.16`.
+    fn parse_name(&mut self, kind: Option<&[u8]>, text: Option<&[u8]>) -> GlName {
+        match (kind, text) {
+            (Some(b"LV" | b"GV"), Some(n)) => GlName::Var(self.intern(n)),
+            (Some(b"LS" | b"GS"), Some(path)) => {
+                let var_end = path
+                    .iter()
+                    .position(|&c| c == b'.' || c == b'[')
+                    .unwrap_or(path.len());
+                let var = self.intern(&path[..var_end]);
+                GlName::Element {
+                    var,
+                    element: self.intern(path),
+                }
+            }
+            (Some(h), Some(site_off)) if h.starts_with(b"H-") => {
+                let instance = dec32(&h[2..]).unwrap_or(0);
+                let (site, offset) = match site_off.iter().rposition(|&c| c == b'.') {
+                    Some(dot) => (&site_off[..dot], dec(&site_off[dot + 1..]).unwrap_or(0)),
+                    None => (site_off, 0),
+                };
+                GlName::Heap {
+                    instance,
+                    site: self.intern_site(site),
+                    offset,
+                }
+            }
+            _ => GlName::None,
+        }
+    }
+
+    /// An `X ...` line: start, thread creation, mmap, or a heap event.
+    fn parse_event(&mut self, mut f: Fields, text: &[u8]) -> Option<GlEvent> {
+        match f.next().unwrap_or(b"") {
+            b"START" => Some(GlEvent::Start),
+            b"THREAD_CREATE" => {
+                let child = f
+                    .next()
+                    .and_then(|s| s.rsplit(|&c| c == b':').next())
+                    .and_then(dec32);
+                child.map(|child| GlEvent::ThreadCreate { child })
+            }
+            b"MMAP" => match (f.next().and_then(hex), f.next().and_then(dec)) {
+                (Some(addr), Some(len)) => Some(GlEvent::Mmap { addr, len }),
+                _ => {
+                    self.malformed_line(text);
+                    None
+                }
+            },
+            tid if !tid.is_empty() && tid.iter().all(u8::is_ascii_digit) => {
+                self.parse_heap(dec32(tid).unwrap_or(0), f, text)
+            }
+            other => {
+                self.count_unknown(format!("X {}", lossy(other)));
+                None
+            }
+        }
+    }
+
+    /// `X tid MALLOC|CALLOC|REALLOC address size site instance` or
+    /// `X tid FREE address ...`, after the thread id.
+    fn parse_heap(&mut self, tid: u32, mut f: Fields, text: &[u8]) -> Option<GlEvent> {
+        let kind = match f.next().unwrap_or(b"") {
+            b"MALLOC" => Some(AllocKind::Malloc),
+            b"CALLOC" => Some(AllocKind::Calloc),
+            b"REALLOC" => Some(AllocKind::Realloc),
+            b"FREE" => None,
+            other => {
+                self.count_unknown(format!("X {}", lossy(other)));
+                return None;
+            }
+        };
+        let Some(addr) = f.next().and_then(hex) else {
+            self.malformed_line(text);
+            return None;
+        };
+        let Some(kind) = kind else {
+            return Some(GlEvent::Free { tid, addr });
+        };
+        let Some(size) = f.next().and_then(dec) else {
+            self.malformed_line(text);
+            return None;
+        };
+        let site = f.next().map(|s| self.intern_site(s));
+        let instance = f.next().and_then(dec32).unwrap_or(0);
+        Some(GlEvent::Alloc {
+            tid,
+            kind,
+            addr,
+            size,
+            site,
+            instance,
+        })
     }
 }
 

@@ -9,7 +9,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
-use super::cmacro::MacroTable;
+use super::cmacro::{CondReport, MacroTable};
 use super::csource::{AllocTarget, CSource};
 use super::dwarf::{DebugVars, FrameSlot, TypeId, VarLocation};
 use super::format::Mapping;
@@ -123,8 +123,8 @@ impl ProgramNamer {
             });
             let parsed = match (parsed, found.as_deref()) {
                 (Some(mut src), Some(at)) => {
-                    let (macros, missing) = self.header_macros(at, &src);
-                    src.add_macros(&macros);
+                    let (macros, missing) = self.file_macros(at, &src);
+                    src.set_macros(macros);
                     self.missing_headers.insert(key.clone(), missing);
                     Some(src)
                 }
@@ -142,37 +142,95 @@ impl ProgramNamer {
         self.sources.get(&key).and_then(|s| s.as_ref())
     }
 
-    /// The macros of the headers `src` (found at `at`) includes, directly
-    /// or through other headers: quoted includes are looked for beside the
-    /// including file first, then (like angle includes) under the
-    /// set_src_path folders; headers outside them (the system's) are not
-    /// read. Also returns the quoted headers that were not found.
-    fn header_macros(&self, at: &Path, src: &CSource) -> (MacroTable, Vec<String>) {
-        let mut table = MacroTable::default();
+    /// The macros visible at the end of `src` (found at `at`): its
+    /// directives run in order ([`MacroTable::run`]) from the compiler's
+    /// predefined and command-line macros, following the headers it
+    /// includes: quoted includes are looked for beside the including file
+    /// first, then (like angle includes) under the set_src_path folders;
+    /// headers outside them (the system's) are not read. Conditions that
+    /// could not be decided are noted once per file. Also returns the quoted
+    /// headers that were not found.
+    fn file_macros(&mut self, at: &Path, src: &CSource) -> (MacroTable, Vec<String>) {
+        let (mut table, from_dwarf) = self.predefined_macros(at, src.is_cpp());
         let mut missing = Vec::new();
-        let mut seen: BTreeSet<PathBuf> = BTreeSet::new();
-        let mut todo: Vec<Including> = vec![(at.to_path_buf(), src.includes(), 0)];
-        while let Some((from, includes, depth)) = todo.pop() {
-            for (name, quoted) in includes {
-                let beside = from.parent().map(|d| d.join(&name)).filter(|p| p.is_file());
-                let found = beside.or_else(|| self.finder.find(Path::new(&name), None));
-                let Some(found) = found else {
-                    if quoted {
-                        missing.push(name);
-                    }
-                    continue;
-                };
-                if !seen.insert(found.clone()) || depth >= 8 {
-                    continue;
+        let mut report = CondReport::default();
+        let finder = &self.finder;
+        let mut read = 0usize;
+        let mut include = |name: &str, quoted: bool, from: &Path| {
+            let beside = from.parent().map(|d| d.join(name)).filter(|p| p.is_file());
+            let found = beside.or_else(|| finder.find(Path::new(name), None));
+            let Some(found) = found else {
+                if quoted && !missing.iter().any(|m| m == name) {
+                    missing.push(name.to_string());
                 }
-                let Ok(text) = std::fs::read_to_string(&found) else {
-                    continue;
-                };
-                table.extend_missing(&MacroTable::from_text(&text));
-                todo.push((found, super::cmacro::includes(&text), depth + 1));
+                return None;
+            };
+            // Bounds the work on headers that include each other without
+            // guards.
+            read += 1;
+            if read > 4096 {
+                return None;
             }
+            let text = std::fs::read_to_string(&found).ok()?;
+            Some((found, text))
+        };
+        table.run(at, src.text(), &mut include, &mut report);
+        let file = Self::display_site(at, 0);
+        let file = file.trim_end_matches(":0");
+        if !report.undecided.is_empty() {
+            self.notes.insert(format!(
+                "the preprocessor conditions {} in the sources of {file} could not be evaluated: the \
+                 branch after each was taken, so the macros it defines are the ones used to name \
+                 heap blocks.",
+                report.undecided.join(", ")
+            ));
+        }
+        if !report.tested.is_empty() && !from_dwarf {
+            let names: Vec<&str> = report.tested.iter().map(String::as_str).collect();
+            self.notes.insert(format!(
+                "the preprocessor conditions of {file} test {}, which no file read defines: they \
+                 were taken as not defined. If the program was compiled with -D for them, compile \
+                 it with -g3 as well, so that mapvis reads the command-line macros from its debug \
+                 information.",
+                names.join(", ")
+            ));
         }
         (table, missing)
+    }
+
+    /// The macros defined before the first line of the source `at`: the
+    /// compiler's built-in and command-line (`-D`) macros, read from the
+    /// DWARF macro information of its compilation unit when the program
+    /// was compiled with `-g3` (gcc leaves `-D` out of `DW_AT_producer`),
+    /// and whether they were. Otherwise a few that gcc defines on x86-64
+    /// Linux (`__STDC__`, `__linux__`, `__x86_64__`, `__LP64__`, and
+    /// `__cplusplus` for C++).
+    fn predefined_macros(&self, at: &Path, cpp: bool) -> (MacroTable, bool) {
+        let mut table = MacroTable::default();
+        // The objects loaded so far: the one whose frame led here is.
+        for o in &self.objects {
+            let Some(vars) = o.vars.as_ref() else {
+                continue;
+            };
+            if let Some(defines) = vars.command_line_macros(at) {
+                for d in defines {
+                    table.define_text(d);
+                }
+                return (table, true);
+            }
+        }
+        for (name, value) in [
+            ("__STDC__", "1"),
+            ("__linux__", "1"),
+            ("__x86_64__", "1"),
+            ("__LP64__", "1"),
+        ] {
+            table.define(name, value);
+        }
+        if cpp {
+            table.define("__cplusplus", "201703L");
+        }
+        (table, false)
     }
 
     fn display_site(file: &Path, line: u32) -> String {
@@ -199,20 +257,33 @@ impl ProgramNamer {
             return FromSource::Missing;
         };
         let (target, size) = src.resolve_allocation(line, column);
-        // A standard container's buffer: named after the container object.
+        // A standard container's buffer: named after the container object
+        // and said to come from the container's declaration, so that the
+        // buffers it reallocates as it grows make one row.
         let container = match &target {
-            AllocTarget::Named { .. } | AllocTarget::Returned => None,
             AllocTarget::Unknown(_) if through_library => src.container_target(line),
-            AllocTarget::Unknown(_) => None,
+            // `std::vector<double> v = std::vector<double>(n, x);`: the
+            // statement names `v`; its declaration gives the element type.
+            AllocTarget::Named {
+                name,
+                elem_type: None,
+                ..
+            } if through_library => src.container_target(line).filter(|c| &c.name == name),
+            _ => None,
         };
+        let mut site = site;
         let (target, size) = match container {
-            Some((name, elem)) => {
-                let size = elem
+            Some(c) => {
+                if let Some(at) = c.declared_at {
+                    site = Self::display_site(file, at);
+                }
+                let size = c
+                    .elem_type
                     .as_ref()
                     .and_then(|t| src.eval_size(&format!("sizeof({t})")));
                 let target = AllocTarget::Named {
-                    name,
-                    elem_type: elem,
+                    name: c.name,
+                    elem_type: c.elem_type,
                     alloc_fn: "new".into(),
                     size_expr: None,
                 };
@@ -312,10 +383,6 @@ fn is_library_source(file: &Path) -> bool {
         || file.starts_with("/usr/local/include")
         || file.components().any(|c| c.as_os_str() == "c++")
 }
-
-/// A file whose includes are still to be read: its path, its includes
-/// (name, quoted) and how deep it is below the source file.
-type Including = (PathBuf, Vec<(String, bool)>, u32);
 
 /// What the statement at an allocation's call site says about the block.
 enum FromSource {

@@ -10,12 +10,16 @@
 
 use std::sync::Arc;
 
-use plotly::common::{Mode, TickMode, Title};
+use plotly::common::{Marker, Mode, TickMode, Title};
 use plotly::layout::{Axis, AxisRange, LayoutScene};
 use plotly::{Layout, Plot, Scatter3D};
 use polars::prelude::DataFrame;
 
 use super::aggregate::{aggregate, Group, Source};
+use super::classes::Annot;
+
+/// Bits of an aggregation key below the colour class.
+const CLASS_SHIFT: u32 = 56;
 use super::array_maps::{grid_figures, slice_figures, Cells, Shape};
 use super::csv::CsvOut;
 use super::error::VisError;
@@ -193,6 +197,7 @@ fn draw_array(r: Request, o: &FigureOptions) -> Result<FigureReport, VisError> {
         rows: v.rows(),
     })?;
     let a = Accesses::read(r.acc)?;
+    let ann = Annot::read(&a, o)?;
     let l = Lines::read(r.lines)?;
     let mut report = FigureReport::default();
     let shape = if r.fields.is_empty() {
@@ -222,6 +227,7 @@ fn draw_array(r: Request, o: &FigureOptions) -> Result<FigureReport, VisError> {
         picked: &picked,
         each: &each,
         sources: Arc::new(l.sources().to_vec()),
+        ann: &ann,
         o,
     };
     let mut figures = vec![scatter_figure(&d, &mut report)];
@@ -251,6 +257,13 @@ fn draw_array(r: Request, o: &FigureOptions) -> Result<FigureReport, VisError> {
         shape_text(&shape)
     );
     let mut intro = report.warnings.clone();
+    if let Some(c) = &ann.classes {
+        intro.push(format!(
+            "Colour of the scatter: {}, from green (best) to red ({}). Each class is its own trace: click a legend entry to hide it.",
+            c.title,
+            c.labels.last().map_or("", |l| l.as_str())
+        ));
+    }
     intro.extend(report.aggregated.clone());
     if super::interrupted() {
         return Err(VisError::Interrupted);
@@ -518,6 +531,7 @@ struct Drawn<'a> {
     picked: &'a Picked,
     each: &'a Source<'a>,
     sources: Arc<Vec<String>>,
+    ann: &'a Annot,
     o: &'a FigureOptions,
 }
 
@@ -580,8 +594,12 @@ fn scatter_figure(d: &Drawn, report: &mut FigureReport) -> PageFigure {
     PageFigure {
         heading,
         note: format!(
-            "{name} as {}. Each point is one element access: {xl} (x), {yl} (y), {zl} (z), coloured from sooner (dark) to later (yellow).",
-            layout_text(d.shape)
+            "{name} as {}. Each point is one element access: {xl} (x), {yl} (y), {zl} (z), {}.",
+            layout_text(d.shape),
+            match &d.ann.classes {
+                None => "coloured from sooner (dark) to later (yellow)".to_string(),
+                Some(c) => format!("coloured by {}, one trace per class", c.title),
+            }
         ),
         plot: scatter,
         height: 800,
@@ -589,83 +607,114 @@ fn scatter_figure(d: &Drawn, report: &mut FigureReport) -> PageFigure {
 }
 
 /// Hover of one exact element access; customdata is `[time, operation,
-/// thread, occurrence, source, address, i, j, (k)]`.
-/// For an array of structures, `customdata[7]` is the field's name.
+/// thread, occurrence, source, address, pattern, i, j, (k)]`.
+/// For an array of structures, `customdata[8]` is the field's name.
 fn exact_hover(name: &str, is3: bool, fields: bool) -> String {
     format!(
-        "order (time) %{{customdata[0]}}<br>address 0x%{{customdata[5]:x}}<br>{}{}<br>operation %{{customdata[1]}}<br>thread %{{customdata[2]}}<br>occurrence %{{customdata[3]}}<br>source %{{customdata[4]}}<extra></extra>",
+        "order (time) %{{customdata[0]}}<br>address 0x%{{customdata[5]:x}}<br>{}{}<br>operation %{{customdata[1]}}<br>thread %{{customdata[2]}}<br>occurrence %{{customdata[3]}}<br>source %{{customdata[4]}}<br>pattern %{{customdata[6]}}",
         super::html::escape_html(name),
         if is3 {
-            "[%{customdata[6]}][%{customdata[7]}][%{customdata[8]}]"
+            "[%{customdata[7]}][%{customdata[8]}][%{customdata[9]}]"
         } else if fields {
-            "[%{customdata[6]}].%{customdata[7]}"
+            "[%{customdata[7]}].%{customdata[8]}"
         } else {
-            "[%{customdata[6]}][%{customdata[7]}]"
+            "[%{customdata[7]}][%{customdata[8]}]"
         },
     )
 }
 
+/// The class name of class `c` for hover text, when there are classes.
+fn class_name(ann: &Annot, c: usize) -> Option<&str> {
+    ann.classes.as_ref().map(|ci| ci.labels[c].as_str())
+}
+
 /// One point per element access: x = j, y = occurrence (2D) or k (3D),
-/// z = i, coloured by time.
+/// z = i, coloured by time, or one trace per colour class.
 fn exact_scatter(d: &Drawn) -> Plot {
     let a = d.a;
     let is3 = d.is3();
-    let (x, y, z, color) = (&mut vec![], &mut vec![], &mut vec![], &mut vec![]);
-    let mut cd: [Vec<u64>; 9] = Default::default();
-    let mut c_line = vec![];
+    // (access row, element) of every touch, by class.
+    let mut by_class: Vec<Vec<(usize, u64)>> = vec![Vec::new(); d.ann.n_classes()];
     (d.each)(&mut |k, e| {
-        let (i, j, kk) = d.shape.ijk(e);
-        x.push(j);
-        y.push(if is3 { kk } else { a.occ()[k] as u64 });
-        z.push(i);
-        color.push(a.time()[k] as f64);
-        let vals = [
-            a.time()[k] as u64,
-            op_index(a.op()[k]) as u64,
-            a.tid()[k] as u64,
-            a.occ()[k] as u64,
-            0,
-            d.shape.addr_of(e),
-            i,
-            j,
-            kk,
-        ];
-        for (col, v) in cd.iter_mut().zip(vals) {
-            col.push(v);
-        }
-        c_line.push(a.line()[k]);
+        by_class[d.ann.class(a, k) as usize].push((k, e));
         true
     });
-    let [c_time, c_op, c_tid, c_occ, _, c_addr, c_i, c_j, c_k] = cd;
-    let mut cols = vec![
-        CdCol::U64(c_time),
-        CdCol::Static(c_op.into_iter().map(|o| o as u8).collect(), &OP_NAMES),
-        CdCol::U64(c_tid),
-        CdCol::U64(c_occ),
-        CdCol::Str(c_line, d.sources.clone()),
-        CdCol::U64(c_addr),
-        CdCol::U64(c_i),
-        column_data(d.shape, c_j),
-    ];
-    if is3 {
-        cols.push(CdCol::U64(c_k));
-    }
-    let t = Scatter3D::new(x.clone(), y.clone(), z.clone())
-        .mode(Mode::Markers)
-        .name(d.shape.name.as_str())
-        .hover_template(exact_hover(&d.shape.name, is3, !d.shape.fields.is_empty()));
     let mut p = Plot::new();
-    p.add_trace(
-        Ext::new(*t)
-            .custom(CustomData { cols })
-            .marker(time_marker(
-                std::mem::take(color),
-                d.picked.t_lo,
-                d.picked.t_hi,
-                OneOrMany::One(4.0),
-            ))
+    for (c, pts) in by_class.iter().enumerate() {
+        if pts.is_empty() {
+            continue;
+        }
+        let ijk: Vec<(u64, u64, u64)> = pts.iter().map(|&(_, e)| d.shape.ijk(e)).collect();
+        let y: Vec<u64> = pts
+            .iter()
+            .zip(&ijk)
+            .map(|(&(k, _), p)| if is3 { p.2 } else { a.occ()[k] as u64 })
+            .collect();
+        let t = Scatter3D::new(
+            ijk.iter().map(|p| p.1).collect::<Vec<_>>(),
+            y,
+            ijk.iter().map(|p| p.0).collect::<Vec<_>>(),
+        )
+        .mode(Mode::Markers)
+        .hover_template(super::complete::hover_with_class(
+            &exact_hover(&d.shape.name, is3, !d.shape.fields.is_empty()),
+            class_name(d.ann, c),
+        ));
+        let u =
+            |f: &dyn Fn(usize, u64) -> u64| CdCol::U64(pts.iter().map(|&(k, e)| f(k, e)).collect());
+        let mut cols = vec![
+            u(&|k, _| a.time()[k] as u64),
+            CdCol::Static(
+                pts.iter()
+                    .map(|&(k, _)| op_index(a.op()[k]) as u8)
+                    .collect(),
+                &OP_NAMES,
+            ),
+            u(&|k, _| a.tid()[k] as u64),
+            u(&|k, _| a.occ()[k] as u64),
+            CdCol::Str(
+                pts.iter().map(|&(k, _)| a.line()[k]).collect(),
+                d.sources.clone(),
+            ),
+            u(&|_, e| d.shape.addr_of(e)),
+            CdCol::Str(
+                pts.iter()
+                    .map(|&(k, _)| d.ann.patterns.id(a.var()[k], a.line()[k]))
+                    .collect(),
+                d.ann.patterns.names.clone(),
+            ),
+            CdCol::U64(ijk.iter().map(|p| p.0).collect()),
+            column_data(d.shape, ijk.iter().map(|p| p.1).collect()),
+        ];
+        if is3 {
+            cols.push(CdCol::U64(ijk.iter().map(|p| p.2).collect()));
+        }
+        let cd = CustomData { cols };
+        p.add_trace(match &d.ann.classes {
+            Some(ci) => Ext::new(
+                *t.name(ci.labels[c].as_str()).marker(
+                    Marker::new()
+                        .color(ci.colours[c].clone())
+                        .size(4)
+                        .opacity(super::traces::SOLID_OPACITY),
+                ),
+            )
+            .custom(cd)
             .boxed(),
-    );
+            None => {
+                let times = pts.iter().map(|&(k, _)| a.time()[k] as f64).collect();
+                Ext::new(*t.name(d.shape.name.as_str()))
+                    .custom(cd)
+                    .marker(time_marker(
+                        times,
+                        d.picked.t_lo,
+                        d.picked.t_hi,
+                        OneOrMany::One(4.0),
+                    ))
+                    .boxed()
+            }
+        });
+    }
     p
 }
 
@@ -681,8 +730,9 @@ fn column_data(shape: &Shape, j: Vec<u64>) -> CdCol {
 
 /// Hover of one aggregated group of element accesses; customdata is
 /// `[count, t_min, t_max, e_min, e_max, loads, stores, modifies, occ_min,
-/// occ_max, thread, source]`.
-const GROUP_HOVER: &str = "<b>%{customdata[0]} element accesses</b><br>order (time) %{customdata[1]} to %{customdata[2]}<br>elements %{customdata[3]} to %{customdata[4]}<br>loads %{customdata[5]}, stores %{customdata[6]}, modifies %{customdata[7]}<br>occurrence %{customdata[8]} to %{customdata[9]}<br>first: thread %{customdata[10]}, source %{customdata[11]}<extra></extra>";
+/// occ_max, thread, source, pattern]` (thread, source and pattern of the
+/// group's earliest access).
+const GROUP_HOVER: &str = "<b>%{customdata[0]} element accesses</b><br>order (time) %{customdata[1]} to %{customdata[2]}<br>elements %{customdata[3]} to %{customdata[4]}<br>loads %{customdata[5]}, stores %{customdata[6]}, modifies %{customdata[7]}<br>occurrence %{customdata[8]} to %{customdata[9]}<br>first: thread %{customdata[10]}, source %{customdata[11]}<br>pattern %{customdata[12]}";
 
 /// Exact groups of (block of elements, occurrence bin) above the point
 /// budget; returns the plot, the number of groups and a description.
@@ -690,7 +740,10 @@ fn group_scatter(d: &Drawn) -> (Plot, usize, String) {
     let (a, shape, is3) = (d.a, d.shape, d.is3());
     let aocc = a.occ();
     let dims = shape.dims.clone();
-    let key = |_row: usize, e: u64, res: u64| block_key(shape, &dims, e, res);
+    // Groups never mix colour classes: each class is its own trace.
+    let key = |row: usize, e: u64, res: u64| {
+        ((d.ann.class(a, row) as u64) << CLASS_SHIFT) | block_key(shape, &dims, e, res)
+    };
     // 2D: bins of occurrence (the scatter's y axis); 3D: space only, so
     // that groups at one position never hide each other.
     let (o_lo, o_hi) = if is3 {
@@ -705,12 +758,13 @@ fn group_scatter(d: &Drawn) -> (Plot, usize, String) {
     let gs: Vec<&Group> = binned.groups.iter().collect();
     let blocks: Vec<u64> = dims.iter().map(|x| x.div_ceil(binned.res).max(1)).collect();
     let desc = format!(
-        "{} element accesses of `{}` exceed the point budget of {}: each point is the exact group of accesses to one block of {} elements{}; colour is their mean time, marker size and hover give the count.",
+        "{} element accesses of `{}` exceed the point budget of {}: each point is the exact group of accesses to one block of {} elements{}{}; marker size and hover give the count.",
         d.picked.touches,
         shape.name,
         d.o.point_budget,
         blocks.iter().map(|b| b.to_string()).collect::<Vec<_>>().join(" x "),
-        if is3 { String::new() } else { format!(" with occurrences in one bin {} wide", binned.time_width) }
+        if is3 { String::new() } else { format!(" with occurrences in one bin {} wide", binned.time_width) },
+        if d.ann.classes.is_some() { ", of one colour class" } else { "; colour is their mean time" }
     );
     let centre = |g: &Group| -> (f64, f64, f64) {
         let (i, j, k) = shape.ijk(g.coord_min);
@@ -721,54 +775,94 @@ fn group_scatter(d: &Drawn) -> (Plot, usize, String) {
             if is3 { c(k, blocks[2]) } else { 0.0 },
         )
     };
-    let pos: Vec<(f64, f64, f64)> = gs.iter().map(|g| centre(g)).collect();
-    let counts: Vec<u64> = gs.iter().map(|g| g.count).collect();
-    let y: Vec<f64> = if is3 {
-        pos.iter().map(|p| p.2).collect()
-    } else {
-        gs.iter().map(|g| g.occ_min as f64).collect()
-    };
-    let t = Scatter3D::new(
-        pos.iter().map(|p| p.1).collect::<Vec<_>>(),
-        y,
-        pos.iter().map(|p| p.0).collect::<Vec<_>>(),
-    )
-    .mode(Mode::Markers)
-    .name(shape.name.as_str())
-    .hover_template(GROUP_HOVER);
-    let u = |f: &dyn Fn(&Group) -> u64| CdCol::U64(gs.iter().map(|g| f(g)).collect());
-    let cd = CustomData {
-        cols: vec![
-            u(&|g| g.count),
-            u(&|g| g.t_min),
-            u(&|g| g.t_max),
-            u(&|g| g.coord_min),
-            u(&|g| g.coord_max),
-            u(&|g| g.ops[0]),
-            u(&|g| g.ops[1]),
-            u(&|g| g.ops[2]),
-            u(&|g| g.occ_min as u64),
-            u(&|g| g.occ_max as u64),
-            u(&|g| a.tid()[g.first_row] as u64),
-            CdCol::Str(
-                gs.iter().map(|g| a.line()[g.first_row]).collect(),
-                d.sources.clone(),
-            ),
-        ],
-    };
+    let all: Vec<&Group> = gs;
+    let max = all.iter().map(|g| g.count).max().unwrap_or(1);
     let mut p = Plot::new();
-    p.add_trace(
-        Ext::new(*t)
+    for c in 0..d.ann.n_classes() {
+        let gs: Vec<&Group> = all
+            .iter()
+            .copied()
+            .filter(|g| (g.space >> CLASS_SHIFT) as usize == c)
+            .collect();
+        if gs.is_empty() {
+            continue;
+        }
+        let pos: Vec<(f64, f64, f64)> = gs.iter().map(|g| centre(g)).collect();
+        // Sizes over all groups, so that one size means one count everywhere.
+        let mut counts: Vec<u64> = gs.iter().map(|g| g.count).collect();
+        counts.push(max);
+        let mut sizes = count_sizes(&counts);
+        sizes.pop();
+        let y: Vec<f64> = if is3 {
+            pos.iter().map(|p| p.2).collect()
+        } else {
+            gs.iter().map(|g| g.occ_min as f64).collect()
+        };
+        let t = Scatter3D::new(
+            pos.iter().map(|p| p.1).collect::<Vec<_>>(),
+            y,
+            pos.iter().map(|p| p.0).collect::<Vec<_>>(),
+        )
+        .mode(Mode::Markers)
+        .hover_template(super::complete::hover_with_class(
+            GROUP_HOVER,
+            class_name(d.ann, c),
+        ));
+        let u = |f: &dyn Fn(&Group) -> u64| CdCol::U64(gs.iter().map(|g| f(g)).collect());
+        let cd = CustomData {
+            cols: vec![
+                u(&|g| g.count),
+                u(&|g| g.t_min),
+                u(&|g| g.t_max),
+                u(&|g| g.coord_min),
+                u(&|g| g.coord_max),
+                u(&|g| g.ops[0]),
+                u(&|g| g.ops[1]),
+                u(&|g| g.ops[2]),
+                u(&|g| g.occ_min as u64),
+                u(&|g| g.occ_max as u64),
+                u(&|g| a.tid()[g.first_row] as u64),
+                CdCol::Str(
+                    gs.iter().map(|g| a.line()[g.first_row]).collect(),
+                    d.sources.clone(),
+                ),
+                CdCol::Str(
+                    gs.iter()
+                        .map(|g| {
+                            d.ann
+                                .patterns
+                                .id(a.var()[g.first_row], a.line()[g.first_row])
+                        })
+                        .collect(),
+                    d.ann.patterns.names.clone(),
+                ),
+            ],
+        };
+        p.add_trace(match &d.ann.classes {
+            Some(ci) => Ext::new(
+                *t.name(ci.labels[c].as_str()).marker(
+                    Marker::new()
+                        .color(ci.colours[c].clone())
+                        .size_array(sizes.iter().map(|s| s.round() as usize).collect())
+                        .opacity(super::traces::SOLID_OPACITY)
+                        .line(plotly::common::Line::new().width(0.0)),
+                ),
+            )
             .custom(cd)
-            .marker(time_marker(
-                gs.iter().map(|g| g.t_mean()).collect(),
-                d.picked.t_lo,
-                d.picked.t_hi,
-                OneOrMany::Many(count_sizes(&counts)),
-            ))
             .boxed(),
-    );
-    (p, gs.len(), desc)
+            None => Ext::new(*t.name(shape.name.as_str()))
+                .custom(cd)
+                .marker(time_marker(
+                    gs.iter().map(|g| g.t_mean()).collect(),
+                    d.picked.t_lo,
+                    d.picked.t_hi,
+                    OneOrMany::Many(sizes),
+                ))
+                .boxed(),
+        });
+    }
+    let groups = all.len();
+    (p, groups, desc)
 }
 
 /// Writes one row per element touch to `visinfo/<file>`: the access row,
@@ -785,6 +879,9 @@ fn save_csv(d: &Drawn, file: &str) -> Result<std::path::PathBuf, VisError> {
         header.push("field");
     }
     header.extend_from_slice(&["operation", "thread", "time"]);
+    if d.ann.classes.is_some() {
+        header.push("class");
+    }
     let mut w = CsvOut::create(&d.o.visinfo_dir, file, &header)?;
     let mut err = None;
     (d.each)(&mut |k, e| {
@@ -804,6 +901,9 @@ fn save_csv(d: &Drawn, file: &str) -> Result<std::path::PathBuf, VisError> {
         w.text(op_name(a.op()[k]));
         w.num(a.tid()[k] as u64);
         w.num(a.time()[k] as u64);
+        if let Some(c) = &d.ann.classes {
+            w.text(&c.labels[d.ann.class(a, k) as usize]);
+        }
         match w.end_row() {
             Ok(()) => true,
             Err(e) => {

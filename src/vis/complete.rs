@@ -8,6 +8,7 @@ use plotly::{Layout, Plot, Scatter, Scatter3D};
 use polars::prelude::DataFrame;
 
 use super::aggregate::{aggregate, Binned, Group};
+use super::classes::Annot;
 use super::csv::CsvOut;
 use super::error::VisError;
 use super::html::{write_page, PageFigure, PageMeta};
@@ -21,13 +22,41 @@ pub(crate) const FILE: &str = "complete_memory_access_pattern.html";
 
 /// Hover of one exact access; customdata is
 /// `[time, variable, operation, thread, occurrence, source, address,
-/// element]`.
-const HOVER_EXACT: &str = "order (time) %{customdata[0]}<br>address 0x%{customdata[6]:x}<br>variable %{customdata[1]}<br>element %{customdata[7]}<br>operation %{customdata[2]}<br>thread %{customdata[3]}<br>occurrence %{customdata[4]}<br>source %{customdata[5]}<extra></extra>";
+/// element, pattern]`.
+const HOVER_EXACT: &str = "order (time) %{customdata[0]}<br>address 0x%{customdata[6]:x}<br>variable %{customdata[1]}<br>element %{customdata[7]}<br>operation %{customdata[2]}<br>thread %{customdata[3]}<br>occurrence %{customdata[4]}<br>source %{customdata[5]}<br>pattern %{customdata[8]}";
 
 /// Hover of one aggregated group; customdata is `[count, t_min, t_max,
 /// variable, addr_min, addr_max, occ_min, occ_max, loads, stores, modifies,
-/// thread, source]` (thread and source of the group's earliest access).
-const HOVER_GROUP: &str = "<b>%{customdata[0]} accesses</b><br>order (time) %{customdata[1]} to %{customdata[2]}<br>address 0x%{customdata[4]:x} to 0x%{customdata[5]:x}<br>variable %{customdata[3]}<br>loads %{customdata[8]}, stores %{customdata[9]}, modifies %{customdata[10]}<br>occurrence %{customdata[6]} to %{customdata[7]}<br>first: thread %{customdata[11]}, source %{customdata[12]}<extra></extra>";
+/// thread, source, pattern]` (thread, source and pattern of the group's
+/// earliest access).
+const HOVER_GROUP: &str = "<b>%{customdata[0]} accesses</b><br>order (time) %{customdata[1]} to %{customdata[2]}<br>address 0x%{customdata[4]:x} to 0x%{customdata[5]:x}<br>variable %{customdata[3]}<br>loads %{customdata[8]}, stores %{customdata[9]}, modifies %{customdata[10]}<br>occurrence %{customdata[6]} to %{customdata[7]}<br>first: thread %{customdata[11]}, source %{customdata[12]}<br>pattern %{customdata[13]}";
+
+/// Bits of an aggregation key below the variable rank (the address bin).
+const RANK_SHIFT: u32 = 27;
+/// Bits of an aggregation key below the colour class.
+const CLASS_SHIFT: u32 = 56;
+
+/// The variable rank of an aggregation key.
+fn key_rank(space: u64) -> u32 {
+    ((space >> RANK_SHIFT) & ((1 << (CLASS_SHIFT - RANK_SHIFT)) - 1)) as u32
+}
+
+/// The colour class of an aggregation key.
+fn key_class(space: u64) -> usize {
+    (space >> CLASS_SHIFT) as usize
+}
+
+/// A hover template ending the trace's text: `base`, then the class name
+/// of the trace's points when the figure is coloured by class.
+pub(crate) fn hover_with_class(base: &str, class: Option<&str>) -> String {
+    match class {
+        Some(c) => format!(
+            "{base}<br><b>{}</b><extra></extra>",
+            super::html::escape_html(c)
+        ),
+        None => format!("{base}<extra></extra>"),
+    }
+}
 
 pub(crate) fn symbol(op: usize) -> MarkerSymbol {
     match op {
@@ -66,6 +95,7 @@ pub fn complete_memory_access_pattern(
 ) -> Result<FigureReport, VisError> {
     o.validate()?;
     let a = Accesses::read(acc)?;
+    let ann = Annot::read(&a, o)?;
     let v = Variables::read(vars)?;
     let l = Lines::read(lines)?;
     let n = a.len();
@@ -101,7 +131,7 @@ pub fn complete_memory_access_pattern(
     }
     let names: Arc<Vec<String>> = Arc::new(names);
     let sources: Arc<Vec<String>> = Arc::new(l.sources().to_vec());
-    let mut labels = Labels::new(&present, &v, names.clone(), sources);
+    let mut labels = Labels::new(&present, &v, names.clone(), sources, ann);
     labels.max_occ = a.occ().iter().copied().max().unwrap_or(0) as u64;
     let t_lo = time.iter().copied().min().unwrap_or(0) as u64;
     let t_hi = time.iter().copied().max().unwrap_or(0) as u64;
@@ -133,10 +163,14 @@ pub fn complete_memory_access_pattern(
                 }
             }
         };
+        // Groups never mix variables or colour classes: each class is its
+        // own trace.
         let key = |row: usize, coord: u64, res: u64| {
             let r = rank_of[var[row] as usize] as usize;
             let width = (hi[r] - lo[r] + 1).div_ceil(res).max(1);
-            ((r as u64) << 27) | ((coord - lo[r]) / width)
+            ((labels.ann.class(&a, row) as u64) << CLASS_SHIFT)
+                | ((r as u64) << RANK_SHIFT)
+                | ((coord - lo[r]) / width)
         };
         // 3D view: bins of occurrence (its x axis); 2D view: bins of time.
         let occ = a.occ();
@@ -163,9 +197,15 @@ pub fn complete_memory_access_pattern(
         group_figures(&a, &b3, &b2, &labels, t_lo, t_hi)
     };
 
-    let mut intro = vec![
-        "Each point is a memory access. 3D: occurrence of the address (x), variable (y), address (z), coloured from sooner (dark) to later (yellow). 2D: address over access order, one colour per variable, one symbol per operation (circle load, x store, diamond modify).".to_string(),
-    ];
+    let intro_text = match &labels.ann.classes {
+        None => "Each point is a memory access. 3D: occurrence of the address (x), variable (y), address (z), coloured from sooner (dark) to later (yellow). 2D: address over access order, one colour per variable, one symbol per operation (circle load, x store, diamond modify).".to_string(),
+        Some(c) => format!(
+            "Each point is a memory access. 3D: occurrence of the address (x), variable (y), address (z). 2D: address over access order, one symbol per operation (circle load, x store, diamond modify). Colour: {}, from green (best) to red ({}). Each class is its own trace: click a legend entry to hide it.",
+            c.title,
+            c.labels.last().map_or("", |l| l.as_str())
+        ),
+    };
+    let mut intro = vec![intro_text];
     if let Some(d) = &report.aggregated {
         intro.push(d.clone());
     }
@@ -194,18 +234,22 @@ pub fn complete_memory_access_pattern(
     report.html = write_page(&o.figures_dir, FILE, &title, &intro, &figures, &meta)?;
 
     if o.save {
+        let mut header = vec![
+            "index",
+            "address",
+            "variable",
+            "occurrence",
+            "operation",
+            "thread",
+            "time",
+        ];
+        if labels.ann.classes.is_some() {
+            header.push("class");
+        }
         let mut w = CsvOut::create(
             &o.visinfo_dir,
             "complete_memory_access_pattern.csv",
-            &[
-                "index",
-                "address",
-                "variable",
-                "occurrence",
-                "operation",
-                "thread",
-                "time",
-            ],
+            &header,
         )?;
         let (op, occ, tid) = (a.op(), a.occ(), a.tid());
         for k in 0..n {
@@ -216,6 +260,9 @@ pub fn complete_memory_access_pattern(
             w.text(op_name(op[k]));
             w.num(tid[k] as u64);
             w.num(time[k] as u64);
+            if let Some(c) = &labels.ann.classes {
+                w.text(&c.labels[labels.ann.class(&a, k) as usize]);
+            }
             w.end_row()?;
         }
         report.data_csv.push(w.finish()?);
@@ -273,6 +320,8 @@ struct Labels {
     kinds: Vec<&'static str>,
     /// The largest occurrence drawn, for the 3D view's ticks.
     max_occ: u64,
+    /// Colour classes and pattern labels.
+    ann: Annot,
 }
 
 /// Memory kinds in panel order, with their axis titles.
@@ -289,6 +338,7 @@ impl Labels {
         v: &Variables,
         names: Arc<Vec<String>>,
         sources: Arc<Vec<String>>,
+        ann: Annot,
     ) -> Labels {
         let kind_of = |id: u32| {
             let scope = v.get(id).map_or("", |x| x.scope.as_str());
@@ -310,6 +360,7 @@ impl Labels {
             names,
             sources,
             max_occ: 0,
+            ann,
             panel,
             kinds: order.iter().map(|&k| KINDS[k].1).collect(),
         }
@@ -367,6 +418,54 @@ impl Labels {
     }
 }
 
+/// The 2D view's marker of variable rank `r`, class `c` and operation
+/// `oi`: the class colour with classes, else the variable's shade.
+fn marker_2d(lab: &Labels, r: usize, c: usize, oi: usize) -> Marker {
+    let colour = match &lab.ann.classes {
+        Some(ci) => ci.colours[c].clone(),
+        None => op_colour(r, oi),
+    };
+    Marker::new().color(colour).symbol(symbol(oi))
+}
+
+/// A 2D trace's name, legend group and whether it shows in the legend:
+/// with classes, one legend entry per class (its first trace); else one
+/// per (variable, operation), grouped by variable.
+fn legend_2d(
+    lab: &Labels,
+    r: usize,
+    c: usize,
+    what: &str,
+    shown: &mut [bool],
+) -> (String, String, bool) {
+    match &lab.ann.classes {
+        Some(ci) => {
+            let first = !shown[c];
+            shown[c] = true;
+            (ci.labels[c].clone(), ci.labels[c].clone(), first)
+        }
+        None => (
+            format!("{} {what}", lab.names[r]),
+            lab.names[r].clone(),
+            true,
+        ),
+    }
+}
+
+/// The class name of class `c` for hover text, when there are classes.
+fn class_name(lab: &Labels, c: usize) -> Option<&str> {
+    lab.ann.classes.as_ref().map(|ci| ci.labels[c].as_str())
+}
+
+/// Rows split by class (one bucket without classes).
+fn by_class(lab: &Labels, a: &Accesses, rows: impl Iterator<Item = usize>) -> Vec<Vec<usize>> {
+    let mut out = vec![Vec::new(); lab.ann.n_classes()];
+    for k in rows {
+        out[lab.ann.class(a, k) as usize].push(k);
+    }
+    out
+}
+
 fn exact_figures(
     a: &Accesses,
     v: &Variables,
@@ -400,6 +499,7 @@ fn exact_figures(
         })
         .collect();
     let elem_names = Arc::new(elem_names);
+    let pat = &lab.ann.patterns;
     let custom = |rows: &mut dyn Iterator<Item = usize>| {
         let rows: Vec<usize> = rows.collect();
         CustomData {
@@ -415,83 +515,100 @@ fn exact_figures(
                 CdCol::Str(rows.iter().map(|&k| line[k]).collect(), sources.clone()),
                 CdCol::U64(rows.iter().map(|&k| addr[k]).collect()),
                 CdCol::Str(rows.iter().map(|&k| elem[k]).collect(), elem_names.clone()),
+                CdCol::Str(
+                    rows.iter().map(|&k| pat.id(var[k], line[k])).collect(),
+                    pat.names.clone(),
+                ),
             ],
         }
     };
 
-    let t3 = Scatter3D::new(occ.to_vec(), ranks.clone(), addr.to_vec())
-        .mode(Mode::Markers)
-        .name("accesses")
-        .hover_template(HOVER_EXACT);
-    let marker = time_marker(
-        time.iter().map(|&t| t as f64).collect(),
-        t_lo,
-        t_hi,
-        OneOrMany::One(3.0),
-    );
     let mut p3 = Plot::new();
-    p3.add_trace(
-        Ext::new(*t3)
-            .custom(custom(&mut (0..n)))
-            .marker(marker)
-            .boxed(),
-    );
-    p3.set_layout(Layout::new().scene(scene(names, lab.max_occ)).height(800));
-
-    // 2D: one trace per (variable, operation).
-    let nv = names.len();
-    let mut buckets: Vec<Vec<usize>> = vec![Vec::new(); nv * 4];
-    for k in 0..n {
-        buckets[ranks[k] as usize * 4 + op_index(op[k])].push(k);
-    }
-    let mut p2 = Plot::new();
-    for b in draw_order(nv) {
-        let rows = &buckets[b];
+    for (c, rows) in by_class(lab, a, 0..n).iter().enumerate() {
         if rows.is_empty() {
             continue;
         }
-        let (r, oi) = (b / 4, b % 4);
-        let t2 = Scatter::new(
-            rows.iter().map(|&k| time[k] as u64).collect::<Vec<_>>(),
+        let t3 = Scatter3D::new(
+            rows.iter().map(|&k| occ[k]).collect::<Vec<_>>(),
+            rows.iter().map(|&k| ranks[k]).collect::<Vec<_>>(),
             rows.iter().map(|&k| addr[k]).collect::<Vec<_>>(),
         )
-        .web_gl_mode(true)
         .mode(Mode::Markers)
-        .y_axis(lab.axis(r))
-        .name(format!("{} {}", names[r], OP_NAMES[oi]))
-        .legend_group(names[r].clone())
-        .marker(
-            Marker::new()
-                .color(op_colour(r, oi))
-                .symbol(symbol(oi))
-                .size(RAW_SIZE as usize),
-        )
-        .hover_template(HOVER_EXACT);
-        p2.add_trace(
-            Ext::new(*t2)
-                .custom(custom(&mut rows.iter().copied()))
-                .boxed(),
-        );
+        .hover_template(hover_with_class(HOVER_EXACT, class_name(lab, c)));
+        let cd = custom(&mut rows.iter().copied());
+        p3.add_trace(match &lab.ann.classes {
+            Some(ci) => Ext::new(
+                *t3.name(ci.labels[c].as_str()).marker(
+                    Marker::new()
+                        .color(ci.colours[c].clone())
+                        .size(3)
+                        .opacity(SOLID_OPACITY),
+                ),
+            )
+            .custom(cd)
+            .boxed(),
+            None => {
+                let times = rows.iter().map(|&k| time[k] as f64).collect();
+                Ext::new(*t3.name("accesses"))
+                    .custom(cd)
+                    .marker(time_marker(times, t_lo, t_hi, OneOrMany::One(3.0)))
+                    .boxed()
+            }
+        });
+    }
+    p3.set_layout(Layout::new().scene(scene(names, lab.max_occ)).height(800));
+
+    // 2D: one trace per (class, variable, operation).
+    let nv = names.len();
+    let mut buckets: Vec<Vec<usize>> = vec![Vec::new(); lab.ann.n_classes() * nv * 4];
+    for k in 0..n {
+        let c = lab.ann.class(a, k) as usize;
+        buckets[(c * nv + ranks[k] as usize) * 4 + op_index(op[k])].push(k);
+    }
+    let mut p2 = Plot::new();
+    let mut shown = vec![false; lab.ann.n_classes()];
+    for c in 0..lab.ann.n_classes() {
+        for b in draw_order(nv) {
+            let rows = &buckets[c * nv * 4 + b];
+            if rows.is_empty() {
+                continue;
+            }
+            let (r, oi) = (b / 4, b % 4);
+            let (name, group, legend) = legend_2d(lab, r, c, OP_NAMES[oi], &mut shown);
+            let t2 = Scatter::new(
+                rows.iter().map(|&k| time[k] as u64).collect::<Vec<_>>(),
+                rows.iter().map(|&k| addr[k]).collect::<Vec<_>>(),
+            )
+            .web_gl_mode(true)
+            .mode(Mode::Markers)
+            .y_axis(lab.axis(r))
+            .name(name)
+            .legend_group(group)
+            .show_legend(legend)
+            .marker(marker_2d(lab, r, c, oi).size(RAW_SIZE as usize))
+            .hover_template(hover_with_class(HOVER_EXACT, class_name(lab, c)));
+            p2.add_trace(
+                Ext::new(*t2)
+                    .custom(custom(&mut rows.iter().copied()))
+                    .boxed(),
+            );
+        }
     }
     p2.set_layout(lab.layout_2d());
     (p3, p2)
 }
 
-fn group_custom(
-    a: &Accesses,
-    gs: &[&Group],
-    names: &Arc<Vec<String>>,
-    sources: &Arc<Vec<String>>,
-) -> CustomData {
-    let (tid, line) = (a.tid(), a.line());
+fn group_custom(a: &Accesses, gs: &[&Group], lab: &Labels) -> CustomData {
+    let (tid, line, var) = (a.tid(), a.line(), a.var());
+    let pat = &lab.ann.patterns;
     CustomData {
         cols: vec![
             CdCol::U64(gs.iter().map(|g| g.count).collect()),
             CdCol::U64(gs.iter().map(|g| g.t_min).collect()),
             CdCol::U64(gs.iter().map(|g| g.t_max).collect()),
             CdCol::Str(
-                gs.iter().map(|g| (g.space >> 27) as u32).collect(),
-                names.clone(),
+                gs.iter().map(|g| key_rank(g.space)).collect(),
+                lab.names.clone(),
             ),
             CdCol::U64(gs.iter().map(|g| g.coord_min).collect()),
             CdCol::U64(gs.iter().map(|g| g.coord_max).collect()),
@@ -503,10 +620,73 @@ fn group_custom(
             CdCol::U64(gs.iter().map(|g| tid[g.first_row] as u64).collect()),
             CdCol::Str(
                 gs.iter().map(|g| line[g.first_row]).collect(),
-                sources.clone(),
+                lab.sources.clone(),
+            ),
+            CdCol::Str(
+                gs.iter()
+                    .map(|g| pat.id(var[g.first_row], line[g.first_row]))
+                    .collect(),
+                pat.names.clone(),
             ),
         ],
     }
+}
+
+/// The 3D view of aggregated groups: one trace coloured by mean time, or
+/// one trace per colour class.
+fn group_figure_3d(a: &Accesses, binned: &Binned, lab: &Labels, t_lo: u64, t_hi: u64) -> Plot {
+    let all: Vec<&Group> = binned.groups.iter().collect();
+    // Sizes over all groups, so that one size means one count everywhere.
+    let max = all.iter().map(|g| g.count).max().unwrap_or(1);
+    let mut p3 = Plot::new();
+    for c in 0..lab.ann.n_classes() {
+        let gs: Vec<&Group> = all
+            .iter()
+            .copied()
+            .filter(|g| lab.ann.classes.is_none() || key_class(g.space) == c)
+            .collect();
+        if gs.is_empty() {
+            continue;
+        }
+        let mut counts: Vec<u64> = gs.iter().map(|g| g.count).collect();
+        counts.push(max);
+        let mut sizes = count_sizes(&counts);
+        sizes.pop();
+        let t3 = Scatter3D::new(
+            gs.iter().map(|g| g.occ_min).collect::<Vec<_>>(),
+            gs.iter().map(|g| key_rank(g.space)).collect::<Vec<_>>(),
+            gs.iter().map(|g| g.coord_min).collect::<Vec<_>>(),
+        )
+        .mode(Mode::Markers)
+        .hover_template(hover_with_class(HOVER_GROUP, class_name(lab, c)));
+        let cd = group_custom(a, &gs, lab);
+        p3.add_trace(match &lab.ann.classes {
+            Some(ci) => Ext::new(
+                *t3.name(ci.labels[c].as_str()).marker(
+                    Marker::new()
+                        .color(ci.colours[c].clone())
+                        .size_array(sizes.iter().map(|s| s.round() as usize).collect())
+                        .opacity(SOLID_OPACITY)
+                        .line(plotly::common::Line::new().width(0.0)),
+                ),
+            )
+            .custom(cd)
+            .boxed(),
+            None => {
+                let times = gs.iter().map(|g| g.t_mean()).collect();
+                Ext::new(*t3.name("access groups"))
+                    .custom(cd)
+                    .marker(time_marker(times, t_lo, t_hi, OneOrMany::Many(sizes)))
+                    .boxed()
+            }
+        });
+    }
+    p3.set_layout(
+        Layout::new()
+            .scene(scene(&lab.names, lab.max_occ))
+            .height(800),
+    );
+    p3
 }
 
 fn group_figures(
@@ -517,76 +697,50 @@ fn group_figures(
     t_lo: u64,
     t_hi: u64,
 ) -> (Plot, Plot) {
-    let (names, sources) = (&lab.names, &lab.sources);
-    let gs: Vec<&Group> = binned.groups.iter().collect();
-    let counts: Vec<u64> = gs.iter().map(|g| g.count).collect();
-    let sizes = count_sizes(&counts);
-    let t3 = Scatter3D::new(
-        gs.iter().map(|g| g.occ_min).collect::<Vec<_>>(),
-        gs.iter()
-            .map(|g| (g.space >> 27) as u32)
-            .collect::<Vec<_>>(),
-        gs.iter().map(|g| g.coord_min).collect::<Vec<_>>(),
-    )
-    .mode(Mode::Markers)
-    .name("access groups")
-    .hover_template(HOVER_GROUP);
-    let marker = time_marker(
-        gs.iter().map(|g| g.t_mean()).collect(),
-        t_lo,
-        t_hi,
-        OneOrMany::Many(sizes.clone()),
-    );
-    let mut p3 = Plot::new();
-    p3.add_trace(
-        Ext::new(*t3)
-            .custom(group_custom(a, &gs, names, sources))
-            .marker(marker)
-            .boxed(),
-    );
-    p3.set_layout(Layout::new().scene(scene(names, lab.max_occ)).height(800));
-
+    let p3 = group_figure_3d(a, binned, lab, t_lo, t_hi);
     let gs: Vec<&Group> = binned2.groups.iter().collect();
-    let nv = names.len();
-    let mut buckets: Vec<Vec<usize>> = vec![Vec::new(); nv * 4];
+    let nv = lab.names.len();
+    let nc = lab.ann.n_classes();
+    let mut buckets: Vec<Vec<usize>> = vec![Vec::new(); nc * nv * 4];
     for (k, g) in gs.iter().enumerate() {
-        buckets[(g.space >> 27) as usize * 4 + g.main_op()].push(k);
+        let c = if nc > 1 { key_class(g.space) } else { 0 };
+        buckets[(c * nv + key_rank(g.space) as usize) * 4 + g.main_op()].push(k);
     }
     let mut p2 = Plot::new();
-    for b in draw_order(nv) {
-        let idx = &buckets[b];
-        if idx.is_empty() {
-            continue;
+    let mut shown = vec![false; nc];
+    for c in 0..nc {
+        for b in draw_order(nv) {
+            let idx = &buckets[c * nv * 4 + b];
+            if idx.is_empty() {
+                continue;
+            }
+            let (r, oi) = (b / 4, b % 4);
+            let sub: Vec<&Group> = idx.iter().map(|&k| gs[k]).collect();
+            // Sizes relative to this variable's own groups, from the raw
+            // points' size up: a hot scalar's huge groups must not shrink an
+            // array's pattern to specks.
+            let sizes = trace_sizes(&sub.iter().map(|g| g.count).collect::<Vec<_>>());
+            let what = format!("mostly {}", OP_NAMES[oi]);
+            let (name, group, legend) = legend_2d(lab, r, c, &what, &mut shown);
+            let t2 = Scatter::new(
+                sub.iter().map(|g| g.t_mean()).collect::<Vec<_>>(),
+                sub.iter().map(|g| g.coord_min).collect::<Vec<_>>(),
+            )
+            .web_gl_mode(true)
+            .mode(Mode::Markers)
+            .y_axis(lab.axis(r))
+            .name(name)
+            .legend_group(group)
+            .show_legend(legend)
+            .marker(
+                marker_2d(lab, r, c, oi)
+                    .size_array(sizes.iter().map(|s| s.round() as usize).collect())
+                    .opacity(SOLID_OPACITY)
+                    .line(plotly::common::Line::new().width(0.0)),
+            )
+            .hover_template(hover_with_class(HOVER_GROUP, class_name(lab, c)));
+            p2.add_trace(Ext::new(*t2).custom(group_custom(a, &sub, lab)).boxed());
         }
-        let (r, oi) = (b / 4, b % 4);
-        let sub: Vec<&Group> = idx.iter().map(|&k| gs[k]).collect();
-        // Sizes relative to this variable's own groups, from the raw
-        // points' size up: a hot scalar's huge groups must not shrink an
-        // array's pattern to specks.
-        let sizes = trace_sizes(&sub.iter().map(|g| g.count).collect::<Vec<_>>());
-        let t2 = Scatter::new(
-            sub.iter().map(|g| g.t_mean()).collect::<Vec<_>>(),
-            sub.iter().map(|g| g.coord_min).collect::<Vec<_>>(),
-        )
-        .web_gl_mode(true)
-        .mode(Mode::Markers)
-        .y_axis(lab.axis(r))
-        .name(format!("{} mostly {}", names[r], OP_NAMES[oi]))
-        .legend_group(names[r].clone())
-        .marker(
-            Marker::new()
-                .color(op_colour(r, oi))
-                .symbol(symbol(oi))
-                .size_array(sizes.iter().map(|s| s.round() as usize).collect())
-                .opacity(SOLID_OPACITY)
-                .line(plotly::common::Line::new().width(0.0)),
-        )
-        .hover_template(HOVER_GROUP);
-        p2.add_trace(
-            Ext::new(*t2)
-                .custom(group_custom(a, &sub, names, sources))
-                .boxed(),
-        );
     }
     p2.set_layout(lab.layout_2d());
     (p3, p2)

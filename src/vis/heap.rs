@@ -64,11 +64,44 @@ pub fn heap_figures(
         )));
     }
     let mut report_out = FigureReport::default();
-    let unit = run.unit.name();
     let ids: Vec<u32> = top.iter().map(|t| t.0).collect();
-    let (ts, total, per) = live_series(run, &ids, 2000);
+    let live = live_series(run, &ids, 2000);
+    let intro = vec![format!(
+        "{} allocations, {} bytes, peak {} live bytes, from the {}.",
+        report.allocs, report.bytes, report.peak_live.0, run.source
+    )];
+    let figures = [
+        live_figure(run, top, &live),
+        flame_figure(run, report, frames),
+        size_figure(report),
+    ];
+    report_out.html = write_page(
+        &o.figures_dir,
+        "heap_profile.html",
+        "Heap profile",
+        &intro,
+        &figures,
+        &PageMeta {
+            command: "heap_figures".into(),
+            shape: "live heap over time, allocations by site, sizes".into(),
+            trace: o.provenance.clone(),
+        },
+    )?;
+    report_out.points = live.0.len();
+    if o.save {
+        report_out.data_csv.push(save_live(top, &live, o)?);
+    }
+    Ok(report_out)
+}
+
+/// Live bytes over time: sample times, all sites, and each top site.
+type LiveSeries = (Vec<u64>, Vec<u64>, Vec<Vec<u64>>);
+
+/// Live bytes over time, the top sites stacked, and all sites as a line.
+fn live_figure(run: &HeapRun, top: &[SiteLabel], live: &LiveSeries) -> PageFigure {
+    let (ts, total, per) = live;
     let mut traces = Vec::new();
-    for ((_, label), ys) in top.iter().zip(&per) {
+    for ((_, label), ys) in top.iter().zip(per) {
         traces.push(json!({"type": "scatter", "mode": "lines", "x": ts, "y": ys,
             "name": label, "stackgroup": "sites", "line": {"shape": "hv"}}));
     }
@@ -76,22 +109,50 @@ pub fn heap_figures(
         json!({"type": "scatter", "mode": "lines", "x": ts, "y": total,
         "name": "all sites", "line": {"shape": "hv", "color": "black", "width": 1}}),
     );
-    let live = plot(
-        traces,
-        Layout::new()
-            .x_axis(axis(&format!("time ({unit})")))
-            .y_axis(axis("live bytes")),
-    );
+    let unit = run.unit.name();
+    PageFigure {
+        heading: "Live heap over time, by allocation site".into(),
+        note: format!(
+            "Bytes live at each moment: the {} sites with the highest peak, stacked, and all sites.",
+            top.len()
+        ),
+        plot: plot(
+            traces,
+            Layout::new()
+                .x_axis(axis(&format!("time ({unit})")))
+                .y_axis(axis("live bytes")),
+        ),
+        height: 550,
+    }
+}
+
+/// Allocated bytes by call stack, as an icicle (a flame graph).
+fn flame_figure(
+    run: &HeapRun,
+    report: &HeapReport,
+    frames: &mut dyn FnMut(u32) -> Vec<String>,
+) -> PageFigure {
     let (ids, labels, parents, values) = icicle_nodes(run, report, frames);
-    let flame = plot(
-        vec![
-            json!({"type": "icicle", "ids": ids, "labels": labels, "parents": parents,
-            "values": values, "branchvalues": "total",
-            "tiling": {"orientation": "v", "flip": "y"},
-            "hovertemplate": "%{label}<br>%{value} bytes<extra></extra>"}),
-        ],
-        Layout::new(),
-    );
+    PageFigure {
+        heading: "Allocated bytes by call stack (flame graph)".into(),
+        note:
+            "Callers above callees; a box's width is the bytes allocated below it. Click to zoom."
+                .into(),
+        plot: plot(
+            vec![
+                json!({"type": "icicle", "ids": ids, "labels": labels, "parents": parents,
+                "values": values, "branchvalues": "total",
+                "tiling": {"orientation": "v", "flip": "y"},
+                "hovertemplate": "%{label}<br>%{value} bytes<extra></extra>"}),
+            ],
+            Layout::new(),
+        ),
+        height: 700,
+    }
+}
+
+/// Allocations and bytes per size class.
+fn size_figure(report: &HeapReport) -> PageFigure {
     let used: Vec<usize> = (0..report.classes.len())
         .filter(|&k| report.classes[k].allocs > 0)
         .collect();
@@ -113,64 +174,33 @@ pub fn heap_figures(
                     .side(plotly::common::AxisSide::Right),
             ),
     );
-    let intro = vec![format!(
-        "{} allocations, {} bytes, peak {} live bytes, from the {}.",
-        report.allocs, report.bytes, report.peak_live.0, run.source
-    )];
-    let figures = [
-        PageFigure {
-            heading: "Live heap over time, by allocation site".into(),
-            note: format!(
-                "Bytes live at each moment: the {} sites with the highest peak, stacked, and all sites.",
-                top.len()
-            ),
-            plot: live,
-            height: 550,
-        },
-        PageFigure {
-            heading: "Allocated bytes by call stack (flame graph)".into(),
-            note: "Callers above callees; a box's width is the bytes allocated below it. Click to zoom.".into(),
-            plot: flame,
-            height: 700,
-        },
-        PageFigure {
-            heading: "Allocation sizes".into(),
-            note: "Allocations and bytes per size class.".into(),
-            plot: hist,
-            height: 450,
-        },
-    ];
-    report_out.html = write_page(
-        &o.figures_dir,
-        "heap_profile.html",
-        "Heap profile",
-        &intro,
-        &figures,
-        &PageMeta {
-            command: "heap_figures".into(),
-            shape: "live heap over time, allocations by site, sizes".into(),
-            trace: o.provenance.clone(),
-        },
-    )?;
-    report_out.points = ts.len();
-    if o.save {
-        let path = o.visinfo_dir.join("heap_live.csv");
-        let mut s = String::from("time,all");
-        for (id, _) in top {
-            s.push_str(&format!(",site{id}"));
+    PageFigure {
+        heading: "Allocation sizes".into(),
+        note: "Allocations and bytes per size class.".into(),
+        plot: hist,
+        height: 450,
+    }
+}
+
+/// Writes `visinfo/heap_live.csv`: time, all sites, then one column per
+/// top site (`site<ID>`).
+fn save_live(top: &[SiteLabel], live: &LiveSeries, o: &FigureOptions) -> Result<PathBuf, VisError> {
+    let (ts, total, per) = live;
+    let path = o.visinfo_dir.join("heap_live.csv");
+    let mut s = String::from("time,all");
+    for (id, _) in top {
+        s.push_str(&format!(",site{id}"));
+    }
+    s.push('\n');
+    for i in 0..ts.len() {
+        s.push_str(&format!("{},{}", ts[i], total[i]));
+        for p in per {
+            s.push_str(&format!(",{}", p[i]));
         }
         s.push('\n');
-        for i in 0..ts.len() {
-            s.push_str(&format!("{},{}", ts[i], total[i]));
-            for p in &per {
-                s.push_str(&format!(",{}", p[i]));
-            }
-            s.push('\n');
-        }
-        write_file(&path, &s)?;
-        report_out.data_csv.push(path);
     }
-    Ok(report_out)
+    write_file(&path, &s)?;
+    Ok(path)
 }
 
 fn write_file(path: &PathBuf, s: &str) -> Result<(), VisError> {

@@ -95,6 +95,8 @@ pub(crate) struct Accesses {
     var: NumCol<UInt32Type>,
     occ: NumCol<UInt32Type>,
     line: NumCol<UInt32Type>,
+    /// Colour classes, when the locality stage added them.
+    colour: Option<NumCol<UInt8Type>>,
 }
 
 impl Accesses {
@@ -111,6 +113,10 @@ impl Accesses {
             var: read_num(df, T, access::VAR)?,
             occ: read_num(df, T, access::OCCURRENCE)?,
             line: read_num(df, T, access::LINE)?,
+            colour: match df.column(access::COLOUR) {
+                Ok(_) => Some(read_num(df, T, access::COLOUR)?),
+                Err(_) => None,
+            },
         })
     }
     pub(crate) fn len(&self) -> usize {
@@ -139,6 +145,10 @@ impl Accesses {
     }
     pub(crate) fn line(&self) -> &[u32] {
         self.line.slice()
+    }
+    /// The colour classes, when the table has them.
+    pub(crate) fn colour(&self) -> Option<&[u8]> {
+        self.colour.as_ref().map(|c| c.slice())
     }
 }
 

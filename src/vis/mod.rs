@@ -15,6 +15,13 @@
 //!   [`array_2d`].
 //! * [`array_3d`]: one variable seen as a `planes x cols x depth` array: 3D
 //!   scatter (column, depth, plane) and per-plane heatmaps with a slider.
+//! * [`sharing::sharing_figure`]: each cache line shared between threads,
+//!   byte by byte, by thread (`sharing_stats save`).
+//!
+//! With [`FigureOptions::annotations`] the locality stage colours the access
+//! scatters by class (cache level or reuse distance; one trace per class,
+//! aggregated within its class) and adds each (variable, line) pair's
+//! pattern label to the hover text.
 //!
 //! Pages load plotly.js from `plotly.min.js` in the same directory (written
 //! once by [`ensure_plotly_js`]), so they open with no network access. With
@@ -31,6 +38,7 @@
 mod aggregate;
 mod array;
 mod array_maps;
+mod classes;
 mod complete;
 mod csv;
 mod error;
@@ -39,6 +47,7 @@ pub(crate) mod html;
 mod index;
 mod input;
 pub mod locality;
+pub mod sharing;
 mod traces;
 
 use std::path::PathBuf;
@@ -72,6 +81,31 @@ pub struct FigureOptions {
     /// Where the drawn data came from (the trace and program), recorded in
     /// each page for the folder's index page (`figures/index.html`).
     pub provenance: String,
+    /// Colour classes and pattern labels from the locality stage, for the
+    /// complete pattern and the array figures.
+    pub annotations: Annotations,
+}
+
+/// What the locality stage adds to the access figures (see
+/// `set_figure_colour`): both are optional and computed before drawing.
+#[derive(Clone, Debug, Default)]
+pub struct Annotations {
+    /// Colour the scatters by class: the access table then has a `colour`
+    /// column (UInt8, see [`crate::filter::schema`]) indexing these names.
+    /// `None` colours by time (3D views) and variable (2D view).
+    pub classes: Option<ColourClasses>,
+    /// The pattern table ([`crate::filter::schema::pattern`]): each
+    /// (variable, line) pair's label, shown in the hover text.
+    pub patterns: Option<polars::prelude::DataFrame>,
+}
+
+/// The names of the colour classes of the access table's `colour` column.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ColourClasses {
+    /// What the classes are (legend title and page note).
+    pub title: String,
+    /// Name of each class, best first (`L1 hit`, ..., `miss to memory`).
+    pub labels: Vec<String>,
 }
 
 /// Points a figure draws per view before it groups accesses exactly
@@ -88,6 +122,7 @@ impl Default for FigureOptions {
             point_budget: DEFAULT_POINT_BUDGET,
             matrix_orientation: false,
             provenance: String::new(),
+            annotations: Annotations::default(),
         }
     }
 }

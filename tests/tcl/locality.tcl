@@ -77,6 +77,34 @@ test sampled-still-simulates {field [cache_stats] grid misses_L1} 512
 set_reuse_sampling off
 test patterns-in-memory-stats {llength [memory_stats]} 2
 
+# Colour modes: a setting kept for later sessions; the column walk of grid
+# misses a 4 KiB L1 on every access, and the figure's data says so.
+test colour-bad {catch {set_figure_colour misses} m; string match {bad value "misses" for default|hit|reuse*} $m} 1
+test colour-hit {set_figure_colour hit} hit
+set_cache L1 4K 8 64
+set_cache L2 off
+proc count_class {path class} {
+    set f [open $path]
+    set n 0
+    while {[gets $f l] >= 0} { if {[string match "*,$class" $l]} { incr n } }
+    close $f
+    return $n
+}
+2d_memory_access_pattern grid save
+test colour-grid-misses {count_class visinfo/2d_memory_access_pattern_grid.csv "miss to memory"} 4096
+test colour-grid-hits {count_class visinfo/2d_memory_access_pattern_grid.csv "L1 hit"} 0
+test colour-kept {
+    exec [info nameofexecutable] -c {puts [dict get [lindex [set_cache] 0] size]; set_figure_colour reuse}
+    set out [exec [info nameofexecutable] -c {set_mem_alloc G; complete_memory_access_pattern sweep save}]
+    string match "*colour: reuse distance*" $out
+} 1
+test colour-reuse-csv {count_class visinfo/complete_memory_access_pattern.csv "first touch"} 512
+set_figure_colour default
+test colour-default {
+    complete_memory_access_pattern sweep save
+    string match *class [first_line visinfo/complete_memory_access_pattern.csv]
+} 0
+
 cd $tmp
 file delete -force $work
 done

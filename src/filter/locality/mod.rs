@@ -14,9 +14,11 @@
 //! - [`pattern`]: stride labels in the array's index space;
 //! - [`sharing`]: lines shared between threads, true and false sharing;
 //! - [`report`]: runs the sinks and turns their results into tables;
-//! - [`source`]: the annotated source page.
+//! - [`source`]: the annotated source page;
+//! - [`colour`]: per-access colour classes and pattern labels for figures.
 
 pub mod cache;
+pub mod colour;
 pub mod pattern;
 pub mod report;
 pub mod reuse;

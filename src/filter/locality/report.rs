@@ -509,6 +509,12 @@ pub struct SharedLine {
     pub variables: Vec<String>,
     /// Per thread: see [`ThreadBytes`].
     pub threads: Vec<ThreadBytes>,
+    /// Per thread, as on `threads`: (tid, bits of the bytes read, bits of
+    /// the bytes written), bit `b` for byte offset `b` of the line.
+    pub masks: Vec<(u32, u64, u64)>,
+    /// The name of each byte of the line (`hits.b`, `arr[3]`, `s+20`),
+    /// empty where no variable of the line lies.
+    pub byte_names: Vec<String>,
 }
 
 /// Lines written by one thread and touched by another, where a variable
@@ -573,7 +579,21 @@ fn shared_line(
             (t.tid, els, ranges(t.read), ranges(t.written), t.accesses)
         })
         .collect();
+    let vars: Vec<u32> = l
+        .threads
+        .iter()
+        .flat_map(|t| t.vars.iter().copied())
+        .collect();
+    let touched = l.threads.iter().fold(0, |m, t| m | t.read | t.written);
     SharedLine {
+        masks: l
+            .threads
+            .iter()
+            .map(|t| (t.tid, t.read, t.written))
+            .collect(),
+        byte_names: (0..line.min(64) as u64)
+            .map(|b| locs.byte_name(addr + b, &vars, touched >> b & 1 == 1, names))
+            .collect(),
         addr,
         kind: kind.into(),
         transfers: l.transfers(),
@@ -605,6 +625,35 @@ impl LocationNames {
                 .map(|s| s.unwrap_or("").to_string())
                 .collect(),
         })
+    }
+
+    /// The name of the byte at `x`, of one of `vars`: for a touched byte,
+    /// the member of the nearest accessed location at or below it (the
+    /// access that touched it starts there); otherwise, or when that
+    /// location has no member name, the element the variable's shape gives.
+    fn byte_name(&self, x: u64, vars: &[u32], touched: bool, names: &Names) -> String {
+        let Some(&v) = vars.iter().find(|&&v| {
+            names
+                .vars
+                .get(v as usize)
+                .is_some_and(|var| var.base <= x && x < var.base + var.size.max(1))
+        }) else {
+            return String::new();
+        };
+        let var = &names.vars[v as usize];
+        if touched {
+            let mut i = self.addr.partition_point(|&a| a <= x);
+            while i > 0 && self.addr[i - 1] + 64 > x {
+                i -= 1;
+                if self.var[i] == v {
+                    if !self.element[i].is_empty() {
+                        return self.element[i].clone();
+                    }
+                    break;
+                }
+            }
+        }
+        element_path(&var.name, var.base, var.size, var.elem_size, &var.dims, x)
     }
 
     /// Names of the locations of variable `v` on the line at `line_addr`

@@ -1,0 +1,311 @@
+//! What the figures need from the locality analyses: a colour class for
+//! each drawn access (the cache level that served it, or its reuse
+//! distance) and the pattern label of each (variable, source line).
+//!
+//! # Colour classes
+//!
+//! - [`ColourMode::Hit`]: the level of the cache model (`set_cache`) that
+//!   served the access: `L1 hit`, `L2 hit`, `L3 hit` or `miss to memory`.
+//!   The simulation is the one of `cache_stats`: cold caches at `GL_START`,
+//!   every access of the trace in time order, whatever the figure shows, so
+//!   a figure of one variable shows the misses other variables caused.
+//! - [`ColourMode::Reuse`]: the exact LRU stack distance of the access in
+//!   distinct cache lines (of the model's first level), in power-of-two
+//!   bins (`reuse 64–127 lines`), or `first touch` for a line never
+//!   referenced before. An access that spans two lines takes the larger of
+//!   their distances (first touch when either line is new). Always exact:
+//!   the sampling of `set_reuse_sampling` gives no distance to most
+//!   accesses, so it does not apply here.
+//!
+//! Classes are numbered from the best (`L1 hit`, the shortest reuse) to
+//! the worst (`miss to memory`, `first touch`), so that a figure can colour
+//! them along one ramp.
+//!
+//! Cost: one pass over the accesses in time order with the cache simulator
+//! or the stack-distance tracker (memory bounded by the distinct lines), one
+//! byte per drawn access for the classes, and one small record per (variable,
+//! line) pair for the labels.
+use polars::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::cache::{CacheModel, CacheSim};
+use super::pattern::{label, PatternSink};
+use super::report::{bin_range, LocalityError};
+use super::reuse::{bin_of, StackDistance, BINS};
+use super::{drive, AccessSink, NamedAccess, Names};
+use crate::filter::analysis::{owned, Analysis};
+use crate::filter::schema::{access as ac, pattern as pt};
+
+/// How the access figures colour their points (`set_figure_colour`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ColourMode {
+    /// By time in the 3D views, by variable in the 2D view.
+    #[default]
+    Default,
+    /// By the cache level that served the access.
+    Hit,
+    /// By reuse distance.
+    Reuse,
+}
+
+impl ColourMode {
+    /// The words `set_figure_colour` takes.
+    pub const WORDS: [&'static str; 3] = ["default", "hit", "reuse"];
+
+    /// The mode a word names.
+    pub fn parse(word: &str) -> Option<ColourMode> {
+        match word {
+            "default" => Some(ColourMode::Default),
+            "hit" => Some(ColourMode::Hit),
+            "reuse" => Some(ColourMode::Reuse),
+            _ => None,
+        }
+    }
+
+    /// The word of the mode.
+    pub fn code(self) -> &'static str {
+        Self::WORDS[self as usize]
+    }
+}
+
+/// The colour class of each drawn access, with the class names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Classes {
+    /// What the classes are, for the legend title.
+    pub title: String,
+    /// Name of each class, best first (`L1 hit`, ..., `miss to memory`).
+    pub labels: Vec<String>,
+    /// Class of each drawn access, in the order of the drawn rows.
+    pub class: Vec<u8>,
+}
+
+/// Class of a reference that touched a line for the first time (reuse
+/// mode, before the classes are made dense).
+const COLD: u8 = BINS as u8;
+
+/// The sink computing classes for the rows at the `want` times (increasing).
+struct ClassSink<'a> {
+    want: &'a [u32],
+    next: usize,
+    how: How,
+    out: Vec<u8>,
+}
+
+enum How {
+    Hit(Box<CacheSim>),
+    Reuse {
+        stack: Box<StackDistance>,
+        bits: u32,
+    },
+}
+
+impl How {
+    #[inline]
+    fn class(&mut self, r: &NamedAccess) -> u8 {
+        match self {
+            How::Hit(sim) => sim.access(r),
+            How::Reuse { stack, bits } => {
+                let a = r.addr >> *bits;
+                let b = (r.addr + r.size as u64 - 1) >> *bits;
+                let mut worst = 0u8;
+                for l in a..=b {
+                    let c = stack.reference(l).map_or(COLD, |d| bin_of(d) as u8);
+                    worst = worst.max(c);
+                }
+                worst
+            }
+        }
+    }
+}
+
+impl AccessSink for ClassSink<'_> {
+    fn accesses(&mut self, batch: &[NamedAccess]) {
+        for r in batch {
+            let c = self.how.class(r);
+            if self.want.get(self.next) == Some(&(r.time as u32)) {
+                self.out.push(c);
+                self.next += 1;
+            }
+        }
+    }
+}
+
+/// The colour classes of the accesses at `times` (the `time` column of a
+/// selection, increasing) under `mode` and `model`, from one pass over all
+/// accesses of `a`. `None` for [`ColourMode::Default`].
+///
+/// # Errors
+/// A cache model with no level, or an access list not in schema form.
+pub fn classes(
+    a: &Analysis,
+    times: &[u32],
+    mode: ColourMode,
+    model: &CacheModel,
+) -> Result<Option<Classes>, LocalityError> {
+    let how = match mode {
+        ColourMode::Default => return Ok(None),
+        ColourMode::Hit => How::Hit(Box::new(CacheSim::new(model)?)),
+        ColourMode::Reuse => How::Reuse {
+            stack: Box::default(),
+            bits: model
+                .levels
+                .first()
+                .ok_or(super::cache::CacheError::Empty)?
+                .line
+                .trailing_zeros(),
+        },
+    };
+    let mut sink = ClassSink {
+        want: times,
+        next: 0,
+        how,
+        out: Vec::with_capacity(times.len()),
+    };
+    drive(a, &mut [&mut sink])?;
+    let mut class = sink.out;
+    let (title, labels) = match mode {
+        ColourMode::Hit => hit_labels(model),
+        _ => dense_reuse(&mut class, model.levels[0].line),
+    };
+    Ok(Some(Classes {
+        title,
+        labels,
+        class,
+    }))
+}
+
+/// `L1 hit`, `L2 hit`, ..., `miss to memory`, for the levels of `model`.
+fn hit_labels(model: &CacheModel) -> (String, Vec<String>) {
+    let mut labels: Vec<String> = model
+        .levels
+        .iter()
+        .map(|l| format!("{} hit", l.name()))
+        .collect();
+    labels.push("miss to memory".into());
+    let title = format!(
+        "cache level that served the access ({}; cold caches at GL_START, all accesses in time order)",
+        model
+            .levels
+            .iter()
+            .map(|l| l.describe())
+            .collect::<Vec<_>>()
+            .join("; ")
+    );
+    (title, labels)
+}
+
+/// Renumbers reuse classes (bins, and [`COLD`]) densely over the bins that
+/// occur, shortest first and `first touch` last; returns the title and the
+/// labels.
+fn dense_reuse(class: &mut [u8], line: u32) -> (String, Vec<String>) {
+    let mut present = [false; BINS + 1];
+    for &c in class.iter() {
+        present[c as usize] = true;
+    }
+    let mut id = [0u8; BINS + 1];
+    let mut labels = Vec::new();
+    for k in 0..=BINS {
+        if !present[k] {
+            continue;
+        }
+        id[k] = labels.len() as u8;
+        labels.push(if k == BINS {
+            "first touch".to_string()
+        } else {
+            reuse_label(k)
+        });
+    }
+    for c in class.iter_mut() {
+        *c = id[*c as usize];
+    }
+    let title = format!(
+        "reuse distance (distinct {line}-byte lines referenced since the last reference to the line; exact LRU stack distance from GL_START)"
+    );
+    (title, labels)
+}
+
+/// `reuse 0 lines`, `reuse 1 line`, `reuse 64–127 lines` for bin `k`.
+pub fn reuse_label(k: usize) -> String {
+    match bin_range(k) {
+        (0, 0) => "reuse 0 lines".into(),
+        (1, 1) => "reuse 1 line".into(),
+        (lo, hi) => format!("reuse {lo}–{hi} lines"),
+    }
+}
+
+/// `df` (a selection of accesses, with its `time` column) with the colour
+/// classes as a `colour` column, for the figures.
+///
+/// # Errors
+/// As [`classes`], or a selection without a `time` column.
+pub fn with_classes(
+    a: &Analysis,
+    df: &DataFrame,
+    mode: ColourMode,
+    model: &CacheModel,
+) -> Result<(DataFrame, Option<Classes>), LocalityError> {
+    let t = df.column(ac::TIME)?.u32()?.rechunk();
+    let times = t.cont_slice().map_err(LocalityError::from)?;
+    let Some(mut c) = classes(a, times, mode, model)? else {
+        return Ok((df.clone(), None));
+    };
+    let mut out = df.clone();
+    out.with_column(owned::<UInt8Type>(ac::COLOUR, std::mem::take(&mut c.class)))?;
+    Ok((out, Some(c)))
+}
+
+/// The pattern label of every (variable, source line) pair of `a`, as a
+/// table with the columns of [`crate::filter::schema::pattern`]. Cost: one
+/// pass over the accesses; one row per pair.
+///
+/// # Errors
+/// An access list not in schema form.
+pub fn pattern_table(a: &Analysis) -> Result<DataFrame, LocalityError> {
+    let names = Names::of(a)?;
+    let mut sink = PatternSink::new(&names.vars);
+    drive(a, &mut [&mut sink])?;
+    let (pairs, states) = sink.finish();
+    let labels: Vec<String> = pairs
+        .iter()
+        .zip(&states)
+        .map(|(&(v, _), p)| {
+            names
+                .vars
+                .get(v as usize)
+                .map_or_else(|| "?".into(), |var| label(p, var))
+        })
+        .collect();
+    Ok(DataFrame::new(vec![
+        owned::<UInt32Type>(pt::VAR, pairs.iter().map(|p| p.0).collect()),
+        owned::<UInt32Type>(pt::LINE, pairs.iter().map(|p| p.1).collect()),
+        Column::new(pt::LABEL.into(), labels),
+    ])?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modes_parse_and_reuse_bins_are_named() {
+        for w in ColourMode::WORDS {
+            assert_eq!(ColourMode::parse(w).unwrap().code(), w);
+        }
+        assert_eq!(ColourMode::parse("miss"), None);
+        assert_eq!(reuse_label(0), "reuse 0 lines");
+        assert_eq!(reuse_label(1), "reuse 1 line");
+        assert_eq!(reuse_label(2), "reuse 2–3 lines");
+        assert_eq!(reuse_label(7), "reuse 64–127 lines");
+    }
+
+    #[test]
+    fn reuse_classes_are_dense_with_first_touch_last() {
+        let mut c = vec![COLD, 7, 0, COLD, 7];
+        let (_, labels) = dense_reuse(&mut c, 64);
+        assert_eq!(
+            labels,
+            ["reuse 0 lines", "reuse 64–127 lines", "first touch"]
+        );
+        assert_eq!(c, [2, 1, 0, 2, 1]);
+    }
+}

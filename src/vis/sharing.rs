@@ -1,0 +1,177 @@
+//! The sharing page, `figures/sharing.html`: for each cache line shared
+//! between threads, the bytes each thread read and wrote.
+//!
+//! One figure per line: byte offset in the line along x (0 to 63), one row
+//! per thread, a square per byte the thread touched, coloured by what it did
+//! (read, written, read and written). Hover names the byte's variable and
+//! field (`hits.b`), so false sharing shows as two threads writing disjoint
+//! bytes of one line, and true sharing as overlapping ones.
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use plotly::common::{Marker, MarkerSymbol, Mode, Title};
+use plotly::layout::{Axis, AxisRange};
+use plotly::{Layout, Plot, Scatter};
+
+use super::error::VisError;
+use super::html::{write_page, PageFigure, PageMeta};
+use super::traces::{CdCol, CustomData, Ext};
+
+/// File name of the page.
+pub const FILE: &str = "sharing.html";
+
+/// Most lines drawn; the page says how many more there were.
+pub const MAX_LINES: usize = 32;
+
+/// One shared line, as drawn.
+#[derive(Clone, Debug)]
+pub struct SharedBytes {
+    /// Address of the line.
+    pub addr: u64,
+    /// Line size in bytes (at most 64 are drawn).
+    pub line: u32,
+    /// `false`, `true`, `true+false` or `none`.
+    pub kind: String,
+    /// Cross-thread transfers.
+    pub transfers: u64,
+    /// Per thread: (tid, bits of bytes read, bits of bytes written).
+    pub threads: Vec<(u32, u64, u64)>,
+    /// Name of each byte of the line (variable and field).
+    pub byte_names: Vec<String>,
+}
+
+/// What a thread did to a byte, in drawing order.
+const USES: [(&str, &str); 3] = [
+    ("read", "#4e79a7"),
+    ("written", "#e15759"),
+    ("read and written", "#b07aa1"),
+];
+
+/// Hover of one byte; customdata is `[byte, thread, name]`.
+const HOVER: &str = "byte %{customdata[0]}<br>thread %{customdata[1]}<br>%{customdata[2]}";
+
+/// The figure of one line.
+fn line_plot(l: &SharedBytes) -> Plot {
+    let names = Arc::new(l.byte_names.clone());
+    let mut p = Plot::new();
+    for (u, (what, colour)) in USES.iter().enumerate() {
+        let mut pts: Vec<(u64, u32)> = Vec::new();
+        for &(tid, read, written) in &l.threads {
+            for b in 0..l.line.min(64) as u64 {
+                let (r, w) = (read >> b & 1 == 1, written >> b & 1 == 1);
+                let use_ = match (r, w) {
+                    (true, false) => 0,
+                    (false, true) => 1,
+                    (true, true) => 2,
+                    (false, false) => continue,
+                };
+                if use_ == u {
+                    pts.push((b, tid));
+                }
+            }
+        }
+        if pts.is_empty() {
+            continue;
+        }
+        let t = Scatter::new(
+            pts.iter().map(|p| p.0).collect::<Vec<_>>(),
+            pts.iter().map(|p| p.1).collect::<Vec<_>>(),
+        )
+        .mode(Mode::Markers)
+        .name(*what)
+        .marker(
+            Marker::new()
+                .color(*colour)
+                .symbol(MarkerSymbol::Square)
+                .size(11),
+        )
+        .hover_template(format!("{HOVER}<br>{what}<extra></extra>"));
+        let cd = CustomData {
+            cols: vec![
+                CdCol::U64(pts.iter().map(|p| p.0).collect()),
+                CdCol::U64(pts.iter().map(|p| p.1 as u64).collect()),
+                CdCol::Str(pts.iter().map(|p| p.0 as u32).collect(), names.clone()),
+            ],
+        };
+        p.add_trace(Ext::new(*t).custom(cd).boxed());
+    }
+    let tids: Vec<f64> = l.threads.iter().map(|t| t.0 as f64).collect();
+    p.set_layout(
+        Layout::new()
+            .x_axis(
+                Axis::new()
+                    .title(Title::with_text("byte offset in the line"))
+                    .range(AxisRange::new(-0.5, l.line.min(64) as f64 - 0.5))
+                    .dtick(8.0),
+            )
+            .y_axis(
+                Axis::new()
+                    .title(Title::with_text("thread"))
+                    .tick_values(tids.clone())
+                    .tick_text(tids.iter().map(|t| format!("thread {t}")).collect()),
+            )
+            .hover_mode(plotly::layout::HoverMode::Closest),
+    );
+    p
+}
+
+/// Writes the sharing page into `dir`: the first [`MAX_LINES`] of `lines`
+/// (the caller orders them, most transfers first). Cost: at most 64 points
+/// per thread and line.
+///
+/// # Errors
+/// A file that cannot be written.
+pub fn sharing_figure(
+    dir: &Path,
+    lines: &[SharedBytes],
+    intro: &[String],
+) -> Result<PathBuf, VisError> {
+    let mut intro = intro.to_vec();
+    if lines.len() > MAX_LINES {
+        intro.push(format!(
+            "{} lines are shared; the {MAX_LINES} with the most transfers are drawn (sharing_stats save writes them all to visinfo/sharing_stats.csv).",
+            lines.len()
+        ));
+    }
+    if lines.is_empty() {
+        intro.push("No cache line is written by one thread and touched by another.".into());
+    }
+    let figures: Vec<PageFigure> = lines
+        .iter()
+        .take(MAX_LINES)
+        .map(|l| {
+            let mut vars: Vec<&str> = Vec::new();
+            for n in &l.byte_names {
+                let v = n.split(['.', '[', '+']).next().unwrap_or("");
+                if !v.is_empty() && !vars.contains(&v) {
+                    vars.push(v);
+                }
+            }
+            PageFigure {
+                heading: format!(
+                    "line 0x{:x}: {} sharing, {} transfers ({})",
+                    l.addr,
+                    l.kind,
+                    l.transfers,
+                    vars.join(", ")
+                ),
+                note: "Each square is a byte a thread touched: read, written, or both. Disjoint bytes written by different threads are false sharing; the same bytes are true sharing. Hover for the variable and field.".into(),
+                plot: line_plot(l),
+                height: (160 + 40 * l.threads.len()).min(600) as u32,
+            }
+        })
+        .collect();
+    let meta = PageMeta {
+        command: "sharing_stats save".into(),
+        shape: format!("{} shared lines", lines.len()),
+        trace: String::new(),
+    };
+    write_page(
+        dir,
+        FILE,
+        "Cache lines shared between threads, byte by byte",
+        &intro,
+        &figures,
+        &meta,
+    )
+}
