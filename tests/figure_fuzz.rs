@@ -77,3 +77,98 @@ proptest! {
         }
     }
 }
+
+/// The issue's three-line Gleipnir trace at the top of memory: `big` is
+/// the 16 bytes from 2^64 - 16 to 2^64 - 1, and the complete, 2D and 3D
+/// figures draw all of them, with no warning, well within a minute (the
+/// work runs on its own thread, so a hang fails the test instead of
+/// stalling it). Before, the variable's end was kept exclusive and
+/// saturated at 2^64 - 1: `big` lost its last byte (15 bytes), and every
+/// figure warned of a partial row and an access straddling its edge.
+#[test]
+fn a_gleipnir_trace_at_the_top_of_memory_is_drawn_whole() {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let dir = tempfile::tempdir().unwrap();
+        let trace = dir.path().join("top.txt");
+        std::fs::write(
+            &trace,
+            "X START 0:1 at 0\nL fffffffffffffff0 8 1 S LV big \nS fffffffffffffff8 8 1 S LV big \n",
+        )
+        .unwrap();
+        let mut namer = ProgramNamer::new(None, &[]);
+        let a = analysis::analyse_gleipnir(&trace, &mut namer).unwrap();
+        let var = a.vars.iter().position(|v| v.name == "big").unwrap() as u32;
+        let v = &a.vars[var as usize];
+        let span = (v.base, v.size);
+        let o = options(dir.path());
+        let sel = mapvis::filter::select(&a, MemKind::All).unwrap();
+        let rows = mapvis::filter::rows(&a, &sel).unwrap();
+        let all = complete_memory_access_pattern(&rows, &a.variables, &a.lines, &o).unwrap();
+        let acc = mapvis::filter::accesses_of(&a, var).unwrap();
+        // 2 x 8-byte elements; 16 one-byte elements in one column; 4 planes
+        // of 2 x 2 bytes.
+        let figs = [
+            array_2d(&acc, &a.variables, &a.lines, var, 2, 8, &o).unwrap(),
+            array_2d(&acc, &a.variables, &a.lines, var, 1, 1, &o).unwrap(),
+            array_3d(&acc, &a.variables, &a.lines, var, 2, 2, 1, &o).unwrap(),
+        ];
+        let drawn: Vec<(usize, Vec<String>)> = figs
+            .iter()
+            .map(|r| (r.points, r.warnings.clone()))
+            .collect();
+        tx.send((span, all.points, drawn)).unwrap();
+    });
+    let (span, all, drawn) = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("the figures of a trace at the top of memory finish");
+    assert_eq!(span, (u64::MAX - 15, 16));
+    assert_eq!(all, 2);
+    assert_eq!(
+        drawn,
+        vec![(2, vec![]), (16, vec![]), (16, vec![])],
+        "points and warnings of the 2D and 3D figures"
+    );
+}
+
+/// A Gleipnir heap block of 64 bytes ending at 2^64 - 1: its three
+/// accesses (8 bytes at its start, 8 bytes at its end, its very last byte)
+/// are named after it, not `<other>`, and a 2D figure of one-byte elements
+/// draws 8 + 8 + 1 = 17 touches. Before, the block's end overflowed to 0
+/// and no access was found inside it.
+#[test]
+fn a_gleipnir_heap_block_at_the_top_of_memory_names_its_accesses() {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let dir = tempfile::tempdir().unwrap();
+        let trace = dir.path().join("heap.txt");
+        std::fs::write(
+            &trace,
+            "X START 0:1 at 0\nX 1 MALLOC ffffffffffffffc0 64 prog_c_3 0\n\
+             S ffffffffffffffc0 8 1 H H-0 prog_c_3.0 \nS fffffffffffffff8 8 1 H H-0 prog_c_3.56 \n\
+             L ffffffffffffffff 1 1 H H-0 prog_c_3.63 \n",
+        )
+        .unwrap();
+        let mut namer = ProgramNamer::new(None, &[]);
+        let a = analysis::analyse_gleipnir(&trace, &mut namer).unwrap();
+        let df = stats::per_variable(&a, MemKind::All).unwrap();
+        let names: Vec<String> = df
+            .column("variable")
+            .unwrap()
+            .str()
+            .unwrap()
+            .into_no_null_iter()
+            .map(String::from)
+            .collect();
+        let var = a.vars.iter().position(|v| v.name == "prog.c:3").unwrap() as u32;
+        let acc = mapvis::filter::accesses_of(&a, var).unwrap();
+        let o = options(dir.path());
+        let r = array_2d(&acc, &a.variables, &a.lines, var, 8, 1, &o).unwrap();
+        tx.send((names, acc.height(), r.points, r.warnings))
+            .unwrap();
+    });
+    let got = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("the analysis and figure of a block at the top of memory finish");
+    assert_eq!(got, (vec!["prog.c:3".to_string()], 3, 17, vec![]));
+}

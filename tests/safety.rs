@@ -11,7 +11,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use common::*;
-use mapvis::trace::format::{Event, Op};
+use mapvis::trace::format::{Event, Op, WarningKind};
 use mapvis::trace::reader::{EndState, TraceReader};
 
 fn mapvis(dir: &Path) -> Command {
@@ -276,7 +276,10 @@ fn two_sessions_in_one_folder_never_corrupt_it() {
 }
 
 /// A program that forks inside its region: each process has its own
-/// trace, both readable to the end, with exactly their own stores.
+/// trace, both readable to the end, with exactly their own stores. The
+/// child's trace holds none of the parent's accesses from before the fork
+/// (64 stores to a): it starts from the blocks it inherited (a and b,
+/// marked inherited, not counted as its allocations) and the open region.
 #[test]
 fn a_forking_program_gives_one_trace_per_process() {
     let (dir, exe) = compile("tests/c/safety_fork.c", &[]);
@@ -308,9 +311,79 @@ fn a_forking_program_gives_one_trace_per_process() {
     assert_eq!((a.1, b.1), (256, 128));
     assert_eq!(stores_into(&parent, a.0, a.1), (64 + 16, true));
     assert_eq!(stores_into(&parent, b.0, b.1), (0, true));
+    assert!(evs
+        .iter()
+        .all(|e| !matches!(e, Event::Alloc(x) if x.inherited)));
     let child = &kids[0];
-    assert_eq!(stores_into(child, a.0, a.1), (64, true));
+    assert_eq!(stores_into(child, a.0, a.1), (0, true));
     assert_eq!(stores_into(child, b.0, b.1), (32, true));
+    let (cevs, _) = read_events(child);
+    let touching = |lo: u64, len: u64| {
+        accesses(&cevs)
+            .iter()
+            .filter(|x| x.addr >= lo && x.addr < lo + len)
+            .count()
+    };
+    assert_eq!((touching(a.0, a.1), touching(b.0, b.1)), (0, 32));
+    // The stack pointers start again from 0 in the child's stream: every
+    // access carries the child's real one, on the same stack as the
+    // parent's (within a MiB of it).
+    let psp = accesses(&evs)[0].sp;
+    for x in accesses(&cevs) {
+        assert!(x.sp != 0 && x.sp.abs_diff(psp) < 1 << 20, "{x:?}");
+    }
+    let mut inherited: Vec<(u64, u64, bool)> = cevs
+        .iter()
+        .filter_map(|e| match e {
+            Event::Alloc(x) => Some((x.addr, x.size, x.inherited)),
+            _ => None,
+        })
+        .collect();
+    inherited.sort();
+    let mut want = vec![(a.0, 256, true), (b.0, 128, true)];
+    want.sort();
+    assert_eq!(inherited, want);
+    let starts: Vec<u32> = cevs
+        .iter()
+        .filter_map(|e| match e {
+            Event::RegionStart(r) => Some(r.id),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(starts, vec![1], "the child restates the open region once");
+    let forked = cevs.iter().find_map(|e| match e {
+        Event::Warning {
+            kind: WarningKind::Forked,
+            text,
+        } => Some(text.clone()),
+        _ => None,
+    });
+    let ppid = TraceReader::open(&parent).unwrap().header().pid;
+    assert!(
+        forked
+            .as_deref()
+            .is_some_and(|t| t.contains(&format!("forked from process {ppid}"))),
+        "{forked:?}"
+    );
+    // Analysed on its own, the child's trace names b from its inherited
+    // block: 32 stores, and no allocation made by the child.
+    let o = session(
+        dir.path(),
+        &format!(
+            "load_exe {}; load_trace {}; set_mem_alloc H; memory_trace_analysis; puts [memory_stats]",
+            exe.display(),
+            child.display()
+        ),
+    );
+    let out = text(&o);
+    assert!(o.status.success(), "{out}");
+    assert!(out.contains("forked from process"), "{out}");
+    assert!(out.contains("(0 allocations in the run)"), "{out}");
+    assert!(
+        out.contains("{variable b scope H accesses 32 loads 0 stores 32 modifies 0"),
+        "{out}"
+    );
+    assert!(!out.contains("variable a "), "{out}");
     let pid = |p: &Path| TraceReader::open(p).unwrap().header().pid;
     assert_ne!(pid(&parent), pid(child));
     assert!(

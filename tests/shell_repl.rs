@@ -232,3 +232,37 @@ fn lines_typed_ahead_are_kept() {
     p.exp_string("d=42").unwrap();
     finish(p);
 }
+
+/// One Ctrl-C, as a terminal sends it (0x03 on the pty: SIGINT to the
+/// foreground process group), while a long analysis runs: the analysis
+/// stops at once and says so, keeps what it analysed, and the shell runs
+/// the next command. The traced program makes about 16 M accesses, which
+/// take far longer than the wait below to analyse.
+#[test]
+fn the_first_ctrl_c_stops_a_long_analysis() {
+    let home = tempfile::tempdir().unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/matmul.c");
+    let mut p = start(home.path());
+    run(
+        &mut p,
+        &format!("compile_exe {}", src.display()),
+        "compiled and loaded",
+    );
+    run(&mut p, "set_arguments ijk 160", "160");
+    p.send_line("run_gleipnir").unwrap();
+    p.exp_string("accesses").unwrap();
+    p.exp_string(PROMPT).unwrap();
+    p.send_line("memory_trace_analysis").unwrap();
+    p.exp_string("Ctrl-C stops it").unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    p.send_control('c').unwrap();
+    // Without the stop, the analysis would run to its end and print no
+    // such note.
+    p.exp_string("the analysis was interrupted after").unwrap();
+    p.exp_string(PROMPT).unwrap();
+    // The shell carries on: the next command runs, with the partial result.
+    run(&mut p, "expr {6 * 7}", "42");
+    run(&mut p, "set_mem_alloc H", "memory kind: H");
+    p.send_line("exit 0").unwrap();
+    p.exp_eof().unwrap();
+}

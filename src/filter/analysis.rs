@@ -648,14 +648,18 @@ impl<'n> Builder<'n> {
         })
     }
 
+    /// The live block holding `addr`: (start, end, block). `end` is
+    /// exclusive, saturated at 2^64 - 1 for a block that reaches the top
+    /// of memory, which then holds that last byte too.
     fn find_block(&mut self, addr: u64) -> Option<(u64, u64, u32)> {
+        let inside = |s: u64, e: u64| addr >= s && (addr < e || e == u64::MAX);
         if let Some((s, e, b)) = self.last_block {
-            if addr >= s && addr < e {
+            if inside(s, e) {
                 return Some((s, e, b));
             }
         }
         let (&s, &(e, b)) = self.live.range(..=addr).next_back()?;
-        if addr < e || (s == addr && e == s) {
+        if inside(s, e) || (s == addr && e == s) {
             self.last_block = Some((s, e, b));
             Some((s, e, b))
         } else {
@@ -665,7 +669,8 @@ impl<'n> Builder<'n> {
 
     fn add_block(&mut self, al: Allocation, name: HeapName) {
         let idx = self.blocks.len() as u32;
-        self.live.insert(al.addr, (al.addr + al.size, idx));
+        self.live
+            .insert(al.addr, (al.addr.saturating_add(al.size), idx));
         self.blocks.push(al);
         self.block_names.push(name);
         self.block_var.push(NO_VAR);
@@ -732,7 +737,13 @@ impl<'n> Builder<'n> {
         tid: u32,
     ) -> (u32, Covers, bool, u64, u64) {
         if let Some((s, e, b)) = self.find_block(addr) {
-            return (self.heap_var(b), Covers::Any, false, s, e.max(s + 1));
+            return (
+                self.heap_var(b),
+                Covers::Any,
+                false,
+                s,
+                e.max(s.saturating_add(1)),
+            );
         }
         // The stack: from the red zone below sp to the stack's size above
         // it, or another thread's live frames (a pointer to its local).
@@ -970,9 +981,9 @@ fn has_members(elem_type: &str) -> bool {
 /// is known, else just the address asked about (frame slots).
 fn covered(v: &VarName, addr: u64) -> (u64, u64) {
     if v.size > 0 && addr >= v.base && addr < v.base.saturating_add(v.size) {
-        (v.base, v.base + v.size)
+        (v.base, v.base.saturating_add(v.size))
     } else {
-        (addr, addr + 1)
+        (addr, addr.saturating_add(1))
     }
 }
 
@@ -1081,7 +1092,9 @@ pub fn analyse_with(
                     },
                     name,
                 );
-                summary.allocations += 1;
+                // A block inherited at fork() names accesses but was not
+                // allocated by this process.
+                summary.allocations += u64::from(!al.inherited);
             }
             Event::Free(f) => {
                 b.free_block(f.addr, f.time);
@@ -1399,7 +1412,9 @@ pub fn analyse_gleipnir_with(
                         }
                         let e = &mut extent[id as usize];
                         e.0 = e.0.min(addr);
-                        e.1 = e.1.max(addr.saturating_add(size as u64));
+                        // The last byte, inclusive: an access that ends at
+                        // the top of memory (2^64 - 1) has no exclusive end.
+                        e.1 = e.1.max(addr.saturating_add((size as u64).max(1) - 1));
                         id
                     }
                     (s, _) => b.other_var(s),
@@ -1506,7 +1521,8 @@ pub fn analyse_gleipnir_with(
         }
         let v = &mut b.vars[id];
         v.base = lo;
-        v.size = hi.saturating_sub(lo);
+        // `hi` is the last byte; a span of all 2^64 bytes saturates.
+        v.size = (hi - lo).saturating_add(1);
     }
     summary.notes.extend(b.namer.take_notes());
     finish(b, summary)

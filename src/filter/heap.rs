@@ -197,6 +197,8 @@ impl HeapRun {
                 }
             };
             let (op, tid, addr, size, old, stack, time) = match ev {
+                // A forked child's inherited blocks: not its allocator calls.
+                Event::Alloc(a) if a.inherited => continue,
                 Event::Alloc(a) => (
                     HeapOp::Alloc(a.kind),
                     a.tid,

@@ -149,6 +149,7 @@ fn heap_profile(st: &mut Session) -> CmdResult<Value> {
             outcome.describe()
         ));
     }
+    st.record_written(std::slice::from_ref(&out));
     let h = heap_state(st)?;
     let r = &h.report;
     println!(
@@ -198,6 +199,7 @@ fn alloc_sites(st: &mut Session, a: &[String]) -> CmdResult<Value> {
         None => 10,
     };
     let visinfo = st.visinfo_dir();
+    let work_dir = st.work_dir.clone();
     let h = heap_state(st)?;
     println!("allocation sites of the {}:", h.run.source);
     let mut shown: Vec<u32> = Vec::new();
@@ -283,6 +285,7 @@ fn alloc_sites(st: &mut Session, a: &[String]) -> CmdResult<Value> {
             rows.push((h.report.sites[site as usize].clone(), bt));
         }
         heap::write_sites_csv(&path, &rows).map_err(|e| e.to_string())?;
+        super::session::record_written_in(&work_dir, std::slice::from_ref(&path));
         println!("wrote {}", path.display());
     }
     Ok(Value::List(out))
@@ -291,6 +294,7 @@ fn alloc_sites(st: &mut Session, a: &[String]) -> CmdResult<Value> {
 fn heap_stats(st: &mut Session, save: bool) -> CmdResult<Value> {
     st.follow_cwd();
     let visinfo = st.visinfo_dir();
+    let work_dir = st.work_dir.clone();
     let h = heap_state(st)?;
     let r = &h.report;
     println!("heap_stats of the {}:", h.run.source);
@@ -374,6 +378,7 @@ fn heap_stats(st: &mut Session, save: bool) -> CmdResult<Value> {
     say_notes(h);
     if save {
         let files = heap::write_stats_csv(&visinfo, r).map_err(|e| e.to_string())?;
+        super::session::record_written_in(&work_dir, &files);
         for f in files {
             println!("wrote {}", f.display());
         }

@@ -260,7 +260,18 @@ fn cache_stats(st: &mut Session, save: bool) -> CmdResult<Value> {
     if save {
         let mut written = r.save(&dir).map_err(|e| e.to_string())?;
         written.extend(source::write_pages(&r, &src_paths, &figures).map_err(|e| e.to_string())?);
-        written.push(summary_figure(&r, &figures)?);
+        let page = summary_figure(&r, &figures)?;
+        written.push(page.clone());
+        // The page's shared plotly.js and the folder's index are mapvis's too.
+        let mut recorded = written.clone();
+        recorded.extend(
+            crate::vis::FigureReport {
+                html: page,
+                ..Default::default()
+            }
+            .files(),
+        );
+        st.record_written(&recorded);
         println!(
             "wrote {}",
             written
@@ -312,6 +323,9 @@ fn print_cache_report(r: &CacheReport, kind: &str) {
         println!("  {}", l.describe());
     }
     println!("  LRU, write-allocate, outer levels looked up only on a miss (neither inclusive nor exclusive); L1 private to each of {} thread(s); model from {}.", r.cache.threads, r.cache.model.origin);
+    if r.cache.threads > 1 {
+        println!("note: {}", super::commands::THREADS_NOTE);
+    }
     let vars = r.per_variable();
     let rows: Vec<Vec<String>> = vars
         .iter()
@@ -474,6 +488,9 @@ fn sharing_stats(st: &mut Session, save: bool) -> CmdResult<Value> {
         line,
         kind.code()
     );
+    if a.summary.threads.len() > 1 {
+        println!("note: {}", super::commands::THREADS_NOTE);
+    }
     if lines.is_empty() {
         println!("no line is shared between threads.");
     }
@@ -508,7 +525,16 @@ fn sharing_stats(st: &mut Session, save: bool) -> CmdResult<Value> {
             p2.display(),
             p3.display()
         );
-        st.record_written(&[p1, p2, p3]);
+        // The page's shared plotly.js and the folder's index too.
+        let mut recorded = vec![p1, p2];
+        recorded.extend(
+            crate::vis::FigureReport {
+                html: p3,
+                ..Default::default()
+            }
+            .files(),
+        );
+        st.record_written(&recorded);
     }
     Ok(Value::List(
         lines

@@ -281,7 +281,8 @@ fn memory_trace_analysis(st: &mut Session) -> CmdResult<Value> {
         a.summary.threads.len(),
         a.summary.regions,
         user_vars,
-        a.allocations.len()
+        // Not the blocks a forked child inherited: those are not its own.
+        a.summary.allocations
     );
     if a.summary.threads.len() > 1 {
         println!("note: {THREADS_NOTE}");
@@ -309,7 +310,7 @@ fn memory_trace_analysis(st: &mut Session) -> CmdResult<Value> {
 }
 
 /// Said wherever thread counts are shown: what Valgrind's thread ids mean.
-const THREADS_NOTE: &str = "thread counts are of Valgrind's thread ids, which Valgrind reuses: a thread that starts after another has ended gets its id, so a program that started more threads than shown may have run them one after another. Valgrind also runs one thread at a time (it serialises them), so the order of accesses of different threads is Valgrind's schedule, not a parallel run's.";
+pub(super) const THREADS_NOTE: &str = "thread counts are of Valgrind's thread ids, which Valgrind reuses: a thread that starts after another has ended gets its id, so a program that started more threads than shown may have run them one after another. Valgrind also runs one thread at a time (it serialises them), so the order of accesses of different threads is Valgrind's schedule, not a parallel run's.";
 
 /// Above this many selected accesses, `filtering_process` writes the order
 /// data only when asked (`save`): 4 M rows are about 170 MB of CSV.

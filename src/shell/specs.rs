@@ -342,7 +342,9 @@ pub const SPECS: &[CommandSpec] = &[
                in grindanalysis/. Only files listed in .mapvis/manifest.json when \
                mapvis wrote them are removed, and only if unchanged since; your own \
                files, files you changed, and anything reached through a symbolic \
-               link are kept. The setup (program, arguments, paths) is kept.",
+               link are kept. The setup (program, arguments, paths) is kept. Files \
+               you name yourself, such as the FILE of export_memtrace and \
+               export_ops, are yours and are never removed.",
     },
     CommandSpec {
         name: "help",

@@ -65,8 +65,13 @@ pub fn dump(path: &Path, limit: Option<u64>, out: &mut dyn Write) -> Result<(), 
             }
             Event::Alloc(a) => writeln!(
                 out,
-                "ALLOC {} tid {} {:#x} size {}{} stack {} at t={}",
+                "ALLOC {}{} tid {} {:#x} size {}{} stack {} at t={}",
                 a.kind.name(),
+                if a.inherited {
+                    " (inherited at fork)"
+                } else {
+                    ""
+                },
                 a.tid,
                 a.addr,
                 a.size,

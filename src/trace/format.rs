@@ -34,6 +34,8 @@ pub(crate) const KEY_ACCESS_BASE: u64 = 32;
 /// The first access key of a version 1 trace (control records 0..15),
 /// which this reader still reads.
 pub(crate) const KEY_ACCESS_BASE_V1: u64 = 16;
+/// Set in an ALLOC record's kind byte: a block inherited at fork().
+pub(crate) const ALLOC_INHERITED: u8 = 0x80;
 
 /// What an access did to memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -170,6 +172,10 @@ pub struct AllocEvent {
     pub stack: Vec<u64>,
     /// Number of accesses recorded before this event (its place in time).
     pub time: u64,
+    /// The block was live when this process was forked: the trace of a
+    /// forked child restates the blocks it inherited before its own
+    /// events. Such a record is state, not an allocation the process made.
+    pub inherited: bool,
 }
 
 /// How a heap block was released.
@@ -306,6 +312,10 @@ pub enum WarningKind {
     OpenAtExit,
     /// free() of something that is not a live block.
     BadFree,
+    /// This process was forked: its trace restates what it inherited
+    /// (mappings, sites, live blocks, the open region) and then holds only
+    /// its own events.
+    Forked,
     /// A code this reader does not know.
     Other(u64),
 }

@@ -654,7 +654,8 @@ impl<R: Read> TraceReader<R> {
                 return Ok(None);
             }
             REC_ALLOC => {
-                let kind = AllocKind::from_byte(self.u8()?)
+                let byte = self.u8()?;
+                let kind = AllocKind::from_byte(byte & !ALLOC_INHERITED)
                     .ok_or_else(|| Need::Bad("an allocation has an unknown kind".into()))?;
                 let tid = self.u32v("thread id")?;
                 let addr = self.uv()?;
@@ -669,6 +670,7 @@ impl<R: Read> TraceReader<R> {
                     old_addr: (old != 0).then_some(old),
                     stack,
                     time,
+                    inherited: byte & ALLOC_INHERITED != 0,
                 })
             }
             REC_FREE => {
@@ -764,6 +766,7 @@ impl<R: Read> TraceReader<R> {
                     2 => WarningKind::StopWithoutStart,
                     3 => WarningKind::OpenAtExit,
                     4 => WarningKind::BadFree,
+                    5 => WarningKind::Forked,
                     c => WarningKind::Other(c),
                 };
                 Event::Warning { kind, text }

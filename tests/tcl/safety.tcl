@@ -150,10 +150,69 @@ test escapes-filtered {
 test near-2-64-figure {file tail [complete_memory_access_pattern]} complete_memory_access_pattern.html
 clear_analysis
 
+# --- Every command that writes into the folder records what it wrote -------
+# The locality and heap commands, their saved tables and pages included:
+# clear_analysis removes all of them, and only them. Files the user named
+# (export_memtrace FILE) and the user's own files beside them stay.
+set every [file join $top every]
+file mkdir $every
+cd $every
+compile_exe [file join $root tests c an_five.c]
+run_gleipnir
+memory_trace_analysis
+set_mem_alloc all
+cache_stats save
+sharing_stats save
+heap_profile
+alloc_sites 5 save
+heap_stats save
+heap_figures 3 save
+lifetime_histogram save
+export_memtrace visinfo/my_memtrace.txt
+export_ops my_ops.txt
+foreach f {figures/my_figure.html visinfo/notes.csv grindanalysis/my_notes.txt} {
+    write $f "the user's own file"
+}
+proc files_in {dirs} {
+    set out {}
+    foreach d $dirs {
+        foreach f [glob -nocomplain -types f -directory $d *] {
+            lappend out [string range $f [string length [pwd]/] end]
+        }
+    }
+    lsort $out
+}
+test every-wrote-something {
+    foreach f {figures/cache_stats.html visinfo/sharing_stats.csv
+               visinfo/sharing_stats.parquet visinfo/alloc_sites.csv
+               figures/heap_profile.html figures/lifetime_histogram.html
+               .mapvis/heap.mvh} {
+        if {![file exists $f]} { return "missing $f" }
+    }
+    llength [glob figures/source_*.html]
+} 1
+clear_analysis
+test every-cleared {
+    files_in [list [pwd]/figures [pwd]/visinfo [pwd]/grindanalysis]
+} [lsort {figures/my_figure.html visinfo/my_memtrace.txt visinfo/notes.csv
+          grindanalysis/my_notes.txt}]
+test every-state-cleared {
+    lmap f {.mapvis/heap.mvh .mapvis/trace.mvt .mapvis/analysis} {file exists $f}
+} {0 0 0}
+test every-user-export-kept {file exists my_ops.txt} 1
+cd $work
+
 # --- Thread counts say what Valgrind's thread ids are ---------------------
 test threads-note {
     set out [session "compile_exe [file join $root tests c trace_threads.c]; set_mem_alloc H; run_gleipnir; memory_trace_analysis; memory_stats"]
     list [regexp {accesses by 2 thread} $out] [string match "*Valgrind reuses*serialises*" $out]
+} {1 1}
+# The same note wherever thread counts are shown: the cache model's
+# per-thread L1s and the lines shared between threads.
+test threads-note-locality {
+    set out [session "compile_exe [file join $root tests c trace_threads.c]; set_mem_alloc H; run_gleipnir; memory_trace_analysis; puts ====; cache_stats; puts ====; sharing_stats"]
+    set parts [lrange [split [string map {==== \x01} $out] \x01] 1 end]
+    lmap part $parts {string match "*Valgrind reuses*serialises*" $part}
 } {1 1}
 
 cd $tmp

@@ -134,6 +134,11 @@
 #define W_STOP_NO_START  2
 #define W_OPEN_AT_EXIT   3
 #define W_BAD_FREE       4
+#define W_FORKED         5
+
+/* Added to an ALLOC record's kind: a block the process inherited at
+   fork(), not one it allocated. */
+#define AK_INHERITED     0x80
 
 /*------------------------------------------------------------*/
 /*--- Command line options                                 ---*/
@@ -203,12 +208,11 @@ static UInt   header_len;       /* bytes of the header at the file's start */
 static UInt   last_flush_ms;
 static UInt   n_records;        /* control records, for the time check */
 
-/* After fork(): the child writes its own trace, <trace file>.<pid>, that
-   starts as a copy of the parent's trace up to the fork (the child's
-   history), made when the child first writes. A child that execs first
-   leaves no file. */
+/* After fork(): the child writes its own trace, <trace file>.<pid>,
+   holding only its own events, after a preamble that restates what it
+   inherited (see mv_child_after_fork). The file is created when the
+   child first writes, so a child that execs first leaves no file. */
 static Bool   child_pending;
-static ULong  fork_bytes;       /* the parent's trace length at the fork */
 
 static void write_header(void);
 static void open_child_trace(void);
@@ -496,6 +500,12 @@ typedef struct _Block {
    struct _Block* next;
    UWord          key;      /* address */
    SizeT          size;
+   /* The rest restates the block in a forked child's trace: 8 bytes per
+      return address kept, at most --stack-depth of them. */
+   ThreadId       tid;
+   UChar          kind;
+   UInt           n_ips;
+   Addr           ips[];    /* return addresses, innermost first */
 } Block;
 
 static VgHashTable* blocks;
@@ -835,24 +845,40 @@ static void put_callstack(ThreadId tid)
    for (k = 0; k < n; k++) put_uv(ips[k + 1]);
 }
 
-static void record_alloc(ThreadId tid, UChar kind, Addr a, SizeT size, Addr old)
+static void put_alloc(UChar kind, ThreadId tid, Addr a, SizeT size, Addr old,
+                      UInt n, const Addr* ips)
 {
-   Block* b = VG_(malloc)("mv.block", sizeof(Block));
-   b->key = a;
-   b->size = size;
-   VG_(HT_add_node)(blocks, b);
-   iv_dirty = True;
-   n_allocs++;
-
-   record_icount(tid);
-   ensure(64);
+   UInt k;
+   ensure(64 + 10 * n);
    put_uv(REC_ALLOC);
    put_u8(kind);
    put_uv(tid);
    put_uv(a);
    put_uv(size);
    put_uv(old);
-   put_callstack(tid);
+   put_uv(n);
+   for (k = 0; k < n; k++) put_uv(ips[k]);
+}
+
+static void record_alloc(ThreadId tid, UChar kind, Addr a, SizeT size, Addr old)
+{
+   Addr ips[65];
+   UInt n = VG_(get_StackTrace)(tid, ips, clo_stack_depth + 1, NULL, NULL, 0), k;
+   Block* b;
+   /* ips[0] is inside the replacement function in the preload. */
+   if (n > 0) n--;
+   b = VG_(malloc)("mv.block", sizeof(Block) + n * sizeof(Addr));
+   b->key = a;
+   b->size = size;
+   b->tid = tid;
+   b->kind = kind;
+   b->n_ips = n;
+   for (k = 0; k < n; k++) b->ips[k] = ips[k + 1];
+   VG_(HT_add_node)(blocks, b);
+   iv_dirty = True;
+   n_allocs++;
+   record_icount(tid);
+   put_alloc(kind, tid, a, size, old, n, b->ips);
 }
 
 /* Returns the size of the removed block, or -1 if none was live. */
@@ -960,20 +986,48 @@ static SizeT mv_malloc_usable_size(ThreadId tid, void* p)
 /*--- Load map and threads                                 ---*/
 /*------------------------------------------------------------*/
 
+/* Every MAP and UNMAP record written, in order, so that a forked child's
+   trace can restate the load map it inherited. File mappings are few
+   (tens); an unmap is kept only if it meets a kept mapping. */
+typedef struct {
+   Bool   unmap;
+   Addr   start;
+   SizeT  len;
+   ULong  offset;
+   UChar  perms;
+   HChar* name;
+} MapEntry;
+
+static XArray* map_log;
+
+static void put_map(const MapEntry* m)
+{
+   ensure(32);
+   put_uv(m->unmap ? REC_UNMAP : REC_MAP);
+   put_uv(m->start);
+   put_uv(m->len);
+   if (m->unmap) return;
+   put_uv(m->offset);
+   put_u8(m->perms);
+   put_str(m->name);
+}
+
 static void record_mapping(Addr a, SizeT len, Bool rr, Bool ww, Bool xx)
 {
    NSegment const* seg = VG_(am_find_nsegment)(a);
    const HChar* name;
+   MapEntry m;
    if (!seg || seg->kind != SkFileC) return;
    name = VG_(am_get_filename)(seg);
    if (!name) return;
-   ensure(96);
-   put_uv(REC_MAP);
-   put_uv(a);
-   put_uv(len);
-   put_uv((ULong)seg->offset + (a - seg->start));
-   put_u8((rr ? 4 : 0) | (ww ? 2 : 0) | (xx ? 1 : 0));
-   put_str(name);
+   m.unmap = False;
+   m.start = a;
+   m.len = len;
+   m.offset = (ULong)seg->offset + (a - seg->start);
+   m.perms = (rr ? 4 : 0) | (ww ? 2 : 0) | (xx ? 1 : 0);
+   m.name = VG_(strdup)("mv.mapname", name);
+   VG_(addToXA)(map_log, &m);
+   put_map(&m);
 }
 
 static void mv_new_mem_startup(Addr a, SizeT len, Bool rr, Bool ww, Bool xx,
@@ -986,10 +1040,20 @@ static void mv_new_mem_mmap(Addr a, SizeT len, Bool rr, Bool ww, Bool xx,
 
 static void mv_die_mem_munmap(Addr a, SizeT len)
 {
-   ensure(32);
-   put_uv(REC_UNMAP);
-   put_uv(a);
-   put_uv(len);
+   MapEntry m;
+   Word i, n = VG_(sizeXA)(map_log);
+   m.unmap = True;
+   m.start = a;
+   m.len = len;
+   m.name = NULL;
+   for (i = 0; i < n; i++) {
+      const MapEntry* e = VG_(indexXA)(map_log, i);
+      if (!e->unmap && e->start < a + len && a < e->start + e->len) {
+         VG_(addToXA)(map_log, &m);
+         break;
+      }
+   }
+   put_map(&m);
 }
 
 static void mv_thread_create(ThreadId parent, ThreadId child)
@@ -1043,20 +1107,40 @@ static void set_tracing(Bool on)
    VG_(discard_translations_safely)((Addr)0x1000, ~(SizeT)0xfff, "mapvis");
 }
 
-static void start_region(ThreadId tid, Addr arg_block)
+/* The open region's start, kept so that a child forked inside it can
+   restate it. */
+static struct {
+   ThreadId tid;
+   Addr     arg_block;
+   UInt     n;
+   Addr     ips[32], sps[32], fps[32];
+} open_region;
+
+static void put_region_start(void)
 {
-   Addr ips[32], sps[32], fps[32];
-   UInt n, k;
-   region_id++;
-   n_regions++;
-   n = VG_(get_StackTrace)(tid, ips, 32, sps, fps, 0);
-   ensure(64 + 30 * n);
+   UInt k;
+   ensure(64 + 30 * open_region.n);
    put_uv(REC_REGION_START);
    put_uv(region_id);
-   put_uv(tid);
-   put_uv(arg_block);
-   put_uv(n);
-   for (k = 0; k < n; k++) { put_uv(ips[k]); put_uv(sps[k]); put_uv(fps[k]); }
+   put_uv(open_region.tid);
+   put_uv(open_region.arg_block);
+   put_uv(open_region.n);
+   for (k = 0; k < open_region.n; k++) {
+      put_uv(open_region.ips[k]);
+      put_uv(open_region.sps[k]);
+      put_uv(open_region.fps[k]);
+   }
+}
+
+static void start_region(ThreadId tid, Addr arg_block)
+{
+   region_id++;
+   n_regions++;
+   open_region.tid = tid;
+   open_region.arg_block = arg_block;
+   open_region.n = VG_(get_StackTrace)(tid, open_region.ips, 32, open_region.sps,
+                                       open_region.fps, 0);
+   put_region_start();
    set_tracing(True);
 }
 
@@ -1161,32 +1245,63 @@ static void write_header(void)
 /*--- fork(): one trace per process                        ---*/
 /*------------------------------------------------------------*/
 
-static void mv_pre_fork(ThreadId tid)
-{
-   /* Everything recorded so far is on disk, so the child's copy of the
-      parent's trace holds exactly what both have seen. */
-   flush_buf();
-}
-
+/* Restates, at the start of a forked child's stream, what the child
+   inherited and its events refer to: the fork itself (a WARNING naming the
+   parent), the load map, every site (with its prediction state reset, as
+   the reader starts it), every live heap block (ALLOC with AK_INHERITED,
+   not counted as an allocation) and the open region. Nothing the parent
+   did is repeated: the child's trace holds only the child's own events.
+   Runs in the child right after fork(), before it executes anything. */
 static void mv_child_after_fork(ThreadId tid)
 {
+   HChar note[160];
+   Word i, n;
+   Block* b;
    /* The inherited descriptor shares its offset with the parent's: never
-      write through it. */
+      write through it. Whatever the buffer held is the parent's. */
    if (out_fd >= 0) VG_(close)(out_fd);
    out_fd = -1;
-   fork_bytes = bytes_written;
    child_pending = True;
+   buf_pos = 0;
+   n_accesses = n_allocs = n_frees = n_regions = 0;
+   emitted_tid = 0;
+   VG_(memset)(last_sp, 0, VG_N_THREADS * sizeof(Addr));
+   VG_(memset)(last_fp, 0, VG_N_THREADS * sizeof(Addr));
+   /* Only the thread that called fork() lives on in the child. */
+   VG_(memset)(thread_alive, 0, VG_N_THREADS * sizeof(Bool));
+   thread_alive[tid] = True;
+   VG_(snprintf)(note, sizeof note, "process %d was forked from process %d; "
+                 "its trace holds only its own events after the fork",
+                 VG_(getpid)(), VG_(getppid)());
+   warn(W_FORKED, note);
+   n = VG_(sizeXA)(map_log);
+   for (i = 0; i < n; i++) put_map(VG_(indexXA)(map_log, i));
+   for (i = 0; i < (Word)n_sites; i++) {
+      Site* st = &sites[i];
+      st->last = 0;
+      st->stride = 0;
+      ensure(64);
+      put_uv(REC_SITE);
+      put_uv(i);
+      put_uv(st->ip);
+      put_u8(st->op);
+      put_uv(st->size);
+   }
+   VG_(HT_ResetIter)(blocks);
+   while ((b = VG_(HT_Next)(blocks)) != NULL)
+      put_alloc(b->kind | AK_INHERITED, b->tid, b->key, b->size, 0, b->n_ips, b->ips);
+   if (tracing) {
+      n_regions = 1;
+      put_region_start();
+   }
 }
 
-/* Opens <trace file>.<pid> and fills it with a header naming this process
-   and the parent's records up to the fork. */
+/* Opens <trace file>.<pid> and writes the header naming this process; the
+   buffer then holds the preamble and the child's records. */
 static void open_child_trace(void)
 {
    HChar path[4200];
    SysRes sres;
-   Int in;
-   ULong left;
-   UChar* chunk;
    child_pending = False;
    VG_(snprintf)(path, sizeof path, "%s.%d", clo_trace_file, VG_(getpid)());
    sres = VG_(open)(path, VKI_O_CREAT | VKI_O_TRUNC | VKI_O_WRONLY, 0644);
@@ -1198,21 +1313,6 @@ static void open_child_trace(void)
    out_fd = sr_Res(sres);
    bytes_written = 0;
    write_header();
-   sres = VG_(open)(clo_trace_file, VKI_O_RDONLY, 0);
-   if (sr_isError(sres)) return;
-   in = sr_Res(sres);
-   left = fork_bytes > header_len ? fork_bytes - header_len : 0;
-   VG_(lseek)(in, header_len, VKI_SEEK_SET);
-   chunk = VG_(malloc)("mv.forkcopy", 1 << 20);
-   while (left > 0) {
-      Int want = left > (1 << 20) ? (1 << 20) : (Int)left;
-      Int got = VG_(read)(in, chunk, want);
-      if (got <= 0 || VG_(write)(out_fd, chunk, got) != got) break;
-      bytes_written += got;
-      left -= got;
-   }
-   VG_(free)(chunk);
-   VG_(close)(in);
 }
 
 static void mv_post_clo_init(void)
@@ -1233,7 +1333,7 @@ static void mv_post_clo_init(void)
    out_fd = sr_Res(sres);
    write_header();
    flush_buf();
-   VG_(atfork)(mv_pre_fork, NULL, mv_child_after_fork);
+   VG_(atfork)(NULL, NULL, mv_child_after_fork);
    thread_alive[1] = True;    /* the main thread */
    if (clo_trace_from_start) {
       region_id = 1;
@@ -1322,6 +1422,7 @@ static void mv_pre_clo_init(void)
    buf = VG_(malloc)("mv.buf", BUF_SIZE);
    buf_pos = 0;
    blocks = VG_(HT_construct)("mv.blocks");
+   map_log = VG_(newXA)(VG_(malloc), "mv.maps", VG_(free), sizeof(MapEntry));
 }
 
 VG_DETERMINE_INTERFACE_VERSION(mv_pre_clo_init)
