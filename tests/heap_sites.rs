@@ -207,3 +207,48 @@ fn traced_run_sites_counts_and_frames() {
     let shares = mapvis::filter::heap::macro_lifetimes(&run, &report);
     assert!(shares.iter().all(|s| (0.0..=100.0).contains(s)));
 }
+
+/// C++ `new`, `new[]`, `delete` and `delete[]` under the native profiler,
+/// by kind and size, from tests/c/heap_cpp.cpp: one `new int[10]` (40
+/// bytes), three `new Node` (16 bytes each), three `delete` and one
+/// `delete[]`, each new's innermost frame on its own line.
+#[test]
+fn cpp_new_and_delete_are_profiled_by_kind() {
+    use mapvis::trace::format::FreeKind;
+    let src = "tests/c/heap_cpp.cpp";
+    let (dir, exe) = common::compile(src, &["-lstdc++"]);
+    let out = dir.path().join("p.mvh");
+    let outcome = run_profiled(&exe, &[], &out).expect("run the profiler");
+    assert_eq!(outcome.exit_code, Some(0));
+    let profile = read_profile(&out).expect("read the profile");
+    assert!(profile.complete);
+    let ops = |op: HeapOp| profile.events.iter().filter(move |e| e.op == op);
+    let arrays: Vec<u64> = ops(HeapOp::Alloc(AllocKind::NewArray))
+        .map(|e| e.size)
+        .collect();
+    let nodes: Vec<u64> = ops(HeapOp::Alloc(AllocKind::New)).map(|e| e.size).collect();
+    assert_eq!(arrays, [40]);
+    assert_eq!(nodes, [16, 16, 16]);
+    assert_eq!(ops(HeapOp::Free(FreeKind::Delete)).count(), 3);
+    assert_eq!(ops(HeapOp::Free(FreeKind::DeleteArray)).count(), 1);
+    let run = HeapRun::from_profile(profile, &out);
+    let report = HeapReport::build(&run);
+    let mut sym = BacktraceSymbolizer::new(run.maps.clone(), Some(&exe));
+    // (allocations, bytes) of the site whose innermost frame is the line.
+    let mut at_line = |marker: &str| {
+        let want = format!("(heap_cpp.cpp:{})", common::line_of(src, marker));
+        report
+            .sites
+            .iter()
+            .filter(|s| s.allocs > 0)
+            .filter(|s| {
+                sym.backtrace(&run.stacks[s.stack as usize])
+                    .first()
+                    .is_some_and(|f| f.display().ends_with(&want))
+            })
+            .map(|s| (s.allocs, s.bytes))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(at_line("NEW_ARRAY"), [(1, 40)]);
+    assert_eq!(at_line("NEW_NODE"), [(3, 48)]);
+}
