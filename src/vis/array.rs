@@ -80,17 +80,8 @@ pub fn array_2d(
     type_bytes: u64,
     o: &FigureOptions,
 ) -> Result<FigureReport, VisError> {
-    let inner = [cols];
-    let r = Request {
-        acc,
-        vars,
-        lines,
-        var,
-        inner: &inner,
-        type_bytes,
-        fields: &[],
-    };
-    draw_array(r, o)
+    let tables = (acc, vars, lines);
+    draw_array(Request::grid(tables, var, &[cols], type_bytes), o)
 }
 
 /// Draws variable `var` as a `planes x cols x depth` array of
@@ -118,17 +109,8 @@ pub fn array_3d(
     type_bytes: u64,
     o: &FigureOptions,
 ) -> Result<FigureReport, VisError> {
-    let inner = [cols, depth];
-    let r = Request {
-        acc,
-        vars,
-        lines,
-        var,
-        inner: &inner,
-        type_bytes,
-        fields: &[],
-    };
-    draw_array(r, o)
+    let tables = (acc, vars, lines);
+    draw_array(Request::grid(tables, var, &[cols, depth], type_bytes), o)
 }
 
 /// Draws variable `var`, an array of structures of `elem_bytes`-byte
@@ -185,6 +167,27 @@ struct Request<'a> {
     /// Field columns of an array of structures (offset, name); empty for
     /// a plain array.
     fields: &'a [(u64, String)],
+}
+
+impl<'a> Request<'a> {
+    /// A plain array: the access, variable and line tables, the variable,
+    /// its inner dimensions and element size.
+    fn grid(
+        (acc, vars, lines): (&'a DataFrame, &'a DataFrame, &'a DataFrame),
+        var: u32,
+        inner: &'a [u64],
+        type_bytes: u64,
+    ) -> Self {
+        Request {
+            acc,
+            vars,
+            lines,
+            var,
+            inner,
+            type_bytes,
+            fields: &[],
+        }
+    }
 }
 
 fn draw_array(r: Request, o: &FigureOptions) -> Result<FigureReport, VisError> {

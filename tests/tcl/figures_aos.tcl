@@ -16,6 +16,17 @@ proc slurp {path} {
     return $t
 }
 
+# Element touches per (column, field, operation) in a figure's data file,
+# as sorted {col field op count} lists.
+proc touches {csv} {
+    set c [dict create]
+    foreach line [lrange [split [string trim [slurp $csv]] \n] 1 end] {
+        lassign [split $line ,] - - - - row col field op
+        dict incr c "$col $field $op"
+    }
+    lsort [lmap k [dict keys $c] {list {*}$k [dict get $c $k]}]
+}
+
 test compile {file tail [compile_exe [file join $root tests c vis_aos.c]]} vis_aos
 set_mem_alloc all
 test run {dict get [run_gleipnir] regions} 1
@@ -29,12 +40,7 @@ test ps-header {
 # id stored; the second loop loads ps[i].id for i < 8. m is never touched,
 # so it has no column.
 test ps-touches {
-    set c [dict create]
-    foreach line [lrange [split [string trim [slurp visinfo/2d_memory_access_pattern_ps.csv]] \n] 1 end] {
-        lassign [split $line ,] - - - - row col field op
-        dict incr c "$col $field $op"
-    }
-    lsort [lmap k [dict keys $c] {list {*}$k [dict get $c $k]}]
+    touches visinfo/2d_memory_access_pattern_ps.csv
 } {{0 x load 16} {0 x store 16} {1 y store 16} {2 id load 8} {2 id store 16}}
 # Row 5's field id is at ps + 5 * 24 + 16.
 test ps-address {
@@ -52,12 +58,7 @@ test ps-heatmap-columns {
 } {1 1}
 test hp-figure {file tail [2d_memory_access_pattern hp save]} 2d_memory_access_pattern_hp.html
 test hp-touches {
-    set c [dict create]
-    foreach line [lrange [split [string trim [slurp visinfo/2d_memory_access_pattern_hp.csv]] \n] 1 end] {
-        lassign [split $line ,] - - - - row col field op
-        dict incr c "$col $field $op"
-    }
-    lsort [lmap k [dict keys $c] {list {*}$k [dict get $c $k]}]
+    touches visinfo/2d_memory_access_pattern_hp.csv
 } {{0 id store 8} {1 m store 8}}
 # A shape given by hand still draws numbered columns.
 test ps-by-hand {
