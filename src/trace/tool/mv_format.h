@@ -1,0 +1,73 @@
+/* The mapvis trace format's numbers: the one definition that both the
+   Valgrind tool (mv_main.c) and the Rust reader use. build.rs turns every
+   `#define NAME NUMBER` below into `pub(crate) const NAME: u64` in
+   src/trace/format.rs, so writer and reader cannot drift apart.
+   docs/trace-format.md documents every record kind; a test checks that it
+   does, and that the reader decodes each one.
+
+   Only plain decimal or hexadecimal numbers (and character constants) are
+   turned into Rust constants. */
+
+#ifndef MV_FORMAT_H
+#define MV_FORMAT_H
+
+
+#define MV_MAGIC          "MVTRACE\n"
+#define MV_FORMAT_VERSION 2
+
+#define REC_SITE          1
+#define REC_THREAD        2
+#define REC_SP            3
+#define REC_ALLOC         4
+#define REC_FREE          5
+#define REC_MAP           6
+#define REC_UNMAP         7
+#define REC_THREAD_CREATE 8
+#define REC_THREAD_EXIT   9
+#define REC_REGION_START  10
+#define REC_REGION_STOP   11
+#define REC_WARNING       12
+#define REC_FOOTER        13
+#define REC_FP            14
+#define REC_EXIT          15   /* appended by mapvis after the run */
+#define REC_END           0    /* followed by "MVEND\n": the last bytes of a complete trace */
+#define REC_SYNC          16   /* version 2 */
+#define REC_ICOUNT        17   /* version 2 */
+#define KEY_ACCESS_BASE   32   /* keys 0..31 are control records */
+
+/* Kinds of SYNC records, as in reader.rs SyncKind. */
+#define SK_FORK     1
+#define SK_JOIN     2
+#define SK_EXIT     3
+#define SK_ACQUIRE  4
+#define SK_RELEASE  5
+#define SK_NEWSYNC  6
+#define SK_DELSYNC  7
+
+#define OP_LOAD   'L'
+#define OP_STORE  'S'
+#define OP_MODIFY 'M'
+
+/* Allocation kinds, as in reader.rs AllocKind. */
+#define AK_MALLOC   1
+#define AK_CALLOC   2
+#define AK_REALLOC  3
+#define AK_MEMALIGN 4
+#define AK_NEW      5
+#define AK_NEW_ARR  6
+#define FK_FREE     1
+#define FK_DELETE   2
+#define FK_DEL_ARR  3
+
+/* Warning codes, as in reader.rs. */
+#define W_NESTED_START   1
+#define W_STOP_NO_START  2
+#define W_OPEN_AT_EXIT   3
+#define W_BAD_FREE       4
+#define W_FORKED         5
+
+/* Added to an ALLOC record's kind: a block the process inherited at
+   fork(), not one it allocated. */
+#define AK_INHERITED     0x80
+
+#endif
