@@ -88,15 +88,8 @@ pub fn register_pipeline(r: &mut Registry<Session>) {
         Ok(s(a[0].clone()))
     });
     add(r, "set_open_browser", |st, a| {
-        st.open_browser = match a[0].as_str() {
-            "on" => true,
-            "off" => false,
-            other => {
-                return Err(format!(
-                    "set_open_browser takes on or off, not \"{other}\"."
-                ))
-            }
-        };
+        // The table admits only `on` and `off`.
+        st.open_browser = a[0] == "on";
         Ok(s(a[0].clone()))
     });
     add(r, "set_point_budget", |st, a| {
