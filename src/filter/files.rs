@@ -423,6 +423,9 @@ pub fn saved_source(dir: &Path) -> Option<crate::workdir::SourceId> {
     serde_json::from_slice(&bytes).ok()
 }
 
+/// Writes the analysis into `dir` (a folder being filled before it is
+/// renamed into place): the access list and locations (Snappy Parquet),
+/// the line, variable and allocation tables, and `summary.json`.
 fn write_analysis(a: &Analysis, dir: &Path) -> Result<(), FilterError> {
     // Snappy: the access list is most of the data, and saving it must not
     // cost more than analysing it.
@@ -439,8 +442,22 @@ fn write_analysis(a: &Analysis, dir: &Path) -> Result<(), FilterError> {
     fast(&a.locations, "locations.parquet")?;
     let mut lines = a.lines.clone();
     write_parquet(&mut lines, &dir.join("lines.parquet"))?;
-    let v = &a.vars;
-    let mut vars = DataFrame::new(vec![
+    write_parquet(
+        &mut saved_variables(&a.vars)?,
+        &dir.join("variables.parquet"),
+    )?;
+    write_parquet(
+        &mut saved_allocations(&a.allocations)?,
+        &dir.join("allocations.parquet"),
+    )?;
+    write_summary(&a.summary, dir)?;
+    Ok(())
+}
+
+/// The saved variable table: every field of [`Variable`], dimensions as
+/// `12x12` and threads as `1 2`.
+fn saved_variables(v: &[Variable]) -> PolarsResult<DataFrame> {
+    DataFrame::new(vec![
         Column::new(
             "name".into(),
             v.iter().map(|x| x.name.clone()).collect::<Vec<_>>(),
@@ -511,10 +528,12 @@ fn write_analysis(a: &Analysis, dir: &Path) -> Result<(), FilterError> {
                 })
                 .collect::<Vec<_>>(),
         ),
-    ])?;
-    write_parquet(&mut vars, &dir.join("variables.parquet"))?;
-    let al = &a.allocations;
-    let mut allocs = DataFrame::new(vec![
+    ])
+}
+
+/// The saved allocation table, one row per heap block.
+fn saved_allocations(al: &[Allocation]) -> PolarsResult<DataFrame> {
+    DataFrame::new(vec![
         Column::new(
             "address".into(),
             al.iter().map(|b| b.addr).collect::<Vec<_>>(),
@@ -531,9 +550,11 @@ fn write_analysis(a: &Analysis, dir: &Path) -> Result<(), FilterError> {
             "free_time".into(),
             al.iter().map(|b| b.free_time).collect::<Vec<_>>(),
         ),
-    ])?;
-    write_parquet(&mut allocs, &dir.join("allocations.parquet"))?;
-    let s = &a.summary;
+    ])
+}
+
+/// `summary.json`: the trace summary and the saved format's version.
+fn write_summary(s: &TraceSummary, dir: &Path) -> Result<(), FilterError> {
     let summary = serde_json::json!({
         "version": SAVED_VERSION,
         "command": s.command,
