@@ -605,93 +605,12 @@ impl<R: Read> TraceReader<R> {
         }
         let time = self.accesses;
         Ok(Some(match key {
-            REC_SITE => {
-                let id = self.uv()?;
-                let ip = self.uv()?;
-                let op = Op::from_code(self.u8()?)
-                    .ok_or_else(|| Need::Bad("a site has an unknown operation".into()))?;
-                let size = self.u32v("access size")?;
-                if id != self.sites.len() as u64 {
-                    return Err(Need::Bad(format!(
-                        "site {id} defined out of order (expected {})",
-                        self.sites.len()
-                    )));
-                }
-                self.sites.push(SiteState {
-                    ip,
-                    op,
-                    size,
-                    last: 0,
-                    stride: 0,
-                });
+            REC_SITE | REC_THREAD | REC_SP | REC_FP | REC_END => {
+                self.state_record(key)?;
                 return Ok(None);
             }
-            REC_THREAD => {
-                let tid = self.u32v("thread id")?;
-                if tid > MAX_TID {
-                    return Err(Need::Bad(format!(
-                        "thread id {tid} is beyond the largest a trace may name ({MAX_TID})"
-                    )));
-                }
-                let need = tid as usize + 1;
-                if self.last_sp.len() < need {
-                    self.last_sp.resize(need, 0);
-                    self.last_fp.resize(need, 0);
-                }
-                self.tid = tid;
-                return Ok(None);
-            }
-            REC_SP => {
-                let d = self.sv()?;
-                let slot = &mut self.last_sp[self.tid as usize];
-                *slot = slot.wrapping_add(d as u64);
-                return Ok(None);
-            }
-            REC_FP => {
-                let d = self.sv()?;
-                let slot = &mut self.last_fp[self.tid as usize];
-                *slot = slot.wrapping_add(d as u64);
-                return Ok(None);
-            }
-            REC_ALLOC => {
-                let byte = self.u8()?;
-                let kind = AllocKind::from_byte(byte & !ALLOC_INHERITED)
-                    .ok_or_else(|| Need::Bad("an allocation has an unknown kind".into()))?;
-                let tid = self.u32v("thread id")?;
-                let addr = self.uv()?;
-                let size = self.uv()?;
-                let old = self.uv()?;
-                let stack = self.stack()?;
-                Event::Alloc(AllocEvent {
-                    kind,
-                    tid,
-                    addr,
-                    size,
-                    old_addr: (old != 0).then_some(old),
-                    stack,
-                    time,
-                    inherited: byte & ALLOC_INHERITED != 0,
-                })
-            }
-            REC_FREE => {
-                use super::format::wire::{FK_DELETE, FK_DEL_ARR, FK_FREE};
-                let kind = match self.u8()? as u64 {
-                    FK_FREE => FreeKind::Free,
-                    FK_DELETE => FreeKind::Delete,
-                    FK_DEL_ARR => FreeKind::DeleteArray,
-                    k => return Err(Need::Bad(format!("a free has unknown kind {k}"))),
-                };
-                let tid = self.u32v("thread id")?;
-                let addr = self.uv()?;
-                let stack = self.stack()?;
-                Event::Free(FreeEvent {
-                    kind,
-                    tid,
-                    addr,
-                    stack,
-                    time,
-                })
-            }
+            REC_ALLOC => self.alloc_record(time)?,
+            REC_FREE => self.free_record(time)?,
             REC_MAP => {
                 let start = self.uv()?;
                 let len = self.uv()?;
@@ -773,16 +692,6 @@ impl<R: Read> TraceReader<R> {
                 };
                 Event::Warning { kind, text }
             }
-            REC_END => {
-                if self.len - self.pos < 6 {
-                    return Err(Need::Eof);
-                }
-                if &self.buf[self.pos..self.pos + 6] != b"MVEND\n" {
-                    return Err(Need::Bad("a bad end marker".into()));
-                }
-                self.pos += 6;
-                return Ok(None);
-            }
             REC_EXIT => {
                 let kind = self.u8()?;
                 let code = self.sv()?;
@@ -807,6 +716,116 @@ impl<R: Read> TraceReader<R> {
                 Event::Footer(footer)
             }
             other => return Err(Need::Bad(format!("unknown record type {other}"))),
+        }))
+    }
+
+    /// A record that changes the decoder's state and yields no event: a
+    /// site definition, the current thread, its stack or frame pointer,
+    /// or the end marker.
+    fn state_record(&mut self, key: u64) -> Dec<()> {
+        match key {
+            REC_SITE => {
+                let id = self.uv()?;
+                let ip = self.uv()?;
+                let op = Op::from_code(self.u8()?)
+                    .ok_or_else(|| Need::Bad("a site has an unknown operation".into()))?;
+                let size = self.u32v("access size")?;
+                if id != self.sites.len() as u64 {
+                    return Err(Need::Bad(format!(
+                        "site {id} defined out of order (expected {})",
+                        self.sites.len()
+                    )));
+                }
+                self.sites.push(SiteState {
+                    ip,
+                    op,
+                    size,
+                    last: 0,
+                    stride: 0,
+                });
+                Ok(())
+            }
+            REC_THREAD => {
+                let tid = self.u32v("thread id")?;
+                if tid > MAX_TID {
+                    return Err(Need::Bad(format!(
+                        "thread id {tid} is beyond the largest a trace may name ({MAX_TID})"
+                    )));
+                }
+                let need = tid as usize + 1;
+                if self.last_sp.len() < need {
+                    self.last_sp.resize(need, 0);
+                    self.last_fp.resize(need, 0);
+                }
+                self.tid = tid;
+                Ok(())
+            }
+            REC_SP => {
+                let d = self.sv()?;
+                let slot = &mut self.last_sp[self.tid as usize];
+                *slot = slot.wrapping_add(d as u64);
+                Ok(())
+            }
+            REC_FP => {
+                let d = self.sv()?;
+                let slot = &mut self.last_fp[self.tid as usize];
+                *slot = slot.wrapping_add(d as u64);
+                Ok(())
+            }
+            REC_END => {
+                if self.len - self.pos < 6 {
+                    return Err(Need::Eof);
+                }
+                if &self.buf[self.pos..self.pos + 6] != b"MVEND\n" {
+                    return Err(Need::Bad("a bad end marker".into()));
+                }
+                self.pos += 6;
+                Ok(())
+            }
+            _ => unreachable!("state_record is called for state records only"),
+        }
+    }
+
+    /// An ALLOC record: a heap block, or one a forked child inherited.
+    fn alloc_record(&mut self, time: u64) -> Dec<Event> {
+        let byte = self.u8()?;
+        let kind = AllocKind::from_byte(byte & !ALLOC_INHERITED)
+            .ok_or_else(|| Need::Bad("an allocation has an unknown kind".into()))?;
+        let tid = self.u32v("thread id")?;
+        let addr = self.uv()?;
+        let size = self.uv()?;
+        let old = self.uv()?;
+        let stack = self.stack()?;
+        Ok(Event::Alloc(AllocEvent {
+            kind,
+            tid,
+            addr,
+            size,
+            old_addr: (old != 0).then_some(old),
+            stack,
+            time,
+            inherited: byte & ALLOC_INHERITED != 0,
+        }))
+    }
+
+    /// A FREE record.
+    fn free_record(&mut self, time: u64) -> Dec<Event> {
+        use super::format::wire::{FK_DELETE, FK_DEL_ARR, FK_FREE};
+        let kind = match self.u8()? as u64 {
+            FK_FREE => FreeKind::Free,
+            FK_DELETE => FreeKind::Delete,
+            FK_DEL_ARR => FreeKind::DeleteArray,
+            k => return Err(Need::Bad(format!("a free has unknown kind {k}"))),
+        };
+        let tid = self.u32v("thread id")?;
+        let addr = self.uv()?;
+        let stack = self.stack()?;
+        Ok(Event::Free(FreeEvent {
+            kind,
+            tid,
+            addr,
+            stack,
+            time,
         }))
     }
 }
