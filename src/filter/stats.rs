@@ -216,24 +216,16 @@ pub fn per_variable_by(a: &Analysis, kind: MemKind, grouping: Grouping) -> Polar
             .iter()
             .map(|&v| &a.vars[v as usize])
     };
-    let first: Vec<u64> = ids
+    // First and last access of each row: the span over its members'.
+    let (first, last): (Vec<u64>, Vec<u64>) = ids
         .iter()
         .map(|&r| {
             members(r)
-                .filter_map(|v| v.accessed.map(|t| t.0))
-                .min()
-                .unwrap_or(0)
+                .filter_map(|v| v.accessed)
+                .reduce(|(f, l), (f2, l2)| (f.min(f2), l.max(l2)))
+                .unwrap_or((0, 0))
         })
-        .collect();
-    let last: Vec<u64> = ids
-        .iter()
-        .map(|&r| {
-            members(r)
-                .filter_map(|v| v.accessed.map(|t| t.1))
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
+        .unzip();
     let threads: Vec<u64> = ids
         .iter()
         .map(|&r| {
