@@ -196,6 +196,20 @@ impl std::fmt::Debug for Symbolizer {
     }
 }
 
+/// A DWARF line-table location as a [`SourceLocation`]; `None` when it
+/// names no file. Missing lines and columns read as 0.
+fn source_location(
+    location: &addr2line::Location<'_>,
+    function: Option<String>,
+) -> Option<SourceLocation> {
+    Some(SourceLocation {
+        file: PathBuf::from(location.file?),
+        line: location.line.unwrap_or(0),
+        column: location.column.unwrap_or(0),
+        function,
+    })
+}
+
 impl Symbolizer {
     /// Opens the object at `path`: reads it, collects its `PT_LOAD` segments,
     /// function symbols (`.symtab` and `.dynsym`) and DWARF sections, and the
@@ -315,29 +329,19 @@ impl Symbolizer {
                     .as_ref()
                     .and_then(|f| f.demangle().ok())
                     .map(|name| name.into_owned());
-                if let Some(location) = frame.location.as_ref() {
-                    if let Some(file) = location.file {
-                        found = Some(SourceLocation {
-                            file: PathBuf::from(file),
-                            line: location.line.unwrap_or(0),
-                            column: location.column.unwrap_or(0),
-                            function,
-                        });
-                        break;
-                    }
+                if let Some(l) = frame
+                    .location
+                    .as_ref()
+                    .and_then(|l| source_location(l, function))
+                {
+                    found = Some(l);
+                    break;
                 }
             }
         }
         if found.is_none() {
             if let Ok(Some(location)) = context.find_location(file_addr) {
-                if let Some(file) = location.file {
-                    found = Some(SourceLocation {
-                        file: PathBuf::from(file),
-                        line: location.line.unwrap_or(0),
-                        column: location.column.unwrap_or(0),
-                        function: None,
-                    });
-                }
+                found = source_location(&location, None);
             }
         }
         let mut location = found?;
