@@ -433,6 +433,25 @@ static inline uint64_t usable(void *p)
 /*--- The C allocator                                              ---*/
 /*--------------------------------------------------------------------*/
 
+/* A one-size allocation (malloc, valloc, pvalloc) through `fn`, timed and
+   recorded as `kind`; `fp` is the exported function's frame, whose caller
+   the stack walk starts from. Inlined, so the hot path makes no extra call. */
+static inline __attribute__((always_inline)) void *sized_alloc(uint32_t kind, malloc_fn fn,
+                                                               size_t n, uintptr_t fp)
+{
+   if (!ACTIVE())
+      return fn(n);
+   in_hook++;
+   uint64_t t0 = __rdtsc();
+   void *p = fn(n);
+   uint64_t t1 = __rdtsc();
+   uint64_t u = usable(p);
+   in_hook--;
+   if (p)
+      record(kind, t0, t1 - t0, p, n, 0, u, fp);
+   return p;
+}
+
 EXPORT void *malloc(size_t n)
 {
    if (UNLIKELY(!real_malloc)) {
@@ -440,17 +459,7 @@ EXPORT void *malloc(size_t n)
       if (!real_malloc)
          return boot_alloc(n);
    }
-   if (!ACTIVE())
-      return real_malloc(n);
-   in_hook++;
-   uint64_t t0 = __rdtsc();
-   void *p = real_malloc(n);
-   uint64_t t1 = __rdtsc();
-   uint64_t u = usable(p);
-   in_hook--;
-   if (p)
-      record(K_MALLOC, t0, t1 - t0, p, n, 0, u, FP());
-   return p;
+   return sized_alloc(K_MALLOC, real_malloc, n, FP());
 }
 
 EXPORT void *calloc(size_t k, size_t n)
@@ -565,33 +574,18 @@ EXPORT int posix_memalign(void **out, size_t al, size_t n)
    return rc;
 }
 
-static inline __attribute__((always_inline)) void *valloc_common(malloc_fn fn, size_t n, uintptr_t fp)
-{
-   if (!ACTIVE())
-      return fn(n);
-   in_hook++;
-   uint64_t t0 = __rdtsc();
-   void *p = fn(n);
-   uint64_t t1 = __rdtsc();
-   uint64_t u = usable(p);
-   in_hook--;
-   if (p)
-      record(K_MEMALIGN, t0, t1 - t0, p, n, 0, u, fp);
-   return p;
-}
-
 EXPORT void *valloc(size_t n)
 {
    if (UNLIKELY(!real_valloc))
       resolve();
-   return valloc_common(real_valloc, n, FP());
+   return sized_alloc(K_MEMALIGN, real_valloc, n, FP());
 }
 
 EXPORT void *pvalloc(size_t n)
 {
    if (UNLIKELY(!real_pvalloc))
       resolve();
-   return valloc_common(real_pvalloc, n, FP());
+   return sized_alloc(K_MEMALIGN, real_pvalloc, n, FP());
 }
 
 /*--------------------------------------------------------------------*/
