@@ -308,7 +308,7 @@ fn locality(trace: &Path, exe: &Path, runs: usize) {
     use mapvis::filter::MemKind;
     let mut namer = mapvis::trace::program::ProgramNamer::new(Some(exe), &[]);
     let a = mapvis::filter::analysis::analyse(trace, &mut namer).expect("analyse");
-    let n = a.accesses.height() as f64;
+    let n = a.accesses.len() as f64;
     let before = peak_rss();
     let opts = report::Options {
         model: CacheModel::host(),

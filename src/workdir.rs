@@ -420,7 +420,15 @@ pub fn clear(work_dir: &Path) -> Result<Cleared, WorkdirError> {
             Some(now) if now == written => match fs::remove_file(&abs) {
                 Ok(()) => {
                     if rel.starts_with(STATE_DIR) {
-                        dirs.extend(abs.parent().map(Path::to_path_buf));
+                        // Every folder between the file and `.mapvis/`
+                        // (the access list's dataset nests them).
+                        let state = work_dir.join(STATE_DIR);
+                        dirs.extend(
+                            abs.ancestors()
+                                .skip(1)
+                                .take_while(|d| *d != state)
+                                .map(Path::to_path_buf),
+                        );
                     }
                     out.removed.push(abs);
                 }
@@ -439,7 +447,9 @@ pub fn clear(work_dir: &Path) -> Result<Cleared, WorkdirError> {
     }
     dirs.sort();
     dirs.dedup();
-    for d in dirs.iter().rev() {
+    // Deepest first: a folder is empty only once its subfolders are gone.
+    dirs.sort_by_key(|d| std::cmp::Reverse(d.components().count()));
+    for d in dirs.iter() {
         if d != &work_dir.join(STATE_DIR) {
             let _ = fs::remove_dir(d);
         }

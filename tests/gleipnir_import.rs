@@ -47,9 +47,11 @@ fn a_gleipnir_text_trace_gives_the_same_statistics_as_the_binary_trace() {
     let mut in_region = false;
     let stack_names: BTreeMap<u64, String> = {
         // Stack names of the binary analysis, by address.
-        let var = bin.accesses.column("var").unwrap().u32().unwrap().clone();
-        let addr = bin.accesses.column("addr").unwrap().u64().unwrap().clone();
-        (0..bin.accesses.height())
+        let all = mapvis::filter::select(&bin, mapvis::filter::MemKind::All).unwrap();
+        let rows = mapvis::filter::rows(&bin, &all).unwrap();
+        let var = rows.column("var").unwrap().u32().unwrap().clone();
+        let addr = rows.column("addr").unwrap().u64().unwrap().clone();
+        (0..rows.height())
             .filter_map(|i| {
                 let v = &bin.vars[var.get(i).unwrap() as usize];
                 (v.scope == mapvis::trace::naming::Scope::Stack && !v.name.starts_with('<'))

@@ -45,7 +45,7 @@ fn commit(p: Pending) -> Result<PathBuf, FilterError> {
 
 /// A Polars write error on `path`, keeping the system's reason (a full
 /// disk, say) in the message.
-fn write_failed(path: &Path) -> impl Fn(PolarsError) -> FilterError + '_ {
+pub(crate) fn write_failed(path: &Path) -> impl Fn(PolarsError) -> FilterError + '_ {
     move |e| FilterError::Write {
         path: path.to_path_buf(),
         source: match e {
@@ -98,11 +98,6 @@ fn hex(addrs: &UInt64Chunked) -> StringChunked {
     }
     b.finish()
 }
-
-/// Rows per batch when the order data is written: bounds the memory the
-/// gathered rows and text columns take (about 20 MB per batch, under one
-/// byte per access of the benchmark trace), whatever the trace's length.
-const ORDER_BATCH: usize = 1 << 18;
 
 /// One batch of the order data: `order, address, operation, variable, size,
 /// thread, source`, one row per selected access in time order (the
@@ -159,7 +154,8 @@ pub fn order_data(a: &Analysis, rows: &DataFrame, hex_addresses: bool) -> Polars
 
 /// Writes the order data of a selection to `dir` as `order_data.parquet`
 /// (addresses as integers) and `order_data.csv` (addresses in hex), in
-/// batches of [`ORDER_BATCH`] rows so memory does not grow with the trace.
+/// batches (the access list's row groups) so memory does not grow with the
+/// trace.
 ///
 /// The batches are built on the calling thread and encoded by two writer
 /// threads, one per file, so building, Parquet encoding and the CSV's
@@ -167,13 +163,13 @@ pub fn order_data(a: &Analysis, rows: &DataFrame, hex_addresses: bool) -> Polars
 /// is done with the previous one, so at most three batches are alive.
 pub fn write_order_data(
     a: &Analysis,
-    selected: &DataFrame,
+    selected: &super::Selection,
     dir: &Path,
 ) -> Result<Vec<PathBuf>, FilterError> {
     use std::sync::mpsc::sync_channel;
     let pq_path = dir.join("order_data.parquet");
     let csv_path = dir.join("order_data.csv");
-    let empty = super::rows(a, &selected.slice(0, 0))?;
+    let empty = super::empty_rows()?;
     // Both files are written under temporary names and renamed into place
     // only when both are complete: a failure keeps the previous ones.
     let pq_pending = create(&pq_path)?;
@@ -225,27 +221,14 @@ pub fn write_order_data(
                 source,
             })
         });
-        let n = selected.height();
-        let mut built = Ok(());
-        let mut start = 0;
-        while start < n {
-            let batch = super::rows(a, &selected.slice(start as i64, ORDER_BATCH))
-                .and_then(|rows| order_data(a, &rows, false));
-            match batch {
-                // A closed channel means that writer failed: its error is
-                // reported below.
-                Ok(batch) => {
-                    if to_pq.send(batch.clone()).is_err() || to_csv.send(batch).is_err() {
-                        break;
-                    }
-                }
-                Err(e) => {
-                    built = Err(FilterError::from(e));
-                    break;
-                }
-            }
-            start += ORDER_BATCH;
-        }
+        let all = selected.keep.iter().all(|k| *k);
+        let keep = (!all).then_some(selected.keep.as_slice());
+        // A closed channel means that writer failed: its error is reported
+        // below.
+        let built = a.accesses.for_each(keep, &mut |rows| {
+            let batch = order_data(a, &rows, false)?;
+            Ok(to_pq.send(batch.clone()).is_ok() && to_csv.send(batch).is_ok())
+        });
         drop((to_pq, to_csv));
         let joined = |r: std::thread::Result<Result<(), FilterError>>, path: &Path| {
             r.unwrap_or_else(|_| {
@@ -318,7 +301,7 @@ pub fn write_allocation_info(a: &Analysis, dir: &Path) -> Result<Vec<PathBuf>, F
 /// hex) and Parquet (addresses as integers). Returns the files written.
 pub fn write_order_and_allocations(
     a: &Analysis,
-    selected: &DataFrame,
+    selected: &super::Selection,
     dir: &Path,
 ) -> Result<Vec<PathBuf>, FilterError> {
     let mut written = write_order_data(a, selected, dir)?;
@@ -330,7 +313,10 @@ pub fn write_order_and_allocations(
 // The saved analysis
 // ---------------------------------------------------------------------------
 
-const SAVED_VERSION: &str = "2";
+const SAVED_VERSION: &str = "3";
+
+/// The access list's dataset folder inside a saved analysis.
+pub const DATASET: &str = "accesses";
 
 /// Saves the analysis in `dir` (Parquet tables plus a small JSON summary) so
 /// that a later session can run filtering and figures without tracing again.
@@ -346,51 +332,119 @@ const SOURCE_FILE: &str = "source.json";
 /// analysis was made from, so that a later session can tell whether the
 /// saved analysis still belongs to the current trace. Returns the files
 /// written.
-///
-/// The files are written into a hidden sibling folder that then replaces
-/// `dir`, so an interrupted or failed save (a full disk) leaves the previous
-/// analysis, never a mix, and no partial folder behind. Cost: a few seconds
-/// per 30 M accesses (Parquet encoding).
 pub fn save_analysis_from(
     a: &Analysis,
     source: Option<&crate::workdir::SourceId>,
     dir: &Path,
 ) -> Result<Vec<PathBuf>, FilterError> {
-    let failed = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| FilterError::Write { path, source }
-    };
-    let parent = dir
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(parent).map_err(failed(parent))?;
-    let name = dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "analysis".into());
-    // Leftovers of a save that was killed (the caller holds the folder
-    // lock, so no other save is running).
-    if let Ok(entries) = std::fs::read_dir(parent) {
-        for e in entries.flatten() {
-            let n = e.file_name().to_string_lossy().into_owned();
-            if n.starts_with(&format!(".{name}.")) && n.ends_with(".partial") {
-                let _ = std::fs::remove_dir_all(e.path());
+    let mut a = a.clone();
+    AnalysisDir::begin(dir)?.commit(&mut a, source)
+}
+
+/// A saved analysis being made. Its files, the access list's dataset
+/// first (streamed into [`AnalysisDir::dataset`] by the analysis), go into
+/// a hidden sibling folder that replaces the saved analysis only when
+/// complete ([`AnalysisDir::commit`]): an interrupted or failed analysis or
+/// save (a full disk) leaves the previous analysis, never a mix, and a
+/// dropped `AnalysisDir` removes its partial folder.
+pub struct AnalysisDir {
+    dir: PathBuf,
+    partial: tempfile::TempDir,
+}
+
+impl AnalysisDir {
+    /// Starts a saved analysis that will replace `dir`, removing the
+    /// leftovers of one that was killed (the caller holds the folder lock,
+    /// so no other save is running).
+    pub fn begin(dir: &Path) -> Result<AnalysisDir, FilterError> {
+        let failed = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| FilterError::Write { path, source }
+        };
+        let parent = dir
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        std::fs::create_dir_all(parent).map_err(failed(parent))?;
+        let name = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "analysis".into());
+        if let Ok(entries) = std::fs::read_dir(parent) {
+            for e in entries.flatten() {
+                let n = e.file_name().to_string_lossy().into_owned();
+                if n.starts_with(&format!(".{name}.")) && n.ends_with(".partial") {
+                    let _ = std::fs::remove_dir_all(e.path());
+                }
             }
         }
+        let partial = tempfile::Builder::new()
+            .prefix(&format!(".{name}."))
+            .suffix(".partial")
+            .tempdir_in(parent)
+            .map_err(failed(dir))?;
+        Ok(AnalysisDir {
+            dir: dir.to_path_buf(),
+            partial,
+        })
     }
-    let partial = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".partial")
-        .tempdir_in(parent)
-        .map_err(failed(dir))?;
-    write_analysis(a, partial.path())?;
-    if let Some(src) = source {
-        let path = partial.path().join(SOURCE_FILE);
-        std::fs::write(&path, serde_json::to_vec_pretty(src).unwrap_or_default())
-            .map_err(failed(&dir.join(SOURCE_FILE)))?;
+
+    /// Where the analysis streams its access list.
+    pub fn dataset(&self) -> PathBuf {
+        self.partial.path().join(DATASET)
     }
-    // Swap: the old analysis is moved aside first and removed last.
+
+    /// Writes the rest of the analysis `a` (and its access list, unless it
+    /// was streamed here) and puts the folder in place of the saved
+    /// analysis; `a`'s access list then refers to its new place. Returns
+    /// the files written.
+    pub fn commit(
+        self,
+        a: &mut Analysis,
+        source: Option<&crate::workdir::SourceId>,
+    ) -> Result<Vec<PathBuf>, FilterError> {
+        let failed = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| FilterError::Write { path, source }
+        };
+        let (dir, partial) = (self.dir, self.partial);
+        let dataset = partial.path().join(DATASET);
+        if a.accesses.root() != Some(dataset.as_path()) {
+            a.accesses.write_to(&dataset)?;
+        }
+        write_analysis(a, partial.path())?;
+        if let Some(src) = source {
+            let path = partial.path().join(SOURCE_FILE);
+            std::fs::write(&path, serde_json::to_vec_pretty(src).unwrap_or_default())
+                .map_err(failed(&dir.join(SOURCE_FILE)))?;
+        }
+        swap_into_place(partial, &dir)?;
+        a.accesses.relocate(&dir.join(DATASET));
+        let mut written = Vec::new();
+        files_under(&dir, &mut written).map_err(failed(&dir))?;
+        written.sort();
+        Ok(written)
+    }
+}
+
+/// Every file under `dir`, at any depth.
+fn files_under(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    for e in std::fs::read_dir(dir)? {
+        let e = e?;
+        if e.file_type()?.is_dir() {
+            files_under(&e.path(), out)?;
+        } else {
+            out.push(e.path());
+        }
+    }
+    Ok(())
+}
+
+/// Puts the complete folder `partial` in place of `dir`: the old folder is
+/// moved aside first and removed last, and put back if the swap fails.
+fn swap_into_place(partial: tempfile::TempDir, dir: &Path) -> Result<(), FilterError> {
+    let parent = dir.parent().unwrap_or(Path::new("."));
+    let name = dir.file_name().unwrap_or_default().to_string_lossy();
     let old = parent.join(format!(".{name}.{}.old", std::process::id()));
     let had_old = std::fs::rename(dir, &old).is_ok();
     let kept = partial.keep();
@@ -407,13 +461,7 @@ pub fn save_analysis_from(
     if had_old {
         let _ = std::fs::remove_dir_all(&old);
     }
-    let mut written: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(failed(dir))?
-        .flatten()
-        .map(|e| e.path())
-        .collect();
-    written.sort();
-    Ok(written)
+    Ok(())
 }
 
 /// The identity of the trace the analysis saved in `dir` was made from,
@@ -423,12 +471,12 @@ pub fn saved_source(dir: &Path) -> Option<crate::workdir::SourceId> {
     serde_json::from_slice(&bytes).ok()
 }
 
-/// Writes the analysis into `dir` (a folder being filled before it is
-/// renamed into place): the access list and locations (Snappy Parquet),
-/// the line, variable and allocation tables, and `summary.json`.
+/// Writes the analysis' tables into `dir` (a folder being filled before it
+/// is renamed into place; the access list's dataset is there already): the
+/// locations (Snappy Parquet), the line, variable and allocation tables,
+/// and `summary.json`.
 fn write_analysis(a: &Analysis, dir: &Path) -> Result<(), FilterError> {
-    // Snappy: the access list is most of the data, and saving it must not
-    // cost more than analysing it.
+    // Snappy: the lookup table may be large for a large footprint.
     let fast = |df: &DataFrame, name: &str| -> Result<(), FilterError> {
         let path = dir.join(name);
         let mut f = create(&path)?;
@@ -438,7 +486,6 @@ fn write_analysis(a: &Analysis, dir: &Path) -> Result<(), FilterError> {
             .map_err(write_failed(&path))?;
         commit(f).map(drop)
     };
-    fast(&a.accesses, "accesses.parquet")?;
     fast(&a.locations, "locations.parquet")?;
     let mut lines = a.lines.clone();
     write_parquet(&mut lines, &dir.join("lines.parquet"))?;
@@ -450,7 +497,7 @@ fn write_analysis(a: &Analysis, dir: &Path) -> Result<(), FilterError> {
         &mut saved_allocations(&a.allocations)?,
         &dir.join("allocations.parquet"),
     )?;
-    write_summary(&a.summary, dir)?;
+    write_summary(&a.summary, &a.accesses.windows(), dir)?;
     Ok(())
 }
 
@@ -554,8 +601,13 @@ fn saved_allocations(al: &[Allocation]) -> PolarsResult<DataFrame> {
 }
 
 /// `summary.json`: the trace summary and the saved format's version.
-fn write_summary(s: &TraceSummary, dir: &Path) -> Result<(), FilterError> {
+fn write_summary(
+    s: &TraceSummary,
+    windows: &[super::store::WindowInfo],
+    dir: &Path,
+) -> Result<(), FilterError> {
     let summary = serde_json::json!({
+        "windows": windows,
         "version": SAVED_VERSION,
         "command": s.command,
         "accesses": s.accesses,
@@ -590,7 +642,7 @@ fn read_parquet(path: &Path) -> Result<DataFrame, FilterError> {
 
 /// Whether `dir` holds a saved analysis.
 pub fn has_saved_analysis(dir: &Path) -> bool {
-    dir.join("summary.json").is_file() && dir.join("accesses.parquet").is_file()
+    dir.join("summary.json").is_file() && dir.join(DATASET).is_dir()
 }
 
 /// Loads an analysis saved by [`save_analysis`].
@@ -630,7 +682,9 @@ pub fn load_analysis(dir: &Path) -> Result<Analysis, FilterError> {
         complete: j["complete"].as_bool().unwrap_or(false),
         notes: strs(&j["notes"]),
     };
-    let accesses = read_parquet(&dir.join("accesses.parquet"))?;
+    let windows: Vec<super::store::WindowInfo> =
+        serde_json::from_value(j["windows"].clone()).map_err(|e| bad(e.to_string()))?;
+    let accesses = super::store::AccessList::open(&dir.join(DATASET), &windows);
     let locations = read_parquet(&dir.join("locations.parquet"))?;
     let lines = read_parquet(&dir.join("lines.parquet"))?;
     let vars = read_variables(dir)?;

@@ -6,17 +6,23 @@
 //! [`stats`] computes the per-variable and per-address statistics;
 //! [`files`] writes them and the order data to `visinfo/`.
 
+pub mod access;
 pub mod analysis;
+pub(crate) mod binary;
 pub mod export;
 pub mod fields;
 pub mod files;
 pub mod heap;
 pub mod hpcmp;
+pub(crate) mod import;
 pub mod locality;
+pub(crate) mod lookup;
 pub mod pick;
+pub(crate) mod registry;
 pub mod schema;
 pub mod shape;
 pub mod stats;
+pub mod store;
 
 use polars::prelude::*;
 
@@ -114,65 +120,123 @@ pub fn shows(kind: MemKind, v: &analysis::Variable) -> bool {
     kind.includes(v.scope) && !v.internal
 }
 
-/// The selection of `kind`: the accesses whose variable is shown (see
-/// [`shows`]), as one UInt32 `time` column holding their rows in the whole
-/// access list, in time order.
-///
-/// Cost: 4 bytes per selected access and no copy of the access list, which
-/// the selection refers to; [`rows`] gathers the columns of a selection, or
-/// of a slice of one, when a consumer needs them.
-pub fn select(a: &analysis::Analysis, kind: MemKind) -> PolarsResult<DataFrame> {
-    let keep: Vec<bool> = a.vars.iter().map(|v| shows(kind, v)).collect();
-    selection(a, &keep)
+/// A selection of the access list: the variables whose accesses it keeps,
+/// and how many accesses those are. It refers to the access list rather
+/// than listing accesses, so it costs nothing per access.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Selection {
+    /// Per variable row: whether its accesses are selected.
+    pub keep: Vec<bool>,
+    /// Accesses selected.
+    pub count: u64,
 }
 
-/// The accesses of one variable (an array to draw), with their `time`
-/// column and every access column (a copy of that variable's rows).
-pub fn accesses_of(a: &analysis::Analysis, var: u32) -> PolarsResult<DataFrame> {
-    let keep: Vec<bool> = (0..a.vars.len()).map(|v| v == var as usize).collect();
-    rows(a, &selection(a, &keep)?)
-}
+impl Selection {
+    /// The selection of the variables `keep` holds.
+    pub fn of(a: &analysis::Analysis, keep: Vec<bool>) -> PolarsResult<Selection> {
+        let per_var = a.accesses_per_var()?;
+        let count = per_var
+            .iter()
+            .zip(&keep)
+            .filter(|(_, k)| **k)
+            .map(|(n, _)| n)
+            .sum();
+        Ok(Selection { keep, count })
+    }
 
-/// The rows whose variable `v` has `keep[v]`, as a `time` column.
-fn selection(a: &analysis::Analysis, keep: &[bool]) -> PolarsResult<DataFrame> {
-    use schema::access as ac;
-    let n = a.accesses.height();
-    let everything = a
-        .vars
-        .iter()
-        .zip(keep)
-        .all(|(v, k)| *k || v.accessed.is_none());
-    let time: Vec<u32> = if everything {
-        (0..n as u32).collect()
-    } else {
-        let var = a.accesses.column(ac::VAR)?.u32()?;
-        var.into_no_null_iter()
+    /// Accesses selected.
+    pub fn len(&self) -> u64 {
+        self.count
+    }
+
+    /// Whether nothing is selected.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The part of this selection whose variables `keep` also holds.
+    pub fn narrow(&self, a: &analysis::Analysis, keep: &[bool]) -> PolarsResult<Selection> {
+        let both = self
+            .keep
+            .iter()
             .enumerate()
-            .filter(|(_, v)| keep.get(*v as usize).copied().unwrap_or(false))
-            .map(|(i, _)| i as u32)
-            .collect()
-    };
-    DataFrame::new(vec![analysis::owned::<UInt32Type>(ac::TIME, time)])
+            .map(|(v, k)| *k && keep.get(v).copied().unwrap_or(false))
+            .collect();
+        Selection::of(a, both)
+    }
 }
 
-/// The access columns of a selection (or of a slice of one) from
-/// [`select`]: its `time` column followed by the access list's columns at
-/// those rows.
+/// The selection of `kind`: the accesses whose variable is shown (see
+/// [`shows`]). Cost: one pass over the variables and unique locations.
+pub fn select(a: &analysis::Analysis, kind: MemKind) -> PolarsResult<Selection> {
+    Selection::of(a, a.vars.iter().map(|v| shows(kind, v)).collect())
+}
+
+/// The accesses of one variable (an array to draw), with their `time` and
+/// `occurrence` columns and every access column.
+pub fn accesses_of(a: &analysis::Analysis, var: u32) -> Result<DataFrame, FilterError> {
+    let keep: Vec<bool> = (0..a.vars.len()).map(|v| v == var as usize).collect();
+    rows(a, &Selection::of(a, keep)?)
+}
+
+/// The access columns of a selection, gathered in time order: `time`
+/// (UInt64), the stored columns, and `occurrence` (UInt64, 1-based: the
+/// n-th access to its location), which is counted here as the rows stream
+/// past.
 ///
-/// Cost: when the selection is the whole access list the columns are shared,
-/// not copied; otherwise one gather, 25 bytes per row. Consumers that stream
-/// (the order data) gather a slice at a time.
-pub fn rows(a: &analysis::Analysis, selection: &DataFrame) -> PolarsResult<DataFrame> {
+/// Cost: one pass over the access list (from disk for windows not in
+/// memory); 30 bytes per selected access in the result, plus one counter
+/// per unique location selected. For figures, which need the rows
+/// together; streaming consumers use [`store::AccessList::for_each`].
+pub fn rows(a: &analysis::Analysis, sel: &Selection) -> Result<DataFrame, FilterError> {
+    use polars::prelude::PlHashMap;
     use schema::access as ac;
-    let time = selection.column(ac::TIME)?;
-    // Rows are distinct and increasing, so as many rows as the list has
-    // means every row in order.
-    let mut df = if time.len() == a.accesses.height() {
-        a.accesses.clone()
-    } else {
-        let idx = time.cast(&IDX_DTYPE)?;
-        a.accesses.take(idx.idx()?)?
+    let mut parts: Vec<DataFrame> = Vec::new();
+    let mut seen: PlHashMap<(u64, u32), u64> = PlHashMap::new();
+    let all = sel.keep.iter().all(|k| *k);
+    let keep = (!all).then_some(sel.keep.as_slice());
+    a.accesses.for_each(keep, &mut |mut df| {
+        let addr = df.column(ac::ADDR)?.u64()?.clone();
+        let var = df.column(ac::VAR)?.u32()?.clone();
+        let occ: Vec<u64> = addr
+            .into_no_null_iter()
+            .zip(var.into_no_null_iter())
+            .map(|k| {
+                let n = seen.entry(k).or_insert(0);
+                *n += 1;
+                *n
+            })
+            .collect();
+        df.with_column(analysis::owned::<UInt64Type>(ac::OCCURRENCE, occ))?;
+        parts.push(df);
+        Ok(true)
+    })?;
+    let mut out = match parts.len() {
+        0 => empty_rows()?,
+        _ => {
+            let mut it = parts.into_iter();
+            let mut first = it.next().expect("one part");
+            for p in it {
+                first.vstack_mut_owned(p)?;
+            }
+            first
+        }
     };
-    df.insert_column(0, time.clone())?;
-    Ok(df)
+    out.rechunk_mut();
+    Ok(out)
+}
+
+/// The columns of [`rows`] with no rows.
+pub(crate) fn empty_rows() -> PolarsResult<DataFrame> {
+    use schema::access as ac;
+    DataFrame::new(vec![
+        Column::new_empty(ac::TIME.into(), &DataType::UInt64),
+        Column::new_empty(ac::OP.into(), &DataType::UInt8),
+        Column::new_empty(ac::ADDR.into(), &DataType::UInt64),
+        Column::new_empty(ac::SIZE.into(), &DataType::UInt16),
+        Column::new_empty(ac::TID.into(), &DataType::UInt16),
+        Column::new_empty(ac::VAR.into(), &DataType::UInt32),
+        Column::new_empty(ac::LINE.into(), &DataType::UInt32),
+        Column::new_empty(ac::OCCURRENCE.into(), &DataType::UInt64),
+    ])
 }

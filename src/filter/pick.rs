@@ -6,7 +6,7 @@
 use polars::prelude::*;
 
 use super::analysis::{Analysis, Variable};
-use super::schema::access as ac;
+use super::Selection;
 use crate::trace::naming::Scope;
 
 /// Whether `v` can be drawn as an array: user data of known size, a heap
@@ -95,23 +95,8 @@ impl VarFilter {
     }
 }
 
-/// The rows of a selection (a `time` column, see [`super::select`]) whose
-/// variable `keep` holds.
-///
-/// Cost: one pass over the selection, 4 bytes per kept row.
-pub fn narrow(a: &Analysis, selection: &DataFrame, keep: &[bool]) -> PolarsResult<DataFrame> {
-    let var = a.accesses.column(ac::VAR)?.u32()?;
-    let time = selection.column(ac::TIME)?.u32()?;
-    let keeps = |v: Option<u32>| v.is_some_and(|v| keep.get(v as usize).copied().unwrap_or(false));
-    let kept: Vec<u32> = match var.cont_slice() {
-        Ok(vs) => time
-            .into_no_null_iter()
-            .filter(|&t| keeps(vs.get(t as usize).copied()))
-            .collect(),
-        Err(_) => time
-            .into_no_null_iter()
-            .filter(|&t| keeps(var.get(t as usize)))
-            .collect(),
-    };
-    DataFrame::new(vec![super::analysis::owned::<UInt32Type>(ac::TIME, kept)])
+/// The part of a selection whose variables `keep` also holds. Cost: one
+/// pass over the variables and unique locations.
+pub fn narrow(a: &Analysis, selection: &Selection, keep: &[bool]) -> PolarsResult<Selection> {
+    selection.narrow(a, keep)
 }

@@ -245,7 +245,6 @@ fn memory_trace_analysis(st: &mut Session) -> CmdResult<Value> {
     let path = st.trace_path()?;
     // Identified before it is read: results carry the trace they came from.
     let source = crate::workdir::SourceId::of(&path);
-    let text = trace::gleipnir::looks_like_gleipnir(&path);
     let mut namer = trace::program::ProgramNamer::new(st.exe.as_deref(), &st.src_paths);
     println!(
         "analysing {} (Ctrl-C stops it and keeps what was analysed)...",
@@ -256,14 +255,19 @@ fn memory_trace_analysis(st: &mut Session) -> CmdResult<Value> {
         shown.show(|| format!("  {:.1} M accesses analysed", n as f64 / 1e6));
         !super::interrupt::requested()
     };
-    let a = if text {
-        filter::analysis::analyse_gleipnir_with(&path, &mut namer, &mut progress)
-    } else {
-        filter::analysis::analyse_with(&path, &mut namer, &mut progress)
+    // The access list streams into a new saved analysis, which replaces
+    // the previous one only when complete.
+    st.finish_saving();
+    let out = filter::files::AnalysisDir::begin(&st.analysis_dir()).map_err(|e| e.to_string())?;
+    let dataset = out.dataset();
+    let keep = filter::analysis::Keep {
+        dataset: Some(&dataset),
+        memory_budget: filter::store::DEFAULT_MEMORY_BUDGET,
     };
+    let a = filter::analysis::analyse_into(&path, &mut namer, &mut progress, &keep);
     shown.finish();
     super::interrupt::clear();
-    let a = a.map_err(|e| e.to_string())?;
+    let mut a = a.map_err(|e| e.to_string())?;
     for n in &a.summary.notes {
         println!("note: {}", super::text::terminal_safe(n));
     }
@@ -280,8 +284,12 @@ fn memory_trace_analysis(st: &mut Session) -> CmdResult<Value> {
     if a.summary.threads.len() > 1 {
         println!("note: {THREADS_NOTE}");
     }
+    st.forget_analysis();
+    let files = out
+        .commit(&mut a, source.as_ref())
+        .map_err(|e| e.to_string())?;
     st.analysis_source = source;
-    st.save_in_background(a.clone());
+    st.record_written(&files);
     let v = Value::Dict(vec![
         ("accesses".into(), Value::Int(a.summary.accesses as i64)),
         ("variables".into(), Value::Int(user_vars as i64)),
@@ -307,7 +315,7 @@ pub(super) const THREADS_NOTE: &str = "thread counts are of Valgrind's thread id
 
 /// Above this many selected accesses, `filtering_process` writes the order
 /// data only when asked (`save`): 4 M rows are about 170 MB of CSV.
-const ORDER_DATA_AUTO_ROWS: usize = 4 << 20;
+const ORDER_DATA_AUTO_ROWS: u64 = 4 << 20;
 
 fn filtering_process(st: &mut Session, save: bool) -> CmdResult<Value> {
     let kind = st.mem;
@@ -317,7 +325,7 @@ fn filtering_process(st: &mut Session, save: bool) -> CmdResult<Value> {
     let a = st.analysis()?;
     let mut files = filter::files::write_allocation_info(a, &dir).map_err(|e| e.to_string())?;
     super::session::record_written_in(&work_dir, &files);
-    let order = save || sel.height() <= ORDER_DATA_AUTO_ROWS;
+    let order = save || sel.len() <= ORDER_DATA_AUTO_ROWS;
     if order {
         let more = filter::files::write_order_data(a, &sel, &dir).map_err(|e| e.to_string())?;
         super::session::record_written_in(&work_dir, &more);
@@ -330,8 +338,8 @@ fn filtering_process(st: &mut Session, save: bool) -> CmdResult<Value> {
         .count();
     println!(
         "{} of {} accesses are {} ({}), in {} variables; {} written to {}.",
-        sel.height(),
-        a.accesses.height(),
+        sel.len(),
+        a.accesses.len(),
         match kind {
             filter::MemKind::Heap => "heap",
             filter::MemKind::Stack => "stack",
@@ -351,11 +359,11 @@ fn filtering_process(st: &mut Session, save: bool) -> CmdResult<Value> {
         println!(
             "note: the order data of {} accesses (about {} MB as CSV) was not written; \
              filtering_process save writes it.",
-            sel.height(),
-            sel.height() * 40 / 1_000_000
+            sel.len(),
+            sel.len() * 40 / 1_000_000
         );
     }
-    if sel.height() == 0 && a.accesses.height() > 0 {
+    if sel.is_empty() && !a.accesses.is_empty() {
         println!(
             "note: nothing is selected with set_mem_alloc {}: try set_mem_alloc all (or H, S, G).",
             kind.code()
@@ -423,7 +431,7 @@ fn memory_stats(st: &mut Session, save: bool) -> CmdResult<Value> {
         .collect();
     println!(
         "memory_stats ({} accesses, set_mem_alloc {}):",
-        sel.height(),
+        sel.len(),
         kind.code()
     );
     print!("{}", fmt_table(&cols, &rows));
@@ -555,7 +563,7 @@ fn complete_pattern(st: &mut Session, save: bool, f: &filter::pick::VarFilter) -
         let keep = f.keep(&a.vars).map_err(|e| e.to_string())?;
         sel = filter::pick::narrow(a, &sel, &keep).map_err(|e| e.to_string())?;
     }
-    if sel.height() == 0 {
+    if sel.is_empty() {
         return Err(format!(
             "there are no {} accesses to draw{}: change set_mem_alloc (H, S, G or all) and run filtering_process again{}.",
             st.mem.code(),
@@ -565,7 +573,7 @@ fn complete_pattern(st: &mut Session, save: bool, f: &filter::pick::VarFilter) -
     }
     println!(
         "drawing {} accesses into {}...",
-        sel.height(),
+        sel.len(),
         opts.figures_dir
             .join("complete_memory_access_pattern.html")
             .display()

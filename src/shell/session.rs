@@ -9,8 +9,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Weak};
 
-use polars::prelude::DataFrame;
-
 use crate::filter::analysis::Analysis;
 use crate::filter::{self, MemKind};
 use crate::trace;
@@ -57,7 +55,7 @@ pub struct Session {
     /// The current analysis (`memory_trace_analysis` or loaded from disk).
     pub analysis: Option<Analysis>,
     /// The accesses of the selected memory kinds (`filtering_process`).
-    pub selected: Option<(MemKind, DataFrame)>,
+    pub selected: Option<(MemKind, filter::Selection)>,
     /// Trace file to analyse (set by run_gleipnir or load_trace).
     pub trace_file: Option<PathBuf>,
     /// The cache model and reuse sampling (`set_cache`, `set_reuse_sampling`).
@@ -603,7 +601,7 @@ impl Session {
     }
 
     /// The accesses of the selected memory kinds, computing them if needed.
-    pub fn selected(&mut self) -> CmdResult<DataFrame> {
+    pub fn selected(&mut self) -> CmdResult<filter::Selection> {
         let kind = self.mem;
         // Never a selection of a stale analysis.
         self.analysis()?;

@@ -830,6 +830,60 @@ impl<R: Read> TraceReader<R> {
     }
 }
 
+/// The footer of the complete trace at `path`, read from the file's
+/// last bytes without decoding the trace; `None` when the trace has no
+/// footer (the program crashed or was killed) or cannot be read.
+///
+/// A complete trace ends `FOOTER END`, or `FOOTER END EXIT END`. The
+/// footer's key (13) is a one-byte varint followed by exactly six
+/// varints up to the end marker; varints end at bytes below 0x80, so
+/// only the true footer start has exactly six after it. Cost: one read
+/// of at most 160 bytes.
+pub fn footer_at_end(path: &Path) -> Option<Footer> {
+    use std::io::{Seek, SeekFrom};
+    const TAIL: u64 = 160;
+    let mut f = File::open(path).ok()?;
+    let len = f.metadata().ok()?.len();
+    let start = len.saturating_sub(TAIL);
+    f.seek(SeekFrom::Start(start)).ok()?;
+    let mut tail = Vec::with_capacity(TAIL as usize);
+    f.take(TAIL).read_to_end(&mut tail).ok()?;
+    let mut body = tail.strip_suffix(END_MARKER.as_slice())?;
+    // `FOOTER END EXIT END`: the exit record mapvis appends.
+    if let Some(k) = find_last(body, END_MARKER) {
+        body = &body[..k];
+    }
+    let key = REC_FOOTER as u8;
+    (0..body.len())
+        .rev()
+        .filter(|&k| body[k] == key)
+        .find_map(|k| footer_from(&body[k + 1..]))
+}
+
+/// The last position of `needle` in `hay`.
+fn find_last(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).rposition(|w| w == needle)
+}
+
+/// A footer's six fields when `b` holds exactly them.
+fn footer_from(b: &[u8]) -> Option<Footer> {
+    let mut pos = 0;
+    let mut next = || {
+        let (v, p) = super::varint::get_uv(b, pos).ok()?;
+        pos = p;
+        Some(v)
+    };
+    let f = Footer {
+        accesses: next()?,
+        regions: next()?,
+        allocs: next()?,
+        frees: next()?,
+        sites: next()?,
+        exit_code: super::varint::unzigzag(next()?),
+    };
+    (pos == b.len()).then_some(f)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

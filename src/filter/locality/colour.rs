@@ -85,7 +85,7 @@ const COLD: u8 = BINS as u8;
 
 /// The sink computing classes for the rows at the `want` times (increasing).
 struct ClassSink<'a> {
-    want: &'a [u32],
+    want: &'a [u64],
     next: usize,
     how: How,
     out: Vec<u8>,
@@ -122,7 +122,7 @@ impl AccessSink for ClassSink<'_> {
     fn accesses(&mut self, batch: &[NamedAccess]) {
         for r in batch {
             let c = self.how.class(r);
-            if self.want.get(self.next) == Some(&(r.time as u32)) {
+            if self.want.get(self.next) == Some(&r.time) {
                 self.out.push(c);
                 self.next += 1;
             }
@@ -138,7 +138,7 @@ impl AccessSink for ClassSink<'_> {
 /// A cache model with no level, or an access list not in schema form.
 pub fn classes(
     a: &Analysis,
-    times: &[u32],
+    times: &[u64],
     mode: ColourMode,
     model: &CacheModel,
 ) -> Result<Option<Classes>, LocalityError> {
@@ -244,7 +244,7 @@ pub fn with_classes(
     mode: ColourMode,
     model: &CacheModel,
 ) -> Result<(DataFrame, Option<Classes>), LocalityError> {
-    let t = df.column(ac::TIME)?.u32()?.rechunk();
+    let t = df.column(ac::TIME)?.u64()?.rechunk();
     let times = t.cont_slice().map_err(LocalityError::from)?;
     let Some(mut c) = classes(a, times, mode, model)? else {
         return Ok((df.clone(), None));

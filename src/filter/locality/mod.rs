@@ -31,39 +31,7 @@ use super::analysis::Analysis;
 use super::schema::access as ac;
 use super::FilterError;
 
-/// One named access, as the locality sinks receive it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub struct NamedAccess {
-    /// 0-based order of the access in the analysed trace.
-    pub time: u64,
-    /// `b'L'`, `b'S'` or `b'M'` (see [`super::schema`]).
-    pub op: u8,
-    /// Address of the first byte.
-    pub addr: u64,
-    /// Bytes accessed (at least 1).
-    pub size: u32,
-    /// Valgrind thread id.
-    pub tid: u32,
-    /// Row of the variable table.
-    pub var: u32,
-    /// Row of the line table.
-    pub line: u32,
-}
-
-impl NamedAccess {
-    /// Whether the access writes memory (a store or a modify).
-    #[inline]
-    pub fn writes(&self) -> bool {
-        self.op != super::schema::OP_LOAD
-    }
-}
-
-/// A consumer of named accesses in time order.
-pub trait AccessSink {
-    /// Consumes the next accesses, in time order. Called once per batch, so
-    /// the per-access loop is monomorphic inside each sink.
-    fn accesses(&mut self, batch: &[NamedAccess]);
-}
+pub use super::access::{AccessSink, NamedAccess};
 
 /// What the sinks need to know about one variable.
 #[derive(Clone, Debug)]
@@ -144,42 +112,49 @@ fn extend<T: PolarsNumericType>(out: &mut Vec<T::Native>, c: &ChunkedArray<T>) {
     }
 }
 
-/// Feeds every access of `a`, in time order, to each sink, a batch of
-/// [`BATCH`] rows at a time. Returns the number of accesses fed.
+/// Feeds every access of `a`, in time order, to each sink, a batch of at
+/// most [`BATCH`] rows at a time. Returns the number of accesses fed.
 ///
-/// Cost: one pass over the access list; memory is one batch of records
-/// (the access list itself is the analysis', read in slices, not copied).
+/// Cost: one pass over the access list, read back a row group at a time
+/// (from disk for windows not in memory); memory is one row group and one
+/// batch of records, whatever the trace's length.
 pub fn drive(a: &Analysis, sinks: &mut [&mut dyn AccessSink]) -> Result<u64, FilterError> {
-    let n = a.accesses.height();
-    let mut batch: Vec<NamedAccess> = Vec::with_capacity(BATCH.min(n));
-    let (mut op, mut addr, mut size) = (Vec::new(), Vec::new(), Vec::new());
+    let mut batch: Vec<NamedAccess> = Vec::with_capacity(BATCH);
+    let (mut time, mut op, mut addr, mut size) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let (mut tid, mut var, mut line) = (Vec::new(), Vec::new(), Vec::new());
-    let mut start = 0usize;
-    while start < n {
-        let len = BATCH.min(n - start);
-        let df = a.accesses.slice(start as i64, len);
-        extend(&mut op, df.column(ac::OP)?.u8()?);
-        extend(&mut addr, df.column(ac::ADDR)?.u64()?);
-        extend(&mut size, df.column(ac::SIZE)?.u16()?);
-        extend(&mut tid, df.column(ac::TID)?.u16()?);
-        extend(&mut var, df.column(ac::VAR)?.u32()?);
-        extend(&mut line, df.column(ac::LINE)?.u32()?);
-        batch.clear();
-        batch.extend((0..len).map(|i| NamedAccess {
-            time: (start + i) as u64,
-            op: op[i],
-            addr: addr[i],
-            size: (size[i] as u32).max(1),
-            tid: tid[i] as u32,
-            var: var[i],
-            line: line[i],
-        }));
-        for s in sinks.iter_mut() {
-            s.accesses(&batch);
+    let mut fed = 0u64;
+    a.accesses.for_each(None, &mut |df| {
+        let n = df.height();
+        let mut start = 0usize;
+        while start < n {
+            let len = BATCH.min(n - start);
+            let df = df.slice(start as i64, len);
+            extend(&mut time, df.column(ac::TIME)?.u64()?);
+            extend(&mut op, df.column(ac::OP)?.u8()?);
+            extend(&mut addr, df.column(ac::ADDR)?.u64()?);
+            extend(&mut size, df.column(ac::SIZE)?.u16()?);
+            extend(&mut tid, df.column(ac::TID)?.u16()?);
+            extend(&mut var, df.column(ac::VAR)?.u32()?);
+            extend(&mut line, df.column(ac::LINE)?.u32()?);
+            batch.clear();
+            batch.extend((0..len).map(|i| NamedAccess {
+                time: time[i],
+                op: op[i],
+                addr: addr[i],
+                size: (size[i] as u32).max(1),
+                tid: tid[i] as u32,
+                var: var[i],
+                line: line[i],
+            }));
+            for s in sinks.iter_mut() {
+                s.accesses(&batch);
+            }
+            start += len;
+            fed += len as u64;
         }
-        start += len;
-    }
-    Ok(n as u64)
+        Ok(true)
+    })?;
+    Ok(fed)
 }
 
 /// Index of (variable, source line) pairs, assigned in order of first

@@ -1,0 +1,42 @@
+//! The named access: the hand-off between naming and everything after it.
+//!
+//! The analysis names each access of a trace and hands the named accesses,
+//! in time order and in batches, to its consumers: the lookup table, the
+//! on-disk access list, and later the locality sinks and the order data,
+//! which read the access list back in the same form. No consumer needs the
+//! whole access list in memory.
+
+/// One named access.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct NamedAccess {
+    /// 0-based order of the access in the analysed trace (64 bits: traces
+    /// pass 2^32 accesses).
+    pub time: u64,
+    /// `b'L'`, `b'S'` or `b'M'` (see [`super::schema`]).
+    pub op: u8,
+    /// Address of the first byte.
+    pub addr: u64,
+    /// Bytes accessed (at least 1).
+    pub size: u32,
+    /// Valgrind thread id.
+    pub tid: u32,
+    /// Row of the variable table.
+    pub var: u32,
+    /// Row of the line table.
+    pub line: u32,
+}
+
+impl NamedAccess {
+    /// Whether the access writes memory (a store or a modify).
+    #[inline]
+    pub fn writes(&self) -> bool {
+        self.op != super::schema::OP_LOAD
+    }
+}
+
+/// A consumer of named accesses in time order.
+pub trait AccessSink {
+    /// Consumes the next accesses, in time order. Called once per batch, so
+    /// the per-access loop is monomorphic inside each sink.
+    fn accesses(&mut self, batch: &[NamedAccess]);
+}

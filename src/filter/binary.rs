@@ -1,0 +1,655 @@
+//! Naming the accesses of a binary trace.
+//!
+//! [`BinarySource`] streams a trace once, through the reader's access fast
+//! path ([`TraceReader::for_each_access`]), and names each access:
+//!
+//! - Heap: through the [`Registry`]'s live blocks.
+//! - Stack and globals: through the [`Namer`] (DWARF), with a shadow stack
+//!   per thread so that a pointer to a caller's local is named.
+//! - Every instruction site keeps its last answer (the variable's address
+//!   range, and for the stack the frame it holds in). At -O0 one
+//!   instruction keeps touching one variable, so most accesses cost a range
+//!   check and no lookup at all; the source line is cached per site too.
+use polars::prelude::PlHashMap as HashMap;
+use std::path::{Path, PathBuf};
+
+use crate::trace::format::{Access, Event, ExitStatus};
+use crate::trace::naming::{HeapName, Namer, Scope, VarName};
+use crate::trace::reader::{Batch, EndState, TraceReader};
+
+use super::access::NamedAccess;
+use super::analysis::{Allocation, Fill, Named, Source, TraceSummary};
+use super::registry::{Registry, NO_VAR};
+use super::schema::OP_STORE;
+use super::FilterError;
+
+/// The x86-64 System V red zone: a leaf function may use the 128 bytes
+/// below its stack pointer without moving it.
+const RED_ZONE: u64 = 128;
+
+/// How far above the stack pointer an address still counts as the thread's
+/// own stack: Linux's default 8 MiB stack limit (`ulimit -s`).
+const STACK_SPAN: u64 = 8 << 20;
+
+const NO_LINE: u32 = u32::MAX;
+const ANY_GENERATION: u32 = u32::MAX;
+/// GL_STOP's client request stores this many arguments (8 bytes each)
+/// on the stack just before the request.
+const PIN_ARGS: u64 = 6;
+
+/// When a site's last answer holds.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Covers {
+    /// Nothing cached.
+    Nothing,
+    /// For any access in the range: a global, or a heap block.
+    Any,
+    /// For accesses in the range from the frame with this stack and frame
+    /// pointer: a stack variable.
+    Frame { sp: u64, fp: u64 },
+}
+
+/// The last answer of one instruction site.
+#[derive(Clone, Copy)]
+struct SiteCache {
+    /// Source line id, [`NO_LINE`] until asked.
+    line: u32,
+    covers: Covers,
+    /// The heap generation the answer depends on: heap blocks, and
+    /// addresses that were in no block, must be re-checked once blocks
+    /// come or go. `u32::MAX` for answers no heap event can change.
+    generation: u32,
+    lo: u64,
+    hi: u64,
+    var: u32,
+    /// How the site's frame's CFA follows from sp or fp ([`Namer::cfa_rule`]),
+    /// asked once: for the shadow stack.
+    cfa: CfaRule,
+}
+
+/// A site's CFA rule: not asked yet, unknown, or (from fp, offset).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum CfaRule {
+    NotAsked,
+    Unknown,
+    Known(bool, i64),
+}
+
+/// One live frame of a thread's shadow stack.
+#[derive(Clone, Copy, Debug)]
+struct ShadowFrame {
+    cfa: u64,
+    /// The last instruction seen in the frame before it called deeper.
+    ip: u64,
+    sp: u64,
+    fp: u64,
+}
+
+impl Default for SiteCache {
+    fn default() -> Self {
+        SiteCache {
+            line: NO_LINE,
+            covers: Covers::Nothing,
+            generation: ANY_GENERATION,
+            lo: 0,
+            hi: 0,
+            var: NO_VAR,
+            cfa: CfaRule::NotAsked,
+        }
+    }
+}
+
+/// A binary trace being named.
+pub(crate) struct BinarySource<'n> {
+    reader: TraceReader<std::fs::File>,
+    path: PathBuf,
+    n: Naming<'n>,
+}
+
+/// The naming state of a binary trace (apart from the reader, so that the
+/// reader's access closure can borrow it).
+struct Naming<'n> {
+    namer: &'n mut dyn Namer,
+    reg: Registry,
+    heap_names: HashMap<Vec<u64>, HeapName>,
+    stack_cache: HashMap<(u64, u64, u64, u64), Option<u32>>,
+    global_cache: HashMap<u64, Option<u32>>,
+    sites: Vec<SiteCache>,
+    line_ids: HashMap<u64, u32>,
+    lines: Vec<String>,
+    line_idx: HashMap<String, u32>,
+    /// Per thread (by id): the live frames, outermost first, from the call
+    /// stack at GL_START and every frame the thread's accesses entered
+    /// since. Updated only when an access's thread, sp or fp differs from
+    /// the previous access's, which at -O0 happens at calls and returns.
+    shadow: Vec<Vec<ShadowFrame>>,
+    /// Thread, sp and fp of the previous access, and its instruction.
+    last_regs: (u32, u64, u64),
+    last_ip: u64,
+    /// CFA of the previous access's frame, 0 when unknown.
+    last_cfa: u64,
+    /// Member paths of the locations of structured variables, by
+    /// (address, variable): bounded by the structures' sizes.
+    elements: HashMap<(u64, u32), String>,
+    /// Accesses named so far (those handed on, less the pins' own).
+    named: u64,
+    /// Accesses left out because they were the pins' own (the client
+    /// request's argument block), for the note that explains the count.
+    pins_dropped: u64,
+    summary: TraceSummary,
+}
+
+impl<'n> BinarySource<'n> {
+    /// Opens the trace at `path` for naming with `namer`.
+    pub(crate) fn open(path: &Path, namer: &'n mut dyn Namer) -> Result<Self, FilterError> {
+        let reader = TraceReader::open(path)?;
+        let summary = TraceSummary {
+            command: reader.header().command.clone(),
+            ..Default::default()
+        };
+        Ok(BinarySource {
+            reader,
+            path: path.to_path_buf(),
+            n: Naming {
+                namer,
+                reg: Registry::default(),
+                heap_names: HashMap::default(),
+                stack_cache: HashMap::default(),
+                global_cache: HashMap::default(),
+                sites: Vec::new(),
+                line_ids: HashMap::default(),
+                lines: Vec::new(),
+                line_idx: HashMap::default(),
+                shadow: Vec::new(),
+                last_regs: (u32::MAX, 0, 0),
+                last_ip: 0,
+                last_cfa: 0,
+                elements: HashMap::default(),
+                named: 0,
+                pins_dropped: 0,
+                summary,
+            },
+        })
+    }
+}
+
+impl Source for BinarySource<'_> {
+    fn fill(&mut self, out: &mut Vec<NamedAccess>, room: usize) -> Result<Fill, FilterError> {
+        let n = &mut self.n;
+        while out.len() < room {
+            let limit = (room - out.len()) as u64;
+            let batch = self.reader.for_each_access(limit, |a| n.on_access(a, out));
+            match batch {
+                Ok(Batch::Limit) => {}
+                Ok(Batch::End) => return Ok(Fill::End),
+                Ok(Batch::Event(ev)) => {
+                    if let Some(fill) = n.on_event(ev, out) {
+                        return Ok(fill);
+                    }
+                }
+                Err(e) => {
+                    n.summary
+                        .notes
+                        .push(format!("{e} Analysis continued with what was read."));
+                    return Ok(Fill::End);
+                }
+            }
+        }
+        Ok(Fill::Full)
+    }
+
+    fn span(&self, var: u32) -> (u64, u64) {
+        self.n
+            .reg
+            .vars
+            .get(var as usize)
+            .map_or((0, 0), |v| (v.base, v.size))
+    }
+
+    fn finish(self: Box<Self>) -> Named {
+        let BinarySource { reader, path, n } = *self;
+        let mut n = n;
+        if let EndState::Truncated {
+            offset,
+            partial_bytes,
+        } = reader.end_state()
+        {
+            n.summary.notes.push(format!(
+                "the trace {} ends without its footer after {} accesses ({offset} bytes{}): the program crashed or was \
+                 interrupted; everything up to that point was analysed.",
+                path.display(),
+                n.named,
+                if *partial_bytes > 0 {
+                    format!(", plus {partial_bytes} bytes of a cut record")
+                } else {
+                    String::new()
+                }
+            ));
+        }
+        if n.pins_dropped > 0 {
+            n.summary.notes.push(format!(
+                "{} of the {} recorded accesses were left out: they are GL_START's and GL_STOP's own \
+                 stores and loads of their client-request arguments on the stack, not the program's.",
+                n.pins_dropped,
+                n.named + n.pins_dropped
+            ));
+        }
+        n.summary.notes.extend(n.namer.take_notes());
+        Named {
+            registry: n.reg,
+            lines: n.lines,
+            elements: n.elements,
+            summary: n.summary,
+        }
+    }
+}
+
+impl Naming<'_> {
+    /// Names one access and appends it to `out` (the pins' own
+    /// client-request block is counted and left out).
+    #[inline]
+    fn on_access(&mut self, a: &Access, out: &mut Vec<NamedAccess>) {
+        if (a.tid, a.sp, a.fp) != self.last_regs {
+            self.regs_changed(a);
+        }
+        self.last_ip = a.ip;
+        let var = self.name(a);
+        if self.reg.vars[var as usize].internal {
+            self.pins_dropped += 1;
+            return;
+        }
+        if self.reg.is_structured(var) && !self.elements.contains_key(&(a.addr, var)) {
+            let e = self.element_at(a, var).unwrap_or_default();
+            self.elements.insert((a.addr, var), e);
+        }
+        let line = self.site_line(a.site, a.ip);
+        self.named += 1;
+        out.push(NamedAccess {
+            time: 0,
+            op: a.op.code(),
+            addr: a.addr,
+            size: a.size,
+            tid: a.tid,
+            var,
+            line,
+        });
+    }
+
+    /// Handles an event between accesses; returns how `fill` ends when the
+    /// event ends a batch (a new region).
+    fn on_event(&mut self, ev: Event, out: &mut Vec<NamedAccess>) -> Option<Fill> {
+        match ev {
+            Event::Access(_) => unreachable!("accesses go to the closure"),
+            Event::Alloc(al) => self.on_alloc(al),
+            Event::Free(f) => {
+                self.reg.free_block(f.addr, f.time);
+                self.summary.frees += 1;
+            }
+            Event::RegionStart(r) => {
+                self.summary.regions = self.summary.regions.max(r.id);
+                self.start_frames(r.tid, &r.frames);
+                return Some(Fill::Region(r.id));
+            }
+            Event::RegionStop(r) => self.drop_client_request_tail(out, r.arg_block, r.tid),
+            Event::Warning { text, .. } => {
+                self.summary.notes.push(format!("the tool reported: {text}"))
+            }
+            Event::Footer(_) => self.summary.complete = true,
+            Event::Exit(ExitStatus::Signal(s)) => self.summary.notes.push(format!(
+                "the program was ended by signal {s} ({}) after {} accesses; they were all analysed.",
+                crate::trace::run::signal_name(s),
+                self.named
+            )),
+            Event::Exit(_) => {}
+            Event::Map(m) => self.namer.on_map(&m),
+            Event::ThreadExit { tid } => self.shadow_of(tid).clear(),
+            Event::Unmap { .. }
+            | Event::ThreadCreate { .. }
+            | Event::Sync(_)
+            | Event::InstrCount { .. } => {}
+        }
+        None
+    }
+
+    /// A block is allocated (by realloc: the old one is freed first).
+    fn on_alloc(&mut self, al: crate::trace::format::AllocEvent) {
+        if let Some(old) = al.old_addr {
+            self.reg.free_block(old, al.time);
+        }
+        let name = match self.heap_names.get(&al.stack) {
+            Some(n) => n.clone(),
+            None => {
+                let n = self.namer.heap_name(&al.stack);
+                self.heap_names.insert(al.stack.clone(), n.clone());
+                n
+            }
+        };
+        self.reg.add_block(
+            Allocation {
+                addr: al.addr,
+                size: al.size,
+                var: NO_VAR,
+                kind: al.kind.name(),
+                tid: al.tid,
+                alloc_time: al.time,
+                free_time: None,
+            },
+            name,
+        );
+        // A block inherited at fork() names accesses but was not
+        // allocated by this process.
+        self.summary.allocations += u64::from(!al.inherited);
+    }
+
+    /// GL_STOP's macro stores its six arguments on the stack just before
+    /// the client request: those stores are the pin's, not the program's.
+    /// They are the last accesses named, still in `out` (the driver holds
+    /// back the tail of a full batch for this).
+    fn drop_client_request_tail(&mut self, out: &mut Vec<NamedAccess>, arg_block: u64, tid: u32) {
+        if arg_block == 0 {
+            return;
+        }
+        let end = arg_block + 8 * PIN_ARGS;
+        for _ in 0..PIN_ARGS {
+            match out.last() {
+                Some(a)
+                    if a.tid == tid && a.addr >= arg_block && a.addr < end && a.op == OP_STORE =>
+                {
+                    out.pop();
+                    self.named -= 1;
+                    self.pins_dropped += 1;
+                }
+                _ => break,
+            }
+        }
+    }
+
+    /// The member path of a new location of a structured variable
+    /// (`h.counts`), from the namer. Costs one DWARF query per location.
+    fn element_at(&mut self, a: &Access, var: u32) -> Option<String> {
+        let v = &self.reg.vars[var as usize];
+        let (scope, name) = (v.scope, v.base_name.clone());
+        if scope == Scope::Heap {
+            let (ty, size, base) = (v.elem_type.clone(), v.size, v.base);
+            return self
+                .namer
+                .heap_element(&ty, &name, size, a.addr.wrapping_sub(base));
+        }
+        let found = match scope {
+            Scope::Stack => {
+                let frames = self.live_frames(a.tid);
+                self.namer.stack_name(a.ip, a.sp, a.fp, a.addr, &frames)
+            }
+            Scope::Global => self.namer.global_name(a.addr),
+            Scope::Heap => None,
+        }?;
+        (found.name == name).then_some(found.element)
+    }
+
+    /// Names an access of a binary trace, trying the site's last answer
+    /// first. Cost: a range check on a hit; a block-map lookup and at worst
+    /// a DWARF query on a miss.
+    #[inline]
+    fn name(&mut self, a: &Access) -> u32 {
+        let site = a.site as usize;
+        if let Some(c) = self.sites.get(site) {
+            if a.addr >= c.lo
+                && a.addr < c.hi
+                && (c.generation == ANY_GENERATION || c.generation == self.reg.heap_generation)
+            {
+                let valid = match c.covers {
+                    Covers::Any => true,
+                    Covers::Frame { sp, fp } => sp == a.sp && fp == a.fp,
+                    Covers::Nothing => false,
+                };
+                if valid {
+                    return c.var;
+                }
+            }
+        } else {
+            self.sites.resize(site + 1, SiteCache::default());
+        }
+        let (var, covers, named, lo, hi) = self.name_slow(a.addr, a.ip, a.sp, a.fp, a.tid);
+        let generation = if named {
+            ANY_GENERATION
+        } else {
+            self.reg.heap_generation
+        };
+        let c = &mut self.sites[site];
+        c.covers = covers;
+        c.generation = generation;
+        c.lo = lo;
+        c.hi = hi;
+        c.var = var;
+        var
+    }
+
+    /// Names an access without the site cache. Also says what range of
+    /// addresses the answer covers, under which condition, and whether it
+    /// stays true when heap blocks come and go (`named`: a stack variable
+    /// or global from DWARF; heap answers and unnamed memory do not).
+    fn name_slow(
+        &mut self,
+        addr: u64,
+        ip: u64,
+        sp: u64,
+        fp: u64,
+        tid: u32,
+    ) -> (u32, Covers, bool, u64, u64) {
+        if let Some((s, e, b)) = self.reg.find_block(addr) {
+            return (
+                self.reg.heap_var(b),
+                Covers::Any,
+                false,
+                s,
+                e.max(s.saturating_add(1)),
+            );
+        }
+        // The stack: from the red zone below sp to the stack's size above
+        // it, or another thread's live frames (a pointer to its local).
+        let own = addr.wrapping_add(RED_ZONE) >= sp && addr < sp.saturating_add(STACK_SPAN);
+        let other = if own {
+            None
+        } else {
+            self.thread_owning(addr, tid)
+        };
+        if own || other.is_some() {
+            let key = (ip, sp, fp, addr);
+            let (var, lo, hi) = match self.stack_cache.get(&key) {
+                Some(&c) => (c, addr, addr + 1),
+                None => {
+                    let mut frames = self.live_frames(other.unwrap_or(tid));
+                    let (ip, sp, fp) = match other {
+                        Some(_) if !frames.is_empty() => frames.remove(0),
+                        _ => (ip, sp, fp),
+                    };
+                    match self.namer.stack_name(ip, sp, fp, addr, &frames) {
+                        Some(v) => {
+                            let (lo, hi) = covered(&v, addr);
+                            let id = self.reg.named_var(v);
+                            self.stack_cache.insert(key, Some(id));
+                            (Some(id), lo, hi)
+                        }
+                        None => {
+                            self.stack_cache.insert(key, None);
+                            (None, addr, addr + 1)
+                        }
+                    }
+                }
+            };
+            let covers = Covers::Frame { sp, fp };
+            return match var {
+                Some(v) => (v, covers, true, lo, hi),
+                None => (self.reg.other_var(Scope::Stack), covers, false, lo, hi),
+            };
+        }
+        let (var, lo, hi) = match self.global_cache.get(&addr) {
+            Some(&c) => (c, addr, addr + 1),
+            None => match self.namer.global_name(addr) {
+                Some(v) => {
+                    let (lo, hi) = covered(&v, addr);
+                    let id = self.reg.named_var(v);
+                    self.global_cache.insert(addr, Some(id));
+                    (Some(id), lo, hi)
+                }
+                None => {
+                    self.global_cache.insert(addr, None);
+                    (None, addr, addr + 1)
+                }
+            },
+        };
+        match var {
+            Some(v) => (v, Covers::Any, true, lo, hi),
+            None => (
+                self.reg.other_var(Scope::Global),
+                Covers::Any,
+                false,
+                lo,
+                hi,
+            ),
+        }
+    }
+
+    /// The thread's live frames, innermost first, as
+    /// [`Namer::stack_name`] takes them. Allocates: called on misses only.
+    fn live_frames(&self, tid: u32) -> Vec<(u64, u64, u64)> {
+        self.shadow
+            .get(tid as usize)
+            .map(|st| st.iter().rev().map(|f| (f.ip, f.sp, f.fp)).collect())
+            .unwrap_or_default()
+    }
+
+    /// Another thread whose live frames span `addr`, for accesses through
+    /// pointers to a thread's locals. Scans the threads: misses only.
+    fn thread_owning(&self, addr: u64, tid: u32) -> Option<u32> {
+        self.shadow.iter().enumerate().find_map(|(u, st)| {
+            let (outer, inner) = (st.first()?, st.last()?);
+            let inside = addr.wrapping_add(128) >= inner.sp && addr < outer.cfa.saturating_add(256);
+            (u as u32 != tid && inside).then_some(u as u32)
+        })
+    }
+
+    fn shadow_of(&mut self, tid: u32) -> &mut Vec<ShadowFrame> {
+        let t = tid as usize;
+        if t >= self.shadow.len() {
+            self.shadow.resize(t + 1, Vec::new());
+        }
+        &mut self.shadow[t]
+    }
+
+    /// Records that thread `tid` runs `ip` in the frame whose CFA is `cfa`:
+    /// frames below it have returned, the frame itself is updated, and a
+    /// new frame is pushed. Cost: a few comparisons per call or return.
+    fn enter_frame(&mut self, tid: u32, cfa: u64, ip: u64, sp: u64, fp: u64) {
+        let st = self.shadow_of(tid);
+        while st.last().is_some_and(|top| top.cfa < cfa) {
+            st.pop();
+        }
+        match st.last_mut() {
+            Some(top) if top.cfa == cfa => {
+                top.ip = ip;
+                top.sp = sp;
+                top.fp = fp;
+            }
+            _ => st.push(ShadowFrame { cfa, ip, sp, fp }),
+        }
+    }
+
+    /// Called when an access's thread, sp or fp differ from the previous
+    /// access's: the frame the previous access ran in keeps its last
+    /// instruction (the call site, if it called deeper), and the access's
+    /// own frame is entered.
+    #[cold]
+    fn regs_changed(&mut self, a: &Access) {
+        let (prev_tid, _, _) = self.last_regs;
+        if prev_tid == a.tid {
+            let (ip, cfa) = (self.last_ip, self.last_cfa);
+            if let Some(top) = self
+                .shadow
+                .get_mut(a.tid as usize)
+                .and_then(|s| s.last_mut())
+            {
+                if top.cfa == cfa {
+                    top.ip = ip;
+                }
+            }
+        }
+        self.last_cfa = 0;
+        self.last_regs = (a.tid, a.sp, a.fp);
+        let site = a.site as usize;
+        if site >= self.sites.len() {
+            self.sites.resize(site + 1, SiteCache::default());
+        }
+        let rule = match self.sites[site].cfa {
+            CfaRule::NotAsked => {
+                let r = match self.namer.cfa_rule(a.ip) {
+                    Some((from_fp, off)) => CfaRule::Known(from_fp, off),
+                    None => CfaRule::Unknown,
+                };
+                self.sites[site].cfa = r;
+                r
+            }
+            r => r,
+        };
+        if let CfaRule::Known(from_fp, off) = rule {
+            let cfa = if from_fp { a.fp } else { a.sp }.wrapping_add_signed(off);
+            self.last_cfa = cfa;
+            self.enter_frame(a.tid, cfa, a.ip, a.sp, a.fp);
+        }
+    }
+
+    /// A region starts: the thread's shadow stack becomes its call stack at
+    /// GL_START (the current instruction, then return addresses, which are
+    /// taken one byte back so that they fall inside the call).
+    fn start_frames(&mut self, tid: u32, frames: &[(u64, u64, u64)]) {
+        self.shadow_of(tid).clear();
+        for (k, &(ip, sp, fp)) in frames.iter().enumerate().rev() {
+            let ip = if k == 0 { ip } else { ip.wrapping_sub(1) };
+            if let Some((from_fp, off)) = self.namer.cfa_rule(ip) {
+                let cfa = if from_fp { fp } else { sp }.wrapping_add_signed(off);
+                self.enter_frame(tid, cfa, ip, sp, fp);
+            }
+        }
+        self.last_regs = (u32::MAX, 0, 0);
+    }
+
+    /// The line id of a site's instruction, asked once per site.
+    #[inline]
+    fn site_line(&mut self, site: u32, ip: u64) -> u32 {
+        let l = self.sites[site as usize].line;
+        if l != NO_LINE {
+            return l;
+        }
+        let l = self.line_of(ip);
+        self.sites[site as usize].line = l;
+        l
+    }
+
+    fn line_of(&mut self, ip: u64) -> u32 {
+        if let Some(&l) = self.line_ids.get(&ip) {
+            return l;
+        }
+        let text = self.namer.source_line(ip).unwrap_or_else(|| "?".into());
+        let id = match self.line_idx.get(&text) {
+            Some(&i) => i,
+            None => {
+                let i = self.lines.len() as u32;
+                self.lines.push(text.clone());
+                self.line_idx.insert(text, i);
+                i
+            }
+        };
+        self.line_ids.insert(ip, id);
+        id
+    }
+}
+
+/// The addresses a variable answer covers: the whole variable when its size
+/// is known, else just the address asked about (frame slots).
+fn covered(v: &VarName, addr: u64) -> (u64, u64) {
+    if v.size > 0 && addr >= v.base && addr < v.base.saturating_add(v.size) {
+        (v.base, v.base.saturating_add(v.size))
+    } else {
+        (addr, addr.saturating_add(1))
+    }
+}

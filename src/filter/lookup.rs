@@ -1,0 +1,224 @@
+//! The lookup table of unique locations, built from the named accesses as
+//! they stream past.
+//!
+//! One row per location (an address in a variable) with its counts, as
+//! mapvisual's lookup table has it, plus each variable's first and last
+//! access and its threads, so that the statistics never rescan the
+//! accesses. Memory: about 60 bytes per unique location plus the direct
+//! indexes (see [`DENSE_MAX`]); nothing per access.
+
+use polars::prelude::PlHashMap as HashMap;
+use polars::prelude::*;
+
+use super::access::NamedAccess;
+use super::schema::{location as lc, OP_LOAD, OP_MODIFY};
+
+/// Largest variable, in bytes, given a direct location index (4 bytes per
+/// byte of the variable).
+const DENSE_MAX: u64 = 1 << 22;
+/// Total memory the direct indexes may take.
+const DENSE_BUDGET: usize = 256 << 20;
+/// An empty slot of a direct index.
+const NO_ROW: u32 = u32::MAX;
+
+/// One row of the lookup table while it is built. Counts are 64-bit: one
+/// location may be touched more than 2^32 times.
+#[derive(Clone, Copy)]
+struct Loc {
+    addr: u64,
+    var: u32,
+    loads: u64,
+    stores: u64,
+    modifies: u64,
+    load_bytes: u64,
+    store_bytes: u64,
+}
+
+/// What the lookup table learnt about one variable.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct VarUse {
+    /// Time of the first and last access, if it was accessed.
+    pub(crate) accessed: Option<(u64, u64)>,
+    /// Threads that accessed it, ascending.
+    pub(crate) threads: Vec<u32>,
+}
+
+/// The lookup table while it is built.
+#[derive(Default)]
+pub(crate) struct LookupTable {
+    loc_of: HashMap<(u64, u32), u32>,
+    /// Per variable: a direct index from byte offset to row, for variables
+    /// small enough (see [`DENSE_MAX`]); the hash map serves the rest.
+    /// Arrays are walked in strides, where the direct index stays in cache
+    /// and a hash probe would miss.
+    dense: Vec<Option<(u64, Box<[u32]>)>>,
+    dense_bytes: usize,
+    /// Per variable: whether [`Self::make_dense`] has seen it.
+    seen: Vec<bool>,
+    locs: Vec<Loc>,
+    /// The last location touched: (address, variable, row).
+    last: (u64, u32, u32),
+    uses: Vec<VarUse>,
+    var_last_tid: Vec<u32>,
+    threads: Vec<u32>,
+    last_tid: u32,
+}
+
+impl LookupTable {
+    /// An empty table.
+    pub(crate) fn new() -> LookupTable {
+        LookupTable {
+            last: (0, NO_ROW, 0),
+            last_tid: u32::MAX,
+            ..Default::default()
+        }
+    }
+
+    /// Counts a batch of accesses. `span(var)` gives a variable's base and
+    /// size (size 0 when unknown), asked when the variable is first seen.
+    /// Cost: a direct-index or hash probe per access.
+    pub(crate) fn add(&mut self, batch: &[NamedAccess], span: &dyn Fn(u32) -> (u64, u64)) {
+        for a in batch {
+            let row = if self.last.0 == a.addr && self.last.1 == a.var {
+                self.last.2
+            } else {
+                let r = self.location(a.addr, a.var, span);
+                self.last = (a.addr, a.var, r);
+                r
+            };
+            let l = &mut self.locs[row as usize];
+            match a.op {
+                OP_LOAD => l.loads += 1,
+                OP_MODIFY => l.modifies += 1,
+                _ => l.stores += 1,
+            }
+            let size = u64::from(a.size);
+            if a.op != super::schema::OP_STORE {
+                l.load_bytes += size;
+            }
+            if a.op != OP_LOAD {
+                l.store_bytes += size;
+            }
+            self.used(a);
+        }
+    }
+
+    /// Records the variable's time span and threads, and the trace's
+    /// threads.
+    #[inline]
+    fn used(&mut self, a: &NamedAccess) {
+        let v = a.var as usize;
+        if v >= self.uses.len() {
+            self.uses.resize(v + 1, VarUse::default());
+            self.var_last_tid.resize(v + 1, u32::MAX);
+        }
+        let u = &mut self.uses[v];
+        match &mut u.accessed {
+            Some((_, last)) => *last = a.time,
+            t => *t = Some((a.time, a.time)),
+        }
+        if self.var_last_tid[v] != a.tid {
+            self.var_last_tid[v] = a.tid;
+            if let Err(k) = u.threads.binary_search(&a.tid) {
+                u.threads.insert(k, a.tid);
+            }
+        }
+        if a.tid != self.last_tid {
+            self.last_tid = a.tid;
+            if let Err(k) = self.threads.binary_search(&a.tid) {
+                self.threads.insert(k, a.tid);
+            }
+        }
+    }
+
+    /// The row of `addr` in `var`, created on first use.
+    #[inline]
+    fn location(&mut self, addr: u64, var: u32, span: &dyn Fn(u32) -> (u64, u64)) -> u32 {
+        let v = var as usize;
+        if self.seen.get(v) != Some(&true) {
+            self.make_dense(var, span(var));
+        }
+        let next = self.locs.len() as u32;
+        let r = match &mut self.dense[v] {
+            Some((base, rows)) if addr >= *base && addr - *base < rows.len() as u64 => {
+                let slot = &mut rows[(addr - *base) as usize];
+                if *slot == NO_ROW {
+                    *slot = next;
+                }
+                *slot
+            }
+            _ => *self.loc_of.entry((addr, var)).or_insert(next),
+        };
+        if r == next {
+            self.locs.push(Loc {
+                addr,
+                var,
+                loads: 0,
+                stores: 0,
+                modifies: 0,
+                load_bytes: 0,
+                store_bytes: 0,
+            });
+        }
+        r
+    }
+
+    /// Gives a variable seen for the first time a direct index when it is
+    /// small enough and the budget allows.
+    #[cold]
+    fn make_dense(&mut self, var: u32, (start, size): (u64, u64)) {
+        let v = var as usize;
+        if v >= self.dense.len() {
+            self.dense.resize(v + 1, None);
+            self.seen.resize(v + 1, false);
+        }
+        self.seen[v] = true;
+        if size > 0 && size <= DENSE_MAX && self.dense_bytes + 4 * size as usize <= DENSE_BUDGET {
+            self.dense[v] = Some((start, vec![NO_ROW; size as usize].into_boxed_slice()));
+            self.dense_bytes += 4 * size as usize;
+        }
+    }
+
+    /// The trace's threads, ascending.
+    pub(crate) fn threads(&self) -> &[u32] {
+        &self.threads
+    }
+
+    /// The table, sorted by address then variable, with the member paths
+    /// of `elements` (address, variable, path), and what each variable's
+    /// accesses were (by variable row, `vars` rows long).
+    pub(crate) fn finish(
+        self,
+        elements: &HashMap<(u64, u32), String>,
+        vars: usize,
+    ) -> PolarsResult<(DataFrame, Vec<VarUse>)> {
+        let mut uses = self.uses;
+        uses.resize(vars.max(uses.len()), VarUse::default());
+        let mut locs = self.locs;
+        locs.sort_unstable_by_key(|l| (l.addr, l.var));
+        let col = |f: fn(&Loc) -> u64| locs.iter().map(f).collect::<Vec<u64>>();
+        let df = DataFrame::new(vec![
+            Column::new(lc::ADDR.into(), col(|l| l.addr)),
+            Column::new(
+                lc::VAR.into(),
+                locs.iter().map(|l| l.var).collect::<Vec<u32>>(),
+            ),
+            Column::new(
+                lc::ACCESSES.into(),
+                col(|l| l.loads + l.stores + l.modifies),
+            ),
+            Column::new(lc::LOADS.into(), col(|l| l.loads)),
+            Column::new(lc::STORES.into(), col(|l| l.stores)),
+            Column::new(lc::MODIFIES.into(), col(|l| l.modifies)),
+            Column::new(lc::LOAD_BYTES.into(), col(|l| l.load_bytes)),
+            Column::new(lc::STORE_BYTES.into(), col(|l| l.store_bytes)),
+            Column::new(
+                lc::ELEMENT.into(),
+                locs.iter()
+                    .map(|l| elements.get(&(l.addr, l.var)).cloned().unwrap_or_default())
+                    .collect::<Vec<String>>(),
+            ),
+        ])?;
+        Ok((df, uses))
+    }
+}

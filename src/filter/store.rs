@@ -1,0 +1,527 @@
+//! The access list: every named access in time order, kept as a Parquet
+//! dataset on disk and, within a memory budget, in memory too.
+//!
+//! The dataset is the interface to other tools: DuckDB and Apache Spark
+//! read it as it is (`docs/scale.md`). It is partitioned the Hive way, so a
+//! query reads only what it needs:
+//!
+//! ```text
+//! accesses/region=1/t0=0/part-0.parquet
+//! accesses/region=1/t0=16777216/part-0.parquet
+//! accesses/region=2/t0=20123456/part-0.parquet
+//! ```
+//!
+//! One file (a time window) holds at most [`WINDOW`] accesses of one
+//! traced region, in row groups of [`ROW_GROUP`] rows. Rows hold `op, addr,
+//! size, tid, var, line` (see [`super::schema`]); an access' time is the
+//! window's `t0` plus its row number in the file, so it costs no bytes
+//! (DuckDB: `t0 + file_row_number`). The occurrence of an access is
+//! derived when the accesses are read back in time order
+//! ([`super::rows`]). With these columns Parquet's dictionary encoding
+//! brings a -O0 loop nest to under 1 byte per access.
+//!
+//! Writing runs on its own thread, so Parquet encoding overlaps naming:
+//! the analysis hands over a row group at a time, and at most two wait.
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{sync_channel, SyncSender};
+use std::thread::JoinHandle;
+
+use polars::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::access::NamedAccess;
+use super::analysis::owned;
+use super::schema::access as ac;
+use super::FilterError;
+
+/// Accesses per file of the dataset: a time window.
+pub const WINDOW: u64 = 1 << 24;
+/// Rows per row group, and per batch read back: 21 MB of columns.
+pub const ROW_GROUP: usize = 1 << 20;
+/// How much of the access list the analysis keeps in memory, besides the
+/// dataset, by default: later reads of those windows skip the disk. The
+/// analysis' peak memory does not grow with the trace past this.
+pub const DEFAULT_MEMORY_BUDGET: u64 = 256 << 20;
+/// Bytes one access takes in memory: op 1, addr 8, size 2, tid 2, var 4,
+/// line 4.
+const ROW_BYTES: u64 = 21;
+
+/// One file of the dataset: the accesses of one region in one time window.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WindowInfo {
+    /// The traced region (1 for the first GL_START).
+    pub region: u32,
+    /// Time of the window's first access.
+    pub t0: u64,
+    /// Accesses in the window.
+    pub len: u64,
+}
+
+impl WindowInfo {
+    /// The window's file under the dataset folder `root`.
+    pub fn file(&self, root: &Path) -> PathBuf {
+        root.join(format!("region={}", self.region))
+            .join(format!("t0={}", self.t0))
+            .join("part-0.parquet")
+    }
+}
+
+/// One window and, when it fits the budget, its row groups in memory.
+#[derive(Clone)]
+struct Window {
+    info: WindowInfo,
+    mem: Option<Vec<DataFrame>>,
+}
+
+/// The access list of an analysis. Cloning it is cheap (the frames in
+/// memory are shared).
+#[derive(Clone, Default)]
+pub struct AccessList {
+    /// The dataset folder; `None` when everything is in memory.
+    root: Option<PathBuf>,
+    windows: Vec<Window>,
+    len: u64,
+}
+
+impl AccessList {
+    /// The access list saved in the dataset `root` with these windows.
+    pub fn open(root: &Path, windows: &[WindowInfo]) -> AccessList {
+        AccessList {
+            root: Some(root.to_path_buf()),
+            windows: windows
+                .iter()
+                .map(|&info| Window { info, mem: None })
+                .collect(),
+            len: windows.iter().map(|w| w.len).sum(),
+        }
+    }
+
+    /// Number of accesses.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether there are no accesses.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The dataset's windows, in time order.
+    pub fn windows(&self) -> Vec<WindowInfo> {
+        self.windows.iter().map(|w| w.info).collect()
+    }
+
+    /// The dataset folder, if the list is on disk.
+    pub fn root(&self) -> Option<&Path> {
+        self.root.as_deref()
+    }
+
+    /// The dataset moved to `root` (the analysis folder was renamed).
+    pub fn relocate(&mut self, root: &Path) {
+        if self.root.is_some() {
+            self.root = Some(root.to_path_buf());
+        }
+    }
+
+    /// Visits the accesses of the variables `keep` holds (every access when
+    /// `None`), in time order, as frames of at most [`ROW_GROUP`] rows:
+    /// `time` (UInt64) and the stored columns. `f` returns false to stop.
+    ///
+    /// Cost: one pass; windows not in memory are read from disk one row
+    /// group at a time, so memory stays at a few row groups.
+    pub fn for_each(
+        &self,
+        keep: Option<&[bool]>,
+        f: &mut dyn FnMut(DataFrame) -> Result<bool, FilterError>,
+    ) -> Result<(), FilterError> {
+        for w in &self.windows {
+            let mut offset = 0u64;
+            while offset < w.info.len {
+                let rows = self.row_group(w, offset)?;
+                let n = rows.height() as u64;
+                if n == 0 {
+                    return Err(self.damaged(w, "it holds fewer rows than recorded"));
+                }
+                let time = (w.info.t0 + offset..w.info.t0 + offset + n).collect::<Vec<u64>>();
+                let mut df = rows;
+                df.insert_column(0, owned::<UInt64Type>(ac::TIME, time))?;
+                if let Some(keep) = keep {
+                    df = filter_vars(&df, keep)?;
+                }
+                offset += n;
+                if df.height() > 0 && !f(df)? {
+                    return Ok(());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The rows of window `w` from `offset`: one row group.
+    fn row_group(&self, w: &Window, offset: u64) -> Result<DataFrame, FilterError> {
+        if let Some(groups) = &w.mem {
+            let k = (offset / ROW_GROUP as u64) as usize;
+            return groups
+                .get(k)
+                .cloned()
+                .ok_or_else(|| self.damaged(w, "a row group is missing"));
+        }
+        let Some(root) = &self.root else {
+            return Err(self.damaged(w, "the access list has no folder"));
+        };
+        let path = w.info.file(root);
+        let file = std::fs::File::open(&path).map_err(|e| FilterError::Saved {
+            path: path.clone(),
+            reason: e.to_string(),
+        })?;
+        ParquetReader::new(file)
+            .with_slice(Some((offset as usize, ROW_GROUP)))
+            .finish()
+            .map_err(|e| FilterError::Saved {
+                path,
+                reason: e.to_string(),
+            })
+    }
+
+    fn damaged(&self, w: &Window, why: &str) -> FilterError {
+        let path = match &self.root {
+            Some(r) => w.info.file(r),
+            None => PathBuf::from("(memory)"),
+        };
+        FilterError::Saved {
+            path,
+            reason: why.into(),
+        }
+    }
+
+    /// Writes the windows into the dataset folder `root` (for a list kept
+    /// only in memory, or one saved elsewhere: files already on disk are
+    /// hard-linked, or copied across file systems).
+    pub fn write_to(&self, root: &Path) -> Result<(), FilterError> {
+        for w in &self.windows {
+            let dest = w.info.file(root);
+            mkdir_for(&dest)?;
+            match (&w.mem, &self.root) {
+                (_, Some(src)) if w.info.file(src).is_file() => {
+                    let from = w.info.file(src);
+                    if std::fs::hard_link(&from, &dest).is_err() {
+                        std::fs::copy(&from, &dest).map_err(|source| FilterError::Write {
+                            path: dest.clone(),
+                            source,
+                        })?;
+                    }
+                }
+                (Some(groups), _) => {
+                    let mut disk = DiskWriter::start()?;
+                    disk.open(dest)?;
+                    for g in groups {
+                        disk.rows(g.clone())?;
+                    }
+                    disk.finish()?;
+                }
+                (None, _) => return Err(self.damaged(w, "its file is missing")),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The rows of `df` whose variable `keep` holds.
+fn filter_vars(df: &DataFrame, keep: &[bool]) -> PolarsResult<DataFrame> {
+    let var = df.column(ac::VAR)?.u32()?;
+    let mask: BooleanChunked = var
+        .into_iter()
+        .map(|v| v.is_some_and(|v| keep.get(v as usize).copied().unwrap_or(false)))
+        .collect();
+    df.filter(&mask)
+}
+
+/// Creates the folder a file goes into.
+fn mkdir_for(path: &Path) -> Result<(), FilterError> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(|source| FilterError::Write {
+        path: dir.to_path_buf(),
+        source,
+    })
+}
+
+/// The columns of one row group while it fills.
+#[derive(Default)]
+struct Columns {
+    op: Vec<u8>,
+    addr: Vec<u64>,
+    size: Vec<u16>,
+    tid: Vec<u16>,
+    var: Vec<u32>,
+    line: Vec<u32>,
+}
+
+impl Columns {
+    #[inline]
+    fn push(&mut self, a: &NamedAccess) {
+        self.op.push(a.op);
+        self.addr.push(a.addr);
+        self.size.push(a.size.min(u16::MAX as u32) as u16);
+        self.tid.push(a.tid.min(u16::MAX as u32) as u16);
+        self.var.push(a.var);
+        self.line.push(a.line);
+    }
+
+    fn len(&self) -> usize {
+        self.op.len()
+    }
+
+    /// The rows as a frame, leaving the columns empty.
+    fn take(&mut self) -> PolarsResult<DataFrame> {
+        let c = std::mem::take(self);
+        DataFrame::new(vec![
+            owned::<UInt8Type>(ac::OP, c.op),
+            owned::<UInt64Type>(ac::ADDR, c.addr),
+            owned::<UInt16Type>(ac::SIZE, c.size),
+            owned::<UInt16Type>(ac::TID, c.tid),
+            owned::<UInt32Type>(ac::VAR, c.var),
+            owned::<UInt32Type>(ac::LINE, c.line),
+        ])
+    }
+}
+
+/// Builds the access list as the named accesses stream past.
+pub struct AccessWriter {
+    root: Option<PathBuf>,
+    budget: u64,
+    kept: u64,
+    cols: Columns,
+    windows: Vec<Window>,
+    len: u64,
+    disk: Option<DiskWriter>,
+}
+
+impl AccessWriter {
+    /// A writer into the dataset folder `root` (created), keeping up to
+    /// `budget` bytes of the list in memory; with no `root`, everything
+    /// stays in memory.
+    pub fn new(root: Option<&Path>, budget: u64) -> Result<AccessWriter, FilterError> {
+        let disk = match root {
+            Some(r) => {
+                std::fs::create_dir_all(r).map_err(|source| FilterError::Write {
+                    path: r.to_path_buf(),
+                    source,
+                })?;
+                Some(DiskWriter::start()?)
+            }
+            None => None,
+        };
+        Ok(AccessWriter {
+            root: root.map(Path::to_path_buf),
+            budget,
+            kept: 0,
+            cols: Columns::default(),
+            windows: Vec::new(),
+            len: 0,
+            disk,
+        })
+    }
+
+    /// Appends a batch of accesses of `region`, in time order.
+    pub fn push(&mut self, batch: &[NamedAccess], region: u32) -> Result<(), FilterError> {
+        for a in batch {
+            let full = match self.windows.last() {
+                Some(w) => w.info.region != region || w.info.len + self.cols.len() as u64 >= WINDOW,
+                None => true,
+            };
+            if full {
+                self.new_window(region, a.time)?;
+            }
+            self.cols.push(a);
+            if self.cols.len() == ROW_GROUP {
+                self.flush()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Ends the current window and starts one at `t0`.
+    fn new_window(&mut self, region: u32, t0: u64) -> Result<(), FilterError> {
+        self.flush()?;
+        let info = WindowInfo { region, t0, len: 0 };
+        if let (Some(disk), Some(root)) = (&mut self.disk, &self.root) {
+            let path = info.file(root);
+            mkdir_for(&path)?;
+            disk.open(path)?;
+        }
+        self.windows.push(Window {
+            info,
+            mem: Some(Vec::new()),
+        });
+        Ok(())
+    }
+
+    /// Hands the filled row group to the disk and keeps it in memory while
+    /// the budget allows (always, with no disk).
+    fn flush(&mut self) -> Result<(), FilterError> {
+        let n = self.cols.len() as u64;
+        if n == 0 {
+            return Ok(());
+        }
+        let df = self.cols.take()?;
+        if let Some(disk) = &mut self.disk {
+            disk.rows(df.clone())?;
+        }
+        let on_disk = self.disk.is_some();
+        let w = self.windows.last_mut().expect("a window is open");
+        w.info.len += n;
+        self.len += n;
+        let bytes = n * ROW_BYTES;
+        if let Some(groups) = &mut w.mem {
+            if !on_disk || self.kept + bytes <= self.budget {
+                groups.push(df);
+                self.kept += bytes;
+            } else {
+                // A window is kept whole or not at all.
+                let held: u64 = groups.iter().map(|g| g.height() as u64).sum();
+                self.kept -= held * ROW_BYTES;
+                w.mem = None;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes what is left and returns the access list.
+    pub fn finish(mut self) -> Result<AccessList, FilterError> {
+        self.flush()?;
+        if let Some(disk) = self.disk.take() {
+            disk.finish()?;
+        }
+        Ok(AccessList {
+            root: self.root,
+            windows: self.windows,
+            len: self.len,
+        })
+    }
+}
+
+/// What the disk thread is told.
+enum ToDisk {
+    /// Close the current file, start this one.
+    Open(PathBuf),
+    /// One row group of the current file.
+    Rows(DataFrame),
+}
+
+/// The thread that encodes and writes the dataset's files.
+struct DiskWriter {
+    to: Option<SyncSender<ToDisk>>,
+    thread: Option<JoinHandle<Result<(), FilterError>>>,
+}
+
+impl DiskWriter {
+    fn start() -> Result<DiskWriter, FilterError> {
+        let (to, from) = sync_channel::<ToDisk>(2);
+        let thread = std::thread::Builder::new()
+            .name("mapvis-dataset".into())
+            .spawn(move || write_files(from))
+            .map_err(|source| FilterError::Write {
+                path: PathBuf::from("(dataset writer thread)"),
+                source,
+            })?;
+        Ok(DiskWriter {
+            to: Some(to),
+            thread: Some(thread),
+        })
+    }
+
+    fn open(&mut self, path: PathBuf) -> Result<(), FilterError> {
+        self.send(ToDisk::Open(path))
+    }
+
+    fn rows(&mut self, df: DataFrame) -> Result<(), FilterError> {
+        self.send(ToDisk::Rows(df))
+    }
+
+    /// Sends, or returns the thread's error when it has stopped.
+    fn send(&mut self, m: ToDisk) -> Result<(), FilterError> {
+        let sent = self.to.as_ref().map(|t| t.send(m).is_ok()).unwrap_or(false);
+        if sent {
+            Ok(())
+        } else {
+            self.join().and(Err(FilterError::Write {
+                path: PathBuf::from("(dataset)"),
+                source: std::io::Error::other("the dataset writer stopped"),
+            }))
+        }
+    }
+
+    fn join(&mut self) -> Result<(), FilterError> {
+        self.to = None;
+        match self.thread.take().map(JoinHandle::join) {
+            Some(Ok(r)) => r,
+            Some(Err(_)) => Err(FilterError::Write {
+                path: PathBuf::from("(dataset)"),
+                source: std::io::Error::other("the dataset writer thread panicked"),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    fn finish(mut self) -> Result<(), FilterError> {
+        self.join()
+    }
+}
+
+impl Drop for DiskWriter {
+    fn drop(&mut self) {
+        let _ = self.join();
+    }
+}
+
+/// The disk thread: one Parquet file after another (LZ4: the fastest
+/// codec here, and the dictionary pages already make the files small).
+fn write_files(from: std::sync::mpsc::Receiver<ToDisk>) -> Result<(), FilterError> {
+    type Open = (
+        PathBuf,
+        polars::io::parquet::write::BatchedWriter<std::fs::File>,
+    );
+    let close = |w: Option<Open>| -> Result<(), FilterError> {
+        if let Some((path, w)) = w {
+            w.finish().map_err(super::files::write_failed(&path))?;
+        }
+        Ok(())
+    };
+    let mut current: Option<Open> = None;
+    for m in from {
+        match m {
+            ToDisk::Open(path) => {
+                close(current.take())?;
+                let f = std::fs::File::create(&path).map_err(|source| FilterError::Write {
+                    path: path.clone(),
+                    source,
+                })?;
+                let w = ParquetWriter::new(f)
+                    .with_compression(ParquetCompression::Lz4Raw)
+                    .with_row_group_size(Some(ROW_GROUP))
+                    .batched(&stored_schema())
+                    .map_err(super::files::write_failed(&path))?;
+                current = Some((path, w));
+            }
+            ToDisk::Rows(df) => {
+                if let Some((path, w)) = &mut current {
+                    w.write_batch(&df)
+                        .map_err(super::files::write_failed(path))?;
+                }
+            }
+        }
+    }
+    close(current)
+}
+
+/// The schema of the dataset's files.
+fn stored_schema() -> Schema {
+    Schema::from_iter([
+        Field::new(ac::OP.into(), DataType::UInt8),
+        Field::new(ac::ADDR.into(), DataType::UInt64),
+        Field::new(ac::SIZE.into(), DataType::UInt16),
+        Field::new(ac::TID.into(), DataType::UInt16),
+        Field::new(ac::VAR.into(), DataType::UInt32),
+        Field::new(ac::LINE.into(), DataType::UInt32),
+    ])
+}
