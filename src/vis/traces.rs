@@ -67,6 +67,63 @@ pub(crate) struct CustomData {
     pub(crate) cols: Vec<CdCol>,
 }
 
+/// The customdata fields of one kind of figure point, declared once with
+/// [`customdata_fields!`]: a field's position in a point's customdata row
+/// is its position in the declaration. The rows are built from the
+/// declaration ([`CustomData::of`]) and hover templates name the fields
+/// ([`CdField::at`]), so a template cannot point at the wrong column.
+pub(crate) trait CdField: Copy + 'static {
+    /// Every field, in row order.
+    const ALL: &'static [Self];
+    /// The field's position in a point's customdata row.
+    fn index(self) -> usize;
+    /// `%{customdata[N]}`: the field's value in a hover template.
+    fn at(self) -> String {
+        format!("%{{customdata[{}]}}", self.index())
+    }
+    /// `%{customdata[N]:x}`: the field's value in hexadecimal.
+    fn hex(self) -> String {
+        format!("%{{customdata[{}]:x}}", self.index())
+    }
+}
+
+/// Declares an enum of customdata fields in row order and implements
+/// [`CdField`] for it; each variant's discriminant is its row position.
+macro_rules! customdata_fields {
+    ($(#[$doc:meta])* $name:ident { $($(#[$fdoc:meta])* $field:ident,)+ }) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub(crate) enum $name {
+            $($(#[$fdoc])* $field,)+
+        }
+        impl $crate::vis::traces::CdField for $name {
+            const ALL: &'static [Self] = &[$($name::$field,)+];
+            fn index(self) -> usize {
+                self as usize
+            }
+        }
+    };
+}
+pub(crate) use customdata_fields;
+
+impl CustomData {
+    /// The customdata of every field of `F`, in row order; `col` makes the
+    /// column of one field (one value per point).
+    pub(crate) fn of<F: CdField>(col: impl FnMut(F) -> CdCol) -> CustomData {
+        CustomData {
+            cols: F::ALL.iter().copied().map(col).collect(),
+        }
+    }
+
+    /// As [`Self::of`] for the fields of `F` up to and including `last`:
+    /// for points that lack the fields after it (a 2D element has no depth).
+    pub(crate) fn through<F: CdField>(last: F, col: impl FnMut(F) -> CdCol) -> CustomData {
+        CustomData {
+            cols: F::ALL[..=last.index()].iter().copied().map(col).collect(),
+        }
+    }
+}
+
 struct Row<'a>(&'a [CdCol], usize);
 
 impl Serialize for Row<'_> {
