@@ -1135,3 +1135,23 @@ fn block_key(shape: &Shape, dims: &[u64], e: u64, res: u64) -> u64 {
     }
     key
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vis::traces::referenced;
+
+    /// Each hover shows every field of its points' customdata row, and no
+    /// position beyond it: a 2D element's row ends at its column.
+    #[test]
+    fn hovers_show_exactly_their_rows() {
+        let row = |last: usize| (0..=last).collect();
+        let col = TouchField::Col.index();
+        assert_eq!(referenced(&exact_hover("a", false, false)), row(col));
+        assert_eq!(referenced(&exact_hover("a", false, true)), row(col));
+        let depth = TouchField::Depth.index();
+        assert_eq!(referenced(&exact_hover("a", true, false)), row(depth));
+        let last = TouchGroupField::ALL.len() - 1;
+        assert_eq!(referenced(&group_hover()), row(last));
+    }
+}

@@ -921,3 +921,18 @@ fn group_figures(
     p2.set_layout(lab.layout_2d());
     (p3, p2)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vis::traces::referenced;
+
+    /// Each hover shows every field of its points' customdata row, and no
+    /// position beyond it.
+    #[test]
+    fn hovers_show_exactly_their_rows() {
+        let row = |n: usize| (0..n).collect();
+        assert_eq!(referenced(&hover_exact()), row(AccessField::ALL.len()));
+        assert_eq!(referenced(&hover_group()), row(GroupField::ALL.len()));
+    }
+}

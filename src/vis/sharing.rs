@@ -192,3 +192,15 @@ pub fn sharing_figure(
         &meta,
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The hover shows every field of a byte's customdata row.
+    #[test]
+    fn hover_shows_exactly_its_row() {
+        let all = (0..ByteField::ALL.len()).collect();
+        assert_eq!(crate::vis::traces::referenced(&hover("read")), all);
+    }
+}

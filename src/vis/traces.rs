@@ -288,3 +288,43 @@ pub(crate) fn draw_order(nv: usize) -> impl Iterator<Item = usize> {
         .into_iter()
         .flat_map(move |op| (0..nv).map(move |r| r * 4 + op))
 }
+
+/// The customdata positions a hover template refers to.
+#[cfg(test)]
+pub(crate) fn referenced(template: &str) -> std::collections::BTreeSet<usize> {
+    template
+        .split("%{customdata[")
+        .skip(1)
+        .filter_map(|s| s.split(']').next()?.parse().ok())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    customdata_fields! {
+        /// Three fields for the tests.
+        Probe {
+            A,
+            B,
+            C,
+        }
+    }
+
+    #[test]
+    fn fields_number_the_row_in_declaration_order() {
+        assert_eq!(Probe::ALL, &[Probe::A, Probe::B, Probe::C]);
+        assert_eq!(Probe::C.at(), "%{customdata[2]}");
+        assert_eq!(Probe::B.hex(), "%{customdata[1]:x}");
+        let col = |f: Probe| CdCol::U64(vec![10 * f.index() as u64, 1]);
+        let all = serde_json::to_string(&CustomData::of(col)).unwrap();
+        assert_eq!(all, "[[0,10,20],[1,1,1]]");
+        let two = serde_json::to_string(&CustomData::through(Probe::B, col)).unwrap();
+        assert_eq!(two, "[[0,10],[1,1]]");
+        assert_eq!(
+            referenced("x %{customdata[2]} y 0x%{customdata[10]:x}"),
+            [2, 10].into()
+        );
+    }
+}
