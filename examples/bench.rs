@@ -251,7 +251,18 @@ fn figures(runs: usize) {
             t_complete.push(t.elapsed().as_secs_f64());
             size_c = std::fs::metadata(&r.html).unwrap().len();
             let t = Instant::now();
-            let r = mapvis::vis::array_2d(&acc, &vars, &lines, 0, cols, 4, &opts).unwrap();
+            let r = mapvis::vis::array_2d(
+                mapvis::vis::Array2d {
+                    acc: &acc,
+                    vars: &vars,
+                    lines: &lines,
+                    var: 0,
+                    cols,
+                    type_bytes: 4,
+                },
+                &opts,
+            )
+            .unwrap();
             t_2d.push(t.elapsed().as_secs_f64());
             size_2d = std::fs::metadata(&r.html).unwrap().len();
         }

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use mapvis::filter::{analysis, stats, MemKind};
 use mapvis::trace::program::ProgramNamer;
-use mapvis::vis::{array_2d, array_3d, complete_memory_access_pattern};
+use mapvis::vis::{array_2d, array_3d, complete_memory_access_pattern, Array2d, Array3d};
 use proptest::prelude::*;
 use vis_common::*;
 
@@ -40,11 +40,11 @@ proptest! {
         let acc = acc_df(&fill(BASE, &order));
         let vars = vars_df(&[("arr", BASE, 1024)]);
         let started = Instant::now();
-        match array_2d(&acc, &vars, &lines_df(), 0, cols, tb, &o) {
+        match array_2d(Array2d { acc: &acc, vars: &vars, lines: &lines_df(), var: 0, cols, type_bytes: tb }, &o) {
             Ok(r) => prop_assert!(r.html.is_file()),
             Err(e) => prop_assert!(e.to_string().ends_with('.'), "{}", e),
         }
-        match array_3d(&acc, &vars, &lines_df(), 0, cols, depth, tb, &o) {
+        match array_3d(Array3d { acc: &acc, vars: &vars, lines: &lines_df(), var: 0, cols, depth, type_bytes: tb }, &o) {
             Ok(r) => prop_assert!(r.html.is_file()),
             Err(e) => prop_assert!(e.to_string().ends_with('.'), "{}", e),
         }
@@ -109,9 +109,43 @@ fn a_gleipnir_trace_at_the_top_of_memory_is_drawn_whole() {
         // 2 x 8-byte elements; 16 one-byte elements in one column; 4 planes
         // of 2 x 2 bytes.
         let figs = [
-            array_2d(&acc, &a.variables, &a.lines, var, 2, 8, &o).unwrap(),
-            array_2d(&acc, &a.variables, &a.lines, var, 1, 1, &o).unwrap(),
-            array_3d(&acc, &a.variables, &a.lines, var, 2, 2, 1, &o).unwrap(),
+            array_2d(
+                Array2d {
+                    acc: &acc,
+                    vars: &a.variables,
+                    lines: &a.lines,
+                    var,
+                    cols: 2,
+                    type_bytes: 8,
+                },
+                &o,
+            )
+            .unwrap(),
+            array_2d(
+                Array2d {
+                    acc: &acc,
+                    vars: &a.variables,
+                    lines: &a.lines,
+                    var,
+                    cols: 1,
+                    type_bytes: 1,
+                },
+                &o,
+            )
+            .unwrap(),
+            array_3d(
+                Array3d {
+                    acc: &acc,
+                    vars: &a.variables,
+                    lines: &a.lines,
+                    var,
+                    cols: 2,
+                    depth: 2,
+                    type_bytes: 1,
+                },
+                &o,
+            )
+            .unwrap(),
         ];
         let drawn: Vec<(usize, Vec<String>)> = figs
             .iter()
@@ -163,7 +197,18 @@ fn a_gleipnir_heap_block_at_the_top_of_memory_names_its_accesses() {
         let var = a.vars.iter().position(|v| v.name == "prog.c:3").unwrap() as u32;
         let acc = mapvis::filter::accesses_of(&a, var).unwrap();
         let o = options(dir.path());
-        let r = array_2d(&acc, &a.variables, &a.lines, var, 8, 1, &o).unwrap();
+        let r = array_2d(
+            Array2d {
+                acc: &acc,
+                vars: &a.variables,
+                lines: &a.lines,
+                var,
+                cols: 8,
+                type_bytes: 1,
+            },
+            &o,
+        )
+        .unwrap();
         tx.send((names, acc.height(), r.points, r.warnings))
             .unwrap();
     });

@@ -10,7 +10,7 @@ mod vis_common;
 use std::path::{Path, PathBuf};
 
 use mapvis::filter::schema::{OP_LOAD, OP_MODIFY, OP_STORE};
-use mapvis::vis::{array_2d, array_3d, complete_memory_access_pattern};
+use mapvis::vis::{array_2d, array_3d, complete_memory_access_pattern, Array2d, Array3d};
 use vis_common::*;
 
 fn golden(name: &str) -> PathBuf {
@@ -121,7 +121,18 @@ fn figure_data_of_the_complete_pattern_aggregated() {
 fn figure_data_of_a_2d_array() {
     let dir = tempfile::tempdir().unwrap();
     let (acc, vars) = small_analysis();
-    let r = array_2d(&acc, &vars, &lines_df(), 0, 5, 4, &options(dir.path())).unwrap();
+    let r = array_2d(
+        Array2d {
+            acc: &acc,
+            vars: &vars,
+            lines: &lines_df(),
+            var: 0,
+            cols: 5,
+            type_bytes: 4,
+        },
+        &options(dir.path()),
+    )
+    .unwrap();
     check("array_2d.json", &figure_json(&r.html));
 }
 
@@ -129,6 +140,18 @@ fn figure_data_of_a_2d_array() {
 fn figure_data_of_a_3d_array() {
     let dir = tempfile::tempdir().unwrap();
     let (acc, vars) = small_analysis();
-    let r = array_3d(&acc, &vars, &lines_df(), 0, 2, 2, 4, &options(dir.path())).unwrap();
+    let r = array_3d(
+        Array3d {
+            acc: &acc,
+            vars: &vars,
+            lines: &lines_df(),
+            var: 0,
+            cols: 2,
+            depth: 2,
+            type_bytes: 4,
+        },
+        &options(dir.path()),
+    )
+    .unwrap();
     check("array_3d.json", &figure_json(&r.html));
 }

@@ -153,12 +153,14 @@ fn hit_mode_colours_every_access_of_a_column_walk_a_miss() {
     let (d, a) = analysed("tests/c/loc_small.c", &[]);
     let (rows, o) = annotated(&a, "grid", ColourMode::Hit, d.path());
     let r = vis::array_2d(
-        &rows,
-        &a.variables,
-        &a.lines,
-        var_row(&a, "grid"),
-        64,
-        8,
+        vis::Array2d {
+            acc: &rows,
+            vars: &a.variables,
+            lines: &a.lines,
+            var: var_row(&a, "grid"),
+            cols: 64,
+            type_bytes: 8,
+        },
         &o,
     )
     .unwrap();
@@ -177,12 +179,14 @@ fn hit_mode_colours_every_access_of_a_column_walk_a_miss() {
     let mut small = o.clone();
     small.point_budget = 40;
     let r = vis::array_2d(
-        &rows,
-        &a.variables,
-        &a.lines,
-        var_row(&a, "grid"),
-        64,
-        8,
+        vis::Array2d {
+            acc: &rows,
+            vars: &a.variables,
+            lines: &a.lines,
+            var: var_row(&a, "grid"),
+            cols: 64,
+            type_bytes: 8,
+        },
         &small,
     )
     .unwrap();
@@ -193,13 +197,15 @@ fn hit_mode_colours_every_access_of_a_column_walk_a_miss() {
     );
     // The 3D figure of the same accesses (64 planes of 8 x 8) agrees.
     let r = vis::array_3d(
-        &rows,
-        &a.variables,
-        &a.lines,
-        var_row(&a, "grid"),
-        8,
-        8,
-        8,
+        vis::Array3d {
+            acc: &rows,
+            vars: &a.variables,
+            lines: &a.lines,
+            var: var_row(&a, "grid"),
+            cols: 8,
+            depth: 8,
+            type_bytes: 8,
+        },
         &o,
     )
     .unwrap();
@@ -212,12 +218,14 @@ fn reuse_mode_separates_first_touches_from_the_second_sweep() {
     let (d, a) = analysed("tests/c/loc_twice.c", &[]);
     let (rows, o) = annotated(&a, "twice", ColourMode::Reuse, d.path());
     let r = vis::array_2d(
-        &rows,
-        &a.variables,
-        &a.lines,
-        var_row(&a, "twice"),
-        32,
-        8,
+        vis::Array2d {
+            acc: &rows,
+            vars: &a.variables,
+            lines: &a.lines,
+            var: var_row(&a, "twice"),
+            cols: 32,
+            type_bytes: 8,
+        },
         &o,
     )
     .unwrap();

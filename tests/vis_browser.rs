@@ -9,7 +9,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use mapvis::filter::schema::OP_LOAD;
-use mapvis::vis::{array_2d, array_3d, complete_memory_access_pattern, FigureReport};
+use mapvis::vis::{
+    array_2d, array_3d, complete_memory_access_pattern, Array2d, Array3d, FigureReport,
+};
 use vis_common::*;
 
 const BASE: u64 = 0x4a38000;
@@ -193,11 +195,34 @@ fn every_figure_kind_renders_offline_in_chromium() {
     }
 
     // 2D array: scatter + 4 heatmaps + 2 replays.
-    let r = array_2d(&acc, &vars, &lines, 0, 5, 4, &o).unwrap();
+    let r = array_2d(
+        Array2d {
+            acc: &acc,
+            vars: &vars,
+            lines: &lines,
+            var: 0,
+            cols: 5,
+            type_bytes: 4,
+        },
+        &o,
+    )
+    .unwrap();
     check_page(&bin, &r, 7);
 
     // 3D array 2 x 2 x 5: scatter + 2 planes x 2 slice figures.
-    let r = array_3d(&acc, &vars, &lines, 0, 2, 5, 4, &o).unwrap();
+    let r = array_3d(
+        Array3d {
+            acc: &acc,
+            vars: &vars,
+            lines: &lines,
+            var: 0,
+            cols: 2,
+            depth: 5,
+            type_bytes: 4,
+        },
+        &o,
+    )
+    .unwrap();
     check_page(&bin, &r, 1 + 2 * 2);
 
     // Aggregated complete pattern.
@@ -232,7 +257,18 @@ fn every_figure_kind_renders_offline_in_chromium() {
     }
     oc.point_budget = 200_000;
     // Scatter (2 classes) + 4 heatmaps + 2 replays.
-    let r = array_2d(&acc_c, &vars, &lines, 0, 5, 4, &oc).unwrap();
+    let r = array_2d(
+        Array2d {
+            acc: &acc_c,
+            vars: &vars,
+            lines: &lines,
+            var: 0,
+            cols: 5,
+            type_bytes: 4,
+        },
+        &oc,
+    )
+    .unwrap();
     check_page(&bin, &r, 8);
 
     // The sharing page: one line, two threads.
@@ -377,9 +413,32 @@ fn write_sample_pages() {
         .collect();
     let acc = acc_df(&fill(BASE, &order));
     let vars = vars_df(&[("arr", BASE, 80)]);
-    let r = array_2d(&acc, &vars, &lines_df(), 0, 5, 4, &o).unwrap();
+    let r = array_2d(
+        Array2d {
+            acc: &acc,
+            vars: &vars,
+            lines: &lines_df(),
+            var: 0,
+            cols: 5,
+            type_bytes: 4,
+        },
+        &o,
+    )
+    .unwrap();
     println!("{}", r.html.display());
-    let r = array_3d(&acc, &vars, &lines_df(), 0, 2, 5, 4, &o).unwrap();
+    let r = array_3d(
+        Array3d {
+            acc: &acc,
+            vars: &vars,
+            lines: &lines_df(),
+            var: 0,
+            cols: 2,
+            depth: 5,
+            type_bytes: 4,
+        },
+        &o,
+    )
+    .unwrap();
     println!("{}", r.html.display());
     let r = complete_memory_access_pattern(&acc, &vars, &lines_df(), &o).unwrap();
     println!("{}", r.html.display());
@@ -391,7 +450,18 @@ fn write_sample_pages() {
         .collect();
     let acc = acc_df(&fill(BASE, &order));
     let vars = vars_df(&[("big", BASE, 40_000)]);
-    let r = array_2d(&acc, &vars, &lines_df(), 0, 100, 4, &o).unwrap();
+    let r = array_2d(
+        Array2d {
+            acc: &acc,
+            vars: &vars,
+            lines: &lines_df(),
+            var: 0,
+            cols: 100,
+            type_bytes: 4,
+        },
+        &o,
+    )
+    .unwrap();
     println!("{} {:?}", r.html.display(), r.aggregated);
     let r = complete_memory_access_pattern(&acc, &vars, &lines_df(), &o).unwrap();
     println!("{} {:?}", r.html.display(), r.aggregated);

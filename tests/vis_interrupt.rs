@@ -6,7 +6,9 @@ mod vis_common;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use mapvis::vis::{array_2d, complete_memory_access_pattern, set_interrupt_check, VisError};
+use mapvis::vis::{
+    array_2d, complete_memory_access_pattern, set_interrupt_check, Array2d, VisError,
+};
 use vis_common::*;
 
 static PRESSED: AtomicBool = AtomicBool::new(false);
@@ -20,7 +22,18 @@ fn an_interrupt_stops_the_figure_and_writes_nothing() {
     let acc = acc_df(&fill(0x10000, &order));
     let vars = vars_df(&[("big", 0x10000, 40_000)]);
     PRESSED.store(true, Ordering::SeqCst);
-    let e = array_2d(&acc, &vars, &lines_df(), 0, 100, 4, &o).unwrap_err();
+    let e = array_2d(
+        Array2d {
+            acc: &acc,
+            vars: &vars,
+            lines: &lines_df(),
+            var: 0,
+            cols: 100,
+            type_bytes: 4,
+        },
+        &o,
+    )
+    .unwrap_err();
     assert!(matches!(e, VisError::Interrupted), "{e}");
     assert!(e.to_string().contains("Ctrl-C"));
     let e = complete_memory_access_pattern(&acc, &vars, &lines_df(), &o).unwrap_err();
@@ -30,5 +43,16 @@ fn an_interrupt_stops_the_figure_and_writes_nothing() {
         .join("2d_memory_access_pattern_big.html")
         .exists());
     PRESSED.store(false, Ordering::SeqCst);
-    assert!(array_2d(&acc, &vars, &lines_df(), 0, 100, 4, &o).is_ok());
+    assert!(array_2d(
+        Array2d {
+            acc: &acc,
+            vars: &vars,
+            lines: &lines_df(),
+            var: 0,
+            cols: 100,
+            type_bytes: 4
+        },
+        &o
+    )
+    .is_ok());
 }

@@ -653,9 +653,30 @@ fn array_pattern(st: &mut Session, args: &[String], ndim: usize) -> CmdResult<Va
         super::text::terminal_safe(&name)
     );
     let r = if ndim == 2 {
-        vis::array_2d(&acc, &a.variables, &a.lines, var, cols, tb, &opts)
+        vis::array_2d(
+            vis::Array2d {
+                acc: &acc,
+                vars: &a.variables,
+                lines: &a.lines,
+                var,
+                cols,
+                type_bytes: tb,
+            },
+            &opts,
+        )
     } else {
-        vis::array_3d(&acc, &a.variables, &a.lines, var, cols, depth, tb, &opts)
+        vis::array_3d(
+            vis::Array3d {
+                acc: &acc,
+                vars: &a.variables,
+                lines: &a.lines,
+                var,
+                cols,
+                depth,
+                type_bytes: tb,
+            },
+            &opts,
+        )
     }
     .map_err(|e| e.to_string())?;
     Ok(report_figure(st, &r))
@@ -681,8 +702,18 @@ fn struct_pattern(
     let cols: Vec<(u64, String)> = fields.into_iter().map(|f| (f.offset, f.name)).collect();
     let acc = filter::accesses_of(a, var).map_err(|e| e.to_string())?;
     let acc = super::cmd_locality::annotate(st, a, acc, &mut opts)?;
-    let r = vis::array_fields(&acc, &a.variables, &a.lines, var, elem, &cols, &opts)
-        .map_err(|e| e.to_string())?;
+    let r = vis::array_fields(
+        vis::ArrayFields {
+            acc: &acc,
+            vars: &a.variables,
+            lines: &a.lines,
+            var,
+            elem_bytes: elem,
+            fields: &cols,
+        },
+        &opts,
+    )
+    .map_err(|e| e.to_string())?;
     Ok(report_figure(st, &r))
 }
 

@@ -3,7 +3,7 @@
 use std::io::{self, Write};
 use std::path::Path;
 
-use super::format::Event;
+use super::format::{AllocEvent, Event, Header, RegionStart};
 use super::reader::{EndState, TraceError, TraceReader};
 
 /// Errors while dumping.
@@ -27,19 +27,9 @@ fn stack(s: &[u64]) -> String {
 /// memory use does not depend on the trace size.
 pub fn dump(path: &Path, limit: Option<u64>, out: &mut dyn Write) -> Result<(), DumpError> {
     let mut r = TraceReader::open(path)?;
-    let h = r.header().clone();
-    writeln!(
-        out,
-        "header: version {}, pid {}, valgrind {}, stack depth {}, heap only {}{}, command: {}",
-        h.version,
-        h.pid,
-        h.valgrind_version,
-        h.stack_depth,
-        h.heap_only,
-        if h.sync_events { ", sync events" } else { "" },
-        h.command.join(" ")
-    )?;
+    write_header(out, r.header())?;
     let mut n = 0u64;
+    // Access order of the next access (the `t=` of access lines).
     let mut time = 0u64;
     while let Some(ev) = r.next_event()? {
         if limit.is_some_and(|l| n >= l) {
@@ -47,96 +37,9 @@ pub fn dump(path: &Path, limit: Option<u64>, out: &mut dyn Write) -> Result<(), 
             return Ok(());
         }
         n += 1;
-        match ev {
-            Event::Access(a) => {
-                writeln!(
-                    out,
-                    "t={time} {} {} {:#x} tid {} ip {:#x} sp {:#x} fp {:#x} region {}",
-                    a.op.code() as char,
-                    a.size,
-                    a.addr,
-                    a.tid,
-                    a.ip,
-                    a.sp,
-                    a.fp,
-                    a.region
-                )?;
-                time += 1;
-            }
-            Event::Alloc(a) => writeln!(
-                out,
-                "ALLOC {}{} tid {} {:#x} size {}{} stack {} at t={}",
-                a.kind.name(),
-                if a.inherited {
-                    " (inherited at fork)"
-                } else {
-                    ""
-                },
-                a.tid,
-                a.addr,
-                a.size,
-                a.old_addr
-                    .map(|o| format!(" (moved from {o:#x})"))
-                    .unwrap_or_default(),
-                stack(&a.stack),
-                a.time
-            )?,
-            Event::Free(f) => writeln!(
-                out,
-                "FREE {:?} tid {} {:#x} stack {} at t={}",
-                f.kind,
-                f.tid,
-                f.addr,
-                stack(&f.stack),
-                f.time
-            )?,
-            Event::Map(m) => writeln!(
-                out,
-                "MAP {:#x} +{:#x} off {:#x} {}{}{} {}",
-                m.start,
-                m.len,
-                m.offset,
-                if m.perms.0 { 'r' } else { '-' },
-                if m.perms.1 { 'w' } else { '-' },
-                if m.perms.2 { 'x' } else { '-' },
-                m.path
-            )?,
-            Event::Unmap { start, len } => writeln!(out, "UNMAP {start:#x} +{len:#x}")?,
-            Event::ThreadCreate { parent, child } => {
-                writeln!(out, "THREAD_CREATE {parent} -> {child}")?
-            }
-            Event::ThreadExit { tid } => writeln!(out, "THREAD_EXIT {tid}")?,
-            Event::Sync(s) => writeln!(
-                out,
-                "SYNC {:?} tid {} icount {} object {:#x} at t={}",
-                s.kind, s.tid, s.icount, s.obj, s.time
-            )?,
-            Event::InstrCount { tid, icount } => writeln!(out, "ICOUNT tid {tid} {icount}")?,
-            Event::RegionStart(s) => writeln!(
-                out,
-                "REGION_START {} tid {} arg block {:#x} at t={} frames {}",
-                s.id,
-                s.tid,
-                s.arg_block,
-                s.time,
-                s.frames
-                    .iter()
-                    .map(|(ip, sp, fp)| format!("{ip:#x}@{sp:#x}/{fp:#x}"))
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            )?,
-            Event::RegionStop(s) => writeln!(
-                out,
-                "REGION_STOP {} tid {} arg block {:#x} at t={}",
-                s.id, s.tid, s.arg_block, s.time
-            )?,
-            Event::Warning { kind, text } => writeln!(out, "WARNING {kind:?}: {text}")?,
-            Event::Exit(s) => writeln!(out, "EXIT {s:?}")?,
-            Event::Footer(f) => writeln!(
-                out,
-                "FOOTER accesses {} regions {} allocs {} frees {} sites {} exit {}",
-                f.accesses, f.regions, f.allocs, f.frees, f.sites, f.exit_code
-            )?,
+        write_event(out, &ev, time)?;
+        if matches!(ev, Event::Access(_)) {
+            time += 1;
         }
     }
     match r.end_state() {
@@ -149,4 +52,122 @@ pub fn dump(path: &Path, limit: Option<u64>, out: &mut dyn Write) -> Result<(), 
         EndState::Reading => {}
     }
     Ok(())
+}
+
+/// The first line: the header's fields and the traced command.
+fn write_header(out: &mut dyn Write, h: &Header) -> io::Result<()> {
+    writeln!(
+        out,
+        "header: version {}, pid {}, valgrind {}, stack depth {}, heap only {}{}, command: {}",
+        h.version,
+        h.pid,
+        h.valgrind_version,
+        h.stack_depth,
+        h.heap_only,
+        if h.sync_events { ", sync events" } else { "" },
+        h.command.join(" ")
+    )
+}
+
+/// One line for event `ev`; `time` is the access order of an access.
+fn write_event(out: &mut dyn Write, ev: &Event, time: u64) -> io::Result<()> {
+    match ev {
+        Event::Access(a) => writeln!(
+            out,
+            "t={time} {} {} {:#x} tid {} ip {:#x} sp {:#x} fp {:#x} region {}",
+            a.op.code() as char,
+            a.size,
+            a.addr,
+            a.tid,
+            a.ip,
+            a.sp,
+            a.fp,
+            a.region
+        ),
+        Event::Alloc(a) => write_alloc(out, a),
+        Event::Free(f) => writeln!(
+            out,
+            "FREE {:?} tid {} {:#x} stack {} at t={}",
+            f.kind,
+            f.tid,
+            f.addr,
+            stack(&f.stack),
+            f.time
+        ),
+        Event::Map(m) => writeln!(
+            out,
+            "MAP {:#x} +{:#x} off {:#x} {}{}{} {}",
+            m.start,
+            m.len,
+            m.offset,
+            if m.perms.0 { 'r' } else { '-' },
+            if m.perms.1 { 'w' } else { '-' },
+            if m.perms.2 { 'x' } else { '-' },
+            m.path
+        ),
+        Event::Unmap { start, len } => writeln!(out, "UNMAP {start:#x} +{len:#x}"),
+        Event::ThreadCreate { parent, child } => {
+            writeln!(out, "THREAD_CREATE {parent} -> {child}")
+        }
+        Event::ThreadExit { tid } => writeln!(out, "THREAD_EXIT {tid}"),
+        Event::Sync(s) => writeln!(
+            out,
+            "SYNC {:?} tid {} icount {} object {:#x} at t={}",
+            s.kind, s.tid, s.icount, s.obj, s.time
+        ),
+        Event::InstrCount { tid, icount } => writeln!(out, "ICOUNT tid {tid} {icount}"),
+        Event::RegionStart(s) => write_region_start(out, s),
+        Event::RegionStop(s) => writeln!(
+            out,
+            "REGION_STOP {} tid {} arg block {:#x} at t={}",
+            s.id, s.tid, s.arg_block, s.time
+        ),
+        Event::Warning { kind, text } => writeln!(out, "WARNING {kind:?}: {text}"),
+        Event::Exit(s) => writeln!(out, "EXIT {s:?}"),
+        Event::Footer(f) => writeln!(
+            out,
+            "FOOTER accesses {} regions {} allocs {} frees {} sites {} exit {}",
+            f.accesses, f.regions, f.allocs, f.frees, f.sites, f.exit_code
+        ),
+    }
+}
+
+/// An allocation: its kind, whether a forked child inherited it, where a
+/// realloc moved it from, and the allocating stack.
+fn write_alloc(out: &mut dyn Write, a: &AllocEvent) -> io::Result<()> {
+    writeln!(
+        out,
+        "ALLOC {}{} tid {} {:#x} size {}{} stack {} at t={}",
+        a.kind.name(),
+        if a.inherited {
+            " (inherited at fork)"
+        } else {
+            ""
+        },
+        a.tid,
+        a.addr,
+        a.size,
+        a.old_addr
+            .map(|o| format!(" (moved from {o:#x})"))
+            .unwrap_or_default(),
+        stack(&a.stack),
+        a.time
+    )
+}
+
+/// A region start with the frames (ip@sp/fp) at the start pin.
+fn write_region_start(out: &mut dyn Write, s: &RegionStart) -> io::Result<()> {
+    writeln!(
+        out,
+        "REGION_START {} tid {} arg block {:#x} at t={} frames {}",
+        s.id,
+        s.tid,
+        s.arg_block,
+        s.time,
+        s.frames
+            .iter()
+            .map(|(ip, sp, fp)| format!("{ip:#x}@{sp:#x}/{fp:#x}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    )
 }

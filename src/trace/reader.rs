@@ -611,20 +611,7 @@ impl<R: Read> TraceReader<R> {
             }
             REC_ALLOC => self.alloc_record(time)?,
             REC_FREE => self.free_record(time)?,
-            REC_MAP => {
-                let start = self.uv()?;
-                let len = self.uv()?;
-                let offset = self.uv()?;
-                let p = self.u8()?;
-                let path = self.string()?;
-                Event::Map(Mapping {
-                    start,
-                    len,
-                    offset,
-                    perms: (p & 4 != 0, p & 2 != 0, p & 1 != 0),
-                    path,
-                })
-            }
+            REC_MAP => self.map_record()?,
             REC_UNMAP => Event::Unmap {
                 start: self.uv()?,
                 len: self.uv()?,
@@ -636,85 +623,21 @@ impl<R: Read> TraceReader<R> {
             REC_THREAD_EXIT => Event::ThreadExit {
                 tid: self.u32v("thread id")?,
             },
-            REC_SYNC => {
-                let kind = SyncKind::from_byte(self.u8()?)
-                    .ok_or_else(|| Need::Bad("a sync record has an unknown kind".into()))?;
-                Event::Sync(SyncEvent {
-                    kind,
-                    tid: self.u32v("thread id")?,
-                    icount: self.uv()?,
-                    obj: self.uv()?,
-                    time,
-                })
-            }
+            REC_SYNC => self.sync_record(time)?,
             REC_ICOUNT => Event::InstrCount {
                 tid: self.u32v("thread id")?,
                 icount: self.uv()?,
             },
-            REC_REGION_START => {
-                let id = self.u32v("region id")?;
-                let tid = self.u32v("thread id")?;
-                let arg_block = self.uv()?;
-                let n = self.uv()? as usize;
-                if n > 256 {
-                    return Err(Need::Bad(format!("a region start claims {n} frames")));
-                }
-                let mut frames = Vec::with_capacity(n);
-                for _ in 0..n {
-                    frames.push((self.uv()?, self.uv()?, self.uv()?));
-                }
-                self.region = id;
-                Event::RegionStart(RegionStart {
-                    id,
-                    tid,
-                    arg_block,
-                    frames,
-                    time,
-                })
-            }
+            REC_REGION_START => self.region_start_record(time)?,
             REC_REGION_STOP => Event::RegionStop(RegionStop {
                 id: self.u32v("region id")?,
                 tid: self.u32v("thread id")?,
                 arg_block: self.uv()?,
                 time,
             }),
-            REC_WARNING => {
-                let code = self.uv()?;
-                let text = self.string()?;
-                use super::format::wire::*;
-                let kind = match code {
-                    W_NESTED_START => WarningKind::NestedStart,
-                    W_STOP_NO_START => WarningKind::StopWithoutStart,
-                    W_OPEN_AT_EXIT => WarningKind::OpenAtExit,
-                    W_BAD_FREE => WarningKind::BadFree,
-                    W_FORKED => WarningKind::Forked,
-                    c => WarningKind::Other(c),
-                };
-                Event::Warning { kind, text }
-            }
-            REC_EXIT => {
-                let kind = self.u8()?;
-                let code = self.sv()?;
-                let code = i32::try_from(code)
-                    .map_err(|_| Need::Bad(format!("exit code {code} is out of range")))?;
-                Event::Exit(match kind {
-                    0 => ExitStatus::Code(code),
-                    1 => ExitStatus::Signal(code),
-                    k => return Err(Need::Bad(format!("an exit record has unknown kind {k}"))),
-                })
-            }
-            REC_FOOTER => {
-                let footer = Footer {
-                    accesses: self.uv()?,
-                    regions: self.uv()?,
-                    allocs: self.uv()?,
-                    frees: self.uv()?,
-                    sites: self.uv()?,
-                    exit_code: self.sv()?,
-                };
-                self.footer = Some(footer.clone());
-                Event::Footer(footer)
-            }
+            REC_WARNING => self.warning_record()?,
+            REC_EXIT => self.exit_record()?,
+            REC_FOOTER => self.footer_record()?,
             other => return Err(Need::Bad(format!("unknown record type {other}"))),
         }))
     }
@@ -827,6 +750,103 @@ impl<R: Read> TraceReader<R> {
             stack,
             time,
         }))
+    }
+
+    /// A MAP record: a file mapped into the program's address space.
+    fn map_record(&mut self) -> Dec<Event> {
+        let start = self.uv()?;
+        let len = self.uv()?;
+        let offset = self.uv()?;
+        let p = self.u8()?;
+        let path = self.string()?;
+        Ok(Event::Map(Mapping {
+            start,
+            len,
+            offset,
+            perms: (p & 4 != 0, p & 2 != 0, p & 1 != 0),
+            path,
+        }))
+    }
+
+    /// A SYNC record: a lock, barrier or thread event at access time `time`.
+    fn sync_record(&mut self, time: u64) -> Dec<Event> {
+        let kind = SyncKind::from_byte(self.u8()?)
+            .ok_or_else(|| Need::Bad("a sync record has an unknown kind".into()))?;
+        Ok(Event::Sync(SyncEvent {
+            kind,
+            tid: self.u32v("thread id")?,
+            icount: self.uv()?,
+            obj: self.uv()?,
+            time,
+        }))
+    }
+
+    /// A REGION_START record with the stack frames at the start pin (at
+    /// most 256); the accesses that follow belong to its region.
+    fn region_start_record(&mut self, time: u64) -> Dec<Event> {
+        let id = self.u32v("region id")?;
+        let tid = self.u32v("thread id")?;
+        let arg_block = self.uv()?;
+        let n = self.uv()? as usize;
+        if n > 256 {
+            return Err(Need::Bad(format!("a region start claims {n} frames")));
+        }
+        let mut frames = Vec::with_capacity(n);
+        for _ in 0..n {
+            frames.push((self.uv()?, self.uv()?, self.uv()?));
+        }
+        self.region = id;
+        Ok(Event::RegionStart(RegionStart {
+            id,
+            tid,
+            arg_block,
+            frames,
+            time,
+        }))
+    }
+
+    /// A WARNING record of the tool; unknown codes are kept as
+    /// [`WarningKind::Other`].
+    fn warning_record(&mut self) -> Dec<Event> {
+        use super::format::wire::*;
+        let code = self.uv()?;
+        let text = self.string()?;
+        let kind = match code {
+            W_NESTED_START => WarningKind::NestedStart,
+            W_STOP_NO_START => WarningKind::StopWithoutStart,
+            W_OPEN_AT_EXIT => WarningKind::OpenAtExit,
+            W_BAD_FREE => WarningKind::BadFree,
+            W_FORKED => WarningKind::Forked,
+            c => WarningKind::Other(c),
+        };
+        Ok(Event::Warning { kind, text })
+    }
+
+    /// An EXIT record: the program's exit code or ending signal.
+    fn exit_record(&mut self) -> Dec<Event> {
+        let kind = self.u8()?;
+        let code = self.sv()?;
+        let code = i32::try_from(code)
+            .map_err(|_| Need::Bad(format!("exit code {code} is out of range")))?;
+        Ok(Event::Exit(match kind {
+            0 => ExitStatus::Code(code),
+            1 => ExitStatus::Signal(code),
+            k => return Err(Need::Bad(format!("an exit record has unknown kind {k}"))),
+        }))
+    }
+
+    /// The FOOTER record, kept for [`Self::footer`].
+    fn footer_record(&mut self) -> Dec<Event> {
+        let footer = Footer {
+            accesses: self.uv()?,
+            regions: self.uv()?,
+            allocs: self.uv()?,
+            frees: self.uv()?,
+            sites: self.uv()?,
+            exit_code: self.sv()?,
+        };
+        self.footer = Some(footer.clone());
+        Ok(Event::Footer(footer))
     }
 }
 

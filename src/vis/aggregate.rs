@@ -98,29 +98,39 @@ pub(crate) type KeyFn<'a> = dyn Fn(usize, u64, u64) -> u64 + 'a;
 /// constant to bin by space only), from its access row.
 pub(crate) type DimFn<'a> = dyn Fn(usize) -> u64 + 'a;
 
-/// Aggregates the items of `source` into at most `budget` groups.
+/// What [`aggregate`] groups: the items, their keys and the second binned
+/// dimension.
+#[derive(Clone, Copy)]
+pub(crate) struct Binning<'a> {
+    /// The access table: time, operation and occurrence of an item's row.
+    pub(crate) acc: &'a Accesses,
+    /// Visits the items.
+    pub(crate) source: &'a Source<'a>,
+    /// Space key of an item at a resolution.
+    pub(crate) key: &'a KeyFn<'a>,
+    /// The second binned dimension: time for address-over-time views,
+    /// occurrence when the view's axis is the occurrence, so that groups
+    /// never hide each other.
+    pub(crate) dim: &'a DimFn<'a>,
+    /// The span `lo..=hi` of `dim` over the items.
+    pub(crate) span: (u64, u64),
+    /// Most groups the result may hold.
+    pub(crate) budget: usize,
+}
+
+/// Aggregates the items of `b.source` into at most `b.budget` groups.
 ///
-/// `dim` gives the second binned dimension (time for address-over-time
-/// views, occurrence when the view's axis is the occurrence, so that groups
-/// never hide each other); `t_lo..=t_hi` is its span over the items. Cost: O(items) hash lookups
-/// for each of the last one or two passes, plus about `budget` per abandoned
-/// finer pass; memory O(budget).
-pub(crate) fn aggregate(
-    acc: &Accesses,
-    source: &Source<'_>,
-    key: &KeyFn<'_>,
-    dim: &DimFn<'_>,
-    t_lo: u64,
-    t_hi: u64,
-    budget: usize,
-) -> Binned {
+/// Cost: O(items) hash lookups for each of the last one or two passes,
+/// plus about `budget` per abandoned finer pass; memory O(budget).
+pub(crate) fn aggregate(b: &Binning) -> Binned {
+    let (t_lo, t_hi) = b.span;
     let span = t_hi.saturating_sub(t_lo).saturating_add(1);
     // Start fine in every dimension: a short span (few occurrences) must not
     // cap the space resolution.
     let mut res: u64 = 1 << 26;
     loop {
         let time_width = span.div_ceil(res).max(1);
-        if let Some(groups) = pass(acc, source, key, dim, t_lo, time_width, res, budget) {
+        if let Some(groups) = pass(b, time_width, res, b.budget) {
             return Binned {
                 groups,
                 res,
@@ -130,7 +140,7 @@ pub(crate) fn aggregate(
         if res == 1 {
             // Unreachable for a sane key function (one bin holds everything);
             // fall back to the coarsest pass without the budget check.
-            let groups = pass(acc, source, key, dim, t_lo, span, 1, usize::MAX).unwrap_or_default();
+            let groups = pass(b, span, 1, usize::MAX).unwrap_or_default();
             return Binned {
                 groups,
                 res,
@@ -141,17 +151,10 @@ pub(crate) fn aggregate(
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn pass(
-    acc: &Accesses,
-    source: &Source<'_>,
-    key: &KeyFn<'_>,
-    dim: &DimFn<'_>,
-    t_lo: u64,
-    time_width: u64,
-    res: u64,
-    budget: usize,
-) -> Option<Vec<Group>> {
+/// One pass at resolution `res` with time bins `time_width` wide: the
+/// groups, or `None` as soon as there are more than `budget`.
+fn pass(b: &Binning, time_width: u64, res: u64, budget: usize) -> Option<Vec<Group>> {
+    let (acc, source, key, dim, t_lo) = (b.acc, b.source, b.key, b.dim, b.span.0);
     let time = acc.time();
     let op = acc.op();
     let occ = acc.occ();

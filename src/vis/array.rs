@@ -15,7 +15,7 @@ use plotly::layout::{Axis, AxisRange, LayoutScene};
 use plotly::{Layout, Plot, Scatter3D};
 use polars::prelude::DataFrame;
 
-use super::aggregate::{aggregate, Group, Source};
+use super::aggregate::{aggregate, Binned, Binning, Group, Source};
 use super::classes::Annot;
 
 /// Bits of an aggregation key below the colour class.
@@ -25,7 +25,8 @@ use super::csv::CsvOut;
 use super::error::VisError;
 use super::html::{sanitize_name, write_page, PageFigure, PageMeta};
 use super::input::{op_index, op_name, Accesses, Lines, VarInfo, Variables, OP_NAMES};
-use super::traces::{count_sizes, time_marker, CdCol, CustomData, Ext, OneOrMany};
+use super::traces::{count_sizes, customdata_fields, time_marker, CdCol, CdField, CustomData};
+use super::traces::{Ext, OneOrMany};
 use super::{FigureOptions, FigureReport};
 
 impl Shape {
@@ -70,18 +71,28 @@ impl Shape {
 /// Bad options, `cols` or `type_bytes` of 0, an unknown `var`, a block of
 /// size 0, no access to draw, tables not following the schema, or a file that
 /// cannot be written.
-#[allow(clippy::too_many_arguments)]
-pub fn array_2d(
-    acc: &DataFrame,
-    vars: &DataFrame,
-    lines: &DataFrame,
-    var: u32,
-    cols: u64,
-    type_bytes: u64,
-    o: &FigureOptions,
-) -> Result<FigureReport, VisError> {
-    let tables = (acc, vars, lines);
-    draw_array(Request::grid(tables, var, &[cols], type_bytes), o)
+pub fn array_2d(a: Array2d, o: &FigureOptions) -> Result<FigureReport, VisError> {
+    let tables = (a.acc, a.vars, a.lines);
+    draw_array(Request::grid(tables, a.var, &[a.cols], a.type_bytes), o)
+}
+
+/// What [`array_2d`] draws: variable `var` as a `rows x cols` matrix of
+/// `type_bytes`-byte elements.
+#[derive(Clone, Copy, Debug)]
+pub struct Array2d<'a> {
+    /// The access table ([`crate::filter::schema::access`]); only the rows
+    /// of `var` are drawn.
+    pub acc: &'a DataFrame,
+    /// The variable table ([`crate::filter::schema::variable`]).
+    pub vars: &'a DataFrame,
+    /// The source line table ([`crate::filter::schema::line`]).
+    pub lines: &'a DataFrame,
+    /// The variable drawn: its id in the `var` columns.
+    pub var: u32,
+    /// Columns of the matrix, at least 1.
+    pub cols: u64,
+    /// Bytes of one element, at least 1.
+    pub type_bytes: u64,
 }
 
 /// Draws variable `var` as a `planes x cols x depth` array of
@@ -98,19 +109,31 @@ pub fn array_2d(
 ///
 /// # Errors
 /// As [`array_2d`], and `depth` of 0.
-#[allow(clippy::too_many_arguments)]
-pub fn array_3d(
-    acc: &DataFrame,
-    vars: &DataFrame,
-    lines: &DataFrame,
-    var: u32,
-    cols: u64,
-    depth: u64,
-    type_bytes: u64,
-    o: &FigureOptions,
-) -> Result<FigureReport, VisError> {
-    let tables = (acc, vars, lines);
-    draw_array(Request::grid(tables, var, &[cols, depth], type_bytes), o)
+pub fn array_3d(a: Array3d, o: &FigureOptions) -> Result<FigureReport, VisError> {
+    let tables = (a.acc, a.vars, a.lines);
+    let inner = [a.cols, a.depth];
+    draw_array(Request::grid(tables, a.var, &inner, a.type_bytes), o)
+}
+
+/// What [`array_3d`] draws: variable `var` as a `planes x cols x depth`
+/// array of `type_bytes`-byte elements.
+#[derive(Clone, Copy, Debug)]
+pub struct Array3d<'a> {
+    /// The access table ([`crate::filter::schema::access`]); only the rows
+    /// of `var` are drawn.
+    pub acc: &'a DataFrame,
+    /// The variable table ([`crate::filter::schema::variable`]).
+    pub vars: &'a DataFrame,
+    /// The source line table ([`crate::filter::schema::line`]).
+    pub lines: &'a DataFrame,
+    /// The variable drawn: its id in the `var` columns.
+    pub var: u32,
+    /// Columns of a plane, at least 1.
+    pub cols: u64,
+    /// Elements along the contiguous dimension k, at least 1.
+    pub depth: u64,
+    /// Bytes of one element, at least 1.
+    pub type_bytes: u64,
 }
 
 /// Draws variable `var`, an array of structures of `elem_bytes`-byte
@@ -126,16 +149,15 @@ pub fn array_3d(
 ///
 /// # Errors
 /// As [`array_2d`], and no field.
-#[allow(clippy::too_many_arguments)]
-pub fn array_fields(
-    acc: &DataFrame,
-    vars: &DataFrame,
-    lines: &DataFrame,
-    var: u32,
-    elem_bytes: u64,
-    fields: &[(u64, String)],
-    o: &FigureOptions,
-) -> Result<FigureReport, VisError> {
+pub fn array_fields(a: ArrayFields, o: &FigureOptions) -> Result<FigureReport, VisError> {
+    let ArrayFields {
+        acc,
+        vars,
+        lines,
+        var,
+        elem_bytes,
+        fields,
+    } = a;
     if fields.is_empty() || fields.windows(2).any(|w| w[0].0 >= w[1].0) {
         return Err(VisError::BadOption(
             "An array of structures needs at least one field, with offsets in ascending order."
@@ -153,6 +175,26 @@ pub fn array_fields(
         fields,
     };
     draw_array(r, o)
+}
+
+/// What [`array_fields`] draws: variable `var`, an array of structures of
+/// `elem_bytes`-byte elements, one column per field.
+#[derive(Clone, Copy, Debug)]
+pub struct ArrayFields<'a> {
+    /// The access table ([`crate::filter::schema::access`]); only the rows
+    /// of `var` are drawn.
+    pub acc: &'a DataFrame,
+    /// The variable table ([`crate::filter::schema::variable`]).
+    pub vars: &'a DataFrame,
+    /// The source line table ([`crate::filter::schema::line`]).
+    pub lines: &'a DataFrame,
+    /// The variable drawn: its id in the `var` columns.
+    pub var: u32,
+    /// Bytes of one structure.
+    pub elem_bytes: u64,
+    /// Byte offset of each field within a structure, ascending, and its
+    /// name (`x`, `pos.y`).
+    pub fields: &'a [(u64, String)],
 }
 
 /// The hand-off from the figure commands to the drawing: the tables, the
@@ -609,20 +651,52 @@ fn scatter_figure(d: &Drawn, report: &mut FigureReport) -> PageFigure {
     }
 }
 
-/// Hover of one exact element access; customdata is `[time, operation,
-/// thread, occurrence, source, address, pattern, i, j, (k)]`.
-/// For an array of structures, `customdata[8]` is the field's name.
+customdata_fields! {
+    /// The customdata of one exact element access, in row order.
+    TouchField {
+        /// Access order.
+        Time,
+        /// Load, store or modify.
+        Operation,
+        Thread,
+        /// Occurrence of the address.
+        Occurrence,
+        /// Source line.
+        Source,
+        /// The element's address.
+        Address,
+        /// Pattern label of the (variable, line) pair.
+        Pattern,
+        /// Row i (plane i in 3D).
+        Row,
+        /// Column j, or the field's name for an array of structures.
+        Col,
+        /// Depth k; 3D arrays only.
+        Depth,
+    }
+}
+
+/// Hover of one exact element access of variable `name`.
 fn exact_hover(name: &str, is3: bool, fields: bool) -> String {
+    use TouchField::*;
+    let (i, j, k) = (Row.at(), Col.at(), Depth.at());
+    let index = if is3 {
+        format!("[{i}][{j}][{k}]")
+    } else if fields {
+        format!("[{i}].{j}")
+    } else {
+        format!("[{i}][{j}]")
+    };
     format!(
-        "order (time) %{{customdata[0]}}<br>address 0x%{{customdata[5]:x}}<br>{}{}<br>operation %{{customdata[1]}}<br>thread %{{customdata[2]}}<br>occurrence %{{customdata[3]}}<br>source %{{customdata[4]}}<br>pattern %{{customdata[6]}}",
-        super::html::escape_html(name),
-        if is3 {
-            "[%{customdata[7]}][%{customdata[8]}][%{customdata[9]}]"
-        } else if fields {
-            "[%{customdata[7]}].%{customdata[8]}"
-        } else {
-            "[%{customdata[7]}][%{customdata[8]}]"
-        },
+        "order (time) {time}<br>address 0x{addr}<br>{name}{index}<br>operation {op}<br>thread {tid}<br>occurrence {occ}<br>source {src}<br>pattern {pat}",
+        time = Time.at(),
+        addr = Address.hex(),
+        name = super::html::escape_html(name),
+        op = Operation.at(),
+        tid = Thread.at(),
+        occ = Occurrence.at(),
+        src = Source.at(),
+        pat = Pattern.at(),
     )
 }
 
@@ -642,6 +716,7 @@ fn exact_scatter(d: &Drawn) -> Plot {
         by_class[d.ann.class(a, k) as usize].push((k, e));
         true
     });
+    let hover = exact_hover(&d.shape.name, is3, !d.shape.fields.is_empty());
     let mut p = Plot::new();
     for (c, pts) in by_class.iter().enumerate() {
         if pts.is_empty() {
@@ -660,39 +735,10 @@ fn exact_scatter(d: &Drawn) -> Plot {
         )
         .mode(Mode::Markers)
         .hover_template(super::complete::hover_with_class(
-            &exact_hover(&d.shape.name, is3, !d.shape.fields.is_empty()),
+            &hover,
             class_name(d.ann, c),
         ));
-        let u =
-            |f: &dyn Fn(usize, u64) -> u64| CdCol::U64(pts.iter().map(|&(k, e)| f(k, e)).collect());
-        let mut cols = vec![
-            u(&|k, _| a.time()[k] as u64),
-            CdCol::Static(
-                pts.iter()
-                    .map(|&(k, _)| op_index(a.op()[k]) as u8)
-                    .collect(),
-                &OP_NAMES,
-            ),
-            u(&|k, _| a.tid()[k] as u64),
-            u(&|k, _| a.occ()[k] as u64),
-            CdCol::Str(
-                pts.iter().map(|&(k, _)| a.line()[k]).collect(),
-                d.sources.clone(),
-            ),
-            u(&|_, e| d.shape.addr_of(e)),
-            CdCol::Str(
-                pts.iter()
-                    .map(|&(k, _)| d.ann.patterns.id(a.var()[k], a.line()[k]))
-                    .collect(),
-                d.ann.patterns.names.clone(),
-            ),
-            CdCol::U64(ijk.iter().map(|p| p.0).collect()),
-            column_data(d.shape, ijk.iter().map(|p| p.1).collect()),
-        ];
-        if is3 {
-            cols.push(CdCol::U64(ijk.iter().map(|p| p.2).collect()));
-        }
-        let cd = CustomData { cols };
+        let cd = touch_custom(d, pts, &ijk);
         p.add_trace(match &d.ann.classes {
             Some(ci) => Ext::new(
                 *t.name(ci.labels[c].as_str()).marker(
@@ -721,6 +767,43 @@ fn exact_scatter(d: &Drawn) -> Plot {
     p
 }
 
+/// The customdata of element touches `pts` (access row, element), whose
+/// indices are `ijk`.
+fn touch_custom(d: &Drawn, pts: &[(usize, u64)], ijk: &[(u64, u64, u64)]) -> CustomData {
+    let a = d.a;
+    let u = |f: &dyn Fn(usize, u64) -> u64| CdCol::U64(pts.iter().map(|&(k, e)| f(k, e)).collect());
+    let last = if d.is3() {
+        TouchField::Depth
+    } else {
+        TouchField::Col
+    };
+    CustomData::through(last, |f| match f {
+        TouchField::Time => u(&|k, _| a.time()[k] as u64),
+        TouchField::Operation => CdCol::Static(
+            pts.iter()
+                .map(|&(k, _)| op_index(a.op()[k]) as u8)
+                .collect(),
+            &OP_NAMES,
+        ),
+        TouchField::Thread => u(&|k, _| a.tid()[k] as u64),
+        TouchField::Occurrence => u(&|k, _| a.occ()[k] as u64),
+        TouchField::Source => CdCol::Str(
+            pts.iter().map(|&(k, _)| a.line()[k]).collect(),
+            d.sources.clone(),
+        ),
+        TouchField::Address => u(&|_, e| d.shape.addr_of(e)),
+        TouchField::Pattern => CdCol::Str(
+            pts.iter()
+                .map(|&(k, _)| d.ann.patterns.id(a.var()[k], a.line()[k]))
+                .collect(),
+            d.ann.patterns.names.clone(),
+        ),
+        TouchField::Row => CdCol::U64(ijk.iter().map(|p| p.0).collect()),
+        TouchField::Col => column_data(d.shape, ijk.iter().map(|p| p.1).collect()),
+        TouchField::Depth => CdCol::U64(ijk.iter().map(|p| p.2).collect()),
+    })
+}
+
 /// The column index of each point as customdata: the field's name for an
 /// array of structures, else the index.
 fn column_data(shape: &Shape, j: Vec<u64>) -> CdCol {
@@ -731,25 +814,90 @@ fn column_data(shape: &Shape, j: Vec<u64>) -> CdCol {
     CdCol::Str(j.into_iter().map(|j| j as u32).collect(), Arc::new(names))
 }
 
-/// Hover of one aggregated group of element accesses; customdata is
-/// `[count, t_min, t_max, e_min, e_max, loads, stores, modifies, occ_min,
-/// occ_max, thread, source, pattern]` (thread, source and pattern of the
-/// group's earliest access).
-const GROUP_HOVER: &str = "<b>%{customdata[0]} element accesses</b><br>order (time) %{customdata[1]} to %{customdata[2]}<br>elements %{customdata[3]} to %{customdata[4]}<br>loads %{customdata[5]}, stores %{customdata[6]}, modifies %{customdata[7]}<br>occurrence %{customdata[8]} to %{customdata[9]}<br>first: thread %{customdata[10]}, source %{customdata[11]}<br>pattern %{customdata[12]}";
+customdata_fields! {
+    /// The customdata of one aggregated group of element accesses, in row
+    /// order; thread, source and pattern are those of the group's earliest
+    /// access.
+    TouchGroupField {
+        /// Element accesses in the group.
+        Count,
+        TimeMin,
+        TimeMax,
+        /// Smallest element index.
+        ElemMin,
+        /// Largest element index.
+        ElemMax,
+        Loads,
+        Stores,
+        Modifies,
+        OccMin,
+        OccMax,
+        Thread,
+        Source,
+        Pattern,
+    }
+}
+
+/// Hover of one aggregated group of element accesses.
+fn group_hover() -> String {
+    use TouchGroupField::*;
+    format!(
+        "<b>{count} element accesses</b><br>order (time) {t0} to {t1}<br>elements {e0} to {e1}<br>loads {ld}, stores {st}, modifies {md}<br>occurrence {o0} to {o1}<br>first: thread {tid}, source {src}<br>pattern {pat}",
+        count = Count.at(),
+        t0 = TimeMin.at(),
+        t1 = TimeMax.at(),
+        e0 = ElemMin.at(),
+        e1 = ElemMax.at(),
+        ld = Loads.at(),
+        st = Stores.at(),
+        md = Modifies.at(),
+        o0 = OccMin.at(),
+        o1 = OccMax.at(),
+        tid = Thread.at(),
+        src = Source.at(),
+        pat = Pattern.at(),
+    )
+}
 
 /// Exact groups of (block of elements, occurrence bin) above the point
-/// budget; returns the plot, the number of groups and a description.
+/// budget, one trace per colour class; returns the plot, the number of
+/// groups and a description.
 fn group_scatter(d: &Drawn) -> (Plot, usize, String) {
+    let binned = bin_touches(d);
+    let blocks: Vec<u64> = d
+        .shape
+        .dims
+        .iter()
+        .map(|x| x.div_ceil(binned.res).max(1))
+        .collect();
+    let desc = group_description(d, &binned, &blocks);
+    // Sizes over all groups, so that one size means one count everywhere.
+    let max = binned.groups.iter().map(|g| g.count).max().unwrap_or(1);
+    let mut p = Plot::new();
+    for c in 0..d.ann.n_classes() {
+        let gs: Vec<&Group> = binned
+            .groups
+            .iter()
+            .filter(|g| (g.space >> CLASS_SHIFT) as usize == c)
+            .collect();
+        if !gs.is_empty() {
+            p.add_trace(group_trace(d, &gs, c, max, &blocks));
+        }
+    }
+    (p, binned.groups.len(), desc)
+}
+
+/// The element touches grouped within the point budget: by block of
+/// elements and colour class, and in 2D by occurrence bin (the scatter's y
+/// axis); in 3D by space only, so that groups at one position never hide
+/// each other.
+fn bin_touches(d: &Drawn) -> Binned {
     let (a, shape, is3) = (d.a, d.shape, d.is3());
     let aocc = a.occ();
-    let dims = shape.dims.clone();
-    // Groups never mix colour classes: each class is its own trace.
     let key = |row: usize, e: u64, res: u64| {
-        ((d.ann.class(a, row) as u64) << CLASS_SHIFT) | block_key(shape, &dims, e, res)
+        ((d.ann.class(a, row) as u64) << CLASS_SHIFT) | block_key(shape, &shape.dims, e, res)
     };
-    // 2D: bins of occurrence (the scatter's y axis); 3D: space only, so
-    // that groups at one position never hide each other.
-    let (o_lo, o_hi) = if is3 {
+    let span = if is3 {
         (0, 0)
     } else {
         d.picked.rows.iter().fold((u64::MAX, 0), |(lo, hi), &k| {
@@ -757,18 +905,41 @@ fn group_scatter(d: &Drawn) -> (Plot, usize, String) {
         })
     };
     let dim = |row: usize| if is3 { 0 } else { aocc[row] as u64 };
-    let binned = aggregate(a, d.each, &key, &dim, o_lo, o_hi, d.o.point_budget);
-    let gs: Vec<&Group> = binned.groups.iter().collect();
-    let blocks: Vec<u64> = dims.iter().map(|x| x.div_ceil(binned.res).max(1)).collect();
-    let desc = format!(
+    aggregate(&Binning {
+        acc: a,
+        source: d.each,
+        key: &key,
+        dim: &dim,
+        span,
+        budget: d.o.point_budget,
+    })
+}
+
+/// The page's note on the aggregation: the block size, the occurrence bin
+/// width (2D) and what colour means.
+fn group_description(d: &Drawn, binned: &Binned, blocks: &[u64]) -> String {
+    let is3 = d.is3();
+    format!(
         "{} element accesses of `{}` exceed the point budget of {}: each point is the exact group of accesses to one block of {} elements{}{}; marker size and hover give the count.",
         d.picked.touches,
-        shape.name,
+        d.shape.name,
         d.o.point_budget,
         blocks.iter().map(|b| b.to_string()).collect::<Vec<_>>().join(" x "),
         if is3 { String::new() } else { format!(" with occurrences in one bin {} wide", binned.time_width) },
         if d.ann.classes.is_some() { ", of one colour class" } else { "; colour is their mean time" }
-    );
+    )
+}
+
+/// The trace of class `c`'s groups `gs`: each at the centre of its block of
+/// `blocks` elements, sized by its count relative to `max`.
+fn group_trace(
+    d: &Drawn,
+    gs: &[&Group],
+    c: usize,
+    max: u64,
+    blocks: &[u64],
+) -> Box<dyn plotly::Trace> {
+    let (shape, is3) = (d.shape, d.is3());
     let centre = |g: &Group| -> (f64, f64, f64) {
         let (i, j, k) = shape.ijk(g.coord_min);
         let c = |v: u64, b: u64| (v / b * b) as f64 + (b as f64 - 1.0) / 2.0;
@@ -778,94 +949,82 @@ fn group_scatter(d: &Drawn) -> (Plot, usize, String) {
             if is3 { c(k, blocks[2]) } else { 0.0 },
         )
     };
-    let all: Vec<&Group> = gs;
-    let max = all.iter().map(|g| g.count).max().unwrap_or(1);
-    let mut p = Plot::new();
-    for c in 0..d.ann.n_classes() {
-        let gs: Vec<&Group> = all
-            .iter()
-            .copied()
-            .filter(|g| (g.space >> CLASS_SHIFT) as usize == c)
-            .collect();
-        if gs.is_empty() {
-            continue;
-        }
-        let pos: Vec<(f64, f64, f64)> = gs.iter().map(|g| centre(g)).collect();
-        // Sizes over all groups, so that one size means one count everywhere.
-        let mut counts: Vec<u64> = gs.iter().map(|g| g.count).collect();
-        counts.push(max);
-        let mut sizes = count_sizes(&counts);
-        sizes.pop();
-        let y: Vec<f64> = if is3 {
-            pos.iter().map(|p| p.2).collect()
-        } else {
-            gs.iter().map(|g| g.occ_min as f64).collect()
-        };
-        let t = Scatter3D::new(
-            pos.iter().map(|p| p.1).collect::<Vec<_>>(),
-            y,
-            pos.iter().map(|p| p.0).collect::<Vec<_>>(),
+    let pos: Vec<(f64, f64, f64)> = gs.iter().map(|g| centre(g)).collect();
+    let mut counts: Vec<u64> = gs.iter().map(|g| g.count).collect();
+    counts.push(max);
+    let mut sizes = count_sizes(&counts);
+    sizes.pop();
+    let y: Vec<f64> = if is3 {
+        pos.iter().map(|p| p.2).collect()
+    } else {
+        gs.iter().map(|g| g.occ_min as f64).collect()
+    };
+    let t = Scatter3D::new(
+        pos.iter().map(|p| p.1).collect::<Vec<_>>(),
+        y,
+        pos.iter().map(|p| p.0).collect::<Vec<_>>(),
+    )
+    .mode(Mode::Markers)
+    .hover_template(super::complete::hover_with_class(
+        &group_hover(),
+        class_name(d.ann, c),
+    ));
+    let cd = touch_group_custom(d, gs);
+    match &d.ann.classes {
+        Some(ci) => Ext::new(
+            *t.name(ci.labels[c].as_str()).marker(
+                Marker::new()
+                    .color(ci.colours[c].clone())
+                    .size_array(sizes.iter().map(|s| s.round() as usize).collect())
+                    .opacity(super::traces::SOLID_OPACITY)
+                    .line(plotly::common::Line::new().width(0.0)),
+            ),
         )
-        .mode(Mode::Markers)
-        .hover_template(super::complete::hover_with_class(
-            GROUP_HOVER,
-            class_name(d.ann, c),
-        ));
-        let u = |f: &dyn Fn(&Group) -> u64| CdCol::U64(gs.iter().map(|g| f(g)).collect());
-        let cd = CustomData {
-            cols: vec![
-                u(&|g| g.count),
-                u(&|g| g.t_min),
-                u(&|g| g.t_max),
-                u(&|g| g.coord_min),
-                u(&|g| g.coord_max),
-                u(&|g| g.ops[0]),
-                u(&|g| g.ops[1]),
-                u(&|g| g.ops[2]),
-                u(&|g| g.occ_min as u64),
-                u(&|g| g.occ_max as u64),
-                u(&|g| a.tid()[g.first_row] as u64),
-                CdCol::Str(
-                    gs.iter().map(|g| a.line()[g.first_row]).collect(),
-                    d.sources.clone(),
-                ),
-                CdCol::Str(
-                    gs.iter()
-                        .map(|g| {
-                            d.ann
-                                .patterns
-                                .id(a.var()[g.first_row], a.line()[g.first_row])
-                        })
-                        .collect(),
-                    d.ann.patterns.names.clone(),
-                ),
-            ],
-        };
-        p.add_trace(match &d.ann.classes {
-            Some(ci) => Ext::new(
-                *t.name(ci.labels[c].as_str()).marker(
-                    Marker::new()
-                        .color(ci.colours[c].clone())
-                        .size_array(sizes.iter().map(|s| s.round() as usize).collect())
-                        .opacity(super::traces::SOLID_OPACITY)
-                        .line(plotly::common::Line::new().width(0.0)),
-                ),
-            )
+        .custom(cd)
+        .boxed(),
+        None => Ext::new(*t.name(shape.name.as_str()))
             .custom(cd)
+            .marker(time_marker(
+                gs.iter().map(|g| g.t_mean()).collect(),
+                d.picked.t_lo,
+                d.picked.t_hi,
+                OneOrMany::Many(sizes),
+            ))
             .boxed(),
-            None => Ext::new(*t.name(shape.name.as_str()))
-                .custom(cd)
-                .marker(time_marker(
-                    gs.iter().map(|g| g.t_mean()).collect(),
-                    d.picked.t_lo,
-                    d.picked.t_hi,
-                    OneOrMany::Many(sizes),
-                ))
-                .boxed(),
-        });
     }
-    let groups = all.len();
-    (p, groups, desc)
+}
+
+/// The customdata of aggregated groups `gs`.
+fn touch_group_custom(d: &Drawn, gs: &[&Group]) -> CustomData {
+    let a = d.a;
+    let u = |f: &dyn Fn(&Group) -> u64| CdCol::U64(gs.iter().map(|&g| f(g)).collect());
+    CustomData::of(|f| match f {
+        TouchGroupField::Count => u(&|g| g.count),
+        TouchGroupField::TimeMin => u(&|g| g.t_min),
+        TouchGroupField::TimeMax => u(&|g| g.t_max),
+        TouchGroupField::ElemMin => u(&|g| g.coord_min),
+        TouchGroupField::ElemMax => u(&|g| g.coord_max),
+        TouchGroupField::Loads => u(&|g| g.ops[0]),
+        TouchGroupField::Stores => u(&|g| g.ops[1]),
+        TouchGroupField::Modifies => u(&|g| g.ops[2]),
+        TouchGroupField::OccMin => u(&|g| g.occ_min as u64),
+        TouchGroupField::OccMax => u(&|g| g.occ_max as u64),
+        TouchGroupField::Thread => u(&|g| a.tid()[g.first_row] as u64),
+        TouchGroupField::Source => CdCol::Str(
+            gs.iter().map(|g| a.line()[g.first_row]).collect(),
+            d.sources.clone(),
+        ),
+        TouchGroupField::Pattern => CdCol::Str(
+            gs.iter()
+                .map(|g| {
+                    d.ann
+                        .patterns
+                        .id(a.var()[g.first_row], a.line()[g.first_row])
+                })
+                .collect(),
+            d.ann.patterns.names.clone(),
+        ),
+    })
 }
 
 /// Writes one row per element touch to `visinfo/<file>`: the access row,
@@ -975,4 +1134,24 @@ fn block_key(shape: &Shape, dims: &[u64], e: u64, res: u64) -> u64 {
         key = key * n[2] + k / b[2];
     }
     key
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vis::traces::referenced;
+
+    /// Each hover shows every field of its points' customdata row, and no
+    /// position beyond it: a 2D element's row ends at its column.
+    #[test]
+    fn hovers_show_exactly_their_rows() {
+        let row = |last: usize| (0..=last).collect();
+        let col = TouchField::Col.index();
+        assert_eq!(referenced(&exact_hover("a", false, false)), row(col));
+        assert_eq!(referenced(&exact_hover("a", false, true)), row(col));
+        let depth = TouchField::Depth.index();
+        assert_eq!(referenced(&exact_hover("a", true, false)), row(depth));
+        let last = TouchGroupField::ALL.len() - 1;
+        assert_eq!(referenced(&group_hover()), row(last));
+    }
 }

@@ -7,29 +7,103 @@ use plotly::layout::{Axis, LayoutScene};
 use plotly::{Layout, Plot, Scatter, Scatter3D};
 use polars::prelude::DataFrame;
 
-use super::aggregate::{aggregate, Binned, Group};
+use super::aggregate::{aggregate, Binned, Binning, Group};
 use super::classes::Annot;
 use super::csv::CsvOut;
 use super::error::VisError;
 use super::html::{write_page, PageFigure, PageMeta};
 use super::input::{op_index, op_name, Accesses, Lines, Variables, OP_NAMES};
-use super::traces::{count_sizes, time_marker, CdCol, CustomData, Ext, OneOrMany, SOLID_OPACITY};
+use super::traces::{count_sizes, customdata_fields, time_marker, CdField, OneOrMany};
 use super::traces::{draw_order, op_colour, trace_sizes, RAW_SIZE};
+use super::traces::{CdCol, CustomData, Ext, SOLID_OPACITY};
 use super::{FigureOptions, FigureReport};
 
 /// File name of the page written by [`complete_memory_access_pattern`].
 pub(crate) const FILE: &str = "complete_memory_access_pattern.html";
 
-/// Hover of one exact access; customdata is
-/// `[time, variable, operation, thread, occurrence, source, address,
-/// element, pattern]`.
-const HOVER_EXACT: &str = "order (time) %{customdata[0]}<br>address 0x%{customdata[6]:x}<br>variable %{customdata[1]}<br>element %{customdata[7]}<br>operation %{customdata[2]}<br>thread %{customdata[3]}<br>occurrence %{customdata[4]}<br>source %{customdata[5]}<br>pattern %{customdata[8]}";
+customdata_fields! {
+    /// The customdata of one exact access, in row order.
+    AccessField {
+        /// Access order.
+        Time,
+        /// The variable's name.
+        Variable,
+        /// Load, store or modify.
+        Operation,
+        Thread,
+        /// Occurrence of the address.
+        Occurrence,
+        /// Source line.
+        Source,
+        Address,
+        /// The element touched (`X[3][4]`).
+        Element,
+        /// Pattern label of the (variable, line) pair.
+        Pattern,
+    }
+}
 
-/// Hover of one aggregated group; customdata is `[count, t_min, t_max,
-/// variable, addr_min, addr_max, occ_min, occ_max, loads, stores, modifies,
-/// thread, source, pattern]` (thread, source and pattern of the group's
-/// earliest access).
-const HOVER_GROUP: &str = "<b>%{customdata[0]} accesses</b><br>order (time) %{customdata[1]} to %{customdata[2]}<br>address 0x%{customdata[4]:x} to 0x%{customdata[5]:x}<br>variable %{customdata[3]}<br>loads %{customdata[8]}, stores %{customdata[9]}, modifies %{customdata[10]}<br>occurrence %{customdata[6]} to %{customdata[7]}<br>first: thread %{customdata[11]}, source %{customdata[12]}<br>pattern %{customdata[13]}";
+/// Hover of one exact access.
+fn hover_exact() -> String {
+    use AccessField::*;
+    format!(
+        "order (time) {time}<br>address 0x{addr}<br>variable {var}<br>element {elem}<br>operation {op}<br>thread {tid}<br>occurrence {occ}<br>source {src}<br>pattern {pat}",
+        time = Time.at(),
+        addr = Address.hex(),
+        var = Variable.at(),
+        elem = Element.at(),
+        op = Operation.at(),
+        tid = Thread.at(),
+        occ = Occurrence.at(),
+        src = Source.at(),
+        pat = Pattern.at(),
+    )
+}
+
+customdata_fields! {
+    /// The customdata of one aggregated group, in row order; thread,
+    /// source and pattern are those of the group's earliest access.
+    GroupField {
+        /// Accesses in the group.
+        Count,
+        TimeMin,
+        TimeMax,
+        /// The variable's name.
+        Variable,
+        AddrMin,
+        AddrMax,
+        OccMin,
+        OccMax,
+        Loads,
+        Stores,
+        Modifies,
+        Thread,
+        Source,
+        Pattern,
+    }
+}
+
+/// Hover of one aggregated group.
+fn hover_group() -> String {
+    use GroupField::*;
+    format!(
+        "<b>{count} accesses</b><br>order (time) {t0} to {t1}<br>address 0x{a0} to 0x{a1}<br>variable {var}<br>loads {ld}, stores {st}, modifies {md}<br>occurrence {o0} to {o1}<br>first: thread {tid}, source {src}<br>pattern {pat}",
+        count = Count.at(),
+        t0 = TimeMin.at(),
+        t1 = TimeMax.at(),
+        a0 = AddrMin.hex(),
+        a1 = AddrMax.hex(),
+        var = Variable.at(),
+        ld = Loads.at(),
+        st = Stores.at(),
+        md = Modifies.at(),
+        o0 = OccMin.at(),
+        o1 = OccMax.at(),
+        tid = Thread.at(),
+        src = Source.at(),
+        pat = Pattern.at(),
+    )
+}
 
 /// Bits of an aggregation key below the variable rank (the address bin).
 const RANK_SHIFT: u32 = 27;
@@ -104,11 +178,51 @@ pub fn complete_memory_access_pattern(
             "The access table is empty, so there is no memory access pattern to draw. Check the memory kinds selected and that the traced program accessed memory.".into(),
         ));
     }
-    let var = a.var();
-    let addr = a.addr();
+    let (present, rank_of, names) = rank_variables(a.var(), &v);
+    let names: Arc<Vec<String>> = Arc::new(names);
+    let sources: Arc<Vec<String>> = Arc::new(l.sources().to_vec());
+    let mut labels = Labels::new(&present, &v, names, sources, ann);
+    labels.max_occ = a.occ().iter().copied().max().unwrap_or(0) as u64;
     let time = a.time();
+    let t_lo = time.iter().copied().min().unwrap_or(0) as u64;
+    let t_hi = time.iter().copied().max().unwrap_or(0) as u64;
 
-    // Variables present, ordered by base address; rank = their y position.
+    let mut report = FigureReport::default();
+    let title;
+    let (fig3d, fig2d) = if n <= o.point_budget {
+        report.points = n;
+        title = format!("Complete memory access pattern ({n} accesses)");
+        exact_figures(&a, &v, &rank_of, &labels, t_lo, t_hi)
+    } else {
+        let (b3, b2) = aggregate_both(&a, &rank_of, &labels, (t_lo, t_hi), o.point_budget);
+        report.points = b3.groups.len().max(b2.groups.len());
+        title = format!(
+            "Complete memory access pattern ({n} accesses, aggregated into {} + {} points)",
+            b3.groups.len(),
+            b2.groups.len()
+        );
+        report.aggregated = Some(format!(
+            "{n} accesses exceed the point budget of {}: each point is the exact group of accesses to one address bin of a variable (3D: {} bins per variable, occurrence bins {} wide; 2D: {} bins per variable, time bins {} accesses wide); marker size and hover give the count.",
+            o.point_budget, b3.res, b3.time_width, b2.res, b2.time_width
+        ));
+        group_figures(&a, &b3, &b2, &labels, t_lo, t_hi)
+    };
+    if super::interrupted() {
+        return Err(VisError::Interrupted);
+    }
+    report.html = write_complete_page(&labels, [fig3d, fig2d], &title, n, &report, o)?;
+    if o.save {
+        report.data_csv.push(save_csv(&a, &rank_of, &labels, o)?);
+    }
+    Ok(report)
+}
+
+/// The variables present in `var`, ordered by base address, and the row
+/// (rank) of each variable id on the plots' variable axis, with the name
+/// of each row. Variables sharing a name (heap blocks grouped by allocation
+/// site) share a row, placed at their lowest block. Ids not present rank
+/// `u32::MAX`.
+fn rank_variables(var: &[u32], v: &Variables) -> (Vec<u32>, Vec<u32>, Vec<String>) {
     let max_id = var.iter().copied().max().unwrap_or(0) as usize;
     let mut seen = vec![false; max_id + 1];
     for &x in var {
@@ -116,8 +230,6 @@ pub fn complete_memory_access_pattern(
     }
     let mut present: Vec<u32> = (0..=max_id as u32).filter(|&i| seen[i as usize]).collect();
     present.sort_by_key(|&i| (v.get(i).map_or(u64::MAX, |x| x.base), i));
-    // Variables sharing a name (heap blocks grouped by allocation site)
-    // share a row, placed at their lowest block.
     let mut rank_of = vec![u32::MAX; max_id + 1];
     let mut names: Vec<String> = Vec::new();
     let mut rank_by_name: std::collections::HashMap<String, u32> = Default::default();
@@ -129,74 +241,82 @@ pub fn complete_memory_access_pattern(
         });
         rank_of[id as usize] = r;
     }
-    let names: Arc<Vec<String>> = Arc::new(names);
-    let sources: Arc<Vec<String>> = Arc::new(l.sources().to_vec());
-    let mut labels = Labels::new(&present, &v, names.clone(), sources, ann);
-    labels.max_occ = a.occ().iter().copied().max().unwrap_or(0) as u64;
-    let t_lo = time.iter().copied().min().unwrap_or(0) as u64;
-    let t_hi = time.iter().copied().max().unwrap_or(0) as u64;
+    (present, rank_of, names)
+}
 
-    let mut report = FigureReport::default();
-    let title;
-    let (fig3d, fig2d) = if n <= o.point_budget {
-        report.points = n;
-        title = format!("Complete memory access pattern ({n} accesses)");
-        exact_figures(&a, &v, &rank_of, &labels, t_lo, t_hi)
-    } else {
-        // Per-variable address ranges, for per-variable address bins.
-        let nv = present.len();
-        let mut lo = vec![u64::MAX; nv];
-        let mut hi = vec![0u64; nv];
-        for k in 0..n {
-            let r = rank_of[var[k] as usize] as usize;
-            lo[r] = lo[r].min(addr[k]);
-            hi[r] = hi[r].max(addr[k]);
-        }
-        let source = |f: &mut dyn FnMut(usize, u64) -> bool| {
-            for (k, &a) in addr.iter().enumerate() {
-                // Ctrl-C: stop; the page is then not written.
-                if k % 4096 == 0 && super::interrupted() {
-                    return;
-                }
-                if !f(k, a) {
-                    break;
-                }
+/// Exact groups of the accesses for both views, within `budget` points
+/// each: (variable, address bin, occurrence bin) for the 3D view, whose x
+/// axis is the occurrence, and (variable, address bin, time bin) for the
+/// 2D view. Address bins are per variable, over its own address range;
+/// groups never mix variables or colour classes.
+fn aggregate_both(
+    a: &Accesses,
+    rank_of: &[u32],
+    labels: &Labels,
+    (t_lo, t_hi): (u64, u64),
+    budget: usize,
+) -> (Binned, Binned) {
+    let (var, addr, time, occ) = (a.var(), a.addr(), a.time(), a.occ());
+    // Per-variable address ranges, for per-variable address bins.
+    let nv = labels.names.len();
+    let mut lo = vec![u64::MAX; nv];
+    let mut hi = vec![0u64; nv];
+    for k in 0..a.len() {
+        let r = rank_of[var[k] as usize] as usize;
+        lo[r] = lo[r].min(addr[k]);
+        hi[r] = hi[r].max(addr[k]);
+    }
+    let source = |f: &mut dyn FnMut(usize, u64) -> bool| {
+        for (k, &a) in addr.iter().enumerate() {
+            // Ctrl-C: stop; the page is then not written.
+            if k % 4096 == 0 && super::interrupted() {
+                return;
             }
-        };
-        // Groups never mix variables or colour classes: each class is its
-        // own trace.
-        let key = |row: usize, coord: u64, res: u64| {
-            let r = rank_of[var[row] as usize] as usize;
-            let width = (hi[r] - lo[r] + 1).div_ceil(res).max(1);
-            ((labels.ann.class(&a, row) as u64) << CLASS_SHIFT)
-                | ((r as u64) << RANK_SHIFT)
-                | ((coord - lo[r]) / width)
-        };
-        // 3D view: bins of occurrence (its x axis); 2D view: bins of time.
-        let occ = a.occ();
-        let (o_lo, o_hi) = (
-            occ.iter().copied().min().unwrap_or(0) as u64,
-            occ.iter().copied().max().unwrap_or(0) as u64,
-        );
-        let by_occ = |row: usize| occ[row] as u64;
-        let by_time = |row: usize| time[row] as u64;
-        let b3 = aggregate(&a, &source, &key, &by_occ, o_lo, o_hi, o.point_budget);
-        let b2 = aggregate(&a, &source, &key, &by_time, t_lo, t_hi, o.point_budget);
-        let desc = format!(
-            "{n} accesses exceed the point budget of {}: each point is the exact group of accesses to one address bin of a variable (3D: {} bins per variable, occurrence bins {} wide; 2D: {} bins per variable, time bins {} accesses wide); marker size and hover give the count.",
-            o.point_budget, b3.res, b3.time_width, b2.res, b2.time_width
-        );
-        let points = b3.groups.len().max(b2.groups.len());
-        report.points = points;
-        title = format!(
-            "Complete memory access pattern ({n} accesses, aggregated into {} + {} points)",
-            b3.groups.len(),
-            b2.groups.len()
-        );
-        report.aggregated = Some(desc);
-        group_figures(&a, &b3, &b2, &labels, t_lo, t_hi)
+            if !f(k, a) {
+                break;
+            }
+        }
     };
+    // Each colour class is its own trace.
+    let key = |row: usize, coord: u64, res: u64| {
+        let r = rank_of[var[row] as usize] as usize;
+        let width = (hi[r] - lo[r] + 1).div_ceil(res).max(1);
+        ((labels.ann.class(a, row) as u64) << CLASS_SHIFT)
+            | ((r as u64) << RANK_SHIFT)
+            | ((coord - lo[r]) / width)
+    };
+    let (o_lo, o_hi) = (
+        occ.iter().copied().min().unwrap_or(0) as u64,
+        occ.iter().copied().max().unwrap_or(0) as u64,
+    );
+    let occ_of = |row: usize| occ[row] as u64;
+    let time_of = |row: usize| time[row] as u64;
+    let by_occ = Binning {
+        acc: a,
+        source: &source,
+        key: &key,
+        dim: &occ_of,
+        span: (o_lo, o_hi),
+        budget,
+    };
+    let by_time = Binning {
+        dim: &time_of,
+        span: (t_lo, t_hi),
+        ..by_occ
+    };
+    (aggregate(&by_occ), aggregate(&by_time))
+}
 
+/// Writes the page: the intro (what the views show, the colour classes,
+/// the aggregation) and the 3D and 2D figures.
+fn write_complete_page(
+    labels: &Labels,
+    [fig3d, fig2d]: [Plot; 2],
+    title: &str,
+    n: usize,
+    report: &FigureReport,
+    o: &FigureOptions,
+) -> Result<std::path::PathBuf, VisError> {
     let intro_text = match &labels.ann.classes {
         None => "Each point is a memory access. 3D: occurrence of the address (x), variable (y), address (z), coloured from sooner (dark) to later (yellow). 2D: address over access order, one colour per variable, one symbol per operation (circle load, x store, diamond modify).".to_string(),
         Some(c) => format!(
@@ -223,51 +343,56 @@ pub fn complete_memory_access_pattern(
             height: labels.height_2d() as u32,
         },
     ];
-    if super::interrupted() {
-        return Err(VisError::Interrupted);
-    }
     let meta = PageMeta {
         command: "complete_memory_access_pattern".into(),
         shape: format!("{n} accesses of {} variables", labels.names.len()),
         trace: o.provenance.clone(),
     };
-    report.html = write_page(&o.figures_dir, FILE, &title, &intro, &figures, &meta)?;
+    write_page(&o.figures_dir, FILE, title, &intro, &figures, &meta)
+}
 
-    if o.save {
-        let mut header = vec![
-            "index",
-            "address",
-            "variable",
-            "occurrence",
-            "operation",
-            "thread",
-            "time",
-        ];
-        if labels.ann.classes.is_some() {
-            header.push("class");
-        }
-        let mut w = CsvOut::create(
-            &o.visinfo_dir,
-            "complete_memory_access_pattern.csv",
-            &header,
-        )?;
-        let (op, occ, tid) = (a.op(), a.occ(), a.tid());
-        for k in 0..n {
-            w.num(k as u64);
-            w.hex(addr[k]);
-            w.text(&names[rank_of[var[k] as usize] as usize]);
-            w.num(occ[k] as u64);
-            w.text(op_name(op[k]));
-            w.num(tid[k] as u64);
-            w.num(time[k] as u64);
-            if let Some(c) = &labels.ann.classes {
-                w.text(&c.labels[labels.ann.class(&a, k) as usize]);
-            }
-            w.end_row()?;
-        }
-        report.data_csv.push(w.finish()?);
+/// Writes `visinfo/complete_memory_access_pattern.csv`: one row per access
+/// (`index` is its row of the access table), with its class when the
+/// figure is coloured by class.
+fn save_csv(
+    a: &Accesses,
+    rank_of: &[u32],
+    labels: &Labels,
+    o: &FigureOptions,
+) -> Result<std::path::PathBuf, VisError> {
+    let mut header = vec![
+        "index",
+        "address",
+        "variable",
+        "occurrence",
+        "operation",
+        "thread",
+        "time",
+    ];
+    if labels.ann.classes.is_some() {
+        header.push("class");
     }
-    Ok(report)
+    let mut w = CsvOut::create(
+        &o.visinfo_dir,
+        "complete_memory_access_pattern.csv",
+        &header,
+    )?;
+    let (addr, var, time) = (a.addr(), a.var(), a.time());
+    let (op, occ, tid) = (a.op(), a.occ(), a.tid());
+    for k in 0..a.len() {
+        w.num(k as u64);
+        w.hex(addr[k]);
+        w.text(&labels.names[rank_of[var[k] as usize] as usize]);
+        w.num(occ[k] as u64);
+        w.text(op_name(op[k]));
+        w.num(tid[k] as u64);
+        w.num(time[k] as u64);
+        if let Some(c) = &labels.ann.classes {
+            w.text(&c.labels[labels.ann.class(a, k) as usize]);
+        }
+        w.end_row()?;
+    }
+    w.finish()
 }
 
 /// Longest variable name shown whole on the 3D view's variable axis; longer
@@ -466,6 +591,7 @@ fn by_class(lab: &Labels, a: &Accesses, rows: impl Iterator<Item = usize>) -> Ve
     out
 }
 
+/// The exact views: every access a point, with its customdata.
 fn exact_figures(
     a: &Accesses,
     v: &Variables,
@@ -474,68 +600,111 @@ fn exact_figures(
     t_lo: u64,
     t_hi: u64,
 ) -> (Plot, Plot) {
-    let (names, sources) = (&lab.names, &lab.sources);
-    let n = a.len();
-    let (time, op, addr, tid, var, occ, line) = (
-        a.time(),
-        a.op(),
-        a.addr(),
-        a.tid(),
-        a.var(),
-        a.occ(),
-        a.line(),
-    );
-    let ranks: Vec<u32> = var.iter().map(|&x| rank_of[x as usize]).collect();
-    // Element names (`X[3][4]`), deduplicated into one string table.
-    let mut elem_ids: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
-    let mut elem_names: Vec<String> = Vec::new();
-    let elem: Vec<u32> = (0..n)
-        .map(|k| {
-            let e = v.element(var[k], addr[k]);
-            *elem_ids.entry(e).or_insert_with_key(|e| {
-                elem_names.push(e.clone());
-                elem_names.len() as u32 - 1
-            })
-        })
-        .collect();
-    let elem_names = Arc::new(elem_names);
-    let pat = &lab.ann.patterns;
-    let custom = |rows: &mut dyn Iterator<Item = usize>| {
-        let rows: Vec<usize> = rows.collect();
-        CustomData {
-            cols: vec![
-                CdCol::U64(rows.iter().map(|&k| time[k] as u64).collect()),
-                CdCol::Str(rows.iter().map(|&k| ranks[k]).collect(), names.clone()),
-                CdCol::Static(
-                    rows.iter().map(|&k| op_index(op[k]) as u8).collect(),
-                    &OP_NAMES,
-                ),
-                CdCol::U64(rows.iter().map(|&k| tid[k] as u64).collect()),
-                CdCol::U64(rows.iter().map(|&k| occ[k] as u64).collect()),
-                CdCol::Str(rows.iter().map(|&k| line[k]).collect(), sources.clone()),
-                CdCol::U64(rows.iter().map(|&k| addr[k]).collect()),
-                CdCol::Str(rows.iter().map(|&k| elem[k]).collect(), elem_names.clone()),
-                CdCol::Str(
-                    rows.iter().map(|&k| pat.id(var[k], line[k])).collect(),
-                    pat.names.clone(),
-                ),
-            ],
-        }
-    };
+    let d = ExactData::new(a, v, rank_of, lab);
+    let p3 = exact_figure_3d(&d, t_lo, t_hi);
+    let p2 = exact_figure_2d(&d);
+    (p3, p2)
+}
 
+/// What the exact views draw beside the access table: each access's
+/// variable rank and element name.
+struct ExactData<'a> {
+    a: &'a Accesses,
+    lab: &'a Labels,
+    /// Variable rank of each access.
+    ranks: Vec<u32>,
+    /// Element name of each access, an index into `elem_names`.
+    elem: Vec<u32>,
+    /// Element names (`X[3][4]`), each once.
+    elem_names: Arc<Vec<String>>,
+}
+
+impl<'a> ExactData<'a> {
+    fn new(a: &'a Accesses, v: &Variables, rank_of: &[u32], lab: &'a Labels) -> Self {
+        let (var, addr) = (a.var(), a.addr());
+        let ranks: Vec<u32> = var.iter().map(|&x| rank_of[x as usize]).collect();
+        let mut elem_ids: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
+        let mut elem_names: Vec<String> = Vec::new();
+        let elem: Vec<u32> = (0..a.len())
+            .map(|k| {
+                let e = v.element(var[k], addr[k]);
+                *elem_ids.entry(e).or_insert_with_key(|e| {
+                    elem_names.push(e.clone());
+                    elem_names.len() as u32 - 1
+                })
+            })
+            .collect();
+        ExactData {
+            a,
+            lab,
+            ranks,
+            elem,
+            elem_names: Arc::new(elem_names),
+        }
+    }
+
+    /// The customdata of access rows `rows`.
+    fn custom(&self, rows: &[usize]) -> CustomData {
+        let a = self.a;
+        let (time, op, addr, tid, var, occ, line) = (
+            a.time(),
+            a.op(),
+            a.addr(),
+            a.tid(),
+            a.var(),
+            a.occ(),
+            a.line(),
+        );
+        let pat = &self.lab.ann.patterns;
+        let u64s = |f: &dyn Fn(usize) -> u64| CdCol::U64(rows.iter().map(|&k| f(k)).collect());
+        CustomData::of(|f| match f {
+            AccessField::Time => u64s(&|k| time[k] as u64),
+            AccessField::Variable => CdCol::Str(
+                rows.iter().map(|&k| self.ranks[k]).collect(),
+                self.lab.names.clone(),
+            ),
+            AccessField::Operation => CdCol::Static(
+                rows.iter().map(|&k| op_index(op[k]) as u8).collect(),
+                &OP_NAMES,
+            ),
+            AccessField::Thread => u64s(&|k| tid[k] as u64),
+            AccessField::Occurrence => u64s(&|k| occ[k] as u64),
+            AccessField::Source => CdCol::Str(
+                rows.iter().map(|&k| line[k]).collect(),
+                self.lab.sources.clone(),
+            ),
+            AccessField::Address => u64s(&|k| addr[k]),
+            AccessField::Element => CdCol::Str(
+                rows.iter().map(|&k| self.elem[k]).collect(),
+                self.elem_names.clone(),
+            ),
+            AccessField::Pattern => CdCol::Str(
+                rows.iter().map(|&k| pat.id(var[k], line[k])).collect(),
+                pat.names.clone(),
+            ),
+        })
+    }
+}
+
+/// The exact 3D view: one trace coloured by time, or one trace per colour
+/// class.
+fn exact_figure_3d(d: &ExactData, t_lo: u64, t_hi: u64) -> Plot {
+    let (a, lab) = (d.a, d.lab);
+    let (time, addr, occ) = (a.time(), a.addr(), a.occ());
+    let hover = hover_exact();
     let mut p3 = Plot::new();
-    for (c, rows) in by_class(lab, a, 0..n).iter().enumerate() {
+    for (c, rows) in by_class(lab, a, 0..a.len()).iter().enumerate() {
         if rows.is_empty() {
             continue;
         }
         let t3 = Scatter3D::new(
             rows.iter().map(|&k| occ[k]).collect::<Vec<_>>(),
-            rows.iter().map(|&k| ranks[k]).collect::<Vec<_>>(),
+            rows.iter().map(|&k| d.ranks[k]).collect::<Vec<_>>(),
             rows.iter().map(|&k| addr[k]).collect::<Vec<_>>(),
         )
         .mode(Mode::Markers)
-        .hover_template(hover_with_class(HOVER_EXACT, class_name(lab, c)));
-        let cd = custom(&mut rows.iter().copied());
+        .hover_template(hover_with_class(&hover, class_name(lab, c)));
+        let cd = d.custom(rows);
         p3.add_trace(match &lab.ann.classes {
             Some(ci) => Ext::new(
                 *t3.name(ci.labels[c].as_str()).marker(
@@ -556,14 +725,25 @@ fn exact_figures(
             }
         });
     }
-    p3.set_layout(Layout::new().scene(scene(names, lab.max_occ)).height(800));
+    p3.set_layout(
+        Layout::new()
+            .scene(scene(&lab.names, lab.max_occ))
+            .height(800),
+    );
+    p3
+}
 
-    // 2D: one trace per (class, variable, operation).
-    let nv = names.len();
+/// The exact 2D view: one trace per (class, variable, operation), stores
+/// and modifies drawn over loads.
+fn exact_figure_2d(d: &ExactData) -> Plot {
+    let (a, lab) = (d.a, d.lab);
+    let (time, op, addr) = (a.time(), a.op(), a.addr());
+    let hover = hover_exact();
+    let nv = lab.names.len();
     let mut buckets: Vec<Vec<usize>> = vec![Vec::new(); lab.ann.n_classes() * nv * 4];
-    for k in 0..n {
+    for k in 0..a.len() {
         let c = lab.ann.class(a, k) as usize;
-        buckets[(c * nv + ranks[k] as usize) * 4 + op_index(op[k])].push(k);
+        buckets[(c * nv + d.ranks[k] as usize) * 4 + op_index(op[k])].push(k);
     }
     let mut p2 = Plot::new();
     let mut shown = vec![false; lab.ann.n_classes()];
@@ -586,50 +766,46 @@ fn exact_figures(
             .legend_group(group)
             .show_legend(legend)
             .marker(marker_2d(lab, r, c, oi).size(RAW_SIZE as usize))
-            .hover_template(hover_with_class(HOVER_EXACT, class_name(lab, c)));
-            p2.add_trace(
-                Ext::new(*t2)
-                    .custom(custom(&mut rows.iter().copied()))
-                    .boxed(),
-            );
+            .hover_template(hover_with_class(&hover, class_name(lab, c)));
+            p2.add_trace(Ext::new(*t2).custom(d.custom(rows)).boxed());
         }
     }
     p2.set_layout(lab.layout_2d());
-    (p3, p2)
+    p2
 }
 
+/// The customdata of aggregated groups `gs`.
 fn group_custom(a: &Accesses, gs: &[&Group], lab: &Labels) -> CustomData {
     let (tid, line, var) = (a.tid(), a.line(), a.var());
     let pat = &lab.ann.patterns;
-    CustomData {
-        cols: vec![
-            CdCol::U64(gs.iter().map(|g| g.count).collect()),
-            CdCol::U64(gs.iter().map(|g| g.t_min).collect()),
-            CdCol::U64(gs.iter().map(|g| g.t_max).collect()),
-            CdCol::Str(
-                gs.iter().map(|g| key_rank(g.space)).collect(),
-                lab.names.clone(),
-            ),
-            CdCol::U64(gs.iter().map(|g| g.coord_min).collect()),
-            CdCol::U64(gs.iter().map(|g| g.coord_max).collect()),
-            CdCol::U64(gs.iter().map(|g| g.occ_min as u64).collect()),
-            CdCol::U64(gs.iter().map(|g| g.occ_max as u64).collect()),
-            CdCol::U64(gs.iter().map(|g| g.ops[0]).collect()),
-            CdCol::U64(gs.iter().map(|g| g.ops[1]).collect()),
-            CdCol::U64(gs.iter().map(|g| g.ops[2]).collect()),
-            CdCol::U64(gs.iter().map(|g| tid[g.first_row] as u64).collect()),
-            CdCol::Str(
-                gs.iter().map(|g| line[g.first_row]).collect(),
-                lab.sources.clone(),
-            ),
-            CdCol::Str(
-                gs.iter()
-                    .map(|g| pat.id(var[g.first_row], line[g.first_row]))
-                    .collect(),
-                pat.names.clone(),
-            ),
-        ],
-    }
+    let u64s = |f: &dyn Fn(&Group) -> u64| CdCol::U64(gs.iter().map(|&g| f(g)).collect());
+    CustomData::of(|f| match f {
+        GroupField::Count => u64s(&|g| g.count),
+        GroupField::TimeMin => u64s(&|g| g.t_min),
+        GroupField::TimeMax => u64s(&|g| g.t_max),
+        GroupField::Variable => CdCol::Str(
+            gs.iter().map(|g| key_rank(g.space)).collect(),
+            lab.names.clone(),
+        ),
+        GroupField::AddrMin => u64s(&|g| g.coord_min),
+        GroupField::AddrMax => u64s(&|g| g.coord_max),
+        GroupField::OccMin => u64s(&|g| g.occ_min as u64),
+        GroupField::OccMax => u64s(&|g| g.occ_max as u64),
+        GroupField::Loads => u64s(&|g| g.ops[0]),
+        GroupField::Stores => u64s(&|g| g.ops[1]),
+        GroupField::Modifies => u64s(&|g| g.ops[2]),
+        GroupField::Thread => u64s(&|g| tid[g.first_row] as u64),
+        GroupField::Source => CdCol::Str(
+            gs.iter().map(|g| line[g.first_row]).collect(),
+            lab.sources.clone(),
+        ),
+        GroupField::Pattern => CdCol::Str(
+            gs.iter()
+                .map(|g| pat.id(var[g.first_row], line[g.first_row]))
+                .collect(),
+            pat.names.clone(),
+        ),
+    })
 }
 
 /// The 3D view of aggregated groups: one trace coloured by mean time, or
@@ -658,7 +834,7 @@ fn group_figure_3d(a: &Accesses, binned: &Binned, lab: &Labels, t_lo: u64, t_hi:
             gs.iter().map(|g| g.coord_min).collect::<Vec<_>>(),
         )
         .mode(Mode::Markers)
-        .hover_template(hover_with_class(HOVER_GROUP, class_name(lab, c)));
+        .hover_template(hover_with_class(&hover_group(), class_name(lab, c)));
         let cd = group_custom(a, &gs, lab);
         p3.add_trace(match &lab.ann.classes {
             Some(ci) => Ext::new(
@@ -738,10 +914,25 @@ fn group_figures(
                     .opacity(SOLID_OPACITY)
                     .line(plotly::common::Line::new().width(0.0)),
             )
-            .hover_template(hover_with_class(HOVER_GROUP, class_name(lab, c)));
+            .hover_template(hover_with_class(&hover_group(), class_name(lab, c)));
             p2.add_trace(Ext::new(*t2).custom(group_custom(a, &sub, lab)).boxed());
         }
     }
     p2.set_layout(lab.layout_2d());
     (p3, p2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vis::traces::referenced;
+
+    /// Each hover shows every field of its points' customdata row, and no
+    /// position beyond it.
+    #[test]
+    fn hovers_show_exactly_their_rows() {
+        let row = |n: usize| (0..n).collect();
+        assert_eq!(referenced(&hover_exact()), row(AccessField::ALL.len()));
+        assert_eq!(referenced(&hover_group()), row(GroupField::ALL.len()));
+    }
 }

@@ -52,7 +52,7 @@ mod traces;
 
 use std::path::PathBuf;
 
-pub use array::{array_2d, array_3d, array_fields};
+pub use array::{array_2d, array_3d, array_fields, Array2d, Array3d, ArrayFields};
 pub use complete::complete_memory_access_pattern;
 pub use error::VisError;
 pub use heap::{heap_figures, lifetime_histogram};

@@ -15,7 +15,7 @@ use plotly::{Layout, Plot, Scatter};
 
 use super::error::VisError;
 use super::html::{write_page, PageFigure, PageMeta};
-use super::traces::{CdCol, CustomData, Ext};
+use super::traces::{customdata_fields, CdCol, CdField, CustomData, Ext};
 
 /// File name of the page.
 pub const FILE: &str = "sharing.html";
@@ -47,8 +47,27 @@ const USES: [(&str, &str); 3] = [
     ("read and written", "#b07aa1"),
 ];
 
-/// Hover of one byte; customdata is `[byte, thread, name]`.
-const HOVER: &str = "byte %{customdata[0]}<br>thread %{customdata[1]}<br>%{customdata[2]}";
+customdata_fields! {
+    /// The customdata of one byte of a line, in row order.
+    ByteField {
+        /// Offset in the line.
+        Byte,
+        Thread,
+        /// What the byte holds (`s.count`, `s+4`).
+        Name,
+    }
+}
+
+/// Hover of one byte that a thread `what` (read, written or both).
+fn hover(what: &str) -> String {
+    use ByteField::*;
+    format!(
+        "byte {byte}<br>thread {tid}<br>{name}<br>{what}<extra></extra>",
+        byte = Byte.at(),
+        tid = Thread.at(),
+        name = Name.at(),
+    )
+}
 
 /// The figure of one line.
 fn line_plot(l: &SharedBytes) -> Plot {
@@ -85,14 +104,12 @@ fn line_plot(l: &SharedBytes) -> Plot {
                 .symbol(MarkerSymbol::Square)
                 .size(11),
         )
-        .hover_template(format!("{HOVER}<br>{what}<extra></extra>"));
-        let cd = CustomData {
-            cols: vec![
-                CdCol::U64(pts.iter().map(|p| p.0).collect()),
-                CdCol::U64(pts.iter().map(|p| p.1 as u64).collect()),
-                CdCol::Str(pts.iter().map(|p| p.0 as u32).collect(), names.clone()),
-            ],
-        };
+        .hover_template(hover(what));
+        let cd = CustomData::of(|f| match f {
+            ByteField::Byte => CdCol::U64(pts.iter().map(|p| p.0).collect()),
+            ByteField::Thread => CdCol::U64(pts.iter().map(|p| p.1 as u64).collect()),
+            ByteField::Name => CdCol::Str(pts.iter().map(|p| p.0 as u32).collect(), names.clone()),
+        });
         p.add_trace(Ext::new(*t).custom(cd).boxed());
     }
     let tids: Vec<f64> = l.threads.iter().map(|t| t.0 as f64).collect();
@@ -174,4 +191,16 @@ pub fn sharing_figure(
         &figures,
         &meta,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The hover shows every field of a byte's customdata row.
+    #[test]
+    fn hover_shows_exactly_its_row() {
+        let all = (0..ByteField::ALL.len()).collect();
+        assert_eq!(crate::vis::traces::referenced(&hover("read")), all);
+    }
 }

@@ -67,6 +67,63 @@ pub(crate) struct CustomData {
     pub(crate) cols: Vec<CdCol>,
 }
 
+/// The customdata fields of one kind of figure point, declared once with
+/// [`customdata_fields!`]: a field's position in a point's customdata row
+/// is its position in the declaration. The rows are built from the
+/// declaration ([`CustomData::of`]) and hover templates name the fields
+/// ([`CdField::at`]), so a template cannot point at the wrong column.
+pub(crate) trait CdField: Copy + 'static {
+    /// Every field, in row order.
+    const ALL: &'static [Self];
+    /// The field's position in a point's customdata row.
+    fn index(self) -> usize;
+    /// `%{customdata[N]}`: the field's value in a hover template.
+    fn at(self) -> String {
+        format!("%{{customdata[{}]}}", self.index())
+    }
+    /// `%{customdata[N]:x}`: the field's value in hexadecimal.
+    fn hex(self) -> String {
+        format!("%{{customdata[{}]:x}}", self.index())
+    }
+}
+
+/// Declares an enum of customdata fields in row order and implements
+/// [`CdField`] for it; each variant's discriminant is its row position.
+macro_rules! customdata_fields {
+    ($(#[$doc:meta])* $name:ident { $($(#[$fdoc:meta])* $field:ident,)+ }) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub(crate) enum $name {
+            $($(#[$fdoc])* $field,)+
+        }
+        impl $crate::vis::traces::CdField for $name {
+            const ALL: &'static [Self] = &[$($name::$field,)+];
+            fn index(self) -> usize {
+                self as usize
+            }
+        }
+    };
+}
+pub(crate) use customdata_fields;
+
+impl CustomData {
+    /// The customdata of every field of `F`, in row order; `col` makes the
+    /// column of one field (one value per point).
+    pub(crate) fn of<F: CdField>(col: impl FnMut(F) -> CdCol) -> CustomData {
+        CustomData {
+            cols: F::ALL.iter().copied().map(col).collect(),
+        }
+    }
+
+    /// As [`Self::of`] for the fields of `F` up to and including `last`:
+    /// for points that lack the fields after it (a 2D element has no depth).
+    pub(crate) fn through<F: CdField>(last: F, col: impl FnMut(F) -> CdCol) -> CustomData {
+        CustomData {
+            cols: F::ALL[..=last.index()].iter().copied().map(col).collect(),
+        }
+    }
+}
+
 struct Row<'a>(&'a [CdCol], usize);
 
 impl Serialize for Row<'_> {
@@ -230,4 +287,44 @@ pub(crate) fn draw_order(nv: usize) -> impl Iterator<Item = usize> {
     [0usize, 3, 2, 1]
         .into_iter()
         .flat_map(move |op| (0..nv).map(move |r| r * 4 + op))
+}
+
+/// The customdata positions a hover template refers to.
+#[cfg(test)]
+pub(crate) fn referenced(template: &str) -> std::collections::BTreeSet<usize> {
+    template
+        .split("%{customdata[")
+        .skip(1)
+        .filter_map(|s| s.split(']').next()?.parse().ok())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    customdata_fields! {
+        /// Three fields for the tests.
+        Probe {
+            A,
+            B,
+            C,
+        }
+    }
+
+    #[test]
+    fn fields_number_the_row_in_declaration_order() {
+        assert_eq!(Probe::ALL, &[Probe::A, Probe::B, Probe::C]);
+        assert_eq!(Probe::C.at(), "%{customdata[2]}");
+        assert_eq!(Probe::B.hex(), "%{customdata[1]:x}");
+        let col = |f: Probe| CdCol::U64(vec![10 * f.index() as u64, 1]);
+        let all = serde_json::to_string(&CustomData::of(col)).unwrap();
+        assert_eq!(all, "[[0,10,20],[1,1,1]]");
+        let two = serde_json::to_string(&CustomData::through(Probe::B, col)).unwrap();
+        assert_eq!(two, "[[0,10],[1,1]]");
+        assert_eq!(
+            referenced("x %{customdata[2]} y 0x%{customdata[10]:x}"),
+            [2, 10].into()
+        );
+    }
 }
