@@ -271,9 +271,22 @@ impl Columns {
         self.op.len()
     }
 
-    /// The rows as a frame, leaving the columns empty.
+    /// Empty columns with room for a row group.
+    fn with_room() -> Columns {
+        Columns {
+            op: Vec::with_capacity(ROW_GROUP),
+            addr: Vec::with_capacity(ROW_GROUP),
+            size: Vec::with_capacity(ROW_GROUP),
+            tid: Vec::with_capacity(ROW_GROUP),
+            var: Vec::with_capacity(ROW_GROUP),
+            line: Vec::with_capacity(ROW_GROUP),
+        }
+    }
+
+    /// The rows as a frame, leaving empty columns with room for the next
+    /// row group (growing them access by access would copy them).
     fn take(&mut self) -> PolarsResult<DataFrame> {
-        let c = std::mem::take(self);
+        let c = std::mem::replace(self, Columns::with_room());
         DataFrame::new(vec![
             owned::<UInt8Type>(ac::OP, c.op),
             owned::<UInt64Type>(ac::ADDR, c.addr),
@@ -315,7 +328,7 @@ impl AccessWriter {
             root: root.map(Path::to_path_buf),
             budget,
             kept: 0,
-            cols: Columns::default(),
+            cols: Columns::with_room(),
             windows: Vec::new(),
             len: 0,
             disk,
@@ -323,16 +336,23 @@ impl AccessWriter {
     }
 
     /// Appends a batch of accesses of `region`, in time order.
-    pub fn push(&mut self, batch: &[NamedAccess], region: u32) -> Result<(), FilterError> {
-        for a in batch {
-            let full = match self.windows.last() {
-                Some(w) => w.info.region != region || w.info.len + self.cols.len() as u64 >= WINDOW,
-                None => true,
+    pub fn push(&mut self, mut batch: &[NamedAccess], region: u32) -> Result<(), FilterError> {
+        while let Some(first) = batch.first() {
+            let room = match self.windows.last() {
+                Some(w) if w.info.region == region => WINDOW - w.info.len - self.cols.len() as u64,
+                _ => 0,
             };
-            if full {
-                self.new_window(region, a.time)?;
+            if room == 0 {
+                self.new_window(region, first.time)?;
+                continue;
             }
-            self.cols.push(a);
+            // As many as fit the window and the row group, in one run.
+            let group_room = ROW_GROUP - self.cols.len();
+            let n = batch.len().min(group_room).min(room as usize);
+            for a in &batch[..n] {
+                self.cols.push(a);
+            }
+            batch = &batch[n..];
             if self.cols.len() == ROW_GROUP {
                 self.flush()?;
             }
