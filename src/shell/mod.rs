@@ -13,7 +13,8 @@
 //! [`commands::register_pipeline`]:
 //!
 //! ```ignore
-//! fn memory_stats(session: &mut Session, args: &[String]) -> Result<Value, String> {
+//! /// `memory_stats ?save?`: prints the statistics.
+//! fn memory_stats(session: &mut Session, args: &[String]) -> CmdResult<Value> {
 //!     let save = args.first().is_some(); // already checked against the spec
 //!     Ok(Value::Str(session.stats_text(save)?))
 //! }
@@ -37,6 +38,7 @@ pub mod cmd_heap;
 pub mod cmd_hpcmp;
 pub mod cmd_locality;
 pub mod commands;
+pub mod error;
 pub mod interrupt;
 pub mod progress;
 pub mod repl;
@@ -50,12 +52,14 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::rc::Rc;
 
+pub use error::{CmdError, CmdResult};
 pub use specs::{Arg, ArgKind, CommandSpec, Group};
 pub use tcl::{Interp, TclError, Value};
 
 /// A command handler: gets the state and the (checked) arguments, without the
-/// command name. `Err` is a full-sentence message shown as `error: ...`.
-pub type Handler<S> = Rc<dyn Fn(&mut S, &[String]) -> Result<Value, String>>;
+/// command name. `Err` is shown as `error: ...`, with its causes (see
+/// [`CmdError::user_text`]).
+pub type Handler<S> = Rc<dyn Fn(&mut S, &[String]) -> CmdResult<Value>>;
 
 /// Supplies completion candidates for [`ArgKind::Name`] arguments.
 type NameSource<S> = Rc<dyn Fn(&S) -> Vec<String>>;
@@ -101,7 +105,7 @@ impl<S: 'static> Registry<S> {
     /// test suite registers every command, so it shows up at once.
     pub fn add<F>(&mut self, name: &str, handler: F)
     where
-        F: Fn(&mut S, &[String]) -> Result<Value, String> + 'static,
+        F: Fn(&mut S, &[String]) -> CmdResult<Value> + 'static,
     {
         let spec = self.spec(name).unwrap_or_else(|| {
             panic!(
@@ -151,13 +155,16 @@ impl<S: 'static> Registry<S> {
 /// Commands implemented by the shell itself rather than by a handler.
 const BUILTINS: [&str; 3] = ["help", "history", "exit"];
 
-/// Checks `args` (without the command name) against `spec`: the count, then
-/// `OneOf` words and integers. The error names what is wrong and shows the
-/// usage line, e.g. `wrong # args: should be "memory_stats ?save?"`.
+/// Checks `args` (without the command name) against `spec`: the count
+/// (including groups of arguments given together, see
+/// [`specs::opt_with`]), then `OneOf` words and integers. The error names
+/// what is wrong and shows the usage line, e.g.
+/// `wrong # args: should be "memory_stats ?save?"`.
 pub fn check_args(spec: &CommandSpec, args: &[String]) -> Result<(), String> {
     let min = spec.args.iter().filter(|a| !a.optional).count();
     let unbounded = spec.args.last().is_some_and(|a| a.repeat);
-    if args.len() < min || (!unbounded && args.len() > spec.args.len()) {
+    if args.len() < min || (!unbounded && args.len() > spec.args.len()) || !spec.groups_whole(args)
+    {
         return Err(format!("wrong # args: should be \"{}\"", spec.usage()));
     }
     for (i, value) in args.iter().enumerate() {
@@ -275,7 +282,8 @@ impl<S: 'static> Shell<S> {
                             spec.name
                         )
                     })?;
-                    handler(&mut state, args)
+                    // The one place a command's error becomes text.
+                    handler(&mut state, args).map_err(|e| e.user_text())
                 })
             }
         }
@@ -519,6 +527,19 @@ mod tests {
             err.message,
             "wrong # args: should be \"2d_memory_access_pattern NAME ?COLS? ?TYPEBYTES? ?save?\""
         );
+        // COLS and TYPEBYTES go together; a last `save` is not one of them.
+        let usage =
+            "wrong # args: should be \"2d_memory_access_pattern NAME ?COLS? ?TYPEBYTES? ?save?\"";
+        for half in ["m 4", "m 4 save"] {
+            let err = sh
+                .eval(&format!("2d_memory_access_pattern {half}"))
+                .unwrap_err();
+            assert_eq!(err.message, usage, "{half}");
+        }
+        let err = sh.eval("3d_memory_access_pattern m 4 4 save").unwrap_err();
+        assert!(err.message.starts_with("wrong # args"), "{}", err.message);
+        assert_eq!(sh.eval("2d_memory_access_pattern m save").unwrap(), "3");
+        assert_eq!(sh.state().borrow().calls[2], ["m", "save"]);
         let err = sh.eval("dump_trace t.mvt x").unwrap_err();
         assert!(
             err.message.contains("non-negative integer for LIMIT"),
@@ -531,7 +552,7 @@ mod tests {
         assert!(err.message.contains("not available"), "{}", err.message);
         let err = sh.eval("run_gleipnir").unwrap_err();
         assert!(err.message.contains("panicked (boom)"), "{}", err.message);
-        assert_eq!(sh.registry().names(&sh.state().borrow()), ["a2"]);
+        assert_eq!(sh.registry().names(&sh.state().borrow()), ["a3"]);
         assert!(sh
             .registry()
             .is_implemented("2darray_memory_access_pattern"));
