@@ -217,6 +217,35 @@ fn alloc_sites(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     let work_dir = st.work_dir().to_path_buf();
     let h = heap_state(st)?;
     println!("allocation sites of the {}:", h.run.source);
+    let shown = print_rankings(h, n);
+    let mut out = Vec::new();
+    for &site in &shown {
+        out.push(print_site(h, site));
+    }
+    say_notes(h);
+    if save {
+        let path = visinfo.join("alloc_sites.csv");
+        let sites: Vec<u32> = h
+            .report
+            .top_sites(usize::MAX, |x| x.allocs)
+            .iter()
+            .map(|x| x.stack)
+            .collect();
+        let mut rows = Vec::new();
+        for site in sites {
+            let bt = backtrace(h, site).join(" <- ");
+            rows.push((h.report.sites[site as usize].clone(), bt));
+        }
+        heap::write_sites_csv(&path, &rows)?;
+        super::session::record_written_in(&work_dir, std::slice::from_ref(&path));
+        println!("wrote {}", path.display());
+    }
+    Ok(Value::List(out))
+}
+
+/// Prints the top `n` sites of each ranking; returns the sites shown, each
+/// once, in the order first shown.
+fn print_rankings(h: &mut HeapState, n: usize) -> Vec<u32> {
     let mut shown: Vec<u32> = Vec::new();
     for rank in RANKINGS {
         let top: Vec<(u32, u64)> = h
@@ -252,58 +281,41 @@ fn alloc_sites(st: &mut Session, a: &[String]) -> CmdResult<Value> {
                 .collect::<Vec<_>>(),
         );
     }
-    let mut out = Vec::new();
-    for &site in &shown {
-        let x = h.report.sites[site as usize].clone();
-        let bt = backtrace(h, site);
-        println!(
-            "site #{site}: {} allocations, {} bytes, peak {} live, {} leaked, {} temporary{}",
-            x.allocs,
-            x.bytes,
-            x.peak_live,
-            x.live,
-            x.temporary,
-            if x.in_region > 0 {
-                format!(", {} inside the pins", x.in_region)
-            } else {
-                String::new()
-            }
-        );
-        for f in &bt {
-            println!("    {f}");
+    shown
+}
+
+/// Prints one site's totals and backtrace; returns them as a dict.
+fn print_site(h: &mut HeapState, site: u32) -> Value {
+    let x = h.report.sites[site as usize].clone();
+    let bt = backtrace(h, site);
+    println!(
+        "site #{site}: {} allocations, {} bytes, peak {} live, {} leaked, {} temporary{}",
+        x.allocs,
+        x.bytes,
+        x.peak_live,
+        x.live,
+        x.temporary,
+        if x.in_region > 0 {
+            format!(", {} inside the pins", x.in_region)
+        } else {
+            String::new()
         }
-        out.push(Value::Dict(vec![
-            ("site".into(), Value::Int(site as i64)),
-            ("allocations".into(), Value::Int(x.allocs as i64)),
-            ("bytes".into(), Value::Int(x.bytes as i64)),
-            ("peak".into(), Value::Int(x.peak_live as i64)),
-            ("leaked".into(), Value::Int(x.live as i64)),
-            ("temporary".into(), Value::Int(x.temporary as i64)),
-            (
-                "backtrace".into(),
-                Value::List(bt.into_iter().map(s).collect()),
-            ),
-        ]));
+    );
+    for f in &bt {
+        println!("    {f}");
     }
-    say_notes(h);
-    if save {
-        let path = visinfo.join("alloc_sites.csv");
-        let sites: Vec<u32> = h
-            .report
-            .top_sites(usize::MAX, |x| x.allocs)
-            .iter()
-            .map(|x| x.stack)
-            .collect();
-        let mut rows = Vec::new();
-        for site in sites {
-            let bt = backtrace(h, site).join(" <- ");
-            rows.push((h.report.sites[site as usize].clone(), bt));
-        }
-        heap::write_sites_csv(&path, &rows)?;
-        super::session::record_written_in(&work_dir, std::slice::from_ref(&path));
-        println!("wrote {}", path.display());
-    }
-    Ok(Value::List(out))
+    Value::Dict(vec![
+        ("site".into(), Value::Int(site as i64)),
+        ("allocations".into(), Value::Int(x.allocs as i64)),
+        ("bytes".into(), Value::Int(x.bytes as i64)),
+        ("peak".into(), Value::Int(x.peak_live as i64)),
+        ("leaked".into(), Value::Int(x.live as i64)),
+        ("temporary".into(), Value::Int(x.temporary as i64)),
+        (
+            "backtrace".into(),
+            Value::List(bt.into_iter().map(s).collect()),
+        ),
+    ])
 }
 
 /// `heap_stats ?save?`: prints allocator statistics by size class, the

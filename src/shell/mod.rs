@@ -157,7 +157,9 @@ const BUILTINS: [&str; 3] = ["help", "history", "exit"];
 
 /// Checks `args` (without the command name) against `spec`: the count
 /// (including groups of arguments given together, see
-/// [`specs::opt_with`]), then `OneOf` words and integers. The error names
+/// [`specs::opt_with`]), then `OneOf` words and integers, a last `save`
+/// as the `save` argument whatever the count
+/// ([`CommandSpec::ends_with_choice`]). The error names
 /// what is wrong and shows the usage line, e.g.
 /// `wrong # args: should be "memory_stats ?save?"`.
 pub fn check_args(spec: &CommandSpec, args: &[String]) -> Result<(), String> {
@@ -167,8 +169,14 @@ pub fn check_args(spec: &CommandSpec, args: &[String]) -> Result<(), String> {
     {
         return Err(format!("wrong # args: should be \"{}\"", spec.usage()));
     }
+    let choice_at_end = spec.ends_with_choice(args);
     for (i, value) in args.iter().enumerate() {
-        let Some(arg) = spec.arg_at(i) else { continue };
+        let arg = if choice_at_end && i + 1 == args.len() {
+            spec.args.last()
+        } else {
+            spec.arg_at(i)
+        };
+        let Some(arg) = arg else { continue };
         match arg.kind {
             ArgKind::OneOf(choices) if !choices.contains(&value.as_str()) => {
                 return Err(format!(
@@ -548,6 +556,12 @@ mod tests {
         );
         let err = sh.eval("2d_memory_access_pattern m 4 8 keep").unwrap_err();
         assert!(err.message.contains("use one of save"), "{}", err.message);
+        // A last `save` is the `save` argument whatever the count, so
+        // `alloc_sites save` leaves N out rather than being a bad N.
+        let err = sh.eval("alloc_sites save").unwrap_err();
+        assert!(err.message.contains("not available"), "{}", err.message);
+        let err = sh.eval("alloc_sites many").unwrap_err();
+        assert!(err.message.contains("integer for N"), "{}", err.message);
         let err = sh.eval("memory_stats").unwrap_err();
         assert!(err.message.contains("not available"), "{}", err.message);
         let err = sh.eval("run_gleipnir").unwrap_err();

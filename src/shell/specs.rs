@@ -176,19 +176,30 @@ impl CommandSpec {
     /// is that argument, wherever the count puts it: `NAME save` leaves
     /// out the group `COLS TYPEBYTES`, `NAME 4 save` gives half of it.
     pub fn groups_whole(&self, args: &[String]) -> bool {
-        let mut given = args.len();
-        if let (Some(last), Some(word)) = (self.args.last(), args.last()) {
-            let is_choice = matches!(last.kind, ArgKind::OneOf(c) if c.contains(&word.as_str()));
-            if last.optional && !last.with_previous && is_choice {
-                given -= 1;
-            }
-        }
+        let given = args.len() - usize::from(self.ends_with_choice(args));
         // A group is cut when its last given argument is followed, in the
         // table, by one that must come with it.
         !self
             .args
             .get(given)
             .is_some_and(|next| next.with_previous && given > 0)
+    }
+
+    /// Whether the last of `args` is the spec's last argument, an optional
+    /// word such as `save`, whatever the count: it is one of that
+    /// argument's choices and follows the required arguments
+    /// (`alloc_sites save` leaves out N).
+    pub fn ends_with_choice(&self, args: &[String]) -> bool {
+        let required = self.args.iter().filter(|a| !a.optional).count();
+        match (self.args.last(), args.last()) {
+            (Some(last), Some(word)) if args.len() > required => {
+                last.optional
+                    && !last.with_previous
+                    && !last.repeat
+                    && matches!(last.kind, ArgKind::OneOf(c) if c.contains(&word.as_str()))
+            }
+            _ => false,
+        }
     }
 
     /// The argument at position `index` (0-based, command name excluded),
