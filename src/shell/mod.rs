@@ -22,9 +22,17 @@
 //! ```
 //!
 //! The name must appear in [`specs::SPECS`] (or be added with
-//! [`Registry::add_spec`]): the shell checks the argument count, `OneOf`
+//! [`Registry::add_spec`]): the shell checks the argument count (and
+//! groups of arguments given together, [`specs::opt_with`]), `OneOf`
 //! words and integers against the spec before calling the handler, so a
-//! handler only sees well-formed arguments (without the command name).
+//! handler only sees well-formed arguments (without the command name) and
+//! does not check them again.
+//!
+//! A handler is a named function whose doc comment starts with its Tcl
+//! usage. It returns a [`CmdError`]: a stage's error converts with `?`
+//! and keeps its causes; the shell's own messages are full sentences
+//! (`Err(format!(...).into())`). The registry turns the error into Tcl's
+//! error text in one place, with its causes ([`CmdError::user_text`]).
 //!
 //! # State
 //!

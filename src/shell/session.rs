@@ -28,7 +28,7 @@ pub use super::error::{CmdError, CmdResult};
 /// [`Session::record_written`]).
 pub fn record_written_in(work_dir: &Path, files: &[PathBuf]) {
     if let Err(e) = Manifest::record(work_dir, files) {
-        eprintln!("warning: {e}");
+        eprintln!("warning: {}", super::error::with_causes(&e));
     }
 }
 
@@ -36,9 +36,11 @@ pub fn record_written_in(work_dir: &Path, files: &[PathBuf]) {
 /// arguments, paths, settings), the trace, the analysis made from it and
 /// the selection made from that.
 ///
-/// Invariant: the analysis in memory, its source and the selection are
-/// dropped together by [`Session::forget_analysis`] whenever they may no
-/// longer belong to the current trace; nothing else clears them.
+/// Invariant: whenever the analysis in memory may no longer belong to the
+/// current trace (a new trace, a cleared folder, another trace's results),
+/// it is dropped with its source and the selection made from it by
+/// [`Session::forget_analysis`], and only there. (`set_mem_alloc` drops
+/// just the selection of the previous memory kinds.)
 pub struct Session {
     /// The working folder (figures/, visinfo/, .mapvis/ live here).
     work_dir: PathBuf,
@@ -265,7 +267,10 @@ impl Session {
             &self.settings_file(),
             &serde_json::to_vec_pretty(&j).unwrap_or_default(),
         ) {
-            eprintln!("warning: the settings were not saved: {e}");
+            eprintln!(
+                "warning: the settings were not saved: {}",
+                super::error::with_causes(&e)
+            );
         }
     }
 
