@@ -172,7 +172,7 @@ impl Session {
     /// all at once when the save is complete (see
     /// [`filter::files::save_analysis`]); a save still running is waited
     /// for first.
-    pub fn save_in_background(&mut self, a: Analysis) {
+    fn save_in_background(&mut self, a: Analysis) {
         self.finish_saving();
         let dir = self.analysis_dir();
         let work_dir = self.work_dir.clone();
