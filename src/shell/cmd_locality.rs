@@ -37,12 +37,28 @@ impl Settings {
     }
 
     /// The settings saved in `state_dir`, or the defaults (this machine's
-    /// caches, exact reuse distance).
+    /// caches, exact reuse distance). A saved file that cannot be read or
+    /// understood is reported, with its cause, and left as it is.
     pub fn load(state_dir: &Path) -> Settings {
-        std::fs::read_to_string(Settings::file(state_dir))
-            .ok()
-            .and_then(|t| serde_json::from_str(&t).ok())
-            .unwrap_or_default()
+        let file = Settings::file(state_dir);
+        let text = match std::fs::read_to_string(&file) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Settings::default(),
+            Err(e) => {
+                eprintln!(
+                    "warning: the saved cache settings {} cannot be read ({e}); this session uses this machine's caches and exact reuse distance.",
+                    file.display()
+                );
+                return Settings::default();
+            }
+        };
+        serde_json::from_str(&text).unwrap_or_else(|e| {
+            eprintln!(
+                "warning: the saved cache settings {} are damaged ({e}); this session uses this machine's caches and exact reuse distance until set_cache saves new ones.",
+                file.display()
+            );
+            Settings::default()
+        })
     }
 
     /// Writes the settings to `.mapvis/locality.json` in `state_dir`.

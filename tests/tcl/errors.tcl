@@ -86,6 +86,14 @@ test sites-save {
     list $found [file exists visinfo/alloc_sites.csv]
 } {1 1}
 
+# Damaged cache settings are said to be damaged, with the parser's reason,
+# not silently replaced by the defaults.
+write .mapvis/locality.json "{\"cache\": 12"
+test damaged-cache-settings {
+    catch {exec $mapvis -c {set_cache} 2>@1} out
+    string match "*warning: the saved cache settings $work/.mapvis/locality.json are damaged (* line 1 column *); *" $out
+} 1
+
 cd $tmp
 file delete -force $work
 done
