@@ -148,7 +148,6 @@ where
         return ExitCode::FAILURE;
     }
     let code = f(&shell);
-    shell.state().borrow_mut().finish_saving();
     shell.flush();
     code
 }

@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use super::commands::{figure_options, fmt_table, report_figure};
-use super::session::{CmdResult, Session};
+use super::error::CmdResult;
+use super::session::Session;
 use super::{Registry, Value};
 use crate::filter::heap::{self, HeapReport, HeapRun, RANKINGS};
 use crate::trace::backtrace::BacktraceSymbolizer;
@@ -65,28 +66,25 @@ fn heap_state(st: &mut Session) -> CmdResult<&mut HeapState> {
         }
     };
     let fresh = st
-        .heap
-        .as_ref()
+        .heap()
         .is_some_and(|h| h.path == pick && h.stamp == stamp(&pick));
-    if !fresh {
-        let run = if pick == prof {
-            let p = heapprof::read_profile(&pick).map_err(|e| e.to_string())?;
-            HeapRun::from_profile(p, &pick)
-        } else {
-            HeapRun::from_trace(&pick).map_err(|e| e.to_string())?
-        };
-        let report = HeapReport::build(&run);
-        let exe = st.exe.clone();
-        let sym = BacktraceSymbolizer::new(run.maps.clone(), exe.as_deref());
-        st.heap = Some(HeapState {
-            stamp: stamp(&pick),
-            path: pick,
-            run,
-            report,
-            sym,
-        });
+    if fresh {
+        return Ok(st.heap_mut().expect("checked above"));
     }
-    Ok(st.heap.as_mut().expect("set above"))
+    let run = if pick == prof {
+        HeapRun::from_profile(heapprof::read_profile(&pick)?, &pick)
+    } else {
+        HeapRun::from_trace(&pick)?
+    };
+    let report = HeapReport::build(&run);
+    let sym = BacktraceSymbolizer::new(run.maps.clone(), st.exe());
+    Ok(st.keep_heap(HeapState {
+        stamp: stamp(&pick),
+        path: pick,
+        run,
+        report,
+        sym,
+    }))
 }
 
 fn say_notes(h: &HeapState) {
@@ -111,43 +109,57 @@ fn backtrace(h: &mut HeapState, stack: u32) -> Vec<String> {
 
 /// Binds the allocation-side commands.
 pub fn register(r: &mut Registry<Session>) {
-    r.add("heap_profile", |st, _| heap_profile(st));
+    r.add("heap_profile", heap_profile);
     r.add("alloc_sites", alloc_sites);
-    r.add("heap_stats", |st, a| {
-        heap_stats(st, a.iter().any(|x| x == "save"))
-    });
+    r.add("heap_stats", heap_stats);
     r.add("heap_figures", heap_figures);
-    r.add("lifetime_histogram", |st, a| {
-        st.follow_cwd();
-        let save = a.iter().any(|x| x == "save");
-        let opts = figure_options(st, save);
-        let h = heap_state(st)?;
-        say_notes(h);
-        let rep =
-            crate::vis::lifetime_histogram(&h.run, &h.report, &opts).map_err(|e| e.to_string())?;
-        Ok(report_figure(st, &rep))
-    });
-    r.add("export_memtrace", |st, a| {
-        export(st, &a[0], Export::Memtrace)
-    });
-    r.add("export_ops", |st, a| export(st, &a[0], Export::Ops));
+    r.add("lifetime_histogram", lifetime_histogram);
+    r.add("export_memtrace", export_memtrace);
+    r.add("export_ops", export_ops);
 }
 
-fn heap_profile(st: &mut Session) -> CmdResult<Value> {
+/// `lifetime_histogram ?save?`: draws the histogram of block macro
+/// lifetimes; returns the figure's path.
+fn lifetime_histogram(st: &mut Session, a: &[String]) -> CmdResult<Value> {
+    st.follow_cwd();
+    let save = a.iter().any(|x| x == "save");
+    let opts = figure_options(st, save);
+    let h = heap_state(st)?;
+    say_notes(h);
+    let rep = crate::vis::lifetime_histogram(&h.run, &h.report, &opts)?;
+    Ok(report_figure(st, &rep))
+}
+
+/// `export_memtrace FILE`: writes the trace as Steve's memtrace; returns
+/// the file's path.
+fn export_memtrace(st: &mut Session, a: &[String]) -> CmdResult<Value> {
+    export(st, &a[0], Export::Memtrace)
+}
+
+/// `export_ops FILE`: writes Steve's ops file of heap-block operations;
+/// returns the file's path.
+fn export_ops(st: &mut Session, a: &[String]) -> CmdResult<Value> {
+    export(st, &a[0], Export::Ops)
+}
+
+/// `heap_profile`: runs the loaded program natively under the heap
+/// profiler and prints a summary; returns a dict of its totals.
+fn heap_profile(st: &mut Session, _: &[String]) -> CmdResult<Value> {
     st.follow_cwd();
     let exe = st
-        .exe
-        .clone()
+        .exe()
+        .map(Path::to_path_buf)
         .ok_or("no program is loaded: load_exe PATH (or compile_exe SOURCE.c) first.")?;
     let out = profile_path(st);
-    let outcome = heapprof::run_profiled(&exe, &st.args, &out).map_err(|e| e.to_string())?;
+    let outcome = heapprof::run_profiled(&exe, st.args(), &out)?;
     if !out.is_file() {
         return Err(format!(
             "{} {} and wrote no heap profile: it may be statically linked (LD_PRELOAD cannot \
              reach its malloc) or setuid. Link it dynamically (the default of cc).",
             exe.display(),
             outcome.describe()
-        ));
+        )
+        .into());
     }
     st.record_written(std::slice::from_ref(&out));
     let h = heap_state(st)?;
@@ -189,6 +201,9 @@ fn heap_profile(st: &mut Session) -> CmdResult<Value> {
     ]))
 }
 
+/// `alloc_sites ?N? ?save?`: lists the top N allocation sites by bytes,
+/// count, peak, leaks and temporaries, with their backtraces; returns a
+/// list of per-site dicts.
 fn alloc_sites(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     st.follow_cwd();
     let save = a.iter().any(|x| x == "save");
@@ -199,9 +214,38 @@ fn alloc_sites(st: &mut Session, a: &[String]) -> CmdResult<Value> {
         None => 10,
     };
     let visinfo = st.visinfo_dir();
-    let work_dir = st.work_dir.clone();
+    let work_dir = st.work_dir().to_path_buf();
     let h = heap_state(st)?;
     println!("allocation sites of the {}:", h.run.source);
+    let shown = print_rankings(h, n);
+    let mut out = Vec::new();
+    for &site in &shown {
+        out.push(print_site(h, site));
+    }
+    say_notes(h);
+    if save {
+        let path = visinfo.join("alloc_sites.csv");
+        let sites: Vec<u32> = h
+            .report
+            .top_sites(usize::MAX, |x| x.allocs)
+            .iter()
+            .map(|x| x.stack)
+            .collect();
+        let mut rows = Vec::new();
+        for site in sites {
+            let bt = backtrace(h, site).join(" <- ");
+            rows.push((h.report.sites[site as usize].clone(), bt));
+        }
+        heap::write_sites_csv(&path, &rows)?;
+        super::session::record_written_in(&work_dir, std::slice::from_ref(&path));
+        println!("wrote {}", path.display());
+    }
+    Ok(Value::List(out))
+}
+
+/// Prints the top `n` sites of each ranking; returns the sites shown, each
+/// once, in the order first shown.
+fn print_rankings(h: &mut HeapState, n: usize) -> Vec<u32> {
     let mut shown: Vec<u32> = Vec::new();
     for rank in RANKINGS {
         let top: Vec<(u32, u64)> = h
@@ -237,64 +281,50 @@ fn alloc_sites(st: &mut Session, a: &[String]) -> CmdResult<Value> {
                 .collect::<Vec<_>>(),
         );
     }
-    let mut out = Vec::new();
-    for &site in &shown {
-        let x = h.report.sites[site as usize].clone();
-        let bt = backtrace(h, site);
-        println!(
-            "site #{site}: {} allocations, {} bytes, peak {} live, {} leaked, {} temporary{}",
-            x.allocs,
-            x.bytes,
-            x.peak_live,
-            x.live,
-            x.temporary,
-            if x.in_region > 0 {
-                format!(", {} inside the pins", x.in_region)
-            } else {
-                String::new()
-            }
-        );
-        for f in &bt {
-            println!("    {f}");
-        }
-        out.push(Value::Dict(vec![
-            ("site".into(), Value::Int(site as i64)),
-            ("allocations".into(), Value::Int(x.allocs as i64)),
-            ("bytes".into(), Value::Int(x.bytes as i64)),
-            ("peak".into(), Value::Int(x.peak_live as i64)),
-            ("leaked".into(), Value::Int(x.live as i64)),
-            ("temporary".into(), Value::Int(x.temporary as i64)),
-            (
-                "backtrace".into(),
-                Value::List(bt.into_iter().map(s).collect()),
-            ),
-        ]));
-    }
-    say_notes(h);
-    if save {
-        let path = visinfo.join("alloc_sites.csv");
-        let sites: Vec<u32> = h
-            .report
-            .top_sites(usize::MAX, |x| x.allocs)
-            .iter()
-            .map(|x| x.stack)
-            .collect();
-        let mut rows = Vec::new();
-        for site in sites {
-            let bt = backtrace(h, site).join(" <- ");
-            rows.push((h.report.sites[site as usize].clone(), bt));
-        }
-        heap::write_sites_csv(&path, &rows).map_err(|e| e.to_string())?;
-        super::session::record_written_in(&work_dir, std::slice::from_ref(&path));
-        println!("wrote {}", path.display());
-    }
-    Ok(Value::List(out))
+    shown
 }
 
-fn heap_stats(st: &mut Session, save: bool) -> CmdResult<Value> {
+/// Prints one site's totals and backtrace; returns them as a dict.
+fn print_site(h: &mut HeapState, site: u32) -> Value {
+    let x = h.report.sites[site as usize].clone();
+    let bt = backtrace(h, site);
+    println!(
+        "site #{site}: {} allocations, {} bytes, peak {} live, {} leaked, {} temporary{}",
+        x.allocs,
+        x.bytes,
+        x.peak_live,
+        x.live,
+        x.temporary,
+        if x.in_region > 0 {
+            format!(", {} inside the pins", x.in_region)
+        } else {
+            String::new()
+        }
+    );
+    for f in &bt {
+        println!("    {f}");
+    }
+    Value::Dict(vec![
+        ("site".into(), Value::Int(site as i64)),
+        ("allocations".into(), Value::Int(x.allocs as i64)),
+        ("bytes".into(), Value::Int(x.bytes as i64)),
+        ("peak".into(), Value::Int(x.peak_live as i64)),
+        ("leaked".into(), Value::Int(x.live as i64)),
+        ("temporary".into(), Value::Int(x.temporary as i64)),
+        (
+            "backtrace".into(),
+            Value::List(bt.into_iter().map(s).collect()),
+        ),
+    ])
+}
+
+/// `heap_stats ?save?`: prints allocator statistics by size class, the
+/// blowup, fragmentation and call times; returns a dict of the totals.
+fn heap_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     st.follow_cwd();
+    let save = args.iter().any(|x| x == "save");
     let visinfo = st.visinfo_dir();
-    let work_dir = st.work_dir.clone();
+    let work_dir = st.work_dir().to_path_buf();
     let h = heap_state(st)?;
     let r = &h.report;
     println!("heap_stats of the {}:", h.run.source);
@@ -377,7 +407,7 @@ fn heap_stats(st: &mut Session, save: bool) -> CmdResult<Value> {
     }
     say_notes(h);
     if save {
-        let files = heap::write_stats_csv(&visinfo, r).map_err(|e| e.to_string())?;
+        let files = heap::write_stats_csv(&visinfo, r)?;
         super::session::record_written_in(&work_dir, &files);
         for f in files {
             println!("wrote {}", f.display());
@@ -386,6 +416,8 @@ fn heap_stats(st: &mut Session, save: bool) -> CmdResult<Value> {
     Ok(Value::Dict(dict))
 }
 
+/// `heap_figures ?N? ?save?`: draws the live heap of the top N sites, the
+/// flame graph and the size classes; returns the figure's path.
 fn heap_figures(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     st.follow_cwd();
     let save = a.iter().any(|x| x == "save");
@@ -413,8 +445,7 @@ fn heap_figures(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     let run = h.run.clone();
     let report = h.report.clone();
     let mut frames = |stack: u32| backtrace(h, stack);
-    let rep = crate::vis::heap_figures(&run, &report, &labels, &mut frames, &opts)
-        .map_err(|e| e.to_string())?;
+    let rep = crate::vis::heap_figures(&run, &report, &labels, &mut frames, &opts)?;
     Ok(report_figure(st, &rep))
 }
 
@@ -429,14 +460,13 @@ fn export(st: &mut Session, file: &str, what: Export) -> CmdResult<Value> {
     let out = if Path::new(file).is_absolute() {
         PathBuf::from(file)
     } else {
-        st.work_dir.join(file)
+        st.work_dir().join(file)
     };
     use crate::filter::export as ex;
     let summary = match what {
         Export::Memtrace => ex::export_memtrace(&trace, &out),
         Export::Ops => ex::export_ops(&trace, &out),
-    }
-    .map_err(|e| e.to_string())?;
+    }?;
     println!("{summary}");
     Ok(s(out.display().to_string()))
 }

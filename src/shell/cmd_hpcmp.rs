@@ -7,22 +7,23 @@
 //! (the export).
 use std::path::{Path, PathBuf};
 
-use super::session::{CmdResult, Session};
+use super::error::CmdResult;
+use super::session::Session;
 use super::{Registry, Value};
 use crate::trace::{run, sync};
 
 /// Binds `export_hpcmp`.
 pub fn register(r: &mut Registry<Session>) {
-    r.add("export_hpcmp", |st, a| {
-        export_hpcmp(st, &a[0], a.get(1).map(String::as_str))
-    });
+    r.add("export_hpcmp", export_hpcmp);
 }
 
-/// `export_hpcmp FILE ?whole|pins?`: returns a dict with the `file`
-/// written and the `scope` used (`whole` or `pins`).
-fn export_hpcmp(st: &mut Session, file: &str, scope: Option<&str>) -> CmdResult<Value> {
+/// `export_hpcmp FILE ?whole|pins?`: traces the loaded program with its
+/// thread and mutex events and writes HPCMP's JSON; returns a dict with the
+/// `file` written and the `scope` used (`whole` or `pins`).
+fn export_hpcmp(st: &mut Session, a: &[String]) -> CmdResult<Value> {
+    let (file, scope) = (&a[0], a.get(1).map(String::as_str));
     st.follow_cwd();
-    let exe = st.exe.clone().ok_or(
+    let exe = st.exe().map(Path::to_path_buf).ok_or(
         "export_hpcmp traces the loaded program: load_exe PATH (or compile_exe SOURCE.c) first.",
     )?;
     let (scope, why) = match scope {
@@ -31,7 +32,7 @@ fn export_hpcmp(st: &mut Session, file: &str, scope: Option<&str>) -> CmdResult<
                 .ok_or_else(|| format!("export_hpcmp's scope is whole or pins, not \"{w}\"."))?,
             "as asked",
         ),
-        None => match sync::default_scope(&exe).map_err(|e| e.to_string())? {
+        None => match sync::default_scope(&exe)? {
             sync::Scope::Pins => (sync::Scope::Pins, "the program has pins"),
             sync::Scope::Whole => (sync::Scope::Whole, "the program has no pins"),
         },
@@ -39,25 +40,25 @@ fn export_hpcmp(st: &mut Session, file: &str, scope: Option<&str>) -> CmdResult<
     let out = if Path::new(file).is_absolute() {
         PathBuf::from(file)
     } else {
-        st.work_dir.join(file)
+        st.work_dir().join(file)
     };
-    let valgrind = run::find_valgrind(st.valgrind.as_deref()).map_err(|e| e.to_string())?;
+    let valgrind = run::find_valgrind(st.valgrind())?;
     let trace = st.state_dir().join("hpcmp.mvt");
     println!(
         "tracing {} with thread and mutex events; reads and writes of {} ({why})...",
         exe.display(),
         scope.describe()
     );
-    let req = sync::request(valgrind, exe, st.args.clone(), trace.clone(), scope);
+    let req = sync::request(valgrind, exe, st.args().to_vec(), trace.clone(), scope);
     let outcome = run::run_trace(&req);
     // A Ctrl-C went to the program too, which ended with a readable trace.
     super::interrupt::clear();
-    let outcome = outcome.map_err(|e| e.to_string())?;
+    let outcome = outcome?;
     st.record_written(std::slice::from_ref(&trace));
     if outcome.exit_code != Some(0) {
         println!("note: the program {}.", outcome.describe());
     }
-    let summary = crate::filter::hpcmp::export_hpcmp(&trace, &out).map_err(|e| e.to_string())?;
+    let summary = crate::filter::hpcmp::export_hpcmp(&trace, &out)?;
     println!("{summary}");
     println!(
         "scope: {}; the trace is {}.",

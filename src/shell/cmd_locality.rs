@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::session::{CmdResult, Session};
+use super::error::{CmdResult, Context};
+use super::session::Session;
 use super::{Registry, Value};
 use crate::filter::locality::cache::CacheModel;
 use crate::filter::locality::colour::{self, ColourMode};
@@ -36,23 +37,40 @@ impl Settings {
     }
 
     /// The settings saved in `state_dir`, or the defaults (this machine's
-    /// caches, exact reuse distance).
+    /// caches, exact reuse distance). A saved file that cannot be read or
+    /// understood is reported, with its cause, and left as it is.
     pub fn load(state_dir: &Path) -> Settings {
-        std::fs::read_to_string(Settings::file(state_dir))
-            .ok()
-            .and_then(|t| serde_json::from_str(&t).ok())
-            .unwrap_or_default()
+        let file = Settings::file(state_dir);
+        let text = match std::fs::read_to_string(&file) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Settings::default(),
+            Err(e) => {
+                eprintln!(
+                    "warning: the saved cache settings {} cannot be read ({e}); this session uses this machine's caches and exact reuse distance.",
+                    file.display()
+                );
+                return Settings::default();
+            }
+        };
+        serde_json::from_str(&text).unwrap_or_else(|e| {
+            eprintln!(
+                "warning: the saved cache settings {} are damaged ({e}); this session uses this machine's caches and exact reuse distance until set_cache saves new ones.",
+                file.display()
+            );
+            Settings::default()
+        })
     }
 
-    fn save(&self, state_dir: &Path) -> CmdResult<()> {
+    /// Writes the settings to `.mapvis/locality.json` in `state_dir`.
+    pub(super) fn save(&self, state_dir: &Path) -> CmdResult<()> {
         let path = Settings::file(state_dir);
         std::fs::create_dir_all(state_dir)
             .and_then(|_| {
                 std::fs::write(&path, serde_json::to_vec_pretty(self).unwrap_or_default())
             })
-            .map_err(|e| {
+            .context(|| {
                 format!(
-                    "cannot save the cache settings to {}: {e}. They apply to this session only.",
+                    "cannot save the cache settings to {} (they apply to this session only)",
                     path.display()
                 )
             })
@@ -76,24 +94,19 @@ pub fn register(r: &mut Registry<Session>) {
     add(r, "set_cache", set_cache);
     add(r, "set_reuse_sampling", set_reuse_sampling);
     add(r, "set_figure_colour", set_figure_colour);
-    add(r, "cache_stats", |st, a| {
-        cache_stats(st, a.iter().any(|x| x == "save"))
-    });
-    add(r, "sharing_stats", |st, a| {
-        sharing_stats(st, a.iter().any(|x| x == "save"))
-    });
+    add(r, "cache_stats", cache_stats);
+    add(r, "sharing_stats", sharing_stats);
 }
 
-/// `set_cache ?LEVEL SIZE WAYS LINE | LEVEL off | default?`.
+/// `set_cache ?LEVEL SIZE WAYS LINE | LEVEL off | default?`: sets or
+/// prints the cache model; returns its levels as dicts.
 fn set_cache(st: &mut Session, a: &[String]) -> CmdResult<Value> {
-    let mut model = st.locality.cache.clone();
+    let mut model = st.locality().cache.clone();
     match a.len() {
         0 => {}
         1 if a[0] == "default" => model = CacheModel::host(),
-        2 if a[1] == "off" => model.remove(&a[0]).map_err(|e| e.to_string())?,
-        4 => model
-            .set(&a[0], &a[1], &a[2], &a[3])
-            .map_err(|e| e.to_string())?,
+        2 if a[1] == "off" => model.remove(&a[0])?,
+        4 => model.set(&a[0], &a[1], &a[2], &a[3])?,
         _ => {
             return Err(
                 "set_cache takes LEVEL SIZE WAYS LINE (set_cache L1 32K 8 64), LEVEL off, \
@@ -103,12 +116,13 @@ fn set_cache(st: &mut Session, a: &[String]) -> CmdResult<Value> {
         }
     }
     if !a.is_empty() {
-        st.locality.cache = model;
-        st.locality.save(&st.state_dir())?;
+        let mut settings = st.locality().clone();
+        settings.cache = model;
+        st.set_locality(settings)?;
     }
-    println!("{}", st.locality.cache.describe());
+    println!("{}", st.locality().cache.describe());
     Ok(Value::List(
-        st.locality
+        st.locality()
             .cache
             .levels
             .iter()
@@ -124,7 +138,8 @@ fn set_cache(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     ))
 }
 
-/// `set_figure_colour default|hit|reuse`.
+/// `set_figure_colour default|hit|reuse`: how the access figures colour
+/// their points; returns the mode.
 fn set_figure_colour(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     let mode = ColourMode::parse(&a[0]).ok_or_else(|| {
         format!(
@@ -132,19 +147,20 @@ fn set_figure_colour(st: &mut Session, a: &[String]) -> CmdResult<Value> {
             a[0]
         )
     })?;
-    st.locality.figure_colour = mode;
-    st.locality.save(&st.state_dir())?;
+    let mut settings = st.locality().clone();
+    settings.figure_colour = mode;
+    st.set_locality(settings)?;
     match mode {
         ColourMode::Default => {
             println!("figures: coloured by time (3D views) and by variable (2D view)")
         }
         ColourMode::Hit => println!(
             "figures: coloured by the cache level that served each access, under this model:\n{}",
-            st.locality.cache.describe()
+            st.locality().cache.describe()
         ),
         ColourMode::Reuse => println!(
             "figures: coloured by reuse distance in distinct {}-byte lines (exact), first touch apart",
-            st.locality.cache.levels.first().map_or(64, |l| l.line)
+            st.locality().cache.levels.first().map_or(64, |l| l.line)
         ),
     }
     Ok(s(mode.code()))
@@ -159,9 +175,9 @@ pub fn annotate(
     rows: polars::prelude::DataFrame,
     opts: &mut crate::vis::FigureOptions,
 ) -> CmdResult<polars::prelude::DataFrame> {
-    let mode = st.locality.figure_colour;
-    let (rows, classes) = colour::with_classes(a, &rows, mode, &st.locality.cache)
-        .map_err(|e| format!("computing the figure's colours failed: {e}"))?;
+    let mode = st.locality().figure_colour;
+    let (rows, classes) = colour::with_classes(a, &rows, mode, &st.locality().cache)
+        .context(|| "computing the figure's colours failed".to_string())?;
     if mode != ColourMode::Default {
         println!(
             "colour: {} (set_figure_colour {})",
@@ -174,8 +190,7 @@ pub fn annotate(
         labels: c.labels,
     });
     opts.annotations.patterns = Some(
-        colour::pattern_table(a)
-            .map_err(|e| format!("labelling the access patterns failed: {e}"))?,
+        colour::pattern_table(a).context(|| "labelling the access patterns failed".to_string())?,
     );
     Ok(rows)
 }
@@ -190,7 +205,8 @@ fn mode_words(mode: ColourMode) -> &'static str {
     }
 }
 
-/// `set_reuse_sampling RATE|off`.
+/// `set_reuse_sampling RATE|off`: samples the reuse distance at RATE, or
+/// computes it exactly; returns the rate or `off`.
 fn set_reuse_sampling(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     let rate = if a[0] == "off" {
         None
@@ -210,8 +226,9 @@ fn set_reuse_sampling(st: &mut Session, a: &[String]) -> CmdResult<Value> {
         })?;
         Some(r)
     };
-    st.locality.sampling = rate;
-    st.locality.save(&st.state_dir())?;
+    let mut settings = st.locality().clone();
+    settings.sampling = rate;
+    st.set_locality(settings)?;
     match rate {
         Some(r) => println!(
             "reuse distance: sampled (SHARDS), {:.4}% of cache lines; counts are estimates",
@@ -244,22 +261,25 @@ fn count_headers(r: &CacheReport, first: &[&str], last: Option<&str>) -> Vec<Str
     h
 }
 
-/// `cache_stats ?save?`.
-fn cache_stats(st: &mut Session, save: bool) -> CmdResult<Value> {
-    let kind = st.mem;
+/// `cache_stats ?save?`: simulates the cache model over the region and
+/// prints misses, patterns and reuse distance; returns a list of
+/// per-variable dicts.
+fn cache_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
+    let save = args.iter().any(|x| x == "save");
+    let kind = st.mem();
     let opts = Options {
-        model: st.locality.cache.clone(),
-        sampling: st.locality.sampling.and_then(Sampling::new),
+        model: st.locality().cache.clone(),
+        sampling: st.locality().sampling.and_then(Sampling::new),
     };
     let dir = st.visinfo_dir();
     let figures = st.figures_dir();
-    let src_paths = st.src_paths.clone();
+    let src_paths = st.src_paths().to_vec();
     let a = st.analysis()?;
-    let r = report::cache_stats(a, kind, &opts).map_err(|e| e.to_string())?;
+    let r = report::cache_stats(a, kind, &opts)?;
     print_cache_report(&r, kind.code());
     if save {
-        let mut written = r.save(&dir).map_err(|e| e.to_string())?;
-        written.extend(source::write_pages(&r, &src_paths, &figures).map_err(|e| e.to_string())?);
+        let mut written = r.save(&dir)?;
+        written.extend(source::write_pages(&r, &src_paths, &figures)?);
         let page = summary_figure(&r, &figures)?;
         written.push(page.clone());
         // The page's shared plotly.js and the folder's index are mapvis's too.
@@ -472,16 +492,18 @@ fn sharing_figure(lines: &[report::SharedLine], line: u32, figures: &Path) -> Cm
     let intro = vec![format!(
         "Cache lines of {line} bytes written by one thread and touched by another, most transfers first; Valgrind runs one thread at a time, so the transfers are those of its interleaving."
     )];
-    sharing::sharing_figure(figures, &drawn, &intro).map_err(|e| e.to_string())
+    Ok(sharing::sharing_figure(figures, &drawn, &intro)?)
 }
 
-/// `sharing_stats ?save?`.
-fn sharing_stats(st: &mut Session, save: bool) -> CmdResult<Value> {
-    let kind = st.mem;
-    let line = st.locality.cache.levels.first().map_or(64, |l| l.line);
+/// `sharing_stats ?save?`: finds the cache lines shared between threads,
+/// true or false sharing; returns a list of per-line dicts.
+fn sharing_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
+    let save = args.iter().any(|x| x == "save");
+    let kind = st.mem();
+    let line = st.locality().cache.levels.first().map_or(64, |l| l.line);
     let dir = st.visinfo_dir();
     let a = st.analysis()?;
-    let lines = report::sharing_stats(a, kind, line).map_err(|e| e.to_string())?;
+    let lines = report::sharing_stats(a, kind, line)?;
     println!(
         "sharing_stats ({}-byte lines written by one thread and touched by another, set_mem_alloc {}; \
          Valgrind runs one thread at a time, so transfers are those of its interleaving):",
@@ -513,11 +535,9 @@ fn sharing_stats(st: &mut Session, save: bool) -> CmdResult<Value> {
         }
     }
     if save {
-        let mut df = report::sharing_table(&lines).map_err(|e| e.to_string())?;
-        let p1 = crate::filter::files::write_csv(&mut df, &dir.join("sharing_stats.csv"))
-            .map_err(|e| e.to_string())?;
-        let p2 = crate::filter::files::write_parquet(&mut df, &dir.join("sharing_stats.parquet"))
-            .map_err(|e| e.to_string())?;
+        let mut df = report::sharing_table(&lines)?;
+        let p1 = crate::filter::files::write_csv(&mut df, &dir.join("sharing_stats.csv"))?;
+        let p2 = crate::filter::files::write_parquet(&mut df, &dir.join("sharing_stats.parquet"))?;
         let p3 = sharing_figure(&lines, line, &st.figures_dir())?;
         println!(
             "wrote {}, {} and {}",
@@ -569,7 +589,7 @@ pub fn pattern_section(
     a: &crate::filter::analysis::Analysis,
     kind: crate::filter::MemKind,
 ) -> CmdResult<String> {
-    let rows = report::patterns(a, kind).map_err(|e| e.to_string())?;
+    let rows = report::patterns(a, kind)?;
     if rows.is_empty() {
         return Ok(String::new());
     }
@@ -633,5 +653,5 @@ fn summary_figure(r: &CacheReport, figures: &Path) -> CmdResult<PathBuf> {
             .collect::<Vec<_>>()
             .join("; ")
     )];
-    cache_summary(figures, &levels, &vars, &curves, &intro).map_err(|e| e.to_string())
+    Ok(cache_summary(figures, &levels, &vars, &curves, &intro)?)
 }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use polars::prelude::*;
 
-use super::session::CmdResult;
+use super::error::{CmdResult, Context};
 pub use super::session::Session;
 use super::{Registry, Value};
 use crate::filter;
@@ -52,135 +52,179 @@ where
 /// Binds every pipeline command to its handler and sets the completion
 /// source of array names.
 pub fn register_pipeline(r: &mut Registry<Session>) {
-    add(r, "load_exe", |st, a| {
-        let (p, warning) = st.load_exe(&a[0])?;
-        println!("loaded {}", p.display());
-        if let Some(w) = warning {
-            println!("warning: {w}");
-        }
-        Ok(path_value(&p))
-    });
-    add(r, "set_src_path", |st, a| {
-        let dirs = st.set_src_path(a)?;
-        Ok(Value::List(dirs.iter().map(|d| path_value(d)).collect()))
-    });
-    add(r, "set_valgrind_path", |st, a| {
-        Ok(path_value(&st.set_valgrind_path(&a[0])?))
-    });
-    add(r, "set_arguments", |st, a| {
-        st.set_arguments(a);
-        Ok(Value::List(a.iter().map(|x| s(x.clone())).collect()))
-    });
-    add(r, "set_mem_alloc", |st, a| {
-        let k = st.set_mem_alloc(&a[0])?;
-        let what = match k {
-            filter::MemKind::Heap => "heap blocks",
-            filter::MemKind::Stack => "stack variables",
-            filter::MemKind::Global => "globals and statics",
-            filter::MemKind::All => "heap, stack and globals",
-        };
-        println!("memory kind: {} ({what})", k.code());
-        Ok(s(k.code()))
-    });
-    add(r, "set_heap_grouping", |st, a| {
-        st.grouping = filter::stats::Grouping::parse(&a[0]).unwrap_or_default();
-        println!("heap blocks in memory_stats: one row per {}", a[0]);
-        Ok(s(a[0].clone()))
-    });
-    add(r, "set_open_browser", |st, a| {
-        // The table admits only `on` and `off`.
-        st.open_browser = a[0] == "on";
-        Ok(s(a[0].clone()))
-    });
-    add(r, "set_point_budget", |st, a| {
-        let n: usize = a[0].parse().map_err(|_| {
-            format!(
-                "set_point_budget takes a number of points, not \"{}\".",
-                a[0]
-            )
-        })?;
-        let mut opts = figure_options(st, false);
-        opts.point_budget = n;
-        opts.validate().map_err(|e| e.to_string())?;
-        st.point_budget = n;
-        Ok(Value::Int(n as i64))
-    });
-    add(r, "set_matrix_orientation", |st, a| {
-        st.matrix_orientation = a[0] == "on";
-        Ok(s(a[0].clone()))
-    });
-    add(r, "compile_exe", |st, a| {
-        let exe = st.compile_exe(&a[0], &a[1..])?;
-        println!("compiled and loaded {}", exe.display());
-        Ok(path_value(&exe))
-    });
-    add(r, "run_gleipnir", |st, _| run_gleipnir(st));
-    add(r, "memory_trace_analysis", |st, _| {
-        memory_trace_analysis(st)
-    });
-    add(r, "filtering_process", |st, a| {
-        filtering_process(st, has_save(a))
-    });
-    add(r, "memory_stats", |st, a| memory_stats(st, has_save(a)));
-    add(r, "complete_memory_access_pattern", |st, a| {
-        let filter =
-            filter::pick::VarFilter::parse(a.iter().map(String::as_str).filter(|w| *w != "save"));
-        complete_pattern(st, has_save(a), &filter)
-    });
-    add(r, "2d_memory_access_pattern", |st, a| {
-        array_pattern(st, a, 2)
-    });
-    add(r, "3d_memory_access_pattern", |st, a| {
-        array_pattern(st, a, 3)
-    });
-    add(r, "load_trace", |st, a| load_trace(st, &a[0]));
+    add(r, "load_exe", load_exe);
+    add(r, "set_src_path", set_src_path);
+    add(r, "set_valgrind_path", set_valgrind_path);
+    add(r, "set_arguments", set_arguments);
+    add(r, "set_mem_alloc", set_mem_alloc);
+    add(r, "set_heap_grouping", set_heap_grouping);
+    add(r, "set_open_browser", set_open_browser);
+    add(r, "set_point_budget", set_point_budget);
+    add(r, "set_matrix_orientation", set_matrix_orientation);
+    add(r, "compile_exe", compile_exe);
+    add(r, "run_gleipnir", run_gleipnir);
+    add(r, "memory_trace_analysis", memory_trace_analysis);
+    add(r, "filtering_process", filtering_process);
+    add(r, "memory_stats", memory_stats);
+    add(
+        r,
+        "complete_memory_access_pattern",
+        complete_memory_access_pattern,
+    );
+    add(r, "2d_memory_access_pattern", array_2d_pattern);
+    add(r, "3d_memory_access_pattern", array_3d_pattern);
+    add(r, "load_trace", load_trace);
     super::cmd_locality::register(r);
     super::cmd_hpcmp::register(r);
-    add(r, "dump_trace", |st, a| {
-        let path = if a.is_empty() {
-            st.trace_path()?
-        } else {
-            PathBuf::from(&a[0])
-        };
-        let limit = match a.get(1) {
+    add(r, "dump_trace", dump_trace);
+    add(r, "clear_analysis", clear_analysis);
+    for tool in ["lackey", "helgrind", "cachegrind", "massif", "dhat"] {
+        add(r, tool, move |st, _| grind(st, tool));
+    }
+    r.set_name_source(array_names);
+}
+
+/// The array names tab completion offers: those of the session's
+/// analysis, or of the one saved in the working folder (its small
+/// variable table only) before any command has loaded it.
+fn array_names(st: &Session) -> Vec<String> {
+    let owned = |vars: &[filter::analysis::Variable]| -> Vec<String> {
+        filter::shape::array_names(vars)
+            .into_iter()
+            .map(String::from)
+            .collect()
+    };
+    match st.loaded_analysis() {
+        Some(a) => owned(&a.vars),
+        None => filter::files::load_saved_variables(&st.analysis_dir())
+            .map(|vars| owned(&vars))
+            .unwrap_or_default(),
+    }
+}
+
+/// `load_exe PATH`: loads the program to trace; returns its path.
+fn load_exe(st: &mut Session, a: &[String]) -> CmdResult<Value> {
+    let (p, warning) = st.load_exe(&a[0])?;
+    println!("loaded {}", p.display());
+    if let Some(w) = warning {
+        println!("warning: {w}");
+    }
+    Ok(path_value(&p))
+}
+
+/// `set_src_path DIR ?DIR ...?`: sets the source folders; returns them.
+fn set_src_path(st: &mut Session, a: &[String]) -> CmdResult<Value> {
+    let dirs = st.set_src_path(a)?;
+    Ok(Value::List(dirs.iter().map(|d| path_value(d)).collect()))
+}
+
+/// `set_valgrind_path PATH`: sets the valgrind binary; returns its path.
+fn set_valgrind_path(st: &mut Session, a: &[String]) -> CmdResult<Value> {
+    Ok(path_value(&st.set_valgrind_path(&a[0])?))
+}
+
+/// `set_arguments ?ARG ...?`: sets the traced program's arguments;
+/// returns them.
+fn set_arguments(st: &mut Session, a: &[String]) -> CmdResult<Value> {
+    st.set_arguments(a);
+    Ok(Value::List(a.iter().map(|x| s(x.clone())).collect()))
+}
+
+/// `set_mem_alloc H|S|G|all`: chooses the memory kinds kept; returns the
+/// code.
+fn set_mem_alloc(st: &mut Session, a: &[String]) -> CmdResult<Value> {
+    let k = st.set_mem_alloc(&a[0])?;
+    let what = match k {
+        filter::MemKind::Heap => "heap blocks",
+        filter::MemKind::Stack => "stack variables",
+        filter::MemKind::Global => "globals and statics",
+        filter::MemKind::All => "heap, stack and globals",
+    };
+    println!("memory kind: {} ({what})", k.code());
+    Ok(s(k.code()))
+}
+
+/// `set_heap_grouping site|instances`: how statistics and figures show
+/// heap blocks.
+fn set_heap_grouping(st: &mut Session, a: &[String]) -> CmdResult<Value> {
+    st.set_grouping(filter::stats::Grouping::parse(&a[0]).unwrap_or_default());
+    println!("heap blocks in memory_stats: one row per {}", a[0]);
+    Ok(s(a[0].clone()))
+}
+
+/// `set_open_browser on|off`: whether figures open in a browser. The table
+/// admits only `on` and `off`.
+fn set_open_browser(st: &mut Session, a: &[String]) -> CmdResult<Value> {
+    st.set_open_browser(a[0] == "on");
+    Ok(s(a[0].clone()))
+}
+
+/// `set_point_budget POINTS`: the points a figure draws before it
+/// aggregates; refused (with the figure stage's reason) when unusable.
+fn set_point_budget(st: &mut Session, a: &[String]) -> CmdResult<Value> {
+    let n: usize = a[0].parse().map_err(|_| {
+        format!(
+            "set_point_budget takes a number of points, not \"{}\".",
+            a[0]
+        )
+    })?;
+    let mut opts = figure_options(st, false);
+    opts.point_budget = n;
+    opts.validate()?;
+    st.set_point_budget(n);
+    Ok(Value::Int(n as i64))
+}
+
+/// `set_matrix_orientation on|off`: whether array figures put row 0 at the
+/// top.
+fn set_matrix_orientation(st: &mut Session, a: &[String]) -> CmdResult<Value> {
+    st.set_matrix_orientation(a[0] == "on");
+    Ok(s(a[0].clone()))
+}
+
+/// `compile_exe SOURCE.c ?FLAG ...?`: compiles and loads the program;
+/// returns the executable's path.
+fn compile_exe(st: &mut Session, a: &[String]) -> CmdResult<Value> {
+    let exe = st.compile_exe(&a[0], &a[1..])?;
+    println!("compiled and loaded {}", exe.display());
+    Ok(path_value(&exe))
+}
+
+/// `complete_memory_access_pattern ?save|arrays|NAME|-NAME ...?`: draws
+/// every selected access; returns the figure's path.
+fn complete_memory_access_pattern(st: &mut Session, a: &[String]) -> CmdResult<Value> {
+    let filter =
+        filter::pick::VarFilter::parse(a.iter().map(String::as_str).filter(|w| *w != "save"));
+    complete_pattern(st, has_save(a), &filter)
+}
+
+/// `dump_trace ?FILE? ?LIMIT?`: prints the trace (by default the current
+/// one) as text, at most LIMIT events (200 by default).
+fn dump_trace(st: &mut Session, a: &[String]) -> CmdResult<Value> {
+    let path = if a.is_empty() {
+        st.trace_path()?
+    } else {
+        PathBuf::from(&a[0])
+    };
+    let limit =
+        match a.get(1) {
             Some(l) => Some(l.parse::<u64>().map_err(|_| {
                 format!("dump_trace LIMIT must be a number of events, not \"{l}\".")
             })?),
             None => Some(200),
         };
-        let stdout = std::io::stdout();
-        trace::dump::dump(&path, limit, &mut stdout.lock()).map_err(|e| e.to_string())?;
-        Ok(Value::Empty)
-    });
-    add(r, "clear_analysis", |st, _| clear_analysis(st));
-    for tool in ["lackey", "helgrind", "cachegrind", "massif", "dhat"] {
-        add(r, tool, move |st, _| grind(st, tool));
-    }
-    // Array names complete from the session's analysis, or from the one
-    // saved in the working folder (its small variable table only) before
-    // any command has loaded it.
-    r.set_name_source(|st| {
-        let owned = |vars: &[filter::analysis::Variable]| -> Vec<String> {
-            filter::shape::array_names(vars)
-                .into_iter()
-                .map(String::from)
-                .collect()
-        };
-        match &st.analysis {
-            Some(a) => owned(&a.vars),
-            None => filter::files::load_saved_variables(&st.analysis_dir())
-                .map(|vars| owned(&vars))
-                .unwrap_or_default(),
-        }
-    });
+    let stdout = std::io::stdout();
+    trace::dump::dump(&path, limit, &mut stdout.lock())?;
+    Ok(Value::Empty)
 }
 
-fn run_gleipnir(st: &mut Session) -> CmdResult<Value> {
-    let exe = st.exe.clone();
+/// `run_gleipnir`: traces the loaded program; returns a dict of the trace,
+/// its counts, the program's exit and the traces of forked children.
+fn run_gleipnir(st: &mut Session, _: &[String]) -> CmdResult<Value> {
     println!(
         "tracing {} {} under the mapvis Valgrind tool (Ctrl-C stops it and keeps what was traced)...",
-        exe.as_deref().map(|p| p.display().to_string()).unwrap_or_default(),
-        st.args.join(" ")
+        st.exe().map(|p| p.display().to_string()).unwrap_or_default(),
+        st.args().join(" ")
     );
     let run = st.run_gleipnir();
     // A Ctrl-C during the run went to the traced program too, which ended
@@ -200,7 +244,7 @@ fn run_gleipnir(st: &mut Session) -> CmdResult<Value> {
         );
     }
     if let Some(why) = &run.rejected {
-        let kept = st.trace_file.as_ref().filter(|t| t.is_file());
+        let kept = st.trace_file().filter(|t| t.is_file());
         return Err(format!(
             "the program {}, and {why}. {} The new trace was left in {}.",
             outcome.describe(),
@@ -212,7 +256,8 @@ fn run_gleipnir(st: &mut Session) -> CmdResult<Value> {
                 None => "There was no previous trace.".to_string(),
             },
             run.new_file.display()
-        ));
+        )
+        .into());
     }
     let c = run.check.clone().unwrap_or_default();
     println!(
@@ -241,11 +286,13 @@ fn run_gleipnir(st: &mut Session) -> CmdResult<Value> {
     ]))
 }
 
-fn memory_trace_analysis(st: &mut Session) -> CmdResult<Value> {
+/// `memory_trace_analysis`: names every access of the trace and saves the
+/// analysis; returns a dict of its counts.
+fn memory_trace_analysis(st: &mut Session, _: &[String]) -> CmdResult<Value> {
     let path = st.trace_path()?;
     // Identified before it is read: results carry the trace they came from.
     let source = crate::workdir::SourceId::of(&path);
-    let mut namer = trace::program::ProgramNamer::new(st.exe.as_deref(), &st.src_paths);
+    let mut namer = trace::program::ProgramNamer::new(st.exe(), st.src_paths());
     println!(
         "analysing {} (Ctrl-C stops it and keeps what was analysed)...",
         path.display()
@@ -257,8 +304,7 @@ fn memory_trace_analysis(st: &mut Session) -> CmdResult<Value> {
     };
     // The access list streams into a new saved analysis, which replaces
     // the previous one only when complete.
-    st.finish_saving();
-    let out = filter::files::AnalysisDir::begin(&st.analysis_dir()).map_err(|e| e.to_string())?;
+    let out = filter::files::AnalysisDir::begin(&st.analysis_dir())?;
     let dataset = out.dataset();
     let keep = filter::analysis::Keep {
         dataset: Some(&dataset),
@@ -267,7 +313,7 @@ fn memory_trace_analysis(st: &mut Session) -> CmdResult<Value> {
     let a = filter::analysis::analyse_into(&path, &mut namer, &mut progress, &keep);
     shown.finish();
     super::interrupt::clear();
-    let mut a = a.map_err(|e| e.to_string())?;
+    let mut a = a?;
     for n in &a.summary.notes {
         println!("note: {}", super::text::terminal_safe(n));
     }
@@ -285,10 +331,7 @@ fn memory_trace_analysis(st: &mut Session) -> CmdResult<Value> {
         println!("note: {THREADS_NOTE}");
     }
     st.forget_analysis();
-    let files = out
-        .commit(&mut a, source.as_ref())
-        .map_err(|e| e.to_string())?;
-    st.analysis_source = source;
+    let files = out.commit(&mut a, source.as_ref())?;
     st.record_written(&files);
     let v = Value::Dict(vec![
         ("accesses".into(), Value::Int(a.summary.accesses as i64)),
@@ -305,8 +348,7 @@ fn memory_trace_analysis(st: &mut Session) -> CmdResult<Value> {
             ),
         ),
     ]);
-    st.analysis = Some(a);
-    st.selected = None;
+    st.adopt_analysis(a, source);
     Ok(v)
 }
 
@@ -317,17 +359,20 @@ pub(super) const THREADS_NOTE: &str = "thread counts are of Valgrind's thread id
 /// data only when asked (`save`): 4 M rows are about 170 MB of CSV.
 const ORDER_DATA_AUTO_ROWS: u64 = 4 << 20;
 
-fn filtering_process(st: &mut Session, save: bool) -> CmdResult<Value> {
-    let kind = st.mem;
+/// `filtering_process ?save?`: writes the allocation info and the order
+/// data of the selected accesses to `visinfo/`; returns the files.
+fn filtering_process(st: &mut Session, args: &[String]) -> CmdResult<Value> {
+    let save = has_save(args);
+    let kind = st.mem();
     let sel = st.selected()?;
     let dir = st.visinfo_dir();
-    let work_dir = st.work_dir.clone();
+    let work_dir = st.work_dir().to_path_buf();
     let a = st.analysis()?;
-    let mut files = filter::files::write_allocation_info(a, &dir).map_err(|e| e.to_string())?;
+    let mut files = filter::files::write_allocation_info(a, &dir)?;
     super::session::record_written_in(&work_dir, &files);
     let order = save || sel.len() <= ORDER_DATA_AUTO_ROWS;
     if order {
-        let more = filter::files::write_order_data(a, &sel, &dir).map_err(|e| e.to_string())?;
+        let more = filter::files::write_order_data(a, &sel, &dir)?;
         super::session::record_written_in(&work_dir, &more);
         files.extend(more);
     }
@@ -396,7 +441,7 @@ fn print_grouped_fields(
     kind: filter::MemKind,
     grouping: filter::stats::Grouping,
 ) -> CmdResult<()> {
-    let fields = filter::stats::grouped_fields(a, kind, grouping).map_err(|e| e.to_string())?;
+    let fields = filter::stats::grouped_fields(a, kind, grouping)?;
     if fields.height() == 0 {
         return Ok(());
     }
@@ -416,15 +461,17 @@ fn print_grouped_fields(
     Ok(())
 }
 
-fn memory_stats(st: &mut Session, save: bool) -> CmdResult<Value> {
+/// `memory_stats ?save?`: prints the per-variable and per-address
+/// statistics; returns a list of per-variable dicts.
+fn memory_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
+    let save = has_save(args);
     let sel = st.selected()?;
-    let kind = st.mem;
+    let kind = st.mem();
     let dir = st.visinfo_dir();
-    let grouping = st.grouping;
+    let grouping = st.grouping();
     let a = st.analysis()?;
-    let mut per_var =
-        filter::stats::per_variable_by(a, kind, grouping).map_err(|e| e.to_string())?;
-    let mut per_addr = filter::stats::per_address(a, kind).map_err(|e| e.to_string())?;
+    let mut per_var = filter::stats::per_variable_by(a, kind, grouping)?;
+    let mut per_addr = filter::stats::per_address(a, kind)?;
     let cols = filter::stats::VARIABLE_COLUMNS;
     let rows: Vec<Vec<String>> = (0..per_var.height())
         .map(|i| cols.iter().map(|c| cell(&per_var, c, i)).collect())
@@ -475,12 +522,10 @@ fn memory_stats(st: &mut Session, save: bool) -> CmdResult<Value> {
     print!("{}", fmt_table(&addr_cols, &arows));
     print!("{}", super::cmd_locality::pattern_section(a, kind)?);
     if save {
-        let p1 = filter::files::write_csv(&mut per_var, &dir.join("memory_stats.csv"))
-            .map_err(|e| e.to_string())?;
+        let p1 = filter::files::write_csv(&mut per_var, &dir.join("memory_stats.csv"))?;
         st.record_written(std::slice::from_ref(&p1));
-        filter::files::hex_column(&mut per_addr, "address").map_err(|e| e.to_string())?;
-        let p2 = filter::files::write_csv(&mut per_addr, &dir.join("memory_stats_addresses.csv"))
-            .map_err(|e| e.to_string())?;
+        filter::files::hex_column(&mut per_addr, "address")?;
+        let p2 = filter::files::write_csv(&mut per_addr, &dir.join("memory_stats_addresses.csv"))?;
         println!("wrote {} and {}", p1.display(), p2.display());
         st.record_written(std::slice::from_ref(&p2));
     }
@@ -509,8 +554,8 @@ pub(super) fn figure_options(st: &Session, save: bool) -> vis::FigureOptions {
         figures_dir: st.figures_dir(),
         visinfo_dir: st.visinfo_dir(),
         save,
-        point_budget: st.point_budget,
-        matrix_orientation: st.matrix_orientation,
+        point_budget: st.point_budget(),
+        matrix_orientation: st.matrix_orientation(),
         provenance: provenance(st),
         annotations: Default::default(),
     }
@@ -519,15 +564,13 @@ pub(super) fn figure_options(st: &Session, save: bool) -> vis::FigureOptions {
 /// `t.mvt of ./prog 10, set_mem_alloc H`: what a figure was drawn from.
 fn provenance(st: &Session) -> String {
     let trace = st
-        .trace_file
-        .as_ref()
+        .trace_file()
         .map_or("?".to_string(), |p| p.display().to_string());
     let command = st
-        .analysis
-        .as_ref()
+        .loaded_analysis()
         .map(|a| a.summary.command.join(" "))
         .unwrap_or_default();
-    format!("{trace} of {command}, set_mem_alloc {}", st.mem.code())
+    format!("{trace} of {command}, set_mem_alloc {}", st.mem().code())
 }
 
 pub(super) fn report_figure(st: &Session, r: &vis::FigureReport) -> Value {
@@ -542,7 +585,7 @@ pub(super) fn report_figure(st: &Session, r: &vis::FigureReport) -> Value {
     for f in &r.data_csv {
         println!("wrote {}", f.display());
     }
-    if st.open_browser {
+    if st.open_browser() {
         if let Err(e) = std::process::Command::new("xdg-open").arg(&r.html).spawn() {
             println!(
                 "warning: could not open a browser with xdg-open ({e}); open {} by hand.",
@@ -556,20 +599,21 @@ pub(super) fn report_figure(st: &Session, r: &vis::FigureReport) -> Value {
 fn complete_pattern(st: &mut Session, save: bool, f: &filter::pick::VarFilter) -> CmdResult<Value> {
     let mut sel = st.selected()?;
     let mut opts = figure_options(st, save);
-    let grouping = st.grouping;
+    let grouping = st.grouping();
     st.analysis()?;
-    let a = st.analysis.as_ref().expect("analysis loaded above");
+    let a = st.loaded_analysis().expect("analysis loaded above");
     if !f.is_empty() {
-        let keep = f.keep(&a.vars).map_err(|e| e.to_string())?;
-        sel = filter::pick::narrow(a, &sel, &keep).map_err(|e| e.to_string())?;
+        let keep = f.keep(&a.vars)?;
+        sel = filter::pick::narrow(a, &sel, &keep)?;
     }
     if sel.is_empty() {
         return Err(format!(
             "there are no {} accesses to draw{}: change set_mem_alloc (H, S, G or all) and run filtering_process again{}.",
-            st.mem.code(),
+            st.mem().code(),
             if f.is_empty() { "" } else { " among the variables the filter keeps" },
             if f.is_empty() { "" } else { ", or widen the filter" },
-        ));
+        )
+        .into());
     }
     println!(
         "drawing {} accesses into {}...",
@@ -580,45 +624,57 @@ fn complete_pattern(st: &mut Session, save: bool, f: &filter::pick::VarFilter) -
     );
     // The figure reads every selected access: gather their columns (shared
     // with the analysis when the selection is everything).
-    let rows = filter::rows(a, &sel).map_err(|e| e.to_string())?;
+    let rows = filter::rows(a, &sel)?;
     let rows = super::cmd_locality::annotate(st, a, rows, &mut opts)?;
-    let shown = filter::stats::variables_for_display(a, grouping).map_err(|e| e.to_string())?;
-    let r = vis::complete_memory_access_pattern(&rows, &shown, &a.lines, &opts)
-        .map_err(|e| e.to_string())?;
+    let shown = filter::stats::variables_for_display(a, grouping)?;
+    let r = vis::complete_memory_access_pattern(&rows, &shown, &a.lines, &opts)?;
     Ok(report_figure(st, &r))
 }
 
 fn parse_dim(what: &str, v: &str) -> CmdResult<u64> {
     match v.parse::<u64>() {
         Ok(n) if n > 0 => Ok(n),
-        _ => Err(format!(
-            "{what} must be a positive whole number, not \"{v}\"."
-        )),
+        _ => Err(format!("{what} must be a positive whole number, not \"{v}\".").into()),
     }
 }
 
-/// `2d_memory_access_pattern NAME ?COLS TYPEBYTES? ?save?` and
-/// `3d_memory_access_pattern NAME ?COLS DEPTH TYPEBYTES? ?save?`.
+/// `2d_memory_access_pattern NAME ?COLS TYPEBYTES? ?save?`: draws the
+/// array NAME as rows of COLS elements (inferred when left out); returns
+/// the figure's path.
+fn array_2d_pattern(st: &mut Session, args: &[String]) -> CmdResult<Value> {
+    array_pattern(st, args, 2)
+}
+
+/// `3d_memory_access_pattern NAME ?COLS DEPTH TYPEBYTES? ?save?`: draws the
+/// array NAME as rows of COLS x DEPTH elements (inferred when left out);
+/// returns the figure's path.
+fn array_3d_pattern(st: &mut Session, args: &[String]) -> CmdResult<Value> {
+    array_pattern(st, args, 3)
+}
+
+/// The 2D (`ndim` 2) and 3D array figures. The command table admits the
+/// dimensions all or none (see [`super::specs::opt_with`]), so `args` is
+/// NAME, then `ndim` dimensions or none, then maybe `save`.
 fn array_pattern(st: &mut Session, args: &[String], ndim: usize) -> CmdResult<Value> {
     use filter::shape::DrawShape;
-    let save = has_save(args);
-    let nums: Vec<&String> = args[1..].iter().filter(|a| *a != "save").collect();
+    let save = args.len() > 1 && args[args.len() - 1] == "save";
+    let nums = &args[1..args.len() - usize::from(save)];
     let name = args[0].clone();
     let mut opts = figure_options(st, save);
     st.analysis()?;
-    let a = st.analysis.as_ref().expect("analysis loaded above");
-    let var = filter::shape::resolve_array(a, &name).map_err(|e| e.to_string())?;
-    let shape = if nums.len() == ndim {
-        let cols = parse_dim("COLS", nums[0])?;
+    let a = st.loaded_analysis().expect("analysis loaded above");
+    let var = filter::shape::resolve_array(a, &name)?;
+    let shape = if !nums.is_empty() {
+        let cols = parse_dim("COLS", &nums[0])?;
         let depth = if ndim == 3 {
-            parse_dim("DEPTH", nums[1])?
+            parse_dim("DEPTH", &nums[1])?
         } else {
             1
         };
-        let elem = parse_dim("TYPEBYTES", nums[ndim - 1])?;
+        let elem = parse_dim("TYPEBYTES", &nums[ndim - 1])?;
         DrawShape::Grid { cols, depth, elem }
-    } else if nums.is_empty() {
-        let shape = filter::shape::infer_shape(a, var, ndim).map_err(|e| e.to_string())?;
+    } else {
+        let shape = filter::shape::infer_shape(a, var, ndim)?;
         if let DrawShape::Grid { cols, depth, elem } = shape {
             println!(
                 "inferred for {}: {cols} columns{}, {elem} bytes per element",
@@ -631,13 +687,6 @@ fn array_pattern(st: &mut Session, args: &[String], ndim: usize) -> CmdResult<Va
             );
         }
         shape
-    } else {
-        return Err(if ndim == 2 {
-            "wrong # args: should be \"2d_memory_access_pattern NAME ?COLS TYPEBYTES? ?save?\""
-                .into()
-        } else {
-            "wrong # args: should be \"3d_memory_access_pattern NAME ?COLS DEPTH TYPEBYTES? ?save?\"".into()
-        });
     };
     let (cols, depth, tb) = match shape {
         DrawShape::Grid { cols, depth, elem } => (cols, depth, elem),
@@ -645,7 +694,7 @@ fn array_pattern(st: &mut Session, args: &[String], ndim: usize) -> CmdResult<Va
             return struct_pattern(st, var, &name, elem, fields, opts)
         }
     };
-    let acc = filter::accesses_of(a, var).map_err(|e| e.to_string())?;
+    let acc = filter::accesses_of(a, var)?;
     let acc = super::cmd_locality::annotate(st, a, acc, &mut opts)?;
     println!(
         "drawing {} accesses of {}...",
@@ -678,7 +727,7 @@ fn array_pattern(st: &mut Session, args: &[String], ndim: usize) -> CmdResult<Va
             &opts,
         )
     }
-    .map_err(|e| e.to_string())?;
+    ?;
     Ok(report_figure(st, &r))
 }
 
@@ -692,7 +741,7 @@ fn struct_pattern(
     mut opts: vis::FigureOptions,
 ) -> CmdResult<Value> {
     st.analysis()?;
-    let a = st.analysis.as_ref().expect("analysis loaded above");
+    let a = st.loaded_analysis().expect("analysis loaded above");
     let names: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
     println!(
         "{} is an array of {elem}-byte structures: one column per field ({}).",
@@ -700,7 +749,7 @@ fn struct_pattern(
         super::text::terminal_safe(&names.join(", "))
     );
     let cols: Vec<(u64, String)> = fields.into_iter().map(|f| (f.offset, f.name)).collect();
-    let acc = filter::accesses_of(a, var).map_err(|e| e.to_string())?;
+    let acc = filter::accesses_of(a, var)?;
     let acc = super::cmd_locality::annotate(st, a, acc, &mut opts)?;
     let r = vis::array_fields(
         vis::ArrayFields {
@@ -712,22 +761,22 @@ fn struct_pattern(
             fields: &cols,
         },
         &opts,
-    )
-    .map_err(|e| e.to_string())?;
+    )?;
     Ok(report_figure(st, &r))
 }
 
-fn load_trace(st: &mut Session, file: &str) -> CmdResult<Value> {
-    let p = std::fs::canonicalize(st.work_dir.join(file))
-        .map_err(|e| format!("the trace {file} cannot be read ({e}): check the path."))?;
+/// `load_trace FILE`: makes FILE (a mapvis binary or Gleipnir text trace)
+/// the trace to analyse; returns its path.
+fn load_trace(st: &mut Session, a: &[String]) -> CmdResult<Value> {
+    let file = &a[0];
+    let p = std::fs::canonicalize(st.work_dir().join(file))
+        .context(|| format!("the trace {file} cannot be read"))?;
     let is_text = trace::gleipnir::looks_like_gleipnir(&p);
     if !is_text {
         // Fail now, with the reader's message, rather than at analysis.
-        trace::reader::TraceReader::open(&p).map_err(|e| e.to_string())?;
+        trace::reader::TraceReader::open(&p)?;
     }
-    st.trace_file = Some(p.clone());
-    st.forget_analysis();
-    st.save_settings();
+    st.set_trace(Some(p.clone()));
     println!(
         "loaded the {} trace {}; run memory_trace_analysis next.",
         if is_text {
@@ -740,15 +789,13 @@ fn load_trace(st: &mut Session, file: &str) -> CmdResult<Value> {
     Ok(path_value(&p))
 }
 
-/// Removes the files mapvis wrote in the working folder: those its stages
-/// reported and the manifest lists, unchanged since, never through a
-/// symbolic link (see [`crate::workdir::clear`]).
-fn clear_analysis(st: &mut Session) -> CmdResult<Value> {
-    st.finish_saving();
-    let cleared = crate::workdir::clear(&st.work_dir).map_err(|e| e.to_string())?;
-    st.forget_analysis();
-    st.trace_file = None;
-    st.save_settings();
+/// `clear_analysis`: removes the files mapvis wrote in the working folder,
+/// those its stages reported and the manifest lists, unchanged since,
+/// never through a symbolic link (see [`crate::workdir::clear`]); returns
+/// the files removed.
+fn clear_analysis(st: &mut Session, _: &[String]) -> CmdResult<Value> {
+    let cleared = crate::workdir::clear(st.work_dir())?;
+    st.set_trace(None);
     if cleared.removed.is_empty() {
         println!("nothing to remove: mapvis has written no trace, analysis or figure here.");
     } else {
@@ -765,27 +812,24 @@ fn clear_analysis(st: &mut Session) -> CmdResult<Value> {
     ))
 }
 
-/// `valgrind_tool`, `cachegrind`, … : runs the loaded program under one
-/// of Valgrind's own tools, output in `grindanalysis/`, and prints a short
-/// summary where the tool allows it.
+/// `lackey`, `helgrind`, `cachegrind`, `massif`, `dhat` (the `tool`):
+/// runs the loaded program under one of Valgrind's own tools, output in
+/// `grindanalysis/`, and prints a short summary where the tool allows it;
+/// returns the log's path.
 fn grind(st: &mut Session, tool: &str) -> CmdResult<Value> {
     let exe = st
-        .exe
-        .clone()
+        .exe()
+        .map(Path::to_path_buf)
         .ok_or_else(|| format!("{tool} needs an executable: use load_exe PATH first."))?;
     let req = trace::grind::GrindRequest {
-        valgrind: trace::run::find_valgrind(st.valgrind.as_deref()).map_err(|e| e.to_string())?,
+        valgrind: trace::run::find_valgrind(st.valgrind())?,
         tool: tool.to_string(),
         exe: exe.clone(),
-        args: st.args.clone(),
-        out_dir: st.work_dir.join("grindanalysis"),
+        args: st.args().to_vec(),
+        out_dir: st.work_dir().join("grindanalysis"),
     };
     println!("running {} under valgrind --tool={tool}...", exe.display());
-    let run = trace::grind::run_grind(&req);
-    let run = match run {
-        Ok(r) => r,
-        Err(e) => return Err(e.to_string()),
-    };
+    let run = trace::grind::run_grind(&req)?;
     st.record_written(&run.written);
     for l in &run.summary {
         println!("  {l}");

@@ -13,7 +13,8 @@
 //! [`commands::register_pipeline`]:
 //!
 //! ```ignore
-//! fn memory_stats(session: &mut Session, args: &[String]) -> Result<Value, String> {
+//! /// `memory_stats ?save?`: prints the statistics.
+//! fn memory_stats(session: &mut Session, args: &[String]) -> CmdResult<Value> {
 //!     let save = args.first().is_some(); // already checked against the spec
 //!     Ok(Value::Str(session.stats_text(save)?))
 //! }
@@ -21,9 +22,17 @@
 //! ```
 //!
 //! The name must appear in [`specs::SPECS`] (or be added with
-//! [`Registry::add_spec`]): the shell checks the argument count, `OneOf`
+//! [`Registry::add_spec`]): the shell checks the argument count (and
+//! groups of arguments given together, [`specs::opt_with`]), `OneOf`
 //! words and integers against the spec before calling the handler, so a
-//! handler only sees well-formed arguments (without the command name).
+//! handler only sees well-formed arguments (without the command name) and
+//! does not check them again.
+//!
+//! A handler is a named function whose doc comment starts with its Tcl
+//! usage. It returns a [`CmdError`]: a stage's error converts with `?`
+//! and keeps its causes; the shell's own messages are full sentences
+//! (`Err(format!(...).into())`). The registry turns the error into Tcl's
+//! error text in one place, with its causes ([`CmdError::user_text`]).
 //!
 //! # State
 //!
@@ -37,6 +46,7 @@ pub mod cmd_heap;
 pub mod cmd_hpcmp;
 pub mod cmd_locality;
 pub mod commands;
+pub mod error;
 pub mod interrupt;
 pub mod progress;
 pub mod repl;
@@ -50,12 +60,14 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::rc::Rc;
 
+pub use error::{CmdError, CmdResult};
 pub use specs::{Arg, ArgKind, CommandSpec, Group};
 pub use tcl::{Interp, TclError, Value};
 
 /// A command handler: gets the state and the (checked) arguments, without the
-/// command name. `Err` is a full-sentence message shown as `error: ...`.
-pub type Handler<S> = Rc<dyn Fn(&mut S, &[String]) -> Result<Value, String>>;
+/// command name. `Err` is shown as `error: ...`, with its causes (see
+/// [`CmdError::user_text`]).
+pub type Handler<S> = Rc<dyn Fn(&mut S, &[String]) -> CmdResult<Value>>;
 
 /// Supplies completion candidates for [`ArgKind::Name`] arguments.
 type NameSource<S> = Rc<dyn Fn(&S) -> Vec<String>>;
@@ -101,7 +113,7 @@ impl<S: 'static> Registry<S> {
     /// test suite registers every command, so it shows up at once.
     pub fn add<F>(&mut self, name: &str, handler: F)
     where
-        F: Fn(&mut S, &[String]) -> Result<Value, String> + 'static,
+        F: Fn(&mut S, &[String]) -> CmdResult<Value> + 'static,
     {
         let spec = self.spec(name).unwrap_or_else(|| {
             panic!(
@@ -151,17 +163,28 @@ impl<S: 'static> Registry<S> {
 /// Commands implemented by the shell itself rather than by a handler.
 const BUILTINS: [&str; 3] = ["help", "history", "exit"];
 
-/// Checks `args` (without the command name) against `spec`: the count, then
-/// `OneOf` words and integers. The error names what is wrong and shows the
-/// usage line, e.g. `wrong # args: should be "memory_stats ?save?"`.
+/// Checks `args` (without the command name) against `spec`: the count
+/// (including groups of arguments given together, see
+/// [`specs::opt_with`]), then `OneOf` words and integers, a last `save`
+/// as the `save` argument whatever the count
+/// ([`CommandSpec::ends_with_choice`]). The error names
+/// what is wrong and shows the usage line, e.g.
+/// `wrong # args: should be "memory_stats ?save?"`.
 pub fn check_args(spec: &CommandSpec, args: &[String]) -> Result<(), String> {
     let min = spec.args.iter().filter(|a| !a.optional).count();
     let unbounded = spec.args.last().is_some_and(|a| a.repeat);
-    if args.len() < min || (!unbounded && args.len() > spec.args.len()) {
+    if args.len() < min || (!unbounded && args.len() > spec.args.len()) || !spec.groups_whole(args)
+    {
         return Err(format!("wrong # args: should be \"{}\"", spec.usage()));
     }
+    let choice_at_end = spec.ends_with_choice(args);
     for (i, value) in args.iter().enumerate() {
-        let Some(arg) = spec.arg_at(i) else { continue };
+        let arg = if choice_at_end && i + 1 == args.len() {
+            spec.args.last()
+        } else {
+            spec.arg_at(i)
+        };
+        let Some(arg) = arg else { continue };
         match arg.kind {
             ArgKind::OneOf(choices) if !choices.contains(&value.as_str()) => {
                 return Err(format!(
@@ -275,7 +298,8 @@ impl<S: 'static> Shell<S> {
                             spec.name
                         )
                     })?;
-                    handler(&mut state, args)
+                    // The one place a command's error becomes text.
+                    handler(&mut state, args).map_err(|e| e.user_text())
                 })
             }
         }
@@ -519,6 +543,19 @@ mod tests {
             err.message,
             "wrong # args: should be \"2d_memory_access_pattern NAME ?COLS? ?TYPEBYTES? ?save?\""
         );
+        // COLS and TYPEBYTES go together; a last `save` is not one of them.
+        let usage =
+            "wrong # args: should be \"2d_memory_access_pattern NAME ?COLS? ?TYPEBYTES? ?save?\"";
+        for half in ["m 4", "m 4 save"] {
+            let err = sh
+                .eval(&format!("2d_memory_access_pattern {half}"))
+                .unwrap_err();
+            assert_eq!(err.message, usage, "{half}");
+        }
+        let err = sh.eval("3d_memory_access_pattern m 4 4 save").unwrap_err();
+        assert!(err.message.starts_with("wrong # args"), "{}", err.message);
+        assert_eq!(sh.eval("2d_memory_access_pattern m save").unwrap(), "3");
+        assert_eq!(sh.state().borrow().calls[2], ["m", "save"]);
         let err = sh.eval("dump_trace t.mvt x").unwrap_err();
         assert!(
             err.message.contains("non-negative integer for LIMIT"),
@@ -527,11 +564,17 @@ mod tests {
         );
         let err = sh.eval("2d_memory_access_pattern m 4 8 keep").unwrap_err();
         assert!(err.message.contains("use one of save"), "{}", err.message);
+        // A last `save` is the `save` argument whatever the count, so
+        // `alloc_sites save` leaves N out rather than being a bad N.
+        let err = sh.eval("alloc_sites save").unwrap_err();
+        assert!(err.message.contains("not available"), "{}", err.message);
+        let err = sh.eval("alloc_sites many").unwrap_err();
+        assert!(err.message.contains("integer for N"), "{}", err.message);
         let err = sh.eval("memory_stats").unwrap_err();
         assert!(err.message.contains("not available"), "{}", err.message);
         let err = sh.eval("run_gleipnir").unwrap_err();
         assert!(err.message.contains("panicked (boom)"), "{}", err.message);
-        assert_eq!(sh.registry().names(&sh.state().borrow()), ["a2"]);
+        assert_eq!(sh.registry().names(&sh.state().borrow()), ["a3"]);
         assert!(sh
             .registry()
             .is_implemented("2darray_memory_access_pattern"));

@@ -19,55 +19,61 @@ pub const STATE_DIR: &str = workdir::STATE_DIR;
 /// The pins header, embedded so `compile_exe` works wherever mapvis is installed.
 pub const PINS_HEADER: &str = include_str!("../../pins/gleipnir.h");
 
-/// A pipeline error: a full sentence saying what is wrong and what to do.
-pub type CmdResult<T> = Result<T, String>;
+use super::error::Context;
+pub use super::error::{CmdError, CmdResult};
 
 /// Records `files` in the manifest of `work_dir` (see
 /// [`Session::record_written`]).
 pub fn record_written_in(work_dir: &Path, files: &[PathBuf]) {
     if let Err(e) = Manifest::record(work_dir, files) {
-        eprintln!("warning: {e}");
+        eprintln!("warning: {}", super::error::with_causes(&e));
     }
 }
 
-/// The pipeline's state.
+/// The pipeline's state, private behind methods: the setup (program,
+/// arguments, paths, settings), the trace, the analysis made from it and
+/// the selection made from that.
+///
+/// Invariant: whenever the analysis in memory may no longer belong to the
+/// current trace (a new trace, a cleared folder, another trace's results),
+/// it is dropped with its source and the selection made from it by
+/// [`Session::forget_analysis`], and only there. (`set_mem_alloc` drops
+/// just the selection of the previous memory kinds.)
 pub struct Session {
     /// The working folder (figures/, visinfo/, .mapvis/ live here).
-    pub work_dir: PathBuf,
+    work_dir: PathBuf,
     /// Program to trace (`load_exe`).
-    pub exe: Option<PathBuf>,
+    exe: Option<PathBuf>,
     /// Folders searched for sources (`set_src_path`).
-    pub src_paths: Vec<PathBuf>,
+    src_paths: Vec<PathBuf>,
     /// Valgrind binary (`set_valgrind_path`); PATH when unset.
-    pub valgrind: Option<PathBuf>,
+    valgrind: Option<PathBuf>,
     /// Program arguments (`set_arguments`).
-    pub args: Vec<String>,
+    args: Vec<String>,
     /// Memory kinds shown (`set_mem_alloc`).
-    pub mem: MemKind,
+    mem: MemKind,
     /// How heap blocks are grouped in memory_stats (`set_heap_grouping`).
-    pub grouping: crate::filter::stats::Grouping,
+    grouping: crate::filter::stats::Grouping,
     /// Open figures in a browser after writing them.
-    pub open_browser: bool,
+    open_browser: bool,
     /// Maximum points drawn before figures aggregate.
-    pub point_budget: usize,
+    point_budget: usize,
     /// Row 0 at the top of array figures.
-    pub matrix_orientation: bool,
+    matrix_orientation: bool,
     /// The current analysis (`memory_trace_analysis` or loaded from disk).
-    pub analysis: Option<Analysis>,
+    analysis: Option<Analysis>,
     /// The accesses of the selected memory kinds (`filtering_process`).
-    pub selected: Option<(MemKind, filter::Selection)>,
+    selected: Option<(MemKind, filter::Selection)>,
     /// Trace file to analyse (set by run_gleipnir or load_trace).
-    pub trace_file: Option<PathBuf>,
+    trace_file: Option<PathBuf>,
     /// The cache model and reuse sampling (`set_cache`, `set_reuse_sampling`).
-    pub locality: super::cmd_locality::Settings,
+    locality: super::cmd_locality::Settings,
     /// The allocator calls last analysed by the heap commands.
-    pub heap: Option<super::cmd_heap::HeapState>,
+    heap: Option<super::cmd_heap::HeapState>,
     /// The trace the current analysis was made from (see
     /// [`Session::analysis`]: an analysis whose trace has changed since is
     /// never shown as current).
-    pub analysis_source: Option<SourceId>,
-    /// The analysis being saved to `.mapvis/analysis` on another thread.
-    pending_save: Option<std::thread::JoinHandle<Result<(), String>>>,
+    analysis_source: Option<SourceId>,
     /// The working folder's lock while a command of this session (or its
     /// background save) holds it.
     lock: Weak<FolderLock>,
@@ -93,7 +99,6 @@ impl Session {
             selected: None,
             trace_file: None,
             analysis_source: None,
-            pending_save: None,
             locality: Default::default(),
             heap: None,
             lock: Weak::new(),
@@ -112,7 +117,6 @@ impl Session {
             return;
         };
         if cwd != self.work_dir {
-            self.finish_saving();
             *self = Session::new(cwd);
         }
     }
@@ -137,8 +141,7 @@ impl Session {
                 )
             },
             &super::interrupt::requested,
-        )
-        .map_err(|e| e.to_string())?;
+        )?;
         let lock = Arc::new(lock);
         self.lock = Arc::downgrade(&lock);
         self.held = Some(lock);
@@ -156,52 +159,6 @@ impl Session {
     /// themselves are written.
     pub fn record_written(&self, files: &[PathBuf]) {
         record_written_in(&self.work_dir, files);
-    }
-
-    /// Saves the analysis to `.mapvis/analysis` on another thread, so the
-    /// prompt comes back as soon as the analysis is done. The files appear
-    /// all at once when the save is complete (see
-    /// [`filter::files::save_analysis`]); a save still running is waited
-    /// for first.
-    pub fn save_in_background(&mut self, a: Analysis) {
-        self.finish_saving();
-        let dir = self.analysis_dir();
-        let work_dir = self.work_dir.clone();
-        let source = self.analysis_source.clone();
-        // The save holds the folder lock until it is done.
-        let lock = self.held.clone();
-        self.pending_save = Some(std::thread::spawn(move || {
-            let files = filter::files::save_analysis_from(&a, source.as_ref(), &dir)
-                .map_err(|e| e.to_string())?;
-            Manifest::record(&work_dir, &files).map_err(|e| e.to_string())?;
-            drop(lock);
-            Ok(())
-        }));
-    }
-
-    /// Waits for a background save, reporting a failure. Called before
-    /// anything reads or removes the saved analysis, and when mapvis ends.
-    pub fn finish_saving(&mut self) {
-        let Some(h) = self.pending_save.take() else {
-            return;
-        };
-        if !h.is_finished() {
-            eprintln!(
-                "finishing saving the analysis to {}...",
-                self.analysis_dir().display()
-            );
-        }
-        match h.join() {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => eprintln!(
-                "warning: the analysis could not be saved ({e}); it stays usable in this session, \
-                 but a later session will have to run memory_trace_analysis again."
-            ),
-            Err(_) => eprintln!(
-                "warning: saving the analysis failed unexpectedly; a later session will have to \
-                 run memory_trace_analysis again."
-            ),
-        }
     }
 
     /// `.mapvis/` in the working folder.
@@ -258,7 +215,10 @@ impl Session {
             &self.settings_file(),
             &serde_json::to_vec_pretty(&j).unwrap_or_default(),
         ) {
-            eprintln!("warning: the settings were not saved: {e}");
+            eprintln!(
+                "warning: the settings were not saved: {}",
+                super::error::with_causes(&e)
+            );
         }
     }
 
@@ -333,7 +293,7 @@ impl Session {
                 "{} has no debug information: recompile it with -g, or heap blocks, stack variables and lines cannot be named.",
                 p.display()
             )),
-            Err(e) => return Err(e.to_string()),
+            Err(e) => return Err(e.into()),
         };
         self.exe = Some(p.clone());
         self.save_settings();
@@ -346,10 +306,10 @@ impl Session {
         for d in dirs {
             let p = self.abs(d);
             if !p.is_dir() {
-                return Err(format!(
+                return Err(CmdError::from(format!(
                     "the source folder {} does not exist: give set_src_path the folder that holds your .c files.",
                     p.display()
-                ));
+                )));
             }
             out.push(p);
         }
@@ -366,10 +326,11 @@ impl Session {
             return Err(format!(
                 "{} is not a valgrind binary: give set_valgrind_path the path of `valgrind` (for example /usr/bin/valgrind).",
                 p.display()
-            ));
+            )
+            .into());
         }
         // Only a binary that answers as Valgrind is kept.
-        trace::run::check_valgrind(&p).map_err(|e| e.to_string())?;
+        trace::run::check_valgrind(&p)?;
         self.valgrind = Some(p.clone());
         self.save_settings();
         Ok(p)
@@ -391,6 +352,138 @@ impl Session {
         self.selected = None;
     }
 
+    /// Makes `a`, just made from the trace `source` and saved (see
+    /// [`filter::files::AnalysisDir`]), the current analysis, after
+    /// [`Session::forget_analysis`] of the previous one.
+    pub fn adopt_analysis(&mut self, a: Analysis, source: Option<SourceId>) {
+        self.forget_analysis();
+        self.analysis_source = source;
+        self.analysis = Some(a);
+    }
+
+    /// The analysis in memory, without loading the saved one or checking
+    /// that it is of the current trace: for what only describes it
+    /// (completion, figure titles) and for handlers that called
+    /// [`Session::analysis`] just before.
+    pub fn loaded_analysis(&self) -> Option<&Analysis> {
+        self.analysis.as_ref()
+    }
+
+    /// Makes `trace` (or none) the trace to analyse and saves the settings;
+    /// the analysis of the previous one is forgotten.
+    pub fn set_trace(&mut self, trace: Option<PathBuf>) {
+        self.trace_file = trace;
+        self.forget_analysis();
+        self.save_settings();
+    }
+
+    /// The trace set by `run_gleipnir` or `load_trace`, if any (it may no
+    /// longer exist; see [`Session::trace_path`]).
+    pub fn trace_file(&self) -> Option<&Path> {
+        self.trace_file.as_deref()
+    }
+
+    /// The working folder (`figures/`, `visinfo/`, `.mapvis/` live here).
+    pub fn work_dir(&self) -> &Path {
+        &self.work_dir
+    }
+
+    /// The program to trace (`load_exe`, `compile_exe`).
+    pub fn exe(&self) -> Option<&Path> {
+        self.exe.as_deref()
+    }
+
+    /// The folders searched for sources (`set_src_path`).
+    pub fn src_paths(&self) -> &[PathBuf] {
+        &self.src_paths
+    }
+
+    /// The valgrind binary set by `set_valgrind_path`; `None` means the one
+    /// on PATH.
+    pub fn valgrind(&self) -> Option<&Path> {
+        self.valgrind.as_deref()
+    }
+
+    /// The traced program's arguments (`set_arguments`).
+    pub fn args(&self) -> &[String] {
+        &self.args
+    }
+
+    /// The memory kinds shown (`set_mem_alloc`).
+    pub fn mem(&self) -> MemKind {
+        self.mem
+    }
+
+    /// How heap blocks are grouped in statistics and figures.
+    pub fn grouping(&self) -> filter::stats::Grouping {
+        self.grouping
+    }
+
+    /// `set_heap_grouping site|instances`: kept for this session only.
+    pub fn set_grouping(&mut self, grouping: filter::stats::Grouping) {
+        self.grouping = grouping;
+    }
+
+    /// Whether figure commands open their page in a browser.
+    pub fn open_browser(&self) -> bool {
+        self.open_browser
+    }
+
+    /// `set_open_browser on|off`: kept for this session only.
+    pub fn set_open_browser(&mut self, on: bool) {
+        self.open_browser = on;
+    }
+
+    /// The points a figure draws before it aggregates.
+    pub fn point_budget(&self) -> usize {
+        self.point_budget
+    }
+
+    /// `set_point_budget POINTS`, already checked by
+    /// [`crate::vis::FigureOptions::validate`].
+    pub fn set_point_budget(&mut self, points: usize) {
+        self.point_budget = points;
+    }
+
+    /// Whether array figures put row 0 at the top.
+    pub fn matrix_orientation(&self) -> bool {
+        self.matrix_orientation
+    }
+
+    /// `set_matrix_orientation on|off`: kept for this session only.
+    pub fn set_matrix_orientation(&mut self, on: bool) {
+        self.matrix_orientation = on;
+    }
+
+    /// The cache model, reuse sampling and figure colouring.
+    pub fn locality(&self) -> &super::cmd_locality::Settings {
+        &self.locality
+    }
+
+    /// Replaces the locality settings, then saves them in `.mapvis/` for
+    /// later sessions. They apply to this session even when the save
+    /// fails, which the error says.
+    pub fn set_locality(&mut self, settings: super::cmd_locality::Settings) -> CmdResult<()> {
+        self.locality = settings;
+        self.locality.save(&self.state_dir())
+    }
+
+    /// The allocator calls last analysed by the heap commands, if any.
+    pub fn heap(&self) -> Option<&super::cmd_heap::HeapState> {
+        self.heap.as_ref()
+    }
+
+    /// Keeps `h` as the heap commands' analysed calls (replacing older
+    /// ones) and returns it.
+    pub fn keep_heap(&mut self, h: super::cmd_heap::HeapState) -> &mut super::cmd_heap::HeapState {
+        self.heap.insert(h)
+    }
+
+    /// The heap commands' analysed calls, to symbolize their stacks.
+    pub fn heap_mut(&mut self) -> Option<&mut super::cmd_heap::HeapState> {
+        self.heap.as_mut()
+    }
+
     /// `set_mem_alloc H|S|G|all`.
     pub fn set_mem_alloc(&mut self, kind: &str) -> CmdResult<MemKind> {
         let k = MemKind::parse(kind).ok_or_else(|| {
@@ -409,19 +502,19 @@ impl Session {
     pub fn compile_exe(&mut self, source: &str, flags: &[String]) -> CmdResult<PathBuf> {
         let src = self.abs(source);
         if !src.is_file() {
-            return Err(format!("the source file {} does not exist.", src.display()));
+            return Err(format!("the source file {} does not exist.", src.display()).into());
         }
         let include = self.state_dir().join("include");
         std::fs::create_dir_all(&include)
-            .map_err(|e| format!("cannot create {}: {e}.", include.display()))?;
+            .context(|| format!("cannot create {}", include.display()))?;
         let header = include.join("gleipnir.h");
         if std::fs::read_to_string(&header).ok().as_deref() != Some(PINS_HEADER) {
             std::fs::write(&header, PINS_HEADER)
-                .map_err(|e| format!("cannot write {}: {e}.", header.display()))?;
+                .context(|| format!("cannot write {}", header.display()))?;
         }
         let bin_dir = self.state_dir().join("bin");
         std::fs::create_dir_all(&bin_dir)
-            .map_err(|e| format!("cannot create {}: {e}.", bin_dir.display()))?;
+            .context(|| format!("cannot create {}", bin_dir.display()))?;
         let stem = src
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
@@ -436,12 +529,15 @@ impl Session {
             .arg(&src)
             .args(flags)
             .status()
-            .map_err(|e| format!("cannot run the C compiler `{cc}`: {e}. Install gcc (Debian: apt-get install gcc)."))?;
+            .context(|| {
+                format!("cannot run the C compiler `{cc}` (install gcc, Debian: apt-get install gcc, or set CC)")
+            })?;
         if !status.success() {
             return Err(format!(
                 "compiling {} failed (see the compiler's messages above).",
                 src.display()
-            ));
+            )
+            .into());
         }
         self.load_exe(&out.to_string_lossy())?;
         if self.src_paths.is_empty() {
@@ -466,8 +562,7 @@ impl Session {
         let exe = self.exe.clone().ok_or(
             "run_gleipnir needs an executable: use load_exe PATH (or compile_exe SOURCE.c) first.",
         )?;
-        let valgrind =
-            trace::run::find_valgrind(self.valgrind.as_deref()).map_err(|e| e.to_string())?;
+        let valgrind = trace::run::find_valgrind(self.valgrind.as_deref())?;
         let req = trace::run::TraceRequest {
             valgrind,
             exe,
@@ -500,7 +595,7 @@ impl Session {
         };
         let run = trace::run::run_trace_into(&req, &mut progress, &cancelled);
         shown.finish();
-        let run = run.map_err(|e| e.to_string())?;
+        let run = run?;
         let mut written = run.children.clone();
         if run.rejected.is_none() {
             written.push(run.outcome.trace_file.clone());
@@ -537,10 +632,9 @@ impl Session {
     /// does not say which trace it came from, a warning says so.
     pub fn analysis(&mut self) -> CmdResult<&Analysis> {
         if self.analysis.is_none() {
-            self.finish_saving();
             let dir = self.analysis_dir();
             if filter::files::has_saved_analysis(&dir) {
-                let a = filter::files::load_analysis(&dir).map_err(|e| e.to_string())?;
+                let a = filter::files::load_analysis(&dir)?;
                 self.analysis_source = filter::files::saved_source(&dir);
                 self.check_fresh()?;
                 self.analysis = Some(a);
@@ -583,13 +677,18 @@ impl Session {
                     "the analysis was made from the trace {}, but the current trace is {}: it is not shown, so that another run's results are never taken for this one's. Run memory_trace_analysis to analyse the current trace.",
                     source.describe(),
                     now.describe()
-                ))
+                )
+                .into())
             }
-            None if source.path != current => Err(format!(
-                "the analysis was made from the trace {}, but the current trace {} does not exist: run run_gleipnir or load_trace FILE, then memory_trace_analysis.",
-                source.describe(),
-                current.display()
-            )),
+            None if source.path != current => {
+                let message = format!(
+                    "the analysis was made from the trace {}, but the current trace {} does not exist: run run_gleipnir or load_trace FILE, then memory_trace_analysis.",
+                    source.describe(),
+                    current.display()
+                );
+                self.forget_analysis();
+                Err(message.into())
+            }
             None => {
                 println!(
                     "warning: the trace {} that this analysis was made from no longer exists; the results shown are of it as it was.",
@@ -612,7 +711,7 @@ impl Session {
         }
         let a = self.analysis()?;
         let df = filter::select(a, kind)
-            .map_err(|e| format!("selecting the {} accesses failed: {e}.", kind.code()))?;
+            .context(|| format!("selecting the {} accesses failed", kind.code()))?;
         self.selected = Some((kind, df.clone()));
         Ok(df)
     }

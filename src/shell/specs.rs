@@ -74,6 +74,9 @@ pub struct Arg {
     pub optional: bool,
     /// Whether it may repeat (last argument only; shown as `?NAME ...?`).
     pub repeat: bool,
+    /// Whether it is given exactly when the optional argument before it is
+    /// (see [`opt_with`]).
+    pub with_previous: bool,
 }
 
 /// A required argument.
@@ -83,6 +86,7 @@ pub const fn req(name: &'static str, kind: ArgKind) -> Arg {
         kind,
         optional: false,
         repeat: false,
+        with_previous: false,
     }
 }
 
@@ -93,6 +97,21 @@ pub const fn opt(name: &'static str, kind: ArgKind) -> Arg {
         kind,
         optional: true,
         repeat: false,
+        with_previous: false,
+    }
+}
+
+/// An optional argument that goes with the optional argument before it:
+/// both are given or neither (`NAME ?COLS TYPEBYTES? ?save?`). The shell
+/// refuses a partial group with the usual `wrong # args` message, so the
+/// handler sees the whole group or none of it.
+pub const fn opt_with(name: &'static str, kind: ArgKind) -> Arg {
+    Arg {
+        name,
+        kind,
+        optional: true,
+        repeat: false,
+        with_previous: true,
     }
 }
 
@@ -103,6 +122,7 @@ pub const fn rest(name: &'static str, kind: ArgKind) -> Arg {
         kind,
         optional: true,
         repeat: true,
+        with_previous: false,
     }
 }
 
@@ -148,6 +168,38 @@ impl CommandSpec {
     /// Whether `word` is the name or an alias of this command.
     pub fn answers_to(&self, word: &str) -> bool {
         self.name == word || self.aliases.contains(&word)
+    }
+
+    /// Whether `args` (command name excluded) give every group of
+    /// arguments joined by [`opt_with`] whole or not at all. A last word
+    /// that is one of the choices of the last argument (such as `save`)
+    /// is that argument, wherever the count puts it: `NAME save` leaves
+    /// out the group `COLS TYPEBYTES`, `NAME 4 save` gives half of it.
+    pub fn groups_whole(&self, args: &[String]) -> bool {
+        let given = args.len() - usize::from(self.ends_with_choice(args));
+        // A group is cut when its last given argument is followed, in the
+        // table, by one that must come with it.
+        !self
+            .args
+            .get(given)
+            .is_some_and(|next| next.with_previous && given > 0)
+    }
+
+    /// Whether the last of `args` is the spec's last argument, an optional
+    /// word such as `save`, whatever the count: it is one of that
+    /// argument's choices and follows the required arguments
+    /// (`alloc_sites save` leaves out N).
+    pub fn ends_with_choice(&self, args: &[String]) -> bool {
+        let required = self.args.iter().filter(|a| !a.optional).count();
+        match (self.args.last(), args.last()) {
+            (Some(last), Some(word)) if args.len() > required => {
+                last.optional
+                    && !last.with_previous
+                    && !last.repeat
+                    && matches!(last.kind, ArgKind::OneOf(c) if c.contains(&word.as_str()))
+            }
+            _ => false,
+        }
     }
 
     /// The argument at position `index` (0-based, command name excluded),
@@ -295,7 +347,7 @@ pub const SPECS: &[CommandSpec] = &[
         args: &[
             req("NAME", ArgKind::Name),
             opt("COLS", ArgKind::Text),
-            opt("TYPEBYTES", ArgKind::Text),
+            opt_with("TYPEBYTES", ArgKind::Text),
             opt("save", SAVE),
         ],
         help: "Reconstructs the array NAME (heap, stack or global) as rows of COLS \
@@ -318,8 +370,8 @@ pub const SPECS: &[CommandSpec] = &[
         args: &[
             req("NAME", ArgKind::Name),
             opt("COLS", ArgKind::Text),
-            opt("DEPTH", ArgKind::Text),
-            opt("TYPEBYTES", ArgKind::Text),
+            opt_with("DEPTH", ArgKind::Text),
+            opt_with("TYPEBYTES", ArgKind::Text),
             opt("save", SAVE),
         ],
         help: "Reconstructs the array NAME as rows of COLS x DEPTH elements of \
@@ -716,6 +768,12 @@ mod tests {
             }
             for (i, a) in spec.args.iter().enumerate() {
                 assert!(!a.repeat || i + 1 == spec.args.len(), "{}", spec.name);
+                // A group starts at an optional argument and is not repeated.
+                assert!(
+                    !a.with_previous || (i > 0 && spec.args[i - 1].optional && !a.repeat),
+                    "{}",
+                    spec.name
+                );
             }
             assert!(spec.help.ends_with('.'), "{}", spec.name);
         }
