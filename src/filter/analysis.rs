@@ -209,6 +209,8 @@ pub struct Keep<'p> {
     pub dataset: Option<&'p Path>,
     /// Bytes of the access list kept in memory besides the dataset.
     pub memory_budget: u64,
+    /// How the dataset is cut into files and row groups.
+    pub layout: super::store::Layout,
 }
 
 impl Keep<'_> {
@@ -216,6 +218,7 @@ impl Keep<'_> {
     pub const MEMORY: Keep<'static> = Keep {
         dataset: None,
         memory_budget: u64::MAX,
+        layout: super::store::Layout::DEFAULT,
     };
 }
 
@@ -284,7 +287,7 @@ fn drive(
     keep: &Keep,
 ) -> Result<Driven, FilterError> {
     let mut lookup = LookupTable::new();
-    let mut writer = AccessWriter::new(keep.dataset, keep.memory_budget)?;
+    let mut writer = AccessWriter::new(keep.dataset, keep.memory_budget, keep.layout)?;
     let mut batch: Vec<NamedAccess> = Vec::with_capacity(BATCH);
     let (mut time, mut region, mut stopped) = (0u64, 1u32, None);
     loop {

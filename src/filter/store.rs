@@ -46,6 +46,25 @@ pub const DEFAULT_MEMORY_BUDGET: u64 = 256 << 20;
 /// line 4.
 const ROW_BYTES: u64 = 21;
 
+/// How the dataset is cut: accesses per file and rows per row group.
+/// [`Layout::DEFAULT`] everywhere but in tests, which use small ones to
+/// cross window and row-group boundaries on small traces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    /// Accesses per file (time window) at most.
+    pub window: u64,
+    /// Rows per row group, and per batch read back.
+    pub row_group: usize,
+}
+
+impl Layout {
+    /// [`WINDOW`] and [`ROW_GROUP`].
+    pub const DEFAULT: Layout = Layout {
+        window: WINDOW,
+        row_group: ROW_GROUP,
+    };
+}
+
 /// One file of the dataset: the accesses of one region in one time window.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WindowInfo {
@@ -79,6 +98,8 @@ struct Window {
 pub struct AccessList {
     /// The dataset folder; `None` when everything is in memory.
     root: Option<PathBuf>,
+    /// Rows per row group (of the windows in memory, and per read).
+    row_group: usize,
     windows: Vec<Window>,
     len: u64,
 }
@@ -88,6 +109,7 @@ impl AccessList {
     pub fn open(root: &Path, windows: &[WindowInfo]) -> AccessList {
         AccessList {
             root: Some(root.to_path_buf()),
+            row_group: ROW_GROUP,
             windows: windows
                 .iter()
                 .map(|&info| Window { info, mem: None })
@@ -124,7 +146,7 @@ impl AccessList {
     }
 
     /// Visits the accesses of the variables `keep` holds (every access when
-    /// `None`), in time order, as frames of at most [`ROW_GROUP`] rows:
+    /// `None`), in time order, as frames of at most one row group:
     /// `time` (UInt64) and the stored columns. `f` returns false to stop.
     ///
     /// Cost: one pass; windows not in memory are read from disk one row
@@ -160,7 +182,7 @@ impl AccessList {
     /// The rows of window `w` from `offset`: one row group.
     fn row_group(&self, w: &Window, offset: u64) -> Result<DataFrame, FilterError> {
         if let Some(groups) = &w.mem {
-            let k = (offset / ROW_GROUP as u64) as usize;
+            let k = (offset / self.row_group.max(1) as u64) as usize;
             return groups
                 .get(k)
                 .cloned()
@@ -175,7 +197,7 @@ impl AccessList {
             reason: e.to_string(),
         })?;
         ParquetReader::new(file)
-            .with_slice(Some((offset as usize, ROW_GROUP)))
+            .with_slice(Some((offset as usize, self.row_group.max(1))))
             .finish()
             .map_err(|e| FilterError::Saved {
                 path,
@@ -212,7 +234,7 @@ impl AccessList {
                     }
                 }
                 (Some(groups), _) => {
-                    let mut disk = DiskWriter::start()?;
+                    let mut disk = DiskWriter::start(self.row_group)?;
                     disk.open(dest)?;
                     for g in groups {
                         disk.rows(g.clone())?;
@@ -271,22 +293,23 @@ impl Columns {
         self.op.len()
     }
 
-    /// Empty columns with room for a row group.
-    fn with_room() -> Columns {
+    /// Empty columns with room for a row group of `rows`.
+    fn with_room(rows: usize) -> Columns {
         Columns {
-            op: Vec::with_capacity(ROW_GROUP),
-            addr: Vec::with_capacity(ROW_GROUP),
-            size: Vec::with_capacity(ROW_GROUP),
-            tid: Vec::with_capacity(ROW_GROUP),
-            var: Vec::with_capacity(ROW_GROUP),
-            line: Vec::with_capacity(ROW_GROUP),
+            op: Vec::with_capacity(rows),
+            addr: Vec::with_capacity(rows),
+            size: Vec::with_capacity(rows),
+            tid: Vec::with_capacity(rows),
+            var: Vec::with_capacity(rows),
+            line: Vec::with_capacity(rows),
         }
     }
 
     /// The rows as a frame, leaving empty columns with room for the next
     /// row group (growing them access by access would copy them).
     fn take(&mut self) -> PolarsResult<DataFrame> {
-        let c = std::mem::replace(self, Columns::with_room());
+        let rows = self.op.capacity();
+        let c = std::mem::replace(self, Columns::with_room(rows));
         DataFrame::new(vec![
             owned::<UInt8Type>(ac::OP, c.op),
             owned::<UInt64Type>(ac::ADDR, c.addr),
@@ -301,6 +324,7 @@ impl Columns {
 /// Builds the access list as the named accesses stream past.
 pub struct AccessWriter {
     root: Option<PathBuf>,
+    layout: Layout,
     budget: u64,
     kept: u64,
     cols: Columns,
@@ -313,22 +337,27 @@ impl AccessWriter {
     /// A writer into the dataset folder `root` (created), keeping up to
     /// `budget` bytes of the list in memory; with no `root`, everything
     /// stays in memory.
-    pub fn new(root: Option<&Path>, budget: u64) -> Result<AccessWriter, FilterError> {
+    pub fn new(
+        root: Option<&Path>,
+        budget: u64,
+        layout: Layout,
+    ) -> Result<AccessWriter, FilterError> {
         let disk = match root {
             Some(r) => {
                 std::fs::create_dir_all(r).map_err(|source| FilterError::Write {
                     path: r.to_path_buf(),
                     source,
                 })?;
-                Some(DiskWriter::start()?)
+                Some(DiskWriter::start(layout.row_group)?)
             }
             None => None,
         };
         Ok(AccessWriter {
             root: root.map(Path::to_path_buf),
+            layout,
             budget,
             kept: 0,
-            cols: Columns::with_room(),
+            cols: Columns::with_room(layout.row_group),
             windows: Vec::new(),
             len: 0,
             disk,
@@ -339,7 +368,9 @@ impl AccessWriter {
     pub fn push(&mut self, mut batch: &[NamedAccess], region: u32) -> Result<(), FilterError> {
         while let Some(first) = batch.first() {
             let room = match self.windows.last() {
-                Some(w) if w.info.region == region => WINDOW - w.info.len - self.cols.len() as u64,
+                Some(w) if w.info.region == region => {
+                    self.layout.window - w.info.len - self.cols.len() as u64
+                }
                 _ => 0,
             };
             if room == 0 {
@@ -347,13 +378,13 @@ impl AccessWriter {
                 continue;
             }
             // As many as fit the window and the row group, in one run.
-            let group_room = ROW_GROUP - self.cols.len();
+            let group_room = self.layout.row_group - self.cols.len();
             let n = batch.len().min(group_room).min(room as usize);
             for a in &batch[..n] {
                 self.cols.push(a);
             }
             batch = &batch[n..];
-            if self.cols.len() == ROW_GROUP {
+            if self.cols.len() == self.layout.row_group {
                 self.flush()?;
             }
         }
@@ -414,6 +445,7 @@ impl AccessWriter {
         }
         Ok(AccessList {
             root: self.root,
+            row_group: self.layout.row_group,
             windows: self.windows,
             len: self.len,
         })
@@ -435,11 +467,11 @@ struct DiskWriter {
 }
 
 impl DiskWriter {
-    fn start() -> Result<DiskWriter, FilterError> {
+    fn start(row_group: usize) -> Result<DiskWriter, FilterError> {
         let (to, from) = sync_channel::<ToDisk>(2);
         let thread = std::thread::Builder::new()
             .name("mapvis-dataset".into())
-            .spawn(move || write_files(from))
+            .spawn(move || write_files(from, row_group))
             .map_err(|source| FilterError::Write {
                 path: PathBuf::from("(dataset writer thread)"),
                 source,
@@ -496,7 +528,10 @@ impl Drop for DiskWriter {
 
 /// The disk thread: one Parquet file after another (LZ4: the fastest
 /// codec here, and the dictionary pages already make the files small).
-fn write_files(from: std::sync::mpsc::Receiver<ToDisk>) -> Result<(), FilterError> {
+fn write_files(
+    from: std::sync::mpsc::Receiver<ToDisk>,
+    row_group: usize,
+) -> Result<(), FilterError> {
     type Open = (
         PathBuf,
         polars::io::parquet::write::BatchedWriter<std::fs::File>,
@@ -518,7 +553,7 @@ fn write_files(from: std::sync::mpsc::Receiver<ToDisk>) -> Result<(), FilterErro
                 })?;
                 let w = ParquetWriter::new(f)
                     .with_compression(ParquetCompression::Lz4Raw)
-                    .with_row_group_size(Some(ROW_GROUP))
+                    .with_row_group_size(Some(row_group))
                     .batched(&stored_schema())
                     .map_err(super::files::write_failed(&path))?;
                 current = Some((path, w));

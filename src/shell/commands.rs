@@ -309,6 +309,7 @@ fn memory_trace_analysis(st: &mut Session, _: &[String]) -> CmdResult<Value> {
     let keep = filter::analysis::Keep {
         dataset: Some(&dataset),
         memory_budget: filter::store::DEFAULT_MEMORY_BUDGET,
+        layout: filter::store::Layout::DEFAULT,
     };
     let a = filter::analysis::analyse_into(&path, &mut namer, &mut progress, &keep);
     shown.finish();
@@ -726,8 +727,7 @@ fn array_pattern(st: &mut Session, args: &[String], ndim: usize) -> CmdResult<Va
             },
             &opts,
         )
-    }
-    ?;
+    }?;
     Ok(report_figure(st, &r))
 }
 

@@ -56,10 +56,7 @@ test corrupt-trace {
 test missing-dump {catch {dump_trace gone.mvt} m; set m} \
     {cannot read the trace gone.mvt: No such file or directory (os error 2).}
 # Parquet's own reason for the damaged file, after the file's name.
-set saved [file join $work .mapvis analysis accesses.parquet]
-# Another session's command waits for the folder lock, which the
-# background save of the analysis holds until the save is complete.
-exec $mapvis -c {set_arguments} 2>@1
+set saved [file join $work .mapvis analysis locations.parquet]
 write $saved "PAR1 damaged by a test"
 test damaged-analysis {session_error memory_stats} \
     "error: cannot read the saved analysis in $saved: parquet: File out of specification: The file must end with PAR1. Run memory_trace_analysis again."

@@ -1,0 +1,145 @@
+//! A bounded analysis (its access list forced to disk with a memory budget
+//! of nothing, in small files and row groups) gives exactly what the
+//! in-memory analysis gives, on the test programs, traced for real; and so
+//! does the saved analysis read back.
+mod common;
+
+use common::*;
+use mapvis::filter::analysis::{self, Analysis, Keep};
+use mapvis::filter::locality::report;
+use mapvis::filter::store::Layout;
+use mapvis::filter::{self as f, MemKind};
+use mapvis::trace::program::ProgramNamer;
+
+/// Files and row groups small enough that a trace of `n` accesses has
+/// about six files of about five row groups each.
+fn small(n: u64) -> Layout {
+    let window = (n / 6).max(8);
+    Layout {
+        window,
+        row_group: (window as usize / 5).max(4),
+    }
+}
+
+/// The trace of `rel` (in `dir/t.mvt`) and its program.
+fn traced(rel: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let (dir, exe, _o, _evs, _end) = trace(rel, &[], &[]);
+    (dir, exe)
+}
+
+fn analyse(dir: &std::path::Path, exe: &std::path::Path, keep: &Keep) -> Analysis {
+    let mut namer = ProgramNamer::new(Some(exe), &[root().join("tests/c")]);
+    analysis::analyse_into(&dir.join("t.mvt"), &mut namer, &mut |_| true, keep).expect("analysis")
+}
+
+/// Everything the later stages read of an analysis, as comparable values:
+/// every access row, the lookup table, the variables, the pattern labels
+/// and the dataset's windows.
+type Digest = (
+    polars::prelude::DataFrame,
+    polars::prelude::DataFrame,
+    String,
+    String,
+    Vec<String>,
+);
+
+fn digest(a: &Analysis) -> Digest {
+    let all = f::select(a, MemKind::All).unwrap();
+    let rows = f::rows(a, &all).unwrap();
+    let vars: Vec<String> = a
+        .vars
+        .iter()
+        .map(|v| {
+            format!(
+                "{} {:?} {:?} {:?}",
+                v.name, v.accessed, v.threads, v.free_time
+            )
+        })
+        .collect();
+    let patterns = report::patterns(a, MemKind::All).unwrap();
+    (
+        rows,
+        a.locations.clone(),
+        format!("{vars:?} {:?}", a.summary.notes),
+        format!("{patterns:?}"),
+        a.accesses
+            .windows()
+            .iter()
+            .map(|w| format!("{w:?}"))
+            .collect(),
+    )
+}
+
+/// The checks for one program: in memory, spilled, partly spilled, and
+/// saved then loaded, all alike; and the spilled dataset is cut as asked.
+fn same_when_spilled(rel: &str, regions: u32) {
+    let (dir, exe) = traced(rel);
+    let n = analyse(dir.path(), &exe, &Keep::MEMORY).accesses.len();
+    let layout = small(n);
+    let mem = analyse(
+        dir.path(),
+        &exe,
+        &Keep {
+            layout,
+            ..Keep::MEMORY
+        },
+    );
+    let (want_rows, want_locs, want_vars, want_pat, want_windows) = digest(&mem);
+    assert!(want_rows.height() as u64 == n && n > 2 * layout.window);
+    // Nothing kept in memory, and about half of it.
+    for budget in [0, n * 21 / 2] {
+        let ds = dir.path().join(format!("ds{budget}"));
+        let keep = Keep {
+            dataset: Some(&ds),
+            memory_budget: budget,
+            layout,
+        };
+        let spilled = analyse(dir.path(), &exe, &keep);
+        let (rows, locs, vars, pat, windows) = digest(&spilled);
+        assert!(
+            rows.equals(&want_rows),
+            "{rel}, budget {budget}: access rows differ"
+        );
+        assert!(
+            locs.equals(&want_locs),
+            "{rel}, budget {budget}: lookup table differs"
+        );
+        assert_eq!(vars, want_vars, "{rel}, budget {budget}: variables differ");
+        assert_eq!(pat, want_pat, "{rel}, budget {budget}: patterns differ");
+        assert_eq!(windows, want_windows, "{rel}, budget {budget}");
+        // Files: one per window, each where its region and t0 say.
+        for w in spilled.accesses.windows() {
+            assert!(w.len <= layout.window && w.region >= 1 && w.region <= regions);
+            assert!(w.file(&ds).is_file(), "{rel}: {w:?} has no file");
+        }
+        let last = spilled.accesses.windows().iter().map(|w| w.region).max();
+        assert_eq!(last, Some(regions), "{rel}: regions in the dataset");
+        // Saved and loaded back: the same again.
+        let saved = dir.path().join(format!("saved{budget}"));
+        f::files::save_analysis(&spilled, &saved).unwrap();
+        let back = f::files::load_analysis(&saved).unwrap();
+        let (rows, locs, _, pat, _) = digest(&back);
+        assert!(rows.equals(&want_rows), "{rel}: loaded access rows differ");
+        assert!(
+            locs.equals(&want_locs),
+            "{rel}: loaded lookup table differs"
+        );
+        assert_eq!(pat, want_pat, "{rel}: loaded patterns differ");
+    }
+}
+
+#[test]
+fn a_matrix_multiply_spilled_is_the_same() {
+    same_when_spilled("tests/c/loc_matmul.c", 1);
+}
+
+#[test]
+fn two_regions_spilled_are_the_same() {
+    same_when_spilled("tests/c/an_reuse.c", 2);
+}
+
+#[test]
+fn structures_and_realloc_spilled_are_the_same() {
+    same_when_spilled("tests/c/an_struct.c", 1);
+    same_when_spilled("tests/c/an_realloc.c", 2);
+}
