@@ -6,12 +6,18 @@
 #   scripts/bench.sh [RUNS]          default RUNS=5 (Lackey runs once: ~80 s)
 #   scripts/bench.sh heap [OPS]      the heap profiler against heaptrack and
 #                                    massif (one run each, ~2 minutes)
+#   scripts/bench.sh scale [N...]    the whole pipeline on big traces: matmul
+#                                    ijk N (default 128 256 512; 512 is 2 G
+#                                    accesses, ~4 minutes and 2.5 GB of disk)
 #
 # Needs: valgrind, cc, python3, a release build (cargo build --release).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "${1:-}" = heap ]; then
   exec bash scripts/bench_heap.sh "${@:2}"
+fi
+if [ "${1:-}" = scale ]; then
+  exec bash scripts/bench_scale.sh "${@:2}"
 fi
 RUNS=${1:-5}
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/mapvis/target}"

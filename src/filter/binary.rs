@@ -19,7 +19,7 @@ use crate::trace::reader::{Batch, EndState, TraceReader};
 
 use super::access::NamedAccess;
 use super::analysis::{Allocation, Fill, Named, Source, TraceSummary};
-use super::registry::{Registry, NO_VAR};
+use super::registry::{Registry, UNSET_VAR};
 use super::schema::OP_STORE;
 use super::FilterError;
 
@@ -31,7 +31,6 @@ const RED_ZONE: u64 = 128;
 /// own stack: Linux's default 8 MiB stack limit (`ulimit -s`).
 const STACK_SPAN: u64 = 8 << 20;
 
-const NO_LINE: u32 = u32::MAX;
 const ANY_GENERATION: u32 = u32::MAX;
 /// GL_STOP's client request stores this many arguments (8 bytes each)
 /// on the stack just before the request.
@@ -52,8 +51,8 @@ enum Covers {
 /// The last answer of one instruction site.
 #[derive(Clone, Copy)]
 struct SiteCache {
-    /// Source line id, [`NO_LINE`] until asked.
-    line: u32,
+    /// Source line id, once asked.
+    line: Option<u32>,
     covers: Covers,
     /// The heap generation the answer depends on: heap blocks, and
     /// addresses that were in no block, must be re-checked once blocks
@@ -88,12 +87,12 @@ struct ShadowFrame {
 impl Default for SiteCache {
     fn default() -> Self {
         SiteCache {
-            line: NO_LINE,
+            line: None,
             covers: Covers::Nothing,
             generation: ANY_GENERATION,
             lo: 0,
             hi: 0,
-            var: NO_VAR,
+            var: 0,
             cfa: CfaRule::NotAsked,
         }
     }
@@ -328,7 +327,7 @@ impl Naming<'_> {
             Allocation {
                 addr: al.addr,
                 size: al.size,
-                var: NO_VAR,
+                var: UNSET_VAR,
                 kind: al.kind.name(),
                 tid: al.tid,
                 alloc_time: al.time,
@@ -616,12 +615,11 @@ impl Naming<'_> {
     /// The line id of a site's instruction, asked once per site.
     #[inline]
     fn site_line(&mut self, site: u32, ip: u64) -> u32 {
-        let l = self.sites[site as usize].line;
-        if l != NO_LINE {
+        if let Some(l) = self.sites[site as usize].line {
             return l;
         }
         let l = self.line_of(ip);
-        self.sites[site as usize].line = l;
+        self.sites[site as usize].line = Some(l);
         l
     }
 

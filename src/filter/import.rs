@@ -15,7 +15,7 @@ use crate::trace::naming::{HeapName, Namer, Scope, VarName};
 
 use super::access::NamedAccess;
 use super::analysis::{Allocation, Fill, Named, Source, TraceSummary};
-use super::registry::{Registry, NO_VAR};
+use super::registry::{Registry, UNSET_VAR};
 use super::FilterError;
 
 /// A Gleipnir text trace being named.
@@ -145,7 +145,7 @@ impl<'n> GleipnirSource<'n> {
             Allocation {
                 addr,
                 size,
-                var: NO_VAR,
+                var: UNSET_VAR,
                 kind,
                 tid,
                 alloc_time: self.count,

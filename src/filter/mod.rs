@@ -55,6 +55,23 @@ pub enum FilterError {
     /// An imported (Gleipnir text) trace could not be read.
     #[error("{0}")]
     Import(String),
+    /// Gathering the accesses a figure needs would take more memory than
+    /// the machine has free.
+    #[error(
+        "drawing {accesses} accesses would take about {need_mb} MB of memory to gather them, \
+         and this machine has {free_mb} MB free: draw fewer of them (one array with \
+         2d_memory_access_pattern NAME, a filter such as `arrays` or NAME on \
+         complete_memory_access_pattern, or set_mem_alloc with fewer kinds), or trace a \
+         smaller run."
+    )]
+    TooManyToGather {
+        /// Accesses the figure would gather.
+        accesses: u64,
+        /// Memory they would take, in MB.
+        need_mb: u64,
+        /// Memory available, in MB.
+        free_mb: u64,
+    },
     /// A saved analysis could not be read back.
     #[error(
         "cannot read the saved analysis in {path}: {reason}. Run memory_trace_analysis again."
@@ -190,6 +207,7 @@ pub fn accesses_of(a: &analysis::Analysis, var: u32) -> Result<DataFrame, Filter
 /// together; streaming consumers use [`store::AccessList::for_each`].
 pub fn rows(a: &analysis::Analysis, sel: &Selection) -> Result<DataFrame, FilterError> {
     use polars::prelude::PlHashMap;
+    check_fits(sel.count)?;
     use schema::access as ac;
     let mut parts: Vec<DataFrame> = Vec::new();
     let mut seen: PlHashMap<(u64, u32), u64> = PlHashMap::new();
@@ -224,6 +242,37 @@ pub fn rows(a: &analysis::Analysis, sel: &Selection) -> Result<DataFrame, Filter
     };
     out.rechunk_mut();
     Ok(out)
+}
+
+/// Bytes [`rows`] takes per access gathered: the columns (35 bytes), and
+/// the parts that are joined at the end, which double them for a moment.
+const GATHERED_BYTES: u64 = 70;
+
+/// Refuses to gather `n` accesses when they would not fit in the memory
+/// the machine has available (`MemAvailable` of `/proc/meminfo`; no limit
+/// where that cannot be read), so a figure of a huge trace fails with a
+/// message instead of being killed.
+fn check_fits(n: u64) -> Result<(), FilterError> {
+    let Some(free) = available_memory() else {
+        return Ok(());
+    };
+    let need = n.saturating_mul(GATHERED_BYTES);
+    if need <= free {
+        return Ok(());
+    }
+    Err(FilterError::TooManyToGather {
+        accesses: n,
+        need_mb: need >> 20,
+        free_mb: free >> 20,
+    })
+}
+
+/// `MemAvailable` of `/proc/meminfo`, in bytes.
+fn available_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
 }
 
 /// The columns of [`rows`] with no rows.

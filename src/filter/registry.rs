@@ -17,8 +17,9 @@ use polars::prelude::PlHashMap as HashMap;
 use super::analysis::{Allocation, Variable};
 use crate::trace::naming::{HeapName, Scope, VarName};
 
-/// Marks "no variable row yet".
-pub(crate) const NO_VAR: u32 = u32::MAX;
+/// The variable row of an [`Allocation`] until [`Registry::into_parts`]
+/// gives every block its row.
+pub(crate) const UNSET_VAR: u32 = u32::MAX;
 
 /// What a variable row stands for.
 #[derive(Clone, Copy, Hash, PartialEq, Eq)]
@@ -44,8 +45,8 @@ pub(crate) struct Registry {
     /// Every heap block of the run, in allocation order.
     pub(crate) blocks: Vec<Allocation>,
     block_names: Vec<HeapName>,
-    /// Variable row of each block, [`NO_VAR`] until first needed.
-    block_var: Vec<u32>,
+    /// Variable row of each block, once first needed.
+    block_var: Vec<Option<u32>>,
     last_block: Option<(u64, u64, u32)>,
     /// Per variable: whether its elements have member names (a struct, or
     /// an array of them), so new locations get their member path.
@@ -85,8 +86,7 @@ impl Registry {
     /// The variable row of heap block `block`, made on first use from the
     /// block and its allocation-site name.
     pub(crate) fn heap_var(&mut self, block: u32) -> u32 {
-        let v = self.block_var[block as usize];
-        if v != NO_VAR {
+        if let Some(v) = self.block_var[block as usize] {
             return v;
         }
         let b = &self.blocks[block as usize];
@@ -104,7 +104,7 @@ impl Registry {
         };
         let structured = has_members(&var.elem_type);
         let id = self.var_for(VarKey::Heap(block), || var);
-        self.block_var[block as usize] = id;
+        self.block_var[block as usize] = Some(id);
         if structured {
             self.mark_structured(id);
         }
@@ -189,7 +189,7 @@ impl Registry {
             .insert(al.addr, (al.addr.saturating_add(al.size), idx));
         self.blocks.push(al);
         self.block_names.push(name);
-        self.block_var.push(NO_VAR);
+        self.block_var.push(None);
         self.last_block = None;
         self.heap_generation = self.heap_generation.wrapping_add(1);
     }

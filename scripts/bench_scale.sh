@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# bench_scale.sh: the whole pipeline on traces of hundreds of millions to
+# billions of accesses (scripts/matmul.c, double, ijk N), once per N; run
+# through `scripts/bench.sh scale [N...]`. For each N it prints:
+#   - run_gleipnir's wall time against the bare tool's (same run, same N);
+#   - memory_trace_analysis + filtering_process + memory_stats as a user
+#     runs them: accesses per second end to end, each command's time, and
+#     the peak RSS of that mapvis process;
+#   - the size of the access list's Parquet dataset.
+# Peak memory must not grow with N: the analysis keeps state per unique
+# location, never per access.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SIZES=("$@")
+[ ${#SIZES[@]} -gt 0 ] || SIZES=(128 256 512)
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/mapvis/target}"
+cargo build --release --quiet --bins
+MAPVIS="$CARGO_TARGET_DIR/release/mapvis"
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+cc -g -O0 -DTYPE=double -Ipins -o "$WORK/matmul" scripts/matmul.c
+LIB=$("$MAPVIS" --install-tool)
+now() { python3 -c 'import time; print(time.monotonic())'; }
+
+echo "# mapvis scale benchmark, $(date -u +%Y-%m-%d), $(nproc) cores"
+for n in "${SIZES[@]}"; do
+  dir="$WORK/n$n"
+  mkdir -p "$dir"
+  t0=$(now)
+  VALGRIND_LIB="$LIB" valgrind --tool=mapvis -q --trace-file="$dir/bare.mvt" "$WORK/matmul" ijk "$n" >/dev/null
+  t1=$(now)
+  rm -f "$dir/bare.mvt"
+  printf 'load_exe {%s}\nset_arguments ijk %s\nrun_gleipnir\n' "$WORK/matmul" "$n" > "$dir/run.tcl"
+  t2=$(now)
+  (cd "$dir" && "$MAPVIS" run.tcl >/dev/null 2>&1)
+  t3=$(now)
+  cat > "$dir/an.tcl" <<TCL
+set_mem_alloc all
+set t0 [clock milliseconds]
+set a [memory_trace_analysis]
+set t1 [clock milliseconds]
+filtering_process
+set t2 [clock milliseconds]
+memory_stats
+set t3 [clock milliseconds]
+puts "TIMES [dict get \$a accesses] [expr {\$t1 - \$t0}] [expr {\$t2 - \$t1}] [expr {\$t3 - \$t2}]"
+TCL
+  out=$(cd "$dir" && /usr/bin/time -f "RSS %M" "$MAPVIS" an.tcl 2>&1)
+  read -r _ acc ta tf ts <<<"$(grep '^TIMES' <<<"$out")"
+  rss=$(grep '^RSS' <<<"$out" | cut -d' ' -f2)
+  ds=$(du -sb "$dir/.mapvis/analysis/accesses" | cut -f1)
+  python3 - "$n" "$acc" "$ta" "$tf" "$ts" "$rss" "$ds" "$t0" "$t1" "$t2" "$t3" <<'PY'
+import sys
+n, acc, ta, tf, ts, rss, ds = (int(x) for x in sys.argv[1:8])
+t0, t1, t2, t3 = (float(x) for x in sys.argv[8:12])
+total = (ta + tf + ts) / 1000
+print(f"N={n}: {acc/1e6:.0f} M accesses; run_gleipnir {t3-t2:.1f} s vs the bare tool {t1-t0:.1f} s: "
+      f"{(t3-t2)/(t1-t0):.2f}x (goal <= 1.2)")
+print(f"N={n}: analysis {ta/1000:.1f} s + filtering {tf/1000:.1f} s + memory_stats {ts/1000:.1f} s = "
+      f"{acc/total/1e6:.1f} M accesses/s end to end (goal >= 20); peak RSS {rss/1024:.0f} MB "
+      f"(goal <= 2048); dataset {ds/acc:.2f} bytes/access")
+PY
+  rm -rf "$dir"
+done
