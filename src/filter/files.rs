@@ -489,8 +489,12 @@ fn write_analysis(a: &Analysis, dir: &Path) -> Result<(), FilterError> {
     fast(&a.locations, "locations.parquet")?;
     let mut lines = a.lines.clone();
     write_parquet(&mut lines, &dir.join("lines.parquet"))?;
+    // The name memory_stats shows each variable under by default, so a
+    // query of the saved analysis groups its rows with no mapvis code.
+    let rows = super::stats::display_rows(a, super::stats::Grouping::BySite);
+    let shown_as = rows.row_of.iter().map(|&r| rows.names[r as usize].clone());
     write_parquet(
-        &mut saved_variables(&a.vars)?,
+        &mut saved_variables(&a.vars, shown_as.collect())?,
         &dir.join("variables.parquet"),
     )?;
     write_parquet(
@@ -501,10 +505,16 @@ fn write_analysis(a: &Analysis, dir: &Path) -> Result<(), FilterError> {
     Ok(())
 }
 
-/// The saved variable table: every field of [`Variable`], dimensions as
-/// `12x12` and threads as `1 2`.
-fn saved_variables(v: &[Variable]) -> PolarsResult<DataFrame> {
+/// The saved variable table: `var` (the row index, which the access list
+/// and the lookup table refer to), every field of [`Variable`], dimensions
+/// as `12x12` and threads as `1 2`, and `shown_as`, the row of
+/// `memory_stats` the variable is counted in under the default
+/// `set_heap_grouping site` (heap blocks allocated at one site share their
+/// group's name). `var` and `shown_as` let other tools (DuckDB, Spark; see
+/// `docs/scale.md`) join names back; [`read_variables`] does not need them.
+fn saved_variables(v: &[Variable], shown_as: Vec<String>) -> PolarsResult<DataFrame> {
     DataFrame::new(vec![
+        Column::new("var".into(), (0..v.len() as u32).collect::<Vec<u32>>()),
         Column::new(
             "name".into(),
             v.iter().map(|x| x.name.clone()).collect::<Vec<_>>(),
@@ -575,6 +585,7 @@ fn saved_variables(v: &[Variable]) -> PolarsResult<DataFrame> {
                 })
                 .collect::<Vec<_>>(),
         ),
+        Column::new("shown_as".into(), shown_as),
     ])
 }
 

@@ -1,0 +1,263 @@
+//! Issue 14, "Beyond one machine": the saved analysis is a dataset that
+//! DuckDB reads as it is. The queries of `docs/scale.md`, taken from the
+//! doc by their markers so the doc cannot drift, run in DuckDB's Python
+//! package over a small parameter sweep of a real traced program and give
+//! exactly `memory_stats`'s per-variable numbers, and the counts worked out
+//! by hand for the program.
+//!
+//! Without the `duckdb` Python package the test says SKIPPED loudly, unless
+//! `MAPVIS_REQUIRE_DUCKDB` is set (`.ci/run` installs the package and sets
+//! it), where it fails.
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+/// The program of the sweep.
+const PROGRAM: &str = "tests/c/scale_sweep.c";
+
+/// Runs the DuckDB queries: argv is the analyses glob, then the views, the
+/// memory_stats view and the comparison, each one SQL text. Prints JSON:
+/// the memory_stats rows (every value as text, NULL as "") and the
+/// comparison's columns and rows.
+const RUNNER: &str = r#"
+import json, sys
+import duckdb
+analyses, views, stats, compare = sys.argv[1:5]
+con = duckdb.connect()
+con.execute("SET VARIABLE analyses = ?", [analyses])
+con.execute(views)
+con.execute(stats)
+text = lambda row: ["" if v is None else str(v) for v in row]
+rows = con.sql("SELECT * FROM memory_stats ORDER BY trace, first_access")
+pivot = con.sql(compare)
+print(json.dumps({
+    "columns": rows.columns,
+    "stats": [text(r) for r in rows.fetchall()],
+    "compare_columns": pivot.columns,
+    "compare": [text(r) for r in pivot.fetchall()],
+}))
+"#;
+
+/// The fenced block that follows `<!-- marker -->` in `docs/scale.md`.
+fn doc_block(doc: &str, marker: &str, lang: &str) -> String {
+    let at = doc
+        .find(&format!("<!-- {marker} -->"))
+        .unwrap_or_else(|| panic!("docs/scale.md has no {marker} marker"));
+    let fence = format!("```{lang}\n");
+    let start = at + doc[at..].find(&fence).expect("a fenced block") + fence.len();
+    let end = start + doc[start..].find("```").expect("the block's end");
+    doc[start..end].to_string()
+}
+
+/// Whether python3 can import duckdb; without it the test is skipped,
+/// loudly, or fails under CI.
+fn duckdb_available() -> bool {
+    let ok = Command::new("python3")
+        .args(["-c", "import duckdb"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(
+            std::env::var_os("MAPVIS_REQUIRE_DUCKDB").is_none(),
+            "MAPVIS_REQUIRE_DUCKDB is set but python3 cannot import duckdb: run pip install duckdb"
+        );
+        eprintln!(
+            "\n\n!!!!!!!! SKIPPED: python3 cannot import duckdb (pip install duckdb); \
+             the docs/scale.md queries were not checked !!!!!!!!\n"
+        );
+    }
+    ok
+}
+
+/// Traces and analyses `exe N NODES` in the working folder `work` through
+/// the mapvis binary, with `memory_stats save`.
+fn trace_and_analyse(script: &Path, work: &Path, exe: &Path, n: u32, nodes: u32) {
+    std::fs::create_dir_all(work).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_mapvis"))
+        .arg(script)
+        .arg(exe)
+        .arg(n.to_string())
+        .arg(nodes.to_string())
+        .current_dir(work)
+        .env("HOME", work)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "mapvis failed in {}:\n{}\n{}",
+        work.display(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The rows of `visinfo/memory_stats.csv` (no field holds a comma here).
+fn memory_stats_csv(work: &Path) -> Vec<Vec<String>> {
+    let text = std::fs::read_to_string(work.join("visinfo/memory_stats.csv")).unwrap();
+    text.lines()
+        .skip(1)
+        .map(|l| {
+            l.split(',')
+                .map(|f| f.trim_matches('"').to_string())
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn duckdb_reproduces_memory_stats_over_a_sweep() {
+    if !duckdb_available() {
+        return;
+    }
+    let doc = std::fs::read_to_string(common::root().join("docs/scale.md")).unwrap();
+    let views = doc_block(&doc, "duckdb:views", "sql");
+    let stats = doc_block(&doc, "sql:memory_stats", "sql");
+    let compare = doc_block(&doc, "duckdb:compare", "sql");
+    // The Spark script runs the same memory_stats text.
+    assert!(
+        doc_block(&doc, "spark:script", "python").contains(stats.trim()),
+        "the Spark script of docs/scale.md must hold the memory_stats query as written above it"
+    );
+
+    let (bin, exe) = common::compile(PROGRAM, &[]);
+    let script = bin.path().join("sweep.tcl");
+    std::fs::write(
+        &script,
+        "load_exe [lindex $argv 0]\n\
+         set_arguments [lindex $argv 1] [lindex $argv 2]\n\
+         set_mem_alloc all\n\
+         run_gleipnir\n\
+         memory_trace_analysis\n\
+         memory_stats save\n",
+    )
+    .unwrap();
+    let runs = tempfile::tempdir().unwrap();
+    // The sweep: (trace folder, N, list nodes).
+    let sweep = [("n4", 4u64, 3u64), ("n6", 6, 5)];
+    for (name, n, nodes) in sweep {
+        trace_and_analyse(
+            &script,
+            &runs.path().join(name),
+            &exe,
+            n as u32,
+            nodes as u32,
+        );
+    }
+
+    let glob = format!("{}/*/.mapvis/analysis", runs.path().display());
+    let out = Command::new("python3")
+        .args(["-c", RUNNER, &glob, &views, &stats, &compare])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "the DuckDB queries failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let strings = |v: &serde_json::Value| -> Vec<String> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_str().unwrap().to_string())
+            .collect()
+    };
+    let rows = |v: &serde_json::Value| -> Vec<Vec<String>> {
+        v.as_array().unwrap().iter().map(strings).collect()
+    };
+    let columns = strings(&j["columns"]);
+    let header: Vec<&str> = std::iter::once("trace")
+        .chain(mapvis::filter::stats::VARIABLE_COLUMNS)
+        .collect();
+    assert_eq!(
+        columns, header,
+        "the columns of memory_stats.csv, after trace"
+    );
+    let mut by_trace: BTreeMap<String, Vec<Vec<String>>> = BTreeMap::new();
+    for r in rows(&j["stats"]) {
+        by_trace
+            .entry(r[0].clone())
+            .or_default()
+            .push(r[1..].to_vec());
+    }
+    assert_eq!(by_trace.keys().collect::<Vec<_>>(), ["n4", "n6"]);
+
+    for (name, n, nodes) in sweep {
+        let duck = &by_trace[name];
+        // Exactly memory_stats, row for row, in its order.
+        assert_eq!(
+            *duck,
+            memory_stats_csv(&runs.path().join(name)),
+            "DuckDB against memory_stats in {name}"
+        );
+        let row = |var: &str| -> BTreeMap<&str, String> {
+            let r = duck
+                .iter()
+                .find(|r| r[0] == var)
+                .unwrap_or_else(|| panic!("no row {var} in {name}: {duck:?}"));
+            mapvis::filter::stats::VARIABLE_COLUMNS
+                .iter()
+                .copied()
+                .zip(r.iter().cloned())
+                .collect()
+        };
+        let num = |r: &BTreeMap<&str, String>, c: &str| -> u64 { r[c].parse().unwrap() };
+        // By hand: in the ijk loop nest each of X and Y is loaded N^3 times,
+        // 8 bytes each, over all N^2 elements; each element of Z is stored
+        // once.
+        for var in ["X", "Y"] {
+            let r = row(var);
+            assert_eq!(r["scope"], "H");
+            assert_eq!(num(&r, "accesses"), n * n * n, "{name} {var}");
+            assert_eq!(num(&r, "loads"), n * n * n, "{name} {var}");
+            assert_eq!(num(&r, "stores") + num(&r, "modifies"), 0);
+            assert_eq!(num(&r, "load_bytes"), 8 * n * n * n);
+            assert_eq!(num(&r, "store_bytes"), 0);
+            assert_eq!(num(&r, "addresses"), n * n);
+            assert_eq!(num(&r, "blocks"), 1);
+        }
+        let z = row("Z");
+        assert_eq!(num(&z, "accesses"), n * n, "{name} Z");
+        assert_eq!(num(&z, "stores"), n * n);
+        assert_eq!(num(&z, "store_bytes"), 8 * n * n);
+        assert_eq!(num(&z, "addresses"), n * n);
+        // The list walk (region 2): every node is one block of the group
+        // `n`, allocated on one line; each is loaded twice, its val and
+        // its next, 8 bytes each.
+        let site = format!(
+            "scale_sweep.c:{}",
+            common::line_of(PROGRAM, "struct node *n = (struct node *) malloc")
+        );
+        let list = row("n");
+        assert_eq!(list["site"], site);
+        assert_eq!(num(&list, "blocks"), nodes, "{name} n");
+        assert_eq!(num(&list, "accesses"), 2 * nodes);
+        assert_eq!(num(&list, "loads"), 2 * nodes);
+        assert_eq!(num(&list, "load_bytes"), 16 * nodes);
+        assert_eq!(num(&list, "addresses"), 2 * nodes);
+        // Times run on across the regions: the list is walked after the
+        // multiply.
+        let last_z = num(&z, "last_access").max(num(&row("X"), "last_access"));
+        assert!(num(&list, "first_access") > last_z);
+    }
+
+    // The comparison: one column per trace, accesses per heap variable.
+    assert_eq!(
+        strings(&j["compare_columns"]),
+        ["variable", "n4", "n6"],
+        "one column per trace"
+    );
+    assert_eq!(
+        rows(&j["compare"]),
+        [
+            ["X", "64", "216"],
+            ["Y", "64", "216"],
+            ["Z", "16", "36"],
+            ["n", "6", "10"]
+        ]
+        .map(|r| r.map(String::from).to_vec())
+        .to_vec()
+    );
+}
