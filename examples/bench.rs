@@ -31,7 +31,7 @@ fn count(path: &Path) -> u64 {
             n += 1;
             check = check
                 .wrapping_add(a.addr ^ a.ip ^ a.sp ^ a.fp)
-                .wrapping_add((a.size + a.tid + a.region + a.site + a.op.code() as u32) as u64);
+                .wrapping_add((a.size + a.tid + a.region + a.site.0 + a.op.code() as u32) as u64);
         })
         .expect("valid trace"),
         Batch::End

@@ -38,7 +38,7 @@ fn a_gleipnir_text_trace_gives_the_same_statistics_as_the_binary_trace() {
     // Allocation sites as Gleipnir writes them, from the binary analysis.
     let site_of = |addr: u64| -> String {
         let b = bin.allocations.iter().find(|b| b.addr == addr).unwrap();
-        let site = &bin.vars[b.var as usize].site; // "an_five.c:9"
+        let site = &bin.vars[b.var.index()].site; // "an_five.c:9"
         let (file, line) = site.rsplit_once(':').unwrap();
         format!("{}_{}", file.replace('.', "_"), line)
     };

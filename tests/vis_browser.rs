@@ -413,18 +413,7 @@ fn write_sample_pages() {
         .collect();
     let acc = acc_df(&fill(BASE, &order));
     let vars = vars_df(&[("arr", BASE, 80)]);
-    let r = array_2d(
-        Array2d {
-            acc: &acc,
-            vars: &vars,
-            lines: &lines_df(),
-            var: 0,
-            cols: 5,
-            type_bytes: 4,
-        },
-        &o,
-    )
-    .unwrap();
+    let r = draw_2d(&acc, &vars, 0, 5, 4, &o).unwrap();
     println!("{}", r.html.display());
     let r = array_3d(
         Array3d {
@@ -450,18 +439,7 @@ fn write_sample_pages() {
         .collect();
     let acc = acc_df(&fill(BASE, &order));
     let vars = vars_df(&[("big", BASE, 40_000)]);
-    let r = array_2d(
-        Array2d {
-            acc: &acc,
-            vars: &vars,
-            lines: &lines_df(),
-            var: 0,
-            cols: 100,
-            type_bytes: 4,
-        },
-        &o,
-    )
-    .unwrap();
+    let r = draw_2d(&acc, &vars, 0, 100, 4, &o).unwrap();
     println!("{} {:?}", r.html.display(), r.aggregated);
     let r = complete_memory_access_pattern(&acc, &vars, &lines_df(), &o).unwrap();
     println!("{} {:?}", r.html.display(), r.aggregated);

@@ -22,18 +22,7 @@ fn an_interrupt_stops_the_figure_and_writes_nothing() {
     let acc = acc_df(&fill(0x10000, &order));
     let vars = vars_df(&[("big", 0x10000, 40_000)]);
     PRESSED.store(true, Ordering::SeqCst);
-    let e = array_2d(
-        Array2d {
-            acc: &acc,
-            vars: &vars,
-            lines: &lines_df(),
-            var: 0,
-            cols: 100,
-            type_bytes: 4,
-        },
-        &o,
-    )
-    .unwrap_err();
+    let e = draw_2d(&acc, &vars, 0, 100, 4, &o).unwrap_err();
     assert!(matches!(e, VisError::Interrupted), "{e}");
     assert!(e.to_string().contains("Ctrl-C"));
     let e = complete_memory_access_pattern(&acc, &vars, &lines_df(), &o).unwrap_err();

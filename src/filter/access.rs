@@ -6,6 +6,31 @@
 //! which read the access list back in the same form. No consumer needs the
 //! whole access list in memory.
 
+/// A row of the variable table: a heap block instance, a stack variable
+/// in one frame, a global, or a scope's unnamed memory.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct VarId(pub u32);
+
+/// A row of the line table: one `file.c:LINE` (row 0 may be `?`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct LineId(pub u32);
+
+impl VarId {
+    /// The row as an index into per-variable vectors.
+    #[inline]
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl LineId {
+    /// The row as an index into per-line vectors.
+    #[inline]
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
 /// One named access.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct NamedAccess {
@@ -21,9 +46,9 @@ pub struct NamedAccess {
     /// Valgrind thread id.
     pub tid: u32,
     /// Row of the variable table.
-    pub var: u32,
+    pub var: VarId,
     /// Row of the line table.
-    pub line: u32,
+    pub line: LineId,
 }
 
 impl NamedAccess {

@@ -24,7 +24,7 @@ use polars::prelude::*;
 
 use crate::trace::naming::{NameQuality, Namer, Scope};
 
-use super::access::NamedAccess;
+use super::access::{NamedAccess, VarId};
 use super::lookup::{LookupTable, VarUse};
 use super::registry::Registry;
 use super::schema::{line as ln, variable as va};
@@ -71,6 +71,17 @@ pub struct Variable {
 }
 
 impl Variable {
+    /// The dimensions as the tables write them: `12x12`, empty when
+    /// unknown.
+    pub fn dims_text(&self) -> String {
+        self.dims
+            .iter()
+            .map(|d| d.to_string())
+            .collect::<Vec<_>>()
+            .join("x")
+    }
+
+    /// A variable with only its name and scope known.
     pub(crate) fn new(name: String, scope: Scope) -> Variable {
         Variable {
             base_name: name.clone(),
@@ -113,6 +124,21 @@ pub struct TraceSummary {
     pub notes: Vec<String>,
 }
 
+/// A heap block as the input reports it, before it has a variable row.
+#[derive(Clone, Debug)]
+pub(crate) struct NewBlock {
+    /// Start address.
+    pub(crate) addr: u64,
+    /// Size in bytes.
+    pub(crate) size: u64,
+    /// Allocator name.
+    pub(crate) kind: &'static str,
+    /// Allocating thread.
+    pub(crate) tid: u32,
+    /// Time of allocation.
+    pub(crate) alloc_time: u64,
+}
+
 /// A heap allocation, for the allocation-info file.
 #[derive(Clone, Debug)]
 pub struct Allocation {
@@ -121,7 +147,7 @@ pub struct Allocation {
     /// Size in bytes.
     pub size: u64,
     /// Variable row of the block.
-    pub var: u32,
+    pub var: VarId,
     /// Allocator name.
     pub kind: &'static str,
     /// Allocating thread.
@@ -184,7 +210,7 @@ pub(crate) trait Source {
     /// `out` when it is called may be taken back (GL_STOP's own stores).
     fn fill(&mut self, out: &mut Vec<NamedAccess>, room: usize) -> Result<Fill, FilterError>;
     /// Base and size of variable row `var` (size 0 when not known yet).
-    fn span(&self, var: u32) -> (u64, u64);
+    fn span(&self, var: VarId) -> (u64, u64);
     /// Ends the input.
     fn finish(self: Box<Self>) -> Named;
 }
@@ -457,15 +483,7 @@ pub fn variable_table(vars: &[Variable]) -> PolarsResult<DataFrame> {
         ),
         Column::new(
             va::DIMS.into(),
-            vars.iter()
-                .map(|v| {
-                    v.dims
-                        .iter()
-                        .map(|d| d.to_string())
-                        .collect::<Vec<_>>()
-                        .join("x")
-                })
-                .collect::<Vec<_>>(),
+            vars.iter().map(Variable::dims_text).collect::<Vec<_>>(),
         ),
     ])
 }

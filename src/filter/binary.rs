@@ -13,13 +13,13 @@
 use polars::prelude::PlHashMap as HashMap;
 use std::path::{Path, PathBuf};
 
-use crate::trace::format::{Access, Event, ExitStatus};
+use crate::trace::format::{Access, Event, ExitStatus, SiteId};
 use crate::trace::naming::{HeapName, Namer, Scope, VarName};
 use crate::trace::reader::{Batch, EndState, TraceReader};
 
-use super::access::NamedAccess;
-use super::analysis::{Allocation, Fill, Named, Source, TraceSummary};
-use super::registry::{Registry, UNSET_VAR};
+use super::access::{LineId, NamedAccess, VarId};
+use super::analysis::{Fill, Named, NewBlock, Source, TraceSummary};
+use super::registry::Registry;
 use super::schema::OP_STORE;
 use super::FilterError;
 
@@ -197,11 +197,11 @@ impl Source for BinarySource<'_> {
         Ok(Fill::Full)
     }
 
-    fn span(&self, var: u32) -> (u64, u64) {
+    fn span(&self, var: VarId) -> (u64, u64) {
         self.n
             .reg
             .vars
-            .get(var as usize)
+            .get(var.index())
             .map_or((0, 0), |v| (v.base, v.size))
     }
 
@@ -269,8 +269,8 @@ impl Naming<'_> {
             addr: a.addr,
             size: a.size,
             tid: a.tid,
-            var,
-            line,
+            var: VarId(var),
+            line: LineId(line),
         });
     }
 
@@ -324,14 +324,12 @@ impl Naming<'_> {
             }
         };
         self.reg.add_block(
-            Allocation {
+            NewBlock {
                 addr: al.addr,
                 size: al.size,
-                var: UNSET_VAR,
                 kind: al.kind.name(),
                 tid: al.tid,
                 alloc_time: al.time,
-                free_time: None,
             },
             name,
         );
@@ -390,7 +388,7 @@ impl Naming<'_> {
     /// a DWARF query on a miss.
     #[inline]
     fn name(&mut self, a: &Access) -> u32 {
-        let site = a.site as usize;
+        let site = a.site.index();
         if let Some(c) = self.sites.get(site) {
             if a.addr >= c.lo
                 && a.addr < c.hi
@@ -575,7 +573,7 @@ impl Naming<'_> {
         }
         self.last_cfa = 0;
         self.last_regs = (a.tid, a.sp, a.fp);
-        let site = a.site as usize;
+        let site = a.site.index();
         if site >= self.sites.len() {
             self.sites.resize(site + 1, SiteCache::default());
         }
@@ -614,12 +612,12 @@ impl Naming<'_> {
 
     /// The line id of a site's instruction, asked once per site.
     #[inline]
-    fn site_line(&mut self, site: u32, ip: u64) -> u32 {
-        if let Some(l) = self.sites[site as usize].line {
+    fn site_line(&mut self, site: SiteId, ip: u64) -> u32 {
+        if let Some(l) = self.sites[site.index()].line {
             return l;
         }
         let l = self.line_of(ip);
-        self.sites[site as usize].line = Some(l);
+        self.sites[site.index()].line = Some(l);
         l
     }
 

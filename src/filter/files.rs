@@ -258,7 +258,7 @@ pub fn allocation_info(a: &Analysis) -> PolarsResult<DataFrame> {
         Column::new(
             "variable".into(),
             al.iter()
-                .map(|b| a.vars[b.var as usize].name.clone())
+                .map(|b| a.vars[b.var.index()].name.clone())
                 .collect::<Vec<_>>(),
         ),
         Column::new(
@@ -535,15 +535,7 @@ fn saved_variables(v: &[Variable], shown_as: Vec<String>) -> PolarsResult<DataFr
         ),
         Column::new(
             "dims".into(),
-            v.iter()
-                .map(|x| {
-                    x.dims
-                        .iter()
-                        .map(|d| d.to_string())
-                        .collect::<Vec<_>>()
-                        .join("x")
-                })
-                .collect::<Vec<_>>(),
+            v.iter().map(Variable::dims_text).collect::<Vec<_>>(),
         ),
         Column::new(
             "site".into(),
@@ -597,7 +589,7 @@ fn saved_allocations(al: &[Allocation]) -> PolarsResult<DataFrame> {
             al.iter().map(|b| b.addr).collect::<Vec<_>>(),
         ),
         Column::new("size".into(), al.iter().map(|b| b.size).collect::<Vec<_>>()),
-        Column::new("var".into(), al.iter().map(|b| b.var).collect::<Vec<_>>()),
+        Column::new("var".into(), al.iter().map(|b| b.var.0).collect::<Vec<_>>()),
         Column::new("kind".into(), al.iter().map(|b| b.kind).collect::<Vec<_>>()),
         Column::new("tid".into(), al.iter().map(|b| b.tid).collect::<Vec<_>>()),
         Column::new(
@@ -725,7 +717,7 @@ pub fn load_analysis(dir: &Path) -> Result<Analysis, FilterError> {
         .map(|i| Allocation {
             addr: aa.get(i).unwrap_or(0),
             size: asz.get(i).unwrap_or(0),
-            var: av.get(i).unwrap_or(0),
+            var: super::access::VarId(av.get(i).unwrap_or(0)),
             kind: kinds[i],
             tid: atid.get(i).unwrap_or(0),
             alloc_time: at2.get(i).unwrap_or(0),

@@ -13,9 +13,9 @@ use crate::trace::format::Op;
 use crate::trace::gleipnir::{GlEvent, GlName, GleipnirReader};
 use crate::trace::naming::{HeapName, Namer, Scope, VarName};
 
-use super::access::NamedAccess;
-use super::analysis::{Allocation, Fill, Named, Source, TraceSummary};
-use super::registry::{Registry, UNSET_VAR};
+use super::access::{LineId, NamedAccess, VarId};
+use super::analysis::{Fill, Named, NewBlock, Source, TraceSummary};
+use super::registry::Registry;
 use super::FilterError;
 
 /// A Gleipnir text trace being named.
@@ -120,8 +120,8 @@ impl<'n> GleipnirSource<'n> {
             addr,
             size,
             tid,
-            var,
-            line: 0,
+            var: VarId(var),
+            line: LineId(0),
         })
     }
 
@@ -142,14 +142,12 @@ impl<'n> GleipnirSource<'n> {
             None => self.namer.heap_name(&[]),
         };
         self.reg.add_block(
-            Allocation {
+            NewBlock {
                 addr,
                 size,
-                var: UNSET_VAR,
                 kind,
                 tid,
                 alloc_time: self.count,
-                free_time: None,
             },
             name,
         );
@@ -202,10 +200,10 @@ impl Source for GleipnirSource<'_> {
         Ok(Fill::Full)
     }
 
-    fn span(&self, var: u32) -> (u64, u64) {
+    fn span(&self, var: VarId) -> (u64, u64) {
         // Stack and global extents grow as the trace is read: only heap
         // blocks have a known span.
-        match self.reg.vars.get(var as usize) {
+        match self.reg.vars.get(var.index()) {
             Some(v) if v.scope == Scope::Heap => (v.base, v.size),
             _ => (0, 0),
         }

@@ -10,7 +10,7 @@
 use polars::prelude::PlHashMap as HashMap;
 use polars::prelude::*;
 
-use super::access::NamedAccess;
+use super::access::{NamedAccess, VarId};
 use super::schema::{location as lc, OP_LOAD, OP_MODIFY};
 
 /// Largest variable, in bytes, given a direct location index (4 bytes per
@@ -18,7 +18,8 @@ use super::schema::{location as lc, OP_LOAD, OP_MODIFY};
 const DENSE_MAX: u64 = 1 << 22;
 /// Total memory the direct indexes may take.
 const DENSE_BUDGET: usize = 256 << 20;
-/// An empty slot of a direct index.
+/// An empty slot of a direct index (rows are below 2^32 - 1: one per
+/// unique location).
 const NO_ROW: u32 = u32::MAX;
 
 /// One row of the lookup table while it is built. Counts are 64-bit: one
@@ -26,7 +27,7 @@ const NO_ROW: u32 = u32::MAX;
 #[derive(Clone, Copy)]
 struct Loc {
     addr: u64,
-    var: u32,
+    var: VarId,
     loads: u64,
     stores: u64,
     modifies: u64,
@@ -46,7 +47,7 @@ pub(crate) struct VarUse {
 /// The lookup table while it is built.
 #[derive(Default)]
 pub(crate) struct LookupTable {
-    loc_of: HashMap<(u64, u32), u32>,
+    loc_of: HashMap<(u64, VarId), u32>,
     /// Per variable: a direct index from byte offset to row, for variables
     /// small enough (see [`DENSE_MAX`]); the hash map serves the rest.
     /// Arrays are walked in strides, where the direct index stays in cache
@@ -57,7 +58,7 @@ pub(crate) struct LookupTable {
     seen: Vec<bool>,
     locs: Vec<Loc>,
     /// The last location touched: (address, variable, row).
-    last: (u64, u32, u32),
+    last: Option<(u64, VarId, u32)>,
     uses: Vec<VarUse>,
     var_last_tid: Vec<u32>,
     threads: Vec<u32>,
@@ -68,7 +69,6 @@ impl LookupTable {
     /// An empty table.
     pub(crate) fn new() -> LookupTable {
         LookupTable {
-            last: (0, NO_ROW, 0),
             last_tid: u32::MAX,
             ..Default::default()
         }
@@ -77,14 +77,15 @@ impl LookupTable {
     /// Counts a batch of accesses. `span(var)` gives a variable's base and
     /// size (size 0 when unknown), asked when the variable is first seen.
     /// Cost: a direct-index or hash probe per access.
-    pub(crate) fn add(&mut self, batch: &[NamedAccess], span: &dyn Fn(u32) -> (u64, u64)) {
+    pub(crate) fn add(&mut self, batch: &[NamedAccess], span: &dyn Fn(VarId) -> (u64, u64)) {
         for a in batch {
-            let row = if self.last.0 == a.addr && self.last.1 == a.var {
-                self.last.2
-            } else {
-                let r = self.location(a.addr, a.var, span);
-                self.last = (a.addr, a.var, r);
-                r
+            let row = match self.last {
+                Some((addr, var, row)) if addr == a.addr && var == a.var => row,
+                _ => {
+                    let r = self.location(a.addr, a.var, span);
+                    self.last = Some((a.addr, a.var, r));
+                    r
+                }
             };
             let l = &mut self.locs[row as usize];
             match a.op {
@@ -107,7 +108,7 @@ impl LookupTable {
     /// threads.
     #[inline]
     fn used(&mut self, a: &NamedAccess) {
-        let v = a.var as usize;
+        let v = a.var.index();
         if v >= self.uses.len() {
             self.uses.resize(v + 1, VarUse::default());
             self.var_last_tid.resize(v + 1, u32::MAX);
@@ -133,8 +134,8 @@ impl LookupTable {
 
     /// The row of `addr` in `var`, created on first use.
     #[inline]
-    fn location(&mut self, addr: u64, var: u32, span: &dyn Fn(u32) -> (u64, u64)) -> u32 {
-        let v = var as usize;
+    fn location(&mut self, addr: u64, var: VarId, span: &dyn Fn(VarId) -> (u64, u64)) -> u32 {
+        let v = var.index();
         if self.seen.get(v) != Some(&true) {
             self.make_dense(var, span(var));
         }
@@ -166,8 +167,8 @@ impl LookupTable {
     /// Gives a variable seen for the first time a direct index when it is
     /// small enough and the budget allows.
     #[cold]
-    fn make_dense(&mut self, var: u32, (start, size): (u64, u64)) {
-        let v = var as usize;
+    fn make_dense(&mut self, var: VarId, (start, size): (u64, u64)) {
+        let v = var.index();
         if v >= self.dense.len() {
             self.dense.resize(v + 1, None);
             self.seen.resize(v + 1, false);
@@ -201,7 +202,7 @@ impl LookupTable {
             Column::new(lc::ADDR.into(), col(|l| l.addr)),
             Column::new(
                 lc::VAR.into(),
-                locs.iter().map(|l| l.var).collect::<Vec<u32>>(),
+                locs.iter().map(|l| l.var.0).collect::<Vec<u32>>(),
             ),
             Column::new(
                 lc::ACCESSES.into(),
@@ -215,7 +216,12 @@ impl LookupTable {
             Column::new(
                 lc::ELEMENT.into(),
                 locs.iter()
-                    .map(|l| elements.get(&(l.addr, l.var)).cloned().unwrap_or_default())
+                    .map(|l| {
+                        elements
+                            .get(&(l.addr, l.var.0))
+                            .cloned()
+                            .unwrap_or_default()
+                    })
                     .collect::<Vec<String>>(),
             ),
         ])?;

@@ -14,12 +14,9 @@ use std::collections::BTreeMap;
 
 use polars::prelude::PlHashMap as HashMap;
 
-use super::analysis::{Allocation, Variable};
+use super::access::VarId;
+use super::analysis::{Allocation, NewBlock, Variable};
 use crate::trace::naming::{HeapName, Scope, VarName};
-
-/// The variable row of an [`Allocation`] until [`Registry::into_parts`]
-/// gives every block its row.
-pub(crate) const UNSET_VAR: u32 = u32::MAX;
 
 /// What a variable row stands for.
 #[derive(Clone, Copy, Hash, PartialEq, Eq)]
@@ -42,8 +39,9 @@ pub(crate) struct Registry {
     /// Bumped whenever a block is allocated or freed, so cached heap
     /// answers are re-checked.
     pub(crate) heap_generation: u32,
-    /// Every heap block of the run, in allocation order.
-    pub(crate) blocks: Vec<Allocation>,
+    /// Every heap block of the run, in allocation order, and when it was
+    /// freed.
+    blocks: Vec<(NewBlock, Option<u64>)>,
     block_names: Vec<HeapName>,
     /// Variable row of each block, once first needed.
     block_var: Vec<Option<u32>>,
@@ -64,12 +62,22 @@ impl Registry {
     /// so the allocation info lists every block with its name; returns the
     /// variables and blocks.
     pub(crate) fn into_parts(mut self) -> (Vec<Variable>, Vec<Allocation>) {
+        let mut allocations = Vec::with_capacity(self.blocks.len());
         for i in 0..self.blocks.len() {
             let v = self.heap_var(i as u32);
-            self.blocks[i].var = v;
-            self.vars[v as usize].free_time = self.blocks[i].free_time;
+            let (b, free_time) = &self.blocks[i];
+            self.vars[v as usize].free_time = *free_time;
+            allocations.push(Allocation {
+                addr: b.addr,
+                size: b.size,
+                var: VarId(v),
+                kind: b.kind,
+                tid: b.tid,
+                alloc_time: b.alloc_time,
+                free_time: *free_time,
+            });
         }
-        (self.vars, self.blocks)
+        (self.vars, allocations)
     }
 
     /// The row of `key`, made by `make` on first use.
@@ -89,7 +97,7 @@ impl Registry {
         if let Some(v) = self.block_var[block as usize] {
             return v;
         }
-        let b = &self.blocks[block as usize];
+        let (b, free_time) = &self.blocks[block as usize];
         let name = &self.block_names[block as usize];
         let var = Variable {
             base: b.addr,
@@ -99,7 +107,7 @@ impl Registry {
             site: name.site.clone(),
             elem_type: name.elem_type.clone(),
             alloc_time: Some(b.alloc_time),
-            free_time: b.free_time,
+            free_time: *free_time,
             ..Variable::new(name.name.clone(), Scope::Heap)
         };
         let structured = has_members(&var.elem_type);
@@ -183,11 +191,11 @@ impl Registry {
     }
 
     /// A block is allocated: it names the addresses it spans from now on.
-    pub(crate) fn add_block(&mut self, al: Allocation, name: HeapName) {
+    pub(crate) fn add_block(&mut self, al: NewBlock, name: HeapName) {
         let idx = self.blocks.len() as u32;
         self.live
             .insert(al.addr, (al.addr.saturating_add(al.size), idx));
-        self.blocks.push(al);
+        self.blocks.push((al, None));
         self.block_names.push(name);
         self.block_var.push(None);
         self.last_block = None;
@@ -198,7 +206,7 @@ impl Registry {
     /// ignored: frees of blocks allocated before tracing).
     pub(crate) fn free_block(&mut self, addr: u64, time: u64) {
         if let Some((_, idx)) = self.live.remove(&addr) {
-            self.blocks[idx as usize].free_time = Some(time);
+            self.blocks[idx as usize].1 = Some(time);
             self.last_block = None;
             self.heap_generation = self.heap_generation.wrapping_add(1);
         }

@@ -285,8 +285,8 @@ impl Columns {
         self.addr.push(a.addr);
         self.size.push(a.size.min(u16::MAX as u32) as u16);
         self.tid.push(a.tid.min(u16::MAX as u32) as u16);
-        self.var.push(a.var);
-        self.line.push(a.line);
+        self.var.push(a.var.0);
+        self.line.push(a.line.0);
     }
 
     fn len(&self) -> usize {

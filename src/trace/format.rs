@@ -81,6 +81,19 @@ impl Op {
     }
 }
 
+/// An instruction site of a trace: the tool numbers each instruction that
+/// accesses memory, densely from 0, in the order it first runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SiteId(pub u32);
+
+impl SiteId {
+    /// The site as an index into per-site vectors.
+    #[inline]
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
 /// One memory access made inside a region.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Access {
@@ -103,7 +116,7 @@ pub struct Access {
     /// The trace's id of the instruction site (one per instruction, access
     /// kind and size): stable for the whole trace, so consumers can cache
     /// per site. Imported traces without sites use 0.
-    pub site: u32,
+    pub site: SiteId,
 }
 
 /// How a heap block came to be.

@@ -555,7 +555,7 @@ impl<R: Read> TraceReader<R> {
                 sp,
                 fp,
                 region,
-                site: id as u32,
+                site: SiteId(id as u32),
             });
         }
         self.pos = pos;
@@ -592,7 +592,7 @@ impl<R: Read> TraceReader<R> {
             sp: self.last_sp[slot],
             fp: self.last_fp[slot],
             region: self.region,
-            site: id as u32,
+            site: SiteId(id as u32),
         })
     }
 

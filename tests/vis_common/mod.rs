@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use mapvis::filter::schema::{OP_LOAD, OP_STORE};
-use mapvis::vis::FigureOptions;
+use mapvis::vis::{Array2d, FigureOptions, FigureReport, VisError};
 use polars::prelude::*;
 use serde_json::Value;
 
@@ -124,4 +124,26 @@ pub fn grid(z: &Value) -> Vec<Vec<Option<f64>>> {
         .iter()
         .map(|r| r.as_array().unwrap().iter().map(|x| x.as_f64()).collect())
         .collect()
+}
+
+/// `array_2d` of variable row `var` as `cols` columns of `type_bytes`-byte
+/// elements, with the line table of [`lines_df`].
+pub fn draw_2d(
+    acc: &DataFrame,
+    vars: &DataFrame,
+    var: u32,
+    cols: u64,
+    type_bytes: u64,
+    o: &FigureOptions,
+) -> Result<FigureReport, VisError> {
+    let lines = lines_df();
+    let a = Array2d {
+        acc,
+        vars,
+        lines: &lines,
+        var,
+        cols,
+        type_bytes,
+    };
+    mapvis::vis::array_2d(a, o)
 }

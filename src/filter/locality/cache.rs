@@ -577,7 +577,7 @@ impl CacheSim {
     /// first level, the number of levels for memory).
     #[inline]
     pub fn access(&mut self, r: &NamedAccess) -> u8 {
-        let pair = self.pairs.id(r.var, r.line);
+        let pair = self.pairs.id(r.var.0, r.line.0);
         if pair as usize >= self.counts.len() {
             self.counts.push(Counts::default());
         }

@@ -31,7 +31,7 @@ use super::analysis::Analysis;
 use super::schema::access as ac;
 use super::FilterError;
 
-pub use super::access::{AccessSink, NamedAccess};
+pub use super::access::{AccessSink, LineId, NamedAccess, VarId};
 
 /// What the sinks need to know about one variable.
 #[derive(Clone, Debug)]
@@ -143,8 +143,8 @@ pub fn drive(a: &Analysis, sinks: &mut [&mut dyn AccessSink]) -> Result<u64, Fil
                 addr: addr[i],
                 size: (size[i] as u32).max(1),
                 tid: tid[i] as u32,
-                var: var[i],
-                line: line[i],
+                var: VarId(var[i]),
+                line: LineId(line[i]),
             }));
             for s in sinks.iter_mut() {
                 s.accesses(&batch);

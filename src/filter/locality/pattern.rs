@@ -99,9 +99,9 @@ impl PatternSink {
 
     #[inline]
     fn access(&mut self, r: &NamedAccess) {
-        let id = self.pairs.id(r.var, r.line) as usize;
+        let id = self.pairs.id(r.var.0, r.line.0) as usize;
         if id == self.states.len() {
-            let (_, e) = self.vars.get(r.var as usize).copied().unwrap_or((0, 0));
+            let (_, e) = self.vars.get(r.var.index()).copied().unwrap_or((0, 0));
             let elem = if e > 0 { e } else { r.size as u64 };
             self.states.push(PairPattern {
                 elem,
@@ -110,7 +110,7 @@ impl PatternSink {
                 ..Default::default()
             });
         }
-        let base = self.vars.get(r.var as usize).map_or(0, |v| v.0);
+        let base = self.vars.get(r.var.index()).map_or(0, |v| v.0);
         let st = &mut self.states[id];
         st.accesses += 1;
         let off = r.addr.wrapping_sub(base);

@@ -411,8 +411,8 @@ impl ReuseSink {
                 return;
             }
         }
-        let d = self.stack.reference_at(line, r.addr, r.var);
-        let v = r.var as usize;
+        let d = self.stack.reference_at(line, r.addr, r.var.0);
+        let v = r.var.index();
         if v >= self.per_var.len() {
             self.per_var.resize(v + 1, Histogram::default());
         }

@@ -143,8 +143,8 @@ impl SharingSink {
         if write {
             t.written |= mask;
         }
-        if !t.vars.contains(&r.var) {
-            t.vars.push(r.var);
+        if !t.vars.contains(&r.var.0) {
+            t.vars.push(r.var.0);
         }
     }
 
