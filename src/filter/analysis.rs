@@ -302,20 +302,47 @@ fn analyse_text(
 struct Driven {
     lookup: LookupTable,
     list: AccessList,
-    stopped: Option<u64>,
+    stopped: bool,
 }
 
-/// The one driver: pulls batches of named accesses from `src`, stamps
-/// their times and hands them to the lookup table and the access list.
+/// The consumers of named accesses and the time and region they are at.
+struct Consumers {
+    lookup: LookupTable,
+    writer: AccessWriter,
+    /// Accesses consumed so far: the next access' time.
+    time: u64,
+    region: u32,
+}
+
+impl Consumers {
+    /// Stamps the accesses' times and hands them to the lookup table and
+    /// the access list.
+    fn take(&mut self, batch: &mut [NamedAccess], src: &dyn Source) -> Result<(), FilterError> {
+        for (k, a) in batch.iter_mut().enumerate() {
+            a.time = self.time + k as u64;
+        }
+        self.lookup.add(batch, &|v| src.span(v));
+        self.writer.push(batch, self.region)?;
+        self.time += batch.len() as u64;
+        Ok(())
+    }
+}
+
+/// The one driver: pulls batches of named accesses from `src` and hands
+/// them to the consumers.
 fn drive(
     src: &mut dyn Source,
     progress: &mut dyn FnMut(u64) -> bool,
     keep: &Keep,
 ) -> Result<Driven, FilterError> {
-    let mut lookup = LookupTable::new();
-    let mut writer = AccessWriter::new(keep.dataset, keep.memory_budget, keep.layout)?;
+    let mut c = Consumers {
+        lookup: LookupTable::new(),
+        writer: AccessWriter::new(keep.dataset, keep.memory_budget, keep.layout)?,
+        time: 0,
+        region: 1,
+    };
     let mut batch: Vec<NamedAccess> = Vec::with_capacity(BATCH);
-    let (mut time, mut region, mut stopped) = (0u64, 1u32, None);
+    let mut stopped = false;
     loop {
         let fill = src.fill(&mut batch, BATCH)?;
         // A full batch keeps its tail for the next one, where a region's
@@ -324,34 +351,24 @@ fn drive(
             Fill::Full => batch.len().saturating_sub(HOLD_BACK),
             _ => batch.len(),
         };
-        for (k, a) in batch[..ready].iter_mut().enumerate() {
-            a.time = time + k as u64;
-        }
-        lookup.add(&batch[..ready], &|v| src.span(v));
-        writer.push(&batch[..ready], region)?;
-        let before = time;
-        time += ready as u64;
+        let before = c.time;
+        c.take(&mut batch[..ready], src)?;
         batch.drain(..ready);
-        if let Fill::Region(r) = fill {
-            region = r;
+        match fill {
+            Fill::End => break,
+            Fill::Region(r) => c.region = r,
+            Fill::Full => {}
         }
-        if matches!(fill, Fill::End) {
-            break;
-        }
-        if time / PROGRESS_EVERY != before / PROGRESS_EVERY && !progress(time) {
-            stopped = Some(time);
+        if c.time / PROGRESS_EVERY != before / PROGRESS_EVERY && !progress(c.time) {
+            stopped = true;
             break;
         }
     }
     // Stopped early: what is held back is analysed too.
-    for (k, a) in batch.iter_mut().enumerate() {
-        a.time = time + k as u64;
-    }
-    lookup.add(&batch, &|v| src.span(v));
-    writer.push(&batch, region)?;
+    c.take(&mut batch, src)?;
     Ok(Driven {
-        lookup,
-        list: writer.finish()?,
+        lookup: c.lookup,
+        list: c.writer.finish()?,
         stopped,
     })
 }
@@ -372,8 +389,8 @@ fn finish(src: Box<dyn Source + '_>, d: Driven) -> Result<Analysis, FilterError>
         var.threads = threads;
     }
     summary.accesses = d.list.len();
-    if let Some(n) = d.stopped {
-        summary.notes.push(stopped_note(n));
+    if d.stopped {
+        summary.notes.push(stopped_note(d.list.len()));
     }
     number_instances(&mut vars);
     if lines.is_empty() {

@@ -221,11 +221,9 @@ pub fn write_order_data(
                 source,
             })
         });
-        let all = selected.keep.iter().all(|k| *k);
-        let keep = (!all).then_some(selected.keep.as_slice());
         // A closed channel means that writer failed: its error is reported
         // below.
-        let built = a.accesses.for_each(keep, &mut |rows| {
+        let built = a.accesses.for_each(selected.var_filter(a), &mut |rows| {
             let batch = order_data(a, &rows, false)?;
             Ok(to_pq.send(batch.clone()).is_ok() && to_csv.send(batch).is_ok())
         });
@@ -631,16 +629,25 @@ fn write_summary(
 }
 
 fn read_parquet(path: &Path) -> Result<DataFrame, FilterError> {
-    let f = File::open(path).map_err(|e| FilterError::Saved {
+    read_saved_parquet(path, None)
+}
+
+/// Reads a Parquet file of a saved analysis, whole or the `slice` (first
+/// row, rows) of it; a missing or damaged file is a [`FilterError::Saved`]
+/// naming it.
+pub(crate) fn read_saved_parquet(
+    path: &Path,
+    slice: Option<(usize, usize)>,
+) -> Result<DataFrame, FilterError> {
+    let saved = |reason: String| FilterError::Saved {
         path: path.to_path_buf(),
-        reason: e.to_string(),
-    })?;
+        reason,
+    };
+    let f = File::open(path).map_err(|e| saved(e.to_string()))?;
     ParquetReader::new(f)
+        .with_slice(slice)
         .finish()
-        .map_err(|e| FilterError::Saved {
-            path: path.to_path_buf(),
-            reason: e.to_string(),
-        })
+        .map_err(|e| saved(e.to_string()))
 }
 
 /// Whether `dir` holds a saved analysis.

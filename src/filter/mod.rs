@@ -171,6 +171,18 @@ impl Selection {
         self.count == 0
     }
 
+    /// The per-variable filter a reader of the access list needs for this
+    /// selection: `None` when every variable that was accessed is kept, so
+    /// the reader passes rows through without looking at them.
+    pub fn var_filter(&self, a: &analysis::Analysis) -> Option<&[bool]> {
+        let everything = a
+            .vars
+            .iter()
+            .enumerate()
+            .all(|(v, var)| var.accessed.is_none() || self.keep.get(v) == Some(&true));
+        (!everything).then_some(self.keep.as_slice())
+    }
+
     /// The part of this selection whose variables `keep` also holds.
     pub fn narrow(&self, a: &analysis::Analysis, keep: &[bool]) -> PolarsResult<Selection> {
         let both = self
@@ -211,9 +223,7 @@ pub fn rows(a: &analysis::Analysis, sel: &Selection) -> Result<DataFrame, Filter
     use schema::access as ac;
     let mut parts: Vec<DataFrame> = Vec::new();
     let mut seen: PlHashMap<(u64, u32), u64> = PlHashMap::new();
-    let all = sel.keep.iter().all(|k| *k);
-    let keep = (!all).then_some(sel.keep.as_slice());
-    a.accesses.for_each(keep, &mut |mut df| {
+    a.accesses.for_each(sel.var_filter(a), &mut |mut df| {
         let addr = df.column(ac::ADDR)?.u64()?.clone();
         let var = df.column(ac::VAR)?.u32()?.clone();
         let occ: Vec<u64> = addr

@@ -191,18 +191,8 @@ impl AccessList {
         let Some(root) = &self.root else {
             return Err(self.damaged(w, "the access list has no folder"));
         };
-        let path = w.info.file(root);
-        let file = std::fs::File::open(&path).map_err(|e| FilterError::Saved {
-            path: path.clone(),
-            reason: e.to_string(),
-        })?;
-        ParquetReader::new(file)
-            .with_slice(Some((offset as usize, self.row_group.max(1))))
-            .finish()
-            .map_err(|e| FilterError::Saved {
-                path,
-                reason: e.to_string(),
-            })
+        let slice = (offset as usize, self.row_group.max(1));
+        super::files::read_saved_parquet(&w.info.file(root), Some(slice))
     }
 
     fn damaged(&self, w: &Window, why: &str) -> FilterError {
