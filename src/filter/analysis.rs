@@ -196,11 +196,22 @@ pub(crate) struct Named {
     pub(crate) registry: Registry,
     /// Source lines (`file.c:LINE`), by line row.
     pub(crate) lines: Vec<String>,
-    /// Member paths of locations inside structures, by (address, variable).
-    pub(crate) elements: HashMap<(u64, u32), String>,
     /// What the input said about itself (accesses and threads are the
     /// driver's).
     pub(crate) summary: TraceSummary,
+}
+
+/// Where a variable lies, as its input knows it when the variable is
+/// first accessed: what the consumers that index by address need.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Span {
+    /// Start address.
+    pub(crate) base: u64,
+    /// Size in bytes; 0 when not known yet (a Gleipnir stack variable's
+    /// extent grows as the trace is read).
+    pub(crate) size: u64,
+    /// Element size in bytes; 0 when unknown.
+    pub(crate) elem: u64,
 }
 
 /// An input the driver names accesses from.
@@ -209,15 +220,22 @@ pub(crate) trait Source {
     /// `room`, a region starts, or the input ends. Accesses already in
     /// `out` when it is called may be taken back (GL_STOP's own stores).
     fn fill(&mut self, out: &mut Vec<NamedAccess>, room: usize) -> Result<Fill, FilterError>;
-    /// Base and size of variable row `var` (size 0 when not known yet).
-    fn span(&self, var: VarId) -> (u64, u64);
+    /// Where variable row `var` lies, as far as known when it is first
+    /// accessed.
+    fn span(&self, var: VarId) -> Span;
+    /// The member path of the location `addr` of variable row `var`
+    /// (`h.counts`), when the variable is a structure or an array of them.
+    /// Asked once per unique location when the tables are built, never
+    /// per access.
+    fn element(&mut self, addr: u64, var: VarId) -> Option<String>;
     /// Ends the input.
     fn finish(self: Box<Self>) -> Named;
 }
 
 /// Accesses per batch from the source to the consumers: large enough to
-/// amortise the calls, small enough (2.5 MB) to stay in cache.
-const BATCH: usize = 1 << 16;
+/// amortise the calls, small enough (320 KB) to stay in the L2 cache while
+/// each consumer makes its pass over it.
+const BATCH: usize = 1 << 13;
 
 /// A full batch's last accesses wait for the next batch: GL_STOP's own
 /// stores (six) are recognised only when the region ends, after them.
@@ -374,16 +392,17 @@ fn drive(
 }
 
 /// Turns what the source and the driver built into the tables.
-fn finish(src: Box<dyn Source + '_>, d: Driven) -> Result<Analysis, FilterError> {
+fn finish(mut src: Box<dyn Source + '_>, d: Driven) -> Result<Analysis, FilterError> {
+    let threads = d.lookup.threads().to_vec();
+    let (locations, mut uses) = d.lookup.finish(&mut |addr, var| src.element(addr, var))?;
     let Named {
         registry,
         mut lines,
-        elements,
         mut summary,
     } = src.finish();
     let (mut vars, allocations) = registry.into_parts();
-    summary.threads = d.lookup.threads().to_vec();
-    let (locations, uses) = d.lookup.finish(&elements, vars.len())?;
+    summary.threads = threads;
+    uses.resize(vars.len().max(uses.len()), VarUse::default());
     for (var, VarUse { accessed, threads }) in vars.iter_mut().zip(uses) {
         var.accessed = accessed;
         var.threads = threads;
