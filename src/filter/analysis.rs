@@ -25,6 +25,7 @@ use polars::prelude::*;
 use crate::trace::naming::{NameQuality, Namer, Scope};
 
 use super::access::{NamedAccess, VarId};
+use super::locality::pattern::{PatternSink, PatternStates};
 use super::lookup::{LookupTable, VarUse};
 use super::registry::Registry;
 use super::schema::{line as ln, variable as va};
@@ -178,6 +179,11 @@ pub struct Analysis {
     pub allocations: Vec<Allocation>,
     /// What the trace said about itself.
     pub summary: TraceSummary,
+    /// The access-pattern states per (variable, line), gathered while the
+    /// analysis streamed; `None` when the input learns where its variables
+    /// lie only at the end (Gleipnir text traces), and `memory_stats` makes
+    /// its own pass over the access list.
+    pub patterns: Option<PatternStates>,
 }
 
 /// How a source's [`Source::fill`] ended.
@@ -228,6 +234,10 @@ pub(crate) trait Source {
     /// Asked once per unique location when the tables are built, never
     /// per access.
     fn element(&mut self, addr: u64, var: VarId) -> Option<String>;
+    /// Whether [`Self::span`] is final when a variable is first accessed
+    /// (the base and element size the variable table will have), so that
+    /// consumers may index by it while the analysis streams.
+    fn spans_final(&self) -> bool;
     /// Ends the input.
     fn finish(self: Box<Self>) -> Named;
 }
@@ -319,6 +329,7 @@ fn analyse_text(
 /// What the driver built from the named accesses.
 struct Driven {
     lookup: LookupTable,
+    patterns: Option<PatternSink>,
     list: AccessList,
     stopped: bool,
 }
@@ -326,6 +337,8 @@ struct Driven {
 /// The consumers of named accesses and the time and region they are at.
 struct Consumers {
     lookup: LookupTable,
+    /// Pattern labels' states, when the source's spans are final.
+    patterns: Option<PatternSink>,
     writer: AccessWriter,
     /// Accesses consumed so far: the next access' time.
     time: u64,
@@ -340,6 +353,12 @@ impl Consumers {
             a.time = self.time + k as u64;
         }
         self.lookup.add(batch, &|v| src.span(v));
+        if let Some(p) = &mut self.patterns {
+            p.add(batch, &|v| {
+                let s = src.span(v);
+                (s.base, s.elem)
+            });
+        }
         self.writer.push(batch, self.region)?;
         self.time += batch.len() as u64;
         Ok(())
@@ -355,6 +374,7 @@ fn drive(
 ) -> Result<Driven, FilterError> {
     let mut c = Consumers {
         lookup: LookupTable::new(),
+        patterns: src.spans_final().then(PatternSink::streaming),
         writer: AccessWriter::new(keep.dataset, keep.memory_budget, keep.layout)?,
         time: 0,
         region: 1,
@@ -386,6 +406,7 @@ fn drive(
     c.take(&mut batch, src)?;
     Ok(Driven {
         lookup: c.lookup,
+        patterns: c.patterns,
         list: c.writer.finish()?,
         stopped,
     })
@@ -428,6 +449,7 @@ fn finish(mut src: Box<dyn Source + '_>, d: Driven) -> Result<Analysis, FilterEr
         vars,
         allocations,
         summary,
+        patterns: d.patterns.map(PatternSink::into_states),
     })
 }
 

@@ -220,6 +220,10 @@ impl Source for BinarySource<'_> {
         }
     }
 
+    fn spans_final(&self) -> bool {
+        true
+    }
+
     fn finish(self: Box<Self>) -> Named {
         let BinarySource { reader, path, n } = *self;
         let mut n = n;

@@ -217,6 +217,11 @@ impl Source for GleipnirSource<'_> {
         }
     }
 
+    // Stack and global extents are known only at the end (see `span`).
+    fn spans_final(&self) -> bool {
+        false
+    }
+
     fn finish(self: Box<Self>) -> Named {
         let mut s = *self;
         s.summary.regions = s.summary.regions.max(1);
