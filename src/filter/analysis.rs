@@ -25,6 +25,7 @@ use polars::prelude::*;
 use crate::trace::naming::{NameQuality, Namer, Scope};
 
 use super::access::{NamedAccess, VarId};
+use super::consume::ConsumerThread;
 use super::locality::pattern::{PatternSink, PatternStates};
 use super::lookup::{LookupTable, VarUse};
 use super::registry::Registry;
@@ -226,14 +227,16 @@ pub(crate) trait Source {
     /// `room`, a region starts, or the input ends. Accesses already in
     /// `out` when it is called may be taken back (GL_STOP's own stores).
     fn fill(&mut self, out: &mut Vec<NamedAccess>, room: usize) -> Result<Fill, FilterError>;
-    /// Where variable row `var` lies, as far as known when it is first
-    /// accessed.
+    /// Where variable row `var` lies. Fixed once the row exists (and
+    /// final when [`Self::spans_final`] says so).
     fn span(&self, var: VarId) -> Span;
     /// The member path of the location `addr` of variable row `var`
     /// (`h.counts`), when the variable is a structure or an array of them.
     /// Asked once per unique location when the tables are built, never
     /// per access.
     fn element(&mut self, addr: u64, var: VarId) -> Option<String>;
+    /// Number of variable rows so far.
+    fn vars(&self) -> usize;
     /// Whether [`Self::span`] is final when a variable is first accessed
     /// (the base and element size the variable table will have), so that
     /// consumers may index by it while the analysis streams.
@@ -334,53 +337,18 @@ struct Driven {
     stopped: bool,
 }
 
-/// The consumers of named accesses and the time and region they are at.
-struct Consumers {
-    lookup: LookupTable,
-    /// Pattern labels' states, when the source's spans are final.
-    patterns: Option<PatternSink>,
-    writer: AccessWriter,
-    /// Accesses consumed so far: the next access' time.
-    time: u64,
-    region: u32,
-}
-
-impl Consumers {
-    /// Stamps the accesses' times and hands them to the lookup table and
-    /// the access list.
-    fn take(&mut self, batch: &mut [NamedAccess], src: &dyn Source) -> Result<(), FilterError> {
-        for (k, a) in batch.iter_mut().enumerate() {
-            a.time = self.time + k as u64;
-        }
-        self.lookup.add(batch, &|v| src.span(v));
-        if let Some(p) = &mut self.patterns {
-            p.add(batch, &|v| {
-                let s = src.span(v);
-                (s.base, s.elem)
-            });
-        }
-        self.writer.push(batch, self.region)?;
-        self.time += batch.len() as u64;
-        Ok(())
-    }
-}
-
-/// The one driver: pulls batches of named accesses from `src` and hands
-/// them to the consumers.
+/// The one driver: pulls batches of named accesses from `src`, stamps
+/// their times and hands them to the consumers on their own thread (see
+/// [`super::consume`]), so naming and counting run on both cores.
 fn drive(
     src: &mut dyn Source,
     progress: &mut dyn FnMut(u64) -> bool,
     keep: &Keep,
 ) -> Result<Driven, FilterError> {
-    let mut c = Consumers {
-        lookup: LookupTable::new(),
-        patterns: src.spans_final().then(PatternSink::streaming),
-        writer: AccessWriter::new(keep.dataset, keep.memory_budget, keep.layout)?,
-        time: 0,
-        region: 1,
-    };
+    let writer = AccessWriter::new(keep.dataset, keep.memory_budget, keep.layout)?;
+    let mut to = ConsumerThread::start(src.spans_final(), writer)?;
     let mut batch: Vec<NamedAccess> = Vec::with_capacity(BATCH);
-    let mut stopped = false;
+    let (mut time, mut region, mut stopped) = (0u64, 1u32, false);
     loop {
         let fill = src.fill(&mut batch, BATCH)?;
         // A full batch keeps its tail for the next one, where a region's
@@ -389,27 +357,51 @@ fn drive(
             Fill::Full => batch.len().saturating_sub(HOLD_BACK),
             _ => batch.len(),
         };
-        let before = c.time;
-        c.take(&mut batch[..ready], src)?;
-        batch.drain(..ready);
+        let before = time;
+        batch = hand_over(&mut to, src, batch, ready, &mut time, region)?;
         match fill {
             Fill::End => break,
-            Fill::Region(r) => c.region = r,
+            Fill::Region(r) => region = r,
             Fill::Full => {}
         }
-        if c.time / PROGRESS_EVERY != before / PROGRESS_EVERY && !progress(c.time) {
+        if time / PROGRESS_EVERY != before / PROGRESS_EVERY && !progress(time) {
             stopped = true;
             break;
         }
     }
     // Stopped early: what is held back is analysed too.
-    c.take(&mut batch, src)?;
+    let n = batch.len();
+    hand_over(&mut to, src, batch, n, &mut time, region)?;
+    let c = to.finish()?;
     Ok(Driven {
         lookup: c.lookup,
         patterns: c.patterns,
-        list: c.writer.finish()?,
+        list: c.list,
         stopped,
     })
+}
+
+/// Stamps the times of the first `ready` accesses of `batch` and sends
+/// them to the consumers; returns the batch to fill next, holding the rest.
+fn hand_over(
+    to: &mut ConsumerThread,
+    src: &dyn Source,
+    mut batch: Vec<NamedAccess>,
+    ready: usize,
+    time: &mut u64,
+    region: u32,
+) -> Result<Vec<NamedAccess>, FilterError> {
+    if ready == 0 {
+        return Ok(batch);
+    }
+    for (k, a) in batch[..ready].iter_mut().enumerate() {
+        a.time = *time + k as u64;
+    }
+    *time += ready as u64;
+    let tail = batch.split_off(ready);
+    let mut next = to.send(batch, region, src.vars(), &|v| src.span(v))?;
+    next.extend(tail);
+    Ok(next)
 }
 
 /// Turns what the source and the driver built into the tables.

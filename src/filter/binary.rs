@@ -220,6 +220,10 @@ impl Source for BinarySource<'_> {
         }
     }
 
+    fn vars(&self) -> usize {
+        self.n.reg.vars.len()
+    }
+
     fn spans_final(&self) -> bool {
         true
     }

@@ -217,6 +217,10 @@ impl Source for GleipnirSource<'_> {
         }
     }
 
+    fn vars(&self) -> usize {
+        self.reg.vars.len()
+    }
+
     // Stack and global extents are known only at the end (see `span`).
     fn spans_final(&self) -> bool {
         false

@@ -9,6 +9,7 @@
 pub mod access;
 pub mod analysis;
 pub(crate) mod binary;
+pub(crate) mod consume;
 pub mod export;
 pub mod fields;
 pub mod files;

@@ -126,7 +126,7 @@ impl PatternSink {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn access(&mut self, r: &NamedAccess, span: &dyn Fn(VarId) -> (u64, u64)) {
         // The stored access list clamps sizes to 1..=65535; so does this,
         // so that a pass over it and the analysis' own pass agree.
