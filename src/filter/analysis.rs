@@ -6,12 +6,16 @@
 //! statements), [`super::import`] for Gleipnir text traces (names from the
 //! trace). Both keep their variables and heap blocks in a
 //! [`super::registry::Registry`]. The driver hands each batch of
-//! [`NamedAccess`] records to the consumers:
+//! [`NamedAccess`] records to the consumers, on a thread of their own
+//! ([`super::consume`]):
 //!
 //! - the lookup table of unique locations ([`super::lookup`]), so the
 //!   statistics never rescan the accesses;
+//! - the access-pattern states per (variable, line)
+//!   ([`super::locality::pattern`]), so `memory_stats` labels patterns
+//!   without rescanning them either;
 //! - the access list ([`super::store`]): a Parquet dataset written as the
-//!   analysis streams, kept in memory within a budget.
+//!   analysis streams (on a third thread), kept in memory within a budget.
 //!
 //! Memory is bounded by the program's footprint (variables, unique
 //! locations, instruction sites), never by the trace's length: about 60
