@@ -32,6 +32,21 @@ fn create(path: &Path) -> Result<Pending, FilterError> {
     })
 }
 
+/// Writes `bytes` to `path` whole or not at all (see
+/// [`crate::workdir::write_file`]): a full disk keeps the previous file.
+pub(crate) fn write_whole(path: &Path, bytes: &[u8]) -> Result<PathBuf, FilterError> {
+    crate::workdir::write_file(path, bytes).map_err(|e| match e {
+        crate::workdir::WorkdirError::Io { source, .. } => FilterError::Write {
+            path: path.to_path_buf(),
+            source,
+        },
+        other => FilterError::Write {
+            path: path.to_path_buf(),
+            source: std::io::Error::other(other.to_string()),
+        },
+    })
+}
+
 /// Renames a complete file into place.
 fn commit(p: Pending) -> Result<PathBuf, FilterError> {
     let path = p.path().to_path_buf();
