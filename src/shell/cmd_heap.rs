@@ -107,15 +107,17 @@ fn backtrace(h: &mut HeapState, stack: u32) -> Vec<String> {
     h.sym.backtrace(&ips).iter().map(|f| f.display()).collect()
 }
 
-/// Binds the allocation-side commands.
+/// Binds the allocation-side commands (each holding the folder's lock,
+/// see [`super::commands::add`]).
 pub fn register(r: &mut Registry<Session>) {
-    r.add("heap_profile", heap_profile);
-    r.add("alloc_sites", alloc_sites);
-    r.add("heap_stats", heap_stats);
-    r.add("heap_figures", heap_figures);
-    r.add("lifetime_histogram", lifetime_histogram);
-    r.add("export_memtrace", export_memtrace);
-    r.add("export_ops", export_ops);
+    use super::commands::add;
+    add(r, "heap_profile", heap_profile);
+    add(r, "alloc_sites", alloc_sites);
+    add(r, "heap_stats", heap_stats);
+    add(r, "heap_figures", heap_figures);
+    add(r, "lifetime_histogram", lifetime_histogram);
+    add(r, "export_memtrace", export_memtrace);
+    add(r, "export_ops", export_ops);
 }
 
 /// `lifetime_histogram ?save?`: draws the histogram of block macro

@@ -12,9 +12,10 @@ use super::session::Session;
 use super::{Registry, Value};
 use crate::trace::{run, sync};
 
-/// Binds `export_hpcmp`.
+/// Binds `export_hpcmp` (holding the folder's lock, see
+/// [`super::commands::add`]).
 pub fn register(r: &mut Registry<Session>) {
-    r.add("export_hpcmp", export_hpcmp);
+    super::commands::add(r, "export_hpcmp", export_hpcmp);
 }
 
 /// `export_hpcmp FILE ?whole|pins?`: traces the loaded program with its
@@ -84,5 +85,7 @@ fn export_hpcmp(st: &mut Session, a: &[String]) -> CmdResult<Value> {
 /// Whether the trace holds a region (a GL_START was reached); `None` when
 /// the trace cannot be checked (the export has said what it read).
 fn trace_has_region(trace: &Path) -> Option<bool> {
-    run::check_trace(trace, &|| false).ok().map(|c| c.regions > 0)
+    run::check_trace(trace, &|| false)
+        .ok()
+        .map(|c| c.regions > 0)
 }

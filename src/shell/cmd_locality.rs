@@ -79,16 +79,10 @@ fn s(v: impl Into<String>) -> Value {
     Value::Str(v.into())
 }
 
-/// Registers the locality commands.
+/// Registers the locality commands (each holding the folder's lock, see
+/// [`super::commands::add`]).
 pub fn register(r: &mut Registry<Session>) {
-    let add = |r: &mut Registry<Session>,
-               name: &str,
-               f: fn(&mut Session, &[String]) -> CmdResult<Value>| {
-        r.add(name, move |st: &mut Session, a: &[String]| {
-            st.follow_cwd();
-            f(st, a)
-        });
-    };
+    use super::commands::add;
     add(r, "set_cache", set_cache);
     add(r, "set_reuse_sampling", set_reuse_sampling);
     add(r, "set_figure_colour", set_figure_colour);

@@ -36,7 +36,7 @@ fn has_save(args: &[String]) -> bool {
 /// Registers `f` for `name`, first letting the session follow a `cd`.
 /// The handler runs holding the working folder's lock, so another mapvis
 /// session in the same folder waits for it instead of interleaving writes.
-fn add<F>(r: &mut Registry<Session>, name: &str, f: F)
+pub(super) fn add<F>(r: &mut Registry<Session>, name: &str, f: F)
 where
     F: Fn(&mut Session, &[String]) -> CmdResult<Value> + 'static,
 {
