@@ -16,47 +16,35 @@ use super::FilterError;
 use crate::trace::naming::Scope;
 use crate::workdir::Pending;
 
+/// A working-folder write error on `path` as the filter stage's error,
+/// keeping the system's reason (a full disk, say).
+fn workdir_failed(path: &Path) -> impl Fn(crate::workdir::WorkdirError) -> FilterError + '_ {
+    move |e| FilterError::Write {
+        path: path.to_path_buf(),
+        source: match e {
+            crate::workdir::WorkdirError::Io { source, .. } => source,
+            other => std::io::Error::other(other.to_string()),
+        },
+    }
+}
+
 /// Starts writing `path` under a temporary name (see
 /// [`crate::workdir::Pending`]): the old file stays until the new one is
 /// complete.
 fn create(path: &Path) -> Result<Pending, FilterError> {
-    Pending::new(path).map_err(|e| match e {
-        crate::workdir::WorkdirError::Io { source, .. } => FilterError::Write {
-            path: path.to_path_buf(),
-            source,
-        },
-        other => FilterError::Write {
-            path: path.to_path_buf(),
-            source: std::io::Error::other(other.to_string()),
-        },
-    })
+    Pending::new(path).map_err(workdir_failed(path))
 }
 
 /// Writes `bytes` to `path` whole or not at all (see
 /// [`crate::workdir::write_file`]): a full disk keeps the previous file.
 pub(crate) fn write_whole(path: &Path, bytes: &[u8]) -> Result<PathBuf, FilterError> {
-    crate::workdir::write_file(path, bytes).map_err(|e| match e {
-        crate::workdir::WorkdirError::Io { source, .. } => FilterError::Write {
-            path: path.to_path_buf(),
-            source,
-        },
-        other => FilterError::Write {
-            path: path.to_path_buf(),
-            source: std::io::Error::other(other.to_string()),
-        },
-    })
+    crate::workdir::write_file(path, bytes).map_err(workdir_failed(path))
 }
 
 /// Renames a complete file into place.
 fn commit(p: Pending) -> Result<PathBuf, FilterError> {
     let path = p.path().to_path_buf();
-    p.commit().map_err(|e| match e {
-        crate::workdir::WorkdirError::Io { source, .. } => FilterError::Write { path, source },
-        other => FilterError::Write {
-            path,
-            source: std::io::Error::other(other.to_string()),
-        },
-    })
+    p.commit().map_err(workdir_failed(&path))
 }
 
 /// A Polars write error on `path`, keeping the system's reason (a full
