@@ -8,6 +8,7 @@
 
 pub mod access;
 pub mod analysis;
+pub mod batches;
 pub(crate) mod binary;
 pub mod export;
 pub mod fields;

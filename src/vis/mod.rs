@@ -52,8 +52,10 @@ mod traces;
 
 use std::path::PathBuf;
 
-pub use array::{array_2d, array_3d, array_fields, Array2d, Array3d, ArrayFields};
-pub use complete::complete_memory_access_pattern;
+pub use array::{
+    array_2d, array_3d, array_fields, array_pattern_of, Array2d, Array3d, ArrayFields, ArrayLayout,
+};
+pub use complete::{complete_memory_access_pattern, complete_pattern_of};
 pub use error::VisError;
 pub use heap::{heap_figures, lifetime_histogram};
 pub use html::{ensure_plotly_js, sanitize_name, PLOTLY_JS, PLOTLY_JS_NAME};
