@@ -47,7 +47,7 @@ static ALLOC: Counting = Counting;
 
 /// The matrix's side and the program's rounds (tests/c/vis_stream.c).
 const M: u64 = 64;
-const R: u64 = 32;
+const R: u64 = 64;
 
 fn analyse(dir: &std::path::Path, exe: &std::path::Path, keep: &Keep) -> Analysis {
     let mut namer = ProgramNamer::new(Some(exe), &[root().join("tests/c")]);
@@ -98,9 +98,10 @@ fn figures_stream_a_spilled_selection_in_bounded_memory() {
     let (var, sel) = only(&disk, "mat");
     let n = 2 * R * M * M;
     assert_eq!(sel.count, n, "R x 4096 stores and as many loads of mat");
-    assert!(disk.accesses.len() > n && disk.accesses.windows().len() > 4);
+    // A small part of the list: the first pass writes it aside for the others.
+    assert!(disk.accesses.len() > 4 * n && disk.accesses.windows().len() > 4);
 
-    // Streamed from the dataset, budget 100: 2621 accesses per point.
+    // Streamed from the dataset, budget 100: 5243 accesses per point.
     // Each page in a folder of its own: a second page compares the folder's
     // plotly.min.js (3.6 MB) with its own, which is no cost of the accesses.
     let mut o = options(&dir.path().join("stream"));
@@ -108,7 +109,7 @@ fn figures_stream_a_spilled_selection_in_bounded_memory() {
     let mut oa = o.clone();
     o.figures_dir = dir.path().join("stream/c");
     oa.figures_dir = dir.path().join("stream/a");
-    let src = SelectionBatches::plain(&disk, sel);
+    let src = SelectionBatches::plain(&disk, sel.clone());
     let grid2d = ArrayLayout::Grid2d {
         cols: M,
         type_bytes: 4,
@@ -199,8 +200,9 @@ fn figures_stream_a_spilled_selection_in_bounded_memory() {
     }
 
     // Bounded: the gathered rows alone take 35 bytes per access; drawing
-    // either figure from the stream peaks well below that (one row group,
-    // a counter per element, the groups and cells, the CSV's buffer).
+    // either figure from the stream peaks well below that: a row group of
+    // the list, a counter per element, the groups and cells, the CSV's
+    // buffer, and one file's worth of the selection being written aside.
     assert!(gathered as u64 >= 35 * n, "gathering took {gathered} bytes");
     assert!(
         streamed_peak * 4 < gathered,

@@ -8,6 +8,9 @@
 //! one row group of the access list, one batch of the selection, and one
 //! counter per unique location selected (the occurrence), plus the cache
 //! model's state when coloured.
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+
 use polars::prelude::*;
 
 use super::access::NamedAccess;
@@ -52,6 +55,61 @@ impl AccessBatch {
         self.time.is_empty()
     }
 
+    /// The batch as a table with the columns of the access schema.
+    fn into_frame(self) -> PolarsResult<DataFrame> {
+        use super::analysis::owned;
+        let mut cols = vec![
+            owned::<UInt64Type>(ac::TIME, self.time),
+            owned::<UInt8Type>(ac::OP, self.op),
+            owned::<UInt64Type>(ac::ADDR, self.addr),
+            owned::<UInt16Type>(ac::SIZE, self.size),
+            owned::<UInt16Type>(ac::TID, self.tid),
+            owned::<UInt32Type>(ac::VAR, self.var),
+            owned::<UInt32Type>(ac::LINE, self.line),
+            owned::<UInt64Type>(ac::OCCURRENCE, self.occ),
+        ];
+        if let Some(c) = self.colour {
+            cols.push(owned::<UInt8Type>(ac::COLOUR, c));
+        }
+        DataFrame::new(cols)
+    }
+
+    /// The batch becomes the rows of `df` (a table of [`AccessBatch::frame`]).
+    fn read(&mut self, df: &DataFrame) -> PolarsResult<()> {
+        extend(&mut self.time, df.column(ac::TIME)?.u64()?);
+        extend(&mut self.op, df.column(ac::OP)?.u8()?);
+        extend(&mut self.addr, df.column(ac::ADDR)?.u64()?);
+        extend(&mut self.size, df.column(ac::SIZE)?.u16()?);
+        extend(&mut self.tid, df.column(ac::TID)?.u16()?);
+        extend(&mut self.var, df.column(ac::VAR)?.u32()?);
+        extend(&mut self.line, df.column(ac::LINE)?.u32()?);
+        extend(&mut self.occ, df.column(ac::OCCURRENCE)?.u64()?);
+        self.colour = match df.column(ac::COLOUR) {
+            Ok(c) => {
+                let mut v = self.colour.take().unwrap_or_default();
+                extend(&mut v, c.u8()?);
+                Some(v)
+            }
+            Err(_) => None,
+        };
+        Ok(())
+    }
+
+    /// Appends rows `r` of `b`.
+    fn append(&mut self, b: &AccessBatch, r: std::ops::Range<usize>) {
+        self.time.extend_from_slice(&b.time[r.clone()]);
+        self.op.extend_from_slice(&b.op[r.clone()]);
+        self.addr.extend_from_slice(&b.addr[r.clone()]);
+        self.size.extend_from_slice(&b.size[r.clone()]);
+        self.tid.extend_from_slice(&b.tid[r.clone()]);
+        self.var.extend_from_slice(&b.var[r.clone()]);
+        self.line.extend_from_slice(&b.line[r.clone()]);
+        self.occ.extend_from_slice(&b.occ[r.clone()]);
+        if let (Some(c), Some(bc)) = (&mut self.colour, &b.colour) {
+            c.extend_from_slice(&bc[r]);
+        }
+    }
+
     /// Empties the columns, keeping their room.
     fn clear(&mut self) {
         self.time.clear();
@@ -92,10 +150,28 @@ pub trait AccessBatches {
 
 /// The accesses of a [`Selection`] of an analysis, read from its access
 /// list (memory or dataset) at each pass.
+///
+/// When the access list is on disk and the selection is a small part of
+/// it (or coloured, which needs the cache model to see every access), the
+/// first whole pass also writes the batches it hands out to a Parquet file
+/// of their own beside the dataset, and later passes read that instead:
+/// the figure of one array then reads the whole list once. The file is
+/// removed when the batches are dropped.
 pub struct SelectionBatches<'a> {
     a: &'a Analysis,
     sel: Selection,
     colour: Option<(Classifier, ClassNames)>,
+    spill: RefCell<Option<Spill>>,
+}
+
+/// The selection's batches, written by the first whole pass.
+struct Spill {
+    /// Removed with the batches.
+    _dir: tempfile::TempDir,
+    /// The files, in time order.
+    files: Vec<PathBuf>,
+    /// Rows in all.
+    rows: u64,
 }
 
 impl<'a> SelectionBatches<'a> {
@@ -114,6 +190,7 @@ impl<'a> SelectionBatches<'a> {
             a,
             sel,
             colour: Classifier::new(mode, model)?,
+            spill: RefCell::new(None),
         })
     }
 
@@ -123,24 +200,47 @@ impl<'a> SelectionBatches<'a> {
             a,
             sel,
             colour: None,
+            spill: RefCell::new(None),
         }
     }
-}
 
-impl AccessBatches for SelectionBatches<'_> {
-    fn len(&self) -> u64 {
-        self.sel.count
+    /// Where a whole pass should write the selection for later passes:
+    /// `None` when the list is in memory (passes are cheap) or the
+    /// selection is most of it.
+    fn spill_folder(&self) -> Option<PathBuf> {
+        let root = self.a.accesses.root()?;
+        let small = self.sel.count.saturating_mul(4) <= self.a.accesses.len();
+        (small || self.colour.is_some()).then(|| root.parent().unwrap_or(root).to_path_buf())
     }
 
-    fn classes(&self) -> Option<&ClassNames> {
-        self.colour.as_ref().map(|c| &c.1)
+    /// One pass over the spilled selection, a file at a time.
+    fn visit_spill(&self, s: &Spill, f: &mut BatchFn) -> Result<(), FilterError> {
+        let mut b = AccessBatch::default();
+        let mut read = 0u64;
+        for file in &s.files {
+            let df = super::files::read_saved_parquet(file, None)?;
+            read += df.height() as u64;
+            b.read(&df)?;
+            if !f(&b)? {
+                return Ok(());
+            }
+        }
+        if read != s.rows {
+            return Err(FilterError::Saved {
+                path: s.files.first().cloned().unwrap_or_default(),
+                reason: format!("the selection's files hold {read} rows, not {}", s.rows),
+            });
+        }
+        Ok(())
     }
 
-    /// Cost: one pass over the access list (every access when coloured,
-    /// since the cache model sees them all; else only those of the
-    /// selected variables are copied into batches); one hash lookup per
-    /// selected access for its occurrence.
-    fn visit(&self, f: &mut BatchFn) -> Result<(), FilterError> {
+    /// One pass over the access list (see [`AccessBatches::visit`]),
+    /// writing the batches to `out` as well when given.
+    fn visit_list(
+        &self,
+        f: &mut BatchFn,
+        mut out: Option<&mut SpillWriter>,
+    ) -> Result<bool, FilterError> {
         let mut classifier = self.colour.as_ref().map(|c| c.0.clone());
         // With colours, the model must see the accesses the figure leaves out.
         let filter = match classifier {
@@ -154,6 +254,7 @@ impl AccessBatches for SelectionBatches<'_> {
             ..AccessBatch::default()
         };
         let mut cols = Columns::default();
+        let mut whole = true;
         self.a.accesses.for_each(filter, &mut |df| {
             cols.read(&df)?;
             b.clear();
@@ -182,8 +283,130 @@ impl AccessBatches for SelectionBatches<'_> {
             if b.is_empty() {
                 return Ok(true);
             }
-            f(&b)
+            if let Some(w) = out.as_deref_mut() {
+                w.write(&b)?;
+            }
+            whole = f(&b)?;
+            Ok(whole)
+        })?;
+        Ok(whole)
+    }
+}
+
+/// Rows per file of a spilled selection, read back as one batch: 1.2 MB
+/// of columns.
+const ROWS: usize = 1 << 15;
+
+/// Writes a selection's batches to Parquet files (LZ4, as the dataset) of
+/// [`ROWS`] rows each, so that neither writing nor reading holds more.
+struct SpillWriter {
+    dir: tempfile::TempDir,
+    /// Rows waiting for the next file.
+    pending: AccessBatch,
+    files: Vec<PathBuf>,
+    rows: u64,
+}
+
+impl SpillWriter {
+    fn start(folder: &Path, coloured: bool) -> Result<SpillWriter, FilterError> {
+        let dir = tempfile::Builder::new()
+            .prefix(".figure-selection-")
+            .tempdir_in(folder)
+            .map_err(|source| FilterError::Write {
+                path: folder.to_path_buf(),
+                source,
+            })?;
+        Ok(SpillWriter {
+            dir,
+            pending: AccessBatch {
+                colour: coloured.then(Vec::new),
+                ..AccessBatch::default()
+            },
+            files: Vec::new(),
+            rows: 0,
         })
+    }
+
+    fn write(&mut self, b: &AccessBatch) -> Result<(), FilterError> {
+        let mut k = 0;
+        while k < b.len() {
+            let n = (ROWS - self.pending.len()).min(b.len() - k);
+            self.pending.append(b, k..k + n);
+            k += n;
+            if self.pending.len() == ROWS {
+                self.flush()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the pending rows as the next file.
+    fn flush(&mut self) -> Result<(), FilterError> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let file = self
+            .dir
+            .path()
+            .join(format!("part-{}.parquet", self.files.len()));
+        let coloured = self.pending.colour.is_some();
+        let rows = self.pending.len() as u64;
+        let empty = AccessBatch {
+            colour: coloured.then(Vec::new),
+            ..AccessBatch::default()
+        };
+        let mut df = std::mem::replace(&mut self.pending, empty).into_frame()?;
+        let f = std::fs::File::create(&file).map_err(|source| FilterError::Write {
+            path: file.clone(),
+            source,
+        })?;
+        ParquetWriter::new(f)
+            .with_compression(ParquetCompression::Lz4Raw)
+            .finish(&mut df)
+            .map_err(super::files::write_failed(&file))?;
+        self.rows += rows;
+        self.files.push(file);
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<Spill, FilterError> {
+        self.flush()?;
+        Ok(Spill {
+            _dir: self.dir,
+            files: self.files,
+            rows: self.rows,
+        })
+    }
+}
+
+impl AccessBatches for SelectionBatches<'_> {
+    fn len(&self) -> u64 {
+        self.sel.count
+    }
+
+    fn classes(&self) -> Option<&ClassNames> {
+        self.colour.as_ref().map(|c| &c.1)
+    }
+
+    /// Cost: the first whole pass reads the access list (every access when
+    /// coloured, since the cache model sees them all; else only those of
+    /// the selected variables are copied into batches), with one hash
+    /// lookup per selected access for its occurrence, and may write the
+    /// selection to disk (see [`SelectionBatches`]); later passes then read
+    /// only the selection.
+    fn visit(&self, f: &mut BatchFn) -> Result<(), FilterError> {
+        if let Some(s) = self.spill.borrow().as_ref() {
+            return self.visit_spill(s, f);
+        }
+        let mut out = match self.spill_folder() {
+            Some(folder) => Some(SpillWriter::start(&folder, self.colour.is_some())?),
+            None => None,
+        };
+        let whole = self.visit_list(f, out.as_mut())?;
+        if let (true, Some(w)) = (whole, out) {
+            *self.spill.borrow_mut() = Some(w.finish()?);
+        }
+        Ok(())
     }
 }
 

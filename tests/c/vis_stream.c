@@ -4,7 +4,7 @@
  * small point budget. */
 #include "gleipnir.h"
 #define M 64
-#define R 32
+#define R 64
 static int mat[M][M];
 int main(void)
 {
