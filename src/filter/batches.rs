@@ -206,11 +206,15 @@ impl<'a> SelectionBatches<'a> {
 
     /// Where a whole pass should write the selection for later passes:
     /// `None` when the list is in memory (passes are cheap) or the
-    /// selection is most of it.
+    /// selection is a large part of it. If it cannot be written there (a
+    /// read-only folder, a full disk), every pass reads the list.
     fn spill_folder(&self) -> Option<PathBuf> {
         let root = self.a.accesses.root()?;
-        let small = self.sel.count.saturating_mul(4) <= self.a.accesses.len();
-        (small || self.colour.is_some()).then(|| root.parent().unwrap_or(root).to_path_buf())
+        let (n, all) = (self.sel.count, self.a.accesses.len());
+        // Coloured passes simulate every access: writing half aside pays.
+        let small = n.saturating_mul(4) <= all
+            || (self.colour.is_some() && n.saturating_mul(2) <= all);
+        small.then(|| root.parent().unwrap_or(root).to_path_buf())
     }
 
     /// One pass over the spilled selection, a file at a time.
@@ -283,13 +287,16 @@ impl<'a> SelectionBatches<'a> {
             if b.is_empty() {
                 return Ok(true);
             }
-            if let Some(w) = out.as_deref_mut() {
-                w.write(&b)?;
+            // A selection that cannot be written aside (a full disk) is
+            // read from the list at every pass instead.
+            if out.as_deref_mut().is_some_and(|w| w.write(&b).is_err()) {
+                out = None;
+                spilled = false;
             }
             whole = f(&b)?;
             Ok(whole)
         })?;
-        Ok(whole)
+        Ok(whole && spilled)
     }
 }
 
@@ -398,13 +405,12 @@ impl AccessBatches for SelectionBatches<'_> {
         if let Some(s) = self.spill.borrow().as_ref() {
             return self.visit_spill(s, f);
         }
-        let mut out = match self.spill_folder() {
-            Some(folder) => Some(SpillWriter::start(&folder, self.colour.is_some())?),
-            None => None,
-        };
-        let whole = self.visit_list(f, out.as_mut())?;
-        if let (true, Some(w)) = (whole, out) {
-            *self.spill.borrow_mut() = Some(w.finish()?);
+        let mut out = self
+            .spill_folder()
+            .and_then(|folder| SpillWriter::start(&folder, self.colour.is_some()).ok());
+        let spilled = self.visit_list(f, out.as_mut())?;
+        if let (true, Some(w)) = (spilled, out) {
+            *self.spill.borrow_mut() = w.finish().ok();
         }
         Ok(())
     }
