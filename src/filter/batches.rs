@@ -212,8 +212,8 @@ impl<'a> SelectionBatches<'a> {
         let root = self.a.accesses.root()?;
         let (n, all) = (self.sel.count, self.a.accesses.len());
         // Coloured passes simulate every access: writing half aside pays.
-        let small = n.saturating_mul(4) <= all
-            || (self.colour.is_some() && n.saturating_mul(2) <= all);
+        let small =
+            n.saturating_mul(4) <= all || (self.colour.is_some() && n.saturating_mul(2) <= all);
         small.then(|| root.parent().unwrap_or(root).to_path_buf())
     }
 
@@ -239,12 +239,14 @@ impl<'a> SelectionBatches<'a> {
     }
 
     /// One pass over the access list (see [`AccessBatches::visit`]),
-    /// writing the batches to `out` as well when given.
+    /// writing the batches to `out` as well when given. Returns whether
+    /// the pass was whole and `out` holds all of it.
     fn visit_list(
         &self,
         f: &mut BatchFn,
         mut out: Option<&mut SpillWriter>,
     ) -> Result<bool, FilterError> {
+        let mut spilled = out.is_some();
         let mut classifier = self.colour.as_ref().map(|c| c.0.clone());
         // With colours, the model must see the accesses the figure leaves out.
         let filter = match classifier {
