@@ -210,9 +210,9 @@ impl Level {
 }
 
 /// Aggregates the items of `source` into at most `budget` groups for each
-/// view of `views`: for each, the finest resolution `res` (2^26, 2^25, ...,
-/// 1) whose (space key, `dim` bin) groups fit the budget, where the `dim`
-/// bins are `span / res` wide (rounded up).
+/// view of `views`: for each, the finest resolution `res` (from 2^26 down
+/// to 1, halving) whose (space key, `dim` bin) groups fit the budget, where
+/// the `dim` bins are `span / res` wide (rounded up).
 ///
 /// Every view's search runs in the same passes, [`LEVELS_PER_PASS`]
 /// resolutions at a time; a resolution drops out as soon as it has more

@@ -169,7 +169,7 @@ pub(crate) fn for_items(
     let mut stopped_by_interrupt = false;
     src.visit(&mut |b| {
         for k in 0..b.len() {
-            if row % 4096 == 0 && super::interrupted() {
+            if row.is_multiple_of(4096) && super::interrupted() {
                 stopped_by_interrupt = true;
                 return Ok(false);
             }
