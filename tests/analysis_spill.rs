@@ -1,7 +1,8 @@
 //! A bounded analysis (its access list forced to disk with a memory budget
 //! of nothing, in small files and row groups) gives exactly what the
 //! in-memory analysis gives, on the test programs, traced for real; and so
-//! does the saved analysis read back.
+//! does the saved analysis read back. The pattern states gathered while
+//! the analysis streams equal those of a pass over the access list.
 mod common;
 
 use common::*;
@@ -86,6 +87,16 @@ fn same_when_spilled(rel: &str, regions: u32) {
     );
     let (want_rows, want_locs, want_vars, want_pat, want_windows) = digest(&mem);
     assert!(want_rows.height() as u64 == n && n > 2 * layout.window);
+    // The pattern states the analysis gathered as it streamed are what a
+    // pass over its access list gathers.
+    assert!(mem.patterns.is_some(), "{rel}: no pattern states");
+    let mut fresh = mem.clone();
+    fresh.patterns = None;
+    let again = format!("{:?}", report::patterns(&fresh, MemKind::All).unwrap());
+    assert_eq!(
+        again, want_pat,
+        "{rel}: streamed and re-read patterns differ"
+    );
     // Nothing kept in memory, and about half of it.
     for budget in [0, n * 21 / 2] {
         let ds = dir.path().join(format!("ds{budget}"));

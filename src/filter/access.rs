@@ -1,10 +1,11 @@
 //! The named access: the hand-off between naming and everything after it.
 //!
 //! The analysis names each access of a trace and hands the named accesses,
-//! in time order and in batches, to its consumers: the lookup table, the
-//! on-disk access list, and later the locality sinks and the order data,
-//! which read the access list back in the same form. No consumer needs the
-//! whole access list in memory.
+//! in time order and in batches, to its consumers (on a thread of their
+//! own, see `super::consume`): the lookup table, the pattern states and
+//! the on-disk access list; later the locality sinks and the order data
+//! read the access list back in the same form. No consumer needs the whole
+//! access list in memory.
 
 /// A row of the variable table: a heap block instance, a stack variable
 /// in one frame, a global, or a scope's unnamed memory.

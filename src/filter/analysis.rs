@@ -6,12 +6,16 @@
 //! statements), [`super::import`] for Gleipnir text traces (names from the
 //! trace). Both keep their variables and heap blocks in a
 //! [`super::registry::Registry`]. The driver hands each batch of
-//! [`NamedAccess`] records to the consumers:
+//! [`NamedAccess`] records to the consumers, on a thread of their own
+//! ([`super::consume`]):
 //!
 //! - the lookup table of unique locations ([`super::lookup`]), so the
 //!   statistics never rescan the accesses;
+//! - the access-pattern states per (variable, line)
+//!   ([`super::locality::pattern`]), so `memory_stats` labels patterns
+//!   without rescanning them either;
 //! - the access list ([`super::store`]): a Parquet dataset written as the
-//!   analysis streams, kept in memory within a budget.
+//!   analysis streams (on a third thread), kept in memory within a budget.
 //!
 //! Memory is bounded by the program's footprint (variables, unique
 //! locations, instruction sites), never by the trace's length: about 60
@@ -25,6 +29,8 @@ use polars::prelude::*;
 use crate::trace::naming::{NameQuality, Namer, Scope};
 
 use super::access::{NamedAccess, VarId};
+use super::consume::ConsumerThread;
+use super::locality::pattern::{PatternSink, PatternStates};
 use super::lookup::{LookupTable, VarUse};
 use super::registry::Registry;
 use super::schema::{line as ln, variable as va};
@@ -178,6 +184,11 @@ pub struct Analysis {
     pub allocations: Vec<Allocation>,
     /// What the trace said about itself.
     pub summary: TraceSummary,
+    /// The access-pattern states per (variable, line), gathered while the
+    /// analysis streamed; `None` when the input learns where its variables
+    /// lie only at the end (Gleipnir text traces), and `memory_stats` makes
+    /// its own pass over the access list.
+    pub patterns: Option<PatternStates>,
 }
 
 /// How a source's [`Source::fill`] ended.
@@ -196,11 +207,22 @@ pub(crate) struct Named {
     pub(crate) registry: Registry,
     /// Source lines (`file.c:LINE`), by line row.
     pub(crate) lines: Vec<String>,
-    /// Member paths of locations inside structures, by (address, variable).
-    pub(crate) elements: HashMap<(u64, u32), String>,
     /// What the input said about itself (accesses and threads are the
     /// driver's).
     pub(crate) summary: TraceSummary,
+}
+
+/// Where a variable lies, as its input knows it when the variable is
+/// first accessed: what the consumers that index by address need.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Span {
+    /// Start address.
+    pub(crate) base: u64,
+    /// Size in bytes; 0 when not known yet (a Gleipnir stack variable's
+    /// extent grows as the trace is read).
+    pub(crate) size: u64,
+    /// Element size in bytes; 0 when unknown.
+    pub(crate) elem: u64,
 }
 
 /// An input the driver names accesses from.
@@ -209,15 +231,28 @@ pub(crate) trait Source {
     /// `room`, a region starts, or the input ends. Accesses already in
     /// `out` when it is called may be taken back (GL_STOP's own stores).
     fn fill(&mut self, out: &mut Vec<NamedAccess>, room: usize) -> Result<Fill, FilterError>;
-    /// Base and size of variable row `var` (size 0 when not known yet).
-    fn span(&self, var: VarId) -> (u64, u64);
+    /// Where variable row `var` lies. Fixed once the row exists (and
+    /// final when [`Self::spans_final`] says so).
+    fn span(&self, var: VarId) -> Span;
+    /// The member path of the location `addr` of variable row `var`
+    /// (`h.counts`), when the variable is a structure or an array of them.
+    /// Asked once per unique location when the tables are built, never
+    /// per access.
+    fn element(&mut self, addr: u64, var: VarId) -> Option<String>;
+    /// Number of variable rows so far.
+    fn vars(&self) -> usize;
+    /// Whether [`Self::span`] is final when a variable is first accessed
+    /// (the base and element size the variable table will have), so that
+    /// consumers may index by it while the analysis streams.
+    fn spans_final(&self) -> bool;
     /// Ends the input.
     fn finish(self: Box<Self>) -> Named;
 }
 
 /// Accesses per batch from the source to the consumers: large enough to
-/// amortise the calls, small enough (2.5 MB) to stay in cache.
-const BATCH: usize = 1 << 16;
+/// amortise the calls, small enough (320 KB) to stay in the L2 cache while
+/// each consumer makes its pass over it.
+const BATCH: usize = 1 << 13;
 
 /// A full batch's last accesses wait for the next batch: GL_STOP's own
 /// stores (six) are recognised only when the region ends, after them.
@@ -301,48 +336,23 @@ fn analyse_text(
 /// What the driver built from the named accesses.
 struct Driven {
     lookup: LookupTable,
+    patterns: Option<PatternSink>,
     list: AccessList,
     stopped: bool,
 }
 
-/// The consumers of named accesses and the time and region they are at.
-struct Consumers {
-    lookup: LookupTable,
-    writer: AccessWriter,
-    /// Accesses consumed so far: the next access' time.
-    time: u64,
-    region: u32,
-}
-
-impl Consumers {
-    /// Stamps the accesses' times and hands them to the lookup table and
-    /// the access list.
-    fn take(&mut self, batch: &mut [NamedAccess], src: &dyn Source) -> Result<(), FilterError> {
-        for (k, a) in batch.iter_mut().enumerate() {
-            a.time = self.time + k as u64;
-        }
-        self.lookup.add(batch, &|v| src.span(v));
-        self.writer.push(batch, self.region)?;
-        self.time += batch.len() as u64;
-        Ok(())
-    }
-}
-
-/// The one driver: pulls batches of named accesses from `src` and hands
-/// them to the consumers.
+/// The one driver: pulls batches of named accesses from `src`, stamps
+/// their times and hands them to the consumers on their own thread (see
+/// [`super::consume`]), so naming and counting run on both cores.
 fn drive(
     src: &mut dyn Source,
     progress: &mut dyn FnMut(u64) -> bool,
     keep: &Keep,
 ) -> Result<Driven, FilterError> {
-    let mut c = Consumers {
-        lookup: LookupTable::new(),
-        writer: AccessWriter::new(keep.dataset, keep.memory_budget, keep.layout)?,
-        time: 0,
-        region: 1,
-    };
+    let writer = AccessWriter::new(keep.dataset, keep.memory_budget, keep.layout)?;
+    let mut to = ConsumerThread::start(src.spans_final(), writer)?;
     let mut batch: Vec<NamedAccess> = Vec::with_capacity(BATCH);
-    let mut stopped = false;
+    let (mut time, mut region, mut stopped) = (0u64, 1u32, false);
     loop {
         let fill = src.fill(&mut batch, BATCH)?;
         // A full batch keeps its tail for the next one, where a region's
@@ -351,39 +361,65 @@ fn drive(
             Fill::Full => batch.len().saturating_sub(HOLD_BACK),
             _ => batch.len(),
         };
-        let before = c.time;
-        c.take(&mut batch[..ready], src)?;
-        batch.drain(..ready);
+        let before = time;
+        batch = hand_over(&mut to, src, batch, ready, &mut time, region)?;
         match fill {
             Fill::End => break,
-            Fill::Region(r) => c.region = r,
+            Fill::Region(r) => region = r,
             Fill::Full => {}
         }
-        if c.time / PROGRESS_EVERY != before / PROGRESS_EVERY && !progress(c.time) {
+        if time / PROGRESS_EVERY != before / PROGRESS_EVERY && !progress(time) {
             stopped = true;
             break;
         }
     }
     // Stopped early: what is held back is analysed too.
-    c.take(&mut batch, src)?;
+    let n = batch.len();
+    hand_over(&mut to, src, batch, n, &mut time, region)?;
+    let c = to.finish()?;
     Ok(Driven {
         lookup: c.lookup,
-        list: c.writer.finish()?,
+        patterns: c.patterns,
+        list: c.list,
         stopped,
     })
 }
 
+/// Stamps the times of the first `ready` accesses of `batch` and sends
+/// them to the consumers; returns the batch to fill next, holding the rest.
+fn hand_over(
+    to: &mut ConsumerThread,
+    src: &dyn Source,
+    mut batch: Vec<NamedAccess>,
+    ready: usize,
+    time: &mut u64,
+    region: u32,
+) -> Result<Vec<NamedAccess>, FilterError> {
+    if ready == 0 {
+        return Ok(batch);
+    }
+    for (k, a) in batch[..ready].iter_mut().enumerate() {
+        a.time = *time + k as u64;
+    }
+    *time += ready as u64;
+    let tail = batch.split_off(ready);
+    let mut next = to.send(batch, region, src.vars(), &|v| src.span(v))?;
+    next.extend(tail);
+    Ok(next)
+}
+
 /// Turns what the source and the driver built into the tables.
-fn finish(src: Box<dyn Source + '_>, d: Driven) -> Result<Analysis, FilterError> {
+fn finish(mut src: Box<dyn Source + '_>, d: Driven) -> Result<Analysis, FilterError> {
+    let threads = d.lookup.threads().to_vec();
+    let (locations, mut uses) = d.lookup.finish(&mut |addr, var| src.element(addr, var))?;
     let Named {
         registry,
         mut lines,
-        elements,
         mut summary,
     } = src.finish();
     let (mut vars, allocations) = registry.into_parts();
-    summary.threads = d.lookup.threads().to_vec();
-    let (locations, uses) = d.lookup.finish(&elements, vars.len())?;
+    summary.threads = threads;
+    uses.resize(vars.len().max(uses.len()), VarUse::default());
     for (var, VarUse { accessed, threads }) in vars.iter_mut().zip(uses) {
         var.accessed = accessed;
         var.threads = threads;
@@ -409,6 +445,7 @@ fn finish(src: Box<dyn Source + '_>, d: Driven) -> Result<Analysis, FilterError>
         vars,
         allocations,
         summary,
+        patterns: d.patterns.map(PatternSink::into_states),
     })
 }
 

@@ -18,7 +18,7 @@ use crate::trace::naming::{HeapName, Namer, Scope, VarName};
 use crate::trace::reader::{Batch, EndState, TraceReader};
 
 use super::access::{LineId, NamedAccess, VarId};
-use super::analysis::{Fill, Named, NewBlock, Source, TraceSummary};
+use super::analysis::{Fill, Named, NewBlock, Source, Span, TraceSummary};
 use super::registry::Registry;
 use super::schema::OP_STORE;
 use super::FilterError;
@@ -127,8 +127,8 @@ struct Naming<'n> {
     last_ip: u64,
     /// CFA of the previous access's frame, 0 when unknown.
     last_cfa: u64,
-    /// Member paths of the locations of structured variables, by
-    /// (address, variable): bounded by the structures' sizes.
+    /// Member paths of the locations of structured stack variables and
+    /// globals, by (address, variable): bounded by their sizes.
     elements: HashMap<(u64, u32), String>,
     /// Accesses named so far (those handed on, less the pins' own).
     named: u64,
@@ -197,12 +197,35 @@ impl Source for BinarySource<'_> {
         Ok(Fill::Full)
     }
 
-    fn span(&self, var: VarId) -> (u64, u64) {
+    fn span(&self, var: VarId) -> Span {
         self.n
             .reg
             .vars
             .get(var.index())
-            .map_or((0, 0), |v| (v.base, v.size))
+            .map_or(Span::default(), |v| Span {
+                base: v.base,
+                size: v.size,
+                elem: u64::from(v.elem_size),
+            })
+    }
+
+    fn element(&mut self, addr: u64, var: VarId) -> Option<String> {
+        let n = &mut self.n;
+        if !n.reg.is_structured(var.0) {
+            return None;
+        }
+        match n.reg.vars.get(var.index())?.scope {
+            Scope::Heap => n.heap_element(addr, var.0),
+            _ => n.elements.get(&(addr, var.0)).cloned(),
+        }
+    }
+
+    fn vars(&self) -> usize {
+        self.n.reg.vars.len()
+    }
+
+    fn spans_final(&self) -> bool {
+        true
     }
 
     fn finish(self: Box<Self>) -> Named {
@@ -237,7 +260,6 @@ impl Source for BinarySource<'_> {
         Named {
             registry: n.reg,
             lines: n.lines,
-            elements: n.elements,
             summary: n.summary,
         }
     }
@@ -257,7 +279,13 @@ impl Naming<'_> {
             self.pins_dropped += 1;
             return;
         }
-        if self.reg.is_structured(var) && !self.elements.contains_key(&(a.addr, var)) {
+        // A heap block's member paths follow from its type and base alone,
+        // so they are asked at the end, once per location; a stack
+        // variable's or global's need the frame at hand.
+        if self.reg.is_structured(var)
+            && self.reg.vars[var as usize].scope != Scope::Heap
+            && !self.elements.contains_key(&(a.addr, var))
+        {
             let e = self.element_at(a, var).unwrap_or_default();
             self.elements.insert((a.addr, var), e);
         }
@@ -361,17 +389,21 @@ impl Naming<'_> {
         }
     }
 
-    /// The member path of a new location of a structured variable
-    /// (`h.counts`), from the namer. Costs one DWARF query per location.
+    /// The member path of a location of a heap block of a structure type
+    /// (`h[2].counts`), from the namer. Costs one DWARF query.
+    fn heap_element(&mut self, addr: u64, var: u32) -> Option<String> {
+        let v = &self.reg.vars[var as usize];
+        let (ty, name, size, base) = (&v.elem_type, &v.base_name, v.size, v.base);
+        self.namer
+            .heap_element(ty, name, size, addr.wrapping_sub(base))
+    }
+
+    /// The member path of a new location of a structured stack variable or
+    /// global (`h.counts`), from the namer, for the frame of access `a`.
+    /// Costs one DWARF query per location.
     fn element_at(&mut self, a: &Access, var: u32) -> Option<String> {
         let v = &self.reg.vars[var as usize];
         let (scope, name) = (v.scope, v.base_name.clone());
-        if scope == Scope::Heap {
-            let (ty, size, base) = (v.elem_type.clone(), v.size, v.base);
-            return self
-                .namer
-                .heap_element(&ty, &name, size, a.addr.wrapping_sub(base));
-        }
         let found = match scope {
             Scope::Stack => {
                 let frames = self.live_frames(a.tid);

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use polars::prelude::*;
 
 use super::analysis::{Allocation, Analysis, TraceSummary, Variable};
+use super::locality::pattern::PatternStates;
 use super::schema::access as ac;
 use super::FilterError;
 use crate::trace::naming::Scope;
@@ -20,6 +21,21 @@ use crate::workdir::Pending;
 /// complete.
 fn create(path: &Path) -> Result<Pending, FilterError> {
     Pending::new(path).map_err(|e| match e {
+        crate::workdir::WorkdirError::Io { source, .. } => FilterError::Write {
+            path: path.to_path_buf(),
+            source,
+        },
+        other => FilterError::Write {
+            path: path.to_path_buf(),
+            source: std::io::Error::other(other.to_string()),
+        },
+    })
+}
+
+/// Writes `bytes` to `path` whole or not at all (see
+/// [`crate::workdir::write_file`]): a full disk keeps the previous file.
+pub(crate) fn write_whole(path: &Path, bytes: &[u8]) -> Result<PathBuf, FilterError> {
+    crate::workdir::write_file(path, bytes).map_err(|e| match e {
         crate::workdir::WorkdirError::Io { source, .. } => FilterError::Write {
             path: path.to_path_buf(),
             source,
@@ -311,7 +327,7 @@ pub fn write_order_and_allocations(
 // The saved analysis
 // ---------------------------------------------------------------------------
 
-const SAVED_VERSION: &str = "3";
+const SAVED_VERSION: &str = "4";
 
 /// The access list's dataset folder inside a saved analysis.
 pub const DATASET: &str = "accesses";
@@ -499,9 +515,16 @@ fn write_analysis(a: &Analysis, dir: &Path) -> Result<(), FilterError> {
         &mut saved_allocations(&a.allocations)?,
         &dir.join("allocations.parquet"),
     )?;
+    if let Some(p) = &a.patterns {
+        write_parquet(&mut p.to_frame()?, &dir.join(PATTERNS))?;
+    }
     write_summary(&a.summary, &a.accesses.windows(), dir)?;
     Ok(())
 }
+
+/// The access-pattern states of a saved analysis, when the analysis
+/// gathered them (see [`Analysis::patterns`]).
+const PATTERNS: &str = "patterns.parquet";
 
 /// The saved variable table: `var` (the row index, which the access list
 /// and the lookup table refer to), every field of [`Variable`], dimensions
@@ -732,6 +755,12 @@ pub fn load_analysis(dir: &Path) -> Result<Analysis, FilterError> {
         })
         .collect();
     let variables = super::analysis::variable_table(&vars)?;
+    let patterns = match dir.join(PATTERNS).is_file() {
+        true => Some(PatternStates::from_frame(&read_parquet(
+            &dir.join(PATTERNS),
+        )?)?),
+        false => None,
+    };
     Ok(Analysis {
         accesses,
         locations,
@@ -740,6 +769,7 @@ pub fn load_analysis(dir: &Path) -> Result<Analysis, FilterError> {
         vars,
         allocations,
         summary,
+        patterns,
     })
 }
 

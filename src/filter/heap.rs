@@ -694,15 +694,9 @@ pub fn free_kind_name(k: FreeKind) -> &'static str {
     }
 }
 
+/// Writes `text` to `path` whole or not at all.
 fn write_text(path: &Path, text: &str) -> Result<(), FilterError> {
-    let err = |source| FilterError::Write {
-        path: path.to_path_buf(),
-        source,
-    };
-    if let Some(d) = path.parent() {
-        std::fs::create_dir_all(d).map_err(err)?;
-    }
-    std::fs::write(path, text).map_err(err)
+    super::files::write_whole(path, text.as_bytes()).map(drop)
 }
 
 /// Quotes a CSV field.

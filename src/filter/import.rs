@@ -14,7 +14,7 @@ use crate::trace::gleipnir::{GlEvent, GlName, GleipnirReader};
 use crate::trace::naming::{HeapName, Namer, Scope, VarName};
 
 use super::access::{LineId, NamedAccess, VarId};
-use super::analysis::{Fill, Named, NewBlock, Source, TraceSummary};
+use super::analysis::{Fill, Named, NewBlock, Source, Span, TraceSummary};
 use super::registry::Registry;
 use super::FilterError;
 
@@ -200,13 +200,30 @@ impl Source for GleipnirSource<'_> {
         Ok(Fill::Full)
     }
 
-    fn span(&self, var: VarId) -> (u64, u64) {
+    fn element(&mut self, addr: u64, var: VarId) -> Option<String> {
+        self.elements.get(&(addr, var.0)).cloned()
+    }
+
+    fn span(&self, var: VarId) -> Span {
         // Stack and global extents grow as the trace is read: only heap
         // blocks have a known span.
         match self.reg.vars.get(var.index()) {
-            Some(v) if v.scope == Scope::Heap => (v.base, v.size),
-            _ => (0, 0),
+            Some(v) if v.scope == Scope::Heap => Span {
+                base: v.base,
+                size: v.size,
+                elem: u64::from(v.elem_size),
+            },
+            _ => Span::default(),
         }
+    }
+
+    fn vars(&self) -> usize {
+        self.reg.vars.len()
+    }
+
+    // Stack and global extents are known only at the end (see `span`).
+    fn spans_final(&self) -> bool {
+        false
     }
 
     fn finish(self: Box<Self>) -> Named {
@@ -237,7 +254,6 @@ impl Source for GleipnirSource<'_> {
         Named {
             registry: s.reg,
             lines: Vec::new(),
-            elements: s.elements,
             summary: s.summary,
         }
     }

@@ -11,10 +11,11 @@ use polars::prelude::PlHashMap as HashMap;
 use polars::prelude::*;
 
 use super::access::{NamedAccess, VarId};
+use super::analysis::Span;
 use super::schema::{location as lc, OP_LOAD, OP_MODIFY};
 
-/// Largest variable, in bytes, given a direct location index (4 bytes per
-/// byte of the variable).
+/// Most slots of one variable's direct location index (4 bytes each, one
+/// per aligned grain of the variable; see [`grain`]).
 const DENSE_MAX: u64 = 1 << 22;
 /// Total memory the direct indexes may take.
 const DENSE_BUDGET: usize = 256 << 20;
@@ -44,15 +45,46 @@ pub(crate) struct VarUse {
     pub(crate) threads: Vec<u32>,
 }
 
+/// A variable's direct location index: slot `k` holds the row of address
+/// `base + k << shift`.
+#[derive(Clone)]
+struct Dense {
+    base: u64,
+    shift: u32,
+    rows: Box<[u32]>,
+}
+
+/// The grain of a variable's direct index: the largest power of two (up to
+/// 16 bytes) that divides its element size, so every element and every
+/// naturally aligned member starts on a slot, and the index is 8 times
+/// smaller for an array of doubles than one slot per byte. When the element
+/// size is unknown (a type the namer could not resolve), the first access
+/// stands in for it: its size, and the alignment of its offset. Addresses
+/// off the grain still get their own rows, through the hash map.
+fn grain(span: Span, first: &NamedAccess) -> u64 {
+    let g = if span.elem > 0 {
+        1 << span.elem.trailing_zeros()
+    } else {
+        let off = first.addr.wrapping_sub(span.base);
+        let size = u64::from(first.size.max(1));
+        (1u64 << size.trailing_zeros()).min(if off == 0 {
+            16
+        } else {
+            1 << off.trailing_zeros()
+        })
+    };
+    g.min(16)
+}
+
 /// The lookup table while it is built.
 #[derive(Default)]
 pub(crate) struct LookupTable {
     loc_of: HashMap<(u64, VarId), u32>,
-    /// Per variable: a direct index from byte offset to row, for variables
-    /// small enough (see [`DENSE_MAX`]); the hash map serves the rest.
-    /// Arrays are walked in strides, where the direct index stays in cache
-    /// and a hash probe would miss.
-    dense: Vec<Option<(u64, Box<[u32]>)>>,
+    /// Per variable: a direct index from aligned offset to row, for
+    /// variables small enough (see [`DENSE_MAX`]); the hash map serves the
+    /// rest, and addresses off the grain. Arrays are walked in strides,
+    /// where the direct index stays in cache and a hash probe would miss.
+    dense: Vec<Option<Dense>>,
     dense_bytes: usize,
     /// Per variable: whether [`Self::make_dense`] has seen it.
     seen: Vec<bool>,
@@ -74,15 +106,15 @@ impl LookupTable {
         }
     }
 
-    /// Counts a batch of accesses. `span(var)` gives a variable's base and
-    /// size (size 0 when unknown), asked when the variable is first seen.
+    /// Counts a batch of accesses. `span(var)` says where a variable lies,
+    /// asked when the variable is first seen.
     /// Cost: a direct-index or hash probe per access.
-    pub(crate) fn add(&mut self, batch: &[NamedAccess], span: &dyn Fn(VarId) -> (u64, u64)) {
+    pub(crate) fn add(&mut self, batch: &[NamedAccess], span: &dyn Fn(VarId) -> Span) {
         for a in batch {
             let row = match self.last {
                 Some((addr, var, row)) if addr == a.addr && var == a.var => row,
                 _ => {
-                    let r = self.location(a.addr, a.var, span);
+                    let r = self.location(a, span);
                     self.last = Some((a.addr, a.var, r));
                     r
                 }
@@ -134,21 +166,26 @@ impl LookupTable {
 
     /// The row of `addr` in `var`, created on first use.
     #[inline]
-    fn location(&mut self, addr: u64, var: VarId, span: &dyn Fn(VarId) -> (u64, u64)) -> u32 {
+    fn location(&mut self, a: &NamedAccess, span: &dyn Fn(VarId) -> Span) -> u32 {
+        let (addr, var) = (a.addr, a.var);
         let v = var.index();
         if self.seen.get(v) != Some(&true) {
-            self.make_dense(var, span(var));
+            self.make_dense(a, span(var));
         }
         let next = self.locs.len() as u32;
-        let r = match &mut self.dense[v] {
-            Some((base, rows)) if addr >= *base && addr - *base < rows.len() as u64 => {
-                let slot = &mut rows[(addr - *base) as usize];
+        let slot = self.dense[v].as_mut().and_then(|d| {
+            let off = addr.wrapping_sub(d.base);
+            let k = off >> d.shift;
+            (k << d.shift == off && k < d.rows.len() as u64).then(|| &mut d.rows[k as usize])
+        });
+        let r = match slot {
+            Some(slot) => {
                 if *slot == NO_ROW {
                     *slot = next;
                 }
                 *slot
             }
-            _ => *self.loc_of.entry((addr, var)).or_insert(next),
+            None => *self.loc_of.entry((addr, var)).or_insert(next),
         };
         if r == next {
             self.locs.push(Loc {
@@ -164,19 +201,26 @@ impl LookupTable {
         r
     }
 
-    /// Gives a variable seen for the first time a direct index when it is
-    /// small enough and the budget allows.
+    /// Gives a variable seen for the first time (in access `first`) a
+    /// direct index when it is small enough and the budget allows.
     #[cold]
-    fn make_dense(&mut self, var: VarId, (start, size): (u64, u64)) {
-        let v = var.index();
+    fn make_dense(&mut self, first: &NamedAccess, span: Span) {
+        let v = first.var.index();
         if v >= self.dense.len() {
             self.dense.resize(v + 1, None);
             self.seen.resize(v + 1, false);
         }
         self.seen[v] = true;
-        if size > 0 && size <= DENSE_MAX && self.dense_bytes + 4 * size as usize <= DENSE_BUDGET {
-            self.dense[v] = Some((start, vec![NO_ROW; size as usize].into_boxed_slice()));
-            self.dense_bytes += 4 * size as usize;
+        let g = grain(span, first);
+        let slots = span.size.div_ceil(g);
+        if slots > 0 && slots <= DENSE_MAX && self.dense_bytes + 4 * slots as usize <= DENSE_BUDGET
+        {
+            self.dense[v] = Some(Dense {
+                base: span.base,
+                shift: g.trailing_zeros(),
+                rows: vec![NO_ROW; slots as usize].into_boxed_slice(),
+            });
+            self.dense_bytes += 4 * slots as usize;
         }
     }
 
@@ -185,16 +229,15 @@ impl LookupTable {
         &self.threads
     }
 
-    /// The table, sorted by address then variable, with the member paths
-    /// of `elements` (address, variable, path), and what each variable's
-    /// accesses were (by variable row, `vars` rows long).
+    /// The table, sorted by address then variable, with the member path
+    /// `element(address, variable)` of each location, and what each
+    /// variable's accesses were (by variable row, as far as the last
+    /// variable accessed).
     pub(crate) fn finish(
         self,
-        elements: &HashMap<(u64, u32), String>,
-        vars: usize,
+        element: &mut dyn FnMut(u64, VarId) -> Option<String>,
     ) -> PolarsResult<(DataFrame, Vec<VarUse>)> {
-        let mut uses = self.uses;
-        uses.resize(vars.max(uses.len()), VarUse::default());
+        let uses = self.uses;
         let mut locs = self.locs;
         locs.sort_unstable_by_key(|l| (l.addr, l.var));
         let col = |f: fn(&Loc) -> u64| locs.iter().map(f).collect::<Vec<u64>>();
@@ -216,12 +259,7 @@ impl LookupTable {
             Column::new(
                 lc::ELEMENT.into(),
                 locs.iter()
-                    .map(|l| {
-                        elements
-                            .get(&(l.addr, l.var.0))
-                            .cloned()
-                            .unwrap_or_default()
-                    })
+                    .map(|l| element(l.addr, l.var).unwrap_or_default())
                     .collect::<Vec<String>>(),
             ),
         ])?;

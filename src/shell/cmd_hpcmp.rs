@@ -65,7 +65,7 @@ fn export_hpcmp(st: &mut Session, a: &[String]) -> CmdResult<Value> {
         scope.describe(),
         trace.display()
     );
-    if scope == sync::Scope::Pins && !trace_has_region(&trace) {
+    if scope == sync::Scope::Pins && trace_has_region(&trace) == Some(false) {
         println!(
             "note: no pinned region was reached, so no read or write was counted; \
              export_hpcmp {file} whole counts those of the whole run."
@@ -81,7 +81,8 @@ fn export_hpcmp(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     ]))
 }
 
-/// Whether the trace holds a region (a GL_START was reached).
-fn trace_has_region(trace: &Path) -> bool {
-    run::check_trace(trace, &|| false).is_ok_and(|c| c.regions > 0)
+/// Whether the trace holds a region (a GL_START was reached); `None` when
+/// the trace cannot be checked (the export has said what it read).
+fn trace_has_region(trace: &Path) -> Option<bool> {
+    run::check_trace(trace, &|| false).ok().map(|c| c.regions > 0)
 }

@@ -64,16 +64,14 @@ impl Settings {
     /// Writes the settings to `.mapvis/locality.json` in `state_dir`.
     pub(super) fn save(&self, state_dir: &Path) -> CmdResult<()> {
         let path = Settings::file(state_dir);
-        std::fs::create_dir_all(state_dir)
-            .and_then(|_| {
-                std::fs::write(&path, serde_json::to_vec_pretty(self).unwrap_or_default())
-            })
+        crate::workdir::write_file(&path, &serde_json::to_vec_pretty(self).unwrap_or_default())
             .context(|| {
                 format!(
                     "cannot save the cache settings to {} (they apply to this session only)",
                     path.display()
                 )
             })
+            .map(drop)
     }
 }
 

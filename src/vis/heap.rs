@@ -203,11 +203,11 @@ fn save_live(top: &[SiteLabel], live: &LiveSeries, o: &FigureOptions) -> Result<
     Ok(path)
 }
 
+/// Writes `s` to `path` whole or not at all.
 fn write_file(path: &PathBuf, s: &str) -> Result<(), VisError> {
-    if let Some(d) = path.parent() {
-        std::fs::create_dir_all(d).map_err(|e| VisError::io(d, e))?;
-    }
-    std::fs::write(path, s).map_err(|e| VisError::io(path, e))
+    crate::workdir::write_file(path, s.as_bytes())
+        .map(drop)
+        .map_err(|e| VisError::from_workdir(path, e))
 }
 
 type Nodes = (Vec<String>, Vec<String>, Vec<String>, Vec<u64>);

@@ -123,5 +123,7 @@ pub fn write_index(dir: &Path) -> Result<(), VisError> {
          <table>\n<tr><th>figure</th><th>command</th><th>shows</th><th>trace</th></tr>\n{rows}</table>\n</body>\n</html>\n"
     );
     let path = dir.join(INDEX_FILE);
-    fs::write(&path, html).map_err(|e| VisError::io(&path, e))
+    crate::workdir::write_file(&path, html.as_bytes())
+        .map(drop)
+        .map_err(|e| VisError::from_workdir(&path, e))
 }

@@ -158,13 +158,31 @@ pub fn drive(a: &Analysis, sinks: &mut [&mut dyn AccessSink]) -> Result<u64, Fil
 }
 
 /// Index of (variable, source line) pairs, assigned in order of first
-/// appearance. Lookup is a scan of the few variables one line touches, after
-/// a check of the last pair found, so it costs a few compares per access.
-#[derive(Clone, Debug, Default)]
+/// appearance. A small direct-mapped cache of recent pairs answers most
+/// lookups with one compare (a loop nest cycles through a few pairs);
+/// misses scan the few variables one line touches.
+#[derive(Clone, Debug)]
 pub struct PairIndex {
     by_line: Vec<Vec<(u32, u32)>>,
     pairs: Vec<(u32, u32)>,
-    last: (u32, u32, u32),
+    /// (var, line, id) by [`recent_slot`]; `u32::MAX` var: empty.
+    recent: Box<[(u32, u32, u32); RECENT]>,
+}
+
+/// Slots of [`PairIndex`]'s cache of recent pairs.
+const RECENT: usize = 256;
+
+/// The cache slot of (`var`, `line`): a multiplicative hash of both.
+#[inline]
+fn recent_slot(var: u32, line: u32) -> usize {
+    let k = (u64::from(var) << 32 | u64::from(line)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    (k >> (64 - RECENT.trailing_zeros())) as usize
+}
+
+impl Default for PairIndex {
+    fn default() -> Self {
+        PairIndex::new()
+    }
 }
 
 impl PairIndex {
@@ -173,22 +191,32 @@ impl PairIndex {
         PairIndex {
             by_line: Vec::new(),
             pairs: Vec::new(),
-            last: (u32::MAX, u32::MAX, 0),
+            recent: Box::new([(u32::MAX, u32::MAX, 0); RECENT]),
         }
     }
 
     /// The id of (`var`, `line`), created on first use.
     #[inline]
     pub fn id(&mut self, var: u32, line: u32) -> u32 {
-        if self.last.0 == var && self.last.1 == line {
-            return self.last.2;
+        let slot = recent_slot(var, line);
+        let (v, l, id) = self.recent[slot];
+        if v == var && l == line {
+            return id;
         }
+        let id = self.find(var, line);
+        self.recent[slot] = (var, line, id);
+        id
+    }
+
+    /// [`Self::id`] past the cache.
+    #[inline(never)]
+    fn find(&mut self, var: u32, line: u32) -> u32 {
         let l = line as usize;
         if l >= self.by_line.len() {
             self.by_line.resize(l + 1, Vec::new());
         }
         let slot = &mut self.by_line[l];
-        let id = match slot.iter().find(|(v, _)| *v == var) {
+        match slot.iter().find(|(v, _)| *v == var) {
             Some(&(_, id)) => id,
             None => {
                 let id = self.pairs.len() as u32;
@@ -196,9 +224,7 @@ impl PairIndex {
                 self.pairs.push((var, line));
                 id
             }
-        };
-        self.last = (var, line, id);
-        id
+        }
     }
 
     /// (variable, line) of each id, in id order.

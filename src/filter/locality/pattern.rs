@@ -26,7 +26,9 @@
 //!
 //! Cost: a few compares per access; memory: one small record per pair.
 use super::cache::human_bytes;
-use super::{AccessSink, NamedAccess, PairIndex, VarInfo};
+use polars::prelude::*;
+
+use super::{AccessSink, NamedAccess, PairIndex, VarId, VarInfo};
 
 const SLOTS: usize = 4;
 
@@ -48,6 +50,8 @@ pub struct PairPattern {
     /// log2 of `elem` when it is a power of two (a shift instead of a
     /// division on every access).
     shift: Option<u32>,
+    /// The variable's base address, from which element indices count.
+    base: u64,
     last: i64,
     last_tid: u32,
 }
@@ -87,6 +91,17 @@ pub struct PatternSink {
     states: Vec<PairPattern>,
 }
 
+/// What a [`PatternSink`] saw: the (variable, line) pairs in order of first
+/// appearance, and what was seen of each. The analysis keeps these so that
+/// `memory_stats` labels patterns without reading the accesses again.
+#[derive(Clone, Debug, Default)]
+pub struct PatternStates {
+    /// (variable, line) of each pair.
+    pub pairs: Vec<(u32, u32)>,
+    /// What was seen of each pair, by the same index.
+    pub states: Vec<PairPattern>,
+}
+
 impl PatternSink {
     /// A sink for the variables `vars` (by row of the variable table).
     pub fn new(vars: &[VarInfo]) -> PatternSink {
@@ -97,29 +112,46 @@ impl PatternSink {
         }
     }
 
-    #[inline]
-    fn access(&mut self, r: &NamedAccess) {
+    /// A sink that learns where each variable lies from the caller, when
+    /// the variable first shows (the analysis, while it streams).
+    pub(crate) fn streaming() -> PatternSink {
+        PatternSink::new(&[])
+    }
+
+    /// Takes a batch, asking `span` for (base, element size) of a variable
+    /// whose pair is new. Cost: a few compares per access.
+    pub(crate) fn add(&mut self, batch: &[NamedAccess], span: &dyn Fn(VarId) -> (u64, u64)) {
+        for r in batch {
+            self.access(r, span);
+        }
+    }
+
+    #[inline(always)]
+    fn access(&mut self, r: &NamedAccess, span: &dyn Fn(VarId) -> (u64, u64)) {
+        // The stored access list clamps sizes to 1..=65535; so does this,
+        // so that a pass over it and the analysis' own pass agree.
+        let size = u64::from(r.size.clamp(1, u32::from(u16::MAX)));
         let id = self.pairs.id(r.var.0, r.line.0) as usize;
         if id == self.states.len() {
-            let (_, e) = self.vars.get(r.var.index()).copied().unwrap_or((0, 0));
-            let elem = if e > 0 { e } else { r.size as u64 };
+            let (base, e) = span(r.var);
+            let elem = if e > 0 { e } else { size };
             self.states.push(PairPattern {
                 elem,
                 shift: elem.is_power_of_two().then(|| elem.trailing_zeros()),
+                base,
                 last_tid: u32::MAX,
                 ..Default::default()
             });
         }
-        let base = self.vars.get(r.var.index()).map_or(0, |v| v.0);
         let st = &mut self.states[id];
         st.accesses += 1;
-        let off = r.addr.wrapping_sub(base);
+        let off = r.addr.wrapping_sub(st.base);
         let (idx, within) = match st.shift {
             Some(b) => ((off >> b) as i64, off & (st.elem - 1)),
             None => ((off / st.elem) as i64, off % st.elem),
         };
         if within < 64 {
-            let n = (r.size as u64).min(64 - within);
+            let n = size.min(64 - within);
             let m = if n >= 64 { u64::MAX } else { (1u64 << n) - 1 };
             st.elem_bytes |= m << within;
         }
@@ -134,13 +166,117 @@ impl PatternSink {
     pub fn finish(self) -> (Vec<(u32, u32)>, Vec<PairPattern>) {
         (self.pairs.pairs().to_vec(), self.states)
     }
+
+    /// [`Self::finish`] as one value.
+    pub(crate) fn into_states(self) -> PatternStates {
+        let (pairs, states) = self.finish();
+        PatternStates { pairs, states }
+    }
 }
 
 impl AccessSink for PatternSink {
     fn accesses(&mut self, batch: &[NamedAccess]) {
+        let vars = std::mem::take(&mut self.vars);
+        let span = |v: VarId| vars.get(v.index()).copied().unwrap_or((0, 0));
         for r in batch {
-            self.access(r);
+            self.access(r, &span);
         }
+        self.vars = vars;
+    }
+}
+
+/// Column names of [`PatternStates`] as a table (`patterns.parquet` of a
+/// saved analysis).
+const STATE_COLUMNS: [&str; 14] = [
+    "var",
+    "line",
+    "accesses",
+    "steps",
+    "stride_1",
+    "stride_2",
+    "stride_3",
+    "stride_4",
+    "count_1",
+    "count_2",
+    "count_3",
+    "count_4",
+    "elem_bytes",
+    "elem",
+];
+
+impl PatternStates {
+    /// The states as a table: one row per pair, in pair order.
+    pub fn to_frame(&self) -> PolarsResult<DataFrame> {
+        let st = &self.states;
+        let u = |f: &dyn Fn(&PairPattern) -> u64| st.iter().map(f).collect::<Vec<u64>>();
+        let mut cols = vec![
+            Column::new(
+                STATE_COLUMNS[0].into(),
+                self.pairs.iter().map(|p| p.0).collect::<Vec<u32>>(),
+            ),
+            Column::new(
+                STATE_COLUMNS[1].into(),
+                self.pairs.iter().map(|p| p.1).collect::<Vec<u32>>(),
+            ),
+            Column::new(STATE_COLUMNS[2].into(), u(&|p| p.accesses)),
+            Column::new(STATE_COLUMNS[3].into(), u(&|p| p.steps)),
+        ];
+        for k in 0..SLOTS {
+            let d: Vec<i64> = st.iter().map(|p| p.strides[k].0).collect();
+            cols.push(Column::new(STATE_COLUMNS[4 + k].into(), d));
+        }
+        for k in 0..SLOTS {
+            cols.push(Column::new(
+                STATE_COLUMNS[8 + k].into(),
+                u(&|p| p.strides[k].1),
+            ));
+        }
+        cols.push(Column::new(STATE_COLUMNS[12].into(), u(&|p| p.elem_bytes)));
+        cols.push(Column::new(STATE_COLUMNS[13].into(), u(&|p| p.elem)));
+        DataFrame::new(cols)
+    }
+
+    /// The states a table of [`Self::to_frame`] holds.
+    pub fn from_frame(df: &DataFrame) -> PolarsResult<PatternStates> {
+        let u64s = |k: usize| -> PolarsResult<Vec<u64>> {
+            Ok(df
+                .column(STATE_COLUMNS[k])?
+                .u64()?
+                .into_no_null_iter()
+                .collect())
+        };
+        let u32s = |k: usize| -> PolarsResult<Vec<u32>> {
+            Ok(df
+                .column(STATE_COLUMNS[k])?
+                .u32()?
+                .into_no_null_iter()
+                .collect())
+        };
+        let (var, line, acc, steps) = (u32s(0)?, u32s(1)?, u64s(2)?, u64s(3)?);
+        let mut strides = Vec::with_capacity(SLOTS);
+        for k in 0..SLOTS {
+            let d: Vec<i64> = df
+                .column(STATE_COLUMNS[4 + k])?
+                .i64()?
+                .into_no_null_iter()
+                .collect();
+            strides.push((d, u64s(8 + k)?));
+        }
+        let (bytes, elem) = (u64s(12)?, u64s(13)?);
+        let states = (0..df.height())
+            .map(|i| PairPattern {
+                accesses: acc[i],
+                steps: steps[i],
+                strides: std::array::from_fn(|k| (strides[k].0[i], strides[k].1[i])),
+                elem_bytes: bytes[i],
+                elem: elem[i],
+                ..Default::default()
+            })
+            .collect();
+        Ok(PatternStates {
+            pairs: var.into_iter().zip(line).collect(),
+            states,
+        })
     }
 }
 

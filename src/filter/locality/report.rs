@@ -456,16 +456,22 @@ pub fn text_table(headers: &[String], rows: &[Vec<String>]) -> String {
 }
 
 /// Pattern labels per listed (variable, line) pair of arrays and blocks
-/// (scalars are left out), from one pass over the accesses: (variable,
+/// (scalars are left out), from the states the analysis gathered, or else
+/// one pass over the accesses: (variable,
 /// `file.c:LINE`, accesses, label), busiest first.
 pub fn patterns(
     a: &Analysis,
     kind: MemKind,
 ) -> Result<Vec<(String, String, u64, String)>, LocalityError> {
     let names = Names::of(a)?;
-    let mut pat = PatternSink::new(&names.vars);
-    drive(a, &mut [&mut pat])?;
-    let (pairs, states) = pat.finish();
+    let (pairs, states) = match &a.patterns {
+        Some(p) => (p.pairs.clone(), p.states.clone()),
+        None => {
+            let mut pat = PatternSink::new(&names.vars);
+            drive(a, &mut [&mut pat])?;
+            pat.finish()
+        }
+    };
     let mut rows: Vec<_> = pairs
         .iter()
         .zip(states.iter())

@@ -98,12 +98,7 @@ pub fn write_pages(
             .unwrap_or_else(|| "source".into());
         let page = figures.join(format!("source_{stem}.html"));
         let html = page_html(r, &file, &text, &lines);
-        std::fs::create_dir_all(figures)
-            .and_then(|_| std::fs::write(&page, html))
-            .map_err(|source| FilterError::Write {
-                path: page.clone(),
-                source,
-            })?;
+        crate::filter::files::write_whole(&page, html.as_bytes())?;
         out.push(page);
     }
     Ok(out)
