@@ -342,15 +342,21 @@ pub fn with_classes(
 
 /// The pattern label of every (variable, source line) pair of `a`, as a
 /// table with the columns of [`crate::filter::schema::pattern`]. Cost: one
-/// pass over the accesses; one row per pair.
+/// row per pair, from the states the analysis gathered as it streamed; one
+/// pass over the accesses for an analysis without them.
 ///
 /// # Errors
 /// An access list not in schema form.
 pub fn pattern_table(a: &Analysis) -> Result<DataFrame, LocalityError> {
     let names = Names::of(a)?;
-    let mut sink = PatternSink::new(&names.vars);
-    drive(a, &mut [&mut sink])?;
-    let (pairs, states) = sink.finish();
+    let (pairs, states) = match &a.patterns {
+        Some(p) => (p.pairs.clone(), p.states.clone()),
+        None => {
+            let mut sink = PatternSink::new(&names.vars);
+            drive(a, &mut [&mut sink])?;
+            sink.finish()
+        }
+    };
     let labels: Vec<String> = pairs
         .iter()
         .zip(&states)
