@@ -6,9 +6,13 @@
 #   - memory_trace_analysis + filtering_process + memory_stats as a user
 #     runs them: accesses per second end to end, each command's time, and
 #     the peak RSS of that mapvis process;
-#   - the size of the access list's Parquet dataset.
+#   - the size of the access list's Parquet dataset;
+#   - in a second mapvis process on the saved analysis, the figures of one
+#     array (the heap matrix X, N^2 doubles, N^3 + N^2 accesses):
+#     complete_memory_access_pattern X and 2d_memory_access_pattern X N 8,
+#     each one's time and HTML size, and that process' peak RSS.
 # Peak memory must not grow with N: the analysis keeps state per unique
-# location, never per access.
+# location, never per access, and the figures keep bins, groups and cells.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SIZES=("$@")
@@ -59,6 +63,24 @@ print(f"N={n}: {acc/1e6:.0f} M accesses; run_gleipnir {t3-t2:.1f} s vs the bare 
 print(f"N={n}: analysis {ta/1000:.1f} s + filtering {tf/1000:.1f} s + memory_stats {ts/1000:.1f} s = "
       f"{acc/total/1e6:.1f} M accesses/s end to end (goal >= 20); peak RSS {rss/1024:.0f} MB "
       f"(goal <= 2048); dataset {ds/acc:.2f} bytes/access")
+PY
+  cat > "$dir/figs.tcl" <<TCL
+set_mem_alloc all
+set t0 [clock milliseconds]
+set c [complete_memory_access_pattern X]
+set t1 [clock milliseconds]
+set p [2d_memory_access_pattern X $n 8]
+set t2 [clock milliseconds]
+puts "FIGS [expr {\$t1 - \$t0}] [file size \$c] [expr {\$t2 - \$t1}] [file size \$p]"
+TCL
+  out=$(cd "$dir" && /usr/bin/time -f "RSS %M" "$MAPVIS" figs.tcl 2>&1)
+  read -r _ tc sc tp sp <<<"$(grep '^FIGS' <<<"$out")"
+  rss=$(grep '^RSS' <<<"$out" | cut -d' ' -f2)
+  python3 - "$n" "$tc" "$sc" "$tp" "$sp" "$rss" <<'PY'
+import sys
+n, tc, sc, tp, sp, rss = (int(x) for x in sys.argv[1:7])
+print(f"N={n}: figures of X: complete_memory_access_pattern X {tc/1000:.1f} s, {sc/1e6:.2f} MB HTML; "
+      f"2d_memory_access_pattern X {n} 8 {tp/1000:.1f} s, {sp/1e6:.2f} MB HTML; peak RSS {rss/1024:.0f} MB")
 PY
   rm -rf "$dir"
 done

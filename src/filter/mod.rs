@@ -8,6 +8,7 @@
 
 pub mod access;
 pub mod analysis;
+pub mod batches;
 pub(crate) mod binary;
 pub(crate) mod consume;
 pub mod export;
@@ -216,8 +217,10 @@ pub fn accesses_of(a: &analysis::Analysis, var: u32) -> Result<DataFrame, Filter
 ///
 /// Cost: one pass over the access list (from disk for windows not in
 /// memory); 30 bytes per selected access in the result, plus one counter
-/// per unique location selected. For figures, which need the rows
-/// together; streaming consumers use [`store::AccessList::for_each`].
+/// per unique location selected. For small uses that need the rows
+/// together (tests, exports); the figures stream a selection with
+/// [`batches::SelectionBatches`], other consumers with
+/// [`store::AccessList::for_each`].
 pub fn rows(a: &analysis::Analysis, sel: &Selection) -> Result<DataFrame, FilterError> {
     use polars::prelude::PlHashMap;
     check_fits(sel.count)?;

@@ -158,17 +158,19 @@ fn set_figure_colour(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     Ok(s(mode.code()))
 }
 
-/// Adds the locality stage's colour classes (`set_figure_colour`) to the
-/// selected access rows `rows` of a figure, and the pattern labels of every
-/// (variable, line) pair, to `opts`; returns the rows to draw.
-pub fn annotate(
+/// The accesses of `sel` for a figure, read from the access list at each
+/// of the figure's passes, with the locality stage's colour classes
+/// (`set_figure_colour`) computed as they stream past; the class names and
+/// the pattern labels of every (variable, line) pair go into `opts`.
+pub fn annotate<'a>(
     st: &Session,
-    a: &crate::filter::analysis::Analysis,
-    rows: polars::prelude::DataFrame,
+    a: &'a crate::filter::analysis::Analysis,
+    sel: crate::filter::Selection,
     opts: &mut crate::vis::FigureOptions,
-) -> CmdResult<polars::prelude::DataFrame> {
+) -> CmdResult<crate::filter::batches::SelectionBatches<'a>> {
+    use crate::filter::batches::AccessBatches;
     let mode = st.locality().figure_colour;
-    let (rows, classes) = colour::with_classes(a, &rows, mode, &st.locality().cache)
+    let src = crate::filter::batches::SelectionBatches::new(a, sel, mode, &st.locality().cache)
         .context(|| "computing the figure's colours failed".to_string())?;
     if mode != ColourMode::Default {
         println!(
@@ -177,14 +179,14 @@ pub fn annotate(
             mode.code()
         );
     }
-    opts.annotations.classes = classes.map(|c| crate::vis::ColourClasses {
-        title: c.title,
-        labels: c.labels,
+    opts.annotations.classes = src.classes().map(|c| crate::vis::ColourClasses {
+        title: c.title.clone(),
+        labels: c.labels.clone(),
     });
     opts.annotations.patterns = Some(
         colour::pattern_table(a).context(|| "labelling the access patterns failed".to_string())?,
     );
-    Ok(rows)
+    Ok(src)
 }
 
 fn mode_words(mode: ColourMode) -> &'static str {

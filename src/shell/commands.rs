@@ -623,12 +623,11 @@ fn complete_pattern(st: &mut Session, save: bool, f: &filter::pick::VarFilter) -
             .join("complete_memory_access_pattern.html")
             .display()
     );
-    // The figure reads every selected access: gather their columns (shared
-    // with the analysis when the selection is everything).
-    let rows = filter::rows(a, &sel)?;
-    let rows = super::cmd_locality::annotate(st, a, rows, &mut opts)?;
+    // The figure streams the selected accesses from the access list, once
+    // per pass, and keeps only what it draws.
+    let src = super::cmd_locality::annotate(st, a, sel, &mut opts)?;
     let shown = filter::stats::variables_for_display(a, grouping)?;
-    let r = vis::complete_memory_access_pattern(&rows, &shown, &a.lines, &opts)?;
+    let r = vis::complete_pattern_of(&src, &shown, &a.lines, &opts)?;
     Ok(report_figure(st, &r))
 }
 
@@ -695,39 +694,26 @@ fn array_pattern(st: &mut Session, args: &[String], ndim: usize) -> CmdResult<Va
             return struct_pattern(st, var, &name, elem, fields, opts)
         }
     };
-    let acc = filter::accesses_of(a, var)?;
-    let acc = super::cmd_locality::annotate(st, a, acc, &mut opts)?;
+    let sel = filter::Selection::of(a, (0..a.vars.len()).map(|v| v == var as usize).collect())?;
+    let src = super::cmd_locality::annotate(st, a, sel, &mut opts)?;
     println!(
         "drawing {} accesses of {}...",
-        acc.height(),
+        filter::batches::AccessBatches::len(&src),
         super::text::terminal_safe(&name)
     );
-    let r = if ndim == 2 {
-        vis::array_2d(
-            vis::Array2d {
-                acc: &acc,
-                vars: &a.variables,
-                lines: &a.lines,
-                var,
-                cols,
-                type_bytes: tb,
-            },
-            &opts,
-        )
+    let layout = if ndim == 2 {
+        vis::ArrayLayout::Grid2d {
+            cols,
+            type_bytes: tb,
+        }
     } else {
-        vis::array_3d(
-            vis::Array3d {
-                acc: &acc,
-                vars: &a.variables,
-                lines: &a.lines,
-                var,
-                cols,
-                depth,
-                type_bytes: tb,
-            },
-            &opts,
-        )
-    }?;
+        vis::ArrayLayout::Grid3d {
+            cols,
+            depth,
+            type_bytes: tb,
+        }
+    };
+    let r = vis::array_pattern_of(&src, (&a.variables, &a.lines), var, layout, &opts)?;
     Ok(report_figure(st, &r))
 }
 
@@ -749,19 +735,13 @@ fn struct_pattern(
         super::text::terminal_safe(&names.join(", "))
     );
     let cols: Vec<(u64, String)> = fields.into_iter().map(|f| (f.offset, f.name)).collect();
-    let acc = filter::accesses_of(a, var)?;
-    let acc = super::cmd_locality::annotate(st, a, acc, &mut opts)?;
-    let r = vis::array_fields(
-        vis::ArrayFields {
-            acc: &acc,
-            vars: &a.variables,
-            lines: &a.lines,
-            var,
-            elem_bytes: elem,
-            fields: &cols,
-        },
-        &opts,
-    )?;
+    let sel = filter::Selection::of(a, (0..a.vars.len()).map(|v| v == var as usize).collect())?;
+    let src = super::cmd_locality::annotate(st, a, sel, &mut opts)?;
+    let layout = vis::ArrayLayout::Fields {
+        elem_bytes: elem,
+        fields: &cols,
+    };
+    let r = vis::array_pattern_of(&src, (&a.variables, &a.lines), var, layout, &opts)?;
     Ok(report_figure(st, &r))
 }
 

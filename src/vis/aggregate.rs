@@ -9,11 +9,14 @@
 //! starts fine and halves `res` until the groups fit the budget; a pass gives
 //! up as soon as it has more than `budget` groups, so too-fine passes cost
 //! about `budget` lookups each and only the last one or two read everything.
+//! The items stream past once per pass (from the access list when the
+//! figure draws a selection of an analysis), and only the groups are kept.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-use super::input::{op_index, Accesses};
+use super::error::VisError;
+use super::input::{op_index, Item};
 
 /// A small multiply-rotate hasher for integer keys (SipHash is 3-4x slower
 /// here and the keys are not attacker-controlled).
@@ -50,12 +53,12 @@ pub(crate) struct Group {
     pub(crate) t_min: u64,
     pub(crate) t_max: u64,
     t_sum: f64,
-    pub(crate) occ_min: u32,
-    pub(crate) occ_max: u32,
+    pub(crate) occ_min: u64,
+    pub(crate) occ_max: u64,
     /// Counts of load, store, modify, other.
     pub(crate) ops: [u64; 4],
-    /// Access row of the earliest access (for thread and source line).
-    pub(crate) first_row: usize,
+    /// The earliest access (for thread and source line).
+    pub(crate) first: Item,
     /// Smallest and largest coordinate (address or element) in the group.
     pub(crate) coord_min: u64,
     pub(crate) coord_max: u64,
@@ -76,6 +79,41 @@ impl Group {
         }
         best
     }
+
+    fn new(space: u64, it: &Item, coord: u64) -> Group {
+        let mut ops = [0; 4];
+        ops[op_index(it.op)] = 1;
+        Group {
+            space,
+            count: 1,
+            t_min: it.time,
+            t_max: it.time,
+            t_sum: it.time as f64,
+            occ_min: it.occ,
+            occ_max: it.occ,
+            ops,
+            first: *it,
+            coord_min: coord,
+            coord_max: coord,
+        }
+    }
+
+    #[inline]
+    fn add(&mut self, it: &Item, coord: u64) {
+        let t = it.time;
+        self.count += 1;
+        if t < self.t_min {
+            self.t_min = t;
+            self.first = *it;
+        }
+        self.t_max = self.t_max.max(t);
+        self.t_sum += t as f64;
+        self.occ_min = self.occ_min.min(it.occ);
+        self.occ_max = self.occ_max.max(it.occ);
+        self.ops[op_index(it.op)] += 1;
+        self.coord_min = self.coord_min.min(coord);
+        self.coord_max = self.coord_max.max(coord);
+    }
 }
 
 /// Result of [`aggregate`].
@@ -87,25 +125,22 @@ pub(crate) struct Binned {
     pub(crate) time_width: u64,
 }
 
-/// Visits the items to aggregate: calls `f(row, coord)` for each and stops
-/// when `f` returns false.
-pub(crate) type Source<'a> = dyn Fn(&mut dyn FnMut(usize, u64) -> bool) + 'a;
+/// One pass over the items to aggregate: calls `f(item, coord)` for each,
+/// in time order, until `f` returns false.
+pub(crate) type Source<'a> =
+    dyn Fn(&mut dyn FnMut(&Item, u64) -> bool) -> Result<(), VisError> + 'a;
 
-/// Space key of an item at a resolution: `key(row, coord, res)`.
-pub(crate) type KeyFn<'a> = dyn Fn(usize, u64, u64) -> u64 + 'a;
+/// Space key of an item at a resolution: `key(item, coord, res)`.
+pub(crate) type KeyFn<'a> = dyn Fn(&Item, u64, u64) -> u64 + 'a;
 
 /// The binned non-space dimension of an item (access time, occurrence, or a
-/// constant to bin by space only), from its access row.
-pub(crate) type DimFn<'a> = dyn Fn(usize) -> u64 + 'a;
+/// constant to bin by space only).
+pub(crate) type DimFn<'a> = dyn Fn(&Item) -> u64 + 'a;
 
-/// What [`aggregate`] groups: the items, their keys and the second binned
-/// dimension.
+/// What [`aggregate`] groups: the keys and the second binned dimension of
+/// one view.
 #[derive(Clone, Copy)]
 pub(crate) struct Binning<'a> {
-    /// The access table: time, operation and occurrence of an item's row.
-    pub(crate) acc: &'a Accesses,
-    /// Visits the items.
-    pub(crate) source: &'a Source<'a>,
     /// Space key of an item at a resolution.
     pub(crate) key: &'a KeyFn<'a>,
     /// The second binned dimension: time for address-over-time views,
@@ -118,99 +153,121 @@ pub(crate) struct Binning<'a> {
     pub(crate) budget: usize,
 }
 
-/// Aggregates the items of `b.source` into at most `b.budget` groups.
-///
-/// Cost: O(items) hash lookups for each of the last one or two passes,
-/// plus about `budget` per abandoned finer pass; memory O(budget).
-pub(crate) fn aggregate(b: &Binning) -> Binned {
-    let (t_lo, t_hi) = b.span;
-    let span = t_hi.saturating_sub(t_lo).saturating_add(1);
-    // Start fine in every dimension: a short span (few occurrences) must not
-    // cap the space resolution.
-    let mut res: u64 = 1 << 26;
-    loop {
-        let time_width = span.div_ceil(res).max(1);
-        if let Some(groups) = pass(b, time_width, res, b.budget) {
-            return Binned {
-                groups,
-                res,
-                time_width,
-            };
+/// The finest resolution tried.
+const FINEST: u64 = 1 << 26;
+
+/// Resolutions one pass tries side by side for each view: the finest that
+/// fits is taken, so most searches end in one or two passes that read
+/// everything, at a memory of this many times the budget at most.
+const LEVELS_PER_PASS: usize = 3;
+
+/// The groups of one view at one resolution while a pass fills them.
+struct Level {
+    res: u64,
+    time_width: u64,
+    budget: usize,
+    index: IntMap<(u64, u64), usize>,
+    groups: Vec<Group>,
+    /// More groups than the budget: this resolution is too fine.
+    over: bool,
+}
+
+impl Level {
+    fn new(b: &Binning, res: u64) -> Level {
+        let (t_lo, t_hi) = b.span;
+        let span = t_hi.saturating_sub(t_lo).saturating_add(1);
+        Level {
+            res,
+            time_width: span.div_ceil(res).max(1),
+            // The coarsest resolution always fits a sane key function (one
+            // bin holds everything); it is never refused.
+            budget: if res == 1 { usize::MAX } else { b.budget },
+            index: IntMap::default(),
+            groups: Vec::new(),
+            over: false,
         }
-        if res == 1 {
-            // Unreachable for a sane key function (one bin holds everything);
-            // fall back to the coarsest pass without the budget check.
-            let groups = pass(b, span, 1, usize::MAX).unwrap_or_default();
-            return Binned {
-                groups,
-                res,
-                time_width: span,
-            };
+    }
+
+    #[inline]
+    fn add(&mut self, b: &Binning, it: &Item, coord: u64) {
+        let tb = ((b.dim)(it) - b.span.0) / self.time_width;
+        let sk = (b.key)(it, coord, self.res);
+        match self.index.get(&(sk, tb)) {
+            Some(&g) => self.groups[g].add(it, coord),
+            None => {
+                if self.groups.len() >= self.budget {
+                    // Free the groups now: this level is not used.
+                    self.over = true;
+                    self.index = IntMap::default();
+                    self.groups = Vec::new();
+                    return;
+                }
+                self.index.insert((sk, tb), self.groups.len());
+                self.groups.push(Group::new(sk, it, coord));
+            }
         }
-        res /= 2;
     }
 }
 
-/// One pass at resolution `res` with time bins `time_width` wide: the
-/// groups, or `None` as soon as there are more than `budget`.
-fn pass(b: &Binning, time_width: u64, res: u64, budget: usize) -> Option<Vec<Group>> {
-    let (acc, source, key, dim, t_lo) = (b.acc, b.source, b.key, b.dim, b.span.0);
-    let time = acc.time();
-    let op = acc.op();
-    let occ = acc.occ();
-    let mut index: IntMap<(u64, u64), usize> = IntMap::default();
-    let mut groups: Vec<Group> = Vec::new();
-    let mut over = false;
-    source(&mut |row, coord| {
-        let t = time[row] as u64;
-        let tb = (dim(row) - t_lo) / time_width;
-        let sk = key(row, coord, res);
-        let o = occ[row];
-        let oi = op_index(op[row]);
-        match index.get(&(sk, tb)) {
-            Some(&g) => {
-                let g = &mut groups[g];
-                g.count += 1;
-                if t < g.t_min {
-                    g.t_min = t;
-                    g.first_row = row;
-                }
-                g.t_max = g.t_max.max(t);
-                g.t_sum += t as f64;
-                g.occ_min = g.occ_min.min(o);
-                g.occ_max = g.occ_max.max(o);
-                g.ops[oi] += 1;
-                g.coord_min = g.coord_min.min(coord);
-                g.coord_max = g.coord_max.max(coord);
+/// Aggregates the items of `source` into at most `budget` groups for each
+/// view of `views`: for each, the finest resolution `res` (from 2^26 down
+/// to 1, halving) whose (space key, `dim` bin) groups fit the budget, where
+/// the `dim` bins are `span / res` wide (rounded up).
+///
+/// Every view's search runs in the same passes, [`LEVELS_PER_PASS`]
+/// resolutions at a time; a resolution drops out as soon as it has more
+/// groups than the budget, and a pass ends once all its resolutions have.
+/// So too-fine passes read about `budget` items each and only the last one
+/// or two read everything.
+///
+/// Cost: per item, one hash lookup per live resolution; memory
+/// O(views x LEVELS_PER_PASS x budget), never O(items).
+///
+/// # Errors
+/// The items cannot be read, or the pass was interrupted.
+pub(crate) fn aggregate(source: &Source, views: &[Binning]) -> Result<Vec<Binned>, VisError> {
+    let mut done: Vec<Option<Binned>> = views.iter().map(|_| None).collect();
+    let mut next: Vec<u64> = vec![FINEST; views.len()];
+    while done.iter().any(Option::is_none) {
+        // (view, level) for the views not settled yet, finest first.
+        let mut levels: Vec<(usize, Level)> = Vec::new();
+        for (v, b) in views.iter().enumerate() {
+            if done[v].is_some() {
+                continue;
             }
-            None => {
-                if groups.len() >= budget {
-                    over = true;
-                    return false;
+            let mut res = next[v];
+            for _ in 0..LEVELS_PER_PASS {
+                levels.push((v, Level::new(b, res)));
+                if res == 1 {
+                    break;
                 }
-                let mut ops = [0; 4];
-                ops[oi] = 1;
-                index.insert((sk, tb), groups.len());
-                groups.push(Group {
-                    space: sk,
-                    count: 1,
-                    t_min: t,
-                    t_max: t,
-                    t_sum: t as f64,
-                    occ_min: o,
-                    occ_max: o,
-                    ops,
-                    first_row: row,
-                    coord_min: coord,
-                    coord_max: coord,
+                res /= 2;
+            }
+        }
+        source(&mut |it, coord| {
+            let mut live = false;
+            for (v, l) in levels.iter_mut() {
+                if !l.over {
+                    l.add(&views[*v], it, coord);
+                    live |= !l.over;
+                }
+            }
+            live
+        })?;
+        for (v, l) in levels {
+            if done[v].is_some() {
+                continue;
+            }
+            if l.over {
+                next[v] = (l.res / 2).max(1);
+            } else {
+                done[v] = Some(Binned {
+                    groups: l.groups,
+                    res: l.res,
+                    time_width: l.time_width,
                 });
             }
         }
-        true
-    });
-    if over {
-        None
-    } else {
-        Some(groups)
     }
+    Ok(done.into_iter().flatten().collect())
 }

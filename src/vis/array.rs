@@ -16,7 +16,7 @@ use plotly::{Layout, Plot, Scatter3D};
 use polars::prelude::DataFrame;
 
 use super::aggregate::{aggregate, Binned, Binning, Group, Source};
-use super::classes::Annot;
+use super::classes::{Annot, ClassesSeen};
 
 /// Bits of an aggregation key below the colour class.
 const CLASS_SHIFT: u32 = 56;
@@ -24,10 +24,12 @@ use super::array_maps::{grid_figures, slice_figures, Cells, Shape};
 use super::csv::CsvOut;
 use super::error::VisError;
 use super::html::{sanitize_name, write_page, PageFigure, PageMeta};
-use super::input::{op_index, op_name, Accesses, Lines, VarInfo, Variables, OP_NAMES};
+use super::input::{for_items, op_index, op_name, FrameBatches, Item};
+use super::input::{Lines, VarInfo, Variables, OP_NAMES};
 use super::traces::{count_sizes, customdata_fields, time_marker, CdCol, CdField, CustomData};
 use super::traces::{Ext, OneOrMany};
 use super::{FigureOptions, FigureReport};
+use crate::filter::batches::AccessBatches;
 
 impl Shape {
     /// First and last element touched by an access, clipped to the block;
@@ -72,7 +74,9 @@ impl Shape {
 /// size 0, no access to draw, tables not following the schema, or a file that
 /// cannot be written.
 pub fn array_2d(a: Array2d, o: &FigureOptions) -> Result<FigureReport, VisError> {
-    let tables = (a.acc, a.vars, a.lines);
+    o.validate()?;
+    let acc = FrameBatches::read(a.acc)?;
+    let tables = (&acc as &dyn AccessBatches, a.vars, a.lines);
     draw_array(Request::grid(tables, a.var, &[a.cols], a.type_bytes), o)
 }
 
@@ -110,7 +114,9 @@ pub struct Array2d<'a> {
 /// # Errors
 /// As [`array_2d`], and `depth` of 0.
 pub fn array_3d(a: Array3d, o: &FigureOptions) -> Result<FigureReport, VisError> {
-    let tables = (a.acc, a.vars, a.lines);
+    o.validate()?;
+    let acc = FrameBatches::read(a.acc)?;
+    let tables = (&acc as &dyn AccessBatches, a.vars, a.lines);
     let inner = [a.cols, a.depth];
     draw_array(Request::grid(tables, a.var, &inner, a.type_bytes), o)
 }
@@ -164,9 +170,11 @@ pub fn array_fields(a: ArrayFields, o: &FigureOptions) -> Result<FigureReport, V
                 .into(),
         ));
     }
+    o.validate()?;
+    let acc = FrameBatches::read(acc)?;
     let inner = [fields.len() as u64];
     let r = Request {
-        acc,
+        acc: &acc,
         vars,
         lines,
         var,
@@ -200,7 +208,7 @@ pub struct ArrayFields<'a> {
 /// The hand-off from the figure commands to the drawing: the tables, the
 /// variable and the inner dimensions (`[cols]` or `[cols, depth]`).
 struct Request<'a> {
-    acc: &'a DataFrame,
+    acc: &'a dyn AccessBatches,
     vars: &'a DataFrame,
     lines: &'a DataFrame,
     var: u32,
@@ -215,7 +223,7 @@ impl<'a> Request<'a> {
     /// A plain array: the access, variable and line tables, the variable,
     /// its inner dimensions and element size.
     fn grid(
-        (acc, vars, lines): (&'a DataFrame, &'a DataFrame, &'a DataFrame),
+        (acc, vars, lines): (&'a dyn AccessBatches, &'a DataFrame, &'a DataFrame),
         var: u32,
         inner: &'a [u64],
         type_bytes: u64,
@@ -232,6 +240,85 @@ impl<'a> Request<'a> {
     }
 }
 
+/// How [`array_pattern_of`] cuts the variable into elements.
+#[derive(Clone, Copy, Debug)]
+pub enum ArrayLayout<'a> {
+    /// Rows of `cols` elements of `type_bytes` bytes, as [`array_2d`].
+    Grid2d {
+        /// Columns, at least 1.
+        cols: u64,
+        /// Bytes of one element, at least 1.
+        type_bytes: u64,
+    },
+    /// Planes of `cols x depth` elements, as [`array_3d`].
+    Grid3d {
+        /// Columns of a plane, at least 1.
+        cols: u64,
+        /// Elements along the contiguous dimension, at least 1.
+        depth: u64,
+        /// Bytes of one element, at least 1.
+        type_bytes: u64,
+    },
+    /// An array of structures, one column per field, as [`array_fields`].
+    Fields {
+        /// Bytes of one structure.
+        elem_bytes: u64,
+        /// Byte offset and name of each field, ascending.
+        fields: &'a [(u64, String)],
+    },
+}
+
+/// Draws variable `var` of the accesses `src` (read as a stream, once per
+/// pass) as [`array_2d`], [`array_3d`] or [`array_fields`] draw a table.
+///
+/// Cost: one pass for the spans and the warnings; the scatter's passes
+/// (one that keeps the touches within the point budget, else the
+/// aggregation's, see [`aggregate`]); one pass for the heatmaps and the
+/// replays; one more with `save`. Memory: the point budget's worth of
+/// points, groups and cells, never the accesses.
+///
+/// # Errors
+/// As [`array_2d`], and an access list that cannot be read.
+pub fn array_pattern_of(
+    src: &dyn AccessBatches,
+    (vars, lines): (&DataFrame, &DataFrame),
+    var: u32,
+    layout: ArrayLayout,
+    o: &FigureOptions,
+) -> Result<FigureReport, VisError> {
+    o.validate()?;
+    let tables = (src, vars, lines);
+    match layout {
+        ArrayLayout::Grid2d { cols, type_bytes } => {
+            draw_array(Request::grid(tables, var, &[cols], type_bytes), o)
+        }
+        ArrayLayout::Grid3d {
+            cols,
+            depth,
+            type_bytes,
+        } => draw_array(Request::grid(tables, var, &[cols, depth], type_bytes), o),
+        ArrayLayout::Fields { elem_bytes, fields } => {
+            if fields.is_empty() || fields.windows(2).any(|w| w[0].0 >= w[1].0) {
+                return Err(VisError::BadOption(
+                    "An array of structures needs at least one field, with offsets in ascending order."
+                        .into(),
+                ));
+            }
+            let inner = [fields.len() as u64];
+            let r = Request {
+                acc: src,
+                vars,
+                lines,
+                var,
+                inner: &inner,
+                type_bytes: elem_bytes,
+                fields,
+            };
+            draw_array(r, o)
+        }
+    }
+}
+
 fn draw_array(r: Request, o: &FigureOptions) -> Result<FigureReport, VisError> {
     o.validate()?;
     let is3 = r.inner.len() == 2;
@@ -241,8 +328,6 @@ fn draw_array(r: Request, o: &FigureOptions) -> Result<FigureReport, VisError> {
         var: r.var,
         rows: v.rows(),
     })?;
-    let a = Accesses::read(r.acc)?;
-    let ann = Annot::read(&a, o)?;
     let l = Lines::read(r.lines)?;
     let mut report = FigureReport::default();
     let shape = if r.fields.is_empty() {
@@ -250,24 +335,26 @@ fn draw_array(r: Request, o: &FigureOptions) -> Result<FigureReport, VisError> {
     } else {
         struct_shape(&info, r.type_bytes, r.fields, &mut report)?
     };
-    let picked = pick_rows(&a, &shape, r.var, &mut report)?;
-    let each = |f: &mut dyn FnMut(usize, u64) -> bool| {
-        for (n, &k) in picked.rows.iter().enumerate() {
-            // Ctrl-C: stop; the page is then not written (checked below).
-            if n % 4096 == 0 && super::interrupted() {
-                return;
+    let picked = pick_rows(r.acc, &shape, r.var, &mut report)?;
+    let sparse = r.acc.classes().is_some_and(|c| c.sparse);
+    let ann = Annot::new(o, &picked.classes, sparse)?;
+    let (src, var, sh) = (r.acc, r.var, &shape);
+    let each = |f: &mut dyn FnMut(&Item, u64) -> bool| {
+        for_items(src, &mut |it| {
+            if it.var != var {
+                return true;
             }
-            if let Some((e0, e1)) = shape.span(a.addr()[k], a.size()[k] as u32) {
+            if let Some((e0, e1)) = sh.span(it.addr, it.size as u32) {
                 for e in e0..=e1 {
-                    if !f(k, e) {
-                        return;
+                    if !f(it, e) {
+                        return false;
                     }
                 }
             }
-        }
+            true
+        })
     };
     let d = Drawn {
-        a: &a,
         shape: &shape,
         picked: &picked,
         each: &each,
@@ -275,20 +362,18 @@ fn draw_array(r: Request, o: &FigureOptions) -> Result<FigureReport, VisError> {
         ann: &ann,
         o,
     };
-    let mut figures = vec![scatter_figure(&d, &mut report)];
+    let mut figures = vec![scatter_figure(&d, &mut report)?];
     let cells = Cells {
         shape: &shape,
         each: &each,
-        atime: a.time(),
-        aop: a.op(),
         t_lo: picked.t_lo,
         t_hi: picked.t_hi,
         o,
     };
     if is3 {
-        slice_figures(&cells, &mut figures, &mut report);
+        slice_figures(&cells, &mut figures, &mut report)?;
     } else {
-        grid_figures(&cells, &mut figures, &mut report);
+        grid_figures(&cells, &mut figures, &mut report)?;
     }
 
     let stem = format!(
@@ -511,43 +596,54 @@ fn struct_shape(
 
 /// The access rows of one variable that touch its block.
 struct Picked {
-    rows: Vec<usize>,
+    /// Accesses of the variable that touch its block.
+    accesses: u64,
     /// Element touches: a wide access touches every element it spans.
     touches: u64,
     t_lo: u64,
     t_hi: u64,
+    /// Lowest and highest occurrence of those accesses.
+    occ: (u64, u64),
+    /// The colour classes of the accesses.
+    classes: ClassesSeen,
 }
 
-/// The rows of `var` that fall in its block; accesses outside it, or
-/// straddling its edge, are counted in warnings.
+/// One pass over the accesses for what the figure needs before it draws:
+/// the touches of `var` that fall in its block, their time and the colour
+/// classes met; accesses outside the block, or straddling its edge, are
+/// counted in warnings.
 fn pick_rows(
-    a: &Accesses,
+    src: &dyn AccessBatches,
     shape: &Shape,
     var: u32,
     report: &mut FigureReport,
 ) -> Result<Picked, VisError> {
-    let (avar, aaddr, asize, atime) = (a.var(), a.addr(), a.size(), a.time());
     let mut p = Picked {
-        rows: Vec::new(),
+        accesses: 0,
         touches: 0,
         t_lo: u64::MAX,
         t_hi: 0,
+        occ: (u64::MAX, 0),
+        classes: ClassesSeen::default(),
     };
     let (mut outside, mut partial) = (0u64, 0u64);
-    for k in 0..a.len() {
-        if avar[k] != var {
-            continue;
+    for_items(src, &mut |it| {
+        p.classes.add(it);
+        if it.var != var {
+            return true;
         }
-        let Some((e0, e1)) = shape.span(aaddr[k], asize[k] as u32) else {
+        let Some((e0, e1)) = shape.span(it.addr, it.size as u32) else {
             outside += 1;
-            continue;
+            return true;
         };
-        partial += shape.partial(aaddr[k], asize[k] as u32) as u64;
+        partial += shape.partial(it.addr, it.size as u32) as u64;
         p.touches += e1 - e0 + 1;
-        p.t_lo = p.t_lo.min(atime[k] as u64);
-        p.t_hi = p.t_hi.max(atime[k] as u64);
-        p.rows.push(k);
-    }
+        p.t_lo = p.t_lo.min(it.time);
+        p.t_hi = p.t_hi.max(it.time);
+        p.occ = (p.occ.0.min(it.occ), p.occ.1.max(it.occ));
+        p.accesses += 1;
+        true
+    })?;
     let name = &shape.name;
     if outside > 0 {
         report.warnings.push(format!(
@@ -561,7 +657,7 @@ fn pick_rows(
             "{partial} accesses of `{name}` straddle the edge of its block; only the elements inside it are drawn."
         ));
     }
-    if p.rows.is_empty() {
+    if p.accesses == 0 {
         return Err(VisError::Empty(format!(
             "No access of `{name}` (variable {var}) falls inside its block, so there is nothing to draw. Check the memory kinds selected and the variable's base and size."
         )));
@@ -571,7 +667,6 @@ fn pick_rows(
 
 /// What the scatter and the data file are drawn from.
 struct Drawn<'a> {
-    a: &'a Accesses,
     shape: &'a Shape,
     picked: &'a Picked,
     each: &'a Source<'a>,
@@ -598,17 +693,17 @@ impl Drawn<'_> {
 
 /// The 3D scatter of element accesses, exact or aggregated above the point
 /// budget, as the page's first figure.
-fn scatter_figure(d: &Drawn, report: &mut FigureReport) -> PageFigure {
+fn scatter_figure(d: &Drawn, report: &mut FigureReport) -> Result<PageFigure, VisError> {
     let touches = d.picked.touches;
     let name = &d.shape.name;
     let (mut scatter, heading) = if touches <= d.o.point_budget as u64 {
         report.points = touches as usize;
         (
-            exact_scatter(d),
+            exact_scatter(d)?,
             format!("{touches} element accesses of {name}"),
         )
     } else {
-        let (plot, groups, desc) = group_scatter(d);
+        let (plot, groups, desc) = group_scatter(d)?;
         report.points = groups;
         report.aggregated = Some(desc);
         (
@@ -636,7 +731,7 @@ fn scatter_figure(d: &Drawn, report: &mut FigureReport) -> PageFigure {
             .height(800)
             .scene(LayoutScene::new().x_axis(x).y_axis(int_axis(yl)).z_axis(z)),
     );
-    PageFigure {
+    Ok(PageFigure {
         heading,
         note: format!(
             "{name} as {}. Each point is one element access: {xl} (x), {yl} (y), {zl} (z), {}.",
@@ -648,7 +743,7 @@ fn scatter_figure(d: &Drawn, report: &mut FigureReport) -> PageFigure {
         ),
         plot: scatter,
         height: 800,
-    }
+    })
 }
 
 customdata_fields! {
@@ -707,15 +802,14 @@ fn class_name(ann: &Annot, c: usize) -> Option<&str> {
 
 /// One point per element access: x = j, y = occurrence (2D) or k (3D),
 /// z = i, coloured by time, or one trace per colour class.
-fn exact_scatter(d: &Drawn) -> Plot {
-    let a = d.a;
+fn exact_scatter(d: &Drawn) -> Result<Plot, VisError> {
     let is3 = d.is3();
-    // (access row, element) of every touch, by class.
-    let mut by_class: Vec<Vec<(usize, u64)>> = vec![Vec::new(); d.ann.n_classes()];
-    (d.each)(&mut |k, e| {
-        by_class[d.ann.class(a, k) as usize].push((k, e));
+    // (access, element) of every touch, by class: at most the point budget.
+    let mut by_class: Vec<Vec<(Item, u64)>> = vec![Vec::new(); d.ann.n_classes()];
+    (d.each)(&mut |it, e| {
+        by_class[d.ann.class(it) as usize].push((*it, e));
         true
-    });
+    })?;
     let hover = exact_hover(&d.shape.name, is3, !d.shape.fields.is_empty());
     let mut p = Plot::new();
     for (c, pts) in by_class.iter().enumerate() {
@@ -726,7 +820,7 @@ fn exact_scatter(d: &Drawn) -> Plot {
         let y: Vec<u64> = pts
             .iter()
             .zip(&ijk)
-            .map(|(&(k, _), p)| if is3 { p.2 } else { a.occ()[k] as u64 })
+            .map(|((it, _), p)| if is3 { p.2 } else { it.occ })
             .collect();
         let t = Scatter3D::new(
             ijk.iter().map(|p| p.1).collect::<Vec<_>>(),
@@ -751,7 +845,7 @@ fn exact_scatter(d: &Drawn) -> Plot {
             .custom(cd)
             .boxed(),
             None => {
-                let times = pts.iter().map(|&(k, _)| a.time()[k] as f64).collect();
+                let times = pts.iter().map(|(it, _)| it.time as f64).collect();
                 Ext::new(*t.name(d.shape.name.as_str()))
                     .custom(cd)
                     .marker(time_marker(
@@ -764,37 +858,35 @@ fn exact_scatter(d: &Drawn) -> Plot {
             }
         });
     }
-    p
+    Ok(p)
 }
 
-/// The customdata of element touches `pts` (access row, element), whose
+/// The customdata of element touches `pts` (access, element), whose
 /// indices are `ijk`.
-fn touch_custom(d: &Drawn, pts: &[(usize, u64)], ijk: &[(u64, u64, u64)]) -> CustomData {
-    let a = d.a;
-    let u = |f: &dyn Fn(usize, u64) -> u64| CdCol::U64(pts.iter().map(|&(k, e)| f(k, e)).collect());
+fn touch_custom(d: &Drawn, pts: &[(Item, u64)], ijk: &[(u64, u64, u64)]) -> CustomData {
+    let u =
+        |f: &dyn Fn(&Item, u64) -> u64| CdCol::U64(pts.iter().map(|(it, e)| f(it, *e)).collect());
     let last = if d.is3() {
         TouchField::Depth
     } else {
         TouchField::Col
     };
     CustomData::through(last, |f| match f {
-        TouchField::Time => u(&|k, _| a.time()[k] as u64),
+        TouchField::Time => u(&|it, _| it.time),
         TouchField::Operation => CdCol::Static(
-            pts.iter()
-                .map(|&(k, _)| op_index(a.op()[k]) as u8)
-                .collect(),
+            pts.iter().map(|(it, _)| op_index(it.op) as u8).collect(),
             &OP_NAMES,
         ),
-        TouchField::Thread => u(&|k, _| a.tid()[k] as u64),
-        TouchField::Occurrence => u(&|k, _| a.occ()[k] as u64),
+        TouchField::Thread => u(&|it, _| it.tid as u64),
+        TouchField::Occurrence => u(&|it, _| it.occ),
         TouchField::Source => CdCol::Str(
-            pts.iter().map(|&(k, _)| a.line()[k]).collect(),
+            pts.iter().map(|(it, _)| it.line).collect(),
             d.sources.clone(),
         ),
         TouchField::Address => u(&|_, e| d.shape.addr_of(e)),
         TouchField::Pattern => CdCol::Str(
             pts.iter()
-                .map(|&(k, _)| d.ann.patterns.id(a.var()[k], a.line()[k]))
+                .map(|(it, _)| d.ann.patterns.id(it.var, it.line))
                 .collect(),
             d.ann.patterns.names.clone(),
         ),
@@ -862,8 +954,8 @@ fn group_hover() -> String {
 /// Exact groups of (block of elements, occurrence bin) above the point
 /// budget, one trace per colour class; returns the plot, the number of
 /// groups and a description.
-fn group_scatter(d: &Drawn) -> (Plot, usize, String) {
-    let binned = bin_touches(d);
+fn group_scatter(d: &Drawn) -> Result<(Plot, usize, String), VisError> {
+    let binned = bin_touches(d)?;
     let blocks: Vec<u64> = d
         .shape
         .dims
@@ -884,35 +976,28 @@ fn group_scatter(d: &Drawn) -> (Plot, usize, String) {
             p.add_trace(group_trace(d, &gs, c, max, &blocks));
         }
     }
-    (p, binned.groups.len(), desc)
+    Ok((p, binned.groups.len(), desc))
 }
 
 /// The element touches grouped within the point budget: by block of
 /// elements and colour class, and in 2D by occurrence bin (the scatter's y
 /// axis); in 3D by space only, so that groups at one position never hide
 /// each other.
-fn bin_touches(d: &Drawn) -> Binned {
-    let (a, shape, is3) = (d.a, d.shape, d.is3());
-    let aocc = a.occ();
-    let key = |row: usize, e: u64, res: u64| {
-        ((d.ann.class(a, row) as u64) << CLASS_SHIFT) | block_key(shape, &shape.dims, e, res)
+fn bin_touches(d: &Drawn) -> Result<Binned, VisError> {
+    let (shape, is3) = (d.shape, d.is3());
+    let key = |it: &Item, e: u64, res: u64| {
+        ((d.ann.class(it) as u64) << CLASS_SHIFT) | block_key(shape, &shape.dims, e, res)
     };
-    let span = if is3 {
-        (0, 0)
-    } else {
-        d.picked.rows.iter().fold((u64::MAX, 0), |(lo, hi), &k| {
-            (lo.min(aocc[k] as u64), hi.max(aocc[k] as u64))
-        })
-    };
-    let dim = |row: usize| if is3 { 0 } else { aocc[row] as u64 };
-    aggregate(&Binning {
-        acc: a,
-        source: d.each,
+    let span = if is3 { (0, 0) } else { d.picked.occ };
+    let dim = |it: &Item| if is3 { 0 } else { it.occ };
+    let view = Binning {
         key: &key,
         dim: &dim,
         span,
         budget: d.o.point_budget,
-    })
+    };
+    let mut b = aggregate(d.each, &[view])?;
+    Ok(b.pop().expect("aggregate gives one result per view"))
 }
 
 /// The page's note on the aggregation: the block size, the occurrence bin
@@ -996,7 +1081,6 @@ fn group_trace(
 
 /// The customdata of aggregated groups `gs`.
 fn touch_group_custom(d: &Drawn, gs: &[&Group]) -> CustomData {
-    let a = d.a;
     let u = |f: &dyn Fn(&Group) -> u64| CdCol::U64(gs.iter().map(|&g| f(g)).collect());
     CustomData::of(|f| match f {
         TouchGroupField::Count => u(&|g| g.count),
@@ -1007,20 +1091,15 @@ fn touch_group_custom(d: &Drawn, gs: &[&Group]) -> CustomData {
         TouchGroupField::Loads => u(&|g| g.ops[0]),
         TouchGroupField::Stores => u(&|g| g.ops[1]),
         TouchGroupField::Modifies => u(&|g| g.ops[2]),
-        TouchGroupField::OccMin => u(&|g| g.occ_min as u64),
-        TouchGroupField::OccMax => u(&|g| g.occ_max as u64),
-        TouchGroupField::Thread => u(&|g| a.tid()[g.first_row] as u64),
-        TouchGroupField::Source => CdCol::Str(
-            gs.iter().map(|g| a.line()[g.first_row]).collect(),
-            d.sources.clone(),
-        ),
+        TouchGroupField::OccMin => u(&|g| g.occ_min),
+        TouchGroupField::OccMax => u(&|g| g.occ_max),
+        TouchGroupField::Thread => u(&|g| g.first.tid as u64),
+        TouchGroupField::Source => {
+            CdCol::Str(gs.iter().map(|g| g.first.line).collect(), d.sources.clone())
+        }
         TouchGroupField::Pattern => CdCol::Str(
             gs.iter()
-                .map(|g| {
-                    d.ann
-                        .patterns
-                        .id(a.var()[g.first_row], a.line()[g.first_row])
-                })
+                .map(|g| d.ann.patterns.id(g.first.var, g.first.line))
                 .collect(),
             d.ann.patterns.names.clone(),
         ),
@@ -1031,7 +1110,7 @@ fn touch_group_custom(d: &Drawn, gs: &[&Group]) -> CustomData {
 /// the element's address, the variable, occurrence, row, column (depth),
 /// operation, thread and time.
 fn save_csv(d: &Drawn, file: &str) -> Result<std::path::PathBuf, VisError> {
-    let (a, shape) = (d.a, d.shape);
+    let shape = d.shape;
     let mut header = vec!["index", "address", "variable", "occurrence", "row", "col"];
     if d.is3() {
         header.push("depth");
@@ -1046,12 +1125,12 @@ fn save_csv(d: &Drawn, file: &str) -> Result<std::path::PathBuf, VisError> {
     }
     let mut w = CsvOut::create(&d.o.visinfo_dir, file, &header)?;
     let mut err = None;
-    (d.each)(&mut |k, e| {
+    (d.each)(&mut |it, e| {
         let (i, j, kk) = shape.ijk(e);
-        w.num(k as u64);
+        w.num(it.row);
         w.hex(shape.addr_of(e));
         w.text(&shape.name);
-        w.num(a.occ()[k] as u64);
+        w.num(it.occ);
         w.num(i);
         w.num(j);
         if d.is3() {
@@ -1060,11 +1139,11 @@ fn save_csv(d: &Drawn, file: &str) -> Result<std::path::PathBuf, VisError> {
         if fields {
             w.text(&shape.column_name(j));
         }
-        w.text(op_name(a.op()[k]));
-        w.num(a.tid()[k] as u64);
-        w.num(a.time()[k] as u64);
+        w.text(op_name(it.op));
+        w.num(it.tid as u64);
+        w.num(it.time);
         if let Some(c) = &d.ann.classes {
-            w.text(&c.labels[d.ann.class(a, k) as usize]);
+            w.text(&c.labels[d.ann.class(it) as usize]);
         }
         match w.end_row() {
             Ok(()) => true,
@@ -1073,7 +1152,7 @@ fn save_csv(d: &Drawn, file: &str) -> Result<std::path::PathBuf, VisError> {
                 false
             }
         }
-    });
+    })?;
     if let Some(e) = err {
         return Err(e);
     }

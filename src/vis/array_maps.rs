@@ -15,6 +15,7 @@ use plotly::{HeatMap, Layout, Plot, Trace, Traces};
 use serde_json::{json, Value};
 
 use super::aggregate::Source;
+use super::error::VisError;
 use super::html::PageFigure;
 use super::input::op_index;
 use super::{FigureOptions, FigureReport};
@@ -132,13 +133,11 @@ impl Shape {
 }
 
 /// What the heatmaps are drawn from: the array, its element touches in
-/// time order (`each` calls back with the access row and the element), the
-/// access times and operations by row, and the time span of the accesses.
+/// time order (`each` makes one pass, calling back with the access and the
+/// element), and the time span of the accesses.
 pub(super) struct Cells<'a> {
     pub(super) shape: &'a Shape,
     pub(super) each: &'a Source<'a>,
-    pub(super) atime: &'a [u32],
-    pub(super) aop: &'a [u8],
     pub(super) t_lo: u64,
     pub(super) t_hi: u64,
     pub(super) o: &'a FigureOptions,
@@ -317,8 +316,14 @@ fn value_range(vals: impl Iterator<Item = f64>, from_zero: bool) -> (f64, f64) {
     (lo, hi.max(lo + 1.0))
 }
 
-/// The four per-element heatmaps and the two replays of a 2D array.
-pub(super) fn grid_figures(c: &Cells, figures: &mut Vec<PageFigure>, report: &mut FigureReport) {
+/// The four per-element heatmaps and the two replays of a 2D array, from
+/// one pass over the element touches. Memory: the cells, at most the point
+/// budget of them (and as many per replay step).
+pub(super) fn grid_figures(
+    c: &Cells,
+    figures: &mut Vec<PageFigure>,
+    report: &mut FigureReport,
+) -> Result<(), VisError> {
     let (rows, cols) = (c.shape.dims[0], c.shape.dims[1]);
     let budget = c.o.point_budget as u64;
     let f = merge_factor(&[rows, cols], budget);
@@ -329,16 +334,22 @@ pub(super) fn grid_figures(c: &Cells, figures: &mut Vec<PageFigure>, report: &mu
         ));
     }
     let mut g = Grid::new(nr * nc);
-    (c.each)(&mut |k, e| {
+    let rg = ReplayLayout::new(c, f);
+    let span = c.t_hi - c.t_lo + 1;
+    let mut frames = vec![0u64; rg.nf as usize * rg.cells];
+    (c.each)(&mut |it, e| {
         let (i, j, _) = c.shape.ijk(e);
-        let oi = op_index(c.aop[k]);
+        let oi = op_index(it.op);
         g.add(
             (i / f) as usize * nc + (j / f) as usize,
-            c.atime[k] as u64,
+            it.time,
             oi == 1 || oi == 2,
         );
+        let cell = (i / rg.fr) as usize * rg.rc + (j / rg.fr) as usize;
+        let fi = ((it.time - c.t_lo) as u128 * rg.nf as u128 / span as u128) as usize;
+        frames[fi * rg.cells + cell] += 1;
         true
-    });
+    })?;
     let xs = c.shape.column_values(nc, f);
     let ys: Vec<u64> = (0..nr as u64).map(|y| y * f).collect();
     let flip = c.o.matrix_orientation.then_some((nr, f));
@@ -390,36 +401,51 @@ pub(super) fn grid_figures(c: &Cells, figures: &mut Vec<PageFigure>, report: &mu
             height: HEAT_HEIGHT,
         });
     }
-    replay_figures(c, f, figures);
+    replay_figures(c, &rg, frames, figures);
+    Ok(())
 }
 
-/// Accesses per replay cell in each of `nf` time steps: `frames[fi *
-/// cells + cell]`, for cells of `fr x fr` elements, `rc` cells per row.
-fn replay_counts(c: &Cells, nf: u64, fr: u64, rc: usize, cells: usize) -> Vec<u64> {
-    let span = c.t_hi - c.t_lo + 1;
-    let mut frames = vec![0u64; nf as usize * cells];
-    (c.each)(&mut |k, e| {
-        let (i, j, _) = c.shape.ijk(e);
-        let cell = (i / fr) as usize * rc + (j / fr) as usize;
-        let fi = ((c.atime[k] as u64 - c.t_lo) as u128 * nf as u128 / span as u128) as usize;
-        frames[fi * cells + cell] += 1;
-        true
-    });
-    frames
+/// The cells and steps of the replays: `nf` time steps, cells of `fr x fr`
+/// elements (at least the heatmaps' `f`), `rr x rc` of them.
+struct ReplayLayout {
+    nf: u64,
+    fr: u64,
+    rr: usize,
+    rc: usize,
+    cells: usize,
+}
+
+impl ReplayLayout {
+    fn new(c: &Cells, f: u64) -> ReplayLayout {
+        let (rows, cols) = (c.shape.dims[0], c.shape.dims[1]);
+        let span = c.t_hi - c.t_lo + 1;
+        let nf = REPLAY_FRAMES.min(span).max(1);
+        let budget = c.o.point_budget as u64;
+        let fr = merge_factor(&[rows, cols], (budget / nf).max(1)).max(f);
+        let (rr, rc) = (rows.div_ceil(fr) as usize, cols.div_ceil(fr) as usize);
+        ReplayLayout {
+            nf,
+            fr,
+            rr,
+            rc,
+            cells: rr * rc,
+        }
+    }
 }
 
 /// Two replays of the traversal over up to 30 time steps: the accesses so
-/// far (cumulative), and the accesses within each step alone ("recent"),
-/// whose own colour scale keeps mid-run frames as vivid as the last.
-fn replay_figures(c: &Cells, f: u64, figures: &mut Vec<PageFigure>) {
-    let (rows, cols) = (c.shape.dims[0], c.shape.dims[1]);
+/// far (cumulative), and the accesses within each step alone ("recent",
+/// `frames[step * cells + cell]`), whose own colour scale keeps mid-run
+/// frames as vivid as the last.
+fn replay_figures(c: &Cells, rg: &ReplayLayout, recent: Vec<u64>, figures: &mut Vec<PageFigure>) {
     let span = c.t_hi - c.t_lo + 1;
-    let nf = REPLAY_FRAMES.min(span).max(1);
-    let budget = c.o.point_budget as u64;
-    let fr = merge_factor(&[rows, cols], (budget / nf).max(1)).max(f);
-    let (rr, rc) = (rows.div_ceil(fr) as usize, cols.div_ceil(fr) as usize);
-    let cells = rr * rc;
-    let recent = replay_counts(c, nf, fr, rc, cells);
+    let &ReplayLayout {
+        nf,
+        fr,
+        rr,
+        rc,
+        cells,
+    } = rg;
     let mut cumulative = recent.clone();
     for fi in 1..nf as usize {
         for x in 0..cells {
@@ -594,7 +620,11 @@ impl Slices {
 /// Per-plane heatmaps of a 3D array (first-access time and access count),
 /// each with a slider over the planes and a choice between one colour
 /// scale for the whole run and one per plane.
-pub(super) fn slice_figures(c: &Cells, figures: &mut Vec<PageFigure>, report: &mut FigureReport) {
+pub(super) fn slice_figures(
+    c: &Cells,
+    figures: &mut Vec<PageFigure>,
+    report: &mut FigureReport,
+) -> Result<(), VisError> {
     let budget = c.o.point_budget as u64;
     let sl = Slices::new(c.shape, budget);
     let (cols, depth) = (c.shape.dims[1], c.shape.dims[2]);
@@ -612,13 +642,13 @@ pub(super) fn slice_figures(c: &Cells, figures: &mut Vec<PageFigure>, report: &m
     }
     let cells = sl.cells();
     let mut g = Grid::new(sl.ns * cells);
-    (c.each)(&mut |k, e| {
+    (c.each)(&mut |it, e| {
         let (i, j, kk) = c.shape.ijk(e);
         let x =
             (i / sl.thick) as usize * cells + (j / sl.f) as usize * sl.nk + (kk / sl.f) as usize;
-        g.add(x, c.atime[k] as u64, false);
+        g.add(x, it.time, false);
         true
-    });
+    })?;
     let metrics = [
         (
             "First access time per element, one plane at a time",
@@ -636,6 +666,7 @@ pub(super) fn slice_figures(c: &Cells, figures: &mut Vec<PageFigure>, report: &m
     for (heading, label, metric, scale) in metrics {
         figures.push(slice_plot(c, &sl, &g, heading, label, metric, scale));
     }
+    Ok(())
 }
 
 /// One per-plane heatmap figure of `metric`.

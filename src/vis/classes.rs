@@ -14,7 +14,7 @@ use std::sync::Arc;
 use polars::prelude::*;
 
 use super::error::VisError;
-use super::input::Accesses;
+use super::input::Item;
 use super::FigureOptions;
 use crate::filter::schema::pattern as pt;
 
@@ -46,24 +46,63 @@ impl PatternIds {
 pub(crate) struct Annot {
     pub(crate) classes: Option<ClassInfo>,
     pub(crate) patterns: PatternIds,
+    /// Class as drawn of each class value the accesses carry.
+    remap: Vec<u8>,
+}
+
+/// The colour classes a pass over the accesses met: which occur, and
+/// whether the accesses carry classes at all.
+#[derive(Clone, Debug)]
+pub(crate) struct ClassesSeen {
+    /// Per class value, whether some access has it.
+    pub(crate) present: [bool; 256],
+    /// Whether the batches had a colour column.
+    pub(crate) coloured: bool,
+}
+
+impl Default for ClassesSeen {
+    fn default() -> Self {
+        ClassesSeen {
+            present: [false; 256],
+            coloured: false,
+        }
+    }
+}
+
+impl ClassesSeen {
+    /// Notes the class of one access.
+    #[inline]
+    pub(crate) fn add(&mut self, it: &Item) {
+        self.present[it.class as usize] = true;
+        self.coloured |= it.coloured;
+    }
 }
 
 impl Annot {
-    /// Reads the annotations of `o` and checks them against `a`: with
-    /// classes, the access table must have a `colour` column whose values
-    /// name a class.
-    pub(crate) fn read(a: &Accesses, o: &FigureOptions) -> Result<Annot, VisError> {
+    /// Reads the annotations of `o` and checks them against the classes the
+    /// accesses had (`seen`): with classes, the accesses must carry a
+    /// colour class that names a class. With `sparse` (the names list every
+    /// class the model can give), the classes no access has are dropped and
+    /// the others renumbered densely, in order.
+    pub(crate) fn new(
+        o: &FigureOptions,
+        seen: &ClassesSeen,
+        sparse: bool,
+    ) -> Result<Annot, VisError> {
+        let mut remap: Vec<u8> = (0..=255).collect();
         let classes = match &o.annotations.classes {
             None => None,
             Some(c) => {
-                let col = a.colour().ok_or_else(|| VisError::Schema {
-                    table: "access",
-                    detail: format!(
-                        "the figure is coloured by {} but the access table has no `colour` column",
-                        c.title
-                    ),
-                })?;
-                if let Some(&bad) = col.iter().find(|&&x| x as usize >= c.labels.len()) {
+                if !seen.coloured {
+                    return Err(VisError::Schema {
+                        table: "access",
+                        detail: format!(
+                            "the figure is coloured by {} but the access table has no `colour` column",
+                            c.title
+                        ),
+                    });
+                }
+                if let Some(bad) = (c.labels.len()..256).find(|&x| seen.present[x]) {
                     return Err(VisError::Schema {
                         table: "access",
                         detail: format!(
@@ -72,10 +111,20 @@ impl Annot {
                         ),
                     });
                 }
-                let n = c.labels.len();
+                let mut labels = c.labels.clone();
+                if sparse {
+                    labels.clear();
+                    for (k, l) in c.labels.iter().enumerate() {
+                        if seen.present[k] {
+                            remap[k] = labels.len() as u8;
+                            labels.push(l.clone());
+                        }
+                    }
+                }
+                let n = labels.len();
                 Some(ClassInfo {
                     title: c.title.clone(),
-                    labels: Arc::new(c.labels.clone()),
+                    labels: Arc::new(labels),
                     colours: (0..n).map(|i| ramp(i, n)).collect(),
                 })
             }
@@ -87,14 +136,19 @@ impl Annot {
                 names: Arc::new(vec!["-".into()]),
             },
         };
-        Ok(Annot { classes, patterns })
+        Ok(Annot {
+            classes,
+            patterns,
+            remap,
+        })
     }
 
-    /// The class of access row `row` (0 without classes).
-    pub(crate) fn class(&self, a: &Accesses, row: usize) -> u8 {
-        match (&self.classes, a.colour()) {
-            (Some(_), Some(c)) => c[row],
-            _ => 0,
+    /// The class of access `it` (0 without classes).
+    #[inline]
+    pub(crate) fn class(&self, it: &Item) -> u8 {
+        match &self.classes {
+            Some(_) => self.remap[it.class as usize],
+            None => 0,
         }
     }
 

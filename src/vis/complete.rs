@@ -8,15 +8,17 @@ use plotly::{Layout, Plot, Scatter, Scatter3D};
 use polars::prelude::DataFrame;
 
 use super::aggregate::{aggregate, Binned, Binning, Group};
-use super::classes::Annot;
+use super::classes::{Annot, ClassesSeen};
 use super::csv::CsvOut;
 use super::error::VisError;
 use super::html::{write_page, PageFigure, PageMeta};
-use super::input::{op_index, op_name, Accesses, Lines, Variables, OP_NAMES};
+use super::input::{for_items, gather, op_index, op_name, FrameBatches, Item};
+use super::input::{Lines, Variables, OP_NAMES};
 use super::traces::{count_sizes, customdata_fields, time_marker, CdField, OneOrMany};
 use super::traces::{draw_order, op_colour, trace_sizes, RAW_SIZE};
 use super::traces::{CdCol, CustomData, Ext, SOLID_OPACITY};
 use super::{FigureOptions, FigureReport};
+use crate::filter::batches::AccessBatches;
 
 /// File name of the page written by [`complete_memory_access_pattern`].
 pub(crate) const FILE: &str = "complete_memory_access_pattern.html";
@@ -143,20 +145,8 @@ pub(crate) fn symbol(op: usize) -> MarkerSymbol {
 
 /// Draws every access of `acc` to `figures/complete_memory_access_pattern.html`.
 ///
-/// The page holds (a) the original tool's 3D scatter: x = occurrence of the
-/// address, y = variable (ordered by base address), z = address, colour =
-/// time; and (b) a 2D WebGL scatter of address over access order with one
-/// colour per variable and one marker symbol per operation. Hover shows
-/// order, hex address, variable, operation, thread, occurrence and source
-/// line. `acc` is drawn as given: the caller filters it to the selected
-/// memory kinds. With `save`, `visinfo/complete_memory_access_pattern.csv`
-/// gets one row per access (`index` is the row of `acc`).
-///
-/// Above `point_budget` accesses both scatters show exact (variable, address
-/// bin, time bin) groups whose marker size grows with their count.
-///
-/// Cost: O(n) to read and draw n <= budget accesses; above the budget O(n)
-/// hash lookups per aggregation pass (usually 1-3 passes), memory O(budget).
+/// The table in memory is drawn as [`complete_pattern_of`] draws a stream;
+/// see there.
 ///
 /// # Errors
 /// Bad options, tables not following the schema, an empty access table, or
@@ -168,67 +158,167 @@ pub fn complete_memory_access_pattern(
     o: &FigureOptions,
 ) -> Result<FigureReport, VisError> {
     o.validate()?;
-    let a = Accesses::read(acc)?;
-    let ann = Annot::read(&a, o)?;
+    complete_pattern_of(&FrameBatches::read(acc)?, vars, lines, o)
+}
+
+/// Draws every access of `src` to `figures/complete_memory_access_pattern.html`.
+///
+/// The page holds (a) the original tool's 3D scatter: x = occurrence of the
+/// address, y = variable (ordered by base address), z = address, colour =
+/// time; and (b) a 2D WebGL scatter of address over access order with one
+/// colour per variable and one marker symbol per operation. Hover shows
+/// order, hex address, variable, operation, thread, occurrence and source
+/// line. `src` is drawn as given: the caller selects the memory kinds.
+/// With `save`, `visinfo/complete_memory_access_pattern.csv` gets one row
+/// per access (`index` is its row in `src`).
+///
+/// Above `point_budget` accesses both scatters show exact (variable, address
+/// bin, time bin) groups whose marker size grows with their count.
+///
+/// Cost: within the budget, one pass that keeps the n accesses to draw
+/// them. Above it, one pass for the spans (time, occurrence, each
+/// variable's addresses) and the aggregation's passes (usually one or two
+/// that read everything, see [`aggregate`]); memory O(budget), whatever the
+/// number of accesses. With `save`, one more pass writes the CSV.
+///
+/// # Errors
+/// Bad options, tables not following the schema, no access to draw, an
+/// access list that cannot be read, or a file that cannot be written.
+pub fn complete_pattern_of(
+    src: &dyn AccessBatches,
+    vars: &DataFrame,
+    lines: &DataFrame,
+    o: &FigureOptions,
+) -> Result<FigureReport, VisError> {
+    o.validate()?;
     let v = Variables::read(vars)?;
     let l = Lines::read(lines)?;
-    let n = a.len();
+    let n = src.len();
     if n == 0 {
         return Err(VisError::Empty(
             "The access table is empty, so there is no memory access pattern to draw. Check the memory kinds selected and that the traced program accessed memory.".into(),
         ));
     }
-    let (present, rank_of, names) = rank_variables(a.var(), &v);
+    // Within the budget every access is drawn: keep them (at most the
+    // budget); above it, only the spans are needed before aggregating.
+    let exact = if n <= o.point_budget as u64 {
+        Some(gather(src)?)
+    } else {
+        None
+    };
+    let sum = match &exact {
+        Some(items) => Spans::of(items.iter()),
+        None => Spans::scan(src)?,
+    };
+    let sparse = src.classes().is_some_and(|c| c.sparse);
+    let ann = Annot::new(o, &sum.classes, sparse)?;
+    let (present, rank_of, names) = rank_variables(&sum.seen, &v);
     let names: Arc<Vec<String>> = Arc::new(names);
     let sources: Arc<Vec<String>> = Arc::new(l.sources().to_vec());
     let mut labels = Labels::new(&present, &v, names, sources, ann);
-    labels.max_occ = a.occ().iter().copied().max().unwrap_or(0) as u64;
-    let time = a.time();
-    let t_lo = time.iter().copied().min().unwrap_or(0) as u64;
-    let t_hi = time.iter().copied().max().unwrap_or(0) as u64;
+    labels.max_occ = sum.occ.1;
+    let (t_lo, t_hi) = sum.time;
 
     let mut report = FigureReport::default();
     let title;
-    let (fig3d, fig2d) = if n <= o.point_budget {
-        report.points = n;
-        title = format!("Complete memory access pattern ({n} accesses)");
-        exact_figures(&a, &v, &rank_of, &labels, t_lo, t_hi)
-    } else {
-        let (b3, b2) = aggregate_both(&a, &rank_of, &labels, (t_lo, t_hi), o.point_budget);
-        report.points = b3.groups.len().max(b2.groups.len());
-        title = format!(
-            "Complete memory access pattern ({n} accesses, aggregated into {} + {} points)",
-            b3.groups.len(),
-            b2.groups.len()
-        );
-        report.aggregated = Some(format!(
-            "{n} accesses exceed the point budget of {}: each point is the exact group of accesses to one address bin of a variable (3D: {} bins per variable, occurrence bins {} wide; 2D: {} bins per variable, time bins {} accesses wide); marker size and hover give the count.",
-            o.point_budget, b3.res, b3.time_width, b2.res, b2.time_width
-        ));
-        group_figures(&a, &b3, &b2, &labels, t_lo, t_hi)
+    let (fig3d, fig2d) = match &exact {
+        Some(items) => {
+            report.points = items.len();
+            title = format!("Complete memory access pattern ({n} accesses)");
+            exact_figures(items, &v, &rank_of, &labels, t_lo, t_hi)
+        }
+        None => {
+            let (b3, b2) = aggregate_both(src, &rank_of, &labels, &sum, o.point_budget)?;
+            report.points = b3.groups.len().max(b2.groups.len());
+            title = format!(
+                "Complete memory access pattern ({n} accesses, aggregated into {} + {} points)",
+                b3.groups.len(),
+                b2.groups.len()
+            );
+            report.aggregated = Some(format!(
+                "{n} accesses exceed the point budget of {}: each point is the exact group of accesses to one address bin of a variable (3D: {} bins per variable, occurrence bins {} wide; 2D: {} bins per variable, time bins {} accesses wide); marker size and hover give the count.",
+                o.point_budget, b3.res, b3.time_width, b2.res, b2.time_width
+            ));
+            group_figures(&b3, &b2, &labels, t_lo, t_hi)
+        }
     };
     if super::interrupted() {
         return Err(VisError::Interrupted);
     }
     report.html = write_complete_page(&labels, [fig3d, fig2d], &title, n, &report, o)?;
     if o.save {
-        report.data_csv.push(save_csv(&a, &rank_of, &labels, o)?);
+        report.data_csv.push(save_csv(src, &rank_of, &labels, o)?);
     }
     Ok(report)
 }
 
-/// The variables present in `var`, ordered by base address, and the row
-/// (rank) of each variable id on the plots' variable axis, with the name
-/// of each row. Variables sharing a name (heap blocks grouped by allocation
-/// site) share a row, placed at their lowest block. Ids not present rank
-/// `u32::MAX`.
-fn rank_variables(var: &[u32], v: &Variables) -> (Vec<u32>, Vec<u32>, Vec<String>) {
-    let max_id = var.iter().copied().max().unwrap_or(0) as usize;
-    let mut seen = vec![false; max_id + 1];
-    for &x in var {
-        seen[x as usize] = true;
+/// What the complete pattern needs to know of its accesses before it bins
+/// them: the variables present, each one's address range, the spans of
+/// time and occurrence, and the colour classes met. O(variables) memory.
+struct Spans {
+    /// Per variable id, whether some access has it.
+    seen: Vec<bool>,
+    /// Per variable id, its lowest and highest address accessed.
+    addr: Vec<(u64, u64)>,
+    time: (u64, u64),
+    occ: (u64, u64),
+    classes: ClassesSeen,
+}
+
+impl Spans {
+    fn new() -> Spans {
+        Spans {
+            seen: Vec::new(),
+            addr: Vec::new(),
+            time: (u64::MAX, 0),
+            occ: (u64::MAX, 0),
+            classes: ClassesSeen::default(),
+        }
     }
-    let mut present: Vec<u32> = (0..=max_id as u32).filter(|&i| seen[i as usize]).collect();
+
+    #[inline]
+    fn add(&mut self, it: &Item) {
+        let v = it.var as usize;
+        if v >= self.seen.len() {
+            self.seen.resize(v + 1, false);
+            self.addr.resize(v + 1, (u64::MAX, 0));
+        }
+        self.seen[v] = true;
+        let a = &mut self.addr[v];
+        *a = (a.0.min(it.addr), a.1.max(it.addr));
+        self.time = (self.time.0.min(it.time), self.time.1.max(it.time));
+        self.occ = (self.occ.0.min(it.occ), self.occ.1.max(it.occ));
+        self.classes.add(it);
+    }
+
+    /// The spans of accesses in memory.
+    fn of<'a>(items: impl Iterator<Item = &'a Item>) -> Spans {
+        let mut s = Spans::new();
+        items.for_each(|it| s.add(it));
+        s
+    }
+
+    /// The spans from one pass over `src`.
+    fn scan(src: &dyn AccessBatches) -> Result<Spans, VisError> {
+        let mut s = Spans::new();
+        for_items(src, &mut |it| {
+            s.add(it);
+            true
+        })?;
+        Ok(s)
+    }
+}
+
+/// The variables present (`seen` by id), ordered by base address, and the
+/// row (rank) of each variable id on the plots' variable axis, with the
+/// name of each row. Variables sharing a name (heap blocks grouped by
+/// allocation site) share a row, placed at their lowest block. Ids not
+/// present rank `u32::MAX`.
+fn rank_variables(seen: &[bool], v: &Variables) -> (Vec<u32>, Vec<u32>, Vec<String>) {
+    let max_id = seen.len().saturating_sub(1);
+    let mut present: Vec<u32> = (0..seen.len() as u32)
+        .filter(|&i| seen[i as usize])
+        .collect();
     present.sort_by_key(|&i| (v.get(i).map_or(u64::MAX, |x| x.base), i));
     let mut rank_of = vec![u32::MAX; max_id + 1];
     let mut names: Vec<String> = Vec::new();
@@ -248,63 +338,52 @@ fn rank_variables(var: &[u32], v: &Variables) -> (Vec<u32>, Vec<u32>, Vec<String
 /// each: (variable, address bin, occurrence bin) for the 3D view, whose x
 /// axis is the occurrence, and (variable, address bin, time bin) for the
 /// 2D view. Address bins are per variable, over its own address range;
-/// groups never mix variables or colour classes.
+/// groups never mix variables or colour classes. Both searches share their
+/// passes over `src`.
 fn aggregate_both(
-    a: &Accesses,
+    src: &dyn AccessBatches,
     rank_of: &[u32],
     labels: &Labels,
-    (t_lo, t_hi): (u64, u64),
+    sum: &Spans,
     budget: usize,
-) -> (Binned, Binned) {
-    let (var, addr, time, occ) = (a.var(), a.addr(), a.time(), a.occ());
-    // Per-variable address ranges, for per-variable address bins.
+) -> Result<(Binned, Binned), VisError> {
+    // Per-rank address ranges, for per-variable address bins.
     let nv = labels.names.len();
     let mut lo = vec![u64::MAX; nv];
     let mut hi = vec![0u64; nv];
-    for k in 0..a.len() {
-        let r = rank_of[var[k] as usize] as usize;
-        lo[r] = lo[r].min(addr[k]);
-        hi[r] = hi[r].max(addr[k]);
-    }
-    let source = |f: &mut dyn FnMut(usize, u64) -> bool| {
-        for (k, &a) in addr.iter().enumerate() {
-            // Ctrl-C: stop; the page is then not written.
-            if k % 4096 == 0 && super::interrupted() {
-                return;
-            }
-            if !f(k, a) {
-                break;
-            }
+    for (id, &(a0, a1)) in sum.addr.iter().enumerate() {
+        if sum.seen[id] {
+            let r = rank_of[id] as usize;
+            lo[r] = lo[r].min(a0);
+            hi[r] = hi[r].max(a1);
         }
-    };
+    }
+    let source = |f: &mut dyn FnMut(&Item, u64) -> bool| for_items(src, &mut |it| f(it, it.addr));
     // Each colour class is its own trace.
-    let key = |row: usize, coord: u64, res: u64| {
-        let r = rank_of[var[row] as usize] as usize;
+    let key = |it: &Item, coord: u64, res: u64| {
+        let r = rank_of[it.var as usize] as usize;
         let width = (hi[r] - lo[r] + 1).div_ceil(res).max(1);
-        ((labels.ann.class(a, row) as u64) << CLASS_SHIFT)
+        ((labels.ann.class(it) as u64) << CLASS_SHIFT)
             | ((r as u64) << RANK_SHIFT)
             | ((coord - lo[r]) / width)
     };
-    let (o_lo, o_hi) = (
-        occ.iter().copied().min().unwrap_or(0) as u64,
-        occ.iter().copied().max().unwrap_or(0) as u64,
-    );
-    let occ_of = |row: usize| occ[row] as u64;
-    let time_of = |row: usize| time[row] as u64;
+    let occ_of = |it: &Item| it.occ;
+    let time_of = |it: &Item| it.time;
     let by_occ = Binning {
-        acc: a,
-        source: &source,
         key: &key,
         dim: &occ_of,
-        span: (o_lo, o_hi),
+        span: sum.occ,
         budget,
     };
     let by_time = Binning {
         dim: &time_of,
-        span: (t_lo, t_hi),
+        span: sum.time,
         ..by_occ
     };
-    (aggregate(&by_occ), aggregate(&by_time))
+    let mut b = aggregate(&source, &[by_occ, by_time])?;
+    let b2 = b.pop().expect("aggregate gives one result per view");
+    let b3 = b.pop().expect("aggregate gives one result per view");
+    Ok((b3, b2))
 }
 
 /// Writes the page: the intro (what the views show, the colour classes,
@@ -313,7 +392,7 @@ fn write_complete_page(
     labels: &Labels,
     [fig3d, fig2d]: [Plot; 2],
     title: &str,
-    n: usize,
+    n: u64,
     report: &FigureReport,
     o: &FigureOptions,
 ) -> Result<std::path::PathBuf, VisError> {
@@ -352,10 +431,10 @@ fn write_complete_page(
 }
 
 /// Writes `visinfo/complete_memory_access_pattern.csv`: one row per access
-/// (`index` is its row of the access table), with its class when the
-/// figure is coloured by class.
+/// (`index` is its row in `src`), with its class when the figure is
+/// coloured by class. One pass over `src`.
 fn save_csv(
-    a: &Accesses,
+    src: &dyn AccessBatches,
     rank_of: &[u32],
     labels: &Labels,
     o: &FigureOptions,
@@ -377,20 +456,28 @@ fn save_csv(
         "complete_memory_access_pattern.csv",
         &header,
     )?;
-    let (addr, var, time) = (a.addr(), a.var(), a.time());
-    let (op, occ, tid) = (a.op(), a.occ(), a.tid());
-    for k in 0..a.len() {
-        w.num(k as u64);
-        w.hex(addr[k]);
-        w.text(&labels.names[rank_of[var[k] as usize] as usize]);
-        w.num(occ[k] as u64);
-        w.text(op_name(op[k]));
-        w.num(tid[k] as u64);
-        w.num(time[k] as u64);
+    let mut err = None;
+    for_items(src, &mut |it| {
+        w.num(it.row);
+        w.hex(it.addr);
+        w.text(&labels.names[rank_of[it.var as usize] as usize]);
+        w.num(it.occ);
+        w.text(op_name(it.op));
+        w.num(it.tid as u64);
+        w.num(it.time);
         if let Some(c) = &labels.ann.classes {
-            w.text(&c.labels[labels.ann.class(a, k) as usize]);
+            w.text(&c.labels[labels.ann.class(it) as usize]);
         }
-        w.end_row()?;
+        match w.end_row() {
+            Ok(()) => true,
+            Err(e) => {
+                err = Some(e);
+                false
+            }
+        }
+    })?;
+    if let Some(e) = err {
+        return Err(e);
     }
     w.finish()
 }
@@ -583,17 +670,17 @@ fn class_name(lab: &Labels, c: usize) -> Option<&str> {
 }
 
 /// Rows split by class (one bucket without classes).
-fn by_class(lab: &Labels, a: &Accesses, rows: impl Iterator<Item = usize>) -> Vec<Vec<usize>> {
+fn by_class(lab: &Labels, a: &[Item], rows: impl Iterator<Item = usize>) -> Vec<Vec<usize>> {
     let mut out = vec![Vec::new(); lab.ann.n_classes()];
     for k in rows {
-        out[lab.ann.class(a, k) as usize].push(k);
+        out[lab.ann.class(&a[k]) as usize].push(k);
     }
     out
 }
 
 /// The exact views: every access a point, with its customdata.
 fn exact_figures(
-    a: &Accesses,
+    a: &[Item],
     v: &Variables,
     rank_of: &[u32],
     lab: &Labels,
@@ -609,7 +696,7 @@ fn exact_figures(
 /// What the exact views draw beside the access table: each access's
 /// variable rank and element name.
 struct ExactData<'a> {
-    a: &'a Accesses,
+    a: &'a [Item],
     lab: &'a Labels,
     /// Variable rank of each access.
     ranks: Vec<u32>,
@@ -620,14 +707,14 @@ struct ExactData<'a> {
 }
 
 impl<'a> ExactData<'a> {
-    fn new(a: &'a Accesses, v: &Variables, rank_of: &[u32], lab: &'a Labels) -> Self {
-        let (var, addr) = (a.var(), a.addr());
-        let ranks: Vec<u32> = var.iter().map(|&x| rank_of[x as usize]).collect();
+    fn new(a: &'a [Item], v: &Variables, rank_of: &[u32], lab: &'a Labels) -> Self {
+        let ranks: Vec<u32> = a.iter().map(|it| rank_of[it.var as usize]).collect();
         let mut elem_ids: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
         let mut elem_names: Vec<String> = Vec::new();
-        let elem: Vec<u32> = (0..a.len())
-            .map(|k| {
-                let e = v.element(var[k], addr[k]);
+        let elem: Vec<u32> = a
+            .iter()
+            .map(|it| {
+                let e = v.element(it.var, it.addr);
                 *elem_ids.entry(e).or_insert_with_key(|e| {
                     elem_names.push(e.clone());
                     elem_names.len() as u32 - 1
@@ -646,40 +733,31 @@ impl<'a> ExactData<'a> {
     /// The customdata of access rows `rows`.
     fn custom(&self, rows: &[usize]) -> CustomData {
         let a = self.a;
-        let (time, op, addr, tid, var, occ, line) = (
-            a.time(),
-            a.op(),
-            a.addr(),
-            a.tid(),
-            a.var(),
-            a.occ(),
-            a.line(),
-        );
         let pat = &self.lab.ann.patterns;
-        let u64s = |f: &dyn Fn(usize) -> u64| CdCol::U64(rows.iter().map(|&k| f(k)).collect());
+        let u64s = |f: &dyn Fn(&Item) -> u64| CdCol::U64(rows.iter().map(|&k| f(&a[k])).collect());
         CustomData::of(|f| match f {
-            AccessField::Time => u64s(&|k| time[k] as u64),
+            AccessField::Time => u64s(&|it| it.time),
             AccessField::Variable => CdCol::Str(
                 rows.iter().map(|&k| self.ranks[k]).collect(),
                 self.lab.names.clone(),
             ),
             AccessField::Operation => CdCol::Static(
-                rows.iter().map(|&k| op_index(op[k]) as u8).collect(),
+                rows.iter().map(|&k| op_index(a[k].op) as u8).collect(),
                 &OP_NAMES,
             ),
-            AccessField::Thread => u64s(&|k| tid[k] as u64),
-            AccessField::Occurrence => u64s(&|k| occ[k] as u64),
+            AccessField::Thread => u64s(&|it| it.tid as u64),
+            AccessField::Occurrence => u64s(&|it| it.occ),
             AccessField::Source => CdCol::Str(
-                rows.iter().map(|&k| line[k]).collect(),
+                rows.iter().map(|&k| a[k].line).collect(),
                 self.lab.sources.clone(),
             ),
-            AccessField::Address => u64s(&|k| addr[k]),
+            AccessField::Address => u64s(&|it| it.addr),
             AccessField::Element => CdCol::Str(
                 rows.iter().map(|&k| self.elem[k]).collect(),
                 self.elem_names.clone(),
             ),
             AccessField::Pattern => CdCol::Str(
-                rows.iter().map(|&k| pat.id(var[k], line[k])).collect(),
+                rows.iter().map(|&k| pat.id(a[k].var, a[k].line)).collect(),
                 pat.names.clone(),
             ),
         })
@@ -690,7 +768,6 @@ impl<'a> ExactData<'a> {
 /// class.
 fn exact_figure_3d(d: &ExactData, t_lo: u64, t_hi: u64) -> Plot {
     let (a, lab) = (d.a, d.lab);
-    let (time, addr, occ) = (a.time(), a.addr(), a.occ());
     let hover = hover_exact();
     let mut p3 = Plot::new();
     for (c, rows) in by_class(lab, a, 0..a.len()).iter().enumerate() {
@@ -698,9 +775,9 @@ fn exact_figure_3d(d: &ExactData, t_lo: u64, t_hi: u64) -> Plot {
             continue;
         }
         let t3 = Scatter3D::new(
-            rows.iter().map(|&k| occ[k]).collect::<Vec<_>>(),
+            rows.iter().map(|&k| a[k].occ).collect::<Vec<_>>(),
             rows.iter().map(|&k| d.ranks[k]).collect::<Vec<_>>(),
-            rows.iter().map(|&k| addr[k]).collect::<Vec<_>>(),
+            rows.iter().map(|&k| a[k].addr).collect::<Vec<_>>(),
         )
         .mode(Mode::Markers)
         .hover_template(hover_with_class(&hover, class_name(lab, c)));
@@ -717,7 +794,7 @@ fn exact_figure_3d(d: &ExactData, t_lo: u64, t_hi: u64) -> Plot {
             .custom(cd)
             .boxed(),
             None => {
-                let times = rows.iter().map(|&k| time[k] as f64).collect();
+                let times = rows.iter().map(|&k| a[k].time as f64).collect();
                 Ext::new(*t3.name("accesses"))
                     .custom(cd)
                     .marker(time_marker(times, t_lo, t_hi, OneOrMany::One(3.0)))
@@ -737,13 +814,12 @@ fn exact_figure_3d(d: &ExactData, t_lo: u64, t_hi: u64) -> Plot {
 /// and modifies drawn over loads.
 fn exact_figure_2d(d: &ExactData) -> Plot {
     let (a, lab) = (d.a, d.lab);
-    let (time, op, addr) = (a.time(), a.op(), a.addr());
     let hover = hover_exact();
     let nv = lab.names.len();
     let mut buckets: Vec<Vec<usize>> = vec![Vec::new(); lab.ann.n_classes() * nv * 4];
-    for k in 0..a.len() {
-        let c = lab.ann.class(a, k) as usize;
-        buckets[(c * nv + d.ranks[k] as usize) * 4 + op_index(op[k])].push(k);
+    for (k, it) in a.iter().enumerate() {
+        let c = lab.ann.class(it) as usize;
+        buckets[(c * nv + d.ranks[k] as usize) * 4 + op_index(it.op)].push(k);
     }
     let mut p2 = Plot::new();
     let mut shown = vec![false; lab.ann.n_classes()];
@@ -756,8 +832,8 @@ fn exact_figure_2d(d: &ExactData) -> Plot {
             let (r, oi) = (b / 4, b % 4);
             let (name, group, legend) = legend_2d(lab, r, c, OP_NAMES[oi], &mut shown);
             let t2 = Scatter::new(
-                rows.iter().map(|&k| time[k] as u64).collect::<Vec<_>>(),
-                rows.iter().map(|&k| addr[k]).collect::<Vec<_>>(),
+                rows.iter().map(|&k| a[k].time).collect::<Vec<_>>(),
+                rows.iter().map(|&k| a[k].addr).collect::<Vec<_>>(),
             )
             .web_gl_mode(true)
             .mode(Mode::Markers)
@@ -775,8 +851,7 @@ fn exact_figure_2d(d: &ExactData) -> Plot {
 }
 
 /// The customdata of aggregated groups `gs`.
-fn group_custom(a: &Accesses, gs: &[&Group], lab: &Labels) -> CustomData {
-    let (tid, line, var) = (a.tid(), a.line(), a.var());
+fn group_custom(gs: &[&Group], lab: &Labels) -> CustomData {
     let pat = &lab.ann.patterns;
     let u64s = |f: &dyn Fn(&Group) -> u64| CdCol::U64(gs.iter().map(|&g| f(g)).collect());
     CustomData::of(|f| match f {
@@ -789,19 +864,19 @@ fn group_custom(a: &Accesses, gs: &[&Group], lab: &Labels) -> CustomData {
         ),
         GroupField::AddrMin => u64s(&|g| g.coord_min),
         GroupField::AddrMax => u64s(&|g| g.coord_max),
-        GroupField::OccMin => u64s(&|g| g.occ_min as u64),
-        GroupField::OccMax => u64s(&|g| g.occ_max as u64),
+        GroupField::OccMin => u64s(&|g| g.occ_min),
+        GroupField::OccMax => u64s(&|g| g.occ_max),
         GroupField::Loads => u64s(&|g| g.ops[0]),
         GroupField::Stores => u64s(&|g| g.ops[1]),
         GroupField::Modifies => u64s(&|g| g.ops[2]),
-        GroupField::Thread => u64s(&|g| tid[g.first_row] as u64),
+        GroupField::Thread => u64s(&|g| g.first.tid as u64),
         GroupField::Source => CdCol::Str(
-            gs.iter().map(|g| line[g.first_row]).collect(),
+            gs.iter().map(|g| g.first.line).collect(),
             lab.sources.clone(),
         ),
         GroupField::Pattern => CdCol::Str(
             gs.iter()
-                .map(|g| pat.id(var[g.first_row], line[g.first_row]))
+                .map(|g| pat.id(g.first.var, g.first.line))
                 .collect(),
             pat.names.clone(),
         ),
@@ -810,7 +885,7 @@ fn group_custom(a: &Accesses, gs: &[&Group], lab: &Labels) -> CustomData {
 
 /// The 3D view of aggregated groups: one trace coloured by mean time, or
 /// one trace per colour class.
-fn group_figure_3d(a: &Accesses, binned: &Binned, lab: &Labels, t_lo: u64, t_hi: u64) -> Plot {
+fn group_figure_3d(binned: &Binned, lab: &Labels, t_lo: u64, t_hi: u64) -> Plot {
     let all: Vec<&Group> = binned.groups.iter().collect();
     // Sizes over all groups, so that one size means one count everywhere.
     let max = all.iter().map(|g| g.count).max().unwrap_or(1);
@@ -835,7 +910,7 @@ fn group_figure_3d(a: &Accesses, binned: &Binned, lab: &Labels, t_lo: u64, t_hi:
         )
         .mode(Mode::Markers)
         .hover_template(hover_with_class(&hover_group(), class_name(lab, c)));
-        let cd = group_custom(a, &gs, lab);
+        let cd = group_custom(&gs, lab);
         p3.add_trace(match &lab.ann.classes {
             Some(ci) => Ext::new(
                 *t3.name(ci.labels[c].as_str()).marker(
@@ -866,14 +941,13 @@ fn group_figure_3d(a: &Accesses, binned: &Binned, lab: &Labels, t_lo: u64, t_hi:
 }
 
 fn group_figures(
-    a: &Accesses,
     binned: &Binned,
     binned2: &Binned,
     lab: &Labels,
     t_lo: u64,
     t_hi: u64,
 ) -> (Plot, Plot) {
-    let p3 = group_figure_3d(a, binned, lab, t_lo, t_hi);
+    let p3 = group_figure_3d(binned, lab, t_lo, t_hi);
     let gs: Vec<&Group> = binned2.groups.iter().collect();
     let nv = lab.names.len();
     let nc = lab.ann.n_classes();
@@ -915,7 +989,7 @@ fn group_figures(
                     .line(plotly::common::Line::new().width(0.0)),
             )
             .hover_template(hover_with_class(&hover_group(), class_name(lab, c)));
-            p2.add_trace(Ext::new(*t2).custom(group_custom(a, &sub, lab)).boxed());
+            p2.add_trace(Ext::new(*t2).custom(group_custom(&sub, lab)).boxed());
         }
     }
     p2.set_layout(lab.layout_2d());

@@ -17,6 +17,9 @@ pub enum VisError {
         /// What is wrong, e.g. the missing column and its expected dtype.
         detail: String,
     },
+    /// The accesses to draw could not be read back from the analysis.
+    #[error(transparent)]
+    Read(#[from] crate::filter::FilterError),
     /// The requested variable id is not a row of the variable table.
     #[error("Variable id {var} is not in the variable table ({rows} rows). Pick a variable listed by the analysis.")]
     UnknownVariable {

@@ -1,12 +1,16 @@
 //! Reading the analysis tables (see [`crate::filter::schema`]) into plain slices.
 //!
 //! Columns are cast to their schema dtype (a no-op when they already have it)
-//! and rechunked once, so the figure code works on contiguous `&[T]` without
-//! copying 25 M rows into new vectors.
+//! and rechunked once. The accesses reach the figures as [`AccessBatches`]:
+//! a selection of the analysis streamed from its access list, or a table a
+//! caller holds ([`FrameBatches`]); the figures visit them access by access
+//! ([`for_items`]) once per pass.
 
 use polars::prelude::*;
 
+use crate::filter::batches::{AccessBatch, AccessBatches, BatchFn};
 use crate::filter::schema::{access, line, variable, OP_LOAD, OP_MODIFY, OP_STORE};
+use crate::filter::FilterError;
 
 use super::error::VisError;
 
@@ -20,6 +24,11 @@ impl<T: PolarsNumericType> NumCol<T> {
     pub(crate) fn slice(&self) -> &[T::Native] {
         // Cannot fail: `read_num` rechunked and rejected nulls.
         self.ca.cont_slice().unwrap_or(&[])
+    }
+
+    /// The values as a vector of their own.
+    pub(crate) fn to_vec(&self) -> Vec<T::Native> {
+        self.slice().to_vec()
     }
 }
 
@@ -85,71 +94,121 @@ fn read_str(df: &DataFrame, table: &'static str, name: &str) -> Result<Vec<Strin
     Ok(ca.iter().map(|s| s.unwrap_or("").to_string()).collect())
 }
 
-/// The access table as slices, in the order the analysis gave them.
-pub(crate) struct Accesses {
-    time: NumCol<UInt32Type>,
-    op: NumCol<UInt8Type>,
-    addr: NumCol<UInt64Type>,
-    size: NumCol<UInt16Type>,
-    tid: NumCol<UInt16Type>,
-    var: NumCol<UInt32Type>,
-    occ: NumCol<UInt32Type>,
-    line: NumCol<UInt32Type>,
-    /// Colour classes, when the locality stage added them.
-    colour: Option<NumCol<UInt8Type>>,
+/// One access as the figures meet it in a pass over the selection.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Item {
+    /// Row of the access in the selection (0 for its first access).
+    pub(crate) row: u64,
+    pub(crate) time: u64,
+    pub(crate) op: u8,
+    pub(crate) addr: u64,
+    pub(crate) size: u16,
+    pub(crate) tid: u16,
+    pub(crate) var: u32,
+    pub(crate) line: u32,
+    pub(crate) occ: u64,
+    /// Colour class as the batches give it (0 without classes).
+    pub(crate) class: u8,
+    /// Whether the batches carry colour classes.
+    pub(crate) coloured: bool,
 }
 
-impl Accesses {
-    /// Reads and checks the access table; costs one cast/rechunk per column
-    /// only when the table is not already in schema form.
+/// The access table of a caller that holds it in memory (the figure
+/// functions taking a [`DataFrame`]) as [`AccessBatches`]: one batch, its
+/// rows in the order given.
+pub(crate) struct FrameBatches {
+    batch: AccessBatch,
+}
+
+impl FrameBatches {
+    /// Reads and checks the access table; costs one cast and one copy of
+    /// each column.
     pub(crate) fn read(df: &DataFrame) -> Result<Self, VisError> {
         const T: &str = "access";
-        Ok(Accesses {
-            time: read_num(df, T, access::TIME)?,
-            op: read_num(df, T, access::OP)?,
-            addr: read_num(df, T, access::ADDR)?,
-            size: read_num(df, T, access::SIZE)?,
-            tid: read_num(df, T, access::TID)?,
-            var: read_num(df, T, access::VAR)?,
-            occ: read_num(df, T, access::OCCURRENCE)?,
-            line: read_num(df, T, access::LINE)?,
-            colour: match df.column(access::COLOUR) {
-                Ok(_) => Some(read_num(df, T, access::COLOUR)?),
-                Err(_) => None,
+        Ok(FrameBatches {
+            batch: AccessBatch {
+                time: read_num::<UInt64Type>(df, T, access::TIME)?.to_vec(),
+                op: read_num::<UInt8Type>(df, T, access::OP)?.to_vec(),
+                addr: read_num::<UInt64Type>(df, T, access::ADDR)?.to_vec(),
+                size: read_num::<UInt16Type>(df, T, access::SIZE)?.to_vec(),
+                tid: read_num::<UInt16Type>(df, T, access::TID)?.to_vec(),
+                var: read_num::<UInt32Type>(df, T, access::VAR)?.to_vec(),
+                line: read_num::<UInt32Type>(df, T, access::LINE)?.to_vec(),
+                occ: read_num::<UInt64Type>(df, T, access::OCCURRENCE)?.to_vec(),
+                colour: match df.column(access::COLOUR) {
+                    Ok(_) => Some(read_num::<UInt8Type>(df, T, access::COLOUR)?.to_vec()),
+                    Err(_) => None,
+                },
             },
         })
     }
-    pub(crate) fn len(&self) -> usize {
-        self.time.slice().len()
+}
+
+impl AccessBatches for FrameBatches {
+    fn len(&self) -> u64 {
+        self.batch.len() as u64
     }
-    pub(crate) fn time(&self) -> &[u32] {
-        self.time.slice()
+    fn visit(&self, f: &mut BatchFn) -> Result<(), FilterError> {
+        if !self.batch.is_empty() {
+            f(&self.batch)?;
+        }
+        Ok(())
     }
-    pub(crate) fn op(&self) -> &[u8] {
-        self.op.slice()
+}
+
+/// One pass over `src`: calls `f` with each access in time order until it
+/// returns false. Checks for Ctrl-C every 4096 accesses.
+///
+/// # Errors
+/// The accesses cannot be read, or the pass was interrupted.
+pub(crate) fn for_items(
+    src: &dyn AccessBatches,
+    f: &mut dyn FnMut(&Item) -> bool,
+) -> Result<(), VisError> {
+    let mut row = 0u64;
+    let mut stopped_by_interrupt = false;
+    src.visit(&mut |b| {
+        for k in 0..b.len() {
+            if row.is_multiple_of(4096) && super::interrupted() {
+                stopped_by_interrupt = true;
+                return Ok(false);
+            }
+            let it = Item {
+                row,
+                time: b.time[k],
+                op: b.op[k],
+                addr: b.addr[k],
+                size: b.size[k],
+                tid: b.tid[k],
+                var: b.var[k],
+                line: b.line[k],
+                occ: b.occ[k],
+                class: b.colour.as_ref().map_or(0, |c| c[k]),
+                coloured: b.colour.is_some(),
+            };
+            row += 1;
+            if !f(&it) {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    })?;
+    if stopped_by_interrupt {
+        return Err(VisError::Interrupted);
     }
-    pub(crate) fn addr(&self) -> &[u64] {
-        self.addr.slice()
-    }
-    pub(crate) fn size(&self) -> &[u16] {
-        self.size.slice()
-    }
-    pub(crate) fn tid(&self) -> &[u16] {
-        self.tid.slice()
-    }
-    pub(crate) fn var(&self) -> &[u32] {
-        self.var.slice()
-    }
-    pub(crate) fn occ(&self) -> &[u32] {
-        self.occ.slice()
-    }
-    pub(crate) fn line(&self) -> &[u32] {
-        self.line.slice()
-    }
-    /// The colour classes, when the table has them.
-    pub(crate) fn colour(&self) -> Option<&[u8]> {
-        self.colour.as_ref().map(|c| c.slice())
-    }
+    Ok(())
+}
+
+/// Every access of `src`, for a figure that draws each one: memory is
+/// about 56 bytes per access, so callers gather only selections within the
+/// point budget.
+pub(crate) fn gather(src: &dyn AccessBatches) -> Result<Vec<Item>, VisError> {
+    let mut out = Vec::with_capacity(src.len().min(1 << 24) as usize);
+    for_items(src, &mut |it| {
+        out.push(*it);
+        true
+    })?;
+    Ok(out)
 }
 
 /// One row of the variable table.

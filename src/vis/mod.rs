@@ -1,8 +1,14 @@
 //! The figure stage: plotly figures written as offline HTML into `figures/`.
 //!
-//! The analysis hands over three polars tables (see [`crate::filter::schema`]):
-//! accesses, variables and source lines. Each public function here draws one
-//! kind of figure page from them:
+//! The analysis hands over the accesses to draw as a stream of batches in
+//! time order ([`crate::filter::batches::AccessBatches`]: a selection read
+//! from the access list at each pass, occurrence and colour class computed
+//! as it streams), with two polars tables (see [`crate::filter::schema`]):
+//! variables and source lines. The figures never hold the accesses: each
+//! pass keeps only its bins, groups and cells, bounded by the point budget
+//! and the array's size, and counts are 64-bit throughout. The functions
+//! taking an access table in memory draw it the same way. Each public
+//! function here draws one kind of figure page:
 //!
 //! * [`complete_memory_access_pattern`]: every drawn access of every variable,
 //!   as the original tool's 3D scatter (occurrence, variable, address, coloured
@@ -52,8 +58,10 @@ mod traces;
 
 use std::path::PathBuf;
 
-pub use array::{array_2d, array_3d, array_fields, Array2d, Array3d, ArrayFields};
-pub use complete::complete_memory_access_pattern;
+pub use array::{
+    array_2d, array_3d, array_fields, array_pattern_of, Array2d, Array3d, ArrayFields, ArrayLayout,
+};
+pub use complete::{complete_memory_access_pattern, complete_pattern_of};
 pub use error::VisError;
 pub use heap::{heap_figures, lifetime_histogram};
 pub use html::{ensure_plotly_js, sanitize_name, PLOTLY_JS, PLOTLY_JS_NAME};

@@ -91,6 +91,7 @@ struct ClassSink<'a> {
     out: Vec<u8>,
 }
 
+#[derive(Clone)]
 enum How {
     Hit(Box<CacheSim>),
     Reuse {
@@ -128,6 +129,87 @@ impl AccessSink for ClassSink<'_> {
             }
         }
     }
+}
+
+/// The colour class of each access as a streaming reader meets them: fed
+/// every access of the trace in time order (whatever it keeps), it gives
+/// each one's class as [`classes`] numbers it before the reuse classes are
+/// made dense. Clone a fresh one for each pass. Memory: the cache model's
+/// state or one entry per distinct line.
+#[derive(Clone)]
+pub struct Classifier {
+    how: How,
+}
+
+impl Classifier {
+    /// The classifier of `mode` under `model`, with the title and the name
+    /// of every class it can give; `None` for [`ColourMode::Default`]. The
+    /// reuse classes name every distance bin (most never occur): a figure
+    /// drops the classes no drawn access has and numbers the others densely
+    /// (as [`classes`] does), so `sparse` is true for them.
+    ///
+    /// # Errors
+    /// A cache model with no level.
+    pub fn new(
+        mode: ColourMode,
+        model: &CacheModel,
+    ) -> Result<Option<(Classifier, ClassNames)>, LocalityError> {
+        let how = match mode {
+            ColourMode::Default => return Ok(None),
+            ColourMode::Hit => How::Hit(Box::new(CacheSim::new(model)?)),
+            ColourMode::Reuse => How::Reuse {
+                stack: Box::default(),
+                bits: model
+                    .levels
+                    .first()
+                    .ok_or(super::cache::CacheError::Empty)?
+                    .line
+                    .trailing_zeros(),
+            },
+        };
+        let names = match mode {
+            ColourMode::Hit => {
+                let (title, labels) = hit_labels(model);
+                ClassNames {
+                    title,
+                    labels,
+                    sparse: false,
+                }
+            }
+            _ => ClassNames {
+                title: reuse_title(model.levels[0].line),
+                labels: (0..=BINS)
+                    .map(|k| {
+                        if k == BINS {
+                            "first touch".to_string()
+                        } else {
+                            reuse_label(k)
+                        }
+                    })
+                    .collect(),
+                sparse: true,
+            },
+        };
+        Ok(Some((Classifier { how }, names)))
+    }
+
+    /// The class of the next access of the trace.
+    #[inline]
+    pub fn class(&mut self, r: &NamedAccess) -> u8 {
+        self.how.class(r)
+    }
+}
+
+/// The names of the classes a [`Classifier`] gives.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClassNames {
+    /// What the classes are, for the legend title.
+    pub title: String,
+    /// Name of each class, best first, indexed by the class.
+    pub labels: Vec<String>,
+    /// Whether most classes never occur: a figure then keeps only those
+    /// its accesses have, renumbered densely in this order.
+    pub sparse: bool,
 }
 
 /// The colour classes of the accesses at `times` (the `time` column of a
@@ -218,10 +300,14 @@ fn dense_reuse(class: &mut [u8], line: u32) -> (String, Vec<String>) {
     for c in class.iter_mut() {
         *c = id[*c as usize];
     }
-    let title = format!(
+    (reuse_title(line), labels)
+}
+
+/// The legend title of the reuse classes for `line`-byte lines.
+fn reuse_title(line: u32) -> String {
+    format!(
         "reuse distance (distinct {line}-byte lines referenced since the last reference to the line; exact LRU stack distance from GL_START)"
-    );
-    (title, labels)
+    )
 }
 
 /// `reuse 0 lines`, `reuse 1 line`, `reuse 64–127 lines` for bin `k`.
@@ -256,15 +342,21 @@ pub fn with_classes(
 
 /// The pattern label of every (variable, source line) pair of `a`, as a
 /// table with the columns of [`crate::filter::schema::pattern`]. Cost: one
-/// pass over the accesses; one row per pair.
+/// row per pair, from the states the analysis gathered as it streamed; one
+/// pass over the accesses for an analysis without them.
 ///
 /// # Errors
 /// An access list not in schema form.
 pub fn pattern_table(a: &Analysis) -> Result<DataFrame, LocalityError> {
     let names = Names::of(a)?;
-    let mut sink = PatternSink::new(&names.vars);
-    drive(a, &mut [&mut sink])?;
-    let (pairs, states) = sink.finish();
+    let (pairs, states) = match &a.patterns {
+        Some(p) => (p.pairs.clone(), p.states.clone()),
+        None => {
+            let mut sink = PatternSink::new(&names.vars);
+            drive(a, &mut [&mut sink])?;
+            sink.finish()
+        }
+    };
     let labels: Vec<String> = pairs
         .iter()
         .zip(&states)

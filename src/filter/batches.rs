@@ -1,0 +1,466 @@
+//! Streaming reads of a selection of the access list for the figures:
+//! typed column batches in time order, with each access' occurrence (the
+//! n-th access to its location, 64 bits) counted as the batches stream past
+//! and, when the figure is coloured by class, each access' colour class.
+//!
+//! A figure visits the batches once per pass and keeps only what it draws
+//! (bins, cells, groups), so no pass holds the selected accesses: memory is
+//! one row group of the access list, one batch of the selection, and one
+//! counter per unique location selected (the occurrence), plus the cache
+//! model's state when coloured.
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+
+use polars::prelude::*;
+
+use super::access::NamedAccess;
+use super::analysis::Analysis;
+use super::locality::cache::CacheModel;
+use super::locality::colour::{ClassNames, Classifier, ColourMode};
+use super::locality::report::LocalityError;
+use super::schema::access as ac;
+use super::{FilterError, Selection};
+
+/// One batch of accesses, in time order, as columns of equal length.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AccessBatch {
+    /// Order of the access in the trace.
+    pub time: Vec<u64>,
+    /// `b'L'`, `b'S'` or `b'M'`.
+    pub op: Vec<u8>,
+    /// Address of the first byte.
+    pub addr: Vec<u64>,
+    /// Bytes accessed.
+    pub size: Vec<u16>,
+    /// Thread.
+    pub tid: Vec<u16>,
+    /// Row of the variable table.
+    pub var: Vec<u32>,
+    /// Row of the line table.
+    pub line: Vec<u32>,
+    /// Occurrence of the location (address, variable), from 1.
+    pub occ: Vec<u64>,
+    /// Colour class of each access, when the figure is coloured by class.
+    pub colour: Option<Vec<u8>>,
+}
+
+impl AccessBatch {
+    /// Accesses in the batch.
+    pub fn len(&self) -> usize {
+        self.time.len()
+    }
+
+    /// Whether the batch holds no access.
+    pub fn is_empty(&self) -> bool {
+        self.time.is_empty()
+    }
+
+    /// The batch as a table with the columns of the access schema.
+    fn into_frame(self) -> PolarsResult<DataFrame> {
+        use super::analysis::owned;
+        let mut cols = vec![
+            owned::<UInt64Type>(ac::TIME, self.time),
+            owned::<UInt8Type>(ac::OP, self.op),
+            owned::<UInt64Type>(ac::ADDR, self.addr),
+            owned::<UInt16Type>(ac::SIZE, self.size),
+            owned::<UInt16Type>(ac::TID, self.tid),
+            owned::<UInt32Type>(ac::VAR, self.var),
+            owned::<UInt32Type>(ac::LINE, self.line),
+            owned::<UInt64Type>(ac::OCCURRENCE, self.occ),
+        ];
+        if let Some(c) = self.colour {
+            cols.push(owned::<UInt8Type>(ac::COLOUR, c));
+        }
+        DataFrame::new(cols)
+    }
+
+    /// The batch becomes the rows of `df` (a table of [`AccessBatch::frame`]).
+    fn read(&mut self, df: &DataFrame) -> PolarsResult<()> {
+        extend(&mut self.time, df.column(ac::TIME)?.u64()?);
+        extend(&mut self.op, df.column(ac::OP)?.u8()?);
+        extend(&mut self.addr, df.column(ac::ADDR)?.u64()?);
+        extend(&mut self.size, df.column(ac::SIZE)?.u16()?);
+        extend(&mut self.tid, df.column(ac::TID)?.u16()?);
+        extend(&mut self.var, df.column(ac::VAR)?.u32()?);
+        extend(&mut self.line, df.column(ac::LINE)?.u32()?);
+        extend(&mut self.occ, df.column(ac::OCCURRENCE)?.u64()?);
+        self.colour = match df.column(ac::COLOUR) {
+            Ok(c) => {
+                let mut v = self.colour.take().unwrap_or_default();
+                extend(&mut v, c.u8()?);
+                Some(v)
+            }
+            Err(_) => None,
+        };
+        Ok(())
+    }
+
+    /// Appends rows `r` of `b`.
+    fn append(&mut self, b: &AccessBatch, r: std::ops::Range<usize>) {
+        self.time.extend_from_slice(&b.time[r.clone()]);
+        self.op.extend_from_slice(&b.op[r.clone()]);
+        self.addr.extend_from_slice(&b.addr[r.clone()]);
+        self.size.extend_from_slice(&b.size[r.clone()]);
+        self.tid.extend_from_slice(&b.tid[r.clone()]);
+        self.var.extend_from_slice(&b.var[r.clone()]);
+        self.line.extend_from_slice(&b.line[r.clone()]);
+        self.occ.extend_from_slice(&b.occ[r.clone()]);
+        if let (Some(c), Some(bc)) = (&mut self.colour, &b.colour) {
+            c.extend_from_slice(&bc[r]);
+        }
+    }
+
+    /// Empties the columns, keeping their room.
+    fn clear(&mut self) {
+        self.time.clear();
+        self.op.clear();
+        self.addr.clear();
+        self.size.clear();
+        self.tid.clear();
+        self.var.clear();
+        self.line.clear();
+        self.occ.clear();
+        if let Some(c) = &mut self.colour {
+            c.clear();
+        }
+    }
+}
+
+/// The visitor a pass over [`AccessBatches`] calls per batch: returns
+/// false to stop the pass.
+pub type BatchFn<'a> = dyn FnMut(&AccessBatch) -> Result<bool, FilterError> + 'a;
+
+/// Accesses read as batches in time order, as many times as a figure needs.
+pub trait AccessBatches {
+    /// Accesses a whole pass visits.
+    fn len(&self) -> u64;
+    /// Whether a pass visits nothing.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// One pass: calls `f` with each batch, in time order, until `f`
+    /// returns false or the accesses end.
+    fn visit(&self, f: &mut BatchFn) -> Result<(), FilterError>;
+    /// The names of the colour classes of [`AccessBatch::colour`], when
+    /// the batches carry them.
+    fn classes(&self) -> Option<&ClassNames> {
+        None
+    }
+}
+
+/// The accesses of a [`Selection`] of an analysis, read from its access
+/// list (memory or dataset) at each pass.
+///
+/// When the access list is on disk and the selection is a small part of
+/// it (or coloured, which needs the cache model to see every access), the
+/// first whole pass also writes the batches it hands out to a Parquet file
+/// of their own beside the dataset, and later passes read that instead:
+/// the figure of one array then reads the whole list once. The file is
+/// removed when the batches are dropped.
+pub struct SelectionBatches<'a> {
+    a: &'a Analysis,
+    sel: Selection,
+    colour: Option<(Classifier, ClassNames)>,
+    spill: RefCell<Option<Spill>>,
+}
+
+/// The selection's batches, written by the first whole pass.
+struct Spill {
+    /// Removed with the batches.
+    _dir: tempfile::TempDir,
+    /// The files, in time order.
+    files: Vec<PathBuf>,
+    /// Rows in all.
+    rows: u64,
+}
+
+impl<'a> SelectionBatches<'a> {
+    /// The accesses of `sel`, coloured by `mode` under the cache `model`
+    /// (no colour for [`ColourMode::Default`]).
+    ///
+    /// # Errors
+    /// A cache model with no level.
+    pub fn new(
+        a: &'a Analysis,
+        sel: Selection,
+        mode: ColourMode,
+        model: &CacheModel,
+    ) -> Result<SelectionBatches<'a>, LocalityError> {
+        Ok(SelectionBatches {
+            a,
+            sel,
+            colour: Classifier::new(mode, model)?,
+            spill: RefCell::new(None),
+        })
+    }
+
+    /// The accesses of `sel`, with no colour classes.
+    pub fn plain(a: &'a Analysis, sel: Selection) -> SelectionBatches<'a> {
+        SelectionBatches {
+            a,
+            sel,
+            colour: None,
+            spill: RefCell::new(None),
+        }
+    }
+
+    /// Where a whole pass should write the selection for later passes:
+    /// `None` when the list is in memory (passes are cheap) or the
+    /// selection is a large part of it. If it cannot be written there (a
+    /// read-only folder, a full disk), every pass reads the list.
+    fn spill_folder(&self) -> Option<PathBuf> {
+        let root = self.a.accesses.root()?;
+        let (n, all) = (self.sel.count, self.a.accesses.len());
+        // Coloured passes simulate every access: writing half aside pays.
+        let small =
+            n.saturating_mul(4) <= all || (self.colour.is_some() && n.saturating_mul(2) <= all);
+        small.then(|| root.parent().unwrap_or(root).to_path_buf())
+    }
+
+    /// One pass over the spilled selection, a file at a time.
+    fn visit_spill(&self, s: &Spill, f: &mut BatchFn) -> Result<(), FilterError> {
+        let mut b = AccessBatch::default();
+        let mut read = 0u64;
+        for file in &s.files {
+            let df = super::files::read_saved_parquet(file, None)?;
+            read += df.height() as u64;
+            b.read(&df)?;
+            if !f(&b)? {
+                return Ok(());
+            }
+        }
+        if read != s.rows {
+            return Err(FilterError::Saved {
+                path: s.files.first().cloned().unwrap_or_default(),
+                reason: format!("the selection's files hold {read} rows, not {}", s.rows),
+            });
+        }
+        Ok(())
+    }
+
+    /// One pass over the access list (see [`AccessBatches::visit`]),
+    /// writing the batches to `out` as well when given. Returns whether
+    /// the pass was whole and `out` holds all of it.
+    fn visit_list(
+        &self,
+        f: &mut BatchFn,
+        mut out: Option<&mut SpillWriter>,
+    ) -> Result<bool, FilterError> {
+        let mut spilled = out.is_some();
+        let mut classifier = self.colour.as_ref().map(|c| c.0.clone());
+        // With colours, the model must see the accesses the figure leaves out.
+        let filter = match classifier {
+            Some(_) => None,
+            None => self.sel.var_filter(self.a),
+        };
+        let keep = &self.sel.keep;
+        let mut seen: PlHashMap<(u64, u32), u64> = PlHashMap::new();
+        let mut b = AccessBatch {
+            colour: classifier.as_ref().map(|_| Vec::new()),
+            ..AccessBatch::default()
+        };
+        let mut cols = Columns::default();
+        let mut whole = true;
+        self.a.accesses.for_each(filter, &mut |df| {
+            cols.read(&df)?;
+            b.clear();
+            for k in 0..cols.time.len() {
+                let r = cols.access(k);
+                if let Some(c) = &mut classifier {
+                    let class = c.class(&r);
+                    if !keep.get(r.var.0 as usize).copied().unwrap_or(false) {
+                        continue;
+                    }
+                    if let Some(col) = &mut b.colour {
+                        col.push(class);
+                    }
+                }
+                let n = seen.entry((r.addr, r.var.0)).or_insert(0);
+                *n += 1;
+                b.occ.push(*n);
+                b.time.push(r.time);
+                b.op.push(r.op);
+                b.addr.push(r.addr);
+                b.size.push(cols.size[k]);
+                b.tid.push(cols.tid[k]);
+                b.var.push(r.var.0);
+                b.line.push(r.line.0);
+            }
+            if b.is_empty() {
+                return Ok(true);
+            }
+            // A selection that cannot be written aside (a full disk) is
+            // read from the list at every pass instead.
+            if out.as_deref_mut().is_some_and(|w| w.write(&b).is_err()) {
+                out = None;
+                spilled = false;
+            }
+            whole = f(&b)?;
+            Ok(whole)
+        })?;
+        Ok(whole && spilled)
+    }
+}
+
+/// Rows per file of a spilled selection, read back as one batch: 1.2 MB
+/// of columns.
+const ROWS: usize = 1 << 15;
+
+/// Writes a selection's batches to Parquet files (LZ4, as the dataset) of
+/// [`ROWS`] rows each, so that neither writing nor reading holds more.
+struct SpillWriter {
+    dir: tempfile::TempDir,
+    /// Rows waiting for the next file.
+    pending: AccessBatch,
+    files: Vec<PathBuf>,
+    rows: u64,
+}
+
+impl SpillWriter {
+    fn start(folder: &Path, coloured: bool) -> Result<SpillWriter, FilterError> {
+        let dir = tempfile::Builder::new()
+            .prefix(".figure-selection-")
+            .tempdir_in(folder)
+            .map_err(|source| FilterError::Write {
+                path: folder.to_path_buf(),
+                source,
+            })?;
+        Ok(SpillWriter {
+            dir,
+            pending: AccessBatch {
+                colour: coloured.then(Vec::new),
+                ..AccessBatch::default()
+            },
+            files: Vec::new(),
+            rows: 0,
+        })
+    }
+
+    fn write(&mut self, b: &AccessBatch) -> Result<(), FilterError> {
+        let mut k = 0;
+        while k < b.len() {
+            let n = (ROWS - self.pending.len()).min(b.len() - k);
+            self.pending.append(b, k..k + n);
+            k += n;
+            if self.pending.len() == ROWS {
+                self.flush()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the pending rows as the next file.
+    fn flush(&mut self) -> Result<(), FilterError> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let file = self
+            .dir
+            .path()
+            .join(format!("part-{}.parquet", self.files.len()));
+        let coloured = self.pending.colour.is_some();
+        let rows = self.pending.len() as u64;
+        let empty = AccessBatch {
+            colour: coloured.then(Vec::new),
+            ..AccessBatch::default()
+        };
+        let mut df = std::mem::replace(&mut self.pending, empty).into_frame()?;
+        let f = std::fs::File::create(&file).map_err(|source| FilterError::Write {
+            path: file.clone(),
+            source,
+        })?;
+        ParquetWriter::new(f)
+            .with_compression(ParquetCompression::Lz4Raw)
+            .finish(&mut df)
+            .map_err(super::files::write_failed(&file))?;
+        self.rows += rows;
+        self.files.push(file);
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<Spill, FilterError> {
+        self.flush()?;
+        Ok(Spill {
+            _dir: self.dir,
+            files: self.files,
+            rows: self.rows,
+        })
+    }
+}
+
+impl AccessBatches for SelectionBatches<'_> {
+    fn len(&self) -> u64 {
+        self.sel.count
+    }
+
+    fn classes(&self) -> Option<&ClassNames> {
+        self.colour.as_ref().map(|c| &c.1)
+    }
+
+    /// Cost: the first whole pass reads the access list (every access when
+    /// coloured, since the cache model sees them all; else only those of
+    /// the selected variables are copied into batches), with one hash
+    /// lookup per selected access for its occurrence, and may write the
+    /// selection to disk (see [`SelectionBatches`]); later passes then read
+    /// only the selection.
+    fn visit(&self, f: &mut BatchFn) -> Result<(), FilterError> {
+        if let Some(s) = self.spill.borrow().as_ref() {
+            return self.visit_spill(s, f);
+        }
+        let mut out = self
+            .spill_folder()
+            .and_then(|folder| SpillWriter::start(&folder, self.colour.is_some()).ok());
+        let spilled = self.visit_list(f, out.as_mut())?;
+        if let (true, Some(w)) = (spilled, out) {
+            *self.spill.borrow_mut() = w.finish().ok();
+        }
+        Ok(())
+    }
+}
+
+/// The columns of one frame of the access list, copied out once.
+#[derive(Default)]
+struct Columns {
+    time: Vec<u64>,
+    op: Vec<u8>,
+    addr: Vec<u64>,
+    size: Vec<u16>,
+    tid: Vec<u16>,
+    var: Vec<u32>,
+    line: Vec<u32>,
+}
+
+impl Columns {
+    fn read(&mut self, df: &DataFrame) -> PolarsResult<()> {
+        extend(&mut self.time, df.column(ac::TIME)?.u64()?);
+        extend(&mut self.op, df.column(ac::OP)?.u8()?);
+        extend(&mut self.addr, df.column(ac::ADDR)?.u64()?);
+        extend(&mut self.size, df.column(ac::SIZE)?.u16()?);
+        extend(&mut self.tid, df.column(ac::TID)?.u16()?);
+        extend(&mut self.var, df.column(ac::VAR)?.u32()?);
+        extend(&mut self.line, df.column(ac::LINE)?.u32()?);
+        Ok(())
+    }
+
+    /// Row `k` as a named access (as the locality stage's driver reads it).
+    #[inline]
+    fn access(&self, k: usize) -> NamedAccess {
+        NamedAccess {
+            time: self.time[k],
+            op: self.op[k],
+            addr: self.addr[k],
+            size: (self.size[k] as u32).max(1),
+            tid: self.tid[k] as u32,
+            var: super::access::VarId(self.var[k]),
+            line: super::access::LineId(self.line[k]),
+        }
+    }
+}
+
+/// `out` becomes the values of `c` (the access list has no nulls).
+fn extend<T: PolarsNumericType>(out: &mut Vec<T::Native>, c: &ChunkedArray<T>) {
+    out.clear();
+    for arr in c.downcast_iter() {
+        out.extend_from_slice(arr.values().as_slice());
+    }
+}
