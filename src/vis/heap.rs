@@ -6,7 +6,7 @@
 //! The traces the `plotly` crate lacks (icicle) and the ones whose options
 //! are simplest written directly are built as JSON values ([`JsonTrace`]).
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use plotly::common::Title;
 use plotly::layout::{Axis, BarMode};
@@ -204,7 +204,7 @@ fn save_live(top: &[SiteLabel], live: &LiveSeries, o: &FigureOptions) -> Result<
 }
 
 /// Writes `s` to `path` whole or not at all.
-fn write_file(path: &PathBuf, s: &str) -> Result<(), VisError> {
+fn write_file(path: &Path, s: &str) -> Result<(), VisError> {
     crate::workdir::write_file(path, s.as_bytes())
         .map(drop)
         .map_err(|e| VisError::from_workdir(path, e))
