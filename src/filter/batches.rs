@@ -364,15 +364,8 @@ impl SpillWriter {
             colour: coloured.then(Vec::new),
             ..AccessBatch::default()
         };
-        let mut df = std::mem::replace(&mut self.pending, empty).into_frame()?;
-        let f = std::fs::File::create(&file).map_err(|source| FilterError::Write {
-            path: file.clone(),
-            source,
-        })?;
-        ParquetWriter::new(f)
-            .with_compression(ParquetCompression::Lz4Raw)
-            .finish(&mut df)
-            .map_err(super::files::write_failed(&file))?;
+        let df = std::mem::replace(&mut self.pending, empty).into_frame()?;
+        super::store::write_plain(&df, &file)?;
         self.rows += rows;
         self.files.push(file);
         Ok(())

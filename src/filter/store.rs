@@ -527,7 +527,7 @@ fn write_files(from: std::sync::mpsc::Receiver<ToDisk>) -> Result<(), FilterErro
                 if let Some(f) = current.take() {
                     f.finish()?;
                 }
-                current = Some(DatasetFile::create(path)?);
+                current = Some(DatasetFile::create(path, &stored_schema())?);
             }
             ToDisk::Rows(df) => {
                 if let Some(f) = &mut current {
@@ -560,13 +560,15 @@ struct DatasetFile {
 }
 
 impl DatasetFile {
-    fn create(path: PathBuf) -> Result<DatasetFile, FilterError> {
+    /// Creates the file at `path` for frames of `schema` (every column
+    /// required: no nulls).
+    fn create(path: PathBuf, schema: &Schema) -> Result<DatasetFile, FilterError> {
         use polars_parquet::write as pw;
         let f = std::fs::File::create(&path).map_err(|source| FilterError::Write {
             path: path.clone(),
             source,
         })?;
-        let schema = stored_schema().to_arrow(CompatLevel::newest());
+        let schema = schema.to_arrow(CompatLevel::newest());
         let plain = pw::ColumnWriteOptions {
             field_id: None,
             metadata: Vec::new(),
@@ -639,6 +641,15 @@ impl DatasetFile {
             source,
         })
     }
+}
+
+/// Writes `df` (null-free columns) to `path` as one row group of PLAIN +
+/// LZ4 pages, like the dataset's files: for other files of accesses that
+/// are written once and read back soon (a figure's selection).
+pub(crate) fn write_plain(df: &DataFrame, path: &Path) -> Result<(), FilterError> {
+    let mut f = DatasetFile::create(path.to_path_buf(), df.schema())?;
+    f.write(df)?;
+    f.finish()
 }
 
 /// The schema of the dataset's files.
