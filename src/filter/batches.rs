@@ -411,9 +411,10 @@ impl AccessBatches for SelectionBatches<'_> {
     }
 }
 
-/// The columns of one frame of the access list, copied out once.
+/// The columns of one frame of the access list, copied out once (the
+/// figures' batches and the locality stage's driver read frames so).
 #[derive(Default)]
-struct Columns {
+pub(crate) struct Columns {
     time: Vec<u64>,
     op: Vec<u8>,
     addr: Vec<u64>,
@@ -424,7 +425,9 @@ struct Columns {
 }
 
 impl Columns {
-    fn read(&mut self, df: &DataFrame) -> PolarsResult<()> {
+    /// The columns become those of `df` (a frame of
+    /// [`super::store::AccessList::for_each`]).
+    pub(crate) fn read(&mut self, df: &DataFrame) -> PolarsResult<()> {
         extend(&mut self.time, df.column(ac::TIME)?.u64()?);
         extend(&mut self.op, df.column(ac::OP)?.u8()?);
         extend(&mut self.addr, df.column(ac::ADDR)?.u64()?);
@@ -437,7 +440,7 @@ impl Columns {
 
     /// Row `k` as a named access (as the locality stage's driver reads it).
     #[inline]
-    fn access(&self, k: usize) -> NamedAccess {
+    pub(crate) fn access(&self, k: usize) -> NamedAccess {
         NamedAccess {
             time: self.time[k],
             op: self.op[k],

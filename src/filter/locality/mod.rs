@@ -25,10 +25,7 @@ pub mod reuse;
 pub mod sharing;
 pub mod source;
 
-use polars::prelude::*;
-
 use super::analysis::Analysis;
-use super::schema::access as ac;
 use super::FilterError;
 
 pub use super::access::{AccessSink, LineId, NamedAccess, VarId};
@@ -104,14 +101,6 @@ impl Names {
 /// slicing, small enough (64 Ki rows, 2.5 MB of records) to stay in cache.
 pub const BATCH: usize = 1 << 16;
 
-/// Appends the values of a sliced numeric column to `out`, chunk by chunk.
-fn extend<T: PolarsNumericType>(out: &mut Vec<T::Native>, c: &ChunkedArray<T>) {
-    out.clear();
-    for arr in c.downcast_iter() {
-        out.extend_from_slice(arr.values().as_slice());
-    }
-}
-
 /// Feeds every access of `a`, in time order, to each sink, a batch of at
 /// most [`BATCH`] rows at a time. Returns the number of accesses fed.
 ///
@@ -120,32 +109,16 @@ fn extend<T: PolarsNumericType>(out: &mut Vec<T::Native>, c: &ChunkedArray<T>) {
 /// batch of records, whatever the trace's length.
 pub fn drive(a: &Analysis, sinks: &mut [&mut dyn AccessSink]) -> Result<u64, FilterError> {
     let mut batch: Vec<NamedAccess> = Vec::with_capacity(BATCH);
-    let (mut time, mut op, mut addr, mut size) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let (mut tid, mut var, mut line) = (Vec::new(), Vec::new(), Vec::new());
+    let mut cols = super::batches::Columns::default();
     let mut fed = 0u64;
     a.accesses.for_each(None, &mut |df| {
         let n = df.height();
         let mut start = 0usize;
         while start < n {
             let len = BATCH.min(n - start);
-            let df = df.slice(start as i64, len);
-            extend(&mut time, df.column(ac::TIME)?.u64()?);
-            extend(&mut op, df.column(ac::OP)?.u8()?);
-            extend(&mut addr, df.column(ac::ADDR)?.u64()?);
-            extend(&mut size, df.column(ac::SIZE)?.u16()?);
-            extend(&mut tid, df.column(ac::TID)?.u16()?);
-            extend(&mut var, df.column(ac::VAR)?.u32()?);
-            extend(&mut line, df.column(ac::LINE)?.u32()?);
+            cols.read(&df.slice(start as i64, len))?;
             batch.clear();
-            batch.extend((0..len).map(|i| NamedAccess {
-                time: time[i],
-                op: op[i],
-                addr: addr[i],
-                size: (size[i] as u32).max(1),
-                tid: tid[i] as u32,
-                var: VarId(var[i]),
-                line: LineId(line[i]),
-            }));
+            batch.extend((0..len).map(|i| cols.access(i)));
             for s in sinks.iter_mut() {
                 s.accesses(&batch);
             }
