@@ -29,7 +29,7 @@ use polars::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::cache::{CacheModel, CacheSim};
-use super::pattern::{label, PatternSink};
+use super::pattern::label;
 use super::report::{bin_range, LocalityError};
 use super::reuse::{bin_of, StackDistance, BINS};
 use super::{drive, AccessSink, NamedAccess, Names};
@@ -101,6 +101,24 @@ enum How {
 }
 
 impl How {
+    /// The classification of `mode` under `model`; `None` for
+    /// [`ColourMode::Default`].
+    fn of(mode: ColourMode, model: &CacheModel) -> Result<Option<How>, LocalityError> {
+        Ok(Some(match mode {
+            ColourMode::Default => return Ok(None),
+            ColourMode::Hit => How::Hit(Box::new(CacheSim::new(model)?)),
+            ColourMode::Reuse => How::Reuse {
+                stack: Box::default(),
+                bits: model
+                    .levels
+                    .first()
+                    .ok_or(super::cache::CacheError::Empty)?
+                    .line
+                    .trailing_zeros(),
+            },
+        }))
+    }
+
     #[inline]
     fn class(&mut self, r: &NamedAccess) -> u8 {
         match self {
@@ -154,18 +172,8 @@ impl Classifier {
         mode: ColourMode,
         model: &CacheModel,
     ) -> Result<Option<(Classifier, ClassNames)>, LocalityError> {
-        let how = match mode {
-            ColourMode::Default => return Ok(None),
-            ColourMode::Hit => How::Hit(Box::new(CacheSim::new(model)?)),
-            ColourMode::Reuse => How::Reuse {
-                stack: Box::default(),
-                bits: model
-                    .levels
-                    .first()
-                    .ok_or(super::cache::CacheError::Empty)?
-                    .line
-                    .trailing_zeros(),
-            },
+        let Some(how) = How::of(mode, model)? else {
+            return Ok(None);
         };
         let names = match mode {
             ColourMode::Hit => {
@@ -224,18 +232,8 @@ pub fn classes(
     mode: ColourMode,
     model: &CacheModel,
 ) -> Result<Option<Classes>, LocalityError> {
-    let how = match mode {
-        ColourMode::Default => return Ok(None),
-        ColourMode::Hit => How::Hit(Box::new(CacheSim::new(model)?)),
-        ColourMode::Reuse => How::Reuse {
-            stack: Box::default(),
-            bits: model
-                .levels
-                .first()
-                .ok_or(super::cache::CacheError::Empty)?
-                .line
-                .trailing_zeros(),
-        },
+    let Some(how) = How::of(mode, model)? else {
+        return Ok(None);
     };
     let mut sink = ClassSink {
         want: times,
@@ -349,17 +347,11 @@ pub fn with_classes(
 /// An access list not in schema form.
 pub fn pattern_table(a: &Analysis) -> Result<DataFrame, LocalityError> {
     let names = Names::of(a)?;
-    let (pairs, states) = match &a.patterns {
-        Some(p) => (p.pairs.clone(), p.states.clone()),
-        None => {
-            let mut sink = PatternSink::new(&names.vars);
-            drive(a, &mut [&mut sink])?;
-            sink.finish()
-        }
-    };
+    let st = super::report::pattern_states(a, &names)?;
+    let pairs = &st.pairs;
     let labels: Vec<String> = pairs
         .iter()
-        .zip(&states)
+        .zip(&st.states)
         .map(|(&(v, _), p)| {
             names
                 .vars

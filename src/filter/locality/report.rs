@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use polars::prelude::*;
 
 use super::cache::{human_bytes, CacheError, CacheModel, CacheResult, CacheSim, Counts};
-use super::pattern::{label, PairPattern, PatternSink};
+use super::pattern::{label, PairPattern, PatternSink, PatternStates};
 use super::reuse::{bin_low, ReuseResult, ReuseSink, Sampling, BINS};
 use super::sharing::{ranges, LineUse, SharingSink};
 use super::{drive, Names};
@@ -455,6 +455,21 @@ pub fn text_table(headers: &[String], rows: &[Vec<String>]) -> String {
     out
 }
 
+/// The access-pattern states of `a`: those the analysis gathered as it
+/// streamed, or else (a Gleipnir import) one pass over its accesses.
+pub(crate) fn pattern_states<'a>(
+    a: &'a Analysis,
+    names: &Names,
+) -> Result<std::borrow::Cow<'a, PatternStates>, LocalityError> {
+    if let Some(p) = &a.patterns {
+        return Ok(std::borrow::Cow::Borrowed(p));
+    }
+    let mut pat = PatternSink::new(&names.vars);
+    drive(a, &mut [&mut pat])?;
+    let (pairs, states) = pat.finish();
+    Ok(std::borrow::Cow::Owned(PatternStates { pairs, states }))
+}
+
 /// Pattern labels per listed (variable, line) pair of arrays and blocks
 /// (scalars are left out), from the states the analysis gathered, or else
 /// one pass over the accesses: (variable,
@@ -464,14 +479,8 @@ pub fn patterns(
     kind: MemKind,
 ) -> Result<Vec<(String, String, u64, String)>, LocalityError> {
     let names = Names::of(a)?;
-    let (pairs, states) = match &a.patterns {
-        Some(p) => (p.pairs.clone(), p.states.clone()),
-        None => {
-            let mut pat = PatternSink::new(&names.vars);
-            drive(a, &mut [&mut pat])?;
-            pat.finish()
-        }
-    };
+    let st = pattern_states(a, &names)?;
+    let (pairs, states) = (&st.pairs, &st.states);
     let mut rows: Vec<_> = pairs
         .iter()
         .zip(states.iter())
