@@ -75,9 +75,12 @@ impl Shape {
 /// cannot be written.
 pub fn array_2d(a: Array2d, o: &FigureOptions) -> Result<FigureReport, VisError> {
     o.validate()?;
+    let layout = ArrayLayout::Grid2d {
+        cols: a.cols,
+        type_bytes: a.type_bytes,
+    };
     let acc = FrameBatches::read(a.acc)?;
-    let tables = (&acc as &dyn AccessBatches, a.vars, a.lines);
-    draw_array(Request::grid(tables, a.var, &[a.cols], a.type_bytes), o)
+    array_pattern_of(&acc, (a.vars, a.lines), a.var, layout, o)
 }
 
 /// What [`array_2d`] draws: variable `var` as a `rows x cols` matrix of
@@ -115,10 +118,13 @@ pub struct Array2d<'a> {
 /// As [`array_2d`], and `depth` of 0.
 pub fn array_3d(a: Array3d, o: &FigureOptions) -> Result<FigureReport, VisError> {
     o.validate()?;
+    let layout = ArrayLayout::Grid3d {
+        cols: a.cols,
+        depth: a.depth,
+        type_bytes: a.type_bytes,
+    };
     let acc = FrameBatches::read(a.acc)?;
-    let tables = (&acc as &dyn AccessBatches, a.vars, a.lines);
-    let inner = [a.cols, a.depth];
-    draw_array(Request::grid(tables, a.var, &inner, a.type_bytes), o)
+    array_pattern_of(&acc, (a.vars, a.lines), a.var, layout, o)
 }
 
 /// What [`array_3d`] draws: variable `var` as a `planes x cols x depth`
@@ -164,25 +170,23 @@ pub fn array_fields(a: ArrayFields, o: &FigureOptions) -> Result<FigureReport, V
         elem_bytes,
         fields,
     } = a;
+    check_fields(fields)?;
+    o.validate()?;
+    let acc = FrameBatches::read(acc)?;
+    let layout = ArrayLayout::Fields { elem_bytes, fields };
+    array_pattern_of(&acc, (vars, lines), var, layout, o)
+}
+
+/// Refuses an array of structures with no field, or fields not in
+/// ascending order of offset.
+fn check_fields(fields: &[(u64, String)]) -> Result<(), VisError> {
     if fields.is_empty() || fields.windows(2).any(|w| w[0].0 >= w[1].0) {
         return Err(VisError::BadOption(
             "An array of structures needs at least one field, with offsets in ascending order."
                 .into(),
         ));
     }
-    o.validate()?;
-    let acc = FrameBatches::read(acc)?;
-    let inner = [fields.len() as u64];
-    let r = Request {
-        acc: &acc,
-        vars,
-        lines,
-        var,
-        inner: &inner,
-        type_bytes: elem_bytes,
-        fields,
-    };
-    draw_array(r, o)
+    Ok(())
 }
 
 /// What [`array_fields`] draws: variable `var`, an array of structures of
@@ -298,12 +302,7 @@ pub fn array_pattern_of(
             type_bytes,
         } => draw_array(Request::grid(tables, var, &[cols, depth], type_bytes), o),
         ArrayLayout::Fields { elem_bytes, fields } => {
-            if fields.is_empty() || fields.windows(2).any(|w| w[0].0 >= w[1].0) {
-                return Err(VisError::BadOption(
-                    "An array of structures needs at least one field, with offsets in ascending order."
-                        .into(),
-                ));
-            }
+            check_fields(fields)?;
             let inner = [fields.len() as u64];
             let r = Request {
                 acc: src,
