@@ -1123,7 +1123,6 @@ fn save_csv(d: &Drawn, file: &str) -> Result<std::path::PathBuf, VisError> {
         header.push("class");
     }
     let mut w = CsvOut::create(&d.o.visinfo_dir, file, &header)?;
-    let mut err = None;
     (d.each)(&mut |it, e| {
         let (i, j, kk) = shape.ijk(e);
         w.num(it.row);
@@ -1144,17 +1143,8 @@ fn save_csv(d: &Drawn, file: &str) -> Result<std::path::PathBuf, VisError> {
         if let Some(c) = &d.ann.classes {
             w.text(&c.labels[d.ann.class(it) as usize]);
         }
-        match w.end_row() {
-            Ok(()) => true,
-            Err(e) => {
-                err = Some(e);
-                false
-            }
-        }
+        w.row_done()
     })?;
-    if let Some(e) = err {
-        return Err(e);
-    }
     w.finish()
 }
 

@@ -456,7 +456,6 @@ fn save_csv(
         "complete_memory_access_pattern.csv",
         &header,
     )?;
-    let mut err = None;
     for_items(src, &mut |it| {
         w.num(it.row);
         w.hex(it.addr);
@@ -468,17 +467,8 @@ fn save_csv(
         if let Some(c) = &labels.ann.classes {
             w.text(&c.labels[labels.ann.class(it) as usize]);
         }
-        match w.end_row() {
-            Ok(()) => true,
-            Err(e) => {
-                err = Some(e);
-                false
-            }
-        }
+        w.row_done()
     })?;
-    if let Some(e) = err {
-        return Err(e);
-    }
     w.finish()
 }
 

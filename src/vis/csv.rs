@@ -20,6 +20,9 @@ pub(crate) struct CsvOut {
     pending: Pending,
     w: BufWriter<File>,
     buf: Vec<u8>,
+    /// The first write error of [`CsvOut::row_done`], reported by
+    /// [`CsvOut::finish`].
+    failed: Option<VisError>,
 }
 
 impl CsvOut {
@@ -35,6 +38,7 @@ impl CsvOut {
             pending,
             w: BufWriter::with_capacity(1 << 20, f),
             buf: Vec::with_capacity(256),
+            failed: None,
         };
         for (k, h) in header.iter().enumerate() {
             if k > 0 {
@@ -90,8 +94,23 @@ impl CsvOut {
         r.map_err(|e| VisError::io(&self.path, e))
     }
 
-    /// Flushes and returns the file's path.
+    /// Ends the current row inside a pass over the accesses: true to go
+    /// on, false (the error kept for [`CsvOut::finish`]) to stop the pass.
+    pub(crate) fn row_done(&mut self) -> bool {
+        match self.end_row() {
+            Ok(()) => true,
+            Err(e) => {
+                self.failed = Some(e);
+                false
+            }
+        }
+    }
+
+    /// Flushes and returns the file's path, or the first error a row met.
     pub(crate) fn finish(mut self) -> Result<PathBuf, VisError> {
+        if let Some(e) = self.failed.take() {
+            return Err(e);
+        }
         self.w.flush().map_err(|e| VisError::io(&self.path, e))?;
         let path = self.path;
         self.pending
