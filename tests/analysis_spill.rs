@@ -11,6 +11,7 @@ use mapvis::filter::locality::report;
 use mapvis::filter::store::Layout;
 use mapvis::filter::{self as f, MemKind};
 use mapvis::trace::program::ProgramNamer;
+use polars::prelude::*;
 
 /// Files and row groups small enough that a trace of `n` accesses has
 /// about six files of about five row groups each.
@@ -125,10 +126,12 @@ fn same_when_spilled(rel: &str, regions: u32) {
         }
         let last = spilled.accesses.windows().iter().map(|w| w.region).max();
         assert_eq!(last, Some(regions), "{rel}: regions in the dataset");
+        by_var_reads_the_same(&spilled, &want_rows, rel);
         // Saved and loaded back: the same again.
         let saved = dir.path().join(format!("saved{budget}"));
         f::files::save_analysis(&spilled, &saved).unwrap();
         let back = f::files::load_analysis(&saved).unwrap();
+        by_var_reads_the_same(&back, &want_rows, rel);
         let (rows, locs, _, pat, _) = digest(&back);
         assert!(rows.equals(&want_rows), "{rel}: loaded access rows differ");
         assert!(
@@ -137,6 +140,75 @@ fn same_when_spilled(rel: &str, regions: u32) {
         );
         assert_eq!(pat, want_pat, "{rel}: loaded patterns differ");
     }
+}
+
+/// The columns the by-variable dataset and the access list share.
+const COLS: [&str; 7] = ["time", "op", "addr", "size", "tid", "var", "line"];
+
+/// The rows of `keep`'s variables, in time order, as the access list
+/// would give them had it no by-variable dataset.
+fn filtered(rows: &DataFrame, keep: &[bool]) -> DataFrame {
+    let var = rows.column("var").unwrap().u32().unwrap();
+    let mask: BooleanChunked = var.into_no_null_iter().map(|v| keep[v as usize]).collect();
+    rows.select(COLS).unwrap().filter(&mask).unwrap()
+}
+
+/// What the by-variable dataset gives for `keep`, concatenated.
+fn read_by_var(a: &Analysis, keep: &[bool]) -> DataFrame {
+    let bv = a
+        .accesses
+        .by_var()
+        .expect("a list on disk has a by-variable dataset");
+    let mut out: Option<DataFrame> = None;
+    bv.for_each(keep, &mut |df| {
+        let df = df.select(COLS)?;
+        match &mut out {
+            Some(o) => {
+                o.vstack_mut(&df)?;
+            }
+            None => out = Some(df),
+        }
+        Ok(true)
+    })
+    .unwrap();
+    out.expect("the variables have accesses")
+}
+
+/// Every variable alone, every pair of the first eight and all of them
+/// together, read from the by-variable dataset (merged by time where
+/// several), are the rows of the access list that belong to them; and
+/// the access list reads a small selection through it.
+fn by_var_reads_the_same(a: &Analysis, want: &DataFrame, rel: &str) {
+    let per_var = a.accesses_per_var().unwrap();
+    let used: Vec<usize> = (0..per_var.len()).filter(|&v| per_var[v] > 0).collect();
+    let mut sets: Vec<Vec<usize>> = used.iter().map(|&v| vec![v]).collect();
+    for (i, &x) in used.iter().take(8).enumerate() {
+        for &y in used.iter().take(8).skip(i + 1) {
+            sets.push(vec![x, y]);
+        }
+    }
+    sets.push(used.clone());
+    for set in sets {
+        let mut keep = vec![false; per_var.len()];
+        set.iter().for_each(|&v| keep[v] = true);
+        let got = read_by_var(a, &keep);
+        let expect = filtered(want, &keep);
+        assert_eq!(
+            got.height() as u64,
+            set.iter().map(|&v| per_var[v]).sum::<u64>()
+        );
+        assert!(
+            got.equals(&expect),
+            "{rel}: variables {set:?} by variable differ"
+        );
+    }
+    let smallest = *used.iter().min_by_key(|&&v| per_var[v]).unwrap();
+    let mut keep = vec![false; per_var.len()];
+    keep[smallest] = true;
+    assert!(
+        a.accesses.reads_by_var(&keep),
+        "{rel}: a small variable is read by variable"
+    );
 }
 
 #[test]

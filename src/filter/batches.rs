@@ -210,6 +210,11 @@ impl<'a> SelectionBatches<'a> {
     /// read-only folder, a full disk), every pass reads the list.
     fn spill_folder(&self) -> Option<PathBuf> {
         let root = self.a.accesses.root()?;
+        // Read from the by-variable dataset: each pass reads only the
+        // selection already.
+        if self.colour.is_none() && self.a.accesses.reads_by_var(&self.sel.keep) {
+            return None;
+        }
         let (n, all) = (self.sel.count, self.a.accesses.len());
         // Coloured passes simulate every access: writing half aside pays.
         let small =

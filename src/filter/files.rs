@@ -413,6 +413,7 @@ impl AnalysisDir {
         let dataset = partial.path().join(DATASET);
         if a.accesses.root() != Some(dataset.as_path()) {
             a.accesses.write_to(&dataset)?;
+            a.accesses.write_by_var_to(&dataset)?;
         }
         write_analysis(a, partial.path())?;
         if let Some(src) = source {
@@ -507,6 +508,9 @@ fn write_analysis(a: &Analysis, dir: &Path) -> Result<(), FilterError> {
         write_parquet(&mut p.to_frame()?, &dir.join(PATTERNS))?;
     }
     write_summary(&a.summary, &a.accesses.windows(), dir)?;
+    if let Some(bv) = a.accesses.by_var() {
+        bv.write_index()?;
+    }
     Ok(())
 }
 
@@ -705,7 +709,8 @@ pub fn load_analysis(dir: &Path) -> Result<Analysis, FilterError> {
     };
     let windows: Vec<super::store::WindowInfo> =
         serde_json::from_value(j["windows"].clone()).map_err(|e| bad(e.to_string()))?;
-    let accesses = super::store::AccessList::open(&dir.join(DATASET), &windows);
+    let by_var = super::byvar::ByVar::load(&super::byvar::folder_for(&dir.join(DATASET)))?;
+    let accesses = super::store::AccessList::open(&dir.join(DATASET), &windows).with_by_var(by_var);
     let locations = read_parquet(&dir.join("locations.parquet"))?;
     let lines = read_parquet(&dir.join("lines.parquet"))?;
     let vars = read_variables(dir)?;

@@ -10,6 +10,7 @@ pub mod access;
 pub mod analysis;
 pub mod batches;
 pub(crate) mod binary;
+pub mod byvar;
 pub(crate) mod consume;
 pub mod export;
 pub mod fields;

@@ -32,6 +32,7 @@ use serde::{Deserialize, Serialize};
 
 use super::access::NamedAccess;
 use super::analysis::owned;
+use super::byvar::{ByVar, Limits, SorterThread, VarSorter};
 use super::schema::access as ac;
 use super::FilterError;
 
@@ -103,6 +104,9 @@ pub struct AccessList {
     row_group: usize,
     windows: Vec<Window>,
     len: u64,
+    /// The same accesses by variable, when the list is on disk (see
+    /// [`super::byvar`]).
+    by_var: Option<ByVar>,
 }
 
 impl AccessList {
@@ -116,7 +120,31 @@ impl AccessList {
                 .map(|&info| Window { info, mem: None })
                 .collect(),
             len: windows.iter().map(|w| w.len).sum(),
+            by_var: None,
         }
+    }
+
+    /// The list with its by-variable dataset.
+    pub fn with_by_var(mut self, by_var: Option<ByVar>) -> AccessList {
+        self.by_var = by_var;
+        self
+    }
+
+    /// The by-variable dataset, when there is one.
+    pub fn by_var(&self) -> Option<&ByVar> {
+        self.by_var.as_ref()
+    }
+
+    /// Whether [`AccessList::for_each`] reads the accesses of the
+    /// variables `keep` holds from the by-variable dataset: when the list
+    /// is not all in memory and that decodes at most half the rows a pass
+    /// over the list would.
+    pub fn reads_by_var(&self, keep: &[bool]) -> bool {
+        let Some(bv) = &self.by_var else {
+            return false;
+        };
+        let in_memory = self.windows.iter().all(|w| w.mem.is_some());
+        !in_memory && bv.cost(keep).saturating_mul(2) <= self.len
     }
 
     /// Number of accesses.
@@ -139,10 +167,14 @@ impl AccessList {
         self.root.as_deref()
     }
 
-    /// The dataset moved to `root` (the analysis folder was renamed).
+    /// The dataset moved to `root` (the analysis folder was renamed), and
+    /// the by-variable dataset beside it.
     pub fn relocate(&mut self, root: &Path) {
         if self.root.is_some() {
             self.root = Some(root.to_path_buf());
+        }
+        if let Some(bv) = &mut self.by_var {
+            bv.relocate(&super::byvar::folder_for(root));
         }
     }
 
@@ -151,12 +183,20 @@ impl AccessList {
     /// `time` (UInt64) and the stored columns. `f` returns false to stop.
     ///
     /// Cost: one pass; windows not in memory are read from disk one row
-    /// group at a time, so memory stays at a few row groups.
+    /// group at a time, so memory stays at a few row groups. A few
+    /// variables' accesses are read from the by-variable dataset instead
+    /// when that pays ([`AccessList::reads_by_var`]): the same frames'
+    /// rows, cut differently.
     pub fn for_each(
         &self,
         keep: Option<&[bool]>,
         f: &mut dyn FnMut(DataFrame) -> Result<bool, FilterError>,
     ) -> Result<(), FilterError> {
+        if let (Some(keep), Some(bv)) = (keep, &self.by_var) {
+            if self.reads_by_var(keep) {
+                return bv.for_each(keep, f);
+            }
+        }
         for w in &self.windows {
             let mut offset = 0u64;
             while offset < w.info.len {
@@ -205,6 +245,28 @@ impl AccessList {
             path,
             reason: why.into(),
         }
+    }
+
+    /// Writes the by-variable dataset beside the dataset folder `root`
+    /// (hard-linked when there is one, else sorted from a pass over the
+    /// list) and takes it as the list's.
+    pub fn write_by_var_to(&mut self, root: &Path) -> Result<(), FilterError> {
+        let dest = super::byvar::folder_for(root);
+        let bv = match &self.by_var {
+            Some(bv) => bv.link_to(&dest)?,
+            None => {
+                let mut sorter = VarSorter::new(&dest, Limits::of(Layout::DEFAULT))?;
+                self.for_each(None, &mut |mut df| {
+                    let t0 = df.column(ac::TIME)?.u64()?.get(0).unwrap_or(0);
+                    df.drop_in_place(ac::TIME)?;
+                    sorter.push(t0, &df)?;
+                    Ok(true)
+                })?;
+                sorter.finish()?
+            }
+        };
+        self.by_var = Some(bv);
+        Ok(())
     }
 
     /// Writes the windows into the dataset folder `root` (for a list kept
@@ -325,6 +387,8 @@ pub struct AccessWriter {
     windows: Vec<Window>,
     len: u64,
     disk: Option<DiskWriter>,
+    /// Sorts the row groups into the by-variable dataset.
+    by_var: Option<SorterThread>,
 }
 
 impl AccessWriter {
@@ -336,15 +400,16 @@ impl AccessWriter {
         budget: u64,
         layout: Layout,
     ) -> Result<AccessWriter, FilterError> {
-        let disk = match root {
+        let (disk, by_var) = match root {
             Some(r) => {
                 std::fs::create_dir_all(r).map_err(|source| FilterError::Write {
                     path: r.to_path_buf(),
                     source,
                 })?;
-                Some(DiskWriter::start()?)
+                let sorter = SorterThread::start(&super::byvar::folder_for(r), Limits::of(layout))?;
+                (Some(DiskWriter::start()?), Some(sorter))
             }
-            None => None,
+            None => (None, None),
         };
         Ok(AccessWriter {
             root: root.map(Path::to_path_buf),
@@ -355,6 +420,7 @@ impl AccessWriter {
             windows: Vec::new(),
             len: 0,
             disk,
+            by_var,
         })
     }
 
@@ -412,6 +478,9 @@ impl AccessWriter {
         }
         let on_disk = self.disk.is_some();
         let w = self.windows.last_mut().expect("a window is open");
+        if let Some(s) = &mut self.by_var {
+            s.rows(w.info.t0 + w.info.len, df.clone())?;
+        }
         w.info.len += n;
         self.len += n;
         let bytes = n * ROW_BYTES;
@@ -435,11 +504,16 @@ impl AccessWriter {
         if let Some(disk) = self.disk.take() {
             disk.finish()?;
         }
+        let by_var = match &mut self.by_var {
+            Some(s) => Some(s.finish()?),
+            None => None,
+        };
         Ok(AccessList {
             root: self.root,
             row_group: self.layout.row_group,
             windows: self.windows,
             len: self.len,
+            by_var,
         })
     }
 }
@@ -551,7 +625,7 @@ fn write_files(from: std::sync::mpsc::Receiver<ToDisk>) -> Result<(), FilterErro
 /// updates, against 0.6 and 1.5 with the dictionary). The dataset is
 /// written with polars' own Parquet writer, the layer under
 /// `ParquetWriter`, which is where the encoding can be chosen per column.
-struct DatasetFile {
+pub(crate) struct DatasetFile {
     path: PathBuf,
     writer: polars_parquet::write::FileWriter<std::io::BufWriter<std::fs::File>>,
     schema: ArrowSchema,
@@ -561,23 +635,35 @@ struct DatasetFile {
 
 impl DatasetFile {
     /// Creates the file at `path` for frames of `schema` (every column
-    /// required: no nulls).
+    /// required: no nulls), every column PLAIN.
     fn create(path: PathBuf, schema: &Schema) -> Result<DatasetFile, FilterError> {
+        let plain = vec![polars_parquet::write::Encoding::Plain; schema.len()];
+        DatasetFile::create_with(path, schema, &plain)
+    }
+
+    /// [`DatasetFile::create`] with an encoding per column (`Plain`, or
+    /// `DeltaBinaryPacked` for integer columns that mostly step by small
+    /// amounts, such as a variable's access times and addresses).
+    pub(crate) fn create_with(
+        path: PathBuf,
+        schema: &Schema,
+        encodings: &[polars_parquet::write::Encoding],
+    ) -> Result<DatasetFile, FilterError> {
         use polars_parquet::write as pw;
         let f = std::fs::File::create(&path).map_err(|source| FilterError::Write {
             path: path.clone(),
             source,
         })?;
         let schema = schema.to_arrow(CompatLevel::newest());
-        let plain = pw::ColumnWriteOptions {
-            field_id: None,
-            metadata: Vec::new(),
-            required: Some(true),
-            children: pw::ChildWriteOptions::Leaf(pw::FieldWriteOptions {
-                encoding: pw::Encoding::Plain,
-            }),
-        };
-        let columns = vec![plain; schema.len()];
+        let columns: Vec<pw::ColumnWriteOptions> = encodings
+            .iter()
+            .map(|&encoding| pw::ColumnWriteOptions {
+                field_id: None,
+                metadata: Vec::new(),
+                required: Some(true),
+                children: pw::ChildWriteOptions::Leaf(pw::FieldWriteOptions { encoding }),
+            })
+            .collect();
         let options = pw::WriteOptions {
             statistics: pw::StatisticsOptions::default(),
             version: pw::Version::V1,
@@ -601,7 +687,7 @@ impl DatasetFile {
     }
 
     /// Encodes and writes `df` (the stored columns) as one row group.
-    fn write(&mut self, df: &DataFrame) -> Result<(), FilterError> {
+    pub(crate) fn write(&mut self, df: &DataFrame) -> Result<(), FilterError> {
         let fail = super::files::write_failed(&self.path);
         let arrays = df
             .get_columns()
@@ -632,7 +718,7 @@ impl DatasetFile {
 
     /// Writes the footer (with the Arrow schema, so readers get the
     /// columns' exact types back) and flushes the file.
-    fn finish(mut self) -> Result<(), FilterError> {
+    pub(crate) fn finish(mut self) -> Result<(), FilterError> {
         let fail = super::files::write_failed(&self.path);
         self.writer.end(None, &self.columns).map_err(&fail)?;
         let mut out = self.writer.into_inner();

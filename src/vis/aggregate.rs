@@ -4,13 +4,13 @@
 //! Every access (or element touch) lands in exactly one group and every group
 //! keeps its count, so the counts of a figure always sum to what it draws.
 //! The resolution `res` is the number of bins per dimension: time is cut into
-//! `res` equal bins over the drawn span, space into `res` bins per dimension
-//! (per variable for addresses, per array index for arrays). The search
-//! starts fine and halves `res` until the groups fit the budget; a pass gives
-//! up as soon as it has more than `budget` groups, so too-fine passes cost
-//! about `budget` lookups each and only the last one or two read everything.
-//! The items stream past once per pass (from the access list when the
-//! figure draws a selection of an analysis), and only the groups are kept.
+//! about `res` equal bins over the drawn span, space into about `res` bins
+//! per dimension (per variable for addresses, per array index for arrays),
+//! each bin a power of two wide so that bins nest when `res` halves. One
+//! pass starts fine and halves `res`, merging its groups, whenever they
+//! outgrow the budget. The items stream past once (from the access list
+//! when the figure draws a selection of an analysis), and only the groups
+//! are kept.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -98,6 +98,24 @@ impl Group {
         }
     }
 
+    /// Takes the accesses of `o` (a group of the same coarser bin) in.
+    fn merge(&mut self, o: &Group) {
+        self.count += o.count;
+        if o.t_min < self.t_min {
+            self.t_min = o.t_min;
+            self.first = o.first;
+        }
+        self.t_max = self.t_max.max(o.t_max);
+        self.t_sum += o.t_sum;
+        self.occ_min = self.occ_min.min(o.occ_min);
+        self.occ_max = self.occ_max.max(o.occ_max);
+        for (a, b) in self.ops.iter_mut().zip(o.ops) {
+            *a += b;
+        }
+        self.coord_min = self.coord_min.min(o.coord_min);
+        self.coord_max = self.coord_max.max(o.coord_max);
+    }
+
     #[inline]
     fn add(&mut self, it: &Item, coord: u64) {
         let t = it.time;
@@ -156,118 +174,268 @@ pub(crate) struct Binning<'a> {
 /// The finest resolution tried.
 const FINEST: u64 = 1 << 26;
 
-/// Resolutions one pass tries side by side for each view: the finest that
-/// fits is taken, so most searches end in one or two passes that read
-/// everything, at a memory of this many times the budget at most.
-const LEVELS_PER_PASS: usize = 3;
+/// The width of one of `res` bins over a span of `span` values: the
+/// smallest power of two at least `span / res` (rounded up). Powers of two
+/// make the bins nest: halving `res` keeps the width or doubles it, so
+/// each coarser bin is a union of finer ones, and groups can be merged
+/// into the coarser resolution instead of counted again.
+pub(crate) fn bin_width(span: u64, res: u64) -> u64 {
+    span.div_ceil(res.max(1)).max(1).next_power_of_two()
+}
 
 /// The groups of one view at one resolution while a pass fills them.
 struct Level {
     res: u64,
     time_width: u64,
-    budget: usize,
     index: IntMap<(u64, u64), usize>,
     groups: Vec<Group>,
-    /// More groups than the budget: this resolution is too fine.
-    over: bool,
+    /// The key and slot of the last group added to: consecutive accesses
+    /// mostly share a group, and this spares their hash lookups.
+    last: Option<((u64, u64), usize)>,
 }
 
 impl Level {
     fn new(b: &Binning, res: u64) -> Level {
-        let (t_lo, t_hi) = b.span;
-        let span = t_hi.saturating_sub(t_lo).saturating_add(1);
         Level {
             res,
-            time_width: span.div_ceil(res).max(1),
-            // The coarsest resolution always fits a sane key function (one
-            // bin holds everything); it is never refused.
-            budget: if res == 1 { usize::MAX } else { b.budget },
+            time_width: bin_width(span_of(b), res),
             index: IntMap::default(),
             groups: Vec::new(),
-            over: false,
+            last: None,
         }
+    }
+
+    /// The (space key, `dim` bin) of an item at this level.
+    #[inline]
+    fn key(&self, b: &Binning, it: &Item, coord: u64) -> (u64, u64) {
+        let tb = ((b.dim)(it) - b.span.0) / self.time_width;
+        ((b.key)(it, coord, self.res), tb)
     }
 
     #[inline]
     fn add(&mut self, b: &Binning, it: &Item, coord: u64) {
-        let tb = ((b.dim)(it) - b.span.0) / self.time_width;
-        let sk = (b.key)(it, coord, self.res);
-        match self.index.get(&(sk, tb)) {
-            Some(&g) => self.groups[g].add(it, coord),
-            None => {
-                if self.groups.len() >= self.budget {
-                    // Free the groups now: this level is not used.
-                    self.over = true;
-                    self.index = IntMap::default();
-                    self.groups = Vec::new();
-                    return;
-                }
-                self.index.insert((sk, tb), self.groups.len());
-                self.groups.push(Group::new(sk, it, coord));
+        let k = self.key(b, it, coord);
+        if let Some((lk, g)) = self.last {
+            if lk == k {
+                self.groups[g].add(it, coord);
+                return;
             }
         }
+        let g = match self.index.get(&k) {
+            Some(&g) => {
+                self.groups[g].add(it, coord);
+                g
+            }
+            None => {
+                self.index.insert(k, self.groups.len());
+                self.groups.push(Group::new(k.0, it, coord));
+                self.groups.len() - 1
+            }
+        };
+        self.last = Some((k, g));
     }
+
+    /// Whether the level holds more groups than `b` allows. The coarsest
+    /// resolution always fits a sane key function (one bin holds
+    /// everything); it is never refused.
+    fn over(&self, b: &Binning) -> bool {
+        self.res > 1 && self.groups.len() > b.budget
+    }
+
+    /// The level at half the resolution, its groups merged from these:
+    /// each group's key there is that of any of its accesses (its first,
+    /// at its lowest coordinate), since the bins nest.
+    fn coarser(self, b: &Binning) -> Level {
+        let mut next = Level::new(b, (self.res / 2).max(1));
+        for g in self.groups {
+            let k = next.key(b, &g.first, g.coord_min);
+            match next.index.get(&k) {
+                Some(&i) => next.groups[i].merge(&g),
+                None => {
+                    next.index.insert(k, next.groups.len());
+                    next.groups.push(Group { space: k.0, ..g });
+                }
+            }
+        }
+        next
+    }
+}
+
+/// The span of `dim` values of a view: values `lo..=hi` count `hi - lo + 1`.
+fn span_of(b: &Binning) -> u64 {
+    let (lo, hi) = b.span;
+    hi.saturating_sub(lo).saturating_add(1)
 }
 
 /// Aggregates the items of `source` into at most `budget` groups for each
 /// view of `views`: for each, the finest resolution `res` (from 2^26 down
 /// to 1, halving) whose (space key, `dim` bin) groups fit the budget, where
-/// the `dim` bins are `span / res` wide (rounded up).
+/// the `dim` bins are [`bin_width`]`(span, res)` wide. The views' key
+/// functions must nest the same way (space bins of [`bin_width`]).
 ///
-/// Every view's search runs in the same passes, [`LEVELS_PER_PASS`]
-/// resolutions at a time; a resolution drops out as soon as it has more
-/// groups than the budget, and a pass ends once all its resolutions have.
-/// So too-fine passes read about `budget` items each and only the last one
-/// or two read everything.
+/// One pass: each view starts at the finest resolution and, whenever its
+/// groups outgrow the budget, halves it, merging its groups into the
+/// coarser bins. Since groups only grow as items come, a resolution given
+/// up never fits, and the one kept is the finest that does: what a search
+/// with a pass per resolution would find.
 ///
-/// Cost: per item, one hash lookup per live resolution; memory
-/// O(views x LEVELS_PER_PASS x budget), never O(items).
+/// Cost: per item and view one comparison with the last group's key, and
+/// a hash lookup when it differs; per halving O(budget). Memory
+/// O(views x budget), never O(items).
 ///
 /// # Errors
 /// The items cannot be read, or the pass was interrupted.
 pub(crate) fn aggregate(source: &Source, views: &[Binning]) -> Result<Vec<Binned>, VisError> {
-    let mut done: Vec<Option<Binned>> = views.iter().map(|_| None).collect();
-    let mut next: Vec<u64> = vec![FINEST; views.len()];
-    while done.iter().any(Option::is_none) {
-        // (view, level) for the views not settled yet, finest first.
-        let mut levels: Vec<(usize, Level)> = Vec::new();
-        for (v, b) in views.iter().enumerate() {
-            if done[v].is_some() {
-                continue;
-            }
-            let mut res = next[v];
-            for _ in 0..LEVELS_PER_PASS {
-                levels.push((v, Level::new(b, res)));
-                if res == 1 {
-                    break;
+    let mut levels: Vec<Option<Level>> =
+        views.iter().map(|b| Some(Level::new(b, FINEST))).collect();
+    source(&mut |it, coord| {
+        for (b, slot) in views.iter().zip(levels.iter_mut()) {
+            let l = slot.as_mut().expect("a level is always in place");
+            l.add(b, it, coord);
+            if l.over(b) {
+                let mut l = slot.take().expect("a level is always in place");
+                while l.over(b) {
+                    l = l.coarser(b);
                 }
-                res /= 2;
+                *slot = Some(l);
             }
         }
-        source(&mut |it, coord| {
-            let mut live = false;
-            for (v, l) in levels.iter_mut() {
-                if !l.over {
-                    l.add(&views[*v], it, coord);
-                    live |= !l.over;
+        true
+    })?;
+    Ok(levels
+        .into_iter()
+        .flatten()
+        .map(|l| Binned {
+            groups: l.groups,
+            res: l.res,
+            time_width: l.time_width,
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Items with scattered times and addresses (a fixed pseudo-random
+    /// sequence), in time order.
+    fn items(n: u64) -> Vec<Item> {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut t = 0;
+        (0..n)
+            .map(|row| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                t += 1 + x % 3;
+                Item {
+                    row,
+                    time: t,
+                    op: b"LSM"[(x % 3) as usize],
+                    addr: 0x1000 + (x >> 8) % 5000,
+                    occ: 1 + (x >> 20) % 40,
+                    ..Item::default()
                 }
+            })
+            .collect()
+    }
+
+    /// (space, time bin, count, t_min, t_max, coord_min, coord_max) of
+    /// each group, sorted.
+    type Summary = Vec<(u64, u64, u64, u64, u64, u64, u64)>;
+
+    fn summary(groups: &[Group], b: &Binning, res: u64) -> Summary {
+        let w = bin_width(span_of(b), res);
+        let mut s: Summary = groups
+            .iter()
+            .map(|g| {
+                let tb = ((b.dim)(&g.first) - b.span.0) / w;
+                (
+                    g.space,
+                    tb,
+                    g.count,
+                    g.t_min,
+                    g.t_max,
+                    g.coord_min,
+                    g.coord_max,
+                )
+            })
+            .collect();
+        s.sort();
+        s
+    }
+
+    /// The groups of every resolution counted from scratch, the finest
+    /// that fits taken: what the one pass must give.
+    fn reference(its: &[Item], b: &Binning) -> (u64, Summary) {
+        let mut res = FINEST;
+        loop {
+            let w = bin_width(span_of(b), res);
+            let mut m: HashMap<(u64, u64), Group> = HashMap::new();
+            for it in its {
+                let k = ((b.key)(it, it.addr, res), ((b.dim)(it) - b.span.0) / w);
+                m.entry(k)
+                    .and_modify(|g| g.add(it, it.addr))
+                    .or_insert_with(|| Group::new(k.0, it, it.addr));
             }
-            live
-        })?;
-        for (v, l) in levels {
-            if done[v].is_some() {
-                continue;
+            if m.len() <= b.budget || res == 1 {
+                let groups: Vec<Group> = m.into_values().collect();
+                return (res, summary(&groups, b, res));
             }
-            if l.over {
-                next[v] = (l.res / 2).max(1);
-            } else {
-                done[v] = Some(Binned {
-                    groups: l.groups,
-                    res: l.res,
-                    time_width: l.time_width,
-                });
+            res /= 2;
+        }
+    }
+
+    #[test]
+    fn one_pass_finds_the_finest_resolution_that_fits() {
+        let its = items(20_000);
+        let (lo, hi) = (0x1000u64, 0x1000 + 4999);
+        let key = |_: &Item, coord: u64, res: u64| (coord - lo) / bin_width(hi - lo + 1, res);
+        let time = |it: &Item| it.time;
+        let occ = |it: &Item| it.occ;
+        let t_span = (its[0].time, its.last().unwrap().time);
+        for budget in [1, 7, 100, 2_000, 19_999, 50_000] {
+            let by_time = Binning {
+                key: &key,
+                dim: &time,
+                span: t_span,
+                budget,
+            };
+            let by_occ = Binning {
+                dim: &occ,
+                span: (1, 40),
+                ..by_time
+            };
+            let source = |f: &mut dyn FnMut(&Item, u64) -> bool| {
+                for it in &its {
+                    if !f(it, it.addr) {
+                        break;
+                    }
+                }
+                Ok(())
+            };
+            let got = aggregate(&source, &[by_time, by_occ]).unwrap();
+            for (b, g) in [by_time, by_occ].iter().zip(&got) {
+                let (res, want) = reference(&its, b);
+                assert_eq!(g.res, res, "budget {budget}");
+                assert_eq!(summary(&g.groups, b, g.res), want, "budget {budget}");
+                assert!(g.groups.len() <= budget || g.res == 1);
+                assert_eq!(g.groups.iter().map(|g| g.count).sum::<u64>(), 20_000);
             }
         }
     }
-    Ok(done.into_iter().flatten().collect())
+
+    #[test]
+    fn bins_nest_when_the_resolution_halves() {
+        for span in [1u64, 2, 3, 7, 100, 4097, 1 << 40] {
+            let mut res = FINEST;
+            while res > 1 {
+                let (fine, coarse) = (bin_width(span, res), bin_width(span, res / 2));
+                assert!(coarse == fine || coarse == 2 * fine, "{span} {res}");
+                assert!(fine * res >= span && coarse * (res / 2) >= span);
+                res /= 2;
+            }
+            assert!(bin_width(span, 1) >= span);
+        }
+    }
 }

@@ -15,7 +15,7 @@ use plotly::layout::{Axis, AxisRange, LayoutScene};
 use plotly::{Layout, Plot, Scatter3D};
 use polars::prelude::DataFrame;
 
-use super::aggregate::{aggregate, Binned, Binning, Group, Source};
+use super::aggregate::{aggregate, bin_width, Binned, Binning, Group, Source};
 use super::classes::{Annot, ClassesSeen};
 
 /// Bits of an aggregation key below the colour class.
@@ -959,7 +959,7 @@ fn group_scatter(d: &Drawn) -> Result<(Plot, usize, String), VisError> {
         .shape
         .dims
         .iter()
-        .map(|x| x.div_ceil(binned.res).max(1))
+        .map(|&x| bin_width(x, binned.res))
         .collect();
     let desc = group_description(d, &binned, &blocks);
     // Sizes over all groups, so that one size means one count everywhere.
@@ -1195,7 +1195,7 @@ fn figure_stem(name: &str, var: u32, info: &VarInfo, inner: &[u64], type_bytes: 
 /// `res` blocks.
 fn block_key(shape: &Shape, dims: &[u64], e: u64, res: u64) -> u64 {
     let (i, j, k) = shape.ijk(e);
-    let b: Vec<u64> = dims.iter().map(|d| d.div_ceil(res).max(1)).collect();
+    let b: Vec<u64> = dims.iter().map(|&d| bin_width(d, res)).collect();
     let n: Vec<u64> = dims.iter().zip(&b).map(|(d, b)| d.div_ceil(*b)).collect();
     let mut key = (i / b[0]) * n[1] + j / b[1];
     if dims.len() == 3 {

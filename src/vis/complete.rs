@@ -7,7 +7,7 @@ use plotly::layout::{Axis, LayoutScene};
 use plotly::{Layout, Plot, Scatter, Scatter3D};
 use polars::prelude::DataFrame;
 
-use super::aggregate::{aggregate, Binned, Binning, Group};
+use super::aggregate::{aggregate, bin_width, Binned, Binning, Group};
 use super::classes::{Annot, ClassesSeen};
 use super::csv::CsvOut;
 use super::error::VisError;
@@ -236,7 +236,7 @@ pub fn complete_pattern_of(
                 b2.groups.len()
             );
             report.aggregated = Some(format!(
-                "{n} accesses exceed the point budget of {}: each point is the exact group of accesses to one address bin of a variable (3D: {} bins per variable, occurrence bins {} wide; 2D: {} bins per variable, time bins {} accesses wide); marker size and hover give the count.",
+                "{n} accesses exceed the point budget of {}: each point is the exact group of accesses to one address bin of a variable (3D: at most {} bins per variable, occurrence bins {} wide; 2D: at most {} bins per variable, time bins {} accesses wide); marker size and hover give the count.",
                 o.point_budget, b3.res, b3.time_width, b2.res, b2.time_width
             ));
             group_figures(&b3, &b2, &labels, t_lo, t_hi)
@@ -362,7 +362,7 @@ fn aggregate_both(
     // Each colour class is its own trace.
     let key = |it: &Item, coord: u64, res: u64| {
         let r = rank_of[it.var as usize] as usize;
-        let width = (hi[r] - lo[r] + 1).div_ceil(res).max(1);
+        let width = bin_width(hi[r] - lo[r] + 1, res);
         ((labels.ann.class(it) as u64) << CLASS_SHIFT)
             | ((r as u64) << RANK_SHIFT)
             | ((coord - lo[r]) / width)
