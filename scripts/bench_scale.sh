@@ -6,7 +6,8 @@
 #   - memory_trace_analysis + filtering_process + memory_stats as a user
 #     runs them: accesses per second end to end, each command's time, and
 #     the peak RSS of that mapvis process;
-#   - the size of the access list's Parquet dataset;
+#   - the size of the access list's Parquet dataset, and of the same
+#     accesses by variable (accesses_by_var/);
 #   - in a second mapvis process on the saved analysis, the figures of one
 #     array (the heap matrix X, N^2 doubles, N^3 + N^2 accesses):
 #     complete_memory_access_pattern X and 2d_memory_access_pattern X N 8,
@@ -53,16 +54,17 @@ TCL
   read -r _ acc ta tf ts <<<"$(grep '^TIMES' <<<"$out")"
   rss=$(grep '^RSS' <<<"$out" | cut -d' ' -f2)
   ds=$(du -sb "$dir/.mapvis/analysis/accesses" | cut -f1)
-  python3 - "$n" "$acc" "$ta" "$tf" "$ts" "$rss" "$ds" "$t0" "$t1" "$t2" "$t3" <<'PY'
+  bv=$(du -sb "$dir/.mapvis/analysis/accesses_by_var" | cut -f1)
+  python3 - "$n" "$acc" "$ta" "$tf" "$ts" "$rss" "$ds" "$bv" "$t0" "$t1" "$t2" "$t3" <<'PY'
 import sys
-n, acc, ta, tf, ts, rss, ds = (int(x) for x in sys.argv[1:8])
-t0, t1, t2, t3 = (float(x) for x in sys.argv[8:12])
+n, acc, ta, tf, ts, rss, ds, bv = (int(x) for x in sys.argv[1:9])
+t0, t1, t2, t3 = (float(x) for x in sys.argv[9:13])
 total = (ta + tf + ts) / 1000
 print(f"N={n}: {acc/1e6:.0f} M accesses; run_gleipnir {t3-t2:.1f} s vs the bare tool {t1-t0:.1f} s: "
       f"{(t3-t2)/(t1-t0):.2f}x (goal <= 1.2)")
 print(f"N={n}: analysis {ta/1000:.1f} s + filtering {tf/1000:.1f} s + memory_stats {ts/1000:.1f} s = "
       f"{acc/total/1e6:.1f} M accesses/s end to end (goal >= 20); peak RSS {rss/1024:.0f} MB "
-      f"(goal <= 2048); dataset {ds/acc:.2f} bytes/access")
+      f"(goal <= 2048); dataset {ds/acc:.2f} bytes/access, by variable {bv/acc:.2f}")
 PY
   cat > "$dir/figs.tcl" <<TCL
 set_mem_alloc all

@@ -24,7 +24,7 @@ const PROGRAM: &str = "tests/c/scale_sweep.c";
 const RUNNER: &str = r#"
 import json, sys
 import duckdb
-analyses, views, stats, compare = sys.argv[1:5]
+analyses, views, stats, compare, by_var = sys.argv[1:6]
 con = duckdb.connect()
 con.execute("SET VARIABLE analyses = ?", [analyses])
 con.execute(views)
@@ -32,11 +32,20 @@ con.execute(stats)
 text = lambda row: ["" if v is None else str(v) for v in row]
 rows = con.sql("SELECT * FROM memory_stats ORDER BY trace, first_access")
 pivot = con.sql(compare)
+view, one = by_var.split(";", 1)
+con.execute(view)
+cols = "trace, time, op, addr, size, tid, var, line"
+differ = lambda a, b: con.execute(
+    f"SELECT count(*) FROM (SELECT {cols} FROM {a} EXCEPT ALL SELECT {cols} FROM {b})"
+).fetchall()[0][0]
 print(json.dumps({
     "columns": rows.columns,
     "stats": [text(r) for r in rows.fetchall()],
     "compare_columns": pivot.columns,
     "compare": [text(r) for r in pivot.fetchall()],
+    "by_var_missing": differ("accesses", "accesses_by_var"),
+    "by_var_extra": differ("accesses_by_var", "accesses"),
+    "by_var_x": [text(r) for r in con.execute(one).fetchall()],
 }))
 "#;
 
@@ -115,6 +124,7 @@ fn duckdb_reproduces_memory_stats_over_a_sweep() {
     let views = doc_block(&doc, "duckdb:views", "sql");
     let stats = doc_block(&doc, "sql:memory_stats", "sql");
     let compare = doc_block(&doc, "duckdb:compare", "sql");
+    let by_var = doc_block(&doc, "duckdb:by_var", "sql");
     // The Spark script runs the same memory_stats text.
     assert!(
         doc_block(&doc, "spark:script", "python").contains(stats.trim()),
@@ -148,7 +158,7 @@ fn duckdb_reproduces_memory_stats_over_a_sweep() {
 
     let glob = format!("{}/*/.mapvis/analysis", runs.path().display());
     let out = Command::new("python3")
-        .args(["-c", RUNNER, &glob, &views, &stats, &compare])
+        .args(["-c", RUNNER, &glob, &views, &stats, &compare, &by_var])
         .output()
         .unwrap();
     assert!(
@@ -241,6 +251,36 @@ fn duckdb_reproduces_memory_stats_over_a_sweep() {
         // multiply.
         let last_z = num(&z, "last_access").max(num(&row("X"), "last_access"));
         assert!(num(&list, "first_access") > last_z);
+    }
+
+    // The by-variable files hold exactly the access list's rows, and one
+    // array read from them has N^3 accesses over memory_stats' span.
+    assert_eq!(
+        j["by_var_missing"], 0,
+        "accesses missing from accesses_by_var"
+    );
+    assert_eq!(j["by_var_extra"], 0, "accesses_by_var rows not in the list");
+    for (k, (name, n, _)) in sweep.iter().enumerate() {
+        let x = &rows(&j["by_var_x"])[k];
+        let stats = &by_trace[*name];
+        let xs = stats.iter().find(|r| r[0] == "X").unwrap();
+        let col = |c: &str| {
+            let i = mapvis::filter::stats::VARIABLE_COLUMNS
+                .iter()
+                .position(|&h| h == c)
+                .unwrap();
+            xs[i].clone()
+        };
+        assert_eq!(
+            x,
+            &[
+                name.to_string(),
+                (n * n * n).to_string(),
+                col("first_access"),
+                col("last_access")
+            ],
+            "X by variable in {name}"
+        );
     }
 
     // The comparison: one column per trace, accesses per heap variable.

@@ -259,7 +259,7 @@ impl<'a> SelectionBatches<'a> {
             None => self.sel.var_filter(self.a),
         };
         let keep = &self.sel.keep;
-        let mut seen: PlHashMap<(u64, u32), u64> = PlHashMap::new();
+        let mut seen = Occurrences::new(&self.a.vars);
         let mut b = AccessBatch {
             colour: classifier.as_ref().map(|_| Vec::new()),
             ..AccessBatch::default()
@@ -280,9 +280,7 @@ impl<'a> SelectionBatches<'a> {
                         col.push(class);
                     }
                 }
-                let n = seen.entry((r.addr, r.var.0)).or_insert(0);
-                *n += 1;
-                b.occ.push(*n);
+                b.occ.push(seen.next(r.addr, r.var.0));
                 b.time.push(r.time);
                 b.op.push(r.op);
                 b.addr.push(r.addr);
@@ -304,6 +302,58 @@ impl<'a> SelectionBatches<'a> {
             Ok(whole)
         })?;
         Ok(whole && spilled)
+    }
+}
+
+/// Blocks up to this size count their accesses' occurrences in a table of
+/// their own, one counter per byte: 32 MB of counters at most per block.
+const DENSE_BYTES: u64 = 1 << 22;
+
+/// The occurrence of each access as a pass counts it: the n-th access to
+/// its location (address, variable), from 1, in 64 bits.
+///
+/// A block of up to [`DENSE_BYTES`] gets a counter per byte of its own
+/// (made on its first access): one indexed add per access, where a hash
+/// probe into a table of every location selected would miss the cache.
+/// Larger blocks, and accesses outside their block, are counted in a hash
+/// map.
+struct Occurrences<'a> {
+    vars: &'a [super::analysis::Variable],
+    /// Per variable row: `None` not yet met; `Some(None)` counted in the
+    /// map; `Some(Some(counters))` from its base.
+    dense: Vec<Option<Option<Vec<u64>>>>,
+    other: PlHashMap<(u64, u32), u64>,
+}
+
+impl<'a> Occurrences<'a> {
+    fn new(vars: &'a [super::analysis::Variable]) -> Occurrences<'a> {
+        Occurrences {
+            vars,
+            dense: vec![None; vars.len()],
+            other: PlHashMap::new(),
+        }
+    }
+
+    /// Counts one access and returns its occurrence.
+    #[inline]
+    fn next(&mut self, addr: u64, var: u32) -> u64 {
+        let v = var as usize;
+        if let Some(slot) = self.dense.get_mut(v) {
+            let table = slot.get_or_insert_with(|| {
+                let size = self.vars[v].size;
+                (size > 0 && size <= DENSE_BYTES).then(|| vec![0; size as usize])
+            });
+            if let Some(t) = table {
+                let off = addr.wrapping_sub(self.vars[v].base);
+                if let Some(n) = t.get_mut(off as usize) {
+                    *n += 1;
+                    return *n;
+                }
+            }
+        }
+        let n = self.other.entry((addr, var)).or_insert(0);
+        *n += 1;
+        *n
     }
 }
 

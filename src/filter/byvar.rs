@@ -300,18 +300,31 @@ impl ByVar {
             }
         }
         let mut out = Frame::default();
+        out.reserve(MERGED);
         while let Some(Reverse((_, i))) = heap.pop() {
-            // Everything of this variable before the next one's head.
+            // Everything of this variable before the next one's head: the
+            // variables of a loop interleave access by access, so the
+            // stretch is often one access, and it is scanned and copied
+            // access by access rather than searched and copied by slices.
             let bound = heap.peek().map_or(u64::MAX, |Reverse((t, _))| *t);
             let c = &mut cursors[i];
-            let end = c.pos + c.cols.time[c.pos..].partition_point(|&t| t < bound);
-            out.append(&c.cols, c.pos..end.max(c.pos + 1));
-            c.pos = end.max(c.pos + 1);
+            let n = c.cols.len();
+            loop {
+                out.push_from(&c.cols, c.pos);
+                c.pos += 1;
+                if c.pos == n || c.cols.time[c.pos] >= bound {
+                    break;
+                }
+            }
             if let Some(t) = c.head(self)? {
                 heap.push(Reverse((t, i)));
             }
-            if out.time.len() >= MERGED && !f(out.take()?)? {
-                return Ok(());
+            if out.len() >= MERGED {
+                let df = out.take()?;
+                out.reserve(MERGED);
+                if !f(df)? {
+                    return Ok(());
+                }
             }
         }
         if !out.time.is_empty() {
@@ -382,6 +395,18 @@ impl Frame {
         self.line.extend_from_slice(&o.line[r]);
     }
 
+    /// Appends access `k` of `o`.
+    #[inline]
+    fn push_from(&mut self, o: &Frame, k: usize) {
+        self.time.push(o.time[k]);
+        self.op.push(o.op[k]);
+        self.addr.push(o.addr[k]);
+        self.size.push(o.size[k]);
+        self.tid.push(o.tid[k]);
+        self.var.push(o.var[k]);
+        self.line.push(o.line[k]);
+    }
+
     /// Appends one access.
     #[inline]
     fn push(&mut self, time: u64, src: &Stored, k: usize) {
@@ -396,6 +421,17 @@ impl Frame {
 
     fn len(&self) -> usize {
         self.time.len()
+    }
+
+    /// Room for `n` more accesses in every column.
+    fn reserve(&mut self, n: usize) {
+        self.time.reserve(n);
+        self.op.reserve(n);
+        self.addr.reserve(n);
+        self.size.reserve(n);
+        self.tid.reserve(n);
+        self.var.reserve(n);
+        self.line.reserve(n);
     }
 
     /// The rows as a frame, leaving the columns empty.

@@ -179,8 +179,17 @@ const FINEST: u64 = 1 << 26;
 /// make the bins nest: halving `res` keeps the width or doubles it, so
 /// each coarser bin is a union of finer ones, and groups can be merged
 /// into the coarser resolution instead of counted again.
+///
+/// Cost: no division when `res` is a power of two (every resolution the
+/// search tries is), since the keys call it per access.
+#[inline]
 pub(crate) fn bin_width(span: u64, res: u64) -> u64 {
-    span.div_ceil(res.max(1)).max(1).next_power_of_two()
+    let cells = if res.is_power_of_two() {
+        (span >> res.trailing_zeros()) + u64::from(span & (res - 1) != 0)
+    } else {
+        span.div_ceil(res.max(1))
+    };
+    cells.max(1).next_power_of_two()
 }
 
 /// The groups of one view at one resolution while a pass fills them.
@@ -189,9 +198,20 @@ struct Level {
     time_width: u64,
     index: IntMap<(u64, u64), usize>,
     groups: Vec<Group>,
-    /// The key and slot of the last group added to: consecutive accesses
-    /// mostly share a group, and this spares their hash lookups.
-    last: Option<((u64, u64), usize)>,
+    /// The keys and slots of recently used groups, direct-mapped by key:
+    /// consecutive accesses mostly fall in a few groups (one per variable
+    /// a loop interleaves), and this spares their hash lookups.
+    recent: [((u64, u64), usize); RECENT],
+}
+
+/// Slots of [`Level::recent`].
+const RECENT: usize = 16;
+
+/// The slot of `k` in [`Level::recent`].
+#[inline]
+fn recent_slot(k: (u64, u64)) -> usize {
+    let h = (k.0 ^ k.1.rotate_left(29)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    (h >> 60) as usize % RECENT
 }
 
 impl Level {
@@ -201,25 +221,27 @@ impl Level {
             time_width: bin_width(span_of(b), res),
             index: IntMap::default(),
             groups: Vec::new(),
-            last: None,
+            // No group has slot usize::MAX.
+            recent: [((0, 0), usize::MAX); RECENT],
         }
     }
 
     /// The (space key, `dim` bin) of an item at this level.
     #[inline]
     fn key(&self, b: &Binning, it: &Item, coord: u64) -> (u64, u64) {
-        let tb = ((b.dim)(it) - b.span.0) / self.time_width;
+        // time_width is a power of two.
+        let tb = ((b.dim)(it) - b.span.0) >> self.time_width.trailing_zeros();
         ((b.key)(it, coord, self.res), tb)
     }
 
     #[inline]
     fn add(&mut self, b: &Binning, it: &Item, coord: u64) {
         let k = self.key(b, it, coord);
-        if let Some((lk, g)) = self.last {
-            if lk == k {
-                self.groups[g].add(it, coord);
-                return;
-            }
+        let slot = recent_slot(k);
+        let (rk, g) = self.recent[slot];
+        if rk == k && g != usize::MAX {
+            self.groups[g].add(it, coord);
+            return;
         }
         let g = match self.index.get(&k) {
             Some(&g) => {
@@ -232,7 +254,7 @@ impl Level {
                 self.groups.len() - 1
             }
         };
-        self.last = Some((k, g));
+        self.recent[slot] = (k, g);
     }
 
     /// Whether the level holds more groups than `b` allows. The coarsest

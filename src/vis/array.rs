@@ -1197,9 +1197,11 @@ fn block_key(shape: &Shape, dims: &[u64], e: u64, res: u64) -> u64 {
     let (i, j, k) = shape.ijk(e);
     let b: Vec<u64> = dims.iter().map(|&d| bin_width(d, res)).collect();
     let n: Vec<u64> = dims.iter().zip(&b).map(|(d, b)| d.div_ceil(*b)).collect();
-    let mut key = (i / b[0]) * n[1] + j / b[1];
+    // The block sizes are powers of two.
+    let blk = |x: u64, b: u64| x >> b.trailing_zeros();
+    let mut key = blk(i, b[0]) * n[1] + blk(j, b[1]);
     if dims.len() == 3 {
-        key = key * n[2] + k / b[2];
+        key = key * n[2] + blk(k, b[2]);
     }
     key
 }

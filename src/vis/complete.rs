@@ -365,7 +365,7 @@ fn aggregate_both(
         let width = bin_width(hi[r] - lo[r] + 1, res);
         ((labels.ann.class(it) as u64) << CLASS_SHIFT)
             | ((r as u64) << RANK_SHIFT)
-            | ((coord - lo[r]) / width)
+            | ((coord - lo[r]) >> width.trailing_zeros())
     };
     let occ_of = |it: &Item| it.occ;
     let time_of = |it: &Item| it.time;
