@@ -467,16 +467,17 @@ impl AccessBatches for SelectionBatches<'_> {
 }
 
 /// The columns of one frame of the access list, copied out once (the
-/// figures' batches and the locality stage's driver read frames so).
+/// figures' batches and the locality stage's driver read frames so; the
+/// by-variable dataset sorts and merges accesses in them).
 #[derive(Default)]
 pub(crate) struct Columns {
-    time: Vec<u64>,
-    op: Vec<u8>,
-    addr: Vec<u64>,
-    size: Vec<u16>,
-    tid: Vec<u16>,
-    var: Vec<u32>,
-    line: Vec<u32>,
+    pub(crate) time: Vec<u64>,
+    pub(crate) op: Vec<u8>,
+    pub(crate) addr: Vec<u64>,
+    pub(crate) size: Vec<u16>,
+    pub(crate) tid: Vec<u16>,
+    pub(crate) var: Vec<u32>,
+    pub(crate) line: Vec<u32>,
 }
 
 impl Columns {
@@ -491,6 +492,61 @@ impl Columns {
         extend(&mut self.var, df.column(ac::VAR)?.u32()?);
         extend(&mut self.line, df.column(ac::LINE)?.u32()?);
         Ok(())
+    }
+
+    /// Accesses held.
+    pub(crate) fn len(&self) -> usize {
+        self.time.len()
+    }
+
+    /// Room for `n` more accesses in every column.
+    pub(crate) fn reserve(&mut self, n: usize) {
+        self.time.reserve(n);
+        self.op.reserve(n);
+        self.addr.reserve(n);
+        self.size.reserve(n);
+        self.tid.reserve(n);
+        self.var.reserve(n);
+        self.line.reserve(n);
+    }
+
+    /// Appends rows `r` of `o`.
+    pub(crate) fn append(&mut self, o: &Columns, r: std::ops::Range<usize>) {
+        self.time.extend_from_slice(&o.time[r.clone()]);
+        self.op.extend_from_slice(&o.op[r.clone()]);
+        self.addr.extend_from_slice(&o.addr[r.clone()]);
+        self.size.extend_from_slice(&o.size[r.clone()]);
+        self.tid.extend_from_slice(&o.tid[r.clone()]);
+        self.var.extend_from_slice(&o.var[r.clone()]);
+        self.line.extend_from_slice(&o.line[r]);
+    }
+
+    /// Appends access `k` of `o`.
+    #[inline]
+    pub(crate) fn push_from(&mut self, o: &Columns, k: usize) {
+        self.time.push(o.time[k]);
+        self.op.push(o.op[k]);
+        self.addr.push(o.addr[k]);
+        self.size.push(o.size[k]);
+        self.tid.push(o.tid[k]);
+        self.var.push(o.var[k]);
+        self.line.push(o.line[k]);
+    }
+
+    /// The rows as a frame of the access list's columns, leaving the
+    /// columns empty.
+    pub(crate) fn take(&mut self) -> PolarsResult<DataFrame> {
+        use super::analysis::owned;
+        let c = std::mem::take(self);
+        DataFrame::new(vec![
+            owned::<UInt64Type>(ac::TIME, c.time),
+            owned::<UInt8Type>(ac::OP, c.op),
+            owned::<UInt64Type>(ac::ADDR, c.addr),
+            owned::<UInt16Type>(ac::SIZE, c.size),
+            owned::<UInt16Type>(ac::TID, c.tid),
+            owned::<UInt32Type>(ac::VAR, c.var),
+            owned::<UInt32Type>(ac::LINE, c.line),
+        ])
     }
 
     /// Row `k` as a named access (as the locality stage's driver reads it).

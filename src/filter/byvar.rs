@@ -42,7 +42,7 @@ use std::thread::JoinHandle;
 use polars::prelude::*;
 use polars_parquet::write::Encoding;
 
-use super::analysis::owned;
+use super::batches::Columns;
 use super::schema::access as ac;
 use super::store::{DatasetFile, Layout};
 use super::FilterError;
@@ -291,7 +291,7 @@ impl ByVar {
         for runs in vars {
             let mut c = Cursor {
                 runs: runs.iter(),
-                cols: Frame::default(),
+                cols: Columns::default(),
                 pos: 0,
             };
             if let Some(t) = c.head(self)? {
@@ -299,7 +299,7 @@ impl ByVar {
                 cursors.push(c);
             }
         }
-        let mut out = Frame::default();
+        let mut out = Columns::default();
         out.reserve(MERGED);
         while let Some(Reverse((_, i))) = heap.pop() {
             // Everything of this variable before the next one's head: the
@@ -340,7 +340,7 @@ const MERGED: usize = 1 << 16;
 /// One variable's runs while they are merged.
 struct Cursor<'a> {
     runs: std::slice::Iter<'a, Run>,
-    cols: Frame,
+    cols: Columns,
     pos: usize,
 }
 
@@ -356,104 +356,6 @@ impl Cursor<'_> {
             self.pos = 0;
         }
         Ok(Some(self.cols.time[self.pos]))
-    }
-}
-
-/// The columns of the by-variable files, as vectors.
-#[derive(Default)]
-struct Frame {
-    time: Vec<u64>,
-    op: Vec<u8>,
-    addr: Vec<u64>,
-    size: Vec<u16>,
-    tid: Vec<u16>,
-    var: Vec<u32>,
-    line: Vec<u32>,
-}
-
-impl Frame {
-    /// The columns become those of `df`.
-    fn read(&mut self, df: &DataFrame) -> PolarsResult<()> {
-        copy(&mut self.time, df.column(ac::TIME)?.u64()?);
-        copy(&mut self.op, df.column(ac::OP)?.u8()?);
-        copy(&mut self.addr, df.column(ac::ADDR)?.u64()?);
-        copy(&mut self.size, df.column(ac::SIZE)?.u16()?);
-        copy(&mut self.tid, df.column(ac::TID)?.u16()?);
-        copy(&mut self.var, df.column(ac::VAR)?.u32()?);
-        copy(&mut self.line, df.column(ac::LINE)?.u32()?);
-        Ok(())
-    }
-
-    /// Appends rows `r` of `o`.
-    fn append(&mut self, o: &Frame, r: std::ops::Range<usize>) {
-        self.time.extend_from_slice(&o.time[r.clone()]);
-        self.op.extend_from_slice(&o.op[r.clone()]);
-        self.addr.extend_from_slice(&o.addr[r.clone()]);
-        self.size.extend_from_slice(&o.size[r.clone()]);
-        self.tid.extend_from_slice(&o.tid[r.clone()]);
-        self.var.extend_from_slice(&o.var[r.clone()]);
-        self.line.extend_from_slice(&o.line[r]);
-    }
-
-    /// Appends access `k` of `o`.
-    #[inline]
-    fn push_from(&mut self, o: &Frame, k: usize) {
-        self.time.push(o.time[k]);
-        self.op.push(o.op[k]);
-        self.addr.push(o.addr[k]);
-        self.size.push(o.size[k]);
-        self.tid.push(o.tid[k]);
-        self.var.push(o.var[k]);
-        self.line.push(o.line[k]);
-    }
-
-    /// Appends one access.
-    #[inline]
-    fn push(&mut self, time: u64, src: &Stored, k: usize) {
-        self.time.push(time);
-        self.op.push(src.op[k]);
-        self.addr.push(src.addr[k]);
-        self.size.push(src.size[k]);
-        self.tid.push(src.tid[k]);
-        self.var.push(src.var[k]);
-        self.line.push(src.line[k]);
-    }
-
-    fn len(&self) -> usize {
-        self.time.len()
-    }
-
-    /// Room for `n` more accesses in every column.
-    fn reserve(&mut self, n: usize) {
-        self.time.reserve(n);
-        self.op.reserve(n);
-        self.addr.reserve(n);
-        self.size.reserve(n);
-        self.tid.reserve(n);
-        self.var.reserve(n);
-        self.line.reserve(n);
-    }
-
-    /// The rows as a frame, leaving the columns empty.
-    fn take(&mut self) -> PolarsResult<DataFrame> {
-        let c = std::mem::take(self);
-        DataFrame::new(vec![
-            owned::<UInt64Type>(ac::TIME, c.time),
-            owned::<UInt8Type>(ac::OP, c.op),
-            owned::<UInt64Type>(ac::ADDR, c.addr),
-            owned::<UInt16Type>(ac::SIZE, c.size),
-            owned::<UInt16Type>(ac::TID, c.tid),
-            owned::<UInt32Type>(ac::VAR, c.var),
-            owned::<UInt32Type>(ac::LINE, c.line),
-        ])
-    }
-}
-
-/// `out` becomes the values of `c` (the files have no nulls).
-fn copy<T: PolarsNumericType>(out: &mut Vec<T::Native>, c: &ChunkedArray<T>) {
-    out.clear();
-    for arr in c.downcast_iter() {
-        out.extend_from_slice(arr.values().as_slice());
     }
 }
 
@@ -480,6 +382,18 @@ fn slice_of<'a, T: PolarsNumericType>(
 }
 
 impl<'a> Stored<'a> {
+    /// Appends access `k`, at `time`, to `out`.
+    #[inline]
+    fn push_into(&self, out: &mut Columns, time: u64, k: usize) {
+        out.time.push(time);
+        out.op.push(self.op[k]);
+        out.addr.push(self.addr[k]);
+        out.size.push(self.size[k]);
+        out.tid.push(self.tid[k]);
+        out.var.push(self.var[k]);
+        out.line.push(self.line[k]);
+    }
+
     fn of(df: &'a DataFrame) -> PolarsResult<Stored<'a>> {
         Ok(Stored {
             op: slice_of(df, ac::OP, |c| c.u8())?,
@@ -498,7 +412,7 @@ pub(crate) struct VarSorter {
     root: PathBuf,
     limits: Limits,
     /// One buffer per variable row.
-    bufs: Vec<Frame>,
+    bufs: Vec<Columns>,
     /// Accesses in all buffers.
     buffered: usize,
     /// The file being written, its number and rows so far.
@@ -545,10 +459,10 @@ impl VarSorter {
         for k in 0..rows {
             let v = s.var[k] as usize;
             if v >= self.bufs.len() {
-                self.bufs.resize_with(v + 1, Frame::default);
+                self.bufs.resize_with(v + 1, Columns::default);
             }
             let b = &mut self.bufs[v];
-            b.push(t0 + k as u64, &s, k);
+            s.push_into(b, t0 + k as u64, k);
             let held = b.len();
             if held >= full_at {
                 // The buffer's earlier accesses were counted; this one not.
@@ -591,13 +505,13 @@ impl VarSorter {
 
     /// Writes every non-empty buffer, by variable, as one row group.
     fn write_mixed(&mut self) -> Result<(), FilterError> {
-        let mut all = Frame::default();
+        let mut all = Columns::default();
         let mut runs = Vec::new();
         for (v, b) in self.bufs.iter_mut().enumerate() {
             if b.len() > 0 {
                 runs.push((v as u32, b.len() as u64));
                 all.append(b, 0..b.len());
-                *b = Frame::default();
+                *b = Columns::default();
             }
         }
         self.buffered = 0;
@@ -665,17 +579,11 @@ impl VarSorter {
     }
 }
 
-/// The columns of the by-variable files.
+/// The columns of the by-variable files: `time`, then the access list's.
 fn schema() -> Schema {
-    Schema::from_iter([
-        Field::new(ac::TIME.into(), DataType::UInt64),
-        Field::new(ac::OP.into(), DataType::UInt8),
-        Field::new(ac::ADDR.into(), DataType::UInt64),
-        Field::new(ac::SIZE.into(), DataType::UInt16),
-        Field::new(ac::TID.into(), DataType::UInt16),
-        Field::new(ac::VAR.into(), DataType::UInt32),
-        Field::new(ac::LINE.into(), DataType::UInt32),
-    ])
+    let mut s = Schema::from_iter([Field::new(ac::TIME.into(), DataType::UInt64)]);
+    s.merge(super::store::stored_schema());
+    s
 }
 
 /// The encodings of [`schema`]'s columns.
@@ -769,6 +677,7 @@ impl Drop for SorterThread {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::filter::analysis::owned;
 
     /// A row group of the access list: accesses `t0..t0 + vars.len()` of
     /// the variables `vars`, with addresses and lines derived from time.
@@ -807,7 +716,7 @@ mod tests {
     fn read(bv: &ByVar, keep: &[bool]) -> Vec<(u64, u32, u64)> {
         let mut out = Vec::new();
         bv.for_each(keep, &mut |df| {
-            let mut f = Frame::default();
+            let mut f = Columns::default();
             f.read(&df)?;
             out.extend((0..f.len()).map(|k| (f.time[k], f.var[k], f.addr[k])));
             Ok(true)

@@ -739,7 +739,7 @@ pub(crate) fn write_plain(df: &DataFrame, path: &Path) -> Result<(), FilterError
 }
 
 /// The schema of the dataset's files.
-fn stored_schema() -> Schema {
+pub(crate) fn stored_schema() -> Schema {
     Schema::from_iter([
         Field::new(ac::OP.into(), DataType::UInt8),
         Field::new(ac::ADDR.into(), DataType::UInt64),
