@@ -109,21 +109,6 @@ impl AccessBatch {
             c.extend_from_slice(&bc[r]);
         }
     }
-
-    /// Empties the columns, keeping their room.
-    fn clear(&mut self) {
-        self.time.clear();
-        self.op.clear();
-        self.addr.clear();
-        self.size.clear();
-        self.tid.clear();
-        self.var.clear();
-        self.line.clear();
-        self.occ.clear();
-        if let Some(c) = &mut self.colour {
-            c.clear();
-        }
-    }
 }
 
 /// The visitor a pass over [`AccessBatches`] calls per batch: returns
@@ -252,57 +237,106 @@ impl<'a> SelectionBatches<'a> {
         mut out: Option<&mut SpillWriter>,
     ) -> Result<bool, FilterError> {
         let mut spilled = out.is_some();
-        let mut classifier = self.colour.as_ref().map(|c| c.0.clone());
-        // With colours, the model must see the accesses the figure leaves out.
-        let filter = match classifier {
-            Some(_) => None,
-            None => self.sel.var_filter(self.a),
-        };
-        let keep = &self.sel.keep;
-        let mut seen = Occurrences::new(&self.a.vars);
+        let classifier = self.colour.as_ref().map(|c| c.0.clone());
+        let (a, sel) = (self.a, &self.sel);
+        std::thread::scope(|scope| {
+            let (to, from) = std::sync::mpsc::sync_channel::<AccessBatch>(2);
+            let reader = std::thread::Builder::new()
+                .name("mapvis-figure-reader".into())
+                .spawn_scoped(scope, move || read_selection(a, sel, classifier, to))
+                .map_err(|source| FilterError::Write {
+                    path: "(figure reader thread)".into(),
+                    source,
+                })?;
+            let mut whole = true;
+            let mut failed = None;
+            for b in from.iter() {
+                // A selection that cannot be written aside (a full disk)
+                // is read from the list at every pass instead.
+                if out.as_deref_mut().is_some_and(|w| w.write(&b).is_err()) {
+                    out = None;
+                    spilled = false;
+                }
+                match f(&b) {
+                    Ok(true) => {}
+                    Ok(false) => whole = false,
+                    Err(e) => failed = Some(e),
+                }
+                if !whole || failed.is_some() {
+                    break;
+                }
+            }
+            // The reader stops at its next batch once nobody receives.
+            drop(from);
+            let read = reader.join().unwrap_or_else(|_| {
+                Err(FilterError::Write {
+                    path: "(figure reader thread)".into(),
+                    source: std::io::Error::other("the figure reader thread panicked"),
+                })
+            });
+            if let Some(e) = failed {
+                return Err(e);
+            }
+            let complete = read?;
+            Ok(whole && complete && spilled)
+        })
+    }
+}
+
+/// The reader of [`SelectionBatches::visit_list`], on a thread of its own
+/// so that decoding, merging by time and counting occurrences run beside
+/// the figure's own work on the batches: sends the batches of the
+/// selection `sel` to `to`, with their occurrences and, given a
+/// classifier, colour classes (which see every access). Returns whether
+/// it read everything (false when the receiver went away first).
+fn read_selection(
+    a: &Analysis,
+    sel: &Selection,
+    mut classifier: Option<Classifier>,
+    to: std::sync::mpsc::SyncSender<AccessBatch>,
+) -> Result<bool, FilterError> {
+    // With colours, the model must see the accesses the figure leaves out.
+    let filter = match classifier {
+        Some(_) => None,
+        None => sel.var_filter(a),
+    };
+    let keep = &sel.keep;
+    let mut seen = Occurrences::new(&a.vars);
+    let mut cols = Columns::default();
+    let mut complete = true;
+    a.accesses.for_each(filter, &mut |df| {
+        cols.read(&df)?;
         let mut b = AccessBatch {
             colour: classifier.as_ref().map(|_| Vec::new()),
             ..AccessBatch::default()
         };
-        let mut cols = Columns::default();
-        let mut whole = true;
-        self.a.accesses.for_each(filter, &mut |df| {
-            cols.read(&df)?;
-            b.clear();
-            for k in 0..cols.time.len() {
-                let r = cols.access(k);
-                if let Some(c) = &mut classifier {
-                    let class = c.class(&r);
-                    if !keep.get(r.var.0 as usize).copied().unwrap_or(false) {
-                        continue;
-                    }
-                    if let Some(col) = &mut b.colour {
-                        col.push(class);
-                    }
+        for k in 0..cols.time.len() {
+            let r = cols.access(k);
+            if let Some(c) = &mut classifier {
+                let class = c.class(&r);
+                if !keep.get(r.var.0 as usize).copied().unwrap_or(false) {
+                    continue;
                 }
-                b.occ.push(seen.next(r.addr, r.var.0));
-                b.time.push(r.time);
-                b.op.push(r.op);
-                b.addr.push(r.addr);
-                b.size.push(cols.size[k]);
-                b.tid.push(cols.tid[k]);
-                b.var.push(r.var.0);
-                b.line.push(r.line.0);
+                if let Some(col) = &mut b.colour {
+                    col.push(class);
+                }
             }
-            if b.is_empty() {
-                return Ok(true);
-            }
-            // A selection that cannot be written aside (a full disk) is
-            // read from the list at every pass instead.
-            if out.as_deref_mut().is_some_and(|w| w.write(&b).is_err()) {
-                out = None;
-                spilled = false;
-            }
-            whole = f(&b)?;
-            Ok(whole)
-        })?;
-        Ok(whole && spilled)
-    }
+            b.occ.push(seen.next(r.addr, r.var.0));
+            b.time.push(r.time);
+            b.op.push(r.op);
+            b.addr.push(r.addr);
+            b.size.push(cols.size[k]);
+            b.tid.push(cols.tid[k]);
+            b.var.push(r.var.0);
+            b.line.push(r.line.0);
+        }
+        if b.is_empty() {
+            return Ok(true);
+        }
+        complete = to.send(b).is_ok();
+        Ok(complete)
+    })?;
+    Ok(complete)
 }
 
 /// Blocks up to this size count their accesses' occurrences in a table of
