@@ -278,13 +278,7 @@ impl AccessList {
             mkdir_for(&dest)?;
             match (&w.mem, &self.root) {
                 (_, Some(src)) if w.info.file(src).is_file() => {
-                    let from = w.info.file(src);
-                    if std::fs::hard_link(&from, &dest).is_err() {
-                        std::fs::copy(&from, &dest).map_err(|source| FilterError::Write {
-                            path: dest.clone(),
-                            source,
-                        })?;
-                    }
+                    link_or_copy(&w.info.file(src), &dest)?;
                 }
                 (Some(groups), _) => {
                     let mut disk = DiskWriter::start()?;
@@ -313,11 +307,30 @@ fn filter_vars(df: &DataFrame, keep: &[bool]) -> PolarsResult<DataFrame> {
 
 /// Creates the folder a file goes into.
 fn mkdir_for(path: &Path) -> Result<(), FilterError> {
-    let dir = path.parent().unwrap_or(Path::new("."));
+    mkdir(path.parent().unwrap_or(Path::new(".")))
+}
+
+/// Creates the folder `dir` and those above it.
+pub(crate) fn mkdir(dir: &Path) -> Result<(), FilterError> {
     std::fs::create_dir_all(dir).map_err(|source| FilterError::Write {
         path: dir.to_path_buf(),
         source,
     })
+}
+
+/// Hard-links `from` as `to`, or copies it where a link cannot be made
+/// (across file systems): for a saved analysis' files, which are never
+/// written again once complete.
+pub(crate) fn link_or_copy(from: &Path, to: &Path) -> Result<(), FilterError> {
+    if std::fs::hard_link(from, to).is_ok() {
+        return Ok(());
+    }
+    std::fs::copy(from, to)
+        .map(drop)
+        .map_err(|source| FilterError::Write {
+            path: to.to_path_buf(),
+            source,
+        })
 }
 
 /// The columns of one row group while it fills.
@@ -402,10 +415,7 @@ impl AccessWriter {
     ) -> Result<AccessWriter, FilterError> {
         let (disk, by_var) = match root {
             Some(r) => {
-                std::fs::create_dir_all(r).map_err(|source| FilterError::Write {
-                    path: r.to_path_buf(),
-                    source,
-                })?;
+                mkdir(r)?;
                 let sorter = SorterThread::start(&super::byvar::folder_for(r), Limits::of(layout))?;
                 (Some(DiskWriter::start()?), Some(sorter))
             }
