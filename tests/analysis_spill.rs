@@ -7,6 +7,8 @@ mod common;
 
 use common::*;
 use mapvis::filter::analysis::{self, Analysis, Keep};
+use mapvis::filter::batches::{AccessBatches, SelectionBatches, VarSpan};
+use mapvis::filter::locality::colour::ColourMode;
 use mapvis::filter::locality::report;
 use mapvis::filter::store::Layout;
 use mapvis::filter::{self as f, MemKind};
@@ -53,8 +55,8 @@ fn digest(a: &Analysis) -> Digest {
         .iter()
         .map(|v| {
             format!(
-                "{} {:?} {:?} {:?}",
-                v.name, v.accessed, v.threads, v.free_time
+                "{} {:?} {:?} {:?} {:?}",
+                v.name, v.accessed, v.bytes, v.threads, v.free_time
             )
         })
         .collect();
@@ -72,6 +74,53 @@ fn digest(a: &Analysis) -> Digest {
     )
 }
 
+/// What a pass over every access finds of each variable: the spans the
+/// figures take from the tables instead ([`AccessBatches::var_spans`]).
+fn spans_of_a_pass(a: &Analysis) -> Vec<Option<VarSpan>> {
+    let all = f::select(a, MemKind::All).unwrap();
+    let mut out: Vec<Option<VarSpan>> = vec![None; a.vars.len()];
+    SelectionBatches::plain(a, all)
+        .visit(&mut |b| {
+            for k in 0..b.len() {
+                let end = b.addr[k] + u64::from(b.size[k].max(1)) - 1;
+                let s = out[b.var[k] as usize].get_or_insert(VarSpan {
+                    accesses: 0,
+                    time: (b.time[k], b.time[k]),
+                    addr: (b.addr[k], b.addr[k]),
+                    last_byte: end,
+                    max_occ: 0,
+                });
+                s.accesses += 1;
+                s.time = (s.time.0.min(b.time[k]), s.time.1.max(b.time[k]));
+                s.addr = (s.addr.0.min(b.addr[k]), s.addr.1.max(b.addr[k]));
+                s.last_byte = s.last_byte.max(end);
+                s.max_occ = s.max_occ.max(b.occ[k]);
+            }
+            Ok(true)
+        })
+        .unwrap();
+    out
+}
+
+/// The spans the tables give for every variable, for each alone and for
+/// all together, are those of a pass; a coloured selection has none.
+fn spans_are_a_pass(a: &Analysis, rel: &str) {
+    let want = spans_of_a_pass(a);
+    let all = f::select(a, MemKind::All).unwrap();
+    let got = SelectionBatches::plain(a, all.clone()).var_spans();
+    assert_eq!(got.as_ref(), Some(&want), "{rel}: spans of every variable");
+    for (v, w) in want.iter().enumerate().filter(|(_, w)| w.is_some()) {
+        let keep = (0..a.vars.len()).map(|x| x == v).collect();
+        let sel = f::Selection::of(a, keep).unwrap();
+        let got = SelectionBatches::plain(a, sel).var_spans().unwrap();
+        assert_eq!(got[v], *w, "{rel}: spans of {}", a.vars[v].name);
+        assert_eq!(got.iter().flatten().count(), 1);
+    }
+    let model = mapvis::filter::locality::cache::CacheModel::default();
+    let coloured = SelectionBatches::new(a, all, ColourMode::Hit, &model).unwrap();
+    assert_eq!(coloured.var_spans(), None, "{rel}: coloured");
+}
+
 /// The checks for one program: in memory, spilled, partly spilled, and
 /// saved then loaded, all alike; and the spilled dataset is cut as asked.
 fn same_when_spilled(rel: &str, regions: u32) {
@@ -87,6 +136,7 @@ fn same_when_spilled(rel: &str, regions: u32) {
         },
     );
     let (want_rows, want_locs, want_vars, want_pat, want_windows) = digest(&mem);
+    spans_are_a_pass(&mem, rel);
     assert!(want_rows.height() as u64 == n && n > 2 * layout.window);
     // The pattern states the analysis gathered as it streamed are what a
     // pass over its access list gathers.
@@ -127,11 +177,13 @@ fn same_when_spilled(rel: &str, regions: u32) {
         let last = spilled.accesses.windows().iter().map(|w| w.region).max();
         assert_eq!(last, Some(regions), "{rel}: regions in the dataset");
         by_var_reads_the_same(&spilled, &want_rows, rel);
+        spans_are_a_pass(&spilled, rel);
         // Saved and loaded back: the same again.
         let saved = dir.path().join(format!("saved{budget}"));
         f::files::save_analysis(&spilled, &saved).unwrap();
         let back = f::files::load_analysis(&saved).unwrap();
         by_var_reads_the_same(&back, &want_rows, rel);
+        spans_are_a_pass(&back, rel);
         let (rows, locs, _, pat, _) = digest(&back);
         assert!(rows.equals(&want_rows), "{rel}: loaded access rows differ");
         assert!(
@@ -225,4 +277,16 @@ fn two_regions_spilled_are_the_same() {
 fn structures_and_realloc_spilled_are_the_same() {
     same_when_spilled("tests/c/an_struct.c", 1);
     same_when_spilled("tests/c/an_realloc.c", 2);
+}
+
+#[test]
+fn threads_and_cpp_spans_are_a_pass() {
+    for (rel, cc) in [
+        ("tests/c/trace_threads.c", "-pthread"),
+        ("tests/c/nm_cpp.cpp", "-lstdc++"),
+        ("tests/c/vis_aos.c", "-O0"),
+    ] {
+        let (dir, exe, _o, _evs, _end) = trace(rel, &[cc], &[]);
+        spans_are_a_pass(&analyse(dir.path(), &exe, &Keep::MEMORY), rel);
+    }
 }

@@ -72,6 +72,11 @@ pub struct Variable {
     pub frame_slot: bool,
     /// Time of the first and last access, if it was accessed.
     pub accessed: Option<(u64, u64)>,
+    /// Lowest and highest byte address its accesses touched, if it was
+    /// accessed (`None` too in analyses saved before this was kept). With
+    /// the lookup table it tells the figures the spans of a variable's
+    /// accesses without a pass over them.
+    pub bytes: Option<(u64, u64)>,
     /// Threads that accessed it, ascending.
     pub threads: Vec<u32>,
 }
@@ -104,6 +109,7 @@ impl Variable {
             internal: false,
             frame_slot: false,
             accessed: None,
+            bytes: None,
             threads: vec![],
         }
     }
@@ -420,7 +426,13 @@ fn finish(mut src: Box<dyn Source + '_>, d: Driven) -> Result<Analysis, FilterEr
     let (mut vars, allocations) = registry.into_parts();
     summary.threads = threads;
     uses.resize(vars.len().max(uses.len()), VarUse::default());
-    for (var, VarUse { accessed, threads }) in vars.iter_mut().zip(uses) {
+    for (var, u) in vars.iter_mut().zip(uses) {
+        let VarUse {
+            accessed,
+            bytes,
+            threads,
+        } = u;
+        var.bytes = accessed.map(|_| bytes);
         var.accessed = accessed;
         var.threads = threads;
     }

@@ -131,6 +131,75 @@ pub trait AccessBatches {
     fn classes(&self) -> Option<&ClassNames> {
         None
     }
+    /// Per variable row, what a whole pass would find of that variable's
+    /// accesses, when the tables tell it without one: a figure then skips
+    /// the pass that measures its spans. `None` when only a pass can tell
+    /// (batches coloured by the cache model; tables that do not know). A
+    /// variable with no access in the batches is `None` inside.
+    fn var_spans(&self) -> Option<Vec<Option<VarSpan>>> {
+        None
+    }
+    /// Whether no two accesses share a time (true of every selection of an
+    /// analysis, whose times are trace order): aggregation then knows a
+    /// lower bound on its groups per time bin.
+    fn unique_times(&self) -> bool {
+        false
+    }
+}
+
+/// What a pass over one variable's accesses would find, known from the
+/// variable and lookup tables: its count, time span, address span and the
+/// highest occurrence. Exact, not an estimate: the figures draw the same
+/// groups from these as from a pass.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct VarSpan {
+    /// Accesses.
+    pub accesses: u64,
+    /// Time of the first and last access.
+    pub time: (u64, u64),
+    /// Lowest and highest address (first byte) of an access.
+    pub addr: (u64, u64),
+    /// Highest byte any access touched.
+    pub last_byte: u64,
+    /// Highest occurrence: the most accesses to one location (the lowest
+    /// is 1, every location's first access).
+    pub max_occ: u64,
+}
+
+/// The spans of the variables `keep` holds, from the analysis' tables (see
+/// [`AccessBatches::var_spans`]); `None` when the tables cannot tell: an
+/// analysis saved before the variables kept their byte spans, or tables
+/// that disagree with each other (hand-made ones).
+///
+/// Cost: one pass over the lookup table (the unique locations), none over
+/// the accesses.
+pub fn spans_from_tables(a: &Analysis, keep: &[bool]) -> Option<Vec<Option<VarSpan>>> {
+    use super::schema::location as lc;
+    let kept = |v: usize| keep.get(v).copied().unwrap_or(false);
+    let mut out: Vec<Option<VarSpan>> = vec![None; a.vars.len()];
+    let var = a.locations.column(lc::VAR).ok()?.u32().ok()?;
+    let addr = a.locations.column(lc::ADDR).ok()?.u64().ok()?;
+    let acc = a.locations.column(lc::ACCESSES).ok()?.u64().ok()?;
+    let rows = var.into_no_null_iter().zip(addr.into_no_null_iter());
+    for ((v, ad), n) in rows.zip(acc.into_no_null_iter()) {
+        let v = v as usize;
+        if !kept(v) || n == 0 {
+            continue;
+        }
+        let x = a.vars.get(v)?;
+        let s = out[v].get_or_insert_with(|| VarSpan {
+            addr: (u64::MAX, 0),
+            ..VarSpan::default()
+        });
+        s.accesses += n;
+        s.addr = (s.addr.0.min(ad), s.addr.1.max(ad));
+        s.max_occ = s.max_occ.max(n);
+        // Variables of a saved analysis that predates byte spans.
+        let (time, bytes) = x.accessed.zip(x.bytes)?;
+        s.time = time;
+        s.last_byte = bytes.1;
+    }
+    Some(out)
 }
 
 /// The accesses of a [`Selection`] of an analysis, read from its access
@@ -477,6 +546,21 @@ impl AccessBatches for SelectionBatches<'_> {
 
     fn classes(&self) -> Option<&ClassNames> {
         self.colour.as_ref().map(|c| &c.1)
+    }
+
+    fn unique_times(&self) -> bool {
+        true
+    }
+
+    /// From the tables when uncoloured (the colour classes come only from
+    /// the cache model's pass); see [`spans_from_tables`].
+    fn var_spans(&self) -> Option<Vec<Option<VarSpan>>> {
+        if self.colour.is_some() {
+            return None;
+        }
+        let spans = spans_from_tables(self.a, &self.sel.keep)?;
+        let total: u64 = spans.iter().flatten().map(|s| s.accesses).sum();
+        (total == self.sel.count).then_some(spans)
     }
 
     /// Cost: the first whole pass reads the access list (every access when

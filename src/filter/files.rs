@@ -579,6 +579,14 @@ fn saved_variables(v: &[Variable], shown_as: Vec<String>) -> PolarsResult<DataFr
                 .collect::<Vec<_>>(),
         ),
         Column::new(
+            "first_byte".into(),
+            v.iter().map(|x| x.bytes.map(|b| b.0)).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "last_byte".into(),
+            v.iter().map(|x| x.bytes.map(|b| b.1)).collect::<Vec<_>>(),
+        ),
+        Column::new(
             "threads".into(),
             v.iter()
                 .map(|x| {
@@ -803,6 +811,15 @@ fn read_variables(dir: &Path) -> Result<Vec<Variable>, FilterError> {
     let first = vdf.column("first_access")?.u64()?.clone();
     let last = vdf.column("last_access")?.u64()?.clone();
     let threads = get_str("threads")?;
+    // Analyses saved before the byte spans were kept have no such columns.
+    let byte_col = |name: &str| -> Result<Option<UInt64Chunked>, FilterError> {
+        match vdf.column(name) {
+            Ok(c) => Ok(Some(c.u64()?.clone())),
+            Err(_) => Ok(None),
+        }
+    };
+    let (b0, b1) = (byte_col("first_byte")?, byte_col("last_byte")?);
+    let bytes = |i: usize| b0.as_ref()?.get(i).zip(b1.as_ref()?.get(i));
     Ok((0..vdf.height())
         .map(|i| Variable {
             name: names[i].clone(),
@@ -823,6 +840,7 @@ fn read_variables(dir: &Path) -> Result<Vec<Variable>, FilterError> {
             internal: internal.get(i).unwrap_or(false),
             frame_slot: names[i].starts_with('<') && names[i].ends_with(" frame>"),
             accessed: first.get(i).zip(last.get(i)),
+            bytes: bytes(i),
             threads: threads[i]
                 .split(' ')
                 .filter_map(|t| t.parse().ok())

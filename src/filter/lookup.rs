@@ -41,6 +41,9 @@ struct Loc {
 pub(crate) struct VarUse {
     /// Time of the first and last access, if it was accessed.
     pub(crate) accessed: Option<(u64, u64)>,
+    /// Lowest and highest byte address accessed (meaningful once
+    /// `accessed` is set).
+    pub(crate) bytes: (u64, u64),
     /// Threads that accessed it, ascending.
     pub(crate) threads: Vec<u32>,
 }
@@ -146,9 +149,16 @@ impl LookupTable {
             self.var_last_tid.resize(v + 1, u32::MAX);
         }
         let u = &mut self.uses[v];
+        let end = a.addr.saturating_add(u64::from(a.size.max(1)) - 1);
         match &mut u.accessed {
-            Some((_, last)) => *last = a.time,
-            t => *t = Some((a.time, a.time)),
+            Some((_, last)) => {
+                *last = a.time;
+                u.bytes = (u.bytes.0.min(a.addr), u.bytes.1.max(end));
+            }
+            t => {
+                *t = Some((a.time, a.time));
+                u.bytes = (a.addr, end);
+            }
         }
         if self.var_last_tid[v] != a.tid {
             self.var_last_tid[v] = a.tid;

@@ -62,9 +62,12 @@ impl VarFilter {
     }
 
     /// Which variables (by row) the filter keeps; every name it gives must
-    /// be a variable's display or base name (`n` keeps every `n#k`).
+    /// be a variable's display name or the family name of its instances
+    /// (`n` keeps every `n#k`, `i@S` every `i#k@S`). A name that a later
+    /// scope had to qualify (`X@S`, the stack pointer that holds the heap
+    /// block `X`) is another variable, kept only by its own name.
     pub fn keep(&self, vars: &[Variable]) -> Result<Vec<bool>, UnknownVariable> {
-        let named = |v: &Variable, n: &String| v.name == *n || v.base_name == *n;
+        let named = |v: &Variable, n: &String| v.name == *n || family(&v.name) == *n;
         let unknown: Vec<String> = self
             .only
             .iter()
@@ -95,8 +98,71 @@ impl VarFilter {
     }
 }
 
+/// The name `name` shares with the other instances of its variable: the
+/// display name without its instance number (`rows[i]#2` is `rows[i]`,
+/// `i#2@S` is `i@S`). Names are numbered `BASE#K`, then qualified by scope
+/// (`@S`), see the analysis' naming.
+pub fn family(name: &str) -> String {
+    let (head, scope) = match name.rfind('@') {
+        Some(k) if !name[k + 1..].is_empty() && !name[k + 1..].contains(['#', ']']) => {
+            name.split_at(k)
+        }
+        _ => (name, ""),
+    };
+    match head.rfind('#') {
+        Some(k)
+            if !head[k + 1..].is_empty() && head[k + 1..].bytes().all(|b| b.is_ascii_digit()) =>
+        {
+            format!("{}{scope}", &head[..k])
+        }
+        _ => name.to_string(),
+    }
+}
+
 /// The part of a selection whose variables `keep` also holds. Cost: one
 /// pass over the variables and unique locations.
 pub fn narrow(a: &Analysis, selection: &Selection, keep: &[bool]) -> PolarsResult<Selection> {
     selection.narrow(a, keep)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn family_drops_the_instance_number_only() {
+        assert_eq!(family("X"), "X");
+        assert_eq!(family("X@S"), "X@S");
+        assert_eq!(family("n#2"), "n");
+        assert_eq!(family("rows[i]#12"), "rows[i]");
+        assert_eq!(family("i#2@S"), "i@S");
+        assert_eq!(family("a#b"), "a#b");
+        assert_eq!(family("<main frame>"), "<main frame>");
+    }
+
+    fn var(name: &str, scope: Scope) -> Variable {
+        let mut v = Variable::new(name.into(), scope);
+        v.base_name = family(name).trim_end_matches("@S").into();
+        v
+    }
+
+    #[test]
+    fn a_name_keeps_its_instances_but_not_the_pointer_named_apart() {
+        let vars = [
+            var("X", Scope::Heap),
+            var("X@S", Scope::Stack),
+            var("n#1", Scope::Heap),
+            var("n#2", Scope::Heap),
+            var("i#1@S", Scope::Stack),
+            var("i#2@S", Scope::Stack),
+        ];
+        let keep = |w: &[&str]| VarFilter::parse(w.iter().copied()).keep(&vars).unwrap();
+        assert_eq!(keep(&["X"]), [true, false, false, false, false, false]);
+        assert_eq!(keep(&["X@S"]), [false, true, false, false, false, false]);
+        assert_eq!(keep(&["n"]), [false, false, true, true, false, false]);
+        assert_eq!(keep(&["n#2"]), [false, false, false, true, false, false]);
+        assert_eq!(keep(&["i@S"]), [false, false, false, false, true, true]);
+        assert_eq!(keep(&["-X"]), [false, true, true, true, true, true]);
+        assert!(VarFilter::parse(["Y"]).keep(&vars).is_err());
+    }
 }

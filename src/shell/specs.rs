@@ -334,7 +334,9 @@ pub const SPECS: &[CommandSpec] = &[
                variable (stores in a darker shade), with a marker per operation. \
                Filter words pick the variables drawn: arrays keeps only arrays \
                (leaving out scalars such as loop counters and <static data>), NAME \
-               keeps only the variables named, -NAME leaves one out. With save, \
+               keeps only the variables named (NAME also keeps its instances NAME#2, \
+               ...; the stack pointer X@S that holds the heap block X is named \
+               apart), -NAME leaves one out. With save, \
                the data behind it goes to visinfo/complete_memory_access_pattern.csv. \
                set_figure_colour colours the accesses by cache level or reuse \
                distance instead; hover gives each access' pattern label. \

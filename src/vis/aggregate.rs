@@ -169,6 +169,38 @@ pub(crate) struct Binning<'a> {
     pub(crate) span: (u64, u64),
     /// Most groups the result may hold.
     pub(crate) budget: usize,
+    /// A resolution from which on no finer one makes other groups: every
+    /// bin is one value wide in every dimension there (the widest span,
+    /// of space or of `dim`). The pass starts there rather than at 2^26,
+    /// sparing the halvings that would merge nothing.
+    pub(crate) finest: u64,
+    /// How many items have `dim` values of their own, when no two share
+    /// one (access times are unique), else 0. Bins `w` wide then hold at
+    /// least `distinct / w` groups, so the resolutions finer than the
+    /// first where that fits the budget cannot fit, and the pass starts
+    /// below them: a long trace no longer makes a group per access at
+    /// first and merges them a halving at a time.
+    pub(crate) distinct: u64,
+}
+
+impl Binning<'_> {
+    /// The resolution the pass starts at: the finer of [`Binning::finest`]
+    /// and the finest that [`Binning::distinct`] allows; and whether that
+    /// is `finest` (every finer resolution gives the same groups).
+    fn start(&self) -> (u64, bool) {
+        let same = self
+            .finest
+            .max(1)
+            .checked_next_power_of_two()
+            .unwrap_or(FINEST)
+            .min(FINEST);
+        let mut res = same;
+        while res > 1 && self.distinct.div_ceil(bin_width(span_of(self), res)) > self.budget as u64
+        {
+            res /= 2;
+        }
+        (res, res == same)
+    }
 }
 
 /// The finest resolution tried.
@@ -215,12 +247,15 @@ fn recent_slot(k: (u64, u64)) -> usize {
 }
 
 impl Level {
-    fn new(b: &Binning, res: u64) -> Level {
+    /// An empty level with room for `groups` groups.
+    fn new(b: &Binning, res: u64, groups: usize) -> Level {
+        let mut index = IntMap::default();
+        index.reserve(groups);
         Level {
             res,
             time_width: bin_width(span_of(b), res),
-            index: IntMap::default(),
-            groups: Vec::new(),
+            index,
+            groups: Vec::with_capacity(groups),
             // No group has slot usize::MAX.
             recent: [((0, 0), usize::MAX); RECENT],
         }
@@ -268,7 +303,7 @@ impl Level {
     /// each group's key there is that of any of its accesses (its first,
     /// at its lowest coordinate), since the bins nest.
     fn coarser(self, b: &Binning) -> Level {
-        let mut next = Level::new(b, (self.res / 2).max(1));
+        let mut next = Level::new(b, (self.res / 2).max(1), self.groups.len());
         for g in self.groups {
             let k = next.key(b, &g.first, g.coord_min);
             match next.index.get(&k) {
@@ -308,8 +343,10 @@ fn span_of(b: &Binning) -> u64 {
 /// # Errors
 /// The items cannot be read, or the pass was interrupted.
 pub(crate) fn aggregate(source: &Source, views: &[Binning]) -> Result<Vec<Binned>, VisError> {
-    let mut levels: Vec<Option<Level>> =
-        views.iter().map(|b| Some(Level::new(b, FINEST))).collect();
+    let mut levels: Vec<Option<Level>> = views
+        .iter()
+        .map(|b| Some(Level::new(b, b.start().0, 0)))
+        .collect();
     source(&mut |it, coord| {
         for (b, slot) in views.iter().zip(levels.iter_mut()) {
             let l = slot.as_mut().expect("a level is always in place");
@@ -324,12 +361,19 @@ pub(crate) fn aggregate(source: &Source, views: &[Binning]) -> Result<Vec<Binned
         }
         true
     })?;
+    // A level never halved from `finest` fits at every resolution from
+    // there up, the finest of which is 2^26.
     Ok(levels
         .into_iter()
         .flatten()
-        .map(|l| Binned {
+        .zip(views)
+        .map(|(l, b)| Binned {
+            res: if b.start() == (l.res, true) {
+                FINEST
+            } else {
+                l.res
+            },
             groups: l.groups,
-            res: l.res,
             time_width: l.time_width,
         })
         .collect())
@@ -422,10 +466,14 @@ mod tests {
                 dim: &time,
                 span: t_span,
                 budget,
+                finest: 5000.max(t_span.1 - t_span.0 + 1),
+                distinct: its.len() as u64,
             };
             let by_occ = Binning {
                 dim: &occ,
                 span: (1, 40),
+                finest: 5000,
+                distinct: 0,
                 ..by_time
             };
             let source = |f: &mut dyn FnMut(&Item, u64) -> bool| {

@@ -8,6 +8,7 @@
 //! last byte, so a 16-byte vector load over 4-byte ints touches 4 cells; all
 //! per-element views (scatter, heatmaps, CSV) count touches.
 
+use std::cell::{Cell, RefCell};
 use std::sync::Arc;
 
 use plotly::common::{Marker, Mode, TickMode, Title};
@@ -20,7 +21,7 @@ use super::classes::{Annot, ClassesSeen};
 
 /// Bits of an aggregation key below the colour class.
 const CLASS_SHIFT: u32 = 56;
-use super::array_maps::{grid_figures, slice_figures, Cells, Shape};
+use super::array_maps::{Cells, MapCells, Shape};
 use super::csv::CsvOut;
 use super::error::VisError;
 use super::html::{sanitize_name, write_page, PageFigure, PageMeta};
@@ -334,24 +335,47 @@ fn draw_array(r: Request, o: &FigureOptions) -> Result<FigureReport, VisError> {
     } else {
         struct_shape(&info, r.type_bytes, r.fields, &mut report)?
     };
-    let picked = pick_rows(r.acc, &shape, r.var, &mut report)?;
+    let picked = pick_rows(r.acc, &shape, r.var, o.point_budget, &mut report)?;
     let sparse = r.acc.classes().is_some_and(|c| c.sparse);
     let ann = Annot::new(o, &picked.classes, sparse)?;
+    let cells = Cells {
+        shape: &shape,
+        t_lo: picked.t_lo,
+        t_hi: picked.t_hi,
+        o,
+    };
+    // The maps until the first whole pass over the touches has filled
+    // them: the scatter's pass (its aggregation, at scale) draws both.
+    let maps = RefCell::new(Some(MapCells::new(&cells, &mut report)));
+    let filled = Cell::new(false);
     let (src, var, sh) = (r.acc, r.var, &shape);
     let each = |f: &mut dyn FnMut(&Item, u64) -> bool| {
+        let mut guard = maps.borrow_mut();
+        let mut fill = guard.as_mut().filter(|_| !filled.get());
+        let mut whole = true;
         for_items(src, &mut |it| {
             if it.var != var {
                 return true;
             }
             if let Some((e0, e1)) = sh.span(it.addr, it.size as u32) {
                 for e in e0..=e1 {
+                    if let Some(m) = &mut fill {
+                        m.add(&cells, it, e);
+                    }
                     if !f(it, e) {
+                        whole = false;
                         return false;
                     }
                 }
             }
             true
-        })
+        })?;
+        match fill {
+            Some(m) if !whole => *m = MapCells::new(&cells, &mut FigureReport::default()),
+            Some(_) => filled.set(true),
+            None => {}
+        }
+        Ok(())
     };
     let d = Drawn {
         shape: &shape,
@@ -362,17 +386,12 @@ fn draw_array(r: Request, o: &FigureOptions) -> Result<FigureReport, VisError> {
         o,
     };
     let mut figures = vec![scatter_figure(&d, &mut report)?];
-    let cells = Cells {
-        shape: &shape,
-        each: &each,
-        t_lo: picked.t_lo,
-        t_hi: picked.t_hi,
-        o,
-    };
-    if is3 {
-        slice_figures(&cells, &mut figures, &mut report)?;
-    } else {
-        grid_figures(&cells, &mut figures, &mut report)?;
+    if !filled.get() {
+        each(&mut |_, _| true)?;
+    }
+    let filled_maps = maps.borrow_mut().take();
+    if let Some(m) = filled_maps {
+        m.figures(&cells, &mut figures);
     }
 
     let stem = format!(
@@ -598,7 +617,10 @@ struct Picked {
     /// Accesses of the variable that touch its block.
     accesses: u64,
     /// Element touches: a wide access touches every element it spans.
-    touches: u64,
+    /// `None` when picked from the tables: more than the point budget
+    /// (there are more than that many accesses), counted by the scatter's
+    /// aggregation.
+    touches: Option<u64>,
     t_lo: u64,
     t_hi: u64,
     /// Lowest and highest occurrence of those accesses.
@@ -607,19 +629,42 @@ struct Picked {
     classes: ClassesSeen,
 }
 
-/// One pass over the accesses for what the figure needs before it draws:
-/// the touches of `var` that fall in its block, their time and the colour
-/// classes met; accesses outside the block, or straddling its edge, are
-/// counted in warnings.
+/// What the figure needs before it draws: the touches of `var` that fall
+/// in its block, their time and the colour classes met; accesses outside
+/// the block, or straddling its edge, are counted in warnings.
+///
+/// Cost: nothing per access when the tables tell (see
+/// [`AccessBatches::var_spans`]) that all of `var`'s accesses lie inside
+/// its block and are more than the `budget` (so the scatter aggregates, and
+/// counts the touches as it does); else one pass.
 fn pick_rows(
     src: &dyn AccessBatches,
     shape: &Shape,
     var: u32,
+    budget: usize,
     report: &mut FigureReport,
 ) -> Result<Picked, VisError> {
+    let known = src
+        .var_spans()
+        .and_then(|v| v.get(var as usize).copied().flatten());
+    if let Some(s) = known {
+        let inside = s.addr.0 >= shape.base && s.last_byte < shape.base + shape.size;
+        if inside && s.accesses > budget as u64 {
+            let mut classes = ClassesSeen::default();
+            classes.present[0] = true;
+            return Ok(Picked {
+                accesses: s.accesses,
+                touches: None,
+                t_lo: s.time.0,
+                t_hi: s.time.1,
+                occ: (1, s.max_occ),
+                classes,
+            });
+        }
+    }
     let mut p = Picked {
         accesses: 0,
-        touches: 0,
+        touches: Some(0),
         t_lo: u64::MAX,
         t_hi: 0,
         occ: (u64::MAX, 0),
@@ -636,7 +681,7 @@ fn pick_rows(
             return true;
         };
         partial += shape.partial(it.addr, it.size as u32) as u64;
-        p.touches += e1 - e0 + 1;
+        p.touches = p.touches.map(|t| t + e1 - e0 + 1);
         p.t_lo = p.t_lo.min(it.time);
         p.t_hi = p.t_hi.max(it.time);
         p.occ = (p.occ.0.min(it.occ), p.occ.1.max(it.occ));
@@ -693,16 +738,16 @@ impl Drawn<'_> {
 /// The 3D scatter of element accesses, exact or aggregated above the point
 /// budget, as the page's first figure.
 fn scatter_figure(d: &Drawn, report: &mut FigureReport) -> Result<PageFigure, VisError> {
-    let touches = d.picked.touches;
     let name = &d.shape.name;
-    let (mut scatter, heading) = if touches <= d.o.point_budget as u64 {
+    let exact = d.picked.touches.filter(|&t| t <= d.o.point_budget as u64);
+    let (mut scatter, heading) = if let Some(touches) = exact {
         report.points = touches as usize;
         (
             exact_scatter(d)?,
             format!("{touches} element accesses of {name}"),
         )
     } else {
-        let (plot, groups, desc) = group_scatter(d)?;
+        let (plot, groups, touches, desc) = group_scatter(d)?;
         report.points = groups;
         report.aggregated = Some(desc);
         (
@@ -952,8 +997,9 @@ fn group_hover() -> String {
 
 /// Exact groups of (block of elements, occurrence bin) above the point
 /// budget, one trace per colour class; returns the plot, the number of
-/// groups and a description.
-fn group_scatter(d: &Drawn) -> Result<(Plot, usize, String), VisError> {
+/// groups, the element touches (the groups' counts add up to them) and a
+/// description.
+fn group_scatter(d: &Drawn) -> Result<(Plot, usize, u64, String), VisError> {
     let binned = bin_touches(d)?;
     let blocks: Vec<u64> = d
         .shape
@@ -961,7 +1007,8 @@ fn group_scatter(d: &Drawn) -> Result<(Plot, usize, String), VisError> {
         .iter()
         .map(|&x| bin_width(x, binned.res))
         .collect();
-    let desc = group_description(d, &binned, &blocks);
+    let touches = binned.groups.iter().map(|g| g.count).sum();
+    let desc = group_description(d, &binned, &blocks, touches);
     // Sizes over all groups, so that one size means one count everywhere.
     let max = binned.groups.iter().map(|g| g.count).max().unwrap_or(1);
     let mut p = Plot::new();
@@ -975,7 +1022,7 @@ fn group_scatter(d: &Drawn) -> Result<(Plot, usize, String), VisError> {
             p.add_trace(group_trace(d, &gs, c, max, &blocks));
         }
     }
-    Ok((p, binned.groups.len(), desc))
+    Ok((p, binned.groups.len(), touches, desc))
 }
 
 /// The element touches grouped within the point budget: by block of
@@ -989,11 +1036,14 @@ fn bin_touches(d: &Drawn) -> Result<Binned, VisError> {
     };
     let span = if is3 { (0, 0) } else { d.picked.occ };
     let dim = |it: &Item| if is3 { 0 } else { it.occ };
+    let widest = shape.dims.iter().copied().max().unwrap_or(1);
     let view = Binning {
         key: &key,
         dim: &dim,
         span,
         budget: d.o.point_budget,
+        finest: widest.max(span.1 - span.0 + 1),
+        distinct: 0,
     };
     let mut b = aggregate(d.each, &[view])?;
     Ok(b.pop().expect("aggregate gives one result per view"))
@@ -1001,11 +1051,11 @@ fn bin_touches(d: &Drawn) -> Result<Binned, VisError> {
 
 /// The page's note on the aggregation: the block size, the occurrence bin
 /// width (2D) and what colour means.
-fn group_description(d: &Drawn, binned: &Binned, blocks: &[u64]) -> String {
+fn group_description(d: &Drawn, binned: &Binned, blocks: &[u64], touches: u64) -> String {
     let is3 = d.is3();
     format!(
         "{} element accesses of `{}` exceed the point budget of {}: each point is the exact group of accesses to one block of {} elements{}{}; marker size and hover give the count.",
-        d.picked.touches,
+        touches,
         d.shape.name,
         d.o.point_budget,
         blocks.iter().map(|b| b.to_string()).collect::<Vec<_>>().join(" x "),
@@ -1193,15 +1243,18 @@ fn figure_stem(name: &str, var: u32, info: &VarInfo, inner: &[u64], type_bytes: 
 
 /// Key of the block of elements holding `e` when each dimension is cut into
 /// `res` blocks.
+///
+/// Cost: per call, one element split into indices and shifts (block sizes
+/// are powers of two); no allocation, as it runs per touch.
+#[inline]
 fn block_key(shape: &Shape, dims: &[u64], e: u64, res: u64) -> u64 {
     let (i, j, k) = shape.ijk(e);
-    let b: Vec<u64> = dims.iter().map(|&d| bin_width(d, res)).collect();
-    let n: Vec<u64> = dims.iter().zip(&b).map(|(d, b)| d.div_ceil(*b)).collect();
-    // The block sizes are powers of two.
-    let blk = |x: u64, b: u64| x >> b.trailing_zeros();
-    let mut key = blk(i, b[0]) * n[1] + blk(j, b[1]);
+    let shift = |d: u64| bin_width(d, res).trailing_zeros();
+    // Blocks along a dimension of d elements.
+    let blocks = |d: u64| (d + (1 << shift(d)) - 1) >> shift(d);
+    let mut key = (i >> shift(dims[0])) * blocks(dims[1]) + (j >> shift(dims[1]));
     if dims.len() == 3 {
-        key = key * n[2] + blk(k, b[2]);
+        key = key * blocks(dims[2]) + (k >> shift(dims[2]));
     }
     key
 }

@@ -14,10 +14,8 @@ use plotly::layout::{Axis, AxisConstrain, AxisRange, Frame, Slider, SliderMethod
 use plotly::{HeatMap, Layout, Plot, Trace, Traces};
 use serde_json::{json, Value};
 
-use super::aggregate::Source;
-use super::error::VisError;
 use super::html::PageFigure;
-use super::input::op_index;
+use super::input::{op_index, Item};
 use super::{FigureOptions, FigureReport};
 
 /// Most frames of the 2D traversal replays.
@@ -132,12 +130,10 @@ impl Shape {
     }
 }
 
-/// What the heatmaps are drawn from: the array, its element touches in
-/// time order (`each` makes one pass, calling back with the access and the
-/// element), and the time span of the accesses.
+/// What the heatmaps are drawn from: the array and the time span of its
+/// accesses; the element touches come to [`MapCells::add`].
 pub(super) struct Cells<'a> {
     pub(super) shape: &'a Shape,
-    pub(super) each: &'a Source<'a>,
     pub(super) t_lo: u64,
     pub(super) t_hi: u64,
     pub(super) o: &'a FigureOptions,
@@ -316,50 +312,115 @@ fn value_range(vals: impl Iterator<Item = f64>, from_zero: bool) -> (f64, f64) {
     (lo, hi.max(lo + 1.0))
 }
 
-/// The four per-element heatmaps and the two replays of a 2D array, from
-/// one pass over the element touches. Memory: the cells, at most the point
-/// budget of them (and as many per replay step).
-pub(super) fn grid_figures(
-    c: &Cells,
-    figures: &mut Vec<PageFigure>,
-    report: &mut FigureReport,
-) -> Result<(), VisError> {
-    let (rows, cols) = (c.shape.dims[0], c.shape.dims[1]);
-    let budget = c.o.point_budget as u64;
-    let f = merge_factor(&[rows, cols], budget);
-    let (nr, nc) = (rows.div_ceil(f) as usize, cols.div_ceil(f) as usize);
-    if f > 1 {
-        report.warnings.push(format!(
-            "The {rows} x {cols} grid has more cells than the point budget {budget}; heatmap cells are blocks of {f} x {f} elements."
-        ));
+/// The per-element maps of an array figure while one pass over its element
+/// touches fills them: the heatmaps and replays of a 2D array, or the
+/// per-plane slices of a 3D one. The pass is the figure's own (the
+/// scatter's aggregation feeds it too), so the maps cost no pass of their
+/// own. Memory: the cells, at most the point budget of them (and as many
+/// per replay step).
+pub(super) enum MapCells {
+    Grid(GridCells),
+    Slices(SliceCells),
+}
+
+impl MapCells {
+    /// Empty maps for `c`'s array, with the notes on merged cells pushed to
+    /// `report`.
+    pub(super) fn new(c: &Cells, report: &mut FigureReport) -> MapCells {
+        if c.shape.dims.len() == 3 {
+            MapCells::Slices(SliceCells::new(c, report))
+        } else {
+            MapCells::Grid(GridCells::new(c, report))
+        }
     }
-    let mut g = Grid::new(nr * nc);
-    let rg = ReplayLayout::new(c, f);
-    let span = c.t_hi - c.t_lo + 1;
-    let mut frames = vec![0u64; rg.nf as usize * rg.cells];
-    (c.each)(&mut |it, e| {
+
+    /// Counts one touch of element `e` by `it`.
+    #[inline]
+    pub(super) fn add(&mut self, c: &Cells, it: &Item, e: u64) {
+        match self {
+            MapCells::Grid(g) => g.add(c, it, e),
+            MapCells::Slices(s) => s.add(c, it, e),
+        }
+    }
+
+    /// The figures of the maps, in page order.
+    pub(super) fn figures(self, c: &Cells, figures: &mut Vec<PageFigure>) {
+        match self {
+            MapCells::Grid(g) => g.figures(c, figures),
+            MapCells::Slices(s) => s.figures(c, figures),
+        }
+    }
+}
+
+/// The four per-element heatmaps and the two replays of a 2D array.
+pub(super) struct GridCells {
+    /// Cells are blocks of `f x f` elements, `nr x nc` of them.
+    f: u64,
+    nr: usize,
+    nc: usize,
+    g: Grid,
+    rg: ReplayLayout,
+    /// Per replay step and cell, the accesses in that step.
+    frames: Vec<u64>,
+}
+
+impl GridCells {
+    fn new(c: &Cells, report: &mut FigureReport) -> GridCells {
+        let (rows, cols) = (c.shape.dims[0], c.shape.dims[1]);
+        let budget = c.o.point_budget as u64;
+        let f = merge_factor(&[rows, cols], budget);
+        let (nr, nc) = (rows.div_ceil(f) as usize, cols.div_ceil(f) as usize);
+        if f > 1 {
+            report.warnings.push(format!(
+                "The {rows} x {cols} grid has more cells than the point budget {budget}; heatmap cells are blocks of {f} x {f} elements."
+            ));
+        }
+        let rg = ReplayLayout::new(c, f);
+        GridCells {
+            f,
+            nr,
+            nc,
+            g: Grid::new(nr * nc),
+            frames: vec![0u64; rg.nf as usize * rg.cells],
+            rg,
+        }
+    }
+
+    #[inline]
+    fn add(&mut self, c: &Cells, it: &Item, e: u64) {
         let (i, j, _) = c.shape.ijk(e);
         let oi = op_index(it.op);
-        g.add(
-            (i / f) as usize * nc + (j / f) as usize,
+        self.g.add(
+            (i / self.f) as usize * self.nc + (j / self.f) as usize,
             it.time,
             oi == 1 || oi == 2,
         );
+        let rg = &self.rg;
         let cell = (i / rg.fr) as usize * rg.rc + (j / rg.fr) as usize;
+        let span = c.t_hi - c.t_lo + 1;
         let fi = ((it.time - c.t_lo) as u128 * rg.nf as u128 / span as u128) as usize;
-        frames[fi * rg.cells + cell] += 1;
-        true
-    })?;
-    let xs = c.shape.column_values(nc, f);
-    let ys: Vec<u64> = (0..nr as u64).map(|y| y * f).collect();
-    let flip = c.o.matrix_orientation.then_some((nr, f));
-    // Merged cells hold the sum over their block; say so on the colour bar.
-    let count_label = if f > 1 {
-        format!("accesses per {f} x {f} block")
-    } else {
-        "accesses".to_string()
-    };
-    let maps: [(&str, &str, Metric, ColorScalePalette, &str); 4] = [
+        self.frames[fi * rg.cells + cell] += 1;
+    }
+
+    fn figures(self, c: &Cells, figures: &mut Vec<PageFigure>) {
+        let GridCells {
+            f,
+            nr,
+            nc,
+            g,
+            rg,
+            frames,
+        } = self;
+        let xs = c.shape.column_values(nc, f);
+        let ys: Vec<u64> = (0..nr as u64).map(|y| y * f).collect();
+        let flip = c.o.matrix_orientation.then_some((nr, f));
+        // Merged cells hold the sum over their block; say so on the colour bar.
+        let count_label = if f > 1 {
+            format!("accesses per {f} x {f} block")
+        } else {
+            "accesses".to_string()
+        };
+        let maps: [(&str, &str, Metric, ColorScalePalette, &str); 4] = [
         ("Access count per element", &count_label, Metric::Count, ColorScalePalette::YlOrRd,
          "How often each element was touched (a wide access touches every element it spans). White: never."),
         ("First access time per element", "first access", Metric::First, ColorScalePalette::Viridis,
@@ -369,40 +430,40 @@ pub(super) fn grid_figures(
         ("Store share per element", "store share", Metric::StoreShare, ColorScalePalette::RdBu,
          "(stores + modifies) / accesses: 0 only loaded, 1 only written."),
     ];
-    for (heading, label, metric, scale, note) in maps {
-        let values = (0..g.count.len()).filter_map(|x| g.value(x, metric));
-        let (lo, hi) = match metric {
-            Metric::StoreShare => (0.0, 1.0),
-            Metric::Count => value_range(values, true),
-            _ => value_range(values, false),
-        };
-        let st = HeatStyle {
-            label,
-            scale,
-            element: c.shape.hover_cell(f),
-            integer: metric != Metric::StoreShare,
-            max: hi,
-        };
-        let h = heat(
-            xs.clone(),
-            ys.clone(),
-            rows_of(nr, nc, |x| g.value(x, metric)),
-            &st,
-        );
-        let mut p = Plot::new();
-        p.add_trace(h.zauto(false).zmin(lo).zmax(hi));
-        p.set_layout(
-            square_layout(c.shape.column_title(), "row i", flip).height(HEAT_HEIGHT as usize),
-        );
-        figures.push(PageFigure {
-            heading: heading.into(),
-            note: note.into(),
-            plot: p,
-            height: HEAT_HEIGHT,
-        });
+        for (heading, label, metric, scale, note) in maps {
+            let values = (0..g.count.len()).filter_map(|x| g.value(x, metric));
+            let (lo, hi) = match metric {
+                Metric::StoreShare => (0.0, 1.0),
+                Metric::Count => value_range(values, true),
+                _ => value_range(values, false),
+            };
+            let st = HeatStyle {
+                label,
+                scale,
+                element: c.shape.hover_cell(f),
+                integer: metric != Metric::StoreShare,
+                max: hi,
+            };
+            let h = heat(
+                xs.clone(),
+                ys.clone(),
+                rows_of(nr, nc, |x| g.value(x, metric)),
+                &st,
+            );
+            let mut p = Plot::new();
+            p.add_trace(h.zauto(false).zmin(lo).zmax(hi));
+            p.set_layout(
+                square_layout(c.shape.column_title(), "row i", flip).height(HEAT_HEIGHT as usize),
+            );
+            figures.push(PageFigure {
+                heading: heading.into(),
+                note: note.into(),
+                plot: p,
+                height: HEAT_HEIGHT,
+            });
+        }
+        replay_figures(c, &rg, frames, figures);
     }
-    replay_figures(c, &rg, frames, figures);
-    Ok(())
 }
 
 /// The cells and steps of the replays: `nf` time steps, cells of `fr x fr`
@@ -620,53 +681,64 @@ impl Slices {
 /// Per-plane heatmaps of a 3D array (first-access time and access count),
 /// each with a slider over the planes and a choice between one colour
 /// scale for the whole run and one per plane.
-pub(super) fn slice_figures(
-    c: &Cells,
-    figures: &mut Vec<PageFigure>,
-    report: &mut FigureReport,
-) -> Result<(), VisError> {
-    let budget = c.o.point_budget as u64;
-    let sl = Slices::new(c.shape, budget);
-    let (cols, depth) = (c.shape.dims[1], c.shape.dims[2]);
-    if sl.thick > 1 {
-        report.warnings.push(format!(
-            "{} planes are more than {MAX_SLICES} slices; each slice merges {} adjacent planes.",
-            sl.planes, sl.thick
-        ));
+pub(super) struct SliceCells {
+    sl: Slices,
+    g: Grid,
+}
+
+impl SliceCells {
+    fn new(c: &Cells, report: &mut FigureReport) -> SliceCells {
+        let budget = c.o.point_budget as u64;
+        let sl = Slices::new(c.shape, budget);
+        let (cols, depth) = (c.shape.dims[1], c.shape.dims[2]);
+        if sl.thick > 1 {
+            report.warnings.push(format!(
+                "{} planes are more than {MAX_SLICES} slices; each slice merges {} adjacent planes.",
+                sl.planes, sl.thick
+            ));
+        }
+        if sl.f > 1 {
+            report.warnings.push(format!(
+                "The {cols} x {depth} planes times {} slices exceed the point budget {budget}; heatmap cells are blocks of {} x {} elements.",
+                sl.ns, sl.f, sl.f
+            ));
+        }
+        SliceCells {
+            g: Grid::new(sl.ns * sl.cells()),
+            sl,
+        }
     }
-    if sl.f > 1 {
-        report.warnings.push(format!(
-            "The {cols} x {depth} planes times {} slices exceed the point budget {budget}; heatmap cells are blocks of {} x {} elements.",
-            sl.ns, sl.f, sl.f
-        ));
-    }
-    let cells = sl.cells();
-    let mut g = Grid::new(sl.ns * cells);
-    (c.each)(&mut |it, e| {
+
+    #[inline]
+    fn add(&mut self, c: &Cells, it: &Item, e: u64) {
         let (i, j, kk) = c.shape.ijk(e);
-        let x =
-            (i / sl.thick) as usize * cells + (j / sl.f) as usize * sl.nk + (kk / sl.f) as usize;
-        g.add(x, it.time, false);
-        true
-    })?;
-    let metrics = [
-        (
-            "First access time per element, one plane at a time",
-            "first access",
-            Metric::First,
-            ColorScalePalette::Viridis,
-        ),
-        (
-            "Access count per element, one plane at a time",
-            "accesses",
-            Metric::Count,
-            ColorScalePalette::YlOrRd,
-        ),
-    ];
-    for (heading, label, metric, scale) in metrics {
-        figures.push(slice_plot(c, &sl, &g, heading, label, metric, scale));
+        let sl = &self.sl;
+        let x = (i / sl.thick) as usize * sl.cells()
+            + (j / sl.f) as usize * sl.nk
+            + (kk / sl.f) as usize;
+        self.g.add(x, it.time, false);
     }
-    Ok(())
+
+    fn figures(self, c: &Cells, figures: &mut Vec<PageFigure>) {
+        let SliceCells { sl, g } = self;
+        let metrics = [
+            (
+                "First access time per element, one plane at a time",
+                "first access",
+                Metric::First,
+                ColorScalePalette::Viridis,
+            ),
+            (
+                "Access count per element, one plane at a time",
+                "accesses",
+                Metric::Count,
+                ColorScalePalette::YlOrRd,
+            ),
+        ];
+        for (heading, label, metric, scale) in metrics {
+            figures.push(slice_plot(c, &sl, &g, heading, label, metric, scale));
+        }
+    }
 }
 
 /// One per-plane heatmap figure of `metric`.

@@ -18,7 +18,7 @@ use super::traces::{count_sizes, customdata_fields, time_marker, CdField, OneOrM
 use super::traces::{draw_order, op_colour, trace_sizes, RAW_SIZE};
 use super::traces::{CdCol, CustomData, Ext, SOLID_OPACITY};
 use super::{FigureOptions, FigureReport};
-use crate::filter::batches::AccessBatches;
+use crate::filter::batches::{AccessBatches, VarSpan};
 
 /// File name of the page written by [`complete_memory_access_pattern`].
 pub(crate) const FILE: &str = "complete_memory_access_pattern.html";
@@ -176,10 +176,10 @@ pub fn complete_memory_access_pattern(
 /// bin, time bin) groups whose marker size grows with their count.
 ///
 /// Cost: within the budget, one pass that keeps the n accesses to draw
-/// them. Above it, one pass for the spans (time, occurrence, each
-/// variable's addresses) and the aggregation's passes (usually one or two
-/// that read everything, see [`aggregate`]); memory O(budget), whatever the
-/// number of accesses. With `save`, one more pass writes the CSV.
+/// them. Above it, the aggregation's one pass (see [`aggregate`]), after
+/// a pass for the spans (time, occurrence, each variable's addresses)
+/// unless `src` knows them from its tables; memory O(budget), whatever
+/// the number of accesses. With `save`, one more pass writes the CSV.
 ///
 /// # Errors
 /// Bad options, tables not following the schema, no access to draw, an
@@ -206,9 +206,10 @@ pub fn complete_pattern_of(
     } else {
         None
     };
-    let sum = match &exact {
-        Some(items) => Spans::of(items.iter()),
-        None => Spans::scan(src)?,
+    let sum = match (&exact, src.var_spans()) {
+        (Some(items), _) => Spans::of(items.iter()),
+        (None, Some(spans)) => Spans::from_tables(&spans),
+        (None, None) => Spans::scan(src)?,
     };
     let sparse = src.classes().is_some_and(|c| c.sparse);
     let ann = Annot::new(o, &sum.classes, sparse)?;
@@ -298,6 +299,24 @@ impl Spans {
         s
     }
 
+    /// The spans the tables give (see [`AccessBatches::var_spans`]): those
+    /// a pass would find, since every variable's first access to a
+    /// location has occurrence 1 and uncoloured accesses are all class 0.
+    fn from_tables(spans: &[Option<VarSpan>]) -> Spans {
+        let mut s = Spans::new();
+        s.seen = spans.iter().map(Option::is_some).collect();
+        s.addr = spans
+            .iter()
+            .map(|x| x.map_or((u64::MAX, 0), |x| x.addr))
+            .collect();
+        for x in spans.iter().flatten() {
+            s.time = (s.time.0.min(x.time.0), s.time.1.max(x.time.1));
+            s.occ = (1, s.occ.1.max(x.max_occ));
+            s.classes.present[0] = true;
+        }
+        s
+    }
+
     /// The spans from one pass over `src`.
     fn scan(src: &dyn AccessBatches) -> Result<Spans, VisError> {
         let mut s = Spans::new();
@@ -369,15 +388,25 @@ fn aggregate_both(
     };
     let occ_of = |it: &Item| it.occ;
     let time_of = |it: &Item| it.time;
+    // Every address bin is one byte wide from the widest variable's span.
+    let widest = (0..nv)
+        .map(|r| hi[r].saturating_sub(lo[r]) + 1)
+        .max()
+        .unwrap_or(1);
+    let span_len = |(a, b): (u64, u64)| b.saturating_sub(a) + 1;
     let by_occ = Binning {
         key: &key,
         dim: &occ_of,
         span: sum.occ,
         budget,
+        finest: widest.max(span_len(sum.occ)),
+        distinct: 0,
     };
     let by_time = Binning {
         dim: &time_of,
         span: sum.time,
+        finest: widest.max(span_len(sum.time)),
+        distinct: if src.unique_times() { src.len() } else { 0 },
         ..by_occ
     };
     let mut b = aggregate(&source, &[by_occ, by_time])?;

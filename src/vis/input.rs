@@ -118,6 +118,8 @@ pub(crate) struct Item {
 /// rows in the order given.
 pub(crate) struct FrameBatches {
     batch: AccessBatch,
+    /// Whether the times strictly increase.
+    increasing: bool,
 }
 
 impl FrameBatches {
@@ -125,9 +127,11 @@ impl FrameBatches {
     /// each column.
     pub(crate) fn read(df: &DataFrame) -> Result<Self, VisError> {
         const T: &str = "access";
+        let time = read_num::<UInt64Type>(df, T, access::TIME)?.to_vec();
         Ok(FrameBatches {
+            increasing: time.windows(2).all(|w| w[0] < w[1]),
             batch: AccessBatch {
-                time: read_num::<UInt64Type>(df, T, access::TIME)?.to_vec(),
+                time,
                 op: read_num::<UInt8Type>(df, T, access::OP)?.to_vec(),
                 addr: read_num::<UInt64Type>(df, T, access::ADDR)?.to_vec(),
                 size: read_num::<UInt16Type>(df, T, access::SIZE)?.to_vec(),
@@ -147,6 +151,9 @@ impl FrameBatches {
 impl AccessBatches for FrameBatches {
     fn len(&self) -> u64 {
         self.batch.len() as u64
+    }
+    fn unique_times(&self) -> bool {
+        self.increasing
     }
     fn visit(&self, f: &mut BatchFn) -> Result<(), FilterError> {
         if !self.batch.is_empty() {
