@@ -95,6 +95,67 @@ impl AccessBatch {
         Ok(())
     }
 
+    /// Empties the batch, keeping its room.
+    fn clear(&mut self) {
+        self.time.clear();
+        self.op.clear();
+        self.addr.clear();
+        self.size.clear();
+        self.tid.clear();
+        self.var.clear();
+        self.line.clear();
+        self.occ.clear();
+        if let Some(c) = &mut self.colour {
+            c.clear();
+        }
+    }
+
+    /// The batch becomes every row of `df` (a frame of the access list),
+    /// each with its occurrence counted in `seen`.
+    fn read_plain(&mut self, df: &DataFrame, seen: &mut Occurrences) -> PolarsResult<()> {
+        extend(&mut self.time, df.column(ac::TIME)?.u64()?);
+        extend(&mut self.op, df.column(ac::OP)?.u8()?);
+        extend(&mut self.addr, df.column(ac::ADDR)?.u64()?);
+        extend(&mut self.size, df.column(ac::SIZE)?.u16()?);
+        extend(&mut self.tid, df.column(ac::TID)?.u16()?);
+        extend(&mut self.var, df.column(ac::VAR)?.u32()?);
+        extend(&mut self.line, df.column(ac::LINE)?.u32()?);
+        self.occ.clear();
+        let rows = self.addr.iter().zip(&self.var);
+        self.occ
+            .extend(rows.map(|(&addr, &var)| seen.next(addr, var)));
+        Ok(())
+    }
+
+    /// Appends the rows of `cols` whose variable `keep` holds, each with its
+    /// colour class (the classifier sees every row) and its occurrence.
+    fn read_coloured(
+        &mut self,
+        cols: &Columns,
+        classifier: &mut Classifier,
+        keep: &[bool],
+        seen: &mut Occurrences,
+    ) {
+        for k in 0..cols.len() {
+            let r = cols.access(k);
+            let class = classifier.class(&r);
+            if !keep.get(r.var.0 as usize).copied().unwrap_or(false) {
+                continue;
+            }
+            if let Some(col) = &mut self.colour {
+                col.push(class);
+            }
+            self.occ.push(seen.next(r.addr, r.var.0));
+            self.time.push(r.time);
+            self.op.push(r.op);
+            self.addr.push(r.addr);
+            self.size.push(cols.size[k]);
+            self.tid.push(cols.tid[k]);
+            self.var.push(r.var.0);
+            self.line.push(r.line.0);
+        }
+    }
+
     /// Appends rows `r` of `b`.
     fn append(&mut self, b: &AccessBatch, r: std::ops::Range<usize>) {
         self.time.extend_from_slice(&b.time[r.clone()]);
@@ -310,9 +371,13 @@ impl<'a> SelectionBatches<'a> {
         let (a, sel) = (self.a, &self.sel);
         std::thread::scope(|scope| {
             let (to, from) = std::sync::mpsc::sync_channel::<AccessBatch>(2);
+            // Batches seen go back to the reader to be filled again, so that
+            // a pass does not map fresh pages for every batch.
+            let (spare_to, spare) = std::sync::mpsc::sync_channel::<AccessBatch>(4);
+            let channels = Channels { to, spare };
             let reader = std::thread::Builder::new()
                 .name("mapvis-figure-reader".into())
-                .spawn_scoped(scope, move || read_selection(a, sel, classifier, to))
+                .spawn_scoped(scope, move || read_selection(a, sel, classifier, channels))
                 .map_err(|source| FilterError::Write {
                     path: "(figure reader thread)".into(),
                     source,
@@ -331,6 +396,7 @@ impl<'a> SelectionBatches<'a> {
                     Ok(false) => whole = false,
                     Err(e) => failed = Some(e),
                 }
+                let _ = spare_to.try_send(b);
                 if !whole || failed.is_some() {
                     break;
                 }
@@ -352,57 +418,60 @@ impl<'a> SelectionBatches<'a> {
     }
 }
 
+/// The reader's ends of its channels: batches go out on `to`, and come
+/// back on `spare` once seen, to be filled again.
+struct Channels {
+    to: std::sync::mpsc::SyncSender<AccessBatch>,
+    spare: std::sync::mpsc::Receiver<AccessBatch>,
+}
+
+impl Channels {
+    /// An empty batch to fill: one handed back, or a new one.
+    fn batch(&self, coloured: bool) -> AccessBatch {
+        let mut b = self.spare.try_recv().unwrap_or_default();
+        b.clear();
+        b.colour = coloured.then(|| b.colour.take().unwrap_or_default());
+        b
+    }
+}
+
 /// The reader of [`SelectionBatches::visit_list`], on a thread of its own
 /// so that decoding, merging by time and counting occurrences run beside
 /// the figure's own work on the batches: sends the batches of the
-/// selection `sel` to `to`, with their occurrences and, given a
-/// classifier, colour classes (which see every access). Returns whether
-/// it read everything (false when the receiver went away first).
+/// selection `sel`, with their occurrences and, given a classifier,
+/// colour classes (which see every access). Returns whether it read
+/// everything (false when the receiver went away first).
+///
+/// Cost: without colours every row the access list hands over is the
+/// selection's (it applies the variable filter), so its columns are
+/// copied whole and only the occurrences are counted access by access.
 fn read_selection(
     a: &Analysis,
     sel: &Selection,
     mut classifier: Option<Classifier>,
-    to: std::sync::mpsc::SyncSender<AccessBatch>,
+    ch: Channels,
 ) -> Result<bool, FilterError> {
     // With colours, the model must see the accesses the figure leaves out.
     let filter = match classifier {
         Some(_) => None,
         None => sel.var_filter(a),
     };
-    let keep = &sel.keep;
     let mut seen = Occurrences::new(&a.vars);
     let mut cols = Columns::default();
     let mut complete = true;
     a.accesses.for_each(filter, &mut |df| {
-        cols.read(&df)?;
-        let mut b = AccessBatch {
-            colour: classifier.as_ref().map(|_| Vec::new()),
-            ..AccessBatch::default()
-        };
-        for k in 0..cols.time.len() {
-            let r = cols.access(k);
-            if let Some(c) = &mut classifier {
-                let class = c.class(&r);
-                if !keep.get(r.var.0 as usize).copied().unwrap_or(false) {
-                    continue;
-                }
-                if let Some(col) = &mut b.colour {
-                    col.push(class);
-                }
+        let mut b = ch.batch(classifier.is_some());
+        match &mut classifier {
+            None => b.read_plain(&df, &mut seen)?,
+            Some(c) => {
+                cols.read(&df)?;
+                b.read_coloured(&cols, c, &sel.keep, &mut seen);
             }
-            b.occ.push(seen.next(r.addr, r.var.0));
-            b.time.push(r.time);
-            b.op.push(r.op);
-            b.addr.push(r.addr);
-            b.size.push(cols.size[k]);
-            b.tid.push(cols.tid[k]);
-            b.var.push(r.var.0);
-            b.line.push(r.line.0);
         }
         if b.is_empty() {
             return Ok(true);
         }
-        complete = to.send(b).is_ok();
+        complete = ch.to.send(b).is_ok();
         Ok(complete)
     })?;
     Ok(complete)

@@ -237,13 +237,13 @@ struct Level {
 }
 
 /// Slots of [`Level::recent`].
-const RECENT: usize = 16;
+const RECENT: usize = 64;
 
 /// The slot of `k` in [`Level::recent`].
 #[inline]
 fn recent_slot(k: (u64, u64)) -> usize {
     let h = (k.0 ^ k.1.rotate_left(29)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    (h >> 60) as usize % RECENT
+    (h >> (64 - RECENT.trailing_zeros())) as usize
 }
 
 impl Level {
