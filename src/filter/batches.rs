@@ -74,8 +74,9 @@ impl AccessBatch {
         DataFrame::new(cols)
     }
 
-    /// The batch becomes the rows of `df` (a table of [`AccessBatch::frame`]).
-    fn read(&mut self, df: &DataFrame) -> PolarsResult<()> {
+    /// The batch's columns that the access list stores become those of
+    /// `df`.
+    fn read_stored(&mut self, df: &DataFrame) -> PolarsResult<()> {
         extend(&mut self.time, df.column(ac::TIME)?.u64()?);
         extend(&mut self.op, df.column(ac::OP)?.u8()?);
         extend(&mut self.addr, df.column(ac::ADDR)?.u64()?);
@@ -83,6 +84,12 @@ impl AccessBatch {
         extend(&mut self.tid, df.column(ac::TID)?.u16()?);
         extend(&mut self.var, df.column(ac::VAR)?.u32()?);
         extend(&mut self.line, df.column(ac::LINE)?.u32()?);
+        Ok(())
+    }
+
+    /// The batch becomes the rows of `df` (a table of [`AccessBatch::frame`]).
+    fn read(&mut self, df: &DataFrame) -> PolarsResult<()> {
+        self.read_stored(df)?;
         extend(&mut self.occ, df.column(ac::OCCURRENCE)?.u64()?);
         self.colour = match df.column(ac::COLOUR) {
             Ok(c) => {
@@ -113,13 +120,7 @@ impl AccessBatch {
     /// The batch becomes every row of `df` (a frame of the access list),
     /// each with its occurrence counted in `seen`.
     fn read_plain(&mut self, df: &DataFrame, seen: &mut Occurrences) -> PolarsResult<()> {
-        extend(&mut self.time, df.column(ac::TIME)?.u64()?);
-        extend(&mut self.op, df.column(ac::OP)?.u8()?);
-        extend(&mut self.addr, df.column(ac::ADDR)?.u64()?);
-        extend(&mut self.size, df.column(ac::SIZE)?.u16()?);
-        extend(&mut self.tid, df.column(ac::TID)?.u16()?);
-        extend(&mut self.var, df.column(ac::VAR)?.u32()?);
-        extend(&mut self.line, df.column(ac::LINE)?.u32()?);
+        self.read_stored(df)?;
         self.occ.clear();
         let rows = self.addr.iter().zip(&self.var);
         self.occ
