@@ -376,16 +376,18 @@ fn slice_of<'a, T: PolarsNumericType>(
 }
 
 impl<'a> Stored<'a> {
-    /// Appends access `k`, at `time`, to `out`.
-    #[inline]
-    fn push_into(&self, out: &mut Columns, time: u64, k: usize) {
-        out.time.push(time);
-        out.op.push(self.op[k]);
-        out.addr.push(self.addr[k]);
-        out.size.push(self.size[k]);
-        out.tid.push(self.tid[k]);
-        out.var.push(self.var[k]);
-        out.line.push(self.line[k]);
+    /// Appends the accesses at rows `rows` (of a frame whose first access
+    /// has time `t0`) to `out`, a column at a time: each column is one
+    /// gather with its room reserved once.
+    fn gather_into(&self, out: &mut Columns, t0: u64, rows: &[u32]) {
+        let at = |k: &u32| *k as usize;
+        out.time.extend(rows.iter().map(|&k| t0 + u64::from(k)));
+        out.op.extend(rows.iter().map(|k| self.op[at(k)]));
+        out.addr.extend(rows.iter().map(|k| self.addr[at(k)]));
+        out.size.extend(rows.iter().map(|k| self.size[at(k)]));
+        out.tid.extend(rows.iter().map(|k| self.tid[at(k)]));
+        out.var.extend(rows.iter().map(|k| self.var[at(k)]));
+        out.line.extend(rows.iter().map(|k| self.line[at(k)]));
     }
 
     fn of(df: &'a DataFrame) -> PolarsResult<Stored<'a>> {
@@ -407,6 +409,11 @@ pub(crate) struct VarSorter {
     limits: Limits,
     /// One buffer per variable row.
     bufs: Vec<Columns>,
+    /// Per variable row, the rows of the frame being sorted that are its
+    /// (kept between frames for their room), and the variables met in
+    /// the frame, in order.
+    rows_of: Vec<Vec<u32>>,
+    met: Vec<u32>,
     /// Accesses in all buffers.
     buffered: usize,
     /// The file being written, its number and rows so far.
@@ -423,6 +430,8 @@ impl VarSorter {
             root: root.to_path_buf(),
             limits,
             bufs: Vec::new(),
+            rows_of: Vec::new(),
+            met: Vec::new(),
             buffered: 0,
             out: None,
             files: 0,
@@ -433,10 +442,10 @@ impl VarSorter {
     /// Sorts one row group of the access list (its stored columns, `op,
     /// addr, size, tid, var, line`), whose first access has time `t0`.
     ///
-    /// Cost: one append per access into its variable's buffer; writing
-    /// runs when buffers fill.
+    /// Cost: per access, its row noted under its variable, then a gather
+    /// per column into the variable's buffer; writing runs when buffers
+    /// fill.
     pub(crate) fn push(&mut self, t0: u64, df: &DataFrame) -> Result<(), FilterError> {
-        let rows = df.height();
         // A frame read back from disk may come in several chunks.
         let single;
         let s = match Stored::of(df) {
@@ -448,25 +457,61 @@ impl VarSorter {
                 Stored::of(&single)?
             }
         };
-        let full_at = self.limits.run;
-        for k in 0..rows {
-            let v = s.var[k] as usize;
-            if v >= self.bufs.len() {
-                self.bufs.resize_with(v + 1, Columns::default);
-            }
-            let b = &mut self.bufs[v];
-            s.push_into(b, t0 + k as u64, k);
-            let held = b.len();
-            if held >= full_at {
-                // The buffer's earlier accesses were counted; this one not.
-                self.buffered -= held - 1;
-                self.write_var(v)?;
-            } else {
-                self.buffered += 1;
-            }
+        self.note_rows(s.var);
+        let met = std::mem::take(&mut self.met);
+        for &v in &met {
+            let rows = std::mem::take(&mut self.rows_of[v as usize]);
+            self.take_rows(&s, t0, v as usize, &rows)?;
+            self.rows_of[v as usize] = rows;
+            self.rows_of[v as usize].clear();
         }
+        self.met = met;
+        self.met.clear();
         while self.buffered > self.limits.budget {
             self.relieve()?;
+        }
+        Ok(())
+    }
+
+    /// Notes each row of a frame under its variable (`var` is the frame's
+    /// variable column), and the variables met, in order.
+    fn note_rows(&mut self, var: &[u32]) {
+        for (k, &v) in var.iter().enumerate() {
+            let v = v as usize;
+            if v >= self.bufs.len() {
+                self.bufs.resize_with(v + 1, Columns::default);
+                self.rows_of.resize_with(v + 1, Vec::new);
+            }
+            if self.rows_of[v].is_empty() {
+                self.met.push(v as u32);
+            }
+            self.rows_of[v].push(k as u32);
+        }
+    }
+
+    /// Appends variable `v`'s `rows` of the frame `s` to its buffer,
+    /// writing the buffer as a run each time it fills.
+    fn take_rows(
+        &mut self,
+        s: &Stored,
+        t0: u64,
+        v: usize,
+        rows: &[u32],
+    ) -> Result<(), FilterError> {
+        let full_at = self.limits.run;
+        let mut from = 0;
+        while from < rows.len() {
+            let held = self.bufs[v].len();
+            let part = &rows[from..rows.len().min(from + full_at - held)];
+            s.gather_into(&mut self.bufs[v], t0, part);
+            from += part.len();
+            if held + part.len() >= full_at {
+                // The buffer's earlier accesses were counted; these not.
+                self.buffered -= held;
+                self.write_var(v)?;
+            } else {
+                self.buffered += part.len();
+            }
         }
         Ok(())
     }
