@@ -58,20 +58,21 @@ impl AccessBatch {
     /// The batch as a table with the columns of the access schema.
     fn into_frame(self) -> PolarsResult<DataFrame> {
         use super::analysis::owned;
-        let mut cols = vec![
-            owned::<UInt64Type>(ac::TIME, self.time),
-            owned::<UInt8Type>(ac::OP, self.op),
-            owned::<UInt64Type>(ac::ADDR, self.addr),
-            owned::<UInt16Type>(ac::SIZE, self.size),
-            owned::<UInt16Type>(ac::TID, self.tid),
-            owned::<UInt32Type>(ac::VAR, self.var),
-            owned::<UInt32Type>(ac::LINE, self.line),
-            owned::<UInt64Type>(ac::OCCURRENCE, self.occ),
-        ];
+        let mut stored = Columns {
+            time: self.time,
+            op: self.op,
+            addr: self.addr,
+            size: self.size,
+            tid: self.tid,
+            var: self.var,
+            line: self.line,
+        };
+        let mut df = stored.take()?;
+        df.with_column(owned::<UInt64Type>(ac::OCCURRENCE, self.occ))?;
         if let Some(c) = self.colour {
-            cols.push(owned::<UInt8Type>(ac::COLOUR, c));
+            df.with_column(owned::<UInt8Type>(ac::COLOUR, c))?;
         }
-        DataFrame::new(cols)
+        Ok(df)
     }
 
     /// The batch's columns that the access list stores become those of
@@ -248,18 +249,23 @@ pub fn spans_from_tables(a: &Analysis, keep: &[bool]) -> Option<Vec<Option<VarSp
         if !kept(v) || n == 0 {
             continue;
         }
-        let x = a.vars.get(v)?;
-        let s = out[v].get_or_insert_with(|| VarSpan {
-            addr: (u64::MAX, 0),
-            ..VarSpan::default()
-        });
+        let s = match &mut out[v] {
+            Some(s) => s,
+            slot => {
+                // None for a saved analysis that predates byte spans.
+                let x = a.vars.get(v)?;
+                let (time, bytes) = x.accessed.zip(x.bytes)?;
+                slot.insert(VarSpan {
+                    time,
+                    addr: (u64::MAX, 0),
+                    last_byte: bytes.1,
+                    ..VarSpan::default()
+                })
+            }
+        };
         s.accesses += n;
         s.addr = (s.addr.0.min(ad), s.addr.1.max(ad));
         s.max_occ = s.max_occ.max(n);
-        // Variables of a saved analysis that predates byte spans.
-        let (time, bytes) = x.accessed.zip(x.bytes)?;
-        s.time = time;
-        s.last_byte = bytes.1;
     }
     Some(out)
 }

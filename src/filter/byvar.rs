@@ -458,15 +458,21 @@ impl VarSorter {
             }
         };
         self.note_rows(s.var);
-        let met = std::mem::take(&mut self.met);
+        // Every variable's rows are cleared for the next frame, even after
+        // a write failed.
+        let mut met = std::mem::take(&mut self.met);
+        let mut taken = Ok(());
         for &v in &met {
-            let rows = std::mem::take(&mut self.rows_of[v as usize]);
-            self.take_rows(&s, t0, v as usize, &rows)?;
+            let mut rows = std::mem::take(&mut self.rows_of[v as usize]);
+            if taken.is_ok() {
+                taken = self.take_rows(&s, t0, v as usize, &rows);
+            }
+            rows.clear();
             self.rows_of[v as usize] = rows;
-            self.rows_of[v as usize].clear();
         }
+        met.clear();
         self.met = met;
-        self.met.clear();
+        taken?;
         while self.buffered > self.limits.budget {
             self.relieve()?;
         }

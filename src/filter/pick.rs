@@ -67,7 +67,7 @@ impl VarFilter {
     /// scope had to qualify (`X@S`, the stack pointer that holds the heap
     /// block `X`) is another variable, kept only by its own name.
     pub fn keep(&self, vars: &[Variable]) -> Result<Vec<bool>, UnknownVariable> {
-        let named = |v: &Variable, n: &String| v.name == *n || family(&v.name) == *n;
+        let named = |v: &Variable, n: &String| v.name == *n || family(v) == *n;
         let unknown: Vec<String> = self
             .only
             .iter()
@@ -98,24 +98,17 @@ impl VarFilter {
     }
 }
 
-/// The name `name` shares with the other instances of its variable: the
-/// display name without its instance number (`rows[i]#2` is `rows[i]`,
-/// `i#2@S` is `i@S`). Names are numbered `BASE#K`, then qualified by scope
-/// (`@S`), see the analysis' naming.
-pub fn family(name: &str) -> String {
-    let (head, scope) = match name.rfind('@') {
-        Some(k) if !name[k + 1..].is_empty() && !name[k + 1..].contains(['#', ']']) => {
-            name.split_at(k)
-        }
-        _ => (name, ""),
-    };
-    match head.rfind('#') {
-        Some(k)
-            if !head[k + 1..].is_empty() && head[k + 1..].bytes().all(|b| b.is_ascii_digit()) =>
-        {
-            format!("{}{scope}", &head[..k])
-        }
-        _ => name.to_string(),
+/// The name a variable shares with the other instances of its name: its
+/// base name, qualified by scope when its display name is (`rows[i]#2` is
+/// `rows[i]`, `i#2@S` is `i@S`, `X@S` stays `X@S`). The analysis' naming
+/// numbers instances `BASE#K`, then qualifies the names another scope
+/// took first with `@SCOPE`.
+pub fn family(v: &Variable) -> String {
+    let qualifier = format!("@{}", v.scope.code());
+    if v.name.ends_with(&qualifier) {
+        format!("{}{qualifier}", v.base_name)
+    } else {
+        v.base_name.clone()
     }
 }
 
@@ -129,32 +122,38 @@ pub fn narrow(a: &Analysis, selection: &Selection, keep: &[bool]) -> PolarsResul
 mod tests {
     use super::*;
 
-    #[test]
-    fn family_drops_the_instance_number_only() {
-        assert_eq!(family("X"), "X");
-        assert_eq!(family("X@S"), "X@S");
-        assert_eq!(family("n#2"), "n");
-        assert_eq!(family("rows[i]#12"), "rows[i]");
-        assert_eq!(family("i#2@S"), "i@S");
-        assert_eq!(family("a#b"), "a#b");
-        assert_eq!(family("<main frame>"), "<main frame>");
+    /// A variable as the analysis names it: `name` displayed, `base` the
+    /// name in the source.
+    fn var(name: &str, base: &str, scope: Scope) -> Variable {
+        let mut v = Variable::new(name.into(), scope);
+        v.base_name = base.into();
+        v
     }
 
-    fn var(name: &str, scope: Scope) -> Variable {
-        let mut v = Variable::new(name.into(), scope);
-        v.base_name = family(name).trim_end_matches("@S").into();
-        v
+    #[test]
+    fn family_drops_the_instance_number_only() {
+        let family_of = |name, base, scope| family(&var(name, base, scope));
+        assert_eq!(family_of("X", "X", Scope::Heap), "X");
+        assert_eq!(family_of("X@S", "X", Scope::Stack), "X@S");
+        assert_eq!(family_of("n#2", "n", Scope::Heap), "n");
+        assert_eq!(family_of("rows[i]#12", "rows[i]", Scope::Heap), "rows[i]");
+        assert_eq!(family_of("i#2@S", "i", Scope::Stack), "i@S");
+        assert_eq!(family_of("a#b", "a#b", Scope::Global), "a#b");
+        assert_eq!(
+            family_of("<main frame>", "<main frame>", Scope::Stack),
+            "<main frame>"
+        );
     }
 
     #[test]
     fn a_name_keeps_its_instances_but_not_the_pointer_named_apart() {
         let vars = [
-            var("X", Scope::Heap),
-            var("X@S", Scope::Stack),
-            var("n#1", Scope::Heap),
-            var("n#2", Scope::Heap),
-            var("i#1@S", Scope::Stack),
-            var("i#2@S", Scope::Stack),
+            var("X", "X", Scope::Heap),
+            var("X@S", "X", Scope::Stack),
+            var("n#1", "n", Scope::Heap),
+            var("n#2", "n", Scope::Heap),
+            var("i#1@S", "i", Scope::Stack),
+            var("i#2@S", "i", Scope::Stack),
         ];
         let keep = |w: &[&str]| VarFilter::parse(w.iter().copied()).keep(&vars).unwrap();
         assert_eq!(keep(&["X"]), [true, false, false, false, false, false]);

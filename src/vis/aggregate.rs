@@ -169,11 +169,12 @@ pub(crate) struct Binning<'a> {
     pub(crate) span: (u64, u64),
     /// Most groups the result may hold.
     pub(crate) budget: usize,
-    /// A resolution from which on no finer one makes other groups: every
-    /// bin is one value wide in every dimension there (the widest span,
-    /// of space or of `dim`). The pass starts there rather than at 2^26,
+    /// The most values one space dimension spans (a variable's addresses,
+    /// an array's longest index). From the resolution of the widest span,
+    /// this or `dim`'s, every bin is one value wide and no finer resolution
+    /// makes other groups: the pass starts there rather than at 2^26,
     /// sparing the halvings that would merge nothing.
-    pub(crate) finest: u64,
+    pub(crate) space: u64,
     /// How many items have `dim` values of their own, when no two share
     /// one (access times are unique), else 0. Bins `w` wide then hold at
     /// least `distinct / w` groups, so the resolutions finer than the
@@ -184,13 +185,14 @@ pub(crate) struct Binning<'a> {
 }
 
 impl Binning<'_> {
-    /// The resolution the pass starts at: the finer of [`Binning::finest`]
-    /// and the finest that [`Binning::distinct`] allows; and whether that
-    /// is `finest` (every finer resolution gives the same groups).
+    /// The resolution the pass starts at: the coarser of the one where
+    /// every bin is one value wide (see [`Binning::space`]) and the finest
+    /// that [`Binning::distinct`] allows; and whether it is the former
+    /// (every finer resolution gives the same groups).
     fn start(&self) -> (u64, bool) {
         let same = self
-            .finest
-            .max(1)
+            .space
+            .max(span_of(self))
             .checked_next_power_of_two()
             .unwrap_or(FINEST)
             .min(FINEST);
@@ -361,7 +363,7 @@ pub(crate) fn aggregate(source: &Source, views: &[Binning]) -> Result<Vec<Binned
         }
         true
     })?;
-    // A level never halved from `finest` fits at every resolution from
+    // A level never halved from where bins are one value wide fits at every resolution from
     // there up, the finest of which is 2^26.
     Ok(levels
         .into_iter()
@@ -466,13 +468,12 @@ mod tests {
                 dim: &time,
                 span: t_span,
                 budget,
-                finest: 5000.max(t_span.1 - t_span.0 + 1),
+                space: 5000,
                 distinct: its.len() as u64,
             };
             let by_occ = Binning {
                 dim: &occ,
                 span: (1, 40),
-                finest: 5000,
                 distinct: 0,
                 ..by_time
             };

@@ -650,15 +650,13 @@ fn pick_rows(
     if let Some(s) = known {
         let inside = s.addr.0 >= shape.base && s.last_byte < shape.base + shape.size;
         if inside && s.accesses > budget as u64 {
-            let mut classes = ClassesSeen::default();
-            classes.present[0] = true;
             return Ok(Picked {
                 accesses: s.accesses,
                 touches: None,
                 t_lo: s.time.0,
                 t_hi: s.time.1,
                 occ: (1, s.max_occ),
-                classes,
+                classes: ClassesSeen::uncoloured(),
             });
         }
     }
@@ -1036,13 +1034,12 @@ fn bin_touches(d: &Drawn) -> Result<Binned, VisError> {
     };
     let span = if is3 { (0, 0) } else { d.picked.occ };
     let dim = |it: &Item| if is3 { 0 } else { it.occ };
-    let widest = shape.dims.iter().copied().max().unwrap_or(1);
     let view = Binning {
         key: &key,
         dim: &dim,
         span,
         budget: d.o.point_budget,
-        finest: widest.max(span.1 - span.0 + 1),
+        space: shape.dims.iter().copied().max().unwrap_or(1),
         distinct: 0,
     };
     let mut b = aggregate(d.each, &[view])?;

@@ -70,6 +70,14 @@ impl Default for ClassesSeen {
 }
 
 impl ClassesSeen {
+    /// What a pass over uncoloured accesses, some at least, sees: every
+    /// one is class 0.
+    pub(crate) fn uncoloured() -> ClassesSeen {
+        let mut c = ClassesSeen::default();
+        c.present[0] = true;
+        c
+    }
+
     /// Notes the class of one access.
     #[inline]
     pub(crate) fn add(&mut self, it: &Item) {

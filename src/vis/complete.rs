@@ -312,7 +312,7 @@ impl Spans {
         for x in spans.iter().flatten() {
             s.time = (s.time.0.min(x.time.0), s.time.1.max(x.time.1));
             s.occ = (1, s.occ.1.max(x.max_occ));
-            s.classes.present[0] = true;
+            s.classes = ClassesSeen::uncoloured();
         }
         s
     }
@@ -393,19 +393,17 @@ fn aggregate_both(
         .map(|r| hi[r].saturating_sub(lo[r]) + 1)
         .max()
         .unwrap_or(1);
-    let span_len = |(a, b): (u64, u64)| b.saturating_sub(a) + 1;
     let by_occ = Binning {
         key: &key,
         dim: &occ_of,
         span: sum.occ,
         budget,
-        finest: widest.max(span_len(sum.occ)),
+        space: widest,
         distinct: 0,
     };
     let by_time = Binning {
         dim: &time_of,
         span: sum.time,
-        finest: widest.max(span_len(sum.time)),
         distinct: if src.unique_times() { src.len() } else { 0 },
         ..by_occ
     };
