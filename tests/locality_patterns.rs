@@ -108,3 +108,102 @@ fn padded_fields_share_no_line() {
     let lines = shared_hits(&["-pthread", "-DPAD"]);
     assert!(lines.is_empty(), "{lines:?}");
 }
+
+/// `got` without the access width a vector sweep adds (` (16 B accesses)`).
+fn without_width(got: &str) -> String {
+    let mut s = got.to_string();
+    let mut from = 0;
+    while let Some(at) = s[from..].find(" (").map(|i| i + from) {
+        let rest = &s[at + 2..];
+        let digits = rest.chars().take_while(|c| c.is_ascii_digit()).count();
+        if digits > 0 && rest[digits..].starts_with(" B accesses)") {
+            s.replace_range(at..at + 2 + digits + " B accesses)".len(), "");
+        } else {
+            from = at + 2;
+        }
+    }
+    s
+}
+
+/// The labels of `tests/c/loc_walks.c` built with `opt`: each loop as a
+/// person reading it would describe the walk. At -O0 the labels are exact;
+/// at -O2 gcc may sweep 16 bytes at a time, and the label may add that
+/// width, but the walk is the same.
+fn walks_labelled_as_read(opt: &str) {
+    let rel = "tests/c/loc_walks.c";
+    let (_d, a) = analysed(rel, &[opt]);
+    let got = labels(&a, rel);
+    let at = |v: &str, marker: &str| -> String {
+        let key = (v.to_string(), line_of(rel, &format!("/* {marker} */")));
+        got.get(&key)
+            .cloned()
+            .unwrap_or_else(|| panic!("{opt}: no label for {key:?}: {got:?}"))
+    };
+    let check = |v: &str, marker: &str, want: &str| {
+        let l = at(v, marker);
+        match opt {
+            "-O0" => assert_eq!(l, want, "{opt}: {v} at {marker}"),
+            _ => assert_eq!(without_width(&l), want, "{opt}: {v} at {marker}: {l}"),
+        }
+    };
+    check("g", "row update", "row-wise: unit stride");
+    check(
+        "g",
+        "column update",
+        "column-wise: stride 64 elements (512 B)",
+    );
+    check("a", "add in place", "unit stride");
+    check(
+        "ps",
+        "field update",
+        "unit stride; 8 of 24 bytes of each element used",
+    );
+    let rows3 = "row-wise (last index innermost): unit stride";
+    check("grid", "grid update", rows3);
+    check("v", "scale in place", "unit stride");
+    check("src", "scaled copy", "unit stride");
+    check("dst", "scaled copy", "unit stride");
+    check("grid", "stencil", rows3);
+    check("out", "stencil", rows3);
+    check(
+        "g",
+        "tiled update",
+        "tiled: row-wise inside tiles 8 elements wide",
+    );
+    check("g", "accumulate", "row-wise: unit stride");
+    if opt == "-O0" {
+        // acc[i] is loaded and stored for every j: the same element
+        // reused. (-O2 keeps it in a register across the j loop.)
+        check("acc", "accumulate", "stride 0: the same element reused");
+    }
+}
+
+#[test]
+fn loops_that_load_and_store_each_element_are_walks_at_o0() {
+    walks_labelled_as_read("-O0");
+}
+
+#[test]
+fn vectorized_loops_are_unit_stride_sweeps_at_o2() {
+    walks_labelled_as_read("-O2");
+}
+
+#[test]
+fn the_width_of_a_vector_sweep_is_taken_out_for_comparison() {
+    assert_eq!(
+        without_width("tiled: row-wise inside tiles 8 elements wide (16 B accesses)"),
+        "tiled: row-wise inside tiles 8 elements wide"
+    );
+    assert_eq!(
+        without_width("unit stride (32 B accesses); 8 of 24"),
+        "unit stride; 8 of 24"
+    );
+    assert_eq!(
+        without_width("constant stride 2 elements (16 B)"),
+        "constant stride 2 elements (16 B)"
+    );
+    assert_eq!(
+        without_width("row-wise (last index innermost): unit stride (16 B accesses)"),
+        "row-wise (last index innermost): unit stride"
+    );
+}

@@ -79,6 +79,10 @@ pub struct Variable {
     pub bytes: Option<(u64, u64)>,
     /// Threads that accessed it, ascending.
     pub threads: Vec<u32>,
+    /// The function a stack variable belongs to, empty otherwise (and in
+    /// saved analyses, whose `base_name` already holds the qualification
+    /// it led to).
+    pub function: String,
 }
 
 impl Variable {
@@ -108,6 +112,7 @@ impl Variable {
             free_time: None,
             internal: false,
             frame_slot: false,
+            function: String::new(),
             accessed: None,
             bytes: None,
             threads: vec![],
@@ -486,8 +491,12 @@ pub(crate) fn owned<T: PolarsNumericType>(name: &str, v: Vec<T::Native>) -> Colu
 }
 
 /// Gives blocks that share a name instance numbers: `rows[i]#1`, `#2`, ...
-/// in order of first appearance. A name used once stays plain.
+/// in order of first appearance. A name used once stays plain. Stack
+/// variables of one name in several functions are first told apart by
+/// function (`main::C`, `kernel_gemm::C`): that is their base name, so
+/// instances number within a function (`rec::mine#2` in a recursion).
 fn number_instances(vars: &mut [Variable]) {
+    qualify_by_function(vars);
     let mut count: HashMap<(Scope, String), u32> = HashMap::new();
     for v in vars.iter() {
         if !v.base_name.is_empty() {
@@ -517,6 +526,31 @@ fn number_instances(vars: &mut [Variable]) {
                 v.name = format!("{}@{}", v.name, v.scope.code());
             }
             taken.insert(v.name.clone(), ());
+        }
+    }
+}
+
+/// Qualifies the base names of stack variables whose name is declared in
+/// more than one function with that function (`kernel_gemm::C`).
+fn qualify_by_function(vars: &mut [Variable]) {
+    let mut functions: HashMap<&str, Vec<&str>> = HashMap::new();
+    for v in vars.iter() {
+        if v.scope == Scope::Stack && !v.function.is_empty() && !v.frame_slot {
+            let f = functions.entry(v.base_name.as_str()).or_default();
+            if !f.contains(&v.function.as_str()) {
+                f.push(v.function.as_str());
+            }
+        }
+    }
+    let shared: Vec<String> = functions
+        .into_iter()
+        .filter(|(_, f)| f.len() > 1)
+        .map(|(n, _)| n.to_string())
+        .collect();
+    for v in vars.iter_mut() {
+        if v.scope == Scope::Stack && !v.function.is_empty() && shared.contains(&v.base_name) {
+            v.base_name = format!("{}::{}", v.function, v.base_name);
+            v.name = v.base_name.clone();
         }
     }
 }

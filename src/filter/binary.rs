@@ -13,7 +13,7 @@
 use polars::prelude::PlHashMap as HashMap;
 use std::path::{Path, PathBuf};
 
-use crate::trace::format::{Access, Event, ExitStatus, SiteId};
+use crate::trace::format::{Access, Event, ExitStatus, Op, SiteId};
 use crate::trace::naming::{HeapName, Namer, Scope, VarName};
 use crate::trace::reader::{Batch, EndState, TraceReader};
 
@@ -624,6 +624,16 @@ impl Naming<'_> {
             let cfa = if from_fp { a.fp } else { a.sp }.wrapping_add_signed(off);
             self.last_cfa = cfa;
             self.enter_frame(a.tid, cfa, a.ip, a.sp, a.fp);
+            // `ret` loads the return address just below the CFA: the frame
+            // is gone. Popping it now keeps library code that runs next in
+            // the same stack (a thread's exit, a callee of a caller without
+            // debug information) from being named after its dead locals.
+            if a.op == Op::Load && a.size == 8 && a.addr == cfa.wrapping_sub(8) {
+                let st = self.shadow_of(a.tid);
+                while st.last().is_some_and(|top| top.cfa <= cfa) {
+                    st.pop();
+                }
+            }
         }
     }
 

@@ -839,6 +839,7 @@ fn read_variables(dir: &Path) -> Result<Vec<Variable>, FilterError> {
             free_time: ft.get(i),
             internal: internal.get(i).unwrap_or(false),
             frame_slot: names[i].starts_with('<') && names[i].ends_with(" frame>"),
+            function: String::new(),
             accessed: first.get(i).zip(last.get(i)),
             bytes: bytes(i),
             threads: threads[i]

@@ -72,6 +72,7 @@ impl<'n> GleipnirSource<'n> {
                     scope,
                     client_request: client,
                     frame_slot: false,
+                    function: String::new(),
                 });
                 self.named.insert((scope, name), id);
                 id

@@ -140,6 +140,7 @@ impl Registry {
             dims: v.dims.clone(),
             internal: v.client_request,
             frame_slot: v.frame_slot,
+            function: v.function.clone(),
             ..Variable::new(v.name.clone(), v.scope)
         });
         if structured {

@@ -62,13 +62,24 @@ pub fn resolve_array(a: &Analysis, name: &str) -> Result<u32, ShapeError> {
             return Ok(i as u32);
         }
     }
-    let instances: Vec<&str> = a
+    // The instances of the name (`C#1`, `C#2`), and the variables of that
+    // name in several functions (`main::C`, `kernel_gemm::C`): the only
+    // array among them is the one a bare name means.
+    let unqualified = |v: &Variable| v.base_name.rsplit("::").next() == Some(name);
+    let candidates: Vec<(usize, &str)> = a
         .vars
         .iter()
-        .filter(user)
-        .filter(|v| v.base_name == name && arrays.contains(&v.name.as_str()))
-        .map(|v| v.name.as_str())
+        .enumerate()
+        .filter(|(_, v)| user(v))
+        .filter(|(_, v)| {
+            (v.base_name == name || unqualified(v)) && arrays.contains(&v.name.as_str())
+        })
+        .map(|(i, v)| (i, v.name.as_str()))
         .collect();
+    if let [(only, _)] = candidates[..] {
+        return Ok(only as u32);
+    }
+    let instances: Vec<&str> = candidates.iter().map(|c| c.1).collect();
     if !instances.is_empty() {
         return Err(ShapeError(format!(
             "\"{name}\" names {} blocks: choose one of {}.",

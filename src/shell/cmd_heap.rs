@@ -13,6 +13,7 @@ use std::time::SystemTime;
 use super::commands::{figure_options, fmt_table, report_figure};
 use super::error::CmdResult;
 use super::session::Session;
+use super::text::counted;
 use super::{Registry, Value};
 use crate::filter::heap::{self, HeapReport, HeapRun, RANKINGS};
 use crate::trace::backtrace::BacktraceSymbolizer;
@@ -183,8 +184,8 @@ fn heap_profile(st: &mut Session, _: &[String]) -> CmdResult<Value> {
     );
     if !h.run.regions.is_empty() {
         println!(
-            "{} pinned region(s) marked; {} allocations were made inside them.",
-            h.run.regions.len(),
+            "{} marked; {} allocations were made inside them.",
+            counted(h.run.regions.len() as u64, "pinned region"),
             h.run
                 .calls
                 .iter()

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::error::{CmdResult, Context};
 use super::session::Session;
+use super::text::counted;
 use super::{Registry, Value};
 use crate::filter::locality::cache::CacheModel;
 use crate::filter::locality::colour::{self, ColourMode};
@@ -255,11 +256,12 @@ fn count_headers(r: &CacheReport, first: &[&str], last: Option<&str>) -> Vec<Str
     h
 }
 
-/// `cache_stats ?save?`: simulates the cache model over the region and
-/// prints misses, patterns and reuse distance; returns a list of
-/// per-variable dicts.
+/// `cache_stats ?save? ?quiet?`: simulates the cache model over the region
+/// and prints misses, patterns and reuse distance (nothing with `quiet`);
+/// returns a list of per-variable dicts.
 fn cache_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     let save = args.iter().any(|x| x == "save");
+    let quiet = args.iter().any(|x| x == "quiet");
     let kind = st.mem();
     let opts = Options {
         model: st.locality().cache.clone(),
@@ -270,7 +272,9 @@ fn cache_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     let src_paths = st.src_paths().to_vec();
     let a = st.analysis()?;
     let r = report::cache_stats(a, kind, &opts)?;
-    print_cache_report(&r, kind.code());
+    if !quiet {
+        print_cache_report(&r, kind.code());
+    }
     if save {
         let mut written = r.save(&dir)?;
         written.extend(source::write_pages(&r, &src_paths, &figures)?);
@@ -286,14 +290,16 @@ fn cache_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
             .files(),
         );
         st.record_written(&recorded);
-        println!(
-            "wrote {}",
-            written
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
+        if !quiet {
+            println!(
+                "wrote {}",
+                written
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
     }
     let names: Vec<String> = r
         .cache
@@ -336,7 +342,7 @@ fn print_cache_report(r: &CacheReport, kind: &str) {
     for l in &r.cache.model.levels {
         println!("  {}", l.describe());
     }
-    println!("  LRU, write-allocate, outer levels looked up only on a miss (neither inclusive nor exclusive); L1 private to each of {} thread(s); model from {}.", r.cache.threads, r.cache.model.origin);
+    println!("  LRU, write-allocate, outer levels looked up only on a miss (neither inclusive nor exclusive); L1 private to each of {}; model from {}.", counted(r.cache.threads as u64, "thread"), r.cache.model.origin);
     if r.cache.threads > 1 {
         println!("note: {}", super::commands::THREADS_NOTE);
     }

@@ -10,6 +10,7 @@ use polars::prelude::*;
 
 use super::error::{CmdResult, Context};
 pub use super::session::Session;
+use super::text::counted;
 use super::{Registry, Value};
 use crate::filter;
 use crate::trace;
@@ -148,7 +149,11 @@ fn set_mem_alloc(st: &mut Session, a: &[String]) -> CmdResult<Value> {
 /// heap blocks.
 fn set_heap_grouping(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     st.set_grouping(filter::stats::Grouping::parse(&a[0]).unwrap_or_default());
-    println!("heap blocks in memory_stats: one row per {}", a[0]);
+    let row = match a[0].as_str() {
+        "site" => "allocation site",
+        _ => "block",
+    };
+    println!("heap blocks in memory_stats: one row per {row}");
     Ok(s(a[0].clone()))
 }
 
@@ -261,10 +266,10 @@ fn run_gleipnir(st: &mut Session, _: &[String]) -> CmdResult<Value> {
     }
     let c = run.check.clone().unwrap_or_default();
     println!(
-        "the program {}; {} accesses in {} region(s) were recorded in {}{}.",
+        "the program {}; {} accesses in {} were recorded in {}{}.",
         outcome.describe(),
         c.accesses,
-        c.regions,
+        counted(c.regions, "region"),
         outcome.trace_file.display(),
         if c.complete {
             ""
@@ -320,11 +325,11 @@ fn memory_trace_analysis(st: &mut Session, _: &[String]) -> CmdResult<Value> {
     }
     let user_vars = a.vars.iter().filter(|v| !v.internal).count();
     println!(
-        "{} accesses by {} thread(s) in {} region(s); {} variables and heap blocks ({} allocations in the run).",
+        "{} accesses by {} in {}; {} and heap blocks ({} allocations in the run).",
         a.summary.accesses,
-        a.summary.threads.len(),
-        a.summary.regions,
-        user_vars,
+        counted(a.summary.threads.len() as u64, "thread"),
+        counted(a.summary.regions, "region"),
+        counted(user_vars as u64, "variable"),
         // Not the blocks a forked child inherited: those are not its own.
         a.summary.allocations
     );
@@ -383,7 +388,7 @@ fn filtering_process(st: &mut Session, args: &[String]) -> CmdResult<Value> {
         .filter(|v| v.accessed.is_some() && filter::shows(kind, v))
         .count();
     println!(
-        "{} of {} accesses are {} ({}), in {} variables; {} written to {}.",
+        "{} of {} accesses are {} ({}), in {}; {} written to {}.",
         sel.len(),
         a.accesses.len(),
         match kind {
@@ -393,7 +398,7 @@ fn filtering_process(st: &mut Session, args: &[String]) -> CmdResult<Value> {
             filter::MemKind::All => "of any kind",
         },
         kind.code(),
-        vars,
+        counted(vars as u64, "variable"),
         if order {
             "order data and allocation info"
         } else {

@@ -591,7 +591,9 @@ mod tests {
             "Figures",
             "Housekeeping",
             "Valgrind tools",
-            "New",
+            "Caches and locality",
+            "Heap",
+            "Exports",
         ] {
             assert!(
                 all.contains(&format!("\n{title}\n")),

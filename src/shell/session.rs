@@ -522,7 +522,7 @@ impl Session {
         let out = bin_dir.join(&stem);
         let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
         let status = Command::new(&cc)
-            .args(["-g", "-O0"])
+            .args(["-g3", "-O0"])
             .arg(format!("-I{}", include.display()))
             .arg("-o")
             .arg(&out)

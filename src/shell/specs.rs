@@ -17,19 +17,25 @@ pub enum Group {
     Housekeeping,
     /// Running the program under a stock Valgrind tool.
     ValgrindTools,
-    /// Commands new in mapvis (not in mapvisual).
-    New,
+    /// The cache model, reuse distance and sharing.
+    Locality,
+    /// The allocation side: the heap profiler and its reports.
+    Heap,
+    /// Traces written in other tools' formats.
+    Exports,
 }
 
 impl Group {
     /// All groups, in the order `help` lists them.
-    pub const ALL: [Group; 6] = [
+    pub const ALL: [Group; 8] = [
         Group::Setup,
         Group::Pipeline,
         Group::Figures,
+        Group::Locality,
+        Group::Heap,
+        Group::Exports,
         Group::Housekeeping,
         Group::ValgrindTools,
-        Group::New,
     ];
 
     /// The heading `help` prints for this group.
@@ -40,9 +46,31 @@ impl Group {
             Group::Figures => "Figures",
             Group::Housekeeping => "Housekeeping",
             Group::ValgrindTools => "Valgrind tools",
-            Group::New => "New",
+            Group::Locality => "Caches and locality",
+            Group::Heap => "Heap",
+            Group::Exports => "Exports",
         }
     }
+}
+
+/// The first sentence of `text` (see [`CommandSpec::summary`]).
+fn first_sentence(text: &'static str) -> &'static str {
+    const ABBREVIATIONS: [&str; 4] = ["e.g", "i.e", "etc", "vs"];
+    let mut depth = 0i32;
+    for (i, c) in text.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            '.' if depth <= 0 && text[i + 1..].starts_with(' ') => {
+                let word = text[..i].rsplit([' ', '(']).next().unwrap_or("");
+                if !ABBREVIATIONS.contains(&word) {
+                    return &text[..=i];
+                }
+            }
+            _ => {}
+        }
+    }
+    text
 }
 
 /// What an argument is, for checking and for tab completion.
@@ -157,12 +185,11 @@ impl CommandSpec {
         s
     }
 
-    /// The first sentence of the help text.
+    /// The first sentence of the help text: up to the first full stop
+    /// followed by a space that is outside parentheses and does not end an
+    /// abbreviation (`e.g.`, `i.e.`, `etc.`).
     pub fn summary(&self) -> &'static str {
-        match self.help.find(". ") {
-            Some(i) => &self.help[..=i],
-            None => self.help,
-        }
+        first_sentence(self.help)
     }
 
     /// Whether `word` is the name or an alias of this command.
@@ -465,21 +492,22 @@ pub const SPECS: &[CommandSpec] = &[
         help: "Runs the loaded program under Valgrind's DHAT tool. It reports how \
                each heap block is used (lifetime, reads, writes); the totals are printed. Output goes to grindanalysis/.",
     },
-    // New
+    // Added by mapvis, grouped by topic in help
     CommandSpec {
         name: "compile_exe",
         aliases: &[],
-        group: Group::New,
+        group: Group::Setup,
         args: &[req("SOURCE.c", ArgKind::Path), rest("FLAG", ArgKind::Text)],
-        help: "Compiles SOURCE.c with cc -g -O0, the pins header gleipnir.h on the \
+        help: "Compiles SOURCE.c with cc -g3 -O0, the pins header gleipnir.h on the \
                include path and the extra FLAGs (-pthread, -lm, -DN=64, ...) into \
                .mapvis/bin/, then loads it as load_exe does and sets its folder as \
-               the source path.",
+               the source path. -g3 keeps the -D macros in the debug information, \
+               so heap blocks declared through them are named.",
     },
     CommandSpec {
         name: "load_trace",
         aliases: &[],
-        group: Group::New,
+        group: Group::Pipeline,
         args: &[req("FILE", ArgKind::Path)],
         help: "Loads a trace recorded earlier instead of running the program. \
                Gleipnir text traces are imported too.",
@@ -487,7 +515,7 @@ pub const SPECS: &[CommandSpec] = &[
     CommandSpec {
         name: "set_open_browser",
         aliases: &[],
-        group: Group::New,
+        group: Group::Figures,
         args: &[req("on|off", ArgKind::OneOf(&["on", "off"]))],
         help: "Chooses whether figure commands open their HTML in a web browser \
                (on) or only write the file (off).",
@@ -495,7 +523,7 @@ pub const SPECS: &[CommandSpec] = &[
     CommandSpec {
         name: "set_point_budget",
         aliases: &[],
-        group: Group::New,
+        group: Group::Figures,
         args: &[req("POINTS", ArgKind::Int)],
         help: "Sets how many points a figure draws before it aggregates exactly \
                (bins by time and address, or by element, keeping the counts and \
@@ -505,7 +533,7 @@ pub const SPECS: &[CommandSpec] = &[
     CommandSpec {
         name: "set_matrix_orientation",
         aliases: &[],
-        group: Group::New,
+        group: Group::Figures,
         args: &[req("on|off", ArgKind::OneOf(&["on", "off"]))],
         help: "With on, the 2D and 3D array figures put row 0 at the top, as a \
                matrix is written; with off (the default, as in the original), row \
@@ -514,7 +542,7 @@ pub const SPECS: &[CommandSpec] = &[
     CommandSpec {
         name: "dump_trace",
         aliases: &[],
-        group: Group::New,
+        group: Group::Pipeline,
         args: &[opt("FILE", ArgKind::Path), opt("LIMIT", ArgKind::Int)],
         help: "Prints the binary trace FILE (by default the last one traced) as \
                text, one event per line: header, load map, heap events, regions \
@@ -525,7 +553,7 @@ pub const SPECS: &[CommandSpec] = &[
     CommandSpec {
         name: "set_cache",
         aliases: &[],
-        group: Group::New,
+        group: Group::Locality,
         args: &[
             opt("LEVEL", ArgKind::OneOf(&["L1", "L2", "L3", "default"])),
             opt("SIZE", ArgKind::Text),
@@ -544,7 +572,7 @@ pub const SPECS: &[CommandSpec] = &[
     CommandSpec {
         name: "set_reuse_sampling",
         aliases: &[],
-        group: Group::New,
+        group: Group::Locality,
         args: &[req("RATE|off", ArgKind::Text)],
         help: "Makes cache_stats estimate reuse distance from a sample of the cache \
                lines (SHARDS spatial sampling, e.g. 0.01 for 1% of lines) instead of \
@@ -553,7 +581,7 @@ pub const SPECS: &[CommandSpec] = &[
     CommandSpec {
         name: "set_figure_colour",
         aliases: &[],
-        group: Group::New,
+        group: Group::Figures,
         args: &[req(
             "default|hit|reuse",
             ArgKind::OneOf(&["default", "hit", "reuse"]),
@@ -574,8 +602,8 @@ pub const SPECS: &[CommandSpec] = &[
     CommandSpec {
         name: "cache_stats",
         aliases: &[],
-        group: Group::New,
-        args: &[opt("save", SAVE)],
+        group: Group::Locality,
+        args: &[rest("save|quiet", ArgKind::OneOf(&["save", "quiet"]))],
         help: "Simulates the cache model (set_cache) over the traced region, caches \
                cold at GL_START, and prints per variable, per source line and per \
                (variable, line): accesses, misses at each level, compulsory misses, \
@@ -588,12 +616,13 @@ pub const SPECS: &[CommandSpec] = &[
                miss_ratio_curves.csv (and Parquet), figures/cache_stats.html (misses \
                per level and miss-ratio curves by variable) and \
                figures/source_FILE.html (the source annotated line by line). \
+               With quiet, prints nothing, for scripts that only want the value. \
                Returns a list of per-variable dicts.",
     },
     CommandSpec {
         name: "sharing_stats",
         aliases: &[],
-        group: Group::New,
+        group: Group::Locality,
         args: &[opt("save", SAVE)],
         help: "Finds cache lines written by one thread and accessed by another, and \
                tells true sharing (the same bytes) from false sharing (disjoint \
@@ -607,7 +636,7 @@ pub const SPECS: &[CommandSpec] = &[
     CommandSpec {
         name: "heap_profile",
         aliases: &[],
-        group: Group::New,
+        group: Group::Heap,
         args: &[],
         help: "Runs the loaded program natively (with set_arguments' arguments) \
                under mapvis's heap profiler, an LD_PRELOAD library that records \
@@ -622,7 +651,7 @@ pub const SPECS: &[CommandSpec] = &[
     CommandSpec {
         name: "alloc_sites",
         aliases: &[],
-        group: Group::New,
+        group: Group::Heap,
         args: &[opt("N", ArgKind::Int), opt("save", SAVE)],
         help: "Lists the top N (default 10) allocation sites (distinct call \
                stacks) by bytes allocated, by number of allocations, by peak \
@@ -637,7 +666,7 @@ pub const SPECS: &[CommandSpec] = &[
     CommandSpec {
         name: "heap_stats",
         aliases: &[],
-        group: Group::New,
+        group: Group::Heap,
         args: &[opt("save", SAVE)],
         help: "Prints allocator statistics: allocations, bytes and frees per \
                size class; peak live bytes against peak RSS (blowup); internal \
@@ -651,7 +680,7 @@ pub const SPECS: &[CommandSpec] = &[
     CommandSpec {
         name: "heap_figures",
         aliases: &[],
-        group: Group::New,
+        group: Group::Heap,
         args: &[opt("N", ArgKind::Int), opt("save", SAVE)],
         help: "Draws figures/heap_profile.html: live heap over time for the N \
                (default 5) sites with the highest peak, stacked, as massif and \
@@ -662,7 +691,7 @@ pub const SPECS: &[CommandSpec] = &[
     CommandSpec {
         name: "lifetime_histogram",
         aliases: &[],
-        group: Group::New,
+        group: Group::Heap,
         args: &[opt("save", SAVE)],
         help: "Draws figures/lifetime_histogram.html: the histogram of block \
                macro lifetimes, as in Steve's figures. A block's lifetime is \
@@ -675,7 +704,7 @@ pub const SPECS: &[CommandSpec] = &[
     CommandSpec {
         name: "export_memtrace",
         aliases: &[],
-        group: Group::New,
+        group: Group::Exports,
         args: &[req("FILE", ArgKind::Path)],
         help: "Writes the trace as Steve's memtrace: one line '>>> OP ADDRESS \
                SIZE' per operation in time order, OP one of N (new), F (free, \
@@ -686,7 +715,7 @@ pub const SPECS: &[CommandSpec] = &[
     CommandSpec {
         name: "export_ops",
         aliases: &[],
-        group: Group::New,
+        group: Group::Exports,
         args: &[req("FILE", ArgKind::Path)],
         help: "Writes Steve's ops file: one line 'HANDLE OP ADDRESS SIZE LOCKED' \
                per operation on a heap block, HANDLE unique per block for the \
@@ -698,7 +727,7 @@ pub const SPECS: &[CommandSpec] = &[
     CommandSpec {
         name: "export_hpcmp",
         aliases: &[],
-        group: Group::New,
+        group: Group::Exports,
         args: &[
             req("FILE", ArgKind::Path),
             opt("SCOPE", ArgKind::OneOf(&["whole", "pins"])),
@@ -778,6 +807,24 @@ mod tests {
                 );
             }
             assert!(spec.help.ends_with('.'), "{}", spec.name);
+            // A summary is a whole sentence: its parentheses close, and it
+            // does not stop at an abbreviation.
+            let sum = spec.summary();
+            assert_eq!(sum.matches('(').count(), sum.matches(')').count(), "{sum}");
+            assert!(!sum.ends_with("e.g.") && !sum.ends_with("i.e."), "{sum}");
         }
+    }
+
+    #[test]
+    fn a_summary_runs_past_abbreviations_and_parentheses() {
+        assert_eq!(
+            first_sentence("Uses a sample (e.g. 0.01 for 1%. Or so) instead. More."),
+            "Uses a sample (e.g. 0.01 for 1%. Or so) instead."
+        );
+        assert_eq!(
+            first_sentence("Lists, e.g. sites. Then more."),
+            "Lists, e.g. sites."
+        );
+        assert_eq!(first_sentence("One sentence."), "One sentence.");
     }
 }

@@ -79,8 +79,24 @@ pub fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
     out
 }
 
+/// `n` and the noun, in the plural unless `n` is 1: `1 variable`, `2
+/// variables`, `0 regions`.
+pub fn counted(n: impl Into<u64>, noun: &str) -> String {
+    match n.into() {
+        1 => format!("1 {noun}"),
+        n => format!("{n} {noun}s"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn counts_take_the_plural_unless_one() {
+        assert_eq!(super::counted(1u64, "variable"), "1 variable");
+        assert_eq!(super::counted(0u64, "region"), "0 regions");
+        assert_eq!(super::counted(200u32, "block"), "200 blocks");
+    }
+
     use super::*;
 
     #[test]

@@ -352,6 +352,9 @@ pub struct DebugVars {
     /// Per compilation unit compiled with `-g3`: its name and its
     /// predefined and command-line macros (`NAME VALUE`).
     cu_macros: Vec<(PathBuf, Vec<String>)>,
+    /// `DW_AT_producer` of each unit (`GNU C17 12.2.0 -g -O2`), by the
+    /// unit's source file.
+    cu_producers: Vec<(PathBuf, String)>,
 }
 
 impl DebugVars {
@@ -408,6 +411,7 @@ impl DebugVars {
 
         let mut builder = Builder::default();
         let mut cu_macros = Vec::new();
+        let mut cu_producers = Vec::new();
         let mut units = dwarf.units();
         while let Some(header) = units.next().map_err(bad)? {
             let unit = dwarf.unit(header).map_err(bad)?;
@@ -432,6 +436,9 @@ impl DebugVars {
             if let (Some(macros), Some(name)) = (macros, unit.name.as_ref()) {
                 cu_macros.push((PathBuf::from(name.to_string_lossy().into_owned()), macros));
             }
+            if let (Some(p), Some(name)) = (producer.clone(), unit.name.as_ref()) {
+                cu_producers.push((PathBuf::from(name.to_string_lossy().into_owned()), p));
+            }
             builder.walk(unit_ref, root, &scope).map_err(bad)?;
         }
 
@@ -440,6 +447,7 @@ impl DebugVars {
         let mut vars = builder.finish(path.to_owned(), cfi, setups);
         vars.x86_64 = x86_64;
         vars.cu_macros = cu_macros;
+        vars.cu_producers = cu_producers;
         Ok(vars)
     }
 
@@ -455,6 +463,18 @@ impl DebugVars {
                 .find(|(p, _)| p.file_name().is_some() && p.file_name() == file.file_name())
         };
         exact.or_else(by_name).map(|(_, m)| m.as_slice())
+    }
+
+    /// The `DW_AT_producer` of the unit compiled from `file` (matched as
+    /// [`Self::command_line_macros`] matches).
+    pub fn producer(&self, file: &Path) -> Option<&str> {
+        let exact = self.cu_producers.iter().find(|(p, _)| file.ends_with(p));
+        let by_name = || {
+            self.cu_producers
+                .iter()
+                .find(|(p, _)| p.file_name().is_some() && p.file_name() == file.file_name())
+        };
+        exact.or_else(by_name).map(|(_, m)| m.as_str())
     }
 
     /// The file the information was loaded from.
@@ -1282,6 +1302,7 @@ impl Builder {
             setups,
             x86_64: false,
             cu_macros: Vec::new(),
+            cu_producers: Vec::new(),
         }
     }
 }

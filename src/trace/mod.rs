@@ -11,6 +11,7 @@ pub mod gleipnir;
 pub mod grind;
 pub mod heapprof;
 pub mod naming;
+pub mod predef;
 pub mod program;
 pub mod reader;
 pub mod run;

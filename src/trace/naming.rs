@@ -124,6 +124,10 @@ pub struct VarName {
     /// A frame slot, not a variable: return address, saved registers and
     /// spills of one function (`<main frame>`), one row per function.
     pub frame_slot: bool,
+    /// The function a stack variable belongs to (`kernel_gemm`), so that
+    /// two functions' variables of one name can be told apart; empty for
+    /// globals and when unknown.
+    pub function: String,
 }
 
 /// The element of a variable an address falls in, as C writes it, from the

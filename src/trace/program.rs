@@ -151,7 +151,7 @@ impl ProgramNamer {
     /// could not be decided are noted once per file. Also returns the quoted
     /// headers that were not found.
     fn file_macros(&mut self, at: &Path, src: &CSource) -> (MacroTable, Vec<String>) {
-        let (mut table, from_dwarf) = self.predefined_macros(at, src.is_cpp());
+        let (mut table, known) = self.predefined_macros(at, src.is_cpp());
         let mut missing = Vec::new();
         let mut report = CondReport::default();
         let finder = &self.finder;
@@ -185,8 +185,16 @@ impl ProgramNamer {
                 report.undecided.join(", ")
             ));
         }
-        if !report.tested.is_empty() && !from_dwarf {
-            let names: Vec<&str> = report.tested.iter().map(String::as_str).collect();
+        // Names reserved for the implementation (`__OPTIMIZE__`, `_WIN32`)
+        // are the compiler's to define, not the command line's: once the
+        // compiler said what it defines, the rest are truly not defined.
+        let names: Vec<&str> = report
+            .tested
+            .iter()
+            .map(String::as_str)
+            .filter(|n| known == Predefined::Guessed || !is_reserved(n))
+            .collect();
+        if !names.is_empty() && known != Predefined::FromDwarf {
             self.notes.insert(format!(
                 "the preprocessor conditions of {file} test {}, which no file read defines: they \
                  were taken as not defined. If the program was compiled with -D for them, compile \
@@ -202,11 +210,14 @@ impl ProgramNamer {
     /// compiler's built-in and command-line (`-D`) macros, read from the
     /// DWARF macro information of its compilation unit when the program
     /// was compiled with `-g3` (gcc leaves `-D` out of `DW_AT_producer`),
-    /// and whether they were. Otherwise a few that gcc defines on x86-64
-    /// Linux (`__STDC__`, `__linux__`, `__x86_64__`, `__LP64__`, and
-    /// `__cplusplus` for C++).
-    fn predefined_macros(&self, at: &Path, cpp: bool) -> (MacroTable, bool) {
+    /// and whether they were. Otherwise the built-in ones, asked of the
+    /// compiler with the unit's standard and optimisation level
+    /// ([`super::predef`]); without a compiler, a few that gcc defines on
+    /// x86-64 Linux (`__STDC__`, `__linux__`, `__x86_64__`, `__LP64__`,
+    /// and `__cplusplus` for C++).
+    fn predefined_macros(&self, at: &Path, cpp: bool) -> (MacroTable, Predefined) {
         let mut table = MacroTable::default();
+        let mut producer = None;
         // The objects loaded so far: the one whose frame led here is.
         for o in &self.objects {
             let Some(vars) = o.vars.as_ref() else {
@@ -216,8 +227,16 @@ impl ProgramNamer {
                 for d in defines {
                     table.define_text(d);
                 }
-                return (table, true);
+                return (table, Predefined::FromDwarf);
             }
+            producer = producer.or_else(|| vars.producer(at));
+        }
+        let opts = producer.map(|p| super::predef::options(p, cpp));
+        if let Some(defines) = super::predef::compiler_macros(cpp, &opts.unwrap_or_default()) {
+            for d in &defines {
+                table.define_text(d);
+            }
+            return (table, Predefined::FromCompiler);
         }
         for (name, value) in [
             ("__STDC__", "1"),
@@ -230,7 +249,7 @@ impl ProgramNamer {
         if cpp {
             table.define("__cplusplus", "201703L");
         }
-        (table, false)
+        (table, Predefined::Guessed)
     }
 
     fn display_site(file: &Path, line: u32) -> String {
@@ -394,6 +413,24 @@ enum FromSource {
     Unknown(String),
     /// The source file was not found.
     Missing,
+}
+
+/// Where the macros defined before a source's first line came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Predefined {
+    /// The unit's DWARF macro information (`-g3`): built-in and `-D`.
+    FromDwarf,
+    /// The compiler, asked: the built-in ones only.
+    FromCompiler,
+    /// A few that gcc defines, with no compiler to ask.
+    Guessed,
+}
+
+/// Whether a macro name is reserved for the implementation (C11 7.1.3): it
+/// begins with two underscores, or an underscore and a capital letter.
+fn is_reserved(name: &str) -> bool {
+    let b = name.as_bytes();
+    b.len() >= 2 && b[0] == b'_' && (b[1] == b'_' || b[1].is_ascii_uppercase())
 }
 
 /// The array dimensions of a rendered pointee type: `[5]` for `"double
@@ -650,11 +687,23 @@ impl ProgramNamer {
         frames: &[(u64, u64, u64)],
     ) -> Option<(usize, u64, VarName)> {
         let (i, fip) = self.object_at(ip)?;
-        let vars = self.objects[i].vars.as_ref()?;
-        let cfa = vars.cfa_with_fp(fip, sp, fp)?;
-        if addr < cfa || vars.local_at(fip, cfa, addr).is_some() {
-            return name_in_frame(vars, fip, cfa, addr).map(|v| (i, fip, v));
-        }
+        let here = self.objects[i].vars.as_ref().and_then(|vars| {
+            let cfa = vars.cfa_with_fp(fip, sp, fp)?;
+            Some((vars, cfa))
+        });
+        // Code without our debug information (libc's memset, libstdc++'s
+        // copies) writes into its callers' variables: search the live frames
+        // above its stack pointer, naming only their variables. Its own
+        // frame, below its caller's stack pointer, stays unnamed.
+        let (cfa, own_frame) = match here {
+            Some((vars, cfa)) => {
+                if addr < cfa || vars.local_at(fip, cfa, addr).is_some() {
+                    return name_in_frame(vars, fip, cfa, addr).map(|v| (i, fip, v));
+                }
+                (cfa, true)
+            }
+            None => (sp, false),
+        };
         for &(rip, rsp, rfp) in frames {
             let Some((j, fa)) = self.object_at(rip) else {
                 continue;
@@ -668,8 +717,12 @@ impl ProgramNamer {
             if c <= cfa {
                 continue;
             }
-            if addr < c || v.local_at(fa, c, addr).is_some() {
+            let local = v.local_at(fa, c, addr).is_some();
+            if local || (addr < c && (own_frame || addr >= rsp)) {
                 return name_in_frame(v, fa, c, addr).map(|n| (j, fa, n));
+            }
+            if addr < c {
+                return None;
             }
         }
         None
@@ -690,6 +743,7 @@ impl ProgramNamer {
             scope: Scope::Global,
             client_request: false,
             frame_slot: false,
+            function: String::new(),
         })
     }
 }
@@ -714,6 +768,10 @@ fn name_in_frame(vars: &DebugVars, ip: u64, cfa: u64, addr: u64) -> Option<VarNa
             scope: Scope::Stack,
             client_request: v.is_client_request(),
             frame_slot: false,
+            function: vars
+                .function_at(ip)
+                .map(|f| f.name.clone())
+                .unwrap_or_default(),
         });
     }
     // Frame traffic: return address, saved registers, spills.
@@ -739,5 +797,6 @@ fn name_in_frame(vars: &DebugVars, ip: u64, cfa: u64, addr: u64) -> Option<VarNa
         scope: Scope::Stack,
         client_request: false,
         frame_slot: true,
+        function: func,
     })
 }

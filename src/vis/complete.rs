@@ -451,7 +451,10 @@ fn write_complete_page(
     ];
     let meta = PageMeta {
         command: "complete_memory_access_pattern".into(),
-        shape: format!("{n} accesses of {} variables", labels.names.len()),
+        shape: match labels.names.len() {
+            1 => format!("{n} accesses of 1 variable"),
+            k => format!("{n} accesses of {k} variables"),
+        },
         trace: o.provenance.clone(),
     };
     write_page(&o.figures_dir, FILE, title, &intro, &figures, &meta)

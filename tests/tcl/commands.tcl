@@ -10,11 +10,12 @@ cd $work
 test help-lists-groups {
     set h [help]
     set found {}
-    foreach title {Setup Pipeline Figures Housekeeping {Valgrind tools} New} {
+    foreach title {Setup Pipeline Figures {Caches and locality} Heap Exports
+                   Housekeeping {Valgrind tools}} {
         if {[string first "\n$title\n" $h] >= 0} { lappend found $title }
     }
     llength $found
-} 6
+} 8
 
 test help-lists-every-command {
     set h [help]

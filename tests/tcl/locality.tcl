@@ -75,6 +75,12 @@ test sharing-none {sharing_stats} {}
 test sampling {set_reuse_sampling 0.5} 0.5
 test sampled-still-simulates {field [cache_stats] grid misses_L1} 512
 set_reuse_sampling off
+# A script that only wants the value asks for it quietly: nothing of the
+# report is printed.
+test quiet-prints-nothing {
+    set out [exec [info nameofexecutable] -c {set_mem_alloc G; set s [cache_stats quiet]; puts RESULT=[llength $s]}]
+    list [regexp {RESULT=[1-9]} $out] [regexp -nocase {miss|wrote} $out]
+} {1 0}
 test patterns-in-memory-stats {llength [memory_stats]} 2
 
 # Colour modes: a setting kept for later sessions; the column walk of grid

@@ -2,14 +2,34 @@
 //! space rather than in bytes.
 //!
 //! For each pair the sink follows the element index of successive accesses
-//! by one thread (`(addr - base) / element size`) and counts the index
-//! differences ("strides") in a small space-saving table of the most
-//! frequent ones. At the end the dominant stride, read against the array's
-//! dimensions, gives the label:
+//! by one thread (`(addr - base) / element size`). It describes the walk as
+//! a person reading the loop would:
 //!
-//! | dominant stride (elements) | label |
+//! - **The stride is measured between iterations.** A loop body may touch
+//!   the pair's array several times an iteration: the load and the store
+//!   of `a[i] += x`, the two loads of `a[i] * a[i]`, the six neighbours of
+//!   a stencil on one line. The sink finds that period P (accesses of the
+//!   pair per iteration, up to [`MAX_PERIOD`]) from the pair's first
+//!   [`LEARN`] accesses: the smallest lag at which index differences stay
+//!   the same from one access to the next. It then counts the differences
+//!   between indices P accesses apart, so one step of the count is one
+//!   iteration of the loop. A difference of 0 (the same element as an
+//!   iteration before) is a repeat, counted apart from the moves; when
+//!   repeats outnumber moves more than [`REUSE_RUN`] - 1 to 1 (the
+//!   accumulator `c[i]` of an inner `k` loop), the pair reuses its element
+//!   and the label says so.
+//! - **A vector access is one step.** A contiguous sweep of 16- or 32-byte
+//!   accesses over 8-byte elements moves 2 or 4 elements a step: a move of
+//!   exactly the access' width is a unit-stride sweep, and the label names
+//!   the width (`unit stride (16 B accesses)`).
+//!
+//! The moves are counted in a small space-saving table of the most frequent
+//! ones. At the end the dominant move, read against the array's dimensions,
+//! gives the label:
+//!
+//! | dominant move (elements) | label |
 //! |---|---|
-//! | 0 | `stride 0: the same element reused` |
+//! | none, or [`REUSE_RUN`] - 1 repeats or more per move | `stride 0: the same element reused` |
 //! | 1 | `unit stride`; in 2D/3D `row-wise: unit stride` |
 //! | COLS (2D) | `column-wise: stride COLS elements (B bytes)` |
 //! | COLS ± 1 (2D) | `diagonal` / `anti-diagonal` |
@@ -24,7 +44,9 @@
 //! over one field of an array of structures says `8 of 24 bytes of each
 //! element used`.
 //!
-//! Cost: a few compares per access; memory: one small record per pair.
+//! Cost: a few compares per access (a pair's first [`LEARN`] accesses are
+//! kept, then looked at once); memory: one record of about 200 bytes per
+//! pair, and 2 KiB more per pair while its period is being learnt.
 use super::cache::human_bytes;
 use polars::prelude::*;
 
@@ -32,15 +54,35 @@ use super::{AccessSink, NamedAccess, PairIndex, VarId, VarInfo};
 
 const SLOTS: usize = 4;
 
+/// Accesses per element visited above which a pair is labelled a reuse of
+/// the same element rather than a walk, counted as `1 + repeats / (moves +
+/// 1)`.
+pub const REUSE_RUN: u64 = 4;
+
+/// Accesses of a pair (by its first thread) kept to learn its period.
+pub const LEARN: usize = 256;
+
+/// The longest period looked for: a pair's accesses in one iteration.
+pub const MAX_PERIOD: usize = 8;
+
 /// What the sink saw of one (variable, line) pair.
 #[derive(Clone, Debug, Default)]
 pub struct PairPattern {
     /// Accesses.
     pub accesses: u64,
-    /// Strides counted (successive accesses by one thread).
+    /// Moves counted: accesses by one thread to another element than
+    /// [`Self::period`] accesses before.
     pub steps: u64,
-    /// The most frequent strides, in elements, with their (space-saving,
-    /// over-estimated) counts, most frequent first.
+    /// Accesses by one thread to the same element as [`Self::period`]
+    /// accesses before (a stride of 0), kept apart from the moves.
+    pub repeats: u64,
+    /// The pair's accesses per iteration (1 for `s += a[i]`, 2 for the load
+    /// and store of `a[i] += x`); 0 while it is being learnt.
+    pub period: u64,
+    /// The widest access seen, in bytes (16 or 32 for vector accesses).
+    pub width: u64,
+    /// The most frequent moves, in elements, with their (space-saving,
+    /// over-estimated) counts, most frequent first. Never 0.
     pub strides: [(i64, u64); SLOTS],
     /// Bits of the byte offsets inside an element that were touched (the
     /// first 64 bytes of the element).
@@ -52,13 +94,77 @@ pub struct PairPattern {
     shift: Option<u32>,
     /// The variable's base address, from which element indices count.
     base: u64,
-    last: i64,
+    /// The last [`MAX_PERIOD`] indices by the current thread, a ring.
+    ring: [i64; MAX_PERIOD],
+    /// Where the next index goes in `ring`.
+    pos: u8,
+    /// How many of `ring`'s indices belong to the current thread.
+    fill: u8,
     last_tid: u32,
+    /// The first indices, by the pair's first thread, while the period is
+    /// learnt; empty after.
+    learn: Vec<i64>,
 }
 
 impl PairPattern {
+    /// Takes the element index of the pair's next access, by thread `tid`.
+    /// A change of thread starts the differences afresh.
+    #[inline]
+    fn index(&mut self, idx: i64, tid: u32) {
+        if self.period == 0 {
+            if self.last_tid == tid || self.learn.is_empty() {
+                self.last_tid = tid;
+                self.learn.push(idx);
+                if self.learn.len() >= LEARN {
+                    self.settle();
+                }
+                return;
+            }
+            // Another thread before the period was learnt: learn it from
+            // what the first one did.
+            self.settle();
+        }
+        if self.last_tid != tid {
+            self.last_tid = tid;
+            self.fill = 0;
+        }
+        self.step(idx);
+    }
+
+    /// Counts `idx` against the index one period before, and keeps it.
+    #[inline]
+    fn step(&mut self, idx: i64) {
+        let p = self.period as usize;
+        if usize::from(self.fill) >= p {
+            let prev = self.ring[(usize::from(self.pos) + MAX_PERIOD - p) % MAX_PERIOD];
+            self.count(idx.wrapping_sub(prev));
+        }
+        self.ring[usize::from(self.pos)] = idx;
+        self.pos = ((usize::from(self.pos) + 1) % MAX_PERIOD) as u8;
+        self.fill = (self.fill + 1).min(MAX_PERIOD as u8);
+    }
+
+    /// Chooses the period from the indices kept while learning, and counts
+    /// them as if it had been known from the start.
+    fn settle(&mut self) {
+        if self.period > 0 {
+            return;
+        }
+        let learnt = std::mem::take(&mut self.learn);
+        self.period = period_of(&learnt);
+        self.fill = 0;
+        for &i in &learnt {
+            self.step(i);
+        }
+    }
+
+    /// Counts the difference `d` between indices one period apart.
     #[inline]
     fn count(&mut self, d: i64) {
+        if d == 0 {
+            self.repeats += 1;
+            return;
+        }
         self.steps += 1;
         let s = &mut self.strides;
         if s[0].1 > 0 && s[0].0 == d {
@@ -81,6 +187,68 @@ impl PairPattern {
         let i = (0..SLOTS).min_by_key(|&i| s[i].1).unwrap_or(SLOTS - 1);
         s[i] = (d, s[i].1 + 1);
     }
+}
+
+impl PairPattern {
+    /// Moves the stride-0 count of a state saved before repeats were kept
+    /// apart into `repeats`, keeping the other moves most frequent first.
+    fn split_old_repeats(&mut self) {
+        if let Some(k) = self.strides.iter().position(|s| s.1 > 0 && s.0 == 0) {
+            let n = self.strides[k].1;
+            self.repeats += n;
+            self.steps = self.steps.saturating_sub(n);
+            self.strides[k] = (0, 0);
+            self.strides.sort_by(|a, b| b.1.cmp(&a.1));
+        }
+    }
+
+    /// Elements one access of the widest width covers: 2 for 16-byte
+    /// accesses over doubles, 1 for scalar accesses (and when unknown).
+    fn vector(&self) -> i64 {
+        if self.elem > 0 && self.width > self.elem && self.width % self.elem == 0 {
+            (self.width / self.elem) as i64
+        } else {
+            1
+        }
+    }
+}
+
+/// Bits of the bytes of an element that an access of `size` bytes at byte
+/// `within` of it touches, in the first 64 bytes of the element. An access
+/// that runs past the element's end (a vector access over several
+/// elements) touches the next elements' bytes from their start.
+#[inline]
+fn touched(within: u64, size: u64, elem: u64) -> u64 {
+    let ones = |n: u64| if n >= 64 { u64::MAX } else { (1u64 << n) - 1 };
+    let mut m = ones(size.min(64 - within)) << within;
+    if elem < 64 {
+        m &= ones(elem);
+        if within + size > elem {
+            m |= ones((within + size - elem).min(elem));
+        }
+    }
+    m
+}
+
+/// The period of a walk whose first indices are `h`: the smallest lag, up
+/// to [`MAX_PERIOD`], at which the differences between indices that far
+/// apart stay the same from one access to the next at least half the time;
+/// 1 when none does (an irregular walk). A plain walk, a tiled one and an
+/// accumulator have period 1; a read-modify-write 2 (its lag-1 differences
+/// alternate between 0 and the stride). Taking the smallest such lag, not
+/// the steadiest, matters: in a tiled loop the lag of one tile row is
+/// steadier than the lag of one iteration, but the iteration is the step.
+/// A lag counts only with at least `lag + 1` differences to compare.
+fn period_of(h: &[i64]) -> u64 {
+    let constancy = |p: usize| -> f64 {
+        if h.len() < 2 * p + 2 {
+            return 0.0;
+        }
+        let d = |t: usize| h[t].wrapping_sub(h[t - p]);
+        let same = (p + 1..h.len()).filter(|&t| d(t) == d(t - 1)).count();
+        same as f64 / (h.len() - p - 1) as f64
+    };
+    (1..=MAX_PERIOD).find(|&p| constancy(p) >= 0.5).unwrap_or(1) as u64
 }
 
 /// The pattern sink.
@@ -145,25 +313,24 @@ impl PatternSink {
         }
         let st = &mut self.states[id];
         st.accesses += 1;
+        st.width = st.width.max(size);
         let off = r.addr.wrapping_sub(st.base);
         let (idx, within) = match st.shift {
             Some(b) => ((off >> b) as i64, off & (st.elem - 1)),
             None => ((off / st.elem) as i64, off % st.elem),
         };
         if within < 64 {
-            let n = size.min(64 - within);
-            let m = if n >= 64 { u64::MAX } else { (1u64 << n) - 1 };
-            st.elem_bytes |= m << within;
+            st.elem_bytes |= touched(within, size, st.elem);
         }
-        if st.last_tid == r.tid {
-            st.count(idx.wrapping_sub(st.last));
-        }
-        st.last = idx;
-        st.last_tid = r.tid;
+        st.index(idx, r.tid);
     }
 
     /// The pairs, as (variable, line), and what was seen of each, by id.
-    pub fn finish(self) -> (Vec<(u32, u32)>, Vec<PairPattern>) {
+    /// Pairs whose period was still being learnt are counted now.
+    pub fn finish(mut self) -> (Vec<(u32, u32)>, Vec<PairPattern>) {
+        for st in &mut self.states {
+            st.settle();
+        }
         (self.pairs.pairs().to_vec(), self.states)
     }
 
@@ -187,7 +354,7 @@ impl AccessSink for PatternSink {
 
 /// Column names of [`PatternStates`] as a table (`patterns.parquet` of a
 /// saved analysis).
-const STATE_COLUMNS: [&str; 14] = [
+const STATE_COLUMNS: [&str; 17] = [
     "var",
     "line",
     "accesses",
@@ -202,6 +369,9 @@ const STATE_COLUMNS: [&str; 14] = [
     "count_4",
     "elem_bytes",
     "elem",
+    "repeats",
+    "width",
+    "period",
 ];
 
 impl PatternStates {
@@ -233,10 +403,17 @@ impl PatternStates {
         }
         cols.push(Column::new(STATE_COLUMNS[12].into(), u(&|p| p.elem_bytes)));
         cols.push(Column::new(STATE_COLUMNS[13].into(), u(&|p| p.elem)));
+        cols.push(Column::new(STATE_COLUMNS[14].into(), u(&|p| p.repeats)));
+        cols.push(Column::new(STATE_COLUMNS[15].into(), u(&|p| p.width)));
+        cols.push(Column::new(STATE_COLUMNS[16].into(), u(&|p| p.period)));
         DataFrame::new(cols)
     }
 
-    /// The states a table of [`Self::to_frame`] holds.
+    /// The states a table of [`Self::to_frame`] holds. A table saved before
+    /// periods were learnt (no `repeats` column) counted successive
+    /// accesses (a period of 1) and repeats as a stride of 0 among the
+    /// moves: that count is moved to `repeats`, and the access width, not
+    /// recorded then, is taken as unknown (0).
     pub fn from_frame(df: &DataFrame) -> PolarsResult<PatternStates> {
         let u64s = |k: usize| -> PolarsResult<Vec<u64>> {
             Ok(df
@@ -263,14 +440,31 @@ impl PatternStates {
             strides.push((d, u64s(8 + k)?));
         }
         let (bytes, elem) = (u64s(12)?, u64s(13)?);
+        let newer = df.column(STATE_COLUMNS[14]).is_ok();
+        let (repeats, width, period) = match newer {
+            true => (u64s(14)?, u64s(15)?, u64s(16)?),
+            false => {
+                let zeros = vec![0; df.height()];
+                (zeros.clone(), zeros, vec![1; df.height()])
+            }
+        };
         let states = (0..df.height())
-            .map(|i| PairPattern {
-                accesses: acc[i],
-                steps: steps[i],
-                strides: std::array::from_fn(|k| (strides[k].0[i], strides[k].1[i])),
-                elem_bytes: bytes[i],
-                elem: elem[i],
-                ..Default::default()
+            .map(|i| {
+                let mut p = PairPattern {
+                    accesses: acc[i],
+                    steps: steps[i],
+                    repeats: repeats[i],
+                    width: width[i],
+                    period: period[i],
+                    strides: std::array::from_fn(|k| (strides[k].0[i], strides[k].1[i])),
+                    elem_bytes: bytes[i],
+                    elem: elem[i],
+                    ..Default::default()
+                };
+                if !newer {
+                    p.split_old_repeats();
+                }
+                p
             })
             .collect();
         Ok(PatternStates {
@@ -311,19 +505,36 @@ pub fn label(p: &PairPattern, v: &VarInfo) -> String {
     text
 }
 
+/// The label of a pair that keeps touching one element.
+const REUSED: &str = "stride 0: the same element reused";
+
 fn shape_label(p: &PairPattern, v: &VarInfo) -> String {
     if v.size > 0 && v.size <= p.elem {
         return "scalar".into();
     }
     if p.steps == 0 {
-        return "single access".into();
+        return match p.repeats {
+            0 => "single access".into(),
+            _ => REUSED.into(),
+        };
     }
-    let (d1, c1) = p.strides[0];
+    // Accesses per element visited, 1 + repeats / (moves + 1), above
+    // REUSE_RUN.
+    if p.repeats > (REUSE_RUN - 1) * (p.steps + 1) {
+        return REUSED.into();
+    }
+    let (mut d1, c1) = p.strides[0];
     if (c1 as f64) < 0.5 * p.steps as f64 {
         return "irregular".into();
     }
-    if d1 == 0 {
-        return "stride 0: the same element reused".into();
+    // A move of one access' width is a unit step of a vector sweep.
+    let w = p.vector();
+    let vec = match w {
+        1 => String::new(),
+        _ => format!(" ({} accesses)", human_bytes(p.width)),
+    };
+    if w > 1 && d1.abs() == w {
+        d1 = d1.signum();
     }
     let second = p.strides[1..]
         .iter()
@@ -337,16 +548,19 @@ fn shape_label(p: &PairPattern, v: &VarInfo) -> String {
         &[]
     };
     let desc = if d1 < 0 { ", descending" } else { "" };
+    let unit = format!("unit stride{desc}{vec}");
     match dims.len() {
         2 => {
             let (rows, cols) = (dims[0] as i64, dims[1] as i64);
             if d1.abs() == 1 {
-                if let Some(b) = second.map(|s| cols - (s - 1)) {
+                // Inside a tile the walk moves by w; at a tile row's end it
+                // jumps back by the tile's width less one step.
+                if let Some(b) = second.map(|s| cols - s + w) {
                     if b >= 2 && b <= cols / 2 {
-                        return format!("tiled: row-wise inside tiles {b} elements wide");
+                        return format!("tiled: row-wise inside tiles {b} elements wide{vec}");
                     }
                 }
-                return format!("row-wise: unit stride{desc}");
+                return format!("row-wise: {unit}");
             }
             if d1.abs() == cols {
                 if let Some(s) = second {
@@ -369,7 +583,7 @@ fn shape_label(p: &PairPattern, v: &VarInfo) -> String {
         3 => {
             let (mid, last) = (dims[1] as i64, dims[2] as i64);
             if d1.abs() == 1 {
-                return format!("row-wise (last index innermost): unit stride{desc}");
+                return format!("row-wise (last index innermost): {unit}");
             }
             if d1.abs() == last {
                 return format!("middle index innermost: {}", stride_text(d1, p.elem));
@@ -381,7 +595,7 @@ fn shape_label(p: &PairPattern, v: &VarInfo) -> String {
         _ => {}
     }
     if d1.abs() == 1 {
-        return format!("unit stride{desc}");
+        return unit;
     }
     format!("constant {}", stride_text(d1, p.elem))
 }
@@ -440,6 +654,164 @@ mod tests {
         );
         let reuse = run(&v, std::iter::repeat_n(5, 10), 8);
         assert_eq!(reuse, "stride 0: the same element reused");
+    }
+
+    /// Each index twice in a row: the load and the store of `a[i] += x`.
+    fn twice(idx: impl Iterator<Item = u64>) -> impl Iterator<Item = u64> {
+        idx.flat_map(|i| [i, i])
+    }
+
+    #[test]
+    fn a_load_and_a_store_of_one_element_are_one_step_of_the_walk() {
+        let v = var(&[32, 32], 8);
+        let n = 32u64;
+        let row = twice((0..n).flat_map(|i| (0..n).map(move |j| i * n + j)));
+        assert_eq!(run(&v, row, 8), "row-wise: unit stride");
+        let col = twice((0..n).flat_map(|j| (0..n).map(move |i| i * n + j)));
+        assert_eq!(run(&v, col, 8), "column-wise: stride 32 elements (256 B)");
+        // a[i] = a[i] * a[i] + a[i] at -O0: four touches per element.
+        let four = (0..n * n).flat_map(|i| [i, i, i, i]);
+        assert_eq!(run(&v, four, 8), "row-wise: unit stride");
+        let line = var(&[1000], 4);
+        assert_eq!(run(&line, twice(0..1000), 4), "unit stride");
+        let back = twice((0..1000).rev());
+        assert_eq!(run(&line, back, 4), "unit stride, descending");
+    }
+
+    #[test]
+    fn an_accumulator_of_an_inner_loop_is_reused() {
+        // c[i] += a[i][k] * b[k]: c[i] loaded and stored 32 times, then
+        // the next i.
+        let v = var(&[32], 8);
+        let acc = (0..32u64).flat_map(|i| std::iter::repeat_n(i, 64));
+        assert_eq!(run(&v, acc, 8), "stride 0: the same element reused");
+    }
+
+    #[test]
+    fn a_contiguous_sweep_of_vector_accesses_is_unit_stride() {
+        // -O2 copies doubles 16 bytes at a time: the index moves by 2.
+        let v = var(&[1024], 8);
+        let copy = (0..512u64).map(|i| i * 2);
+        assert_eq!(run(&v, copy, 16), "unit stride (16 B accesses)");
+        let inplace = twice((0..256u64).map(|i| i * 4));
+        assert_eq!(run(&v, inplace, 32), "unit stride (32 B accesses)");
+        // A row-wise walk of a matrix, two doubles at a time.
+        let m = var(&[32, 32], 8);
+        let rows = (0..512u64).map(|i| i * 2);
+        assert_eq!(run(&m, rows, 16), "row-wise: unit stride (16 B accesses)");
+        // A real stride of two elements with scalar accesses stays one.
+        assert_eq!(
+            run(&v, (0..512u64).map(|i| i * 2), 8),
+            "constant stride 2 elements (16 B)"
+        );
+    }
+
+    #[test]
+    fn a_vector_access_over_two_structures_marks_both_their_bytes() {
+        // 16 bytes at byte 16 of a 24-byte element: bytes 16..24 of it and
+        // 0..8 of the next.
+        assert_eq!(touched(16, 16, 24), 0xff00ff);
+        assert_eq!(touched(0, 8, 24), 0xff);
+        assert_eq!(touched(0, 16, 8), 0xff);
+    }
+
+    #[test]
+    fn states_saved_before_periods_were_learnt_keep_repeats_apart() {
+        // What the sink saved of `m[i][j] += 1` walked column-wise before:
+        // differences between successive accesses, 1024 of them 0.
+        let v = var(&[32, 32], 8);
+        let old = PairPattern {
+            accesses: 2048,
+            steps: 2047,
+            strides: [(0, 1024), (32, 992), (-991, 31), (0, 0)],
+            elem_bytes: 0xff,
+            elem: 8,
+            ..Default::default()
+        };
+        let states = PatternStates {
+            pairs: vec![(0, 1)],
+            states: vec![old],
+        };
+        let df = states.to_frame().unwrap();
+        let df = df.drop_many(["repeats", "width", "period"]);
+        let back = PatternStates::from_frame(&df).unwrap();
+        let p = &back.states[0];
+        assert_eq!((p.repeats, p.steps, p.period), (1024, 1023, 1));
+        assert_eq!(label(p, &v), "column-wise: stride 32 elements (256 B)");
+    }
+
+    #[test]
+    fn the_period_is_the_accesses_per_iteration() {
+        assert_eq!(period_of(&(0..100).collect::<Vec<_>>()), 1);
+        let rmw: Vec<i64> = (0..100).flat_map(|i| [i, i]).collect();
+        assert_eq!(period_of(&rmw), 2);
+        // A six-point stencil on a 16 x 16 x 16 grid, k innermost.
+        let (p, r) = (256i64, 16i64);
+        let sten: Vec<i64> = (1..15)
+            .flat_map(|k| {
+                let c = 5 * p + 5 * r + k;
+                [c - p, c + p, c - r, c + r, c - 1, c + 1]
+            })
+            .collect();
+        assert_eq!(period_of(&sten), 6);
+        // Tiles 8 wide: mostly steps of 1.
+        let tiled: Vec<i64> = (0..4)
+            .flat_map(|t| (0..8).flat_map(move |i| (0..8).map(move |j| i * 32 + t * 8 + j)))
+            .collect();
+        assert_eq!(period_of(&tiled), 1);
+        let acc: Vec<i64> = (0..4).flat_map(|i| std::iter::repeat_n(i, 64)).collect();
+        assert_eq!(period_of(&acc), 1);
+        // A tiled read-modify-write, 16 bytes at a time (gcc -O2): each
+        // tile row is four loads and stores; the tile row's lag (8) is
+        // steadier than the iteration's (2), but the iteration is the step.
+        let tiled_rmw: Vec<i64> = (0..4)
+            .flat_map(|i| (0..4).flat_map(move |v| [i * 64 + v * 2, i * 64 + v * 2]))
+            .collect();
+        assert_eq!(period_of(&tiled_rmw), 2);
+        assert_eq!(period_of(&[3]), 1);
+    }
+
+    #[test]
+    fn a_stencils_neighbours_walk_row_wise() {
+        let v = var(&[16, 16, 16], 8);
+        let (p, r) = (256u64, 16u64);
+        let sten = (1..15u64).flat_map(move |i| {
+            (1..15u64).flat_map(move |j| {
+                (1..15u64).flat_map(move |k| {
+                    let c = i * p + j * r + k;
+                    [c - p, c + p, c - r, c + r, c - 1, c + 1]
+                })
+            })
+        });
+        assert_eq!(
+            run(&v, sten, 8),
+            "row-wise (last index innermost): unit stride"
+        );
+    }
+
+    #[test]
+    fn threads_interleaving_keep_their_own_walks() {
+        // Two threads each sweep their own half, their accesses
+        // interleaved in batches of 8.
+        let v = var(&[1024], 4);
+        let mut s = PatternSink::new(std::slice::from_ref(&v));
+        let mut recs = Vec::new();
+        for b in 0..64u64 {
+            for t in 0..2u64 {
+                for i in 0..8u64 {
+                    let e = t * 512 + b * 8 + i;
+                    recs.push(NamedAccess {
+                        addr: v.base + e * 4,
+                        size: 4,
+                        tid: t as u32 + 1,
+                        ..Default::default()
+                    });
+                }
+            }
+        }
+        s.accesses(&recs);
+        let (_, st) = s.finish();
+        assert_eq!(label(&st[0], &v), "unit stride");
     }
 
     #[test]
