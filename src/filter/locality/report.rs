@@ -164,7 +164,7 @@ impl CacheReport {
         rows.sort_by(|a, b| {
             b.counts.misses[0]
                 .cmp(&a.counts.misses[0])
-                .then(a.key.cmp(&b.key))
+                .then(natural_cmp(&a.key, &b.key))
         });
         rows
     }
@@ -198,7 +198,7 @@ impl CacheReport {
         rows.sort_by(|a, b| {
             (b.counts.misses[last], b.counts.misses[0])
                 .cmp(&(a.counts.misses[last], a.counts.misses[0]))
-                .then(a.key.cmp(&b.key))
+                .then(natural_cmp(&a.key, &b.key))
         });
         rows
     }
@@ -242,8 +242,8 @@ impl CacheReport {
         rows.sort_by(|a, b| {
             b.counts.misses[0]
                 .cmp(&a.counts.misses[0])
-                .then(a.key.cmp(&b.key))
-                .then(a.source.cmp(&b.source))
+                .then(natural_cmp(&a.key, &b.key))
+                .then(natural_cmp(&a.source, &b.source))
         });
         rows
     }
@@ -742,5 +742,60 @@ pub fn bin_range(k: usize) -> (u64, u64) {
         (0, 0)
     } else {
         (bin_low(k), (1u64 << k) - 1)
+    }
+}
+/// Orders names as people count: runs of digits by their value, so
+/// `n#2` comes before `n#10` and `f.c:9` before `f.c:10`; the rest by
+/// character.
+fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    let (mut x, mut y) = (a.as_bytes(), b.as_bytes());
+    loop {
+        match (x.first(), y.first()) {
+            (None, None) => return Ordering::Equal,
+            (None, _) => return Ordering::Less,
+            (_, None) => return Ordering::Greater,
+            (Some(c), Some(d)) if c.is_ascii_digit() && d.is_ascii_digit() => {
+                let run = |s: &[u8]| s.iter().take_while(|c| c.is_ascii_digit()).count();
+                let (m, n) = (run(x), run(y));
+                // Without leading zeros, a longer run is a larger number.
+                let trim = |s: &[u8]| {
+                    let z = s.iter().take_while(|c| **c == b'0').count();
+                    s[z.min(s.len() - 1)..].to_vec()
+                };
+                let (p, q) = (trim(&x[..m]), trim(&y[..n]));
+                let o = p.len().cmp(&q.len()).then_with(|| p.cmp(&q));
+                if o != Ordering::Equal {
+                    return o;
+                }
+                x = &x[m..];
+                y = &y[n..];
+            }
+            (Some(c), Some(d)) => {
+                if c != d {
+                    return c.cmp(d);
+                }
+                x = &x[1..];
+                y = &y[1..];
+            }
+        }
+    }
+}
+
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_sort_as_people_count() {
+        let mut v = vec!["n#10", "n#2", "n#1", "n#100", "m", "f.c:10", "f.c:9", "n#0"];
+        v.sort_by(|a, b| natural_cmp(a, b));
+        assert_eq!(
+            v,
+            ["f.c:9", "f.c:10", "m", "n#0", "n#1", "n#2", "n#10", "n#100"]
+        );
+        assert_eq!(natural_cmp("a007", "a7"), std::cmp::Ordering::Equal);
+        assert_eq!(natural_cmp("a", "a1"), std::cmp::Ordering::Less);
     }
 }
