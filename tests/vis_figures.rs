@@ -557,10 +557,11 @@ fn heatmaps_have_square_cells_integer_ticks_and_element_hover() {
 }
 
 /// An element size that is not the variable's draws each access as the
-/// wrong number of cells: it is warned about, and the figure goes to a file
-/// named with its shape, so the figure of the right shape is kept.
+/// wrong number of cells: it is warned about. The file is mapvisual's,
+/// named by variable alone, and the warning says that it replaced the
+/// figure of another shape.
 #[test]
-fn a_wrong_element_size_is_warned_and_kept_apart() {
+fn a_wrong_element_size_is_warned_and_replaces_the_figure_saying_so() {
     let dir = tempfile::tempdir().unwrap();
     let o = options(dir.path());
     // 24 doubles, stored in order.
@@ -581,17 +582,27 @@ fn a_wrong_element_size_is_warned_and_kept_apart() {
         "each 8-byte access covers two 4-byte cells"
     );
     assert!(
-        wrong
-            .warnings
-            .iter()
-            .any(|w| w.contains("holds 8-byte elements")),
+        wrong.warnings.iter().any(
+            |w| w.contains("holds 8-byte elements") && w.contains("each element spans 2 cells")
+        ),
         "{:?}",
         wrong.warnings
     );
-    assert!(wrong
-        .html
-        .ends_with("figures/2d_memory_access_pattern_p_16x4B.html"));
-    assert!(right.html.exists() && wrong.html.exists());
+    assert!(
+        wrong.warnings.iter().any(|w| w.contains(
+            "2d_memory_access_pattern_p.html showed `6 x 4 array of 8-byte elements` (2d_memory_access_pattern p 4 8)"
+        )),
+        "{:?}",
+        wrong.warnings
+    );
+    assert_eq!(wrong.html, right.html);
+    // Drawn again with the same shape: nothing replaced, nothing said.
+    let again = draw_2d(&acc, &vars, 0, 16, 4, &o).unwrap();
+    assert!(
+        again.warnings.iter().all(|w| !w.contains("showed")),
+        "{:?}",
+        again.warnings
+    );
 }
 
 /// Heap and stack variables lie far apart: the 2D view gives each memory
@@ -658,7 +669,7 @@ fn the_index_page_links_every_figure() {
     pos("<code>2d_memory_access_pattern arr 5 4</code>");
     pos("4 x 5 array of 4-byte elements");
     pos("<code>complete_memory_access_pattern</code>");
-    pos("20 accesses of 1 variables");
+    pos("20 accesses of 1 variable");
     pos("t.mvt of ./prog");
     pos("<a href=\"my_notes.html\">my_notes.html</a></td><td>(not written by mapvis)");
     assert!(!index.contains("href=\"index.html\""));

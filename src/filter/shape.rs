@@ -101,8 +101,9 @@ pub fn resolve_array(a: &Analysis, name: &str) -> Result<u32, ShapeError> {
 }
 
 /// The shape of variable `var` for an `ndim`-dimensional figure when the
-/// user gives none: an array of structures in 2D is drawn by fields; other
-/// arrays take their inner dimensions and element size from their type or
+/// user gives none: an array of structures in 2D is drawn by fields; a
+/// one-dimensional array of known length in 2D as one row; other arrays
+/// take their inner dimensions and element size from their type or
 /// allocation statement.
 ///
 /// # Errors
@@ -118,6 +119,20 @@ pub fn infer_shape(a: &Analysis, var: u32, ndim: usize) -> Result<DrawShape, Sha
             return Ok(DrawShape::Fields {
                 elem: v.elem_size as u64,
                 fields,
+            });
+        }
+    }
+    // A one-dimensional array whose length is known (its declaration, or a
+    // heap block's constant size expression) is drawn as one row. A heap
+    // block of unknown length may be a matrix: its shape is asked for.
+    let elem = v.elem_size as u64;
+    if let (2, [cols]) = (ndim, &v.dims[..]) {
+        let cols = *cols;
+        if cols > 0 && elem > 0 {
+            return Ok(DrawShape::Grid {
+                cols,
+                depth: 1,
+                elem,
             });
         }
     }

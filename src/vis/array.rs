@@ -394,9 +394,10 @@ fn draw_array(r: Request, o: &FigureOptions) -> Result<FigureReport, VisError> {
         m.figures(&cells, &mut figures);
     }
 
+    // mapvisual's file name: the variable's alone, whatever the shape.
     let stem = format!(
         "{kind}_memory_access_pattern_{}",
-        figure_stem(&info.name, r.var, &info, r.inner, r.type_bytes)
+        sanitize_name(&info.name, r.var)
     );
     let title = format!(
         "{} memory access pattern of {} ({})",
@@ -417,6 +418,10 @@ fn draw_array(r: Request, o: &FigureOptions) -> Result<FigureReport, VisError> {
         return Err(VisError::Interrupted);
     }
     let meta = page_meta(&r, &info.name, &shape, o);
+    if let Some(note) = replaced_note(&o.figures_dir, &stem, &meta) {
+        report.warnings.push(note.clone());
+        intro.push(note);
+    }
     report.html = write_page(
         &o.figures_dir,
         &format!("{stem}.html"),
@@ -1197,23 +1202,26 @@ fn save_csv(d: &Drawn, file: &str) -> Result<std::path::PathBuf, VisError> {
 
 /// What is wrong with drawing `info` with these inner dimensions and
 /// element size, when its type says otherwise: an element size that is not
-/// the type's splits or merges elements, so every access is drawn as the
-/// wrong number of cells.
+/// the type's splits or merges elements, and inner dimensions that are not
+/// the declared ones.
 fn shape_mismatch(info: &VarInfo, inner: &[u64], type_bytes: u64) -> Vec<String> {
     let mut out = Vec::new();
     let name = &info.name;
     let known = info.elem_size as u64;
     if known > 0 && known != type_bytes {
         out.push(format!(
-            "`{name}` holds {known}-byte elements, but it is drawn with {type_bytes}-byte ones, so each access covers {} cells; give {known} as the element size to draw one cell per element.",
+            "`{name}` holds {known}-byte elements, but it is drawn with {type_bytes}-byte cells, so {}; give {known} as the element size to draw one cell per element.",
             if type_bytes < known {
-                format!("{} or more", known.div_ceil(type_bytes))
+                format!("each element spans {} cells", known.div_ceil(type_bytes))
             } else {
-                "a fraction of".to_string()
+                format!("each cell covers {} elements", type_bytes.div_ceil(known))
             }
         ));
     }
-    if info.dims.len() == inner.len() + 1 && info.dims[1..] != *inner {
+    // Only a declaration's dimensions (DWARF's for stack arrays and
+    // globals) can contradict the user's: a heap block's come from its
+    // size expression (`ROWS * COLS`), which declares no shape.
+    if info.scope != "H" && info.dims.len() == inner.len() + 1 && info.dims[1..] != *inner {
         let want: Vec<String> = info.dims[1..].iter().map(|d| d.to_string()).collect();
         out.push(format!(
             "`{name}` is declared as {}, so its inner dimensions are {}; it is drawn with {} instead.",
@@ -1225,17 +1233,21 @@ fn shape_mismatch(info: &VarInfo, inner: &[u64], type_bytes: u64) -> Vec<String>
     out
 }
 
-/// The file stem of an array figure: the variable's name when the shape
-/// agrees with its type (or the type says nothing), and the name with the
-/// shape (`p_16x4x4B`) otherwise, so that a figure drawn with another shape
-/// never overwrites the one drawn with the right shape.
-fn figure_stem(name: &str, var: u32, info: &VarInfo, inner: &[u64], type_bytes: u64) -> String {
-    let stem = sanitize_name(name, var);
-    if shape_mismatch(info, inner, type_bytes).is_empty() {
-        return stem;
-    }
-    let dims: Vec<String> = inner.iter().map(|d| d.to_string()).collect();
-    format!("{stem}_{}x{type_bytes}B", dims.join("x"))
+/// A sentence saying that the figure file `stem.html` held a figure of
+/// another shape, which this one replaces: the file name is the variable's
+/// alone, as mapvisual's, so `2d_memory_access_pattern ps 1 64` replaces the
+/// per-field figure of `ps`; the user should know.
+fn replaced_note(dir: &std::path::Path, stem: &str, meta: &PageMeta) -> Option<String> {
+    let file = dir.join(format!("{stem}.html"));
+    let old = super::index::recorded_shape(&file)?;
+    (old != super::html::escape_html(&meta.shape)).then(|| {
+        format!(
+            "{stem}.html showed `{}` ({}); it now shows this shape. Figures are named by variable \
+             alone, as in mapvisual: rename the earlier file to keep both.",
+            super::index::unescape(&old),
+            super::index::unescape(&super::index::recorded_command(&file).unwrap_or_default()),
+        )
+    })
 }
 
 /// Key of the block of elements holding `e` when each dimension is cut into

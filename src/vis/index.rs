@@ -127,3 +127,24 @@ pub fn write_index(dir: &Path) -> Result<(), VisError> {
         .map(drop)
         .map_err(|e| VisError::from_workdir(&path, e))
 }
+/// What the page at `path` recorded it shows (`16 x 16 array of 4-byte
+/// elements`), HTML-escaped as recorded; `None` for a page mapvis did not
+/// write, or none.
+pub(crate) fn recorded_shape(path: &Path) -> Option<String> {
+    entry(path).map(|e| e.shape).filter(|s| !s.is_empty())
+}
+
+/// The command the page at `path` recorded, HTML-escaped as recorded.
+pub(crate) fn recorded_command(path: &Path) -> Option<String> {
+    entry(path).map(|e| e.command).filter(|s| !s.is_empty())
+}
+
+/// Recorded text with the five escapes of [`super::html::escape_html`]
+/// undone, for the terminal.
+pub(crate) fn unescape(s: &str) -> String {
+    s.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&amp;", "&")
+}

@@ -75,6 +75,8 @@ test sharing-none {sharing_stats} {}
 test sampling {set_reuse_sampling 0.5} 0.5
 test sampled-still-simulates {field [cache_stats] grid misses_L1} 512
 set_reuse_sampling off
+# A one-dimensional array of known length is drawn as one row.
+test one-row {file tail [2d_memory_access_pattern sweep]} 2d_memory_access_pattern_sweep.html
 # A script that only wants the value asks for it quietly: nothing of the
 # report is printed.
 test quiet-prints-nothing {

@@ -131,7 +131,15 @@ test grid-3d-overflow {
     catch {3d_memory_access_pattern arr 4294967296 4294967296 4} m
     string match "*cannot be drawn*" $m
 } 1
-test grid-one-row {file tail [2d_memory_access_pattern arr 256 4]} 2d_memory_access_pattern_arr_256x4B.html
+test grid-one-row {file tail [2d_memory_access_pattern arr 256 4]} 2d_memory_access_pattern_arr.html
+# arr's 16 x 16 comes from its size expression, which declares no shape:
+# another shape is drawn without a warning about it, into mapvisual's file,
+# saying which figure it replaced.
+test size-expression-declares-no-shape {
+    set out [exec [info nameofexecutable] -c {2d_memory_access_pattern arr 8 4}]
+    list [string match "*declared*" $out] [string match "*showed `1 x 256 array*" $out] \
+        [file exists figures/2d_memory_access_pattern_arr.html]
+} {0 1 1}
 
 # --- Names from a trace: any length, no escape sequences ------------------
 set long [string repeat n 65536]

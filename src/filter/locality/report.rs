@@ -782,7 +782,6 @@ fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
