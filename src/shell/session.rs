@@ -224,7 +224,7 @@ impl Session {
 
     fn restore_settings(&mut self) {
         let file = self.settings_file();
-        let text = match std::fs::read(&file) {
+        let text = match workdir::read_regular(&file) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
             Err(e) => {
@@ -258,8 +258,29 @@ impl Session {
             }
         };
         let path = |v: &serde_json::Value| v.as_str().map(PathBuf::from);
+        // Settings that name a program to run: the file may come from
+        // someone else (a folder unpacked from a tarball), so the Valgrind
+        // binary is never restored (the one on PATH is used until
+        // set_valgrind_path is given again), and the program to trace is
+        // restored but shown, before anything can run it.
+        let shown = |p: &Path| {
+            super::text::terminal_safe(&p.display().to_string()).replace(['\n', '\t'], " ")
+        };
+        if let Some(v) = path(&j["valgrind"]) {
+            eprintln!(
+                "warning: the saved settings {} name {} as the Valgrind binary. A program named by a file in the working folder is not run unless you name it yourself, so this session uses valgrind from PATH; to use that binary, give its path to set_valgrind_path.",
+                file.display(),
+                shown(&v)
+            );
+        }
         self.exe = path(&j["exe"]);
-        self.valgrind = path(&j["valgrind"]);
+        if let Some(exe) = &self.exe {
+            eprintln!(
+                "note: the program to trace is {}, restored from {}: run_gleipnir runs it. Use load_exe PATH to trace another.",
+                shown(exe),
+                file.display()
+            );
+        }
         self.trace_file = path(&j["trace_file"]);
         self.args = j["args"]
             .as_array()
@@ -508,9 +529,8 @@ impl Session {
         std::fs::create_dir_all(&include)
             .context(|| format!("cannot create {}", include.display()))?;
         let header = include.join("gleipnir.h");
-        if std::fs::read_to_string(&header).ok().as_deref() != Some(PINS_HEADER) {
-            std::fs::write(&header, PINS_HEADER)
-                .context(|| format!("cannot write {}", header.display()))?;
+        if workdir::read_regular(&header).ok().as_deref() != Some(PINS_HEADER.as_bytes()) {
+            workdir::write_file(&header, PINS_HEADER.as_bytes())?;
         }
         let bin_dir = self.state_dir().join("bin");
         std::fs::create_dir_all(&bin_dir)
@@ -520,6 +540,11 @@ impl Session {
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| "a.out".into());
         let out = bin_dir.join(&stem);
+        // The linker writes through a link in place of its output: a link
+        // there (not made by mapvis) is removed, never followed.
+        if std::fs::symlink_metadata(&out).is_ok_and(|m| m.file_type().is_symlink()) {
+            std::fs::remove_file(&out).context(|| format!("cannot replace {}", out.display()))?;
+        }
         let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
         let status = Command::new(&cc)
             .args(["-g", "-O0"])
