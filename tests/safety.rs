@@ -819,7 +819,7 @@ fn running(pid: u32) -> bool {
 /// rather than tracing on with nobody to read the trace.
 #[test]
 fn valgrind_does_not_outlive_a_killed_mapvis() {
-    let (_bin, exe) = compile("tests/c/safety_spin.c", &[]);
+    let (_bin, exe) = compile("tests/c/safety_forever.c", &[]);
     for sig in ["TERM", "HUP", "KILL"] {
         let work = tempfile::tempdir().unwrap();
         let mut child = mapvis(work.path())
