@@ -752,7 +752,7 @@ fn a_failed_export_keeps_its_destination() {
 
 /// A `session.json` written by someone else names a script as the Valgrind
 /// binary: run_gleipnir does not run it, and the session says so when it
-/// starts; the restored program to trace is shown too.
+/// starts; the restored program to trace is named before it runs.
 #[test]
 fn a_restored_session_does_not_choose_the_valgrind_binary() {
     let (_top, work, outside) = folder_and_outside();
@@ -785,7 +785,10 @@ fn a_restored_session_does_not_choose_the_valgrind_binary() {
         "{out}"
     );
     assert!(
-        out.contains(&format!("the program to trace is {}", exe.display())),
+        out.contains(&format!(
+            "running {}, the program to trace restored from",
+            exe.display()
+        )),
         "{out}"
     );
 }

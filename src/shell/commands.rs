@@ -807,10 +807,9 @@ fn clear_analysis(st: &mut Session, _: &[String]) -> CmdResult<Value> {
 /// `grindanalysis/`, and prints a short summary where the tool allows it;
 /// returns the log's path.
 fn grind(st: &mut Session, tool: &str) -> CmdResult<Value> {
-    let exe = st
-        .exe()
-        .map(Path::to_path_buf)
-        .ok_or_else(|| format!("{tool} needs an executable: use load_exe PATH first."))?;
+    let exe = st.program_to_run(&format!(
+        "{tool} needs an executable: use load_exe PATH first."
+    ))?;
     let req = trace::grind::GrindRequest {
         valgrind: trace::run::find_valgrind(st.valgrind())?,
         tool: tool.to_string(),

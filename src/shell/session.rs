@@ -22,6 +22,12 @@ pub const PINS_HEADER: &str = include_str!("../../pins/gleipnir.h");
 use super::error::Context;
 pub use super::error::{CmdError, CmdResult};
 
+/// A path as one line of terminal-safe text, for messages about settings
+/// read from a file.
+fn shown(p: &Path) -> String {
+    super::text::terminal_safe(&p.display().to_string()).replace(['\n', '\t'], " ")
+}
+
 /// Records `files` in the manifest of `work_dir` (see
 /// [`Session::record_written`]).
 pub fn record_written_in(work_dir: &Path, files: &[PathBuf]) {
@@ -44,6 +50,9 @@ pub struct Session {
     work_dir: PathBuf,
     /// Program to trace (`load_exe`).
     exe: Option<PathBuf>,
+    /// Whether `exe` was restored from `session.json` and has not been
+    /// named to the user yet (see [`Session::program_to_run`]).
+    exe_restored: bool,
     /// Folders searched for sources (`set_src_path`).
     src_paths: Vec<PathBuf>,
     /// Valgrind binary (`set_valgrind_path`); PATH when unset.
@@ -87,6 +96,7 @@ impl Session {
         let mut s = Session {
             work_dir,
             exe: None,
+            exe_restored: false,
             src_paths: Vec::new(),
             valgrind: None,
             args: Vec::new(),
@@ -262,10 +272,8 @@ impl Session {
         // someone else (a folder unpacked from a tarball), so the Valgrind
         // binary is never restored (the one on PATH is used until
         // set_valgrind_path is given again), and the program to trace is
-        // restored but shown, before anything can run it.
-        let shown = |p: &Path| {
-            super::text::terminal_safe(&p.display().to_string()).replace(['\n', '\t'], " ")
-        };
+        // restored but named before it first runs (see
+        // [`Session::program_to_run`]).
         if let Some(v) = path(&j["valgrind"]) {
             eprintln!(
                 "warning: the saved settings {} name {} as the Valgrind binary. A program named by a file in the working folder is not run unless you name it yourself, so this session uses valgrind from PATH; to use that binary, give its path to set_valgrind_path.",
@@ -274,13 +282,7 @@ impl Session {
             );
         }
         self.exe = path(&j["exe"]);
-        if let Some(exe) = &self.exe {
-            eprintln!(
-                "note: the program to trace is {}, restored from {}: run_gleipnir runs it. Use load_exe PATH to trace another.",
-                shown(exe),
-                file.display()
-            );
-        }
+        self.exe_restored = self.exe.is_some();
         self.trace_file = path(&j["trace_file"]);
         self.args = j["args"]
             .as_array()
@@ -317,6 +319,7 @@ impl Session {
             Err(e) => return Err(e.into()),
         };
         self.exe = Some(p.clone());
+        self.exe_restored = false;
         self.save_settings();
         Ok((p, warning))
     }
@@ -412,6 +415,23 @@ impl Session {
     /// The program to trace (`load_exe`, `compile_exe`).
     pub fn exe(&self) -> Option<&Path> {
         self.exe.as_deref()
+    }
+
+    /// The program to trace, for a command about to run it; `missing` is
+    /// the message when there is none. A program restored from
+    /// `session.json` (which may come from someone else's folder) is named
+    /// before it first runs in this session, so that the file cannot
+    /// choose silently what runs.
+    pub fn program_to_run(&mut self, missing: &str) -> CmdResult<PathBuf> {
+        let exe = self.exe.clone().ok_or_else(|| missing.to_string())?;
+        if std::mem::take(&mut self.exe_restored) {
+            println!(
+                "running {}, the program to trace restored from {} (load_exe PATH traces another).",
+                shown(&exe),
+                self.settings_file().display()
+            );
+        }
+        Ok(exe)
     }
 
     /// The folders searched for sources (`set_src_path`).
@@ -584,7 +604,7 @@ impl Session {
     /// [`trace::run::run_trace_into`]); otherwise the previous trace, and
     /// the analysis made from it, stay current.
     pub fn run_gleipnir(&mut self) -> CmdResult<trace::run::TracedRun> {
-        let exe = self.exe.clone().ok_or(
+        let exe = self.program_to_run(
             "run_gleipnir needs an executable: use load_exe PATH (or compile_exe SOURCE.c) first.",
         )?;
         let valgrind = trace::run::find_valgrind(self.valgrind.as_deref())?;
