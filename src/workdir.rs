@@ -740,7 +740,10 @@ mod tests {
         let mut p = Pending::named(&link).unwrap();
         p.file().write_all(b"new").unwrap();
         p.commit().unwrap();
-        assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert!(fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
         assert_eq!(fs::read(&mine).unwrap(), b"new");
     }
 
@@ -767,7 +770,11 @@ mod tests {
         fs::write(&victim, b"the user's").unwrap();
         let written = Written::of(&victim).unwrap();
         let mut m = Manifest::load(&w).unwrap();
-        for entry in ["../victim.txt", &victim.to_string_lossy(), "./../victim.txt"] {
+        for entry in [
+            "../victim.txt",
+            &victim.to_string_lossy(),
+            "./../victim.txt",
+        ] {
             m.files.insert(entry.to_string(), written.clone());
         }
         fs::create_dir_all(w.join(STATE_DIR)).unwrap();
@@ -775,7 +782,10 @@ mod tests {
         let c = clear(&w).unwrap();
         assert!(c.removed.is_empty());
         assert_eq!(c.kept.len(), 3, "{:?}", c.kept);
-        assert!(c.kept.iter().all(|(_, why)| why.contains("outside the working folder")));
+        assert!(c
+            .kept
+            .iter()
+            .all(|(_, why)| why.contains("outside the working folder")));
         assert_eq!(fs::read(&victim).unwrap(), b"the user's");
     }
 

@@ -562,7 +562,10 @@ fn folder_and_outside() -> (tempfile::TempDir, PathBuf, PathBuf) {
 
 /// Makes a named pipe at `path`.
 fn mkfifo(path: &Path) {
-    let o = Command::new("mkfifo").arg(path).output().expect("mkfifo runs");
+    let o = Command::new("mkfifo")
+        .arg(path)
+        .output()
+        .expect("mkfifo runs");
     assert!(o.status.success(), "mkfifo {}: {o:?}", path.display());
 }
 
@@ -606,10 +609,7 @@ fn the_lock_file_is_never_followed() {
     std::os::unix::fs::symlink(&precious, &lock).unwrap();
     let o = session_within(&work, "set_mem_alloc all", 60);
     assert!(o.status.success(), "{}", text(&o));
-    assert_eq!(
-        std::fs::read(&precious).unwrap(),
-        b"the user's own words\n"
-    );
+    assert_eq!(std::fs::read(&precious).unwrap(), b"the user's own words\n");
     assert_regular(&lock);
     std::fs::remove_file(&lock).unwrap();
     mkfifo(&lock);
@@ -640,7 +640,10 @@ fn outputs_replace_links_and_pipes_instead_of_writing_through_them() {
         std::fs::write(&target, format!("the user's {mine}\n")).unwrap();
         std::os::unix::fs::symlink(&target, work.join(inside)).unwrap();
     }
-    for pipe in ["visinfo/order_data.csv", "visinfo/memory_stats_addresses.csv"] {
+    for pipe in [
+        "visinfo/order_data.csv",
+        "visinfo/memory_stats_addresses.csv",
+    ] {
         mkfifo(&work.join(pipe));
     }
     let o = session_within(
@@ -660,11 +663,17 @@ fn outputs_replace_links_and_pipes_instead_of_writing_through_them() {
         );
         assert_regular(&work.join(inside));
     }
-    for pipe in ["visinfo/order_data.csv", "visinfo/memory_stats_addresses.csv"] {
+    for pipe in [
+        "visinfo/order_data.csv",
+        "visinfo/memory_stats_addresses.csv",
+    ] {
         assert_regular(&work.join(pipe));
     }
     let index = std::fs::read_to_string(work.join("figures/index.html")).unwrap();
-    assert!(index.contains("complete_memory_access_pattern.html"), "{index}");
+    assert!(
+        index.contains("complete_memory_access_pattern.html"),
+        "{index}"
+    );
     assert!(leftovers(&work).is_empty(), "{:?}", leftovers(&work));
 }
 
@@ -722,7 +731,10 @@ fn clear_analysis_removes_nothing_outside_the_folder() {
         )),
         "{out}"
     );
-    assert!(out.contains("a folder on its way is a symbolic link"), "{out}");
+    assert!(
+        out.contains("a folder on its way is a symbolic link"),
+        "{out}"
+    );
 }
 
 /// An export that cannot be made (a Gleipnir text trace has no binary
@@ -763,11 +775,7 @@ fn a_restored_session_does_not_choose_the_valgrind_binary() {
         format!("#!/bin/sh\necho \"$@\" >> '{}'\nexit 1\n", ran.display()),
     )
     .unwrap();
-    std::fs::set_permissions(
-        &evil,
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
+    std::fs::set_permissions(&evil, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let (_d, exe) = compile("tests/c/an_five.c", &[]);
     std::fs::create_dir(work.join(".mapvis")).unwrap();
     std::fs::write(
@@ -853,7 +861,9 @@ fn valgrind_does_not_outlive_a_killed_mapvis() {
                 let _ = Command::new("kill")
                     .args(["-KILL", &valgrind.to_string()])
                     .status();
-                panic!("SIG{sig}: Valgrind (pid {valgrind}) still runs 10 s after mapvis was killed");
+                panic!(
+                    "SIG{sig}: Valgrind (pid {valgrind}) still runs 10 s after mapvis was killed"
+                );
             }
             std::thread::sleep(Duration::from_millis(20));
         }

@@ -516,12 +516,10 @@ pub fn run_profiled(exe: &Path, args: &[String], out: &Path) -> Result<RunOutcom
         .stderr(Stdio::inherit());
     // The program never outlives mapvis.
     super::ffi::end_with_parent(&mut cmd);
-    let status = cmd
-        .status()
-        .map_err(|source| RunError::Io {
-            what: "could not start",
-            path: exe.to_path_buf(),
-            source,
-        })?;
+    let status = cmd.status().map_err(|source| RunError::Io {
+        what: "could not start",
+        path: exe.to_path_buf(),
+        source,
+    })?;
     Ok(RunOutcome::from_status(status, out.to_path_buf()))
 }
