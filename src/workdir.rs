@@ -8,12 +8,16 @@
 //! * Every file mapvis writes appears complete or not at all: it is written
 //!   to a temporary file in the same folder ([`Pending`]) and renamed over
 //!   the old one only when it is whole, so a full disk, a crash or a kill
-//!   leaves the previous version in place.
+//!   leaves the previous version in place. It is always a new regular
+//!   file: a symbolic link, named pipe or device in its place is replaced,
+//!   never followed or opened, so nothing outside the folder is written
+//!   through the folder's files.
 //! * Only one process at a time changes `.mapvis/`, `visinfo/`, `figures/`
 //!   or `grindanalysis/` of one folder: each command holds the
 //!   [`FolderLock`] while it runs (an advisory `flock` on `.mapvis/lock`).
 //! * [`clear`] removes only files listed in the manifest, only when they are
-//!   unchanged since mapvis wrote them, and never through a symbolic link.
+//!   unchanged since mapvis wrote them, never through a symbolic link, and
+//!   never a manifest entry that leads out of the folder.
 use std::collections::BTreeMap;
 use std::fs::{self, File};
 use std::io::{self, Read, Seek, Write};

@@ -4,8 +4,10 @@
 //!
 //! Invariant: the closure given to [`CommandExt::pre_exec`] runs in the
 //! forked child, where only async-signal-safe functions may be called; it
-//! calls only `prctl(2)` and `getppid(2)`, both async-signal-safe, touches
-//! no memory but its captured integer, and allocates nothing.
+//! calls only `prctl(2)` and `getppid(2)`, both async-signal-safe, reads
+//! only its captured integer and `errno`, and allocates nothing (its
+//! errors are OS error codes), since another thread may have held the
+//! allocator's lock at the fork.
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 
@@ -34,8 +36,9 @@ pub fn end_with_parent(cmd: &mut Command) {
                 return Err(std::io::Error::last_os_error());
             }
             // mapvis ended before the prctl: the signal will never come.
+            // (An OS error code: building the error allocates nothing.)
             if libc::getppid() != parent {
-                return Err(std::io::Error::other("mapvis ended"));
+                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
             }
             Ok(())
         });
