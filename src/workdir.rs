@@ -8,12 +8,16 @@
 //! * Every file mapvis writes appears complete or not at all: it is written
 //!   to a temporary file in the same folder ([`Pending`]) and renamed over
 //!   the old one only when it is whole, so a full disk, a crash or a kill
-//!   leaves the previous version in place.
+//!   leaves the previous version in place. It is always a new regular
+//!   file: a symbolic link, named pipe or device in its place is replaced,
+//!   never followed or opened, so nothing outside the folder is written
+//!   through the folder's files.
 //! * Only one process at a time changes `.mapvis/`, `visinfo/`, `figures/`
 //!   or `grindanalysis/` of one folder: each command holds the
 //!   [`FolderLock`] while it runs (an advisory `flock` on `.mapvis/lock`).
 //! * [`clear`] removes only files listed in the manifest, only when they are
-//!   unchanged since mapvis wrote them, and never through a symbolic link.
+//!   unchanged since mapvis wrote them, never through a symbolic link, and
+//!   never a manifest entry that leads out of the folder.
 use std::collections::BTreeMap;
 use std::fs::{self, File};
 use std::io::{self, Read, Seek, Write};
@@ -47,6 +51,18 @@ pub enum WorkdirError {
     /// The manifest exists but cannot be understood.
     #[error("the list of files mapvis wrote, {0}, is damaged, so nothing was removed: delete it and remove the files by hand.")]
     BadManifest(PathBuf),
+}
+
+impl WorkdirError {
+    /// The system's reason for an I/O error (a full disk, say), for a
+    /// stage that reports I/O errors with its own wording; other errors as
+    /// their sentence.
+    pub fn into_io(self) -> io::Error {
+        match self {
+            WorkdirError::Io { source, .. } => source,
+            other => io::Error::other(other.to_string()),
+        }
+    }
 }
 
 /// Whether an I/O error means the disk (or the file system's quota) is full.
@@ -90,11 +106,20 @@ fn io_err<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> W
 /// replaces `target` only on [`Pending::commit`]; dropped without a commit
 /// (an error, a panic) it is removed and `target` is untouched.
 ///
-/// When `target` is a symbolic link to a regular file, the link is kept and
-/// its target is replaced, as writing through the link would. When it is
-/// (or links to) something other than a file or folder, such as a named
-/// pipe or a device the user pointed it at, it is written directly: there
-/// is no previous content to keep.
+/// A file of the working folder ([`Pending::new`]) is only ever written as
+/// a new regular file: the temporary file is created with `O_CREAT |
+/// O_EXCL` (which never opens an existing file, nor follows a symbolic
+/// link in its place) and renamed over the destination, and a rename
+/// replaces whatever name is there (a symbolic link, a named pipe, a
+/// device node) rather than what it points at. So a link such as
+/// `figures/index.html -> ~/notes.html` is replaced by the figures' index,
+/// and `~/notes.html` is untouched; a named pipe in place of a file cannot
+/// make the command wait.
+///
+/// A file the user named on the command line ([`Pending::named`], the FILE
+/// of `export_memtrace`) is written where the user said: through a link
+/// to a regular file (the link is kept), and directly into a named pipe or
+/// device such as `/dev/stdout`.
 pub struct Pending {
     inner: Inner,
     shown: PathBuf,
@@ -109,9 +134,26 @@ enum Inner {
 }
 
 impl Pending {
-    /// Creates the folder of `path` if needed and a temporary file beside
-    /// the file that will be replaced.
+    /// Starts writing `path`, a file of the working folder, as a new
+    /// regular file: creates its folder if needed and a temporary file
+    /// beside it. A symbolic link, named pipe or device node at `path` is
+    /// never opened; [`Pending::commit`] replaces it.
     pub fn new(path: &Path) -> Result<Pending, WorkdirError> {
+        if fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
+            return Err(io_err("write", path)(io::Error::new(
+                io::ErrorKind::IsADirectory,
+                "a folder has its name; move the folder away",
+            )));
+        }
+        Pending::beside(path, path.to_path_buf())
+    }
+
+    /// Starts writing `path`, a file the user named: as [`Pending::new`],
+    /// except that a link to a regular file is followed (its target is
+    /// replaced and the link kept), and a named pipe or device (or a link
+    /// to one), which holds no content to keep, is opened and written
+    /// directly.
+    pub fn named(path: &Path) -> Result<Pending, WorkdirError> {
         if let Ok(m) = fs::metadata(path) {
             if !m.is_file() && !m.is_dir() {
                 let f = fs::OpenOptions::new()
@@ -131,6 +173,12 @@ impl Pending {
             },
             _ => path.to_path_buf(),
         };
+        Pending::beside(path, target)
+    }
+
+    /// A temporary file in the folder of `target`, to be renamed to
+    /// `target`; `shown` is the path messages name.
+    fn beside(shown: &Path, target: PathBuf) -> Result<Pending, WorkdirError> {
         let dir = match target.parent() {
             Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
             _ => PathBuf::from("."),
@@ -140,14 +188,16 @@ impl Pending {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
+        // `tempfile` creates the file with O_CREAT | O_EXCL under a random
+        // name: it never opens an existing file or follows a link.
         let tmp = tempfile::Builder::new()
             .prefix(&format!(".{name}."))
             .suffix(".partial")
             .tempfile_in(&dir)
-            .map_err(io_err("write", path))?;
+            .map_err(io_err("write", shown))?;
         Ok(Pending {
             inner: Inner::Temp { tmp, target },
-            shown: path.to_path_buf(),
+            shown: shown.to_path_buf(),
         })
     }
 
@@ -173,7 +223,8 @@ impl Pending {
         &self.shown
     }
 
-    /// Renames the complete file into place and returns its path.
+    /// Renames the complete file into place (replacing a link, not its
+    /// target, for [`Pending::new`]) and returns its path.
     pub fn commit(self) -> Result<PathBuf, WorkdirError> {
         let Pending { inner, shown } = self;
         if let Inner::Temp { tmp, target } = inner {
@@ -188,11 +239,75 @@ impl Pending {
     }
 }
 
-/// Writes `bytes` to `path` whole or not at all.
+/// Writes `bytes` to `path`, a file of the working folder, whole or not at
+/// all, as a new regular file that replaces a link rather than following
+/// it (see [`Pending::new`]).
 pub fn write_file(path: &Path, bytes: &[u8]) -> Result<PathBuf, WorkdirError> {
     let mut p = Pending::new(path)?;
     p.file().write_all(bytes).map_err(io_err("write", path))?;
     p.commit()
+}
+
+// ---------------------------------------------------------------------------
+// Files read only when they are regular files
+// ---------------------------------------------------------------------------
+
+/// What kind of file `m` describes, for messages ("a named pipe").
+fn kind_of(m: &fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let t = m.file_type();
+    if t.is_dir() {
+        "a folder"
+    } else if t.is_symlink() {
+        "a symbolic link"
+    } else if t.is_fifo() {
+        "a named pipe"
+    } else if t.is_block_device() || t.is_char_device() {
+        "a device"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "a regular file"
+    }
+}
+
+/// An error for `m`, which is not a regular file.
+fn not_regular(m: &fs::Metadata) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!("it is {}, not a regular file", kind_of(m)),
+    )
+}
+
+/// Opens `path` for reading only when it is a regular file (or a link to
+/// one): a named pipe, device or folder is refused with an error saying
+/// what it is, before it is opened, so that a named pipe cannot make the
+/// command wait (and not even after: the open does not wait for a writer).
+pub fn open_regular(path: &Path) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let m = fs::metadata(path)?;
+    if !m.is_file() {
+        return Err(not_regular(&m));
+    }
+    // Checked again on the open file: the name may have changed since.
+    let f = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    let m = f.metadata()?;
+    if !m.is_file() {
+        return Err(not_regular(&m));
+    }
+    Ok(f)
+}
+
+/// The whole content of `path` when it is a regular file (see
+/// [`open_regular`]): for mapvis's own small files in the folder, which a
+/// named pipe in their place must not make wait.
+pub fn read_regular(path: &Path) -> io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    open_regular(path)?.read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 // ---------------------------------------------------------------------------
@@ -223,13 +338,7 @@ impl FolderLock {
         let state = work_dir.join(STATE_DIR);
         fs::create_dir_all(&state).map_err(io_err("create the folder", &state))?;
         let path = state.join(LOCK_FILE);
-        let mut file = fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(io_err("open the lock file", &path))?;
+        let mut file = open_lock_file(&path).map_err(io_err("open the lock file", &path))?;
         let mut told = false;
         loop {
             match file.try_lock() {
@@ -269,6 +378,31 @@ impl Drop for FolderLock {
     fn drop(&mut self) {
         let _ = self.file.unlock();
     }
+}
+
+/// Opens the lock file `path`, creating it, without following a link:
+/// anything but a regular file in its place (a symbolic link, a named
+/// pipe, a device) is first replaced by an empty regular file, so that
+/// writing the pid never reaches a file outside the folder.
+fn open_lock_file(path: &Path) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    if fs::symlink_metadata(path).is_ok_and(|m| !m.file_type().is_file()) {
+        write_file(path, b"").map_err(WorkdirError::into_io)?;
+    }
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o644)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)?;
+    // Checked on the open file: the name may have changed since.
+    let m = file.metadata()?;
+    if !m.is_file() {
+        return Err(not_regular(&m));
+    }
+    Ok(file)
 }
 
 fn holder_pid(file: &mut File) -> Option<u32> {
@@ -325,15 +459,14 @@ fn manifest_path(work_dir: &Path) -> PathBuf {
 /// no `..`); `None` otherwise.
 fn relative(work_dir: &Path, path: &Path) -> Option<PathBuf> {
     let rel = path.strip_prefix(work_dir).ok()?;
-    let clean = rel.components().all(|c| matches!(c, Component::Normal(_)));
-    (clean && !rel.as_os_str().is_empty()).then(|| rel.to_path_buf())
+    inside(rel).then(|| rel.to_path_buf())
 }
 
 impl Manifest {
     /// Loads the manifest of `work_dir` (empty when there is none).
     pub fn load(work_dir: &Path) -> Result<Manifest, WorkdirError> {
         let path = manifest_path(work_dir);
-        match fs::read(&path) {
+        match read_regular(&path) {
             Ok(bytes) => {
                 serde_json::from_slice(&bytes).map_err(|_| WorkdirError::BadManifest(path))
             }
@@ -385,6 +518,14 @@ pub struct Cleared {
     pub kept: Vec<(PathBuf, String)>,
 }
 
+/// Whether `rel`, a path from the manifest, names a file inside the
+/// working folder by its path alone: relative, made only of names (no
+/// `..`, no `.`, no root), and not empty. (Whether a folder on its way is
+/// a link out of the folder is [`through_link`]'s question.)
+fn inside(rel: &Path) -> bool {
+    !rel.as_os_str().is_empty() && rel.components().all(|c| matches!(c, Component::Normal(_)))
+}
+
 /// Whether a folder on the way from `work_dir` to `rel` is a symbolic link
 /// (then the file may lie outside the working folder and is not touched).
 fn through_link(work_dir: &Path, rel: &Path) -> bool {
@@ -408,8 +549,19 @@ pub fn clear(work_dir: &Path) -> Result<Cleared, WorkdirError> {
     let mut m = Manifest::load(work_dir)?;
     let mut out = Cleared::default();
     let mut dirs = Vec::new();
-    for (rel, written) in std::mem::take(&mut m.files) {
-        let rel = PathBuf::from(rel);
+    for (entry, written) in std::mem::take(&mut m.files) {
+        let rel = PathBuf::from(&entry);
+        if !inside(&rel) {
+            out.kept.push((
+                rel,
+                format!(
+                    "the manifest {} names it outside the working folder {} (an absolute path, or one with ..), and mapvis removes only files inside the folder; the entry was dropped",
+                    manifest_path(work_dir).display(),
+                    work_dir.display()
+                ),
+            ));
+            continue;
+        }
         let abs = work_dir.join(&rel);
         if through_link(work_dir, &rel) {
             out.kept
@@ -552,6 +704,106 @@ mod tests {
         assert_eq!(c.removed, vec![ours]);
         assert_eq!(c.kept.len(), 1);
         assert!(changed.exists() && user.exists());
+    }
+
+    #[test]
+    fn a_link_or_pipe_in_the_folder_is_replaced_not_followed() {
+        let d = tempfile::tempdir().unwrap();
+        let outside = d.path().join("outside.txt");
+        fs::write(&outside, b"the user's").unwrap();
+        let link = d.path().join("w/figures/index.html");
+        fs::create_dir_all(link.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(&outside, &link).unwrap();
+        write_file(&link, b"mapvis's").unwrap();
+        assert_eq!(fs::read(&outside).unwrap(), b"the user's");
+        assert!(fs::symlink_metadata(&link).unwrap().file_type().is_file());
+        assert_eq!(fs::read(&link).unwrap(), b"mapvis's");
+        // A named pipe is replaced without being opened (which would wait
+        // for a reader).
+        let pipe = d.path().join("w/visinfo/memory_stats.csv");
+        fs::create_dir_all(pipe.parent().unwrap()).unwrap();
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&pipe)
+            .status()
+            .unwrap()
+            .success());
+        write_file(&pipe, b"csv").unwrap();
+        assert_eq!(fs::read(&pipe).unwrap(), b"csv");
+        // A folder in the file's place is refused, naming it.
+        let e = write_file(d.path().join("w/figures").as_path(), b"x").unwrap_err();
+        assert!(e.to_string().contains("w/figures"), "{e}");
+    }
+
+    #[test]
+    fn a_named_export_follows_its_link() {
+        let d = tempfile::tempdir().unwrap();
+        let mine = d.path().join("mine.txt");
+        fs::write(&mine, b"old").unwrap();
+        let link = d.path().join("export.txt");
+        std::os::unix::fs::symlink(&mine, &link).unwrap();
+        let mut p = Pending::named(&link).unwrap();
+        p.file().write_all(b"new").unwrap();
+        p.commit().unwrap();
+        assert!(fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(fs::read(&mine).unwrap(), b"new");
+    }
+
+    #[test]
+    fn the_lock_replaces_a_link() {
+        let d = tempfile::tempdir().unwrap();
+        let outside = d.path().join("outside.txt");
+        fs::write(&outside, b"the user's").unwrap();
+        let w = d.path().join("w");
+        fs::create_dir_all(w.join(STATE_DIR)).unwrap();
+        std::os::unix::fs::symlink(&outside, w.join(STATE_DIR).join(LOCK_FILE)).unwrap();
+        let lock = FolderLock::acquire(&w, &mut |_| {}, &|| true).unwrap();
+        assert_eq!(fs::read(&outside).unwrap(), b"the user's");
+        let m = fs::symlink_metadata(w.join(STATE_DIR).join(LOCK_FILE)).unwrap();
+        assert!(m.file_type().is_file());
+        drop(lock);
+    }
+
+    #[test]
+    fn clear_refuses_entries_outside_the_folder() {
+        let d = tempfile::tempdir().unwrap();
+        let w = d.path().join("w");
+        let victim = d.path().join("victim.txt");
+        fs::write(&victim, b"the user's").unwrap();
+        let written = Written::of(&victim).unwrap();
+        let mut m = Manifest::load(&w).unwrap();
+        for entry in [
+            "../victim.txt",
+            &victim.to_string_lossy(),
+            "./../victim.txt",
+        ] {
+            m.files.insert(entry.to_string(), written.clone());
+        }
+        fs::create_dir_all(w.join(STATE_DIR)).unwrap();
+        m.save(&w).unwrap();
+        let c = clear(&w).unwrap();
+        assert!(c.removed.is_empty());
+        assert_eq!(c.kept.len(), 3, "{:?}", c.kept);
+        assert!(c
+            .kept
+            .iter()
+            .all(|(_, why)| why.contains("outside the working folder")));
+        assert_eq!(fs::read(&victim).unwrap(), b"the user's");
+    }
+
+    #[test]
+    fn a_pipe_is_not_read() {
+        let d = tempfile::tempdir().unwrap();
+        let pipe = d.path().join("trace.txt");
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&pipe)
+            .status()
+            .unwrap()
+            .success());
+        let e = open_regular(&pipe).unwrap_err();
+        assert_eq!(e.to_string(), "it is a named pipe, not a regular file");
     }
 
     #[test]

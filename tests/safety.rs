@@ -507,3 +507,365 @@ puts CHECKED
     );
     assert!(!all.contains("no region was traced"), "{all}");
 }
+
+// ---------------------------------------------------------------------------
+// A working folder nobody can turn against its user: links, named pipes and
+// manifest entries in a folder from elsewhere (a tarball, a shared disk)
+// never make mapvis write, remove or run anything outside it, nor hang.
+// ---------------------------------------------------------------------------
+
+/// Runs `script` in `dir` with `mapvis -c`, failing the test if it takes
+/// longer than `secs` seconds (it is killed then: a command that hangs on
+/// a named pipe fails the test rather than hanging it).
+fn session_within(dir: &Path, script: &str, secs: u64) -> Output {
+    let out = tempfile::tempdir().unwrap();
+    let (o, e) = (out.path().join("out"), out.path().join("err"));
+    let mut child = mapvis(dir)
+        .args(["-c", script])
+        .stdout(std::fs::File::create(&o).unwrap())
+        .stderr(std::fs::File::create(&e).unwrap())
+        .spawn()
+        .expect("mapvis runs");
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if start.elapsed() > Duration::from_secs(secs) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "`{script}` did not finish within {secs} s: {}{}",
+                std::fs::read_to_string(&o).unwrap_or_default(),
+                std::fs::read_to_string(&e).unwrap_or_default()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    Output {
+        status,
+        stdout: std::fs::read(&o).unwrap(),
+        stderr: std::fs::read(&e).unwrap(),
+    }
+}
+
+/// A working folder and, beside it, a folder of the user's own files
+/// outside it: `(top, work, outside)`.
+fn folder_and_outside() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let top = tempfile::tempdir().unwrap();
+    let work = top.path().join("work");
+    let outside = top.path().join("outside");
+    std::fs::create_dir(&work).unwrap();
+    std::fs::create_dir(&outside).unwrap();
+    (top, work, outside)
+}
+
+/// Makes a named pipe at `path`.
+fn mkfifo(path: &Path) {
+    let o = Command::new("mkfifo")
+        .arg(path)
+        .output()
+        .expect("mkfifo runs");
+    assert!(o.status.success(), "mkfifo {}: {o:?}", path.display());
+}
+
+/// Asserts that `path` is now a regular file (a link or pipe was replaced,
+/// not followed).
+fn assert_regular(path: &Path) {
+    let m = std::fs::symlink_metadata(path)
+        .unwrap_or_else(|e| panic!("{} is missing: {e}", path.display()));
+    assert!(
+        m.file_type().is_file(),
+        "{} is not a regular file: {:?}",
+        path.display(),
+        m.file_type()
+    );
+}
+
+/// A small Gleipnir text trace of one stack array, loadable without
+/// Valgrind.
+fn small_text_trace(dir: &Path) -> PathBuf {
+    let mut t = String::from("X START 0:1 at 0\n");
+    for i in 0..16u64 {
+        t.push_str(&format!("S {:x} 4 1 S LV arr \n", 0x1fff000600 + 4 * i));
+        t.push_str(&format!("L {:x} 4 1 S LV arr \n", 0x1fff000600 + 4 * i));
+    }
+    let p = dir.join("t.txt");
+    std::fs::write(&p, t).unwrap();
+    p
+}
+
+/// `.mapvis/lock` as a link to a file of the user's: any command, even one
+/// that only changes a setting, leaves that file byte for byte as it was
+/// and replaces the link by mapvis's own lock file. A named pipe there
+/// does not make the command wait.
+#[test]
+fn the_lock_file_is_never_followed() {
+    let (_top, work, outside) = folder_and_outside();
+    let precious = outside.join("precious.txt");
+    std::fs::write(&precious, "the user's own words\n").unwrap();
+    std::fs::create_dir(work.join(".mapvis")).unwrap();
+    let lock = work.join(".mapvis/lock");
+    std::os::unix::fs::symlink(&precious, &lock).unwrap();
+    let o = session_within(&work, "set_mem_alloc all", 60);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(std::fs::read(&precious).unwrap(), b"the user's own words\n");
+    assert_regular(&lock);
+    std::fs::remove_file(&lock).unwrap();
+    mkfifo(&lock);
+    let o = session_within(&work, "set_mem_alloc H", 60);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_regular(&lock);
+}
+
+/// Links in `figures/` and `visinfo/` to the user's files, and a named
+/// pipe in place of an output: every output is written as a regular file
+/// in the folder, replacing the link or pipe; the user's files are byte
+/// for byte unchanged, and no command waits on the pipe.
+#[test]
+fn outputs_replace_links_and_pipes_instead_of_writing_through_them() {
+    let (_top, work, outside) = folder_and_outside();
+    let trace = small_text_trace(&work);
+    std::fs::create_dir(work.join("figures")).unwrap();
+    std::fs::create_dir(work.join("visinfo")).unwrap();
+    let links = [
+        ("figures/index.html", "notes.html"),
+        ("figures/plotly.min.js", "script.js"),
+        ("figures/complete_memory_access_pattern.html", "page.html"),
+        ("visinfo/memory_stats.csv", "stats.csv"),
+        ("visinfo/order_data.parquet", "data.parquet"),
+    ];
+    for (inside, mine) in links {
+        let target = outside.join(mine);
+        std::fs::write(&target, format!("the user's {mine}\n")).unwrap();
+        std::os::unix::fs::symlink(&target, work.join(inside)).unwrap();
+    }
+    for pipe in [
+        "visinfo/order_data.csv",
+        "visinfo/memory_stats_addresses.csv",
+    ] {
+        mkfifo(&work.join(pipe));
+    }
+    let o = session_within(
+        &work,
+        &format!(
+            "load_trace {}; memory_trace_analysis; set_mem_alloc all; memory_stats save; filtering_process; complete_memory_access_pattern",
+            trace.display()
+        ),
+        120,
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    for (inside, mine) in links {
+        assert_eq!(
+            std::fs::read_to_string(outside.join(mine)).unwrap(),
+            format!("the user's {mine}\n"),
+            "{mine} was written through {inside}"
+        );
+        assert_regular(&work.join(inside));
+    }
+    for pipe in [
+        "visinfo/order_data.csv",
+        "visinfo/memory_stats_addresses.csv",
+    ] {
+        assert_regular(&work.join(pipe));
+    }
+    let index = std::fs::read_to_string(work.join("figures/index.html")).unwrap();
+    assert!(
+        index.contains("complete_memory_access_pattern.html"),
+        "{index}"
+    );
+    assert!(leftovers(&work).is_empty(), "{:?}", leftovers(&work));
+}
+
+/// Manifest entries that lead out of the folder (`../x`, an absolute path,
+/// a folder that is a link out) are refused with a message, even when the
+/// file outside has exactly the recorded size and time (as a file
+/// unpacked from a tarball has); entries inside are still removed.
+#[test]
+fn clear_analysis_removes_nothing_outside_the_folder() {
+    use std::os::unix::fs::MetadataExt;
+    let (_top, work, outside) = folder_and_outside();
+    let victims = ["dotdot.txt", "absolute.txt", "linked.txt"];
+    for v in victims {
+        std::fs::write(outside.join(v), format!("the user's {v}")).unwrap();
+    }
+    std::fs::create_dir(work.join("figures")).unwrap();
+    let ours = work.join("figures/ours.html");
+    std::fs::write(&ours, "mapvis's page").unwrap();
+    std::os::unix::fs::symlink(&outside, work.join("visinfo")).unwrap();
+    let written = |p: &Path| {
+        let m = std::fs::metadata(p).unwrap();
+        let ns = m.mtime() as u128 * 1_000_000_000 + m.mtime_nsec() as u128;
+        format!("{{\"size\": {}, \"mtime_ns\": {ns}}}", m.len())
+    };
+    let manifest = format!(
+        "{{\"version\": 1, \"files\": {{\"../outside/dotdot.txt\": {}, \"{}\": {}, \"visinfo/linked.txt\": {}, \"figures/ours.html\": {}}}}}",
+        written(&outside.join("dotdot.txt")),
+        outside.join("absolute.txt").display(),
+        written(&outside.join("absolute.txt")),
+        written(&outside.join("linked.txt")),
+        written(&ours),
+    );
+    std::fs::create_dir(work.join(".mapvis")).unwrap();
+    std::fs::write(work.join(".mapvis/manifest.json"), manifest).unwrap();
+    let o = session_within(&work, "clear_analysis", 60);
+    let out = text(&o);
+    assert!(o.status.success(), "{out}");
+    for v in victims {
+        assert_eq!(
+            std::fs::read_to_string(outside.join(v)).unwrap(),
+            format!("the user's {v}"),
+            "{out}"
+        );
+    }
+    assert!(!ours.exists(), "{out}");
+    assert!(
+        out.contains("kept ../outside/dotdot.txt: the manifest")
+            && out.contains("outside the working folder"),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "kept {}: the manifest",
+            outside.join("absolute.txt").display()
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains("a folder on its way is a symbolic link"),
+        "{out}"
+    );
+}
+
+/// An export that cannot be made (a Gleipnir text trace has no binary
+/// trace to export) leaves the file it would have replaced as it was.
+#[test]
+fn a_failed_export_keeps_its_destination() {
+    let (_top, work, _outside) = folder_and_outside();
+    let trace = small_text_trace(&work);
+    for cmd in ["export_memtrace", "export_ops"] {
+        let keep = work.join("keep.txt");
+        std::fs::write(&keep, "the user's previous export\n").unwrap();
+        let o = session_within(
+            &work,
+            &format!("load_trace {}; {cmd} keep.txt", trace.display()),
+            60,
+        );
+        assert!(!o.status.success(), "{cmd}: {}", text(&o));
+        assert_eq!(
+            std::fs::read_to_string(&keep).unwrap(),
+            "the user's previous export\n",
+            "{cmd}: {}",
+            text(&o)
+        );
+        assert!(leftovers(&work).is_empty(), "{:?}", leftovers(&work));
+    }
+}
+
+/// A `session.json` written by someone else names a script as the Valgrind
+/// binary: run_gleipnir does not run it, and the session says so when it
+/// starts; the restored program to trace is named before it runs.
+#[test]
+fn a_restored_session_does_not_choose_the_valgrind_binary() {
+    let (_top, work, outside) = folder_and_outside();
+    let ran = outside.join("ran");
+    let evil = outside.join("evil.sh");
+    std::fs::write(
+        &evil,
+        format!("#!/bin/sh\necho \"$@\" >> '{}'\nexit 1\n", ran.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&evil, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let (_d, exe) = compile("tests/c/an_five.c", &[]);
+    std::fs::create_dir(work.join(".mapvis")).unwrap();
+    std::fs::write(
+        work.join(".mapvis/session.json"),
+        serde_json::json!({ "exe": exe, "valgrind": evil, "args": [] }).to_string(),
+    )
+    .unwrap();
+    let o = session_within(&work, "run_gleipnir", 120);
+    let out = text(&o);
+    assert!(!ran.exists(), "the saved valgrind path was run: {out}");
+    assert!(o.status.success(), "{out}");
+    assert!(
+        out.contains(&format!("name {} as the Valgrind binary", evil.display()))
+            && out.contains("set_valgrind_path"),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "running {}, the program to trace restored from",
+            exe.display()
+        )),
+        "{out}"
+    );
+}
+
+/// load_trace of a named pipe is refused at once, naming the pipe, rather
+/// than waiting in open() for a writer that never comes.
+#[test]
+fn load_trace_refuses_a_named_pipe() {
+    let (_top, work, _outside) = folder_and_outside();
+    mkfifo(&work.join("t.fifo"));
+    let o = session_within(&work, "load_trace t.fifo", 30);
+    let out = text(&o);
+    assert!(!o.status.success(), "{out}");
+    assert!(
+        out.contains("t.fifo cannot be loaded: it is a named pipe, not a regular file"),
+        "{out}"
+    );
+}
+
+/// Whether process `pid` still runs (a zombie waiting for its parent to
+/// reap it has ended).
+fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        s.rsplit_once(')')
+            .is_some_and(|(_, rest)| !rest.trim_start().starts_with(['Z', 'X']))
+    })
+}
+
+/// mapvis killed during run_gleipnir (SIGTERM, SIGHUP as when its terminal
+/// closes, SIGKILL): the Valgrind it started ends too, within seconds,
+/// rather than tracing on with nobody to read the trace.
+#[test]
+fn valgrind_does_not_outlive_a_killed_mapvis() {
+    let (_bin, exe) = compile("tests/c/safety_forever.c", &[]);
+    for sig in ["TERM", "HUP", "KILL"] {
+        let work = tempfile::tempdir().unwrap();
+        let mut child = mapvis(work.path())
+            .args(["-c", &format!("load_exe {}; run_gleipnir", exe.display())])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let started = Instant::now();
+        let valgrind = loop {
+            if let Some(&p) = children(child.id()).first() {
+                break p;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "SIG{sig}: no Valgrind started"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        Command::new("kill")
+            .args([&format!("-{sig}"), &child.id().to_string()])
+            .status()
+            .unwrap();
+        child.wait().unwrap();
+        let killed = Instant::now();
+        while running(valgrind) {
+            if killed.elapsed() > Duration::from_secs(10) {
+                let _ = Command::new("kill")
+                    .args(["-KILL", &valgrind.to_string()])
+                    .status();
+                panic!(
+                    "SIG{sig}: Valgrind (pid {valgrind}) still runs 10 s after mapvis was killed"
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}

@@ -674,3 +674,50 @@ fn the_index_page_links_every_figure() {
     pos("<a href=\"my_notes.html\">my_notes.html</a></td><td>(not written by mapvis)");
     assert!(!index.contains("href=\"index.html\""));
 }
+
+/// A page mapvis did not write (unpacked with the folder, say) cannot put
+/// markup or script into the index: its title, its `mapvis-…` meta tags
+/// and its file name are shown as text, and its link names the file in
+/// the folder even when the name looks like a `javascript:` address. Text
+/// mapvis recorded itself still reads as it was written (not escaped
+/// twice).
+#[test]
+fn the_index_page_escapes_what_it_takes_from_pages() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = options(dir.path());
+    std::fs::create_dir_all(&o.figures_dir).unwrap();
+    std::fs::write(
+        o.figures_dir.join("foreign.html"),
+        "<html><head><title><script>alert('title')</script></title>\
+         <meta name=\"mapvis-command\" content=\"</code><img src=x onerror=alert(1)>\">\
+         <meta name=\"mapvis-shape\" content=\"<b>bold</b>\">\
+         <meta name=\"mapvis-trace\" content=\"<i>t</i> &amp; more\"></head></html>",
+    )
+    .unwrap();
+    std::fs::write(o.figures_dir.join("javascript:alert(2).html"), "<p>x</p>").unwrap();
+    let acc = acc_df(&fill(BASE, &(0..20).collect::<Vec<_>>()));
+    let vars = vars_df(&[("arr", BASE, 80)]);
+    complete_memory_access_pattern(&acc, &vars, &lines_df(), &o).unwrap();
+    let index = std::fs::read_to_string(o.figures_dir.join("index.html")).unwrap();
+    for raw in ["<script>", "<img", "<b>", "<i>", "href=\"javascript:"] {
+        assert!(!index.contains(raw), "{raw} in {index}");
+    }
+    assert!(
+        index.contains("&lt;script&gt;alert(&#39;title&#39;)&lt;/script&gt;"),
+        "{index}"
+    );
+    assert!(
+        index.contains("<code>&lt;/code&gt;&lt;img src=x onerror=alert(1)&gt;</code>"),
+        "{index}"
+    );
+    assert!(index.contains("&lt;i&gt;t&lt;/i&gt; &amp; more"), "{index}");
+    assert!(!index.contains("&amp;amp;"), "escaped twice: {index}");
+    assert!(
+        index.contains("<a href=\"javascript%3Aalert(2).html\">javascript:alert(2).html</a>"),
+        "{index}"
+    );
+    assert!(
+        index.contains("<code>complete_memory_access_pattern</code>"),
+        "{index}"
+    );
+}

@@ -14,19 +14,51 @@ use crate::trace::reader::{Batch, TraceReader};
 
 use super::FilterError;
 
-pub(crate) fn create(path: &Path) -> Result<BufWriter<File>, FilterError> {
-    if let Some(d) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(d).map_err(|source| FilterError::Write {
-            path: path.to_path_buf(),
-            source,
-        })?;
+/// An export being written: under a temporary name beside its file (see
+/// [`crate::workdir::Pending::named`]), which replaces the file only on
+/// [`Out::finish`]. An export that fails (a trace that cannot be read, a
+/// full disk) leaves the previous file as it was.
+pub(crate) struct Out {
+    w: BufWriter<File>,
+    pending: crate::workdir::Pending,
+}
+
+impl Write for Out {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.w.write(buf)
     }
-    File::create(path)
-        .map(|f| BufWriter::with_capacity(1 << 20, f))
-        .map_err(|source| FilterError::Write {
-            path: path.to_path_buf(),
-            source,
-        })
+
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        self.w.write_all(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.w.flush()
+    }
+}
+
+impl Out {
+    /// Flushes the export and renames it into place.
+    pub(crate) fn finish(mut self) -> Result<(), FilterError> {
+        let path = self.pending.path().to_path_buf();
+        self.w.flush().map_err(werr(&path))?;
+        drop(self.w);
+        self.pending
+            .commit()
+            .map(drop)
+            .map_err(|e| werr(&path)(e.into_io()))
+    }
+}
+
+/// Starts writing the export `path`, a file the user named.
+pub(crate) fn create(path: &Path) -> Result<Out, FilterError> {
+    let fail = |e: crate::workdir::WorkdirError| werr(path)(e.into_io());
+    let pending = crate::workdir::Pending::named(path).map_err(fail)?;
+    let f = pending.handle().map_err(fail)?;
+    Ok(Out {
+        w: BufWriter::with_capacity(1 << 20, f),
+        pending,
+    })
 }
 
 pub(crate) fn werr(path: &Path) -> impl Fn(std::io::Error) -> FilterError + '_ {
@@ -154,7 +186,7 @@ pub fn export_memtrace(trace: &Path, out: &Path) -> Result<String, FilterError> 
         }
         Step::Event(_) => Ok(()),
     })?;
-    w.flush().map_err(werr(out))?;
+    w.finish()?;
     Ok(summary(
         out,
         format!("{n} N, {f} F and {a} L/S/M lines"),
@@ -217,7 +249,7 @@ pub fn export_ops(trace: &Path, out: &Path) -> Result<String, FilterError> {
     let mut next_handle = 1u64;
     let mut index = 0u64;
     let mut outside = 0u64;
-    let free_line = |w: &mut BufWriter<File>,
+    let free_line = |w: &mut Out,
                      blocks: &mut BTreeMap<u64, OpsBlock>,
                      addr: u64,
                      index: &mut u64|
@@ -272,7 +304,7 @@ pub fn export_ops(trace: &Path, out: &Path) -> Result<String, FilterError> {
         Step::Event(Event::Free(fr)) => free_line(&mut w, &mut blocks, fr.addr, &mut index),
         Step::Event(_) => Ok(()),
     })?;
-    w.flush().map_err(werr(out))?;
+    w.finish()?;
     let mut notes = notes;
     if outside > 0 {
         notes.push(format!(

@@ -21,10 +21,7 @@ use crate::workdir::Pending;
 fn workdir_failed(path: &Path) -> impl Fn(crate::workdir::WorkdirError) -> FilterError + '_ {
     move |e| FilterError::Write {
         path: path.to_path_buf(),
-        source: match e {
-            crate::workdir::WorkdirError::Io { source, .. } => source,
-            other => std::io::Error::other(other.to_string()),
-        },
+        source: e.into_io(),
     }
 }
 

@@ -302,8 +302,13 @@ pub fn export_hpcmp(trace: &Path, out: &Path) -> Result<String, FilterError> {
     };
     let mut notes = walk(trace, &mut |step| h.step(step))?;
     h.finish().map_err(werr(out))?;
-    h.out.flush().map_err(werr(out))?;
-    let c = &h.counts;
+    let Hpcmp {
+        out: w,
+        counts: c,
+        next_id,
+        ..
+    } = h;
+    w.finish()?;
     if c.final_exits > 0 {
         notes.push(format!(
             "the trace ends before {} thread(s) exited; their last reads and writes are in a final Exit event each (icnt 0).",
@@ -316,6 +321,6 @@ pub fn export_hpcmp(trace: &Path, out: &Path) -> Result<String, FilterError> {
             c.outside
         ));
     }
-    let what = format!("{} events ({} sync, {} life)", h.next_id, c.sync, c.life);
+    let what = format!("{next_id} events ({} sync, {} life)", c.sync, c.life);
     Ok(summary(out, what, notes))
 }

@@ -149,10 +149,8 @@ fn export_ops(st: &mut Session, a: &[String]) -> CmdResult<Value> {
 /// profiler and prints a summary; returns a dict of its totals.
 fn heap_profile(st: &mut Session, _: &[String]) -> CmdResult<Value> {
     st.follow_cwd();
-    let exe = st
-        .exe()
-        .map(Path::to_path_buf)
-        .ok_or("no program is loaded: load_exe PATH (or compile_exe SOURCE.c) first.")?;
+    let exe =
+        st.program_to_run("no program is loaded: load_exe PATH (or compile_exe SOURCE.c) first.")?;
     let out = profile_path(st);
     let outcome = heapprof::run_profiled(&exe, st.args(), &out)?;
     if !out.is_file() {

@@ -24,7 +24,7 @@ pub fn register(r: &mut Registry<Session>) {
 fn export_hpcmp(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     let (file, scope) = (&a[0], a.get(1).map(String::as_str));
     st.follow_cwd();
-    let exe = st.exe().map(Path::to_path_buf).ok_or(
+    let exe = st.program_to_run(
         "export_hpcmp traces the loaded program: load_exe PATH (or compile_exe SOURCE.c) first.",
     )?;
     let (scope, why) = match scope {

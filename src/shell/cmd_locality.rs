@@ -42,8 +42,8 @@ impl Settings {
     /// understood is reported, with its cause, and left as it is.
     pub fn load(state_dir: &Path) -> Settings {
         let file = Settings::file(state_dir);
-        let text = match std::fs::read_to_string(&file) {
-            Ok(text) => text,
+        let text = match crate::workdir::read_regular(&file) {
+            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Settings::default(),
             Err(e) => {
                 eprintln!(

@@ -756,6 +756,16 @@ fn load_trace(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     let file = &a[0];
     let p = std::fs::canonicalize(st.work_dir().join(file))
         .context(|| format!("the trace {file} cannot be read"))?;
+    // A named pipe or device is refused before it is opened for good: an
+    // open of a pipe waits for a writer, and Ctrl-C cannot end that wait.
+    if let Err(e) = crate::workdir::open_regular(&p) {
+        let todo = if e.kind() == std::io::ErrorKind::InvalidInput {
+            format!(" mapvis reads a trace from a regular file: copy it into one (for example cat {file} > trace.txt) and load that.")
+        } else {
+            " Check that it exists and is readable.".into()
+        };
+        return Err(format!("the trace {} cannot be loaded: {e}.{todo}", p.display()).into());
+    }
     let is_text = trace::gleipnir::looks_like_gleipnir(&p);
     if !is_text {
         // Fail now, with the reader's message, rather than at analysis.
@@ -802,10 +812,9 @@ fn clear_analysis(st: &mut Session, _: &[String]) -> CmdResult<Value> {
 /// `grindanalysis/`, and prints a short summary where the tool allows it;
 /// returns the log's path.
 fn grind(st: &mut Session, tool: &str) -> CmdResult<Value> {
-    let exe = st
-        .exe()
-        .map(Path::to_path_buf)
-        .ok_or_else(|| format!("{tool} needs an executable: use load_exe PATH first."))?;
+    let exe = st.program_to_run(&format!(
+        "{tool} needs an executable: use load_exe PATH first."
+    ))?;
     let req = trace::grind::GrindRequest {
         valgrind: trace::run::find_valgrind(st.valgrind())?,
         tool: tool.to_string(),

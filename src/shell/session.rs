@@ -22,6 +22,12 @@ pub const PINS_HEADER: &str = include_str!("../../pins/gleipnir.h");
 use super::error::Context;
 pub use super::error::{CmdError, CmdResult};
 
+/// A path as one line of terminal-safe text, for messages about settings
+/// read from a file.
+fn shown(p: &Path) -> String {
+    super::text::terminal_safe(&p.display().to_string()).replace(['\n', '\t'], " ")
+}
+
 /// Records `files` in the manifest of `work_dir` (see
 /// [`Session::record_written`]).
 pub fn record_written_in(work_dir: &Path, files: &[PathBuf]) {
@@ -44,6 +50,9 @@ pub struct Session {
     work_dir: PathBuf,
     /// Program to trace (`load_exe`).
     exe: Option<PathBuf>,
+    /// Whether `exe` was restored from `session.json` and has not been
+    /// named to the user yet (see [`Session::program_to_run`]).
+    exe_restored: bool,
     /// Folders searched for sources (`set_src_path`).
     src_paths: Vec<PathBuf>,
     /// Valgrind binary (`set_valgrind_path`); PATH when unset.
@@ -87,6 +96,7 @@ impl Session {
         let mut s = Session {
             work_dir,
             exe: None,
+            exe_restored: false,
             src_paths: Vec::new(),
             valgrind: None,
             args: Vec::new(),
@@ -224,7 +234,7 @@ impl Session {
 
     fn restore_settings(&mut self) {
         let file = self.settings_file();
-        let text = match std::fs::read(&file) {
+        let text = match workdir::read_regular(&file) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
             Err(e) => {
@@ -258,8 +268,21 @@ impl Session {
             }
         };
         let path = |v: &serde_json::Value| v.as_str().map(PathBuf::from);
+        // Settings that name a program to run: the file may come from
+        // someone else (a folder unpacked from a tarball), so the Valgrind
+        // binary is never restored (the one on PATH is used until
+        // set_valgrind_path is given again), and the program to trace is
+        // restored but named before it first runs (see
+        // [`Session::program_to_run`]).
+        if let Some(v) = path(&j["valgrind"]) {
+            eprintln!(
+                "warning: the saved settings {} name {} as the Valgrind binary. A program named by a file in the working folder is not run unless you name it yourself, so this session uses valgrind from PATH; to use that binary, give its path to set_valgrind_path.",
+                file.display(),
+                shown(&v)
+            );
+        }
         self.exe = path(&j["exe"]);
-        self.valgrind = path(&j["valgrind"]);
+        self.exe_restored = self.exe.is_some();
         self.trace_file = path(&j["trace_file"]);
         self.args = j["args"]
             .as_array()
@@ -296,6 +319,7 @@ impl Session {
             Err(e) => return Err(e.into()),
         };
         self.exe = Some(p.clone());
+        self.exe_restored = false;
         self.save_settings();
         Ok((p, warning))
     }
@@ -391,6 +415,23 @@ impl Session {
     /// The program to trace (`load_exe`, `compile_exe`).
     pub fn exe(&self) -> Option<&Path> {
         self.exe.as_deref()
+    }
+
+    /// The program to trace, for a command about to run it; `missing` is
+    /// the message when there is none. A program restored from
+    /// `session.json` (which may come from someone else's folder) is named
+    /// before it first runs in this session, so that the file cannot
+    /// choose silently what runs.
+    pub fn program_to_run(&mut self, missing: &str) -> CmdResult<PathBuf> {
+        let exe = self.exe.clone().ok_or_else(|| missing.to_string())?;
+        if std::mem::take(&mut self.exe_restored) {
+            println!(
+                "running {}, the program to trace restored from {} (load_exe PATH traces another).",
+                shown(&exe),
+                self.settings_file().display()
+            );
+        }
+        Ok(exe)
     }
 
     /// The folders searched for sources (`set_src_path`).
@@ -508,9 +549,8 @@ impl Session {
         std::fs::create_dir_all(&include)
             .context(|| format!("cannot create {}", include.display()))?;
         let header = include.join("gleipnir.h");
-        if std::fs::read_to_string(&header).ok().as_deref() != Some(PINS_HEADER) {
-            std::fs::write(&header, PINS_HEADER)
-                .context(|| format!("cannot write {}", header.display()))?;
+        if workdir::read_regular(&header).ok().as_deref() != Some(PINS_HEADER.as_bytes()) {
+            workdir::write_file(&header, PINS_HEADER.as_bytes())?;
         }
         let bin_dir = self.state_dir().join("bin");
         std::fs::create_dir_all(&bin_dir)
@@ -520,6 +560,11 @@ impl Session {
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| "a.out".into());
         let out = bin_dir.join(&stem);
+        // The linker writes through a link in place of its output: a link
+        // there (not made by mapvis) is removed, never followed.
+        if std::fs::symlink_metadata(&out).is_ok_and(|m| m.file_type().is_symlink()) {
+            std::fs::remove_file(&out).context(|| format!("cannot replace {}", out.display()))?;
+        }
         let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
         let status = Command::new(&cc)
             .args(["-g3", "-O0"])
@@ -559,7 +604,7 @@ impl Session {
     /// [`trace::run::run_trace_into`]); otherwise the previous trace, and
     /// the analysis made from it, stay current.
     pub fn run_gleipnir(&mut self) -> CmdResult<trace::run::TracedRun> {
-        let exe = self.exe.clone().ok_or(
+        let exe = self.program_to_run(
             "run_gleipnir needs an executable: use load_exe PATH (or compile_exe SOURCE.c) first.",
         )?;
         let valgrind = trace::run::find_valgrind(self.valgrind.as_deref())?;

@@ -269,7 +269,11 @@ pub const SPECS: &[CommandSpec] = &[
         group: Group::Setup,
         args: &[req("PATH", ArgKind::Path)],
         help: "Sets the valgrind executable to run. Use it when the valgrind found \
-               on PATH is not the build that contains the mapvis tracing tool.",
+               on PATH is not the build that contains the mapvis tracing tool. \
+               It lasts for this session only: a later session does not take the \
+               Valgrind binary from .mapvis/session.json (which may come from \
+               someone else's folder), says so, and uses valgrind from PATH until \
+               you set it again.",
     },
     CommandSpec {
         name: "set_arguments",

@@ -1,6 +1,7 @@
 //! A minimal, hand-written safe wrapper over libtcl8.6.
 //!
-//! This is the only module of mapvis allowed to contain `unsafe`. It declares
+//! This is one of the two modules of mapvis allowed to contain `unsafe` (the
+//! other is `trace::ffi`, for the child process of a traced run). It declares
 //! the few Tcl C functions the shell needs and wraps them in [`Interp`], which
 //! owns one Tcl interpreter, evaluates scripts, reads and writes variables and
 //! registers Rust closures as Tcl commands.

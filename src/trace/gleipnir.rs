@@ -188,7 +188,7 @@ const CHUNK: usize = 1 << 22;
 impl GleipnirReader<File> {
     /// Opens a Gleipnir trace.
     pub fn open(path: &Path) -> Result<Self, ImportError> {
-        let f = File::open(path).map_err(|source| ImportError::Io {
+        let f = crate::workdir::open_regular(path).map_err(|source| ImportError::Io {
             path: path.to_path_buf(),
             source,
         })?;
@@ -199,7 +199,7 @@ impl GleipnirReader<File> {
 /// Whether a file starts like a Gleipnir text trace (cheap: reads 4 KiB).
 pub fn looks_like_gleipnir(path: &Path) -> bool {
     let mut buf = [0u8; 4096];
-    let n = File::open(path)
+    let n = crate::workdir::open_regular(path)
         .and_then(|mut f| f.read(&mut buf))
         .unwrap_or(0);
     let text = String::from_utf8_lossy(&buf[..n]);

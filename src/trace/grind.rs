@@ -80,11 +80,18 @@ pub fn run_grind(req: &GrindRequest) -> Result<GrindRun, RunError> {
         "dhat" => Some(dir.join(format!("dhat.out.{stem}.json"))),
         _ => None,
     };
+    // Valgrind opens its output files by name and would write through a
+    // link left in place of one: whatever is there is removed first (a
+    // link itself, never its target).
+    for f in std::iter::once(&log).chain(out_file.iter()) {
+        let _ = std::fs::remove_file(partial(f));
+    }
     let mut cmd = Command::new(&req.valgrind);
     cmd.arg(format!("--tool={tool}"))
         .arg(format!("--log-file={}", valgrind_path_arg(&partial(&log))));
     cmd.args(tool_args(tool, out_file.as_deref()));
     cmd.arg(&req.exe).args(&req.args);
+    super::ffi::end_with_parent(&mut cmd);
     let status = cmd.status();
     let written: Vec<PathBuf> = std::iter::once(&log)
         .chain(out_file.iter())

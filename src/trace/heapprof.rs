@@ -507,18 +507,19 @@ pub fn run_profiled(exe: &Path, args: &[String], out: &Path) -> Result<RunOutcom
     if let Some(old) = std::env::var_os("LD_PRELOAD").filter(|v| !v.is_empty()) {
         preload = format!("{preload}:{}", old.to_string_lossy());
     }
-    let status = Command::new(exe)
-        .args(args)
+    let mut cmd = Command::new(exe);
+    cmd.args(args)
         .env("LD_PRELOAD", preload)
         .env("MAPVIS_HEAP_OUT", out)
         .stdin(Stdio::inherit())
         .stdout(Stdio::inherit())
-        .stderr(Stdio::inherit())
-        .status()
-        .map_err(|source| RunError::Io {
-            what: "could not start",
-            path: exe.to_path_buf(),
-            source,
-        })?;
+        .stderr(Stdio::inherit());
+    // The program never outlives mapvis.
+    super::ffi::end_with_parent(&mut cmd);
+    let status = cmd.status().map_err(|source| RunError::Io {
+        what: "could not start",
+        path: exe.to_path_buf(),
+        source,
+    })?;
     Ok(RunOutcome::from_status(status, out.to_path_buf()))
 }

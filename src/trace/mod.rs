@@ -6,6 +6,7 @@ pub mod cmacro;
 pub mod csource;
 pub mod dump;
 pub mod dwarf;
+pub mod ffi;
 pub mod format;
 pub mod gleipnir;
 pub mod grind;

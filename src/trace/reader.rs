@@ -143,7 +143,7 @@ pub struct TraceReader<R: Read> {
 impl TraceReader<File> {
     /// Opens a trace file and reads its header.
     pub fn open(path: &Path) -> Result<Self, TraceError> {
-        let file = File::open(path).map_err(|source| TraceError::Io {
+        let file = crate::workdir::open_regular(path).map_err(|source| TraceError::Io {
             path: path.to_path_buf(),
             source,
         })?;
@@ -862,7 +862,7 @@ impl<R: Read> TraceReader<R> {
 pub fn footer_at_end(path: &Path) -> Option<Footer> {
     use std::io::{Seek, SeekFrom};
     const TAIL: u64 = 160;
-    let mut f = File::open(path).ok()?;
+    let mut f = crate::workdir::open_regular(path).ok()?;
     let len = f.metadata().ok()?.len();
     let start = len.saturating_sub(TAIL);
     f.seek(SeekFrom::Start(start)).ok()?;

@@ -404,6 +404,8 @@ pub fn run_trace_with(
         .stdin(Stdio::inherit())
         .stdout(Stdio::inherit())
         .stderr(Stdio::inherit());
+    // Valgrind never outlives mapvis (killed, or its terminal closed).
+    super::ffi::end_with_parent(&mut cmd);
     let mut child = cmd
         .spawn()
         .map_err(io_err("could not start", &req.valgrind))?;

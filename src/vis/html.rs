@@ -23,9 +23,13 @@ pub const PLOTLY_JS_NAME: &str = "plotly.min.js";
 pub fn ensure_plotly_js(dir: &Path) -> Result<PathBuf, VisError> {
     fs::create_dir_all(dir).map_err(|e| VisError::io(dir, e))?;
     let path = dir.join(PLOTLY_JS_NAME);
-    let same = match fs::metadata(&path) {
-        Ok(m) if m.len() == PLOTLY_JS.len() as u64 => {
-            fs::read(&path).map(|b| b == PLOTLY_JS).unwrap_or(false)
+    // Only a regular file is kept: a link (even to an identical copy) is
+    // replaced by one, and a named pipe is never read.
+    let same = match fs::symlink_metadata(&path) {
+        Ok(m) if m.file_type().is_file() && m.len() == PLOTLY_JS.len() as u64 => {
+            crate::workdir::read_regular(&path)
+                .map(|b| b == PLOTLY_JS)
+                .unwrap_or(false)
         }
         _ => false,
     };

@@ -34,31 +34,68 @@ struct Entry {
     trace: String,
 }
 
-/// The `content` of `<meta name="mapvis-KEY" content="…">` in `head`, still
-/// HTML-escaped (it is written back into HTML as it is).
+/// The `content` of `<meta name="mapvis-KEY" content="…">` in `head`, as
+/// plain text (its character references decoded).
 fn meta(head: &str, key: &str) -> String {
     let tag = format!("<meta name=\"mapvis-{key}\" content=\"");
     head.find(&tag)
         .and_then(|i| {
             let rest = &head[i + tag.len()..];
-            rest.find('"').map(|j| rest[..j].to_string())
+            rest.find('"').map(|j| unescape_html(&rest[..j]))
         })
         .unwrap_or_default()
 }
 
-/// The `<title>` of a page, still HTML-escaped.
+/// The `<title>` of a page, as plain text (its character references
+/// decoded).
 fn title(head: &str) -> String {
     match (head.find("<title>"), head.find("</title>")) {
-        (Some(a), Some(b)) if b > a => head[a + 7..b].to_string(),
+        (Some(a), Some(b)) if b > a => unescape_html(&head[a + 7..b]),
         _ => String::new(),
     }
 }
 
-/// Reads what the index shows of one page.
+/// Decodes the character references [`escape_html`] writes (`&amp;`,
+/// `&lt;`, `&gt;`, `&quot;`, `&#39;`), so that text mapvis recorded reads
+/// as it was. Anything else stays as it is. The result is plain text: it
+/// is escaped again when it is written into the index, so a page that
+/// mapvis did not write cannot put markup or script into the index.
+fn unescape_html(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find('&') {
+        out.push_str(&rest[..i]);
+        rest = &rest[i..];
+        let decoded = [
+            ("&amp;", '&'),
+            ("&lt;", '<'),
+            ("&gt;", '>'),
+            ("&quot;", '"'),
+            ("&#39;", '\''),
+        ]
+        .into_iter()
+        .find(|(entity, _)| rest.starts_with(entity));
+        match decoded {
+            Some((entity, c)) => {
+                out.push(c);
+                rest = &rest[entity.len()..];
+            }
+            None => {
+                out.push('&');
+                rest = &rest[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Reads what the index shows of one page (a regular file: a named pipe
+/// or device in the folder is left out, never opened for long).
 fn entry(path: &Path) -> Option<Entry> {
     let file = path.file_name()?.to_str()?.to_string();
     let mut head = Vec::new();
-    fs::File::open(path)
+    crate::workdir::open_regular(path)
         .ok()?
         .take(HEAD_BYTES)
         .read_to_end(&mut head)
@@ -91,21 +128,43 @@ fn entries(dir: &Path) -> Result<Vec<Entry>, VisError> {
     Ok(out)
 }
 
-/// One table row; the file name is escaped, the recorded fields are
-/// already escaped.
+/// One table row. Everything taken from the page, its file name and what
+/// it records alike, is escaped: the index holds no markup it did not
+/// write itself.
 fn row(e: &Entry) -> String {
     let file = escape_html(&e.file);
+    let href = escape_html(&percent_encode_href(&e.file));
     let command = if e.command.is_empty() {
         "(not written by mapvis)".to_string()
     } else {
-        format!("<code>{}</code>", e.command)
+        format!("<code>{}</code>", escape_html(&e.command))
     };
     format!(
-        "<tr><td><a href=\"{file}\">{}</a></td><td>{command}</td><td>{}</td><td>{}</td></tr>\n",
-        if e.title.is_empty() { &file } else { &e.title },
-        e.shape,
-        e.trace
+        "<tr><td><a href=\"{href}\">{}</a></td><td>{command}</td><td>{}</td><td>{}</td></tr>\n",
+        if e.title.is_empty() {
+            file
+        } else {
+            escape_html(&e.title)
+        },
+        escape_html(&e.shape),
+        escape_html(&e.trace)
     )
+}
+
+/// A file name as a relative link: `%`, `#`, `?` and `:` (which a browser
+/// would read as an escape, a fragment, a query or a scheme such as
+/// `javascript:`) and characters outside printable ASCII are
+/// percent-encoded, so the link always names the file in this folder.
+fn percent_encode_href(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for b in name.bytes() {
+        if b.is_ascii_graphic() && !matches!(b, b'%' | b'#' | b'?' | b':') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }
 
 /// Rewrites `dir/index.html` from the pages in `dir`.

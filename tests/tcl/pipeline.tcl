@@ -76,16 +76,23 @@ test order-ops {
     }
     list [dict get $n L] [dict get $n S] [dict get $n M] $ordered
 } {256 512 0 1}
-# A full disk is an error that names the file, not a silent loss.
+# A link in place of an output (here to /dev/full) is replaced by the file,
+# never written through. (A full disk is tested in tests/safety.rs.)
 if {[file exists /dev/full]} {
     file delete visinfo/order_data.csv
     file link -symbolic visinfo/order_data.csv /dev/full
-    test order-disk-full {
-        catch {filtering_process} m
-        string match "*order_data.csv*No space left on device*" $m
-    } 1
+    test order-link-replaced {
+        filtering_process
+        file type visinfo/order_data.csv
+    } file
     file delete visinfo/order_data.csv
     test order-again {llength [filtering_process]} 4
+    # A full disk is an error that names the file, not a silent loss: a
+    # file the user names, such as an export's, is written where named.
+    test export-disk-full {
+        catch {export_memtrace /dev/full} m
+        string match "*cannot write /dev/full*is full*" $m
+    } 1
 }
 
 proc total {stats field} {
