@@ -456,25 +456,13 @@ impl DebugVars {
     /// `NAME VALUE` texts; `None` when the program was not compiled with
     /// `-g3` (no macro information).
     pub fn command_line_macros(&self, file: &Path) -> Option<&[String]> {
-        let exact = self.cu_macros.iter().find(|(p, _)| file.ends_with(p));
-        let by_name = || {
-            self.cu_macros
-                .iter()
-                .find(|(p, _)| p.file_name().is_some() && p.file_name() == file.file_name())
-        };
-        exact.or_else(by_name).map(|(_, m)| m.as_slice())
+        of_unit(&self.cu_macros, file).map(Vec::as_slice)
     }
 
     /// The `DW_AT_producer` of the unit compiled from `file` (matched as
     /// [`Self::command_line_macros`] matches).
     pub fn producer(&self, file: &Path) -> Option<&str> {
-        let exact = self.cu_producers.iter().find(|(p, _)| file.ends_with(p));
-        let by_name = || {
-            self.cu_producers
-                .iter()
-                .find(|(p, _)| p.file_name().is_some() && p.file_name() == file.file_name())
-        };
-        exact.or_else(by_name).map(|(_, m)| m.as_str())
+        of_unit(&self.cu_producers, file).map(String::as_str)
     }
 
     /// The file the information was loaded from.
@@ -899,6 +887,18 @@ impl DebugVars {
             }
         }
     }
+}
+
+/// The entry of a per-unit list for source `file`: the unit whose name
+/// `file` ends with, else one whose file name is the same.
+fn of_unit<'a, T>(units: &'a [(PathBuf, T)], file: &Path) -> Option<&'a T> {
+    let exact = units.iter().find(|(p, _)| file.ends_with(p));
+    let by_name = || {
+        units
+            .iter()
+            .find(|(p, _)| p.file_name().is_some() && p.file_name() == file.file_name())
+    };
+    exact.or_else(by_name).map(|(_, t)| t)
 }
 
 /// Whether a `DW_AT_producer` string (gcc records the command-line options

@@ -187,9 +187,7 @@ impl PairPattern {
         let i = (0..SLOTS).min_by_key(|&i| s[i].1).unwrap_or(SLOTS - 1);
         s[i] = (d, s[i].1 + 1);
     }
-}
 
-impl PairPattern {
     /// Moves the stride-0 count of a state saved before repeats were kept
     /// apart into `repeats`, keeping the other moves most frequent first.
     fn split_old_repeats(&mut self) {
