@@ -14,14 +14,17 @@
 # timed in the same run, interleaved with the pages. Prints each page's size
 # and the median open time of RUNS runs as a ratio to the blank page's.
 #
-# Needs: valgrind, cc, python3, chromium.
+# Needs: valgrind, cc, python3, chromium. MAPVIS=path/to/mapvis times that
+# build (e.g. an older one, for a before/after table) instead of building.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${1:-5}
 N=${2:-256}
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/mapvis/target}"
-cargo build --release --quiet --bins
-MAPVIS="$CARGO_TARGET_DIR/release/mapvis"
+if [ -z "${MAPVIS:-}" ]; then
+  export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/mapvis/target}"
+  cargo build --release --quiet --bins
+  MAPVIS="$CARGO_TARGET_DIR/release/mapvis"
+fi
 CHROMIUM=$(command -v chromium || command -v chromium-browser || command -v google-chrome)
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
