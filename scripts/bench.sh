@@ -9,6 +9,10 @@
 #   scripts/bench.sh scale [N...]    the whole pipeline on big traces: matmul
 #                                    ijk N (default 128 256 512; 512 is 2 G
 #                                    accesses, ~4 minutes and 2.5 GB of disk)
+#   scripts/bench.sh figures [RUNS] [N]  page size and headless Chromium's
+#                                    time to draw each figure of an N x N
+#                                    transpose (default 5 runs, N=256), as a
+#                                    ratio to a blank plotly page
 #
 # Needs: valgrind, cc, python3, a release build (cargo build --release).
 set -euo pipefail
@@ -18,6 +22,9 @@ if [ "${1:-}" = heap ]; then
 fi
 if [ "${1:-}" = scale ]; then
   exec bash scripts/bench_scale.sh "${@:2}"
+fi
+if [ "${1:-}" = figures ]; then
+  exec bash scripts/bench_figures.sh "${@:2}"
 fi
 RUNS=${1:-5}
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/mapvis/target}"

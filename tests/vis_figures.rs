@@ -362,7 +362,10 @@ fn aggregation_above_the_budget_keeps_every_access() {
     let r = complete_memory_access_pattern(&acc, &vars, &lines_df(), &o).unwrap();
     assert!(r.points <= 50 && r.points > 0, "{} points", r.points);
     let desc = r.aggregated.clone().expect("aggregated");
-    assert!(desc.contains("point budget of 50"));
+    assert!(
+        desc.contains("point budget (50 points in 3D, 50 in 2D)"),
+        "{desc}"
+    );
     let figs = figures(&r.html);
     let counts = |t: &serde_json::Value| -> u64 {
         t["customdata"]

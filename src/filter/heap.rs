@@ -642,6 +642,15 @@ pub fn live_series(
             }
         }
     }
+    // The state after the last call holds from that call on. Samples are
+    // taken only on the way to a call, so without this one the last frees
+    // would show only at the end of the run: drawn as steps, the blocks
+    // they free would look live until exit.
+    if let Some(c) = run.calls.last() {
+        if ts.last().is_some_and(|&t| t < c.time) {
+            push(c.time, total, &per, &mut ts, &mut tot, &mut ps);
+        }
+    }
     push(
         run.end_time.max(*ts.last().unwrap_or(&0)),
         total,
@@ -757,4 +766,61 @@ pub fn write_stats_csv(dir: &Path, r: &HeapReport) -> Result<Vec<PathBuf>, Filte
         out.push(times);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    fn call(time: u64, op: HeapOp, addr: u64, size: u64) -> HeapCall {
+        HeapCall {
+            time,
+            tid: 1,
+            op,
+            addr,
+            size,
+            old: None,
+            slack: None,
+            stack: 1,
+            dur_ns: None,
+            in_region: false,
+        }
+    }
+
+    /// One block of 64 bytes from stack 1, allocated at operation 10 and
+    /// freed at 980 of a run of 100 000 operations.
+    pub(crate) fn late_free_run() -> HeapRun {
+        HeapRun {
+            source: "test".into(),
+            timed: false,
+            unit: TimeUnit::Operations,
+            calls: vec![
+                call(10, HeapOp::Alloc(AllocKind::Malloc), 0x1000, 64),
+                call(980, HeapOp::Free(FreeKind::Free), 0x1000, 0),
+            ],
+            stacks: vec![vec![], vec![0x401000]],
+            maps: Vec::new(),
+            rss: Vec::new(),
+            end_time: 100_000,
+            regions: Vec::new(),
+            command: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+
+    /// A block freed after the last sample time is drawn freed from the
+    /// free on, not live until the end of the run.
+    #[test]
+    fn a_block_freed_late_is_not_live_until_exit() {
+        let (ts, total, per) = live_series(&late_free_run(), &[1], 20);
+        assert_eq!(ts.len(), total.len());
+        assert!(ts.windows(2).all(|w| w[0] <= w[1]), "{ts:?}");
+        // Drawn as steps, each sample holds until the next one.
+        let at = |t: u64| total[ts.iter().rposition(|&s| s <= t).unwrap()];
+        assert_eq!(at(500), 64, "{ts:?} {total:?}");
+        assert_eq!(at(980), 0, "{ts:?} {total:?}");
+        assert_eq!(at(50_000), 0, "{ts:?} {total:?}");
+        assert_eq!(per[0], total);
+        assert_eq!(*ts.last().unwrap(), 100_000);
+    }
 }

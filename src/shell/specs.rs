@@ -532,7 +532,8 @@ pub const SPECS: &[CommandSpec] = &[
         help: "Sets how many points a figure draws before it aggregates exactly \
                (bins by time and address, or by element, keeping the counts and \
                saying so in the title). The default is 200000; browsers cope with \
-               a few million at most, so the limit is 50000000.",
+               a few million at most, so the limit is 50000000. 3D views draw at \
+               most 20000 points whatever the budget.",
     },
     CommandSpec {
         name: "set_matrix_orientation",

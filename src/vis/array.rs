@@ -11,9 +11,9 @@
 use std::cell::{Cell, RefCell};
 use std::sync::Arc;
 
-use plotly::common::{Marker, Mode, TickMode, Title};
-use plotly::layout::{Axis, AxisRange, LayoutScene};
-use plotly::{Layout, Plot, Scatter3D};
+use plotly::common::TickMode;
+use plotly::layout::{AxisRange, LayoutScene};
+use plotly::{Layout, Plot};
 use polars::prelude::DataFrame;
 
 use super::aggregate::{aggregate, bin_width, Binned, Binning, Group, Source};
@@ -22,13 +22,14 @@ use super::classes::{Annot, ClassesSeen};
 /// Bits of an aggregation key below the colour class.
 const CLASS_SHIFT: u32 = 56;
 use super::array_maps::{Cells, MapCells, Shape};
+use super::complete::{integer_axis, scatter_3d};
 use super::csv::CsvOut;
 use super::error::VisError;
 use super::html::{sanitize_name, write_page, PageFigure, PageMeta};
 use super::input::{for_items, op_index, op_name, FrameBatches, Item};
 use super::input::{Lines, VarInfo, Variables, OP_NAMES};
 use super::traces::{count_sizes, customdata_fields, time_marker, CdCol, CdField, CustomData};
-use super::traces::{Ext, OneOrMany};
+use super::traces::{symbol_3d, Ext, OneOrMany, PointMarker, Typed};
 use super::{FigureOptions, FigureReport};
 use crate::filter::batches::AccessBatches;
 
@@ -742,7 +743,7 @@ impl Drawn<'_> {
 /// budget, as the page's first figure.
 fn scatter_figure(d: &Drawn, report: &mut FigureReport) -> Result<PageFigure, VisError> {
     let name = &d.shape.name;
-    let exact = d.picked.touches.filter(|&t| t <= d.o.point_budget as u64);
+    let exact = d.picked.touches.filter(|&t| t <= d.o.budget_3d() as u64);
     let (mut scatter, heading) = if let Some(touches) = exact {
         report.points = touches as usize;
         (
@@ -759,12 +760,20 @@ fn scatter_figure(d: &Drawn, report: &mut FigureReport) -> Result<PageFigure, Vi
         )
     };
     let (xl, yl, zl) = d.axes();
-    let int_axis = |t: &str| Axis::new().title(Title::with_text(t)).tick_format("d");
-    let mut z = int_axis(zl);
+    // Whole-number axes up to the last index (x column, z row; y depth in
+    // 3D, else the occurrence).
+    let dims = &d.shape.dims;
+    let last = |n: u64| n.saturating_sub(1);
+    let y_max = if d.is3() {
+        last(dims[2])
+    } else {
+        d.picked.occ.1
+    };
+    let mut z = integer_axis(zl, last(dims[0]));
     if d.o.matrix_orientation {
         z = z.range(AxisRange::new(d.shape.dims[0] as f64 - 0.5, -0.5));
     }
-    let mut x = int_axis(xl);
+    let mut x = integer_axis(xl, last(dims[1]));
     if !d.shape.fields.is_empty() {
         let names = d.shape.fields.iter().map(|f| f.1.clone()).collect();
         let at = (0..d.shape.fields.len()).map(|j| j as f64).collect();
@@ -774,9 +783,12 @@ fn scatter_figure(d: &Drawn, report: &mut FigureReport) -> Result<PageFigure, Vi
             .tick_text(names);
     }
     scatter.set_layout(
-        Layout::new()
-            .height(800)
-            .scene(LayoutScene::new().x_axis(x).y_axis(int_axis(yl)).z_axis(z)),
+        Layout::new().height(800).scene(
+            LayoutScene::new()
+                .x_axis(x)
+                .y_axis(integer_axis(yl, y_max))
+                .z_axis(z),
+        ),
     );
     Ok(PageFigure {
         heading,
@@ -869,41 +881,31 @@ fn exact_scatter(d: &Drawn) -> Result<Plot, VisError> {
             .zip(&ijk)
             .map(|((it, _), p)| if is3 { p.2 } else { it.occ })
             .collect();
-        let t = Scatter3D::new(
-            ijk.iter().map(|p| p.1).collect::<Vec<_>>(),
-            y,
-            ijk.iter().map(|p| p.0).collect::<Vec<_>>(),
-        )
-        .mode(Mode::Markers)
-        .hover_template(super::complete::hover_with_class(
+        let t = scatter_3d().hover_template(super::complete::hover_with_class(
             &hover,
             class_name(d.ann, c),
         ));
-        let cd = touch_custom(d, pts, &ijk);
-        p.add_trace(match &d.ann.classes {
-            Some(ci) => Ext::new(
-                *t.name(ci.labels[c].as_str()).marker(
-                    Marker::new()
-                        .color(ci.colours[c].clone())
-                        .size(4)
-                        .opacity(super::traces::SOLID_OPACITY),
-                ),
-            )
-            .custom(cd)
-            .boxed(),
+        let (name, marker) = match &d.ann.classes {
+            Some(ci) => (
+                ci.labels[c].as_str(),
+                PointMarker::opaque(ci.colours[c].clone(), OneOrMany::One(4.0)).symbol(symbol_3d()),
+            ),
             None => {
-                let times = pts.iter().map(|(it, _)| it.time as f64).collect();
-                Ext::new(*t.name(d.shape.name.as_str()))
-                    .custom(cd)
-                    .marker(time_marker(
-                        times,
-                        d.picked.t_lo,
-                        d.picked.t_hi,
-                        OneOrMany::One(4.0),
-                    ))
-                    .boxed()
+                let times: Vec<f64> = pts.iter().map(|(it, _)| it.time as f64).collect();
+                let (lo, hi) = (d.picked.t_lo, d.picked.t_hi);
+                let m = time_marker(&times, lo, hi, OneOrMany::One(4.0));
+                (d.shape.name.as_str(), m)
             }
-        });
+        };
+        let col =
+            |f: fn(&(u64, u64, u64)) -> u64| Typed::uints(&ijk.iter().map(f).collect::<Vec<_>>());
+        p.add_trace(
+            Ext::new(*t.name(name))
+                .xyz(col(|p| p.1), Typed::uints(&y), col(|p| p.0))
+                .custom(touch_custom(d, pts, &ijk))
+                .marker(marker)
+                .boxed(),
+        );
     }
     Ok(p)
 }
@@ -1043,7 +1045,7 @@ fn bin_touches(d: &Drawn) -> Result<Binned, VisError> {
         key: &key,
         dim: &dim,
         span,
-        budget: d.o.point_budget,
+        budget: d.o.budget_3d(),
         space: shape.dims.iter().copied().max().unwrap_or(1),
         distinct: 0,
     };
@@ -1056,10 +1058,10 @@ fn bin_touches(d: &Drawn) -> Result<Binned, VisError> {
 fn group_description(d: &Drawn, binned: &Binned, blocks: &[u64], touches: u64) -> String {
     let is3 = d.is3();
     format!(
-        "{} element accesses of `{}` exceed the point budget of {}: each point is the exact group of accesses to one block of {} elements{}{}; marker size and hover give the count.",
+        "{} element accesses of `{}` exceed the 3D view's point budget of {}: each point is the exact group of accesses to one block of {} elements{}{}; marker size and hover give the count.",
         touches,
         d.shape.name,
-        d.o.point_budget,
+        d.o.budget_3d(),
         blocks.iter().map(|b| b.to_string()).collect::<Vec<_>>().join(" x "),
         if is3 { String::new() } else { format!(" with occurrences in one bin {} wide", binned.time_width) },
         if d.ann.classes.is_some() { ", of one colour class" } else { "; colour is their mean time" }
@@ -1095,39 +1097,31 @@ fn group_trace(
     } else {
         gs.iter().map(|g| g.occ_min as f64).collect()
     };
-    let t = Scatter3D::new(
-        pos.iter().map(|p| p.1).collect::<Vec<_>>(),
-        y,
-        pos.iter().map(|p| p.0).collect::<Vec<_>>(),
-    )
-    .mode(Mode::Markers)
-    .hover_template(super::complete::hover_with_class(
+    let t = scatter_3d().hover_template(super::complete::hover_with_class(
         &group_hover(),
         class_name(d.ann, c),
     ));
-    let cd = touch_group_custom(d, gs);
-    match &d.ann.classes {
-        Some(ci) => Ext::new(
-            *t.name(ci.labels[c].as_str()).marker(
-                Marker::new()
-                    .color(ci.colours[c].clone())
-                    .size_array(sizes.iter().map(|s| s.round() as usize).collect())
-                    .opacity(super::traces::SOLID_OPACITY)
-                    .line(plotly::common::Line::new().width(0.0)),
-            ),
-        )
-        .custom(cd)
-        .boxed(),
-        None => Ext::new(*t.name(shape.name.as_str()))
-            .custom(cd)
-            .marker(time_marker(
-                gs.iter().map(|g| g.t_mean()).collect(),
-                d.picked.t_lo,
-                d.picked.t_hi,
-                OneOrMany::Many(sizes),
-            ))
-            .boxed(),
-    }
+    let (name, marker) = match &d.ann.classes {
+        Some(ci) => {
+            let px: Vec<f64> = sizes.iter().map(|s| s.round()).collect();
+            let m =
+                PointMarker::solid(ci.colours[c].clone(), OneOrMany::many(&px)).symbol(symbol_3d());
+            (ci.labels[c].as_str(), m)
+        }
+        None => {
+            let times: Vec<f64> = gs.iter().map(|g| g.t_mean()).collect();
+            let (lo, hi) = (d.picked.t_lo, d.picked.t_hi);
+            let m = time_marker(&times, lo, hi, OneOrMany::many(&sizes));
+            (shape.name.as_str(), m)
+        }
+    };
+    let col =
+        |f: fn(&(f64, f64, f64)) -> f64| Typed::floats(&pos.iter().map(f).collect::<Vec<_>>());
+    Ext::new(*t.name(name))
+        .xyz(col(|p| p.1), Typed::floats(&y), col(|p| p.0))
+        .custom(touch_group_custom(d, gs))
+        .marker(marker)
+        .boxed()
 }
 
 /// The customdata of aggregated groups `gs`.

@@ -16,6 +16,7 @@ use serde_json::{json, Value};
 
 use super::html::PageFigure;
 use super::input::{op_index, Item};
+use super::traces::{Ext, Typed};
 use super::{FigureOptions, FigureReport};
 
 /// Most frames of the 2D traversal replays.
@@ -238,12 +239,9 @@ fn hover_element(name: &str, plane: Option<&str>, f: u64) -> String {
     }
 }
 
-fn heat(
-    x: Vec<Value>,
-    y: Vec<u64>,
-    z: ZRows,
-    st: &HeatStyle,
-) -> Box<HeatMap<Value, u64, Vec<Option<f64>>>> {
+/// A heatmap of columns `x` and rows `y` in style `st`; its cells are
+/// given with [`with_cells`].
+fn heat(x: Vec<Value>, y: Vec<u64>, st: &HeatStyle) -> Box<HeatMap<Value, u64, f64>> {
     // Counts use a light-to-dark scale so that blank (never) reads as white.
     let counts = matches!(st.scale, ColorScalePalette::YlOrRd);
     let mut bar = ColorBar::new().title(st.label);
@@ -256,7 +254,9 @@ fn heat(
     } else {
         "%{z:.2f}"
     };
-    HeatMap::new(x, y, z)
+    Box::new(HeatMap::default())
+        .x(x)
+        .y(y)
         .color_scale(ColorScale::Palette(st.scale.clone()))
         .reverse_scale(counts)
         .color_bar(bar)
@@ -289,14 +289,18 @@ fn square_layout(xl: &str, yl: &str, flip: Option<(usize, u64)>) -> Layout {
         .y_axis(y)
 }
 
-/// Heatmap `z`: rows of optional cell values.
-type ZRows = Vec<Vec<Option<f64>>>;
-
-/// Rows of `z` values of a grid, row-major, `None` where `f` gives none.
-fn rows_of(nr: usize, nc: usize, f: impl Fn(usize) -> Option<f64>) -> ZRows {
-    (0..nr)
-        .map(|r| (0..nc).map(|c| f(r * nc + c)).collect())
-        .collect()
+/// Heatmap `h` with the cells of an `nr x nc` grid as its `z`, row-major
+/// (`f` of each cell, blank where it gives `None`), a typed array of
+/// 8 bytes a cell.
+fn with_cells(
+    h: Box<HeatMap<Value, u64, f64>>,
+    nr: usize,
+    nc: usize,
+    f: impl Fn(usize) -> Option<f64>,
+) -> Box<dyn Trace> {
+    Ext::new(*h)
+        .cells(Typed::grid(nr, nc, (0..nr * nc).map(f)))
+        .boxed()
 }
 
 /// The smallest and largest of some values, or `(0, 1)` for none; counts
@@ -444,14 +448,12 @@ impl GridCells {
                 integer: metric != Metric::StoreShare,
                 max: hi,
             };
-            let h = heat(
-                xs.clone(),
-                ys.clone(),
-                rows_of(nr, nc, |x| g.value(x, metric)),
-                &st,
-            );
+            let h = heat(xs.clone(), ys.clone(), &st)
+                .zauto(false)
+                .zmin(lo)
+                .zmax(hi);
             let mut p = Plot::new();
-            p.add_trace(h.zauto(false).zmin(lo).zmax(hi));
+            p.add_trace(with_cells(h, nr, nc, |x| g.value(x, metric)));
             p.set_layout(
                 square_layout(c.shape.column_title(), "row i", flip).height(HEAT_HEIGHT as usize),
             );
@@ -577,11 +579,11 @@ fn replay_plot(
     let rxs = c.shape.column_values(g.rc, g.fr);
     let rys: Vec<u64> = (0..g.rr as u64).map(|y| y * g.fr).collect();
     let frame_heat = |fi: usize| {
-        let z = rows_of(g.rr, g.rc, |x| count_cell(frames[fi * cells + x]));
-        heat(rxs.clone(), rys.clone(), z, &st)
+        let h = heat(rxs.clone(), rys.clone(), &st)
             .zauto(false)
             .zmin(0.0)
-            .zmax(zmax)
+            .zmax(zmax);
+        with_cells(h, g.rr, g.rc, |x| count_cell(frames[fi * cells + x]))
     };
     let last = nf - 1;
     let mut p = Plot::new();
@@ -590,7 +592,7 @@ fn replay_plot(
     for (fi, &th) in g.thresholds.iter().enumerate() {
         let name = format!("t{fi}");
         let mut tr = Traces::new();
-        tr.push(frame_heat(fi) as Box<dyn Trace>);
+        tr.push(frame_heat(fi));
         p.add_frame(Frame::new().name(name.clone()).data(tr).traces(vec![0]));
         steps.push(
             SliderStep::new()
@@ -777,8 +779,7 @@ fn slice_plot(
             integer: true,
             max: zmax,
         };
-        let z = rows_of(sl.nj, sl.nk, |x| g.value(s * cells + x, metric));
-        let t = heat(xs.clone(), ys.clone(), z, &st)
+        let t = heat(xs.clone(), ys.clone(), &st)
             .zauto(false)
             .zmin(zmin)
             .zmax(zmax)
@@ -788,7 +789,9 @@ fn slice_plot(
             } else {
                 Visible::False
             });
-        p.add_trace(t);
+        p.add_trace(with_cells(t, sl.nj, sl.nk, |x| {
+            g.value(s * cells + x, metric)
+        }));
         let vis: Vec<bool> = (0..sl.ns).map(|x| x == s).collect();
         steps.push(
             SliderStep::new()

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use plotly::common::{Marker, MarkerSymbol, Mode, Title};
+use plotly::common::{MarkerSymbol, Mode, Title};
 use plotly::layout::{Axis, LayoutScene};
 use plotly::{Layout, Plot, Scatter, Scatter3D};
 use polars::prelude::DataFrame;
@@ -15,8 +15,8 @@ use super::html::{write_page, PageFigure, PageMeta};
 use super::input::{for_items, gather, op_index, op_name, FrameBatches, Item};
 use super::input::{Lines, Variables, OP_NAMES};
 use super::traces::{count_sizes, customdata_fields, time_marker, CdField, OneOrMany};
-use super::traces::{draw_order, op_colour, trace_sizes, RAW_SIZE};
-use super::traces::{CdCol, CustomData, Ext, SOLID_OPACITY};
+use super::traces::{draw_order, op_colour, symbol_3d, trace_sizes, PointMarker, Typed, RAW_SIZE};
+use super::traces::{CdCol, CustomData, Ext};
 use super::{FigureOptions, FigureReport};
 use crate::filter::batches::{AccessBatches, VarSpan};
 
@@ -172,8 +172,9 @@ pub fn complete_memory_access_pattern(
 /// With `save`, `visinfo/complete_memory_access_pattern.csv` gets one row
 /// per access (`index` is its row in `src`).
 ///
-/// Above `point_budget` accesses both scatters show exact (variable, address
-/// bin, time bin) groups whose marker size grows with their count.
+/// Above the 3D view's budget ([`FigureOptions::budget_3d`]) both
+/// scatters show exact (variable, address bin, occurrence or time bin)
+/// groups, within their budgets, whose marker size grows with their count.
 ///
 /// Cost: within the budget, one pass that keeps the n accesses to draw
 /// them. Above it, the aggregation's one pass (see [`aggregate`]), after
@@ -199,9 +200,9 @@ pub fn complete_pattern_of(
             "The access table is empty, so there is no memory access pattern to draw. Check the memory kinds selected and that the traced program accessed memory.".into(),
         ));
     }
-    // Within the budget every access is drawn: keep them (at most the
-    // budget); above it, only the spans are needed before aggregating.
-    let exact = if n <= o.point_budget as u64 {
+    // Within the 3D view's budget (the smaller) every access is drawn: keep
+    // them; above it, only the spans are needed before aggregating.
+    let exact = if n <= o.budget_3d() as u64 {
         Some(gather(src)?)
     } else {
         None
@@ -229,7 +230,8 @@ pub fn complete_pattern_of(
             exact_figures(items, &v, &rank_of, &labels, t_lo, t_hi)
         }
         None => {
-            let (b3, b2) = aggregate_both(src, &rank_of, &labels, &sum, o.point_budget)?;
+            let budgets = (o.budget_3d(), o.point_budget);
+            let (b3, b2) = aggregate_both(src, &rank_of, &labels, &sum, budgets)?;
             report.points = b3.groups.len().max(b2.groups.len());
             title = format!(
                 "Complete memory access pattern ({n} accesses, aggregated into {} + {} points)",
@@ -237,8 +239,8 @@ pub fn complete_pattern_of(
                 b2.groups.len()
             );
             report.aggregated = Some(format!(
-                "{n} accesses exceed the point budget of {}: each point is the exact group of accesses to one address bin of a variable (3D: at most {} bins per variable, occurrence bins {} wide; 2D: at most {} bins per variable, time bins {} accesses wide); marker size and hover give the count.",
-                o.point_budget, b3.res, b3.time_width, b2.res, b2.time_width
+                "{n} accesses exceed the point budget ({} points in 3D, {} in 2D): each point is the exact group of accesses to one address bin of a variable (3D: at most {} bins per variable, occurrence bins {} wide; 2D: at most {} bins per variable, time bins {} accesses wide); marker size and hover give the count.",
+                budgets.0, budgets.1, b3.res, b3.time_width, b2.res, b2.time_width
             ));
             group_figures(&b3, &b2, &labels, t_lo, t_hi)
         }
@@ -353,8 +355,8 @@ fn rank_variables(seen: &[bool], v: &Variables) -> (Vec<u32>, Vec<u32>, Vec<Stri
     (present, rank_of, names)
 }
 
-/// Exact groups of the accesses for both views, within `budget` points
-/// each: (variable, address bin, occurrence bin) for the 3D view, whose x
+/// Exact groups of the accesses for both views, within the budgets
+/// (3D, 2D): (variable, address bin, occurrence bin) for the 3D view, whose x
 /// axis is the occurrence, and (variable, address bin, time bin) for the
 /// 2D view. Address bins are per variable, over its own address range;
 /// groups never mix variables or colour classes. Both searches share their
@@ -364,7 +366,7 @@ fn aggregate_both(
     rank_of: &[u32],
     labels: &Labels,
     sum: &Spans,
-    budget: usize,
+    (budget_3d, budget_2d): (usize, usize),
 ) -> Result<(Binned, Binned), VisError> {
     // Per-rank address ranges, for per-variable address bins.
     let nv = labels.names.len();
@@ -397,13 +399,14 @@ fn aggregate_both(
         key: &key,
         dim: &occ_of,
         span: sum.occ,
-        budget,
+        budget: budget_3d,
         space: widest,
         distinct: 0,
     };
     let by_time = Binning {
         dim: &time_of,
         span: sum.time,
+        budget: budget_2d,
         distinct: if src.unique_times() { src.len() } else { 0 },
         ..by_occ
     };
@@ -507,15 +510,41 @@ fn save_csv(
 /// they fit beside the scene instead of being clipped.
 const SCENE_LABEL_CHARS: usize = 18;
 
-/// The 3D view's axes: occurrence as whole numbers (by 1 up to 10), one
-/// tick per variable, and hex addresses.
-fn scene(names: &[String], max_occ: u64) -> LayoutScene {
-    let mut occ = Axis::new()
-        .title(Title::with_text("occurrence"))
-        .tick_format("d");
-    if max_occ <= 10 {
-        occ = occ.dtick(1.0);
+/// Most tick steps on a whole-number axis of a 3D scene.
+const INTEGER_STEPS: u64 = 8;
+
+/// The tick step of a whole-number axis from 0 to `max`: the smallest of
+/// 1, 2, 5, 10, 20, 50, ... that spans it in at most [`INTEGER_STEPS`]
+/// steps.
+pub(crate) fn integer_step(max: u64) -> u64 {
+    let target = max.div_ceil(INTEGER_STEPS).max(1);
+    let mut power = 1u64;
+    loop {
+        for m in [1, 2, 5] {
+            if power.saturating_mul(m) >= target {
+                return power.saturating_mul(m);
+            }
+        }
+        power = power.saturating_mul(10);
     }
+}
+
+/// A 3D scene's axis of whole numbers from 0 to `max` (occurrences, row
+/// and column indices): ticks at a whole step ([`integer_step`]) printed
+/// as integers. Left to itself plotly picks a step of 0.5 on a short range,
+/// which the integer format prints `0, 1, 1, 2, 2`. A scene's ticks do not
+/// follow the camera's zoom, so a fixed step serves every view of it.
+pub(crate) fn integer_axis(title: &str, max: u64) -> Axis {
+    Axis::new()
+        .title(Title::with_text(title))
+        .tick_format("d")
+        .dtick(integer_step(max) as f64)
+}
+
+/// The 3D view's axes: occurrence as whole numbers, one tick per
+/// variable, and hex addresses.
+fn scene(names: &[String], max_occ: u64) -> LayoutScene {
+    let occ = integer_axis("occurrence", max_occ);
     let label = |n: &String| {
         if n.chars().count() > SCENE_LABEL_CHARS {
             let cut: String = n.chars().take(SCENE_LABEL_CHARS - 1).collect();
@@ -651,13 +680,31 @@ impl Labels {
 }
 
 /// The 2D view's marker of variable rank `r`, class `c` and operation
-/// `oi`: the class colour with classes, else the variable's shade.
-fn marker_2d(lab: &Labels, r: usize, c: usize, oi: usize) -> Marker {
+/// `oi`: the class colour with classes, else the variable's shade. Raw
+/// points (`sizes` `None`) are [`RAW_SIZE`] pixels, aggregated ones solid
+/// and of the given sizes.
+fn marker_2d(lab: &Labels, r: usize, c: usize, oi: usize, sizes: Option<&[f64]>) -> PointMarker {
     let colour = match &lab.ann.classes {
         Some(ci) => ci.colours[c].clone(),
         None => op_colour(r, oi),
     };
-    Marker::new().color(colour).symbol(symbol(oi))
+    match sizes {
+        None => PointMarker::plain(colour, OneOrMany::One(RAW_SIZE)),
+        Some(px) => PointMarker::solid(colour, OneOrMany::many(px)),
+    }
+    .symbol(symbol(oi))
+}
+
+/// A 3D scatter of markers, its data to be set by [`Ext`].
+pub(crate) fn scatter_3d() -> Box<Scatter3D<f64, f64, f64>> {
+    Box::new(Scatter3D::default()).mode(Mode::Markers)
+}
+
+/// A 2D WebGL scatter of markers, its data to be set by [`Ext`].
+fn scatter_2d() -> Box<Scatter<f64, f64>> {
+    Box::new(Scatter::default())
+        .web_gl_mode(true)
+        .mode(Mode::Markers)
 }
 
 /// A 2D trace's name, legend group and whether it shows in the legend:
@@ -794,33 +841,32 @@ fn exact_figure_3d(d: &ExactData, t_lo: u64, t_hi: u64) -> Plot {
         if rows.is_empty() {
             continue;
         }
-        let t3 = Scatter3D::new(
-            rows.iter().map(|&k| a[k].occ).collect::<Vec<_>>(),
-            rows.iter().map(|&k| d.ranks[k]).collect::<Vec<_>>(),
-            rows.iter().map(|&k| a[k].addr).collect::<Vec<_>>(),
-        )
-        .mode(Mode::Markers)
-        .hover_template(hover_with_class(&hover, class_name(lab, c)));
-        let cd = d.custom(rows);
-        p3.add_trace(match &lab.ann.classes {
-            Some(ci) => Ext::new(
-                *t3.name(ci.labels[c].as_str()).marker(
-                    Marker::new()
-                        .color(ci.colours[c].clone())
-                        .size(3)
-                        .opacity(SOLID_OPACITY),
-                ),
-            )
-            .custom(cd)
-            .boxed(),
+        let t3 = scatter_3d().hover_template(hover_with_class(&hover, class_name(lab, c)));
+        let (name, marker) = match &lab.ann.classes {
+            Some(ci) => (
+                ci.labels[c].as_str(),
+                PointMarker::opaque(ci.colours[c].clone(), OneOrMany::One(3.0)).symbol(symbol_3d()),
+            ),
             None => {
-                let times = rows.iter().map(|&k| a[k].time as f64).collect();
-                Ext::new(*t3.name("accesses"))
-                    .custom(cd)
-                    .marker(time_marker(times, t_lo, t_hi, OneOrMany::One(3.0)))
-                    .boxed()
+                let times: Vec<f64> = rows.iter().map(|&k| a[k].time as f64).collect();
+                let m = time_marker(&times, t_lo, t_hi, OneOrMany::One(3.0));
+                ("accesses", m)
             }
-        });
+        };
+        let u64s = |f: &dyn Fn(usize) -> u64| {
+            Typed::uints(&rows.iter().map(|&k| f(k)).collect::<Vec<_>>())
+        };
+        p3.add_trace(
+            Ext::new(*t3.name(name))
+                .xyz(
+                    u64s(&|k| a[k].occ),
+                    u64s(&|k| d.ranks[k] as u64),
+                    u64s(&|k| a[k].addr),
+                )
+                .custom(d.custom(rows))
+                .marker(marker)
+                .boxed(),
+        );
     }
     p3.set_layout(
         Layout::new()
@@ -851,19 +897,22 @@ fn exact_figure_2d(d: &ExactData) -> Plot {
             }
             let (r, oi) = (b / 4, b % 4);
             let (name, group, legend) = legend_2d(lab, r, c, OP_NAMES[oi], &mut shown);
-            let t2 = Scatter::new(
-                rows.iter().map(|&k| a[k].time).collect::<Vec<_>>(),
-                rows.iter().map(|&k| a[k].addr).collect::<Vec<_>>(),
-            )
-            .web_gl_mode(true)
-            .mode(Mode::Markers)
-            .y_axis(lab.axis(r))
-            .name(name)
-            .legend_group(group)
-            .show_legend(legend)
-            .marker(marker_2d(lab, r, c, oi).size(RAW_SIZE as usize))
-            .hover_template(hover_with_class(&hover, class_name(lab, c)));
-            p2.add_trace(Ext::new(*t2).custom(d.custom(rows)).boxed());
+            let t2 = scatter_2d()
+                .y_axis(lab.axis(r))
+                .name(name)
+                .legend_group(group)
+                .show_legend(legend)
+                .hover_template(hover_with_class(&hover, class_name(lab, c)));
+            let u64s = |f: &dyn Fn(&Item) -> u64| {
+                Typed::uints(&rows.iter().map(|&k| f(&a[k])).collect::<Vec<_>>())
+            };
+            p2.add_trace(
+                Ext::new(*t2)
+                    .xy(u64s(&|it| it.time), u64s(&|it| it.addr))
+                    .custom(d.custom(rows))
+                    .marker(marker_2d(lab, r, c, oi, None))
+                    .boxed(),
+            );
         }
     }
     p2.set_layout(lab.layout_2d());
@@ -923,34 +972,33 @@ fn group_figure_3d(binned: &Binned, lab: &Labels, t_lo: u64, t_hi: u64) -> Plot 
         counts.push(max);
         let mut sizes = count_sizes(&counts);
         sizes.pop();
-        let t3 = Scatter3D::new(
-            gs.iter().map(|g| g.occ_min).collect::<Vec<_>>(),
-            gs.iter().map(|g| key_rank(g.space)).collect::<Vec<_>>(),
-            gs.iter().map(|g| g.coord_min).collect::<Vec<_>>(),
-        )
-        .mode(Mode::Markers)
-        .hover_template(hover_with_class(&hover_group(), class_name(lab, c)));
-        let cd = group_custom(&gs, lab);
-        p3.add_trace(match &lab.ann.classes {
-            Some(ci) => Ext::new(
-                *t3.name(ci.labels[c].as_str()).marker(
-                    Marker::new()
-                        .color(ci.colours[c].clone())
-                        .size_array(sizes.iter().map(|s| s.round() as usize).collect())
-                        .opacity(SOLID_OPACITY)
-                        .line(plotly::common::Line::new().width(0.0)),
-                ),
-            )
-            .custom(cd)
-            .boxed(),
-            None => {
-                let times = gs.iter().map(|g| g.t_mean()).collect();
-                Ext::new(*t3.name("access groups"))
-                    .custom(cd)
-                    .marker(time_marker(times, t_lo, t_hi, OneOrMany::Many(sizes)))
-                    .boxed()
+        let t3 = scatter_3d().hover_template(hover_with_class(&hover_group(), class_name(lab, c)));
+        let (name, marker) = match &lab.ann.classes {
+            Some(ci) => {
+                let px: Vec<f64> = sizes.iter().map(|s| s.round()).collect();
+                let m = PointMarker::solid(ci.colours[c].clone(), OneOrMany::many(&px))
+                    .symbol(symbol_3d());
+                (ci.labels[c].as_str(), m)
             }
-        });
+            None => {
+                let times: Vec<f64> = gs.iter().map(|g| g.t_mean()).collect();
+                let m = time_marker(&times, t_lo, t_hi, OneOrMany::many(&sizes));
+                ("access groups", m)
+            }
+        };
+        let u64s =
+            |f: &dyn Fn(&Group) -> u64| Typed::uints(&gs.iter().map(|&g| f(g)).collect::<Vec<_>>());
+        p3.add_trace(
+            Ext::new(*t3.name(name))
+                .xyz(
+                    u64s(&|g| g.occ_min),
+                    u64s(&|g| key_rank(g.space) as u64),
+                    u64s(&|g| g.coord_min),
+                )
+                .custom(group_custom(&gs, lab))
+                .marker(marker)
+                .boxed(),
+        );
     }
     p3.set_layout(
         Layout::new()
@@ -992,24 +1040,23 @@ fn group_figures(
             let sizes = trace_sizes(&sub.iter().map(|g| g.count).collect::<Vec<_>>());
             let what = format!("mostly {}", OP_NAMES[oi]);
             let (name, group, legend) = legend_2d(lab, r, c, &what, &mut shown);
-            let t2 = Scatter::new(
-                sub.iter().map(|g| g.t_mean()).collect::<Vec<_>>(),
-                sub.iter().map(|g| g.coord_min).collect::<Vec<_>>(),
-            )
-            .web_gl_mode(true)
-            .mode(Mode::Markers)
-            .y_axis(lab.axis(r))
-            .name(name)
-            .legend_group(group)
-            .show_legend(legend)
-            .marker(
-                marker_2d(lab, r, c, oi)
-                    .size_array(sizes.iter().map(|s| s.round() as usize).collect())
-                    .opacity(SOLID_OPACITY)
-                    .line(plotly::common::Line::new().width(0.0)),
-            )
-            .hover_template(hover_with_class(&hover_group(), class_name(lab, c)));
-            p2.add_trace(Ext::new(*t2).custom(group_custom(&sub, lab)).boxed());
+            let t2 = scatter_2d()
+                .y_axis(lab.axis(r))
+                .name(name)
+                .legend_group(group)
+                .show_legend(legend)
+                .hover_template(hover_with_class(&hover_group(), class_name(lab, c)));
+            let px: Vec<f64> = sizes.iter().map(|s| s.round()).collect();
+            p2.add_trace(
+                Ext::new(*t2)
+                    .xy(
+                        Typed::floats(&sub.iter().map(|g| g.t_mean()).collect::<Vec<_>>()),
+                        Typed::uints(&sub.iter().map(|g| g.coord_min).collect::<Vec<_>>()),
+                    )
+                    .custom(group_custom(&sub, lab))
+                    .marker(marker_2d(lab, r, c, oi, Some(&px)))
+                    .boxed(),
+            );
         }
     }
     p2.set_layout(lab.layout_2d());
@@ -1028,5 +1075,20 @@ mod tests {
         let row = |n: usize| (0..n).collect();
         assert_eq!(referenced(&hover_exact()), row(AccessField::ALL.len()));
         assert_eq!(referenced(&hover_group()), row(GroupField::ALL.len()));
+    }
+
+    /// Whole-number axes tick at a whole step, at most 8 steps from 0.
+    #[test]
+    fn integer_axes_tick_at_whole_steps() {
+        let steps: Vec<u64> = [0, 1, 2, 8, 9, 16, 17, 100, 255, 65_536]
+            .iter()
+            .map(|&m| integer_step(m))
+            .collect();
+        assert_eq!(steps, [1, 1, 1, 1, 2, 2, 5, 20, 50, 10_000]);
+        for max in 0..5000u64 {
+            let step = integer_step(max);
+            assert!(step >= 1 && max / step <= INTEGER_STEPS, "{max}: {step}");
+        }
+        assert_eq!(integer_step(u64::MAX), 5_000_000_000_000_000_000);
     }
 }

@@ -349,3 +349,26 @@ pub fn lifetime_histogram(
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The live heap is drawn as steps (a value holds until the next
+    /// sample), so a freed block drops where it is freed instead of
+    /// sloping down to the next sample.
+    #[test]
+    fn the_live_heap_is_drawn_as_steps() {
+        let run = crate::filter::heap::tests::late_free_run();
+        let top = [(1, "site 1".to_string())];
+        let live = live_series(&run, &[1], 20);
+        let fig = live_figure(&run, &top, &live);
+        let v = serde_json::to_value(&fig.plot).unwrap();
+        let traces = v["data"].as_array().unwrap();
+        assert_eq!(traces.len(), 2);
+        for t in traces {
+            assert_eq!(t["line"]["shape"], "hv", "{t}");
+            assert_eq!(t["x"].as_array().unwrap().len(), live.0.len());
+        }
+    }
+}

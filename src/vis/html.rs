@@ -86,11 +86,16 @@ fn plot_json(plot: &Plot, figure: &str) -> Result<Vec<u8>, VisError> {
     Ok(out)
 }
 
-/// Renders every figure of a page. Address axes (those with tick format
+/// Renders every figure of a page. Data arrays come as plotly.js typed
+/// arrays, which plotly decodes itself; `customdata` comes by column
+/// ([`super::traces::CustomData`]) and is expanded here into plotly's rows
+/// (one small array per point). Address axes (those with tick format
 /// `x`) get ticks at power-of-two steps (about 8 on a 2D axis, 3 to 6 on a 3D
 /// scene's, where long hex labels would overlap), so that their hex labels are round
 /// (`0x4a39000`, `0x4a39400`) rather than plotly's decimal steps printed in
-/// hex; the ticks are recomputed whenever the user zooms or pans. The body
+/// hex; they are set from the data's range before drawing (setting them
+/// after would draw every trace again) and recomputed whenever the user
+/// zooms or pans. The body
 /// records what was drawn (`data-rendered-traces`, `data-address-ticks`)
 /// for tests that load the page in a browser.
 const RENDER_JS: &str = r#"
@@ -132,6 +137,46 @@ const RENDER_JS: &str = r#"
     if (!found.length) { return Promise.resolve(found); }
     return Plotly.relayout(div, update).then(function () { return found; });
   }
+  // Round hex ticks on every hex axis of a figure before it is drawn,
+  // from its data's range: setting them afterwards (plotly.relayout) would
+  // draw every trace twice. Typed data arrays on those axes are decoded
+  // here once and handed to plotly decoded.
+  function presetHexAxes(fig) {
+    var L = fig.layout || {}, found = [];
+    function preset(ax, traces, dim, target) {
+      var lo = Infinity, hi = -Infinity;
+      traces.forEach(function (t) {
+        if (t[dim] && t[dim].bdata) { t[dim] = typed(t[dim]); }
+        var v = t[dim] || [];
+        for (var i = 0; i < v.length; i++) {
+          if (v[i] < lo) { lo = v[i]; }
+          if (v[i] > hi) { hi = v[i]; }
+        }
+      });
+      if (!(hi >= lo)) { return; }
+      var t = hexTicks(hi > lo ? [lo, hi] : [lo - 1, hi + 1], target);
+      if (t) {
+        ax.tickmode = 'array';
+        ax.tickvals = t.vals;
+        ax.ticktext = t.text;
+        found.push(t.text);
+      }
+    }
+    Object.keys(L).forEach(function (k) {
+      var m = /^([xy])axis(\d*)$/.exec(k);
+      if (m && L[k] && L[k].tickformat === 'x') {
+        var id = m[1] + m[2];
+        preset(L[k], fig.data.filter(function (t) { return (t[m[1] + 'axis'] || m[1]) === id; }), m[1], 8);
+      } else if (/^scene\d*$/.test(k)) {
+        var traces = fig.data.filter(function (t) { return (t.scene || 'scene') === k; });
+        ['x', 'y', 'z'].forEach(function (a) {
+          var ax = L[k][a + 'axis'];
+          if (ax && ax.tickformat === 'x') { preset(ax, traces, a, 6); }
+        });
+      }
+    });
+    return found;
+  }
   function followZoom(div) {
     var busy = false;
     div.on('plotly_relayout', function (ev) {
@@ -141,16 +186,44 @@ const RENDER_JS: &str = r#"
       hexAxes(div).then(function () { busy = false; }, function () { busy = false; });
     });
   }
+  var DTYPES = { u1: Uint8Array, u2: Uint16Array, u4: Uint32Array, i1: Int8Array,
+    i2: Int16Array, i4: Int32Array, f4: Float32Array, f8: Float64Array };
+  function typed(spec) {
+    var bin = atob(spec.bdata), n = bin.length, bytes = new Uint8Array(n);
+    for (var i = 0; i < n; i++) { bytes[i] = bin.charCodeAt(i); }
+    return new DTYPES[spec.dtype](bytes.buffer);
+  }
+  // customdata stored by column ({columns: [typed array | {codes, names}]})
+  // into plotly's rows, one per point.
+  function expandCustom(trace) {
+    var cd = trace.customdata;
+    if (!cd || !cd.columns) { return; }
+    var cols = cd.columns.map(function (c) {
+      return c.names ? { codes: typed(c.codes), names: c.names } : { values: typed(c) };
+    });
+    var n = cols.length ? (cols[0].codes || cols[0].values).length : 0, k = cols.length;
+    var rows = new Array(n);
+    for (var i = 0; i < n; i++) {
+      var row = new Array(k);
+      for (var j = 0; j < k; j++) {
+        var c = cols[j];
+        row[j] = c.names ? c.names[c.codes[i]] : c.values[i];
+      }
+      rows[i] = row;
+    }
+    trace.customdata = rows;
+  }
   var ids = Array.prototype.map.call(document.querySelectorAll('div.mapvis-fig'), function (d) { return d.id; });
   var ticks = [];
   Promise.all(ids.map(function (id) {
     var fig = JSON.parse(document.getElementById(id + '-json').textContent);
+    fig.data.forEach(expandCustom);
+    (fig.frames || []).forEach(function (f) { (f.data || []).forEach(expandCustom); });
+    var found = presetHexAxes(fig);
     var div = document.getElementById(id);
     return Plotly.newPlot(div, fig.data, fig.layout, fig.config).then(function () {
       if (fig.frames && fig.frames.length) { return Plotly.addFrames(div, fig.frames); }
     }).then(function () {
-      return hexAxes(div);
-    }).then(function (found) {
       ticks = ticks.concat(found);
       followZoom(div);
       return div.data.length;

@@ -55,6 +55,7 @@ mod input;
 pub mod locality;
 pub mod sharing;
 mod traces;
+mod typed;
 
 use std::path::PathBuf;
 
@@ -80,7 +81,8 @@ pub struct FigureOptions {
     /// Also write the drawn data as CSV into `visinfo_dir` (one row per access
     /// or element touch; costs about 50 bytes per row on disk).
     pub save: bool,
-    /// Most points one view may hold before accesses are aggregated. Must be
+    /// Most points one view may hold before accesses are aggregated (3D
+    /// views: at most [`MAX_POINTS_3D`], see [`Self::budget_3d`]). Must be
     /// in `1..=50_000_000`; the default 200 000 keeps pages responsive.
     pub point_budget: usize,
     /// `false` (default, like the original tool): row 0 at the bottom, as in a
@@ -117,9 +119,16 @@ pub struct ColourClasses {
 }
 
 /// Points a figure draws per view before it groups accesses exactly
-/// (`set_point_budget`): a page of this many points opens in a second or
+/// (`set_point_budget`): a 2D view of this many points opens in a second or
 /// two in a browser on a laptop.
 pub const DEFAULT_POINT_BUDGET: usize = 200_000;
+
+/// Most points of a 3D view, whatever the point budget: a WebGL 3D
+/// scatter costs about ten times as much per point as a 2D one to draw
+/// (plotly.js builds a glyph per point), and without a GPU 20 000 points
+/// take about 2 s where 200 000 took 30 s (docs/PERFORMANCE.md). A 3D
+/// view of 256 x 256 elements keeps its pattern at 2 x 2 elements a point.
+pub const MAX_POINTS_3D: usize = 20_000;
 
 impl Default for FigureOptions {
     fn default() -> Self {
@@ -136,6 +145,12 @@ impl Default for FigureOptions {
 }
 
 impl FigureOptions {
+    /// The point budget of a 3D view: the budget, at most
+    /// [`MAX_POINTS_3D`].
+    pub fn budget_3d(&self) -> usize {
+        self.point_budget.min(MAX_POINTS_3D)
+    }
+
     /// Checks the options; called by every figure function before any work.
     pub fn validate(&self) -> Result<(), VisError> {
         if self.point_budget == 0 {

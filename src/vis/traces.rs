@@ -1,23 +1,36 @@
-//! What the `plotly` crate cannot express compactly: a 2D `customdata` array
-//! and a marker whose colour/size arrays are plain numbers.
+//! What the `plotly` crate cannot express compactly: data arrays in
+//! plotly.js's typed-array form, column-stored `customdata` and a marker
+//! whose colour/size arrays are plain numbers.
 //!
-//! The crate's `Marker::color_array` boxes every value (`Box<dyn Color>`) and
-//! its `custom_data` is one-dimensional; at 10^5-10^7 points both matter. The
-//! [`Ext`] wrapper flattens a crate trace and adds these fields next to it, so
-//! traces stay crate types and extra data is serialized straight from vectors.
+//! The crate serializes every data array as decimal text, boxes every
+//! value of `Marker::color_array` (`Box<dyn Color>`) and has only a
+//! one-dimensional `custom_data`; at 10^5-10^7 points all three matter
+//! (a 200 000-point view was 20 MB of text that took a browser tens of
+//! seconds to parse and draw). The [`Ext`] wrapper flattens a crate trace
+//! built without data and adds the data next to it as [`Typed`] arrays,
+//! so traces stay crate types and the data is serialized straight from
+//! vectors.
 
 use std::sync::Arc;
 
-use plotly::common::{ColorBar, ColorScale};
+use plotly::common::{ColorBar, ColorScale, MarkerSymbol};
 use plotly::Trace;
-use serde::ser::{SerializeSeq, Serializer};
+use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde::Serialize;
 
-/// A crate trace plus `customdata` and a numeric marker.
+pub(crate) use super::typed::Typed;
+
+/// A crate trace plus its data arrays, `customdata` and a numeric marker.
 #[derive(Serialize, Clone)]
 pub(crate) struct Ext<T: Serialize + Clone> {
     #[serde(flatten)]
     pub(crate) inner: T,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) x: Option<Typed>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) y: Option<Typed>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) z: Option<Typed>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) customdata: Option<CustomData>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -31,12 +44,34 @@ impl<T: Serialize + Clone + 'static> Trace for Ext<T> {
 }
 
 impl<T: Serialize + Clone + 'static> Ext<T> {
+    /// `inner` must carry no `x`, `y`, `z`, `customdata` or `marker` of
+    /// its own when these are set here (build it with `default()`).
     pub(crate) fn new(inner: T) -> Self {
         Ext {
             inner,
+            x: None,
+            y: None,
+            z: None,
             customdata: None,
             marker: None,
         }
+    }
+    /// The trace's `x` and `y`.
+    pub(crate) fn xy(mut self, x: Typed, y: Typed) -> Self {
+        self.x = Some(x);
+        self.y = Some(y);
+        self
+    }
+    /// The trace's `x`, `y` and `z`.
+    pub(crate) fn xyz(self, x: Typed, y: Typed, z: Typed) -> Self {
+        let mut e = self.xy(x, y);
+        e.z = Some(z);
+        e
+    }
+    /// The trace's `z` alone: a heatmap's cells.
+    pub(crate) fn cells(mut self, z: Typed) -> Self {
+        self.z = Some(z);
+        self
     }
     pub(crate) fn custom(mut self, c: CustomData) -> Self {
         self.customdata = Some(c);
@@ -61,7 +96,7 @@ pub(crate) enum CdCol {
     Static(Vec<u8>, &'static [&'static str]),
 }
 
-/// Column-stored customdata serialized as `[[c0, c1, ...], ...]` per point.
+/// Customdata stored by column: one value per point in each.
 #[derive(Clone, Default)]
 pub(crate) struct CustomData {
     pub(crate) cols: Vec<CdCol>,
@@ -124,38 +159,75 @@ impl CustomData {
     }
 }
 
-struct Row<'a>(&'a [CdCol], usize);
+/// A string column as codes into the names it uses, each once, in order
+/// of first use: `{"codes": <typed>, "names": [...]}`.
+struct Coded<'a> {
+    codes: Vec<u64>,
+    names: Vec<&'a str>,
+}
 
-impl Serialize for Row<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut seq = s.serialize_seq(Some(self.0.len()))?;
-        for c in self.0 {
-            match c {
-                CdCol::U64(v) => seq.serialize_element(&v[self.1])?,
-                CdCol::Str(v, t) => {
-                    seq.serialize_element(t.get(v[self.1] as usize).map_or("?", |s| s.as_str()))?
-                }
-                CdCol::Static(v, t) => {
-                    seq.serialize_element(t.get(v[self.1] as usize).copied().unwrap_or("?"))?
-                }
-            }
-        }
-        seq.end()
+impl<'a> Coded<'a> {
+    fn new(codes: impl Iterator<Item = usize>, table: &'a [impl AsRef<str>]) -> Coded<'a> {
+        // New code of each table entry, assigned at its first use.
+        let mut new_code: Vec<Option<u64>> = vec![None; table.len() + 1];
+        let mut names = Vec::new();
+        let codes = codes
+            .map(|c| {
+                let c = c.min(table.len());
+                *new_code[c].get_or_insert_with(|| {
+                    names.push(table.get(c).map_or("?", |s| s.as_ref()));
+                    names.len() as u64 - 1
+                })
+            })
+            .collect();
+        Coded { codes, names }
     }
 }
 
+impl Serialize for Coded<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(2))?;
+        m.serialize_entry("codes", &Typed::uints(&self.codes))?;
+        m.serialize_entry("names", &self.names)?;
+        m.end()
+    }
+}
+
+/// One column of the serialized customdata.
+struct Column<'a>(&'a CdCol);
+
+impl Serialize for Column<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            CdCol::U64(v) => Typed::uints(v).serialize(s),
+            CdCol::Str(v, t) => Coded::new(v.iter().map(|&c| c as usize), t).serialize(s),
+            CdCol::Static(v, t) => Coded::new(v.iter().map(|&c| c as usize), t).serialize(s),
+        }
+    }
+}
+
+/// Serialized by columns, `{"columns": [...]}`: numbers as typed arrays,
+/// strings as codes into the names the column uses. The page's script
+/// (`RENDER_JS` in [`super::html`]) expands it into plotly's rows
+/// (`[[c0, c1, ...], ...]`, one per point) before drawing. Column by
+/// column, a page carries a few bytes per value and each name once,
+/// where rows of JSON repeated every variable name and source line at
+/// every point.
 impl Serialize for CustomData {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let n = self.cols.first().map_or(0, |c| match c {
-            CdCol::U64(v) => v.len(),
-            CdCol::Str(v, _) => v.len(),
-            CdCol::Static(v, _) => v.len(),
-        });
-        let mut seq = s.serialize_seq(Some(n))?;
-        for i in 0..n {
-            seq.serialize_element(&Row(&self.cols, i))?;
+        struct Columns<'a>(&'a [CdCol]);
+        impl Serialize for Columns<'_> {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let mut seq = s.serialize_seq(Some(self.0.len()))?;
+                for c in self.0 {
+                    seq.serialize_element(&Column(c))?;
+                }
+                seq.end()
+            }
         }
-        seq.end()
+        let mut m = s.serialize_map(Some(1))?;
+        m.serialize_entry("columns", &Columns(&self.cols))?;
+        m.end()
     }
 }
 
@@ -163,7 +235,7 @@ impl Serialize for CustomData {
 #[derive(Serialize, Clone, Default)]
 pub(crate) struct PointMarker {
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) color: Option<Vec<f64>>,
+    pub(crate) color: Option<PointColor>,
     #[serde(skip_serializing_if = "Option::is_none", rename = "colorscale")]
     pub(crate) color_scale: Option<ColorScale>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -175,6 +247,8 @@ pub(crate) struct PointMarker {
     #[serde(skip_serializing_if = "Option::is_none", rename = "colorbar")]
     pub(crate) color_bar: Option<ColorBar>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) symbol: Option<MarkerSymbol>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) size: Option<OneOrMany>,
     #[serde(skip_serializing_if = "Option::is_none", rename = "sizemode")]
     pub(crate) size_mode: Option<&'static str>,
@@ -182,6 +256,50 @@ pub(crate) struct PointMarker {
     pub(crate) opacity: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) line: Option<OutlineWidth>,
+}
+
+impl PointMarker {
+    /// Markers of one colour (a class's or a variable's) of `size`
+    /// pixels, in plotly's default style.
+    pub(crate) fn plain(colour: String, size: OneOrMany) -> PointMarker {
+        PointMarker {
+            color: Some(PointColor::One(colour)),
+            size: Some(size),
+            ..Default::default()
+        }
+    }
+
+    /// As [`Self::plain`], opaque.
+    pub(crate) fn opaque(colour: String, size: OneOrMany) -> PointMarker {
+        PointMarker {
+            opacity: Some(SOLID_OPACITY),
+            ..PointMarker::plain(colour, size)
+        }
+    }
+
+    /// As [`Self::opaque`], without an outline: aggregated points (see
+    /// [`SOLID_OPACITY`]).
+    pub(crate) fn solid(colour: String, size: OneOrMany) -> PointMarker {
+        PointMarker {
+            line: Some(OutlineWidth { width: 0.0 }),
+            ..PointMarker::opaque(colour, size)
+        }
+    }
+
+    /// The same marker drawn as `symbol`.
+    pub(crate) fn symbol(mut self, symbol: MarkerSymbol) -> PointMarker {
+        self.symbol = Some(symbol);
+        self
+    }
+}
+
+/// A marker colour: one for all points, or a number per point on the
+/// colour scale.
+#[derive(Serialize, Clone)]
+#[serde(untagged)]
+pub(crate) enum PointColor {
+    One(String),
+    Many(Typed),
 }
 
 /// A marker outline of the given width (`marker.line.width`).
@@ -201,15 +319,30 @@ pub(crate) const SOLID_OPACITY: f64 = 1.0;
 #[serde(untagged)]
 pub(crate) enum OneOrMany {
     One(f64),
-    Many(Vec<f64>),
+    Many(Typed),
 }
 
-/// Marker coloured by access time with the "sooner"/"later" colour bar of the
-/// original tool.
-pub(crate) fn time_marker(color: Vec<f64>, t_lo: u64, t_hi: u64, size: OneOrMany) -> PointMarker {
+impl OneOrMany {
+    /// One number per point.
+    pub(crate) fn many(values: &[f64]) -> OneOrMany {
+        OneOrMany::Many(Typed::floats(values))
+    }
+}
+
+/// The marker symbol of the 3D views: squares. plotly.js draws each 3D
+/// marker as a glyph of triangles, and a square has two where a circle has
+/// dozens: 50 000 squares draw in 60% of the time of as many circles in
+/// Chromium without a GPU, and at 3 to 15 pixels they read as dots.
+pub(crate) fn symbol_3d() -> MarkerSymbol {
+    MarkerSymbol::Square
+}
+
+/// Marker of a 3D view coloured by access time with the "sooner"/"later"
+/// colour bar of the original tool.
+pub(crate) fn time_marker(color: &[f64], t_lo: u64, t_hi: u64, size: OneOrMany) -> PointMarker {
     let hi = if t_hi > t_lo { t_hi } else { t_lo + 1 };
     PointMarker {
-        color: Some(color),
+        color: Some(PointColor::Many(Typed::floats(color))),
         color_scale: Some(ColorScale::Palette(
             plotly::common::ColorScalePalette::Viridis,
         )),
@@ -226,6 +359,7 @@ pub(crate) fn time_marker(color: Vec<f64>, t_lo: u64, t_hi: u64, size: OneOrMany
         size_mode: None,
         opacity: Some(SOLID_OPACITY),
         line: Some(OutlineWidth { width: 0.0 }),
+        symbol: Some(symbol_3d()),
     }
 }
 
@@ -312,16 +446,37 @@ mod tests {
         }
     }
 
+    /// A string column carries the names it uses, each once, in order of
+    /// first use, and codes into them; codes outside the table are `?`.
+    #[test]
+    fn string_columns_carry_each_name_they_use_once() {
+        let table = Arc::new(vec!["a".to_string(), "b".into(), "c".into()]);
+        let cd = CustomData {
+            cols: vec![CdCol::Str(vec![2, 0, 2, 9, 0], table)],
+        };
+        let v = serde_json::to_value(cd).unwrap();
+        let col = &v["columns"][0];
+        assert_eq!(col["names"], serde_json::json!(["c", "a", "?"]));
+        assert_eq!(
+            col["codes"],
+            serde_json::to_value(Typed::uints(&[0, 1, 0, 2, 1])).unwrap()
+        );
+    }
+
     #[test]
     fn fields_number_the_row_in_declaration_order() {
         assert_eq!(Probe::ALL, &[Probe::A, Probe::B, Probe::C]);
         assert_eq!(Probe::C.at(), "%{customdata[2]}");
         assert_eq!(Probe::B.hex(), "%{customdata[1]:x}");
         let col = |f: Probe| CdCol::U64(vec![10 * f.index() as u64, 1]);
-        let all = serde_json::to_string(&CustomData::of(col)).unwrap();
-        assert_eq!(all, "[[0,10,20],[1,1,1]]");
-        let two = serde_json::to_string(&CustomData::through(Probe::B, col)).unwrap();
-        assert_eq!(two, "[[0,10],[1,1]]");
+        let all = serde_json::to_value(CustomData::of(col)).unwrap();
+        let want: Vec<_> = [[0, 1], [10, 1], [20, 1]]
+            .iter()
+            .map(|v| serde_json::to_value(Typed::uints(v)).unwrap())
+            .collect();
+        assert_eq!(all, serde_json::json!({ "columns": want }));
+        let two = serde_json::to_value(CustomData::through(Probe::B, col)).unwrap();
+        assert_eq!(two, serde_json::json!({ "columns": want[..2] }));
         assert_eq!(
             referenced("x %{customdata[2]} y 0x%{customdata[10]:x}"),
             [2, 10].into()

@@ -102,10 +102,121 @@ pub fn figures(html: &Path) -> Vec<Value> {
         let body = &rest[p..];
         let start = body.find('>').unwrap() + 1;
         let end = body.find("</script>").unwrap();
-        out.push(serde_json::from_str(&body[start..end]).unwrap());
+        let mut fig: Value = serde_json::from_str(&body[start..end]).unwrap();
+        decode_arrays(&mut fig);
+        out.push(fig);
         rest = &body[end..];
     }
     out
+}
+
+/// Turns the compact encodings of a figure back into the plain JSON
+/// plotly's documentation shows, as the page's script does before
+/// drawing: typed arrays (`{"dtype", "bdata", "shape"?}`) into arrays of
+/// numbers (whole numbers as integers, NaN as null, a shape into rows),
+/// and customdata stored by column (`{"columns": [...]}`) into one row per
+/// point, with the names of string columns looked up.
+pub fn decode_arrays(v: &mut Value) {
+    match v {
+        Value::Array(a) => a.iter_mut().for_each(decode_arrays),
+        Value::Object(m) => {
+            if let Some(decoded) = typed_array(m) {
+                *v = decoded;
+                return;
+            }
+            m.values_mut().for_each(decode_arrays);
+            if let Some(cols) = m.get("customdata").and_then(|c| c.get("columns")) {
+                let rows = customdata_rows(cols.as_array().expect("columns"));
+                m.insert("customdata".into(), rows);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The numbers of a plotly.js typed-array spec, or `None` for any other
+/// object.
+fn typed_array(m: &serde_json::Map<String, Value>) -> Option<Value> {
+    use base64::Engine;
+    let dtype = m.get("dtype")?.as_str()?;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(m.get("bdata")?.as_str()?)
+        .expect("bdata is base64");
+    let width = match dtype {
+        "u1" | "i1" => 1,
+        "u2" | "i2" => 2,
+        "u4" | "i4" | "f4" => 4,
+        "f8" => 8,
+        other => panic!("unknown dtype {other}"),
+    };
+    assert_eq!(
+        bytes.len() % width,
+        0,
+        "{dtype} data of {} bytes",
+        bytes.len()
+    );
+    let nums: Vec<Value> = bytes
+        .chunks(width)
+        .map(|b| {
+            let mut w = [0u8; 8];
+            w[..width].copy_from_slice(b);
+            let x = match dtype {
+                "f8" => f64::from_le_bytes(w),
+                "f4" => f32::from_le_bytes(b.try_into().unwrap()) as f64,
+                "i1" => b[0] as i8 as f64,
+                "i2" => i16::from_le_bytes(b.try_into().unwrap()) as f64,
+                "i4" => i32::from_le_bytes(b.try_into().unwrap()) as f64,
+                _ => u64::from_le_bytes(w) as f64,
+            };
+            if x.is_nan() {
+                Value::Null
+            } else if x.fract() == 0.0 && x.abs() < (1u64 << 53) as f64 {
+                Value::from(x as i64)
+            } else {
+                Value::from(x)
+            }
+        })
+        .collect();
+    Some(match m.get("shape").and_then(|s| s.as_str()) {
+        Some(shape) => {
+            let (r, c) = shape.split_once(',').expect("shape rows,cols");
+            let (r, c): (usize, usize) = (r.parse().unwrap(), c.parse().unwrap());
+            assert_eq!(nums.len(), r * c, "shape {shape}");
+            Value::Array(
+                nums.chunks(c.max(1))
+                    .map(|row| Value::Array(row.to_vec()))
+                    .collect(),
+            )
+        }
+        None => Value::Array(nums),
+    })
+}
+
+/// One row per point from decoded customdata columns: arrays of numbers,
+/// or `{"codes", "names"}` for strings.
+fn customdata_rows(cols: &[Value]) -> Value {
+    let column = |c: &Value| -> Vec<Value> {
+        match c.get("names") {
+            Some(names) => c["codes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|k| names[k.as_u64().unwrap() as usize].clone())
+                .collect(),
+            None => c.as_array().expect("a numeric column").clone(),
+        }
+    };
+    let cols: Vec<Vec<Value>> = cols.iter().map(column).collect();
+    let n = cols.first().map_or(0, Vec::len);
+    assert!(
+        cols.iter().all(|c| c.len() == n),
+        "columns of unequal length"
+    );
+    Value::Array(
+        (0..n)
+            .map(|i| Value::Array(cols.iter().map(|c| c[i].clone()).collect()))
+            .collect(),
+    )
 }
 
 /// A numeric array of a JSON value as f64.
