@@ -158,9 +158,15 @@ fn a_gleipnir_trace_at_the_top_of_memory_is_drawn_whole() {
         .expect("the figures of a trace at the top of memory finish");
     assert_eq!(span, (u64::MAX - 15, 16));
     assert_eq!(all, 2);
+    // The second 2D figure replaces the first in mapvisual's file, and
+    // says so.
+    let replaced = "2d_memory_access_pattern_big.html showed `1 x 2 array of 8-byte elements` \
+                    (2d_memory_access_pattern big 2 8); it now shows this shape. Figures are \
+                    named by variable alone, as in mapvisual: rename the earlier file to keep \
+                    both.";
     assert_eq!(
         drawn,
-        vec![(2, vec![]), (16, vec![]), (16, vec![])],
+        vec![(2, vec![]), (16, vec![replaced.to_string()]), (16, vec![])],
         "points and warnings of the 2D and 3D figures"
     );
 }
