@@ -50,12 +50,14 @@ pub fn options(producer: &str, cpp: bool) -> Vec<String> {
     out
 }
 
+/// The compiler's answers so far, by (C++, options).
+type Answers = HashMap<(bool, Vec<String>), Option<Vec<String>>>;
+
 /// The macros `cc -dM -E` (`c++` for C++; `$CC` / `$CXX` when set)
 /// predefines with `opts`, as `NAME VALUE` texts (the form of DWARF's macro
 /// records), or `None` when no compiler could be run.
 pub fn compiler_macros(cpp: bool, opts: &[String]) -> Option<Vec<String>> {
-    static CACHE: OnceLock<Mutex<HashMap<(bool, Vec<String>), Option<Vec<String>>>>> =
-        OnceLock::new();
+    static CACHE: OnceLock<Mutex<Answers>> = OnceLock::new();
     let cache = CACHE.get_or_init(Default::default);
     let key = (cpp, opts.to_vec());
     if let Some(found) = cache.lock().ok()?.get(&key) {

@@ -196,14 +196,14 @@ impl PairPattern {
             self.repeats += n;
             self.steps = self.steps.saturating_sub(n);
             self.strides[k] = (0, 0);
-            self.strides.sort_by(|a, b| b.1.cmp(&a.1));
+            self.strides.sort_by_key(|s| std::cmp::Reverse(s.1));
         }
     }
 
     /// Elements one access of the widest width covers: 2 for 16-byte
     /// accesses over doubles, 1 for scalar accesses (and when unknown).
     fn vector(&self) -> i64 {
-        if self.elem > 0 && self.width > self.elem && self.width % self.elem == 0 {
+        if self.elem > 0 && self.width > self.elem && self.width.is_multiple_of(self.elem) {
             (self.width / self.elem) as i64
         } else {
             1
