@@ -73,8 +73,17 @@ impl ProgramNamer {
     }
 
     /// The object containing runtime address `a`, and `a` as a file address.
+    /// Objects' ranges reach 16 MiB past their last mapping (for a `.bss`
+    /// mapped anonymously), so they can overlap the next object: the one
+    /// starting nearest below `a` holds it (libc, not ld.so mapped before it).
     fn object_at(&mut self, a: u64) -> Option<(usize, u64)> {
-        let i = self.objects.iter().position(|o| a >= o.lo && a < o.hi)?;
+        let i = self
+            .objects
+            .iter()
+            .enumerate()
+            .filter(|(_, o)| a >= o.lo && a < o.hi)
+            .max_by_key(|(_, o)| o.lo)
+            .map(|(i, _)| i)?;
         self.ensure_loaded(i);
         let o = &self.objects[i];
         Some((i, a.wrapping_sub(o.bias?)))
@@ -542,6 +551,21 @@ impl Namer for ProgramNamer {
                 FromSource::Named(n) => return n,
                 FromSource::Returned | FromSource::Missing => continue,
                 FromSource::Unknown(why) => {
+                    // libc allocated the block inside a call it was given
+                    // (printf's stdout buffer, fopen's FILE): the line
+                    // stores nothing, and no header is to blame.
+                    if let Some(lib) = system_lib.as_ref().filter(|l| l.starts_with("libc.so")) {
+                        self.notes.insert(format!(
+                            "heap blocks that {lib} allocated for itself inside the call at {site} \
+                             (a stdio buffer, a FILE) are named <{lib} block>: the program never \
+                             stores them."
+                        ));
+                        return HeapName::fallback(
+                            format!("<{lib} block>"),
+                            site,
+                            "nothing: the library allocated it for itself",
+                        );
+                    }
                     stopped = Some((site, why));
                     break;
                 }
