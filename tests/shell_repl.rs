@@ -173,7 +173,7 @@ fn ctrl_c_during_a_trace_keeps_the_shell_and_the_trace() {
     run(
         &mut p,
         "memory_trace_analysis",
-        "accesses by 1 thread(s) in 1 region(s)",
+        "accesses by 1 thread in 1 region;",
     );
     run(&mut p, "expr {6 * 7}", "42");
     p.send_line("exit 0").unwrap();
@@ -191,8 +191,8 @@ fn array_names_complete_after_an_analysis() {
         "compiled and loaded",
     );
     run(&mut p, "set_mem_alloc H", "memory kind: H");
-    run(&mut p, "run_gleipnir", "region(s) were recorded");
-    run(&mut p, "memory_trace_analysis", "accesses by 1 thread(s)");
+    run(&mut p, "run_gleipnir", "in 1 region were recorded");
+    run(&mut p, "memory_trace_analysis", "accesses by 1 thread in");
     // `ar<TAB>` completes to the heap array's name, which then draws.
     p.send("2d_memory_access_pattern ar\t").unwrap();
     p.flush().unwrap();
