@@ -9,13 +9,13 @@
 //!
 //! | column       | dtype  | meaning |
 //! |--------------|--------|---------|
-//! | `time`       | UInt32 | (selections only) 0-based order of the access in the analysed trace |
+//! | `time`       | UInt64 | (selections only) 0-based order of the access in the analysed trace |
 //! | `op`         | UInt8  | ASCII code of the operation: `b'L'` load, `b'S'` store, `b'M'` modify |
 //! | `addr`       | UInt64 | runtime address of the first byte accessed |
 //! | `size`       | UInt16 | bytes accessed (wide SIMD accesses keep their real size) |
 //! | `tid`        | UInt16 | Valgrind thread id (1 is the main thread) |
 //! | `var`        | UInt32 | row of the variable table this access belongs to |
-//! | `occurrence` | UInt32 | 1-based: this is the n-th access to its location (`addr` in `var`) |
+//! | `occurrence` | UInt64 | 1-based: this is the n-th access to its location (`addr` in `var`) |
 //! | `line`       | UInt32 | row of the line table: source line of the instruction |
 //! | `colour`     | UInt8  | (figure selections only, with `set_figure_colour hit` or `reuse`) colour class of the access, an index into the class names handed with it |
 //!

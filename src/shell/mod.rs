@@ -626,6 +626,13 @@ mod tests {
                 .eval(&format!("llength [info commands {}]", spec.name))
                 .unwrap();
             assert_eq!(n, "1", "{} not installed", spec.name);
+            // Every command of the spec table runs something: a handler of
+            // its own or a Tcl builtin.
+            assert!(
+                sh.registry().is_implemented(spec.name),
+                "{} has no handler",
+                spec.name
+            );
         }
     }
 }
