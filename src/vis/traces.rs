@@ -208,7 +208,7 @@ impl Serialize for Column<'_> {
 
 /// Serialized by columns, `{"columns": [...]}`: numbers as typed arrays,
 /// strings as codes into the names the column uses. The page's script
-/// (`RENDER_JS` in [`super::html`]) expands it into plotly's rows
+/// (`RENDER_JS` of the html module) expands it into plotly's rows
 /// (`[[c0, c1, ...], ...]`, one per point) before drawing. Column by
 /// column, a page carries a few bytes per value and each name once,
 /// where rows of JSON repeated every variable name and source line at

@@ -10,7 +10,7 @@
 //! all, anything else into `f8`.
 //!
 //! The string columns of hover data use the same form for their codes
-//! ([`super::traces::CustomData`]); the pages expand them in the browser.
+//! (`CustomData` of the traces module); the pages expand them in the browser.
 
 use base64::Engine;
 use serde::ser::{SerializeMap, Serializer};
