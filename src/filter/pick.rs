@@ -64,9 +64,10 @@ impl VarFilter {
     /// Which variables (by row) the filter keeps; every name it gives must
     /// be a variable's display name or the family name of its instances
     /// (`n` keeps every `n#k`, `i@S` every `i#k@S`), or the name that
-    /// several functions declare (`C` keeps `main::C` and `kernel_gemm::C`). A name that a later
-    /// scope had to qualify (`X@S`, the stack pointer that holds the heap
-    /// block `X`) is another variable, kept only by its own name.
+    /// several functions declare (`C` keeps `main::C` and
+    /// `kernel_gemm::C`). A name that a later scope had to qualify (`X@S`,
+    /// the stack pointer that holds the heap block `X`) is another
+    /// variable, kept only by its own name.
     pub fn keep(&self, vars: &[Variable]) -> Result<Vec<bool>, UnknownVariable> {
         let named = |v: &Variable, n: &String| {
             let fam = family(v);
