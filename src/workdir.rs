@@ -546,11 +546,32 @@ fn through_link(work_dir: &Path, rel: &Path) -> bool {
 /// since mapvis wrote it is kept, and no symbolic link is followed. Empty
 /// folders inside `.mapvis/` that held removed files are removed too.
 pub fn clear(work_dir: &Path) -> Result<Cleared, WorkdirError> {
+    clear_matching(work_dir, &|_| true)
+}
+
+/// [`clear`] of the files mapvis wrote under `dir` (a folder inside the
+/// working folder, such as a saved run's) only; the manifest keeps the
+/// others.
+pub fn clear_under(work_dir: &Path, dir: &Path) -> Result<Cleared, WorkdirError> {
+    let prefix = dir.strip_prefix(work_dir).unwrap_or(dir).to_path_buf();
+    clear_matching(work_dir, &|rel| rel.starts_with(&prefix))
+}
+
+/// [`clear`] of the manifest's entries `chosen` picks (by their path
+/// relative to the working folder).
+fn clear_matching(
+    work_dir: &Path,
+    chosen: &dyn Fn(&Path) -> bool,
+) -> Result<Cleared, WorkdirError> {
     let mut m = Manifest::load(work_dir)?;
     let mut out = Cleared::default();
     let mut dirs = Vec::new();
     for (entry, written) in std::mem::take(&mut m.files) {
         let rel = PathBuf::from(&entry);
+        if !chosen(&rel) {
+            m.files.insert(entry, written);
+            continue;
+        }
         if !inside(&rel) {
             out.kept.push((
                 rel,

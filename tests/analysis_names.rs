@@ -5,7 +5,7 @@ mod common;
 use std::collections::BTreeMap;
 
 use common::*;
-use mapvis::filter::{analysis, stats, MemKind};
+use mapvis::filter::{stats, MemKind};
 use mapvis::trace::program::ProgramNamer;
 
 /// variable -> (load_bytes, store_bytes) for the chosen memory kind.
@@ -13,7 +13,7 @@ fn bytes_by_var(rel: &str, cc: &[&str], kind: MemKind) -> BTreeMap<String, (u64,
     let (dir, exe, _o, _evs, _end) = trace(rel, cc, &[]);
     let src_dir = root().join("tests/c");
     let mut namer = ProgramNamer::new(Some(&exe), &[src_dir]);
-    let a = analysis::analyse(&dir.path().join("t.mvt"), &mut namer).expect("analysis");
+    let a = mapvis::filter::analyse(&dir.path().join("t.mvt"), &mut namer).expect("analysis");
     let df = stats::per_variable(&a, kind).unwrap();
     let names = df.column("variable").unwrap().str().unwrap().clone();
     let lb = df.column("load_bytes").unwrap().u64().unwrap().clone();
@@ -101,7 +101,7 @@ fn a_global_array_and_a_static_are_named_from_dwarf() {
 fn struct_members_are_named_per_location() {
     let (dir, exe, _o, _evs, _end) = trace("tests/c/an_members.c", &[], &[]);
     let mut namer = ProgramNamer::new(Some(&exe), &[root().join("tests/c")]);
-    let a = analysis::analyse(&dir.path().join("t.mvt"), &mut namer).expect("analysis");
+    let a = mapvis::filter::analyse(&dir.path().join("t.mvt"), &mut namer).expect("analysis");
     let df = stats::per_address(&a, MemKind::All).unwrap();
     let element = df.column("element").unwrap().str().unwrap().clone();
     let stored = df.column("bytes_stored").unwrap().u64().unwrap().clone();

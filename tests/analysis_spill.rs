@@ -6,12 +6,12 @@
 mod common;
 
 use common::*;
-use mapvis::filter::analysis::{self, Analysis, Keep};
 use mapvis::filter::batches::{AccessBatches, SelectionBatches, VarSpan};
 use mapvis::filter::locality::colour::ColourMode;
 use mapvis::filter::locality::report;
 use mapvis::filter::store::Layout;
 use mapvis::filter::{self as f, MemKind};
+use mapvis::filter::{Analysis, Keep};
 use mapvis::trace::program::ProgramNamer;
 use polars::prelude::*;
 
@@ -33,7 +33,8 @@ fn traced(rel: &str) -> (tempfile::TempDir, std::path::PathBuf) {
 
 fn analyse(dir: &std::path::Path, exe: &std::path::Path, keep: &Keep) -> Analysis {
     let mut namer = ProgramNamer::new(Some(exe), &[root().join("tests/c")]);
-    analysis::analyse_into(&dir.join("t.mvt"), &mut namer, &mut |_| true, keep).expect("analysis")
+    mapvis::filter::analyse_into(&dir.join("t.mvt"), &mut namer, &mut |_| true, keep)
+        .expect("analysis")
 }
 
 /// Everything the later stages read of an analysis, as comparable values:
@@ -117,7 +118,9 @@ fn spans_are_a_pass(a: &Analysis, rel: &str) {
         assert_eq!(got.iter().flatten().count(), 1);
     }
     let model = mapvis::filter::locality::cache::CacheModel::default();
-    let coloured = SelectionBatches::new(a, all, ColourMode::Hit, &model).unwrap();
+    let coloured =
+        mapvis::filter::locality::colour::selection_batches(a, all, ColourMode::Hit, &model)
+            .unwrap();
     assert_eq!(coloured.var_spans(), None, "{rel}: coloured");
 }
 

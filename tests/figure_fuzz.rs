@@ -7,7 +7,7 @@ mod vis_common;
 
 use std::time::{Duration, Instant};
 
-use mapvis::filter::{analysis, stats, MemKind};
+use mapvis::filter::{stats, MemKind};
 use mapvis::trace::program::ProgramNamer;
 use mapvis::vis::{array_2d, array_3d, complete_memory_access_pattern, Array2d, Array3d};
 use proptest::prelude::*;
@@ -66,7 +66,7 @@ proptest! {
         )
         .unwrap();
         let mut namer = ProgramNamer::new(None, &[]);
-        let a = analysis::analyse_gleipnir(&trace, &mut namer).unwrap();
+        let a = mapvis::filter::analyse_gleipnir(&trace, &mut namer).unwrap();
         prop_assert!(a.summary.accesses <= 2);
         stats::per_variable(&a, MemKind::All).unwrap();
         let sel = mapvis::filter::select(&a, MemKind::All).unwrap();
@@ -97,7 +97,7 @@ fn a_gleipnir_trace_at_the_top_of_memory_is_drawn_whole() {
         )
         .unwrap();
         let mut namer = ProgramNamer::new(None, &[]);
-        let a = analysis::analyse_gleipnir(&trace, &mut namer).unwrap();
+        let a = mapvis::filter::analyse_gleipnir(&trace, &mut namer).unwrap();
         let var = a.vars.iter().position(|v| v.name == "big").unwrap() as u32;
         let v = &a.vars[var as usize];
         let span = (v.base, v.size);
@@ -190,7 +190,7 @@ fn a_gleipnir_heap_block_at_the_top_of_memory_names_its_accesses() {
         )
         .unwrap();
         let mut namer = ProgramNamer::new(None, &[]);
-        let a = analysis::analyse_gleipnir(&trace, &mut namer).unwrap();
+        let a = mapvis::filter::analyse_gleipnir(&trace, &mut namer).unwrap();
         let df = stats::per_variable(&a, MemKind::All).unwrap();
         let names: Vec<String> = df
             .column("variable")

@@ -8,11 +8,11 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use common::*;
-use mapvis::filter::{analysis, stats, MemKind};
+use mapvis::filter::{stats, MemKind};
 use mapvis::trace::format::Event;
 use mapvis::trace::program::ProgramNamer;
 
-fn per_var(a: &analysis::Analysis, kind: MemKind) -> BTreeMap<String, (u64, u64, u64)> {
+fn per_var(a: &mapvis::filter::Analysis, kind: MemKind) -> BTreeMap<String, (u64, u64, u64)> {
     let df = stats::per_variable(a, kind).unwrap();
     let n = df.column("variable").unwrap().str().unwrap().clone();
     let acc = df.column("accesses").unwrap().u64().unwrap().clone();
@@ -33,7 +33,7 @@ fn a_gleipnir_text_trace_gives_the_same_statistics_as_the_binary_trace() {
     let (dir, exe, _o, evs, _end) = trace("tests/c/an_five.c", &[], &[]);
     let src = vec![root().join("tests/c")];
     let mut namer = ProgramNamer::new(Some(&exe), &src);
-    let bin = analysis::analyse(&dir.path().join("t.mvt"), &mut namer).unwrap();
+    let bin = mapvis::filter::analyse(&dir.path().join("t.mvt"), &mut namer).unwrap();
 
     // Allocation sites as Gleipnir writes them, from the binary analysis.
     let site_of = |addr: u64| -> String {
@@ -106,7 +106,7 @@ fn a_gleipnir_text_trace_gives_the_same_statistics_as_the_binary_trace() {
     let txt = dir.path().join("gleipnir.txt");
     std::fs::write(&txt, &text).unwrap();
     let mut namer = ProgramNamer::new(Some(&exe), &src);
-    let gl = analysis::analyse_gleipnir(&txt, &mut namer).unwrap();
+    let gl = mapvis::filter::analyse_gleipnir(&txt, &mut namer).unwrap();
 
     let want = per_var(&bin, MemKind::Heap);
     assert_eq!(want.len(), 5, "{want:?}");

@@ -8,9 +8,9 @@ use std::path::Path;
 use std::process::Command;
 
 use common::*;
-use mapvis::filter::analysis::{self, Analysis};
 use mapvis::filter::locality::cache::{CacheModel, Counts, Level};
 use mapvis::filter::locality::report::{self, CacheReport, Options};
+use mapvis::filter::Analysis;
 use mapvis::filter::MemKind;
 use mapvis::trace::program::ProgramNamer;
 
@@ -18,7 +18,7 @@ use mapvis::trace::program::ProgramNamer;
 fn analysed(rel: &str) -> (tempfile::TempDir, std::path::PathBuf, Analysis) {
     let (dir, exe, _o, _evs, _end) = trace(rel, &[], &[]);
     let mut namer = ProgramNamer::new(Some(&exe), &[root().join("tests/c")]);
-    let a = analysis::analyse(&dir.path().join("t.mvt"), &mut namer).expect("analysis");
+    let a = mapvis::filter::analyse(&dir.path().join("t.mvt"), &mut namer).expect("analysis");
     (dir, exe, a)
 }
 

@@ -8,10 +8,10 @@ mod vis_common;
 use std::collections::BTreeMap;
 
 use common::*;
-use mapvis::filter::analysis::{self, Analysis};
 use mapvis::filter::locality::cache::{CacheModel, Level};
 use mapvis::filter::locality::colour::{pattern_table, with_classes, ColourMode};
 use mapvis::filter::locality::report;
+use mapvis::filter::Analysis;
 use mapvis::filter::MemKind;
 use mapvis::trace::program::ProgramNamer;
 use mapvis::vis::{self, ColourClasses, FigureOptions};
@@ -20,7 +20,7 @@ use serde_json::Value;
 fn analysed(rel: &str, cc: &[&str]) -> (tempfile::TempDir, Analysis) {
     let (dir, exe, _o, _evs, _end) = trace(rel, cc, &[]);
     let mut namer = ProgramNamer::new(Some(&exe), &[root().join("tests/c")]);
-    let a = analysis::analyse(&dir.path().join("t.mvt"), &mut namer).expect("analysis");
+    let a = mapvis::filter::analyse(&dir.path().join("t.mvt"), &mut namer).expect("analysis");
     (dir, a)
 }
 

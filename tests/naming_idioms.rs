@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use common::*;
-use mapvis::filter::analysis::Analysis;
-use mapvis::filter::{analysis, stats, MemKind};
+use mapvis::filter::Analysis;
+use mapvis::filter::{stats, MemKind};
 use mapvis::trace::program::ProgramNamer;
 
 /// Traces `rel` (compiled with `cc`) and analyses it with `src_paths` as
@@ -20,7 +20,7 @@ use mapvis::trace::program::ProgramNamer;
 fn analyse(rel: &str, cc: &[&str], src_paths: &[PathBuf]) -> Analysis {
     let (dir, exe, _o, _evs, _end) = trace(rel, cc, &[]);
     let mut namer = ProgramNamer::new(Some(&exe), src_paths);
-    analysis::analyse(&dir.path().join("t.mvt"), &mut namer).expect("analysis")
+    mapvis::filter::analyse(&dir.path().join("t.mvt"), &mut namer).expect("analysis")
 }
 
 /// variable -> (load_bytes, store_bytes, distinct addresses).
@@ -548,7 +548,7 @@ fn library_routines_writing_into_stack_arrays_carry_the_arrays_names() {
     let rel = "tests/c/nm_libstack.c";
     let (dir, exe, _o, evs, _end) = trace(rel, &[], &[]);
     let mut namer = ProgramNamer::new(Some(&exe), &[tests_c()]);
-    let a = analysis::analyse(&dir.path().join("t.mvt"), &mut namer).expect("analysis");
+    let a = mapvis::filter::analyse(&dir.path().join("t.mvt"), &mut namer).expect("analysis");
     let got = by_var(&a, MemKind::Stack);
     for (name, size) in [("table", 4096u64), ("src", 512), ("dst", 512)] {
         let v = a

@@ -11,10 +11,10 @@ use std::alloc::{GlobalAlloc, Layout as AllocLayout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use common::*;
-use mapvis::filter::analysis::{self, Analysis, Keep};
 use mapvis::filter::batches::SelectionBatches;
 use mapvis::filter::store::Layout;
 use mapvis::filter::{self as f, Selection};
+use mapvis::filter::{Analysis, Keep};
 use mapvis::trace::program::ProgramNamer;
 use mapvis::vis::{self, ArrayLayout};
 use serde_json::Value;
@@ -51,7 +51,8 @@ const R: u64 = 64;
 
 fn analyse(dir: &std::path::Path, exe: &std::path::Path, keep: &Keep) -> Analysis {
     let mut namer = ProgramNamer::new(Some(exe), &[root().join("tests/c")]);
-    analysis::analyse_into(&dir.join("t.mvt"), &mut namer, &mut |_| true, keep).expect("analysis")
+    mapvis::filter::analyse_into(&dir.join("t.mvt"), &mut namer, &mut |_| true, keep)
+        .expect("analysis")
 }
 
 /// The selection of the variable named `name` alone.

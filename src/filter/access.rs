@@ -2,7 +2,7 @@
 //!
 //! The analysis names each access of a trace and hands the named accesses,
 //! in time order and in batches, to its consumers (on a thread of their
-//! own, see `super::consume`): the lookup table, the pattern states and
+//! own, in the consume module): the lookup table, the pattern states and
 //! the on-disk access list; later the locality sinks and the order data
 //! read the access list back in the same form. No consumer needs the whole
 //! access list in memory.
@@ -65,4 +65,21 @@ pub trait AccessSink {
     /// Consumes the next accesses, in time order. Called once per batch, so
     /// the per-access loop is monomorphic inside each sink.
     fn accesses(&mut self, batch: &[NamedAccess]);
+}
+
+/// A consumer the analysis driver hands each batch to while it streams,
+/// on its consumer thread, beside the lookup table and the access list.
+/// Unlike an [`AccessSink`] (which knows its variables beforehand), it
+/// learns where a variable lies from the driver when the variable first
+/// shows. The caller of the driver chooses the sink (the pattern states),
+/// so the driver depends on no analysis.
+pub trait SpanSink: Send + 'static {
+    /// Takes a batch, asking `span` for (base address, element size) of a
+    /// variable it meets for the first time.
+    fn add(&mut self, batch: &[NamedAccess], span: &dyn Fn(VarId) -> (u64, u64));
+}
+
+/// The sink of an analysis that wants none.
+impl SpanSink for () {
+    fn add(&mut self, _: &[NamedAccess], _: &dyn Fn(VarId) -> (u64, u64)) {}
 }

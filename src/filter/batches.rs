@@ -15,9 +15,7 @@ use polars::prelude::*;
 
 use super::access::NamedAccess;
 use super::analysis::Analysis;
-use super::locality::cache::CacheModel;
-use super::locality::colour::{ClassNames, Classifier, ColourMode};
-use super::locality::report::LocalityError;
+use super::columns::{extend, Columns};
 use super::schema::access as ac;
 use super::{FilterError, Selection};
 
@@ -57,7 +55,7 @@ impl AccessBatch {
 
     /// The batch as a table with the columns of the access schema.
     fn into_frame(self) -> PolarsResult<DataFrame> {
-        use super::analysis::owned;
+        use super::model::owned;
         let mut stored = Columns {
             time: self.time,
             op: self.op,
@@ -134,7 +132,7 @@ impl AccessBatch {
     fn read_coloured(
         &mut self,
         cols: &Columns,
-        classifier: &mut Classifier,
+        classifier: &mut dyn Classify,
         keep: &[bool],
         seen: &mut Occurrences,
     ) {
@@ -172,6 +170,29 @@ impl AccessBatch {
             c.extend_from_slice(&bc[r]);
         }
     }
+}
+
+/// What gives each access its colour class as a reader meets them: fed
+/// every access of the trace in time order (whatever the selection
+/// keeps). The locality stage's classifiers (cache level, reuse distance)
+/// are the ones there are; the batch reader knows only this face of them.
+pub trait Classify: Send {
+    /// The class of the next access of the trace.
+    fn class(&mut self, r: &NamedAccess) -> u8;
+    /// A classifier in the state this one started in, for a new pass.
+    fn fresh(&self) -> Box<dyn Classify>;
+}
+
+/// The names of the classes a [`Classify`] gives.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClassNames {
+    /// What the classes are, for the legend title.
+    pub title: String,
+    /// Name of each class, best first, indexed by the class.
+    pub labels: Vec<String>,
+    /// Whether most classes never occur: a figure then keeps only those
+    /// its accesses have, renumbered densely in this order.
+    pub sparse: bool,
 }
 
 /// The visitor a pass over [`AccessBatches`] calls per batch: returns
@@ -282,7 +303,7 @@ pub fn spans_from_tables(a: &Analysis, keep: &[bool]) -> Option<Vec<Option<VarSp
 pub struct SelectionBatches<'a> {
     a: &'a Analysis,
     sel: Selection,
-    colour: Option<(Classifier, ClassNames)>,
+    colour: Option<(Box<dyn Classify>, ClassNames)>,
     spill: RefCell<Option<Spill>>,
 }
 
@@ -297,23 +318,20 @@ struct Spill {
 }
 
 impl<'a> SelectionBatches<'a> {
-    /// The accesses of `sel`, coloured by `mode` under the cache `model`
-    /// (no colour for [`ColourMode::Default`]).
-    ///
-    /// # Errors
-    /// A cache model with no level.
+    /// The accesses of `sel`, each with the class `colour`'s classifier
+    /// gives it (the classifier sees every access of the trace, in time
+    /// order, whatever the selection keeps); `None` gives no classes.
     pub fn new(
         a: &'a Analysis,
         sel: Selection,
-        mode: ColourMode,
-        model: &CacheModel,
-    ) -> Result<SelectionBatches<'a>, LocalityError> {
-        Ok(SelectionBatches {
+        colour: Option<(Box<dyn Classify>, ClassNames)>,
+    ) -> SelectionBatches<'a> {
+        SelectionBatches {
             a,
             sel,
-            colour: Classifier::new(mode, model)?,
+            colour,
             spill: RefCell::new(None),
-        })
+        }
     }
 
     /// The accesses of `sel`, with no colour classes.
@@ -349,7 +367,7 @@ impl<'a> SelectionBatches<'a> {
         let mut b = AccessBatch::default();
         let mut read = 0u64;
         for file in &s.files {
-            let df = super::files::read_saved_parquet(file, None)?;
+            let df = super::io::read_saved_parquet(file, None)?;
             read += df.height() as u64;
             b.read(&df)?;
             if !f(&b)? {
@@ -374,7 +392,7 @@ impl<'a> SelectionBatches<'a> {
         mut out: Option<&mut SpillWriter>,
     ) -> Result<bool, FilterError> {
         let mut spilled = out.is_some();
-        let classifier = self.colour.as_ref().map(|c| c.0.clone());
+        let classifier = self.colour.as_ref().map(|c| c.0.fresh());
         let (a, sel) = (self.a, &self.sel);
         std::thread::scope(|scope| {
             let (to, from) = std::sync::mpsc::sync_channel::<AccessBatch>(2);
@@ -455,7 +473,7 @@ impl Channels {
 fn read_selection(
     a: &Analysis,
     sel: &Selection,
-    mut classifier: Option<Classifier>,
+    mut classifier: Option<Box<dyn Classify>>,
     ch: Channels,
 ) -> Result<bool, FilterError> {
     // With colours, the model must see the accesses the figure leaves out.
@@ -472,7 +490,7 @@ fn read_selection(
             None => b.read_plain(&df, &mut seen)?,
             Some(c) => {
                 cols.read(&df)?;
-                b.read_coloured(&cols, c, &sel.keep, &mut seen);
+                b.read_coloured(&cols, c.as_mut(), &sel.keep, &mut seen);
             }
         }
         if b.is_empty() {
@@ -497,7 +515,7 @@ const DENSE_BYTES: u64 = 1 << 22;
 /// Larger blocks, and accesses outside their block, are counted in a hash
 /// map.
 struct Occurrences<'a> {
-    vars: &'a [super::analysis::Variable],
+    vars: &'a [super::model::Variable],
     /// Per variable row: `None` not yet met; `Some(None)` counted in the
     /// map; `Some(Some(counters))` from its base.
     dense: Vec<Option<Option<Vec<u64>>>>,
@@ -505,7 +523,7 @@ struct Occurrences<'a> {
 }
 
 impl<'a> Occurrences<'a> {
-    fn new(vars: &'a [super::analysis::Variable]) -> Occurrences<'a> {
+    fn new(vars: &'a [super::model::Variable]) -> Occurrences<'a> {
         Occurrences {
             vars,
             dense: vec![None; vars.len()],
@@ -599,7 +617,7 @@ impl SpillWriter {
             ..AccessBatch::default()
         };
         let df = std::mem::replace(&mut self.pending, empty).into_frame()?;
-        super::store::write_plain(&df, &file)?;
+        super::dataset::write_plain(&df, &file)?;
         self.rows += rows;
         self.files.push(file);
         Ok(())
@@ -657,111 +675,5 @@ impl AccessBatches for SelectionBatches<'_> {
             *self.spill.borrow_mut() = w.finish().ok();
         }
         Ok(())
-    }
-}
-
-/// The columns of one frame of the access list, copied out once (the
-/// figures' batches and the locality stage's driver read frames so; the
-/// by-variable dataset sorts and merges accesses in them).
-#[derive(Default)]
-pub(crate) struct Columns {
-    pub(crate) time: Vec<u64>,
-    pub(crate) op: Vec<u8>,
-    pub(crate) addr: Vec<u64>,
-    pub(crate) size: Vec<u16>,
-    pub(crate) tid: Vec<u16>,
-    pub(crate) var: Vec<u32>,
-    pub(crate) line: Vec<u32>,
-}
-
-impl Columns {
-    /// The columns become those of `df` (a frame of
-    /// [`super::store::AccessList::for_each`]).
-    pub(crate) fn read(&mut self, df: &DataFrame) -> PolarsResult<()> {
-        extend(&mut self.time, df.column(ac::TIME)?.u64()?);
-        extend(&mut self.op, df.column(ac::OP)?.u8()?);
-        extend(&mut self.addr, df.column(ac::ADDR)?.u64()?);
-        extend(&mut self.size, df.column(ac::SIZE)?.u16()?);
-        extend(&mut self.tid, df.column(ac::TID)?.u16()?);
-        extend(&mut self.var, df.column(ac::VAR)?.u32()?);
-        extend(&mut self.line, df.column(ac::LINE)?.u32()?);
-        Ok(())
-    }
-
-    /// Accesses held.
-    pub(crate) fn len(&self) -> usize {
-        self.time.len()
-    }
-
-    /// Room for `n` more accesses in every column.
-    pub(crate) fn reserve(&mut self, n: usize) {
-        self.time.reserve(n);
-        self.op.reserve(n);
-        self.addr.reserve(n);
-        self.size.reserve(n);
-        self.tid.reserve(n);
-        self.var.reserve(n);
-        self.line.reserve(n);
-    }
-
-    /// Appends rows `r` of `o`.
-    pub(crate) fn append(&mut self, o: &Columns, r: std::ops::Range<usize>) {
-        self.time.extend_from_slice(&o.time[r.clone()]);
-        self.op.extend_from_slice(&o.op[r.clone()]);
-        self.addr.extend_from_slice(&o.addr[r.clone()]);
-        self.size.extend_from_slice(&o.size[r.clone()]);
-        self.tid.extend_from_slice(&o.tid[r.clone()]);
-        self.var.extend_from_slice(&o.var[r.clone()]);
-        self.line.extend_from_slice(&o.line[r]);
-    }
-
-    /// Appends access `k` of `o`.
-    #[inline]
-    pub(crate) fn push_from(&mut self, o: &Columns, k: usize) {
-        self.time.push(o.time[k]);
-        self.op.push(o.op[k]);
-        self.addr.push(o.addr[k]);
-        self.size.push(o.size[k]);
-        self.tid.push(o.tid[k]);
-        self.var.push(o.var[k]);
-        self.line.push(o.line[k]);
-    }
-
-    /// The rows as a frame of the access list's columns, leaving the
-    /// columns empty.
-    pub(crate) fn take(&mut self) -> PolarsResult<DataFrame> {
-        use super::analysis::owned;
-        let c = std::mem::take(self);
-        DataFrame::new(vec![
-            owned::<UInt64Type>(ac::TIME, c.time),
-            owned::<UInt8Type>(ac::OP, c.op),
-            owned::<UInt64Type>(ac::ADDR, c.addr),
-            owned::<UInt16Type>(ac::SIZE, c.size),
-            owned::<UInt16Type>(ac::TID, c.tid),
-            owned::<UInt32Type>(ac::VAR, c.var),
-            owned::<UInt32Type>(ac::LINE, c.line),
-        ])
-    }
-
-    /// Row `k` as a named access (as the locality stage's driver reads it).
-    #[inline]
-    pub(crate) fn access(&self, k: usize) -> NamedAccess {
-        NamedAccess {
-            time: self.time[k],
-            op: self.op[k],
-            addr: self.addr[k],
-            size: (self.size[k] as u32).max(1),
-            tid: self.tid[k] as u32,
-            var: super::access::VarId(self.var[k]),
-            line: super::access::LineId(self.line[k]),
-        }
-    }
-}
-
-/// `out` becomes the values of `c` (the access list has no nulls).
-fn extend<T: PolarsNumericType>(out: &mut Vec<T::Native>, c: &ChunkedArray<T>) {
-    out.clear();
-    for arr in c.downcast_iter() {
-        out.extend_from_slice(arr.values().as_slice());
     }
 }

@@ -18,7 +18,8 @@ use crate::trace::naming::{HeapName, Namer, Scope, VarName};
 use crate::trace::reader::{Batch, EndState, TraceReader};
 
 use super::access::{LineId, NamedAccess, VarId};
-use super::analysis::{Fill, Named, NewBlock, Source, Span, TraceSummary};
+use super::input::{Fill, Named, Source};
+use super::model::{NewBlock, Span, TraceSummary};
 use super::registry::Registry;
 use super::schema::OP_STORE;
 use super::FilterError;

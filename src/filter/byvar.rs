@@ -42,9 +42,10 @@ use std::thread::JoinHandle;
 use polars::prelude::*;
 use polars_parquet::write::Encoding;
 
-use super::batches::Columns;
+use super::columns::Columns;
+use super::dataset::{DatasetFile, Layout};
+use super::io::{link_or_copy, mkdir};
 use super::schema::access as ac;
-use super::store::{link_or_copy, mkdir, DatasetFile, Layout};
 use super::FilterError;
 
 /// One run: rows `first..first + rows` of file `file` hold accesses of
@@ -226,7 +227,7 @@ impl ByVar {
     }
 
     /// Visits the accesses of the variables `keep` holds in time order, as
-    /// frames with the columns of [`super::store::AccessList::for_each`];
+    /// frames with the columns of the access list's `for_each`;
     /// `f` returns false to stop.
     ///
     /// Cost: one variable's runs are handed over as read (one row group
@@ -258,7 +259,7 @@ impl ByVar {
     fn read(&self, run: &Run) -> Result<DataFrame, FilterError> {
         let path = self.file(run.file);
         let df =
-            super::files::read_saved_parquet(&path, Some((run.first as usize, run.rows as usize)))?;
+            super::io::read_saved_parquet(&path, Some((run.first as usize, run.rows as usize)))?;
         if df.height() as u64 != run.rows {
             return Err(FilterError::Saved {
                 path,
@@ -626,7 +627,7 @@ impl VarSorter {
 /// The columns of the by-variable files: `time`, then the access list's.
 fn schema() -> Schema {
     let mut s = Schema::from_iter([Field::new(ac::TIME.into(), DataType::UInt64)]);
-    s.merge(super::store::stored_schema());
+    s.merge(super::dataset::stored_schema());
     s
 }
 
@@ -714,7 +715,7 @@ impl Drop for SorterThread {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::filter::analysis::owned;
+    use crate::filter::model::owned;
 
     /// A row group of the access list: accesses `t0..t0 + vars.len()` of
     /// the variables `vars`, with addresses and lines derived from time.

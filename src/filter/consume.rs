@@ -4,11 +4,11 @@
 //! keeps both cores busy:
 //!
 //! 1. the caller's thread reads the trace and names each access
-//!    ([`super::analysis`]);
+//!    (the driver module);
 //! 2. the consumer thread (this module) counts each batch into the lookup
-//!    table ([`super::lookup`]) and the pattern states
-//!    ([`super::locality::pattern`]) and copies it into the access list's
-//!    columns ([`super::store::AccessWriter`]);
+//!    table ([`super::lookup`]) and the caller's extra consumer (a
+//!    [`SpanSink`]: the pattern states) and copies it into the access
+//!    list's columns ([`super::store::AccessWriter`]);
 //! 3. the access list's own thread encodes and writes the dataset.
 //!
 //! Batches travel by ownership, never by copy: the naming thread sends a
@@ -18,14 +18,13 @@
 //! The consumers index by address from a variable's span, which the naming
 //! thread sends with the batch that first may use the variable (every new
 //! variable row's span, in row order: spans never change once a row exists,
-//! see [`super::analysis::Source::span`]).
+//! see the span of an input's source).
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread::JoinHandle;
 
-use super::access::{NamedAccess, VarId};
-use super::analysis::Span;
-use super::locality::pattern::PatternSink;
+use super::access::{NamedAccess, SpanSink, VarId};
 use super::lookup::LookupTable;
+use super::model::Span;
 use super::store::{AccessList, AccessWriter};
 use super::FilterError;
 
@@ -43,30 +42,30 @@ struct Work {
 }
 
 /// What the consumers built, once every batch is in.
-pub(crate) struct Consumed {
+pub(crate) struct Consumed<S> {
     pub(crate) lookup: LookupTable,
-    pub(crate) patterns: Option<PatternSink>,
+    pub(crate) extra: Option<S>,
     pub(crate) list: AccessList,
 }
 
 /// The consumers as the thread owns them.
-struct Consumers {
+struct Consumers<S> {
     lookup: LookupTable,
-    /// Pattern states, when the source's spans are final.
-    patterns: Option<PatternSink>,
+    /// The caller's consumer, when the source's spans are final.
+    extra: Option<S>,
     writer: AccessWriter,
     /// Every variable row's span, by row.
     spans: Vec<Span>,
 }
 
-impl Consumers {
+impl<S: SpanSink> Consumers<S> {
     /// Counts one batch and appends it to the access list.
     fn take(&mut self, w: &Work) -> Result<(), FilterError> {
         self.spans.extend_from_slice(&w.spans);
         let spans = &self.spans;
         let span = |v: VarId| spans.get(v.index()).copied().unwrap_or_default();
         self.lookup.add(&w.batch, &span);
-        if let Some(p) = &mut self.patterns {
+        if let Some(p) = &mut self.extra {
             p.add(&w.batch, &|v| {
                 let s = span(v);
                 (s.base, s.elem)
@@ -77,26 +76,26 @@ impl Consumers {
 }
 
 /// The consumer thread, seen from the naming thread.
-pub(crate) struct ConsumerThread {
+pub(crate) struct ConsumerThread<S> {
     to: Option<SyncSender<Work>>,
     back: Receiver<Vec<NamedAccess>>,
-    thread: Option<JoinHandle<Result<Consumed, FilterError>>>,
+    thread: Option<JoinHandle<Result<Consumed<S>, FilterError>>>,
     /// Variable rows whose spans were sent.
     spans_sent: usize,
 }
 
-impl ConsumerThread {
-    /// Starts the thread with its consumers: `patterns` says whether to
-    /// gather pattern states, `writer` is where the access list goes.
+impl<S: SpanSink> ConsumerThread<S> {
+    /// Starts the thread with its consumers: `extra` is the caller's own
+    /// (if any), `writer` is where the access list goes.
     pub(crate) fn start(
-        patterns: bool,
+        extra: Option<S>,
         writer: AccessWriter,
-    ) -> Result<ConsumerThread, FilterError> {
+    ) -> Result<ConsumerThread<S>, FilterError> {
         let (to, from) = sync_channel::<Work>(IN_FLIGHT);
         let (give_back, back) = sync_channel::<Vec<NamedAccess>>(IN_FLIGHT + 2);
         let c = Consumers {
             lookup: LookupTable::new(),
-            patterns: patterns.then(PatternSink::streaming),
+            extra,
             writer,
             spans: Vec::new(),
         };
@@ -149,7 +148,7 @@ impl ConsumerThread {
     }
 
     /// Waits for every batch to be consumed and returns what was built.
-    pub(crate) fn finish(&mut self) -> Result<Consumed, FilterError> {
+    pub(crate) fn finish(&mut self) -> Result<Consumed<S>, FilterError> {
         self.to = None;
         match self.thread.take().map(JoinHandle::join) {
             Some(Ok(r)) => r,
@@ -162,7 +161,7 @@ impl ConsumerThread {
     }
 }
 
-impl Drop for ConsumerThread {
+impl<S> Drop for ConsumerThread<S> {
     /// An analysis abandoned on an error still stops its threads (and
     /// closes the dataset's files) before its folder is removed.
     fn drop(&mut self) {
@@ -181,11 +180,11 @@ fn stopped() -> FilterError {
 }
 
 /// The thread's loop: consume each batch, give the emptied batch back.
-fn run(
-    mut c: Consumers,
+fn run<S: SpanSink>(
+    mut c: Consumers<S>,
     from: Receiver<Work>,
     give_back: SyncSender<Vec<NamedAccess>>,
-) -> Result<Consumed, FilterError> {
+) -> Result<Consumed<S>, FilterError> {
     for w in from {
         c.take(&w)?;
         let mut b = w.batch;
@@ -194,7 +193,7 @@ fn run(
     }
     Ok(Consumed {
         lookup: c.lookup,
-        patterns: c.patterns,
+        extra: c.extra,
         list: c.writer.finish()?,
     })
 }

@@ -3,83 +3,22 @@
 //! a later session continue without tracing again.
 //!
 //! Column meanings are documented in `docs/data-files.md`.
-use std::fs::File;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use polars::prelude::*;
 
-use super::analysis::{Allocation, Analysis, TraceSummary, Variable};
+use super::analysis::Analysis;
+use super::io::{
+    commit, create, link_or_copy, mkdir, read_saved_parquet, write_csv, write_failed,
+    write_parquet, write_whole,
+};
 use super::locality::pattern::PatternStates;
+use super::model::{Allocation, TraceSummary, Variable};
 use super::schema::access as ac;
 use super::FilterError;
 use crate::trace::naming::Scope;
 use crate::workdir::Pending;
-
-/// A working-folder write error on `path` as the filter stage's error,
-/// keeping the system's reason (a full disk, say).
-fn workdir_failed(path: &Path) -> impl Fn(crate::workdir::WorkdirError) -> FilterError + '_ {
-    move |e| FilterError::Write {
-        path: path.to_path_buf(),
-        source: e.into_io(),
-    }
-}
-
-/// Starts writing `path` under a temporary name (see
-/// [`crate::workdir::Pending`]): the old file stays until the new one is
-/// complete.
-fn create(path: &Path) -> Result<Pending, FilterError> {
-    Pending::new(path).map_err(workdir_failed(path))
-}
-
-/// Writes `bytes` to `path` whole or not at all (see
-/// [`crate::workdir::write_file`]): a full disk keeps the previous file.
-pub(crate) fn write_whole(path: &Path, bytes: &[u8]) -> Result<PathBuf, FilterError> {
-    crate::workdir::write_file(path, bytes).map_err(workdir_failed(path))
-}
-
-/// Renames a complete file into place.
-fn commit(p: Pending) -> Result<PathBuf, FilterError> {
-    let path = p.path().to_path_buf();
-    p.commit().map_err(workdir_failed(&path))
-}
-
-/// A Polars write error on `path`, keeping the system's reason (a full
-/// disk, say) in the message.
-pub(crate) fn write_failed(path: &Path) -> impl Fn(PolarsError) -> FilterError + '_ {
-    move |e| FilterError::Write {
-        path: path.to_path_buf(),
-        source: match e {
-            PolarsError::IO { error, .. } => std::io::Error::new(error.kind(), error.to_string()),
-            other => std::io::Error::other(other.to_string()),
-        },
-    }
-}
-
-/// Writes a table as CSV with a header row, whole or not at all.
-pub fn write_csv(df: &mut DataFrame, path: &Path) -> Result<PathBuf, FilterError> {
-    let mut f = create(path)?;
-    let mut out = std::io::BufWriter::new(f.file());
-    CsvWriter::new(&mut out)
-        .include_header(true)
-        .finish(df)
-        .map_err(write_failed(path))?;
-    out.flush().map_err(|source| FilterError::Write {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    drop(out);
-    commit(f)
-}
-
-/// Writes a table as Parquet, whole or not at all.
-pub fn write_parquet(df: &mut DataFrame, path: &Path) -> Result<PathBuf, FilterError> {
-    let mut f = create(path)?;
-    ParquetWriter::new(f.file())
-        .finish(df)
-        .map_err(write_failed(path))?;
-    commit(f)
-}
 
 /// Addresses as hex text (`0x4a38110`), built in one buffer without an
 /// allocation per row.
@@ -652,24 +591,6 @@ fn read_parquet(path: &Path) -> Result<DataFrame, FilterError> {
     read_saved_parquet(path, None)
 }
 
-/// Reads a Parquet file of a saved analysis, whole or the `slice` (first
-/// row, rows) of it; a missing or damaged file is a [`FilterError::Saved`]
-/// naming it.
-pub(crate) fn read_saved_parquet(
-    path: &Path,
-    slice: Option<(usize, usize)>,
-) -> Result<DataFrame, FilterError> {
-    let saved = |reason: String| FilterError::Saved {
-        path: path.to_path_buf(),
-        reason,
-    };
-    let f = File::open(path).map_err(|e| saved(e.to_string()))?;
-    ParquetReader::new(f)
-        .with_slice(slice)
-        .finish()
-        .map_err(|e| saved(e.to_string()))
-}
-
 /// Whether `dir` holds a saved analysis.
 pub fn has_saved_analysis(dir: &Path) -> bool {
     dir.join("summary.json").is_file() && dir.join(DATASET).is_dir()
@@ -752,7 +673,7 @@ pub fn load_analysis(dir: &Path) -> Result<Analysis, FilterError> {
             free_time: aft.get(i),
         })
         .collect();
-    let variables = super::analysis::variable_table(&vars)?;
+    let variables = super::model::variable_table(&vars)?;
     let patterns = match dir.join(PATTERNS).is_file() {
         true => Some(PatternStates::from_frame(&read_parquet(
             &dir.join(PATTERNS),
@@ -845,4 +766,51 @@ fn read_variables(dir: &Path) -> Result<Vec<Variable>, FilterError> {
                 .collect(),
         })
         .collect())
+}
+
+/// Keeps the saved analysis in `dir` and the trace `trace` it was made
+/// from as a run in `run_dir` (a new folder): every file is hard-linked,
+/// so a run costs no copy of its data, and the folder's next trace and
+/// analysis replace their own files without touching the run's. The run's
+/// analysis records the run's own trace as its source. Returns the files
+/// written.
+///
+/// # Errors
+/// No saved analysis in `dir`, `run_dir` already there, or a file that
+/// cannot be linked (or copied, where the file system has no hard links).
+pub fn keep_run(dir: &Path, trace: &Path, run_dir: &Path) -> Result<Vec<PathBuf>, FilterError> {
+    if !has_saved_analysis(dir) {
+        return Err(FilterError::Saved {
+            path: dir.to_path_buf(),
+            reason: "there is no saved analysis to keep".into(),
+        });
+    }
+    let failed = |p: &Path| {
+        let p = p.to_path_buf();
+        move |source| FilterError::Write { path: p, source }
+    };
+    std::fs::create_dir_all(run_dir.parent().unwrap_or(Path::new("."))).map_err(failed(run_dir))?;
+    std::fs::create_dir(run_dir).map_err(failed(run_dir))?;
+    let mut files = Vec::new();
+    files_under(dir, &mut files).map_err(failed(dir))?;
+    let mut written = Vec::new();
+    for f in files {
+        let rel = f.strip_prefix(dir).unwrap_or(&f);
+        if rel == Path::new(SOURCE_FILE) {
+            continue;
+        }
+        let to = run_dir.join("analysis").join(rel);
+        mkdir(to.parent().unwrap_or(run_dir))?;
+        link_or_copy(&f, &to)?;
+        written.push(to);
+    }
+    let run_trace = run_dir.join("trace.mvt");
+    link_or_copy(trace, &run_trace)?;
+    written.push(run_trace.clone());
+    if let Some(src) = crate::workdir::SourceId::of(&run_trace) {
+        let path = run_dir.join("analysis").join(SOURCE_FILE);
+        write_whole(&path, &serde_json::to_vec_pretty(&src).unwrap_or_default())?;
+        written.push(path);
+    }
+    Ok(written)
 }

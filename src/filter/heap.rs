@@ -705,7 +705,7 @@ pub fn free_kind_name(k: FreeKind) -> &'static str {
 
 /// Writes `text` to `path` whole or not at all.
 fn write_text(path: &Path, text: &str) -> Result<(), FilterError> {
-    super::files::write_whole(path, text.as_bytes()).map(drop)
+    super::io::write_whole(path, text.as_bytes()).map(drop)
 }
 
 /// Quotes a CSV field.

@@ -14,7 +14,8 @@ use crate::trace::gleipnir::{GlEvent, GlName, GleipnirReader};
 use crate::trace::naming::{HeapName, Namer, Scope, VarName};
 
 use super::access::{LineId, NamedAccess, VarId};
-use super::analysis::{Fill, Named, NewBlock, Source, Span, TraceSummary};
+use super::input::{Fill, Named, Source};
+use super::model::{NewBlock, Span, TraceSummary};
 use super::registry::Registry;
 use super::FilterError;
 

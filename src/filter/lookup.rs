@@ -11,7 +11,7 @@ use polars::prelude::PlHashMap as HashMap;
 use polars::prelude::*;
 
 use super::access::{NamedAccess, VarId};
-use super::analysis::Span;
+use super::model::Span;
 use super::schema::{location as lc, OP_LOAD, OP_MODIFY};
 
 /// Most slots of one variable's direct location index (4 bytes each, one

@@ -1,31 +1,56 @@
 //! The analysis stage: trace events to named accesses, lookup table, access
 //! list, statistics and order data, as polars tables.
 //!
-//! [`analysis::analyse`] turns a trace into an [`analysis::Analysis`];
+//! [`analyse`] turns a trace into an [`Analysis`];
 //! [`select`] keeps the memory kinds the user chose with `set_mem_alloc`;
 //! [`stats`] computes the per-variable and per-address statistics;
 //! [`files`] writes them and the order data to `visinfo/`.
 
+// Layers, lowest first; a module imports only modules of its own layer
+// or below (docs/architecture.md; tests/layering.rs checks it).
+//
+// 1. The model: columns' names, named accesses, variables.
 pub mod access;
+pub mod model;
+pub mod schema;
+// 2. Naming: the inputs, the registry of variables, the lookup table of
+//    unique locations.
+pub(crate) mod binary;
+pub(crate) mod import;
+pub(crate) mod input;
+pub(crate) mod lookup;
+pub(crate) mod registry;
+// 3. The dataset: files, the access list, its by-variable copy.
+pub mod byvar;
+pub(crate) mod columns;
+pub(crate) mod dataset;
+pub(crate) mod io;
+pub mod store;
+// 4. The analysis and the driver that builds it, reading the batches back.
 pub mod analysis;
 pub mod batches;
-pub(crate) mod binary;
-pub mod byvar;
 pub(crate) mod consume;
+pub(crate) mod driver;
+// 5. Derived tables: statistics, selection, shapes, fields, saved analyses,
+//    heap reports and exports.
 pub mod export;
 pub mod fields;
 pub mod files;
 pub mod heap;
 pub mod hpcmp;
-pub(crate) mod import;
-pub mod locality;
-pub(crate) mod lookup;
 pub mod pick;
-pub(crate) mod registry;
-pub mod schema;
 pub mod shape;
 pub mod stats;
-pub mod store;
+// 6. Locality: cache model, reuse distance, patterns, sharing.
+pub mod locality;
+// The entry points that wire the pattern states into the driver.
+mod analyse;
+
+pub use analyse::{analyse, analyse_gleipnir, analyse_into};
+pub use analysis::Analysis;
+pub use driver::{Keep, PROGRESS_EVERY};
+pub use io::{write_csv, write_parquet};
+pub use model::{Allocation, TraceSummary, Variable};
 
 use polars::prelude::*;
 
@@ -136,7 +161,7 @@ impl MemKind {
 
 /// Whether variable `v` is shown for this kind: of a chosen scope and user
 /// data (Valgrind's client-request block is left out).
-pub fn shows(kind: MemKind, v: &analysis::Variable) -> bool {
+pub fn shows(kind: MemKind, v: &Variable) -> bool {
     kind.includes(v.scope) && !v.internal
 }
 
@@ -240,7 +265,7 @@ pub fn rows(a: &analysis::Analysis, sel: &Selection) -> Result<DataFrame, Filter
                 *n
             })
             .collect();
-        df.with_column(analysis::owned::<UInt64Type>(ac::OCCURRENCE, occ))?;
+        df.with_column(model::owned::<UInt64Type>(ac::OCCURRENCE, occ))?;
         parts.push(df);
         Ok(true)
     })?;

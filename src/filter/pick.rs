@@ -5,7 +5,8 @@
 
 use polars::prelude::*;
 
-use super::analysis::{Analysis, Variable};
+use super::analysis::Analysis;
+use super::model::Variable;
 use super::Selection;
 use crate::trace::naming::Scope;
 

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use polars::prelude::PlHashMap as HashMap;
 
 use super::access::VarId;
-use super::analysis::{Allocation, NewBlock, Variable};
+use super::model::{Allocation, NewBlock, Variable};
 use crate::trace::naming::{HeapName, Scope, VarName};
 
 /// What a variable row stands for.

@@ -3,8 +3,9 @@
 //! when the user gives none (from the variable's type or allocation
 //! statement, or its fields for an array of structures).
 
-use super::analysis::{Analysis, Variable};
+use super::analysis::Analysis;
 use super::fields::{struct_fields, StructField};
+use super::model::Variable;
 use super::pick::is_array;
 
 /// How to lay an array out for a figure.

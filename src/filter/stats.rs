@@ -235,7 +235,7 @@ pub fn per_variable_by(a: &Analysis, kind: MemKind, grouping: Grouping) -> Polar
             t.len() as u64
         })
         .collect();
-    let heap = |v: &super::analysis::Variable| v.scope == crate::trace::naming::Scope::Heap;
+    let heap = |v: &super::model::Variable| v.scope == crate::trace::naming::Scope::Heap;
     let blocks: Vec<u64> = ids
         .iter()
         .map(|&r| members(r).filter(|v| heap(v)).count() as u64)
@@ -455,5 +455,5 @@ pub fn variables_for_display(a: &Analysis, grouping: Grouping) -> PolarsResult<D
             var.name = rows.names[r].clone();
         }
     }
-    super::analysis::variable_table(&vars)
+    super::model::variable_table(&vars)
 }

@@ -31,15 +31,14 @@ use polars::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::access::NamedAccess;
-use super::analysis::owned;
 use super::byvar::{ByVar, Limits, SorterThread, VarSorter};
+use super::dataset::{stored_schema, DatasetFile};
+pub use super::dataset::{Layout, ROW_GROUP, WINDOW};
+use super::io::{link_or_copy, mkdir};
+use super::model::owned;
 use super::schema::access as ac;
 use super::FilterError;
 
-/// Accesses per file of the dataset: a time window.
-pub const WINDOW: u64 = 1 << 24;
-/// Rows per row group, and per batch read back: 21 MB of columns.
-pub const ROW_GROUP: usize = 1 << 20;
 /// How much of the access list the analysis keeps in memory, besides the
 /// dataset, by default: later reads of those windows skip the disk. The
 /// analysis' peak memory does not grow with the trace past this.
@@ -47,25 +46,6 @@ pub const DEFAULT_MEMORY_BUDGET: u64 = 256 << 20;
 /// Bytes one access takes in memory: op 1, addr 8, size 2, tid 2, var 4,
 /// line 4.
 const ROW_BYTES: u64 = 21;
-
-/// How the dataset is cut: accesses per file and rows per row group.
-/// [`Layout::DEFAULT`] everywhere but in tests, which use small ones to
-/// cross window and row-group boundaries on small traces.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Layout {
-    /// Accesses per file (time window) at most.
-    pub window: u64,
-    /// Rows per row group, and per batch read back.
-    pub row_group: usize,
-}
-
-impl Layout {
-    /// [`WINDOW`] and [`ROW_GROUP`].
-    pub const DEFAULT: Layout = Layout {
-        window: WINDOW,
-        row_group: ROW_GROUP,
-    };
-}
 
 /// One file of the dataset: the accesses of one region in one time window.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -233,7 +213,7 @@ impl AccessList {
             return Err(self.damaged(w, "the access list has no folder"));
         };
         let slice = (offset as usize, self.row_group.max(1));
-        super::files::read_saved_parquet(&w.info.file(root), Some(slice))
+        super::io::read_saved_parquet(&w.info.file(root), Some(slice))
     }
 
     fn damaged(&self, w: &Window, why: &str) -> FilterError {
@@ -308,29 +288,6 @@ fn filter_vars(df: &DataFrame, keep: &[bool]) -> PolarsResult<DataFrame> {
 /// Creates the folder a file goes into.
 fn mkdir_for(path: &Path) -> Result<(), FilterError> {
     mkdir(path.parent().unwrap_or(Path::new(".")))
-}
-
-/// Creates the folder `dir` and those above it.
-pub(crate) fn mkdir(dir: &Path) -> Result<(), FilterError> {
-    std::fs::create_dir_all(dir).map_err(|source| FilterError::Write {
-        path: dir.to_path_buf(),
-        source,
-    })
-}
-
-/// Hard-links `from` as `to`, or copies it where a link cannot be made
-/// (across file systems): for a saved analysis' files, which are never
-/// written again once complete.
-pub(crate) fn link_or_copy(from: &Path, to: &Path) -> Result<(), FilterError> {
-    if std::fs::hard_link(from, to).is_ok() {
-        return Ok(());
-    }
-    std::fs::copy(from, to)
-        .map(drop)
-        .map_err(|source| FilterError::Write {
-            path: to.to_path_buf(),
-            source,
-        })
 }
 
 /// The columns of one row group while it fills.
@@ -621,141 +578,4 @@ fn write_files(from: std::sync::mpsc::Receiver<ToDisk>) -> Result<(), FilterErro
         }
     }
     current.map_or(Ok(()), DatasetFile::finish)
-}
-
-/// One file of the dataset while it is written: PLAIN pages compressed
-/// with LZ4, one row group per [`DatasetFile::write`], with min/max
-/// statistics per column chunk.
-///
-/// Why PLAIN and not polars' default (a dictionary tried on every integer
-/// column): the dictionary costs about 45 ns per row on one core, two
-/// thirds of the whole analysis, while PLAIN costs about 13 ns and, with
-/// LZ4 over the loop's repeating rows, comes out as small (0.6 bytes per
-/// access on a -O0 matrix multiply, 1.4 on a pointer chase with random
-/// updates, against 0.6 and 1.5 with the dictionary). The dataset is
-/// written with polars' own Parquet writer, the layer under
-/// `ParquetWriter`, which is where the encoding can be chosen per column.
-pub(crate) struct DatasetFile {
-    path: PathBuf,
-    writer: polars_parquet::write::FileWriter<std::io::BufWriter<std::fs::File>>,
-    schema: ArrowSchema,
-    columns: Vec<polars_parquet::write::ColumnWriteOptions>,
-    options: polars_parquet::write::WriteOptions,
-}
-
-impl DatasetFile {
-    /// Creates the file at `path` for frames of `schema` (every column
-    /// required: no nulls), every column PLAIN.
-    fn create(path: PathBuf, schema: &Schema) -> Result<DatasetFile, FilterError> {
-        let plain = vec![polars_parquet::write::Encoding::Plain; schema.len()];
-        DatasetFile::create_with(path, schema, &plain)
-    }
-
-    /// [`DatasetFile::create`] with an encoding per column (`Plain`, or
-    /// `DeltaBinaryPacked` for integer columns that mostly step by small
-    /// amounts, such as a variable's access times and addresses).
-    pub(crate) fn create_with(
-        path: PathBuf,
-        schema: &Schema,
-        encodings: &[polars_parquet::write::Encoding],
-    ) -> Result<DatasetFile, FilterError> {
-        use polars_parquet::write as pw;
-        let f = std::fs::File::create(&path).map_err(|source| FilterError::Write {
-            path: path.clone(),
-            source,
-        })?;
-        let schema = schema.to_arrow(CompatLevel::newest());
-        let columns: Vec<pw::ColumnWriteOptions> = encodings
-            .iter()
-            .map(|&encoding| pw::ColumnWriteOptions {
-                field_id: None,
-                metadata: Vec::new(),
-                required: Some(true),
-                children: pw::ChildWriteOptions::Leaf(pw::FieldWriteOptions { encoding }),
-            })
-            .collect();
-        let options = pw::WriteOptions {
-            statistics: pw::StatisticsOptions::default(),
-            version: pw::Version::V1,
-            compression: pw::CompressionOptions::Lz4Raw,
-            data_page_size: None,
-        };
-        let writer = pw::FileWriter::try_new(
-            std::io::BufWriter::new(f),
-            schema.clone(),
-            options,
-            &columns,
-        )
-        .map_err(super::files::write_failed(&path))?;
-        Ok(DatasetFile {
-            path,
-            writer,
-            schema,
-            columns,
-            options,
-        })
-    }
-
-    /// Encodes and writes `df` (the stored columns) as one row group.
-    pub(crate) fn write(&mut self, df: &DataFrame) -> Result<(), FilterError> {
-        let fail = super::files::write_failed(&self.path);
-        let arrays = df
-            .get_columns()
-            .iter()
-            .map(|c| {
-                c.as_materialized_series()
-                    .rechunk()
-                    .to_arrow(0, CompatLevel::newest())
-            })
-            .collect::<Vec<_>>();
-        let batch = polars_arrow::record_batch::RecordBatchT::new(
-            df.height(),
-            std::sync::Arc::new(self.schema.clone()),
-            arrays,
-        );
-        let groups = polars_parquet::write::RowGroupIterator::try_new(
-            std::iter::once(Ok(batch)),
-            &self.schema,
-            self.options,
-            self.columns.clone(),
-        )
-        .map_err(&fail)?;
-        for g in groups {
-            self.writer.write(g.map_err(&fail)?).map_err(&fail)?;
-        }
-        Ok(())
-    }
-
-    /// Writes the footer (with the Arrow schema, so readers get the
-    /// columns' exact types back) and flushes the file.
-    pub(crate) fn finish(mut self) -> Result<(), FilterError> {
-        let fail = super::files::write_failed(&self.path);
-        self.writer.end(None, &self.columns).map_err(&fail)?;
-        let mut out = self.writer.into_inner();
-        std::io::Write::flush(&mut out).map_err(|source| FilterError::Write {
-            path: self.path.clone(),
-            source,
-        })
-    }
-}
-
-/// Writes `df` (null-free columns) to `path` as one row group of PLAIN +
-/// LZ4 pages, like the dataset's files: for other files of accesses that
-/// are written once and read back soon (a figure's selection).
-pub(crate) fn write_plain(df: &DataFrame, path: &Path) -> Result<(), FilterError> {
-    let mut f = DatasetFile::create(path.to_path_buf(), df.schema())?;
-    f.write(df)?;
-    f.finish()
-}
-
-/// The schema of the dataset's files.
-pub(crate) fn stored_schema() -> Schema {
-    Schema::from_iter([
-        Field::new(ac::OP.into(), DataType::UInt8),
-        Field::new(ac::ADDR.into(), DataType::UInt64),
-        Field::new(ac::SIZE.into(), DataType::UInt16),
-        Field::new(ac::TID.into(), DataType::UInt16),
-        Field::new(ac::VAR.into(), DataType::UInt32),
-        Field::new(ac::LINE.into(), DataType::UInt32),
-    ])
 }

@@ -102,7 +102,7 @@ pub fn main() -> ExitCode {
         }
         Some("-c") => match args.get(1) {
             Some(script) => with_shell("mapvis", &args[2..], |shell| {
-                enable_interrupts(shell);
+                shell.enable_interrupts_or_warn();
                 run_command(shell, script)
             }),
             None => {
@@ -115,7 +115,7 @@ pub fn main() -> ExitCode {
             ExitCode::from(2)
         }
         Some(script) => with_shell(script, &args[1..], |shell| {
-            enable_interrupts(shell);
+            shell.enable_interrupts_or_warn();
             run_script(shell, script)
         }),
         None => with_shell("mapvis", &[], |shell| {
@@ -124,7 +124,7 @@ pub fn main() -> ExitCode {
                 // Sets up Ctrl-C itself, after the line editor.
                 repl::run_interactive(shell)
             } else {
-                enable_interrupts(shell);
+                shell.enable_interrupts_or_warn();
                 repl::run_stream(shell, stdin.lock())
             }
         }),
@@ -150,14 +150,6 @@ where
     let code = f(&shell);
     shell.flush();
     code
-}
-
-/// Lets Ctrl-C stop the running command instead of mapvis; warns if the
-/// handler cannot be installed.
-pub fn enable_interrupts<S>(shell: &Shell<S>) {
-    if let Err(e) = shell.enable_interrupts() {
-        eprintln!("warning: {e}; Ctrl-C will end mapvis instead of the running command");
-    }
 }
 
 /// The exit status after an interrupted or failed evaluation.

@@ -10,26 +10,15 @@
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use super::commands::{figure_options, fmt_table, report_figure};
 use super::error::CmdResult;
+use super::handlers::{add, figure_options, fmt_table, report_figure};
 use super::session::Session;
+use super::state::HeapState;
 use super::text::counted;
 use super::{Registry, Value};
 use crate::filter::heap::{self, HeapReport, HeapRun, RANKINGS};
 use crate::trace::backtrace::BacktraceSymbolizer;
 use crate::trace::heapprof;
-
-/// The analysed allocator calls of one file, with the file's identity so
-/// a newer file replaces them.
-pub struct HeapState {
-    path: PathBuf,
-    stamp: Option<SystemTime>,
-    /// The calls.
-    pub run: HeapRun,
-    /// What was computed from them.
-    pub report: HeapReport,
-    sym: BacktraceSymbolizer,
-}
 
 fn s(v: impl Into<String>) -> Value {
     Value::Str(v.into())
@@ -109,9 +98,8 @@ fn backtrace(h: &mut HeapState, stack: u32) -> Vec<String> {
 }
 
 /// Binds the allocation-side commands (each holding the folder's lock,
-/// see [`super::commands::add`]).
+/// see the handlers' `add`).
 pub fn register(r: &mut Registry<Session>) {
-    use super::commands::add;
     add(r, "heap_profile", heap_profile);
     add(r, "alloc_sites", alloc_sites);
     add(r, "heap_stats", heap_stats);

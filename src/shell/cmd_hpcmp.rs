@@ -13,9 +13,9 @@ use super::{Registry, Value};
 use crate::trace::{run, sync};
 
 /// Binds `export_hpcmp` (holding the folder's lock, see
-/// [`super::commands::add`]).
+/// the handlers' `add`).
 pub fn register(r: &mut Registry<Session>) {
-    super::commands::add(r, "export_hpcmp", export_hpcmp);
+    super::handlers::add(r, "export_hpcmp", export_hpcmp);
 }
 
 /// `export_hpcmp FILE ?whole|pins?`: traces the loaded program with its

@@ -8,82 +8,23 @@
 //! analysis without tracing again.
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
-
-use super::error::{CmdResult, Context};
+use super::error::CmdResult;
+use super::handlers::{add, THREADS_NOTE};
 use super::session::Session;
 use super::text::counted;
 use super::{Registry, Value};
 use crate::filter::locality::cache::CacheModel;
-use crate::filter::locality::colour::{self, ColourMode};
+use crate::filter::locality::colour::ColourMode;
 use crate::filter::locality::report::{self, text_table, CacheReport, Options, Row};
 use crate::filter::locality::reuse::Sampling;
-use crate::filter::locality::source;
-
-/// The locality settings of a session.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Settings {
-    /// The cache hierarchy `cache_stats` simulates.
-    pub cache: CacheModel,
-    /// SHARDS sampling rate of the reuse distance, None for exact.
-    pub sampling: Option<f64>,
-    /// How the access figures colour their points (`set_figure_colour`).
-    #[serde(default)]
-    pub figure_colour: ColourMode,
-}
-
-impl Settings {
-    fn file(state_dir: &Path) -> PathBuf {
-        state_dir.join("locality.json")
-    }
-
-    /// The settings saved in `state_dir`, or the defaults (this machine's
-    /// caches, exact reuse distance). A saved file that cannot be read or
-    /// understood is reported, with its cause, and left as it is.
-    pub fn load(state_dir: &Path) -> Settings {
-        let file = Settings::file(state_dir);
-        let text = match crate::workdir::read_regular(&file) {
-            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Settings::default(),
-            Err(e) => {
-                eprintln!(
-                    "warning: the saved cache settings {} cannot be read ({e}); this session uses this machine's caches and exact reuse distance.",
-                    file.display()
-                );
-                return Settings::default();
-            }
-        };
-        serde_json::from_str(&text).unwrap_or_else(|e| {
-            eprintln!(
-                "warning: the saved cache settings {} are damaged ({e}); this session uses this machine's caches and exact reuse distance until set_cache saves new ones.",
-                file.display()
-            );
-            Settings::default()
-        })
-    }
-
-    /// Writes the settings to `.mapvis/locality.json` in `state_dir`.
-    pub(super) fn save(&self, state_dir: &Path) -> CmdResult<()> {
-        let path = Settings::file(state_dir);
-        crate::workdir::write_file(&path, &serde_json::to_vec_pretty(self).unwrap_or_default())
-            .context(|| {
-                format!(
-                    "cannot save the cache settings to {} (they apply to this session only)",
-                    path.display()
-                )
-            })
-            .map(drop)
-    }
-}
 
 fn s(v: impl Into<String>) -> Value {
     Value::Str(v.into())
 }
 
 /// Registers the locality commands (each holding the folder's lock, see
-/// [`super::commands::add`]).
+/// the handlers' `add`).
 pub fn register(r: &mut Registry<Session>) {
-    use super::commands::add;
     add(r, "set_cache", set_cache);
     add(r, "set_reuse_sampling", set_reuse_sampling);
     add(r, "set_figure_colour", set_figure_colour);
@@ -157,47 +98,6 @@ fn set_figure_colour(st: &mut Session, a: &[String]) -> CmdResult<Value> {
         ),
     }
     Ok(s(mode.code()))
-}
-
-/// The accesses of `sel` for a figure, read from the access list at each
-/// of the figure's passes, with the locality stage's colour classes
-/// (`set_figure_colour`) computed as they stream past; the class names and
-/// the pattern labels of every (variable, line) pair go into `opts`.
-pub fn annotate<'a>(
-    st: &Session,
-    a: &'a crate::filter::analysis::Analysis,
-    sel: crate::filter::Selection,
-    opts: &mut crate::vis::FigureOptions,
-) -> CmdResult<crate::filter::batches::SelectionBatches<'a>> {
-    use crate::filter::batches::AccessBatches;
-    let mode = st.locality().figure_colour;
-    let src = crate::filter::batches::SelectionBatches::new(a, sel, mode, &st.locality().cache)
-        .context(|| "computing the figure's colours failed".to_string())?;
-    if mode != ColourMode::Default {
-        println!(
-            "colour: {} (set_figure_colour {})",
-            mode_words(mode),
-            mode.code()
-        );
-    }
-    opts.annotations.classes = src.classes().map(|c| crate::vis::ColourClasses {
-        title: c.title.clone(),
-        labels: c.labels.clone(),
-    });
-    opts.annotations.patterns = Some(
-        colour::pattern_table(a).context(|| "labelling the access patterns failed".to_string())?,
-    );
-    Ok(src)
-}
-
-fn mode_words(mode: ColourMode) -> &'static str {
-    match mode {
-        ColourMode::Default => "time and variable",
-        ColourMode::Hit => {
-            "cache level that served each access (set_cache model, cold at GL_START)"
-        }
-        ColourMode::Reuse => "reuse distance in distinct cache lines",
-    }
 }
 
 /// `set_reuse_sampling RATE|off`: samples the reuse distance at RATE, or
@@ -277,7 +177,7 @@ fn cache_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     }
     if save {
         let mut written = r.save(&dir)?;
-        written.extend(source::write_pages(&r, &src_paths, &figures)?);
+        written.extend(crate::vis::source::write_pages(&r, &src_paths, &figures)?);
         let page = summary_figure(&r, &figures)?;
         written.push(page.clone());
         // The page's shared plotly.js and the folder's index are mapvis's too.
@@ -344,7 +244,7 @@ fn print_cache_report(r: &CacheReport, kind: &str) {
     }
     println!("  LRU, write-allocate, outer levels looked up only on a miss (neither inclusive nor exclusive); L1 private to each of {}; model from {}.", counted(r.cache.threads as u64, "thread"), r.cache.model.origin);
     if r.cache.threads > 1 {
-        println!("note: {}", super::commands::THREADS_NOTE);
+        println!("note: {}", THREADS_NOTE);
     }
     let vars = r.per_variable();
     let rows: Vec<Vec<String>> = vars
@@ -511,7 +411,7 @@ fn sharing_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
         kind.code()
     );
     if a.summary.threads.len() > 1 {
-        println!("note: {}", super::commands::THREADS_NOTE);
+        println!("note: {}", THREADS_NOTE);
     }
     if lines.is_empty() {
         println!("no line is shared between threads.");
@@ -536,8 +436,8 @@ fn sharing_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     }
     if save {
         let mut df = report::sharing_table(&lines)?;
-        let p1 = crate::filter::files::write_csv(&mut df, &dir.join("sharing_stats.csv"))?;
-        let p2 = crate::filter::files::write_parquet(&mut df, &dir.join("sharing_stats.parquet"))?;
+        let p1 = crate::filter::write_csv(&mut df, &dir.join("sharing_stats.csv"))?;
+        let p2 = crate::filter::write_parquet(&mut df, &dir.join("sharing_stats.parquet"))?;
         let p3 = sharing_figure(&lines, line, &st.figures_dir())?;
         println!(
             "wrote {}, {} and {}",
@@ -580,32 +480,6 @@ fn sharing_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
                 ])
             })
             .collect(),
-    ))
-}
-
-/// The access patterns per (variable, line), for `memory_stats`: the 20
-/// busiest pairs, as text.
-pub fn pattern_section(
-    a: &crate::filter::analysis::Analysis,
-    kind: crate::filter::MemKind,
-) -> CmdResult<String> {
-    let rows = report::patterns(a, kind)?;
-    if rows.is_empty() {
-        return Ok(String::new());
-    }
-    let shown: Vec<Vec<String>> = rows
-        .iter()
-        .take(20)
-        .map(|(v, src, n, l)| vec![v.clone(), src.clone(), n.to_string(), l.clone()])
-        .collect();
-    let h: Vec<String> = ["variable", "source", "accesses", "pattern"]
-        .map(String::from)
-        .to_vec();
-    Ok(format!(
-        "\naccess patterns per variable and line ({} pairs{}; cache_stats adds misses and bytes used per line):\n{}",
-        rows.len(),
-        if rows.len() > 20 { ", the 20 busiest shown" } else { "" },
-        text_table(&h, &shown)
     ))
 }
 

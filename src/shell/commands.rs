@@ -4,11 +4,15 @@
 //! missing; argument counts are checked by the registry from the spec
 //! table. Handlers print their report and return a Tcl value scripts can use
 //! (dicts, lists, the path of a written figure).
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use polars::prelude::*;
 
 use super::error::{CmdResult, Context};
+use super::handlers::{
+    add, annotate, figure_options, fmt_table, has_save, path_value, pattern_section, report_figure,
+    s, THREADS_NOTE,
+};
 pub use super::session::Session;
 use super::text::counted;
 use super::{Registry, Value};
@@ -20,34 +24,6 @@ impl Default for Session {
     fn default() -> Self {
         Session::new(std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")))
     }
-}
-
-fn s(v: impl Into<String>) -> Value {
-    Value::Str(v.into())
-}
-
-fn path_value(p: &Path) -> Value {
-    s(p.display().to_string())
-}
-
-fn has_save(args: &[String]) -> bool {
-    args.iter().any(|a| a == "save")
-}
-
-/// Registers `f` for `name`, first letting the session follow a `cd`.
-/// The handler runs holding the working folder's lock, so another mapvis
-/// session in the same folder waits for it instead of interleaving writes.
-pub(super) fn add<F>(r: &mut Registry<Session>, name: &str, f: F)
-where
-    F: Fn(&mut Session, &[String]) -> CmdResult<Value> + 'static,
-{
-    r.add(name, move |st: &mut Session, a: &[String]| {
-        st.follow_cwd();
-        st.lock_folder()?;
-        let result = f(st, a);
-        st.unlock_folder();
-        result
-    });
 }
 
 /// Binds every pipeline command to its handler and sets the completion
@@ -75,8 +51,6 @@ pub fn register_pipeline(r: &mut Registry<Session>) {
     add(r, "2d_memory_access_pattern", array_2d_pattern);
     add(r, "3d_memory_access_pattern", array_3d_pattern);
     add(r, "load_trace", load_trace);
-    super::cmd_locality::register(r);
-    super::cmd_hpcmp::register(r);
     add(r, "dump_trace", dump_trace);
     add(r, "clear_analysis", clear_analysis);
     for tool in ["lackey", "helgrind", "cachegrind", "massif", "dhat"] {
@@ -89,7 +63,7 @@ pub fn register_pipeline(r: &mut Registry<Session>) {
 /// analysis, or of the one saved in the working folder (its small
 /// variable table only) before any command has loaded it.
 fn array_names(st: &Session) -> Vec<String> {
-    let owned = |vars: &[filter::analysis::Variable]| -> Vec<String> {
+    let owned = |vars: &[filter::Variable]| -> Vec<String> {
         filter::shape::array_names(vars)
             .into_iter()
             .map(String::from)
@@ -295,6 +269,9 @@ fn run_gleipnir(st: &mut Session, _: &[String]) -> CmdResult<Value> {
 /// analysis; returns a dict of its counts.
 fn memory_trace_analysis(st: &mut Session, _: &[String]) -> CmdResult<Value> {
     let path = st.trace_path()?;
+    // A saved run is never changed: its trace is analysed into the
+    // folder's own analysis.
+    st.leave_run(Some(path.clone()));
     // Identified before it is read: results carry the trace they came from.
     let source = crate::workdir::SourceId::of(&path);
     let mut namer = trace::program::ProgramNamer::new(st.exe(), st.src_paths());
@@ -309,14 +286,14 @@ fn memory_trace_analysis(st: &mut Session, _: &[String]) -> CmdResult<Value> {
     };
     // The access list streams into a new saved analysis, which replaces
     // the previous one only when complete.
-    let out = filter::files::AnalysisDir::begin(&st.analysis_dir())?;
+    let out = filter::files::AnalysisDir::begin(&st.own_analysis_dir())?;
     let dataset = out.dataset();
-    let keep = filter::analysis::Keep {
+    let keep = filter::Keep {
         dataset: Some(&dataset),
         memory_budget: filter::store::DEFAULT_MEMORY_BUDGET,
         layout: filter::store::Layout::DEFAULT,
     };
-    let a = filter::analysis::analyse_into(&path, &mut namer, &mut progress, &keep);
+    let a = filter::analyse_into(&path, &mut namer, &mut progress, &keep);
     shown.finish();
     super::interrupt::clear();
     let mut a = a?;
@@ -357,9 +334,6 @@ fn memory_trace_analysis(st: &mut Session, _: &[String]) -> CmdResult<Value> {
     st.adopt_analysis(a, source);
     Ok(v)
 }
-
-/// Said wherever thread counts are shown: what Valgrind's thread ids mean.
-pub(super) const THREADS_NOTE: &str = "thread counts are of Valgrind's thread ids, which Valgrind reuses: a thread that starts after another has ended gets its id, so a program that started more threads than shown may have run them one after another. Valgrind also runs one thread at a time (it serialises them), so the order of accesses of different threads is Valgrind's schedule, not a parallel run's.";
 
 /// Above this many selected accesses, `filtering_process` writes the order
 /// data only when asked (`save`): 4 M rows are about 170 MB of CSV.
@@ -421,10 +395,6 @@ fn filtering_process(st: &mut Session, args: &[String]) -> CmdResult<Value> {
         );
     }
     Ok(Value::List(files.iter().map(|f| path_value(f)).collect()))
-}
-
-pub(super) fn fmt_table(headers: &[&str], rows: &[Vec<String>]) -> String {
-    super::text::table(headers, rows)
 }
 
 fn cell(df: &DataFrame, col: &str, i: usize) -> String {
@@ -526,12 +496,12 @@ fn memory_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
         }
     );
     print!("{}", fmt_table(&addr_cols, &arows));
-    print!("{}", super::cmd_locality::pattern_section(a, kind)?);
+    print!("{}", pattern_section(a, kind)?);
     if save {
-        let p1 = filter::files::write_csv(&mut per_var, &dir.join("memory_stats.csv"))?;
+        let p1 = filter::write_csv(&mut per_var, &dir.join("memory_stats.csv"))?;
         st.record_written(std::slice::from_ref(&p1));
         filter::files::hex_column(&mut per_addr, "address")?;
-        let p2 = filter::files::write_csv(&mut per_addr, &dir.join("memory_stats_addresses.csv"))?;
+        let p2 = filter::write_csv(&mut per_addr, &dir.join("memory_stats_addresses.csv"))?;
         println!("wrote {} and {}", p1.display(), p2.display());
         st.record_written(std::slice::from_ref(&p2));
     }
@@ -553,53 +523,6 @@ fn memory_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
         })
         .collect();
     Ok(Value::List(result))
-}
-
-pub(super) fn figure_options(st: &Session, save: bool) -> vis::FigureOptions {
-    vis::FigureOptions {
-        figures_dir: st.figures_dir(),
-        visinfo_dir: st.visinfo_dir(),
-        save,
-        point_budget: st.point_budget(),
-        matrix_orientation: st.matrix_orientation(),
-        provenance: provenance(st),
-        annotations: Default::default(),
-    }
-}
-
-/// `t.mvt of ./prog 10, set_mem_alloc H`: what a figure was drawn from.
-fn provenance(st: &Session) -> String {
-    let trace = st
-        .trace_file()
-        .map_or("?".to_string(), |p| p.display().to_string());
-    let command = st
-        .loaded_analysis()
-        .map(|a| a.summary.command.join(" "))
-        .unwrap_or_default();
-    format!("{trace} of {command}, set_mem_alloc {}", st.mem().code())
-}
-
-pub(super) fn report_figure(st: &Session, r: &vis::FigureReport) -> Value {
-    st.record_written(&r.files());
-    for w in &r.warnings {
-        println!("warning: {}", super::text::terminal_safe(w));
-    }
-    if let Some(agg) = &r.aggregated {
-        println!("note: {agg}");
-    }
-    println!("wrote {} ({} points)", r.html.display(), r.points);
-    for f in &r.data_csv {
-        println!("wrote {}", f.display());
-    }
-    if st.open_browser() {
-        if let Err(e) = std::process::Command::new("xdg-open").arg(&r.html).spawn() {
-            println!(
-                "warning: could not open a browser with xdg-open ({e}); open {} by hand.",
-                r.html.display()
-            );
-        }
-    }
-    path_value(&r.html)
 }
 
 fn complete_pattern(st: &mut Session, save: bool, f: &filter::pick::VarFilter) -> CmdResult<Value> {
@@ -630,7 +553,7 @@ fn complete_pattern(st: &mut Session, save: bool, f: &filter::pick::VarFilter) -
     );
     // The figure streams the selected accesses from the access list, once
     // per pass, and keeps only what it draws.
-    let src = super::cmd_locality::annotate(st, a, sel, &mut opts)?;
+    let src = annotate(st, a, sel, &mut opts)?;
     let shown = filter::stats::variables_for_display(a, grouping)?;
     let r = vis::complete_pattern_of(&src, &shown, &a.lines, &opts)?;
     Ok(report_figure(st, &r))
@@ -700,7 +623,7 @@ fn array_pattern(st: &mut Session, args: &[String], ndim: usize) -> CmdResult<Va
         }
     };
     let sel = filter::Selection::of(a, (0..a.vars.len()).map(|v| v == var as usize).collect())?;
-    let src = super::cmd_locality::annotate(st, a, sel, &mut opts)?;
+    let src = annotate(st, a, sel, &mut opts)?;
     println!(
         "drawing {} accesses of {}...",
         filter::batches::AccessBatches::len(&src),
@@ -741,7 +664,7 @@ fn struct_pattern(
     );
     let cols: Vec<(u64, String)> = fields.into_iter().map(|f| (f.offset, f.name)).collect();
     let sel = filter::Selection::of(a, (0..a.vars.len()).map(|v| v == var as usize).collect())?;
-    let src = super::cmd_locality::annotate(st, a, sel, &mut opts)?;
+    let src = annotate(st, a, sel, &mut opts)?;
     let layout = vis::ArrayLayout::Fields {
         elem_bytes: elem,
         fields: &cols,

@@ -45,13 +45,16 @@ pub mod cli;
 pub mod cmd_heap;
 pub mod cmd_hpcmp;
 pub mod cmd_locality;
+pub mod cmd_runs;
 pub mod commands;
 pub mod error;
+mod handlers;
 pub mod interrupt;
 pub mod progress;
 pub mod repl;
 pub mod session;
 pub mod specs;
+pub mod state;
 pub mod tcl;
 pub mod text;
 
@@ -318,6 +321,14 @@ impl<S: 'static> Shell<S> {
         Ok(())
     }
 
+    /// [`Shell::enable_interrupts`], with a warning when the handler
+    /// cannot be installed (Ctrl-C then ends mapvis).
+    pub fn enable_interrupts_or_warn(&self) {
+        if let Err(e) = self.enable_interrupts() {
+            eprintln!("warning: {e}; Ctrl-C will end mapvis instead of the running command");
+        }
+    }
+
     /// Whether `script` is a single mapvis pipeline command, which prints
     /// its own human-readable result: the REPL, `mapvis -c` and piped input
     /// then leave its Tcl value unprinted, so every result is shown once.
@@ -401,6 +412,9 @@ pub fn build_shell() -> Result<Shell<commands::Session>, TclError> {
     let mut registry = Registry::new();
     commands::register_pipeline(&mut registry);
     cmd_heap::register(&mut registry);
+    cmd_locality::register(&mut registry);
+    cmd_hpcmp::register(&mut registry);
+    cmd_runs::register(&mut registry);
     Shell::new(registry, commands::Session::default())
 }
 

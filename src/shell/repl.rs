@@ -342,7 +342,7 @@ pub fn run_interactive<S: 'static>(shell: &Shell<S>) -> ExitCode {
     editor.set_helper(Some(ShellHelper::new(shell)));
     // After the editor: rustyline replaces the SIGINT action when it opens the
     // terminal, and the handler installed now chains to it.
-    super::cli::enable_interrupts(shell);
+    shell.enable_interrupts_or_warn();
     let path = history_path();
     if let Some(p) = path.as_deref().filter(|p| p.exists()) {
         if let Err(e) = editor.load_history(p) {

@@ -75,10 +75,13 @@ pub struct Session {
     selected: Option<(MemKind, filter::Selection)>,
     /// Trace file to analyse (set by run_gleipnir or load_trace).
     trace_file: Option<PathBuf>,
+    /// The saved run made current by `use_run`, whose trace and analysis
+    /// the commands then read; `None` for the folder's own.
+    run: Option<String>,
     /// The cache model and reuse sampling (`set_cache`, `set_reuse_sampling`).
-    locality: super::cmd_locality::Settings,
+    locality: super::state::Settings,
     /// The allocator calls last analysed by the heap commands.
-    heap: Option<super::cmd_heap::HeapState>,
+    heap: Option<super::state::HeapState>,
     /// The trace the current analysis was made from (see
     /// [`Session::analysis`]: an analysis whose trace has changed since is
     /// never shown as current).
@@ -108,6 +111,7 @@ impl Session {
             analysis: None,
             selected: None,
             trace_file: None,
+            run: None,
             analysis_source: None,
             locality: Default::default(),
             heap: None,
@@ -115,7 +119,7 @@ impl Session {
             held: None,
         };
         s.restore_settings();
-        s.locality = super::cmd_locality::Settings::load(&s.state_dir());
+        s.locality = super::state::Settings::load(&s.state_dir());
         s
     }
 
@@ -181,9 +185,54 @@ impl Session {
         self.state_dir().join("trace.mvt")
     }
 
-    /// Where the analysis is saved.
+    /// Where the analysis is saved: the current run's (see
+    /// [`Session::use_run`]), else the folder's own.
     pub fn analysis_dir(&self) -> PathBuf {
+        match &self.run {
+            Some(label) => self.run_dir(label).join("analysis"),
+            None => self.own_analysis_dir(),
+        }
+    }
+
+    /// Where `memory_trace_analysis` saves the analysis it makes.
+    pub fn own_analysis_dir(&self) -> PathBuf {
         self.state_dir().join("analysis")
+    }
+
+    /// `.mapvis/runs/`, where `save_run` keeps runs.
+    pub fn runs_dir(&self) -> PathBuf {
+        self.state_dir().join("runs")
+    }
+
+    /// The folder of the run `label`.
+    pub fn run_dir(&self, label: &str) -> PathBuf {
+        self.runs_dir().join(label)
+    }
+
+    /// The saved run the commands work on, if one was chosen.
+    pub fn current_run(&self) -> Option<&str> {
+        self.run.as_deref()
+    }
+
+    /// Makes the saved run `label` (whose trace is `trace`) current: its
+    /// trace and analysis are then the ones every command reads, until a
+    /// new trace, a new analysis or `use_run` again.
+    pub fn use_run(&mut self, label: &str, trace: PathBuf) {
+        self.forget_analysis();
+        self.run = Some(label.to_string());
+        self.trace_file = Some(trace);
+        self.save_settings();
+    }
+
+    /// Goes back from a saved run to the folder's own trace and analysis
+    /// (`.mapvis/trace.mvt` unless `trace` names another): before anything
+    /// writes a new trace or analysis, so a saved run is never changed.
+    pub fn leave_run(&mut self, trace: Option<PathBuf>) {
+        if self.run.take().is_some() {
+            self.forget_analysis();
+            self.trace_file = trace;
+            self.save_settings();
+        }
     }
 
     /// `figures/`.
@@ -220,6 +269,7 @@ impl Session {
             "valgrind": self.valgrind,
             "mem": self.mem.code(),
             "trace_file": self.trace_file,
+            "run": self.run,
         });
         if let Err(e) = workdir::write_file(
             &self.settings_file(),
@@ -284,6 +334,10 @@ impl Session {
         self.exe = path(&j["exe"]);
         self.exe_restored = self.exe.is_some();
         self.trace_file = path(&j["trace_file"]);
+        self.run = j["run"]
+            .as_str()
+            .filter(|r| valid_label(r) && self.run_dir(r).is_dir())
+            .map(String::from);
         self.args = j["args"]
             .as_array()
             .map(|a| {
@@ -396,6 +450,7 @@ impl Session {
     /// Makes `trace` (or none) the trace to analyse and saves the settings;
     /// the analysis of the previous one is forgotten.
     pub fn set_trace(&mut self, trace: Option<PathBuf>) {
+        self.run = None;
         self.trace_file = trace;
         self.forget_analysis();
         self.save_settings();
@@ -497,31 +552,31 @@ impl Session {
     }
 
     /// The cache model, reuse sampling and figure colouring.
-    pub fn locality(&self) -> &super::cmd_locality::Settings {
+    pub fn locality(&self) -> &super::state::Settings {
         &self.locality
     }
 
     /// Replaces the locality settings, then saves them in `.mapvis/` for
     /// later sessions. They apply to this session even when the save
     /// fails, which the error says.
-    pub fn set_locality(&mut self, settings: super::cmd_locality::Settings) -> CmdResult<()> {
+    pub fn set_locality(&mut self, settings: super::state::Settings) -> CmdResult<()> {
         self.locality = settings;
         self.locality.save(&self.state_dir())
     }
 
     /// The allocator calls last analysed by the heap commands, if any.
-    pub fn heap(&self) -> Option<&super::cmd_heap::HeapState> {
+    pub fn heap(&self) -> Option<&super::state::HeapState> {
         self.heap.as_ref()
     }
 
     /// Keeps `h` as the heap commands' analysed calls (replacing older
     /// ones) and returns it.
-    pub fn keep_heap(&mut self, h: super::cmd_heap::HeapState) -> &mut super::cmd_heap::HeapState {
+    pub fn keep_heap(&mut self, h: super::state::HeapState) -> &mut super::state::HeapState {
         self.heap.insert(h)
     }
 
     /// The heap commands' analysed calls, to symbolize their stacks.
-    pub fn heap_mut(&mut self) -> Option<&mut super::cmd_heap::HeapState> {
+    pub fn heap_mut(&mut self) -> Option<&mut super::state::HeapState> {
         self.heap.as_mut()
     }
 
@@ -760,4 +815,15 @@ impl Session {
         self.selected = Some((kind, df.clone()));
         Ok(df)
     }
+}
+
+/// Whether `label` may name a run: 1 to 64 letters, digits, `_`, `-`
+/// and `.`, not starting with `.` (so it is one plain folder name).
+pub fn valid_label(label: &str) -> bool {
+    !label.is_empty()
+        && label.len() <= 64
+        && !label.starts_with('.')
+        && label
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
 }

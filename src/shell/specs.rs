@@ -19,6 +19,8 @@ pub enum Group {
     ValgrindTools,
     /// The cache model, reuse distance and sharing.
     Locality,
+    /// Runs kept side by side and compared.
+    Runs,
     /// The allocation side: the heap profiler and its reports.
     Heap,
     /// Traces written in other tools' formats.
@@ -27,11 +29,12 @@ pub enum Group {
 
 impl Group {
     /// All groups, in the order `help` lists them.
-    pub const ALL: [Group; 8] = [
+    pub const ALL: [Group; 9] = [
         Group::Setup,
         Group::Pipeline,
         Group::Figures,
         Group::Locality,
+        Group::Runs,
         Group::Heap,
         Group::Exports,
         Group::Housekeeping,
@@ -47,6 +50,7 @@ impl Group {
             Group::Housekeeping => "Housekeeping",
             Group::ValgrindTools => "Valgrind tools",
             Group::Locality => "Caches and locality",
+            Group::Runs => "Comparing runs",
             Group::Heap => "Heap",
             Group::Exports => "Exports",
         }
@@ -637,6 +641,65 @@ pub const SPECS: &[CommandSpec] = &[
                Parquet) and figures/sharing.html (each shared line's bytes by \
                thread, read or written, named by variable and field). Returns a \
                list of per-line dicts.",
+    },
+    CommandSpec {
+        name: "save_run",
+        aliases: &[],
+        group: Group::Runs,
+        args: &[req("LABEL", ArgKind::Text)],
+        help: "Keeps the current trace and its analysis as the run LABEL in \
+               .mapvis/runs/LABEL/, by hard links (no data is copied), so a later \
+               trace of another version of the program does not replace them. \
+               LABEL is 1 to 64 letters, digits, '_', '-' or '.'. Runs survive \
+               sessions; clear_analysis removes them with mapvis's other files. \
+               Returns the label.",
+    },
+    CommandSpec {
+        name: "runs",
+        aliases: &[],
+        group: Group::Runs,
+        args: &[],
+        help: "Lists the saved runs: label, program, arguments, when it was saved, \
+               accesses, and whether its trace is complete or partial; the current \
+               run (use_run) is marked. Returns a list of dicts.",
+    },
+    CommandSpec {
+        name: "use_run",
+        aliases: &[],
+        group: Group::Runs,
+        args: &[req("LABEL", ArgKind::Text)],
+        help: "Makes the run LABEL current: every command then reads its trace and \
+               analysis (memory_stats, cache_stats, the figures), until run_gleipnir, \
+               load_trace or memory_trace_analysis makes a new one, which never \
+               changes the saved run. Returns the label.",
+    },
+    CommandSpec {
+        name: "drop_run",
+        aliases: &[],
+        group: Group::Runs,
+        args: &[req("LABEL", ArgKind::Text)],
+        help: "Removes the run LABEL: the files mapvis wrote in its folder, as \
+               clear_analysis removes files (a file changed since is kept). \
+               Returns the number of files removed.",
+    },
+    CommandSpec {
+        name: "compare_runs",
+        aliases: &[],
+        group: Group::Runs,
+        args: &[req("A", ArgKind::Text), req("B", ArgKind::Text), opt("save", SAVE)],
+        help: "Compares two saved runs variable by variable under the current \
+               cache model (set_cache) and memory kinds (set_mem_alloc): \
+               variables are aligned by name, never by address, and for each the \
+               accesses, misses at each level, miss ratio, bytes used per fetched \
+               line, reuse distance (median and 90th percentile, as the bounds of \
+               their power-of-two bin) and the pattern of its busiest line are \
+               printed for A and B with the change, absolute and in percent, \
+               sorted by the largest change in L1 misses; variables found in one \
+               run only are listed apart. Each run's numbers are its own \
+               cache_stats numbers. With save, writes visinfo/compare_A_B.csv. \
+               Returns a list of dicts with keys variable, a and b, where a and b \
+               hold cache_stats' per-variable keys (empty where the variable is \
+               not in that run).",
     },
     CommandSpec {
         name: "heap_profile",

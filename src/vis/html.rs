@@ -1,6 +1,7 @@
 //! Offline HTML pages: one shared `plotly.min.js` next to the figures and a
 //! small page per figure file that loads it by relative path.
 
+pub(crate) use super::escape::escape_html;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -47,22 +48,6 @@ pub(crate) struct PageFigure {
     pub(crate) plot: Plot,
     /// CSS height of the figure's div in pixels.
     pub(crate) height: u32,
-}
-
-/// Escapes text for HTML element content and attribute values.
-pub(crate) fn escape_html(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            _ => out.push(c),
-        }
-    }
-    out
 }
 
 /// Serializes a plot to JSON that is safe inside a `<script>` element: `<`

@@ -4,7 +4,7 @@
 //!
 //! The index holds no state of its own: every mapvis page records its
 //! command, shape and trace in `<meta name="mapvis-…">` tags (see
-//! [`super::html::PageMeta`]), and the index is rebuilt from the pages in
+//! the page's `PageMeta`), and the index is rebuilt from the pages in
 //! the folder each time a figure is written. Pages that mapvis did not
 //! write are listed too, without details.
 //!
@@ -16,7 +16,7 @@ use std::path::Path;
 use std::time::SystemTime;
 
 use super::error::VisError;
-use super::html::escape_html;
+use super::escape::escape_html;
 
 /// File name of the index page inside the figures folder.
 pub const INDEX_FILE: &str = "index.html";
@@ -198,7 +198,7 @@ pub(crate) fn recorded_command(path: &Path) -> Option<String> {
     entry(path).map(|e| e.command).filter(|s| !s.is_empty())
 }
 
-/// Recorded text with the five escapes of [`super::html::escape_html`]
+/// Recorded text with the five escapes of [`escape_html`]
 /// undone, for the terminal.
 pub(crate) fn unescape(s: &str) -> String {
     s.replace("&lt;", "<")

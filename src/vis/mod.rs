@@ -48,12 +48,14 @@ mod classes;
 mod complete;
 mod csv;
 mod error;
+mod escape;
 mod heap;
 pub(crate) mod html;
 mod index;
 mod input;
 pub mod locality;
 pub mod sharing;
+pub mod source;
 mod traces;
 mod typed;
 

@@ -33,8 +33,12 @@ use super::pattern::label;
 use super::report::{bin_range, LocalityError};
 use super::reuse::{bin_of, StackDistance, BINS};
 use super::{drive, AccessSink, NamedAccess, Names};
-use crate::filter::analysis::{owned, Analysis};
+use crate::filter::analysis::Analysis;
+pub use crate::filter::batches::ClassNames;
+use crate::filter::batches::{Classify, SelectionBatches};
+use crate::filter::model::owned;
 use crate::filter::schema::{access as ac, pattern as pt};
+use crate::filter::Selection;
 
 /// How the access figures colour their points (`set_figure_colour`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -208,16 +212,30 @@ impl Classifier {
     }
 }
 
-/// The names of the classes a [`Classifier`] gives.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ClassNames {
-    /// What the classes are, for the legend title.
-    pub title: String,
-    /// Name of each class, best first, indexed by the class.
-    pub labels: Vec<String>,
-    /// Whether most classes never occur: a figure then keeps only those
-    /// its accesses have, renumbered densely in this order.
-    pub sparse: bool,
+impl Classify for Classifier {
+    fn class(&mut self, r: &NamedAccess) -> u8 {
+        Classifier::class(self, r)
+    }
+
+    fn fresh(&self) -> Box<dyn Classify> {
+        Box::new(self.clone())
+    }
+}
+
+/// The accesses of `sel` as batches a figure reads, coloured by `mode`
+/// under the cache `model` (no colour for [`ColourMode::Default`]).
+///
+/// # Errors
+/// A cache model with no level.
+pub fn selection_batches<'a>(
+    a: &'a Analysis,
+    sel: Selection,
+    mode: ColourMode,
+    model: &CacheModel,
+) -> Result<SelectionBatches<'a>, LocalityError> {
+    let colour =
+        Classifier::new(mode, model)?.map(|(c, names)| (Box::new(c) as Box<dyn Classify>, names));
+    Ok(SelectionBatches::new(a, sel, colour))
 }
 
 /// The colour classes of the accesses at `times` (the `time` column of a

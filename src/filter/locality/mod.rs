@@ -14,16 +14,17 @@
 //! - [`pattern`]: stride labels in the array's index space;
 //! - [`sharing`]: lines shared between threads, true and false sharing;
 //! - [`report`]: runs the sinks and turns their results into tables;
-//! - [`source`]: the annotated source page;
+//! - the annotated source page is drawn by the figures stage from a
+//!   cache report;
 //! - [`colour`]: per-access colour classes and pattern labels for figures.
 
 pub mod cache;
 pub mod colour;
+pub mod compare;
 pub mod pattern;
 pub mod report;
 pub mod reuse;
 pub mod sharing;
-pub mod source;
 
 use super::analysis::Analysis;
 use super::FilterError;
@@ -109,7 +110,7 @@ pub const BATCH: usize = 1 << 16;
 /// batch of records, whatever the trace's length.
 pub fn drive(a: &Analysis, sinks: &mut [&mut dyn AccessSink]) -> Result<u64, FilterError> {
     let mut batch: Vec<NamedAccess> = Vec::with_capacity(BATCH);
-    let mut cols = super::batches::Columns::default();
+    let mut cols = crate::filter::columns::Columns::default();
     let mut fed = 0u64;
     a.accesses.for_each(None, &mut |df| {
         let n = df.height();

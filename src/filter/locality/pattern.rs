@@ -339,6 +339,12 @@ impl PatternSink {
     }
 }
 
+impl crate::filter::access::SpanSink for PatternSink {
+    fn add(&mut self, batch: &[NamedAccess], span: &dyn Fn(VarId) -> (u64, u64)) {
+        PatternSink::add(self, batch, span)
+    }
+}
+
 impl AccessSink for PatternSink {
     fn accesses(&mut self, batch: &[NamedAccess]) {
         let vars = std::mem::take(&mut self.vars);

@@ -18,7 +18,7 @@ use super::sharing::{ranges, LineUse, SharingSink};
 use super::{drive, Names};
 use crate::filter::analysis::Analysis;
 use crate::filter::schema::location as lc;
-use crate::filter::{files, FilterError, MemKind};
+use crate::filter::{io, FilterError, MemKind};
 use crate::trace::naming::element_path;
 
 /// Errors of the locality reports.
@@ -408,8 +408,8 @@ impl CacheReport {
             ("miss_ratio_curves", self.mrc_table()?),
         ];
         for (name, mut df) in tables {
-            out.push(files::write_csv(&mut df, &dir.join(format!("{name}.csv")))?);
-            out.push(files::write_parquet(
+            out.push(io::write_csv(&mut df, &dir.join(format!("{name}.csv")))?);
+            out.push(io::write_parquet(
                 &mut df,
                 &dir.join(format!("{name}.parquet")),
             )?);
@@ -747,7 +747,7 @@ pub fn bin_range(k: usize) -> (u64, u64) {
 /// Orders names as people count: runs of digits by their value, so
 /// `n#2` comes before `n#10` and `f.c:9` before `f.c:10`; the rest by
 /// character.
-fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
     use std::cmp::Ordering;
     let (mut x, mut y) = (a.as_bytes(), b.as_bytes());
     loop {

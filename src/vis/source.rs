@@ -7,10 +7,10 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use super::cache::Counts;
-use super::report::CacheReport;
-use crate::filter::FilterError;
-use crate::vis::html::escape_html;
+use super::error::VisError;
+use super::escape::escape_html;
+use crate::filter::locality::cache::Counts;
+use crate::filter::locality::report::CacheReport;
 
 /// Per line number of one file: counts and [(variable, pattern)].
 type LineNotes = BTreeMap<u32, (Counts, Vec<(String, String)>)>;
@@ -78,7 +78,7 @@ pub fn write_pages(
     r: &CacheReport,
     src_paths: &[PathBuf],
     figures: &Path,
-) -> Result<Vec<PathBuf>, FilterError> {
+) -> Result<Vec<PathBuf>, VisError> {
     let mut out = Vec::new();
     for (file, lines) in annotations(r) {
         let Some(path) = find_source(&file, src_paths) else {
@@ -98,7 +98,8 @@ pub fn write_pages(
             .unwrap_or_else(|| "source".into());
         let page = figures.join(format!("source_{stem}.html"));
         let html = page_html(r, &file, &text, &lines);
-        crate::filter::files::write_whole(&page, html.as_bytes())?;
+        crate::workdir::write_file(&page, html.as_bytes())
+            .map_err(|e| VisError::from_workdir(&page, e))?;
         out.push(page);
     }
     Ok(out)

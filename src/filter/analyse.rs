@@ -1,0 +1,70 @@
+//! The analysis' entry points: an input (a mapvis binary trace or a
+//! Gleipnir text trace) through the driver, with the pattern states as the
+//! driver's extra consumer. This is where the naming inputs, the driver
+//! and the pattern sink meet, so that none of them imports another.
+use std::path::Path;
+
+use crate::trace::naming::Namer;
+
+use super::analysis::Analysis;
+use super::binary::BinarySource;
+use super::driver::{drive, finish, Keep};
+use super::import::GleipnirSource;
+use super::locality::pattern::PatternSink;
+use super::FilterError;
+
+/// Reads the trace at `path` (a mapvis binary trace, or a Gleipnir text
+/// trace) and names every access with `namer`, keeping the whole access
+/// list in memory.
+///
+/// A truncated trace is analysed up to its cut, with a note saying so; a
+/// corrupt one is analysed up to the bad record, with a note that says
+/// where. Cost: one pass over the trace.
+pub fn analyse(path: &Path, namer: &mut dyn Namer) -> Result<Analysis, FilterError> {
+    analyse_into(path, namer, &mut |_| true, &Keep::MEMORY)
+}
+
+/// [`analyse`] with a progress callback, called every `PROGRESS_EVERY` (driver)
+/// accesses with the number analysed so far, and the access list kept as
+/// `keep` says. When the callback returns false the analysis stops there and
+/// covers the accesses read up to that point (a note says so): nothing
+/// already computed is lost.
+pub fn analyse_into(
+    path: &Path,
+    namer: &mut dyn Namer,
+    progress: &mut dyn FnMut(u64) -> bool,
+    keep: &Keep,
+) -> Result<Analysis, FilterError> {
+    if crate::trace::gleipnir::looks_like_gleipnir(path) {
+        analyse_text(path, namer, progress, keep)
+    } else {
+        let mut src = Box::new(BinarySource::open(path, namer)?);
+        let driven = drive(src.as_mut(), Some(PatternSink::streaming()), progress, keep)?;
+        with_patterns(finish(src, driven)?)
+    }
+}
+
+/// Analyses a Gleipnir text trace, whatever its first lines look like,
+/// keeping the access list in memory.
+pub fn analyse_gleipnir(path: &Path, namer: &mut dyn Namer) -> Result<Analysis, FilterError> {
+    analyse_text(path, namer, &mut |_| true, &Keep::MEMORY)
+}
+
+/// [`analyse_into`] for a Gleipnir text trace.
+fn analyse_text(
+    path: &Path,
+    namer: &mut dyn Namer,
+    progress: &mut dyn FnMut(u64) -> bool,
+    keep: &Keep,
+) -> Result<Analysis, FilterError> {
+    let mut src = Box::new(GleipnirSource::open(path, namer)?);
+    let driven = drive(src.as_mut(), Some(PatternSink::streaming()), progress, keep)?;
+    src.check_nonempty(path)?;
+    with_patterns(finish(src, driven)?)
+}
+
+/// The analysis with the pattern states its sink gathered.
+fn with_patterns((mut a, sink): (Analysis, Option<PatternSink>)) -> Result<Analysis, FilterError> {
+    a.patterns = sink.map(PatternSink::into_states);
+    Ok(a)
+}

@@ -1,0 +1,114 @@
+//! The columns of one frame of the access list, copied out of polars once,
+//! and turned back into a frame or into named accesses.
+//!
+//! The figures' batches and the locality stage's driver read frames so;
+//! the by-variable dataset sorts and merges accesses in them.
+use polars::prelude::*;
+
+use super::access::{LineId, NamedAccess, VarId};
+use super::model::owned;
+use super::schema::access as ac;
+
+/// The columns of one frame of the access list, copied out once (the
+/// figures' batches and the locality stage's driver read frames so; the
+/// by-variable dataset sorts and merges accesses in them).
+#[derive(Default)]
+pub(crate) struct Columns {
+    pub(crate) time: Vec<u64>,
+    pub(crate) op: Vec<u8>,
+    pub(crate) addr: Vec<u64>,
+    pub(crate) size: Vec<u16>,
+    pub(crate) tid: Vec<u16>,
+    pub(crate) var: Vec<u32>,
+    pub(crate) line: Vec<u32>,
+}
+
+impl Columns {
+    /// The columns become those of `df` (a frame of the access list).
+    pub(crate) fn read(&mut self, df: &DataFrame) -> PolarsResult<()> {
+        extend(&mut self.time, df.column(ac::TIME)?.u64()?);
+        extend(&mut self.op, df.column(ac::OP)?.u8()?);
+        extend(&mut self.addr, df.column(ac::ADDR)?.u64()?);
+        extend(&mut self.size, df.column(ac::SIZE)?.u16()?);
+        extend(&mut self.tid, df.column(ac::TID)?.u16()?);
+        extend(&mut self.var, df.column(ac::VAR)?.u32()?);
+        extend(&mut self.line, df.column(ac::LINE)?.u32()?);
+        Ok(())
+    }
+
+    /// Accesses held.
+    pub(crate) fn len(&self) -> usize {
+        self.time.len()
+    }
+
+    /// Room for `n` more accesses in every column.
+    pub(crate) fn reserve(&mut self, n: usize) {
+        self.time.reserve(n);
+        self.op.reserve(n);
+        self.addr.reserve(n);
+        self.size.reserve(n);
+        self.tid.reserve(n);
+        self.var.reserve(n);
+        self.line.reserve(n);
+    }
+
+    /// Appends rows `r` of `o`.
+    pub(crate) fn append(&mut self, o: &Columns, r: std::ops::Range<usize>) {
+        self.time.extend_from_slice(&o.time[r.clone()]);
+        self.op.extend_from_slice(&o.op[r.clone()]);
+        self.addr.extend_from_slice(&o.addr[r.clone()]);
+        self.size.extend_from_slice(&o.size[r.clone()]);
+        self.tid.extend_from_slice(&o.tid[r.clone()]);
+        self.var.extend_from_slice(&o.var[r.clone()]);
+        self.line.extend_from_slice(&o.line[r]);
+    }
+
+    /// Appends access `k` of `o`.
+    #[inline]
+    pub(crate) fn push_from(&mut self, o: &Columns, k: usize) {
+        self.time.push(o.time[k]);
+        self.op.push(o.op[k]);
+        self.addr.push(o.addr[k]);
+        self.size.push(o.size[k]);
+        self.tid.push(o.tid[k]);
+        self.var.push(o.var[k]);
+        self.line.push(o.line[k]);
+    }
+
+    /// The rows as a frame of the access list's columns, leaving the
+    /// columns empty.
+    pub(crate) fn take(&mut self) -> PolarsResult<DataFrame> {
+        let c = std::mem::take(self);
+        DataFrame::new(vec![
+            owned::<UInt64Type>(ac::TIME, c.time),
+            owned::<UInt8Type>(ac::OP, c.op),
+            owned::<UInt64Type>(ac::ADDR, c.addr),
+            owned::<UInt16Type>(ac::SIZE, c.size),
+            owned::<UInt16Type>(ac::TID, c.tid),
+            owned::<UInt32Type>(ac::VAR, c.var),
+            owned::<UInt32Type>(ac::LINE, c.line),
+        ])
+    }
+
+    /// Row `k` as a named access (as the locality stage's driver reads it).
+    #[inline]
+    pub(crate) fn access(&self, k: usize) -> NamedAccess {
+        NamedAccess {
+            time: self.time[k],
+            op: self.op[k],
+            addr: self.addr[k],
+            size: (self.size[k] as u32).max(1),
+            tid: self.tid[k] as u32,
+            var: VarId(self.var[k]),
+            line: LineId(self.line[k]),
+        }
+    }
+}
+
+/// `out` becomes the values of `c` (the access list has no nulls).
+pub(crate) fn extend<T: PolarsNumericType>(out: &mut Vec<T::Native>, c: &ChunkedArray<T>) {
+    out.clear();
+    for arr in c.downcast_iter() {
+        out.extend_from_slice(arr.values().as_slice());
+    }
+}

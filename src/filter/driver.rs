@@ -1,0 +1,273 @@
+//! The one driver from an input to named accesses, the lookup table and
+//! the access list.
+//!
+//! A [`Source`] names the accesses of its input in time order, a batch at
+//! a time. The driver stamps their times and hands each batch to the
+//! consumers, on a thread of their own (the consume module): the lookup
+//! table of unique locations, the access list (a Parquet dataset written
+//! as the analysis streams, on a third thread, kept in memory within a
+//! budget), and any further consumer the caller hands in as a
+//! [`SpanSink`] (the pattern states, so `memory_stats` labels patterns
+//! without rescanning the accesses). The driver knows no analysis of its
+//! own: what the extra consumer is, is the caller's business.
+//!
+//! Memory is bounded by the program's footprint (variables, unique
+//! locations, instruction sites), never by the trace's length: about 60
+//! bytes per unique location, plus the access list's memory budget and a
+//! few batches in flight.
+use polars::prelude::PlHashMap as HashMap;
+use std::path::Path;
+
+use polars::prelude::*;
+
+use crate::trace::naming::Scope;
+
+use super::access::{NamedAccess, SpanSink};
+use super::analysis::Analysis;
+use super::consume::ConsumerThread;
+use super::input::{Fill, Named, Source};
+use super::lookup::{LookupTable, VarUse};
+use super::model::{variable_table, Variable};
+use super::schema::line as ln;
+use super::store::{AccessList, AccessWriter, Layout};
+use super::FilterError;
+
+/// Accesses per batch from the source to the consumers: large enough to
+/// amortise the calls, small enough (320 KB) to stay in the L2 cache while
+/// each consumer makes its pass over it.
+const BATCH: usize = 1 << 13;
+
+/// A full batch's last accesses wait for the next batch: GL_STOP's own
+/// stores (six) are recognised only when the region ends, after them.
+const HOLD_BACK: usize = 6;
+
+/// How often (in accesses) the progress callback is called: about a
+/// second's work apart at worst, and a few per second at best.
+pub const PROGRESS_EVERY: u64 = 1 << 20;
+
+/// Where and how the access list is kept.
+#[derive(Clone, Debug)]
+pub struct Keep<'p> {
+    /// The dataset folder (see [`AccessList`]); `None` keeps the whole
+    /// access list in memory (tests, small traces).
+    pub dataset: Option<&'p Path>,
+    /// Bytes of the access list kept in memory besides the dataset.
+    pub memory_budget: u64,
+    /// How the dataset is cut into files and row groups.
+    pub layout: Layout,
+}
+
+impl Keep<'_> {
+    /// Everything in memory, no files.
+    pub const MEMORY: Keep<'static> = Keep {
+        dataset: None,
+        memory_budget: u64::MAX,
+        layout: Layout::DEFAULT,
+    };
+}
+
+/// What the driver built from the named accesses.
+pub(crate) struct Driven<S> {
+    lookup: LookupTable,
+    extra: Option<S>,
+    list: AccessList,
+    stopped: bool,
+}
+
+/// The one driver: pulls batches of named accesses from `src`, stamps
+/// their times and hands them to the consumers on their own thread (see
+/// [`ConsumerThread`]), so naming and counting run on both cores. `extra`
+/// sees every access too, when the source knows where its variables lie
+/// while it streams (else it is dropped). `progress` is called every
+/// [`PROGRESS_EVERY`] accesses with the number named so far; when it
+/// returns false the driver stops there, and the analysis covers the
+/// accesses up to that point.
+pub(crate) fn drive<S: SpanSink>(
+    src: &mut dyn Source,
+    extra: Option<S>,
+    progress: &mut dyn FnMut(u64) -> bool,
+    keep: &Keep,
+) -> Result<Driven<S>, FilterError> {
+    let writer = AccessWriter::new(keep.dataset, keep.memory_budget, keep.layout)?;
+    let extra = extra.filter(|_| src.spans_final());
+    let mut to = ConsumerThread::start(extra, writer)?;
+    let mut batch: Vec<NamedAccess> = Vec::with_capacity(BATCH);
+    let (mut time, mut region, mut stopped) = (0u64, 1u32, false);
+    loop {
+        let fill = src.fill(&mut batch, BATCH)?;
+        // A full batch keeps its tail for the next one, where a region's
+        // end may still take it back.
+        let ready = match fill {
+            Fill::Full => batch.len().saturating_sub(HOLD_BACK),
+            _ => batch.len(),
+        };
+        let before = time;
+        batch = hand_over(&mut to, src, batch, ready, &mut time, region)?;
+        match fill {
+            Fill::End => break,
+            Fill::Region(r) => region = r,
+            Fill::Full => {}
+        }
+        if time / PROGRESS_EVERY != before / PROGRESS_EVERY && !progress(time) {
+            stopped = true;
+            break;
+        }
+    }
+    // Stopped early: what is held back is analysed too.
+    let n = batch.len();
+    hand_over(&mut to, src, batch, n, &mut time, region)?;
+    let c = to.finish()?;
+    Ok(Driven {
+        lookup: c.lookup,
+        extra: c.extra,
+        list: c.list,
+        stopped,
+    })
+}
+
+/// Stamps the times of the first `ready` accesses of `batch` and sends
+/// them to the consumers; returns the batch to fill next, holding the rest.
+fn hand_over<S: SpanSink>(
+    to: &mut ConsumerThread<S>,
+    src: &dyn Source,
+    mut batch: Vec<NamedAccess>,
+    ready: usize,
+    time: &mut u64,
+    region: u32,
+) -> Result<Vec<NamedAccess>, FilterError> {
+    if ready == 0 {
+        return Ok(batch);
+    }
+    for (k, a) in batch[..ready].iter_mut().enumerate() {
+        a.time = *time + k as u64;
+    }
+    *time += ready as u64;
+    let tail = batch.split_off(ready);
+    let mut next = to.send(batch, region, src.vars(), &|v| src.span(v))?;
+    next.extend(tail);
+    Ok(next)
+}
+
+/// Turns what the source and the driver built into the tables: the
+/// analysis (its pattern states not set: they are the caller's, with
+/// whatever else its own consumer gathered, returned beside it).
+pub(crate) fn finish<S>(
+    mut src: Box<dyn Source + '_>,
+    d: Driven<S>,
+) -> Result<(Analysis, Option<S>), FilterError> {
+    let threads = d.lookup.threads().to_vec();
+    let (locations, mut uses) = d.lookup.finish(&mut |addr, var| src.element(addr, var))?;
+    let Named {
+        registry,
+        mut lines,
+        mut summary,
+    } = src.finish();
+    let (mut vars, allocations) = registry.into_parts();
+    summary.threads = threads;
+    uses.resize(vars.len().max(uses.len()), VarUse::default());
+    for (var, u) in vars.iter_mut().zip(uses) {
+        let VarUse {
+            accessed,
+            bytes,
+            threads,
+        } = u;
+        var.bytes = accessed.map(|_| bytes);
+        var.accessed = accessed;
+        var.threads = threads;
+    }
+    summary.accesses = d.list.len();
+    if d.stopped {
+        summary.notes.push(stopped_note(d.list.len()));
+    }
+    number_instances(&mut vars);
+    if lines.is_empty() {
+        lines.push("?".into());
+    }
+    let variables = variable_table(&vars)?;
+    let lines = DataFrame::new(vec![
+        Column::new(ln::LINE.into(), (0..lines.len() as u32).collect::<Vec<_>>()),
+        Column::new(ln::SOURCE.into(), lines),
+    ])?;
+    let a = Analysis {
+        accesses: d.list,
+        locations,
+        variables,
+        lines,
+        vars,
+        allocations,
+        summary,
+        patterns: None,
+    };
+    Ok((a, d.extra))
+}
+
+/// Gives blocks that share a name instance numbers: `rows[i]#1`, `#2`, ...
+/// in order of first appearance. A name used once stays plain. Stack
+/// variables of one name in several functions are first told apart by
+/// function (`main::C`, `kernel_gemm::C`): that is their base name, so
+/// instances number within a function (`rec::mine#2` in a recursion).
+fn number_instances(vars: &mut [Variable]) {
+    qualify_by_function(vars);
+    let mut count: HashMap<(Scope, String), u32> = HashMap::new();
+    for v in vars.iter() {
+        if !v.base_name.is_empty() {
+            *count.entry((v.scope, v.base_name.clone())).or_default() += 1;
+        }
+    }
+    let mut seen: HashMap<(Scope, String), u32> = HashMap::new();
+    for v in vars.iter_mut() {
+        if v.base_name.is_empty() {
+            continue;
+        }
+        let key = (v.scope, v.base_name.clone());
+        if count[&key] > 1 {
+            let k = seen.entry(key).or_default();
+            *k += 1;
+            v.name = format!("{}#{}", v.base_name, k);
+        }
+    }
+    // Heap and stack names may still collide (the heap block `arr` and the
+    // stack pointer variable `arr` that holds its address): the heap block
+    // keeps the plain name, as it is the array users mean; then globals;
+    // later claimants are qualified by scope (`arr@S`).
+    let mut taken: HashMap<String, ()> = HashMap::new();
+    for scope in [Scope::Heap, Scope::Global, Scope::Stack] {
+        for v in vars.iter_mut().filter(|v| v.scope == scope) {
+            if taken.contains_key(&v.name) {
+                v.name = format!("{}@{}", v.name, v.scope.code());
+            }
+            taken.insert(v.name.clone(), ());
+        }
+    }
+}
+
+/// Qualifies the base names of stack variables whose name is declared in
+/// more than one function with that function (`kernel_gemm::C`).
+fn qualify_by_function(vars: &mut [Variable]) {
+    let mut functions: HashMap<&str, Vec<&str>> = HashMap::new();
+    for v in vars.iter() {
+        if v.scope == Scope::Stack && !v.function.is_empty() && !v.frame_slot {
+            let f = functions.entry(v.base_name.as_str()).or_default();
+            if !f.contains(&v.function.as_str()) {
+                f.push(v.function.as_str());
+            }
+        }
+    }
+    let shared: Vec<String> = functions
+        .into_iter()
+        .filter(|(_, f)| f.len() > 1)
+        .map(|(n, _)| n.to_string())
+        .collect();
+    for v in vars.iter_mut() {
+        if v.scope == Scope::Stack && !v.function.is_empty() && shared.contains(&v.base_name) {
+            v.base_name = format!("{}::{}", v.function, v.base_name);
+            v.name = v.base_name.clone();
+        }
+    }
+}
+fn stopped_note(n: u64) -> String {
+    format!(
+        "the analysis was interrupted after {n} accesses: it covers the accesses up to that point. \
+         Run memory_trace_analysis again for all of them."
+    )
+}

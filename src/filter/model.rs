@@ -1,0 +1,209 @@
+//! The model of an analysis: the variables (heap blocks, stack
+//! variables, globals) accesses are named by, where they lie, the heap
+//! allocations, and what the trace said about itself.
+//!
+//! This is the bottom layer of the analysis stage: the naming inputs, the
+//! dataset, the derived tables and the locality analyses all speak these
+//! types, and this module imports none of them.
+use polars::prelude::*;
+
+use crate::trace::naming::{NameQuality, Scope};
+
+use super::access::VarId;
+use super::schema::variable as va;
+
+/// One named block: a heap block instance, a stack variable in one frame,
+/// or a global.
+#[derive(Clone, Debug)]
+pub struct Variable {
+    /// Unique display name (`arr`, `rows[i]#2`, `u`).
+    pub name: String,
+    /// Name without instance suffix.
+    pub base_name: String,
+    /// Heap, stack or global.
+    pub scope: Scope,
+    /// Runtime start address.
+    pub base: u64,
+    /// Size in bytes.
+    pub size: u64,
+    /// Element size, 0 when unknown.
+    pub elem_size: u32,
+    /// Dimensions, outermost first, empty when unknown.
+    pub dims: Vec<u64>,
+    /// Allocation site for heap blocks (`file.c:LINE`).
+    pub site: String,
+    /// Element type of a heap block as the source writes it (`struct
+    /// node`), empty when unknown.
+    pub elem_type: String,
+    /// Time (accesses before) of allocation, for heap blocks.
+    pub alloc_time: Option<u64>,
+    /// Time of free, for heap blocks that were freed.
+    pub free_time: Option<u64>,
+    /// Not user data (client-request block, unnamed frame slot).
+    pub internal: bool,
+    /// Frame slots of one function (`<main frame>`: return address, saved
+    /// registers, spills), not a variable: left out of the default
+    /// statistics, with a note.
+    pub frame_slot: bool,
+    /// Time of the first and last access, if it was accessed.
+    pub accessed: Option<(u64, u64)>,
+    /// Lowest and highest byte address its accesses touched, if it was
+    /// accessed (`None` too in analyses saved before this was kept). With
+    /// the lookup table it tells the figures the spans of a variable's
+    /// accesses without a pass over them.
+    pub bytes: Option<(u64, u64)>,
+    /// Threads that accessed it, ascending.
+    pub threads: Vec<u32>,
+    /// The function a stack variable belongs to, empty otherwise (and in
+    /// saved analyses, whose `base_name` already holds the qualification
+    /// it led to).
+    pub function: String,
+}
+
+impl Variable {
+    /// The dimensions as the tables write them: `12x12`, empty when
+    /// unknown.
+    pub fn dims_text(&self) -> String {
+        self.dims
+            .iter()
+            .map(|d| d.to_string())
+            .collect::<Vec<_>>()
+            .join("x")
+    }
+
+    /// A variable with only its name and scope known.
+    pub(crate) fn new(name: String, scope: Scope) -> Variable {
+        Variable {
+            base_name: name.clone(),
+            name,
+            scope,
+            base: 0,
+            size: 0,
+            elem_size: 0,
+            dims: vec![],
+            site: String::new(),
+            elem_type: String::new(),
+            alloc_time: None,
+            free_time: None,
+            internal: false,
+            frame_slot: false,
+            function: String::new(),
+            accessed: None,
+            bytes: None,
+            threads: vec![],
+        }
+    }
+}
+
+/// What the trace said about itself.
+#[derive(Clone, Debug, Default)]
+pub struct TraceSummary {
+    /// The traced command line.
+    pub command: Vec<String>,
+    /// Accesses read.
+    pub accesses: u64,
+    /// Regions seen.
+    pub regions: u32,
+    /// Heap allocations seen (whole run).
+    pub allocations: u64,
+    /// Frees seen (whole run).
+    pub frees: u64,
+    /// Threads that made accesses.
+    pub threads: Vec<u32>,
+    /// Whether the footer was read.
+    pub complete: bool,
+    /// Tool warnings and reader notes.
+    pub notes: Vec<String>,
+}
+
+/// A heap block as the input reports it, before it has a variable row.
+#[derive(Clone, Debug)]
+pub(crate) struct NewBlock {
+    /// Start address.
+    pub(crate) addr: u64,
+    /// Size in bytes.
+    pub(crate) size: u64,
+    /// Allocator name.
+    pub(crate) kind: &'static str,
+    /// Allocating thread.
+    pub(crate) tid: u32,
+    /// Time of allocation.
+    pub(crate) alloc_time: u64,
+}
+
+/// A heap allocation, for the allocation-info file.
+#[derive(Clone, Debug)]
+pub struct Allocation {
+    /// Start address.
+    pub addr: u64,
+    /// Size in bytes.
+    pub size: u64,
+    /// Variable row of the block.
+    pub var: VarId,
+    /// Allocator name.
+    pub kind: &'static str,
+    /// Allocating thread.
+    pub tid: u32,
+    /// Time of allocation.
+    pub alloc_time: u64,
+    /// Time of free, if freed.
+    pub free_time: Option<u64>,
+}
+
+/// Where a variable lies, as its input knows it when the variable is
+/// first accessed: what the consumers that index by address need.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Span {
+    /// Start address.
+    pub(crate) base: u64,
+    /// Size in bytes; 0 when not known yet (a Gleipnir stack variable's
+    /// extent grows as the trace is read).
+    pub(crate) size: u64,
+    /// Element size in bytes; 0 when unknown.
+    pub(crate) elem: u64,
+}
+
+/// A column that owns `v`'s buffer (`Column::new` would copy it).
+pub(crate) fn owned<T: PolarsNumericType>(name: &str, v: Vec<T::Native>) -> Column {
+    ChunkedArray::<T>::from_vec(name.into(), v)
+        .into_series()
+        .into()
+}
+
+/// The variable table of [`super::schema`] for these variables.
+pub fn variable_table(vars: &[Variable]) -> PolarsResult<DataFrame> {
+    DataFrame::new(vec![
+        Column::new(va::VAR.into(), (0..vars.len() as u32).collect::<Vec<_>>()),
+        Column::new(
+            va::NAME.into(),
+            vars.iter().map(|v| v.name.clone()).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            va::SCOPE.into(),
+            vars.iter()
+                .map(|v| v.scope.code().to_string())
+                .collect::<Vec<_>>(),
+        ),
+        Column::new(
+            va::BASE.into(),
+            vars.iter().map(|v| v.base).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            va::SIZE.into(),
+            vars.iter().map(|v| v.size).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            va::ELEM_SIZE.into(),
+            vars.iter().map(|v| v.elem_size).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            va::DIMS.into(),
+            vars.iter().map(Variable::dims_text).collect::<Vec<_>>(),
+        ),
+    ])
+}
+
+/// Whether a name came from a fallback, for messages.
+pub fn is_fallback(q: &NameQuality) -> bool {
+    matches!(q, NameQuality::Fallback { .. })
+}

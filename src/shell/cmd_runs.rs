@@ -1,0 +1,436 @@
+//! Runs side by side: `save_run`, `runs`, `use_run`, `drop_run` and
+//! `compare_runs`.
+//!
+//! A run is a trace and its analysis kept under a label in
+//! `.mapvis/runs/LABEL/` (hard links, no copy), with `run.json` saying what
+//! it is. Runs survive sessions and `clear_analysis` removes them with the
+//! rest of mapvis's files. The alignment and the numbers of a comparison
+//! live in the locality stage; these handlers choose the runs and print.
+use std::path::{Path, PathBuf};
+
+use super::error::{CmdResult, Context};
+use super::handlers::{add, fmt_table, has_save, s};
+use super::session::{valid_label, Session};
+use super::text::counted;
+use super::{Registry, Value};
+use crate::filter::locality::compare::{self, change_text, distance_text, Side, VarComparison};
+use crate::filter::locality::report::{self, CacheReport, Options};
+use crate::filter::locality::reuse::Sampling;
+
+/// Registers the run commands (each holding the folder's lock).
+pub fn register(r: &mut Registry<Session>) {
+    add(r, "save_run", save_run);
+    add(r, "runs", runs);
+    add(r, "use_run", use_run);
+    add(r, "drop_run", drop_run);
+    add(r, "compare_runs", compare_runs);
+}
+
+/// What `run.json` says of a run.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+struct RunInfo {
+    label: String,
+    program: String,
+    arguments: Vec<String>,
+    /// When it was saved, seconds since the Unix epoch (UTC).
+    saved: u64,
+    accesses: u64,
+    complete: bool,
+}
+
+fn checked_label(label: &str) -> CmdResult<&str> {
+    if valid_label(label) {
+        Ok(label)
+    } else {
+        Err(format!(
+            "\"{}\" cannot label a run: use 1 to 64 letters, digits, '_', '-' or '.', not starting with '.'.",
+            super::text::terminal_safe(label).into_owned()
+        )
+        .into())
+    }
+}
+
+/// The run `label`'s folder, or a message listing the runs there are.
+fn existing(st: &Session, label: &str) -> CmdResult<PathBuf> {
+    let dir = st.run_dir(checked_label(label)?);
+    if dir.join("run.json").is_file() {
+        return Ok(dir);
+    }
+    let have = labels(st);
+    Err(if have.is_empty() {
+        format!("there is no run \"{label}\": keep one with save_run LABEL after memory_trace_analysis.")
+    } else {
+        format!(
+            "there is no run \"{label}\"; the runs are: {}.",
+            have.join(", ")
+        )
+    }
+    .into())
+}
+
+/// The labels of the saved runs, in the order people count.
+fn labels(st: &Session) -> Vec<String> {
+    let mut out: Vec<String> = std::fs::read_dir(st.runs_dir())
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|l| valid_label(l) && st.run_dir(l).join("run.json").is_file())
+                .collect()
+        })
+        .unwrap_or_default();
+    out.sort_by(|a, b| report::natural_cmp(a, b));
+    out
+}
+
+fn info(dir: &Path) -> Option<RunInfo> {
+    let bytes = crate::workdir::read_regular(&dir.join("run.json")).ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+/// `save_run LABEL`: keeps the current trace and its analysis as LABEL.
+fn save_run(st: &mut Session, a: &[String]) -> CmdResult<Value> {
+    let label = checked_label(&a[0])?.to_string();
+    let dir = st.run_dir(&label);
+    if dir.exists() {
+        return Err(format!(
+            "there is already a run \"{label}\": drop_run {label} first, or choose another label."
+        )
+        .into());
+    }
+    let trace = st.trace_path()?;
+    let analysis = st.analysis()?;
+    let summary = analysis.summary.clone();
+    let from = st.analysis_dir();
+    let mut written = crate::filter::files::keep_run(&from, &trace, &dir)
+        .context(|| format!("keeping the run \"{label}\" failed"))?;
+    let saved = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let info = RunInfo {
+        label: label.clone(),
+        program: summary.command.first().cloned().unwrap_or_default(),
+        arguments: summary.command.iter().skip(1).cloned().collect(),
+        saved,
+        accesses: summary.accesses,
+        complete: summary.complete,
+    };
+    let json = dir.join("run.json");
+    crate::workdir::write_file(&json, &serde_json::to_vec_pretty(&info).unwrap_or_default())
+        .context(|| format!("cannot write {}", json.display()))?;
+    written.push(json);
+    st.record_written(&written);
+    println!(
+        "kept run {label}: {} accesses of {}{}",
+        info.accesses,
+        super::text::terminal_safe(&summary.command.join(" ")),
+        if info.complete { "" } else { " (partial)" }
+    );
+    Ok(s(label))
+}
+
+/// `runs`: lists the saved runs; returns a list of dicts.
+fn runs(st: &mut Session, _: &[String]) -> CmdResult<Value> {
+    let all = labels(st);
+    if all.is_empty() {
+        println!("no saved runs: keep one with save_run LABEL after memory_trace_analysis.");
+        return Ok(Value::List(vec![]));
+    }
+    let current = st.current_run().map(String::from);
+    let mut rows = Vec::new();
+    let mut out = Vec::new();
+    for l in &all {
+        let Some(i) = info(&st.run_dir(l)) else {
+            continue;
+        };
+        let mark = if current.as_deref() == Some(l.as_str()) {
+            " *"
+        } else {
+            ""
+        };
+        rows.push(vec![
+            format!("{l}{mark}"),
+            super::text::terminal_safe(&i.program).into_owned(),
+            super::text::terminal_safe(&i.arguments.join(" ")).into_owned(),
+            utc_date(i.saved),
+            i.accesses.to_string(),
+            if i.complete { "complete" } else { "partial" }.to_string(),
+        ]);
+        out.push(Value::Dict(vec![
+            ("label".into(), s(l.clone())),
+            ("program".into(), s(i.program.clone())),
+            (
+                "arguments".into(),
+                Value::List(i.arguments.iter().map(|a| s(a.clone())).collect()),
+            ),
+            ("date".into(), s(utc_date(i.saved))),
+            ("accesses".into(), Value::Int(i.accesses as i64)),
+            ("complete".into(), Value::Int(i.complete as i64)),
+        ]));
+    }
+    print!(
+        "{}",
+        fmt_table(
+            &[
+                "run",
+                "program",
+                "arguments",
+                "saved (UTC)",
+                "accesses",
+                "trace"
+            ],
+            &rows
+        )
+    );
+    if current.is_some() {
+        println!("* the current run (use_run); a new trace or analysis leaves it.");
+    }
+    Ok(Value::List(out))
+}
+
+/// `2026-11-25 04:05` from seconds since the epoch (UTC), by the civil
+/// calendar's arithmetic (days to year, month and day).
+fn utc_date(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let (h, m) = ((secs % 86_400) / 3600, (secs % 3600) / 60);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let mo = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(mo <= 2);
+    format!("{y:04}-{mo:02}-{d:02} {h:02}:{m:02}")
+}
+
+/// `use_run LABEL`: makes the run current.
+fn use_run(st: &mut Session, a: &[String]) -> CmdResult<Value> {
+    let dir = existing(st, &a[0])?;
+    st.use_run(&a[0], dir.join("trace.mvt"));
+    st.analysis()?;
+    println!(
+        "run {} is current: every command now reads its trace and analysis.",
+        a[0]
+    );
+    Ok(s(a[0].clone()))
+}
+
+/// `drop_run LABEL`: removes the run's files (those mapvis wrote there).
+fn drop_run(st: &mut Session, a: &[String]) -> CmdResult<Value> {
+    let dir = existing(st, &a[0])?;
+    if st.current_run() == Some(a[0].as_str()) {
+        st.leave_run(None);
+        println!(
+            "note: run {} was current; the folder's own trace is current again.",
+            a[0]
+        );
+    }
+    let cleared = crate::workdir::clear_under(st.work_dir(), &dir)
+        .context(|| format!("removing the run {} failed", a[0]))?;
+    for (path, why) in &cleared.kept {
+        println!("kept {}: {why}", path.display());
+    }
+    let removed = cleared.removed.len() as u64;
+    println!("dropped run {} ({})", a[0], counted(removed, "file"));
+    Ok(Value::Int(removed as i64))
+}
+
+/// The cache report of the run in `dir` under the session's model.
+fn run_report(st: &Session, label: &str, dir: &Path) -> CmdResult<CacheReport> {
+    let a = crate::filter::files::load_analysis(&dir.join("analysis"))
+        .context(|| format!("reading the run {label} failed"))?;
+    if !a.summary.complete {
+        println!("warning: run {label} is partial: its trace or analysis was cut short.");
+    }
+    let opts = Options {
+        model: st.locality().cache.clone(),
+        sampling: st.locality().sampling.and_then(Sampling::new),
+    };
+    Ok(report::cache_stats(&a, st.mem(), &opts)?)
+}
+
+/// `compare_runs A B ?save?`: both runs' cache statistics by variable,
+/// side by side with their changes; returns a list of dicts with keys
+/// `variable`, `a` and `b`.
+fn compare_runs(st: &mut Session, a: &[String]) -> CmdResult<Value> {
+    let (la, lb) = (a[0].as_str(), a[1].as_str());
+    let (da, db) = (existing(st, la)?, existing(st, lb)?);
+    let ra = run_report(st, la, &da)?;
+    let rb = run_report(st, lb, &db)?;
+    let levels: Vec<String> = ra.cache.model.levels.iter().map(|l| l.name()).collect();
+    let rows = compare::compare(&ra, &rb);
+    print_comparison(la, lb, &levels, &rows, &ra);
+    if has_save(a) {
+        let csv = st.visinfo_dir().join(format!("compare_{la}_{lb}.csv"));
+        let mut df = comparison_table(la, lb, &levels, &rows)?;
+        let p = crate::filter::write_csv(&mut df, &csv)?;
+        st.record_written(std::slice::from_ref(&p));
+        println!("wrote {}", p.display());
+    }
+    Ok(Value::List(
+        rows.iter()
+            .map(|c| {
+                Value::Dict(vec![
+                    ("variable".into(), s(c.variable.clone())),
+                    ("a".into(), side_dict(c.a.as_ref(), &levels)),
+                    ("b".into(), side_dict(c.b.as_ref(), &levels)),
+                ])
+            })
+            .collect(),
+    ))
+}
+
+/// cache_stats' per-variable keys for one side (an empty dict when absent).
+fn side_dict(side: Option<&Side>, levels: &[String]) -> Value {
+    let Some(x) = side else {
+        return Value::Dict(vec![]);
+    };
+    let mut d = vec![("accesses".to_string(), Value::Int(x.counts.accesses as i64))];
+    for (i, n) in levels.iter().enumerate() {
+        d.push((format!("misses_{n}"), Value::Int(x.counts.misses[i] as i64)));
+    }
+    d.push(("compulsory".into(), Value::Int(x.counts.compulsory as i64)));
+    d.push(("miss_ratio".into(), Value::Float(x.miss_ratio)));
+    d.push(("line_bytes_used".into(), Value::Float(x.line_bytes_used)));
+    d.push(("reuse_median".into(), s(distance_text(x.reuse_median))));
+    d.push(("reuse_p90".into(), s(distance_text(x.reuse_p90))));
+    d.push(("pattern".into(), s(x.pattern.clone())));
+    Value::Dict(d)
+}
+
+fn print_comparison(
+    la: &str,
+    lb: &str,
+    levels: &[String],
+    rows: &[VarComparison],
+    r: &CacheReport,
+) {
+    println!(
+        "compare_runs {la} {lb}: {} under {} (line {} B), by the largest change in {} misses:",
+        counted(rows.len() as u64, "variable"),
+        r.cache.model.describe(),
+        r.line(),
+        levels.first().map_or("", String::as_str)
+    );
+    let mut head = vec![
+        "variable".to_string(),
+        "run".to_string(),
+        "accesses".to_string(),
+    ];
+    head.extend(levels.iter().map(|l| format!("{l} misses")));
+    head.extend(
+        [
+            "miss ratio",
+            "bytes used/line",
+            "reuse p50",
+            "reuse p90",
+            "pattern",
+        ]
+        .map(String::from),
+    );
+    let mut table = Vec::new();
+    for c in rows.iter().filter(|c| c.in_both()) {
+        let (x, y) = (c.a.as_ref().expect("both"), c.b.as_ref().expect("both"));
+        table.push(side_cells(&c.variable, la, x, levels.len()));
+        table.push(side_cells("", lb, y, levels.len()));
+        let mut d = vec![String::new(), "change".to_string()];
+        d.push(change_text(
+            x.counts.accesses as f64,
+            y.counts.accesses as f64,
+        ));
+        for i in 0..levels.len() {
+            d.push(change_text(
+                x.counts.misses[i] as f64,
+                y.counts.misses[i] as f64,
+            ));
+        }
+        d.push(change_text(x.miss_ratio, y.miss_ratio));
+        d.push(change_text(x.line_bytes_used, y.line_bytes_used));
+        d.extend([String::new(), String::new(), String::new()]);
+        table.push(d);
+    }
+    let head_refs: Vec<&str> = head.iter().map(String::as_str).collect();
+    print!("{}", fmt_table(&head_refs, &table));
+    for (label, only) in [(la, true), (lb, false)] {
+        let names: Vec<&str> = rows
+            .iter()
+            .filter(|c| !c.in_both() && c.a.is_some() == only)
+            .map(|c| c.variable.as_str())
+            .collect();
+        if !names.is_empty() {
+            println!(
+                "only in {label}: {}",
+                super::text::terminal_safe(&names.join(", "))
+            );
+        }
+    }
+}
+
+fn side_cells(name: &str, run: &str, x: &Side, levels: usize) -> Vec<String> {
+    let mut v = vec![
+        super::text::terminal_safe(name).into_owned(),
+        run.to_string(),
+        x.counts.accesses.to_string(),
+    ];
+    v.extend((0..levels).map(|i| x.counts.misses[i].to_string()));
+    v.push(format!("{:.4}", x.miss_ratio));
+    v.push(format!("{:.1}", x.line_bytes_used));
+    v.push(distance_text(x.reuse_median));
+    v.push(distance_text(x.reuse_p90));
+    v.push(x.pattern.clone());
+    v
+}
+
+/// The comparison as a table: one row per variable and run.
+fn comparison_table(
+    la: &str,
+    lb: &str,
+    levels: &[String],
+    rows: &[VarComparison],
+) -> CmdResult<polars::prelude::DataFrame> {
+    use polars::prelude::*;
+    let (mut var, mut run, mut acc, mut ratio, mut used, mut pat) =
+        (vec![], vec![], vec![], vec![], vec![], vec![]);
+    let mut misses: Vec<Vec<u64>> = vec![vec![]; levels.len()];
+    for c in rows {
+        for (label, side) in [(la, &c.a), (lb, &c.b)] {
+            let Some(x) = side else { continue };
+            var.push(c.variable.clone());
+            run.push(label.to_string());
+            acc.push(x.counts.accesses);
+            for (i, m) in misses.iter_mut().enumerate() {
+                m.push(x.counts.misses[i]);
+            }
+            ratio.push(x.miss_ratio);
+            used.push(x.line_bytes_used);
+            pat.push(x.pattern.clone());
+        }
+    }
+    let mut cols = vec![
+        Column::new("variable".into(), var),
+        Column::new("run".into(), run),
+        Column::new("accesses".into(), acc),
+    ];
+    for (l, m) in levels.iter().zip(misses) {
+        cols.push(Column::new(format!("misses_{l}").into(), m));
+    }
+    cols.push(Column::new("miss_ratio".into(), ratio));
+    cols.push(Column::new("line_bytes_used".into(), used));
+    cols.push(Column::new("pattern".into(), pat));
+    DataFrame::new(cols).context(|| "building the comparison table failed".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_are_the_civil_calendars() {
+        assert_eq!(utc_date(0), "1970-01-01 00:00");
+        // 2026-11-25 04:05 UTC.
+        assert_eq!(utc_date(1_795_579_500), "2026-11-25 04:05");
+        assert_eq!(utc_date(951_782_400), "2000-02-29 00:00");
+    }
+}

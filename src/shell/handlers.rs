@@ -1,0 +1,164 @@
+//! What the command groups share: registering a handler under the
+//! folder's lock, the options and report of a figure, tables as text, the
+//! colours and pattern labels a figure is annotated with, and notes every
+//! group may print.
+use std::path::Path;
+
+use super::error::{CmdResult, Context};
+use super::session::Session;
+use super::{Registry, Value};
+use crate::filter::locality::colour::{self, ColourMode};
+use crate::filter::locality::report::{self, text_table};
+use crate::vis;
+
+/// A Tcl string.
+pub(super) fn s(v: impl Into<String>) -> Value {
+    Value::Str(v.into())
+}
+
+/// A path as a Tcl string.
+pub(super) fn path_value(p: &Path) -> Value {
+    s(p.display().to_string())
+}
+
+/// Whether the arguments hold the word `save`.
+pub(super) fn has_save(args: &[String]) -> bool {
+    args.iter().any(|a| a == "save")
+}
+
+/// Registers `f` for `name`, first letting the session follow a `cd`.
+/// The handler runs holding the working folder's lock, so another mapvis
+/// session in the same folder waits for it instead of interleaving writes.
+pub(super) fn add<F>(r: &mut Registry<Session>, name: &str, f: F)
+where
+    F: Fn(&mut Session, &[String]) -> CmdResult<Value> + 'static,
+{
+    r.add(name, move |st: &mut Session, a: &[String]| {
+        st.follow_cwd();
+        st.lock_folder()?;
+        let result = f(st, a);
+        st.unlock_folder();
+        result
+    });
+}
+
+/// Said wherever thread counts are shown: what Valgrind's thread ids mean.
+pub(super) const THREADS_NOTE: &str = "thread counts are of Valgrind's thread ids, which Valgrind reuses: a thread that starts after another has ended gets its id, so a program that started more threads than shown may have run them one after another. Valgrind also runs one thread at a time (it serialises them), so the order of accesses of different threads is Valgrind's schedule, not a parallel run's.";
+
+pub(super) fn fmt_table(headers: &[&str], rows: &[Vec<String>]) -> String {
+    super::text::table(headers, rows)
+}
+
+pub(super) fn figure_options(st: &Session, save: bool) -> vis::FigureOptions {
+    vis::FigureOptions {
+        figures_dir: st.figures_dir(),
+        visinfo_dir: st.visinfo_dir(),
+        save,
+        point_budget: st.point_budget(),
+        matrix_orientation: st.matrix_orientation(),
+        provenance: provenance(st),
+        annotations: Default::default(),
+    }
+}
+
+/// `t.mvt of ./prog 10, set_mem_alloc H`: what a figure was drawn from.
+fn provenance(st: &Session) -> String {
+    let trace = st
+        .trace_file()
+        .map_or("?".to_string(), |p| p.display().to_string());
+    let command = st
+        .loaded_analysis()
+        .map(|a| a.summary.command.join(" "))
+        .unwrap_or_default();
+    format!("{trace} of {command}, set_mem_alloc {}", st.mem().code())
+}
+
+pub(super) fn report_figure(st: &Session, r: &vis::FigureReport) -> Value {
+    st.record_written(&r.files());
+    for w in &r.warnings {
+        println!("warning: {}", super::text::terminal_safe(w));
+    }
+    if let Some(agg) = &r.aggregated {
+        println!("note: {agg}");
+    }
+    println!("wrote {} ({} points)", r.html.display(), r.points);
+    for f in &r.data_csv {
+        println!("wrote {}", f.display());
+    }
+    if st.open_browser() {
+        if let Err(e) = std::process::Command::new("xdg-open").arg(&r.html).spawn() {
+            println!(
+                "warning: could not open a browser with xdg-open ({e}); open {} by hand.",
+                r.html.display()
+            );
+        }
+    }
+    path_value(&r.html)
+}
+
+/// The accesses of `sel` for a figure, read from the access list at each
+/// of the figure's passes, with the locality stage's colour classes
+/// (`set_figure_colour`) computed as they stream past; the class names and
+/// the pattern labels of every (variable, line) pair go into `opts`.
+pub(super) fn annotate<'a>(
+    st: &Session,
+    a: &'a crate::filter::analysis::Analysis,
+    sel: crate::filter::Selection,
+    opts: &mut crate::vis::FigureOptions,
+) -> CmdResult<crate::filter::batches::SelectionBatches<'a>> {
+    use crate::filter::batches::AccessBatches;
+    let mode = st.locality().figure_colour;
+    let src = colour::selection_batches(a, sel, mode, &st.locality().cache)
+        .context(|| "computing the figure's colours failed".to_string())?;
+    if mode != ColourMode::Default {
+        println!(
+            "colour: {} (set_figure_colour {})",
+            mode_words(mode),
+            mode.code()
+        );
+    }
+    opts.annotations.classes = src.classes().map(|c| crate::vis::ColourClasses {
+        title: c.title.clone(),
+        labels: c.labels.clone(),
+    });
+    opts.annotations.patterns = Some(
+        colour::pattern_table(a).context(|| "labelling the access patterns failed".to_string())?,
+    );
+    Ok(src)
+}
+
+fn mode_words(mode: ColourMode) -> &'static str {
+    match mode {
+        ColourMode::Default => "time and variable",
+        ColourMode::Hit => {
+            "cache level that served each access (set_cache model, cold at GL_START)"
+        }
+        ColourMode::Reuse => "reuse distance in distinct cache lines",
+    }
+}
+
+/// The access patterns per (variable, line), for `memory_stats`: the 20
+/// busiest pairs, as text.
+pub(super) fn pattern_section(
+    a: &crate::filter::analysis::Analysis,
+    kind: crate::filter::MemKind,
+) -> CmdResult<String> {
+    let rows = report::patterns(a, kind)?;
+    if rows.is_empty() {
+        return Ok(String::new());
+    }
+    let shown: Vec<Vec<String>> = rows
+        .iter()
+        .take(20)
+        .map(|(v, src, n, l)| vec![v.clone(), src.clone(), n.to_string(), l.clone()])
+        .collect();
+    let h: Vec<String> = ["variable", "source", "accesses", "pattern"]
+        .map(String::from)
+        .to_vec();
+    Ok(format!(
+        "\naccess patterns per variable and line ({} pairs{}; cache_stats adds misses and bytes used per line):\n{}",
+        rows.len(),
+        if rows.len() > 20 { ", the 20 busiest shown" } else { "" },
+        text_table(&h, &shown)
+    ))
+}
