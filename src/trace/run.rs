@@ -807,7 +807,8 @@ mod tests {
     #[test]
     fn the_start_block_has_one_size_from_any_folder() {
         let args = vec!["10".to_string()];
-        let sizes: Vec<StartBlock> = ["/a", "/a/much/longer/folder/name/than/the/first"]
+        let folders = ["/a", "/a/much/longer/folder/name/than/the/first"];
+        let sizes: Vec<StartBlock> = folders
             .iter()
             .map(|cwd| {
                 let exe = Path::new(cwd).join("prog");
@@ -819,7 +820,9 @@ mod tests {
             .collect();
         assert_eq!(sizes[0].padded_to, START_BLOCK_BYTES);
         assert_eq!(sizes[1].padded_to, START_BLOCK_BYTES);
-        assert!(sizes[1].bytes > sizes[0].bytes + 2 * 40 + 40);
+        // The longer folder's extra bytes, in the path (twice) and in PWD.
+        let longer = folders[1].len() - folders[0].len();
+        assert_eq!(sizes[1].bytes, sizes[0].bytes + 3 * longer);
         assert_eq!(sizes[0].note(), None);
         let big = "y".repeat(START_BLOCK_BYTES);
         let exe = Path::new("/p");
