@@ -212,6 +212,9 @@ fn run_gleipnir(st: &mut Session, _: &[String]) -> CmdResult<Value> {
     super::interrupt::clear();
     let run = run?;
     let outcome = &run.outcome;
+    if let Some(note) = outcome.start.note() {
+        println!("note: {note}");
+    }
     if outcome.signal == Some(2) {
         println!("interrupted by Ctrl-C: what was traced so far is kept.");
     }

@@ -603,8 +603,10 @@ pub const SPECS: &[CommandSpec] = &[
                accesses in time order, even when the figure shows one variable; \
                reuse by the exact reuse distance in distinct cache lines, in \
                power-of-two bins (reuse 64-127 lines), with first touch apart. \
-               Each class is a trace of its own with its name in the legend, and \
-               above the point budget accesses are grouped within their class. \
+               Each class is a trace of its own with its name in the legend; \
+               above the point budget a point groups accesses of several classes \
+               and is coloured by their mix (mean class; the miss ratio with one \
+               cache level). \
                Hover text also gives each access' pattern label. Kept in .mapvis/ \
                for later sessions.",
     },

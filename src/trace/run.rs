@@ -7,6 +7,8 @@
 //! tool through `VALGRIND_LIB`. Programs are always started with an argument
 //! list, never through a shell, so paths with spaces work.
 use std::collections::hash_map::DefaultHasher;
+use std::collections::BTreeMap;
+use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::hash::{Hash, Hasher};
 use std::io;
@@ -300,6 +302,9 @@ pub struct RunOutcome {
     /// (A program that dies of a signal still ends its trace: Valgrind runs
     /// the tool's finish before it passes the signal on.)
     pub tool_crashed: bool,
+    /// How the program's initial stack was laid out (see [`StartBlock`]);
+    /// the default for a run not started by [`run_trace_with`].
+    pub start: StartBlock,
 }
 
 impl RunOutcome {
@@ -310,6 +315,7 @@ impl RunOutcome {
             signal: status.signal(),
             trace_file,
             tool_crashed: false,
+            start: StartBlock::default(),
         }
     }
 
@@ -351,6 +357,110 @@ pub fn signal_name(s: i32) -> &'static str {
     }
 }
 
+/// Bytes that the traced program's path, arguments and environment are
+/// padded to on its initial stack (or a multiple of it, when they take
+/// more). 32 KiB holds the environments of shells, CI runners and test
+/// harnesses seen here (4 to 12 KiB) and costs the program nothing but
+/// that much of its 8 MiB stack.
+pub const START_BLOCK_BYTES: usize = 32 * 1024;
+
+/// The environment variable whose value pads the start block.
+pub const PAD_VAR: &str = "MAPVIS_STACK_PAD";
+
+/// What the traced program's initial stack holds above `main`'s frames,
+/// and how mapvis keeps its size the same from any folder.
+///
+/// Valgrind builds the client's initial stack below a fixed top: the
+/// strings of argv, envp and auxv (the program's path twice, as argv\[0\]
+/// and AT_EXECFN), then the auxv entries and the envp and argv pointers.
+/// Every stack address of the program therefore moves with their total
+/// size: with the length of the program's path, of `PWD` (the working
+/// folder), `OLDPWD`, `_` and any other variable. The same binary traced
+/// from three folders gave 16 377, 17 111 and 16 284 L1 misses for one
+/// array. mapvis passes the environment in one order (sorted by name),
+/// sets `PWD` to the working folder itself (Debian's `valgrind` is a shell
+/// script, and a shell sets `PWD` when it is missing), and adds
+/// [`PAD_VAR`], whose value makes the path, arguments, environment and
+/// their pointers take exactly [`START_BLOCK_BYTES`] (or a multiple). The
+/// stack pointer at `main` is then the same from any folder and for any
+/// environment that fits the block, so stack addresses and the cache
+/// counts that depend on them are reproducible. What still
+/// differs between folders is the contents of those strings (`PWD`, the
+/// program's path) and where they lie: a program that reads them, or its
+/// working folder, can behave differently. Valgrind's own additions
+/// (`LD_PRELOAD`, and the variables Debian's script sets) do not depend on
+/// the folder. Heap addresses come from the tool's allocator and do not
+/// depend on the stack.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StartBlock {
+    /// Bytes the program's path, arguments and environment take with their
+    /// pointers, before padding.
+    pub bytes: usize,
+    /// Bytes they take with the padding (0 when mapvis did not start the
+    /// program).
+    pub padded_to: usize,
+}
+
+impl StartBlock {
+    /// The environment to give Valgrind for running `exe` with `args` from
+    /// `cwd`: the process's own environment with `extra` set, `PWD` set to
+    /// `cwd`, and [`PAD_VAR`] padding the start block, sorted by name.
+    /// Cost: one copy of the environment.
+    pub fn environment(
+        exe: &Path,
+        args: &[String],
+        cwd: Option<&Path>,
+        extra: &[(&str, &OsStr)],
+    ) -> (BTreeMap<OsString, OsString>, StartBlock) {
+        let mut env: BTreeMap<OsString, OsString> = std::env::vars_os().collect();
+        env.remove(OsStr::new(PAD_VAR));
+        for (k, v) in extra {
+            env.insert(k.into(), v.into());
+        }
+        if let Some(cwd) = cwd {
+            env.insert("PWD".into(), cwd.into());
+        }
+        let bytes = start_bytes(exe, args, &env);
+        // The pad variable's own name, '=', NUL and pointer.
+        let fixed = PAD_VAR.len() + 2 + 8;
+        let padded_to = (bytes + fixed).div_ceil(START_BLOCK_BYTES) * START_BLOCK_BYTES;
+        env.insert(PAD_VAR.into(), "x".repeat(padded_to - bytes - fixed).into());
+        (env, StartBlock { bytes, padded_to })
+    }
+
+    /// What the run's output must say about the layout, if anything: the
+    /// start block outgrew [`START_BLOCK_BYTES`], so runs with a shorter
+    /// environment have another stack.
+    pub fn note(&self) -> Option<String> {
+        if self.padded_to <= START_BLOCK_BYTES {
+            return None;
+        }
+        Some(format!(
+            "the program's path, arguments and environment take {} bytes, more than the {START_BLOCK_BYTES} bytes mapvis pads them to, so its stack addresses (and the cache counts that depend on them) match only runs whose take {} to {} bytes too; unset unneeded environment variables for counts that match runs from other shells.",
+            self.bytes,
+            self.padded_to - START_BLOCK_BYTES - PAD_VAR.len() - 9,
+            self.padded_to - PAD_VAR.len() - 10,
+        ))
+    }
+}
+
+/// Bytes of the client's initial stack that depend on `exe`, `args` and
+/// `env`, as Valgrind 3.19 lays it out (`setup_client_stack` of
+/// `m_initimg-linux.c`): each string with its NUL, the path a second time
+/// for AT_EXECFN, and a pointer for each argument and variable. Their sum
+/// is a multiple of 8 when the padded block is, so Valgrind's rounding of
+/// the strings to 8 bytes adds nothing.
+fn start_bytes(exe: &Path, args: &[String], env: &BTreeMap<OsString, OsString>) -> usize {
+    use std::os::unix::ffi::OsStrExt;
+    let exe = exe.as_os_str().as_bytes().len() + 1;
+    let args: usize = args.iter().map(|a| a.len() + 1 + 8).sum();
+    let vars: usize = env
+        .iter()
+        .map(|(k, v)| k.as_bytes().len() + v.as_bytes().len() + 2 + 8)
+        .sum();
+    2 * exe + 8 + args + vars
+}
+
 /// Runs the program under the mapvis tool. Its stdin, stdout and stderr
 /// pass through. Blocks until it ends; a Ctrl-C at the terminal reaches the
 /// program (same process group), which then ends with a readable trace.
@@ -381,8 +491,16 @@ pub fn run_trace_with(
     {
         fs::create_dir_all(parent).map_err(io_err("could not create the folder", parent))?;
     }
+    let cwd = std::env::current_dir().ok();
+    let (env, start) = StartBlock::environment(
+        &req.exe,
+        &req.args,
+        cwd.as_deref(),
+        &[("VALGRIND_LIB", lib.as_os_str())],
+    );
     let mut cmd = Command::new(&req.valgrind);
-    cmd.env("VALGRIND_LIB", &lib)
+    cmd.env_clear()
+        .envs(env)
         .arg(format!("--tool={TOOL_NAME}"))
         .arg("-q")
         .arg(format!("--trace-file={}", req.trace_file.display()))
@@ -421,7 +539,9 @@ pub fn run_trace_with(
             Err(e) => return Err(io_err("could not wait for", &req.valgrind)(e)),
         }
     };
-    Ok(finish_outcome(status, &req.trace_file))
+    let mut outcome = finish_outcome(status, &req.trace_file);
+    outcome.start = start;
+    Ok(outcome)
 }
 
 /// How a traced run ended, from Valgrind's exit status and the trace's
@@ -680,6 +800,41 @@ fn is_child_trace_of(dest: &Path, p: &Path) -> bool {
 mod tests {
     use super::*;
     use std::os::unix::process::ExitStatusExt;
+
+    /// The pad makes the path, arguments and environment take the block
+    /// exactly, whatever the folder's and the variables' lengths; an
+    /// environment larger than the block takes two, and says so.
+    #[test]
+    fn the_start_block_has_one_size_from_any_folder() {
+        let args = vec!["10".to_string()];
+        let folders = ["/a", "/a/much/longer/folder/name/than/the/first"];
+        let sizes: Vec<StartBlock> = folders
+            .iter()
+            .map(|cwd| {
+                let exe = Path::new(cwd).join("prog");
+                let (env, start) = StartBlock::environment(&exe, &args, Some(Path::new(cwd)), &[]);
+                assert_eq!(start_bytes(&exe, &args, &env), start.padded_to);
+                assert_eq!(env.get(OsStr::new("PWD")).unwrap(), *cwd);
+                start
+            })
+            .collect();
+        assert_eq!(sizes[0].padded_to, START_BLOCK_BYTES);
+        assert_eq!(sizes[1].padded_to, START_BLOCK_BYTES);
+        // The longer folder's extra bytes, in the path (twice) and in PWD.
+        let longer = folders[1].len() - folders[0].len();
+        assert_eq!(sizes[1].bytes, sizes[0].bytes + 3 * longer);
+        assert_eq!(sizes[0].note(), None);
+        let big = "y".repeat(START_BLOCK_BYTES);
+        let exe = Path::new("/p");
+        let extra = [("MAPVIS_TEST_BIG", OsStr::new(&big))];
+        let (env, start) = StartBlock::environment(exe, &[], None, &extra);
+        assert_eq!(start_bytes(exe, &[], &env), 2 * START_BLOCK_BYTES);
+        let note = start.note().expect("a note on the large environment");
+        assert!(
+            note.contains(&format!("take {} bytes", start.bytes)),
+            "{note}"
+        );
+    }
 
     /// A trace cut before the tool's end marker under SIGSEGV is the
     /// tool's crash; the same under SIGKILL is a kill from outside, and a

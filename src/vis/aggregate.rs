@@ -11,6 +11,12 @@
 //! outgrow the budget. The items stream past once (from the access list
 //! when the figure draws a selection of an analysis), and only the groups
 //! are kept.
+//!
+//! With colour classes, a group keeps the count of each class among its
+//! accesses ([`Group::classes`]): groups mix classes, and a figure colours
+//! each by its mix, rather than splitting the classes into groups that
+//! would be drawn over each other at one place, the last class hiding the
+//! others whatever their counts.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -62,6 +68,9 @@ pub(crate) struct Group {
     /// Smallest and largest coordinate (address or element) in the group.
     pub(crate) coord_min: u64,
     pub(crate) coord_max: u64,
+    /// Accesses of each colour class, best first, when the binning counts
+    /// classes ([`Binning::classes`]); empty otherwise.
+    pub(crate) classes: Vec<u64>,
 }
 
 impl Group {
@@ -80,9 +89,17 @@ impl Group {
         best
     }
 
-    fn new(space: u64, it: &Item, coord: u64) -> Group {
+    fn new(space: u64, it: &Item, coord: u64, class: Option<(usize, usize)>) -> Group {
         let mut ops = [0; 4];
         ops[op_index(it.op)] = 1;
+        let classes = match class {
+            Some((c, n)) => {
+                let mut v = vec![0; n.max(c + 1)];
+                v[c] = 1;
+                v
+            }
+            None => Vec::new(),
+        };
         Group {
             space,
             count: 1,
@@ -95,6 +112,7 @@ impl Group {
             first: *it,
             coord_min: coord,
             coord_max: coord,
+            classes,
         }
     }
 
@@ -114,10 +132,13 @@ impl Group {
         }
         self.coord_min = self.coord_min.min(o.coord_min);
         self.coord_max = self.coord_max.max(o.coord_max);
+        for (a, b) in self.classes.iter_mut().zip(&o.classes) {
+            *a += b;
+        }
     }
 
     #[inline]
-    fn add(&mut self, it: &Item, coord: u64) {
+    fn add(&mut self, it: &Item, coord: u64, class: Option<usize>) {
         let t = it.time;
         self.count += 1;
         if t < self.t_min {
@@ -131,6 +152,9 @@ impl Group {
         self.ops[op_index(it.op)] += 1;
         self.coord_min = self.coord_min.min(coord);
         self.coord_max = self.coord_max.max(coord);
+        if let Some(c) = class {
+            self.classes[c] += 1;
+        }
     }
 }
 
@@ -154,6 +178,9 @@ pub(crate) type KeyFn<'a> = dyn Fn(&Item, u64, u64) -> u64 + 'a;
 /// The binned non-space dimension of an item (access time, occurrence, or a
 /// constant to bin by space only).
 pub(crate) type DimFn<'a> = dyn Fn(&Item) -> u64 + 'a;
+
+/// The colour class of an item as the figure draws it (dense, best first).
+pub(crate) type ClassFn<'a> = dyn Fn(&Item) -> u8 + 'a;
 
 /// What [`aggregate`] groups: the keys and the second binned dimension of
 /// one view.
@@ -182,6 +209,11 @@ pub(crate) struct Binning<'a> {
     /// below them: a long trace no longer makes a group per access at
     /// first and merges them a halving at a time.
     pub(crate) distinct: u64,
+    /// The class of each item and the number of classes, when groups count
+    /// their accesses per colour class ([`Group::classes`]); costs one
+    /// call and one add per item and view, and a counter per class and
+    /// group.
+    pub(crate) classes: Option<(&'a ClassFn<'a>, usize)>,
 }
 
 impl Binning<'_> {
@@ -274,20 +306,22 @@ impl Level {
     #[inline]
     fn add(&mut self, b: &Binning, it: &Item, coord: u64) {
         let k = self.key(b, it, coord);
+        let class = b.classes.map(|(of, n)| (of(it) as usize, n));
+        let c = class.map(|c| c.0);
         let slot = recent_slot(k);
         let (rk, g) = self.recent[slot];
         if rk == k && g != usize::MAX {
-            self.groups[g].add(it, coord);
+            self.groups[g].add(it, coord, c);
             return;
         }
         let g = match self.index.get(&k) {
             Some(&g) => {
-                self.groups[g].add(it, coord);
+                self.groups[g].add(it, coord, c);
                 g
             }
             None => {
                 self.index.insert(k, self.groups.len());
-                self.groups.push(Group::new(k.0, it, coord));
+                self.groups.push(Group::new(k.0, it, coord, class));
                 self.groups.len() - 1
             }
         };
@@ -408,9 +442,9 @@ mod tests {
             .collect()
     }
 
-    /// (space, time bin, count, t_min, t_max, coord_min, coord_max) of
-    /// each group, sorted.
-    type Summary = Vec<(u64, u64, u64, u64, u64, u64, u64)>;
+    /// (space, time bin, count, t_min, t_max, coord_min, coord_max,
+    /// class counts) of each group, sorted.
+    type Summary = Vec<(u64, u64, u64, u64, u64, u64, u64, Vec<u64>)>;
 
     fn summary(groups: &[Group], b: &Binning, res: u64) -> Summary {
         let w = bin_width(span_of(b), res);
@@ -426,6 +460,7 @@ mod tests {
                     g.t_max,
                     g.coord_min,
                     g.coord_max,
+                    g.classes.clone(),
                 )
             })
             .collect();
@@ -442,9 +477,10 @@ mod tests {
             let mut m: HashMap<(u64, u64), Group> = HashMap::new();
             for it in its {
                 let k = ((b.key)(it, it.addr, res), ((b.dim)(it) - b.span.0) / w);
+                let c = b.classes.map(|(of, n)| (of(it) as usize, n));
                 m.entry(k)
-                    .and_modify(|g| g.add(it, it.addr))
-                    .or_insert_with(|| Group::new(k.0, it, it.addr));
+                    .and_modify(|g| g.add(it, it.addr, c.map(|c| c.0)))
+                    .or_insert_with(|| Group::new(k.0, it, it.addr, c));
             }
             if m.len() <= b.budget || res == 1 {
                 let groups: Vec<Group> = m.into_values().collect();
@@ -461,6 +497,8 @@ mod tests {
         let key = |_: &Item, coord: u64, res: u64| (coord - lo) / bin_width(hi - lo + 1, res);
         let time = |it: &Item| it.time;
         let occ = |it: &Item| it.occ;
+        // Three classes, by operation: groups count them as they merge.
+        let class = |it: &Item| op_index(it.op) as u8;
         let t_span = (its[0].time, its.last().unwrap().time);
         for budget in [1, 7, 100, 2_000, 19_999, 50_000] {
             let by_time = Binning {
@@ -470,6 +508,11 @@ mod tests {
                 budget,
                 space: 5000,
                 distinct: its.len() as u64,
+                classes: None,
+            };
+            let by_class = Binning {
+                classes: Some((&class, 3)),
+                ..by_time
             };
             let by_occ = Binning {
                 dim: &occ,
@@ -485,13 +528,19 @@ mod tests {
                 }
                 Ok(())
             };
-            let got = aggregate(&source, &[by_time, by_occ]).unwrap();
-            for (b, g) in [by_time, by_occ].iter().zip(&got) {
+            let got = aggregate(&source, &[by_time, by_occ, by_class]).unwrap();
+            for (b, g) in [by_time, by_occ, by_class].iter().zip(&got) {
                 let (res, want) = reference(&its, b);
                 assert_eq!(g.res, res, "budget {budget}");
                 assert_eq!(summary(&g.groups, b, g.res), want, "budget {budget}");
                 assert!(g.groups.len() <= budget || g.res == 1);
                 assert_eq!(g.groups.iter().map(|g| g.count).sum::<u64>(), 20_000);
+            }
+            // Counted per class, each group's classes add up to its count
+            // and to its operations (the classes here).
+            for g in &got[2].groups {
+                assert_eq!(g.classes.iter().sum::<u64>(), g.count);
+                assert_eq!(g.classes[..], g.ops[..3]);
             }
         }
     }

@@ -16,12 +16,9 @@ use plotly::layout::{AxisRange, LayoutScene};
 use plotly::{Layout, Plot};
 use polars::prelude::DataFrame;
 
-use super::aggregate::{aggregate, bin_width, Binned, Binning, Group, Source};
-use super::classes::{Annot, ClassesSeen};
-
-/// Bits of an aggregation key below the colour class.
-const CLASS_SHIFT: u32 = 56;
+use super::aggregate::{aggregate, bin_width, Binned, Binning, ClassFn, Group, Source};
 use super::array_maps::{Cells, MapCells, Shape};
+use super::classes::{Annot, ClassesSeen};
 use super::complete::{integer_axis, scatter_3d};
 use super::csv::CsvOut;
 use super::error::VisError;
@@ -29,6 +26,7 @@ use super::html::{sanitize_name, write_page, PageFigure, PageMeta};
 use super::input::{for_items, op_index, op_name, FrameBatches, Item};
 use super::input::{Lines, VarInfo, Variables, OP_NAMES};
 use super::traces::{count_sizes, customdata_fields, time_marker, CdCol, CdField, CustomData};
+use super::traces::{hover_with_mix, mix_column, mix_marker, mix_value, MIX_NOTE};
 use super::traces::{symbol_3d, Ext, OneOrMany, PointMarker, Typed};
 use super::{FigureOptions, FigureReport};
 use crate::filter::batches::AccessBatches;
@@ -409,9 +407,14 @@ fn draw_array(r: Request, o: &FigureOptions) -> Result<FigureReport, VisError> {
     let mut intro = report.warnings.clone();
     if let Some(c) = &ann.classes {
         intro.push(format!(
-            "Colour of the scatter: {}, from green (best) to red ({}). Each class is its own trace: click a legend entry to hide it.",
+            "Colour of the scatter: {}, from green (best) to red ({}). {}",
             c.title,
-            c.labels.last().map_or("", |l| l.as_str())
+            c.labels.last().map_or("", |l| l.as_str()),
+            if report.aggregated.is_some() {
+                MIX_NOTE
+            } else {
+                "Each class is its own trace: click a legend entry to hide it."
+            }
         ));
     }
     intro.extend(report.aggregated.clone());
@@ -797,6 +800,7 @@ fn scatter_figure(d: &Drawn, report: &mut FigureReport) -> Result<PageFigure, Vi
             layout_text(d.shape),
             match &d.ann.classes {
                 None => "coloured from sooner (dark) to later (yellow)".to_string(),
+                Some(c) if exact.is_none() => format!("coloured by the mix of {}", c.title),
                 Some(c) => format!("coloured by {}, one trace per class", c.title),
             }
         ),
@@ -1001,9 +1005,8 @@ fn group_hover() -> String {
 }
 
 /// Exact groups of (block of elements, occurrence bin) above the point
-/// budget, one trace per colour class; returns the plot, the number of
-/// groups, the element touches (the groups' counts add up to them) and a
-/// description.
+/// budget, in one trace; returns the plot, the number of groups, the
+/// element touches (the groups' counts add up to them) and a description.
 fn group_scatter(d: &Drawn) -> Result<(Plot, usize, u64, String), VisError> {
     let binned = bin_touches(d)?;
     let blocks: Vec<u64> = d
@@ -1014,31 +1017,23 @@ fn group_scatter(d: &Drawn) -> Result<(Plot, usize, u64, String), VisError> {
         .collect();
     let touches = binned.groups.iter().map(|g| g.count).sum();
     let desc = group_description(d, &binned, &blocks, touches);
-    // Sizes over all groups, so that one size means one count everywhere.
-    let max = binned.groups.iter().map(|g| g.count).max().unwrap_or(1);
+    let gs: Vec<&Group> = binned.groups.iter().collect();
     let mut p = Plot::new();
-    for c in 0..d.ann.n_classes() {
-        let gs: Vec<&Group> = binned
-            .groups
-            .iter()
-            .filter(|g| (g.space >> CLASS_SHIFT) as usize == c)
-            .collect();
-        if !gs.is_empty() {
-            p.add_trace(group_trace(d, &gs, c, max, &blocks));
-        }
+    if !gs.is_empty() {
+        p.add_trace(group_trace(d, &gs, &blocks));
     }
     Ok((p, binned.groups.len(), touches, desc))
 }
 
 /// The element touches grouped within the point budget: by block of
-/// elements and colour class, and in 2D by occurrence bin (the scatter's y
-/// axis); in 3D by space only, so that groups at one position never hide
-/// each other.
+/// elements, and in 2D by occurrence bin (the scatter's y axis); in 3D by
+/// space only, so that groups at one position never hide each other. With
+/// colour classes, each group counts its touches per class.
 fn bin_touches(d: &Drawn) -> Result<Binned, VisError> {
     let (shape, is3) = (d.shape, d.is3());
-    let key = |it: &Item, e: u64, res: u64| {
-        ((d.ann.class(it) as u64) << CLASS_SHIFT) | block_key(shape, &shape.dims, e, res)
-    };
+    let key = |_: &Item, e: u64, res: u64| block_key(shape, &shape.dims, e, res);
+    let class_of = |it: &Item| d.ann.class(it);
+    let classes = (d.ann.classes.as_ref()).map(|c| (&class_of as &ClassFn, c.labels.len()));
     let span = if is3 { (0, 0) } else { d.picked.occ };
     let dim = |it: &Item| if is3 { 0 } else { it.occ };
     let view = Binning {
@@ -1048,6 +1043,7 @@ fn bin_touches(d: &Drawn) -> Result<Binned, VisError> {
         budget: d.o.budget_3d(),
         space: shape.dims.iter().copied().max().unwrap_or(1),
         distinct: 0,
+        classes,
     };
     let mut b = aggregate(d.each, &[view])?;
     Ok(b.pop().expect("aggregate gives one result per view"))
@@ -1064,19 +1060,14 @@ fn group_description(d: &Drawn, binned: &Binned, blocks: &[u64], touches: u64) -
         d.o.budget_3d(),
         blocks.iter().map(|b| b.to_string()).collect::<Vec<_>>().join(" x "),
         if is3 { String::new() } else { format!(" with occurrences in one bin {} wide", binned.time_width) },
-        if d.ann.classes.is_some() { ", of one colour class" } else { "; colour is their mean time" }
+        if d.ann.classes.is_some() { "; colour is the mix of their classes" } else { "; colour is their mean time" }
     )
 }
 
-/// The trace of class `c`'s groups `gs`: each at the centre of its block of
-/// `blocks` elements, sized by its count relative to `max`.
-fn group_trace(
-    d: &Drawn,
-    gs: &[&Group],
-    c: usize,
-    max: u64,
-    blocks: &[u64],
-) -> Box<dyn plotly::Trace> {
+/// The trace of the groups `gs`: each at the centre of its block of
+/// `blocks` elements, sized by its count, coloured by mean time or, with
+/// classes, by the mix of its touches' classes.
+fn group_trace(d: &Drawn, gs: &[&Group], blocks: &[u64]) -> Box<dyn plotly::Trace> {
     let (shape, is3) = (d.shape, d.is3());
     let centre = |g: &Group| -> (f64, f64, f64) {
         let (i, j, k) = shape.ijk(g.coord_min);
@@ -1088,46 +1079,42 @@ fn group_trace(
         )
     };
     let pos: Vec<(f64, f64, f64)> = gs.iter().map(|g| centre(g)).collect();
-    let mut counts: Vec<u64> = gs.iter().map(|g| g.count).collect();
-    counts.push(max);
-    let mut sizes = count_sizes(&counts);
-    sizes.pop();
+    let sizes = count_sizes(&gs.iter().map(|g| g.count).collect::<Vec<_>>());
     let y: Vec<f64> = if is3 {
         pos.iter().map(|p| p.2).collect()
     } else {
         gs.iter().map(|g| g.occ_min as f64).collect()
     };
-    let t = scatter_3d().hover_template(super::complete::hover_with_class(
-        &group_hover(),
-        class_name(d.ann, c),
-    ));
-    let (name, marker) = match &d.ann.classes {
+    let (hover, marker) = match &d.ann.classes {
         Some(ci) => {
             let px: Vec<f64> = sizes.iter().map(|s| s.round()).collect();
-            let m =
-                PointMarker::solid(ci.colours[c].clone(), OneOrMany::many(&px)).symbol(symbol_3d());
-            (ci.labels[c].as_str(), m)
+            let values: Vec<f64> = gs.iter().map(|g| mix_value(&g.classes)).collect();
+            let m = mix_marker(&values, &ci.labels, OneOrMany::many(&px), true);
+            let hover = hover_with_mix(&group_hover(), TouchGroupField::ALL.len());
+            (hover, m.symbol(symbol_3d()))
         }
         None => {
             let times: Vec<f64> = gs.iter().map(|g| g.t_mean()).collect();
             let (lo, hi) = (d.picked.t_lo, d.picked.t_hi);
             let m = time_marker(&times, lo, hi, OneOrMany::many(&sizes));
-            (shape.name.as_str(), m)
+            (super::complete::hover_with_class(&group_hover(), None), m)
         }
     };
+    let t = scatter_3d().hover_template(hover);
     let col =
         |f: fn(&(f64, f64, f64)) -> f64| Typed::floats(&pos.iter().map(f).collect::<Vec<_>>());
-    Ext::new(*t.name(name))
+    Ext::new(*t.name(shape.name.as_str()))
         .xyz(col(|p| p.1), Typed::floats(&y), col(|p| p.0))
         .custom(touch_group_custom(d, gs))
         .marker(marker)
         .boxed()
 }
 
-/// The customdata of aggregated groups `gs`.
+/// The customdata of aggregated groups `gs`: the fields of
+/// [`TouchGroupField`], then with classes each group's class counts.
 fn touch_group_custom(d: &Drawn, gs: &[&Group]) -> CustomData {
     let u = |f: &dyn Fn(&Group) -> u64| CdCol::U64(gs.iter().map(|&g| f(g)).collect());
-    CustomData::of(|f| match f {
+    let mut cd = CustomData::of(|f| match f {
         TouchGroupField::Count => u(&|g| g.count),
         TouchGroupField::TimeMin => u(&|g| g.t_min),
         TouchGroupField::TimeMax => u(&|g| g.t_max),
@@ -1148,7 +1135,12 @@ fn touch_group_custom(d: &Drawn, gs: &[&Group]) -> CustomData {
                 .collect(),
             d.ann.patterns.names.clone(),
         ),
-    })
+    });
+    if let Some(ci) = &d.ann.classes {
+        cd.cols
+            .push(mix_column(gs.iter().map(|g| &g.classes[..]), &ci.labels));
+    }
+    cd
 }
 
 /// Writes one row per element touch to `visinfo/<file>`: the access row,

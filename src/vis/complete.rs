@@ -2,12 +2,12 @@
 
 use std::sync::Arc;
 
-use plotly::common::{MarkerSymbol, Mode, Title};
-use plotly::layout::{Axis, LayoutScene};
+use plotly::common::{Anchor, MarkerSymbol, Mode, Orientation, Title};
+use plotly::layout::{Axis, LayoutScene, Legend};
 use plotly::{Layout, Plot, Scatter, Scatter3D};
 use polars::prelude::DataFrame;
 
-use super::aggregate::{aggregate, bin_width, Binned, Binning, Group};
+use super::aggregate::{aggregate, bin_width, Binned, Binning, ClassFn, Group};
 use super::classes::{Annot, ClassesSeen};
 use super::csv::CsvOut;
 use super::error::VisError;
@@ -16,6 +16,7 @@ use super::input::{for_items, gather, op_index, op_name, FrameBatches, Item};
 use super::input::{Lines, Variables, OP_NAMES};
 use super::traces::{count_sizes, customdata_fields, time_marker, CdField, OneOrMany};
 use super::traces::{draw_order, op_colour, symbol_3d, trace_sizes, PointMarker, Typed, RAW_SIZE};
+use super::traces::{hover_with_mix, mix_column, mix_marker, mix_value, MIX_NOTE};
 use super::traces::{CdCol, CustomData, Ext};
 use super::{FigureOptions, FigureReport};
 use crate::filter::batches::{AccessBatches, VarSpan};
@@ -109,17 +110,10 @@ fn hover_group() -> String {
 
 /// Bits of an aggregation key below the variable rank (the address bin).
 const RANK_SHIFT: u32 = 27;
-/// Bits of an aggregation key below the colour class.
-const CLASS_SHIFT: u32 = 56;
 
 /// The variable rank of an aggregation key.
 fn key_rank(space: u64) -> u32 {
-    ((space >> RANK_SHIFT) & ((1 << (CLASS_SHIFT - RANK_SHIFT)) - 1)) as u32
-}
-
-/// The colour class of an aggregation key.
-fn key_class(space: u64) -> usize {
-    (space >> CLASS_SHIFT) as usize
+    (space >> RANK_SHIFT) as u32
 }
 
 /// A hover template ending the trace's text: `base`, then the class name
@@ -359,8 +353,9 @@ fn rank_variables(seen: &[bool], v: &Variables) -> (Vec<u32>, Vec<u32>, Vec<Stri
 /// (3D, 2D): (variable, address bin, occurrence bin) for the 3D view, whose x
 /// axis is the occurrence, and (variable, address bin, time bin) for the
 /// 2D view. Address bins are per variable, over its own address range;
-/// groups never mix variables or colour classes. Both searches share their
-/// passes over `src`.
+/// groups never mix variables, and count their accesses per colour class
+/// when the figure has classes. Both searches share their passes over
+/// `src`.
 fn aggregate_both(
     src: &dyn AccessBatches,
     rank_of: &[u32],
@@ -380,14 +375,13 @@ fn aggregate_both(
         }
     }
     let source = |f: &mut dyn FnMut(&Item, u64) -> bool| for_items(src, &mut |it| f(it, it.addr));
-    // Each colour class is its own trace.
     let key = |it: &Item, coord: u64, res: u64| {
         let r = rank_of[it.var as usize] as usize;
         let width = bin_width(hi[r] - lo[r] + 1, res);
-        ((labels.ann.class(it) as u64) << CLASS_SHIFT)
-            | ((r as u64) << RANK_SHIFT)
-            | ((coord - lo[r]) >> width.trailing_zeros())
+        ((r as u64) << RANK_SHIFT) | ((coord - lo[r]) >> width.trailing_zeros())
     };
+    let class_of = |it: &Item| labels.ann.class(it);
+    let classes = (labels.ann.classes.as_ref()).map(|c| (&class_of as &ClassFn, c.labels.len()));
     let occ_of = |it: &Item| it.occ;
     let time_of = |it: &Item| it.time;
     // Every address bin is one byte wide from the widest variable's span.
@@ -402,6 +396,7 @@ fn aggregate_both(
         budget: budget_3d,
         space: widest,
         distinct: 0,
+        classes,
     };
     let by_time = Binning {
         dim: &time_of,
@@ -429,9 +424,14 @@ fn write_complete_page(
     let intro_text = match &labels.ann.classes {
         None => "Each point is a memory access. 3D: occurrence of the address (x), variable (y), address (z), coloured from sooner (dark) to later (yellow). 2D: address over access order, one colour per variable, one symbol per operation (circle load, x store, diamond modify).".to_string(),
         Some(c) => format!(
-            "Each point is a memory access. 3D: occurrence of the address (x), variable (y), address (z). 2D: address over access order, one symbol per operation (circle load, x store, diamond modify). Colour: {}, from green (best) to red ({}). Each class is its own trace: click a legend entry to hide it.",
+            "Each point is a memory access. 3D: occurrence of the address (x), variable (y), address (z). 2D: address over access order, one symbol per operation (circle load, x store, diamond modify). Colour: {}, from green (best) to red ({}). {}",
             c.title,
-            c.labels.last().map_or("", |l| l.as_str())
+            c.labels.last().map_or("", |l| l.as_str()),
+            if report.aggregated.is_some() {
+                MIX_NOTE
+            } else {
+                "Each class is its own trace: click a legend entry to hide it."
+            }
         ),
     };
     let mut intro = vec![intro_text];
@@ -679,18 +679,35 @@ impl Labels {
     }
 }
 
-/// The 2D view's marker of variable rank `r`, class `c` and operation
-/// `oi`: the class colour with classes, else the variable's shade. Raw
-/// points (`sizes` `None`) are [`RAW_SIZE`] pixels, aggregated ones solid
-/// and of the given sizes.
-fn marker_2d(lab: &Labels, r: usize, c: usize, oi: usize, sizes: Option<&[f64]>) -> PointMarker {
+/// The 2D view's marker of the raw points of variable rank `r`, class `c`
+/// and operation `oi`: [`RAW_SIZE`] pixels in the class colour with
+/// classes, else in the variable's shade.
+fn marker_2d(lab: &Labels, r: usize, c: usize, oi: usize) -> PointMarker {
     let colour = match &lab.ann.classes {
         Some(ci) => ci.colours[c].clone(),
         None => op_colour(r, oi),
     };
-    match sizes {
-        None => PointMarker::plain(colour, OneOrMany::One(RAW_SIZE)),
-        Some(px) => PointMarker::solid(colour, OneOrMany::many(px)),
+    PointMarker::plain(colour, OneOrMany::One(RAW_SIZE)).symbol(symbol(oi))
+}
+
+/// The 2D view's marker of the groups `gs` of variable rank `r` and main
+/// operation `oi`, solid and of sizes `px`: coloured by their mix of
+/// classes with classes (the colour bar shown when `scale`), else in the
+/// variable's shade.
+fn group_marker_2d(
+    lab: &Labels,
+    gs: &[&Group],
+    r: usize,
+    oi: usize,
+    px: &[f64],
+    scale: bool,
+) -> PointMarker {
+    match &lab.ann.classes {
+        Some(ci) => {
+            let values: Vec<f64> = gs.iter().map(|g| mix_value(&g.classes)).collect();
+            mix_marker(&values, &ci.labels, OneOrMany::many(px), scale)
+        }
+        None => PointMarker::solid(op_colour(r, oi), OneOrMany::many(px)),
     }
     .symbol(symbol(oi))
 }
@@ -910,7 +927,7 @@ fn exact_figure_2d(d: &ExactData) -> Plot {
                 Ext::new(*t2)
                     .xy(u64s(&|it| it.time), u64s(&|it| it.addr))
                     .custom(d.custom(rows))
-                    .marker(marker_2d(lab, r, c, oi, None))
+                    .marker(marker_2d(lab, r, c, oi))
                     .boxed(),
             );
         }
@@ -919,11 +936,12 @@ fn exact_figure_2d(d: &ExactData) -> Plot {
     p2
 }
 
-/// The customdata of aggregated groups `gs`.
+/// The customdata of aggregated groups `gs`: the fields of [`GroupField`],
+/// then with classes each group's class counts (see [`hover_of_groups`]).
 fn group_custom(gs: &[&Group], lab: &Labels) -> CustomData {
     let pat = &lab.ann.patterns;
     let u64s = |f: &dyn Fn(&Group) -> u64| CdCol::U64(gs.iter().map(|&g| f(g)).collect());
-    CustomData::of(|f| match f {
+    let mut cd = CustomData::of(|f| match f {
         GroupField::Count => u64s(&|g| g.count),
         GroupField::TimeMin => u64s(&|g| g.t_min),
         GroupField::TimeMax => u64s(&|g| g.t_max),
@@ -949,47 +967,46 @@ fn group_custom(gs: &[&Group], lab: &Labels) -> CustomData {
                 .collect(),
             pat.names.clone(),
         ),
-    })
+    });
+    if let Some(ci) = &lab.ann.classes {
+        cd.cols
+            .push(mix_column(gs.iter().map(|g| &g.classes[..]), &ci.labels));
+    }
+    cd
 }
 
-/// The 3D view of aggregated groups: one trace coloured by mean time, or
-/// one trace per colour class.
+/// The hover of aggregated groups: with classes, followed by the class
+/// counts [`group_custom`] adds after the fields.
+fn hover_of_groups(lab: &Labels) -> String {
+    match lab.ann.classes {
+        Some(_) => hover_with_mix(&hover_group(), GroupField::ALL.len()),
+        None => hover_with_class(&hover_group(), None),
+    }
+}
+
+/// The 3D view of aggregated groups: one trace, coloured by mean time, or
+/// by the mix of the colour classes of each group's accesses.
 fn group_figure_3d(binned: &Binned, lab: &Labels, t_lo: u64, t_hi: u64) -> Plot {
-    let all: Vec<&Group> = binned.groups.iter().collect();
-    // Sizes over all groups, so that one size means one count everywhere.
-    let max = all.iter().map(|g| g.count).max().unwrap_or(1);
-    let mut p3 = Plot::new();
-    for c in 0..lab.ann.n_classes() {
-        let gs: Vec<&Group> = all
-            .iter()
-            .copied()
-            .filter(|g| lab.ann.classes.is_none() || key_class(g.space) == c)
-            .collect();
-        if gs.is_empty() {
-            continue;
+    let gs: Vec<&Group> = binned.groups.iter().collect();
+    let sizes = count_sizes(&gs.iter().map(|g| g.count).collect::<Vec<_>>());
+    let t3 = scatter_3d().hover_template(hover_of_groups(lab));
+    let marker = match &lab.ann.classes {
+        Some(ci) => {
+            let px: Vec<f64> = sizes.iter().map(|s| s.round()).collect();
+            let values: Vec<f64> = gs.iter().map(|g| mix_value(&g.classes)).collect();
+            mix_marker(&values, &ci.labels, OneOrMany::many(&px), true).symbol(symbol_3d())
         }
-        let mut counts: Vec<u64> = gs.iter().map(|g| g.count).collect();
-        counts.push(max);
-        let mut sizes = count_sizes(&counts);
-        sizes.pop();
-        let t3 = scatter_3d().hover_template(hover_with_class(&hover_group(), class_name(lab, c)));
-        let (name, marker) = match &lab.ann.classes {
-            Some(ci) => {
-                let px: Vec<f64> = sizes.iter().map(|s| s.round()).collect();
-                let m = PointMarker::solid(ci.colours[c].clone(), OneOrMany::many(&px))
-                    .symbol(symbol_3d());
-                (ci.labels[c].as_str(), m)
-            }
-            None => {
-                let times: Vec<f64> = gs.iter().map(|g| g.t_mean()).collect();
-                let m = time_marker(&times, t_lo, t_hi, OneOrMany::many(&sizes));
-                ("access groups", m)
-            }
-        };
-        let u64s =
-            |f: &dyn Fn(&Group) -> u64| Typed::uints(&gs.iter().map(|&g| f(g)).collect::<Vec<_>>());
+        None => {
+            let times: Vec<f64> = gs.iter().map(|g| g.t_mean()).collect();
+            time_marker(&times, t_lo, t_hi, OneOrMany::many(&sizes))
+        }
+    };
+    let u64s =
+        |f: &dyn Fn(&Group) -> u64| Typed::uints(&gs.iter().map(|&g| f(g)).collect::<Vec<_>>());
+    let mut p3 = Plot::new();
+    if !gs.is_empty() {
         p3.add_trace(
-            Ext::new(*t3.name(name))
+            Ext::new(*t3.name("access groups"))
                 .xyz(
                     u64s(&|g| g.occ_min),
                     u64s(&|g| key_rank(g.space) as u64),
@@ -1018,48 +1035,57 @@ fn group_figures(
     let p3 = group_figure_3d(binned, lab, t_lo, t_hi);
     let gs: Vec<&Group> = binned2.groups.iter().collect();
     let nv = lab.names.len();
-    let nc = lab.ann.n_classes();
-    let mut buckets: Vec<Vec<usize>> = vec![Vec::new(); nc * nv * 4];
+    // Groups mix classes: one trace per (variable, main operation), each
+    // point coloured by its mix when there are classes.
+    let mut buckets: Vec<Vec<usize>> = vec![Vec::new(); nv * 4];
     for (k, g) in gs.iter().enumerate() {
-        let c = if nc > 1 { key_class(g.space) } else { 0 };
-        buckets[(c * nv + key_rank(g.space) as usize) * 4 + g.main_op()].push(k);
+        buckets[key_rank(g.space) as usize * 4 + g.main_op()].push(k);
     }
     let mut p2 = Plot::new();
-    let mut shown = vec![false; nc];
-    for c in 0..nc {
-        for b in draw_order(nv) {
-            let idx = &buckets[c * nv * 4 + b];
-            if idx.is_empty() {
-                continue;
-            }
-            let (r, oi) = (b / 4, b % 4);
-            let sub: Vec<&Group> = idx.iter().map(|&k| gs[k]).collect();
-            // Sizes relative to this variable's own groups, from the raw
-            // points' size up: a hot scalar's huge groups must not shrink an
-            // array's pattern to specks.
-            let sizes = trace_sizes(&sub.iter().map(|g| g.count).collect::<Vec<_>>());
-            let what = format!("mostly {}", OP_NAMES[oi]);
-            let (name, group, legend) = legend_2d(lab, r, c, &what, &mut shown);
-            let t2 = scatter_2d()
-                .y_axis(lab.axis(r))
-                .name(name)
-                .legend_group(group)
-                .show_legend(legend)
-                .hover_template(hover_with_class(&hover_group(), class_name(lab, c)));
-            let px: Vec<f64> = sizes.iter().map(|s| s.round()).collect();
-            p2.add_trace(
-                Ext::new(*t2)
-                    .xy(
-                        Typed::floats(&sub.iter().map(|g| g.t_mean()).collect::<Vec<_>>()),
-                        Typed::uints(&sub.iter().map(|g| g.coord_min).collect::<Vec<_>>()),
-                    )
-                    .custom(group_custom(&sub, lab))
-                    .marker(marker_2d(lab, r, c, oi, Some(&px)))
-                    .boxed(),
-            );
+    let mut scale = true;
+    for b in draw_order(nv) {
+        let idx = &buckets[b];
+        if idx.is_empty() {
+            continue;
         }
+        let (r, oi) = (b / 4, b % 4);
+        let sub: Vec<&Group> = idx.iter().map(|&k| gs[k]).collect();
+        // Sizes relative to this variable's own groups, from the raw
+        // points' size up: a hot scalar's huge groups must not shrink an
+        // array's pattern to specks.
+        let sizes = trace_sizes(&sub.iter().map(|g| g.count).collect::<Vec<_>>());
+        let t2 = scatter_2d()
+            .y_axis(lab.axis(r))
+            .name(format!("{} mostly {}", lab.names[r], OP_NAMES[oi]))
+            .legend_group(lab.names[r].clone())
+            .show_legend(true)
+            .hover_template(hover_of_groups(lab));
+        let px: Vec<f64> = sizes.iter().map(|s| s.round()).collect();
+        p2.add_trace(
+            Ext::new(*t2)
+                .xy(
+                    Typed::floats(&sub.iter().map(|g| g.t_mean()).collect::<Vec<_>>()),
+                    Typed::uints(&sub.iter().map(|g| g.coord_min).collect::<Vec<_>>()),
+                )
+                .custom(group_custom(&sub, lab))
+                .marker(group_marker_2d(lab, &sub, r, oi, &px, scale))
+                .boxed(),
+        );
+        // One colour bar for all traces: they share the scale.
+        scale = false;
     }
-    p2.set_layout(lab.layout_2d());
+    let mut layout = lab.layout_2d();
+    if lab.ann.classes.is_some() {
+        // The colour bar takes the right edge: the legend goes on top.
+        layout = layout.legend(
+            Legend::new()
+                .orientation(Orientation::Horizontal)
+                .x(0.0)
+                .y(1.0)
+                .y_anchor(Anchor::Bottom),
+        );
+    }
+    p2.set_layout(layout);
     (p3, p2)
 }
 

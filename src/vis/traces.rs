@@ -13,12 +13,17 @@
 
 use std::sync::Arc;
 
-use plotly::common::{ColorBar, ColorScale, MarkerSymbol};
+use plotly::common::{ColorBar, ColorScale, ColorScaleElement, MarkerSymbol};
 use plotly::Trace;
 use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde::Serialize;
 
+use super::classes::ramp;
 pub(crate) use super::typed::Typed;
+
+/// Stops of the class colour ramp (green, light green, yellow, orange,
+/// red): the colour scale of mixed points takes them all.
+const RAMP_STOPS: usize = 5;
 
 /// A crate trace plus its data arrays, `customdata` and a numeric marker.
 #[derive(Serialize, Clone)]
@@ -363,6 +368,101 @@ pub(crate) fn time_marker(color: &[f64], t_lo: u64, t_hi: u64, size: OneOrMany) 
     }
 }
 
+/// Title of the colour bar of aggregated points coloured by their mix of
+/// colour classes (see [`mix_marker`]).
+pub(crate) const MIX_TITLE: &str = "mean class of the point's accesses";
+
+/// The page's sentence on aggregated points coloured by class: what their
+/// colour means.
+pub(crate) const MIX_NOTE: &str = "An aggregated point stands for accesses of several classes, so it is coloured by their mix rather than by one class: by the mean class of its accesses along the colour bar, from 0 (all of the first class, green) to 1 (all of the last, red); with one cache level this is the point's miss ratio. Hover gives the count of each class.";
+
+/// The value a group of accesses with `counts` accesses in each of the
+/// classes (best first) takes on the colour bar of [`mix_marker`]: the
+/// mean of its accesses' class positions, class `k` of `n` at
+/// `k / (n - 1)`. With two classes (hit or miss) it is the share of
+/// misses; one class alone gives that class's own colour, as an exact
+/// point of it has.
+pub(crate) fn mix_value(counts: &[u64]) -> f64 {
+    let n = counts.len();
+    let total: u64 = counts.iter().sum();
+    if n < 2 || total == 0 {
+        return 0.0;
+    }
+    let weighted: f64 = counts
+        .iter()
+        .enumerate()
+        .map(|(k, &c)| k as f64 * c as f64)
+        .sum();
+    weighted / total as f64 / (n - 1) as f64
+}
+
+/// Marker of aggregated points coloured by their mix of colour classes:
+/// `values` from [`mix_value`] on the green, yellow, red ramp the classes'
+/// own colours are taken from (class `k` of `n` has the ramp's colour at
+/// `k / (n - 1)`), so that a point of one class has the colour of its
+/// exact points, and a mix lies between. The colour bar, shown when
+/// `scale`, names each of the `labels` at its position.
+pub(crate) fn mix_marker(
+    values: &[f64],
+    labels: &[String],
+    size: OneOrMany,
+    scale: bool,
+) -> PointMarker {
+    let n = labels.len().max(2);
+    let at = |k: usize| k as f64 / (n - 1) as f64;
+    let stops = (0..RAMP_STOPS)
+        .map(|k| ColorScaleElement(k as f64 / (RAMP_STOPS - 1) as f64, ramp(k, RAMP_STOPS)))
+        .collect();
+    PointMarker {
+        color: Some(PointColor::Many(Typed::floats(values))),
+        color_scale: Some(ColorScale::Vector(stops)),
+        cmin: Some(0.0),
+        cmax: Some(1.0),
+        show_scale: Some(scale),
+        color_bar: scale.then(|| {
+            ColorBar::new()
+                .title(MIX_TITLE)
+                .tick_vals((0..labels.len()).map(at).collect())
+                .tick_text(labels.to_vec())
+        }),
+        size: Some(size),
+        size_mode: None,
+        opacity: Some(SOLID_OPACITY),
+        line: Some(OutlineWidth { width: 0.0 }),
+        symbol: None,
+    }
+}
+
+/// The class counts of each group as a customdata string column, for the
+/// hover: `L1 hit 12, miss to memory 3`, classes without accesses left
+/// out. Each distinct text is stored once.
+pub(crate) fn mix_column<'a>(counts: impl Iterator<Item = &'a [u64]>, labels: &[String]) -> CdCol {
+    let mut index: std::collections::HashMap<String, u32> = Default::default();
+    let mut texts: Vec<String> = Vec::new();
+    let codes = counts
+        .map(|cs| {
+            let text = cs
+                .iter()
+                .zip(labels)
+                .filter(|(&c, _)| c > 0)
+                .map(|(c, l)| format!("{l} {c}"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            *index.entry(text).or_insert_with_key(|t| {
+                texts.push(t.clone());
+                texts.len() as u32 - 1
+            })
+        })
+        .collect();
+    CdCol::Str(codes, Arc::new(texts))
+}
+
+/// A group hover `base` followed by the class counts of the customdata
+/// column at `column` (see [`mix_column`]).
+pub(crate) fn hover_with_mix(base: &str, column: usize) -> String {
+    format!("{base}<br><b>%{{customdata[{column}]}}</b><extra></extra>")
+}
+
 /// Marker sizes growing with the square root of the group counts, so that
 /// area is roughly proportional to the number of accesses (3 to 15 px).
 pub(crate) fn count_sizes(counts: &[u64]) -> Vec<f64> {
@@ -461,6 +561,25 @@ mod tests {
             col["codes"],
             serde_json::to_value(Typed::uints(&[0, 1, 0, 2, 1])).unwrap()
         );
+    }
+
+    /// A group's colour is the mean position of its accesses' classes:
+    /// the miss ratio with two classes, a class's own place when alone.
+    #[test]
+    fn a_mix_is_the_mean_class_position() {
+        assert_eq!(mix_value(&[3, 1]), 0.25);
+        assert_eq!(mix_value(&[0, 5]), 1.0);
+        assert_eq!(mix_value(&[0, 7, 0]), 0.5);
+        assert_eq!(mix_value(&[2, 0, 0, 2]), 0.5);
+        assert_eq!(mix_value(&[4]), 0.0);
+        assert_eq!(mix_value(&[]), 0.0);
+        let labels: Vec<String> = vec!["hit".into(), "miss".into()];
+        let counts = [[3u64, 1], [0, 2], [3, 1]];
+        let CdCol::Str(codes, texts) = mix_column(counts.iter().map(|c| &c[..]), &labels) else {
+            panic!("a string column");
+        };
+        assert_eq!(codes, [0, 1, 0]);
+        assert_eq!(*texts, ["hit 3, miss 1", "miss 2"]);
     }
 
     #[test]
