@@ -76,7 +76,7 @@ fn main() {
             for _ in 0..runs {
                 let t = Instant::now();
                 let mut namer = mapvis::trace::program::ProgramNamer::new(Some(exe), &[]);
-                let a = mapvis::filter::analysis::analyse(trace, &mut namer).expect("analyse");
+                let a = mapvis::filter::analyse(trace, &mut namer).expect("analyse");
                 let _ = mapvis::filter::select(&a, mapvis::filter::MemKind::All).expect("select");
                 let _ = mapvis::filter::stats::per_variable(&a, mapvis::filter::MemKind::All)
                     .expect("stats");
@@ -104,7 +104,7 @@ fn main() {
                 .map(|_| {
                     let t = Instant::now();
                     let mut namer = mapvis::trace::program::ProgramNamer::new(Some(exe), &[]);
-                    let a = mapvis::filter::analysis::analyse(trace, &mut namer).expect("analyse");
+                    let a = mapvis::filter::analyse(trace, &mut namer).expect("analyse");
                     a.summary.accesses as f64 / t.elapsed().as_secs_f64()
                 })
                 .collect();
@@ -182,7 +182,7 @@ fn gleipnir_import(trace: &Path, runs: usize) {
         .map(|_| {
             let t = Instant::now();
             let mut namer = mapvis::trace::naming::NullNamer;
-            let _ = mapvis::filter::analysis::analyse_gleipnir(&text, &mut namer).unwrap();
+            let _ = mapvis::filter::analyse_gleipnir(&text, &mut namer).unwrap();
             bytes / t.elapsed().as_secs_f64()
         })
         .collect();
@@ -284,7 +284,7 @@ fn stages(trace: &Path, exe: &Path) {
     let dir = std::env::temp_dir().join(format!("mapvis-bench-stages-{}", std::process::id()));
     let t = Instant::now();
     let mut namer = mapvis::trace::program::ProgramNamer::new(Some(exe), &[]);
-    let a = mapvis::filter::analysis::analyse(trace, &mut namer).expect("analyse");
+    let a = mapvis::filter::analyse(trace, &mut namer).expect("analyse");
     let n = a.summary.accesses as f64;
     let t_an = t.elapsed().as_secs_f64();
     let t = Instant::now();
@@ -318,7 +318,7 @@ fn locality(trace: &Path, exe: &Path, runs: usize) {
     use mapvis::filter::locality::{cache::CacheModel, report};
     use mapvis::filter::MemKind;
     let mut namer = mapvis::trace::program::ProgramNamer::new(Some(exe), &[]);
-    let a = mapvis::filter::analysis::analyse(trace, &mut namer).expect("analyse");
+    let a = mapvis::filter::analyse(trace, &mut namer).expect("analyse");
     let n = a.accesses.len() as f64;
     let before = peak_rss();
     let opts = report::Options {
