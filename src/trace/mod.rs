@@ -2,8 +2,11 @@
 //! the binary trace format and its reader, importers and symbolization.
 
 pub mod backtrace;
+pub(crate) mod cconst;
 pub mod cmacro;
 pub mod csource;
+pub(crate) mod csyntax;
+pub(crate) mod ctype;
 pub mod dump;
 pub mod dwarf;
 pub mod ffi;
