@@ -14,9 +14,11 @@
 //! expanded before it is read. tree-sitter still sees both branches of an
 //! `#ifdef`.
 //!
-//! This module finds allocation targets; the C type model (declarations,
-//! typedefs, layouts) and constant evaluation live in modules of their
-//! own, below this one, as does the syntax layer they share.
+//! This module follows an allocation's value to where it is stored. The
+//! index of a file's allocation statements, the C type model
+//! (declarations, typedefs, layouts) and constant evaluation live in
+//! modules of their own, below this one, as does the syntax layer they
+//! share; the macro expander is beside them.
 //!
 //! Cost: parsing is linear in the file. The first allocation asked about
 //! indexes the file's calls by line and column, and the first type question
@@ -33,9 +35,8 @@ use tree_sitter::{Node, Tree};
 
 use super::cconst::{flatten_product, with_expr};
 use super::cmacro::MacroTable;
-use super::csyntax::{
-    ancestors, children, display_column, ident_at, parse_lang, squash, strip, visit, Lines, NodeRef,
-};
+use super::csites::{is_call, statement_of, CallIndex, Candidate};
+use super::csyntax::{ancestors, children, ident_at, parse_lang, squash, strip, visit, Lines};
 use super::ctype::{declarator_name, CType, TypeIndex, Types};
 
 /// What an allocation on a given line was stored into.
@@ -150,193 +151,6 @@ fn allocator_size_args(name: &str) -> Option<&'static [usize]> {
         .find(|(n, _)| *n == name)
         .map(|(_, args)| *args)
 }
-
-/// Whether `n` allocates or may: a call, or C++ `new`.
-fn is_call(n: Node<'_>) -> bool {
-    n.kind() == "call_expression" || n.kind() == "new_expression"
-}
-
-/// Statement kinds that end the walk up from a call: the call's statement.
-const STATEMENT_KINDS: &[&str] = &[
-    "declaration",
-    "expression_statement",
-    "return_statement",
-    "field_declaration",
-];
-
-/// Kinds whose child containing the call is the call's "statement": the
-/// condition of an `if`, the header parts of a `for`, ...
-const CONTAINER_KINDS: &[&str] = &[
-    "if_statement",
-    "while_statement",
-    "for_statement",
-    "do_statement",
-    "switch_statement",
-    "case_statement",
-    "labeled_statement",
-    "compound_statement",
-    "function_definition",
-    "translation_unit",
-];
-
-/// The statement of a call at `child` (whose parent is `parent`), given the
-/// statement of a call at `parent`: the node whose line span decides
-/// whether a call is "on" a line.
-fn statement_below<'t>(child: Node<'t>, parent: Node<'t>, parent_stmt: Node<'t>) -> Node<'t> {
-    if STATEMENT_KINDS.contains(&parent.kind()) {
-        parent
-    } else if CONTAINER_KINDS.contains(&parent.kind()) {
-        child
-    } else {
-        parent_stmt
-    }
-}
-
-/// The statement of the call that ends `chain` (its ancestors from the
-/// root down): see [`statement_below`].
-fn statement_of<'t>(chain: &[Node<'t>]) -> Option<Node<'t>> {
-    let mut stmt = *chain.first()?;
-    for pair in chain.windows(2) {
-        stmt = statement_below(pair[1], pair[0], stmt);
-    }
-    Some(stmt)
-}
-
-/// One call (or `new`) of the file, for [`CallIndex`].
-#[derive(Clone, Copy, Debug)]
-struct Call {
-    node: NodeRef,
-    /// Bytes of its statement: inner statements are tried first.
-    span: usize,
-    /// Whether it calls a standard allocator.
-    known: bool,
-}
-
-/// Every call of a file by the lines its statement spans and by the
-/// position where it starts, built in one walk of the syntax tree; see
-/// [`CSource::allocation_target_at`]. Memory: a few words per call, plus
-/// one entry per line of each statement holding a call.
-#[derive(Debug, Default)]
-struct CallIndex {
-    calls: Vec<Call>,
-    /// The calls of each statement.
-    statements: Vec<Vec<u32>>,
-    /// (0-based row, statement) for every row a statement spans, sorted.
-    rows: Vec<(u32, u32)>,
-    /// The calls starting at (0-based row, 1-based column), with the column
-    /// counted both in bytes and with tabs expanded.
-    starts: HashMap<(u32, u32), Vec<u32>>,
-    /// Per row: the object of the first call through a member
-    /// (`grid.push_back(x)` gives `grid`) starting there.
-    member_calls: HashMap<u32, NodeRef>,
-    /// Per row: the first declaration starting there whose first declarator
-    /// names something, with that name.
-    declarations: HashMap<u32, (NodeRef, NodeRef)>,
-}
-
-impl CallIndex {
-    /// Indexes the calls of the tree under `root`, whose text is `text`.
-    /// Linear in the size of the tree; iterative, so any depth is fine.
-    fn build(src: &CSource) -> CallIndex {
-        let root = src.tree.root_node();
-        let mut index = CallIndex::default();
-        let mut statement_ids: HashMap<NodeRef, u32> = HashMap::new();
-        let mut cursor = root.walk();
-        // (node, its statement) from the root down to the cursor.
-        let mut stack = vec![(root, root)];
-        loop {
-            let (node, stmt) = stack[stack.len() - 1];
-            index.add_node(src, node, stmt, &mut statement_ids);
-            if cursor.goto_first_child() {
-                let child = cursor.node();
-                stack.push((child, statement_below(child, node, stmt)));
-                continue;
-            }
-            loop {
-                if stack.len() <= 1 {
-                    index.rows.sort_unstable();
-                    return index;
-                }
-                stack.pop();
-                let (parent, parent_stmt) = stack[stack.len() - 1];
-                if cursor.goto_next_sibling() {
-                    let child = cursor.node();
-                    stack.push((child, statement_below(child, parent, parent_stmt)));
-                    break;
-                }
-                cursor.goto_parent();
-            }
-        }
-    }
-
-    /// Records `node` if it is a call, a call through a member or a
-    /// declaration.
-    fn add_node(
-        &mut self,
-        src: &CSource,
-        node: Node<'_>,
-        stmt: Node<'_>,
-        statement_ids: &mut HashMap<NodeRef, u32>,
-    ) {
-        let row = node.start_position().row as u32;
-        if node.kind() == "call_expression" && !self.member_calls.contains_key(&row) {
-            let object = node
-                .child_by_field_name("function")
-                .filter(|f| f.kind() == "field_expression")
-                .and_then(|f| f.child_by_field_name("argument"));
-            if let Some(object) = object {
-                self.member_calls.insert(row, NodeRef::of(object));
-            }
-        }
-        if node.kind() == "declaration" && !self.declarations.contains_key(&row) {
-            let name = node
-                .child_by_field_name("declarator")
-                .and_then(declarator_name);
-            if let Some(name) = name {
-                self.declarations
-                    .insert(row, (NodeRef::of(node), NodeRef::of(name)));
-            }
-        }
-        if !is_call(node) {
-            return;
-        }
-        let k = self.calls.len() as u32;
-        self.calls.push(Call {
-            node: NodeRef::of(node),
-            span: stmt.end_byte() - stmt.start_byte(),
-            known: allocator_size_args(&src.callee_name(node)).is_some(),
-        });
-        let id = *statement_ids.entry(NodeRef::of(stmt)).or_insert_with(|| {
-            let id = self.statements.len() as u32;
-            self.statements.push(Vec::new());
-            let (first, last) = (stmt.start_position().row, stmt.end_position().row);
-            self.rows.extend((first..=last).map(|r| (r as u32, id)));
-            id
-        });
-        self.statements[id as usize].push(k);
-        let column = node.start_position().column as u32 + 1;
-        let shown = display_column(&src.text, node.start_byte()) as u32;
-        for col in [column, shown] {
-            let at = self.starts.entry((row, col)).or_default();
-            if at.last() != Some(&k) {
-                at.push(k);
-            }
-        }
-    }
-
-    /// The calls whose statement spans `row` (0-based).
-    fn on_row(&self, row: u32) -> impl Iterator<Item = u32> + '_ {
-        let from = self.rows.partition_point(|(r, _)| *r < row);
-        self.rows[from..]
-            .iter()
-            .take_while(move |(r, _)| *r == row)
-            .flat_map(|(_, s)| self.statements[*s as usize].iter().copied())
-    }
-}
-
-/// A candidate call for an allocation: the node, the bytes of its
-/// statement, and whether it calls a standard allocator.
-type Candidate<'t> = (Node<'t>, usize, bool);
 
 /// A C source file parsed once with tree-sitter-c.
 ///
@@ -464,7 +278,10 @@ impl CSource {
     }
 
     fn call_index(&self) -> &CallIndex {
-        self.calls.get_or_init(|| CallIndex::build(self))
+        self.calls.get_or_init(|| {
+            let known = |call: Node<'_>| allocator_size_args(&self.callee_name(call)).is_some();
+            CallIndex::build(self.tree.root_node(), &self.text, &known)
+        })
     }
 
     /// Evaluates the object-like macros whose value (fully expanded) is an
@@ -522,11 +339,8 @@ impl CSource {
         let row = (line as usize).checked_sub(1)? as u32;
         let root = self.tree.root_node();
         let index = self.call_index();
-        let found = index.member_calls.get(&row).and_then(|o| o.get(root));
-        let declared = index
-            .declarations
-            .get(&row)
-            .and_then(|(d, n)| Some((d.get(root)?, n.get(root)?)));
+        let found = index.member_call(root, row);
+        let declared = index.declaration(root, row);
         let (name, decl) = match (found, declared) {
             (Some(o), _) => {
                 let t = self.clean_text(o);
@@ -808,22 +622,13 @@ impl CSource {
         let row = line - 1;
         let index = self.call_index();
         let root = self.tree.root_node();
-        let candidates = |ks: &mut dyn Iterator<Item = u32>| -> Vec<Candidate<'_>> {
-            ks.filter_map(|k| {
-                let c = index.calls[k as usize];
-                Some((c.node.get(root)?, c.span, c.known))
-            })
-            .collect()
-        };
         if column > 0 {
-            if let Some(exact) = index.starts.get(&(row, column)) {
-                let exact = candidates(&mut exact.iter().copied());
-                if !exact.is_empty() {
-                    return self.first_target(exact);
-                }
+            let exact = index.starting_at(root, row, column);
+            if !exact.is_empty() {
+                return self.first_target(exact);
             }
         }
-        let calls = candidates(&mut index.on_row(row));
+        let calls = index.on_row(root, row);
         if calls.is_empty() {
             return AllocTarget::Unknown(format!("line {line} has no function call"));
         }

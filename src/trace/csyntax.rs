@@ -155,7 +155,7 @@ impl Lines {
                 .filter(|(_, b)| *b == b'\n')
                 .map(|(k, _)| k + 1),
         );
-        if starts.last() == Some(&text.len()) && text.len() > 0 {
+        if starts.last() == Some(&text.len()) && !text.is_empty() {
             starts.pop();
         }
         if text.is_empty() {

@@ -153,6 +153,10 @@ fn declared_names<'t>(decl: Node<'t>, text: &'t str) -> Vec<(&'t str, Node<'t>)>
 /// A declaration and the declarator in it that declares a name.
 type DeclRef = (NodeRef, NodeRef);
 
+/// The declarations among a block's children by name, each with the byte
+/// it starts at, in order.
+type BlockDecls = HashMap<String, Vec<(usize, DeclRef)>>;
+
 /// A file's named declarations, found in one walk of its syntax tree.
 /// Each map keeps what a walk in document order finds first; the per-block
 /// declarations are indexed when a lookup first enters the block. Memory:
@@ -172,7 +176,7 @@ pub(crate) struct TypeIndex {
     fields: HashMap<String, NodeRef>,
     /// Per block (compound statement, file, `for`): the declarations among
     /// its children by name, each with the byte it starts at, in order.
-    scopes: RefCell<HashMap<NodeRef, HashMap<String, Vec<(usize, DeclRef)>>>>,
+    scopes: RefCell<HashMap<NodeRef, BlockDecls>>,
 }
 
 impl TypeIndex {
@@ -245,7 +249,7 @@ impl TypeIndex {
     fn in_scope(&self, scope: Node<'_>, text: &str, name: &str, at: usize) -> Option<DeclRef> {
         let mut scopes = self.scopes.borrow_mut();
         let decls = scopes.entry(NodeRef::of(scope)).or_insert_with(|| {
-            let mut decls: HashMap<String, Vec<(usize, DeclRef)>> = HashMap::new();
+            let mut decls = BlockDecls::new();
             for child in children(scope) {
                 if child.kind() != "declaration" || child.child_by_field_name("type").is_none() {
                     continue;

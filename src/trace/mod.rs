@@ -4,6 +4,7 @@
 pub mod backtrace;
 pub(crate) mod cconst;
 pub mod cmacro;
+pub(crate) mod csites;
 pub mod csource;
 pub(crate) mod csyntax;
 pub(crate) mod ctype;
