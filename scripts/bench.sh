@@ -13,6 +13,11 @@
 #                                    time to draw each figure of an N x N
 #                                    transpose (default 5 runs, N=256), as a
 #                                    ratio to a blank plotly page
+#   scripts/bench.sh sites [RUNS] [N...]  naming N heap blocks allocated by N
+#                                    statements of one file, the whole mapvis
+#                                    process against the bare tool (default 3
+#                                    runs, N = 1000 3000 10000; each run is
+#                                    capped at SITES_CAP=600 s)
 #
 # Needs: valgrind, cc, python3, a release build (cargo build --release).
 set -euo pipefail
@@ -25,6 +30,9 @@ if [ "${1:-}" = scale ]; then
 fi
 if [ "${1:-}" = figures ]; then
   exec bash scripts/bench_figures.sh "${@:2}"
+fi
+if [ "${1:-}" = sites ]; then
+  exec bash scripts/bench_sites.sh "${@:2}"
 fi
 RUNS=${1:-5}
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/mapvis/target}"

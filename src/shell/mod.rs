@@ -314,6 +314,7 @@ impl<S: 'static> Shell<S> {
     pub fn enable_interrupts(&self) -> Result<(), String> {
         interrupt::install()?;
         crate::vis::set_interrupt_check(interrupt::requested);
+        crate::trace::cmacro::set_interrupt_check(interrupt::requested);
         let handle = self.interp.install_interrupt(|| {
             interrupt::requested().then(|| "interrupted by Ctrl-C".to_string())
         });

@@ -3,8 +3,8 @@
 //! Benchmark suites declare arrays through function-like macros
 //! (`ARRAY_2D_DECL(A, double, NI, NK);`) whose definitions live in headers.
 //! gcc's line table puts the allocation call at the macro invocation, so
-//! [`super::csource::CSource`] expands the invocation with a [`MacroTable`]
-//! and reads the declaration it stands for.
+//! the C source model (`CSource`) expands the invocation with a
+//! [`MacroTable`] and reads the declaration it stands for.
 //!
 //! The expander follows the C rules that matter for declarations:
 //! arguments are fully expanded before substitution (except next to `#` and
@@ -15,10 +15,89 @@
 //! `#ifndef`, `#elif` and `#else` are evaluated, so the definition the
 //! compiler saw is the one kept. Cost: linear in the size of the expansion,
 //! bounded by [`MAX_DEPTH`] nested expansions.
+//!
+//! An expansion is cut short, with an [`ExpandError`], when it would copy
+//! more than [`MAX_WORK`] tokens (`#define E1(x) E0(x) E0(x)` and so on
+//! doubles with every level: forty levels make 2^40 tokens, which gcc never
+//! expands when the macro is unused or in a branch it did not take), when
+//! macro arguments nest more than [`MAX_NESTING`] deep, or when the check
+//! set with [`set_interrupt_check`] says Ctrl-C was pressed. So an
+//! expansion costs at most a few milliseconds and a few megabytes.
 use std::collections::{BTreeSet, HashMap};
+use std::sync::OnceLock;
 
 /// Deepest nesting of macro expansions followed.
 pub const MAX_DEPTH: usize = 32;
+
+/// Most tokens one expansion may produce and copy (rescans included)
+/// before it is given up: far above what a declaration macro needs (a few
+/// hundred), and a few milliseconds of work.
+pub const MAX_WORK: usize = 1 << 18;
+
+/// Deepest nesting of invocations inside macro arguments
+/// (`F(F(F(...)))`) followed; each level costs two stack frames.
+pub const MAX_NESTING: usize = 200;
+
+/// Why an expansion was given up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExpandError {
+    /// It would copy more than [`MAX_WORK`] tokens.
+    TooLarge,
+    /// Macro invocations in its arguments nest deeper than [`MAX_NESTING`].
+    TooDeep,
+    /// The interrupt check said to stop (Ctrl-C).
+    Interrupted,
+}
+
+impl std::fmt::Display for ExpandError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ExpandError::TooLarge => write!(
+                f,
+                "its expansion passes {MAX_WORK} tokens (a macro that repeats its argument, \
+                 nested), so it was given up"
+            ),
+            ExpandError::TooDeep => write!(
+                f,
+                "its arguments nest macro calls more than {MAX_NESTING} deep, so it was given up"
+            ),
+            ExpandError::Interrupted => write!(f, "the expansion was interrupted by Ctrl-C"),
+        }
+    }
+}
+
+/// The check long expansions make for a pending interrupt, set once by the
+/// program (the shell passes its Ctrl-C flag). Without it, expansions are
+/// only bounded by their size.
+static INTERRUPT_CHECK: OnceLock<fn() -> bool> = OnceLock::new();
+
+/// Lets expansions stop with [`ExpandError::Interrupted`] when `check`
+/// returns true. Only the first call takes effect.
+pub fn set_interrupt_check(check: fn() -> bool) {
+    let _ = INTERRUPT_CHECK.set(check);
+}
+
+/// What one expansion has spent so far; see [`ExpandError`].
+#[derive(Debug, Default)]
+struct Budget {
+    work: usize,
+    nesting: usize,
+}
+
+impl Budget {
+    /// Counts `n` tokens copied; fails past [`MAX_WORK`] or on an
+    /// interrupt (one atomic load per call when a check is set).
+    fn spend(&mut self, n: usize) -> Result<(), ExpandError> {
+        self.work += n;
+        if self.work > MAX_WORK {
+            return Err(ExpandError::TooLarge);
+        }
+        if INTERRUPT_CHECK.get().is_some_and(|check| check()) {
+            return Err(ExpandError::Interrupted);
+        }
+        Ok(())
+    }
+}
 
 /// One `#define`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -337,7 +416,9 @@ impl MacroTable {
             out.push(Tok::Word(if defined { "1" } else { "0" }.into()));
             k = if paren { at + 2 } else { at + 1 };
         }
-        let expanded = self.expand_tokens(&out, &mut Vec::new());
+        let expanded = self
+            .expand_tokens(&out, &mut Vec::new(), &mut Budget::default())
+            .ok()?;
         let mut plain = Vec::with_capacity(expanded.len());
         for (k, t) in expanded.iter().enumerate() {
             if !t.is_ident() {
@@ -358,7 +439,7 @@ impl MacroTable {
             };
             plain.push(Tok::Word(value.into()));
         }
-        super::csource::eval_integer_expression(&join(&plain))
+        super::cconst::eval_integer_expression(&join(&plain))
     }
 
     /// Adds the macros of `other` that this table does not define (the
@@ -419,13 +500,37 @@ impl MacroTable {
         self.map.is_empty()
     }
 
-    /// `text` with every macro expanded, as one line of C.
-    pub fn expand(&self, text: &str) -> String {
+    /// `text` with every macro expanded, as one line of C; an error when
+    /// the expansion is cut short (see [`ExpandError`]).
+    pub fn expand(&self, text: &str) -> Result<String, ExpandError> {
         let mut hidden = Vec::new();
-        join(&self.expand_tokens(&tokenize(text), &mut hidden))
+        let toks = self.expand_tokens(&tokenize(text), &mut hidden, &mut Budget::default())?;
+        Ok(join(&toks))
     }
 
-    fn expand_tokens(&self, toks: &[Tok], hidden: &mut Vec<String>) -> Vec<Tok> {
+    /// Expands `toks` with the macros in `hidden` not expanded, spending
+    /// `budget`.
+    fn expand_tokens(
+        &self,
+        toks: &[Tok],
+        hidden: &mut Vec<String>,
+        budget: &mut Budget,
+    ) -> Result<Vec<Tok>, ExpandError> {
+        if budget.nesting >= MAX_NESTING {
+            return Err(ExpandError::TooDeep);
+        }
+        budget.nesting += 1;
+        let out = self.expand_tokens_in(toks, hidden, budget);
+        budget.nesting -= 1;
+        out
+    }
+
+    fn expand_tokens_in(
+        &self,
+        toks: &[Tok],
+        hidden: &mut Vec<String>,
+        budget: &mut Budget,
+    ) -> Result<Vec<Tok>, ExpandError> {
         let mut out = Vec::new();
         let mut i = 0;
         while i < toks.len() {
@@ -436,6 +541,7 @@ impl MacroTable {
                 }
                 _ => None,
             };
+            budget.spend(1)?;
             let Some(m) = m else {
                 out.push(t.clone());
                 i += 1;
@@ -455,15 +561,18 @@ impl MacroTable {
                         i += 1;
                         continue;
                     };
-                    (self.substitute(m, params, &args, hidden), next)
+                    (self.substitute(m, params, &args, hidden, budget)?, next)
                 }
             };
             hidden.push(name);
-            out.extend(self.expand_tokens(&replaced, hidden));
+            let expanded = self.expand_tokens(&replaced, hidden, budget);
             hidden.pop();
+            let expanded = expanded?;
+            budget.spend(expanded.len())?;
+            out.extend(expanded);
             i = next;
         }
-        out
+        Ok(out)
     }
 
     /// The body of `m` with its parameters replaced by `args`.
@@ -473,8 +582,10 @@ impl MacroTable {
         params: &[String],
         args: &[Vec<Tok>],
         hidden: &mut Vec<String>,
-    ) -> Vec<Tok> {
+        budget: &mut Budget,
+    ) -> Result<Vec<Tok>, ExpandError> {
         let body = tokenize(&m.body);
+        budget.spend(body.len())?;
         let arg_of = |name: &str| -> Option<Vec<Tok>> {
             if m.variadic && name == "__VA_ARGS__" {
                 let rest: Vec<Vec<Tok>> = args.iter().skip(params.len()).cloned().collect();
@@ -505,8 +616,15 @@ impl MacroTable {
                 }
             }
             match arg_of(t.text()) {
-                Some(a) if pasted => out.extend(a),
-                Some(a) => out.extend(self.expand_tokens(&a, hidden)),
+                Some(a) if pasted => {
+                    budget.spend(a.len())?;
+                    out.extend(a)
+                }
+                Some(a) => {
+                    let a = self.expand_tokens(&a, hidden, budget)?;
+                    budget.spend(a.len())?;
+                    out.extend(a)
+                }
                 None => out.push(t.clone()),
             }
             k += 1;
@@ -528,7 +646,7 @@ impl MacroTable {
                 k += 1;
             }
         }
-        pasted
+        Ok(pasted)
     }
 }
 
@@ -707,7 +825,7 @@ mod tests {
              #define MAT(v, n, m) D2(v, T, n, m)\n",
         );
         assert_eq!(
-            t.expand("MAT(A, N, 5)"),
+            t.expand("MAT(A, N, 5)").unwrap(),
             "double ( * A ) [ 5 ] = ( double ( * ) [ 5 ] ) alloc ( ( 6 ) * ( 5 ) , sizeof ( double ) )"
         );
     }
@@ -715,7 +833,7 @@ mod tests {
     #[test]
     fn a_macro_is_not_expanded_inside_itself() {
         let t = MacroTable::from_text("#define f(x) f(x + 1)\n#define g g\n");
-        assert_eq!(t.expand("f(2) g"), "f ( 2 + 1 ) g");
+        assert_eq!(t.expand("f(2) g").unwrap(), "f ( 2 + 1 ) g");
     }
 
     #[test]
@@ -723,9 +841,9 @@ mod tests {
         let t = MacroTable::from_text(
             "#define S(x) #x\n#define P(a, b) a ## b\n#define V(f, ...) f(__VA_ARGS__)\n",
         );
-        assert_eq!(t.expand("S(a b)"), "\"a b\"");
-        assert_eq!(t.expand("P(ro, ws)"), "rows");
-        assert_eq!(t.expand("V(g, 1, 2)"), "g ( 1 , 2 )");
+        assert_eq!(t.expand("S(a b)").unwrap(), "\"a b\"");
+        assert_eq!(t.expand("P(ro, ws)").unwrap(), "rows");
+        assert_eq!(t.expand("V(g, 1, 2)").unwrap(), "g ( 1 , 2 )");
     }
 
     fn body(t: &MacroTable, name: &str) -> Option<String> {
@@ -794,6 +912,64 @@ mod tests {
         assert_eq!(body(&t, "OK").as_deref(), Some("yes"));
         assert_eq!(seen.len(), 2);
         assert_eq!(seen[1], ("sys.h".to_string(), false, "/src/m.c".into()));
+    }
+
+    /// `E0(x)` is `x`; each `Ek(x)` is two `Ek-1(x)`: `Ek` repeats its
+    /// argument 2^k times.
+    fn bomb(levels: usize) -> String {
+        let mut text = "#define E0(x) x\n".to_string();
+        for k in 1..=levels {
+            text.push_str(&format!("#define E{k}(x) E{0}(x) E{0}(x)\n", k - 1));
+        }
+        text
+    }
+
+    #[test]
+    fn a_macro_bomb_is_cut_short_in_expansions_and_conditions() {
+        let text = format!("{}#if E40(1)\n#define TAKEN 1\n#endif\n", bomb(40));
+        let mut t = MacroTable::default();
+        let mut report = CondReport::default();
+        t.run(
+            std::path::Path::new("/src/b.c"),
+            &text,
+            &mut |_, _, _| None,
+            &mut report,
+        );
+        assert_eq!(t.expand("E40(p)"), Err(ExpandError::TooLarge));
+        assert_eq!(t.expand("E3(p)").unwrap(), "p p p p p p p p");
+        // 2^12 copies fit the budget; the expansion is exact.
+        assert_eq!(t.expand("E12(p)").unwrap().matches('p').count(), 1 << 12);
+        // The condition could not be evaluated: its branch is taken, noted.
+        assert_eq!(report.undecided, vec!["b.c:42: #if E40(1)"]);
+        assert_eq!(body(&t, "TAKEN").as_deref(), Some("1"));
+    }
+
+    #[test]
+    fn arguments_nested_too_deep_are_cut_short() {
+        let t = MacroTable::from_text("#define F(x) x\n");
+        let nested = |n: usize| format!("{}1{}", "F(".repeat(n), ")".repeat(n));
+        assert_eq!(t.expand(&nested(100)).unwrap(), "1");
+        assert_eq!(t.expand(&nested(60_000)), Err(ExpandError::TooDeep));
+    }
+
+    thread_local! {
+        static STOP: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+
+    /// The interrupt check of the test below: only its own thread stops.
+    fn stop_here() -> bool {
+        STOP.with(|s| s.get())
+    }
+
+    #[test]
+    fn an_interrupt_stops_an_expansion() {
+        set_interrupt_check(stop_here);
+        let t = MacroTable::from_text(&bomb(3));
+        STOP.with(|s| s.set(true));
+        let stopped = t.expand("E3(1)");
+        STOP.with(|s| s.set(false));
+        assert_eq!(stopped, Err(ExpandError::Interrupted));
+        assert_eq!(t.expand("E1(1)").unwrap(), "1 1");
     }
 
     #[test]

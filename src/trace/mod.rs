@@ -2,8 +2,12 @@
 //! the binary trace format and its reader, importers and symbolization.
 
 pub mod backtrace;
+pub(crate) mod cconst;
 pub mod cmacro;
+pub(crate) mod csites;
 pub mod csource;
+pub(crate) mod csyntax;
+pub(crate) mod ctype;
 pub mod dump;
 pub mod dwarf;
 pub mod ffi;
