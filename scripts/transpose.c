@@ -24,9 +24,19 @@ int main(void)
         for (j = 0; j < N; j++)
             X[i][j] = i * N + j;
     GL_START;
+#ifdef BLOCK
+    /* -DBLOCK=B: the same copy in B x B tiles (README: "Did my change
+     * help?"). */
+    for (int ii = 0; ii < N; ii += BLOCK)
+        for (int jj = 0; jj < N; jj += BLOCK)
+            for (i = ii; i < ii + BLOCK; i++)
+                for (j = jj; j < jj + BLOCK; j++)
+                    Y[j][i] = X[i][j];
+#else
     for (i = 0; i < N; i++)
         for (j = 0; j < N; j++)
             Y[j][i] = X[i][j];
+#endif
     GL_STOP;
 
     printf("Y[1][0] = %g\n", Y[1][0]);
