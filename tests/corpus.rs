@@ -49,7 +49,12 @@ fn cache() -> &'static Path {
              the corpus test needs Debian's package lists and crates.io"
         );
         let text = String::from_utf8_lossy(&out.stdout);
-        PathBuf::from(text.lines().last().expect("fetch.sh prints the cache").trim())
+        PathBuf::from(
+            text.lines()
+                .last()
+                .expect("fetch.sh prints the cache")
+                .trim(),
+        )
     })
 }
 
@@ -93,6 +98,8 @@ struct Lib {
 const DEB_INC: &str = "root/usr/include";
 const LZ4: &str = "crates/lz4-sys-1.11.1+lz4-1.10.0/liblz4/lib";
 const ZLIB: &str = "crates/libz-sys-1.1.21/src/zlib";
+const BZIP2: &str = "crates/bzip2-sys-0.1.13+1.0.8/bzip2-1.0.8";
+const DEFLATE: &str = "crates/libdeflate-sys-1.26.1/libdeflate";
 
 /// One build of a harness: its flags.
 struct Case<'a> {
@@ -321,9 +328,7 @@ fn is_named(name: &str, names: &[String]) -> bool {
 /// Checks one array; returns its verdict or what is wrong.
 fn check_array(a: &Analysis, arr: &Array, want: (u64, u64)) -> Result<Verdict, String> {
     let got = mapvis_bytes(a, arr.addr, arr.addr + arr.size);
-    let total = got
-        .values()
-        .fold((0, 0), |t, b| (t.0 + b.0, t.1 + b.1));
+    let total = got.values().fold((0, 0), |t, b| (t.0 + b.0, t.1 + b.1));
     let names: Vec<String> = got
         .iter()
         .map(|(v, b)| format!("{} {:?}", a.vars[*v as usize].name, b))
@@ -342,10 +347,11 @@ fn check_array(a: &Analysis, arr: &Array, want: (u64, u64)) -> Result<Verdict, S
         }
         // A block named by its site, or memory the tool could not record
         // (a static executable's heap), each with a note saying why.
-        let by_site = var.scope == Scope::Heap
-            && ((var.base_name == var.site && a.summary.notes.iter().any(|n| n.contains(&var.site)))
-                || (var.name == "<unrecorded memory>"
-                    && a.summary.notes.iter().any(|n| n.contains(&var.name))));
+        let by_site = (var.scope == Scope::Heap
+            && var.base_name == var.site
+            && a.summary.notes.iter().any(|n| n.contains(&var.site)))
+            || (var.name == "<unrecorded memory>"
+                && a.summary.notes.iter().any(|n| n.contains(&var.name)));
         if !by_site {
             return Err(format!(
                 "{}: bytes named {:?} (site {}); all: {names:?}",
@@ -388,7 +394,7 @@ fn run_case(case: &Case, src_paths: &[PathBuf]) -> Outcome {
         }
     }
     eprintln!(
-        "corpus {}: {} arrays, {} named, {} by site, {} wrong",
+        "corpus {}: {} arrays, {} named, {} by site or unrecorded (with a note), {} wrong",
         case.label(),
         o.arrays,
         o.named,
@@ -404,7 +410,10 @@ fn corpus(lib: &Lib, builds: &[&[&str]]) {
         .includes
         .iter()
         .map(|i| cache().join(i))
-        .chain([root().join("tests/corpus"), root().join("tests/corpus/idioms")])
+        .chain([
+            root().join("tests/corpus"),
+            root().join("tests/corpus/idioms"),
+        ])
         .collect();
     let mut errors = vec![];
     for flags in builds {
@@ -417,63 +426,55 @@ fn corpus(lib: &Lib, builds: &[&[&str]]) {
 
 const O0_O2: &[&[&str]] = &[&["-O0"], &["-O2"]];
 
-#[test]
-fn uthash() {
-    let lib = Lib {
-        harness: "uthash.c",
+/// A header-only library from Debian's packages.
+fn deb(harness: &'static str, link: &'static [&'static str]) -> Lib {
+    Lib {
+        harness,
         sources: &[],
         own: &[],
         includes: &[DEB_INC],
+        link,
+    }
+}
+
+/// An idiom's program of ours, with its other files.
+fn idiom(harness: &'static str, own: &'static [&'static str]) -> Lib {
+    Lib {
+        harness,
+        sources: &[],
+        own,
+        includes: &[],
         link: &[],
-    };
+    }
+}
+
+#[test]
+fn uthash() {
+    let lib = deb("uthash.c", &[]);
     corpus(&lib, &[&["-O0"], &["-O2"], &["-O0", "-no-pie"]]);
 }
 
 #[test]
 fn xxhash() {
-    let lib = Lib {
-        harness: "xxhash.c",
-        sources: &[],
-        own: &[],
-        includes: &[DEB_INC],
-        link: &[],
-    };
+    let lib = deb("xxhash.c", &[]);
     corpus(&lib, &[&["-O0"], &["-O2"], &["-O3"], &["-O2", "-static"]]);
 }
 
 #[test]
 fn jsmn() {
-    let lib = Lib {
-        harness: "jsmn.c",
-        sources: &[],
-        own: &[],
-        includes: &[DEB_INC],
-        link: &[],
-    };
+    let lib = deb("jsmn.c", &[]);
     corpus(&lib, &[&["-O0"], &["-O2"], &["-O2", "-no-pie"]]);
 }
 
 #[test]
 fn stb_image() {
-    let lib = Lib {
-        harness: "stb_image.c",
-        sources: &[],
-        own: &[],
-        includes: &[DEB_INC],
-        link: &["-lm"],
-    };
+    let lib = deb("stb_image.c", &["-lm"]);
     corpus(&lib, O0_O2);
 }
 
 #[test]
 fn stb_perlin() {
-    let lib = Lib {
-        harness: "stb_perlin.c",
-        sources: &[],
-        own: &[],
-        includes: &[DEB_INC],
-        link: &["-lm"],
-    };
+    let lib = deb("stb_perlin.c", &["-lm"]);
     corpus(&lib, O0_O2);
 }
 
@@ -513,6 +514,43 @@ fn zlib() {
 }
 
 #[test]
+fn bzip2() {
+    let lib = Lib {
+        harness: "bzip2.c",
+        sources: &[
+            "crates/bzip2-sys-0.1.13+1.0.8/bzip2-1.0.8/blocksort.c",
+            "crates/bzip2-sys-0.1.13+1.0.8/bzip2-1.0.8/bzlib.c",
+            "crates/bzip2-sys-0.1.13+1.0.8/bzip2-1.0.8/compress.c",
+            "crates/bzip2-sys-0.1.13+1.0.8/bzip2-1.0.8/crctable.c",
+            "crates/bzip2-sys-0.1.13+1.0.8/bzip2-1.0.8/decompress.c",
+            "crates/bzip2-sys-0.1.13+1.0.8/bzip2-1.0.8/huffman.c",
+            "crates/bzip2-sys-0.1.13+1.0.8/bzip2-1.0.8/randtable.c",
+        ],
+        own: &[],
+        includes: &[BZIP2],
+        link: &[],
+    };
+    corpus(&lib, O0_O2);
+}
+
+#[test]
+fn libdeflate() {
+    let lib = Lib {
+        harness: "libdeflate.c",
+        sources: &[
+            "crates/libdeflate-sys-1.26.1/libdeflate/lib/deflate_compress.c",
+            "crates/libdeflate-sys-1.26.1/libdeflate/lib/deflate_decompress.c",
+            "crates/libdeflate-sys-1.26.1/libdeflate/lib/utils.c",
+            "crates/libdeflate-sys-1.26.1/libdeflate/lib/x86/cpu_features.c",
+        ],
+        own: &[],
+        includes: &[DEFLATE],
+        link: &[],
+    };
+    corpus(&lib, O0_O2);
+}
+
+#[test]
 fn eigen() {
     let lib = Lib {
         harness: "eigen.cpp",
@@ -526,37 +564,19 @@ fn eigen() {
 
 #[test]
 fn glm() {
-    let lib = Lib {
-        harness: "glm.cpp",
-        sources: &[],
-        own: &[],
-        includes: &[DEB_INC],
-        link: &[],
-    };
+    let lib = deb("glm.cpp", &[]);
     corpus(&lib, O0_O2);
 }
 
 #[test]
 fn nanoflann() {
-    let lib = Lib {
-        harness: "nanoflann.cpp",
-        sources: &[],
-        own: &[],
-        includes: &[DEB_INC],
-        link: &[],
-    };
+    let lib = deb("nanoflann.cpp", &[]);
     corpus(&lib, O0_O2);
 }
 
 #[test]
 fn rapidjson() {
-    let lib = Lib {
-        harness: "rapidjson.cpp",
-        sources: &[],
-        own: &[],
-        includes: &[DEB_INC],
-        link: &[],
-    };
+    let lib = deb("rapidjson.cpp", &[]);
     corpus(&lib, O0_O2);
 }
 
@@ -565,36 +585,37 @@ fn rapidjson() {
 
 #[test]
 fn idiom_helpers_in_headers() {
-    let lib = Lib {
-        harness: "idioms/header_helper.cpp",
-        sources: &[],
-        own: &[],
-        includes: &[],
-        link: &[],
-    };
+    let lib = idiom("idioms/header_helper.cpp", &[]);
     corpus(&lib, &[&["-O0"], &["-O2"]]);
 }
 
 #[test]
 fn idiom_vector_members_at_o2() {
-    let lib = Lib {
-        harness: "idioms/vector_members.cpp",
-        sources: &[],
-        own: &[],
-        includes: &[],
-        link: &[],
-    };
+    let lib = idiom("idioms/vector_members.cpp", &[]);
     corpus(&lib, &[&["-O0"], &["-O2"], &["-O3"]]);
 }
 
 #[test]
 fn idiom_cross_file_inlining() {
-    let lib = Lib {
-        harness: "idioms/lto_main.c",
-        sources: &[],
-        own: &["idioms/lto_helper.c"],
-        includes: &[],
-        link: &[],
-    };
+    let lib = idiom("idioms/lto_main.c", &["idioms/lto_helper.c"]);
     corpus(&lib, &[&["-O0"], &["-O2", "-flto"]]);
+}
+
+#[test]
+fn idiom_two_containers_on_one_line() {
+    let lib = idiom("idioms/two_vectors.cpp", &[]);
+    corpus(&lib, &[&["-O0"], &["-O2"]]);
+}
+
+#[test]
+fn idiom_non_pie_and_static_executables() {
+    let lib = idiom("idioms/nopie.c", &[]);
+    corpus(
+        &lib,
+        &[
+            &["-O0", "-no-pie"],
+            &["-O2", "-no-pie"],
+            &["-O0", "-static"],
+        ],
+    );
 }

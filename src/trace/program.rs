@@ -339,7 +339,12 @@ impl ProgramNamer {
         // A standard container's buffer: named after the container object
         // and said to come from the container's declaration, so that the
         // buffers it reallocates as it grows make one row.
+        // On a line that declares several objects (`std::vector<double>
+        // a(n), b(n);`) the container cannot be told from the line alone:
+        // the block is named by its site rather than by a neighbour.
+        let several = declares_several(src.text(), line);
         let container = match &target {
+            AllocTarget::Unknown(_) if through_library && several => None,
             AllocTarget::Unknown(_) if through_library => src.container_target(line),
             // `std::vector<double> v = std::vector<double>(n, x);`: the
             // statement names `v`; its declaration gives the element type.
@@ -508,7 +513,10 @@ fn text_returns(text: &str, line: u32, name: &str) -> bool {
             names.push(alias);
         }
         if let Some(v) = returned_value(l) {
-            if names.iter().any(|n| &v == n || v.starts_with(&format!("{n} +"))) {
+            if names
+                .iter()
+                .any(|n| &v == n || v.starts_with(&format!("{n} +")))
+            {
                 return true;
             }
         }
@@ -579,6 +587,26 @@ fn derived_local(l: &str, names: &[String]) -> Option<String> {
     }
     let target = lhs.trim().rsplit([' ', '*', '&']).next()?.trim();
     is_identifier(target).then(|| target.to_string())
+}
+
+/// Whether line `line` (1-based) of `text` lists several declarators or
+/// expressions: a comma outside parentheses, brackets, braces and
+/// template arguments.
+fn declares_several(text: &str, line: u32) -> bool {
+    let Some(l) = text.lines().nth((line as usize).saturating_sub(1)) else {
+        return false;
+    };
+    let l = l.split("//").next().unwrap_or(l);
+    let mut depth = 0i32;
+    for c in l.chars() {
+        match c {
+            '(' | '[' | '{' | '<' => depth += 1,
+            ')' | ']' | '}' | '>' => depth -= 1,
+            ',' if depth == 0 => return true,
+            _ => {}
+        }
+    }
+    false
 }
 
 /// Whether a demangled function name is C++'s (`ns::f(int)`), so that a
@@ -1014,8 +1042,9 @@ impl ProgramNamer {
 impl ProgramNamer {
     /// The one row of memory that is neither the stack, a recorded heap
     /// block nor an object's static data: anonymous mappings (`mmap`), a
-    /// static executable's heap. Never `<static data>`, which it is not;
-    /// a note says what it is.
+    /// static executable's heap, the loader's thread-local blocks. Never
+    /// `<static data>`, which it is not; a note says what it is. Its scope
+    /// stays G, as the analysis's catch-all for addresses off the stack.
     fn unrecorded(&mut self) -> VarName {
         self.notes.insert(
             "accesses to memory that is neither the stack, a recorded heap block nor an object's \
@@ -1030,7 +1059,7 @@ impl ProgramNamer {
             size: 0,
             elem_size: 0,
             dims: vec![],
-            scope: Scope::Heap,
+            scope: Scope::Global,
             client_request: false,
             frame_slot: false,
             function: String::new(),

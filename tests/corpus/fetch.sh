@@ -18,7 +18,8 @@ debs=(libeigen3-dev libstb-dev uthash-dev libglm-dev libxxhash-dev
       libjsmn-dev libnanoflann-dev rapidjson-dev)
 # crates.io packages that bundle a C library's sources, pinned (a crate's
 # version never changes its contents).
-crates=(lz4-sys/1.11.1+lz4-1.10.0 libz-sys/1.1.21 zstd-sys/2.0.15+zstd.1.5.7)
+crates=(lz4-sys/1.11.1+lz4-1.10.0 libz-sys/1.1.21 bzip2-sys/0.1.13+1.0.8
+        libdeflate-sys/1.26.1)
 
 for p in "${debs[@]}"; do
   stamp="$cache/root/.$p"
