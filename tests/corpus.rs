@@ -85,7 +85,8 @@ fn bump() -> &'static Path {
 struct Lib {
     /// The harness, under `tests/corpus/`.
     harness: &'static str,
-    /// The library's own sources to compile with it, under the cache.
+    /// The library's own sources to compile with it, under its first
+    /// include folder.
     sources: &'static [&'static str],
     /// Sources of ours to compile with it, under `tests/corpus/`.
     own: &'static [&'static str],
@@ -174,7 +175,7 @@ fn build(case: &Case, dir: &Path) -> PathBuf {
     cmd.arg("-o").arg(&exe);
     cmd.arg(&harness);
     for s in lib.sources {
-        cmd.arg(cache().join(s));
+        cmd.arg(cache().join(lib.includes[0]).join(s));
     }
     for s in lib.own {
         cmd.arg(root().join("tests/corpus").join(s));
@@ -437,6 +438,22 @@ fn deb(harness: &'static str, link: &'static [&'static str]) -> Lib {
     }
 }
 
+/// A library whose C sources a crate bundles: its folder under the cache
+/// (`&[DIR]`) and the files to compile, under that folder.
+fn bundled(
+    harness: &'static str,
+    dir: &'static [&'static str],
+    sources: &'static [&'static str],
+) -> Lib {
+    Lib {
+        harness,
+        sources,
+        own: &[],
+        includes: dir,
+        link: &[],
+    }
+}
+
 /// An idiom's program of ours, with its other files.
 fn idiom(harness: &'static str, own: &'static [&'static str]) -> Lib {
     Lib {
@@ -480,73 +497,61 @@ fn stb_perlin() {
 
 #[test]
 fn lz4() {
-    let lib = Lib {
-        harness: "lz4.c",
-        own: &[],
-        sources: &["crates/lz4-sys-1.11.1+lz4-1.10.0/liblz4/lib/lz4.c"],
-        includes: &[LZ4],
-        link: &[],
-    };
+    let lib = bundled("lz4.c", &[LZ4], &["lz4.c"]);
     corpus(&lib, &[&["-O0"], &["-O2"], &["-O3"]]);
 }
 
 #[test]
 fn zlib() {
-    let lib = Lib {
-        harness: "zlib.c",
-        sources: &[
-            "crates/libz-sys-1.1.21/src/zlib/adler32.c",
-            "crates/libz-sys-1.1.21/src/zlib/compress.c",
-            "crates/libz-sys-1.1.21/src/zlib/crc32.c",
-            "crates/libz-sys-1.1.21/src/zlib/deflate.c",
-            "crates/libz-sys-1.1.21/src/zlib/inffast.c",
-            "crates/libz-sys-1.1.21/src/zlib/inflate.c",
-            "crates/libz-sys-1.1.21/src/zlib/inftrees.c",
-            "crates/libz-sys-1.1.21/src/zlib/trees.c",
-            "crates/libz-sys-1.1.21/src/zlib/uncompr.c",
-            "crates/libz-sys-1.1.21/src/zlib/zutil.c",
+    let lib = bundled(
+        "zlib.c",
+        &[ZLIB],
+        &[
+            "adler32.c",
+            "compress.c",
+            "crc32.c",
+            "deflate.c",
+            "inffast.c",
+            "inflate.c",
+            "inftrees.c",
+            "trees.c",
+            "uncompr.c",
+            "zutil.c",
         ],
-        own: &[],
-        includes: &[ZLIB],
-        link: &[],
-    };
+    );
     corpus(&lib, &[&["-O0"], &["-O2"], &["-O2", "-flto"]]);
 }
 
 #[test]
 fn bzip2() {
-    let lib = Lib {
-        harness: "bzip2.c",
-        sources: &[
-            "crates/bzip2-sys-0.1.13+1.0.8/bzip2-1.0.8/blocksort.c",
-            "crates/bzip2-sys-0.1.13+1.0.8/bzip2-1.0.8/bzlib.c",
-            "crates/bzip2-sys-0.1.13+1.0.8/bzip2-1.0.8/compress.c",
-            "crates/bzip2-sys-0.1.13+1.0.8/bzip2-1.0.8/crctable.c",
-            "crates/bzip2-sys-0.1.13+1.0.8/bzip2-1.0.8/decompress.c",
-            "crates/bzip2-sys-0.1.13+1.0.8/bzip2-1.0.8/huffman.c",
-            "crates/bzip2-sys-0.1.13+1.0.8/bzip2-1.0.8/randtable.c",
+    let lib = bundled(
+        "bzip2.c",
+        &[BZIP2],
+        &[
+            "blocksort.c",
+            "bzlib.c",
+            "compress.c",
+            "crctable.c",
+            "decompress.c",
+            "huffman.c",
+            "randtable.c",
         ],
-        own: &[],
-        includes: &[BZIP2],
-        link: &[],
-    };
+    );
     corpus(&lib, O0_O2);
 }
 
 #[test]
 fn libdeflate() {
-    let lib = Lib {
-        harness: "libdeflate.c",
-        sources: &[
-            "crates/libdeflate-sys-1.26.1/libdeflate/lib/deflate_compress.c",
-            "crates/libdeflate-sys-1.26.1/libdeflate/lib/deflate_decompress.c",
-            "crates/libdeflate-sys-1.26.1/libdeflate/lib/utils.c",
-            "crates/libdeflate-sys-1.26.1/libdeflate/lib/x86/cpu_features.c",
+    let lib = bundled(
+        "libdeflate.c",
+        &[DEFLATE],
+        &[
+            "lib/deflate_compress.c",
+            "lib/deflate_decompress.c",
+            "lib/utils.c",
+            "lib/x86/cpu_features.c",
         ],
-        own: &[],
-        includes: &[DEFLATE],
-        link: &[],
-    };
+    );
     corpus(&lib, O0_O2);
 }
 
