@@ -22,6 +22,16 @@ struct Object {
     /// Runtime start of the object's first mapping, and how runtime
     /// addresses translate: file address = runtime - bias.
     bias: Option<u64>,
+    /// The mapping of the object's file offset 0 (runtime start), from
+    /// which [`ProgramNamer::ensure_loaded`] computes the bias with the
+    /// object's own segments: a PIE's first segment is at address 0, a
+    /// non-PIE executable's at its link address (0x400000), so the start
+    /// alone is the bias of the first only.
+    first_map: Option<u64>,
+    /// One past the object's highest loaded address (file address: its
+    /// segments' end, `.bss` included); addresses past it are not its
+    /// static data (a static executable's heap follows it).
+    image_end: Option<u64>,
     lo: u64,
     hi: u64,
     sym: Option<Symbolizer>,
@@ -37,7 +47,9 @@ pub struct ProgramNamer {
     objects: Vec<Object>,
     by_path: HashMap<String, usize>,
     finder: SourceFinder,
-    sources: HashMap<PathBuf, Option<CSource>>,
+    /// Parsed sources by path and language (a header is parsed as C++
+    /// when a C++ function's frame led to it).
+    sources: HashMap<(PathBuf, bool), Option<CSource>>,
     notes: BTreeSet<String>,
     exe: Option<PathBuf>,
     /// Per parsed source: the quoted headers it includes that were not
@@ -105,12 +117,30 @@ impl ProgramNamer {
             }
         }
         match Symbolizer::open(&path) {
-            Ok(s) => self.objects[i].sym = Some(s),
+            Ok(s) => {
+                let o = &mut self.objects[i];
+                if let Some(start) = o.first_map {
+                    let fa = super::symbolize::file_address(s.segments(), start, 0, start);
+                    if let Some(fa) = fa.filter(|fa| *fa <= start) {
+                        o.bias = Some(start - fa);
+                    }
+                }
+                o.image_end = s.segments().iter().map(|g| g.vaddr + g.mem_size).max();
+                o.sym = Some(s);
+            }
             Err(e) => {
                 if !self.objects[i].system {
                     self.notes.insert(e.to_string());
                 }
             }
+        }
+        if self.is_executable(i) && is_static_executable(&path) {
+            self.notes.insert(format!(
+                "{} is statically linked: Valgrind cannot replace the malloc linked into it, so its \
+                 heap blocks were not recorded and accesses to them are named <unrecorded memory>. \
+                 Link it dynamically (without -static) to have them named.",
+                path.display()
+            ));
         }
         if !self.objects[i].system {
             match DebugVars::load(&path) {
@@ -122,13 +152,23 @@ impl ProgramNamer {
         }
     }
 
-    fn source(&mut self, path: &Path, comp_dir: Option<&Path>) -> Option<&CSource> {
+    /// The parsed source `path`. A file whose extension says C or C++ is
+    /// parsed as that; another (a header `.h`, Eigen's extensionless
+    /// `Eigen/Core`) as C++ when `cpp` says a C++ function's frame led to
+    /// it, else as C.
+    fn source(&mut self, path: &Path, comp_dir: Option<&Path>, cpp: bool) -> Option<&CSource> {
         let found = self.finder.find(path, comp_dir);
         let key = found.clone().unwrap_or_else(|| path.to_path_buf());
-        if !self.sources.contains_key(&key) {
+        let cpp = cpp && !has_source_extension(&key);
+        let skey = (key.clone(), cpp);
+        if !self.sources.contains_key(&skey) {
             let parsed = found.as_ref().and_then(|f| {
                 let text = std::fs::read_to_string(f).ok()?;
-                Some(CSource::parse_for(f, text))
+                Some(if cpp {
+                    CSource::parse_cpp(text)
+                } else {
+                    CSource::parse_for(f, text)
+                })
             });
             let parsed = match (parsed, found.as_deref()) {
                 (Some(mut src), Some(at)) => {
@@ -146,9 +186,9 @@ impl ProgramNamer {
                     path.display()
                 ));
             }
-            self.sources.insert(key.clone(), parsed);
+            self.sources.insert(skey.clone(), parsed);
         }
-        self.sources.get(&key).and_then(|s| s.as_ref())
+        self.sources.get(&skey).and_then(|s| s.as_ref())
     }
 
     /// The macros visible at the end of `src` (found at `at`): its
@@ -278,17 +318,33 @@ impl ProgramNamer {
         line: u32,
         column: u32,
         through_library: bool,
+        cpp: bool,
     ) -> FromSource {
         let site = Self::display_site(file, line);
         let key = self.finder.find(file, comp_dir.as_deref());
-        let Some(src) = self.source(file, comp_dir.as_deref()) else {
+        let Some(src) = self.source(file, comp_dir.as_deref(), cpp) else {
             return FromSource::Missing;
         };
         let (target, size) = src.resolve_allocation(line, column);
+        // A local that the function returns passes the question to the
+        // caller even where the parser did not see the function (a
+        // template whose declaration starts with a library's own macro,
+        // `EIGEN_DEVICE_FUNC inline T* f(...)`).
+        let target = match target {
+            AllocTarget::Named { ref name, .. } if text_returns(src.text(), line, name) => {
+                AllocTarget::Returned
+            }
+            t => t,
+        };
         // A standard container's buffer: named after the container object
         // and said to come from the container's declaration, so that the
         // buffers it reallocates as it grows make one row.
+        // On a line that declares several objects (`std::vector<double>
+        // a(n), b(n);`) the container cannot be told from the line alone:
+        // the block is named by its site rather than by a neighbour.
+        let several = declares_several(src.text(), line);
         let container = match &target {
+            AllocTarget::Unknown(_) if through_library && several => None,
             AllocTarget::Unknown(_) if through_library => src.container_target(line),
             // `std::vector<double> v = std::vector<double>(n, x);`: the
             // statement names `v`; its declaration gives the element type.
@@ -412,6 +468,165 @@ fn is_library_source(file: &Path) -> bool {
         || file.components().any(|c| c.as_os_str() == "c++")
 }
 
+/// What [`Namer::heap_name`]'s walk learned so far.
+#[derive(Default)]
+struct Walk {
+    /// The first frame's site in the user's sources, and in the executable.
+    first_site: Option<String>,
+    exe_site: Option<String>,
+    /// A frame of the standard library's templates was passed.
+    through_library: bool,
+    /// The first system library on the stack, for blocks that a library
+    /// allocated for itself (libstdc++'s exception pool).
+    system_lib: Option<String>,
+    /// The first user frame's function, for a program without lines.
+    first_fn: Option<String>,
+}
+
+/// What one frame of the walk decided.
+enum Step {
+    /// Ask the caller.
+    Next,
+    /// The block's name.
+    Named(HeapName),
+    /// The statement at this site stores nothing: why.
+    Stop(String, String),
+}
+
+/// Whether the function whose statement is on `line` (1-based) of `text`
+/// returns the plain identifier `name` (`return name;`, `return
+/// (T *)name;`), read from the text: from that line to the function's
+/// end, the first `}` in column 0 (or 400 lines at most). Costs one pass
+/// over those lines, once per allocation site.
+fn text_returns(text: &str, line: u32, name: &str) -> bool {
+    if !is_identifier(name) {
+        return false;
+    }
+    // The name and the locals derived from it (`T *ptr = base + off;`,
+    // as aligned-allocation helpers return an offset into the block).
+    let mut names = vec![name.to_string()];
+    for l in text.lines().skip(line as usize).take(400) {
+        if l.starts_with('}') {
+            return false;
+        }
+        if let Some(alias) = derived_local(l, &names) {
+            names.push(alias);
+        }
+        if let Some(v) = returned_value(l) {
+            if names
+                .iter()
+                .any(|n| &v == n || v.starts_with(&format!("{n} +")))
+            {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+fn is_identifier(s: &str) -> bool {
+    !s.is_empty()
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !s.starts_with(|c: char| c.is_ascii_digit())
+}
+
+/// The value of a `return` statement on line `l`, without casts and
+/// outer parentheses: `p` for `return (T *)p;`, `base + off` for
+/// `return base + off;`.
+fn returned_value(l: &str) -> Option<String> {
+    let t = l.trim_start();
+    let rest = t.strip_prefix("return")?;
+    if !rest.starts_with(|c: char| c.is_whitespace() || c == '(') {
+        return None;
+    }
+    let v = rest.split(';').next()?.trim();
+    Some(strip_casts(v).to_string())
+}
+
+/// `(T *)x` and `(x)` as `x`; C++'s `static_cast<T *>(x)` as `x`.
+fn strip_casts(mut v: &str) -> &str {
+    loop {
+        v = v.trim();
+        if let Some(open) = v.find("_cast<").filter(|_| v.ends_with(')')) {
+            if let Some(p) = v[open..].find(">(") {
+                v = &v[open + p + 2..v.len() - 1];
+                continue;
+            }
+        }
+        if let Some(inner) = v.strip_prefix('(') {
+            match inner.find(')') {
+                // `(T *)x`: a cast.
+                Some(close) if inner[..close].contains('*') || inner[..close].contains(' ') => {
+                    v = &inner[close + 1..];
+                    continue;
+                }
+                // `(x)`: parentheses around the whole value.
+                Some(close) if close + 1 == inner.len() => {
+                    v = &inner[..close];
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        return v;
+    }
+}
+
+/// The local that line `l` declares or assigns from one of `names` plus
+/// or minus an offset: `ptr` for `xxh_u8* ptr = base + offset;`.
+fn derived_local(l: &str, names: &[String]) -> Option<String> {
+    let (lhs, rhs) = l.split_once('=')?;
+    if rhs.starts_with('=') || lhs.ends_with(['!', '<', '>', '=']) {
+        return None;
+    }
+    let rhs = strip_casts(rhs.trim().trim_end_matches(';'));
+    let base = rhs.split(['+', '-']).next()?.trim();
+    let base = strip_casts(base);
+    if !names.iter().any(|n| n == base) {
+        return None;
+    }
+    let target = lhs.trim().rsplit([' ', '*', '&']).next()?.trim();
+    is_identifier(target).then(|| target.to_string())
+}
+
+/// Whether line `line` (1-based) of `text` lists several declarators or
+/// expressions: a comma outside parentheses, brackets, braces and
+/// template arguments.
+fn declares_several(text: &str, line: u32) -> bool {
+    let Some(l) = text.lines().nth((line as usize).saturating_sub(1)) else {
+        return false;
+    };
+    let l = l.split("//").next().unwrap_or(l);
+    let mut depth = 0i32;
+    for c in l.chars() {
+        match c {
+            '(' | '[' | '{' | '<' => depth += 1,
+            ')' | ']' | '}' | '>' => depth -= 1,
+            ',' if depth == 0 => return true,
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Whether a demangled function name is C++'s (`ns::f(int)`), so that a
+/// header it is written in (`.h`) is read as C++. C functions demangle to
+/// their plain names.
+fn is_cpp_function(name: &str) -> bool {
+    name.contains("::") || name.contains('(')
+}
+
+/// Whether the file's extension says which language it is: a C or C++
+/// source, or a C++ header (`.h` and extensionless headers do not).
+fn has_source_extension(path: &Path) -> bool {
+    path.extension().and_then(|e| e.to_str()).is_some_and(|e| {
+        matches!(
+            e,
+            "c" | "cpp" | "cc" | "cxx" | "c++" | "C" | "hpp" | "hh" | "hxx"
+        )
+    })
+}
+
 /// What the statement at an allocation's call site says about the block.
 enum FromSource {
     /// Named by the statement.
@@ -469,6 +684,8 @@ impl Namer for ProgramNamer {
                 self.objects.push(Object {
                     path: PathBuf::from(&m.path),
                     bias: None,
+                    first_map: None,
+                    image_end: None,
                     lo: m.start,
                     hi: m.start + m.len,
                     sym: None,
@@ -487,6 +704,7 @@ impl Namer for ProgramNamer {
         o.hi = o.hi.max(m.start + m.len + (16 << 20));
         if m.offset == 0 && o.bias.is_none() {
             o.bias = Some(m.start);
+            o.first_map = Some(m.start);
         }
         if o.bias.is_none() {
             // Fixed-address executables start their first segment at their
@@ -495,31 +713,29 @@ impl Namer for ProgramNamer {
         }
     }
 
-    /// Walks the allocation's call stack from the allocator outward: frames
-    /// in system objects are skipped, frames whose function returns the
-    /// block and frames whose source is missing (a library's) pass the
-    /// question to their caller, and the first statement that stores the
-    /// block names it. Otherwise the block is named after the first frame
-    /// in the user's own sources (`kernel.c:121`, not a library's line),
-    /// and a note says why, once per site.
+    /// Walks the allocation's call stack from the allocator outward, and at
+    /// each return address through the functions inlined there, innermost
+    /// first (at -O2 `std::allocator` is inlined into `vector`'s
+    /// constructor, inlined into the user's function; with -flto a helper
+    /// of another file is inlined into its caller): frames in system objects
+    /// are skipped, frames whose function returns the block and frames
+    /// whose source is missing (a library's) pass the question to their
+    /// caller, and the first statement that stores the block names it.
+    /// Otherwise the block is named after the first frame in the user's own
+    /// sources (`kernel.c:121`, not a library's line), and a note says why,
+    /// once per site.
     fn heap_name(&mut self, stack: &[u64]) -> HeapName {
-        let mut first_site: Option<String> = None;
-        let mut exe_site: Option<String> = None;
+        let mut walk = Walk::default();
         let mut stopped: Option<(String, String)> = None;
-        let mut through_library = false;
-        // The first system library on the stack, for blocks that a library
-        // allocated for itself (libstdc++'s exception pool).
-        let mut system_lib: Option<String> = None;
-        let mut first_fn: Option<String> = None;
-        for &ra in stack {
+        'stack: for &ra in stack {
             let Some((i, fa)) = self.object_at(ra) else {
                 continue;
             };
             if self.objects[i].system {
-                if system_lib.is_none()
+                if walk.system_lib.is_none()
                     && !self.objects[i].path.to_string_lossy().contains("vgpreload")
                 {
-                    system_lib = self.objects[i]
+                    walk.system_lib = self.objects[i]
                         .path
                         .file_name()
                         .map(|f| f.to_string_lossy().into_owned());
@@ -529,87 +745,36 @@ impl Namer for ProgramNamer {
             let Some(sym) = self.objects[i].sym.as_ref() else {
                 continue;
             };
-            if first_fn.is_none() {
-                first_fn = sym.function_name(fa.wrapping_sub(1));
+            // The call instruction, inside the call's own line.
+            let call = fa.wrapping_sub(1);
+            let frames = sym.frames(call);
+            if walk.first_fn.is_none() {
+                walk.first_fn = frames
+                    .last()
+                    .and_then(|(l, _)| l.function.clone())
+                    .or_else(|| sym.function_name(call));
             }
-            let Some(loc) = sym.locate_return_address(fa) else {
-                continue;
-            };
             let comp = sym.comp_dirs().first().cloned();
-            if is_library_source(&loc.file) {
-                // The standard library's templates, compiled into the
-                // program: the user's frame further out names the block.
-                through_library = true;
-                continue;
-            }
-            let site = Self::display_site(&loc.file, loc.line);
-            first_site.get_or_insert_with(|| site.clone());
-            if self.is_executable(i) {
-                exe_site.get_or_insert_with(|| site.clone());
-            }
-            match self.name_from_source(&loc.file, comp, loc.line, loc.column, through_library) {
-                FromSource::Named(n) => return n,
-                FromSource::Returned | FromSource::Missing => continue,
-                FromSource::Unknown(why) => {
-                    // libc allocated the block inside a call it was given
-                    // (printf's stdout buffer, fopen's FILE): the line
-                    // stores nothing, and no header is to blame.
-                    if let Some(lib) = system_lib.as_ref().filter(|l| l.starts_with("libc.so")) {
-                        self.notes.insert(format!(
-                            "heap blocks that {lib} allocated for itself inside the call at {site} \
-                             (a stdio buffer, a FILE) are named <{lib} block>: the program never \
-                             stores them."
-                        ));
-                        return HeapName::fallback(
-                            format!("<{lib} block>"),
-                            site,
-                            "nothing: the library allocated it for itself",
-                        );
+            let exe = self.is_executable(i);
+            for (loc, _) in frames {
+                if loc.line == 0 || loc.file.as_os_str().is_empty() {
+                    continue;
+                }
+                match self.heap_step(&mut walk, &loc, comp.clone(), exe) {
+                    Step::Next => {}
+                    Step::Named(n) => return n,
+                    Step::Stop(site, why) => {
+                        stopped = Some((site, why));
+                        break 'stack;
                     }
-                    stopped = Some((site, why));
-                    break;
                 }
             }
         }
-        let site = match stopped {
-            Some((site, why)) => {
-                self.notes.insert(format!(
-                    "heap blocks allocated at {site} are named {site}: {why}."
-                ));
-                Some(site)
-            }
-            None => {
-                let site = exe_site.or(first_site);
-                if let Some(site) = &site {
-                    self.notes.insert(format!(
-                        "heap blocks allocated at {site} are named {site}: the source of no frame of \
-                         their allocation stack was found (set_src_path DIR names the folder holding it)."
-                    ));
-                }
-                site
-            }
-        };
-        if let Some(site) = site {
-            return HeapName::at_site(site);
-        }
-        if first_fn.is_none() {
-            if let Some(lib) = system_lib {
-                return HeapName::fallback(
-                    format!("<{lib} block>"),
-                    "?".into(),
-                    "nothing: the library allocated it for itself",
-                );
-            }
-        }
-        HeapName::fallback(
-            first_fn.unwrap_or_else(|| "heap".into()),
-            "?".into(),
-            "compile the program with -g",
-        )
+        self.heap_fallback(walk, stopped)
     }
 
     fn heap_name_at(&mut self, file: &str, line: u32) -> HeapName {
-        match self.name_from_source(Path::new(file), None, line, 0, false) {
+        match self.name_from_source(Path::new(file), None, line, 0, false, false) {
             FromSource::Named(n) => n,
             _ => HeapName::at_site(format!("{file}:{line}")),
         }
@@ -700,6 +865,103 @@ impl Namer for ProgramNamer {
 }
 
 impl ProgramNamer {
+    /// One frame of [`Namer::heap_name`]'s walk: the call at `loc` (a real
+    /// frame's or an inlined one's), in the executable when `exe`.
+    fn heap_step(
+        &mut self,
+        walk: &mut Walk,
+        loc: &super::symbolize::SourceLocation,
+        comp: Option<PathBuf>,
+        exe: bool,
+    ) -> Step {
+        if is_library_source(&loc.file) {
+            // The standard library's templates, compiled into the
+            // program: the user's frame further out names the block.
+            walk.through_library = true;
+            return Step::Next;
+        }
+        let site = Self::display_site(&loc.file, loc.line);
+        walk.first_site.get_or_insert_with(|| site.clone());
+        if exe {
+            walk.exe_site.get_or_insert_with(|| site.clone());
+        }
+        let cpp = loc.function.as_deref().is_some_and(is_cpp_function);
+        match self.name_from_source(
+            &loc.file,
+            comp,
+            loc.line,
+            loc.column,
+            walk.through_library,
+            cpp,
+        ) {
+            FromSource::Named(n) => Step::Named(n),
+            FromSource::Returned | FromSource::Missing => Step::Next,
+            FromSource::Unknown(why) => {
+                // libc allocated the block inside a call it was given
+                // (printf's stdout buffer, fopen's FILE): the line stores
+                // nothing, and no header is to blame.
+                if let Some(lib) = walk
+                    .system_lib
+                    .as_ref()
+                    .filter(|l| l.starts_with("libc.so"))
+                {
+                    self.notes.insert(format!(
+                        "heap blocks that {lib} allocated for itself inside the call at {site} \
+                         (a stdio buffer, a FILE) are named <{lib} block>: the program never \
+                         stores them."
+                    ));
+                    return Step::Named(HeapName::fallback(
+                        format!("<{lib} block>"),
+                        site,
+                        "nothing: the library allocated it for itself",
+                    ));
+                }
+                Step::Stop(site, why)
+            }
+        }
+    }
+
+    /// The name of a block that no statement named: its allocation site
+    /// with a note saying why, else the library that allocated it for
+    /// itself, else its function (a program without debug information).
+    fn heap_fallback(&mut self, walk: Walk, stopped: Option<(String, String)>) -> HeapName {
+        let site = match stopped {
+            Some((site, why)) => {
+                self.notes.insert(format!(
+                    "heap blocks allocated at {site} are named {site}: {why}."
+                ));
+                Some(site)
+            }
+            None => {
+                let site = walk.exe_site.or(walk.first_site);
+                if let Some(site) = &site {
+                    self.notes.insert(format!(
+                        "heap blocks allocated at {site} are named {site}: the source of no frame of \
+                         their allocation stack was found (set_src_path DIR names the folder holding it)."
+                    ));
+                }
+                site
+            }
+        };
+        if let Some(site) = site {
+            return HeapName::at_site(site);
+        }
+        if walk.first_fn.is_none() {
+            if let Some(lib) = walk.system_lib {
+                return HeapName::fallback(
+                    format!("<{lib} block>"),
+                    "?".into(),
+                    "nothing: the library allocated it for itself",
+                );
+            }
+        }
+        HeapName::fallback(
+            walk.first_fn.unwrap_or_else(|| "heap".into()),
+            "?".into(),
+            "compile the program with -g",
+        )
+    }
+
     /// [`Namer::stack_name`] with the object and file address of the
     /// frame that holds the answer.
     fn stack_name_raw(
@@ -753,7 +1015,12 @@ impl ProgramNamer {
     }
 
     fn global_name_raw(&mut self, addr: u64) -> Option<VarName> {
-        let (i, fa) = self.object_at(addr)?;
+        let Some((i, fa)) = self.object_at(addr) else {
+            return Some(self.unrecorded());
+        };
+        if self.objects[i].image_end.is_some_and(|end| fa >= end) {
+            return Some(self.unrecorded());
+        }
         let vars = self.objects[i].vars.as_ref()?;
         let (v, off) = vars.global_at(fa)?;
         let shape = vars.array_shape(v);
@@ -770,6 +1037,47 @@ impl ProgramNamer {
             function: String::new(),
         })
     }
+}
+
+impl ProgramNamer {
+    /// The one row of memory that is neither the stack, a recorded heap
+    /// block nor an object's static data: anonymous mappings (`mmap`), a
+    /// static executable's heap, the loader's thread-local blocks. Never
+    /// `<static data>`, which it is not; a note says what it is. Its scope
+    /// stays G, as the analysis's catch-all for addresses off the stack.
+    fn unrecorded(&mut self) -> VarName {
+        self.notes.insert(
+            "accesses to memory that is neither the stack, a recorded heap block nor an object's \
+             static data (memory mapped with mmap, the heap of a statically linked program) are \
+             named <unrecorded memory>."
+                .into(),
+        );
+        VarName {
+            name: "<unrecorded memory>".into(),
+            element: "<unrecorded memory>".into(),
+            base: 0,
+            size: 0,
+            elem_size: 0,
+            dims: vec![],
+            scope: Scope::Global,
+            client_request: false,
+            frame_slot: false,
+            function: String::new(),
+        }
+    }
+}
+
+/// Whether the ELF file at `path` is an executable with no program
+/// interpreter (linked with `-static`). Reads the file once.
+fn is_static_executable(path: &Path) -> bool {
+    use object::Object;
+    let Ok(data) = std::fs::read(path) else {
+        return false;
+    };
+    let Ok(elf) = object::File::parse(&*data) else {
+        return false;
+    };
+    elf.kind() == object::ObjectKind::Executable && elf.section_by_name(".interp").is_none()
 }
 
 /// The variable or frame slot at `addr` in the frame executing `ip` whose
