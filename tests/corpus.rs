@@ -29,7 +29,7 @@ use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
 use common::root;
-use mapvis::filter::analysis::{self, Analysis};
+use mapvis::filter::Analysis;
 use mapvis::trace::naming::Scope;
 use mapvis::trace::program::ProgramNamer;
 use mapvis::trace::run::{find_valgrind, run_trace, TraceRequest};
@@ -280,7 +280,7 @@ fn mapvis(exe: &Path, dir: &Path, src_paths: &[PathBuf]) -> (Manifest, Analysis)
     let outcome = run_trace(&req).expect("run the tracer");
     assert_eq!(outcome.exit_code, Some(0), "{}", outcome.describe());
     let mut namer = ProgramNamer::new(Some(exe), src_paths);
-    let a = analysis::analyse(&req.trace_file, &mut namer).expect("analysis");
+    let a = mapvis::filter::analyse(&req.trace_file, &mut namer).expect("analysis");
     (read_manifest(&manifest), a)
 }
 

@@ -13,7 +13,7 @@ use std::process::Command;
 
 use common::*;
 use mapvis::filter::analysis::Analysis;
-use mapvis::filter::{analysis, stats, MemKind};
+use mapvis::filter::{stats, MemKind};
 use mapvis::trace::program::ProgramNamer;
 use mapvis::trace::run::run_trace;
 
@@ -23,7 +23,7 @@ fn analyse_exe(dir: &Path, exe: &Path, src_paths: &[PathBuf]) -> Analysis {
     let req = request(dir, exe, &[]);
     run_trace(&req).expect("run the tracer");
     let mut namer = ProgramNamer::new(Some(exe), src_paths);
-    analysis::analyse(&req.trace_file, &mut namer).expect("analysis")
+    mapvis::filter::analyse(&req.trace_file, &mut namer).expect("analysis")
 }
 
 /// Compiles `src` (a file in `dir`) with `cc -g -O0` and a stack as large

@@ -59,7 +59,7 @@ fn print_list(key: &str, list: &str, side: Option<&str>) -> String {
 #[test]
 fn compare_runs_aligns_by_name_and_gives_each_runs_own_numbers() {
     let dir = tempfile::tempdir().unwrap();
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/cmp_transpose.c");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/transpose.c");
     std::fs::copy(&src, dir.path().join("t.c")).unwrap();
     let setup = "set_mem_alloc G; set_cache L1 4K 4 64; set_cache L2 32K 8 64; set_cache L3 off; ";
     let naive = format!(
@@ -105,10 +105,11 @@ fn compare_runs_aligns_by_name_and_gives_each_runs_own_numbers() {
         );
         assert_eq!(get("u", v), get("a", v), "{v}: use_run naive reads run A");
     }
-    // The column walk over Y misses on every store with 4 KB of L1; tiles
-    // of 8 x 8 doubles reuse each line of Y 8 times.
+    // The column walk over Y misses on every store with 4 KB of L1 (N*N
+    // misses); tiles of 8 x 8 doubles could reuse each line of Y 8 times
+    // (N*N/8 misses), and conflicts with X leave about 2x that.
     assert!(
-        get("b", "Y").1 * 4 < get("a", "Y").1,
+        get("b", "Y").1 * 3 < get("a", "Y").1,
         "blocking must cut Y's L1 misses: {:?} vs {:?}",
         get("a", "Y"),
         get("b", "Y")

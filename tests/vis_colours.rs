@@ -15,9 +15,9 @@ use std::path::Path;
 use std::process::Command;
 
 use common::*;
-use mapvis::filter::analysis::{self, Analysis};
 use mapvis::filter::locality::cache::{CacheModel, Level};
 use mapvis::filter::locality::colour::{with_classes, ColourMode};
+use mapvis::filter::Analysis;
 use mapvis::filter::Selection;
 use mapvis::trace::program::ProgramNamer;
 use mapvis::vis::{self, ColourClasses, FigureOptions, FigureReport};
@@ -33,7 +33,7 @@ const ACCESSES: u64 = 2 * 65536;
 fn analysed(cc: &[&str]) -> (tempfile::TempDir, Analysis) {
     let (dir, exe, _o, _evs, _end) = trace(SRC, cc, &[]);
     let mut namer = ProgramNamer::new(Some(&exe), &[root().join("tests/c")]);
-    let a = analysis::analyse(&dir.path().join("t.mvt"), &mut namer).expect("analysis");
+    let a = mapvis::filter::analyse(&dir.path().join("t.mvt"), &mut namer).expect("analysis");
     (dir, a)
 }
 
