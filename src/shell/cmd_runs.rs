@@ -308,10 +308,15 @@ fn print_comparison(
     r: &CacheReport,
 ) {
     println!(
-        "compare_runs {la} {lb}: {} under {} (line {} B), by the largest change in {} misses:",
+        "compare_runs {la} {lb}: {} under {}, by the largest change in {} misses:",
         counted(rows.len() as u64, "variable"),
-        r.cache.model.describe(),
-        r.line(),
+        r.cache
+            .model
+            .levels
+            .iter()
+            .map(|l| l.describe())
+            .collect::<Vec<_>>()
+            .join("; "),
         levels.first().map_or("", String::as_str)
     );
     let mut head = vec![

@@ -607,6 +607,7 @@ mod tests {
             "Housekeeping",
             "Valgrind tools",
             "Caches and locality",
+            "Comparing runs",
             "Heap",
             "Exports",
         ] {

@@ -10,12 +10,12 @@ cd $work
 test help-lists-groups {
     set h [help]
     set found {}
-    foreach title {Setup Pipeline Figures {Caches and locality} Heap Exports
-                   Housekeeping {Valgrind tools}} {
+    foreach title {Setup Pipeline Figures {Caches and locality} {Comparing runs}
+                   Heap Exports Housekeeping {Valgrind tools}} {
         if {[string first "\n$title\n" $h] >= 0} { lappend found $title }
     }
     llength $found
-} 8
+} 9
 
 test help-lists-every-command {
     set h [help]
