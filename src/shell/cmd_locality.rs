@@ -1,11 +1,12 @@
-//! The locality commands: `set_cache`, `set_reuse_sampling`, `cache_stats`
-//! and `sharing_stats`. They only orchestrate: the simulation, reuse
+//! The locality commands: `set_cache`, `set_reuse_sampling`, `cache_stats`,
+//! `sharing_stats` and `what_if`. They only orchestrate: the simulation, reuse
 //! distance, labels and sharing live in [`crate::filter::locality`].
 //!
 //! The cache model and the sampling rate are kept in
 //! `.mapvis/locality.json`, so a later session in the same folder uses
 //! them, and `set_cache` followed by `cache_stats` re-runs on the saved
 //! analysis without tracing again.
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use super::error::CmdResult;
@@ -13,10 +14,11 @@ use super::handlers::{add, THREADS_NOTE};
 use super::session::Session;
 use super::text::counted;
 use super::{Registry, Value};
-use crate::filter::locality::cache::CacheModel;
+use crate::filter::locality::cache::{CacheModel, Counts};
 use crate::filter::locality::colour::ColourMode;
 use crate::filter::locality::report::{self, text_table, CacheReport, Options, Row};
 use crate::filter::locality::reuse::Sampling;
+use crate::filter::locality::whatif::{self, Layout, WhatIf};
 
 fn s(v: impl Into<String>) -> Value {
     Value::Str(v.into())
@@ -30,6 +32,7 @@ pub fn register(r: &mut Registry<Session>) {
     add(r, "set_figure_colour", set_figure_colour);
     add(r, "cache_stats", cache_stats);
     add(r, "sharing_stats", sharing_stats);
+    add(r, "what_if", what_if);
 }
 
 /// `set_cache ?LEVEL SIZE WAYS LINE | LEVEL off | default?`: sets or
@@ -201,6 +204,13 @@ fn cache_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
             );
         }
     }
+    Ok(variable_dicts(&r))
+}
+
+/// The per-variable dicts `cache_stats` and `what_if` return: `variable`,
+/// `accesses`, `misses_L1` … per level, `compulsory`, `miss_ratio`,
+/// `line_bytes_used`.
+fn variable_dicts(r: &CacheReport) -> Value {
     let names: Vec<String> = r
         .cache
         .model
@@ -208,7 +218,7 @@ fn cache_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
         .iter()
         .map(|l| format!("misses_{}", l.name()))
         .collect();
-    Ok(Value::List(
+    Value::List(
         r.per_variable()
             .iter()
             .map(|row| {
@@ -231,7 +241,144 @@ fn cache_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
                 Value::Dict(d)
             })
             .collect(),
-    ))
+    )
+}
+
+/// `what_if NAME LAYOUT ?ARGS...?`: rewrites NAME's addresses as if laid
+/// out as LAYOUT (`transpose ?ROWS COLS ELEMBYTES?`, `soa`, `pad BYTES`,
+/// `align BYTES`), simulates again and prints before and after per
+/// variable and per line of NAME; returns the per-variable dicts of the new
+/// layout, as `cache_stats` does.
+fn what_if(st: &mut Session, args: &[String]) -> CmdResult<Value> {
+    let (name, layout) = match args {
+        [n, l, rest @ ..] => (
+            n.clone(),
+            Layout::parse(l, rest).map_err(|e| e.to_string())?,
+        ),
+        _ => return Err("usage: what_if NAME LAYOUT ?ARGS...?".into()),
+    };
+    let kind = st.mem();
+    let opts = Options {
+        model: st.locality().cache.clone(),
+        sampling: st.locality().sampling.and_then(Sampling::new),
+    };
+    let a = st.analysis()?;
+    let var = crate::filter::shape::resolve_array(a, &name)?;
+    let w = whatif::what_if(a, kind, &opts, var, &layout).map_err(|e| e.to_string())?;
+    print_what_if(&w, &name);
+    Ok(variable_dicts(&w.after))
+}
+
+/// `N access` or `N accesses`.
+fn accesses(n: u64) -> String {
+    format!("{n} access{}", if n == 1 { "" } else { "es" })
+}
+
+/// `before -> after (+x%)`, `(new)` from zero.
+fn change(b: u64, a: u64) -> String {
+    if b == a {
+        return format!("{b} -> {a}");
+    }
+    if b == 0 {
+        return format!("{b} -> {a} (new)");
+    }
+    let pct = (a as f64 - b as f64) / b as f64 * 100.0;
+    format!("{b} -> {a} ({pct:+.1}%)")
+}
+
+/// The cells of a before/after row: accesses, then misses per level.
+fn change_cells(r: &CacheReport, b: &Counts, a: &Counts) -> Vec<String> {
+    let mut v = vec![change(b.accesses, a.accesses)];
+    for i in 0..r.cache.model.levels.len() {
+        v.push(change(b.misses[i], a.misses[i]));
+    }
+    v.push(change(b.compulsory, a.compulsory));
+    v
+}
+
+fn change_headers(r: &CacheReport, first: &str) -> Vec<String> {
+    let mut h = vec![first.to_string(), "accesses".into()];
+    for l in &r.cache.model.levels {
+        h.push(format!("misses_{}", l.name()));
+    }
+    h.push("compulsory".into());
+    h
+}
+
+fn print_what_if(w: &WhatIf, name: &str) {
+    println!(
+        "what_if {name} ({} accesses simulated; caches start cold at GL_START):",
+        w.after.cache.accesses
+    );
+    for n in &w.notes {
+        println!("  {n}");
+    }
+    println!(
+        "  {} of {name} moved, {}",
+        accesses(w.mapped),
+        if w.unmapped == 0 {
+            "every access mapped".to_string()
+        } else {
+            format!(
+                "{} could not be mapped (straddling elements or outside them) and were kept as recorded",
+                accesses(w.unmapped)
+            )
+        }
+    );
+    let before: BTreeMap<String, Counts> = w
+        .before
+        .per_variable()
+        .into_iter()
+        .map(|r| (r.key, r.counts))
+        .collect();
+    let after: BTreeMap<String, Counts> = w
+        .after
+        .per_variable()
+        .into_iter()
+        .map(|r| (r.key, r.counts))
+        .collect();
+    let keys: BTreeSet<&String> = before.keys().chain(after.keys()).collect();
+    let zero = Counts::default();
+    let rows: Vec<Vec<String>> = keys
+        .into_iter()
+        .map(|k| {
+            let mut v = vec![k.clone()];
+            v.extend(change_cells(
+                &w.after,
+                before.get(k).unwrap_or(&zero),
+                after.get(k).unwrap_or(&zero),
+            ));
+            v
+        })
+        .collect();
+    println!(
+        "
+per variable (before -> after):"
+    );
+    print!(
+        "{}",
+        text_table(&change_headers(&w.after, "variable"), &rows)
+    );
+    let b = whatif::per_line_of(&w.before, &[w.var]);
+    let a = whatif::per_line_of(&w.after, &w.after_vars);
+    let lines: BTreeSet<&String> = b.keys().chain(a.keys()).collect();
+    let rows: Vec<Vec<String>> = lines
+        .into_iter()
+        .map(|l| {
+            let mut v = vec![l.clone()];
+            v.extend(change_cells(
+                &w.after,
+                b.get(l).unwrap_or(&zero),
+                a.get(l).unwrap_or(&zero),
+            ));
+            v
+        })
+        .collect();
+    println!(
+        "
+per line, accesses of {name} (before -> after):"
+    );
+    print!("{}", text_table(&change_headers(&w.after, "source"), &rows));
 }
 
 fn print_cache_report(r: &CacheReport, kind: &str) {

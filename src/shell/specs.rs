@@ -631,6 +631,33 @@ pub const SPECS: &[CommandSpec] = &[
                Returns a list of per-variable dicts.",
     },
     CommandSpec {
+        name: "what_if",
+        aliases: &[],
+        group: Group::Locality,
+        args: &[
+            req("NAME", ArgKind::Name),
+            req(
+                "LAYOUT",
+                ArgKind::OneOf(&["transpose", "soa", "pad", "align"]),
+            ),
+            rest("ARGS", ArgKind::Text),
+        ],
+        help: "Predicts the caches under another layout of one array, from the trace \
+               already recorded: transpose ?ROWS COLS ELEMBYTES? stores a 2D array \
+               the other way; soa splits an array of structures into one array per \
+               accessed field, named NAME.field; pad BYTES pads each row of a 2D \
+               array (each element of a 1D array or array of structures), placing \
+               the array past the highest address the trace touches at the same \
+               offset within the largest cache way; align BYTES moves the base up \
+               to a multiple of BYTES. Shapes are inferred as the 2D figure infers \
+               them. The addresses of NAME's accesses are rewritten and the cache \
+               model (set_cache) and reuse distance run again over every access, \
+               so conflicts with other variables are still modelled; accesses that \
+               straddle elements are kept as recorded and counted. Prints before \
+               and after per variable and per source line of NAME, and returns the \
+               per-variable dicts of the new layout, as cache_stats does.",
+    },
+    CommandSpec {
         name: "sharing_stats",
         aliases: &[],
         group: Group::Locality,

@@ -16,7 +16,8 @@
 //! - [`report`]: runs the sinks and turns their results into tables;
 //! - the annotated source page is drawn by the figures stage from a
 //!   cache report;
-//! - [`colour`]: per-access colour classes and pattern labels for figures.
+//! - [`colour`]: per-access colour classes and pattern labels for figures;
+//! - [`whatif`]: the report under another layout of one variable.
 
 pub mod cache;
 pub mod colour;
@@ -25,6 +26,7 @@ pub mod pattern;
 pub mod report;
 pub mod reuse;
 pub mod sharing;
+pub mod whatif;
 
 use super::analysis::Analysis;
 use super::FilterError;

@@ -15,7 +15,7 @@ use super::cache::{human_bytes, CacheError, CacheModel, CacheResult, CacheSim, C
 use super::pattern::{label, PairPattern, PatternSink, PatternStates};
 use super::reuse::{bin_low, ReuseResult, ReuseSink, Sampling, BINS};
 use super::sharing::{ranges, LineUse, SharingSink};
-use super::{drive, Names};
+use super::{drive, AccessSink, Names};
 use crate::filter::analysis::Analysis;
 use crate::filter::schema::location as lc;
 use crate::filter::{io, FilterError, MemKind};
@@ -69,12 +69,31 @@ pub fn cache_stats(
     kind: MemKind,
     opts: &Options,
 ) -> Result<CacheReport, LocalityError> {
-    let names = Names::of(a)?;
+    let shown = a
+        .vars
+        .iter()
+        .map(|v| crate::filter::shows(kind, v))
+        .collect();
+    cache_stats_over(Names::of(a)?, shown, opts, &mut |sinks| drive(a, sinks))
+}
+
+/// What `cache_stats` computes, over the accesses `feed` hands the sinks:
+/// the same sinks as [`cache_stats`], for callers that change the accesses
+/// on the way (the layout predictions rewrite one variable's addresses, and
+/// may name variables past the analysis' own rows, which `names` and
+/// `shown` then list). Cost: one pass of `feed`; memory bounded by the
+/// distinct lines, variables and source lines, as for [`cache_stats`].
+pub fn cache_stats_over(
+    names: Names,
+    shown: Vec<bool>,
+    opts: &Options,
+    feed: &mut dyn FnMut(&mut [&mut dyn AccessSink]) -> Result<u64, FilterError>,
+) -> Result<CacheReport, LocalityError> {
     let mut sim = CacheSim::new(&opts.model)?;
     let line = opts.model.levels[0].line;
     let mut reuse = ReuseSink::new(line, opts.sampling);
     let mut pat = PatternSink::new(&names.vars);
-    drive(a, &mut [&mut sim, &mut reuse, &mut pat])?;
+    feed(&mut [&mut sim, &mut reuse, &mut pat])?;
     let cache = sim.finish();
     let (ppairs, pstates) = pat.finish();
     // Both sinks number pairs in order of first appearance over the same
@@ -94,11 +113,7 @@ pub fn cache_stats(
         })
         .collect();
     Ok(CacheReport {
-        shown: a
-            .vars
-            .iter()
-            .map(|v| crate::filter::shows(kind, v))
-            .collect(),
+        shown,
         names,
         cache,
         reuse: reuse.finish(),

@@ -1,0 +1,538 @@
+//! What a layout change would do to the caches, from the trace already
+//! recorded: `what_if NAME LAYOUT`.
+//!
+//! The accesses of one variable are moved to where they would fall had the
+//! data been laid out another way (a 2D array transposed, an array of
+//! structures split into one array per field, rows or elements padded, the
+//! base aligned), and the cache model, reuse distance and patterns of the
+//! `cache_stats` report run again over the whole access stream, so the
+//! variable still competes with every other variable for the caches. No
+//! new trace is made: the order of the accesses is the recorded one, which
+//! is right as long as the program would run the same loops over the new
+//! layout.
+//!
+//! An access of the variable that straddles two elements (or rows, or
+//! fields), or lies in bytes the layout does not place, is kept at its
+//! recorded address and counted as not mapped.
+
+use std::collections::BTreeMap;
+
+use super::cache::CacheModel;
+use super::report::{cache_stats, cache_stats_over, CacheReport, LocalityError, Options};
+use super::{drive, AccessSink, NamedAccess, Names, VarId, VarInfo};
+use crate::filter::analysis::Analysis;
+use crate::filter::fields::struct_fields;
+use crate::filter::shape::{infer_shape, DrawShape, ShapeError};
+use crate::filter::MemKind;
+
+/// A layout to predict.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// The 2D array stored the other way; the shape (rows, columns, element
+    /// bytes) as recorded, inferred when not given.
+    Transpose(Option<(u64, u64, u64)>),
+    /// The array of structures split into one array per accessed field.
+    Soa,
+    /// Each row (of a 2D array) or each element (of a 1D array or array of
+    /// structures) followed by this many bytes.
+    Pad(u64),
+    /// The base moved up to the next multiple of this many bytes.
+    Align(u64),
+}
+
+impl Layout {
+    /// Parses `transpose ?ROWS COLS ELEMBYTES?`, `soa`, `pad BYTES` or
+    /// `align BYTES`.
+    ///
+    /// # Errors
+    /// An unknown layout, or missing or malformed numbers, in words.
+    pub fn parse(name: &str, args: &[String]) -> Result<Layout, WhatIfError> {
+        let num = |s: &String| {
+            s.parse::<u64>()
+                .ok()
+                .filter(|n| *n > 0)
+                .ok_or_else(|| WhatIfError::Layout(format!("\"{s}\" is not a positive number")))
+        };
+        match (name, args) {
+            ("transpose", []) => Ok(Layout::Transpose(None)),
+            ("transpose", [r, c, e]) => Ok(Layout::Transpose(Some((num(r)?, num(c)?, num(e)?)))),
+            ("soa", []) => Ok(Layout::Soa),
+            ("pad", [b]) => Ok(Layout::Pad(num(b)?)),
+            ("align", [b]) => Ok(Layout::Align(num(b)?)),
+            _ => Err(WhatIfError::Layout(format!(
+                "\"{name} {}\" is not a layout: give transpose ?ROWS COLS ELEMBYTES?, soa, pad BYTES or align BYTES",
+                args.join(" ")
+            ))),
+        }
+    }
+}
+
+/// Why a prediction cannot be made.
+#[derive(Debug, thiserror::Error)]
+pub enum WhatIfError {
+    /// The layout does not fit the variable, or was not understood.
+    #[error("{0}")]
+    Layout(String),
+    /// The variable's shape is unknown.
+    #[error(transparent)]
+    Shape(#[from] ShapeError),
+    /// Simulating failed.
+    #[error(transparent)]
+    Locality(#[from] LocalityError),
+}
+
+impl From<crate::filter::FilterError> for WhatIfError {
+    fn from(e: crate::filter::FilterError) -> Self {
+        WhatIfError::Locality(LocalityError::Filter(e))
+    }
+}
+
+/// The reports before and after the layout change.
+#[derive(Clone, Debug)]
+pub struct WhatIf {
+    /// The recorded layout (what `cache_stats` prints).
+    pub before: CacheReport,
+    /// The new layout; its variable table may list extra variables (the
+    /// per-field arrays `NAME.field` of a split).
+    pub after: CacheReport,
+    /// The variable's row (the same in both reports).
+    pub var: u32,
+    /// The rows of `after` that hold the variable's accesses.
+    pub after_vars: Vec<u32>,
+    /// Accesses of the variable moved to the new layout.
+    pub mapped: u64,
+    /// Accesses of the variable kept at their recorded address.
+    pub unmapped: u64,
+    /// What the layout did, in words (shape used, new base, fields).
+    pub notes: Vec<String>,
+}
+
+/// Where one variable's bytes go under a layout.
+#[derive(Clone, Debug)]
+enum Map {
+    /// Element (i, j) of a rows x cols array to (j, i).
+    Transpose { rows: u64, cols: u64, elem: u64 },
+    /// Field `f` of element i to `fields[f].base + i * fields[f].size`.
+    Split { elem: u64, fields: Vec<Field> },
+    /// Unit k (a row or element of `unit` bytes) to `base + k*(unit+pad)`.
+    Pad { unit: u64, pad: u64, base: u64 },
+    /// Every byte moved to `base`.
+    Shift { base: u64 },
+}
+
+/// One field of a split array of structures.
+#[derive(Clone, Debug)]
+struct Field {
+    offset: u64,
+    size: u64,
+    base: u64,
+    var: u32,
+}
+
+/// The variable's placement and its map.
+struct Mapper {
+    var: u32,
+    base: u64,
+    size: u64,
+    map: Map,
+}
+
+impl Mapper {
+    /// The new (address, variable) of an access at `addr` of `size` bytes of
+    /// the variable; `None` when it straddles units or lies outside them.
+    fn map(&self, addr: u64, size: u32) -> Option<(u64, u32)> {
+        if addr < self.base || addr + size as u64 > self.base + self.size {
+            return None;
+        }
+        let off = addr - self.base;
+        let size = size as u64;
+        match &self.map {
+            Map::Transpose { rows, cols, elem } => {
+                let (k, o) = (off / elem, off % elem);
+                (o + size <= *elem && k < rows * cols).then(|| {
+                    let (i, j) = (k / cols, k % cols);
+                    (self.base + (j * rows + i) * elem + o, self.var)
+                })
+            }
+            Map::Split { elem, fields } => {
+                let (i, o) = (off / elem, off % elem);
+                fields
+                    .iter()
+                    .find(|f| o >= f.offset && o + size <= f.offset + f.size)
+                    .map(|f| (f.base + i * f.size + (o - f.offset), f.var))
+            }
+            Map::Pad { unit, pad, base } => {
+                let (k, o) = (off / unit, off % unit);
+                (o + size <= *unit).then(|| (base + k * (unit + pad) + o, self.var))
+            }
+            Map::Shift { base } => Some((base + off, self.var)),
+        }
+    }
+}
+
+/// A sink that rewrites the variable's accesses and passes every batch on.
+struct Rewrite<'a, 'b> {
+    mapper: &'a Mapper,
+    sinks: &'a mut [&'b mut dyn AccessSink],
+    buf: Vec<NamedAccess>,
+    mapped: u64,
+    unmapped: u64,
+}
+
+impl AccessSink for Rewrite<'_, '_> {
+    fn accesses(&mut self, batch: &[NamedAccess]) {
+        self.buf.clear();
+        self.buf.extend_from_slice(batch);
+        for r in self.buf.iter_mut().filter(|r| r.var.0 == self.mapper.var) {
+            match self.mapper.map(r.addr, r.size) {
+                Some((addr, var)) => {
+                    r.addr = addr;
+                    r.var = VarId(var);
+                    self.mapped += 1;
+                }
+                None => self.unmapped += 1,
+            }
+        }
+        for s in self.sinks.iter_mut() {
+            s.accesses(&self.buf);
+        }
+    }
+}
+
+/// What one pass learns before the layout is built: the highest byte the
+/// trace touches, and per byte offset within the variable's element the
+/// widest access starting there.
+struct Survey {
+    var: u32,
+    base: u64,
+    elem: u64,
+    end: u64,
+    widths: BTreeMap<u64, u64>,
+}
+
+impl AccessSink for Survey {
+    fn accesses(&mut self, batch: &[NamedAccess]) {
+        for r in batch {
+            self.end = self.end.max(r.addr + r.size as u64);
+            if r.var.0 == self.var && r.addr >= self.base && self.elem > 0 {
+                let w = self
+                    .widths
+                    .entry((r.addr - self.base) % self.elem)
+                    .or_default();
+                *w = (*w).max(r.size as u64);
+            }
+        }
+    }
+}
+
+/// Predicts the cache report of `a` had variable row `var` been laid out
+/// as `layout`: the recorded report, and the report over the accesses with
+/// the variable's addresses rewritten. Cost: two passes over the access
+/// list with every `cache_stats` sink (three for `soa` and `pad`, which
+/// first survey field widths and the highest address); memory as for
+/// `cache_stats`.
+///
+/// # Errors
+/// The layout does not fit the variable (its shape is unknown, a `soa`
+/// of something not an array of structures), or simulating fails.
+pub fn what_if(
+    a: &Analysis,
+    kind: MemKind,
+    opts: &Options,
+    var: u32,
+    layout: &Layout,
+) -> Result<WhatIf, WhatIfError> {
+    let before = cache_stats(a, kind, opts)?;
+    let mut names = Names::of(a)?;
+    let mut shown = before.shown.clone();
+    let mut notes = Vec::new();
+    let mapper = build(a, &opts.model, var, layout, &mut names, &mut notes)?;
+    let after_vars: Vec<u32> = std::iter::once(var)
+        .chain(a.vars.len() as u32..names.vars.len() as u32)
+        .collect();
+    shown.resize(names.vars.len(), true);
+    let (mut mapped, mut unmapped) = (0, 0);
+    let after = cache_stats_over(names, shown, opts, &mut |sinks| {
+        let mut rw = Rewrite {
+            mapper: &mapper,
+            sinks,
+            buf: Vec::new(),
+            mapped: 0,
+            unmapped: 0,
+        };
+        let n = drive(a, &mut [&mut rw])?;
+        (mapped, unmapped) = (rw.mapped, rw.unmapped);
+        Ok(n)
+    })?;
+    Ok(WhatIf {
+        before,
+        after,
+        var,
+        after_vars,
+        mapped,
+        unmapped,
+        notes,
+    })
+}
+
+/// The map of the variable under `layout`; updates its entry in `names`
+/// (and appends the per-field arrays of a split) so the patterns are
+/// labelled in the new layout.
+fn build(
+    a: &Analysis,
+    model: &CacheModel,
+    var: u32,
+    layout: &Layout,
+    names: &mut Names,
+    notes: &mut Vec<String>,
+) -> Result<Mapper, WhatIfError> {
+    let v = names.vars[var as usize].clone();
+    let map = match layout {
+        Layout::Transpose(shape) => transpose(a, var, &v, *shape, names, notes)?,
+        Layout::Soa => split(a, var, &v, names, notes)?,
+        Layout::Pad(pad) => padded(a, model, var, &v, *pad, names, notes)?,
+        Layout::Align(to) => {
+            let base = v.base.div_ceil(*to) * to;
+            notes.push(format!(
+                "{} moved from {:#x} to {:#x} (aligned to {to} bytes)",
+                v.name, v.base, base
+            ));
+            names.vars[var as usize].base = base;
+            Map::Shift { base }
+        }
+    };
+    Ok(Mapper {
+        var,
+        base: v.base,
+        size: v.size,
+        map,
+    })
+}
+
+/// The transpose map: the shape given, or the one the 2D figure infers.
+fn transpose(
+    a: &Analysis,
+    var: u32,
+    v: &VarInfo,
+    shape: Option<(u64, u64, u64)>,
+    names: &mut Names,
+    notes: &mut Vec<String>,
+) -> Result<Map, WhatIfError> {
+    let (rows, cols, elem) = match shape {
+        Some(s) => s,
+        None => match infer_shape(a, var, 2)? {
+            DrawShape::Grid { cols, elem, .. } if cols * elem > 0 => {
+                (v.size / (cols * elem), cols, elem)
+            }
+            _ => {
+                return Err(WhatIfError::Layout(format!(
+                    "\"{}\" is not a 2D array of known shape: give transpose ROWS COLS ELEMBYTES",
+                    v.name
+                )))
+            }
+        },
+    };
+    if rows * cols * elem > v.size || rows * cols == 0 {
+        return Err(WhatIfError::Layout(format!(
+            "{rows} x {cols} elements of {elem} bytes do not fit in \"{}\" ({} bytes)",
+            v.name, v.size
+        )));
+    }
+    notes.push(format!(
+        "{} read as {rows} x {cols} elements of {elem} bytes, stored as {cols} x {rows}",
+        v.name
+    ));
+    names.vars[var as usize].dims = vec![cols, rows];
+    Ok(Map::Transpose { rows, cols, elem })
+}
+
+/// The split of an array of structures: one array per accessed field, at
+/// the variable's base one after another, each as wide as the widest
+/// access at its offset (at most the gap to the next field).
+fn split(
+    a: &Analysis,
+    var: u32,
+    v: &VarInfo,
+    names: &mut Names,
+    notes: &mut Vec<String>,
+) -> Result<Map, WhatIfError> {
+    let fields = struct_fields(a, var).map_err(crate::filter::FilterError::from)?;
+    let elem = v.elem_size as u64;
+    if fields.is_empty() || elem == 0 {
+        return Err(WhatIfError::Layout(format!(
+            "\"{}\" is not an array of structures whose fields the region accessed",
+            v.name
+        )));
+    }
+    let survey = survey(a, var, v.base, elem)?;
+    let n = v.size / elem;
+    let mut base = v.base;
+    let mut out = Vec::new();
+    for (k, f) in fields.iter().enumerate() {
+        let gap = fields.get(k + 1).map_or(elem, |g| g.offset) - f.offset;
+        let size = survey
+            .widths
+            .get(&f.offset)
+            .copied()
+            .unwrap_or(gap)
+            .min(gap);
+        base = base.div_ceil(size) * size;
+        let row = names.vars.len() as u32;
+        names.vars.push(VarInfo {
+            name: format!("{}.{}", v.name, f.name),
+            base,
+            size: n * size,
+            elem_size: size as u32,
+            dims: vec![n],
+            scope: v.scope,
+            internal: false,
+        });
+        notes.push(format!(
+            "{}.{}: {n} elements of {size} bytes at {base:#x}",
+            v.name, f.name
+        ));
+        out.push(Field {
+            offset: f.offset,
+            size,
+            base,
+            var: row,
+        });
+        base += n * size;
+    }
+    Ok(Map::Split { elem, fields: out })
+}
+
+/// The padded array: rows of a 2D array (elements otherwise) followed by
+/// `pad` bytes, placed past the highest address the trace touches so it
+/// overlaps no other variable, at the same offset within the largest cache
+/// way (at least a page) as the recorded base, so its first line falls in
+/// the same set of every level.
+fn padded(
+    a: &Analysis,
+    model: &CacheModel,
+    var: u32,
+    v: &VarInfo,
+    pad: u64,
+    names: &mut Names,
+    notes: &mut Vec<String>,
+) -> Result<Map, WhatIfError> {
+    let elem = v.elem_size as u64;
+    let unit = match v.dims.len() {
+        0 | 1 => elem,
+        _ => v.dims[v.dims.len() - 1] * elem,
+    };
+    if unit == 0 {
+        return Err(WhatIfError::Layout(format!(
+            "the element size of \"{}\" is unknown",
+            v.name
+        )));
+    }
+    let survey = survey(a, var, v.base, elem)?;
+    let way = model
+        .levels
+        .iter()
+        .map(|l| l.size / u64::from(l.ways))
+        .max()
+        .unwrap_or(0)
+        .max(4096)
+        .next_power_of_two();
+    let base = survey.end.div_ceil(way) * way + v.base % way;
+    let what = if v.dims.len() >= 2 { "row" } else { "element" };
+    notes.push(format!(
+        "each {what} of {unit} bytes padded by {pad}: {} placed at {base:#x}, past the highest address the trace touches, at the same offset within {way} bytes as its recorded base {:#x}",
+        v.name, v.base
+    ));
+    let vi = &mut names.vars[var as usize];
+    vi.base = base;
+    vi.size = v.size / unit * (unit + pad);
+    Ok(Map::Pad { unit, pad, base })
+}
+
+/// One pass over the accesses: the highest address and the field widths.
+fn survey(a: &Analysis, var: u32, base: u64, elem: u64) -> Result<Survey, WhatIfError> {
+    let mut s = Survey {
+        var,
+        base,
+        elem,
+        end: 0,
+        widths: BTreeMap::new(),
+    };
+    drive(a, &mut [&mut s])?;
+    Ok(s)
+}
+
+/// Counts per source line of the accesses of variable rows `vars` in a
+/// report, keyed by `file.c:LINE`.
+pub fn per_line_of(r: &CacheReport, vars: &[u32]) -> BTreeMap<String, super::cache::Counts> {
+    let mut out: BTreeMap<String, super::cache::Counts> = BTreeMap::new();
+    for (i, &(v, l)) in r.cache.pairs.iter().enumerate() {
+        if vars.contains(&v) {
+            out.entry(r.names.source(l).to_string())
+                .or_default()
+                .add(&r.cache.counts[i]);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mapper(map: Map) -> Mapper {
+        Mapper {
+            var: 3,
+            base: 0x1000,
+            size: 6 * 8,
+            map,
+        }
+    }
+
+    #[test]
+    fn whatif_transpose_swaps_indices() {
+        // 2 x 3 doubles: (1, 2) at index 5 goes to (2, 1) at index 2*2+1.
+        let m = mapper(Map::Transpose {
+            rows: 2,
+            cols: 3,
+            elem: 8,
+        });
+        assert_eq!(m.map(0x1000 + 5 * 8, 8), Some((0x1000 + 5 * 8, 3)));
+        assert_eq!(m.map(0x1000 + 8, 8), Some((0x1000 + 2 * 8, 3)));
+        assert_eq!(m.map(0x1000 + 4, 8), None);
+        assert_eq!(m.map(0x1000 + 6 * 8, 8), None);
+    }
+
+    #[test]
+    fn whatif_split_and_pad_place_fields_and_units() {
+        let m = mapper(Map::Split {
+            elem: 16,
+            fields: vec![Field {
+                offset: 8,
+                size: 8,
+                base: 0x2000,
+                var: 9,
+            }],
+        });
+        assert_eq!(m.map(0x1000 + 16 + 8, 8), Some((0x2008, 9)));
+        assert_eq!(m.map(0x1000 + 16, 8), None);
+        let p = mapper(Map::Pad {
+            unit: 24,
+            pad: 8,
+            base: 0x4000,
+        });
+        assert_eq!(p.map(0x1000 + 24 + 16, 8), Some((0x4000 + 32 + 16, 3)));
+        assert_eq!(p.map(0x1000 + 20, 8), None);
+    }
+
+    #[test]
+    fn whatif_layouts_parse() {
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert_eq!(Layout::parse("pad", &s(&["64"])).unwrap(), Layout::Pad(64));
+        assert_eq!(
+            Layout::parse("transpose", &s(&["2", "3", "8"])).unwrap(),
+            Layout::Transpose(Some((2, 3, 8)))
+        );
+        assert!(Layout::parse("pad", &[]).is_err());
+        assert!(Layout::parse("skew", &[]).is_err());
+    }
+}
