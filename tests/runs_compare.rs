@@ -3,43 +3,13 @@
 //! numbers must be each run's own `cache_stats` numbers, aligned by name;
 //! the access counts are worked by hand (N*N loads of X and N*N stores to Y
 //! in both versions), and the blocked version must miss less in L1 on Y.
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
+mod common;
+use common::{mapvis_script as mapvis, printed_counts as numbers};
+
 const N: u64 = 64;
-
-fn mapvis(dir: &Path, script: &str) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_mapvis"))
-        .current_dir(dir)
-        .env("HOME", dir)
-        .env_remove("MAPVIS_HISTORY")
-        .args(["-c", script])
-        .output()
-        .expect("mapvis runs");
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "{script}\nstdout:\n{stdout}\nstderr:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout
-}
-
-/// `KEY var accesses misses_L1 misses_L2` lines a script printed, by
-/// (key, variable).
-fn numbers(out: &str) -> BTreeMap<(String, String), (u64, u64, u64)> {
-    out.lines()
-        .filter_map(|l| {
-            let w: Vec<&str> = l.split_whitespace().collect();
-            if w.len() != 6 || w[0] != "N" {
-                return None;
-            }
-            let n = |i: usize| w[i].parse::<u64>().unwrap();
-            Some(((w[1].to_string(), w[2].to_string()), (n(3), n(4), n(5))))
-        })
-        .collect()
-}
 
 /// Tcl that prints one `N KEY var accesses misses_L1 misses_L2` line per
 /// per-variable dict of the list in variable `list` (the `a` or `b` side
@@ -91,8 +61,12 @@ fn compare_runs_aligns_by_name_and_gives_each_runs_own_numbers() {
             .unwrap_or_else(|| panic!("no {k} {v} in\n{out_a}\n{out_b}\n{out_c}"))
     };
     for v in ["X", "Y"] {
-        assert_eq!(get("a", v).0, N * N, "{v}: N*N accesses in the naive run");
-        assert_eq!(get("b", v).0, N * N, "{v}: N*N accesses in the blocked run");
+        assert_eq!(get("a", v)[0], N * N, "{v}: N*N accesses in the naive run");
+        assert_eq!(
+            get("b", v)[0],
+            N * N,
+            "{v}: N*N accesses in the blocked run"
+        );
         assert_eq!(
             get("ca", v),
             get("a", v),
@@ -109,7 +83,7 @@ fn compare_runs_aligns_by_name_and_gives_each_runs_own_numbers() {
     // misses); tiles of 8 x 8 doubles could reuse each line of Y 8 times
     // (N*N/8 misses), and conflicts with X leave about 2x that.
     assert!(
-        get("b", "Y").1 * 3 < get("a", "Y").1,
+        get("b", "Y")[1] * 3 < get("a", "Y")[1],
         "blocking must cut Y's L1 misses: {:?} vs {:?}",
         get("a", "Y"),
         get("b", "Y")

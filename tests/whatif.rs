@@ -8,27 +8,13 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
+mod common;
+use common::{mapvis_script as mapvis, printed_counts as numbers};
+
 /// Small caches, so conflicts are strong and deterministic: 64 sets of 2
 /// ways in L1, 128 sets of 4 ways in L2.
 const CACHES: &str =
     "set_mem_alloc G; set_cache L1 8K 2 64; set_cache L2 32K 4 64; set_cache L3 off; ";
-
-fn mapvis(dir: &Path, script: &str) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_mapvis"))
-        .current_dir(dir)
-        .env("HOME", dir)
-        .env_remove("MAPVIS_HISTORY")
-        .args(["-c", script])
-        .output()
-        .expect("mapvis runs");
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "{script}\nstdout:\n{stdout}\nstderr:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout
-}
 
 /// Tcl printing `N KEY variable accesses misses_L1 misses_L2` per dict of
 /// the list in Tcl variable `list`.
@@ -37,20 +23,6 @@ fn print_list(key: &str, list: &str) -> String {
         "foreach d ${list} {{ puts \"N {key} [dict get $d variable] [dict get $d accesses] \
          [dict get $d misses_L1] [dict get $d misses_L2]\" }}; "
     )
-}
-
-/// The `N` lines of a script's output, by (key, variable).
-fn numbers(out: &str) -> BTreeMap<(String, String), [u64; 3]> {
-    out.lines()
-        .filter_map(|l| {
-            let w: Vec<&str> = l.split_whitespace().collect();
-            if w.len() != 6 || w[0] != "N" {
-                return None;
-            }
-            let n = |i: usize| w[i].parse::<u64>().unwrap();
-            Some(((w[1].to_string(), w[2].to_string()), [n(3), n(4), n(5)]))
-        })
-        .collect()
 }
 
 /// Traces `prog` built with `flags` in a fresh folder and runs `tail`

@@ -102,3 +102,38 @@ pub fn line_of(rel: &str, marker: &str) -> u32 {
         .expect("marker present") as u32
         + 1
 }
+
+/// Runs `script` with `mapvis -c` in the folder `dir` (also its HOME, so
+/// no history or setting leaks in), asserting it succeeds; returns its
+/// standard output.
+pub fn mapvis_script(dir: &Path, script: &str) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_mapvis"))
+        .current_dir(dir)
+        .env("HOME", dir)
+        .env_remove("MAPVIS_HISTORY")
+        .args(["-c", script])
+        .output()
+        .expect("mapvis runs");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{script}\nstdout:\n{stdout}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+/// The `N KEY variable accesses misses_L1 misses_L2` lines a script
+/// printed, by (key, variable).
+pub fn printed_counts(out: &str) -> std::collections::BTreeMap<(String, String), [u64; 3]> {
+    out.lines()
+        .filter_map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            if w.len() != 6 || w[0] != "N" {
+                return None;
+            }
+            let n = |i: usize| w[i].parse::<u64>().unwrap();
+            Some(((w[1].to_string(), w[2].to_string()), [n(3), n(4), n(5)]))
+        })
+        .collect()
+}
