@@ -4,7 +4,6 @@
 //! the access counts are worked by hand (N*N loads of X and N*N stores to Y
 //! in both versions), and the blocked version must miss less in L1 on Y.
 use std::path::Path;
-use std::process::Command;
 
 mod common;
 use common::{mapvis_script as mapvis, printed_counts as numbers};
@@ -113,21 +112,8 @@ fn run_labels_and_names_are_checked() {
         ("use_run nothing", "there is no run \"nothing\""),
         ("compare_runs a b", "there is no run \"a\""),
     ] {
-        let out = Command::new(env!("CARGO_BIN_EXE_mapvis"))
-            .current_dir(dir.path())
-            .env("HOME", dir.path())
-            .args(["-c", script])
-            .output()
-            .unwrap();
-        let all = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert!(
-            !out.status.success() && all.contains(says),
-            "{script}: {all}"
-        );
+        let all = common::mapvis_script_fails(dir.path(), script);
+        assert!(all.contains(says), "{script}: {all}");
     }
     assert!(!dir.path().join("x").exists() && !dir.path().join(".mapvis/x").exists());
 }

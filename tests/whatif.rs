@@ -6,7 +6,6 @@
 //! program's own `cache_stats`, not the code under test.
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Command;
 
 mod common;
 use common::{mapvis_script as mapvis, printed_counts as numbers};
@@ -141,17 +140,7 @@ fn whatif_rejects_what_does_not_fit() {
         ("what_if p pad", "is not a layout"),
         ("what_if p transpose", "2D array"),
     ] {
-        let o = Command::new(env!("CARGO_BIN_EXE_mapvis"))
-            .current_dir(dir.path())
-            .env("HOME", dir.path())
-            .args(["-c", script])
-            .output()
-            .unwrap();
-        let all = format!(
-            "{}{}",
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
-        );
-        assert!(!o.status.success() && all.contains(says), "{script}: {all}");
+        let all = common::mapvis_script_fails(dir.path(), script);
+        assert!(all.contains(says), "{script}: {all}");
     }
 }

@@ -137,3 +137,22 @@ pub fn printed_counts(out: &str) -> std::collections::BTreeMap<(String, String),
         })
         .collect()
 }
+
+/// Runs `script` with `mapvis -c` in `dir`, asserting it fails; returns
+/// what it printed on both streams.
+pub fn mapvis_script_fails(dir: &Path, script: &str) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_mapvis"))
+        .current_dir(dir)
+        .env("HOME", dir)
+        .env_remove("MAPVIS_HISTORY")
+        .args(["-c", script])
+        .output()
+        .expect("mapvis runs");
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!out.status.success(), "{script} should fail: {all}");
+    all
+}
