@@ -324,6 +324,7 @@ fn locality(trace: &Path, exe: &Path, runs: usize) {
     let opts = report::Options {
         model: CacheModel::host(),
         sampling: None,
+        grouping: mapvis::filter::stats::Grouping::BySite,
     };
     let mut lines = 0;
     let mut cpu_rates = Vec::new();
@@ -340,7 +341,13 @@ fn locality(trace: &Path, exe: &Path, runs: usize) {
     let shared: Vec<f64> = (0..runs)
         .map(|_| {
             let t = Instant::now();
-            report::sharing_stats(&a, MemKind::All, 64).expect("sharing_stats");
+            report::sharing_stats(
+                &a,
+                MemKind::All,
+                64,
+                mapvis::filter::stats::Grouping::BySite,
+            )
+            .expect("sharing_stats");
             n / t.elapsed().as_secs_f64()
         })
         .collect();

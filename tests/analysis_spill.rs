@@ -61,7 +61,8 @@ fn digest(a: &Analysis) -> Digest {
             )
         })
         .collect();
-    let patterns = report::patterns(a, MemKind::All).unwrap();
+    let patterns =
+        report::patterns(a, MemKind::All, mapvis::filter::stats::Grouping::BySite).unwrap();
     (
         rows,
         a.locations.clone(),
@@ -146,7 +147,15 @@ fn same_when_spilled(rel: &str, regions: u32) {
     assert!(mem.patterns.is_some(), "{rel}: no pattern states");
     let mut fresh = mem.clone();
     fresh.patterns = None;
-    let again = format!("{:?}", report::patterns(&fresh, MemKind::All).unwrap());
+    let again = format!(
+        "{:?}",
+        report::patterns(
+            &fresh,
+            MemKind::All,
+            mapvis::filter::stats::Grouping::BySite
+        )
+        .unwrap()
+    );
     assert_eq!(
         again, want_pat,
         "{rel}: streamed and re-read patterns differ"

@@ -260,11 +260,16 @@ fn reuse_mode_separates_first_touches_from_the_second_sweep() {
 #[test]
 fn the_sharing_page_shows_each_threads_bytes_of_the_false_shared_line() {
     let (d, a) = analysed("tests/c/loc_share.c", &["-pthread"]);
-    let lines: Vec<report::SharedLine> = report::sharing_stats(&a, MemKind::Global, 64)
-        .unwrap()
-        .into_iter()
-        .filter(|l| l.variables.iter().any(|v| v == "hits"))
-        .collect();
+    let lines: Vec<report::SharedLine> = report::sharing_stats(
+        &a,
+        MemKind::Global,
+        64,
+        mapvis::filter::stats::Grouping::BySite,
+    )
+    .unwrap()
+    .into_iter()
+    .filter(|l| l.variables.iter().any(|v| v == "hits"))
+    .collect();
     assert_eq!(lines.len(), 1);
     let drawn: Vec<vis::sharing::SharedBytes> = lines
         .iter()

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use common::*;
 use mapvis::filter::locality::report;
+use mapvis::filter::stats::Grouping;
 use mapvis::filter::Analysis;
 use mapvis::filter::MemKind;
 use mapvis::trace::program::ProgramNamer;
@@ -18,14 +19,14 @@ fn analysed(rel: &str, cc: &[&str]) -> (tempfile::TempDir, Analysis) {
 
 /// (variable, line marker) -> label.
 fn labels(a: &Analysis, rel: &str) -> BTreeMap<(String, u32), String> {
-    report::patterns(a, MemKind::All)
+    report::patterns(a, MemKind::All, Grouping::BySite)
         .unwrap()
         .into_iter()
-        .filter_map(|(v, src, _, label)| {
-            let (f, n) = src.rsplit_once(':')?;
+        .filter_map(|r| {
+            let (f, n) = r.source.rsplit_once(':')?;
             let stem = rel.rsplit('/').next()?;
             if f.ends_with(stem) {
-                Some(((v, n.parse().ok()?), label))
+                Some(((r.variable, n.parse().ok()?), r.label))
             } else {
                 None
             }
@@ -73,7 +74,7 @@ fn traversals_get_their_labels_in_index_space() {
 /// The shared lines that hold the variable `hits`.
 fn shared_hits(cc: &[&str]) -> Vec<report::SharedLine> {
     let (_d, a) = analysed("tests/c/loc_share.c", cc);
-    report::sharing_stats(&a, MemKind::Global, 64)
+    report::sharing_stats(&a, MemKind::Global, 64, Grouping::BySite)
         .unwrap()
         .into_iter()
         .filter(|l| l.variables.iter().any(|v| v == "hits"))

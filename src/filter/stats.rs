@@ -11,20 +11,6 @@ use super::schema::location as lc;
 use super::{shows, MemKind};
 use crate::trace::naming::element_path;
 
-/// The display names of the `var` column of a table.
-fn names_of(a: &Analysis, df: &DataFrame) -> PolarsResult<Vec<String>> {
-    Ok(df
-        .column(lc::VAR)?
-        .u32()?
-        .into_iter()
-        .map(|v| {
-            v.and_then(|v| a.vars.get(v as usize))
-                .map(|v| v.name.clone())
-                .unwrap_or_default()
-        })
-        .collect())
-}
-
 /// How heap blocks are shown in the statistics and figures.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Grouping {
@@ -354,8 +340,26 @@ pub fn per_element(a: &Analysis, kind: MemKind, grouping: Grouping) -> PolarsRes
 /// `h.nbins`), one row per location (address and
 /// variable) shown for `kind`, sorted by address.
 pub fn per_address(a: &Analysis, kind: MemKind) -> PolarsResult<DataFrame> {
+    per_address_by(a, kind, Grouping::Instances)
+}
+
+/// [`per_address`] with each location's variable named by its display row
+/// under `grouping`, as [`per_variable_by`] names it: under
+/// [`Grouping::BySite`] a list's nodes are `n` and the pointer sharing that
+/// name is `n@S`, in both tables. A scalar's element is its row's name.
+pub fn per_address_by(a: &Analysis, kind: MemKind, grouping: Grouping) -> PolarsResult<DataFrame> {
     let loc = shown_locations(a, kind)?;
-    let names = names_of(a, &loc)?;
+    let rows = display_rows(a, grouping);
+    let names: Vec<String> = loc
+        .column(lc::VAR)?
+        .u32()?
+        .into_iter()
+        .map(|v| {
+            v.and_then(|v| rows.row_of.get(v as usize))
+                .map(|&r| rows.names[r as usize].clone())
+                .unwrap_or_default()
+        })
+        .collect();
     let n = loc.height() as u64;
     let mut out = DataFrame::new(vec![
         Column::new("index".into(), (0..n).collect::<Vec<u64>>()),
@@ -370,7 +374,7 @@ pub fn per_address(a: &Analysis, kind: MemKind) -> PolarsResult<DataFrame> {
             .clone()
             .with_name("bytes_loaded".into()),
     ])?;
-    out.with_column(Column::new("variable".into(), names))?;
+    out.with_column(Column::new("variable".into(), names.clone()))?;
     // Member paths come from the analysis; array elements from the shape.
     let stored = loc.column(lc::ELEMENT)?.str()?;
     let addrs = loc.column(lc::ADDR)?.u64()?;
@@ -388,6 +392,13 @@ pub fn per_address(a: &Analysis, kind: MemKind) -> PolarsResult<DataFrame> {
                 _ => String::new(),
             },
         })
+        .zip(vars.into_iter().zip(&names))
+        .map(
+            |(e, (v, row))| match v.and_then(|v| a.vars.get(v as usize)) {
+                Some(var) if e == var.name => row.clone(),
+                _ => e,
+            },
+        )
         .collect();
     out.with_column(Column::new("element".into(), elements))?;
     out.select(ADDRESS_COLUMNS)
@@ -450,10 +461,9 @@ pub fn variables_for_display(a: &Analysis, grouping: Grouping) -> PolarsResult<D
     let rows = display_rows(a, grouping);
     let mut vars = a.vars.clone();
     for (v, var) in vars.iter_mut().enumerate() {
-        let r = rows.row_of[v] as usize;
-        if rows.members[r].len() > 1 {
-            var.name = rows.names[r].clone();
-        }
+        // Grouped blocks take their group's name, and a variable sharing
+        // that name its qualified one (`n@S`), as memory_stats shows them.
+        var.name = rows.names[rows.row_of[v] as usize].clone();
     }
     super::model::variable_table(&vars)
 }

@@ -16,7 +16,7 @@ use super::text::counted;
 use super::{Registry, Value};
 use crate::filter::locality::cache::{CacheModel, Counts};
 use crate::filter::locality::colour::ColourMode;
-use crate::filter::locality::report::{self, text_table, CacheReport, Options, Row};
+use crate::filter::locality::report::{self, text_table, CacheReport, Row};
 use crate::filter::locality::reuse::Sampling;
 use crate::filter::locality::whatif::{self, Layout, WhatIf};
 
@@ -166,10 +166,7 @@ fn cache_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     let save = args.iter().any(|x| x == "save");
     let quiet = args.iter().any(|x| x == "quiet");
     let kind = st.mem();
-    let opts = Options {
-        model: st.locality().cache.clone(),
-        sampling: st.locality().sampling.and_then(Sampling::new),
-    };
+    let opts = super::handlers::cache_options(st);
     let dir = st.visinfo_dir();
     let figures = st.figures_dir();
     let src_paths = st.src_paths().to_vec();
@@ -258,10 +255,7 @@ fn what_if(st: &mut Session, args: &[String]) -> CmdResult<Value> {
         _ => return Err("usage: what_if NAME LAYOUT ?ARGS...?".into()),
     };
     let kind = st.mem();
-    let opts = Options {
-        model: st.locality().cache.clone(),
-        sampling: st.locality().sampling.and_then(Sampling::new),
-    };
+    let opts = super::handlers::cache_options(st);
     let a = st.analysis()?;
     let var = crate::filter::shape::resolve_array(a, &name)?;
     let w = whatif::what_if(a, kind, &opts, var, &layout).map_err(|e| e.to_string())?;
@@ -477,12 +471,9 @@ fn print_reuse(r: &CacheReport) {
     ];
     h.extend(sizes.iter().map(|(n, _)| format!("miss@{n}")));
     let rows: Vec<Vec<String>> = r
-        .reuse
-        .per_var
-        .iter()
-        .enumerate()
-        .filter(|(v, hist)| r.shown.get(*v).copied().unwrap_or(false) && hist.total() > 0)
-        .map(|(v, hist)| {
+        .row_histograms()
+        .into_iter()
+        .map(|(rid, hist)| {
             let total = hist.total();
             let mut acc = hist.cold;
             let mut median = "cold".to_string();
@@ -496,7 +487,7 @@ fn print_reuse(r: &CacheReport) {
                 median = "cold".into();
             }
             let mut row = vec![
-                r.names.var_name(v as u32).to_string(),
+                r.names.row_name(rid).to_string(),
                 total.to_string(),
                 hist.cold.to_string(),
                 median,
@@ -549,8 +540,9 @@ fn sharing_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     let kind = st.mem();
     let line = st.locality().cache.levels.first().map_or(64, |l| l.line);
     let dir = st.visinfo_dir();
+    let grouping = st.grouping();
     let a = st.analysis()?;
-    let lines = report::sharing_stats(a, kind, line)?;
+    let lines = report::sharing_stats(a, kind, line, grouping)?;
     println!(
         "sharing_stats ({}-byte lines written by one thread and touched by another, set_mem_alloc {}; \
          Valgrind runs one thread at a time, so transfers are those of its interleaving):",
@@ -645,16 +637,13 @@ fn summary_figure(r: &CacheReport, figures: &Path) -> CmdResult<PathBuf> {
         .collect();
     let line = r.reuse.line as u64;
     let curves: Vec<Curve> = r
-        .reuse
-        .per_var
-        .iter()
-        .enumerate()
-        .filter(|(v, h)| r.shown.get(*v).copied().unwrap_or(false) && h.total() > 0)
-        .map(|(v, h)| {
+        .row_histograms()
+        .into_iter()
+        .map(|(row, h)| {
             let top = h.last_bin().unwrap_or(0) as u32 + 1;
             let js: Vec<u32> = (0..=top.min(40)).collect();
             Curve {
-                name: r.names.var_name(v as u32).to_string(),
+                name: r.names.row_name(row).to_string(),
                 bytes: js.iter().map(|j| line << j).collect(),
                 ratio: js
                     .iter()

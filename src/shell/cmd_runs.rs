@@ -14,8 +14,7 @@ use super::session::{valid_label, Session};
 use super::text::counted;
 use super::{Registry, Value};
 use crate::filter::locality::compare::{self, change_text, distance_text, Side, VarComparison};
-use crate::filter::locality::report::{self, CacheReport, Options};
-use crate::filter::locality::reuse::Sampling;
+use crate::filter::locality::report::{self, CacheReport};
 
 /// Registers the run commands (each holding the folder's lock).
 pub fn register(r: &mut Registry<Session>) {
@@ -244,10 +243,7 @@ fn run_report(st: &Session, label: &str, dir: &Path) -> CmdResult<CacheReport> {
     if !a.summary.complete {
         println!("warning: run {label} is partial: its trace or analysis was cut short.");
     }
-    let opts = Options {
-        model: st.locality().cache.clone(),
-        sampling: st.locality().sampling.and_then(Sampling::new),
-    };
+    let opts = super::handlers::cache_options(st);
     Ok(report::cache_stats(&a, st.mem(), &opts)?)
 }
 

@@ -450,7 +450,7 @@ fn memory_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     let grouping = st.grouping();
     let a = st.analysis()?;
     let mut per_var = filter::stats::per_variable_by(a, kind, grouping)?;
-    let mut per_addr = filter::stats::per_address(a, kind)?;
+    let mut per_addr = filter::stats::per_address_by(a, kind, grouping)?;
     let cols = filter::stats::VARIABLE_COLUMNS;
     let rows: Vec<Vec<String>> = (0..per_var.height())
         .map(|i| cols.iter().map(|c| cell(&per_var, c, i)).collect())
@@ -499,7 +499,7 @@ fn memory_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
         }
     );
     print!("{}", fmt_table(&addr_cols, &arows));
-    print!("{}", pattern_section(a, kind)?);
+    print!("{}", pattern_section(a, kind, grouping)?);
     if save {
         let p1 = filter::write_csv(&mut per_var, &dir.join("memory_stats.csv"))?;
         st.record_written(std::slice::from_ref(&p1));

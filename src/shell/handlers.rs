@@ -137,20 +137,41 @@ fn mode_words(mode: ColourMode) -> &'static str {
     }
 }
 
+/// What `cache_stats`, `compare_runs` and `what_if` simulate: the session's
+/// cache model, reuse sampling and heap grouping.
+pub(super) fn cache_options(st: &Session) -> report::Options {
+    report::Options {
+        model: st.locality().cache.clone(),
+        sampling: st
+            .locality()
+            .sampling
+            .and_then(crate::filter::locality::reuse::Sampling::new),
+        grouping: st.grouping(),
+    }
+}
+
 /// The access patterns per (variable, line), for `memory_stats`: the 20
 /// busiest pairs, as text.
 pub(super) fn pattern_section(
     a: &crate::filter::analysis::Analysis,
     kind: crate::filter::MemKind,
+    grouping: crate::filter::stats::Grouping,
 ) -> CmdResult<String> {
-    let rows = report::patterns(a, kind)?;
+    let rows = report::patterns(a, kind, grouping)?;
     if rows.is_empty() {
         return Ok(String::new());
     }
     let shown: Vec<Vec<String>> = rows
         .iter()
         .take(20)
-        .map(|(v, src, n, l)| vec![v.clone(), src.clone(), n.to_string(), l.clone()])
+        .map(|r| {
+            vec![
+                r.variable.clone(),
+                r.source.clone(),
+                r.accesses.to_string(),
+                r.label.clone(),
+            ]
+        })
         .collect();
     let h: Vec<String> = ["variable", "source", "accesses", "pattern"]
         .map(String::from)

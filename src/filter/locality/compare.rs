@@ -90,22 +90,19 @@ pub fn compare(a: &CacheReport, b: &CacheReport) -> Vec<VarComparison> {
     out
 }
 
-/// Each listed variable of `r` by name.
+/// Each listed display row of `r` (a variable, or blocks grouped under one
+/// name as `memory_stats` groups them) by name.
 fn sides(r: &CacheReport) -> std::collections::BTreeMap<String, Side> {
     let busiest = busiest_patterns(r);
+    let hists: std::collections::BTreeMap<String, Histogram> = r
+        .row_histograms()
+        .into_iter()
+        .map(|(row, h)| (r.names.row_name(row).to_string(), h))
+        .collect();
     let mut out = std::collections::BTreeMap::new();
     for row in r.per_variable() {
-        let var = r
-            .names
-            .vars
-            .iter()
-            .position(|v| v.name == row.key)
-            .unwrap_or(usize::MAX);
-        let hist = r.reuse.per_var.get(var);
-        out.insert(
-            row.key.clone(),
-            side(&row, hist, busiest.get(&var).cloned()),
-        );
+        let side = side(&row, hists.get(&row.key), busiest.get(&row.key).cloned());
+        out.insert(row.key.clone(), side);
     }
     out
 }
@@ -121,19 +118,19 @@ fn side(row: &Row, hist: Option<&Histogram>, pattern: Option<String>) -> Side {
     }
 }
 
-/// The pattern label of each variable's busiest (variable, line) pair.
-fn busiest_patterns(r: &CacheReport) -> std::collections::BTreeMap<usize, String> {
-    let mut best: std::collections::BTreeMap<usize, (u64, usize)> = Default::default();
-    for (i, &(v, _)) in r.cache.pairs.iter().enumerate() {
-        let n = r.cache.counts[i].accesses;
-        let e = best.entry(v as usize).or_insert((n, i));
-        if n > e.0 {
-            *e = (n, i);
+/// The pattern label of each display row's busiest (row, line) pair.
+fn busiest_patterns(r: &CacheReport) -> std::collections::BTreeMap<String, String> {
+    let mut best: std::collections::BTreeMap<String, (u64, String)> = Default::default();
+    for p in r.per_pair() {
+        let n = p.counts.accesses;
+        match best.get(&p.key) {
+            Some((m, _)) if *m >= n => {}
+            _ => {
+                best.insert(p.key.clone(), (n, p.pattern));
+            }
         }
     }
-    best.into_iter()
-        .map(|(v, (_, i))| (v, r.pattern_text(i)))
-        .collect()
+    best.into_iter().map(|(k, (_, p))| (k, p)).collect()
 }
 
 /// The bin (as its distance bounds) holding the `q` quantile of the

@@ -54,18 +54,40 @@ pub struct VarInfo {
 
 /// Names of variables and source lines: the small tables the sinks and the
 /// reports refer to by row.
+///
+/// Reports name a variable by its *display row*, as `memory_stats` does
+/// ([`crate::filter::stats::display_rows`]): under `set_heap_grouping
+/// site` the 200 nodes of a list are one row `n` and the pointer that
+/// shares their name is `n@S`. Sinks keep counting per variable; the
+/// reports sum a row's variables, so every report agrees on names, grouping
+/// and totals.
 #[derive(Clone, Debug, Default)]
 pub struct Names {
     /// Variables, by row of the variable table.
     pub vars: Vec<VarInfo>,
     /// `file.c:LINE` (or `?`), by row of the line table.
     pub sources: Vec<String>,
+    /// Per variable: its display row. Variables past its end (the layout
+    /// predictions add some) are rows of their own, named by `vars`.
+    pub row_of: Vec<u32>,
+    /// Per display row: its name.
+    pub row_names: Vec<String>,
 }
 
 impl Names {
-    /// The names of an analysis. Cost: one pass over its variable and line
-    /// tables.
+    /// The names of an analysis, each block its own row (`n#1`, `n#2`).
+    /// Cost: one pass over its variable and line tables.
     pub fn of(a: &Analysis) -> Result<Names, FilterError> {
+        Names::grouped(a, crate::filter::stats::Grouping::Instances)
+    }
+
+    /// The names of an analysis with heap blocks grouped as `grouping`
+    /// says, as `memory_stats` shows them. Cost: one pass over its variable
+    /// and line tables, and a hash probe per heap block.
+    pub fn grouped(
+        a: &Analysis,
+        grouping: crate::filter::stats::Grouping,
+    ) -> Result<Names, FilterError> {
         let vars = a
             .vars
             .iter()
@@ -86,12 +108,38 @@ impl Names {
             .into_iter()
             .map(|s| s.unwrap_or("?").to_string())
             .collect();
-        Ok(Names { vars, sources: src })
+        let rows = crate::filter::stats::display_rows(a, grouping);
+        Ok(Names {
+            vars,
+            sources: src,
+            row_of: rows.row_of,
+            row_names: rows.names,
+        })
     }
 
-    /// The display name of variable row `v`.
+    /// The display row of variable `v`: its group's row, or for a variable
+    /// past the grouped ones a row of its own numbered after them.
+    pub fn row(&self, v: u32) -> u32 {
+        match self.row_of.get(v as usize) {
+            Some(&r) => r,
+            None => (self.row_names.len() + v as usize - self.row_of.len()) as u32,
+        }
+    }
+
+    /// The name of display row `r` (see [`Self::row`]).
+    pub fn row_name(&self, r: u32) -> &str {
+        let r = r as usize;
+        if let Some(n) = self.row_names.get(r) {
+            return n;
+        }
+        let v = self.row_of.len() + r - self.row_names.len();
+        self.vars.get(v).map_or("?", |v| v.name.as_str())
+    }
+
+    /// The display name of variable `v`: its row's name (`n` for any of a
+    /// list's grouped nodes).
     pub fn var_name(&self, v: u32) -> &str {
-        self.vars.get(v as usize).map_or("?", |v| v.name.as_str())
+        self.row_name(self.row(v))
     }
 
     /// The `file.c:LINE` of line row `l`.

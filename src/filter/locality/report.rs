@@ -13,11 +13,12 @@ use polars::prelude::*;
 
 use super::cache::{human_bytes, CacheError, CacheModel, CacheResult, CacheSim, Counts};
 use super::pattern::{label, PairPattern, PatternSink, PatternStates};
-use super::reuse::{bin_low, ReuseResult, ReuseSink, Sampling, BINS};
+use super::reuse::{bin_low, Histogram, ReuseResult, ReuseSink, Sampling, BINS};
 use super::sharing::{ranges, LineUse, SharingSink};
 use super::{drive, AccessSink, Names};
 use crate::filter::analysis::Analysis;
 use crate::filter::schema::location as lc;
+use crate::filter::stats::Grouping;
 use crate::filter::{io, FilterError, MemKind};
 use crate::trace::naming::element_path;
 
@@ -45,6 +46,9 @@ pub struct Options {
     pub model: CacheModel,
     /// SHARDS sampling of the reuse distance, None for exact.
     pub sampling: Option<Sampling>,
+    /// How heap blocks are grouped into rows (`set_heap_grouping`), as in
+    /// `memory_stats`.
+    pub grouping: Grouping,
 }
 
 /// Everything `cache_stats` found in one pass.
@@ -74,7 +78,8 @@ pub fn cache_stats(
         .iter()
         .map(|v| crate::filter::shows(kind, v))
         .collect();
-    cache_stats_over(Names::of(a)?, shown, opts, &mut |sinks| drive(a, sinks))
+    let names = Names::grouped(a, opts.grouping)?;
+    cache_stats_over(names, shown, opts, &mut |sinks| drive(a, sinks))
 }
 
 /// What `cache_stats` computes, over the accesses `feed` hands the sinks:
@@ -158,18 +163,26 @@ impl CacheReport {
         self.cache.model.levels[0].line
     }
 
-    /// Per listed variable, by descending misses at the first level.
+    /// Whether variable `v` is listed.
+    fn listed(&self, v: u32) -> bool {
+        self.shown.get(v as usize).copied().unwrap_or(false)
+    }
+
+    /// Per listed display row (a variable, or the blocks grouped under one
+    /// name), by descending misses at the first level.
     pub fn per_variable(&self) -> Vec<Row> {
         let mut acc: BTreeMap<u32, Counts> = BTreeMap::new();
         for (i, &(v, _)) in self.cache.pairs.iter().enumerate() {
-            if self.shown.get(v as usize).copied().unwrap_or(false) {
-                acc.entry(v).or_default().add(&self.cache.counts[i]);
+            if self.listed(v) {
+                acc.entry(self.names.row(v))
+                    .or_default()
+                    .add(&self.cache.counts[i]);
             }
         }
         let mut rows: Vec<Row> = acc
             .into_iter()
-            .map(|(v, c)| Row {
-                key: self.names.var_name(v).to_string(),
+            .map(|(r, c)| Row {
+                key: self.names.row_name(r).to_string(),
                 source: String::new(),
                 counts: c,
                 pattern: String::new(),
@@ -191,8 +204,9 @@ impl CacheReport {
         for (i, &(v, l)) in self.cache.pairs.iter().enumerate() {
             let e = acc.entry(l).or_default();
             e.0.add(&self.cache.counts[i]);
-            if self.shown.get(v as usize).copied().unwrap_or(false) {
-                e.1.push(v);
+            let r = self.names.row(v);
+            if self.listed(v) && !e.1.contains(&r) {
+                e.1.push(r);
             }
         }
         let last = self.levels() - 1;
@@ -205,7 +219,7 @@ impl CacheReport {
                 pattern: String::new(),
                 variables: vars
                     .iter()
-                    .map(|&v| self.names.var_name(v))
+                    .map(|&r| self.names.row_name(r))
                     .collect::<Vec<_>>()
                     .join(" "),
             })
@@ -236,20 +250,79 @@ impl CacheReport {
         t
     }
 
-    /// Per listed (variable, line) pair, by descending first-level misses.
+    /// The pattern label of a display row's pairs on one line, `members`
+    /// (pair ids, busiest first), with the bytes used per fetched line of
+    /// `counts`, their sum. A row of one variable has its pair's label; a
+    /// row of grouped blocks has its busiest block's label, marked when
+    /// the other blocks' labels differ, so no label speaks for blocks it
+    /// does not describe.
+    fn group_pattern_text(&self, members: &[usize], counts: &Counts) -> String {
+        let label_of = |i: usize| {
+            let v = self.cache.pairs[i].0 as usize;
+            self.names
+                .vars
+                .get(v)
+                .map(|var| label(&self.patterns[i], var))
+                .unwrap_or_default()
+        };
+        let mut t = label_of(members[0]);
+        if members.len() > 1 {
+            let differ = members[1..].iter().filter(|&&i| label_of(i) != t).count();
+            if differ > 0 {
+                t.push_str(&format!(
+                    " (the busiest of {} blocks; {differ} others differ)",
+                    members.len()
+                ));
+            }
+        }
+        if counts.fetched > 0 {
+            t.push_str(&format!(
+                ", {:.0} of {} bytes per line used",
+                counts.used_bytes as f64 / counts.fetched as f64,
+                self.line()
+            ));
+        }
+        t
+    }
+
+    /// Per display row and line: the pair ids of the listed variables,
+    /// busiest first, in order of the row's first pair.
+    pub fn row_pairs(&self) -> Vec<((u32, u32), Vec<usize>)> {
+        let mut at: std::collections::HashMap<(u32, u32), usize> = Default::default();
+        let mut out: Vec<((u32, u32), Vec<usize>)> = Vec::new();
+        for (i, &(v, l)) in self.cache.pairs.iter().enumerate() {
+            if !self.listed(v) {
+                continue;
+            }
+            let key = (self.names.row(v), l);
+            let k = *at.entry(key).or_insert_with(|| {
+                out.push((key, Vec::new()));
+                out.len() - 1
+            });
+            out[k].1.push(i);
+        }
+        for (_, m) in &mut out {
+            m.sort_by_key(|&i| std::cmp::Reverse(self.cache.counts[i].accesses));
+        }
+        out
+    }
+
+    /// Per listed (display row, line) pair, by descending first-level
+    /// misses.
     pub fn per_pair(&self) -> Vec<Row> {
-        let mut rows: Vec<Row> = (0..self.cache.pairs.len())
-            .filter(|&i| {
-                let v = self.cache.pairs[i].0 as usize;
-                self.shown.get(v).copied().unwrap_or(false)
-            })
-            .map(|i| {
-                let (v, l) = self.cache.pairs[i];
+        let mut rows: Vec<Row> = self
+            .row_pairs()
+            .into_iter()
+            .map(|((r, l), members)| {
+                let mut counts = Counts::default();
+                for &i in &members {
+                    counts.add(&self.cache.counts[i]);
+                }
                 Row {
-                    key: self.names.var_name(v).to_string(),
+                    key: self.names.row_name(r).to_string(),
                     source: self.names.source(l).to_string(),
-                    counts: self.cache.counts[i],
-                    pattern: self.pattern_text(i),
+                    pattern: self.group_pattern_text(&members, &counts),
+                    counts,
                     variables: String::new(),
                 }
             })
@@ -323,15 +396,25 @@ impl CacheReport {
         DataFrame::new(cols)
     }
 
-    /// Reuse distance per listed variable: `variable, bin_low, bin_high,
-    /// references` (bin_high exclusive; cold references have bin_low -1).
+    /// The reuse histogram of each listed display row with references,
+    /// the histograms of its variables merged (bins add exactly).
+    pub fn row_histograms(&self) -> BTreeMap<u32, Histogram> {
+        let mut out: BTreeMap<u32, Histogram> = BTreeMap::new();
+        for (v, h) in self.reuse.per_var.iter().enumerate() {
+            if self.listed(v as u32) && h.total() > 0 {
+                out.entry(self.names.row(v as u32)).or_default().merge(h);
+            }
+        }
+        out
+    }
+
+    /// Reuse distance per listed display row: `variable, bin_low,
+    /// bin_high, references` (bin_high exclusive; cold references have
+    /// bin_low -1).
     pub fn reuse_table(&self) -> PolarsResult<DataFrame> {
         let (mut name, mut lo, mut hi, mut n) = (vec![], vec![], vec![], vec![]);
-        for (v, h) in self.reuse.per_var.iter().enumerate() {
-            if !self.shown.get(v).copied().unwrap_or(false) || h.total() == 0 {
-                continue;
-            }
-            let var = self.names.var_name(v as u32).to_string();
+        for (r, h) in self.row_histograms() {
+            let var = self.names.row_name(r).to_string();
             name.push(var.clone());
             lo.push(-1i64);
             hi.push(-1i64);
@@ -357,13 +440,10 @@ impl CacheReport {
     pub fn mrc_table(&self) -> PolarsResult<DataFrame> {
         let (mut name, mut lines, mut bytes, mut miss, mut ratio) =
             (vec![], vec![], vec![], vec![], vec![]);
-        for (v, h) in self.reuse.per_var.iter().enumerate() {
-            if !self.shown.get(v).copied().unwrap_or(false) || h.total() == 0 {
-                continue;
-            }
+        for (r, h) in self.row_histograms() {
             let top = (h.last_bin().unwrap_or(0) as u32).min(BINS as u32 - 2);
             for j in 0..=top {
-                name.push(self.names.var_name(v as u32).to_string());
+                name.push(self.names.row_name(r).to_string());
                 lines.push(1u64 << j);
                 bytes.push((1u64 << j) * self.reuse.line as u64);
                 let m = h.misses_at(j);
@@ -396,7 +476,12 @@ impl CacheReport {
                     &var.dims,
                     addr,
                 );
-                (format!("{line:#x}"), el, var.name.clone(), d)
+                (
+                    format!("{line:#x}"),
+                    el,
+                    self.names.var_name(v).to_string(),
+                    d,
+                )
             })
             .collect()
     }
@@ -485,36 +570,75 @@ pub(crate) fn pattern_states<'a>(
     Ok(std::borrow::Cow::Owned(PatternStates { pairs, states }))
 }
 
-/// Pattern labels per listed (variable, line) pair of arrays and blocks
+/// One (variable, line) pair's access pattern, as `memory_stats` lists it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PatternRow {
+    /// The display row's name (`arr`, or `n` for a list's grouped nodes).
+    pub variable: String,
+    /// `file.c:LINE`, or `?`.
+    pub source: String,
+    /// Accesses of the pair (of all the row's blocks on that line).
+    pub accesses: u64,
+    /// The label ([`label`]); for grouped blocks, the busiest block's,
+    /// marked when the others' differ.
+    pub label: String,
+    /// Whether the pair only touches scalars (`label` is `scalar`).
+    pub scalar: bool,
+}
+
+/// Pattern labels per listed (display row, line) pair of arrays and blocks
 /// (scalars are left out), from the states the analysis gathered, or else
-/// one pass over the accesses: (variable,
-/// `file.c:LINE`, accesses, label), busiest first.
+/// one pass over the accesses; busiest first. Rows are grouped as
+/// `grouping` says, as in `memory_stats` and `cache_stats`.
 pub fn patterns(
     a: &Analysis,
     kind: MemKind,
-) -> Result<Vec<(String, String, u64, String)>, LocalityError> {
-    let names = Names::of(a)?;
+    grouping: Grouping,
+) -> Result<Vec<PatternRow>, LocalityError> {
+    let names = Names::grouped(a, grouping)?;
     let st = pattern_states(a, &names)?;
-    let (pairs, states) = (&st.pairs, &st.states);
-    let mut rows: Vec<_> = pairs
-        .iter()
-        .zip(states.iter())
-        .filter(|((v, _), _)| {
-            a.vars
-                .get(*v as usize)
-                .is_some_and(|x| crate::filter::shows(kind, x))
+    let mut groups: BTreeMap<(u32, u32), Vec<usize>> = BTreeMap::new();
+    for (i, &(v, l)) in st.pairs.iter().enumerate() {
+        if a.vars
+            .get(v as usize)
+            .is_some_and(|x| crate::filter::shows(kind, x))
+        {
+            groups.entry((names.row(v), l)).or_default().push(i);
+        }
+    }
+    let label_of = |i: usize| label(&st.states[i], &names.vars[st.pairs[i].0 as usize]);
+    let mut rows: Vec<PatternRow> = groups
+        .into_iter()
+        .map(|((r, l), mut members)| {
+            members.sort_by_key(|&i| std::cmp::Reverse(st.states[i].accesses));
+            let mut text = label_of(members[0]);
+            let scalar = text == "scalar";
+            let differ = members[1..]
+                .iter()
+                .filter(|&&i| label_of(i) != text)
+                .count();
+            if differ > 0 {
+                text.push_str(&format!(
+                    " (the busiest of {} blocks; {differ} others differ)",
+                    members.len()
+                ));
+            }
+            PatternRow {
+                variable: names.row_name(r).to_string(),
+                source: names.source(l).to_string(),
+                accesses: members.iter().map(|&i| st.states[i].accesses).sum(),
+                label: text,
+                scalar,
+            }
         })
-        .map(|(&(v, l), p)| {
-            (
-                names.var_name(v).to_string(),
-                names.source(l).to_string(),
-                p.accesses,
-                label(p, &names.vars[v as usize]),
-            )
-        })
-        .filter(|r| r.3 != "scalar")
+        .filter(|r| !r.scalar)
         .collect();
-    rows.sort_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(&b.0)).then(a.1.cmp(&b.1)));
+    rows.sort_by(|a, b| {
+        b.accesses
+            .cmp(&a.accesses)
+            .then(natural_cmp(&a.variable, &b.variable))
+            .then(natural_cmp(&a.source, &b.source))
+    });
     Ok(rows)
 }
 
@@ -554,10 +678,11 @@ pub fn sharing_stats(
     a: &Analysis,
     kind: MemKind,
     line: u32,
+    grouping: Grouping,
 ) -> Result<Vec<SharedLine>, LocalityError> {
     let mut sink = SharingSink::new(line);
     drive(a, &mut [&mut sink])?;
-    let names = Names::of(a)?;
+    let names = Names::grouped(a, grouping)?;
     let locs = LocationNames::of(a)?;
     let mut out = Vec::new();
     for (addr, l) in sink.finish() {

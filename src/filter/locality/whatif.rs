@@ -243,7 +243,7 @@ pub fn what_if(
     layout: &Layout,
 ) -> Result<WhatIf, WhatIfError> {
     let before = cache_stats(a, kind, opts)?;
-    let mut names = Names::of(a)?;
+    let mut names = Names::grouped(a, opts.grouping)?;
     let mut shown = before.shown.clone();
     let mut notes = Vec::new();
     let mapper = build(a, &opts.model, var, layout, &mut names, &mut notes)?;

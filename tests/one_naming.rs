@@ -1,0 +1,102 @@
+//! One naming everywhere: on a 200-node linked list, `memory_stats`,
+//! `cache_stats` (per variable, per line, per pair, reuse) and the
+//! `compare_runs` sides name, group and order the variables the same way,
+//! under `set_heap_grouping site` and `instances` alike.
+//!
+//! The counts are worked by hand from `tests/c/nm_list.c` at -O0: each of
+//! the 200 nodes gets one 4-byte store (`n->val`) and one 8-byte store
+//! (`n->next`), so the nodes `n` take 400 accesses and 2 400 bytes; the
+//! pointer `n` (a stack variable, shown as `n@S` beside the nodes' row) is
+//! stored once by line 18 and loaded by lines 19, 20 and 21 in each of the
+//! 200 iterations: 800 accesses.
+use std::collections::BTreeMap;
+
+mod common;
+use common::{compile, mapvis_script as mapvis};
+
+/// Tcl printing `KEY variable accesses` for each dict of list `$list`, and
+/// `MISS KEY variable misses_L1` when the dicts carry misses.
+fn print_rows(key: &str, list: &str) -> String {
+    format!(
+        "foreach d ${list} {{ puts \"ROW {key} [dict get $d variable] [dict get $d accesses]\"; \
+         if {{[dict exists $d misses_L1]}} {{ puts \"MISS {key} [dict get $d variable] [dict get $d misses_L1]\" }} }}; "
+    )
+}
+
+/// (key, variable) -> number, from the `ROW`/`MISS` lines, in print order.
+fn rows(out: &str, tag: &str) -> Vec<(String, String, u64)> {
+    out.lines()
+        .filter_map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            (w.len() == 4 && w[0] == tag)
+                .then(|| (w[1].to_string(), w[2].to_string(), w[3].parse().unwrap()))
+        })
+        .collect()
+}
+
+fn by_name(rows: &[(String, String, u64)], key: &str) -> BTreeMap<String, u64> {
+    rows.iter()
+        .filter(|r| r.0 == key)
+        .map(|r| (r.1.clone(), r.2))
+        .collect()
+}
+
+#[test]
+fn every_report_names_groups_and_orders_alike() {
+    let (dir, exe) = compile("tests/c/nm_list.c", &[]);
+    let script = format!(
+        "load_exe {}; run_gleipnir; memory_trace_analysis; set_mem_alloc all; \
+         set ms [memory_stats]; {} set cs [cache_stats quiet]; {} save_run one; \
+         set c [compare_runs one one]; foreach d $c {{ puts \"ROW cmp [dict get $d variable] [dict get [dict get $d a] accesses]\" }}; \
+         set_heap_grouping instances; set mi [memory_stats]; {} set ci [cache_stats save]; {}",
+        exe.display(),
+        print_rows("ms", "ms"),
+        print_rows("cs", "cs"),
+        print_rows("mi", "mi"),
+        print_rows("ci", "ci"),
+    );
+    let out = mapvis(dir.path(), &script);
+    let all = rows(&out, "ROW");
+    let misses = rows(&out, "MISS");
+    // Grouped by site: the nodes are one row `n`, the pointer `n@S`, in
+    // every report, with the hand-worked counts.
+    for key in ["ms", "cs", "cmp"] {
+        let got = by_name(&all, key);
+        assert_eq!(got.get("n"), Some(&400), "{key}: {got:?}\n{out}");
+        assert_eq!(got.get("n@S"), Some(&800), "{key}: {got:?}\n{out}");
+        assert!(!got.keys().any(|k| k.starts_with("n#")), "{key}: {got:?}");
+    }
+    assert_eq!(by_name(&all, "ms"), by_name(&all, "cs"), "{out}");
+    assert_eq!(by_name(&all, "cs"), by_name(&all, "cmp"), "{out}");
+    // One row per block: 200 nodes of 2 accesses each, the same names in
+    // memory_stats and cache_stats, and their misses sum to the group's.
+    let mi = by_name(&all, "mi");
+    let ci = by_name(&all, "ci");
+    assert_eq!(mi, ci, "{out}");
+    let nodes: Vec<u64> = (1..=200)
+        .map(|k| *mi.get(&format!("n#{k}")).unwrap_or(&0))
+        .collect();
+    assert!(nodes.iter().all(|&n| n == 2), "{nodes:?}\n{out}");
+    let grouped_misses = by_name(&misses, "cs")["n"];
+    let summed: u64 = by_name(&misses, "ci")
+        .iter()
+        .filter(|(k, _)| k.starts_with("n#"))
+        .map(|(_, m)| m)
+        .sum();
+    assert_eq!(grouped_misses, summed, "{out}");
+    assert!(grouped_misses > 0, "{out}");
+    // Natural order among equal miss counts: n#2 before n#10.
+    let order: Vec<&str> = all
+        .iter()
+        .filter(|r| r.0 == "ci" && r.1.starts_with("n#"))
+        .map(|r| r.1.as_str())
+        .collect();
+    let pos = |n: &str| order.iter().position(|x| *x == n).unwrap();
+    let m = by_name(&misses, "ci");
+    if m["n#2"] == m["n#10"] {
+        assert!(pos("n#2") < pos("n#10"), "{order:?}");
+    }
+    // The saved tables use the same names.
+    let csv = std::fs::read_to_string(dir.path().join("visinfo/cache_stats.csv")).unwrap();
+    assert!(csv.lines().any(|l| l.starts_with("n#200,")), "{csv}");
+}
