@@ -100,3 +100,64 @@ fn every_report_names_groups_and_orders_alike() {
     let csv = std::fs::read_to_string(dir.path().join("visinfo/cache_stats.csv")).unwrap();
     assert!(csv.lines().any(|l| l.starts_with("n#200,")), "{csv}");
 }
+
+/// With every memory kind drawn, each variable of the complete pattern is
+/// drawn in its own kind's panel: the list's nodes and `rows`' blocks on
+/// the heap axis, the stack variables (`i`, `j`, `head`, the pointer
+/// `n@S`, the array of pointers `rows`) on the stack axis, even though the
+/// 200 nodes share one row (which once shifted every later row's panel).
+#[test]
+fn every_variable_is_drawn_in_its_own_kinds_panel() {
+    let (dir, exe) = compile("tests/c/nm_list.c", &[]);
+    mapvis(
+        dir.path(),
+        &format!(
+            "load_exe {}; set_mem_alloc all; run_gleipnir; memory_trace_analysis; \
+             complete_memory_access_pattern",
+            exe.display()
+        ),
+    );
+    let html = std::fs::read_to_string(
+        dir.path()
+            .join("figures/complete_memory_access_pattern.html"),
+    )
+    .unwrap();
+    // The 2D view is the page's second figure.
+    let json = html
+        .split("<script type=\"application/json\" id=\"fig1-json\">")
+        .nth(1)
+        .and_then(|t| t.split("</script>").next())
+        .expect("the 2D view");
+    let fig: serde_json::Value = serde_json::from_str(json).unwrap();
+    let title = |axis: &str| {
+        let key = axis.replacen('y', "yaxis", 1);
+        fig["layout"][key]["title"]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    let mut panel: BTreeMap<String, String> = BTreeMap::new();
+    for t in fig["data"].as_array().unwrap() {
+        let name = t["name"].as_str().unwrap();
+        let var = name.rsplit_once(' ').map_or(name, |(v, _)| v).to_string();
+        let axis = t["yaxis"].as_str().unwrap_or("y");
+        let kind = title(axis);
+        if let Some(before) = panel.insert(var.clone(), kind.clone()) {
+            assert_eq!(before, kind, "{var} is drawn in two panels");
+        }
+    }
+    for v in ["n", "rows[i]#1", "rows[i]#2", "rows[i]#3"] {
+        assert_eq!(
+            panel.get(v).map(String::as_str),
+            Some("heap address"),
+            "{v}: {panel:?}"
+        );
+    }
+    for v in ["i", "j", "head", "n@S", "rows"] {
+        assert_eq!(
+            panel.get(v).map(String::as_str),
+            Some("stack address"),
+            "{v}: {panel:?}"
+        );
+    }
+}

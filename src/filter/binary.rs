@@ -237,6 +237,11 @@ impl Source for BinarySource<'_> {
             partial_bytes,
         } = reader.end_state()
         {
+            n.summary.mark_partial(format!(
+                "the trace ends without its footer after {} accesses: the program crashed, was killed, \
+                 left a region open at exit, or the disk filled",
+                n.named
+            ));
             n.summary.notes.push(format!(
                 "the trace {} ends without its footer after {} accesses ({offset} bytes{}): the program crashed or was \
                  interrupted; everything up to that point was analysed.",
@@ -319,15 +324,22 @@ impl Naming<'_> {
                 return Some(Fill::Region(r.id));
             }
             Event::RegionStop(r) => self.drop_client_request_tail(out, r.arg_block, r.tid),
-            Event::Warning { text, .. } => {
-                self.summary.notes.push(format!("the tool reported: {text}"))
-            }
+            Event::Warning { text, .. } => self
+                .summary
+                .notes
+                .push(format!("the tool reported: {text}")),
             Event::Footer(_) => self.summary.complete = true,
-            Event::Exit(ExitStatus::Signal(s)) => self.summary.notes.push(format!(
-                "the program was ended by signal {s} ({}) after {} accesses; they were all analysed.",
-                crate::trace::run::signal_name(s),
-                self.named
-            )),
+            Event::Exit(ExitStatus::Signal(s)) => {
+                let name = crate::trace::run::signal_name(s);
+                self.summary.mark_partial(format!(
+                    "the program was ended by signal {s} ({name}) after {} accesses",
+                    self.named
+                ));
+                self.summary.notes.push(format!(
+                    "the program was ended by signal {s} ({name}) after {} accesses; they were all analysed.",
+                    self.named
+                ))
+            }
             Event::Exit(_) => {}
             Event::Map(m) => self.namer.on_map(&m),
             Event::ThreadExit { tid } => self.shadow_of(tid).clear(),

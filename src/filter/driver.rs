@@ -177,6 +177,10 @@ pub(crate) fn finish<S>(
     }
     summary.accesses = d.list.len();
     if d.stopped {
+        summary.mark_partial(format!(
+            "the analysis was interrupted after {} accesses",
+            d.list.len()
+        ));
         summary.notes.push(stopped_note(d.list.len()));
     }
     number_instances(&mut vars);

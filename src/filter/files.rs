@@ -576,6 +576,7 @@ fn write_summary(
         "frees": s.frees,
         "threads": s.threads,
         "complete": s.complete,
+        "partial": s.partial,
         "notes": s.notes,
     });
     let path = dir.join("summary.json");
@@ -631,6 +632,7 @@ pub fn load_analysis(dir: &Path) -> Result<Analysis, FilterError> {
             })
             .unwrap_or_default(),
         complete: j["complete"].as_bool().unwrap_or(false),
+        partial: j["partial"].as_str().map(String::from),
         notes: strs(&j["notes"]),
     };
     let windows: Vec<super::store::WindowInfo> =

@@ -112,8 +112,33 @@ pub struct TraceSummary {
     pub threads: Vec<u32>,
     /// Whether the footer was read.
     pub complete: bool,
+    /// Why the analysis covers only part of the run, when it does: the
+    /// trace ends before its footer, the program was ended by a signal, or
+    /// the analysis was interrupted. Every report and figure of a partial
+    /// analysis says so (see [`TraceSummary::partial_reason`]).
+    pub partial: Option<String>,
     /// Tool warnings and reader notes.
     pub notes: Vec<String>,
+}
+
+impl TraceSummary {
+    /// Why the analysis is partial, or `None` when it covers the whole
+    /// region. A trace read without its footer is partial even when no
+    /// reason was recorded (an analysis saved before reasons were kept).
+    pub fn partial_reason(&self) -> Option<String> {
+        match (&self.partial, self.complete) {
+            (Some(r), _) => Some(r.clone()),
+            (None, false) => Some("the trace or its analysis was cut short".into()),
+            (None, true) => None,
+        }
+    }
+
+    /// Records why the analysis is partial; the first reason stays.
+    pub fn mark_partial(&mut self, reason: impl Into<String>) {
+        if self.partial.is_none() {
+            self.partial = Some(reason.into());
+        }
+    }
 }
 
 /// A heap block as the input reports it, before it has a variable row.

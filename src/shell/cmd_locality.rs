@@ -173,6 +173,9 @@ fn cache_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     let a = st.analysis()?;
     let r = report::cache_stats(a, kind, &opts)?;
     if !quiet {
+        if let Some(w) = super::handlers::partial_warning(a) {
+            println!("{w}");
+        }
         print_cache_report(&r, kind.code());
     }
     if save {
@@ -549,6 +552,9 @@ fn sharing_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
         line,
         kind.code()
     );
+    if let Some(w) = super::handlers::partial_warning(a) {
+        println!("{w}");
+    }
     if a.summary.threads.len() > 1 {
         println!("note: {}", THREADS_NOTE);
     }

@@ -460,6 +460,9 @@ fn memory_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
         sel.len(),
         kind.code()
     );
+    if let Some(w) = super::handlers::partial_warning(a) {
+        println!("{w}");
+    }
     print!("{}", fmt_table(&cols, &rows));
     for line in filter::stats::row_notes(a, &per_var) {
         println!("note: {line}");

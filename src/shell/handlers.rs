@@ -61,16 +61,39 @@ pub(super) fn figure_options(st: &Session, save: bool) -> vis::FigureOptions {
     }
 }
 
-/// `t.mvt of ./prog 10, set_mem_alloc H`: what a figure was drawn from.
+/// `run naive: t.mvt of ./prog 10, set_mem_alloc H`: what a figure was
+/// drawn from, with the saved run it shows and, first, the word
+/// `PARTIAL` and its reason when the analysis covers only part of the run
+/// (pages and the index show it; see `vis::html::write_page`).
 fn provenance(st: &Session) -> String {
     let trace = st
         .trace_file()
         .map_or("?".to_string(), |p| p.display().to_string());
-    let command = st
-        .loaded_analysis()
-        .map(|a| a.summary.command.join(" "))
+    let a = st.loaded_analysis();
+    let command = a.map(|a| a.summary.command.join(" ")).unwrap_or_default();
+    let partial = a
+        .and_then(|a| a.summary.partial_reason())
+        .map(|r| format!("PARTIAL analysis ({r}): "))
         .unwrap_or_default();
-    format!("{trace} of {command}, set_mem_alloc {}", st.mem().code())
+    let run = st
+        .current_run()
+        .map(|r| format!("run {r}: "))
+        .unwrap_or_default();
+    format!(
+        "{partial}{run}{trace} of {command}, set_mem_alloc {}",
+        st.mem().code()
+    )
+}
+
+/// The line every report of a partial analysis starts with, naming why it
+/// is partial, or `None` for a whole one.
+pub(super) fn partial_warning(a: &crate::filter::analysis::Analysis) -> Option<String> {
+    a.summary.partial_reason().map(|r| {
+        format!(
+            "warning: this analysis is PARTIAL ({r}): its counts cover only the accesses up to \
+             that point. Trace and analyse again for the whole run."
+        )
+    })
 }
 
 pub(super) fn report_figure(st: &Session, r: &vis::FigureReport) -> Value {

@@ -245,6 +245,18 @@ impl Session {
         self.work_dir.join("visinfo")
     }
 
+    /// `p` relative to the working folder when it lies inside it (as
+    /// `session.json` stores it), else `p` itself.
+    fn in_folder(&self, p: &Path) -> PathBuf {
+        let root = self
+            .work_dir
+            .canonicalize()
+            .unwrap_or_else(|_| self.work_dir.clone());
+        p.strip_prefix(&root)
+            .or_else(|_| p.strip_prefix(&self.work_dir))
+            .map_or_else(|_| p.to_path_buf(), Path::to_path_buf)
+    }
+
     fn abs(&self, p: &str) -> PathBuf {
         let p = Path::new(p);
         let p = if p.is_absolute() {
@@ -268,7 +280,7 @@ impl Session {
             "src_paths": self.src_paths,
             "valgrind": self.valgrind,
             "mem": self.mem.code(),
-            "trace_file": self.trace_file,
+            "trace_file": self.trace_file.as_deref().map(|p| self.in_folder(p)),
             "run": self.run,
         });
         if let Err(e) = workdir::write_file(
@@ -333,7 +345,15 @@ impl Session {
         }
         self.exe = path(&j["exe"]);
         self.exe_restored = self.exe.is_some();
-        self.trace_file = path(&j["trace_file"]);
+        // A trace inside the folder is saved relative to it, so a copied
+        // folder analyses its own copy, not the original's.
+        self.trace_file = path(&j["trace_file"]).map(|p| {
+            if p.is_absolute() {
+                p
+            } else {
+                self.work_dir.join(p)
+            }
+        });
         self.run = j["run"]
             .as_str()
             .filter(|r| valid_label(r) && self.run_dir(r).is_dir())

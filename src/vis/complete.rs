@@ -211,7 +211,7 @@ pub fn complete_pattern_of(
     let (present, rank_of, names) = rank_variables(&sum.seen, &v);
     let names: Arc<Vec<String>> = Arc::new(names);
     let sources: Arc<Vec<String>> = Arc::new(l.sources().to_vec());
-    let mut labels = Labels::new(&present, &v, names, sources, ann);
+    let mut labels = Labels::new(&present, &rank_of, &v, names, sources, ann);
     labels.max_occ = sum.occ.1;
     let (t_lo, t_hi) = sum.time;
 
@@ -574,7 +574,8 @@ fn scene(names: &[String], max_occ: u64) -> LayoutScene {
 struct Labels {
     names: Arc<Vec<String>>,
     sources: Arc<Vec<String>>,
-    /// Panel of each rank, an index into `kinds`.
+    /// Panel of each rank (not of each variable: blocks grouped under one
+    /// name share a rank), an index into `kinds`.
     panel: Vec<usize>,
     /// Memory kinds present, bottom panel first: globals, heap, stack (the
     /// order of their addresses).
@@ -596,6 +597,7 @@ const KINDS: [(&str, &str); 4] = [
 impl Labels {
     fn new(
         present: &[u32],
+        rank_of: &[u32],
         v: &Variables,
         names: Arc<Vec<String>>,
         sources: Arc<Vec<String>>,
@@ -613,10 +615,15 @@ impl Labels {
             used[kind_of(id)] = true;
         }
         let order: Vec<usize> = (0..KINDS.len()).filter(|&k| used[k]).collect();
-        let panel = present
-            .iter()
-            .map(|&id| order.iter().position(|&k| k == kind_of(id)).unwrap_or(0))
-            .collect();
+        // A rank's panel is that of its first (lowest) variable: the
+        // variables of one rank share a name and so a memory kind.
+        let mut panel = vec![usize::MAX; names.len()];
+        for &id in present {
+            let slot = &mut panel[rank_of[id as usize] as usize];
+            if *slot == usize::MAX {
+                *slot = order.iter().position(|&k| k == kind_of(id)).unwrap_or(0);
+            }
+        }
         Labels {
             names,
             sources,

@@ -240,18 +240,35 @@ pub(crate) fn write_page(
     ensure_plotly_js(dir)?;
     let path = dir.join(file_name);
     let mut html: Vec<u8> = Vec::new();
-    let t = escape_html(title);
+    let partial = meta.is_partial();
+    let title = if partial {
+        format!("{title} (PARTIAL analysis)")
+    } else {
+        title.to_string()
+    };
+    let t = escape_html(&title);
     html.extend_from_slice(
         format!(
             "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{t}</title>\n{}\
              <script src=\"{PLOTLY_JS_NAME}\"></script>\n<style>\n\
              body {{ font-family: sans-serif; margin: 0 1.5em 2em 1.5em; }}\n\
-             .mapvis-fig {{ width: 100%; }}\n p.note {{ color: #444; max-width: 70em; }}\n</style>\n\
+             .mapvis-fig {{ width: 100%; }}\n p.note {{ color: #444; max-width: 70em; }}\n\
+             p.partial {{ color: #b00; font-weight: bold; max-width: 70em; }}\n</style>\n\
              </head>\n<body>\n<h1>{t}</h1>\n",
             meta.tags()
         )
         .as_bytes(),
     );
+    if !meta.trace.is_empty() {
+        let class = if partial { "partial" } else { "note" };
+        html.extend_from_slice(
+            format!(
+                "<p class=\"{class}\" id=\"mapvis-drawn-from\">Drawn from {}</p>\n",
+                escape_html(&meta.trace)
+            )
+            .as_bytes(),
+        );
+    }
     for p in intro {
         html.extend_from_slice(format!("<p class=\"note\">{}</p>\n", escape_html(p)).as_bytes());
     }
@@ -278,6 +295,9 @@ pub(crate) fn write_page(
     Ok(path)
 }
 
+/// How the provenance of a partial analysis starts.
+pub const PARTIAL_MARK: &str = "PARTIAL";
+
 /// What a page records about itself for the folder's index page: the
 /// command that draws it, the shape drawn and the trace it came from.
 pub(crate) struct PageMeta {
@@ -291,6 +311,12 @@ pub(crate) struct PageMeta {
 }
 
 impl PageMeta {
+    /// Whether the page shows a partial analysis: the shell starts the
+    /// provenance of one with `PARTIAL` ([`super::FigureOptions::provenance`]).
+    fn is_partial(&self) -> bool {
+        self.trace.starts_with(PARTIAL_MARK)
+    }
+
     /// `<meta name="mapvis-…">` tags, read back by [`super::index`].
     fn tags(&self) -> String {
         [

@@ -90,8 +90,11 @@ pub struct FigureOptions {
     /// `false` (default, like the original tool): row 0 at the bottom, as in a
     /// plot. `true`: row 0 at the top, as a matrix is written.
     pub matrix_orientation: bool,
-    /// Where the drawn data came from (the trace and program), recorded in
-    /// each page for the folder's index page (`figures/index.html`).
+    /// Where the drawn data came from (the saved run, the trace and
+    /// program), shown on each page and recorded for the folder's index
+    /// page (`figures/index.html`). It starts with
+    /// [`html::PARTIAL_MARK`] when the analysis is partial, and the page's
+    /// title then says so.
     pub provenance: String,
     /// Colour classes and pattern labels from the locality stage, for the
     /// complete pattern and the array figures.
