@@ -546,7 +546,54 @@ fn through_link(work_dir: &Path, rel: &Path) -> bool {
 /// since mapvis wrote it is kept, and no symbolic link is followed. Empty
 /// folders inside `.mapvis/` that held removed files are removed too.
 pub fn clear(work_dir: &Path) -> Result<Cleared, WorkdirError> {
-    clear_matching(work_dir, &|_| true)
+    let mut out = clear_matching(work_dir, &|_| true)?;
+    sweep_unfinished(work_dir, &mut out);
+    Ok(out)
+}
+
+/// Removes the traces a run was writing under its temporary name
+/// (`.mapvis/*.new.mvt`, and its forked children's `*.new.mvt.PID`) that
+/// never reached the manifest: a full disk can stop the manifest's update
+/// while the trace stays. Only regular files directly in `.mapvis/`, which
+/// is mapvis's own folder, with the tool's temporary names, are removed;
+/// a link there is left alone. Cost: one listing of `.mapvis/`.
+fn sweep_unfinished(work_dir: &Path, out: &mut Cleared) {
+    let state = work_dir.join(STATE_DIR);
+    if fs::symlink_metadata(&state).map_or(true, |m| !m.is_dir()) {
+        return;
+    }
+    let Ok(entries) = fs::read_dir(&state) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !is_unfinished_trace(&name) || !e.file_type().is_ok_and(|t| t.is_file()) {
+            continue;
+        }
+        let p = e.path();
+        if out.removed.contains(&p) {
+            continue;
+        }
+        match fs::remove_file(&p) {
+            Ok(()) => out.removed.push(p),
+            Err(err) => out.kept.push((p, err.to_string())),
+        }
+    }
+}
+
+/// `trace.new.mvt` or `trace.new.mvt.1234`: a trace still under the name
+/// the tool writes it to.
+fn is_unfinished_trace(name: &str) -> bool {
+    match name.split_once(".new.mvt") {
+        Some((stem, rest)) => {
+            !stem.is_empty()
+                && (rest.is_empty()
+                    || rest.strip_prefix('.').is_some_and(|pid| {
+                        !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit())
+                    }))
+        }
+        None => false,
+    }
 }
 
 /// [`clear`] of the files mapvis wrote under `dir` (a folder inside the
@@ -696,6 +743,37 @@ mod tests {
         w.file().write_all(b"new").unwrap();
         w.commit().unwrap();
         assert_eq!(fs::read(&p).unwrap(), b"new");
+    }
+
+    /// A trace left under the tool's temporary name, never recorded (the
+    /// disk filled before the manifest could be written), is removed by
+    /// `clear`; a link with such a name and other files are left alone.
+    #[test]
+    fn clear_removes_unrecorded_unfinished_traces_only() {
+        let d = tempfile::tempdir().unwrap();
+        let state = d.path().join(STATE_DIR);
+        fs::create_dir(&state).unwrap();
+        let outside = d.path().join("outside.txt");
+        fs::write(&outside, b"keep").unwrap();
+        for name in ["trace.new.mvt", "trace.new.mvt.4242"] {
+            fs::write(state.join(name), b"cut").unwrap();
+        }
+        for name in ["notes.new.mvt.txt", "x.mvt", ".new.mvt"] {
+            fs::write(state.join(name), b"mine").unwrap();
+        }
+        std::os::unix::fs::symlink(&outside, state.join("link.new.mvt")).unwrap();
+        let c = clear(d.path()).unwrap();
+        let mut removed: Vec<String> = c
+            .removed
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        removed.sort();
+        assert_eq!(removed, ["trace.new.mvt", "trace.new.mvt.4242"]);
+        for name in ["notes.new.mvt.txt", "x.mvt", ".new.mvt", "link.new.mvt"] {
+            assert!(fs::symlink_metadata(state.join(name)).is_ok(), "{name}");
+        }
+        assert_eq!(fs::read(&outside).unwrap(), b"keep");
     }
 
     #[test]

@@ -82,6 +82,10 @@ pub fn cache_stats(
     cache_stats_over(names, shown, opts, &mut |sinks| drive(a, sinks))
 }
 
+/// A pass over accesses in time order that hands each to every sink, and
+/// returns how many it handed.
+pub type Feed<'f> = dyn FnMut(&mut [&mut dyn AccessSink]) -> Result<u64, FilterError> + 'f;
+
 /// What `cache_stats` computes, over the accesses `feed` hands the sinks:
 /// the same sinks as [`cache_stats`], for callers that change the accesses
 /// on the way (the layout predictions rewrite one variable's addresses, and
@@ -92,7 +96,7 @@ pub fn cache_stats_over(
     names: Names,
     shown: Vec<bool>,
     opts: &Options,
-    feed: &mut dyn FnMut(&mut [&mut dyn AccessSink]) -> Result<u64, FilterError>,
+    feed: &mut Feed<'_>,
 ) -> Result<CacheReport, LocalityError> {
     let mut sim = CacheSim::new(&opts.model)?;
     let line = opts.model.levels[0].line;
