@@ -10,7 +10,7 @@
 //! * [`shell`]: the Tcl shell and its commands; it only orchestrates the stages.
 //! * [`workdir`]: the working folder's lock, the manifest of the files mapvis
 //!   wrote, and files written whole or not at all.
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 pub mod filter;
 pub mod shell;

@@ -12,6 +12,7 @@
 use std::collections::BTreeMap;
 
 mod common;
+mod vis_common;
 use common::{compile, mapvis_script as mapvis};
 
 /// Tcl printing `KEY variable accesses` for each dict of list `$list`, and
@@ -160,4 +161,39 @@ fn every_variable_is_drawn_in_its_own_kinds_panel() {
             "{v}: {panel:?}"
         );
     }
+}
+
+/// `2d_memory_access_pattern n` on the list draws its 200 nodes side by
+/// side, one row per node in allocation order and one column per field
+/// (`val`, `next`): each node's two stores are the row's two cells, worked
+/// by hand from the loop that builds the list.
+#[test]
+fn a_lists_nodes_are_drawn_side_by_side_by_field() {
+    let (dir, exe) = compile("tests/c/nm_list.c", &[]);
+    let out = mapvis(
+        dir.path(),
+        &format!(
+            "load_exe {}; set_mem_alloc H; run_gleipnir; memory_trace_analysis; \
+             2d_memory_access_pattern n",
+            exe.display()
+        ),
+    );
+    assert!(
+        out.contains("\"n\" names 200 blocks allocated at nm_list.c:18")
+            && out.contains("one column per field (val, next)"),
+        "{out}"
+    );
+    let page = dir.path().join("figures/2d_memory_access_pattern_n.html");
+    let figs = vis_common::figures(&page);
+    let t = &figs[0]["data"][0];
+    let (x, z) = (vis_common::nums(&t["x"]), vis_common::nums(&t["z"]));
+    assert_eq!(x.len(), 400, "one point per store");
+    let mut cells: Vec<(u64, u64)> = x
+        .iter()
+        .zip(&z)
+        .map(|(&c, &r)| (r as u64, c as u64))
+        .collect();
+    cells.sort();
+    let want: Vec<(u64, u64)> = (0..200).flat_map(|r| [(r, 0), (r, 1)]).collect();
+    assert_eq!(cells, want, "each node's val and next, once each");
 }

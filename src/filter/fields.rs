@@ -65,6 +65,45 @@ pub fn struct_fields(a: &Analysis, var: u32) -> PolarsResult<Vec<StructField>> {
         .collect())
 }
 
+/// The accessed fields of heap block `var` when it holds one structure
+/// (its size is its element size and its locations are members such as
+/// `n.val`), ordered by offset; empty otherwise. The blocks of a list,
+/// drawn side by side, are drawn by these fields. Cost: as
+/// [`struct_fields`].
+///
+/// # Errors
+/// Only when the location table does not follow its schema (a bug).
+pub fn single_struct_fields(a: &Analysis, var: u32) -> PolarsResult<Vec<StructField>> {
+    let Some(v) = a.vars.get(var as usize) else {
+        return Ok(vec![]);
+    };
+    if v.elem_size == 0 || u64::from(v.elem_size) != v.size {
+        return Ok(vec![]);
+    }
+    let loc = &a.locations;
+    let vars = loc.column(lc::VAR)?.u32()?;
+    let addrs = loc.column(lc::ADDR)?.u64()?;
+    let elements = loc.column(lc::ELEMENT)?.str()?;
+    let mut by_offset = std::collections::BTreeMap::new();
+    for ((vv, addr), e) in vars.into_iter().zip(addrs).zip(elements) {
+        let (Some(vv), Some(addr), Some(e)) = (vv, addr, e) else {
+            continue;
+        };
+        if vv != var || addr < v.base || addr >= v.base.saturating_add(v.size) {
+            continue;
+        }
+        if let Some((_, member)) = e.split_once('.').filter(|(_, m)| !m.is_empty()) {
+            by_offset
+                .entry(addr - v.base)
+                .or_insert_with(|| member.to_string());
+        }
+    }
+    Ok(by_offset
+        .into_iter()
+        .map(|(offset, name)| StructField { offset, name })
+        .collect())
+}
+
 /// The member path after the first array index: `x` of `ps[3].x`,
 /// `pos.y` of `hp[0].pos.y`; `None` for `ps[3]` or a plain member `h.n`.
 fn member_path(element: &str) -> Option<&str> {

@@ -4,6 +4,7 @@
 //! statement, or its fields for an array of structures).
 
 use super::analysis::Analysis;
+use super::batches::{AccessBatch, AccessBatches, BatchFn};
 use super::fields::{struct_fields, StructField};
 use super::model::Variable;
 use super::pick::is_array;
@@ -160,4 +161,137 @@ pub fn infer_shape(a: &Analysis, var: u32, ndim: usize) -> Result<DrawShape, Sha
         depth: if ndim == 3 { d[1] } else { 1 },
         elem: v.elem_size as u64,
     })
+}
+
+/// The heap blocks one name stands for when it names several (the 200
+/// nodes `n` of a list, the buffers of a container that grew), laid side
+/// by side for the array figures: block `k` in allocation order becomes
+/// row `k` of one virtual array whose rows are `stride` bytes, so the
+/// figures draw every block of the site at once instead of asking for one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BlockStack {
+    /// The name the user typed, the virtual array's name (`n`).
+    pub name: String,
+    /// The blocks, in allocation order; the first stands for them all.
+    pub members: Vec<u32>,
+    /// Bytes per row: the largest block's size.
+    pub stride: u64,
+}
+
+impl BlockStack {
+    /// The blocks `name` names when it names several heap blocks
+    /// allocated at one site, or `None` (one block, no block, several
+    /// sites: [`resolve_array`] then says what to choose).
+    pub fn of(a: &Analysis, name: &str) -> Option<BlockStack> {
+        let mut members: Vec<u32> = (0..a.vars.len() as u32)
+            .filter(|&i| {
+                let v = &a.vars[i as usize];
+                !v.internal
+                    && v.scope == crate::trace::naming::Scope::Heap
+                    && v.base_name == name
+                    && v.size > 0
+            })
+            .collect();
+        let first = *members.first()?;
+        let site = &a.vars[first as usize].site;
+        if members.len() < 2 || members.iter().any(|&m| &a.vars[m as usize].site != site) {
+            return None;
+        }
+        members.sort_by_key(|&m| {
+            let v = &a.vars[m as usize];
+            (v.alloc_time.unwrap_or(0), v.base)
+        });
+        let stride = members
+            .iter()
+            .map(|&m| a.vars[m as usize].size)
+            .max()
+            .unwrap_or(0);
+        Some(BlockStack {
+            name: name.to_string(),
+            members,
+            stride,
+        })
+    }
+
+    /// The variable that stands for the stack: the first block.
+    pub fn first(&self) -> u32 {
+        self.members[0]
+    }
+
+    /// The variables with the first block grown to the whole stack (named
+    /// `name`, `members x stride` bytes, no declared shape), for the
+    /// figures' variable table. Cost: a copy of the variables.
+    pub fn variables(
+        &self,
+        a: &Analysis,
+    ) -> Result<polars::prelude::DataFrame, super::FilterError> {
+        let mut vars = a.vars.clone();
+        let v = &mut vars[self.first() as usize];
+        v.name = self.name.clone();
+        v.size = self.stride * self.members.len() as u64;
+        v.dims.clear();
+        Ok(super::model::variable_table(&vars)?)
+    }
+
+    /// The element size to draw with: the blocks' element size, else 1.
+    pub fn elem(&self, a: &Analysis) -> u64 {
+        u64::from(a.vars[self.first() as usize].elem_size).max(1)
+    }
+
+    /// The accesses of `inner` with each block's moved into its row of the
+    /// stack (and named as the first block).
+    pub fn batches<'a>(&'a self, a: &Analysis, inner: &'a dyn AccessBatches) -> Stacked<'a> {
+        let base0 = a.vars[self.first() as usize].base;
+        let rows = self
+            .members
+            .iter()
+            .enumerate()
+            .map(|(k, &m)| (m, (a.vars[m as usize].base, base0 + k as u64 * self.stride)))
+            .collect();
+        Stacked {
+            inner,
+            first: self.first(),
+            rows,
+        }
+    }
+}
+
+/// Accesses with the blocks of a [`BlockStack`] moved side by side: an
+/// access at offset `o` of block `k` is at `base + k * stride + o` of the
+/// first block. Time, operation, occurrence and colour stay as recorded
+/// (each location moves to a location of its own). Cost: one copy of each
+/// batch per pass and a hash probe per access of a block.
+pub struct Stacked<'a> {
+    inner: &'a dyn AccessBatches,
+    first: u32,
+    /// Block -> (its base, its row's base).
+    rows: std::collections::HashMap<u32, (u64, u64)>,
+}
+
+impl AccessBatches for Stacked<'_> {
+    fn len(&self) -> u64 {
+        self.inner.len()
+    }
+
+    fn visit(&self, f: &mut BatchFn) -> Result<(), super::FilterError> {
+        let mut moved = AccessBatch::default();
+        self.inner.visit(&mut |b| {
+            moved.clone_from(b);
+            for k in 0..moved.len() {
+                if let Some(&(from, to)) = self.rows.get(&moved.var[k]) {
+                    moved.addr[k] = moved.addr[k].wrapping_sub(from).wrapping_add(to);
+                    moved.var[k] = self.first;
+                }
+            }
+            f(&moved)
+        })
+    }
+
+    fn classes(&self) -> Option<&super::batches::ClassNames> {
+        self.inner.classes()
+    }
+
+    fn unique_times(&self) -> bool {
+        self.inner.unique_times()
+    }
 }

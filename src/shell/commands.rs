@@ -597,7 +597,13 @@ fn array_pattern(st: &mut Session, args: &[String], ndim: usize) -> CmdResult<Va
     let mut opts = figure_options(st, save);
     st.analysis()?;
     let a = st.loaded_analysis().expect("analysis loaded above");
-    let var = filter::shape::resolve_array(a, &name)?;
+    let var = match filter::shape::resolve_array(a, &name) {
+        Ok(v) => v,
+        Err(e) => match filter::shape::BlockStack::of(a, &name) {
+            Some(stack) if ndim == 2 => return stacked_pattern(st, &stack, nums, opts),
+            _ => return Err(e.into()),
+        },
+    };
     let shape = if !nums.is_empty() {
         let cols = parse_dim("COLS", &nums[0])?;
         let depth = if ndim == 3 {
@@ -648,6 +654,63 @@ fn array_pattern(st: &mut Session, args: &[String], ndim: usize) -> CmdResult<Va
         }
     };
     let r = vis::array_pattern_of(&src, (&a.variables, &a.lines), var, layout, &opts)?;
+    Ok(report_figure(st, &r))
+}
+
+/// Draws the heap blocks of one site that `stack`'s name stands for side
+/// by side, one row per block in allocation order: by field when the
+/// blocks hold structures, else as rows of `stride / element size`
+/// elements, or as the user's `COLS TYPEBYTES` (`nums`).
+fn stacked_pattern(
+    st: &mut Session,
+    stack: &filter::shape::BlockStack,
+    nums: &[String],
+    mut opts: vis::FigureOptions,
+) -> CmdResult<Value> {
+    let a = st.loaded_analysis().expect("analysis loaded by the caller");
+    let first = stack.first();
+    let name = super::text::terminal_safe(&stack.name).into_owned();
+    println!(
+        "\"{name}\" names {} blocks allocated at {}: drawn side by side, one row of {} bytes per block in allocation order.",
+        stack.members.len(),
+        super::text::terminal_safe(&a.vars[first as usize].site),
+        stack.stride
+    );
+    let fields = filter::fields::single_struct_fields(a, first)?;
+    let layout_fields: Vec<(u64, String)>;
+    let layout = if let [cols, elem] = nums {
+        vis::ArrayLayout::Grid2d {
+            cols: parse_dim("COLS", cols)?,
+            type_bytes: parse_dim("TYPEBYTES", elem)?,
+        }
+    } else if !fields.is_empty() && stack.stride == stack.elem(a) {
+        let names: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
+        println!(
+            "each block is one {}-byte structure: one column per field ({}).",
+            stack.stride,
+            super::text::terminal_safe(&names.join(", "))
+        );
+        layout_fields = fields.into_iter().map(|f| (f.offset, f.name)).collect();
+        vis::ArrayLayout::Fields {
+            elem_bytes: stack.stride,
+            fields: &layout_fields,
+        }
+    } else {
+        let elem = stack.elem(a);
+        vis::ArrayLayout::Grid2d {
+            cols: stack.stride.div_ceil(elem).max(1),
+            type_bytes: elem,
+        }
+    };
+    let mut mask = vec![false; a.vars.len()];
+    for &m in &stack.members {
+        mask[m as usize] = true;
+    }
+    let sel = filter::Selection::of(a, mask)?;
+    let src = annotate(st, a, sel, &mut opts)?;
+    let stacked = stack.batches(a, &src);
+    let vars = stack.variables(a)?;
+    let r = vis::array_pattern_of(&stacked, (&vars, &a.lines), first, layout, &opts)?;
     Ok(report_figure(st, &r))
 }
 
