@@ -3,6 +3,7 @@
 //! Skipped (with a loud message) when Chromium is not installed, except
 //! under CI (`CI=true`), where a missing Chromium fails.
 
+mod common;
 mod vis_common;
 
 use std::path::{Path, PathBuf};
@@ -300,6 +301,28 @@ fn every_figure_kind_renders_offline_in_chromium() {
         ..Default::default()
     };
     check_page(&bin, &r, 2);
+}
+
+/// `what_if A transpose save` on a traced program: the before and after
+/// views (one trace each) and the paired bars (two traces) render.
+#[test]
+fn what_if_page_renders_in_chromium() {
+    let Some(bin) = chromium_or_skip("the what-if page was not rendered") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let src = common::root().join("tests/c/wi_transpose.c");
+    std::fs::copy(&src, dir.path().join("t.c")).unwrap();
+    common::mapvis_script(
+        dir.path(),
+        "set_mem_alloc G; set_cache L1 8K 2 64; set_cache L2 32K 4 64; set_cache L3 off; \
+         compile_exe t.c; run_gleipnir; memory_trace_analysis; what_if A transpose save",
+    );
+    let r = FigureReport {
+        html: dir.path().join("figures/what_if_A_transpose.html"),
+        ..Default::default()
+    };
+    check_page(&bin, &r, 2 + 2);
 }
 
 /// The pixels of a PNG as 8-bit RGB, decoded by ImageMagick's `convert` to
