@@ -96,6 +96,31 @@ fn plot_runs_gives_each_runs_own_numbers() {
     assert!(csv.starts_with("run,complete,variable,value\n"), "{csv}");
     assert_eq!(csv.lines().count(), 1 + 6, "{csv}");
     assert!(dir.path().join("figures/runs_miss_ratio.html").is_file());
+    // A partial run is marked in the table, the figure and the values.
+    let info = dir.path().join(".mapvis/runs/b8/run.json");
+    let json = std::fs::read_to_string(&info).unwrap();
+    assert!(json.contains("\"complete\": true"), "{json}");
+    std::fs::write(
+        &info,
+        json.replace("\"complete\": true", "\"complete\": false"),
+    )
+    .unwrap();
+    let out3 = mapvis(
+        dir.path(),
+        &format!(
+            "{SETUP} foreach d [plot_runs accesses b4 b8 -vars X] {{ \
+             puts \"C [dict get $d run] [dict get $d complete]\" }}"
+        ),
+    );
+    assert!(out3.contains("b8 (partial)"), "{out3}");
+    assert!(out3.contains("C b4 1") && out3.contains("C b8 0"), "{out3}");
+    let figs = vis_common::figures(&dir.path().join("figures/runs_accesses.html"));
+    assert_eq!(figs[0]["data"][0]["x"][1], "b8 (partial)");
+    let html = std::fs::read_to_string(dir.path().join("figures/runs_accesses.html")).unwrap();
+    assert!(
+        html.contains("PARTIAL: the trace or analysis of b8"),
+        "partial said"
+    );
     // Names are checked and said.
     for (script, says) in [
         ("plot_runs misses_L9", "not a metric"),
