@@ -325,6 +325,47 @@ fn what_if_page_renders_in_chromium() {
     check_page(&bin, &r, 2 + 2);
 }
 
+/// The sweep page of plot_runs: a line per variable across three runs,
+/// one of them partial, renders.
+#[test]
+fn runs_page_renders_in_chromium() {
+    use mapvis::vis::runs::{runs_figure, RunLabel, Series};
+    let Some(bin) = chromium_or_skip("the runs page was not rendered") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let runs: Vec<RunLabel> = [("b4", true), ("b8", false), ("b16", true)]
+        .iter()
+        .map(|(l, c)| RunLabel {
+            label: l.to_string(),
+            complete: *c,
+        })
+        .collect();
+    let series = vec![
+        Series {
+            variable: "X".into(),
+            values: vec![Some(8192.0), Some(8192.0), Some(8192.0)],
+        },
+        Series {
+            variable: "Y".into(),
+            values: vec![Some(16384.0), None, Some(11643.0)],
+        },
+    ];
+    let html = runs_figure(
+        &dir.path().join("figures"),
+        "misses_L1",
+        &runs,
+        &series,
+        &[],
+    )
+    .unwrap();
+    let r = FigureReport {
+        html,
+        ..Default::default()
+    };
+    check_page(&bin, &r, 2);
+}
+
 /// The pixels of a PNG as 8-bit RGB, decoded by ImageMagick's `convert` to
 /// binary PPM: (width, height, rgb bytes).
 fn decode_png(png_path: &Path) -> (usize, usize, Vec<u8>) {

@@ -150,7 +150,7 @@ pub fn what_if_figure(f: &WhatIfFigure, o: &FigureOptions) -> Result<FigureRepor
         trace: o.provenance.clone(),
     };
     let title = format!(
-        "What if {} were laid out {}? A prediction{}",
+        "What if {} had the layout \"{}\"? A prediction{}",
         f.name,
         f.layout,
         if f.partial { " (partial trace)" } else { "" }
@@ -252,8 +252,11 @@ fn bin_panel(p: &Panel, budget: usize) -> Result<PanelBins, VisError> {
     Ok(PanelBins { binned, span })
 }
 
-/// One WebGL scatter per drawn variable row of a panel, on axes `axes`.
+/// One WebGL scatter per drawn variable row of a panel, on axes `axes`;
+/// the before side (axes `x`) takes the first colour, the after side the
+/// colours from the second on, so the two views tell apart.
 fn add_panel(plot: &mut Plot, p: &Panel, b: &PanelBins, axes: (&str, &str), side: &str) {
+    let first_colour = usize::from(axes.0 != "x");
     for (k, (_, name)) in p.names.iter().enumerate() {
         let gs: Vec<&Group> = (b.binned.groups.iter())
             .filter(|g| g.space >> TRACE_SHIFT == k as u64)
@@ -273,7 +276,7 @@ fn add_panel(plot: &mut Plot, p: &Panel, b: &PanelBins, axes: (&str, &str), side
             .name(format!("{side}: {name}"))
             .hover_template(hover());
         let x: Vec<f64> = gs.iter().map(|g| g.t_mean()).collect();
-        let colour = PALETTE[k % PALETTE.len()].to_string();
+        let colour = PALETTE[(first_colour + k) % PALETTE.len()].to_string();
         plot.add_trace(
             Ext::new(*trace)
                 .xy(Typed::floats(&x), Typed::uints(&offsets(&gs)))
