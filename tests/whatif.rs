@@ -221,4 +221,15 @@ fn whatif_save_draws_the_transposed_layout() {
     };
     assert!(row("before").starts_with(&format!("A,before,{},{},{},", cs[0], cs[1], cs[2])));
     assert!(row("after").starts_with(&format!("A,after,{},{},{},", w[0], w[1], w[2])));
+    // Above the point budget each view aggregates within half of it, and
+    // its points still count every access.
+    let out = mapvis(dir.path(), "set_point_budget 100; what_if A transpose save");
+    assert!(out.contains("exceed half the point budget"), "{out}");
+    let figs = vis_common::figures(&page);
+    for t in figs[0]["data"].as_array().unwrap() {
+        let rows = t["customdata"].as_array().unwrap();
+        assert!(rows.len() <= 50, "{} points", rows.len());
+        let counted: u64 = rows.iter().map(|r| r[0].as_u64().unwrap()).sum();
+        assert_eq!(counted, 48 * 64, "{}", t["name"]);
+    }
 }

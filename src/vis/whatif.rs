@@ -123,27 +123,8 @@ pub fn what_if_figure(f: &WhatIfFigure, o: &FigureOptions) -> Result<FigureRepor
         ..Default::default()
     };
     let n = f.before.accesses.len();
-    if n > budget as u64 {
-        report.aggregated = Some(format!(
-            "{n} accesses exceed half the point budget ({budget} points a view): each point is the exact group of accesses to one offset bin during one time bin (before: {} offsets by {} accesses; after: {} by {}); marker size and hover give the count.",
-            bin_width(before.span, before.binned.res), before.binned.time_width,
-            bin_width(after.span, after.binned.res), after.binned.time_width
-        ));
-    }
-    let figures = [
-        PageFigure {
-            heading: format!("{}: offset over time, before and after", f.name),
-            note: "Left: the recorded layout. Right: the same accesses, in the same order, where the new layout would put them. Both share the time axis; zoom one and the other follows.".into(),
-            plot,
-            height: 560,
-        },
-        PageFigure {
-            heading: format!("{}: misses per level, before and after", f.name),
-            note: "Misses of the variable's accesses at each level of the cache model (set_cache), each level looked up only after a miss in the one above; after sums the arrays a split makes.".into(),
-            plot: misses_plot(f.levels, f.misses),
-            height: 420,
-        },
-    ];
+    report.aggregated = aggregation(n, budget, &before, &after);
+    let figures = page_figures(f, plot);
     let meta = PageMeta {
         command: format!("what_if {} {} save", f.name, f.layout),
         shape: format!("{n} accesses of {}, before and after", f.name),
@@ -165,6 +146,42 @@ pub fn what_if_figure(f: &WhatIfFigure, o: &FigureOptions) -> Result<FigureRepor
         &meta,
     )?;
     Ok(report)
+}
+
+/// What the aggregation did, when the accesses exceed a view's `budget`.
+fn aggregation(n: u64, budget: usize, before: &PanelBins, after: &PanelBins) -> Option<String> {
+    let bins = |b: &PanelBins| {
+        format!(
+            "offset bins of {} bytes, time bins of {} accesses",
+            bin_width(b.span, b.binned.res),
+            b.binned.time_width
+        )
+    };
+    (n > budget as u64).then(|| {
+        format!(
+            "{n} accesses exceed half the point budget ({budget} points a view): each point is the exact group of accesses to one offset bin during one time bin (before: {}; after: {}); marker size and hover give the count.",
+            bins(before),
+            bins(after)
+        )
+    })
+}
+
+/// The page's two figures: the views side by side, and the misses.
+fn page_figures(f: &WhatIfFigure, views: Plot) -> [PageFigure; 2] {
+    [
+        PageFigure {
+            heading: format!("{}: offset over time, before and after", f.name),
+            note: "Left: the recorded layout. Right: the same accesses, in the same order, where the new layout would put them. Both share the time axis; zoom one and the other follows.".into(),
+            plot: views,
+            height: 560,
+        },
+        PageFigure {
+            heading: format!("{}: misses per level, before and after", f.name),
+            note: "Misses of the variable's accesses at each level of the cache model (set_cache), each level looked up only after a miss in the one above; after sums the arrays a split makes.".into(),
+            plot: misses_plot(f.levels, f.misses),
+            height: 420,
+        },
+    ]
 }
 
 /// The page's opening notes: what a prediction is, the layout's notes,
