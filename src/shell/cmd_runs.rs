@@ -452,17 +452,7 @@ fn plot_runs(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     if labels.is_empty() {
         return Err("there are no saved runs to plot: keep some with save_run LABEL after memory_trace_analysis.".into());
     }
-    let mut runs = Vec::new();
-    for l in &labels {
-        let dir = existing(st, l)?;
-        let report = run_report(st, l, &dir)?;
-        let complete = info(&dir).is_none_or(|i| i.complete);
-        runs.push(RunReport {
-            label: l.clone(),
-            complete,
-            report,
-        });
-    }
+    let runs = run_reports(st, &labels)?;
     let values = sweep::metric_by_run(&runs, metric, vars);
     if let Some(missing) = vars
         .iter()
@@ -477,7 +467,29 @@ fn plot_runs(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     print_sweep(&a[0], &runs, &values, metric);
     let written = save_sweep(st, &a[0], &runs, &values)?;
     st.record_written(&written);
-    Ok(Value::List(
+    Ok(sweep_dicts(&values, metric))
+}
+
+/// Each run's cache report under the session's model, with whether its
+/// run.json says it is complete. Cost: one cache simulation per run.
+fn run_reports(st: &Session, labels: &[String]) -> CmdResult<Vec<RunReport>> {
+    let mut runs = Vec::new();
+    for l in labels {
+        let dir = existing(st, l)?;
+        let report = run_report(st, l, &dir)?;
+        runs.push(RunReport {
+            label: l.clone(),
+            complete: info(&dir).is_none_or(|i| i.complete),
+            report,
+        });
+    }
+    Ok(runs)
+}
+
+/// plot_runs' value: a dict per run and variable (`run`, `variable`,
+/// `value`, an integer for counts, and `complete`).
+fn sweep_dicts(values: &[RunValue], metric: Metric) -> Value {
+    Value::List(
         values
             .iter()
             .map(|v| {
@@ -494,7 +506,7 @@ fn plot_runs(st: &mut Session, a: &[String]) -> CmdResult<Value> {
                 ])
             })
             .collect(),
-    ))
+    )
 }
 
 /// The metric as a table of variables by runs, partial runs marked.
@@ -549,7 +561,7 @@ fn save_sweep(
     runs: &[RunReport],
     values: &[RunValue],
 ) -> CmdResult<Vec<PathBuf>> {
-    use crate::vis::runs::{runs_figure, RunLabel, Series};
+    use crate::vis::runs::{runs_figure, RunLabel};
     let mut df =
         sweep::metric_table(values).context(|| "building the table of runs failed".to_string())?;
     let csv =
@@ -561,22 +573,7 @@ fn save_sweep(
             complete: r.complete,
         })
         .collect();
-    let mut series: Vec<Series> = Vec::new();
-    for v in values {
-        let k = match series.iter().position(|s| s.variable == v.variable) {
-            Some(k) => k,
-            None => {
-                series.push(Series {
-                    variable: v.variable.clone(),
-                    values: vec![None; runs.len()],
-                });
-                series.len() - 1
-            }
-        };
-        if let Some(i) = runs.iter().position(|r| r.label == v.run) {
-            series[k].values[i] = Some(v.value);
-        }
-    }
+    let series = series_of(runs, values);
     let model = st
         .locality()
         .cache
@@ -600,6 +597,28 @@ fn save_sweep(
         .files(),
     );
     Ok(out)
+}
+
+/// The values as one series per variable, in order of first appearance,
+/// with a value per run (`None` where the variable is absent).
+fn series_of(runs: &[RunReport], values: &[RunValue]) -> Vec<crate::vis::runs::Series> {
+    let mut series: Vec<crate::vis::runs::Series> = Vec::new();
+    for v in values {
+        let k = match series.iter().position(|s| s.variable == v.variable) {
+            Some(k) => k,
+            None => {
+                series.push(crate::vis::runs::Series {
+                    variable: v.variable.clone(),
+                    values: vec![None; runs.len()],
+                });
+                series.len() - 1
+            }
+        };
+        if let Some(i) = runs.iter().position(|r| r.label == v.run) {
+            series[k].values[i] = Some(v.value);
+        }
+    }
+    series
 }
 
 #[cfg(test)]
