@@ -3,6 +3,7 @@
 //! Skipped (with a loud message) when Chromium is not installed, except
 //! under CI (`CI=true`), where a missing Chromium fails.
 
+mod common;
 mod vis_common;
 
 use std::path::{Path, PathBuf};
@@ -297,6 +298,69 @@ fn every_figure_kind_renders_offline_in_chromium() {
         mapvis::vis::sharing::sharing_figure(&dir.path().join("figures"), &[line], &[]).unwrap();
     let r = FigureReport {
         html: page,
+        ..Default::default()
+    };
+    check_page(&bin, &r, 2);
+}
+
+/// `what_if A transpose save` on a traced program: the before and after
+/// views (one trace each) and the paired bars (two traces) render.
+#[test]
+fn what_if_page_renders_in_chromium() {
+    let Some(bin) = chromium_or_skip("the what-if page was not rendered") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let src = common::root().join("tests/c/wi_transpose.c");
+    std::fs::copy(&src, dir.path().join("t.c")).unwrap();
+    common::mapvis_script(
+        dir.path(),
+        "set_mem_alloc G; set_cache L1 8K 2 64; set_cache L2 32K 4 64; set_cache L3 off; \
+         compile_exe t.c; run_gleipnir; memory_trace_analysis; what_if A transpose save",
+    );
+    let r = FigureReport {
+        html: dir.path().join("figures/what_if_A_transpose.html"),
+        ..Default::default()
+    };
+    check_page(&bin, &r, 2 + 2);
+}
+
+/// The sweep page of plot_runs: a line per variable across three runs,
+/// one of them partial, renders.
+#[test]
+fn runs_page_renders_in_chromium() {
+    use mapvis::vis::runs::{runs_figure, RunLabel, Series};
+    let Some(bin) = chromium_or_skip("the runs page was not rendered") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let runs: Vec<RunLabel> = [("b4", true), ("b8", false), ("b16", true)]
+        .iter()
+        .map(|(l, c)| RunLabel {
+            label: l.to_string(),
+            complete: *c,
+        })
+        .collect();
+    let series = vec![
+        Series {
+            variable: "X".into(),
+            values: vec![Some(8192.0), Some(8192.0), Some(8192.0)],
+        },
+        Series {
+            variable: "Y".into(),
+            values: vec![Some(16384.0), None, Some(11643.0)],
+        },
+    ];
+    let html = runs_figure(
+        &dir.path().join("figures"),
+        "misses_L1",
+        &runs,
+        &series,
+        &[],
+    )
+    .unwrap();
+    let r = FigureReport {
+        html,
         ..Default::default()
     };
     check_page(&bin, &r, 2);

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 mod common;
+mod vis_common;
 use common::{mapvis_script as mapvis, printed_counts as numbers};
 
 /// Small caches, so conflicts are strong and deterministic: 64 sets of 2
@@ -142,5 +143,93 @@ fn whatif_rejects_what_does_not_fit() {
     ] {
         let all = common::mapvis_script_fails(dir.path(), script);
         assert!(all.contains(says), "{script}: {all}");
+    }
+}
+
+/// The offsets of one scatter trace of the what-if page by access time.
+fn offsets_by_time(trace: &serde_json::Value) -> BTreeMap<u64, u64> {
+    let (x, y) = (vis_common::nums(&trace["x"]), vis_common::nums(&trace["y"]));
+    assert_eq!(x.len(), y.len());
+    x.iter()
+        .zip(&y)
+        .map(|(t, o)| (*t as u64, *o as u64))
+        .collect()
+}
+
+#[test]
+fn whatif_save_draws_the_transposed_layout() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/wi_transpose.c");
+    std::fs::copy(&src, dir.path().join("t.c")).unwrap();
+    let script = format!(
+        "{CACHES} compile_exe t.c; run_gleipnir; memory_trace_analysis; \
+         set cs [cache_stats quiet]; {} set w [what_if A transpose save]; {}",
+        print_list("cs", "cs"),
+        print_list("w", "w")
+    );
+    let out = mapvis(dir.path(), &script);
+    let n = numbers(&out);
+    let page = dir.path().join("figures/what_if_A_transpose.html");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("prediction from the recorded trace, not a new trace"),
+        "the page says what it is"
+    );
+    let figs = vis_common::figures(&page);
+    let data = figs[0]["data"].as_array().unwrap();
+    assert_eq!(data.len(), 2, "one view before, one after");
+    assert_eq!(data[0]["name"], "before: A");
+    assert_eq!(data[1]["xaxis"], "x2");
+    // Every one of the 48 x 64 reads is its own point (within the budget):
+    // element (i, j) at byte offset (i*64 + j)*8 moves to (j*48 + i)*8 at
+    // the same time.
+    let (before, after) = (offsets_by_time(&data[0]), offsets_by_time(&data[1]));
+    assert_eq!(before.len(), 48 * 64);
+    assert_eq!(after.len(), 48 * 64);
+    for (t, o) in &before {
+        let (i, j) = (o / 8 / 64, o / 8 % 64);
+        assert_eq!(after[t], (j * 48 + i) * 8, "element ({i}, {j}) at time {t}");
+    }
+    // The second read of the column walk is A[1][0]: offset 512 before, 8
+    // after.
+    let second = *before.keys().nth(1).unwrap();
+    assert_eq!((before[&second], after[&second]), (512, 8));
+    // The bars are the misses what_if and cache_stats returned.
+    let bars = figs[1]["data"].as_array().unwrap();
+    let y = |k: usize| vis_common::nums(&bars[k]["y"]);
+    let (cs, w) = (get(&n, "cs", "A", &out), get(&n, "w", "A", &out));
+    assert_eq!(
+        y(0),
+        vec![cs[1] as f64, cs[2] as f64],
+        "before: cache_stats"
+    );
+    assert_eq!(
+        y(1),
+        vec![w[1] as f64, w[2] as f64],
+        "after: what_if's dict"
+    );
+    let csv = std::fs::read_to_string(dir.path().join("visinfo/what_if_A_transpose.csv")).unwrap();
+    assert!(
+        csv.starts_with("variable,layout,accesses,misses_L1,misses_L2,compulsory,"),
+        "{csv}"
+    );
+    let row = |layout: &str| {
+        csv.lines()
+            .find(|l| l.starts_with(&format!("A,{layout},")))
+            .unwrap_or_else(|| panic!("no A {layout} row in {csv}"))
+            .to_string()
+    };
+    assert!(row("before").starts_with(&format!("A,before,{},{},{},", cs[0], cs[1], cs[2])));
+    assert!(row("after").starts_with(&format!("A,after,{},{},{},", w[0], w[1], w[2])));
+    // Above the point budget each view aggregates within half of it, and
+    // its points still count every access.
+    let out = mapvis(dir.path(), "set_point_budget 100; what_if A transpose save");
+    assert!(out.contains("exceed half the point budget"), "{out}");
+    let figs = vis_common::figures(&page);
+    for t in figs[0]["data"].as_array().unwrap() {
+        let rows = t["customdata"].as_array().unwrap();
+        assert!(rows.len() <= 50, "{} points", rows.len());
+        let counted: u64 = rows.iter().map(|r| r[0].as_u64().unwrap()).sum();
+        assert_eq!(counted, 48 * 64, "{}", t["name"]);
     }
 }

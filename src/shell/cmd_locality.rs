@@ -244,26 +244,99 @@ fn variable_dicts(r: &CacheReport) -> Value {
     )
 }
 
-/// `what_if NAME LAYOUT ?ARGS...?`: rewrites NAME's addresses as if laid
-/// out as LAYOUT (`transpose ?ROWS COLS ELEMBYTES?`, `soa`, `pad BYTES`,
-/// `align BYTES`), simulates again and prints before and after per
-/// variable and per line of NAME; returns the per-variable dicts of the new
-/// layout, as `cache_stats` does.
+/// `what_if NAME LAYOUT ?ARGS...? ?save?`: rewrites NAME's addresses as if
+/// laid out as LAYOUT (`transpose ?ROWS COLS ELEMBYTES?`, `soa`, `pad
+/// BYTES`, `align BYTES`), simulates again and prints before and after per
+/// variable and per line of NAME; with `save`, also writes the before and
+/// after table to `visinfo/` and NAME's figure under the new layout to
+/// `figures/`. Returns the per-variable dicts of the new layout, as
+/// `cache_stats` does.
 fn what_if(st: &mut Session, args: &[String]) -> CmdResult<Value> {
+    let save = args.len() > 2 && args.last().is_some_and(|x| x == "save");
+    let args = &args[..args.len() - usize::from(save)];
     let (name, layout) = match args {
         [n, l, rest @ ..] => (
             n.clone(),
             Layout::parse(l, rest).map_err(|e| e.to_string())?,
         ),
-        _ => return Err("usage: what_if NAME LAYOUT ?ARGS...?".into()),
+        _ => return Err("usage: what_if NAME LAYOUT ?ARGS...? ?save?".into()),
     };
     let kind = st.mem();
     let opts = super::handlers::cache_options(st);
-    let a = st.analysis()?;
+    let fig = super::handlers::figure_options(st, true);
+    st.analysis()?;
+    let a = st.loaded_analysis().expect("analysis loaded above");
     let var = crate::filter::shape::resolve_array(a, &name)?;
     let w = whatif::what_if(a, kind, &opts, var, &layout).map_err(|e| e.to_string())?;
     print_what_if(&w, &name);
+    if !a.summary.complete {
+        println!("note: the trace is partial (cut short): the prediction covers only the accesses recorded.");
+    }
+    if save {
+        let words = args[1..].join(" ");
+        let written = save_what_if(a, &w, &name, &words, &fig)?;
+        st.record_written(&written);
+    }
     Ok(variable_dicts(&w.after))
+}
+
+/// `what_if ... save`: the before and after table as
+/// `visinfo/what_if_NAME_LAYOUT.csv` and NAME's page; returns the files
+/// written (the page's plotly.js and the folder's index too).
+fn save_what_if(
+    a: &crate::filter::analysis::Analysis,
+    w: &WhatIf,
+    name: &str,
+    words: &str,
+    fig: &crate::vis::FigureOptions,
+) -> CmdResult<Vec<PathBuf>> {
+    use crate::filter::batches::SelectionBatches;
+    use crate::vis::whatif::{what_if_figure, what_if_file, Panel, WhatIfFigure};
+    let page = what_if_file(name, w.var, words);
+    let csv = fig.visinfo_dir.join(page.replace(".html", ".csv"));
+    let mut df = whatif::before_after_table(w)?;
+    let csv = crate::filter::write_csv(&mut df, &csv)?;
+    let keep = (0..a.vars.len()).map(|v| v == w.var as usize).collect();
+    let before = SelectionBatches::plain(a, crate::filter::Selection::of(a, keep)?);
+    let after = whatif::Remapped::new(&before, &w.map);
+    let names_before = [(w.var, name.to_string())];
+    let names_after: Vec<(u32, String)> = (w.after_vars.iter())
+        .map(|&v| (v, w.after.names.vars[v as usize].name.clone()))
+        .collect();
+    let levels: Vec<String> = w
+        .after
+        .cache
+        .model
+        .levels
+        .iter()
+        .map(|l| l.name())
+        .collect();
+    let (mb, ma) = whatif::variable_misses(w);
+    let panel = |accesses, base, names| Panel {
+        accesses,
+        base,
+        fallback: w.map.base(),
+        names,
+    };
+    let f = WhatIfFigure {
+        name,
+        var: w.var,
+        layout: words,
+        before: panel(&before, w.map.base(), &names_before),
+        after: panel(&after, w.map.after_base(), &names_after),
+        levels: &levels,
+        misses: (&mb, &ma),
+        notes: &w.notes,
+        partial: !a.summary.complete,
+    };
+    let r = what_if_figure(&f, fig)?;
+    if let Some(agg) = &r.aggregated {
+        println!("note: {agg}");
+    }
+    println!("wrote {}, {}", csv.display(), r.html.display());
+    let mut out = vec![csv];
+    out.extend(r.files());
+    Ok(out)
 }
 
 /// `N access` or `N accesses`.

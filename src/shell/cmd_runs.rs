@@ -1,5 +1,5 @@
-//! Runs side by side: `save_run`, `runs`, `use_run`, `drop_run` and
-//! `compare_runs`.
+//! Runs side by side: `save_run`, `runs`, `use_run`, `drop_run`,
+//! `compare_runs` and `plot_runs`.
 //!
 //! A run is a trace and its analysis kept under a label in
 //! `.mapvis/runs/LABEL/` (hard links, no copy), with `run.json` saying what
@@ -15,6 +15,7 @@ use super::text::counted;
 use super::{Registry, Value};
 use crate::filter::locality::compare::{self, change_text, distance_text, Side, VarComparison};
 use crate::filter::locality::report::{self, CacheReport};
+use crate::filter::locality::sweep::{self, Metric, RunReport, RunValue};
 
 /// Registers the run commands (each holding the folder's lock).
 pub fn register(r: &mut Registry<Session>) {
@@ -23,6 +24,7 @@ pub fn register(r: &mut Registry<Session>) {
     add(r, "use_run", use_run);
     add(r, "drop_run", drop_run);
     add(r, "compare_runs", compare_runs);
+    add(r, "plot_runs", plot_runs);
 }
 
 /// What `run.json` says of a run.
@@ -421,6 +423,202 @@ fn comparison_table(
     cols.push(Column::new("line_bytes_used".into(), used));
     cols.push(Column::new("pattern".into(), pat));
     DataFrame::new(cols).context(|| "building the comparison table failed".to_string())
+}
+
+/// `plot_runs METRIC ?RUN ...? ?-vars VARIABLE ...?`: METRIC (a key of
+/// cache_stats' per-variable dicts: accesses, misses_L1 …, compulsory,
+/// miss_ratio, line_bytes_used) of each variable in each saved run, under
+/// the current model; prints it, writes `figures/runs_METRIC.html` and
+/// `visinfo/runs_METRIC.csv`, and returns a list of dicts with keys run,
+/// variable, value and complete. Cost: one cache simulation per run.
+fn plot_runs(st: &mut Session, a: &[String]) -> CmdResult<Value> {
+    let levels: Vec<String> = st
+        .locality()
+        .cache
+        .levels
+        .iter()
+        .map(|l| l.name())
+        .collect();
+    let metric = Metric::parse(&a[0], &levels)?;
+    let (run_args, vars) = match a[1..].iter().position(|x| x == "-vars") {
+        Some(k) => (&a[1..1 + k], &a[2 + k..]),
+        None => (&a[1..], &a[a.len()..]),
+    };
+    let labels = if run_args.is_empty() {
+        labels(st)
+    } else {
+        run_args.to_vec()
+    };
+    if labels.is_empty() {
+        return Err("there are no saved runs to plot: keep some with save_run LABEL after memory_trace_analysis.".into());
+    }
+    let runs = run_reports(st, &labels)?;
+    let values = sweep::metric_by_run(&runs, metric, vars);
+    if let Some(missing) = vars
+        .iter()
+        .find(|v| !values.iter().any(|x| &x.variable == *v))
+    {
+        return Err(format!(
+            "no run has a variable \"{}\": the variables are those cache_stats lists.",
+            super::text::terminal_safe(missing)
+        )
+        .into());
+    }
+    print_sweep(&a[0], &runs, &values, metric);
+    let written = save_sweep(st, &a[0], &runs, &values)?;
+    st.record_written(&written);
+    Ok(sweep_dicts(&values, metric))
+}
+
+/// Each run's cache report under the session's model, with whether its
+/// run.json says it is complete. Cost: one cache simulation per run.
+fn run_reports(st: &Session, labels: &[String]) -> CmdResult<Vec<RunReport>> {
+    let mut runs = Vec::new();
+    for l in labels {
+        let dir = existing(st, l)?;
+        let report = run_report(st, l, &dir)?;
+        runs.push(RunReport {
+            label: l.clone(),
+            complete: info(&dir).is_none_or(|i| i.complete),
+            report,
+        });
+    }
+    Ok(runs)
+}
+
+/// plot_runs' value: a dict per run and variable (`run`, `variable`,
+/// `value`, an integer for counts, and `complete`).
+fn sweep_dicts(values: &[RunValue], metric: Metric) -> Value {
+    Value::List(
+        values
+            .iter()
+            .map(|v| {
+                let value = if metric.is_count() {
+                    Value::Int(v.value as i64)
+                } else {
+                    Value::Float(v.value)
+                };
+                Value::Dict(vec![
+                    ("run".into(), s(v.run.clone())),
+                    ("variable".into(), s(v.variable.clone())),
+                    ("value".into(), value),
+                    ("complete".into(), Value::Int(v.complete as i64)),
+                ])
+            })
+            .collect(),
+    )
+}
+
+/// The metric as a table of variables by runs, partial runs marked.
+fn print_sweep(name: &str, runs: &[RunReport], values: &[RunValue], metric: Metric) {
+    let mut head = vec!["variable".to_string()];
+    head.extend(runs.iter().map(|r| {
+        if r.complete {
+            r.label.clone()
+        } else {
+            format!("{} (partial)", r.label)
+        }
+    }));
+    let mut vars: Vec<&str> = Vec::new();
+    for v in values {
+        if !vars.contains(&v.variable.as_str()) {
+            vars.push(&v.variable);
+        }
+    }
+    let rows: Vec<Vec<String>> = vars
+        .iter()
+        .map(|var| {
+            let mut row = vec![super::text::terminal_safe(var).into_owned()];
+            row.extend(runs.iter().map(|r| {
+                values
+                    .iter()
+                    .find(|v| v.run == r.label && v.variable == *var)
+                    .map_or("-".to_string(), |v| value_text(v.value, metric))
+            }));
+            row
+        })
+        .collect();
+    println!(
+        "plot_runs {name}: each variable in each run, under the current model and memory kinds:"
+    );
+    let head_refs: Vec<&str> = head.iter().map(String::as_str).collect();
+    print!("{}", fmt_table(&head_refs, &rows));
+}
+
+fn value_text(v: f64, metric: Metric) -> String {
+    if metric.is_count() {
+        format!("{}", v as u64)
+    } else {
+        format!("{v:.4}")
+    }
+}
+
+/// `visinfo/runs_METRIC.csv` and `figures/runs_METRIC.html`; returns the
+/// files written (the page's plotly.js and the folder's index too).
+fn save_sweep(
+    st: &Session,
+    name: &str,
+    runs: &[RunReport],
+    values: &[RunValue],
+) -> CmdResult<Vec<PathBuf>> {
+    use crate::vis::runs::{runs_figure, RunLabel};
+    let mut df =
+        sweep::metric_table(values).context(|| "building the table of runs failed".to_string())?;
+    let csv =
+        crate::filter::write_csv(&mut df, &st.visinfo_dir().join(format!("runs_{name}.csv")))?;
+    let labels: Vec<RunLabel> = runs
+        .iter()
+        .map(|r| RunLabel {
+            label: r.label.clone(),
+            complete: r.complete,
+        })
+        .collect();
+    let series = series_of(runs, values);
+    let model = st
+        .locality()
+        .cache
+        .levels
+        .iter()
+        .map(|l| l.describe())
+        .collect::<Vec<_>>()
+        .join("; ");
+    let intro = vec![format!(
+        "{name} of each variable in each saved run, from each run's own cache_stats under one model ({model}), set_mem_alloc {}.",
+        st.mem().code()
+    )];
+    let page = runs_figure(&st.figures_dir(), name, &labels, &series, &intro)?;
+    println!("wrote {}, {}", csv.display(), page.display());
+    let mut out = vec![csv];
+    out.extend(
+        crate::vis::FigureReport {
+            html: page,
+            ..Default::default()
+        }
+        .files(),
+    );
+    Ok(out)
+}
+
+/// The values as one series per variable, in order of first appearance,
+/// with a value per run (`None` where the variable is absent).
+fn series_of(runs: &[RunReport], values: &[RunValue]) -> Vec<crate::vis::runs::Series> {
+    let mut series: Vec<crate::vis::runs::Series> = Vec::new();
+    for v in values {
+        let k = match series.iter().position(|s| s.variable == v.variable) {
+            Some(k) => k,
+            None => {
+                series.push(crate::vis::runs::Series {
+                    variable: v.variable.clone(),
+                    values: vec![None; runs.len()],
+                });
+                series.len() - 1
+            }
+        };
+        if let Some(i) = runs.iter().position(|r| r.label == v.run) {
+            series[k].values[i] = Some(v.value);
+        }
+    }
+    series
 }
 
 #[cfg(test)]

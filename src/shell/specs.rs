@@ -655,7 +655,12 @@ pub const SPECS: &[CommandSpec] = &[
                so conflicts with other variables are still modelled; accesses that \
                straddle elements are kept as recorded and counted. Prints before \
                and after per variable and per source line of NAME, and returns the \
-               per-variable dicts of the new layout, as cache_stats does.",
+               per-variable dicts of the new layout, as cache_stats does. With a \
+               last word save, also writes visinfo/what_if_NAME_LAYOUT.csv (every \
+               variable before and after) and figures/what_if_NAME_LAYOUT.html: \
+               NAME's byte offsets over time before and after side by side on a \
+               shared time axis, and its misses per level before and after; the \
+               page is a prediction from the recorded trace, not a new trace.",
     },
     CommandSpec {
         name: "sharing_stats",
@@ -729,6 +734,26 @@ pub const SPECS: &[CommandSpec] = &[
                Returns a list of dicts with keys variable, a and b, where a and b \
                hold cache_stats' per-variable keys (empty where the variable is \
                not in that run).",
+    },
+    CommandSpec {
+        name: "plot_runs",
+        aliases: &[],
+        group: Group::Runs,
+        args: &[req("METRIC", ArgKind::Text), rest("RUN", ArgKind::Text)],
+        help: "Draws one metric of each variable across saved runs, as a sweep \
+               over block sizes or layouts: METRIC is a key of cache_stats' \
+               per-variable dicts (accesses, misses_L1, misses_L2 … for each \
+               level of set_cache, compulsory, miss_ratio, line_bytes_used). The \
+               runs are those listed (plot_runs misses_L1 b8 b16 b32), in that \
+               order, or every saved run in the order of runs; after the word \
+               -vars, only the variables named (plot_runs misses_L1 -vars X Y). \
+               Each run's number is its own cache_stats number under the current \
+               model and memory kinds; a partial run is marked (partial). Prints \
+               a table of variables by runs and writes figures/runs_METRIC.html \
+               (a line per variable against the runs) and visinfo/runs_METRIC.csv \
+               (run, complete, variable, value). Returns a list of dicts with keys \
+               run, variable, value and complete. Costs one cache simulation per \
+               run.",
     },
     CommandSpec {
         name: "heap_profile",

@@ -21,6 +21,10 @@
 //!   [`array_2d`].
 //! * [`array_3d`]: one variable seen as a `planes x cols x depth` array: 3D
 //!   scatter (column, depth, plane) and per-plane heatmaps with a slider.
+//! * [`whatif::what_if_figure`]: one variable before and after a layout
+//!   change predicted by `what_if` (`what_if NAME LAYOUT save`).
+//! * [`runs::runs_figure`]: a metric of each variable across saved runs
+//!   (`plot_runs`).
 //! * [`sharing::sharing_figure`]: each cache line shared between threads,
 //!   byte by byte, by thread (`sharing_stats save`).
 //!
@@ -54,10 +58,12 @@ pub(crate) mod html;
 mod index;
 mod input;
 pub mod locality;
+pub mod runs;
 pub mod sharing;
 pub mod source;
 mod traces;
 mod typed;
+pub mod whatif;
 
 use std::path::PathBuf;
 

@@ -26,6 +26,7 @@ pub mod pattern;
 pub mod report;
 pub mod reuse;
 pub mod sharing;
+pub mod sweep;
 pub mod whatif;
 
 use super::analysis::Analysis;

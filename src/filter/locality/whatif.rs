@@ -17,10 +17,11 @@
 
 use std::collections::BTreeMap;
 
-use super::cache::CacheModel;
+use super::cache::{CacheModel, Counts};
 use super::report::{cache_stats, cache_stats_over, CacheReport, LocalityError, Options};
 use super::{drive, AccessSink, NamedAccess, Names, VarId, VarInfo};
 use crate::filter::analysis::Analysis;
+use crate::filter::batches::{AccessBatch, AccessBatches, BatchFn};
 use crate::filter::fields::struct_fields;
 use crate::filter::shape::{infer_shape, DrawShape, ShapeError};
 use crate::filter::MemKind;
@@ -105,6 +106,9 @@ pub struct WhatIf {
     pub unmapped: u64,
     /// What the layout did, in words (shape used, new base, fields).
     pub notes: Vec<String>,
+    /// Where the variable's bytes went: what [`Remapped`] applies to the
+    /// accesses a figure reads.
+    pub map: LayoutMap,
 }
 
 /// Where one variable's bytes go under a layout.
@@ -129,18 +133,40 @@ struct Field {
     var: u32,
 }
 
-/// The variable's placement and its map.
-struct Mapper {
+/// One variable's placement and where its bytes go under a layout: the
+/// address rewrite of `what_if`, for the report's sinks and for figures.
+#[derive(Clone, Debug)]
+pub struct LayoutMap {
     var: u32,
     base: u64,
     size: u64,
+    /// The variable's base in the new layout (its first field's for a
+    /// split).
+    after_base: u64,
     map: Map,
 }
 
-impl Mapper {
-    /// The new (address, variable) of an access at `addr` of `size` bytes of
-    /// the variable; `None` when it straddles units or lies outside them.
-    fn map(&self, addr: u64, size: u32) -> Option<(u64, u32)> {
+impl LayoutMap {
+    /// The variable row whose accesses move.
+    pub fn var(&self) -> u32 {
+        self.var
+    }
+
+    /// The variable's recorded base address.
+    pub fn base(&self) -> u64 {
+        self.base
+    }
+
+    /// The variable's base address in the new layout: the same as the
+    /// recorded one but for `pad` (placed past the trace) and `align`.
+    pub fn after_base(&self) -> u64 {
+        self.after_base
+    }
+
+    /// The new (address, variable row) of an access at `addr` of `size`
+    /// bytes of the variable; `None` when it straddles units or lies
+    /// outside them (it then stays where it was recorded). O(fields).
+    pub fn map(&self, addr: u64, size: u32) -> Option<(u64, u32)> {
         if addr < self.base || addr + size as u64 > self.base + self.size {
             return None;
         }
@@ -172,7 +198,7 @@ impl Mapper {
 
 /// A sink that rewrites the variable's accesses and passes every batch on.
 struct Rewrite<'a, 'b> {
-    mapper: &'a Mapper,
+    mapper: &'a LayoutMap,
     sinks: &'a mut [&'b mut dyn AccessSink],
     buf: Vec<NamedAccess>,
     mapped: u64,
@@ -272,6 +298,7 @@ pub fn what_if(
         mapped,
         unmapped,
         notes,
+        map: mapper,
     })
 }
 
@@ -285,7 +312,7 @@ fn build(
     layout: &Layout,
     names: &mut Names,
     notes: &mut Vec<String>,
-) -> Result<Mapper, WhatIfError> {
+) -> Result<LayoutMap, WhatIfError> {
     let v = names.vars[var as usize].clone();
     let map = match layout {
         Layout::Transpose(shape) => transpose(a, var, &v, *shape, names, notes)?,
@@ -301,10 +328,11 @@ fn build(
             Map::Shift { base }
         }
     };
-    Ok(Mapper {
+    Ok(LayoutMap {
         var,
         base: v.base,
         size: v.size,
+        after_base: names.vars[var as usize].base,
         map,
     })
 }
@@ -461,6 +489,153 @@ fn survey(a: &Analysis, var: u32, base: u64, elem: u64) -> Result<Survey, WhatIf
     Ok(s)
 }
 
+/// Accesses read for a figure with one variable's addresses rewritten by
+/// a [`LayoutMap`]: the accesses `what_if` simulated for the new layout.
+/// Each batch of `inner` is copied once and its variable's rows moved;
+/// accesses the map does not place keep their recorded address. Time,
+/// operation and occurrence stay as recorded (the map moves each location
+/// to a location of its own, so the n-th access to one is the n-th to the
+/// other). Cost: one copy of each batch per pass, O(fields) per access of
+/// the variable.
+pub struct Remapped<'a> {
+    inner: &'a dyn AccessBatches,
+    map: &'a LayoutMap,
+}
+
+impl<'a> Remapped<'a> {
+    /// The accesses of `inner`, those of `map`'s variable moved.
+    pub fn new(inner: &'a dyn AccessBatches, map: &'a LayoutMap) -> Remapped<'a> {
+        Remapped { inner, map }
+    }
+}
+
+impl AccessBatches for Remapped<'_> {
+    fn len(&self) -> u64 {
+        self.inner.len()
+    }
+
+    fn visit(&self, f: &mut BatchFn) -> Result<(), crate::filter::FilterError> {
+        let mut moved = AccessBatch::default();
+        self.inner.visit(&mut |b| {
+            moved.clone_from(b);
+            for k in 0..moved.len() {
+                if moved.var[k] != self.map.var {
+                    continue;
+                }
+                if let Some((addr, var)) = self.map.map(moved.addr[k], u32::from(moved.size[k])) {
+                    moved.addr[k] = addr;
+                    moved.var[k] = var;
+                }
+            }
+            f(&moved)
+        })
+    }
+
+    fn unique_times(&self) -> bool {
+        self.inner.unique_times()
+    }
+}
+
+/// One row of the before/after table: a variable's counts in one layout.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LayoutRow {
+    /// Variable name (`NAME.field` for the arrays of a split).
+    pub variable: String,
+    /// `before` (the recorded layout) or `after` (the new one).
+    pub layout: &'static str,
+    /// The variable's counts.
+    pub counts: Counts,
+    /// L1 misses per access.
+    pub miss_ratio: f64,
+    /// Bytes used per line fetched into L1.
+    pub line_bytes_used: f64,
+}
+
+/// Every variable of both reports, before then after, in each report's
+/// order: what `what_if NAME LAYOUT save` writes as CSV.
+pub fn before_after_rows(w: &WhatIf) -> Vec<LayoutRow> {
+    let side = |r: &CacheReport, layout: &'static str| {
+        r.per_variable()
+            .into_iter()
+            .map(move |row| LayoutRow {
+                miss_ratio: row.miss_ratio(),
+                line_bytes_used: row.bytes_per_line(),
+                variable: row.key,
+                layout,
+                counts: row.counts,
+            })
+            .collect::<Vec<_>>()
+    };
+    let mut out = side(&w.before, "before");
+    out.extend(side(&w.after, "after"));
+    out
+}
+
+/// The before/after rows as a table: `variable`, `layout`, `accesses`,
+/// `misses_L1` … per level, `compulsory`, `miss_ratio`,
+/// `line_bytes_used`.
+///
+/// # Errors
+/// Only if polars refuses the columns (they have equal lengths).
+pub fn before_after_table(w: &WhatIf) -> polars::prelude::PolarsResult<polars::prelude::DataFrame> {
+    use polars::prelude::{Column, DataFrame};
+    let rows = before_after_rows(w);
+    let levels: Vec<String> = w
+        .after
+        .cache
+        .model
+        .levels
+        .iter()
+        .map(|l| l.name())
+        .collect();
+    let col = |name: &str, f: &dyn Fn(&LayoutRow) -> u64| {
+        Column::new(name.into(), rows.iter().map(f).collect::<Vec<u64>>())
+    };
+    let mut cols = vec![
+        Column::new(
+            "variable".into(),
+            rows.iter().map(|r| r.variable.clone()).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "layout".into(),
+            rows.iter().map(|r| r.layout).collect::<Vec<_>>(),
+        ),
+        col("accesses", &|r| r.counts.accesses),
+    ];
+    for (i, l) in levels.iter().enumerate() {
+        cols.push(col(&format!("misses_{l}"), &|r| r.counts.misses[i]));
+    }
+    cols.push(col("compulsory", &|r| r.counts.compulsory));
+    cols.push(Column::new(
+        "miss_ratio".into(),
+        rows.iter().map(|r| r.miss_ratio).collect::<Vec<_>>(),
+    ));
+    cols.push(Column::new(
+        "line_bytes_used".into(),
+        rows.iter().map(|r| r.line_bytes_used).collect::<Vec<_>>(),
+    ));
+    DataFrame::new(cols)
+}
+
+/// Misses per level of the variable in both layouts: the recorded
+/// variable's row before, and after the sum over the rows that hold its
+/// accesses (the per-field arrays of a split). Per level, innermost first.
+pub fn variable_misses(w: &WhatIf) -> (Vec<u64>, Vec<u64>) {
+    let sum = |r: &CacheReport, vars: &[u32]| {
+        let mut c = Counts::default();
+        for (i, &(v, _)) in r.cache.pairs.iter().enumerate() {
+            if vars.contains(&v) {
+                c.add(&r.cache.counts[i]);
+            }
+        }
+        let n = r.cache.model.levels.len();
+        (0..n)
+            .map(|l| c.misses.get(l).copied().unwrap_or(0))
+            .collect::<Vec<u64>>()
+    };
+    (sum(&w.before, &[w.var]), sum(&w.after, &w.after_vars))
+}
+
 /// Counts per source line of the accesses of variable rows `vars` in a
 /// report, keyed by `file.c:LINE`.
 pub fn per_line_of(r: &CacheReport, vars: &[u32]) -> BTreeMap<String, super::cache::Counts> {
@@ -479,11 +654,12 @@ pub fn per_line_of(r: &CacheReport, vars: &[u32]) -> BTreeMap<String, super::cac
 mod tests {
     use super::*;
 
-    fn mapper(map: Map) -> Mapper {
-        Mapper {
+    fn mapper(map: Map) -> LayoutMap {
+        LayoutMap {
             var: 3,
             base: 0x1000,
             size: 6 * 8,
+            after_base: 0x1000,
             map,
         }
     }
