@@ -21,6 +21,8 @@
 //!   [`array_2d`].
 //! * [`array_3d`]: one variable seen as a `planes x cols x depth` array: 3D
 //!   scatter (column, depth, plane) and per-plane heatmaps with a slider.
+//! * [`compare::compare_page`]: two saved runs side by side, per
+//!   variable (`compare_runs A B save`).
 //! * [`sharing::sharing_figure`]: each cache line shared between threads,
 //!   byte by byte, by thread (`sharing_stats save`).
 //!
@@ -45,6 +47,7 @@ mod aggregate;
 mod array;
 mod array_maps;
 mod classes;
+pub mod compare;
 mod complete;
 mod csv;
 mod error;

@@ -135,8 +135,12 @@ pub struct Row {
     pub source: String,
     /// The counts.
     pub counts: Counts,
-    /// Pattern label, for (variable, line) rows.
+    /// Pattern label, for (variable, line) rows, with the bytes used per
+    /// fetched line.
     pub pattern: String,
+    /// The pattern label alone (no bytes per line), for (variable, line)
+    /// rows: what two runs' pairs are matched on.
+    pub label: String,
     /// Variables touched, for line rows.
     pub variables: String,
 }
@@ -186,6 +190,7 @@ impl CacheReport {
                 source: String::new(),
                 counts: c,
                 pattern: String::new(),
+                label: String::new(),
                 variables: String::new(),
             })
             .collect();
@@ -217,6 +222,7 @@ impl CacheReport {
                 source: String::new(),
                 counts: c,
                 pattern: String::new(),
+                label: String::new(),
                 variables: vars
                     .iter()
                     .map(|&r| self.names.row_name(r))
@@ -257,6 +263,21 @@ impl CacheReport {
     /// the other blocks' labels differ, so no label speaks for blocks it
     /// does not describe.
     fn group_pattern_text(&self, members: &[usize], counts: &Counts) -> String {
+        let mut t = self.group_label(members);
+        if counts.fetched > 0 {
+            t.push_str(&format!(
+                ", {:.0} of {} bytes per line used",
+                counts.used_bytes as f64 / counts.fetched as f64,
+                self.line()
+            ));
+        }
+        t
+    }
+
+    /// The pattern label of a display row's pairs on one line, `members`
+    /// (busiest first), without the bytes per line: see
+    /// [`Self::group_pattern_text`].
+    fn group_label(&self, members: &[usize]) -> String {
         let label_of = |i: usize| {
             let v = self.cache.pairs[i].0 as usize;
             self.names
@@ -274,13 +295,6 @@ impl CacheReport {
                     members.len()
                 ));
             }
-        }
-        if counts.fetched > 0 {
-            t.push_str(&format!(
-                ", {:.0} of {} bytes per line used",
-                counts.used_bytes as f64 / counts.fetched as f64,
-                self.line()
-            ));
         }
         t
     }
@@ -322,6 +336,7 @@ impl CacheReport {
                     key: self.names.row_name(r).to_string(),
                     source: self.names.source(l).to_string(),
                     pattern: self.group_pattern_text(&members, &counts),
+                    label: self.group_label(&members),
                     counts,
                     variables: String::new(),
                 }
