@@ -518,18 +518,20 @@ impl VarTable {
     }
 }
 
+/// One side of a pair comparison.
+type SideOf = fn(&PairComparison) -> &Option<PairSide>;
+
 /// The pairs as a table: one row per pair comparison, each side's source,
 /// accesses and misses (empty where the side is absent).
 fn pairs_table(levels: &[String], pairs: &[PairComparison]) -> CmdResult<DataFrame> {
-    let get = |f: &dyn Fn(&PairSide) -> u64, side: fn(&PairComparison) -> &Option<PairSide>| {
+    let get = |f: &dyn Fn(&PairSide) -> u64, side: SideOf| {
         pairs
             .iter()
             .map(|p| side(p).as_ref().map(f))
             .collect::<Vec<Option<u64>>>()
     };
     let text = |f: &dyn Fn(&PairComparison) -> String| pairs.iter().map(f).collect::<Vec<String>>();
-    let sides: [(&str, fn(&PairComparison) -> &Option<PairSide>); 2] =
-        [("a", |p| &p.a), ("b", |p| &p.b)];
+    let sides: [(&str, SideOf); 2] = [("a", |p| &p.a), ("b", |p| &p.b)];
     let mut cols = vec![
         Column::new("variable".into(), text(&|p| p.variable.clone())),
         Column::new("matched_on".into(), text(&|p| p.label.clone())),
@@ -538,7 +540,7 @@ fn pairs_table(levels: &[String], pairs: &[PairComparison]) -> CmdResult<DataFra
             pairs.iter().map(|p| p.in_both()).collect::<Vec<bool>>(),
         ),
     ];
-    let texts = |side: fn(&PairComparison) -> &Option<PairSide>, f: fn(&PairSide) -> String| {
+    let texts = |side: SideOf, f: fn(&PairSide) -> String| {
         pairs
             .iter()
             .map(|p| side(p).as_ref().map(f))

@@ -22,7 +22,7 @@ use super::error::VisError;
 use super::html::{write_page_with_links, PageFigure, PageMeta};
 use super::input::{for_items, Item};
 use super::locality::{curves_of, Curve};
-use super::traces::{trace_sizes, Ext, OneOrMany, PointMarker, Typed};
+use super::traces::{trace_sizes, Ext, OneOrMany, PointMarker, Typed, RAW_SIZE};
 use crate::filter::batches::AccessBatches;
 use crate::filter::locality::report::CacheReport;
 
@@ -304,7 +304,14 @@ fn address_figure(v: &str, k: usize, runs: [&RunView; 2], groups: [&RunGroups; 2
             .iter()
             .map(|x| x.coord_min.saturating_sub(g.base[k]))
             .collect();
-        let sizes = trace_sizes(&gs.iter().map(|x| x.count).collect::<Vec<_>>());
+        let counts: Vec<u64> = gs.iter().map(|x| x.count).collect();
+        // Single accesses keep the raw points' size; groups grow with
+        // their counts.
+        let sizes = if counts.iter().all(|&c| c == 1) {
+            vec![RAW_SIZE; counts.len()]
+        } else {
+            trace_sizes(&counts)
+        };
         let trace = Box::new(Scatter::<f64, f64>::default())
             .web_gl_mode(true)
             .mode(Mode::Markers)

@@ -82,6 +82,9 @@ pub fn cache_stats(
     cache_stats_over(names, shown, opts, &mut |sinks| drive(a, sinks))
 }
 
+/// One pass of accesses handed to the sinks; returns the accesses fed.
+pub type Feed<'a> = dyn FnMut(&mut [&mut dyn AccessSink]) -> Result<u64, FilterError> + 'a;
+
 /// What `cache_stats` computes, over the accesses `feed` hands the sinks:
 /// the same sinks as [`cache_stats`], for callers that change the accesses
 /// on the way (the layout predictions rewrite one variable's addresses, and
@@ -92,7 +95,7 @@ pub fn cache_stats_over(
     names: Names,
     shown: Vec<bool>,
     opts: &Options,
-    feed: &mut dyn FnMut(&mut [&mut dyn AccessSink]) -> Result<u64, FilterError>,
+    feed: &mut Feed,
 ) -> Result<CacheReport, LocalityError> {
     let mut sim = CacheSim::new(&opts.model)?;
     let line = opts.model.levels[0].line;
