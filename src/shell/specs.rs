@@ -725,8 +725,9 @@ pub const SPECS: &[CommandSpec] = &[
                busiest line are printed for A and B with the change, absolute and \
                in percent, sorted by the largest change in L1 misses; variables \
                found in one run only are listed apart. Then per (variable, line) \
-               pair, aligned by variable and pattern label (not by line number; \
-               pairs sharing a label matched busiest with busiest), with both \
+               pair, aligned by variable and pattern label (not by line number), \
+               then by walk direction where one run's loop is tiled (pairs \
+               sharing a key matched busiest with busiest), with both \
                source lines; pairs left in one run only are listed apart, not \
                compared. Each run's numbers are its own cache_stats numbers. With \
                save, writes visinfo/compare_A_B.csv (with the changes), \
