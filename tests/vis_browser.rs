@@ -475,6 +475,42 @@ fn aggregated_points_stay_as_visible_as_raw_ones() {
     );
 }
 
+/// The page of `compare_runs A B save` renders: a naive and a blocked
+/// transpose (16 x 16 doubles) traced and kept as runs; per variable (X
+/// and Y, the globals) it draws both runs' address over time, their
+/// misses per level and their miss-ratio curves: 2 traces each.
+#[test]
+fn the_compare_page_renders_in_chromium() {
+    let Some(bin) = chromium_or_skip("the compare page was not rendered") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let src = common::root().join("scripts/transpose.c");
+    std::fs::copy(&src, dir.path().join("t.c")).unwrap();
+    let setup = "set_mem_alloc G; set_cache L1 1K 2 64; set_cache L2 4K 4 64; set_cache L3 off;";
+    for (label, flags) in [("naive", "-DN=16"), ("blocked", "-DN=16 -DBLOCK=4")] {
+        common::mapvis_script(
+            dir.path(),
+            &format!(
+                "{setup} compile_exe t.c {flags}; run_gleipnir; memory_trace_analysis; save_run {label}"
+            ),
+        );
+    }
+    common::mapvis_script(
+        dir.path(),
+        &format!("{setup} compare_runs naive blocked save"),
+    );
+    let report = FigureReport {
+        html: dir.path().join("figures/compare_naive_blocked.html"),
+        ..Default::default()
+    };
+    let dom = check_page(&bin, &report, 12);
+    assert!(
+        dom.contains("data-rendered-figures=\"6\""),
+        "two variables, three figures each"
+    );
+}
+
 /// Writes the sample pages into `$MAPVIS_SAMPLE_DIR` for looking at them by
 /// hand: `MAPVIS_SAMPLE_DIR=/tmp/s cargo test --release --test vis_browser -- --ignored`.
 #[test]

@@ -704,7 +704,7 @@ fn sharing_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
 /// `figures/cache_stats.html`: misses per variable and level, and the
 /// miss-ratio curves.
 fn summary_figure(r: &CacheReport, figures: &Path) -> CmdResult<PathBuf> {
-    use crate::vis::locality::{cache_summary, Curve, VarMisses};
+    use crate::vis::locality::{cache_summary, VarMisses};
     let levels: Vec<String> = r.cache.model.levels.iter().map(|l| l.name()).collect();
     let vars: Vec<VarMisses> = r
         .per_variable()
@@ -714,23 +714,7 @@ fn summary_figure(r: &CacheReport, figures: &Path) -> CmdResult<PathBuf> {
             misses: row.counts.misses[..levels.len()].to_vec(),
         })
         .collect();
-    let line = r.reuse.line as u64;
-    let curves: Vec<Curve> = r
-        .row_histograms()
-        .into_iter()
-        .map(|(row, h)| {
-            let top = h.last_bin().unwrap_or(0) as u32 + 1;
-            let js: Vec<u32> = (0..=top.min(40)).collect();
-            Curve {
-                name: r.names.row_name(row).to_string(),
-                bytes: js.iter().map(|j| line << j).collect(),
-                ratio: js
-                    .iter()
-                    .map(|&j| h.misses_at(j) as f64 / h.total() as f64)
-                    .collect(),
-            }
-        })
-        .collect();
+    let curves = crate::vis::locality::curves_of(r);
     let intro = vec![format!(
         "{} accesses of the traced region simulated from cold caches at GL_START; model: {}.",
         r.cache.accesses,

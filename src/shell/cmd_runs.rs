@@ -9,30 +9,29 @@
 use std::path::{Path, PathBuf};
 
 use super::error::{CmdResult, Context};
-use super::handlers::{add, fmt_table, has_save, s};
+use super::handlers::{add, fmt_table, s};
 use super::session::{valid_label, Session};
 use super::text::counted;
 use super::{Registry, Value};
-use crate::filter::locality::compare::{self, change_text, distance_text, Side, VarComparison};
 use crate::filter::locality::report::{self, CacheReport};
 use crate::filter::locality::sweep::{self, Metric, RunReport, RunValue};
 
-/// Registers the run commands (each holding the folder's lock).
+/// Registers the run commands (each holding the folder's lock);
+/// `compare_runs` registers in its own file, `cmd_compare.rs`.
 pub fn register(r: &mut Registry<Session>) {
     add(r, "save_run", save_run);
     add(r, "runs", runs);
     add(r, "use_run", use_run);
     add(r, "drop_run", drop_run);
-    add(r, "compare_runs", compare_runs);
     add(r, "plot_runs", plot_runs);
 }
 
 /// What `run.json` says of a run.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
-struct RunInfo {
+pub(super) struct RunInfo {
     label: String,
-    program: String,
-    arguments: Vec<String>,
+    pub(super) program: String,
+    pub(super) arguments: Vec<String>,
     /// When it was saved, seconds since the Unix epoch (UTC).
     saved: u64,
     accesses: u64,
@@ -52,7 +51,7 @@ fn checked_label(label: &str) -> CmdResult<&str> {
 }
 
 /// The run `label`'s folder, or a message listing the runs there are.
-fn existing(st: &Session, label: &str) -> CmdResult<PathBuf> {
+pub(super) fn existing(st: &Session, label: &str) -> CmdResult<PathBuf> {
     let dir = st.run_dir(checked_label(label)?);
     if dir.join("run.json").is_file() {
         return Ok(dir);
@@ -84,7 +83,7 @@ fn labels(st: &Session) -> Vec<String> {
     out
 }
 
-fn info(dir: &Path) -> Option<RunInfo> {
+pub(super) fn info(dir: &Path) -> Option<RunInfo> {
     let bytes = crate::workdir::read_regular(&dir.join("run.json")).ok()?;
     serde_json::from_slice(&bytes).ok()
 }
@@ -114,7 +113,7 @@ fn save_run(st: &mut Session, a: &[String]) -> CmdResult<Value> {
         arguments: summary.command.iter().skip(1).cloned().collect(),
         saved,
         accesses: summary.accesses,
-        complete: summary.complete,
+        complete: summary.partial_reason().is_none(),
     };
     let json = dir.join("run.json");
     crate::workdir::write_file(&json, &serde_json::to_vec_pretty(&info).unwrap_or_default())
@@ -242,187 +241,11 @@ fn drop_run(st: &mut Session, a: &[String]) -> CmdResult<Value> {
 fn run_report(st: &Session, label: &str, dir: &Path) -> CmdResult<CacheReport> {
     let a = crate::filter::files::load_analysis(&dir.join("analysis"))
         .context(|| format!("reading the run {label} failed"))?;
-    if !a.summary.complete {
-        println!("warning: run {label} is partial: its trace or analysis was cut short.");
+    if let Some(why) = a.summary.partial_reason() {
+        println!("warning: run {label} is PARTIAL ({why}): its counts cover only part of the run.");
     }
     let opts = super::handlers::cache_options(st);
     Ok(report::cache_stats(&a, st.mem(), &opts)?)
-}
-
-/// `compare_runs A B ?save?`: both runs' cache statistics by variable,
-/// side by side with their changes; returns a list of dicts with keys
-/// `variable`, `a` and `b`.
-fn compare_runs(st: &mut Session, a: &[String]) -> CmdResult<Value> {
-    let (la, lb) = (a[0].as_str(), a[1].as_str());
-    let (da, db) = (existing(st, la)?, existing(st, lb)?);
-    let ra = run_report(st, la, &da)?;
-    let rb = run_report(st, lb, &db)?;
-    let levels: Vec<String> = ra.cache.model.levels.iter().map(|l| l.name()).collect();
-    let rows = compare::compare(&ra, &rb);
-    print_comparison(la, lb, &levels, &rows, &ra);
-    if has_save(a) {
-        let csv = st.visinfo_dir().join(format!("compare_{la}_{lb}.csv"));
-        let mut df = comparison_table(la, lb, &levels, &rows)?;
-        let p = crate::filter::write_csv(&mut df, &csv)?;
-        st.record_written(std::slice::from_ref(&p));
-        println!("wrote {}", p.display());
-    }
-    Ok(Value::List(
-        rows.iter()
-            .map(|c| {
-                Value::Dict(vec![
-                    ("variable".into(), s(c.variable.clone())),
-                    ("a".into(), side_dict(c.a.as_ref(), &levels)),
-                    ("b".into(), side_dict(c.b.as_ref(), &levels)),
-                ])
-            })
-            .collect(),
-    ))
-}
-
-/// cache_stats' per-variable keys for one side (an empty dict when absent).
-fn side_dict(side: Option<&Side>, levels: &[String]) -> Value {
-    let Some(x) = side else {
-        return Value::Dict(vec![]);
-    };
-    let mut d = vec![("accesses".to_string(), Value::Int(x.counts.accesses as i64))];
-    for (i, n) in levels.iter().enumerate() {
-        d.push((format!("misses_{n}"), Value::Int(x.counts.misses[i] as i64)));
-    }
-    d.push(("compulsory".into(), Value::Int(x.counts.compulsory as i64)));
-    d.push(("miss_ratio".into(), Value::Float(x.miss_ratio)));
-    d.push(("line_bytes_used".into(), Value::Float(x.line_bytes_used)));
-    d.push(("reuse_median".into(), s(distance_text(x.reuse_median))));
-    d.push(("reuse_p90".into(), s(distance_text(x.reuse_p90))));
-    d.push(("pattern".into(), s(x.pattern.clone())));
-    Value::Dict(d)
-}
-
-fn print_comparison(
-    la: &str,
-    lb: &str,
-    levels: &[String],
-    rows: &[VarComparison],
-    r: &CacheReport,
-) {
-    println!(
-        "compare_runs {la} {lb}: {} under {}, by the largest change in {} misses:",
-        counted(rows.len() as u64, "variable"),
-        r.cache
-            .model
-            .levels
-            .iter()
-            .map(|l| l.describe())
-            .collect::<Vec<_>>()
-            .join("; "),
-        levels.first().map_or("", String::as_str)
-    );
-    let mut head = vec![
-        "variable".to_string(),
-        "run".to_string(),
-        "accesses".to_string(),
-    ];
-    head.extend(levels.iter().map(|l| format!("{l} misses")));
-    head.extend(
-        [
-            "miss ratio",
-            "bytes used/line",
-            "reuse p50",
-            "reuse p90",
-            "pattern",
-        ]
-        .map(String::from),
-    );
-    let mut table = Vec::new();
-    for c in rows.iter().filter(|c| c.in_both()) {
-        let (x, y) = (c.a.as_ref().expect("both"), c.b.as_ref().expect("both"));
-        table.push(side_cells(&c.variable, la, x, levels.len()));
-        table.push(side_cells("", lb, y, levels.len()));
-        let mut d = vec![String::new(), "change".to_string()];
-        d.push(change_text(
-            x.counts.accesses as f64,
-            y.counts.accesses as f64,
-        ));
-        for i in 0..levels.len() {
-            d.push(change_text(
-                x.counts.misses[i] as f64,
-                y.counts.misses[i] as f64,
-            ));
-        }
-        d.push(change_text(x.miss_ratio, y.miss_ratio));
-        d.push(change_text(x.line_bytes_used, y.line_bytes_used));
-        d.extend([String::new(), String::new(), String::new()]);
-        table.push(d);
-    }
-    let head_refs: Vec<&str> = head.iter().map(String::as_str).collect();
-    print!("{}", fmt_table(&head_refs, &table));
-    for (label, only) in [(la, true), (lb, false)] {
-        let names: Vec<&str> = rows
-            .iter()
-            .filter(|c| !c.in_both() && c.a.is_some() == only)
-            .map(|c| c.variable.as_str())
-            .collect();
-        if !names.is_empty() {
-            println!(
-                "only in {label}: {}",
-                super::text::terminal_safe(&names.join(", "))
-            );
-        }
-    }
-}
-
-fn side_cells(name: &str, run: &str, x: &Side, levels: usize) -> Vec<String> {
-    let mut v = vec![
-        super::text::terminal_safe(name).into_owned(),
-        run.to_string(),
-        x.counts.accesses.to_string(),
-    ];
-    v.extend((0..levels).map(|i| x.counts.misses[i].to_string()));
-    v.push(format!("{:.4}", x.miss_ratio));
-    v.push(format!("{:.1}", x.line_bytes_used));
-    v.push(distance_text(x.reuse_median));
-    v.push(distance_text(x.reuse_p90));
-    v.push(x.pattern.clone());
-    v
-}
-
-/// The comparison as a table: one row per variable and run.
-fn comparison_table(
-    la: &str,
-    lb: &str,
-    levels: &[String],
-    rows: &[VarComparison],
-) -> CmdResult<polars::prelude::DataFrame> {
-    use polars::prelude::*;
-    let (mut var, mut run, mut acc, mut ratio, mut used, mut pat) =
-        (vec![], vec![], vec![], vec![], vec![], vec![]);
-    let mut misses: Vec<Vec<u64>> = vec![vec![]; levels.len()];
-    for c in rows {
-        for (label, side) in [(la, &c.a), (lb, &c.b)] {
-            let Some(x) = side else { continue };
-            var.push(c.variable.clone());
-            run.push(label.to_string());
-            acc.push(x.counts.accesses);
-            for (i, m) in misses.iter_mut().enumerate() {
-                m.push(x.counts.misses[i]);
-            }
-            ratio.push(x.miss_ratio);
-            used.push(x.line_bytes_used);
-            pat.push(x.pattern.clone());
-        }
-    }
-    let mut cols = vec![
-        Column::new("variable".into(), var),
-        Column::new("run".into(), run),
-        Column::new("accesses".into(), acc),
-    ];
-    for (l, m) in levels.iter().zip(misses) {
-        cols.push(Column::new(format!("misses_{l}").into(), m));
-    }
-    cols.push(Column::new("miss_ratio".into(), ratio));
-    cols.push(Column::new("line_bytes_used".into(), used));
-    cols.push(Column::new("pattern".into(), pat));
-    DataFrame::new(cols).context(|| "building the comparison table failed".to_string())
 }
 
 /// `plot_runs METRIC ?RUN ...? ?-vars VARIABLE ...?`: METRIC (a key of

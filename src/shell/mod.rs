@@ -42,6 +42,7 @@
 //! the state.
 
 pub mod cli;
+pub mod cmd_compare;
 pub mod cmd_heap;
 pub mod cmd_hpcmp;
 pub mod cmd_locality;
@@ -416,6 +417,7 @@ pub fn build_shell() -> Result<Shell<commands::Session>, TclError> {
     cmd_locality::register(&mut registry);
     cmd_hpcmp::register(&mut registry);
     cmd_runs::register(&mut registry);
+    cmd_compare::register(&mut registry);
     Shell::new(registry, commands::Session::default())
 }
 

@@ -724,13 +724,22 @@ pub const SPECS: &[CommandSpec] = &[
         help: "Compares two saved runs variable by variable under the current \
                cache model (set_cache) and memory kinds (set_mem_alloc): \
                variables are aligned by name, never by address, and for each the \
-               accesses, misses at each level, miss ratio, bytes used per fetched \
-               line, reuse distance (median and 90th percentile, as the bounds of \
-               their power-of-two bin) and the pattern of its busiest line are \
-               printed for A and B with the change, absolute and in percent, \
-               sorted by the largest change in L1 misses; variables found in one \
-               run only are listed apart. Each run's numbers are its own \
-               cache_stats numbers. With save, writes visinfo/compare_A_B.csv. \
+               accesses, bytes accessed, misses at each level, miss ratio, bytes \
+               used per fetched line, reuse distance (median and 90th percentile, \
+               as the bounds of their power-of-two bin) and the pattern of its \
+               busiest line are printed for A and B with the change, absolute and \
+               in percent, sorted by the largest change in L1 misses; variables \
+               found in one run only are listed apart. Then per (variable, line) \
+               pair, aligned by variable and pattern label (not by line number), \
+               then by walk direction where one run's loop is tiled (pairs \
+               sharing a key matched busiest with busiest), with both \
+               source lines; pairs left in one run only are listed apart, not \
+               compared. Each run's numbers are its own cache_stats numbers. With \
+               save, writes visinfo/compare_A_B.csv (with the changes), \
+               visinfo/compare_A_B_pairs.csv and figures/compare_A_B.html (per \
+               variable: both runs' address over time, misses per level, \
+               miss-ratio curves, and links to each run's annotated source in \
+               figures/run_LABEL/). \
                Returns a list of dicts with keys variable, a and b, where a and b \
                hold cache_stats' per-variable keys (empty where the variable is \
                not in that run).",

@@ -237,6 +237,24 @@ pub(crate) fn write_page(
     figures: &[PageFigure],
     meta: &PageMeta,
 ) -> Result<PathBuf, VisError> {
+    write_page_with_links(dir, file_name, title, intro, &[], figures, meta)
+}
+
+/// Lines of links under a page's intro: a caption and (text, address
+/// relative to the page) pairs.
+pub(crate) type LinkLines = [(String, Vec<(String, String)>)];
+
+/// [`write_page`], with lines of links after the intro (`none` where a
+/// line has no link).
+pub(crate) fn write_page_with_links(
+    dir: &Path,
+    file_name: &str,
+    title: &str,
+    intro: &[String],
+    links: &LinkLines,
+    figures: &[PageFigure],
+    meta: &PageMeta,
+) -> Result<PathBuf, VisError> {
     ensure_plotly_js(dir)?;
     let path = dir.join(file_name);
     let mut html: Vec<u8> = Vec::new();
@@ -271,6 +289,25 @@ pub(crate) fn write_page(
     }
     for p in intro {
         html.extend_from_slice(format!("<p class=\"note\">{}</p>\n", escape_html(p)).as_bytes());
+    }
+    for (caption, refs) in links {
+        let list = if refs.is_empty() {
+            "none".to_string()
+        } else {
+            refs.iter()
+                .map(|(text, href)| {
+                    format!(
+                        "<a class=\"mapvis-link\" href=\"{}\">{}</a>",
+                        escape_html(href),
+                        escape_html(text)
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        html.extend_from_slice(
+            format!("<p class=\"note\">{} {list}</p>\n", escape_html(caption)).as_bytes(),
+        );
     }
     for (k, f) in figures.iter().enumerate() {
         let id = format!("fig{k}");

@@ -9,6 +9,7 @@ use plotly::{Bar, Layout, Plot, Scatter};
 
 use super::error::VisError;
 use super::html::{write_page, PageFigure, PageMeta};
+use crate::filter::locality::report::CacheReport;
 
 /// File name of the page.
 pub const FILE: &str = "cache_stats.html";
@@ -31,6 +32,29 @@ pub struct Curve {
     pub bytes: Vec<u64>,
     /// Miss ratio at each size.
     pub ratio: Vec<f64>,
+}
+
+/// The miss-ratio curve of each listed display row of `r`, from its reuse
+/// histogram: the miss ratio of a fully associative LRU cache of 2^j lines
+/// for j up to one past the largest distance (at most 2^40 lines). Cost:
+/// O(rows x 40).
+pub fn curves_of(r: &CacheReport) -> Vec<Curve> {
+    let line = r.reuse.line as u64;
+    r.row_histograms()
+        .into_iter()
+        .map(|(row, h)| {
+            let top = h.last_bin().unwrap_or(0) as u32 + 1;
+            let js: Vec<u32> = (0..=top.min(40)).collect();
+            Curve {
+                name: r.names.row_name(row).to_string(),
+                bytes: js.iter().map(|j| line << j).collect(),
+                ratio: js
+                    .iter()
+                    .map(|&j| h.misses_at(j) as f64 / h.total() as f64)
+                    .collect(),
+            }
+        })
+        .collect()
 }
 
 /// Writes the summary page into `dir`; `levels` names the levels (`L1`,

@@ -25,6 +25,8 @@
 //!   change predicted by `what_if` (`what_if NAME LAYOUT save`).
 //! * [`runs::runs_figure`]: a metric of each variable across saved runs
 //!   (`plot_runs`).
+//! * [`compare::compare_page`]: two saved runs side by side, per
+//!   variable (`compare_runs A B save`).
 //! * [`sharing::sharing_figure`]: each cache line shared between threads,
 //!   byte by byte, by thread (`sharing_stats save`).
 //!
@@ -49,6 +51,7 @@ mod aggregate;
 mod array;
 mod array_maps;
 mod classes;
+pub mod compare;
 mod complete;
 mod csv;
 mod error;

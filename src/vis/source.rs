@@ -79,11 +79,57 @@ pub fn write_pages(
     src_paths: &[PathBuf],
     figures: &Path,
 ) -> Result<Vec<PathBuf>, VisError> {
+    Ok(write_pages_if(r, src_paths, figures, &mut |_| true)?
+        .into_iter()
+        .map(|(_, p)| p)
+        .collect())
+}
+
+/// What [`write_run_pages`] did: the pages written, as (source file as
+/// the line table names it, page), and the source files left out because
+/// they were modified after the run's trace.
+pub type RunPages = (Vec<(String, PathBuf)>, Vec<String>);
+
+/// Writes a saved run's annotated source pages into `dir`, as
+/// [`write_pages`] does, for the source files found in `src_paths` that
+/// were not modified after `traced` (the run's trace file's time): a file
+/// edited since the trace would pin the run's counts on other lines, so it
+/// is left out and listed instead. Cost: as [`write_pages`], plus one
+/// metadata read per file.
+pub fn write_run_pages(
+    r: &CacheReport,
+    src_paths: &[PathBuf],
+    dir: &Path,
+    traced: std::time::SystemTime,
+) -> Result<RunPages, VisError> {
+    let mut edited = Vec::new();
+    let pages = write_pages_if(r, src_paths, dir, &mut |p: &Path| {
+        let newer = std::fs::metadata(p)
+            .and_then(|m| m.modified())
+            .map_or(true, |t| t > traced);
+        if newer {
+            edited.push(p.display().to_string());
+        }
+        !newer
+    })?;
+    Ok((pages, edited))
+}
+
+/// Writes the pages of the source files found whose path `keep` accepts.
+fn write_pages_if(
+    r: &CacheReport,
+    src_paths: &[PathBuf],
+    figures: &Path,
+    keep: &mut dyn FnMut(&Path) -> bool,
+) -> Result<Vec<(String, PathBuf)>, VisError> {
     let mut out = Vec::new();
     for (file, lines) in annotations(r) {
         let Some(path) = find_source(&file, src_paths) else {
             continue;
         };
+        if !keep(&path) {
+            continue;
+        }
         let Ok(text) = std::fs::read_to_string(&path) else {
             continue;
         };
@@ -100,7 +146,7 @@ pub fn write_pages(
         let html = page_html(r, &file, &text, &lines);
         crate::workdir::write_file(&page, html.as_bytes())
             .map_err(|e| VisError::from_workdir(&page, e))?;
-        out.push(page);
+        out.push((file, page));
     }
     Ok(out)
 }

@@ -499,6 +499,8 @@ pub struct Counts {
     pub fetched: u64,
     /// Bytes of those lines touched before their eviction.
     pub used_bytes: u64,
+    /// Bytes the accesses read or wrote: the sum of their sizes.
+    pub bytes: u64,
 }
 
 impl Counts {
@@ -511,6 +513,7 @@ impl Counts {
         self.compulsory += o.compulsory;
         self.fetched += o.fetched;
         self.used_bytes += o.used_bytes;
+        self.bytes += o.bytes;
     }
 }
 
@@ -583,6 +586,7 @@ impl CacheSim {
         }
         self.accesses += 1;
         self.counts[pair as usize].accesses += 1;
+        self.counts[pair as usize].bytes += r.size as u64;
         let slot = if self.private_first {
             r.tid as usize
         } else {

@@ -8,6 +8,14 @@
 //! picks one variable in each run, and a name found in one run only is
 //! listed apart. Each side's numbers are that run's own `cache_stats`
 //! numbers, computed with the same cache model.
+//!
+//! (Variable, line) pairs are aligned by variable and pattern label, never
+//! by line number: two versions of a source number their lines apart.
+//! Within a variable, pairs of one label are matched busiest with busiest
+//! (by accesses); a pair left over on one side is listed apart rather than
+//! matched with a pair of another label.
+use std::collections::BTreeMap;
+
 use super::cache::Counts;
 use super::report::{bin_range, natural_cmp, CacheReport, Row};
 use super::reuse::Histogram;
@@ -133,6 +141,240 @@ fn busiest_patterns(r: &CacheReport) -> std::collections::BTreeMap<String, Strin
     best.into_iter().map(|(k, (_, p))| (k, p)).collect()
 }
 
+/// What one run says of one (variable, line) pair.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PairSide {
+    /// The display name of the variable.
+    pub variable: String,
+    /// The pair's own pattern label (without bytes per line).
+    pub label: String,
+    /// Whether the pair is run A's (else run B's).
+    pub run_a: bool,
+    /// `file.c:LINE` in that run's source.
+    pub source: String,
+    /// The pair's counts, as `cache_stats`' per-pair table has them.
+    pub counts: Counts,
+    /// L1 misses per access.
+    pub miss_ratio: f64,
+    /// The pattern text `cache_stats` prints (label and bytes used per
+    /// line).
+    pub pattern: String,
+}
+
+/// One (variable, pattern label) pair of either run, or of both.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PairComparison {
+    /// The display name of the variable in both runs.
+    pub variable: String,
+    /// What the sides were matched on: the label both share, or the walk
+    /// direction (`row-wise`) when one run's loop is tiled and the
+    /// other's not (each side keeps its own label); a lone side's label.
+    pub label: String,
+    /// Run A's pair; `None` when A has no pair of that variable and label
+    /// left to match.
+    pub a: Option<PairSide>,
+    /// Run B's pair.
+    pub b: Option<PairSide>,
+}
+
+impl PairComparison {
+    /// Change in misses at `level` from A to B (0 on a missing side).
+    pub fn miss_change(&self, level: usize) -> i64 {
+        let m = |s: &Option<PairSide>| s.as_ref().map_or(0, |s| s.counts.misses[level] as i64);
+        m(&self.b) - m(&self.a)
+    }
+
+    /// Whether both runs have the pair.
+    pub fn in_both(&self) -> bool {
+        self.a.is_some() && self.b.is_some()
+    }
+
+    fn misses(&self, level: usize) -> u64 {
+        let m = |s: &Option<PairSide>| s.as_ref().map_or(0, |s| s.counts.misses[level]);
+        m(&self.a).max(m(&self.b))
+    }
+}
+
+/// The listed (variable, line) pairs of `a` and `b`, matched by variable
+/// and pattern label: within one (variable, label), the i-th busiest pair
+/// of A with the i-th busiest of B (ties by source line); then the pairs
+/// left, by variable and walk direction ([`walk`]), the same way. Matched pairs
+/// come first, by the largest change in misses (L1, then the outer
+/// levels), then the unmatched ones, by their misses. Cost: one pass over
+/// each report's pairs and a sort.
+pub fn compare_pairs(a: &CacheReport, b: &CacheReport) -> Vec<PairComparison> {
+    let mut out = align(pair_groups(a, true), pair_groups(b, false));
+    sort_pairs(&mut out);
+    out
+}
+
+/// Matches pairs in two rounds: by (variable, label), then the pairs left
+/// by (variable, walk direction) (see [`walk`]: a loop tiled in one run
+/// and not in the other); within a key, index by index, busiest first.
+/// What is left after both rounds stays with one side.
+fn align(ga: PairGroups, gb: PairGroups) -> Vec<PairComparison> {
+    let (mut out, ra, rb) = match_round(ga, gb);
+    let (more, ra, rb) = match_round(by_walk(ra), by_walk(rb));
+    out.extend(more);
+    for sides in ra.into_values().chain(rb.into_values()) {
+        for x in sides {
+            out.push(PairComparison {
+                variable: x.variable.clone(),
+                label: x.label.clone(),
+                a: x.run_a.then(|| x.clone()),
+                b: (!x.run_a).then_some(x),
+            });
+        }
+    }
+    out
+}
+
+/// Matches the lists of each key index by index; returns the matches and
+/// the rest of each side, by key.
+fn match_round(
+    mut ga: PairGroups,
+    mut gb: PairGroups,
+) -> (Vec<PairComparison>, PairGroups, PairGroups) {
+    let keys: Vec<(String, String)> = ga.keys().filter(|k| gb.contains_key(*k)).cloned().collect();
+    let mut out = Vec::new();
+    for k in keys {
+        let mut xs = ga.remove(&k).unwrap_or_default();
+        let mut ys = gb.remove(&k).unwrap_or_default();
+        let n = xs.len().min(ys.len());
+        let (rx, ry) = (xs.split_off(n), ys.split_off(n));
+        for (x, y) in xs.into_iter().zip(ys) {
+            out.push(PairComparison {
+                variable: k.0.clone(),
+                label: k.1.clone(),
+                a: Some(x),
+                b: Some(y),
+            });
+        }
+        if !rx.is_empty() {
+            ga.insert(k.clone(), rx);
+        }
+        if !ry.is_empty() {
+            gb.insert(k, ry);
+        }
+    }
+    (out, ga, gb)
+}
+
+/// The same pairs keyed by (variable, walk direction), busiest first.
+fn by_walk(g: PairGroups) -> PairGroups {
+    let mut out = PairGroups::new();
+    for ((v, label), sides) in g {
+        out.entry((v, walk(&label))).or_default().extend(sides);
+    }
+    for v in out.values_mut() {
+        busiest_first(v);
+    }
+    out
+}
+
+/// The direction of a label's walk: the label without its tiling and
+/// details (`tiled: row-wise inside tiles 8 elements wide` and `row-wise:
+/// unit stride` both walk `row-wise`); other labels are their own walk.
+pub fn walk(label: &str) -> String {
+    let l = label.strip_prefix("tiled: ").unwrap_or(label);
+    let l = l.split(" inside tiles").next().unwrap_or(l);
+    if l.starts_with("row-wise") || l.starts_with("column-wise") {
+        return l.split(':').next().unwrap_or(l).to_string();
+    }
+    label.to_string()
+}
+
+fn busiest_first(v: &mut [PairSide]) {
+    v.sort_by(|x, y| {
+        y.counts
+            .accesses
+            .cmp(&x.counts.accesses)
+            .then_with(|| natural_cmp(&x.source, &y.source))
+    });
+}
+
+/// Matched pairs first, by the largest change in misses; then the others
+/// by their misses.
+fn sort_pairs(out: &mut [PairComparison]) {
+    out.sort_by(|x, y| {
+        let key = |c: &PairComparison| {
+            let both = c.in_both();
+            let order = |l: usize| {
+                if both {
+                    c.miss_change(l).unsigned_abs()
+                } else {
+                    c.misses(l)
+                }
+            };
+            (
+                !both,
+                std::cmp::Reverse(order(0)),
+                std::cmp::Reverse(order(1)),
+                std::cmp::Reverse(order(2)),
+            )
+        };
+        key(x)
+            .cmp(&key(y))
+            .then_with(|| natural_cmp(&x.variable, &y.variable))
+            .then_with(|| x.label.cmp(&y.label))
+            .then_with(|| natural_cmp(&source_of(x), &source_of(y)))
+    });
+}
+
+fn source_of(c: &PairComparison) -> String {
+    c.a.as_ref()
+        .or(c.b.as_ref())
+        .map_or(String::new(), |s| s.source.clone())
+}
+
+/// Pairs by (display name, pattern label).
+type PairGroups = BTreeMap<(String, String), Vec<PairSide>>;
+
+/// Each listed pair of `r` by (display name, label), busiest first (ties
+/// by source line, as people count).
+fn pair_groups(r: &CacheReport, run_a: bool) -> PairGroups {
+    let mut out = PairGroups::new();
+    for p in r.per_pair() {
+        out.entry((p.key.clone(), p.label.clone()))
+            .or_default()
+            .push(PairSide {
+                miss_ratio: p.miss_ratio(),
+                variable: p.key,
+                label: p.label,
+                run_a,
+                source: p.source,
+                counts: p.counts,
+                pattern: p.pattern,
+            });
+    }
+    for v in out.values_mut() {
+        busiest_first(v);
+    }
+    out
+}
+
+/// The number of power-of-two bins from distance bin `a` to `b` (each bin
+/// holds distances up to twice the last's); `None` unless both are known.
+pub fn bin_steps(a: Option<(u64, u64)>, b: Option<(u64, u64)>) -> Option<i64> {
+    let k = |(_, hi): (u64, u64)| i64::from(64 - hi.leading_zeros() as u8);
+    Some(k(b?) - k(a?))
+}
+
+/// A change of reuse distance bin as text: `=`, `+3 bins (x8)`,
+/// `-1 bin (/2)`, or `-` when a side has no reuse.
+pub fn distance_change_text(a: Option<(u64, u64)>, b: Option<(u64, u64)>) -> String {
+    match bin_steps(a, b) {
+        None => "-".into(),
+        Some(0) => "=".into(),
+        Some(d) => {
+            let unit = if d.abs() == 1 { "bin" } else { "bins" };
+            let factor = 1u128 << d.unsigned_abs().min(64);
+            let op = if d > 0 { 'x' } else { '/' };
+            format!("{d:+} {unit} ({op}{factor})")
+        }
+    }
+}
+
 /// The bin (as its distance bounds) holding the `q` quantile of the
 /// reuses (cold references left out); `None` when there is no reuse.
 pub fn quantile(h: &Histogram, q: f64) -> Option<(u64, u64)> {
@@ -194,6 +436,110 @@ mod tests {
         assert_eq!(quantile(&h, 0.9), Some((64, 127)));
         assert_eq!(quantile(&h, 1.0), Some((512, 1023)));
         assert_eq!(quantile(&Histogram::default(), 0.5), None);
+    }
+
+    fn pair(key: &(String, String), source: &str, accesses: u64, l1: u64) -> PairSide {
+        PairSide {
+            variable: key.0.clone(),
+            label: key.1.clone(),
+            run_a: source.starts_with('a'),
+            source: source.into(),
+            counts: Counts {
+                accesses,
+                misses: [l1, 0, 0],
+                ..Default::default()
+            },
+            miss_ratio: l1 as f64 / accesses as f64,
+            pattern: String::new(),
+        }
+    }
+
+    #[test]
+    fn pairs_match_by_label_then_walk_busiest_first_and_leftovers_stay_apart() {
+        let key = |v: &str, l: &str| (v.to_string(), l.to_string());
+        let (row, col) = (
+            "row-wise: unit stride",
+            "column-wise: stride 64 elements (512 B)",
+        );
+        let tiled_col = "tiled: column-wise inside tiles 8 rows tall";
+        let mut ga = PairGroups::new();
+        let k = key("X", row);
+        ga.insert(
+            k.clone(),
+            vec![pair(&k, "a.c:10", 100, 50), pair(&k, "a.c:20", 10, 5)],
+        );
+        let k = key("X", col);
+        ga.insert(k.clone(), vec![pair(&k, "a.c:30", 40, 40)]);
+        let k = key("Y", col);
+        ga.insert(k.clone(), vec![pair(&k, "a.c:31", 64, 64)]);
+        let k = key("Z", "irregular");
+        ga.insert(k.clone(), vec![pair(&k, "a.c:50", 9, 9)]);
+        let mut gb = PairGroups::new();
+        let k = key("X", row);
+        gb.insert(k.clone(), vec![pair(&k, "b.c:12", 100, 10)]);
+        let k = key("Y", tiled_col);
+        gb.insert(k.clone(), vec![pair(&k, "b.c:44", 64, 16)]);
+        let k = key("Z", "constant stride 3 elements");
+        gb.insert(k.clone(), vec![pair(&k, "b.c:40", 8, 8)]);
+        let mut got = align(ga, gb);
+        sort_pairs(&mut got);
+        let view: Vec<(&str, &str, Option<&str>, Option<&str>)> = got
+            .iter()
+            .map(|c| {
+                (
+                    c.variable.as_str(),
+                    c.label.as_str(),
+                    c.a.as_ref().map(|s| s.source.as_str()),
+                    c.b.as_ref().map(|s| s.source.as_str()),
+                )
+            })
+            .collect();
+        assert_eq!(
+            view,
+            [
+                ("Y", "column-wise", Some("a.c:31"), Some("b.c:44")),
+                ("X", row, Some("a.c:10"), Some("b.c:12")),
+                ("X", col, Some("a.c:30"), None),
+                ("Z", "irregular", Some("a.c:50"), None),
+                ("Z", "constant stride 3 elements", None, Some("b.c:40")),
+                ("X", row, Some("a.c:20"), None),
+            ]
+        );
+        assert_eq!(got[0].miss_change(0), -48);
+        assert_eq!(got[0].b.as_ref().unwrap().label, tiled_col);
+    }
+
+    #[test]
+    fn walks_drop_tiling_and_details_only() {
+        assert_eq!(
+            walk("tiled: row-wise inside tiles 8 elements wide"),
+            "row-wise"
+        );
+        assert_eq!(walk("row-wise: unit stride"), "row-wise");
+        assert_eq!(
+            walk("column-wise: stride 64 elements (512 B)"),
+            "column-wise"
+        );
+        assert_eq!(
+            walk("constant stride 3 elements"),
+            "constant stride 3 elements"
+        );
+    }
+
+    #[test]
+    fn distance_changes_count_bins() {
+        assert_eq!(bin_steps(Some((0, 0)), Some((1, 1))), Some(1));
+        assert_eq!(bin_steps(Some((64, 127)), Some((2, 3))), Some(-5));
+        assert_eq!(
+            distance_change_text(Some((8, 15)), Some((64, 127))),
+            "+3 bins (x8)"
+        );
+        assert_eq!(
+            distance_change_text(Some((8, 15)), Some((4, 7))),
+            "-1 bin (/2)"
+        );
+        assert_eq!(distance_change_text(Some((8, 15)), Some((8, 15))), "=");
+        assert_eq!(distance_change_text(None, Some((8, 15))), "-");
     }
 
     #[test]

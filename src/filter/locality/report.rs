@@ -139,8 +139,12 @@ pub struct Row {
     pub source: String,
     /// The counts.
     pub counts: Counts,
-    /// Pattern label, for (variable, line) rows.
+    /// Pattern label, for (variable, line) rows, with the bytes used per
+    /// fetched line.
     pub pattern: String,
+    /// The pattern label alone (no bytes per line), for (variable, line)
+    /// rows: what two runs' pairs are matched on.
+    pub label: String,
     /// Variables touched, for line rows.
     pub variables: String,
 }
@@ -190,6 +194,7 @@ impl CacheReport {
                 source: String::new(),
                 counts: c,
                 pattern: String::new(),
+                label: String::new(),
                 variables: String::new(),
             })
             .collect();
@@ -221,6 +226,7 @@ impl CacheReport {
                 source: String::new(),
                 counts: c,
                 pattern: String::new(),
+                label: String::new(),
                 variables: vars
                     .iter()
                     .map(|&r| self.names.row_name(r))
@@ -261,6 +267,21 @@ impl CacheReport {
     /// the other blocks' labels differ, so no label speaks for blocks it
     /// does not describe.
     fn group_pattern_text(&self, members: &[usize], counts: &Counts) -> String {
+        let mut t = self.group_label(members);
+        if counts.fetched > 0 {
+            t.push_str(&format!(
+                ", {:.0} of {} bytes per line used",
+                counts.used_bytes as f64 / counts.fetched as f64,
+                self.line()
+            ));
+        }
+        t
+    }
+
+    /// The pattern label of a display row's pairs on one line, `members`
+    /// (busiest first), without the bytes per line: see
+    /// [`Self::group_pattern_text`].
+    fn group_label(&self, members: &[usize]) -> String {
         let label_of = |i: usize| {
             let v = self.cache.pairs[i].0 as usize;
             self.names
@@ -278,13 +299,6 @@ impl CacheReport {
                     members.len()
                 ));
             }
-        }
-        if counts.fetched > 0 {
-            t.push_str(&format!(
-                ", {:.0} of {} bytes per line used",
-                counts.used_bytes as f64 / counts.fetched as f64,
-                self.line()
-            ));
         }
         t
     }
@@ -326,6 +340,7 @@ impl CacheReport {
                     key: self.names.row_name(r).to_string(),
                     source: self.names.source(l).to_string(),
                     pattern: self.group_pattern_text(&members, &counts),
+                    label: self.group_label(&members),
                     counts,
                     variables: String::new(),
                 }
