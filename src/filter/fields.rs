@@ -41,6 +41,24 @@ pub fn struct_fields(a: &Analysis, var: u32) -> PolarsResult<Vec<StructField>> {
         return Ok(vec![]);
     }
     let elem = v.elem_size as u64;
+    fields_by(a, var, v, &|offset, e| {
+        member_path(e).map(|name| (offset % elem, name.to_string()))
+    })
+}
+
+/// Turns a location's byte offset in its block and element path into a
+/// field's offset and name, or passes it over.
+type PickField<'f> = dyn Fn(u64, &str) -> Option<(u64, String)> + 'f;
+
+/// The fields of `var` (`v`) from its locations: `pick` turns a location's
+/// byte offset in the block and element path into a field's offset and
+/// name, or passes it over; the first name met at an offset stays.
+fn fields_by(
+    a: &Analysis,
+    var: u32,
+    v: &crate::filter::model::Variable,
+    pick: &PickField<'_>,
+) -> PolarsResult<Vec<StructField>> {
     let loc = &a.locations;
     let vars = loc.column(lc::VAR)?.u32()?;
     let addrs = loc.column(lc::ADDR)?.u64()?;
@@ -53,10 +71,8 @@ pub fn struct_fields(a: &Analysis, var: u32) -> PolarsResult<Vec<StructField>> {
         if vv != var || addr < v.base || addr >= v.base.saturating_add(v.size) {
             continue;
         }
-        if let Some(name) = member_path(e) {
-            by_offset
-                .entry((addr - v.base) % elem)
-                .or_insert_with(|| name.to_string());
+        if let Some((offset, name)) = pick(addr - v.base, e) {
+            by_offset.entry(offset).or_insert(name);
         }
     }
     Ok(by_offset
@@ -80,28 +96,11 @@ pub fn single_struct_fields(a: &Analysis, var: u32) -> PolarsResult<Vec<StructFi
     if v.elem_size == 0 || u64::from(v.elem_size) != v.size {
         return Ok(vec![]);
     }
-    let loc = &a.locations;
-    let vars = loc.column(lc::VAR)?.u32()?;
-    let addrs = loc.column(lc::ADDR)?.u64()?;
-    let elements = loc.column(lc::ELEMENT)?.str()?;
-    let mut by_offset = std::collections::BTreeMap::new();
-    for ((vv, addr), e) in vars.into_iter().zip(addrs).zip(elements) {
-        let (Some(vv), Some(addr), Some(e)) = (vv, addr, e) else {
-            continue;
-        };
-        if vv != var || addr < v.base || addr >= v.base.saturating_add(v.size) {
-            continue;
-        }
-        if let Some((_, member)) = e.split_once('.').filter(|(_, m)| !m.is_empty()) {
-            by_offset
-                .entry(addr - v.base)
-                .or_insert_with(|| member.to_string());
-        }
-    }
-    Ok(by_offset
-        .into_iter()
-        .map(|(offset, name)| StructField { offset, name })
-        .collect())
+    fields_by(a, var, v, &|offset, e| {
+        e.split_once('.')
+            .filter(|(_, m)| !m.is_empty())
+            .map(|(_, m)| (offset, m.to_string()))
+    })
 }
 
 /// The member path after the first array index: `x` of `ps[3].x`,

@@ -60,14 +60,7 @@ fn compare_runs(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     let (da, db) = (existing(st, &a[0])?, existing(st, &a[1])?);
     let ra = load(st, &a[0], da)?;
     let rb = load(st, &a[1], db)?;
-    let levels: Vec<String> = ra
-        .report
-        .cache
-        .model
-        .levels
-        .iter()
-        .map(|l| l.name())
-        .collect();
+    let levels: Vec<String> = ra.report.level_names();
     let rows = compare::compare(&ra.report, &rb.report);
     let pairs = compare::compare_pairs(&ra.report, &rb.report);
     let (la, lb) = (ra.label.as_str(), rb.label.as_str());

@@ -303,14 +303,7 @@ fn save_what_if(
     let names_after: Vec<(u32, String)> = (w.after_vars.iter())
         .map(|&v| (v, w.after.names.vars[v as usize].name.clone()))
         .collect();
-    let levels: Vec<String> = w
-        .after
-        .cache
-        .model
-        .levels
-        .iter()
-        .map(|l| l.name())
-        .collect();
+    let levels: Vec<String> = w.after.level_names();
     let (mb, ma) = whatif::variable_misses(w);
     let panel = |accesses, base, names| Panel {
         accesses,
@@ -705,7 +698,7 @@ fn sharing_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
 /// miss-ratio curves.
 fn summary_figure(r: &CacheReport, figures: &Path) -> CmdResult<PathBuf> {
     use crate::vis::locality::{cache_summary, VarMisses};
-    let levels: Vec<String> = r.cache.model.levels.iter().map(|l| l.name()).collect();
+    let levels: Vec<String> = r.level_names();
     let vars: Vec<VarMisses> = r
         .per_variable()
         .iter()

@@ -97,14 +97,7 @@ pub fn compare_page(
     let shown: Vec<String> = variables.iter().take(MAX_VARIABLES).cloned().collect();
     let ga = RunGroups::of(a, &shown, point_budget / 2)?;
     let gb = RunGroups::of(b, &shown, point_budget / 2)?;
-    let levels: Vec<String> = a
-        .report
-        .cache
-        .model
-        .levels
-        .iter()
-        .map(|l| l.name())
-        .collect();
+    let levels: Vec<String> = a.report.level_names();
     let (ca, cb) = (curves_of(a.report), curves_of(b.report));
     let mut figures = Vec::new();
     for (k, v) in shown.iter().enumerate() {

@@ -171,6 +171,12 @@ impl CacheReport {
         self.cache.model.levels[0].line
     }
 
+    /// The names of the model's levels (`L1`, `L2`, ...), as the
+    /// `misses_L1` keys and column names use them.
+    pub fn level_names(&self) -> Vec<String> {
+        self.cache.model.levels.iter().map(|l| l.name()).collect()
+    }
+
     /// Whether variable `v` is listed.
     fn listed(&self, v: u32) -> bool {
         self.shown.get(v as usize).copied().unwrap_or(false)

@@ -580,14 +580,7 @@ pub fn before_after_rows(w: &WhatIf) -> Vec<LayoutRow> {
 pub fn before_after_table(w: &WhatIf) -> polars::prelude::PolarsResult<polars::prelude::DataFrame> {
     use polars::prelude::{Column, DataFrame};
     let rows = before_after_rows(w);
-    let levels: Vec<String> = w
-        .after
-        .cache
-        .model
-        .levels
-        .iter()
-        .map(|l| l.name())
-        .collect();
+    let levels: Vec<String> = w.after.level_names();
     let col = |name: &str, f: &dyn Fn(&LayoutRow) -> u64| {
         Column::new(name.into(), rows.iter().map(f).collect::<Vec<u64>>())
     };
