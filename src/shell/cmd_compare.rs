@@ -111,13 +111,7 @@ fn print_comparison(
     println!(
         "compare_runs {la} {lb}: {} under {}, by the largest change in {} misses:",
         counted(rows.len() as u64, "variable"),
-        r.cache
-            .model
-            .levels
-            .iter()
-            .map(|l| l.describe())
-            .collect::<Vec<_>>()
-            .join("; "),
+        r.cache.model.levels_text(),
         levels.first().map_or("", String::as_str)
     );
     let mut head: Vec<String> = ["variable", "run", "accesses", "bytes"]

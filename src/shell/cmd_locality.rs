@@ -711,13 +711,7 @@ fn summary_figure(r: &CacheReport, figures: &Path) -> CmdResult<PathBuf> {
     let intro = vec![format!(
         "{} accesses of the traced region simulated from cold caches at GL_START; model: {}.",
         r.cache.accesses,
-        r.cache
-            .model
-            .levels
-            .iter()
-            .map(|l| l.describe())
-            .collect::<Vec<_>>()
-            .join("; ")
+        r.cache.model.levels_text()
     )];
     Ok(cache_summary(figures, &levels, &vars, &curves, &intro)?)
 }

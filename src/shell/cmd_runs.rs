@@ -397,14 +397,7 @@ fn save_sweep(
         })
         .collect();
     let series = series_of(runs, values);
-    let model = st
-        .locality()
-        .cache
-        .levels
-        .iter()
-        .map(|l| l.describe())
-        .collect::<Vec<_>>()
-        .join("; ");
+    let model = st.locality().cache.levels_text();
     let intro = vec![format!(
         "{name} of each variable in each saved run, from each run's own cache_stats under one model ({model}), set_mem_alloc {}.",
         st.mem().code()

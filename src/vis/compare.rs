@@ -14,7 +14,7 @@
 use std::path::{Path, PathBuf};
 
 use plotly::common::{Mode, Title};
-use plotly::layout::{Axis, AxisType, BarMode};
+use plotly::layout::{Axis, BarMode};
 use plotly::{Bar, Layout, Plot, Scatter};
 
 use super::aggregate::{aggregate, bin_width, Binned, Binning};
@@ -139,14 +139,7 @@ fn intro(
         format!("Run B: {} ({}).", b.label, b.program),
         format!(
             "Both simulated from cold caches at GL_START under one model: {}. Variables are aligned by name; addresses are byte offsets from each variable's base in its own run.",
-            a.report
-                .cache
-                .model
-                .levels
-                .iter()
-                .map(|l| l.describe())
-                .collect::<Vec<_>>()
-                .join("; ")
+            a.report.cache.model.levels_text()
         ),
     ];
     if all > shown.len() {
@@ -381,19 +374,7 @@ fn curve_figure(v: &str, runs: [&RunView; 2], curves: [&[Curve]; 2]) -> PageFigu
             );
         }
     }
-    plot.set_layout(
-        Layout::new()
-            .x_axis(
-                Axis::new()
-                    .type_(AxisType::Log)
-                    .title(Title::with_text("fully associative LRU cache size (bytes)")),
-            )
-            .y_axis(
-                Axis::new()
-                    .title(Title::with_text("miss ratio"))
-                    .range(vec![0.0, 1.05]),
-            ),
-    );
+    plot.set_layout(super::locality::miss_ratio_layout());
     PageFigure {
         heading: format!("{v}: miss-ratio curves"),
         note: "From each run's reuse distance: the share of the variable's line references a fully associative LRU cache of each size would miss.".into(),

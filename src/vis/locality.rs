@@ -89,19 +89,7 @@ pub fn cache_summary(
                 .name(c.name.clone()),
         );
     }
-    mrc.set_layout(
-        Layout::new()
-            .x_axis(
-                Axis::new()
-                    .type_(AxisType::Log)
-                    .title(Title::with_text("fully associative LRU cache size (bytes)")),
-            )
-            .y_axis(
-                Axis::new()
-                    .title(Title::with_text("miss ratio"))
-                    .range(vec![0.0, 1.05]),
-            ),
-    );
+    mrc.set_layout(miss_ratio_layout());
     let figures = [
         PageFigure {
             heading: "Misses per variable and level".into(),
@@ -129,4 +117,20 @@ pub fn cache_summary(
         &figures,
         &meta,
     )
+}
+
+/// The axes of a miss-ratio curve: fully associative LRU cache size in
+/// bytes (log scale) against the share of references that miss.
+pub(crate) fn miss_ratio_layout() -> Layout {
+    Layout::new()
+        .x_axis(
+            Axis::new()
+                .type_(AxisType::Log)
+                .title(Title::with_text("fully associative LRU cache size (bytes)")),
+        )
+        .y_axis(
+            Axis::new()
+                .title(Title::with_text("miss ratio"))
+                .range(vec![0.0, 1.05]),
+        )
 }

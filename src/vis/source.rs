@@ -165,7 +165,7 @@ fn page_html(r: &CacheReport, file: &str, text: &str, lines: &LineNotes) -> Stri
          Model: {m}. Rows with at least 10% of the file's first-level misses are red, 1% yellow.</p>\n\
          <table>\n<tr><th>line</th><th>accesses</th>",
         f = escape_html(file),
-        m = escape_html(&levels.iter().map(|l| l.describe()).collect::<Vec<_>>().join("; ")),
+        m = escape_html(&r.cache.model.levels_text()),
     );
     for l in levels {
         let _ = write!(h, "<th>{} misses</th>", l.name());

@@ -302,6 +302,16 @@ impl CacheModel {
         Ok(())
     }
 
+    /// The levels on one line, `; `-separated, as reports and pages name
+    /// the model they simulated.
+    pub fn levels_text(&self) -> String {
+        self.levels
+            .iter()
+            .map(|l| l.describe())
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+
     /// One line per level, and where the model came from.
     pub fn describe(&self) -> String {
         let mut s = String::new();

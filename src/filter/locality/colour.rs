@@ -282,12 +282,7 @@ fn hit_labels(model: &CacheModel) -> (String, Vec<String>) {
     labels.push("miss to memory".into());
     let title = format!(
         "cache level that served the access ({}; cold caches at GL_START, all accesses in time order)",
-        model
-            .levels
-            .iter()
-            .map(|l| l.describe())
-            .collect::<Vec<_>>()
-            .join("; ")
+        model.levels_text()
     );
     (title, labels)
 }
