@@ -18,6 +18,7 @@ use crate::trace::naming::{HeapName, Namer, Scope, VarName};
 use crate::trace::reader::{Batch, EndState, TraceReader};
 
 use super::access::{LineId, NamedAccess, VarId};
+use super::dynblocks::OtherBlocks;
 use super::input::{Fill, Named, Source};
 use super::model::{NewBlock, Span, TraceSummary};
 use super::registry::Registry;
@@ -131,6 +132,9 @@ struct Naming<'n> {
     /// Member paths of the locations of structured stack variables and
     /// globals, by (address, variable): bounded by their sizes.
     elements: HashMap<(u64, u32), String>,
+    /// Variable-length arrays, `alloca` and mapped blocks: when they
+    /// begin and end.
+    other: OtherBlocks,
     /// Accesses named so far (those handed on, less the pins' own).
     named: u64,
     /// Accesses left out because they were the pins' own (the client
@@ -165,6 +169,7 @@ impl<'n> BinarySource<'n> {
                 last_ip: 0,
                 last_cfa: 0,
                 elements: HashMap::default(),
+                other: OtherBlocks::default(),
                 named: 0,
                 pins_dropped: 0,
                 summary,
@@ -342,13 +347,25 @@ impl Naming<'_> {
             }
             Event::Exit(_) => {}
             Event::Map(m) => self.namer.on_map(&m),
-            Event::ThreadExit { tid } => self.shadow_of(tid).clear(),
-            Event::Unmap { .. }
-            | Event::ThreadCreate { .. }
-            | Event::Sync(_)
-            | Event::InstrCount { .. } => {}
+            Event::ThreadExit { tid } => {
+                self.shadow_of(tid).clear();
+                let time = self.now();
+                self.other.thread_exit(tid, time, &mut self.reg);
+            }
+            Event::StackAlloc(s) => self.other.on_stack_alloc(&s, &mut self.reg, self.namer),
+            Event::Mmap(m) => self.other.on_mmap(&m, &mut self.reg, self.namer),
+            Event::Unmap { start, len } => {
+                let time = self.now();
+                self.other.on_unmap(start, len, time, &mut self.reg)
+            }
+            Event::ThreadCreate { .. } | Event::Sync(_) | Event::InstrCount { .. } => {}
         }
         None
+    }
+
+    /// The trace's time: accesses read so far (named, or the pins' own).
+    fn now(&self) -> u64 {
+        self.named + self.pins_dropped
     }
 
     /// A block is allocated (by realloc: the old one is freed first).
@@ -371,6 +388,7 @@ impl Naming<'_> {
                 kind: al.kind.name(),
                 tid: al.tid,
                 alloc_time: al.time,
+                scope: Scope::Heap,
             },
             name,
         );
@@ -440,7 +458,9 @@ impl Naming<'_> {
                 && (c.generation == ANY_GENERATION || c.generation == self.reg.heap_generation)
             {
                 let valid = match c.covers {
-                    Covers::Any => true,
+                    // Not when the thread runs on a stack inside the block
+                    // (a signal handler on a sigaltstack): see name_slow.
+                    Covers::Any => a.sp <= c.lo || a.sp >= c.hi,
                     Covers::Frame { sp, fp } => sp == a.sp && fp == a.fp,
                     Covers::Nothing => false,
                 };
@@ -478,7 +498,14 @@ impl Naming<'_> {
         fp: u64,
         tid: u32,
     ) -> (u32, Covers, bool, u64, u64) {
-        if let Some((s, e, b)) = self.reg.find_block(addr) {
+        let block = self.reg.find_block(addr);
+        // A thread running on a stack inside a block (a signal handler on a
+        // sigaltstack, a coroutine's stack): addresses from its stack
+        // pointer's red zone up are its frames, not the block's data. (A
+        // variable-length array starts at the stack pointer, not above it.)
+        let on_stack_inside =
+            |&(s, e, _): &(u64, u64, u32)| sp > s && sp < e && addr.wrapping_add(RED_ZONE) >= sp;
+        if let Some((s, e, b)) = block.filter(|blk| !on_stack_inside(blk)) {
             return (
                 self.reg.heap_var(b),
                 Covers::Any,
@@ -618,6 +645,8 @@ impl Naming<'_> {
         }
         self.last_cfa = 0;
         self.last_regs = (a.tid, a.sp, a.fp);
+        let time = self.now();
+        self.other.sp_seen(a.tid, a.sp, time, &mut self.reg);
         let site = a.site.index();
         if site >= self.sites.len() {
             self.sites.resize(site + 1, SiteCache::default());

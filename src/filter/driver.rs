@@ -212,18 +212,24 @@ pub(crate) fn finish<S>(
 /// instances number within a function (`rec::mine#2` in a recursion).
 fn number_instances(vars: &mut [Variable]) {
     qualify_by_function(vars);
-    let mut count: HashMap<(Scope, String), u32> = HashMap::new();
+    // A block on the stack (a variable-length array, an `alloca` block) and
+    // a stack variable of the same name (the pointer `p` that holds
+    // `alloca`'s result) are not instances of one variable.
+    let is_block = |v: &Variable| v.alloc_time.is_some();
+    let mut count: HashMap<(Scope, String, bool), u32> = HashMap::new();
     for v in vars.iter() {
         if !v.base_name.is_empty() {
-            *count.entry((v.scope, v.base_name.clone())).or_default() += 1;
+            *count
+                .entry((v.scope, v.base_name.clone(), is_block(v)))
+                .or_default() += 1;
         }
     }
-    let mut seen: HashMap<(Scope, String), u32> = HashMap::new();
+    let mut seen: HashMap<(Scope, String, bool), u32> = HashMap::new();
     for v in vars.iter_mut() {
         if v.base_name.is_empty() {
             continue;
         }
-        let key = (v.scope, v.base_name.clone());
+        let key = (v.scope, v.base_name.clone(), is_block(v));
         if count[&key] > 1 {
             let k = seen.entry(key).or_default();
             *k += 1;
@@ -233,10 +239,20 @@ fn number_instances(vars: &mut [Variable]) {
     // Heap and stack names may still collide (the heap block `arr` and the
     // stack pointer variable `arr` that holds its address): the heap block
     // keeps the plain name, as it is the array users mean; then globals;
-    // later claimants are qualified by scope (`arr@S`).
+    // later claimants are qualified by scope (`arr@S`). Blocks on the stack
+    // come before stack variables: the `alloca` block is `p`, the pointer
+    // that holds it `p@S`.
     let mut taken: HashMap<String, ()> = HashMap::new();
-    for scope in [Scope::Heap, Scope::Global, Scope::Stack] {
-        for v in vars.iter_mut().filter(|v| v.scope == scope) {
+    let order = [
+        (Scope::Heap, None),
+        (Scope::Global, None),
+        (Scope::Stack, Some(true)),
+        (Scope::Stack, Some(false)),
+    ];
+    for (scope, blocks) in order {
+        let claims =
+            |v: &&mut Variable| v.scope == scope && blocks.map_or(true, |b| is_block(v) == b);
+        for v in vars.iter_mut().filter(claims) {
             if taken.contains_key(&v.name) {
                 v.name = format!("{}@{}", v.name, v.scope.code());
             }

@@ -145,6 +145,7 @@ impl<'n> GleipnirSource<'n> {
         };
         self.reg.add_block(
             NewBlock {
+                scope: crate::trace::naming::Scope::Heap,
                 addr,
                 size,
                 kind,

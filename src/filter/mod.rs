@@ -16,6 +16,7 @@ pub mod schema;
 // 2. Naming: the inputs, the registry of variables, the lookup table of
 //    unique locations.
 pub(crate) mod binary;
+pub(crate) mod dynblocks;
 pub(crate) mod import;
 pub(crate) mod input;
 pub(crate) mod lookup;

@@ -154,6 +154,9 @@ pub(crate) struct NewBlock {
     pub(crate) tid: u32,
     /// Time of allocation.
     pub(crate) alloc_time: u64,
+    /// Heap for heap and mapped blocks; stack for variable-length arrays
+    /// and `alloca` blocks.
+    pub(crate) scope: Scope,
 }
 
 /// A heap allocation, for the allocation-info file.

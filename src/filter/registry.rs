@@ -108,7 +108,7 @@ impl Registry {
             elem_type: name.elem_type.clone(),
             alloc_time: Some(b.alloc_time),
             free_time: *free_time,
-            ..Variable::new(name.name.clone(), Scope::Heap)
+            ..Variable::new(name.name.clone(), b.scope)
         };
         let structured = has_members(&var.elem_type);
         let id = self.var_for(VarKey::Heap(block), || var);

@@ -39,6 +39,9 @@ use super::csites::{is_call, statement_of, CallIndex, Candidate};
 use super::csyntax::{ancestors, children, ident_at, parse_lang, squash, strip, visit, Lines};
 use super::ctype::{declarator_name, CType, TypeIndex, Types};
 
+mod vla;
+pub use vla::ArrayDecl;
+
 /// What an allocation on a given line was stored into.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AllocTarget {
@@ -139,6 +142,9 @@ const ALLOCATORS: &[(&str, &[usize])] = &[
     ("valloc", &[0]),
     ("pvalloc", &[0]),
     ("alloca", &[0]),
+    ("__builtin_alloca", &[0]),
+    ("mmap", &[1]),
+    ("mmap64", &[1]),
     ("strdup", &[]),
     ("new", &[]),
     ("new[]", &[]),

@@ -116,6 +116,16 @@ fn write_event(out: &mut dyn Write, ev: &Event, time: u64) -> io::Result<()> {
             s.kind, s.tid, s.icount, s.obj, s.time
         ),
         Event::InstrCount { tid, icount } => writeln!(out, "ICOUNT tid {tid} {icount}"),
+        Event::StackAlloc(a) => writeln!(
+            out,
+            "STACK_ALLOC tid {} ip {:#x} sp {:#x} +{:#x} fp {:#x} at t={}",
+            a.tid, a.ip, a.sp, a.len, a.fp, a.time
+        ),
+        Event::Mmap(m) => writeln!(
+            out,
+            "MMAP tid {} {:#x} +{:#x} stack {:#x?} at t={}",
+            m.tid, m.addr, m.len, m.stack, m.time
+        ),
         Event::RegionStart(s) => write_region_start(out, s),
         Event::RegionStop(s) => writeln!(
             out,

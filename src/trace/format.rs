@@ -16,13 +16,14 @@ pub mod wire {
 }
 pub(crate) use wire::{
     KEY_ACCESS_BASE, REC_ALLOC, REC_END, REC_EXIT, REC_FOOTER, REC_FP, REC_FREE, REC_ICOUNT,
-    REC_MAP, REC_REGION_START, REC_REGION_STOP, REC_SITE, REC_SP, REC_SYNC, REC_THREAD,
-    REC_THREAD_CREATE, REC_THREAD_EXIT, REC_UNMAP, REC_WARNING,
+    REC_MAP, REC_MMAP, REC_REGION_START, REC_REGION_STOP, REC_SITE, REC_SP, REC_STACK_ALLOC,
+    REC_SYNC, REC_THREAD, REC_THREAD_CREATE, REC_THREAD_EXIT, REC_UNMAP, REC_WARNING,
 };
 
 /// The first eight bytes of every binary trace.
 pub const MAGIC: &[u8; 8] = b"MVTRACE\n";
-/// The format version the tool writes; the reader also reads version 1.
+/// The format version the tool writes; the reader also reads versions 1
+/// and 2.
 pub const FORMAT_VERSION: u64 = wire::MV_FORMAT_VERSION;
 /// The last bytes of a complete trace: the END record and its text.
 pub const END_MARKER: &[u8; 7] = b"\0MVEND\n";
@@ -379,6 +380,44 @@ pub struct Header {
     pub command: Vec<String>,
 }
 
+/// An instruction moved a thread's stack pointer down by an amount the
+/// code computed (`sub rsp, rax`): a variable-length array or an `alloca`
+/// block, `[sp, sp + len)`, in the frame of the function at `ip`. Constant
+/// moves (calls, pushes, a prologue's fixed frame) are not recorded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StackAlloc {
+    /// The thread.
+    pub tid: u32,
+    /// The instruction that moved the stack pointer.
+    pub ip: u64,
+    /// The new stack pointer: the block's lowest address.
+    pub sp: u64,
+    /// How far the stack pointer moved down, in bytes.
+    pub len: u64,
+    /// The frame pointer at the instruction.
+    pub fp: u64,
+    /// Accesses before it (its place in time).
+    pub time: u64,
+}
+
+/// The program mapped `len` bytes at `addr` with `mmap` (not an object
+/// file the loader or `dlopen` mapped). The block ends at an UNMAP record
+/// that covers it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MmapEvent {
+    /// The thread that called `mmap`.
+    pub tid: u32,
+    /// Start address.
+    pub addr: u64,
+    /// Length in bytes.
+    pub len: u64,
+    /// Return addresses at the call, innermost first (the first is
+    /// inside libc's `mmap`).
+    pub stack: Vec<u64>,
+    /// Accesses before it (its place in time).
+    pub time: u64,
+}
+
 /// One decoded trace event.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Event {
@@ -419,6 +458,11 @@ pub enum Event {
         /// Instructions it had executed.
         icount: u64,
     },
+    /// The stack grew by a computed amount: a variable-length array or an
+    /// `alloca` block (trace format version 3).
+    StackAlloc(StackAlloc),
+    /// The program mapped memory with `mmap` (trace format version 3).
+    Mmap(MmapEvent),
     /// A region began.
     RegionStart(RegionStart),
     /// A region ended.

@@ -179,6 +179,20 @@ pub trait Namer {
     /// Names the heap block allocated with this call stack (return
     /// addresses, innermost first).
     fn heap_name(&mut self, stack: &[u64]) -> HeapName;
+    /// Names the block a stack allocation at `ip` made (a variable-length
+    /// array's declaration, or a statement storing `alloca`'s result), or
+    /// `None` when the statement at `ip` is neither: then the bytes stay in
+    /// their function's frame row.
+    fn stack_block_name(&mut self, _ip: u64) -> Option<HeapName> {
+        None
+    }
+    /// Names the memory a call of `mmap` with this call stack (innermost
+    /// first) mapped, by the statement that stores the result as heap
+    /// blocks are named; `None` when no statement of the program's calls
+    /// `mmap` there (the loader's and libraries' own mappings).
+    fn mapped_name(&mut self, _stack: &[u64]) -> Option<HeapName> {
+        None
+    }
     /// Names the heap block allocated at source line `file:line` (Gleipnir
     /// text traces give only this). The default names it `file:line`.
     fn heap_name_at(&mut self, file: &str, line: u32) -> HeapName {

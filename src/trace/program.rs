@@ -16,6 +16,8 @@ use super::format::Mapping;
 use super::naming::{HeapName, NameQuality, Namer, Scope, VarName};
 use super::symbolize::{SourceFinder, Symbolizer};
 
+mod stackblocks;
+
 /// One mapped object and what we learned about it.
 struct Object {
     path: PathBuf,
@@ -58,6 +60,11 @@ pub struct ProgramNamer {
     /// Structure types of heap blocks by the name the source gives them:
     /// (object, type), found once per name.
     heap_types: HashMap<String, Option<(usize, TypeId)>>,
+    /// The function the first statement of a walk that stores a block
+    /// called (`malloc`, `mmap`, `xmalloc`), set while unset:
+    /// [`Namer::mapped_name`] clears it and accepts only names whose walk
+    /// started at a call of `mmap`.
+    first_alloc_fn: Option<String>,
 }
 
 fn is_system(path: &str) -> bool {
@@ -81,6 +88,7 @@ impl ProgramNamer {
             exe: exe.map(Path::to_path_buf),
             missing_headers: HashMap::new(),
             heap_types: HashMap::new(),
+            first_alloc_fn: None,
         }
     }
 
@@ -326,6 +334,10 @@ impl ProgramNamer {
             return FromSource::Missing;
         };
         let (target, size) = src.resolve_allocation(line, column);
+        let alloc_fn = match &target {
+            AllocTarget::Named { alloc_fn, .. } => Some(alloc_fn.clone()),
+            _ => None,
+        };
         // A local that the function returns passes the question to the
         // caller even where the parser did not see the function (a
         // template whose declaration starts with a library's own macro,
@@ -375,6 +387,9 @@ impl ProgramNamer {
             }
             None => (target, size),
         };
+        if let Some(f) = alloc_fn {
+            self.first_alloc_fn.get_or_insert(f);
+        }
         match target {
             AllocTarget::Named {
                 name, elem_type, ..
@@ -771,6 +786,14 @@ impl Namer for ProgramNamer {
             }
         }
         self.heap_fallback(walk, stopped)
+    }
+
+    fn stack_block_name(&mut self, ip: u64) -> Option<HeapName> {
+        self.name_stack_block(ip)
+    }
+
+    fn mapped_name(&mut self, stack: &[u64]) -> Option<HeapName> {
+        self.name_mapping(stack)
     }
 
     fn heap_name_at(&mut self, file: &str, line: u32) -> HeapName {

@@ -215,7 +215,7 @@ impl<R: Read> TraceReader<R> {
                 Err(Need::Bad(what)) => return Err(r.corrupt(start as u64, what)),
             }
         }
-        if r.header.version != FORMAT_VERSION && r.header.version != 1 {
+        if r.header.version == 0 || r.header.version > FORMAT_VERSION {
             return Err(TraceError::UnsupportedVersion {
                 path: r.path,
                 version: r.header.version,
@@ -361,7 +361,7 @@ impl<R: Read> TraceReader<R> {
 
     fn read_header(&mut self) -> Dec<Header> {
         let version = self.uv()?;
-        if version != FORMAT_VERSION && version != 1 {
+        if version == 0 || version > FORMAT_VERSION {
             return Ok(Header {
                 version,
                 pid: 0,
@@ -628,6 +628,21 @@ impl<R: Read> TraceReader<R> {
                 tid: self.u32v("thread id")?,
                 icount: self.uv()?,
             },
+            REC_STACK_ALLOC => Event::StackAlloc(StackAlloc {
+                tid: self.u32v("thread id")?,
+                ip: self.uv()?,
+                sp: self.uv()?,
+                len: self.uv()?,
+                fp: self.uv()?,
+                time,
+            }),
+            REC_MMAP => Event::Mmap(MmapEvent {
+                tid: self.u32v("thread id")?,
+                addr: self.uv()?,
+                len: self.uv()?,
+                stack: self.stack()?,
+                time,
+            }),
             REC_REGION_START => self.region_start_record(time)?,
             REC_REGION_STOP => Event::RegionStop(RegionStop {
                 id: self.u32v("region id")?,
@@ -997,6 +1012,45 @@ mod tests {
                     tid: 2,
                     icount: 1300
                 }
+            ]
+        );
+    }
+
+    #[test]
+    fn stack_alloc_and_mmap_records_decode() {
+        let mut b = header();
+        uv(&mut b, REC_STACK_ALLOC);
+        uv(&mut b, 1);
+        uv(&mut b, 0x1093fd);
+        uv(&mut b, 0x1ffeff8740);
+        uv(&mut b, 0x210);
+        uv(&mut b, 0x1ffeff8c10);
+        uv(&mut b, REC_MMAP);
+        uv(&mut b, 1);
+        uv(&mut b, 0x4835000);
+        uv(&mut b, 0x2000);
+        uv(&mut b, 2);
+        uv(&mut b, 0x4a1b2c3);
+        uv(&mut b, 0x109234);
+        let (evs, _) = read_all(&b);
+        assert_eq!(
+            evs,
+            vec![
+                Event::StackAlloc(StackAlloc {
+                    tid: 1,
+                    ip: 0x1093fd,
+                    sp: 0x1ffeff8740,
+                    len: 0x210,
+                    fp: 0x1ffeff8c10,
+                    time: 0
+                }),
+                Event::Mmap(MmapEvent {
+                    tid: 1,
+                    addr: 0x4835000,
+                    len: 0x2000,
+                    stack: vec![0x4a1b2c3, 0x109234],
+                    time: 0
+                })
             ]
         );
     }

@@ -13,7 +13,7 @@
 
 
 #define MV_MAGIC          "MVTRACE\n"
-#define MV_FORMAT_VERSION 2
+#define MV_FORMAT_VERSION 3
 
 #define REC_SITE          1
 #define REC_THREAD        2
@@ -33,6 +33,8 @@
 #define REC_END           0    /* followed by "MVEND\n": the last bytes of a complete trace */
 #define REC_SYNC          16   /* version 2 */
 #define REC_ICOUNT        17   /* version 2 */
+#define REC_STACK_ALLOC   18   /* version 3 */
+#define REC_MMAP          19   /* version 3 */
 #define KEY_ACCESS_BASE   32   /* keys 0..31 are control records */
 
 /* Kinds of SYNC records, as in reader.rs SyncKind. */

@@ -640,6 +640,169 @@ static Bool stmt_accesses_memory(IRStmt* st)
    }
 }
 
+/*------------------------------------------------------------*/
+/*--- Stack allocations (VLAs, alloca)                     ---*/
+/*------------------------------------------------------------*/
+
+/* A drop of the stack pointer larger than this is a switch to another
+   stack (a coroutine, longjmp into a lower frame), not an allocation. */
+#define STACK_ALLOC_MAX ((Addr)256 << 20)
+
+/* Called, guarded by new < old, when an instruction sets the stack
+   pointer to a value the instrumenter could not prove to be the old one
+   plus a constant: a variable-length array or an alloca block
+   (`sub rsp, rax`). Written outside regions too, since the array is
+   usually declared before GL_START. */
+static void mv_sp_drop(Addr old, Addr new_sp, Addr fp, Addr ip)
+{
+   ThreadId tid = VG_(get_running_tid)();
+   if (old - new_sp > STACK_ALLOC_MAX) return;
+   ensure(64);
+   put_uv(REC_STACK_ALLOC);
+   put_uv(tid);
+   put_uv(ip);
+   put_uv(new_sp);
+   put_uv(old - new_sp);
+   put_uv(fp);
+}
+
+/* Temporaries known to hold the stack pointer plus a constant, as
+   Valgrind's own stack-tracking pass (m_translate.c) tells them apart:
+   a `GET(rsp)` and Add64/Sub64 of one of them and a constant. Sized per
+   superblock. */
+static Bool*  sp_rel;
+static Int    sp_rel_size;
+/* Per temporary: the expression that defined it and the instruction it
+   belongs to, so that a stack pointer computed over several instructions
+   (Valgrind's optimiser keeps only the last PUT of rsp before a memory
+   access) can be walked back to each instruction that moved it. */
+static IRExpr** tmp_def;
+static Addr*    tmp_ip;
+
+static void sp_rel_reset(Int n_temps)
+{
+   Int i;
+   if (n_temps > sp_rel_size) {
+      if (sp_rel) {
+         VG_(free)(sp_rel);
+         VG_(free)(tmp_def);
+         VG_(free)(tmp_ip);
+      }
+      sp_rel_size = n_temps * 2;
+      sp_rel = VG_(malloc)("mv.sprel", sp_rel_size * sizeof(Bool));
+      tmp_def = VG_(malloc)("mv.tmpdef", sp_rel_size * sizeof(IRExpr*));
+      tmp_ip = VG_(malloc)("mv.tmpip", sp_rel_size * sizeof(Addr));
+   }
+   for (i = 0; i < n_temps; i++) {
+      sp_rel[i] = False;
+      tmp_def[i] = NULL;
+   }
+}
+
+static Bool is_sp_rel_atom(IRExpr* e)
+{
+   return e->tag == Iex_RdTmp && e->Iex.RdTmp.tmp < sp_rel_size
+          && sp_rel[e->Iex.RdTmp.tmp];
+}
+
+/* Notes whether `t = data` is the stack pointer plus a constant. */
+static void note_sp_rel(IRTemp t, IRExpr* data)
+{
+   Bool rel = False;
+   if (data->tag == Iex_Get && data->Iex.Get.offset == OFFSET_amd64_RSP
+       && data->Iex.Get.ty == Ity_I64)
+      rel = True;
+   else if (data->tag == Iex_RdTmp)
+      rel = is_sp_rel_atom(data);
+   else if (data->tag == Iex_Binop
+            && (data->Iex.Binop.op == Iop_Add64 || data->Iex.Binop.op == Iop_Sub64)
+            && data->Iex.Binop.arg2->tag == Iex_Const)
+      rel = is_sp_rel_atom(data->Iex.Binop.arg1);
+   if (t < sp_rel_size) {
+      sp_rel[t] = rel;
+      tmp_def[t] = data;
+      tmp_ip[t] = cur_ip;
+   }
+}
+
+/* The definition of temporary `e` when it is `Op(tmp, x)`, else NULL. */
+static IRExpr* binop_on_tmp(IRExpr* e)
+{
+   IRExpr* d;
+   if (e->tag != Iex_RdTmp || e->Iex.RdTmp.tmp >= sp_rel_size) return NULL;
+   d = tmp_def[e->Iex.RdTmp.tmp];
+   if (!d || d->tag != Iex_Binop || d->Iex.Binop.arg1->tag != Iex_RdTmp) return NULL;
+   return d;
+}
+
+/* Adds the guarded call of mv_sp_drop for one instruction at `ip` that
+   moved the stack pointer from `old` to `now`. */
+static void add_sp_drop(IRSB* sbOut, IRExpr* old, IRExpr* now, IRTemp fp, Addr ip)
+{
+   IRTemp guard = newIRTemp(sbOut->tyenv, Ity_I1);
+   IRDirty* di;
+   addStmtToIRSB(sbOut, IRStmt_WrTmp(guard, IRExpr_Binop(Iop_CmpLT64U, now, old)));
+   di = unsafeIRDirty_0_N(0, "mv_sp_drop", VG_(fnptr_to_fnentry)(&mv_sp_drop),
+                          mkIRExprVec_4(old, now, IRExpr_RdTmp(fp), mkIRExpr_HWord(ip)));
+   di->guard = IRExpr_RdTmp(guard);
+   addStmtToIRSB(sbOut, IRStmt_Dirty(di));
+}
+
+/* Instruments `PUT(rsp) = data` when data is not the stack pointer plus
+   a constant. The value is walked back through the subtractions of a
+   computed amount that made it (each an instruction such as
+   `sub rsp, rax`, one per array when several are made in a row), passing
+   over constant adjustments and alignments; each gets a call of
+   mv_sp_drop, in program order, when it moved the pointer down. A value
+   that is no such chain (a `leave`, a load) is one step from the old
+   pointer. */
+#define MAX_SP_STEPS 16
+static void instrument_sp_put(IRSB* sbOut, IRStmt* put)
+{
+   IRExpr* data = put->Ist.Put.data;
+   IRExpr* at = data;
+   IRExpr *olds[MAX_SP_STEPS], *nows[MAX_SP_STEPS];
+   Addr ips[MAX_SP_STEPS];
+   Int n = 0, k;
+   IRTemp old, fp;
+   if (put->Ist.Put.offset != OFFSET_amd64_RSP || is_sp_rel_atom(data)
+       || data->tag == Iex_Const || typeOfIRExpr(sbOut->tyenv, data) != Ity_I64) {
+      addStmtToIRSB(sbOut, put);
+      return;
+   }
+   old = newIRTemp(sbOut->tyenv, Ity_I64);
+   fp = newIRTemp(sbOut->tyenv, Ity_I64);
+   addStmtToIRSB(sbOut, IRStmt_WrTmp(old, IRExpr_Get(OFFSET_amd64_RSP, Ity_I64)));
+   addStmtToIRSB(sbOut, IRStmt_WrTmp(fp, IRExpr_Get(OFFSET_amd64_RBP, Ity_I64)));
+   addStmtToIRSB(sbOut, put);
+   while (n < MAX_SP_STEPS) {
+      IRExpr* d = binop_on_tmp(at);
+      IROp op;
+      if (!d || is_sp_rel_atom(at)) break;
+      op = d->Iex.Binop.op;
+      if (op == Iop_Sub64 && d->Iex.Binop.arg2->tag != Iex_Const) {
+         olds[n] = d->Iex.Binop.arg1;
+         nows[n] = at;
+         ips[n] = tmp_ip[at->Iex.RdTmp.tmp];
+         n++;
+      } else if (!((op == Iop_Add64 || op == Iop_Sub64 || op == Iop_And64)
+                   && d->Iex.Binop.arg2->tag == Iex_Const)) {
+         break;
+      }
+      at = d->Iex.Binop.arg1;
+   }
+   /* The chain must start from the stack pointer as the block found it;
+      otherwise the whole move is one step at this instruction. */
+   if (n == 0 || !is_sp_rel_atom(at))
+      add_sp_drop(sbOut, IRExpr_RdTmp(old), data, fp, cur_ip);
+   else
+      for (k = n - 1; k >= 0; k--) add_sp_drop(sbOut, olds[k], nows[k], fp, ips[k]);
+   /* From here on the value is the stack pointer itself: a later PUT
+      computed from it walks back to here, not past it. */
+   if (data->tag == Iex_RdTmp && data->Iex.RdTmp.tmp < sp_rel_size)
+      sp_rel[data->Iex.RdTmp.tmp] = True;
+}
+
 static IRSB* mv_instrument(VgCallbackClosure* closure, IRSB* sbIn,
                            const VexGuestLayout* layout,
                            const VexGuestExtents* vge,
@@ -649,8 +812,10 @@ static IRSB* mv_instrument(VgCallbackClosure* closure, IRSB* sbIn,
    IRSB* sbOut;
    Int i, j;
 
-   if (!tracing && !clo_sync_events) return sbIn;
+   /* Outside regions only stack allocations are instrumented (no
+      accesses): a guarded call at each SP update of unknown size. */
    if (gWordTy != hWordTy) VG_(tool_panic)("host/guest word size mismatch");
+   sp_rel_reset(sbIn->tyenv->types_used);
 
    sbOut = deepCopyIRSBExceptStmts(sbIn);
    i = 0;
@@ -689,8 +854,12 @@ static IRSB* mv_instrument(VgCallbackClosure* closure, IRSB* sbIn,
             }
             break;
          }
+         case Ist_Put:
+            instrument_sp_put(sbOut, st);
+            break;
          case Ist_WrTmp: {
             IRExpr* data = st->Ist.WrTmp.data;
+            note_sp_rel(st->Ist.WrTmp.tmp, data);
             addStmtToIRSB(sbOut, st);
             if (data->tag == Iex_Load)
                add_event(sbOut, OP_LOAD, data->Iex.Load.addr,
@@ -977,9 +1146,31 @@ static void mv_new_mem_startup(Addr a, SizeT len, Bool rr, Bool ww, Bool xx,
                                ULong di_handle)
 { record_mapping(a, len, rr, ww, xx); }
 
+/* A mapping the program made for data (not code, not an object file
+   whose debug information Valgrind read): an MMAP record with the call
+   stack, so the analysis can name it by the statement that mapped it. */
+static void record_data_mapping(Addr a, SizeT len)
+{
+   ThreadId tid = VG_(get_running_tid)();
+   Addr ips[65];
+   UInt n, k;
+   if (tid == VG_INVALID_THREADID) return;
+   n = VG_(get_StackTrace)(tid, ips, clo_stack_depth, NULL, NULL, 0);
+   ensure(48 + 10 * n);
+   put_uv(REC_MMAP);
+   put_uv(tid);
+   put_uv(a);
+   put_uv(len);
+   put_uv(n);
+   for (k = 0; k < n; k++) put_uv(ips[k]);
+}
+
 static void mv_new_mem_mmap(Addr a, SizeT len, Bool rr, Bool ww, Bool xx,
                             ULong di_handle)
-{ record_mapping(a, len, rr, ww, xx); }
+{
+   record_mapping(a, len, rr, ww, xx);
+   if (!xx && di_handle == 0) record_data_mapping(a, len);
+}
 
 static void mv_die_mem_munmap(Addr a, SizeT len)
 {
