@@ -26,8 +26,26 @@ static PRELOAD: &[u8] = include_bytes!(concat!(env!("MAPVIS_TOOL_DIR"), "/libmv_
 
 /// The first eight bytes of every heap profile.
 pub const MAGIC: &[u8; 8] = b"MVHEAPP\n";
-/// The profile format version this reader understands.
-pub const FORMAT_VERSION: u64 = 1;
+/// The profile format version the preload library writes: mv_heap.c's
+/// `#define FORMAT_VERSION`, handed over by build.rs. This reader reads
+/// every version from 1 up to it.
+pub const FORMAT_VERSION: u64 = parse_decimal(env!("MAPVIS_HEAP_FORMAT_VERSION"));
+
+/// A decimal number, at compile time.
+const fn parse_decimal(s: &str) -> u64 {
+    let b = s.as_bytes();
+    let mut v = 0u64;
+    let mut i = 0;
+    while i < b.len() {
+        assert!(
+            b[i].is_ascii_digit(),
+            "FORMAT_VERSION is not a decimal number"
+        );
+        v = v * 10 + (b[i] - b'0') as u64;
+        i += 1;
+    }
+    v
+}
 
 const R_END: u64 = 0;
 const R_THREAD: u64 = 1;
@@ -39,6 +57,8 @@ const R_RSS: u64 = 6;
 const R_REGION: u64 = 7;
 const R_MAP: u64 = 8;
 const R_FOOTER: u64 = 9;
+const R_CHUNK: u64 = 10;
+const R_REGION_AT: u64 = 11;
 
 /// Errors while reading a heap profile.
 #[derive(Debug, thiserror::Error)]
@@ -58,7 +78,7 @@ pub enum ProfileError {
         path: PathBuf,
     },
     /// A version this reader does not know.
-    #[error("{path} is a heap profile of format version {version}, and this mapvis reads version {FORMAT_VERSION}: record it again with this mapvis.")]
+    #[error("{path} is a heap profile of format version {version}, and this mapvis reads versions 1 to {FORMAT_VERSION}: record it again with this mapvis.")]
     Version {
         /// The file.
         path: PathBuf,
@@ -235,13 +255,76 @@ struct ThreadState {
 /// One decoded record. Calls carry their timestamp in ticks, the
 /// profiler's raw stack id and their duration in ticks.
 enum Rec {
-    Thread { tid: u32, os: u32 },
-    Stack { id: u64, frames: Vec<u64> },
+    Thread {
+        tid: u32,
+        os: u32,
+    },
+    Stack {
+        id: u64,
+        frames: Vec<u64>,
+    },
     Call(u64, ProfileEvent),
     Rss(u64, u64),
     Region(u64, bool),
     Map(Mapping),
     Footer(u64, u64),
+    /// Version 2: a block of one thread's calls, `len` bytes from the end
+    /// of this record.
+    Chunk {
+        tid: u32,
+        os: u32,
+        len: u64,
+    },
+    /// Version 2: a region mark with its thread and absolute timestamp.
+    RegionAt {
+        tid: u32,
+        tsc: u64,
+        start: bool,
+    },
+}
+
+/// Decodes a top-level record of a version 2 profile: CHUNK and REGION_AT,
+/// or the records both versions share (STACK, RSS, MAP, FOOTER, END).
+fn decode_top_v2(d: &mut Dec) -> Result<Rec, bool> {
+    let at = d.pos;
+    let key = d.uv().ok_or(true)?;
+    let rec = match key {
+        R_CHUNK => (|| {
+            let tid = d.uv()? as u32;
+            let os = d.uv()? as u32;
+            let len = d.b.get(d.pos..d.pos + 4)?;
+            let len = u32::from_le_bytes([len[0], len[1], len[2], len[3]]) as u64;
+            d.pos += 4;
+            Some(Rec::Chunk { tid, os, len })
+        })(),
+        R_REGION_AT => (|| {
+            Some(Rec::RegionAt {
+                tid: d.uv()? as u32,
+                tsc: d.uv()?,
+                start: d.u8()? != 0,
+            })
+        })(),
+        R_STACK | R_RSS | R_MAP | R_FOOTER | R_END => {
+            d.pos = at;
+            let mut none = ThreadState { tsc: 0, addr: 0 };
+            return decode(d, &mut none, 0, true);
+        }
+        _ => return Err(false),
+    };
+    rec.ok_or(true)
+}
+
+/// Decodes one call inside a version 2 CHUNK block: a tag byte (the
+/// allocation kind 1-6, 3 for realloc, 17-19 for the free kinds), then the
+/// fields of version 1's ALLOC, REALLOC or FREE after their kind.
+fn decode_v2_call(d: &mut Dec, st: &mut ThreadState, tid: u32) -> Option<Rec> {
+    let tag = d.u8()? as u64;
+    match tag {
+        3 => call(R_REALLOC, 0, d, st, tid),
+        1..=6 => call(R_ALLOC, tag as u8, d, st, tid),
+        17..=19 => call(R_FREE, (tag - 16) as u8, d, st, tid),
+        _ => None,
+    }
 }
 
 /// Decodes the record at the start of `d` for thread `tid`, whose delta
@@ -269,7 +352,10 @@ fn decode(d: &mut Dec, st: &mut ThreadState, tid: u32, keep: bool) -> Result<Rec
             }
             Some(Rec::Stack { id, frames })
         })(),
-        R_ALLOC | R_FREE | R_REALLOC => call(key, d, st, tid),
+        R_ALLOC | R_FREE | R_REALLOC => (|| {
+            let kind = if key == R_REALLOC { 3 } else { d.u8()? };
+            call(key, kind, d, st, tid)
+        })(),
         R_RSS => (|| Some(Rec::Rss(d.uv()?, d.uv()?)))(),
         R_REGION => (|| {
             st.tsc = st.tsc.wrapping_add(d.sv()? as u64);
@@ -299,10 +385,9 @@ fn decode(d: &mut Dec, st: &mut ThreadState, tid: u32, keep: bool) -> Result<Rec
     rec.ok_or(true)
 }
 
-/// Decodes an ALLOC, FREE or REALLOC record (after its key).
-fn call(key: u64, d: &mut Dec, st: &mut ThreadState, tid: u32) -> Option<Rec> {
+/// Decodes an ALLOC, FREE or REALLOC record after its key and kind.
+fn call(key: u64, kind: u8, d: &mut Dec, st: &mut ThreadState, tid: u32) -> Option<Rec> {
     use super::format::{AllocKind, FreeKind};
-    let kind = if key == R_REALLOC { 3 } else { d.u8()? };
     st.tsc = st.tsc.wrapping_add(d.sv()? as u64);
     let dur = d.uv()?;
     let addr = st.addr.wrapping_add(d.sv()? as u64);
@@ -385,11 +470,16 @@ pub struct ProfileReader {
     path: PathBuf,
     head: Profile,
     segments: Vec<Segment>,
-    stack_ids: HashMap<u64, u32>,
+    stack_ids: Vec<u32>,
     tsc0: u64,
-    ticks_per_ns: f64,
-    calls: u64,
+    /// Nanoseconds per tick, times 2^32.
+    ns_per_tick_fp: u64,
+    version: u64,
 }
+
+/// Stack ids above this are taken as damage, not as ids (the profiler
+/// numbers its stacks 1, 2, …).
+const MAX_STACK_ID: u64 = 1 << 26;
 
 fn io_error(path: &Path) -> impl Fn(std::io::Error) -> ProfileError + '_ {
     move |source| ProfileError::Io {
@@ -406,13 +496,12 @@ struct Scan {
     tid: u32,
     seg_start: u64,
     segments: Vec<Segment>,
-    stack_ids: HashMap<u64, u32>,
+    stack_ids: Vec<u32>,
     stack_index: HashMap<Vec<u64>, u32>,
     regions: Vec<(u64, RegionMark)>,
     rss: Vec<(u64, u64)>,
     last_tsc: u64,
     footer: Option<(u64, u64)>,
-    calls: u64,
 }
 
 impl Scan {
@@ -443,13 +532,41 @@ impl Scan {
                 if index == next {
                     p.stacks.push(frames);
                 }
-                self.stack_ids.insert(id, index);
+                if id < MAX_STACK_ID {
+                    let id = id as usize;
+                    if self.stack_ids.len() <= id {
+                        self.stack_ids.resize(id + 1, 0);
+                    }
+                    self.stack_ids[id] = index;
+                }
             }
-            Rec::Call(tsc, _) => {
-                self.calls += 1;
+            Rec::Call(tsc, _) => self.last_tsc = self.last_tsc.max(tsc),
+            Rec::Rss(t, b) => {
+                self.last_tsc = self.last_tsc.max(t);
+                self.rss.push((t, b))
+            }
+            Rec::Chunk { tid, os, len } => {
+                if !p.threads.iter().any(|t| t.0 == tid) {
+                    p.threads.push((tid, os));
+                }
+                // `at` is the block's first byte here (see the caller).
+                self.segments.push(Segment {
+                    tid,
+                    start: at,
+                    end: at + len,
+                });
+            }
+            Rec::RegionAt { tid, tsc, start } => {
                 self.last_tsc = self.last_tsc.max(tsc);
+                self.regions.push((
+                    tsc,
+                    RegionMark {
+                        time_ns: 0,
+                        tid,
+                        start,
+                    },
+                ));
             }
-            Rec::Rss(t, b) => self.rss.push((t, b)),
             Rec::Region(tsc, start) => {
                 self.last_tsc = self.last_tsc.max(tsc);
                 self.regions.push((
@@ -492,7 +609,7 @@ impl ProfileReader {
         let version = d
             .uv()
             .ok_or_else(|| corrupt(8, "the header is cut short"))?;
-        if version != FORMAT_VERSION {
+        if !(1..=FORMAT_VERSION).contains(&version) {
             return Err(ProfileError::Version {
                 path: path.to_path_buf(),
                 version,
@@ -521,16 +638,22 @@ impl ProfileReader {
             tid: 0,
             seg_start: pos,
             segments: Vec::new(),
-            stack_ids: HashMap::new(),
+            stack_ids: Vec::new(),
             stack_index: HashMap::new(),
             regions: Vec::new(),
             rss: Vec::new(),
             last_tsc: tsc0,
             footer: None,
-            calls: 0,
         };
         p.stacks.push(Vec::new());
         scan.stack_index.insert(Vec::new(), 0);
+        if version >= 2 {
+            Self::scan_v2(&mut win, pos, &mut scan, &mut p).map_err(|e| match e {
+                Ok(at) => corrupt(at, "unknown record"),
+                Err(io) => io_error(path)(io),
+            })?;
+            return Ok(Self::finish(path, scan, p, version));
+        }
         loop {
             let at = pos;
             let mut d = Dec {
@@ -559,11 +682,50 @@ impl ProfileReader {
                 Err(false) => return Err(corrupt(at, "unknown record")),
             }
         }
-        Ok(Self::finish(path, scan, p))
+        Ok(Self::finish(path, scan, p, version))
+    }
+
+    /// The first pass over a version 2 profile from `pos`: every top-level
+    /// record but the CHUNK blocks, which are only indexed (skipped by
+    /// their length). `Err(Ok(offset))` at an unknown record.
+    fn scan_v2(
+        win: &mut Window,
+        mut pos: u64,
+        scan: &mut Scan,
+        p: &mut Profile,
+    ) -> Result<(), Result<u64, std::io::Error>> {
+        let file_len = win.len;
+        loop {
+            let at = pos;
+            let mut d = Dec {
+                b: win.at(pos).map_err(Err)?,
+                pos: 0,
+            };
+            match decode_top_v2(&mut d) {
+                Ok(rec) => {
+                    pos += d.pos as u64;
+                    match rec {
+                        Rec::Chunk { len, .. } if pos + len > file_len => break, // cut short
+                        Rec::Chunk { len, .. } => {
+                            scan.take(rec, pos, p);
+                            pos += len;
+                        }
+                        Rec::Footer(..) => {
+                            scan.take(rec, at, p);
+                            break;
+                        }
+                        rec => scan.take(rec, at, p),
+                    }
+                }
+                Err(true) => break,
+                Err(false) => return Err(Ok(at)),
+            }
+        }
+        Ok(())
     }
 
     /// The clock conversion, the head's times and the thread list.
-    fn finish(path: &Path, scan: Scan, mut p: Profile) -> ProfileReader {
+    fn finish(path: &Path, scan: Scan, mut p: Profile, version: u64) -> ProfileReader {
         // Ticks per nanosecond from the footer's clock pair; without a
         // footer, ticks are taken as nanoseconds.
         let (tsc_end, mono_end) = scan.footer.unwrap_or((0, 0));
@@ -572,7 +734,10 @@ impl ProfileReader {
         } else {
             1.0
         };
-        let to_ns = |t: u64| (t.saturating_sub(scan.tsc0) as f64 / ticks_per_ns) as u64;
+        let ns_per_tick_fp = ((1u64 << 32) as f64 / ticks_per_ns) as u64;
+        // The same fixed-point conversion as the calls' (see `to_ns`).
+        let to_ns =
+            |t: u64| ((t.saturating_sub(scan.tsc0) as u128 * ns_per_tick_fp as u128) >> 32) as u64;
         p.complete = scan.footer.is_some();
         p.regions = scan
             .regions
@@ -593,8 +758,8 @@ impl ProfileReader {
             segments: scan.segments,
             stack_ids: scan.stack_ids,
             tsc0: scan.tsc0,
-            ticks_per_ns,
-            calls: scan.calls,
+            ns_per_tick_fp,
+            version,
         }
     }
 
@@ -602,11 +767,6 @@ impl ProfileReader {
     /// empty here ([`ProfileReader::for_each`] streams them).
     pub fn head(&self) -> &Profile {
         &self.head
-    }
-
-    /// The number of allocator calls in the profile.
-    pub fn calls(&self) -> u64 {
-        self.calls
     }
 
     /// The file read.
@@ -617,9 +777,44 @@ impl ProfileReader {
     /// Calls `f` with every allocator call in time order across threads
     /// (calls with the same timestamp: by thread number). One pass over
     /// the file with one cursor per thread, merged through a heap of one
-    /// pending call per thread: memory is a 64 KiB window per thread,
+    /// pending call per thread; the decoding and merging run on a thread
+    /// of their own, handing `f` batches of calls through a channel of at
+    /// most [`QUEUED`] batches. Memory: a 64 KiB window and a batch per
+    /// thread of the profile, and the queued batches (about 1 MiB),
     /// whatever the number of calls; time O(calls · log threads).
     pub fn for_each(&self, mut f: impl FnMut(ProfileEvent)) -> Result<(), ProfileError> {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<ProfileEvent>>(QUEUED);
+        std::thread::scope(|scope| {
+            let merger = scope.spawn(move || {
+                let mut batch = Vec::with_capacity(BATCH);
+                let r = self.merge(|e| {
+                    batch.push(e);
+                    if batch.len() == BATCH {
+                        // A closed channel: the consumer stopped, stop too.
+                        let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+                        let _ = tx.send(full);
+                    }
+                });
+                if !batch.is_empty() {
+                    let _ = tx.send(batch);
+                }
+                r
+            });
+            for batch in rx {
+                batch.into_iter().for_each(&mut f);
+            }
+            merger.join().unwrap_or_else(|_| {
+                Err(ProfileError::Corrupt {
+                    path: self.path.clone(),
+                    offset: 0,
+                    what: "the reader thread failed".into(),
+                })
+            })
+        })
+    }
+
+    /// The merge of [`ProfileReader::for_each`], on the calling thread.
+    fn merge(&self, mut f: impl FnMut(ProfileEvent)) -> Result<(), ProfileError> {
         use std::cmp::Reverse;
         use std::collections::BinaryHeap;
         let mut cursors = self.cursors()?;
@@ -634,17 +829,33 @@ impl ProfileReader {
         while let Some(Reverse((t, i))) = heap.pop() {
             let mut e = pending[i].take().expect("a pending call per queued cursor");
             e.time_ns = self.to_ns(t);
-            if let Some((t, next)) = cursors[i].next(self)? {
-                heap.push(Reverse((t, i)));
-                pending[i] = Some(next);
-            }
             f(e);
+            // The calls of this thread before the next thread's: without
+            // going through the heap (threads often run for a time slice).
+            let limit = heap.peek().map(|r| r.0);
+            while let Some((t, mut e)) = cursors[i].next(self)? {
+                if limit.is_some_and(|l| (t, i) > l) {
+                    heap.push(Reverse((t, i)));
+                    pending[i] = Some(e);
+                    break;
+                }
+                e.time_ns = self.to_ns(t);
+                f(e);
+            }
         }
         Ok(())
     }
 
+    /// Ticks since the start as nanoseconds: a 32.32 fixed-point multiply
+    /// (no division per call).
+    #[inline]
     fn to_ns(&self, tsc: u64) -> u64 {
-        (tsc.saturating_sub(self.tsc0) as f64 / self.ticks_per_ns) as u64
+        self.ticks_as_ns(tsc.saturating_sub(self.tsc0))
+    }
+
+    #[inline]
+    fn ticks_as_ns(&self, ticks: u64) -> u64 {
+        ((ticks as u128 * self.ns_per_tick_fp as u128) >> 32).min(u64::MAX as u128) as u64
     }
 
     /// One cursor per thread over its segments, in thread order.
@@ -667,6 +878,8 @@ impl ProfileReader {
                     pos: segs.first().map_or(0, |s| s.0),
                     segs,
                     seg: 0,
+                    buf: Vec::with_capacity(BATCH),
+                    head: 0,
                     st: ThreadState {
                         tsc: self.tsc0,
                         addr: 0,
@@ -678,7 +891,13 @@ impl ProfileReader {
     }
 }
 
-/// One thread's records, read segment after segment.
+/// Calls a [`Cursor`] decodes at once, and calls per batch handed from the
+/// merging thread to the consumer.
+const BATCH: usize = 2048;
+/// Batches queued between the merging thread and the consumer.
+const QUEUED: usize = 8;
+
+/// One thread's records, read segment after segment, decoded in batches.
 struct Cursor {
     tid: u32,
     segs: Vec<(u64, u64)>,
@@ -686,15 +905,33 @@ struct Cursor {
     pos: u64,
     st: ThreadState,
     win: Window,
+    /// Decoded calls not yet taken, from `head` on.
+    buf: Vec<(u64, ProfileEvent)>,
+    head: usize,
 }
 
 impl Cursor {
     /// The thread's next call (timestamp in ticks, stack mapped to the
     /// profile's index, duration in nanoseconds), or `None` after its last.
+    #[inline]
     fn next(&mut self, r: &ProfileReader) -> Result<Option<(u64, ProfileEvent)>, ProfileError> {
-        loop {
-            let Some(&(start, end)) = self.segs.get(self.seg) else {
+        if self.head == self.buf.len() {
+            self.fill(r)?;
+            if self.buf.is_empty() {
                 return Ok(None);
+            }
+        }
+        self.head += 1;
+        Ok(Some(self.buf[self.head - 1].clone()))
+    }
+
+    /// Decodes up to [`BATCH`] calls into `buf`.
+    fn fill(&mut self, r: &ProfileReader) -> Result<(), ProfileError> {
+        self.buf.clear();
+        self.head = 0;
+        while self.buf.len() < BATCH {
+            let Some(&(start, end)) = self.segs.get(self.seg) else {
+                break;
             };
             if self.pos < start {
                 self.pos = start;
@@ -704,27 +941,45 @@ impl Cursor {
                 continue;
             }
             let at = self.pos;
-            let mut d = Dec {
-                b: self.win.at(at).map_err(io_error(&r.path))?,
-                pos: 0,
+            let file_len = self.win.len;
+            let bytes = self.win.at(at).map_err(io_error(&r.path))?;
+            let avail = (end - at).min(bytes.len() as u64) as usize;
+            // A record starting before `safe` lies whole in `bytes` (the
+            // window holds at least REC_MAX bytes from `at`, or up to the
+            // end of the file).
+            let safe = if at + bytes.len() as u64 == file_len {
+                bytes.len()
+            } else {
+                bytes.len().saturating_sub(REC_MAX / 2).max(1)
             };
-            match decode(&mut d, &mut self.st, self.tid, false) {
-                Ok(Rec::Call(tsc, mut e)) => {
-                    self.pos += d.pos as u64;
-                    e.stack = r.stack_ids.get(&(e.stack as u64)).copied().unwrap_or(0);
-                    e.dur_ns = (e.dur_ns as f64 / r.ticks_per_ns).min(u32::MAX as f64) as u32;
-                    return Ok(Some((tsc, e)));
-                }
-                Ok(_) => self.pos += d.pos as u64,
-                Err(_) => {
-                    return Err(ProfileError::Corrupt {
-                        path: r.path.clone(),
-                        offset: at as usize,
-                        what: "a record read whole before is not whole now (did the file change while it was read?)".into(),
-                    })
+            let mut d = Dec { b: bytes, pos: 0 };
+            while d.pos < avail && d.pos < safe && self.buf.len() < BATCH {
+                let rec_at = d.pos;
+                let rec = if r.version >= 2 {
+                    decode_v2_call(&mut d, &mut self.st, self.tid).ok_or(false)
+                } else {
+                    decode(&mut d, &mut self.st, self.tid, false)
+                };
+                match rec {
+                    Ok(Rec::Call(tsc, mut e)) => {
+                        e.stack = r.stack_ids.get(e.stack as usize).copied().unwrap_or(0);
+                        e.dur_ns = r.ticks_as_ns(e.dur_ns as u64).min(u32::MAX as u64) as u32;
+                        self.buf.push((tsc, e));
+                    }
+                    Ok(_) => {}
+                    Err(_) => {
+                        return Err(ProfileError::Corrupt {
+                            path: r.path.clone(),
+                            offset: (at + rec_at as u64) as usize,
+                            what: "a call record is damaged, or the file changed while it was read"
+                                .into(),
+                        })
+                    }
                 }
             }
+            self.pos = at + d.pos as u64;
         }
+        Ok(())
     }
 }
 
