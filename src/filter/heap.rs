@@ -766,7 +766,8 @@ pub fn live_series(run: &HeapRun, sites: &[u32], points: usize) -> Result<LiveSe
     let mut peak = (0u64, 0u64, vec![0u64; sites.len()]);
     let mut last_time = None;
     run.for_each_call(|c| {
-        while c.time >= next {
+        // A sample at `next` holds the calls at `next` itself.
+        while c.time > next {
             push_sample(&mut out, next, total, &per);
             next += step;
         }
