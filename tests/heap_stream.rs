@@ -278,7 +278,12 @@ fn unknown_version_is_refused() {
 #[test]
 fn live_series_follows_the_calls() {
     let (_d, run) = open(&profile_v2());
-    let (ts, total, per) = mapvis::filter::heap::live_series(&run, &[1, 2], 10).unwrap();
+    let (ts, total, per, high) = mapvis::filter::heap::live_series(&run, &[1, 2], 10).unwrap();
+    assert_eq!(high.len(), ts.len());
+    // From the sample at 500 (330 live) to the next one the realloc at 600
+    // reached 530; from 300 (350) the malloc at 400 reached 380.
+    let hi = |t: u64| high[ts.iter().position(|&s| s == t).unwrap()];
+    assert_eq!((hi(300), hi(500), hi(800)), (380, 530, 130));
     let at = |t: u64| total[ts.iter().rposition(|&s| s <= t).unwrap()];
     assert_eq!(at(150), 100);
     assert_eq!(at(450), 380);

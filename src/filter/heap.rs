@@ -745,21 +745,26 @@ pub fn ranking_value(name: &str, s: &SiteStats) -> u64 {
     }
 }
 
-/// Live bytes over time: sample times, the total, and each given site.
-pub type LiveSeries = (Vec<u64>, Vec<u64>, Vec<Vec<u64>>);
+/// Live bytes over time: sample times, the total, each given site, and the
+/// highest total from each sample to the next (so a spike between two
+/// samples still shows when the series is drawn as steps).
+pub type LiveSeries = (Vec<u64>, Vec<u64>, Vec<Vec<u64>>, Vec<u64>);
 
 /// Live bytes over time: the total and the given sites, sampled at most
 /// `points` times at evenly spaced times (each sample is the value after
 /// the last call at or before it), plus the moment of the peak and the
-/// state after the last call. One streamed pass; memory the live blocks
-/// and the samples, whatever the number of calls.
+/// state after the last call; with each sample, the highest total until
+/// the next sample. One streamed pass; memory the live blocks and the
+/// samples, whatever the number of calls.
 pub fn live_series(run: &HeapRun, sites: &[u32], points: usize) -> Result<LiveSeries, FilterError> {
     let points = points.max(2);
     let slot: FastMap<u32, usize> = sites.iter().enumerate().map(|(i, s)| (*s, i)).collect();
     let mut live: FastMap<u64, (u32, u64)> = FastMap::default();
     let mut total = 0u64;
     let mut per = vec![0u64; sites.len()];
-    let mut out: LiveSeries = (vec![0], vec![0], vec![vec![0u64]; sites.len()]);
+    let mut out: LiveSeries = (vec![0], vec![0], vec![vec![0u64]; sites.len()], vec![]);
+    // The highest total since the last sample.
+    let mut high = 0u64;
     let step = (run.end_time / points as u64).max(1);
     let mut next = step;
     // The peak: (time, total, per site), drawn whatever the sampling.
@@ -768,7 +773,7 @@ pub fn live_series(run: &HeapRun, sites: &[u32], points: usize) -> Result<LiveSe
     run.for_each_call(|c| {
         // A sample at `next` holds the calls at `next` itself.
         while c.time > next {
-            push_sample(&mut out, next, total, &per);
+            push_sample(&mut out, next, total, &per, &mut high);
             next += step;
         }
         last_time = Some(c.time);
@@ -790,6 +795,7 @@ pub fn live_series(run: &HeapRun, sites: &[u32], points: usize) -> Result<LiveSe
                 }
             }
             total += c.size;
+            high = high.max(total);
             if let Some(&i) = slot.get(&c.stack) {
                 per[i] += c.size;
             }
@@ -806,11 +812,12 @@ pub fn live_series(run: &HeapRun, sites: &[u32], points: usize) -> Result<LiveSe
     // they free would look live until exit.
     if let Some(t) = last_time {
         if out.0.last().is_some_and(|&s| s < t) {
-            push_sample(&mut out, t, total, &per);
+            push_sample(&mut out, t, total, &per, &mut high);
         }
     }
     let end = run.end_time.max(*out.0.last().unwrap_or(&0));
-    push_sample(&mut out, end, total, &per);
+    push_sample(&mut out, end, total, &per, &mut high);
+    out.3.push(total);
     if peak.1 > 0 {
         // After the samples at or before it: a sample at the same time
         // shows the state before the calls of that time.
@@ -820,11 +827,17 @@ pub fn live_series(run: &HeapRun, sites: &[u32], points: usize) -> Result<LiveSe
         for (i, v) in peak.2.iter().enumerate() {
             out.2[i].insert(at, *v);
         }
+        // The peak is the highest of its interval.
+        out.3.insert(at, peak.1);
     }
     Ok(out)
 }
 
-fn push_sample(out: &mut LiveSeries, t: u64, total: u64, per: &[u64]) {
+/// Appends a sample; closes the interval of the one before it with the
+/// highest total seen in it.
+fn push_sample(out: &mut LiveSeries, t: u64, total: u64, per: &[u64], high: &mut u64) {
+    out.3.push(*high);
+    *high = total;
     out.0.push(t);
     out.1.push(total);
     for (i, v) in per.iter().enumerate() {
@@ -1046,7 +1059,8 @@ pub(crate) mod tests {
     /// free on, not live until the end of the run.
     #[test]
     fn a_block_freed_late_is_not_live_until_exit() {
-        let (ts, total, per) = live_series(&late_free_run(), &[1], 20).unwrap();
+        let (ts, total, per, high) = live_series(&late_free_run(), &[1], 20).unwrap();
+        assert_eq!(high.len(), ts.len());
         assert_eq!(ts.len(), total.len());
         assert!(ts.windows(2).all(|w| w[0] <= w[1]), "{ts:?}");
         // Drawn as steps, each sample holds until the next one.

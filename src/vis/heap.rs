@@ -98,7 +98,7 @@ pub fn heap_figures(
 
 /// Live bytes over time, the top sites stacked, and all sites as a line.
 fn live_figure(run: &HeapRun, top: &[SiteLabel], live: &LiveSeries) -> PageFigure {
-    let (ts, total, per) = live;
+    let (ts, total, per, high) = live;
     let mut traces = Vec::new();
     for ((_, label), ys) in top.iter().zip(per) {
         traces.push(json!({"type": "scatter", "mode": "lines", "x": ts, "y": ys,
@@ -108,11 +108,19 @@ fn live_figure(run: &HeapRun, top: &[SiteLabel], live: &LiveSeries) -> PageFigur
         json!({"type": "scatter", "mode": "lines", "x": ts, "y": total,
         "name": "all sites", "line": {"shape": "hv", "color": "black", "width": 1}}),
     );
+    traces.push(
+        json!({"type": "scatter", "mode": "lines", "x": ts, "y": high,
+        "name": "all sites, highest between samples",
+        "line": {"shape": "hv", "color": "grey", "width": 1, "dash": "dot"}}),
+    );
     let unit = run.unit.name();
     PageFigure {
         heading: "Live heap over time, by allocation site".into(),
         note: format!(
-            "Bytes live at each moment: the {} sites with the highest peak, stacked, and all sites.",
+            "Bytes live at each moment, drawn as steps: the {} sites with the highest peak, stacked, \
+             and all sites, sampled at evenly spaced times and at the peak; the dotted line is the \
+             highest total between two samples, so short spikes stay visible however many calls \
+             the run made.",
             top.len()
         ),
         plot: plot(
@@ -184,15 +192,15 @@ fn size_figure(report: &HeapReport) -> PageFigure {
 /// Writes `visinfo/heap_live.csv`: time, all sites, then one column per
 /// top site (`site<ID>`).
 fn save_live(top: &[SiteLabel], live: &LiveSeries, o: &FigureOptions) -> Result<PathBuf, VisError> {
-    let (ts, total, per) = live;
+    let (ts, total, per, high) = live;
     let path = o.visinfo_dir.join("heap_live.csv");
-    let mut s = String::from("time,all");
+    let mut s = String::from("time,all,all_highest_until_next");
     for (id, _) in top {
         s.push_str(&format!(",site{id}"));
     }
     s.push('\n');
     for i in 0..ts.len() {
-        s.push_str(&format!("{},{}", ts[i], total[i]));
+        s.push_str(&format!("{},{},{}", ts[i], total[i], high[i]));
         for p in per {
             s.push_str(&format!(",{}", p[i]));
         }
@@ -353,7 +361,7 @@ mod tests {
         let fig = live_figure(&run, &top, &live);
         let v = serde_json::to_value(&fig.plot).unwrap();
         let traces = v["data"].as_array().unwrap();
-        assert_eq!(traces.len(), 2);
+        assert_eq!(traces.len(), 3);
         for t in traces {
             assert_eq!(t["line"]["shape"], "hv", "{t}");
             assert_eq!(t["x"].as_array().unwrap().len(), live.0.len());
