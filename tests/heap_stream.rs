@@ -3,6 +3,8 @@
 //! of time order in the file, so the summaries are right only if the
 //! reader merges the threads into time order. Every expected number is
 //! worked out by hand below, from the calls listed in [`CALLS`].
+mod common;
+
 use mapvis::filter::heap::{size_class, HeapReport, HeapRun};
 use mapvis::trace::heapprof::{HeapOp, ProfileReader};
 use mapvis::trace::varint::{put_sv, put_uv};
@@ -293,4 +295,40 @@ fn live_series_follows_the_calls() {
     assert!(total.contains(&530));
     let i = ts.iter().rposition(|&s| s <= 1000).unwrap();
     assert_eq!((per[0][i], per[1][i]), (0, 30));
+}
+
+/// The whole commands on tests/c/heap_sites.c, whose calls are counted by
+/// hand: 3 malloc(100) kept until the end, 5 malloc(40)/free pairs, a
+/// calloc(1, 256) never freed, malloc(10) realloc'ed to 1000 and freed:
+/// 11 allocations (the realloc is one) of 1766 bytes, 10 frees (the
+/// realloc frees the small block), peak 300 + 256 + 1000 = 1556 live
+/// bytes, 256 bytes in 1 block leaked, 7 temporaries (the 5 pairs, the
+/// small block freed by the realloc, the big one freed next), 10 freed
+/// blocks with a lifetime.
+#[test]
+fn heap_commands_stream_the_profile() {
+    let (dir, exe) = common::compile("tests/c/heap_sites.c", &[]);
+    let out = common::mapvis_script(
+        dir.path(),
+        &format!(
+            "load_exe {}; puts [heap_profile]; heap_stats; heap_figures 3; lifetime_histogram save",
+            exe.display()
+        ),
+    );
+    assert!(
+        out.contains("allocations 11 frees 10 bytes 1766 peak 1556 leaked 256 "),
+        "{out}"
+    );
+    assert!(
+        out.contains("256 bytes in 1 blocks never freed, 1 threads"),
+        "{out}"
+    );
+    assert!(
+        out.contains("11 allocations, 10 frees, 1766 bytes requested; peak 1556 live bytes at"),
+        "{out}"
+    );
+    assert!(out.contains("; 7 temporary."), "{out}");
+    let csv = std::fs::read_to_string(dir.path().join("visinfo/lifetimes.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 10, "{csv}");
+    assert!(dir.path().join("figures/heap_profile.html").is_file());
 }
