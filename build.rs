@@ -175,6 +175,15 @@ fn main() {
 /// `-fexceptions` so a C++ `bad_alloc` can unwind through its wrappers.
 fn build_heap_preload(out: &Path) {
     println!("cargo:rerun-if-changed={HEAP_PRELOAD_SOURCE}");
+    // The heap profile version the library writes, for the reader: one
+    // definition (mv_heap.c's `#define FORMAT_VERSION N`).
+    let text = std::fs::read_to_string(HEAP_PRELOAD_SOURCE).expect("mv_heap.c is readable");
+    let version = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("#define FORMAT_VERSION "))
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .expect("mv_heap.c defines FORMAT_VERSION as a number");
+    println!("cargo:rustc-env=MAPVIS_HEAP_FORMAT_VERSION={version}");
     let compiler = cc::Build::new()
         .opt_level(2)
         .cargo_metadata(false)

@@ -4,8 +4,10 @@
 # machines are shared and noisy). Copy the printed lines to docs/PERFORMANCE.md.
 #
 #   scripts/bench.sh [RUNS]          default RUNS=5 (Lackey runs once: ~80 s)
-#   scripts/bench.sh heap [OPS]      the heap profiler against heaptrack and
-#                                    massif (one run each, ~2 minutes)
+#   scripts/bench.sh heap [OPS] [RUNS]  the whole `heap_profile; alloc_sites`
+#                                    command against heaptrack's recording
+#                                    (and heaptrack_print), with peak RSS, at
+#                                    1, 2, 4 threads (default 3 runs, ~5 min)
 #   scripts/bench.sh scale [N...]    the whole pipeline on big traces: matmul
 #                                    ijk N (default 128 256 512; 512 is 2 G
 #                                    accesses, ~4 minutes and 2.5 GB of disk)

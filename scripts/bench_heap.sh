@@ -1,39 +1,80 @@
 #!/usr/bin/env bash
-# bench_heap.sh (run as `scripts/bench.sh heap [OPS]`): the native heap
-# profiler against heaptrack and Valgrind massif on scripts/alloc_bench.c
-# (THREADS threads x OPS malloc/free pairs each, default 5 M), at 1, 2 and 4
-# threads, one run each. Every time is the whole command's wall time, given
-# as a ratio to the native run of the same thread count.
+# bench_heap.sh (run as `scripts/bench.sh heap [OPS] [RUNS]`): the whole
+# mapvis command a user runs to profile a program's heap, `heap_profile;
+# alloc_sites 5` (recording, then reading and summarising the profile),
+# against heaptrack's recording alone (`heaptrack -o FILE PROG`) and against
+# heaptrack's recording followed by `heaptrack_print`, on
+# scripts/alloc_bench.c (THREADS threads x OPS malloc/free pairs each,
+# default 5 M) at 1, 2 and 4 threads. Every figure is the median of RUNS
+# runs (default 3) of the whole process, as wall seconds, a ratio to the
+# native run of the same thread count, and peak RSS (/usr/bin/time -v,
+# "Maximum resident set size"); the profiles' sizes are given too.
 #
-# Needs: cc, python3, heaptrack (Debian: apt-get install heaptrack), valgrind,
-# a release build (cargo build --release).
+# Needs: cc, python3, heaptrack and heaptrack_print (Debian: apt-get install
+# heaptrack), /usr/bin/time, a release build (cargo build --release).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OPS=${1:-5000000}
+RUNS=${2:-3}
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/mapvis/target}"
 [ -n "${SKIP_BUILD:-}" ] || cargo build --release --quiet --bins
-LIB=$(ls -t "$CARGO_TARGET_DIR"/release/build/mapvis-*/out/valgrind-tool/libmv_heap.so | head -1)
+MAPVIS="$CARGO_TARGET_DIR/release/mapvis"
+command -v heaptrack >/dev/null || { echo "bench_heap.sh: heaptrack is not installed (apt-get install heaptrack)" >&2; exit 1; }
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 cc -O2 -g -pthread -Ipins -o "$WORK/alloc_bench" scripts/alloc_bench.c
 
-now() { python3 -c 'import time; print(time.monotonic())'; }
-ratio() { python3 -c 'import sys; print("%.1f" % (float(sys.argv[1]) / float(sys.argv[2])))' "$1" "$2"; }
-timeit() { local t0 t1; t0=$(now); "$@" >/dev/null 2>&1 || true; t1=$(now); python3 -c "print('%.3f' % ($t1 - $t0))"; }
+# run NAME CMD...: runs CMD once in $WORK/run, appends "seconds kilobytes"
+# to $WORK/NAME.
+run() {
+  local name=$1
+  shift
+  rm -rf "$WORK/run" && mkdir "$WORK/run"
+  (cd "$WORK/run" && /usr/bin/time -v -o "$WORK/time.txt" "$@" >/dev/null 2>&1) || true
+  python3 - "$WORK/time.txt" >>"$WORK/$name" <<'PY'
+import re, sys
+t = open(sys.argv[1]).read()
+m = re.search(r"Elapsed \(wall clock\) time.*: (?:(\d+):)?(\d+):([\d.]+)", t)
+h, mi, s = m.group(1), m.group(2), m.group(3)
+secs = (int(h) * 3600 if h else 0) + int(mi) * 60 + float(s)
+kb = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", t).group(1))
+print(secs, kb)
+PY
+}
 
-echo "# heap profiler benchmark, $(date -u +%Y-%m-%d), $(nproc) cores, alloc_bench THREADS $OPS (cc -O2)"
-have_ht=1; command -v heaptrack >/dev/null || have_ht=0
+# median NAME: "seconds kilobytes" medians of $WORK/NAME.
+median() {
+  python3 - "$WORK/$1" <<'PY'
+import statistics, sys
+rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
+print(statistics.median(float(r[0]) for r in rows), int(statistics.median(int(r[1]) for r in rows)))
+PY
+}
+
+fmt() { # fmt NAME NATIVE_SECONDS
+  read -r s kb < <(median "$1")
+  python3 -c 'import sys; s,kb,n=float(sys.argv[1]),int(sys.argv[2]),float(sys.argv[3]); print("%.2f s = %.1fx, %d MB" % (s, s/n, kb//1024))' "$s" "$kb" "$2"
+}
+
+echo "# heap profiler benchmark, $(date -u +%Y-%m-%d), $(nproc) cores, alloc_bench THREADS $OPS (cc -O2), median of $RUNS"
 for t in 1 2 4; do
-  native=$(timeit "$WORK/alloc_bench" "$t" "$OPS")
-  ours=$(timeit env LD_PRELOAD="$LIB" MAPVIS_HEAP_OUT="$WORK/p.mvh" "$WORK/alloc_bench" "$t" "$OPS")
-  size=$(stat -c %s "$WORK/p.mvh")
-  line="threads $t: native ${native}s; mapvis heap profiler ${ours}s = $(ratio "$ours" "$native")x ($((size / 1000000)) MB)"
-  if [ $have_ht = 1 ]; then
-    ht=$(timeit heaptrack -o "$WORK/ht" "$WORK/alloc_bench" "$t" "$OPS")
-    line="$line; heaptrack ${ht}s = $(ratio "$ht" "$native")x"
-  fi
-  ms=$(timeit valgrind --tool=massif --massif-out-file="$WORK/massif.out" "$WORK/alloc_bench" "$t" "$OPS")
-  line="$line; massif ${ms}s = $(ratio "$ms" "$native")x"
-  echo "$line"
-  rm -f "$WORK"/p.mvh "$WORK"/ht* "$WORK/massif.out"
+  rm -f "$WORK"/native "$WORK"/mapvis "$WORK"/ht "$WORK"/htp
+  for _ in $(seq "$RUNS"); do
+    run native "$WORK/alloc_bench" "$t" "$OPS"
+    run mapvis "$MAPVIS" -c "load_exe $WORK/alloc_bench; set_arguments $t $OPS; heap_profile; alloc_sites 5"
+    run ht heaptrack -o "$WORK/ht" "$WORK/alloc_bench" "$t" "$OPS"
+    run htp heaptrack_print "$WORK/ht.zst"
+  done
+  # Sizes of the last run's profiles.
+  rm -rf "$WORK/run" && mkdir "$WORK/run"
+  (cd "$WORK/run" && "$MAPVIS" -c "load_exe $WORK/alloc_bench; set_arguments $t $OPS; heap_profile" >/dev/null 2>&1) || true
+  mv_mb=$(( $(stat -c %s "$WORK/run/.mapvis/heap.mvh") / 1000000 ))
+  ht_mb=$(( $(stat -c %s "$WORK/ht.zst") / 1000000 ))
+  read -r ns _ < <(median native)
+  # heaptrack record + print: the sums of the medians.
+  read -r hs hkb < <(median ht)
+  read -r ps pkb < <(median htp)
+  both=$(python3 -c 'import sys; a,b,n=map(float,sys.argv[1:]); print("%.2f s = %.1fx" % (a+b,(a+b)/n))' "$hs" "$ps" "$ns")
+  echo "threads $t: native ${ns} s; mapvis heap_profile+alloc_sites $(fmt mapvis "$ns") (profile ${mv_mb} MB); heaptrack record $(fmt ht "$ns") (profile ${ht_mb} MB); heaptrack_print $(fmt htp "$ns"); heaptrack record+print ${both}"
+  rm -f "$WORK"/ht.zst
 done

@@ -113,7 +113,8 @@ fn check_sites(run: &HeapRun, report: &HeapReport, sym: &mut BacktraceSymbolizer
         (1, 1000, 1, 1, 0)
     );
     let kinds: Vec<AllocKind> = run
-        .calls
+        .calls()
+        .unwrap()
         .iter()
         .filter(|c| c.stack == leak.stack || c.stack == big.stack)
         .filter_map(|c| match c.op {
@@ -131,11 +132,11 @@ fn native_profile_sites_counts_and_frames() {
     let out = dir.path().join("p.mvh");
     let outcome = run_profiled(&exe, &[], &out).expect("run the profiler");
     assert_eq!(outcome.exit_code, Some(0));
-    let profile = read_profile(&out).expect("read the profile");
-    assert!(profile.complete);
-    let run = HeapRun::from_profile(profile, &out);
+    // Streamed: the calls stay in the file.
+    let run = HeapRun::open_profile(&out).expect("read the profile");
+    assert!(run.notes.is_empty(), "{:?}", run.notes);
     assert_eq!(run.unit, TimeUnit::Nanoseconds);
-    let report = HeapReport::build(&run);
+    let report = HeapReport::build(&run).unwrap();
     let mut sym = BacktraceSymbolizer::new(run.maps.clone(), Some(&exe));
     check_sites(&run, &report, &mut sym);
     // glibc rounds malloc(100) up to 104 usable bytes, malloc(40) to 40,
@@ -143,8 +144,9 @@ fn native_profile_sites_counts_and_frames() {
     let (keep, _) = site(&report, &run, &mut sym, "SITE_KEEP");
     let (buf, _) = site(&report, &run, &mut sym, "SITE_INLINE_MALLOC");
     let (leak, _) = site(&report, &run, &mut sym, "SITE_CALLOC");
+    let calls = run.calls().unwrap();
     let slack = |stack: u32| -> Vec<u64> {
-        run.calls
+        calls
             .iter()
             .filter(|c| c.stack == stack)
             .map(|c| c.slack.unwrap())
@@ -154,8 +156,8 @@ fn native_profile_sites_counts_and_frames() {
     assert_eq!(slack(buf.stack), vec![0; 5]);
     assert_eq!(slack(leak.stack), vec![8]);
     // Every call was timed, times are in order and inside the run.
-    assert!(run.calls.windows(2).all(|w| w[0].time <= w[1].time));
-    assert!(run.calls.iter().all(|c| c.time <= run.end_time));
+    assert!(calls.windows(2).all(|w| w[0].time <= w[1].time));
+    assert!(calls.iter().all(|c| c.time <= run.end_time));
     assert!(!run.rss.is_empty() && report.peak_rss.unwrap() > 0);
 }
 
@@ -167,7 +169,7 @@ fn traced_run_sites_counts_and_frames() {
     let run = HeapRun::from_trace(&req.trace_file).expect("read the trace");
     assert_eq!(run.unit, TimeUnit::Operations);
     assert!(!run.timed);
-    let report = HeapReport::build(&run);
+    let report = HeapReport::build(&run).unwrap();
     let mut sym = BacktraceSymbolizer::new(run.maps.clone(), Some(&exe));
     check_sites(&run, &report, &mut sym);
 
@@ -178,7 +180,8 @@ fn traced_run_sites_counts_and_frames() {
     let (evs, _) = common::read_events(&req.trace_file);
     let (small, _) = site(&report, &run, &mut sym, "SITE_SMALL");
     let small_addr = run
-        .calls
+        .calls()
+        .unwrap()
         .iter()
         .find(|c| c.stack == small.stack)
         .unwrap()
@@ -197,15 +200,15 @@ fn traced_run_sites_counts_and_frames() {
         .iter()
         .filter(|e| matches!(e, mapvis::trace::format::Event::Access(_)))
         .count() as u64;
-    let life = report
-        .lives
-        .iter()
-        .find(|l| l.stack == small.stack)
-        .unwrap();
+    let mut lives = Vec::new();
+    let bins =
+        mapvis::filter::heap::lifetime_bins(&run, |l, share| lives.push((*l, share))).unwrap();
+    let life = lives.iter().find(|l| l.0.stack == small.stack).unwrap();
     assert!(between >= 1);
-    assert_eq!(life.lifetime(), Some(between + 1));
-    let shares = mapvis::filter::heap::macro_lifetimes(&run, &report);
-    assert!(shares.iter().all(|s| (0.0..=100.0).contains(s)));
+    assert_eq!(life.0.lifetime(), Some(between + 1));
+    assert!(lives.iter().all(|l| (0.0..=100.0).contains(&l.1)));
+    assert_eq!(bins.freed, lives.len() as u64);
+    assert_eq!(bins.all.iter().sum::<u64>(), bins.freed);
 }
 
 /// C++ `new`, `new[]`, `delete` and `delete[]` under the native profiler,
@@ -232,7 +235,7 @@ fn cpp_new_and_delete_are_profiled_by_kind() {
     assert_eq!(ops(HeapOp::Free(FreeKind::Delete)).count(), 3);
     assert_eq!(ops(HeapOp::Free(FreeKind::DeleteArray)).count(), 1);
     let run = HeapRun::from_profile(profile, &out);
-    let report = HeapReport::build(&run);
+    let report = HeapReport::build(&run).unwrap();
     let mut sym = BacktraceSymbolizer::new(run.maps.clone(), Some(&exe));
     // (allocations, bytes) of the site whose innermost frame is the line.
     let mut at_line = |marker: &str| {

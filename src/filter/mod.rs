@@ -64,6 +64,9 @@ pub enum FilterError {
     /// The trace could not be read.
     #[error(transparent)]
     Trace(#[from] TraceError),
+    /// The heap profile could not be read.
+    #[error(transparent)]
+    Profile(#[from] crate::trace::heapprof::ProfileError),
     /// A table operation failed (a bug, or out of memory).
     #[error("a table operation failed: {0}.")]
     Table(#[from] PolarsError),

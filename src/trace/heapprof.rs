@@ -5,15 +5,16 @@
 //! The library is built by `build.rs`, embedded in the mapvis binary like
 //! the Valgrind tool, and installed once per build into the cache folder
 //! ([`install_preload`]). [`run_profiled`] starts the program with it;
-//! [`read_profile`] decodes the file into [`Profile`], whose events are in
-//! time order across threads.
+//! [`ProfileReader`] streams the file it writes: a first pass reads
+//! everything but the allocator calls and indexes where each thread's
+//! records lie, a second merges the threads' calls into time order.
 //!
-//! Cost of reading: one pass over the file; memory about 56 bytes per
-//! allocator call (the events are kept to be sorted into global time order:
-//! each thread's calls arrive in order, threads' chunks interleaved).
+//! Cost of reading: two passes over the file; memory bounded by the
+//! distinct stacks, the threads and the RSS samples, never by the number of
+//! calls (each thread's calls arrive in order, threads' chunks interleaved,
+//! so a merge of one cursor per thread restores global time order).
 use std::collections::HashMap;
 use std::fs;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -25,8 +26,26 @@ static PRELOAD: &[u8] = include_bytes!(concat!(env!("MAPVIS_TOOL_DIR"), "/libmv_
 
 /// The first eight bytes of every heap profile.
 pub const MAGIC: &[u8; 8] = b"MVHEAPP\n";
-/// The profile format version this reader understands.
-pub const FORMAT_VERSION: u64 = 1;
+/// The profile format version the preload library writes: mv_heap.c's
+/// `#define FORMAT_VERSION`, handed over by build.rs. This reader reads
+/// every version from 1 up to it.
+pub const FORMAT_VERSION: u64 = parse_decimal(env!("MAPVIS_HEAP_FORMAT_VERSION"));
+
+/// A decimal number, at compile time.
+const fn parse_decimal(s: &str) -> u64 {
+    let b = s.as_bytes();
+    let mut v = 0u64;
+    let mut i = 0;
+    while i < b.len() {
+        assert!(
+            b[i].is_ascii_digit(),
+            "FORMAT_VERSION is not a decimal number"
+        );
+        v = v * 10 + (b[i] - b'0') as u64;
+        i += 1;
+    }
+    v
+}
 
 const R_END: u64 = 0;
 const R_THREAD: u64 = 1;
@@ -38,6 +57,8 @@ const R_RSS: u64 = 6;
 const R_REGION: u64 = 7;
 const R_MAP: u64 = 8;
 const R_FOOTER: u64 = 9;
+const R_CHUNK: u64 = 10;
+const R_REGION_AT: u64 = 11;
 
 /// Errors while reading a heap profile.
 #[derive(Debug, thiserror::Error)]
@@ -57,7 +78,7 @@ pub enum ProfileError {
         path: PathBuf,
     },
     /// A version this reader does not know.
-    #[error("{path} is a heap profile of format version {version}, and this mapvis reads version {FORMAT_VERSION}: record it again with this mapvis.")]
+    #[error("{path} is a heap profile of format version {version}, and this mapvis reads versions 1 to {FORMAT_VERSION}: record it again with this mapvis.")]
     Version {
         /// The file.
         path: PathBuf,
@@ -180,152 +201,374 @@ impl Dec<'_> {
     }
 }
 
+/// Bytes one record takes at most (a MAP record's 4000-byte path, a STACK
+/// record's frames): a [`Window`] holds at least this much past the start
+/// of the record being decoded.
+const REC_MAX: usize = 16 * 1024;
+/// Bytes a [`Window`] reads at once.
+const WINDOW: usize = 64 * 1024;
+
+/// A window over the profile file, refilled with positioned reads so that
+/// the bytes from a record's start on are in memory. Memory: [`WINDOW`]
+/// bytes, whatever the file's size.
+struct Window {
+    file: fs::File,
+    len: u64,
+    buf: Vec<u8>,
+    base: u64,
+}
+
+impl Window {
+    fn open(path: &Path) -> std::io::Result<Window> {
+        let file = fs::File::open(path)?;
+        let len = file.metadata()?.len();
+        Ok(Window {
+            file,
+            len,
+            buf: Vec::new(),
+            base: 0,
+        })
+    }
+
+    /// The bytes from file offset `off` on: at least [`REC_MAX`] of them,
+    /// or all up to the end of the file.
+    fn at(&mut self, off: u64) -> std::io::Result<&[u8]> {
+        let end = self.base + self.buf.len() as u64;
+        if off < self.base || off > end || (end < self.len && off + REC_MAX as u64 > end) {
+            use std::os::unix::fs::FileExt;
+            let n = self.len.saturating_sub(off).min(WINDOW as u64) as usize;
+            self.buf.resize(n, 0);
+            self.file.read_exact_at(&mut self.buf, off)?;
+            self.base = off;
+        }
+        Ok(&self.buf[(off - self.base) as usize..])
+    }
+}
+
 /// Per-thread decoding state: the delta bases.
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy)]
 struct ThreadState {
     tsc: u64,
     addr: u64,
 }
 
-struct Decoder {
+/// One decoded record. Calls carry their timestamp in ticks, the
+/// profiler's raw stack id and their duration in ticks.
+enum Rec {
+    Thread {
+        tid: u32,
+        os: u32,
+    },
+    Stack {
+        id: u64,
+        frames: Vec<u64>,
+    },
+    Call(u64, ProfileEvent),
+    Rss(u64, u64),
+    Region(u64, bool),
+    Map(Mapping),
+    Footer(u64, u64),
+    /// Version 2: a block of one thread's calls, `len` bytes from the end
+    /// of this record.
+    Chunk {
+        tid: u32,
+        os: u32,
+        len: u64,
+    },
+    /// Version 2: a region mark with its thread and absolute timestamp.
+    RegionAt {
+        tid: u32,
+        tsc: u64,
+        start: bool,
+    },
+}
+
+/// Decodes a top-level record of a version 2 profile: CHUNK and REGION_AT,
+/// or the records both versions share (STACK, RSS, MAP, FOOTER, END).
+fn decode_top_v2(d: &mut Dec) -> Result<Rec, bool> {
+    let at = d.pos;
+    let key = d.uv().ok_or(true)?;
+    let rec = match key {
+        R_CHUNK => (|| {
+            let tid = d.uv()? as u32;
+            let os = d.uv()? as u32;
+            let len = d.b.get(d.pos..d.pos + 4)?;
+            let len = u32::from_le_bytes([len[0], len[1], len[2], len[3]]) as u64;
+            d.pos += 4;
+            Some(Rec::Chunk { tid, os, len })
+        })(),
+        R_REGION_AT => (|| {
+            Some(Rec::RegionAt {
+                tid: d.uv()? as u32,
+                tsc: d.uv()?,
+                start: d.u8()? != 0,
+            })
+        })(),
+        R_STACK | R_RSS | R_MAP | R_FOOTER | R_END => {
+            d.pos = at;
+            let mut none = ThreadState { tsc: 0, addr: 0 };
+            return decode(d, &mut none, 0, true);
+        }
+        _ => return Err(false),
+    };
+    rec.ok_or(true)
+}
+
+/// Decodes one call inside a version 2 CHUNK block: a tag byte (the
+/// allocation kind 1-6, 3 for realloc, 17-19 for the free kinds), then the
+/// fields of version 1's ALLOC, REALLOC or FREE after their kind.
+fn decode_v2_call(d: &mut Dec, st: &mut ThreadState, tid: u32) -> Option<Rec> {
+    let tag = d.u8()? as u64;
+    match tag {
+        3 => call(R_REALLOC, 0, d, st, tid),
+        1..=6 => call(R_ALLOC, tag as u8, d, st, tid),
+        17..=19 => call(R_FREE, (tag - 16) as u8, d, st, tid),
+        _ => None,
+    }
+}
+
+/// Decodes the record at the start of `d` for thread `tid`, whose delta
+/// bases are `st`. Stack frames are kept only with `keep`. `Err(true)` at
+/// the END record or where the bytes end inside a record, `Err(false)` on
+/// an unknown record.
+fn decode(d: &mut Dec, st: &mut ThreadState, tid: u32, keep: bool) -> Result<Rec, bool> {
+    let key = d.uv().ok_or(true)?;
+    let rec = match key {
+        R_THREAD => (|| {
+            Some(Rec::Thread {
+                tid: d.uv()? as u32,
+                os: d.uv()? as u32,
+            })
+        })(),
+        R_STACK => (|| {
+            let id = d.uv()?;
+            let n = d.uv()?;
+            let mut frames = Vec::with_capacity(if keep { n.min(64) as usize } else { 0 });
+            for _ in 0..n.min(1 << 10) {
+                let f = d.uv()?;
+                if keep {
+                    frames.push(f);
+                }
+            }
+            Some(Rec::Stack { id, frames })
+        })(),
+        R_ALLOC | R_FREE | R_REALLOC => (|| {
+            let kind = if key == R_REALLOC { 3 } else { d.u8()? };
+            call(key, kind, d, st, tid)
+        })(),
+        R_RSS => (|| Some(Rec::Rss(d.uv()?, d.uv()?)))(),
+        R_REGION => (|| {
+            st.tsc = st.tsc.wrapping_add(d.sv()? as u64);
+            Some(Rec::Region(st.tsc, d.u8()? != 0))
+        })(),
+        R_MAP => (|| {
+            let start = d.uv()?;
+            let len = d.uv()?;
+            let offset = d.uv()?;
+            let perms = d.u8()?;
+            let path = d.str()?;
+            Some(Rec::Map(Mapping {
+                start,
+                len,
+                offset,
+                perms: (perms & 4 != 0, perms & 2 != 0, perms & 1 != 0),
+                path,
+            }))
+        })(),
+        R_FOOTER => (|| {
+            let f = (d.uv()?, d.uv()?, d.uv()?, d.uv()?);
+            Some(Rec::Footer(f.0, f.1))
+        })(),
+        R_END => return Err(true),
+        _ => return Err(false),
+    };
+    rec.ok_or(true)
+}
+
+/// Decodes an ALLOC, FREE or REALLOC record after its key and kind.
+fn call(key: u64, kind: u8, d: &mut Dec, st: &mut ThreadState, tid: u32) -> Option<Rec> {
+    use super::format::{AllocKind, FreeKind};
+    st.tsc = st.tsc.wrapping_add(d.sv()? as u64);
+    let dur = d.uv()?;
+    let addr = st.addr.wrapping_add(d.sv()? as u64);
+    let (op, size, slack, old, stack, addr) = match key {
+        R_FREE => {
+            st.addr = addr;
+            let k = match kind {
+                2 => FreeKind::Delete,
+                3 => FreeKind::DeleteArray,
+                _ => FreeKind::Free,
+            };
+            (HeapOp::Free(k), 0, 0, None, 0, addr)
+        }
+        R_REALLOC => {
+            let returned = d.uv()? != 0;
+            let od = d.sv()? as u64;
+            let (new, old) = if returned {
+                st.addr = addr;
+                (addr, addr.wrapping_add(od))
+            } else {
+                (0, od)
+            };
+            let size = d.uv()?;
+            let slack = d.uv()?;
+            let stack = d.uv()?;
+            (
+                HeapOp::Alloc(AllocKind::Realloc),
+                size,
+                slack,
+                Some(old),
+                stack,
+                new,
+            )
+        }
+        _ => {
+            st.addr = addr;
+            let size = d.uv()?;
+            let slack = d.uv()?;
+            let stack = d.uv()?;
+            let k = AllocKind::from_byte(kind).unwrap_or(AllocKind::Malloc);
+            (HeapOp::Alloc(k), size, slack, None, stack, addr)
+        }
+    };
+    Some(Rec::Call(
+        st.tsc,
+        ProfileEvent {
+            time_ns: 0,
+            tid,
+            op,
+            addr,
+            size,
+            slack,
+            old,
+            stack: stack.min(u32::MAX as u64) as u32,
+            dur_ns: dur.min(u32::MAX as u64) as u32,
+        },
+    ))
+}
+
+/// A stretch of the file holding records of one thread: from a THREAD
+/// record up to the next one (or the footer, or the last whole record).
+#[derive(Clone, Copy, Debug)]
+struct Segment {
+    tid: u32,
+    start: u64,
+    end: u64,
+}
+
+/// A heap profile opened for streaming: everything but the allocator
+/// calls, read in a first pass, and an index of where each thread's
+/// records lie, so that [`ProfileReader::for_each`] can merge the threads
+/// into time order in a second pass.
+///
+/// Memory: the distinct stacks, the RSS samples (one per 10 ms), the
+/// mappings and region marks, and 24 bytes per stretch of one thread's
+/// records in the file (a stretch holds up to a 256 KiB chunk of the
+/// thread's calls, about 5000 calls): never the calls themselves.
+#[derive(Clone, Debug)]
+pub struct ProfileReader {
+    path: PathBuf,
+    head: Profile,
+    segments: Vec<Segment>,
+    stack_ids: Vec<u32>,
+    tsc0: u64,
+    /// Nanoseconds per tick, times 2^32.
+    ns_per_tick_fp: u64,
+    version: u64,
+}
+
+/// Stack ids above this are taken as damage, not as ids (the profiler
+/// numbers its stacks 1, 2, …).
+const MAX_STACK_ID: u64 = 1 << 26;
+
+fn io_error(path: &Path) -> impl Fn(std::io::Error) -> ProfileError + '_ {
+    move |source| ProfileError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// What the first pass collects besides the head.
+struct Scan {
     tsc0: u64,
     mono0: u64,
-    tsc_end: u64,
     threads: HashMap<u32, ThreadState>,
     tid: u32,
-    raw: Vec<(u64, ProfileEvent)>,
+    seg_start: u64,
+    segments: Vec<Segment>,
+    stack_ids: Vec<u32>,
+    stack_index: HashMap<Vec<u64>, u32>,
     regions: Vec<(u64, RegionMark)>,
     rss: Vec<(u64, u64)>,
-    stack_ids: HashMap<u64, u32>,
-    stack_index: HashMap<Vec<u64>, u32>,
+    last_tsc: u64,
+    footer: Option<(u64, u64)>,
 }
 
-/// Reads a heap profile written by the preload library.
-///
-/// A profile without its footer (the program was killed or called
-/// `_exit`) is read up to its last whole record; [`Profile::complete`] is
-/// then false.
-pub fn read_profile(path: &Path) -> Result<Profile, ProfileError> {
-    let mut bytes = Vec::new();
-    fs::File::open(path)
-        .and_then(|mut f| f.read_to_end(&mut bytes))
-        .map_err(|source| ProfileError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
-    if bytes.len() < 8 || &bytes[..8] != MAGIC {
-        return Err(ProfileError::NotAProfile {
-            path: path.to_path_buf(),
-        });
-    }
-    let mut d = Dec { b: &bytes, pos: 8 };
-    let corrupt = |offset: usize, what: &str| ProfileError::Corrupt {
-        path: path.to_path_buf(),
-        offset,
-        what: what.to_string(),
-    };
-    let version = d
-        .uv()
-        .ok_or_else(|| corrupt(8, "the header is cut short"))?;
-    if version != FORMAT_VERSION {
-        return Err(ProfileError::Version {
-            path: path.to_path_buf(),
-            version,
-        });
-    }
-    let mut p = Profile::default();
-    let header = (|| {
-        p.pid = d.uv()?;
-        p.start_us = d.uv()?;
-        let tsc0 = d.uv()?;
-        let mono0 = d.uv()?;
-        p.depth = d.uv()?;
-        p.exe = d.str()?;
-        let argc = d.uv()?;
-        for _ in 0..argc.min(1 << 16) {
-            p.command.push(d.str()?);
+impl Scan {
+    fn close_segment(&mut self, at: u64) {
+        if at > self.seg_start {
+            self.segments.push(Segment {
+                tid: self.tid,
+                start: self.seg_start,
+                end: at,
+            });
         }
-        Some((tsc0, mono0))
-    })();
-    let (tsc0, mono0) = header.ok_or_else(|| corrupt(8, "the header is cut short"))?;
-    let mut dec = Decoder {
-        tsc0,
-        mono0,
-        tsc_end: 0,
-        threads: HashMap::new(),
-        tid: 0,
-        raw: Vec::new(),
-        regions: Vec::new(),
-        rss: Vec::new(),
-        stack_ids: HashMap::new(),
-        stack_index: HashMap::new(),
-    };
-    p.stacks.push(Vec::new());
-    dec.stack_index.insert(Vec::new(), 0);
-    let mut mono_end = 0;
-    loop {
-        let at = d.pos;
-        match dec.record(&mut d, &mut p) {
-            Ok(Some((t, m))) => {
-                dec.tsc_end = t;
-                mono_end = m;
-                p.complete = true;
-                break;
+        self.seg_start = at;
+    }
+
+    /// Takes in one decoded record that started at file offset `at`.
+    fn take(&mut self, rec: Rec, at: u64, p: &mut Profile) {
+        match rec {
+            Rec::Thread { tid, os } => {
+                self.close_segment(at);
+                self.tid = tid;
+                if !p.threads.iter().any(|t| t.0 == tid) {
+                    p.threads.push((tid, os));
+                }
             }
-            Ok(None) => {}
-            Err(true) => break, // cut short: keep what was read
-            Err(false) => return Err(corrupt(at, "unknown record")),
-        }
-    }
-    finish(dec, p, mono_end)
-}
-
-impl Decoder {
-    /// Decodes one record. `Ok(Some((tsc, mono)))` at the footer,
-    /// `Err(true)` at the end of the bytes, `Err(false)` on a bad record.
-    fn record(&mut self, d: &mut Dec, p: &mut Profile) -> Result<Option<(u64, u64)>, bool> {
-        let key = d.uv().ok_or(true)?;
-        let cut = |o: Option<()>| o.ok_or(true);
-        match key {
-            R_THREAD => cut((|| {
-                self.tid = d.uv()? as u32;
-                let os = d.uv()? as u32;
-                if !p.threads.iter().any(|t| t.0 == self.tid) {
-                    p.threads.push((self.tid, os));
-                }
-                let tsc0 = self.tsc0;
-                self.threads
-                    .entry(self.tid)
-                    .or_insert(ThreadState { tsc: tsc0, addr: 0 });
-                Some(())
-            })())?,
-            R_STACK => cut((|| {
-                let id = d.uv()?;
-                let n = d.uv()?;
-                let mut frames = Vec::with_capacity(n.min(64) as usize);
-                for _ in 0..n.min(1 << 10) {
-                    frames.push(d.uv()?);
-                }
+            Rec::Stack { id, frames } => {
                 let next = p.stacks.len() as u32;
                 let index = *self.stack_index.entry(frames.clone()).or_insert(next);
                 if index == next {
                     p.stacks.push(frames);
                 }
-                self.stack_ids.insert(id, index);
-                Some(())
-            })())?,
-            R_ALLOC | R_FREE | R_REALLOC => cut(self.call(key, d))?,
-            R_RSS => cut((|| {
-                let tsc = d.uv()?;
-                let bytes = d.uv()?;
-                self.rss.push((tsc, bytes));
-                Some(())
-            })())?,
-            R_REGION => cut((|| {
-                let st = self.threads.entry(self.tid).or_default();
-                st.tsc = st.tsc.wrapping_add(d.sv()? as u64);
-                let start = d.u8()? != 0;
-                let tsc = st.tsc;
+                if id < MAX_STACK_ID {
+                    let id = id as usize;
+                    if self.stack_ids.len() <= id {
+                        self.stack_ids.resize(id + 1, 0);
+                    }
+                    self.stack_ids[id] = index;
+                }
+            }
+            Rec::Call(tsc, _) => self.last_tsc = self.last_tsc.max(tsc),
+            Rec::Rss(t, b) => {
+                self.last_tsc = self.last_tsc.max(t);
+                self.rss.push((t, b))
+            }
+            Rec::Chunk { tid, os, len } => {
+                if !p.threads.iter().any(|t| t.0 == tid) {
+                    p.threads.push((tid, os));
+                }
+                // `at` is the block's first byte here (see the caller).
+                self.segments.push(Segment {
+                    tid,
+                    start: at,
+                    end: at + len,
+                });
+            }
+            Rec::RegionAt { tid, tsc, start } => {
+                self.last_tsc = self.last_tsc.max(tsc);
+                self.regions.push((
+                    tsc,
+                    RegionMark {
+                        time_ns: 0,
+                        tid,
+                        start,
+                    },
+                ));
+            }
+            Rec::Region(tsc, start) => {
+                self.last_tsc = self.last_tsc.max(tsc);
                 self.regions.push((
                     tsc,
                     RegionMark {
@@ -333,141 +576,420 @@ impl Decoder {
                         tid: self.tid,
                         start,
                     },
-                ));
-                Some(())
-            })())?,
-            R_MAP => cut((|| {
-                let start = d.uv()?;
-                let len = d.uv()?;
-                let offset = d.uv()?;
-                let perms = d.u8()?;
-                let path = d.str()?;
-                p.maps.push(Mapping {
-                    start,
-                    len,
-                    offset,
-                    perms: (perms & 4 != 0, perms & 2 != 0, perms & 1 != 0),
-                    path,
-                });
-                Some(())
-            })())?,
-            R_FOOTER => {
-                let f = (|| Some((d.uv()?, d.uv()?, d.uv()?, d.uv()?)))().ok_or(true)?;
-                return Ok(Some((f.0, f.1)));
+                ))
             }
-            R_END => return Err(true),
-            _ => return Err(false),
+            Rec::Map(m) => p.maps.push(m),
+            Rec::Footer(t, m) => self.footer = Some((t, m)),
         }
-        Ok(None)
-    }
-
-    /// Decodes an ALLOC, FREE or REALLOC record.
-    fn call(&mut self, key: u64, d: &mut Dec) -> Option<()> {
-        use super::format::{AllocKind, FreeKind};
-        let kind = if key == R_REALLOC { 3 } else { d.u8()? };
-        let st = self.threads.entry(self.tid).or_insert(ThreadState {
-            tsc: self.tsc0,
-            addr: 0,
-        });
-        st.tsc = st.tsc.wrapping_add(d.sv()? as u64);
-        let dur = d.uv()?;
-        let addr = st.addr.wrapping_add(d.sv()? as u64);
-        let (op, size, slack, old, stack, addr) = match key {
-            R_FREE => {
-                st.addr = addr;
-                let k = match kind {
-                    2 => FreeKind::Delete,
-                    3 => FreeKind::DeleteArray,
-                    _ => FreeKind::Free,
-                };
-                (HeapOp::Free(k), 0, 0, None, 0, addr)
-            }
-            R_REALLOC => {
-                let returned = d.uv()? != 0;
-                let od = d.sv()? as u64;
-                let (new, old) = if returned {
-                    st.addr = addr;
-                    (addr, addr.wrapping_add(od))
-                } else {
-                    (0, od)
-                };
-                let size = d.uv()?;
-                let slack = d.uv()?;
-                let stack = d.uv()?;
-                let old = (old != 0).then_some(old);
-                (
-                    HeapOp::Alloc(AllocKind::Realloc),
-                    size,
-                    slack,
-                    Some(old.unwrap_or(0)),
-                    stack,
-                    new,
-                )
-            }
-            _ => {
-                st.addr = addr;
-                let size = d.uv()?;
-                let slack = d.uv()?;
-                let stack = d.uv()?;
-                let k = AllocKind::from_byte(kind).unwrap_or(AllocKind::Malloc);
-                (HeapOp::Alloc(k), size, slack, None, stack, addr)
-            }
-        };
-        let tsc = st.tsc;
-        let stack = self.stack_ids.get(&stack).copied().unwrap_or(0);
-        self.raw.push((
-            tsc,
-            ProfileEvent {
-                time_ns: 0,
-                tid: self.tid,
-                op,
-                addr,
-                size,
-                slack,
-                old,
-                stack,
-                dur_ns: dur.min(u32::MAX as u64) as u32,
-            },
-        ));
-        Some(())
     }
 }
 
-/// Converts ticks to nanoseconds and sorts everything into time order.
-fn finish(mut dec: Decoder, mut p: Profile, mono_end: u64) -> Result<Profile, ProfileError> {
-    let last_tsc = dec.raw.iter().map(|r| r.0).max().unwrap_or(dec.tsc0);
-    // Ticks per nanosecond from the footer's clock pair; without a footer,
-    // assume the common 1 tick/ns scale is wrong and fall back to the RSS
-    // sampling's span (10 ms apart) when there is one.
-    let ticks_per_ns = if dec.tsc_end > dec.tsc0 && mono_end > dec.mono0 {
-        (dec.tsc_end - dec.tsc0) as f64 / (mono_end - dec.mono0) as f64
-    } else {
-        1.0
-    };
-    let to_ns = |t: u64| (t.saturating_sub(dec.tsc0) as f64 / ticks_per_ns) as u64;
-    dec.raw.sort_by_key(|r| r.0);
-    p.events = dec
-        .raw
-        .into_iter()
-        .map(|(t, mut e)| {
-            e.time_ns = to_ns(t);
-            e.dur_ns = (e.dur_ns as f64 / ticks_per_ns).min(u32::MAX as f64) as u32;
-            e
+impl ProfileReader {
+    /// Opens a heap profile written by the preload library and reads
+    /// everything but its calls (one pass over the file, see the type's
+    /// documentation for the memory).
+    ///
+    /// A profile without its footer (the program was killed or called
+    /// `_exit`) is read up to its last whole record; [`Profile::complete`]
+    /// is then false.
+    pub fn open(path: &Path) -> Result<ProfileReader, ProfileError> {
+        let mut win = Window::open(path).map_err(io_error(path))?;
+        let corrupt = |offset: u64, what: &str| ProfileError::Corrupt {
+            path: path.to_path_buf(),
+            offset: offset as usize,
+            what: what.to_string(),
+        };
+        let bytes = win.at(0).map_err(io_error(path))?;
+        if bytes.len() < 8 || &bytes[..8] != MAGIC {
+            return Err(ProfileError::NotAProfile {
+                path: path.to_path_buf(),
+            });
+        }
+        let mut d = Dec { b: bytes, pos: 8 };
+        let version = d
+            .uv()
+            .ok_or_else(|| corrupt(8, "the header is cut short"))?;
+        if !(1..=FORMAT_VERSION).contains(&version) {
+            return Err(ProfileError::Version {
+                path: path.to_path_buf(),
+                version,
+            });
+        }
+        let mut p = Profile::default();
+        let header = (|| {
+            p.pid = d.uv()?;
+            p.start_us = d.uv()?;
+            let tsc0 = d.uv()?;
+            let mono0 = d.uv()?;
+            p.depth = d.uv()?;
+            p.exe = d.str()?;
+            let argc = d.uv()?;
+            for _ in 0..argc.min(1 << 16) {
+                p.command.push(d.str()?);
+            }
+            Some((tsc0, mono0))
+        })();
+        let (tsc0, mono0) = header.ok_or_else(|| corrupt(8, "the header is cut short"))?;
+        let mut pos = d.pos as u64;
+        let mut scan = Scan {
+            tsc0,
+            mono0,
+            threads: HashMap::new(),
+            tid: 0,
+            seg_start: pos,
+            segments: Vec::new(),
+            stack_ids: Vec::new(),
+            stack_index: HashMap::new(),
+            regions: Vec::new(),
+            rss: Vec::new(),
+            last_tsc: tsc0,
+            footer: None,
+        };
+        p.stacks.push(Vec::new());
+        scan.stack_index.insert(Vec::new(), 0);
+        if version >= 2 {
+            Self::scan_v2(&mut win, pos, &mut scan, &mut p).map_err(|e| match e {
+                Ok(at) => corrupt(at, "unknown record"),
+                Err(io) => io_error(path)(io),
+            })?;
+            return Ok(Self::finish(path, scan, p, version));
+        }
+        loop {
+            let at = pos;
+            let mut d = Dec {
+                b: win.at(pos).map_err(io_error(path))?,
+                pos: 0,
+            };
+            let st = scan
+                .threads
+                .entry(scan.tid)
+                .or_insert(ThreadState { tsc: tsc0, addr: 0 });
+            match decode(&mut d, st, scan.tid, true) {
+                Ok(rec) => {
+                    pos += d.pos as u64;
+                    let footer = matches!(rec, Rec::Footer(..));
+                    scan.take(rec, at, &mut p);
+                    if footer {
+                        scan.close_segment(at);
+                        break;
+                    }
+                }
+                Err(true) => {
+                    // The END record, or cut short: keep what was read.
+                    scan.close_segment(at);
+                    break;
+                }
+                Err(false) => return Err(corrupt(at, "unknown record")),
+            }
+        }
+        Ok(Self::finish(path, scan, p, version))
+    }
+
+    /// The first pass over a version 2 profile from `pos`: every top-level
+    /// record but the CHUNK blocks, which are only indexed (skipped by
+    /// their length). `Err(Ok(offset))` at an unknown record.
+    fn scan_v2(
+        win: &mut Window,
+        mut pos: u64,
+        scan: &mut Scan,
+        p: &mut Profile,
+    ) -> Result<(), Result<u64, std::io::Error>> {
+        let file_len = win.len;
+        loop {
+            let at = pos;
+            let mut d = Dec {
+                b: win.at(pos).map_err(Err)?,
+                pos: 0,
+            };
+            match decode_top_v2(&mut d) {
+                Ok(rec) => {
+                    pos += d.pos as u64;
+                    match rec {
+                        Rec::Chunk { len, .. } if pos + len > file_len => break, // cut short
+                        Rec::Chunk { len, .. } => {
+                            scan.take(rec, pos, p);
+                            pos += len;
+                        }
+                        Rec::Footer(..) => {
+                            scan.take(rec, at, p);
+                            break;
+                        }
+                        rec => scan.take(rec, at, p),
+                    }
+                }
+                Err(true) => break,
+                Err(false) => return Err(Ok(at)),
+            }
+        }
+        Ok(())
+    }
+
+    /// The clock conversion, the head's times and the thread list.
+    fn finish(path: &Path, scan: Scan, mut p: Profile, version: u64) -> ProfileReader {
+        // Ticks per nanosecond from the footer's clock pair; without a
+        // footer, ticks are taken as nanoseconds.
+        let (tsc_end, mono_end) = scan.footer.unwrap_or((0, 0));
+        let ticks_per_ns = if tsc_end > scan.tsc0 && mono_end > scan.mono0 {
+            (tsc_end - scan.tsc0) as f64 / (mono_end - scan.mono0) as f64
+        } else {
+            1.0
+        };
+        let ns_per_tick_fp = ((1u64 << 32) as f64 / ticks_per_ns) as u64;
+        // The same fixed-point conversion as the calls' (see `to_ns`).
+        let to_ns =
+            |t: u64| ((t.saturating_sub(scan.tsc0) as u128 * ns_per_tick_fp as u128) >> 32) as u64;
+        p.complete = scan.footer.is_some();
+        p.regions = scan
+            .regions
+            .into_iter()
+            .map(|(t, mut r)| {
+                r.time_ns = to_ns(t);
+                r
+            })
+            .collect();
+        p.regions.sort_by_key(|r| r.time_ns);
+        p.rss = scan.rss.into_iter().map(|(t, b)| (to_ns(t), b)).collect();
+        p.rss.sort_by_key(|r| r.0);
+        p.duration_ns = to_ns(tsc_end.max(scan.last_tsc));
+        p.threads.sort();
+        ProfileReader {
+            path: path.to_path_buf(),
+            head: p,
+            segments: scan.segments,
+            stack_ids: scan.stack_ids,
+            tsc0: scan.tsc0,
+            ns_per_tick_fp,
+            version,
+        }
+    }
+
+    /// Everything the profile holds but its calls: [`Profile::events`] is
+    /// empty here ([`ProfileReader::for_each`] streams them).
+    pub fn head(&self) -> &Profile {
+        &self.head
+    }
+
+    /// The file read.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Calls `f` with every allocator call in time order across threads
+    /// (calls with the same timestamp: by thread number). One pass over
+    /// the file with one cursor per thread, merged through a heap of one
+    /// pending call per thread; the decoding and merging run on a thread
+    /// of their own, handing `f` batches of calls through a channel of at
+    /// most [`QUEUED`] batches. Memory: a 64 KiB window and a batch per
+    /// thread of the profile, and the queued batches (about 1 MiB),
+    /// whatever the number of calls; time O(calls · log threads).
+    pub fn for_each(&self, mut f: impl FnMut(ProfileEvent)) -> Result<(), ProfileError> {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<ProfileEvent>>(QUEUED);
+        std::thread::scope(|scope| {
+            let merger = scope.spawn(move || {
+                let mut batch = Vec::with_capacity(BATCH);
+                let r = self.merge(|e| {
+                    batch.push(e);
+                    if batch.len() == BATCH {
+                        // A closed channel: the consumer stopped, stop too.
+                        let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+                        let _ = tx.send(full);
+                    }
+                });
+                if !batch.is_empty() {
+                    let _ = tx.send(batch);
+                }
+                r
+            });
+            for batch in rx {
+                batch.into_iter().for_each(&mut f);
+            }
+            merger.join().unwrap_or_else(|_| {
+                Err(ProfileError::Corrupt {
+                    path: self.path.clone(),
+                    offset: 0,
+                    what: "the reader thread failed".into(),
+                })
+            })
         })
-        .collect();
-    p.regions = dec
-        .regions
-        .into_iter()
-        .map(|(t, mut r)| {
-            r.time_ns = to_ns(t);
-            r
-        })
-        .collect();
-    p.regions.sort_by_key(|r| r.time_ns);
-    p.rss = dec.rss.into_iter().map(|(t, b)| (to_ns(t), b)).collect();
-    p.rss.sort_by_key(|r| r.0);
-    p.duration_ns = to_ns(dec.tsc_end.max(last_tsc));
-    p.threads.sort();
+    }
+
+    /// The merge of [`ProfileReader::for_each`], on the calling thread.
+    fn merge(&self, mut f: impl FnMut(ProfileEvent)) -> Result<(), ProfileError> {
+        use std::cmp::Reverse;
+        use std::collections::BinaryHeap;
+        let mut cursors = self.cursors()?;
+        let mut pending: Vec<Option<ProfileEvent>> = vec![None; cursors.len()];
+        let mut heap = BinaryHeap::with_capacity(cursors.len());
+        for (i, c) in cursors.iter_mut().enumerate() {
+            if let Some((t, e)) = c.next(self)? {
+                heap.push(Reverse((t, i)));
+                pending[i] = Some(e);
+            }
+        }
+        while let Some(Reverse((t, i))) = heap.pop() {
+            let mut e = pending[i].take().expect("a pending call per queued cursor");
+            e.time_ns = self.to_ns(t);
+            f(e);
+            // The calls of this thread before the next thread's: without
+            // going through the heap (threads often run for a time slice).
+            let limit = heap.peek().map(|r| r.0);
+            while let Some((t, mut e)) = cursors[i].next(self)? {
+                if limit.is_some_and(|l| (t, i) > l) {
+                    heap.push(Reverse((t, i)));
+                    pending[i] = Some(e);
+                    break;
+                }
+                e.time_ns = self.to_ns(t);
+                f(e);
+            }
+        }
+        Ok(())
+    }
+
+    /// Ticks since the start as nanoseconds: a 32.32 fixed-point multiply
+    /// (no division per call).
+    #[inline]
+    fn to_ns(&self, tsc: u64) -> u64 {
+        self.ticks_as_ns(tsc.saturating_sub(self.tsc0))
+    }
+
+    #[inline]
+    fn ticks_as_ns(&self, ticks: u64) -> u64 {
+        ((ticks as u128 * self.ns_per_tick_fp as u128) >> 32).min(u64::MAX as u128) as u64
+    }
+
+    /// One cursor per thread over its segments, in thread order.
+    fn cursors(&self) -> Result<Vec<Cursor>, ProfileError> {
+        let mut by_tid: Vec<(u32, Vec<(u64, u64)>)> = Vec::new();
+        let mut slot: HashMap<u32, usize> = HashMap::new();
+        for s in &self.segments {
+            let i = *slot.entry(s.tid).or_insert_with(|| {
+                by_tid.push((s.tid, Vec::new()));
+                by_tid.len() - 1
+            });
+            by_tid[i].1.push((s.start, s.end));
+        }
+        by_tid.sort_by_key(|t| t.0);
+        by_tid
+            .into_iter()
+            .map(|(tid, segs)| {
+                Ok(Cursor {
+                    tid,
+                    pos: segs.first().map_or(0, |s| s.0),
+                    segs,
+                    seg: 0,
+                    buf: Vec::with_capacity(BATCH),
+                    head: 0,
+                    st: ThreadState {
+                        tsc: self.tsc0,
+                        addr: 0,
+                    },
+                    win: Window::open(&self.path).map_err(io_error(&self.path))?,
+                })
+            })
+            .collect()
+    }
+}
+
+/// Calls a [`Cursor`] decodes at once, and calls per batch handed from the
+/// merging thread to the consumer.
+const BATCH: usize = 2048;
+/// Batches queued between the merging thread and the consumer.
+const QUEUED: usize = 8;
+
+/// One thread's records, read segment after segment, decoded in batches.
+struct Cursor {
+    tid: u32,
+    segs: Vec<(u64, u64)>,
+    seg: usize,
+    pos: u64,
+    st: ThreadState,
+    win: Window,
+    /// Decoded calls not yet taken, from `head` on.
+    buf: Vec<(u64, ProfileEvent)>,
+    head: usize,
+}
+
+impl Cursor {
+    /// The thread's next call (timestamp in ticks, stack mapped to the
+    /// profile's index, duration in nanoseconds), or `None` after its last.
+    #[inline]
+    fn next(&mut self, r: &ProfileReader) -> Result<Option<(u64, ProfileEvent)>, ProfileError> {
+        if self.head == self.buf.len() {
+            self.fill(r)?;
+            if self.buf.is_empty() {
+                return Ok(None);
+            }
+        }
+        self.head += 1;
+        Ok(Some(self.buf[self.head - 1].clone()))
+    }
+
+    /// Decodes up to [`BATCH`] calls into `buf`.
+    fn fill(&mut self, r: &ProfileReader) -> Result<(), ProfileError> {
+        self.buf.clear();
+        self.head = 0;
+        while self.buf.len() < BATCH {
+            let Some(&(start, end)) = self.segs.get(self.seg) else {
+                break;
+            };
+            if self.pos < start {
+                self.pos = start;
+            }
+            if self.pos >= end {
+                self.seg += 1;
+                continue;
+            }
+            let at = self.pos;
+            let file_len = self.win.len;
+            let bytes = self.win.at(at).map_err(io_error(&r.path))?;
+            let avail = (end - at).min(bytes.len() as u64) as usize;
+            // A record starting before `safe` lies whole in `bytes` (the
+            // window holds at least REC_MAX bytes from `at`, or up to the
+            // end of the file).
+            let safe = if at + bytes.len() as u64 == file_len {
+                bytes.len()
+            } else {
+                bytes.len().saturating_sub(REC_MAX / 2).max(1)
+            };
+            let mut d = Dec { b: bytes, pos: 0 };
+            while d.pos < avail && d.pos < safe && self.buf.len() < BATCH {
+                let rec_at = d.pos;
+                let rec = if r.version >= 2 {
+                    decode_v2_call(&mut d, &mut self.st, self.tid).ok_or(false)
+                } else {
+                    decode(&mut d, &mut self.st, self.tid, false)
+                };
+                match rec {
+                    Ok(Rec::Call(tsc, mut e)) => {
+                        e.stack = r.stack_ids.get(e.stack as usize).copied().unwrap_or(0);
+                        e.dur_ns = r.ticks_as_ns(e.dur_ns as u64).min(u32::MAX as u64) as u32;
+                        self.buf.push((tsc, e));
+                    }
+                    Ok(_) => {}
+                    Err(_) => {
+                        return Err(ProfileError::Corrupt {
+                            path: r.path.clone(),
+                            offset: (at + rec_at as u64) as usize,
+                            what: "a call record is damaged, or the file changed while it was read"
+                                .into(),
+                        })
+                    }
+                }
+            }
+            self.pos = at + d.pos as u64;
+        }
+        Ok(())
+    }
+}
+
+/// Reads a whole heap profile, calls included, into memory (about 56
+/// bytes per call): for small profiles and tests. Large profiles are
+/// streamed with [`ProfileReader`].
+pub fn read_profile(path: &Path) -> Result<Profile, ProfileError> {
+    let r = ProfileReader::open(path)?;
+    let mut p = r.head().clone();
+    r.for_each(|e| p.events.push(e))?;
     Ok(p)
 }
 

@@ -16,7 +16,9 @@ use serde_json::{json, Value};
 
 use super::html::{write_page, PageFigure, PageMeta};
 use super::{FigureOptions, FigureReport, VisError};
-use crate::filter::heap::{live_series, size_class_label, HeapReport, HeapRun};
+use crate::filter::heap::{
+    lifetime_bins, live_series, size_class_label, HeapReport, HeapRun, LiveSeries,
+};
 
 /// A plotly.js trace written as a JSON object.
 #[derive(Serialize, Clone)]
@@ -65,7 +67,7 @@ pub fn heap_figures(
     }
     let mut report_out = FigureReport::default();
     let ids: Vec<u32> = top.iter().map(|t| t.0).collect();
-    let live = live_series(run, &ids, 2000);
+    let live = live_series(run, &ids, 2000)?;
     let intro = vec![format!(
         "{} allocations, {} bytes, peak {} live bytes, from the {}.",
         report.allocs, report.bytes, report.peak_live.0, run.source
@@ -94,12 +96,9 @@ pub fn heap_figures(
     Ok(report_out)
 }
 
-/// Live bytes over time: sample times, all sites, and each top site.
-type LiveSeries = (Vec<u64>, Vec<u64>, Vec<Vec<u64>>);
-
 /// Live bytes over time, the top sites stacked, and all sites as a line.
 fn live_figure(run: &HeapRun, top: &[SiteLabel], live: &LiveSeries) -> PageFigure {
-    let (ts, total, per) = live;
+    let (ts, total, per, high) = live;
     let mut traces = Vec::new();
     for ((_, label), ys) in top.iter().zip(per) {
         traces.push(json!({"type": "scatter", "mode": "lines", "x": ts, "y": ys,
@@ -109,11 +108,19 @@ fn live_figure(run: &HeapRun, top: &[SiteLabel], live: &LiveSeries) -> PageFigur
         json!({"type": "scatter", "mode": "lines", "x": ts, "y": total,
         "name": "all sites", "line": {"shape": "hv", "color": "black", "width": 1}}),
     );
+    traces.push(
+        json!({"type": "scatter", "mode": "lines", "x": ts, "y": high,
+        "name": "all sites, highest between samples",
+        "line": {"shape": "hv", "color": "grey", "width": 1, "dash": "dot"}}),
+    );
     let unit = run.unit.name();
     PageFigure {
         heading: "Live heap over time, by allocation site".into(),
         note: format!(
-            "Bytes live at each moment: the {} sites with the highest peak, stacked, and all sites.",
+            "Bytes live at each moment, drawn as steps: the {} sites with the highest peak, stacked, \
+             and all sites, sampled at evenly spaced times and at the peak; the dotted line is the \
+             highest total between two samples, so short spikes stay visible however many calls \
+             the run made.",
             top.len()
         ),
         plot: plot(
@@ -185,15 +192,15 @@ fn size_figure(report: &HeapReport) -> PageFigure {
 /// Writes `visinfo/heap_live.csv`: time, all sites, then one column per
 /// top site (`site<ID>`).
 fn save_live(top: &[SiteLabel], live: &LiveSeries, o: &FigureOptions) -> Result<PathBuf, VisError> {
-    let (ts, total, per) = live;
+    let (ts, total, per, high) = live;
     let path = o.visinfo_dir.join("heap_live.csv");
-    let mut s = String::from("time,all");
+    let mut s = String::from("time,all,all_highest_until_next");
     for (id, _) in top {
         s.push_str(&format!(",site{id}"));
     }
     s.push('\n');
     for i in 0..ts.len() {
-        s.push_str(&format!("{},{}", ts[i], total[i]));
+        s.push_str(&format!("{},{},{}", ts[i], total[i], high[i]));
         for p in per {
             s.push_str(&format!(",{}", p[i]));
         }
@@ -251,31 +258,38 @@ fn icicle_nodes(
 /// each share of the run (Steve's macro lifetime, 1% bins), over all
 /// freed blocks and, below, the short-lived ones (under 2%) in 0.02% bins.
 /// With `save`, the lifetimes go to `visinfo/lifetimes.csv`.
-pub fn lifetime_histogram(
-    run: &HeapRun,
-    report: &HeapReport,
-    o: &FigureOptions,
-) -> Result<FigureReport, VisError> {
+pub fn lifetime_histogram(run: &HeapRun, o: &FigureOptions) -> Result<FigureReport, VisError> {
     o.validate()?;
-    let shares = crate::filter::heap::macro_lifetimes(run, report);
-    if shares.is_empty() {
+    // The per-block table is kept only when it is to be saved.
+    let mut rows = o.save.then(|| {
+        format!(
+            "site,size,alloc,free,lifetime_{},macro_percent\n",
+            run.unit.name()
+        )
+    });
+    let bins = lifetime_bins(run, |l, share| {
+        if let (Some(s), Some(t)) = (rows.as_mut(), l.lifetime()) {
+            s.push_str(&format!(
+                "{},{},{},{},{},{:.6}\n",
+                l.stack,
+                l.size,
+                l.alloc,
+                l.free.unwrap_or(0),
+                t,
+                share
+            ));
+        }
+    })?;
+    if bins.freed == 0 {
         return Err(VisError::Empty(format!(
             "No block of the {} was freed, so no block has a lifetime (Steve counts only freed blocks).",
             run.source
         )));
     }
-    let bins = |lo: f64, hi: f64, n: usize| -> (Vec<f64>, Vec<u64>) {
-        let w = (hi - lo) / n as f64;
-        let mut c = vec![0u64; n];
-        for &s in &shares {
-            if s >= lo && s <= hi {
-                c[(((s - lo) / w) as usize).min(n - 1)] += 1;
-            }
-        }
-        ((0..n).map(|i| lo + w * (i as f64 + 0.5)).collect(), c)
-    };
-    let (x1, y1) = bins(0.0, 100.0, 100);
-    let (x2, y2) = bins(0.0, 2.0, 100);
+    let centres =
+        |hi: f64| -> Vec<f64> { (0..100).map(|i| hi / 100.0 * (i as f64 + 0.5)).collect() };
+    let (x1, y1) = (centres(100.0), &bins.all);
+    let (x2, y2) = (centres(2.0), &bins.short);
     let all = plot(
         vec![json!({"type": "bar", "x": x1, "y": y1, "name": "blocks"})],
         Layout::new()
@@ -290,7 +304,7 @@ pub fn lifetime_histogram(
     );
     let intro = vec![format!(
         "{} freed blocks of the {}; a block's macro lifetime is the share of the run's {} between its allocation and its free.",
-        shares.len(),
+        bins.freed,
         run.source,
         run.unit.name()
     )];
@@ -321,29 +335,11 @@ pub fn lifetime_histogram(
                 trace: o.provenance.clone(),
             },
         )?,
-        points: shares.len(),
+        points: bins.freed as usize,
         ..Default::default()
     };
-    if o.save {
+    if let Some(s) = rows {
         let path = o.visinfo_dir.join("lifetimes.csv");
-        let mut s = format!(
-            "site,size,alloc,free,lifetime_{},macro_percent\n",
-            run.unit.name()
-        );
-        let total = run.end_time.max(1) as f64;
-        for l in &report.lives {
-            if let Some(t) = l.lifetime() {
-                s.push_str(&format!(
-                    "{},{},{},{},{},{:.6}\n",
-                    l.stack,
-                    l.size,
-                    l.alloc,
-                    l.free.unwrap_or(0),
-                    t,
-                    100.0 * t as f64 / total
-                ));
-            }
-        }
         write_file(&path, &s)?;
         out.data_csv.push(path);
     }
@@ -361,11 +357,11 @@ mod tests {
     fn the_live_heap_is_drawn_as_steps() {
         let run = crate::filter::heap::tests::late_free_run();
         let top = [(1, "site 1".to_string())];
-        let live = live_series(&run, &[1], 20);
+        let live = live_series(&run, &[1], 20).unwrap();
         let fig = live_figure(&run, &top, &live);
         let v = serde_json::to_value(&fig.plot).unwrap();
         let traces = v["data"].as_array().unwrap();
-        assert_eq!(traces.len(), 2);
+        assert_eq!(traces.len(), 3);
         for t in traces {
             assert_eq!(t["line"]["shape"], "hv", "{t}");
             assert_eq!(t["x"].as_array().unwrap().len(), live.0.len());

@@ -69,10 +69,13 @@ enum {
 
 enum {
    R_THREAD = 1, R_STACK = 2, R_ALLOC = 3, R_FREE = 4, R_REALLOC = 5,
-   R_RSS = 6, R_REGION = 7, R_MAP = 8, R_FOOTER = 9, R_END = 0
+   R_RSS = 6, R_REGION = 7, R_MAP = 8, R_FOOTER = 9, R_END = 0,
+   R_CHUNK = 10, R_REGION_AT = 11
 };
 
-#define FORMAT_VERSION 1
+/* The profile format version written (docs/heap-profile-format.md);
+ * build.rs hands this number to the Rust reader, so they cannot drift. */
+#define FORMAT_VERSION 2
 #define MAX_DEPTH 62
 #define CHUNK_BYTES (256u * 1024u)
 #define RING 64u
@@ -802,52 +805,69 @@ static void put_str(const char *s, size_t n)
    olen += n;
 }
 
-static struct tstate *coll_current;
-
-static void encode_chunk(struct tstate *t, const struct chunk *c)
+/* Writes the stacks and region marks of a chunk, which stand outside the
+ * call blocks; returns the number of calls in it. */
+static uint32_t encode_side(struct tstate *t, const struct chunk *c)
 {
-   uint32_t off = 0;
-   if (coll_current != t) {
-      need(32);
-      put_uv(R_THREAD);
-      put_uv(t->tid);
-      put_uv(t->os_tid);
-      coll_current = t;
-   }
+   uint32_t off = 0, calls = 0;
    while (off + sizeof(struct rec) <= c->used) {
       const struct rec *r = (const struct rec *)(c->data + off);
       off += sizeof(struct rec);
-      need(128 + (r->kind == K_STACK ? r->size * 10 : 0));
       if (r->kind == K_STACK) {
+         need(32 + r->size * 10);
          put_uv(R_STACK);
          put_uv(r->stack);
          put_uv(r->size);
          for (uint64_t i = 0; i < r->size; i++)
             put_uv(((const uint64_t *)(r + 1))[i]);
          off += (uint32_t)r->size * 8;
+      } else if (r->kind == K_REGION) {
+         need(32);
+         put_uv(R_REGION_AT);
+         put_uv(t->tid);
+         put_uv(r->tsc);
+         put_u8((uint8_t)r->size);
+      } else {
+         calls++;
+      }
+   }
+   return calls;
+}
+
+/* Encodes one chunk: its stacks and region marks, then its calls as one
+ * CHUNK block whose byte length comes first, so a reader can skip it. */
+static void encode_chunk(struct tstate *t, const struct chunk *c)
+{
+   if (!encode_side(t, c))
+      return;
+   /* A call takes at most 57 bytes encoded, its record 48 in the chunk. */
+   need(64 + (size_t)c->used * 2);
+   put_uv(R_CHUNK);
+   put_uv(t->tid);
+   put_uv(t->os_tid);
+   size_t len_at = olen;
+   olen += 4;
+   uint32_t off = 0;
+   while (off + sizeof(struct rec) <= c->used) {
+      const struct rec *r = (const struct rec *)(c->data + off);
+      off += sizeof(struct rec);
+      if (r->kind == K_STACK) {
+         off += (uint32_t)r->size * 8;
          continue;
       }
+      if (r->kind == K_REGION)
+         continue;
       int64_t dt = (int64_t)(r->tsc - t->coll_tsc);
       t->coll_tsc = r->tsc;
-      if (r->kind == K_REGION) {
-         put_uv(R_REGION);
-         put_sv(dt);
-         put_u8((uint8_t)r->size);
-         continue;
-      }
       int64_t da = (int64_t)(r->addr - t->coll_addr);
       if (r->addr)
          t->coll_addr = r->addr;
+      put_u8((uint8_t)r->kind);
+      put_sv(dt);
+      put_uv(r->dur);
       if (r->kind >= K_FREE) {
-         put_uv(R_FREE);
-         put_u8((uint8_t)(r->kind - 16));
-         put_sv(dt);
-         put_uv(r->dur);
          put_sv(da);
       } else if (r->kind == K_REALLOC) {
-         put_uv(R_REALLOC);
-         put_sv(dt);
-         put_uv(r->dur);
          put_sv(r->addr ? da : 0);
          put_uv(r->addr ? 1 : 0);
          put_sv((int64_t)(r->aux - r->addr));
@@ -855,16 +875,14 @@ static void encode_chunk(struct tstate *t, const struct chunk *c)
          put_uv(r->pad);
          put_uv(r->stack);
       } else {
-         put_uv(R_ALLOC);
-         put_u8((uint8_t)r->kind);
-         put_sv(dt);
-         put_uv(r->dur);
          put_sv(da);
          put_uv(r->size);
          put_uv(r->pad);
          put_uv(r->stack);
       }
    }
+   uint32_t n = (uint32_t)(olen - len_at - 4);
+   memcpy(obuf + len_at, &n, 4); /* little-endian (x86-64 only) */
 }
 
 /* Drains every thread's ring; returns whether anything was written. */

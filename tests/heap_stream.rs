@@ -1,0 +1,334 @@
+//! The streamed heap profile reader against profiles written by hand, in
+//! format versions 1 and 2: two threads whose records are interleaved out
+//! of time order in the file, so the summaries are right only if the
+//! reader merges the threads into time order. Every expected number is
+//! worked out by hand below, from the calls listed in [`CALLS`].
+mod common;
+
+use mapvis::filter::heap::{size_class, HeapReport, HeapRun};
+use mapvis::trace::heapprof::{HeapOp, ProfileReader};
+use mapvis::trace::varint::{put_sv, put_uv};
+
+/// One allocator call: (thread, tsc, op, address, size, old address).
+/// op: 'm' malloc, 'f' free, 'r' realloc. Stack 1 is site A, 2 site B.
+type Call = (u32, u64, char, u64, u64, u64, u64);
+
+const TSC0: u64 = 1000;
+
+/// The calls, in the order the file holds them: thread 1's first two,
+/// thread 2's three, thread 1's last two, thread 2's last (time order is
+/// by the second field). Fields: tid, tsc, op, addr, size, old, stack.
+const CALLS: [Call; 8] = [
+    (1, 1100, 'm', 0x1000, 100, 0, 1),
+    (1, 1300, 'm', 0x2000, 50, 0, 2),
+    (2, 1200, 'm', 0x3000, 200, 0, 1),
+    (2, 1400, 'm', 0x4000, 30, 0, 2),
+    (2, 1600, 'r', 0x5000, 400, 0x3000, 1),
+    (1, 1500, 'f', 0x2000, 0, 0, 0),
+    (1, 1900, 'f', 0x1000, 0, 0, 0),
+    (2, 1800, 'f', 0x5000, 0, 0, 0),
+];
+
+/// Groups of CALLS that form one thread's stretch in the file.
+const STRETCHES: [std::ops::Range<usize>; 4] = [0..2, 2..5, 5..7, 7..8];
+
+fn header(version: u64) -> Vec<u8> {
+    let mut b = b"MVHEAPP\n".to_vec();
+    for v in [version, 42, 1_700_000_000_000_000, TSC0, 5000, 16] {
+        put_uv(&mut b, v);
+    }
+    put_uv(&mut b, 4);
+    b.extend_from_slice(b"prog");
+    put_uv(&mut b, 1);
+    put_uv(&mut b, 4);
+    b.extend_from_slice(b"prog");
+    b
+}
+
+fn stacks(b: &mut Vec<u8>) {
+    for (id, ip) in [(1u64, 0x401000u64), (2, 0x402000)] {
+        put_uv(b, 2); // STACK
+        put_uv(b, id);
+        put_uv(b, 1);
+        put_uv(b, ip);
+    }
+}
+
+/// The fields of a call after its key and kind (both versions), updating
+/// the thread's delta bases.
+fn fields(b: &mut Vec<u8>, c: &Call, base: &mut (u64, u64)) {
+    let (_, tsc, op, addr, size, old, stack) = *c;
+    put_sv(b, (tsc - base.0) as i64);
+    base.0 = tsc;
+    put_uv(b, 10); // duration in ticks
+    put_sv(b, addr.wrapping_sub(base.1) as i64);
+    base.1 = addr;
+    match op {
+        'f' => {}
+        'r' => {
+            put_uv(b, 1);
+            put_sv(b, old.wrapping_sub(addr) as i64);
+            put_uv(b, size);
+            put_uv(b, 0);
+            put_uv(b, stack);
+        }
+        _ => {
+            put_uv(b, size);
+            put_uv(b, 0);
+            put_uv(b, stack);
+        }
+    }
+}
+
+fn footer(b: &mut Vec<u8>) {
+    put_uv(b, 9);
+    for v in [TSC0 + 1000, 6000, 2, 2] {
+        put_uv(b, v);
+    }
+    put_uv(b, 0);
+    b.extend_from_slice(b"MVEND\n");
+}
+
+/// Version 1: THREAD records switch threads; ALLOC 3, FREE 4, REALLOC 5.
+fn profile_v1() -> Vec<u8> {
+    let mut b = header(1);
+    let mut bases = [(TSC0, 0u64); 3];
+    for (k, r) in STRETCHES.iter().enumerate() {
+        let tid = CALLS[r.start].0;
+        put_uv(&mut b, 1);
+        put_uv(&mut b, tid as u64);
+        put_uv(&mut b, 100 + tid as u64);
+        if k == 0 {
+            stacks(&mut b);
+        }
+        for c in &CALLS[r.clone()] {
+            match c.2 {
+                'f' => {
+                    put_uv(&mut b, 4);
+                    b.push(1);
+                }
+                'r' => put_uv(&mut b, 5),
+                _ => {
+                    put_uv(&mut b, 3);
+                    b.push(1);
+                }
+            }
+            fields(&mut b, c, &mut bases[tid as usize]);
+        }
+    }
+    footer(&mut b);
+    b
+}
+
+/// Version 2: stacks outside, each stretch a CHUNK block (key 10, tid,
+/// os tid, 4-byte length) of tagged calls (1 malloc, 3 realloc, 17 free).
+fn profile_v2() -> Vec<u8> {
+    let mut b = header(2);
+    stacks(&mut b);
+    let mut bases = [(TSC0, 0u64); 3];
+    for r in STRETCHES.iter() {
+        let tid = CALLS[r.start].0;
+        let mut body = Vec::new();
+        for c in &CALLS[r.clone()] {
+            body.push(match c.2 {
+                'f' => 17,
+                'r' => 3,
+                _ => 1,
+            });
+            fields(&mut body, c, &mut bases[tid as usize]);
+        }
+        put_uv(&mut b, 10);
+        put_uv(&mut b, tid as u64);
+        put_uv(&mut b, 100 + tid as u64);
+        b.extend_from_slice(&(body.len() as u32).to_le_bytes());
+        b.extend_from_slice(&body);
+    }
+    footer(&mut b);
+    b
+}
+
+fn open(bytes: &[u8]) -> (tempfile::TempDir, HeapRun) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.mvh");
+    std::fs::write(&path, bytes).unwrap();
+    let run = HeapRun::open_profile(&path).expect("the profile reads");
+    (dir, run)
+}
+
+/// Worked by hand, in time order (1 tick = 1 ns, times from TSC0):
+///   100 t1 malloc 100 A   live 100
+///   200 t2 malloc 200 A   live 300
+///   300 t1 malloc  50 B   live 350
+///   400 t2 malloc  30 B   live 380
+///   500 t1 free  0x2000   live 330  (t1's last allocation: temporary, B)
+///   600 t2 realloc 0x3000 -> 0x5000, 400 A: frees 200 (not t2's last
+///       allocation, 0x4000), live 130, then 530: the peak, at 600
+///   800 t2 free  0x5000   live 130  (t2's last allocation: temporary, A)
+///   900 t1 free  0x1000   live  30  (t1's last was already taken)
+/// Leaked: 30 bytes in 1 block, site B.
+fn check(run: &HeapRun) {
+    let calls = run.calls().unwrap();
+    let times: Vec<u64> = calls.iter().map(|c| c.time).collect();
+    assert_eq!(times, [100, 200, 300, 400, 500, 600, 800, 900]);
+    assert_eq!(
+        calls[5].op,
+        HeapOp::Alloc(mapvis::trace::format::AllocKind::Realloc)
+    );
+    assert_eq!((calls[5].addr, calls[5].old), (0x5000, Some(0x3000)));
+    assert!(calls.iter().all(|c| c.dur_ns == Some(10)));
+    assert_eq!(run.end_time, 1000);
+    assert_eq!(run.stacks, vec![vec![], vec![0x401000], vec![0x402000]]);
+
+    let r = HeapReport::build(run).unwrap();
+    assert_eq!((r.allocs, r.frees, r.bytes), (5, 4, 780));
+    assert_eq!(r.peak_live, (530, 600));
+    assert_eq!(r.leaked, (30, 1));
+    assert_eq!((r.temporary, r.unknown_frees, r.threads), (2, 0, 2));
+    let a = &r.sites[1];
+    assert_eq!(
+        (
+            a.allocs,
+            a.bytes,
+            a.peak_live,
+            a.live,
+            a.leaked_blocks,
+            a.temporary
+        ),
+        (3, 700, 500, 0, 0, 1)
+    );
+    let b = &r.sites[2];
+    assert_eq!(
+        (
+            b.allocs,
+            b.bytes,
+            b.peak_live,
+            b.live,
+            b.leaked_blocks,
+            b.temporary
+        ),
+        (2, 80, 80, 30, 1, 1)
+    );
+    // Sizes: 100 in 65-128, 200 in 129-256, 50 in 33-64, 30 in 17-32, 400
+    // in 257-512; the frees of 50, 200, 400, 100.
+    for (size, frees) in [(100, 1), (200, 1), (50, 1), (30, 0), (400, 1)] {
+        let c = &r.classes[size_class(size)];
+        assert_eq!(
+            (c.allocs, c.bytes, c.frees),
+            (1, size, frees),
+            "size {size}"
+        );
+    }
+    // Each call took 10 ticks = 10 ns: every duration row says so.
+    assert!(r
+        .times
+        .iter()
+        .all(|t| (t.median, t.p99, t.max) == (10, 10, 10)));
+    let thread_allocs: Vec<u64> = r
+        .times
+        .iter()
+        .filter(|t| t.group.starts_with("thread") && t.op == "alloc")
+        .map(|t| t.count)
+        .collect();
+    assert_eq!(thread_allocs, [2, 3]);
+}
+
+#[test]
+fn version_1_profile_is_merged_into_time_order() {
+    let (_d, run) = open(&profile_v1());
+    assert!(run.notes.is_empty(), "{:?}", run.notes);
+    check(&run);
+}
+
+#[test]
+fn version_2_profile_is_merged_into_time_order() {
+    let (_d, run) = open(&profile_v2());
+    assert!(run.notes.is_empty(), "{:?}", run.notes);
+    check(&run);
+}
+
+/// A version 2 profile cut inside its last block keeps the whole blocks
+/// before it and says that it is incomplete.
+#[test]
+fn cut_profile_keeps_whole_blocks() {
+    let full = profile_v2();
+    // The last block holds one call (thread 2's free, 4 bytes) and is
+    // followed by the footer (1 + 2 + 2 + 1 + 1 bytes) and END (7 bytes).
+    let cut = &full[..full.len() - 14 - 2];
+    let (_d, run) = open(cut);
+    assert_eq!(run.notes.len(), 1, "{:?}", run.notes);
+    let r = HeapReport::build(&run).unwrap();
+    assert_eq!((r.allocs, r.frees), (5, 3));
+    assert_eq!(r.leaked, (430, 2));
+}
+
+/// A profile of an unknown version is refused with a message naming the
+/// versions read.
+#[test]
+fn unknown_version_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.mvh");
+    std::fs::write(&path, header(99)).unwrap();
+    let e = ProfileReader::open(&path).unwrap_err().to_string();
+    assert!(
+        e.contains("version 99") && e.contains("versions 1 to"),
+        "{e}"
+    );
+}
+
+/// The live heap series, streamed, is drawn as steps through the hand
+/// counted totals and holds the peak.
+#[test]
+fn live_series_follows_the_calls() {
+    let (_d, run) = open(&profile_v2());
+    let (ts, total, per, high) = mapvis::filter::heap::live_series(&run, &[1, 2], 10).unwrap();
+    assert_eq!(high.len(), ts.len());
+    // From the sample at 500 (330 live) to the next one the realloc at 600
+    // reached 530; from 300 (350) the malloc at 400 reached 380.
+    let hi = |t: u64| high[ts.iter().position(|&s| s == t).unwrap()];
+    assert_eq!((hi(300), hi(500), hi(800)), (380, 530, 130));
+    let at = |t: u64| total[ts.iter().rposition(|&s| s <= t).unwrap()];
+    assert_eq!(at(150), 100);
+    assert_eq!(at(450), 380);
+    assert_eq!(at(600), 530);
+    assert_eq!(at(850), 130);
+    assert_eq!(at(1000), 30);
+    assert!(total.contains(&530));
+    let i = ts.iter().rposition(|&s| s <= 1000).unwrap();
+    assert_eq!((per[0][i], per[1][i]), (0, 30));
+}
+
+/// The whole commands on tests/c/heap_sites.c, whose calls are counted by
+/// hand: 3 malloc(100) kept until the end, 5 malloc(40)/free pairs, a
+/// calloc(1, 256) never freed, malloc(10) realloc'ed to 1000 and freed:
+/// 11 allocations (the realloc is one) of 1766 bytes, 10 frees (the
+/// realloc frees the small block), peak 300 + 256 + 1000 = 1556 live
+/// bytes, 256 bytes in 1 block leaked, 7 temporaries (the 5 pairs, the
+/// small block freed by the realloc, the big one freed next), 10 freed
+/// blocks with a lifetime.
+#[test]
+fn heap_commands_stream_the_profile() {
+    let (dir, exe) = common::compile("tests/c/heap_sites.c", &[]);
+    let out = common::mapvis_script(
+        dir.path(),
+        &format!(
+            "load_exe {}; puts [heap_profile]; heap_stats; heap_figures 3; lifetime_histogram save",
+            exe.display()
+        ),
+    );
+    assert!(
+        out.contains("allocations 11 frees 10 bytes 1766 peak 1556 leaked 256 "),
+        "{out}"
+    );
+    assert!(
+        out.contains("256 bytes in 1 blocks never freed, 1 threads"),
+        "{out}"
+    );
+    assert!(
+        out.contains("11 allocations, 10 frees, 1766 bytes requested; peak 1556 live bytes at"),
+        "{out}"
+    );
+    assert!(out.contains("; 7 temporary."), "{out}");
+    let csv = std::fs::read_to_string(dir.path().join("visinfo/lifetimes.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 10, "{csv}");
+    assert!(dir.path().join("figures/heap_profile.html").is_file());
+}
