@@ -59,9 +59,10 @@ test ps-heatmap-columns {
     list [string match {*"x":\["x","y","id","m"\]*} $html] [string match {*ps\[%{y}\].%{x}*} $html]
 } {1 1}
 test hp-figure {file tail [2d_memory_access_pattern hp save]} 2d_memory_access_pattern_hp.html
+# hp's x and y are never touched, but keep their columns 0 and 1.
 test hp-touches {
     touches visinfo/2d_memory_access_pattern_hp.csv
-} {{0 id store 8} {1 m store 8}}
+} {{2 id store 8} {3 m store 8}}
 # A shape given by hand still draws numbered columns.
 test ps-by-hand {
     file tail [2d_memory_access_pattern ps 4 24]
