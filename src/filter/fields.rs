@@ -249,8 +249,8 @@ mod tests {
     fn a_layout_lists_every_member_and_its_padding() {
         let mut paths = vec![None; 24];
         for (name, from, n) in [("x", 0, 8), ("id", 8, 4), ("m", 12, 4), ("c", 16, 1)] {
-            for b in from..from + n {
-                paths[b] = Some(name.to_string());
+            for p in &mut paths[from..from + n] {
+                *p = Some(name.to_string());
             }
         }
         let layout = layout_of(&paths).unwrap();

@@ -93,12 +93,12 @@ customdata_fields! {
 /// customdata, which saves 12 bytes a point.
 fn hover_group(addr_axis: char) -> String {
     use GroupField::*;
+    let a0 = format!("%{{{addr_axis}:x}}");
     format!(
         "<b>{count} accesses</b><br>order (time) {t0} to {t1}<br>lowest address 0x{a0}, highest {a1} bytes above<br>variable {var}<br>loads {ld}, stores {st}, modifies {md}<br>occurrence {o0} to {o1}<br>first: thread {tid}, source {src}<br>pattern {pat}",
         count = Count.at(),
         t0 = TimeMin.at(),
         t1 = TimeMax.at(),
-        a0 = format!("%{{{addr_axis}:x}}"),
         a1 = AddrSpan.at(),
         var = Variable.at(),
         ld = Loads.at(),
