@@ -63,9 +63,8 @@ pub struct Variable {
     /// program's debug information lays it out: touched or not, so that a
     /// figure can show the bytes a region never used. Bytes no member
     /// covers are padding. Empty when unknown: not a structure, no debug
-    /// type, an element larger than
-    /// [`MAX_LAYOUT_BYTES`](super::fields::MAX_LAYOUT_BYTES), or an
-    /// analysis read back from files.
+    /// type, an element larger than 4096 bytes (`MAX_LAYOUT_BYTES` of the
+    /// fields module), or an analysis read back from files.
     pub layout: Vec<LayoutField>,
 }
 
