@@ -48,7 +48,8 @@ fn hovered(page: &std::path::Path, var: &str, source: &str) -> Vec<String> {
     for t in figs[1]["data"].as_array().unwrap() {
         for row in t["customdata"].as_array().into_iter().flatten() {
             let (v, src, pat) = match row.as_array().map_or(0, Vec::len) {
-                14 => (3, 12, 13),
+                // An aggregated group's row (GroupField of vis::complete).
+                13 => (3, 11, 12),
                 _ => (1, 5, 8),
             };
             if row[v] == var && row[src] == source {

@@ -165,8 +165,9 @@ fn every_variable_is_drawn_in_its_own_kinds_panel() {
 
 /// `2d_memory_access_pattern n` on the list draws its 200 nodes side by
 /// side, one row per node in allocation order and one column per field
-/// (`val`, `next`): each node's two stores are the row's two cells, worked
-/// by hand from the loop that builds the list.
+/// of `struct node` (`val`, the 4 bytes of padding before the pointer,
+/// `next`): each node's two stores are the row's val and next cells,
+/// worked by hand from the loop that builds the list.
 #[test]
 fn a_lists_nodes_are_drawn_side_by_side_by_field() {
     let (dir, exe) = compile("tests/c/nm_list.c", &[]);
@@ -180,7 +181,10 @@ fn a_lists_nodes_are_drawn_side_by_side_by_field() {
     );
     assert!(
         out.contains("\"n\" names 200 blocks allocated at nm_list.c:18")
-            && out.contains("one column per field (val, next)"),
+            && out.contains("one column per field (val, (padding), next)")
+            && out.contains(
+                "never touched by the region (blank columns): (padding) (4 bytes at offset 4)"
+            ),
         "{out}"
     );
     let page = dir.path().join("figures/2d_memory_access_pattern_n.html");
@@ -194,6 +198,62 @@ fn a_lists_nodes_are_drawn_side_by_side_by_field() {
         .map(|(&c, &r)| (r as u64, c as u64))
         .collect();
     cells.sort();
-    let want: Vec<(u64, u64)> = (0..200).flat_map(|r| [(r, 0), (r, 1)]).collect();
+    let want: Vec<(u64, u64)> = (0..200).flat_map(|r| [(r, 0), (r, 2)]).collect();
     assert_eq!(cells, want, "each node's val and next, once each");
+}
+
+/// The access counts of a field figure's first heatmap, by column: the
+/// sum over rows, and whether every cell of the column is blank or 0.
+fn column_counts(page: &std::path::Path) -> Vec<(f64, bool)> {
+    let figs = vis_common::figures(page);
+    let z = vis_common::grid(&figs[1]["data"][0]["z"]);
+    let cols = z[0].len();
+    (0..cols)
+        .map(|j| {
+            let cells: Vec<f64> = z.iter().map(|r| r[j].unwrap_or(0.0)).collect();
+            (cells.iter().sum(), cells.iter().all(|&c| c == 0.0))
+        })
+        .collect()
+}
+
+/// The array-of-structures figure shows every field of the structure's
+/// type, also those the region never touched, with no access: in
+/// tests/c/vis_aos.c, `struct particle { double x, y; int id; float m; }`
+/// (24 bytes, no padding), the 16 global `ps` get x stored and loaded, y
+/// stored, id stored, and id loaded again for i < 8, but never m; the 8
+/// heap `hp` get m and id stored, but never x or y (worked by hand from
+/// the loops).
+#[test]
+fn an_array_of_structures_shows_the_fields_never_touched() {
+    let (dir, exe) = compile("tests/c/vis_aos.c", &[]);
+    let out = mapvis(
+        dir.path(),
+        &format!(
+            "load_exe {}; set_mem_alloc all; run_gleipnir; memory_trace_analysis; \
+             2d_memory_access_pattern ps; 2d_memory_access_pattern hp",
+            exe.display()
+        ),
+    );
+    assert!(
+        out.contains("ps is an array of 24-byte structures: one column per field (x, y, id, m)")
+            && out.contains("never touched by the region (blank columns): m (4 bytes at offset 20)")
+            && out.contains("hp is an array of 24-byte structures: one column per field (x, y, id, m)")
+            && out.contains(
+                "never touched by the region (blank columns): x (8 bytes at offset 0), y (8 bytes at offset 8)"
+            ),
+        "{out}"
+    );
+    let figs = dir.path().join("figures");
+    let ps = column_counts(&figs.join("2d_memory_access_pattern_ps.html"));
+    assert_eq!(
+        ps,
+        [(32.0, false), (16.0, false), (24.0, false), (0.0, true)],
+        "ps: x, y, id, m"
+    );
+    let hp = column_counts(&figs.join("2d_memory_access_pattern_hp.html"));
+    assert_eq!(
+        hp,
+        [(0.0, true), (0.0, true), (8.0, false), (8.0, false)],
+        "hp: x, y, id, m"
+    );
 }

@@ -90,7 +90,11 @@ fn shown(fig: &Value) -> Shown {
         let m = &t["marker"];
         s.colour_bars += (m["showscale"] == true) as usize;
         let values = vis_common::nums(&m["color"]);
-        let sizes = vis_common::nums(&m["size"]);
+        // One size for all points (the 2D view) or one per point (3D).
+        let sizes = match m["size"].as_f64() {
+            Some(px) => vec![px; values.len()],
+            None => vis_common::nums(&m["size"]),
+        };
         let cd = t["customdata"].as_array().unwrap();
         assert_eq!(values.len(), cd.len());
         for ((v, px), row) in values.iter().zip(&sizes).zip(cd) {

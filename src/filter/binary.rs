@@ -19,8 +19,9 @@ use crate::trace::reader::{Batch, EndState, TraceReader};
 
 use super::access::{LineId, NamedAccess, VarId};
 use super::dynblocks::OtherBlocks;
+use super::fields::{layout_of, member_after, MAX_LAYOUT_BYTES};
 use super::input::{Fill, Named, Source};
-use super::model::{NewBlock, Span, TraceSummary};
+use super::model::{LayoutField, NewBlock, Span, TraceSummary, Variable};
 use super::registry::Registry;
 use super::schema::OP_STORE;
 use super::FilterError;
@@ -135,6 +136,11 @@ struct Naming<'n> {
     /// Variable-length arrays, `alloca` and mapped blocks: when they
     /// begin and end.
     other: OtherBlocks,
+    /// Structured variables whose layout was asked for (once each).
+    layout_asked: std::collections::HashSet<u32>,
+    /// Layouts of heap element types, by (type, element bytes, whether a
+    /// block holds several): asked once per type, not once per block.
+    heap_layouts: HashMap<(String, u64, bool), Vec<LayoutField>>,
     /// Accesses named so far (those handed on, less the pins' own).
     named: u64,
     /// Accesses left out because they were the pins' own (the client
@@ -170,6 +176,8 @@ impl<'n> BinarySource<'n> {
                 last_cfa: 0,
                 elements: HashMap::default(),
                 other: OtherBlocks::default(),
+                layout_asked: Default::default(),
+                heap_layouts: HashMap::default(),
                 named: 0,
                 pins_dropped: 0,
                 summary,
@@ -237,6 +245,7 @@ impl Source for BinarySource<'_> {
     fn finish(self: Box<Self>) -> Named {
         let BinarySource { reader, path, n } = *self;
         let mut n = n;
+        n.heap_layouts();
         if let EndState::Truncated {
             offset,
             partial_bytes,
@@ -299,6 +308,9 @@ impl Naming<'_> {
         {
             let e = self.element_at(a, var).unwrap_or_default();
             self.elements.insert((a.addr, var), e);
+            if self.layout_asked.insert(var) {
+                self.stack_or_global_layout(a, var);
+            }
         }
         let line = self.site_line(a.site, a.ip);
         self.named += 1;
@@ -427,6 +439,68 @@ impl Naming<'_> {
         let (ty, name, size, base) = (&v.elem_type, &v.base_name, v.size, v.base);
         self.namer
             .heap_element(ty, name, size, addr.wrapping_sub(base))
+    }
+
+    /// Sets the layout ([`Variable::layout`]) of structured stack variable
+    /// or global `var` from the member path of each byte of its first
+    /// element, named in the frame of access `a`. Costs one DWARF query
+    /// per byte of the element (at most [`MAX_LAYOUT_BYTES`]), once per
+    /// variable row.
+    fn stack_or_global_layout(&mut self, a: &Access, var: u32) {
+        let v = &self.reg.vars[var as usize];
+        let (scope, base, name) = (v.scope, v.base, v.base_name.clone());
+        let elem = element_bytes(v);
+        if elem == 0 || elem > MAX_LAYOUT_BYTES {
+            return;
+        }
+        let frames = match scope {
+            Scope::Stack => self.live_frames(a.tid),
+            _ => Vec::new(),
+        };
+        let paths: Vec<Option<String>> = (0..elem)
+            .map(|off| {
+                let found = match scope {
+                    Scope::Stack => self.namer.stack_name(a.ip, a.sp, a.fp, base + off, &frames),
+                    Scope::Global => self.namer.global_name(base + off),
+                    Scope::Heap => None,
+                }?;
+                (found.name == name && found.base == base)
+                    .then(|| member_after(&found.element, &found.name).map(str::to_string))
+                    .flatten()
+            })
+            .collect();
+        if let Some(layout) = layout_of(&paths) {
+            self.reg.vars[var as usize].layout = layout;
+        }
+    }
+
+    /// Sets the layout of every structured heap block from the member
+    /// path of each byte of one element of its type. Costs one DWARF query
+    /// per byte of each distinct (type, element size) pair.
+    fn heap_layouts(&mut self) {
+        for var in 0..self.reg.vars.len() as u32 {
+            let v = &self.reg.vars[var as usize];
+            if v.scope != Scope::Heap || !self.reg.is_structured(var) {
+                continue;
+            }
+            let elem = element_bytes(v);
+            if elem == 0 || elem > MAX_LAYOUT_BYTES {
+                continue;
+            }
+            let (ty, name, size) = (v.elem_type.clone(), v.base_name.clone(), v.size);
+            let key = (ty.clone(), elem, size > elem);
+            if !self.heap_layouts.contains_key(&key) {
+                let paths: Vec<Option<String>> = (0..elem)
+                    .map(|off| {
+                        let e = self.namer.heap_element(&ty, &name, size, off)?;
+                        member_after(&e, &name).map(str::to_string)
+                    })
+                    .collect();
+                let layout = layout_of(&paths).unwrap_or_default();
+                self.heap_layouts.insert(key.clone(), layout);
+            }
+            self.reg.vars[var as usize].layout = self.heap_layouts[&key].clone();
+        }
     }
 
     /// The member path of a new location of a structured stack variable or
@@ -731,5 +805,14 @@ fn covered(v: &VarName, addr: u64) -> (u64, u64) {
         (v.base, v.base.saturating_add(v.size))
     } else {
         (addr, addr.saturating_add(1))
+    }
+}
+
+/// Bytes of one element of variable `v`: its element size, or its size
+/// when it is one structure.
+fn element_bytes(v: &Variable) -> u64 {
+    match v.elem_size {
+        0 => v.size,
+        e => u64::from(e),
     }
 }

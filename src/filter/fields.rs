@@ -2,31 +2,148 @@
 //!
 //! An array of structures (`struct P ps[16]`, `struct P *hp = malloc(8 *
 //! sizeof *hp)`) reads best as a table: one row per element, one column per
-//! field, named as the source names it. The analysis already names each
-//! location by its member path (`ps[3].x`, `hp[0].pos.y`), so the fields
-//! are read back from the location table: every distinct byte offset within
-//! the element that an access started at, with the member path there.
-//! Fields that no access touched have no location and so no column; they
-//! would be empty columns anyway.
+//! field, named as the source names it. When the analysis knows the
+//! structure's layout from the program's debug information
+//! ([`Variable::layout`]), every member is a column, touched or not, and
+//! so is every run of padding: the bytes a region never used are what a
+//! structure-layout study looks for. Otherwise (an analysis read back from
+//! files, no debug type) the fields are read back from the location table:
+//! every distinct byte offset within the element that an access started
+//! at, with the member path the analysis named there; fields no access
+//! touched then have no column.
 
 use polars::prelude::*;
 
 use super::analysis::Analysis;
+use super::model::{LayoutField, Variable};
 use super::schema::location as lc;
 
+/// Largest structure whose layout the analysis reads byte by byte from the
+/// debug information (one name lookup per byte, once per variable or heap
+/// element type); larger ones are drawn by the fields touched.
+pub const MAX_LAYOUT_BYTES: u64 = 4096;
+
+/// Most members a layout may have (inner arrays count an element each);
+/// beyond this a table of one column per member is unreadable, and the
+/// figure falls back to the fields touched.
+pub const MAX_LAYOUT_FIELDS: usize = 256;
+
+/// The name of a column of padding bytes.
+pub const PADDING: &str = "(padding)";
+
 /// One column of an array of structures: where it starts in the element,
-/// and its member path (`x`, `pos.y`).
+/// its member path (`x`, `pos.y`), its bytes and whether an access touched
+/// it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StructField {
     /// Byte offset within one element.
     pub offset: u64,
-    /// Member path below the element, without the array part.
+    /// Member path below the element, without the array part; [`PADDING`]
+    /// for bytes between (or after) members.
     pub name: String,
+    /// Bytes it spans; 0 when unknown (fields read from the accesses).
+    pub size: u64,
+    /// Whether an access of the region started in it.
+    pub touched: bool,
 }
 
-/// The accessed fields of variable `var`, ordered by offset, when it is a
+/// The layout of one element from the member path at each of its bytes
+/// (`None` where no member covers the byte): one field per run of bytes
+/// with the same path. `None` when no byte has a member, or there are
+/// more than [`MAX_LAYOUT_FIELDS`] members.
+pub(crate) fn layout_of(paths: &[Option<String>]) -> Option<Vec<LayoutField>> {
+    let mut out: Vec<LayoutField> = Vec::new();
+    for (off, p) in paths.iter().enumerate() {
+        let Some(name) = p else { continue };
+        match out.last_mut() {
+            Some(f) if f.name == *name && f.offset + f.size == off as u64 => f.size += 1,
+            _ => out.push(LayoutField {
+                offset: off as u64,
+                size: 1,
+                name: name.clone(),
+            }),
+        }
+    }
+    (!out.is_empty() && out.len() <= MAX_LAYOUT_FIELDS).then_some(out)
+}
+
+/// The member path of an element path of variable `name`: `x` of
+/// `ps[3].x`, `pos.y` of `hp[0].pos.y`, `nbins` of `h.nbins`; `None` for
+/// the element itself (`ps[3]`, a byte of padding) or another variable.
+pub(crate) fn member_after<'e>(element: &'e str, name: &str) -> Option<&'e str> {
+    let mut rest = element.strip_prefix(name)?;
+    while rest.starts_with('[') {
+        rest = &rest[rest.find(']')? + 1..];
+    }
+    rest.strip_prefix('.').filter(|m| !m.is_empty())
+}
+
+/// The columns of a structure of `elem` bytes with layout `layout`: its
+/// members and runs of padding, in offset order, each touched when one of
+/// the `touched` offsets (within an element) falls in it.
+fn with_padding(layout: &[LayoutField], elem: u64, touched: &[u64]) -> Vec<StructField> {
+    let hit = |o: u64, n: u64| touched.iter().any(|&t| t >= o && t < o + n);
+    let mut out = Vec::new();
+    let mut at = 0u64;
+    let pad = |from: u64, to: u64, out: &mut Vec<StructField>| {
+        if to > from {
+            out.push(StructField {
+                offset: from,
+                name: PADDING.to_string(),
+                size: to - from,
+                touched: hit(from, to - from),
+            });
+        }
+    };
+    for f in layout.iter().filter(|f| f.offset + f.size <= elem) {
+        pad(at, f.offset, &mut out);
+        out.push(StructField {
+            offset: f.offset,
+            name: f.name.clone(),
+            size: f.size,
+            touched: hit(f.offset, f.size),
+        });
+        at = f.offset + f.size;
+    }
+    pad(at, elem, &mut out);
+    out
+}
+
+/// The fields no access touched, with their bytes, for the figure
+/// commands to say (`m (4 bytes at offset 20), (padding) (4 bytes at
+/// offset 28)`); `None` when every field was touched.
+pub fn untouched_text(fields: &[StructField]) -> Option<String> {
+    let list: Vec<String> = fields
+        .iter()
+        .filter(|f| !f.touched)
+        .map(|f| format!("{} ({} bytes at offset {})", f.name, f.size, f.offset))
+        .collect();
+    (!list.is_empty()).then(|| list.join(", "))
+}
+
+/// The columns of variable `v` (of `elem`-byte elements): its layout's
+/// when known, else the fields touched (`found`, by offset).
+fn columns(v: &Variable, elem: u64, found: Vec<(u64, String)>) -> Vec<StructField> {
+    let offsets: Vec<u64> = found.iter().map(|f| f.0).collect();
+    if !v.layout.is_empty() && !found.is_empty() {
+        return with_padding(&v.layout, elem, &offsets);
+    }
+    found
+        .into_iter()
+        .map(|(offset, name)| StructField {
+            offset,
+            name,
+            size: 0,
+            touched: true,
+        })
+        .collect()
+}
+
+/// The fields of variable `var`, ordered by offset, when it is a
 /// one-dimensional array of structures (a known element size, and member
-/// paths such as `ps[3].x` on its locations); empty otherwise.
+/// paths such as `ps[3].x` on its locations); empty otherwise. With the
+/// structure's layout known, every member and run of padding, each marked
+/// touched or not; else the fields accesses touched.
 ///
 /// Cost: one pass over the location table (one row per distinct address),
 /// O(distinct locations of all variables).
@@ -41,24 +158,26 @@ pub fn struct_fields(a: &Analysis, var: u32) -> PolarsResult<Vec<StructField>> {
         return Ok(vec![]);
     }
     let elem = v.elem_size as u64;
-    fields_by(a, var, v, &|offset, e| {
+    let found = fields_by(a, var, v, &|offset, e| {
         member_path(e).map(|name| (offset % elem, name.to_string()))
-    })
+    })?;
+    Ok(columns(v, elem, found))
 }
 
 /// Turns a location's byte offset in its block and element path into a
 /// field's offset and name, or passes it over.
 type PickField<'f> = dyn Fn(u64, &str) -> Option<(u64, String)> + 'f;
 
-/// The fields of `var` (`v`) from its locations: `pick` turns a location's
-/// byte offset in the block and element path into a field's offset and
-/// name, or passes it over; the first name met at an offset stays.
+/// The fields of `var` (`v`) from its locations, by offset: `pick` turns
+/// a location's byte offset in the block and element path into a field's
+/// offset and name, or passes it over; the first name met at an offset
+/// stays.
 fn fields_by(
     a: &Analysis,
     var: u32,
-    v: &crate::filter::model::Variable,
+    v: &Variable,
     pick: &PickField<'_>,
-) -> PolarsResult<Vec<StructField>> {
+) -> PolarsResult<Vec<(u64, String)>> {
     let loc = &a.locations;
     let vars = loc.column(lc::VAR)?.u32()?;
     let addrs = loc.column(lc::ADDR)?.u64()?;
@@ -75,13 +194,10 @@ fn fields_by(
             by_offset.entry(offset).or_insert(name);
         }
     }
-    Ok(by_offset
-        .into_iter()
-        .map(|(offset, name)| StructField { offset, name })
-        .collect())
+    Ok(by_offset.into_iter().collect())
 }
 
-/// The accessed fields of heap block `var` when it holds one structure
+/// The fields of heap block `var` (as [`struct_fields`]) when it holds one structure
 /// (its size is its element size and its locations are members such as
 /// `n.val`), ordered by offset; empty otherwise. The blocks of a list,
 /// drawn side by side, are drawn by these fields. Cost: as
@@ -96,11 +212,12 @@ pub fn single_struct_fields(a: &Analysis, var: u32) -> PolarsResult<Vec<StructFi
     if v.elem_size == 0 || u64::from(v.elem_size) != v.size {
         return Ok(vec![]);
     }
-    fields_by(a, var, v, &|offset, e| {
+    let found = fields_by(a, var, v, &|offset, e| {
         e.split_once('.')
             .filter(|(_, m)| !m.is_empty())
             .map(|(_, m)| (offset, m.to_string()))
-    })
+    })?;
+    Ok(columns(v, v.size, found))
 }
 
 /// The member path after the first array index: `x` of `ps[3].x`,
@@ -113,7 +230,47 @@ fn member_path(element: &str) -> Option<&str> {
 
 #[cfg(test)]
 mod tests {
-    use super::member_path;
+    use super::*;
+
+    #[test]
+    fn member_paths_follow_the_variable_and_its_indices() {
+        assert_eq!(member_after("ps[3].x", "ps"), Some("x"));
+        assert_eq!(member_after("hp[0].pos.y", "hp"), Some("pos.y"));
+        assert_eq!(member_after("m[1][2].v[3]", "m"), Some("v[3]"));
+        assert_eq!(member_after("h.nbins", "h"), Some("nbins"));
+        assert_eq!(member_after("ps[3]", "ps"), None);
+        assert_eq!(member_after("ps", "ps"), None);
+        assert_eq!(member_after("q[0].x", "ps"), None);
+    }
+
+    /// `struct { double x; int id; float m; char c; }`: 24 bytes, padding
+    /// after `c`; only `x` and `id` touched.
+    #[test]
+    fn a_layout_lists_every_member_and_its_padding() {
+        let mut paths = vec![None; 24];
+        for (name, from, n) in [("x", 0, 8), ("id", 8, 4), ("m", 12, 4), ("c", 16, 1)] {
+            for p in &mut paths[from..from + n] {
+                *p = Some(name.to_string());
+            }
+        }
+        let layout = layout_of(&paths).unwrap();
+        let cols = with_padding(&layout, 24, &[0, 8]);
+        let got: Vec<(u64, &str, u64, bool)> = cols
+            .iter()
+            .map(|f| (f.offset, f.name.as_str(), f.size, f.touched))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (0, "x", 8, true),
+                (8, "id", 4, true),
+                (12, "m", 4, false),
+                (16, "c", 1, false),
+                (17, PADDING, 7, false)
+            ]
+        );
+        assert_eq!(layout_of(&[None, None]), None);
+    }
 
     #[test]
     fn member_paths_follow_the_first_index() {

@@ -766,6 +766,9 @@ fn read_variables(dir: &Path) -> Result<Vec<Variable>, FilterError> {
                 .split(' ')
                 .filter_map(|t| t.parse().ok())
                 .collect(),
+            // Not saved: read back, an array of structures is drawn by the
+            // fields its accesses touched.
+            layout: vec![],
         })
         .collect())
 }

@@ -58,6 +58,25 @@ pub struct Variable {
     /// saved analyses, whose `base_name` already holds the qualification
     /// it led to).
     pub function: String,
+    /// Every member of one element of a structure type (an array of
+    /// structures, or a single structure), in offset order, as the
+    /// program's debug information lays it out: touched or not, so that a
+    /// figure can show the bytes a region never used. Bytes no member
+    /// covers are padding. Empty when unknown: not a structure, no debug
+    /// type, an element larger than 4096 bytes (`MAX_LAYOUT_BYTES` of the
+    /// fields module), or an analysis read back from files.
+    pub layout: Vec<LayoutField>,
+}
+
+/// One member of a structure's layout ([`Variable::layout`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LayoutField {
+    /// Byte offset within one element.
+    pub offset: u64,
+    /// Bytes it spans.
+    pub size: u64,
+    /// Member path below the element (`x`, `pos.y`, `v[2]`).
+    pub name: String,
 }
 
 impl Variable {
@@ -91,6 +110,7 @@ impl Variable {
             accessed: None,
             bytes: None,
             threads: vec![],
+            layout: vec![],
         }
     }
 }

@@ -23,7 +23,7 @@ pub enum DrawShape {
         elem: u64,
     },
     /// An array of `elem`-byte structures, one row per element and one
-    /// column per field the region touched.
+    /// column per field (see [`struct_fields`]).
     Fields {
         /// Bytes per element.
         elem: u64,

@@ -690,6 +690,12 @@ fn stacked_pattern(
             stack.stride,
             super::text::terminal_safe(&names.join(", "))
         );
+        if let Some(t) = filter::fields::untouched_text(&fields) {
+            println!(
+                "never touched by the region (blank columns): {}.",
+                super::text::terminal_safe(&t)
+            );
+        }
         layout_fields = fields.into_iter().map(|f| (f.offset, f.name)).collect();
         vis::ArrayLayout::Fields {
             elem_bytes: stack.stride,
@@ -731,6 +737,12 @@ fn struct_pattern(
         super::text::terminal_safe(name),
         super::text::terminal_safe(&names.join(", "))
     );
+    if let Some(t) = filter::fields::untouched_text(&fields) {
+        println!(
+            "never touched by the region (blank columns): {}.",
+            super::text::terminal_safe(&t)
+        );
+    }
     let cols: Vec<(u64, String)> = fields.into_iter().map(|f| (f.offset, f.name)).collect();
     let sel = filter::Selection::of(a, (0..a.vars.len()).map(|v| v == var as usize).collect())?;
     let src = annotate(st, a, sel, &mut opts)?;

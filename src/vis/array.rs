@@ -470,7 +470,7 @@ fn page_meta(r: &Request, name: &str, shape: &Shape, o: &FigureOptions) -> PageM
 }
 
 /// `a 12 x 12 array of 8-byte elements`, or `16 structures of 24 bytes,
-/// one column per field touched (x, y, id)`.
+/// one column per field (x, y, id, m)`.
 fn layout_text(shape: &Shape) -> String {
     if shape.fields.is_empty() {
         return format!(
@@ -481,7 +481,7 @@ fn layout_text(shape: &Shape) -> String {
     }
     let names: Vec<&str> = shape.fields.iter().map(|f| f.1.as_str()).collect();
     format!(
-        "{} structures of {} bytes, one column per field the region touched ({})",
+        "{} structures of {} bytes, one column per field ({})",
         shape.dims[0],
         shape.tb,
         names.join(", ")

@@ -15,7 +15,7 @@ use super::html::{write_page, PageFigure, PageMeta};
 use super::input::{for_items, gather, op_index, op_name, FrameBatches, Item};
 use super::input::{Lines, Variables, OP_NAMES};
 use super::traces::{count_sizes, customdata_fields, time_marker, CdField, OneOrMany};
-use super::traces::{draw_order, op_colour, symbol_3d, trace_sizes, PointMarker, Typed, RAW_SIZE};
+use super::traces::{draw_order, op_colour, symbol_3d, PointMarker, Typed, RAW_SIZE};
 use super::traces::{hover_with_mix, mix_column, mix_marker, mix_value, MIX_NOTE};
 use super::traces::{CdCol, CustomData, Ext};
 use super::{FigureOptions, FigureReport};
@@ -73,8 +73,10 @@ customdata_fields! {
         TimeMax,
         /// The variable's name.
         Variable,
-        AddrMin,
-        AddrMax,
+        /// Bytes from the group's lowest address (the point's own address
+        /// coordinate, which the hover reads from there) to its highest: a
+        /// byte or two a point where the address itself takes eight.
+        AddrSpan,
         OccMin,
         OccMax,
         Loads,
@@ -86,16 +88,18 @@ customdata_fields! {
     }
 }
 
-/// Hover of one aggregated group.
-fn hover_group() -> String {
+/// Hover of one aggregated group drawn with its lowest address on axis
+/// `addr_axis` (`y` in 2D, `z` in 3D): the address is not repeated in the
+/// customdata, which saves 12 bytes a point.
+fn hover_group(addr_axis: char) -> String {
     use GroupField::*;
+    let a0 = format!("%{{{addr_axis}:x}}");
     format!(
-        "<b>{count} accesses</b><br>order (time) {t0} to {t1}<br>address 0x{a0} to 0x{a1}<br>variable {var}<br>loads {ld}, stores {st}, modifies {md}<br>occurrence {o0} to {o1}<br>first: thread {tid}, source {src}<br>pattern {pat}",
+        "<b>{count} accesses</b><br>order (time) {t0} to {t1}<br>lowest address 0x{a0}, highest {a1} bytes above<br>variable {var}<br>loads {ld}, stores {st}, modifies {md}<br>occurrence {o0} to {o1}<br>first: thread {tid}, source {src}<br>pattern {pat}",
         count = Count.at(),
         t0 = TimeMin.at(),
         t1 = TimeMax.at(),
-        a0 = AddrMin.hex(),
-        a1 = AddrMax.hex(),
+        a1 = AddrSpan.at(),
         var = Variable.at(),
         ld = Loads.at(),
         st = Stores.at(),
@@ -168,7 +172,9 @@ pub fn complete_memory_access_pattern(
 ///
 /// Above the 3D view's budget ([`FigureOptions::budget_3d`]) both
 /// scatters show exact (variable, address bin, occurrence or time bin)
-/// groups, within their budgets, whose marker size grows with their count.
+/// groups, within their budgets: in 3D their marker size grows with their
+/// count; in 2D each trace's points share one size, from the mean count of
+/// its groups (see [`group_size_2d`]), and the hover gives the count.
 ///
 /// Cost: within the budget, one pass that keeps the n accesses to draw
 /// them. Above it, the aggregation's one pass (see [`aggregate`]), after
@@ -196,7 +202,8 @@ pub fn complete_pattern_of(
     }
     // Within the 3D view's budget (the smaller) every access is drawn: keep
     // them; above it, only the spans are needed before aggregating.
-    let exact = if n <= o.budget_3d() as u64 {
+    let budgets = (o.budget_3d(), o.point_budget);
+    let exact = if n <= budgets.0 as u64 {
         Some(gather(src)?)
     } else {
         None
@@ -224,7 +231,6 @@ pub fn complete_pattern_of(
             exact_figures(items, &v, &rank_of, &labels, t_lo, t_hi)
         }
         None => {
-            let budgets = (o.budget_3d(), o.point_budget);
             let (b3, b2) = aggregate_both(src, &rank_of, &labels, &sum, budgets)?;
             report.points = b3.groups.len().max(b2.groups.len());
             title = format!(
@@ -233,7 +239,7 @@ pub fn complete_pattern_of(
                 b2.groups.len()
             );
             report.aggregated = Some(format!(
-                "{n} accesses exceed the point budget ({} points in 3D, {} in 2D): each point is the exact group of accesses to one address bin of a variable (3D: at most {} bins per variable, occurrence bins {} wide; 2D: at most {} bins per variable, time bins {} accesses wide); marker size and hover give the count.",
+                "{n} accesses exceed the point budget ({} points in 3D, {} in 2D): each point is the exact group of accesses to one address bin of a variable (3D: at most {} bins per variable, occurrence bins {} wide; 2D: at most {} bins per variable, time bins {} accesses wide); hover gives the count, and so does marker size in 3D (in 2D, one size per variable and operation, growing with the mean count of its points).",
                 budgets.0, budgets.1, b3.res, b3.time_width, b2.res, b2.time_width
             ));
             group_figures(&b3, &b2, &labels, t_lo, t_hi)
@@ -698,25 +704,34 @@ fn marker_2d(lab: &Labels, r: usize, c: usize, oi: usize) -> PointMarker {
 }
 
 /// The 2D view's marker of the groups `gs` of variable rank `r` and main
-/// operation `oi`, solid and of sizes `px`: coloured by their mix of
-/// classes with classes (the colour bar shown when `scale`), else in the
-/// variable's shade.
-fn group_marker_2d(
-    lab: &Labels,
-    gs: &[&Group],
-    r: usize,
-    oi: usize,
-    px: &[f64],
-    scale: bool,
-) -> PointMarker {
+/// operation `oi`, solid and of one size for all of them
+/// ([`group_size_2d`]): coloured by their mix of classes with classes
+/// (the colour bar shown when `scale`), else in the variable's shade.
+fn group_marker_2d(lab: &Labels, gs: &[&Group], r: usize, oi: usize, scale: bool) -> PointMarker {
+    let counts: Vec<u64> = gs.iter().map(|g| g.count).collect();
+    let size = OneOrMany::One(group_size_2d(&counts));
     match &lab.ann.classes {
         Some(ci) => {
             let values: Vec<f64> = gs.iter().map(|g| mix_value(&g.classes)).collect();
-            mix_marker(&values, &ci.labels, OneOrMany::many(px), scale)
+            mix_marker(&values, &ci.labels, size, scale)
         }
-        None => PointMarker::solid(op_colour(r, oi), OneOrMany::many(px)),
+        None => PointMarker::solid(op_colour(r, oi), size),
     }
     .symbol(symbol(oi))
+}
+
+/// The one marker size, in pixels, of a 2D trace of aggregated groups
+/// with these `counts`: a raw access's ([`RAW_SIZE`]) when the groups hold
+/// one access each, growing with the square root of their mean count (so
+/// that the trace covers about the area its raw points would) up to 15.
+/// One size for the whole trace, where a size per point (growing with its
+/// count) made plotly.js take about three times as long to draw the view
+/// without a GPU (docs/PERFORMANCE.md, 2026-11-26); the hover gives each
+/// point's count.
+fn group_size_2d(counts: &[u64]) -> f64 {
+    let total: u64 = counts.iter().sum();
+    let mean = total as f64 / counts.len().max(1) as f64;
+    (RAW_SIZE * mean.max(1.0).sqrt()).min(15.0).round()
 }
 
 /// A 3D scatter of markers, its data to be set by [`Ext`].
@@ -956,8 +971,7 @@ fn group_custom(gs: &[&Group], lab: &Labels) -> CustomData {
             gs.iter().map(|g| key_rank(g.space)).collect(),
             lab.names.clone(),
         ),
-        GroupField::AddrMin => u64s(&|g| g.coord_min),
-        GroupField::AddrMax => u64s(&|g| g.coord_max),
+        GroupField::AddrSpan => u64s(&|g| g.coord_max - g.coord_min),
         GroupField::OccMin => u64s(&|g| g.occ_min),
         GroupField::OccMax => u64s(&|g| g.occ_max),
         GroupField::Loads => u64s(&|g| g.ops[0]),
@@ -982,12 +996,14 @@ fn group_custom(gs: &[&Group], lab: &Labels) -> CustomData {
     cd
 }
 
-/// The hover of aggregated groups: with classes, followed by the class
-/// counts [`group_custom`] adds after the fields.
-fn hover_of_groups(lab: &Labels) -> String {
+/// The hover of aggregated groups drawn with their lowest address on
+/// axis `addr_axis`: with classes, followed by the class counts
+/// [`group_custom`] adds after the fields.
+fn hover_of_groups(lab: &Labels, addr_axis: char) -> String {
+    let base = hover_group(addr_axis);
     match lab.ann.classes {
-        Some(_) => hover_with_mix(&hover_group(), GroupField::ALL.len()),
-        None => hover_with_class(&hover_group(), None),
+        Some(_) => hover_with_mix(&base, GroupField::ALL.len()),
+        None => hover_with_class(&base, None),
     }
 }
 
@@ -996,7 +1012,7 @@ fn hover_of_groups(lab: &Labels) -> String {
 fn group_figure_3d(binned: &Binned, lab: &Labels, t_lo: u64, t_hi: u64) -> Plot {
     let gs: Vec<&Group> = binned.groups.iter().collect();
     let sizes = count_sizes(&gs.iter().map(|g| g.count).collect::<Vec<_>>());
-    let t3 = scatter_3d().hover_template(hover_of_groups(lab));
+    let t3 = scatter_3d().hover_template(hover_of_groups(lab, 'z'));
     let marker = match &lab.ann.classes {
         Some(ci) => {
             let px: Vec<f64> = sizes.iter().map(|s| s.round()).collect();
@@ -1057,17 +1073,12 @@ fn group_figures(
         }
         let (r, oi) = (b / 4, b % 4);
         let sub: Vec<&Group> = idx.iter().map(|&k| gs[k]).collect();
-        // Sizes relative to this variable's own groups, from the raw
-        // points' size up: a hot scalar's huge groups must not shrink an
-        // array's pattern to specks.
-        let sizes = trace_sizes(&sub.iter().map(|g| g.count).collect::<Vec<_>>());
         let t2 = scatter_2d()
             .y_axis(lab.axis(r))
             .name(format!("{} mostly {}", lab.names[r], OP_NAMES[oi]))
             .legend_group(lab.names[r].clone())
             .show_legend(true)
-            .hover_template(hover_of_groups(lab));
-        let px: Vec<f64> = sizes.iter().map(|s| s.round()).collect();
+            .hover_template(hover_of_groups(lab, 'y'));
         p2.add_trace(
             Ext::new(*t2)
                 .xy(
@@ -1075,7 +1086,7 @@ fn group_figures(
                     Typed::uints(&sub.iter().map(|g| g.coord_min).collect::<Vec<_>>()),
                 )
                 .custom(group_custom(&sub, lab))
-                .marker(group_marker_2d(lab, &sub, r, oi, &px, scale))
+                .marker(group_marker_2d(lab, &sub, r, oi, scale))
                 .boxed(),
         );
         // One colour bar for all traces: they share the scale.
@@ -1107,7 +1118,21 @@ mod tests {
     fn hovers_show_exactly_their_rows() {
         let row = |n: usize| (0..n).collect();
         assert_eq!(referenced(&hover_exact()), row(AccessField::ALL.len()));
-        assert_eq!(referenced(&hover_group()), row(GroupField::ALL.len()));
+        for axis in ['y', 'z'] {
+            assert_eq!(referenced(&hover_group(axis)), row(GroupField::ALL.len()));
+            assert!(hover_group(axis).contains(&format!("lowest address 0x%{{{axis}:x}},")));
+        }
+    }
+
+    /// A 2D trace's one marker size: a raw access's for groups of one,
+    /// growing with the square root of the mean count, at most 15 px.
+    #[test]
+    fn group_sizes_follow_the_mean_count() {
+        assert_eq!(group_size_2d(&[1, 1, 1]), RAW_SIZE);
+        assert_eq!(group_size_2d(&[4, 4]), 10.0);
+        assert_eq!(group_size_2d(&[1, 7]), 10.0);
+        assert_eq!(group_size_2d(&[1000]), 15.0);
+        assert_eq!(group_size_2d(&[]), RAW_SIZE);
     }
 
     /// Whole-number axes tick at a whole step, at most 8 steps from 0.

@@ -41,7 +41,8 @@
 //!
 //! Scale: a scatter never holds more than [`FigureOptions::point_budget`]
 //! points. Above that, accesses are binned exactly by (space bin, time bin);
-//! every bin keeps its count (marker size and hover), the page title says so
+//! every bin keeps its count (hover, and marker size; in the complete
+//! pattern's 2D view one size per trace, from its mean count), the page title says so
 //! and [`FigureReport::aggregated`] describes it. Heatmaps are aggregated by
 //! element already; grids with more cells than the budget are merged into
 //! square blocks of cells. Hover text uses `customdata` and `hovertemplate`,

@@ -1,5 +1,6 @@
 # Arrays of structures drawn one column per field: 2d_memory_access_pattern
-# with no shape names the columns after the fields the region touched.
+# with no shape names the columns after the structure's fields, touched or
+# not.
 source [file join [file dirname [info script]] support harness.tcl]
 
 set root [file normalize [file join [file dirname [info script]] .. ..]]
@@ -38,7 +39,7 @@ test ps-header {
 } index,address,variable,occurrence,row,col,field,operation,thread,time
 # By hand, per element i of 16: x stored then loaded (y = x * 2), y stored,
 # id stored; the second loop loads ps[i].id for i < 8. m is never touched,
-# so it has no column.
+# so it has no touch (its column stays blank).
 test ps-touches {
     touches visinfo/2d_memory_access_pattern_ps.csv
 } {{0 x load 16} {0 x store 16} {1 y store 16} {2 id load 8} {2 id store 16}}
@@ -51,15 +52,17 @@ test ps-address {
     }
     expr {$a5 - $a0}
 } 136
-# The heatmaps' columns are the field names, and the hover names the field.
+# The heatmaps' columns are the field names, m too, and the hover names
+# the field.
 test ps-heatmap-columns {
     set html [slurp figures/2d_memory_access_pattern_ps.html]
-    list [string match {*"x":\["x","y","id"\]*} $html] [string match {*ps\[%{y}\].%{x}*} $html]
+    list [string match {*"x":\["x","y","id","m"\]*} $html] [string match {*ps\[%{y}\].%{x}*} $html]
 } {1 1}
 test hp-figure {file tail [2d_memory_access_pattern hp save]} 2d_memory_access_pattern_hp.html
+# hp's x and y are never touched, but keep their columns 0 and 1.
 test hp-touches {
     touches visinfo/2d_memory_access_pattern_hp.csv
-} {{0 id store 8} {1 m store 8}}
+} {{2 id store 8} {3 m store 8}}
 # A shape given by hand still draws numbered columns.
 test ps-by-hand {
     file tail [2d_memory_access_pattern ps 4 24]
