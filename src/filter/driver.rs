@@ -251,7 +251,7 @@ fn number_instances(vars: &mut [Variable]) {
     ];
     for (scope, blocks) in order {
         let claims =
-            |v: &&mut Variable| v.scope == scope && blocks.map_or(true, |b| is_block(v) == b);
+            |v: &&mut Variable| v.scope == scope && blocks.is_none_or(|b| is_block(v) == b);
         for v in vars.iter_mut().filter(claims) {
             if taken.contains_key(&v.name) {
                 v.name = format!("{}@{}", v.name, v.scope.code());
