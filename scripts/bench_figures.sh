@@ -11,7 +11,9 @@
 # figure (the page sets data-rendered-traces), as a whole process, with the
 # flags of tests/vis_browser.rs (software WebGL, no GPU). The baseline is a
 # blank page loading the same plotly.min.js and drawing an empty figure,
-# timed in the same run, interleaved with the pages. Prints each page's size
+# timed in the same run, interleaved with the pages. The complete pattern is
+# timed twice: as opened (its 3D view waits for a click under software
+# WebGL) and as `complete#3d` (the 3D view drawn at load, as with a GPU). Prints each page's size
 # and the median open time of RUNS runs as a ratio to the blank page's.
 #
 # Needs: valgrind, cc, python3, chromium. MAPVIS=path/to/mapvis times that
@@ -62,19 +64,22 @@ text = open(os.path.join(work, "out.txt")).read()
 accesses = int(re.search(r"^ACCESSES (\d+)", text, re.M).group(1))
 pages = [("blank", os.path.join(work, "figures", "blank.html"))]
 pages += [(m.group(1), os.path.join(work, m.group(2))) for m in re.finditer(r"^PAGE (\S+) (.+)$", text, re.M)]
+# The complete pattern draws its 3D view on request under software WebGL;
+# with #3d it draws it at load, as it does where WebGL has a GPU.
+pages += [(name + "#3d", page) for name, page in pages if name == "complete"]
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--use-angle=swiftshader", "--enable-unsafe-swiftshader", "--virtual-time-budget=5000",
          "--dump-dom"]
 
-def open_time(page):
+def open_time(page, fragment=""):
     """Wall time of one Chromium process opening `page` until it dumps the
     DOM; fails unless plotly drew every figure."""
     with tempfile.TemporaryDirectory() as profile:
         out_path = os.path.join(profile, "dom.html")
         with open(out_path, "wb") as out:
             t0 = time.monotonic()
-            subprocess.run([chromium, *FLAGS, f"--user-data-dir={profile}", f"file://{page}"],
+            subprocess.run([chromium, *FLAGS, f"--user-data-dir={profile}", f"file://{page}{fragment}"],
                            stdout=out, stderr=subprocess.DEVNULL, timeout=600, check=True)
             t = time.monotonic() - t0
         dom = open(out_path, encoding="utf-8", errors="replace").read()
@@ -85,7 +90,7 @@ def open_time(page):
 times = {name: [] for name, _ in pages}
 for _ in range(runs):
     for name, page in pages:
-        times[name].append(open_time(page))
+        times[name].append(open_time(page, "#3d" if name.endswith("#3d") else ""))
 blank = statistics.median(times["blank"])
 print(f"figures of a {n} x {n} transpose of doubles ({accesses} accesses), default point budget, "
       f"headless Chromium (software WebGL), median of {runs}: blank plotly page {blank:.2f} s")

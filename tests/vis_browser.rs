@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use mapvis::filter::schema::OP_LOAD;
+use mapvis::filter::schema::{OP_LOAD, OP_MODIFY, OP_STORE};
 use mapvis::vis::{
     array_2d, array_3d, complete_memory_access_pattern, Array2d, Array3d, FigureReport,
 };
@@ -48,6 +48,11 @@ fn chromium_or_skip(what: &str) -> Option<PathBuf> {
 
 /// Runs Chromium with `extra` arguments on `page`, killing it after 90 s.
 fn run_chromium(bin: &Path, page: &Path, extra: &[String]) -> String {
+    run_chromium_at(bin, page, "", extra)
+}
+
+/// [`run_chromium`] on the page's address with `fragment` (`#3d`) appended.
+fn run_chromium_at(bin: &Path, page: &Path, fragment: &str, extra: &[String]) -> String {
     let profile = tempfile::tempdir().unwrap();
     let mut args: Vec<String> = [
         "--headless",
@@ -68,7 +73,7 @@ fn run_chromium(bin: &Path, page: &Path, extra: &[String]) -> String {
     .collect();
     args.push(format!("--user-data-dir={}", profile.path().display()));
     args.extend_from_slice(extra);
-    args.push(format!("file://{}", page.display()));
+    args.push(format!("file://{}{fragment}", page.display()));
     // stdout goes to a file: a pipe nobody reads would block a large DOM dump.
     let out_path = profile.path().join("stdout.html");
     let out_file = std::fs::File::create(&out_path).unwrap();
@@ -96,8 +101,14 @@ fn run_chromium(bin: &Path, page: &Path, extra: &[String]) -> String {
 /// Asserts the page rendered `traces` traces and gives a non-blank
 /// screenshot; returns the rendered DOM.
 fn check_page(bin: &Path, report: &FigureReport, traces: usize) -> String {
+    check_page_at(bin, report, "", traces)
+}
+
+/// [`check_page`] on the page's address with `fragment` appended: `#3d`
+/// draws the complete pattern's 3D view at load under software WebGL.
+fn check_page_at(bin: &Path, report: &FigureReport, fragment: &str, traces: usize) -> String {
     let page = report.html.canonicalize().unwrap();
-    let dom = run_chromium(bin, &page, &["--dump-dom".to_string()]);
+    let dom = run_chromium_at(bin, &page, fragment, &["--dump-dom".to_string()]);
     assert!(
         !dom.contains("data-render-error=\""),
         "plotly failed on {page:?}: {}",
@@ -120,9 +131,10 @@ fn check_page(bin: &Path, report: &FigureReport, traces: usize) -> String {
     assert!(dom.contains(&want), "{page:?}: expected {want}");
 
     let png = page.with_extension("png");
-    run_chromium(
+    run_chromium_at(
         bin,
         &page,
+        fragment,
         &[
             format!("--screenshot={}", png.display()),
             "--window-size=1200,900".to_string(),
@@ -199,7 +211,16 @@ fn every_figure_kind_renders_offline_in_chromium() {
     let acc = acc_df(&rows);
     let vars = vars_df(&[("arr", BASE, 80), ("v", 0x9000, 80)]);
     let r = complete_memory_access_pattern(&acc, &vars, &lines, &o).unwrap();
-    let dom = check_page(&bin, &r, 1 + 2);
+    // Under software WebGL the 3D view waits for a click: the 2D view's
+    // two traces are drawn, the 3D one is offered.
+    let dom = check_page(&bin, &r, 2);
+    assert!(
+        dom.contains("data-deferred-figures=\"1\"") && dom.contains("Draw this view"),
+        "the 3D view is offered, not drawn"
+    );
+    // With #3d it is drawn at load, as where WebGL has a GPU.
+    let dom = check_page_at(&bin, &r, "#3d", 1 + 2);
+    assert!(dom.contains("data-deferred-figures=\"0\""));
     // Both the 3D scene's and the 2D figure's address axes get round hex
     // ticks spanning the two variables.
     let ticks = address_ticks(&dom);
@@ -246,7 +267,7 @@ fn every_figure_kind_renders_offline_in_chromium() {
     assert!(r.aggregated.is_some());
     let figs = figures(&r.html);
     let traces = 1 + figs[1]["data"].as_array().unwrap().len();
-    check_page(&bin, &r, traces);
+    check_page_at(&bin, &r, "#3d", traces);
 
     // Coloured by class, exact and aggregated: one trace per class.
     let mut acc_c = acc.clone();
@@ -267,7 +288,7 @@ fn every_figure_kind_renders_offline_in_chromium() {
             .iter()
             .map(|f| f["data"].as_array().unwrap().len())
             .sum();
-        check_page(&bin, &r, traces);
+        check_page_at(&bin, &r, "#3d", traces);
     }
     oc.point_budget = 200_000;
     // Scatter (2 classes) + 4 heatmaps + 2 replays.
@@ -555,4 +576,106 @@ fn write_sample_pages() {
     println!("{} {:?}", r.html.display(), r.aggregated);
     let r = complete_memory_access_pattern(&acc, &vars, &lines_df(), &o).unwrap();
     println!("{} {:?}", r.html.display(), r.aggregated);
+}
+
+/// Hovering a point in Chromium shows that point's own fields: the page
+/// hands plotly its hover data as columns that give a point's row only
+/// when plotly reads it, so this checks, through plotly's own hover, that
+/// each trace's first point reads its own row. The rows are worked out
+/// from the three accesses below (time, operation, address, occurrence,
+/// thread, variable), one point per 2D trace.
+#[test]
+fn hover_in_the_browser_shows_each_points_own_fields() {
+    let Some(bin) = chromium_or_skip("hover text was not checked") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let o = options(dir.path());
+    let acc = acc_df(&[
+        (0, OP_STORE, 0x1000, 4, 1, 1, 1, 1),
+        (1, OP_LOAD, 0x2000, 8, 1, 0, 1, 2),
+        (2, OP_MODIFY, 0x1000, 4, 2, 1, 2, 1),
+    ]);
+    let vars = vars_df(&[("b", 0x2000, 8), ("a", 0x1000, 16)]);
+    let r = complete_memory_access_pattern(&acc, &vars, &lines_df(), &o).unwrap();
+    // A copy of the page with a probe after the page's own script: once the
+    // page has drawn, hover point 0 of each trace of the 2D view (fig1) and
+    // record the hover label's text (a WebGL scatter hovers by position,
+    // not by point number).
+    let probe = r#"<script>
+(function () {
+  function go() {
+    if (!document.body.hasAttribute('data-rendered-traces')) { return setTimeout(go, 50); }
+    var div = document.getElementById('fig1'), out = [], k = 0;
+    function next() {
+      if (k >= div.data.length) {
+        document.body.setAttribute('data-hover', JSON.stringify(out));
+        return;
+      }
+      var t = div._fullData[k];
+      Plotly.Fx.hover(div, { xval: t.x[0], yval: t.y[0] }, t.xaxis + t.yaxis);
+      setTimeout(function () {
+        var t = Array.prototype.map.call(div.querySelectorAll('.hoverlayer .hovertext'),
+          function (e) { return e.textContent; });
+        out.push(div.data[k].name + ': ' + t.join(' '));
+        k++;
+        next();
+      }, 50);
+    }
+    next();
+  }
+  go();
+})();
+</script>
+</body>"#;
+    let html = std::fs::read_to_string(&r.html).unwrap();
+    let page = r.html.with_file_name("hover_probe.html");
+    std::fs::write(&page, html.replacen("</body>", probe, 1)).unwrap();
+    let dom = run_chromium(&bin, &page.canonicalize().unwrap(), &["--dump-dom".into()]);
+    let json = dom
+        .split("data-hover=\"")
+        .nth(1)
+        .and_then(|s| s.split('"').next())
+        .unwrap_or_else(|| panic!("no hover recorded: {}", &dom[..dom.len().min(600)]))
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&");
+    let mut got: Vec<String> = serde_json::from_str(&json).unwrap();
+    got.sort();
+    let want = [
+        (
+            "a store",
+            "order (time) 0",
+            "address 0x1000",
+            "operation store",
+            "thread 1",
+            "occurrence 1",
+        ),
+        (
+            "a modify",
+            "order (time) 2",
+            "address 0x1000",
+            "operation modify",
+            "thread 2",
+            "occurrence 2",
+        ),
+        (
+            "b load",
+            "order (time) 1",
+            "address 0x2000",
+            "operation load",
+            "thread 1",
+            "occurrence 1",
+        ),
+    ];
+    assert_eq!(got.len(), want.len(), "{got:?}");
+    for (trace, t, a, op, tid, occ) in want {
+        let var = &trace[..1];
+        let line = got
+            .iter()
+            .find(|g| g.contains(op))
+            .unwrap_or_else(|| panic!("no hover for {trace}: {got:?}"));
+        for part in [t, a, op, tid, occ, &format!("variable {var}")] {
+            assert!(line.contains(part), "{trace}: {part:?} not in {line:?}");
+        }
+    }
 }

@@ -73,16 +73,20 @@ fn plot_json(plot: &Plot, figure: &str) -> Result<Vec<u8>, VisError> {
 
 /// Renders every figure of a page. Data arrays come as plotly.js typed
 /// arrays, which plotly decodes itself; `customdata` comes by column
-/// ([`super::traces::CustomData`]) and is expanded here into plotly's rows
-/// (one small array per point). Address axes (those with tick format
+/// ([`super::traces::CustomData`]) and is handed to plotly as an array-like
+/// proxy that builds a point's row when plotly reads it (hover, selection),
+/// so that no per-point row is built before drawing. A figure marked
+/// `data-on-demand` (the complete pattern's 3D view) is drawn at load only
+/// where WebGL has a graphics processor or the address ends in `#3d`;
+/// elsewhere a button in its place draws it. Address axes (those with tick format
 /// `x`) get ticks at power-of-two steps (about 8 on a 2D axis, 3 to 6 on a 3D
 /// scene's, where long hex labels would overlap), so that their hex labels are round
 /// (`0x4a39000`, `0x4a39400`) rather than plotly's decimal steps printed in
 /// hex; they are set from the data's range before drawing (setting them
 /// after would draw every trace again) and recomputed whenever the user
 /// zooms or pans. The body
-/// records what was drawn (`data-rendered-traces`, `data-address-ticks`)
-/// for tests that load the page in a browser.
+/// records what was drawn (`data-rendered-traces`, `data-address-ticks`,
+/// `data-deferred-figures`) for tests that load the page in a browser.
 const RENDER_JS: &str = r#"
 (function () {
   function hexTicks(range, target) {
@@ -179,7 +183,10 @@ const RENDER_JS: &str = r#"
     return new DTYPES[spec.dtype](bytes.buffer);
   }
   // customdata stored by column ({columns: [typed array | {codes, names}]})
-  // into plotly's rows, one per point.
+  // becomes plotly's rows, one per point, built only when plotly reads a
+  // point's row (on hover or selection): an array-like proxy over the
+  // columns. Expanding every row before drawing cost seconds on pages of
+  // 200 000 points.
   function expandCustom(trace) {
     var cd = trace.customdata;
     if (!cd || !cd.columns) { return; }
@@ -187,20 +194,44 @@ const RENDER_JS: &str = r#"
       return c.names ? { codes: typed(c.codes), names: c.names } : { values: typed(c) };
     });
     var n = cols.length ? (cols[0].codes || cols[0].values).length : 0, k = cols.length;
-    var rows = new Array(n);
-    for (var i = 0; i < n; i++) {
-      var row = new Array(k);
+    function row(i) {
+      var r = new Array(k);
       for (var j = 0; j < k; j++) {
         var c = cols[j];
-        row[j] = c.names ? c.names[c.codes[i]] : c.values[i];
+        r[j] = c.names ? c.names[c.codes[i]] : c.values[i];
       }
-      rows[i] = row;
+      return r;
     }
-    trace.customdata = rows;
+    trace.customdata = new Proxy(new Array(n), {
+      get: function (target, prop, receiver) {
+        if (typeof prop === 'string' && prop.length && prop.charCodeAt(0) >= 48 &&
+            prop.charCodeAt(0) <= 57) {
+          var i = Number(prop);
+          if (i >= 0 && i < n && i === Math.floor(i)) { return row(i); }
+        }
+        return Reflect.get(target, prop, receiver);
+      }
+    });
   }
-  var ids = Array.prototype.map.call(document.querySelectorAll('div.mapvis-fig'), function (d) { return d.id; });
-  var ticks = [];
-  Promise.all(ids.map(function (id) {
+  // Whether this browser draws WebGL without a graphics processor
+  // (SwiftShader, llvmpipe) or not at all: a 3D scene of thousands of
+  // points then takes seconds and blocks the page while it draws.
+  function softwareGL() {
+    try {
+      var c = document.createElement('canvas');
+      var gl = c.getContext('webgl') || c.getContext('experimental-webgl');
+      if (!gl) { return true; }
+      var info = gl.getExtension('WEBGL_debug_renderer_info');
+      var r = String(gl.getParameter(info ? info.UNMASKED_RENDERER_WEBGL : gl.RENDERER));
+      var lose = gl.getExtension('WEBGL_lose_context');
+      if (lose) { lose.loseContext(); }
+      return /swiftshader|llvmpipe|softpipe|software|basic render/i.test(r);
+    } catch (e) {
+      return true;
+    }
+  }
+  var ticks = [], rendered = 0, soft = null;
+  function draw(id) {
     var fig = JSON.parse(document.getElementById(id + '-json').textContent);
     fig.data.forEach(expandCustom);
     (fig.frames || []).forEach(function (f) { (f.data || []).forEach(expandCustom); });
@@ -211,16 +242,59 @@ const RENDER_JS: &str = r#"
     }).then(function () {
       ticks = ticks.concat(found);
       followZoom(div);
+      rendered += div.data.length;
       return div.data.length;
     });
-  })).then(function (counts) {
-    var total = counts.reduce(function (a, b) { return a + b; }, 0);
-    document.body.setAttribute('data-rendered-traces', String(total));
-    document.body.setAttribute('data-rendered-figures', String(counts.length));
+  }
+  function markDrawn() {
+    document.body.setAttribute('data-rendered-traces', String(rendered));
     document.body.setAttribute('data-address-ticks', JSON.stringify(ticks));
-  }).catch(function (err) {
+  }
+  function failed(err) {
     document.body.setAttribute('data-render-error', String(err));
-  });
+  }
+  // A figure marked data-on-demand (the complete pattern's 3D view) is
+  // drawn at load only where WebGL has a graphics processor, or when the
+  // page's address ends in #3d; elsewhere a button draws it.
+  function deferred(id) {
+    var div = document.getElementById(id);
+    if (!div.hasAttribute('data-on-demand') || /(^#|&)3d(&|$)/.test(location.hash)) {
+      return false;
+    }
+    if (soft === null) { soft = softwareGL(); }
+    return soft;
+  }
+  function offer(id) {
+    var div = document.getElementById(id);
+    var box = document.createElement('div');
+    box.className = 'mapvis-deferred';
+    var p = document.createElement('p');
+    p.className = 'note';
+    p.textContent = 'This browser draws WebGL without a graphics processor, so this view ' +
+      'would take several seconds to draw and would hold the page meanwhile. It is drawn ' +
+      'on request (or at once when the page is opened with #3d at the end of its address).';
+    var b = document.createElement('button');
+    b.textContent = 'Draw this view';
+    b.onclick = function () {
+      b.disabled = true;
+      b.textContent = 'Drawing\u2026';
+      setTimeout(function () {
+        div.removeChild(box);
+        draw(id).then(markDrawn, failed);
+      }, 20);
+    };
+    box.appendChild(p);
+    box.appendChild(b);
+    div.appendChild(box);
+  }
+  var ids = Array.prototype.map.call(document.querySelectorAll('div.mapvis-fig'), function (d) { return d.id; });
+  var later = ids.filter(deferred);
+  later.forEach(offer);
+  Promise.all(ids.filter(function (id) { return later.indexOf(id) < 0; }).map(draw)).then(function (counts) {
+    markDrawn();
+    document.body.setAttribute('data-rendered-figures', String(counts.length));
+    document.body.setAttribute('data-deferred-figures', String(later.length));
+  }).catch(failed);
 })();
 "#;
 
@@ -255,6 +329,45 @@ pub(crate) fn write_page_with_links(
     figures: &[PageFigure],
     meta: &PageMeta,
 ) -> Result<PathBuf, VisError> {
+    let page = Page {
+        title,
+        intro,
+        links,
+        figures,
+        meta,
+        on_demand: None,
+    };
+    write_page_of(dir, file_name, &page)
+}
+
+/// What a page shows, for [`write_page_of`].
+pub(crate) struct Page<'a> {
+    /// The page's title and first heading.
+    pub(crate) title: &'a str,
+    /// Paragraphs under the title.
+    pub(crate) intro: &'a [String],
+    /// Lines of links after the intro.
+    pub(crate) links: &'a LinkLines,
+    /// The figures, in page order.
+    pub(crate) figures: &'a [PageFigure],
+    /// What the index page reads back.
+    pub(crate) meta: &'a PageMeta,
+    /// The figure drawn on request where WebGL has no graphics processor
+    /// (a 3D view that would hold the page for seconds), by position.
+    pub(crate) on_demand: Option<usize>,
+}
+
+/// Writes `page` to `dir/file_name`, ensuring the shared plotly.js copy
+/// exists in `dir`, and updates the folder's index page.
+pub(crate) fn write_page_of(dir: &Path, file_name: &str, page: &Page) -> Result<PathBuf, VisError> {
+    let Page {
+        title,
+        intro,
+        links,
+        figures,
+        meta,
+        on_demand,
+    } = *page;
     ensure_plotly_js(dir)?;
     let path = dir.join(file_name);
     let mut html: Vec<u8> = Vec::new();
@@ -271,7 +384,9 @@ pub(crate) fn write_page_with_links(
              <script src=\"{PLOTLY_JS_NAME}\"></script>\n<style>\n\
              body {{ font-family: sans-serif; margin: 0 1.5em 2em 1.5em; }}\n\
              .mapvis-fig {{ width: 100%; }}\n p.note {{ color: #444; max-width: 70em; }}\n\
-             p.partial {{ color: #b00; font-weight: bold; max-width: 70em; }}\n</style>\n\
+             p.partial {{ color: #b00; font-weight: bold; max-width: 70em; }}\n\
+             .mapvis-deferred {{ border: 1px dashed #999; padding: 1em; margin-top: 2em; max-width: 60em; }}\n\
+             .mapvis-deferred button {{ font-size: 1.1em; padding: 0.4em 1em; }}\n</style>\n\
              </head>\n<body>\n<h1>{t}</h1>\n",
             meta.tags()
         )
@@ -311,9 +426,14 @@ pub(crate) fn write_page_with_links(
     }
     for (k, f) in figures.iter().enumerate() {
         let id = format!("fig{k}");
+        let demand = if on_demand == Some(k) {
+            " data-on-demand=\"1\""
+        } else {
+            ""
+        };
         html.extend_from_slice(
             format!(
-                "<h2>{}</h2>\n<p class=\"note\">{}</p>\n<div id=\"{id}\" class=\"mapvis-fig\" style=\"height:{}px\"></div>\n\
+                "<h2>{}</h2>\n<p class=\"note\">{}</p>\n<div id=\"{id}\" class=\"mapvis-fig\"{demand} style=\"height:{}px\"></div>\n\
                  <script type=\"application/json\" id=\"{id}-json\">",
                 escape_html(&f.heading),
                 escape_html(&f.note),
