@@ -7,6 +7,7 @@ mod common;
 use std::collections::BTreeSet;
 
 use mapvis::filter::hpcmp::export_hpcmp;
+use mapvis::trace::program::ProgramNamer;
 use mapvis::trace::run::{find_valgrind, run_trace};
 use mapvis::trace::sync::{self, Scope};
 use serde_json::{Map, Value};
@@ -22,7 +23,7 @@ fn exported(args: &[&str]) -> (tempfile::TempDir, Vec<Value>) {
     let trace = dir.path().join("h.mvt");
     let req = sync::request(
         find_valgrind(None).expect("valgrind on PATH"),
-        exe,
+        exe.clone(),
         args.iter().map(|s| s.to_string()).collect(),
         trace.clone(),
         Scope::Whole,
@@ -30,7 +31,8 @@ fn exported(args: &[&str]) -> (tempfile::TempDir, Vec<Value>) {
     let outcome = run_trace(&req).expect("trace");
     assert_eq!(outcome.exit_code, Some(0));
     let out = dir.path().join("h.json");
-    export_hpcmp(&trace, &out).expect("export");
+    let mut namer = ProgramNamer::new(Some(&exe), &[]);
+    export_hpcmp(&trace, &out, &mut namer).expect("export");
     let json: Value =
         serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).expect("the export is JSON");
     let events = json.as_array().expect("a list of MpEvent").clone();
@@ -292,4 +294,81 @@ fn whole_scope_ignores_the_pins() {
     assert!(evs[last_free..]
         .iter()
         .any(|e| matches!(e, Event::Access(_))));
+}
+
+/// Every kind of sync object, counted exactly (tests/c/hpcmp_prims.c's
+/// comment works the counts out from the source): the JSON holds the
+/// program's five objects and nothing else (the loader's own lock, taken
+/// inside pthread_create, is left out and said so), each object's
+/// acquires, releases and threads are the program's, the two mutexes set
+/// up with PTHREAD_MUTEX_INITIALIZER get a NewSync at their first use,
+/// and the summary names every object by its variable.
+#[test]
+fn every_kind_of_sync_object_is_counted_exactly_and_named() {
+    let (dir, exe) = common::compile("tests/c/hpcmp_prims.c", &["-pthread"]);
+    let trace = dir.path().join("p.mvt");
+    let req = sync::request(
+        find_valgrind(None).expect("valgrind on PATH"),
+        exe.clone(),
+        vec![],
+        trace.clone(),
+        Scope::Whole,
+    );
+    assert_eq!(run_trace(&req).expect("trace").exit_code, Some(0));
+    let out = dir.path().join("p.json");
+    let mut namer = ProgramNamer::new(Some(&exe), &[]);
+    let summary = export_hpcmp(&trace, &out, &mut namer).expect("export");
+    let json: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let events = json.as_array().unwrap();
+    events.iter().for_each(check_event);
+    // Per object: prim (from its NewSync), acquires, releases, threads.
+    let mut objs: std::collections::BTreeMap<u64, (String, u64, u64, BTreeSet<u64>, u64)> =
+        Default::default();
+    for e in events {
+        let tid = e["thid"].as_u64().unwrap();
+        if let Some(n) = e["life"].get("newsync") {
+            let o = objs.entry(n["addr"].as_u64().unwrap()).or_default();
+            o.0 = n["prim"].as_str().unwrap().to_string();
+            o.4 += 1;
+        }
+        for (k, i) in [("acq", 1), ("rel", 2)] {
+            if let Some(a) = e["sync"].get(k) {
+                let o = objs.entry(a.as_u64().unwrap()).or_default();
+                if i == 1 {
+                    o.1 += 1
+                } else {
+                    o.2 += 1
+                }
+                o.3.insert(tid);
+            }
+        }
+    }
+    let mut got: Vec<(String, u64, u64, usize, u64)> = objs
+        .values()
+        .map(|(p, a, r, t, n)| (p.clone(), *a, *r, t.len(), *n))
+        .collect();
+    got.sort();
+    // (prim, acquires, releases, threads, NewSync events)
+    let want = vec![
+        ("cond".to_string(), 1, 1, 2, 1),
+        ("mutex".to_string(), 3, 3, 2, 1),
+        ("mutex".to_string(), 8, 8, 2, 1),
+        ("rwlock".to_string(), 8, 8, 2, 1),
+        ("sem".to_string(), 2, 2, 3, 1),
+    ];
+    assert_eq!(got, want, "{summary}");
+    for line in [
+        "lock (mutex, 0x",
+        "): 8 acquires, 8 releases, by 2 threads",
+        "rw (rwlock, 0x",
+        "done (sem, 0x",
+        "): 2 acquires, 2 releases, by 3 threads",
+        "cm (mutex, 0x",
+        "): 3 acquires, 3 releases, by 2 threads",
+        "cv (cond, 0x",
+        "2 sync object(s) were first used without an init call",
+        "of the system's libraries",
+    ] {
+        assert!(summary.contains(line), "{line:?} not in:\n{summary}");
+    }
 }

@@ -1,5 +1,12 @@
 //! HPCMP's JSON: per-thread, per-block read and write bytes between
-//! synchronisation events, with the blocks' and mutexes' lives.
+//! synchronisation events, with the lives of the blocks and of the sync
+//! objects (mutexes, rwlocks, condition variables, semaphores).
+//!
+//! The JSON holds the program's own sync objects: those inside a system
+//! library's mapping (the loader's lock, taken inside `pthread_create`) are
+//! left out and counted in a note. An object first used without an init
+//! call (`PTHREAD_MUTEX_INITIALIZER`) gets its NewSync at that use. The
+//! summary lists the program's objects named as accesses are named.
 //!
 //! The format is HPCMP's (a Valgrind tool for plan-based scheduling of HPC
 //! programs): a JSON array of events, each `{"thid", "icnt", "id"}` plus
@@ -16,7 +23,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 use std::path::Path;
 
-use crate::trace::format::{Event, SyncKind};
+use crate::trace::format::{Event, SyncKind, SyncPrim};
+use crate::trace::naming::Namer;
 use crate::trace::reader::TraceReader;
 
 use super::export::{create, summary, walk, werr, Step};
@@ -26,6 +34,9 @@ use super::FilterError;
 struct Live {
     end: u64,
     size: u64,
+    /// Where it was allocated (return addresses), to name a sync object
+    /// that lives in it.
+    stack: Vec<u64>,
     /// Allocation number, unique for the run: a thread's usage is kept per
     /// allocation, so a block freed and another allocated at the same
     /// address are never merged.
@@ -60,6 +71,27 @@ struct Hpcmp<W: Write> {
     /// The instruction count the tool wrote just before a heap event.
     icount: Option<(u32, u64)>,
     counts: Counts,
+    /// Files mapped from the system's libraries: (start, end, file name).
+    /// A sync object inside one is the library's own (the loader's lock,
+    /// taken inside `pthread_create` and at thread exit).
+    system: Vec<(u64, u64, String)>,
+    /// The program's sync objects, by address.
+    objects: BTreeMap<u64, SyncObj>,
+    /// The libraries' own sync objects left out: address, library, events.
+    internal: BTreeMap<u64, (String, u64)>,
+}
+
+/// One of the program's sync objects, for the summary.
+struct SyncObj {
+    prim: SyncPrim,
+    /// An init call (or the NewSync written at its first use) was seen.
+    live: bool,
+    acquires: u64,
+    releases: u64,
+    /// Threads that acquired or released it.
+    threads: std::collections::BTreeSet<u32>,
+    /// The allocation stack of the heap block holding it, if any.
+    heap_stack: Option<Vec<u64>>,
 }
 
 /// What was written, for the summary.
@@ -69,6 +101,8 @@ struct Counts {
     life: u64,
     final_exits: u64,
     outside: u64,
+    /// Objects first used without an init call (a static initializer).
+    static_init: u64,
 }
 
 fn usage_json(u: &Usage) -> String {
@@ -157,6 +191,7 @@ impl<W: Write> Hpcmp<W> {
         icount: Option<u64>,
         addr: u64,
         size: u64,
+        stack: &[u64],
     ) -> std::io::Result<()> {
         self.next_handle += 1;
         self.blocks.insert(
@@ -164,6 +199,7 @@ impl<W: Write> Hpcmp<W> {
             Live {
                 end: addr + size.max(1),
                 size,
+                stack: stack.to_vec(),
                 handle: self.next_handle,
             },
         );
@@ -201,7 +237,22 @@ impl<W: Write> Hpcmp<W> {
         )
     }
 
-    fn on_sync(&mut self, kind: SyncKind, tid: u32, icount: u64, obj: u64) -> std::io::Result<()> {
+    /// The system library whose mapping holds `addr`, if any.
+    fn library_at(&self, addr: u64) -> Option<&str> {
+        self.system
+            .iter()
+            .find(|(lo, hi, _)| (*lo..*hi).contains(&addr))
+            .map(|(_, _, f)| f.as_str())
+    }
+
+    fn on_sync(
+        &mut self,
+        kind: SyncKind,
+        prim: SyncPrim,
+        tid: u32,
+        icount: u64,
+        obj: u64,
+    ) -> std::io::Result<()> {
         let ic = Some(icount);
         match kind {
             SyncKind::Fork => self.sync(tid, ic, &format!("\"fork\":{obj}")),
@@ -212,22 +263,80 @@ impl<W: Write> Hpcmp<W> {
                 self.threads.remove(&tid);
                 Ok(())
             }
-            SyncKind::Acquire => self.sync(tid, ic, &format!("\"acq\":{obj}")),
-            SyncKind::Release => self.sync(tid, ic, &format!("\"rel\":{obj}")),
-            SyncKind::NewSync | SyncKind::DelSync => {
-                let key = if kind == SyncKind::NewSync {
-                    "newsync"
-                } else {
-                    "delsync"
-                };
-                self.counts.life += 1;
-                self.event(
-                    tid,
-                    ic,
-                    &format!("\"life\":{{\"{key}\":{{\"prim\":\"mutex\",\"addr\":{obj}}}}}"),
-                )
+            _ => {
+                if let Some(lib) = self.library_at(obj).map(str::to_string) {
+                    self.internal.entry(obj).or_insert((lib, 0)).1 += 1;
+                    return Ok(());
+                }
+                self.object_op(kind, prim, tid, ic, obj)
             }
         }
+    }
+
+    /// An operation on one of the program's sync objects: its NewSync is
+    /// written at its first use when no init call made one (a mutex set up
+    /// with `PTHREAD_MUTEX_INITIALIZER`).
+    fn object_op(
+        &mut self,
+        kind: SyncKind,
+        prim: SyncPrim,
+        tid: u32,
+        ic: Option<u64>,
+        obj: u64,
+    ) -> std::io::Result<()> {
+        let heap_stack = self
+            .blocks
+            .range(..=obj)
+            .next_back()
+            .filter(|(_, b)| obj < b.end)
+            .map(|(_, b)| b.stack.clone());
+        let o = self.objects.entry(obj).or_insert_with(|| SyncObj {
+            prim,
+            live: false,
+            acquires: 0,
+            releases: 0,
+            threads: Default::default(),
+            heap_stack,
+        });
+        o.prim = prim;
+        let first_use = !o.live && matches!(kind, SyncKind::Acquire | SyncKind::Release);
+        o.live = kind != SyncKind::DelSync;
+        match kind {
+            SyncKind::Acquire => o.acquires += 1,
+            SyncKind::Release => o.releases += 1,
+            _ => {}
+        }
+        if matches!(kind, SyncKind::Acquire | SyncKind::Release) {
+            o.threads.insert(tid);
+        }
+        if first_use {
+            self.counts.static_init += 1;
+            self.life_sync("newsync", prim, tid, ic, obj)?;
+        }
+        match kind {
+            SyncKind::Acquire => self.sync(tid, ic, &format!("\"acq\":{obj}")),
+            SyncKind::Release => self.sync(tid, ic, &format!("\"rel\":{obj}")),
+            SyncKind::NewSync => self.life_sync("newsync", prim, tid, ic, obj),
+            _ => self.life_sync("delsync", prim, tid, ic, obj),
+        }
+    }
+
+    /// A NewSync or DelSync event.
+    fn life_sync(
+        &mut self,
+        key: &str,
+        prim: SyncPrim,
+        tid: u32,
+        ic: Option<u64>,
+        obj: u64,
+    ) -> std::io::Result<()> {
+        self.counts.life += 1;
+        let p = prim.name();
+        self.event(
+            tid,
+            ic,
+            &format!("\"life\":{{\"{key}\":{{\"prim\":\"{p}\",\"addr\":{obj}}}}}"),
+        )
     }
 
     fn step(&mut self, step: Step) -> std::io::Result<()> {
@@ -246,13 +355,20 @@ impl<W: Write> Hpcmp<W> {
                 if let Some(old) = al.old_addr {
                     self.free(al.tid, ic, old)?;
                 }
-                self.alloc(al.tid, ic, al.addr, al.size)
+                self.alloc(al.tid, ic, al.addr, al.size, &al.stack)
             }
             Step::Event(Event::Free(fr)) => {
                 let ic = self.heap_icount(fr.tid);
                 self.free(fr.tid, ic, fr.addr)
             }
-            Step::Event(Event::Sync(s)) => self.on_sync(s.kind, s.tid, s.icount, s.obj),
+            Step::Event(Event::Sync(s)) => self.on_sync(s.kind, s.prim, s.tid, s.icount, s.obj),
+            Step::Event(Event::Map(m)) => {
+                if crate::trace::program::is_system(&m.path) {
+                    let file = m.path.rsplit('/').next().unwrap_or(&m.path).to_string();
+                    self.system.push((m.start, m.start + m.len, file));
+                }
+                Ok(())
+            }
             Step::Event(_) => Ok(()),
         }
     }
@@ -283,7 +399,11 @@ impl<W: Write> Hpcmp<W> {
 /// start. Accesses outside every live heap block are left out, as HPCMP
 /// leaves them. Cost: one pass over the trace; memory is the live blocks
 /// plus each thread's blocks touched since its last sync event.
-pub fn export_hpcmp(trace: &Path, out: &Path) -> Result<String, FilterError> {
+pub fn export_hpcmp(
+    trace: &Path,
+    out: &Path,
+    namer: &mut dyn Namer,
+) -> Result<String, FilterError> {
     if !TraceReader::open(trace)?.header().sync_events {
         return Err(FilterError::NoSyncEvents {
             path: trace.to_path_buf(),
@@ -299,13 +419,24 @@ pub fn export_hpcmp(trace: &Path, out: &Path) -> Result<String, FilterError> {
         next_id: 0,
         icount: None,
         counts: Counts::default(),
+        system: Vec::new(),
+        objects: BTreeMap::new(),
+        internal: BTreeMap::new(),
     };
-    let mut notes = walk(trace, &mut |step| h.step(step))?;
+    let mut maps = Vec::new();
+    let mut notes = walk(trace, &mut |step| {
+        if let Step::Event(Event::Map(m)) = &step {
+            maps.push(m.clone());
+        }
+        h.step(step)
+    })?;
     h.finish().map_err(werr(out))?;
     let Hpcmp {
         out: w,
         counts: c,
         next_id,
+        objects,
+        internal,
         ..
     } = h;
     w.finish()?;
@@ -321,6 +452,78 @@ pub fn export_hpcmp(trace: &Path, out: &Path) -> Result<String, FilterError> {
             c.outside
         ));
     }
+    notes.extend(internal_note(&internal));
+    if c.static_init > 0 {
+        notes.push(format!(
+            "{} sync object(s) were first used without an init call (a static initializer such as \
+             PTHREAD_MUTEX_INITIALIZER): their NewSync is written at their first use.",
+            c.static_init
+        ));
+    }
+    for m in &maps {
+        namer.on_map(m);
+    }
     let what = format!("{next_id} events ({} sync, {} life)", c.sync, c.life);
-    Ok(summary(out, what, notes))
+    let mut text = summary(out, what, notes);
+    text.push_str(&objects_table(&objects, namer));
+    Ok(text)
+}
+
+/// The note on the libraries' own sync objects, left out of the JSON.
+fn internal_note(internal: &BTreeMap<u64, (String, u64)>) -> Option<String> {
+    if internal.is_empty() {
+        return None;
+    }
+    let events: u64 = internal.values().map(|(_, n)| n).sum();
+    let mut libs: Vec<&str> = internal.values().map(|(l, _)| l.as_str()).collect();
+    libs.sort_unstable();
+    libs.dedup();
+    Some(format!(
+        "{events} operations on {} sync object(s) of the system's libraries ({}: the loader's and \
+         glibc's own locks, taken inside pthread_create, dlopen and at thread exit) are left out; \
+         the JSON has the program's own.",
+        internal.len(),
+        libs.join(", ")
+    ))
+}
+
+/// The program's sync objects, one line each, named as accesses are: a
+/// global by its variable (and element), an object inside a heap block by
+/// the block's name, anything else by its address.
+fn objects_table(objects: &BTreeMap<u64, SyncObj>, namer: &mut dyn Namer) -> String {
+    if objects.is_empty() {
+        return "\nno sync object of the program's own was used.".into();
+    }
+    let mut t = format!("\nthe program's sync objects ({}):", objects.len());
+    for (&addr, o) in objects {
+        let name = object_name(addr, o, namer);
+        let threads = o.threads.len();
+        let n = |k: u64, what: &str| format!("{k} {what}{}", if k == 1 { "" } else { "s" });
+        t.push_str(&format!(
+            "\n  {name} ({}, 0x{addr:x}): {}, {}, by {}",
+            o.prim.name(),
+            n(o.acquires, "acquire"),
+            n(o.releases, "release"),
+            n(threads as u64, "thread"),
+        ));
+    }
+    t
+}
+
+/// How the summary names the sync object at `addr`.
+fn object_name(addr: u64, o: &SyncObj, namer: &mut dyn Namer) -> String {
+    if let Some(stack) = &o.heap_stack {
+        let h = namer.heap_name(stack);
+        return format!("in heap block {} ({})", h.name, h.site);
+    }
+    match namer.global_name(addr) {
+        // The element path runs into the C library's own members
+        // (`lock.__data.__lock`, `done.__size[0]`): it is cut where they
+        // start, leaving the program's object (`lock`, `locks[3]`, `s.lock`).
+        Some(v) if !v.name.starts_with('<') => match v.element.find(".__") {
+            Some(cut) => v.element[..cut].to_string(),
+            None => v.element,
+        },
+        _ => "unnamed (a local variable, or memory mapped by the program)".into(),
+    }
 }

@@ -46,11 +46,17 @@ fn export_hpcmp(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     let valgrind = run::find_valgrind(st.valgrind())?;
     let trace = st.state_dir().join("hpcmp.mvt");
     println!(
-        "tracing {} with thread and mutex events; reads and writes of {} ({why})...",
+        "tracing {} with thread and sync-object events; reads and writes of {} ({why})...",
         exe.display(),
         scope.describe()
     );
-    let req = sync::request(valgrind, exe, st.args().to_vec(), trace.clone(), scope);
+    let req = sync::request(
+        valgrind,
+        exe.clone(),
+        st.args().to_vec(),
+        trace.clone(),
+        scope,
+    );
     let outcome = run::run_trace(&req);
     // A Ctrl-C went to the program too, which ended with a readable trace.
     super::interrupt::clear();
@@ -59,7 +65,8 @@ fn export_hpcmp(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     if outcome.exit_code != Some(0) {
         println!("note: the program {}.", outcome.describe());
     }
-    let summary = crate::filter::hpcmp::export_hpcmp(&trace, &out)?;
+    let mut namer = crate::trace::program::ProgramNamer::new(Some(&exe), st.src_paths());
+    let summary = crate::filter::hpcmp::export_hpcmp(&trace, &out, &mut namer)?;
     println!("{summary}");
     println!(
         "scope: {}; the trace is {}.",

@@ -3,7 +3,7 @@
 use std::io::{self, Write};
 use std::path::Path;
 
-use super::format::{AllocEvent, Event, Header, RegionStart};
+use super::format::{AllocEvent, Event, Header, RegionStart, SyncKind};
 use super::reader::{EndState, TraceError, TraceReader};
 
 /// Errors while dumping.
@@ -110,11 +110,17 @@ fn write_event(out: &mut dyn Write, ev: &Event, time: u64) -> io::Result<()> {
             writeln!(out, "THREAD_CREATE {parent} -> {child}")
         }
         Event::ThreadExit { tid } => writeln!(out, "THREAD_EXIT {tid}"),
-        Event::Sync(s) => writeln!(
-            out,
-            "SYNC {:?} tid {} icount {} object {:#x} at t={}",
-            s.kind, s.tid, s.icount, s.obj, s.time
-        ),
+        Event::Sync(s) => {
+            let prim = match s.kind {
+                SyncKind::Fork | SyncKind::Join | SyncKind::Exit => String::new(),
+                _ => format!(" {}", s.prim.name()),
+            };
+            writeln!(
+                out,
+                "SYNC {:?}{prim} tid {} icount {} object {:#x} at t={}",
+                s.kind, s.tid, s.icount, s.obj, s.time
+            )
+        }
         Event::InstrCount { tid, icount } => writeln!(out, "ICOUNT tid {tid} {icount}"),
         Event::StackAlloc(a) => writeln!(
             out,

@@ -225,13 +225,15 @@ pub enum SyncKind {
     Join,
     /// The thread exited, or was still running when the program ended.
     Exit,
-    /// The thread acquired the mutex at address [`SyncEvent::obj`].
+    /// The thread acquired the object at address [`SyncEvent::obj`].
     Acquire,
-    /// The thread is about to release the mutex at [`SyncEvent::obj`].
+    /// The thread is about to release the object at [`SyncEvent::obj`].
     Release,
-    /// A mutex was initialised (pthread_mutex_init) at [`SyncEvent::obj`].
+    /// An object was initialised (`pthread_*_init`, `sem_init`) at
+    /// [`SyncEvent::obj`].
     NewSync,
-    /// A mutex was destroyed (pthread_mutex_destroy) at [`SyncEvent::obj`].
+    /// An object was destroyed (`pthread_*_destroy`, `sem_destroy`) at
+    /// [`SyncEvent::obj`].
     DelSync,
 }
 
@@ -251,16 +253,66 @@ impl SyncKind {
     }
 }
 
-/// A thread or mutex operation, with the thread's instruction count.
+/// The kind of synchronisation object an acquire, release, new or delete
+/// is about (the high four bits of a SYNC kind byte since version 4; a
+/// mutex before).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SyncPrim {
+    /// A `pthread_mutex_t`.
+    Mutex,
+    /// A `pthread_rwlock_t`: a read or a write lock is an acquire.
+    RwLock,
+    /// A `pthread_cond_t`: a signal or broadcast releases it, a wait that
+    /// was woken acquires it.
+    Cond,
+    /// A `sem_t`: a post releases it, a wait acquires it.
+    Sem,
+}
+
+impl SyncPrim {
+    fn from_bits(b: u8) -> Option<SyncPrim> {
+        use wire::*;
+        Some(match b as u64 {
+            SP_MUTEX => SyncPrim::Mutex,
+            SP_RWLOCK => SyncPrim::RwLock,
+            SP_COND => SyncPrim::Cond,
+            SP_SEM => SyncPrim::Sem,
+            _ => return None,
+        })
+    }
+
+    /// How HPCMP's `prim` field and mapvis's reports name it.
+    pub fn name(self) -> &'static str {
+        match self {
+            SyncPrim::Mutex => "mutex",
+            SyncPrim::RwLock => "rwlock",
+            SyncPrim::Cond => "cond",
+            SyncPrim::Sem => "sem",
+        }
+    }
+}
+
+/// Splits a SYNC kind byte into its kind and primitive.
+pub(crate) fn sync_kind_and_prim(b: u8) -> Option<(SyncKind, SyncPrim)> {
+    let shift = wire::SYNC_PRIM_SHIFT as u8;
+    let kind = SyncKind::from_byte(b & ((1 << shift) - 1))?;
+    let prim = SyncPrim::from_bits(b >> shift)?;
+    Some((kind, prim))
+}
+
+/// A thread operation, or an operation on a synchronisation object, with
+/// the thread's instruction count.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SyncEvent {
     /// What happened.
     pub kind: SyncKind,
+    /// The kind of object (a mutex for fork, join and exit).
+    pub prim: SyncPrim,
     /// The thread that did it (Valgrind thread id, 1 is the main thread).
     pub tid: u32,
     /// Instructions the thread had executed when it happened.
     pub icount: u64,
-    /// The other thread's id (fork, join), the mutex's address (acquire,
+    /// The other thread's id (fork, join), the object's address (acquire,
     /// release, new, delete), or 0 (exit).
     pub obj: u64,
     /// Number of accesses recorded before this event.

@@ -67,7 +67,9 @@ pub struct ProgramNamer {
     first_alloc_fn: Option<String>,
 }
 
-fn is_system(path: &str) -> bool {
+/// Whether a mapped file is the system's (a library under `/lib` or
+/// `/usr/lib`, or Valgrind's own), not the program's.
+pub(crate) fn is_system(path: &str) -> bool {
     path.starts_with("/usr/lib")
         || path.starts_with("/lib")
         || path.contains("/valgrind/")

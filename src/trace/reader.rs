@@ -785,10 +785,11 @@ impl<R: Read> TraceReader<R> {
 
     /// A SYNC record: a lock, barrier or thread event at access time `time`.
     fn sync_record(&mut self, time: u64) -> Dec<Event> {
-        let kind = SyncKind::from_byte(self.u8()?)
+        let (kind, prim) = sync_kind_and_prim(self.u8()?)
             .ok_or_else(|| Need::Bad("a sync record has an unknown kind".into()))?;
         Ok(Event::Sync(SyncEvent {
             kind,
+            prim,
             tid: self.u32v("thread id")?,
             icount: self.uv()?,
             obj: self.uv()?,
@@ -997,12 +998,19 @@ mod tests {
         uv(&mut b, REC_ICOUNT);
         uv(&mut b, 2);
         uv(&mut b, 1300);
+        // Version 4: a semaphore's post (release 5, primitive 3 << 4).
+        uv(&mut b, REC_SYNC);
+        b.push(5 | (3 << 4));
+        uv(&mut b, 3);
+        uv(&mut b, 99);
+        uv(&mut b, 0x4040);
         let (evs, _) = read_all(&b);
         assert_eq!(
             evs,
             vec![
                 Event::Sync(SyncEvent {
                     kind: SyncKind::Acquire,
+                    prim: SyncPrim::Mutex,
                     tid: 2,
                     icount: 1234,
                     obj: 0x10c080,
@@ -1011,7 +1019,15 @@ mod tests {
                 Event::InstrCount {
                     tid: 2,
                     icount: 1300
-                }
+                },
+                Event::Sync(SyncEvent {
+                    kind: SyncKind::Release,
+                    prim: SyncPrim::Sem,
+                    tid: 3,
+                    icount: 99,
+                    obj: 0x4040,
+                    time: 0
+                }),
             ]
         );
     }
@@ -1224,6 +1240,14 @@ mod tests {
                 SyncKind::from_byte(n as u8).is_some(),
                 "SK_{name} is not decoded"
             );
+        }
+        for (name, n) in defines("SP_") {
+            assert!(
+                doc.contains(&format!("| {n} | {name} |")),
+                "SP_{name} is not documented"
+            );
+            let b = ((n as u8) << wire::SYNC_PRIM_SHIFT) | wire::SK_ACQUIRE as u8;
+            assert!(sync_kind_and_prim(b).is_some(), "SP_{name} is not decoded");
         }
         for (name, n) in defines("AK_").into_iter().filter(|(m, _)| m != "INHERITED") {
             let kind = AllocKind::from_byte(n as u8).unwrap_or_else(|| panic!("AK_{name}"));

@@ -13,7 +13,7 @@
 
 
 #define MV_MAGIC          "MVTRACE\n"
-#define MV_FORMAT_VERSION 3
+#define MV_FORMAT_VERSION 4
 
 #define REC_SITE          1
 #define REC_THREAD        2
@@ -45,6 +45,14 @@
 #define SK_RELEASE  5
 #define SK_NEWSYNC  6
 #define SK_DELSYNC  7
+/* Version 4: the high four bits of a SYNC kind byte say which primitive
+   an acquire, release, new or delete is about (0, a mutex, in earlier
+   versions). */
+#define SYNC_PRIM_SHIFT 4
+#define SP_MUTEX    0
+#define SP_RWLOCK   1
+#define SP_COND     2
+#define SP_SEM      3
 
 #define OP_LOAD   'L'
 #define OP_STORE  'S'

@@ -23,7 +23,8 @@
    * The load map (file-backed mappings, including dlopen'ed objects),
      thread creation and exit, the regions, and a footer with counts.
    * With --sync-events=yes, for the whole run: thread create, join and
-     exit, mutex lock, unlock, init and destroy (the pthread wrappers of
+     exit, and the acquire, release, init and destroy of mutexes,
+     rwlocks, condition variables and semaphores (the pthread wrappers of
      mv_pthread.c report them), and each thread's instruction count at
      every such event and every heap event.
 
@@ -118,8 +119,10 @@ static void mv_print_usage(void)
 "                              pins are then ignored [no]\n"
 "    --heap-only=no|yes        keep only accesses that fall inside a live\n"
 "                              heap block [no]\n"
-"    --sync-events=no|yes      record thread create/join/exit and mutex\n"
-"                              lock/unlock/init/destroy for the whole run,\n"
+"    --sync-events=no|yes      record thread create/join/exit and the\n"
+"                              acquire/release/init/destroy of mutexes,\n"
+"                              rwlocks, condition variables and semaphores\n"
+"                              for the whole run,\n"
 "                              with per-thread instruction counts [no]\n"
    );
 }
@@ -323,6 +326,14 @@ static ThreadId tid_of_pthread(UWord pt)
    return 0;
 }
 
+/* A SYNC kind byte: the kind, with the primitive (SP_*) in its high
+   bits; an unknown primitive is recorded as a mutex. */
+static UChar sync_kind(UChar kind, UWord prim)
+{
+   if (prim > SP_SEM) prim = SP_MUTEX;
+   return (UChar)(kind | (prim << SYNC_PRIM_SHIFT));
+}
+
 /* The requests of the pthread wrappers (mv_pthread.c). */
 static Bool handle_sync_request(ThreadId tid, UWord* arg, UWord* ret)
 {
@@ -341,17 +352,17 @@ static Bool handle_sync_request(ThreadId tid, UWord* arg, UWord* ret)
          if (clo_sync_events) record_sync(SK_JOIN, tid, t);
          if (t) pthread_of[t] = 0;
          return True;
-      case MV_USERREQ__MUTEX_LOCKED:
-         if (clo_sync_events) record_sync(SK_ACQUIRE, tid, arg[1]);
+      case MV_USERREQ__ACQUIRED:
+         if (clo_sync_events) record_sync(sync_kind(SK_ACQUIRE, arg[2]), tid, arg[1]);
          return True;
-      case MV_USERREQ__MUTEX_UNLOCK:
-         if (clo_sync_events) record_sync(SK_RELEASE, tid, arg[1]);
+      case MV_USERREQ__RELEASING:
+         if (clo_sync_events) record_sync(sync_kind(SK_RELEASE, arg[2]), tid, arg[1]);
          return True;
-      case MV_USERREQ__MUTEX_INIT:
-         if (clo_sync_events) record_sync(SK_NEWSYNC, tid, arg[1]);
+      case MV_USERREQ__SYNC_INIT:
+         if (clo_sync_events) record_sync(sync_kind(SK_NEWSYNC, arg[2]), tid, arg[1]);
          return True;
-      case MV_USERREQ__MUTEX_DESTROY:
-         if (clo_sync_events) record_sync(SK_DELSYNC, tid, arg[1]);
+      case MV_USERREQ__SYNC_DESTROY:
+         if (clo_sync_events) record_sync(sync_kind(SK_DELSYNC, arg[2]), tid, arg[1]);
          return True;
       default:
          return False;

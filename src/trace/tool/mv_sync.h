@@ -1,7 +1,7 @@
 /*
    mv_sync.h: the client requests by which mapvis's pthread wrappers
    (mv_pthread.c, in the tool's preload) tell the tool (mv_main.c) about
-   thread and mutex operations.  Private to the two files; the numbers
+   thread, mutex, rwlock, condition variable and semaphore operations.  Private to the two files; the numbers
    follow the pins' GL_START and GL_STOP (gleipnir.h) in the same 'G','L'
    tool range.
 
@@ -19,14 +19,18 @@ typedef enum {
    MV_USERREQ__CREATED,
    /* pthread_join returned 0: arg1 is the joined thread's pthread_t. */
    MV_USERREQ__JOINED,
-   /* A mutex was acquired (lock, or a trylock/timedlock that succeeded). */
-   MV_USERREQ__MUTEX_LOCKED,
-   /* A mutex is about to be released. */
-   MV_USERREQ__MUTEX_UNLOCK,
-   /* pthread_mutex_init returned 0. */
-   MV_USERREQ__MUTEX_INIT,
-   /* pthread_mutex_destroy returned 0. */
-   MV_USERREQ__MUTEX_DESTROY
+   /* A sync object was acquired: arg1 its address, arg2 its primitive
+      (SP_* of mv_format.h).  A mutex or rwlock locked, a semaphore
+      taken, a condition variable's wait woken by a signal. */
+   MV_USERREQ__ACQUIRED,
+   /* A sync object is about to be released: a mutex or rwlock unlocked,
+      a semaphore posted, a condition variable signalled; the mutex of a
+      condition wait before the wait. */
+   MV_USERREQ__RELEASING,
+   /* A sync object was initialised (pthread_*_init, sem_init). */
+   MV_USERREQ__SYNC_INIT,
+   /* A sync object was destroyed (pthread_*_destroy, sem_destroy). */
+   MV_USERREQ__SYNC_DESTROY
 } Mv_SyncClientRequest;
 
 #endif
