@@ -61,13 +61,19 @@ pub struct WhatIfFigure<'a> {
 }
 
 /// The page's file name: `what_if_NAME_LAYOUT.html`, NAME made safe for a
-/// file name as the other figures make it.
+/// file name as the other figures make it, LAYOUT its words joined by `_`
+/// (`pad 64` and `pad 128` get files of their own).
 pub fn what_if_file(name: &str, var: u32, layout: &str) -> String {
-    let word = layout.split_whitespace().next().unwrap_or("layout");
+    let words: Vec<&str> = layout.split_whitespace().collect();
+    let layout = if words.is_empty() {
+        "layout".to_string()
+    } else {
+        words.join("_")
+    };
     format!(
         "what_if_{}_{}.html",
         sanitize_name(name, var),
-        sanitize_name(word, var)
+        sanitize_name(&layout, var)
     )
 }
 
@@ -371,4 +377,24 @@ fn misses_plot(levels: &[String], (before, after): (&[u64], &[u64])) -> Plot {
             .y_axis(Axis::new().title(Title::with_text("misses"))),
     );
     plot
+}
+
+#[cfg(test)]
+mod tests {
+    use super::what_if_file;
+
+    /// Every word of the layout is in the file name, so two paddings do
+    /// not overwrite each other's page.
+    #[test]
+    fn layouts_with_arguments_get_files_of_their_own() {
+        assert_eq!(
+            what_if_file("A", 0, "transpose"),
+            "what_if_A_transpose.html"
+        );
+        assert_eq!(what_if_file("A", 0, "pad 64"), "what_if_A_pad_64.html");
+        assert_ne!(
+            what_if_file("A", 0, "pad 64"),
+            what_if_file("A", 0, "pad 128")
+        );
+    }
 }
