@@ -290,6 +290,8 @@ fn run_labels_and_names_are_checked() {
     let dir = tempfile::tempdir().unwrap();
     for (script, says) in [
         ("save_run ../x", "cannot label a run"),
+        // plot_runs reads -vars as its keyword: no run may be labelled so.
+        ("save_run -vars", "not starting with '.' or '-'"),
         ("use_run nothing", "there is no run \"nothing\""),
         ("compare_runs a b", "there is no run \"a\""),
     ] {

@@ -43,7 +43,7 @@ fn checked_label(label: &str) -> CmdResult<&str> {
         Ok(label)
     } else {
         Err(format!(
-            "\"{}\" cannot label a run: use 1 to 64 letters, digits, '_', '-' or '.', not starting with '.'.",
+            "\"{}\" cannot label a run: use 1 to 64 letters, digits, '_', '-' or '.', not starting with '.' or '-'.",
             super::text::terminal_safe(label).into_owned()
         )
         .into())

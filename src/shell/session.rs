@@ -838,11 +838,14 @@ impl Session {
 }
 
 /// Whether `label` may name a run: 1 to 64 letters, digits, `_`, `-`
-/// and `.`, not starting with `.` (so it is one plain folder name).
+/// and `.`, not starting with `.` (so it is one plain folder name) nor
+/// with `-` (which commands read as an option, `plot_runs M -vars X`).
 pub fn valid_label(label: &str) -> bool {
     !label.is_empty()
         && label.len() <= 64
         && !label.starts_with('.')
+        // A leading '-' would read as an option (`plot_runs M -vars X`).
+        && !label.starts_with('-')
         && label
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
