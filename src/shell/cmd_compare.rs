@@ -284,14 +284,7 @@ fn save(
     st.record_written(&recorded);
     written.push(page.html);
     written.extend(sources);
-    println!(
-        "wrote {}",
-        written
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
+    println!("{}", super::text::wrote(&written));
     Ok(())
 }
 

@@ -194,14 +194,7 @@ fn cache_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
         );
         st.record_written(&recorded);
         if !quiet {
-            println!(
-                "wrote {}",
-                written
-                    .iter()
-                    .map(|p| p.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
+            println!("{}", super::text::wrote(&written));
         }
     }
     Ok(variable_dicts(&r))

@@ -135,3 +135,9 @@ mod tests {
         }
     }
 }
+
+/// `wrote a, b, c`: the line that lists the files a command wrote.
+pub fn wrote(paths: &[std::path::PathBuf]) -> String {
+    let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    format!("wrote {}", names.join(", "))
+}
