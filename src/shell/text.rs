@@ -88,6 +88,12 @@ pub fn counted(n: impl Into<u64>, noun: &str) -> String {
     }
 }
 
+/// `wrote a, b, c`: the line that lists the files a command wrote.
+pub fn wrote(paths: &[std::path::PathBuf]) -> String {
+    let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    format!("wrote {}", names.join(", "))
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -134,10 +140,4 @@ mod tests {
             proptest::prop_assert!(!t.chars().any(|c| c.is_control() && c != '\n'));
         }
     }
-}
-
-/// `wrote a, b, c`: the line that lists the files a command wrote.
-pub fn wrote(paths: &[std::path::PathBuf]) -> String {
-    let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
-    format!("wrote {}", names.join(", "))
 }
