@@ -48,6 +48,28 @@ pub enum WorkdirError {
     /// Waiting for another session was given up (Ctrl-C).
     #[error("gave up waiting for the other mapvis session working in {0}: run the command again when it has finished, or work in another folder.")]
     GaveUp(PathBuf),
+    /// A folder mapvis writes into (`figures/`, `visinfo/`, `.mapvis/`, ...)
+    /// is a symbolic link: writing through it would write outside the
+    /// working folder.
+    #[error("{} is a symbolic link (to {}), and mapvis writes only inside the working folder {}: nothing was written. Remove the link (mapvis makes a real folder in its place) or work in another folder.", .link.display(), .target.display(), .work_dir.display())]
+    LinkedFolder {
+        /// The link.
+        link: PathBuf,
+        /// Where it points.
+        target: PathBuf,
+        /// The working folder.
+        work_dir: PathBuf,
+    },
+    /// A file of a saved analysis is not the one mapvis saved.
+    #[error("the saved analysis in {} is not the one mapvis saved: {} {why}. It is not used, so that counts and names from different files are never mixed: run memory_trace_analysis again to analyse the trace anew (and save_run again for a saved run).", .dir.display(), .file.display())]
+    Tampered {
+        /// The saved analysis' folder.
+        dir: PathBuf,
+        /// The file that does not match.
+        file: PathBuf,
+        /// How it differs.
+        why: String,
+    },
     /// The manifest exists but cannot be understood.
     #[error("the list of files mapvis wrote, {0}, is damaged, so nothing was removed: delete it and remove the files by hand.")]
     BadManifest(PathBuf),
@@ -335,6 +357,7 @@ impl FolderLock {
         waiting: &mut dyn FnMut(Option<u32>),
         cancelled: &dyn Fn() -> bool,
     ) -> Result<FolderLock, WorkdirError> {
+        refuse_linked(work_dir, Path::new(STATE_DIR))?;
         let state = work_dir.join(STATE_DIR);
         fs::create_dir_all(&state).map_err(io_err("create the folder", &state))?;
         let path = state.join(LOCK_FILE);
@@ -377,6 +400,56 @@ impl FolderLock {
 impl Drop for FolderLock {
     fn drop(&mut self) {
         let _ = self.file.unlock();
+    }
+}
+
+/// The folders of a working folder that mapvis writes into, relative to
+/// it. Each is created as a real folder when missing; one that exists as
+/// a symbolic link is refused by [`refuse_linked_folders`].
+const OWN_FOLDERS: [&str; 6] = [
+    STATE_DIR,
+    "figures",
+    "visinfo",
+    "grindanalysis",
+    ".mapvis/analysis",
+    ".mapvis/runs",
+];
+
+/// Refuses a working folder where a folder mapvis writes into
+/// ([`OWN_FOLDERS`], or a saved run's folder in `.mapvis/runs/`) is a
+/// symbolic link: files written there would land wherever the link
+/// points, outside the working folder. Refusing (rather than replacing the
+/// link) leaves the user's link and its target as they were. The shell
+/// calls it before every command that writes (not `clear_analysis`, which
+/// removes nothing through a link); [`FolderLock::acquire`] checks
+/// `.mapvis/` itself, where the lock file is. Cost: a few `lstat` calls
+/// and one listing of `.mapvis/runs/`.
+pub fn refuse_linked_folders(work_dir: &Path) -> Result<(), WorkdirError> {
+    for rel in OWN_FOLDERS {
+        refuse_linked(work_dir, Path::new(rel))?;
+    }
+    let runs = work_dir.join(STATE_DIR).join("runs");
+    if let Ok(entries) = fs::read_dir(&runs) {
+        for e in entries.flatten() {
+            refuse_linked(
+                work_dir,
+                &Path::new(STATE_DIR).join("runs").join(e.file_name()),
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// [`WorkdirError::LinkedFolder`] when `work_dir/rel` is a symbolic link.
+fn refuse_linked(work_dir: &Path, rel: &Path) -> Result<(), WorkdirError> {
+    let link = work_dir.join(rel);
+    match fs::symlink_metadata(&link) {
+        Ok(m) if m.file_type().is_symlink() => Err(WorkdirError::LinkedFolder {
+            target: fs::read_link(&link).unwrap_or_default(),
+            link,
+            work_dir: work_dir.to_path_buf(),
+        }),
+        _ => Ok(()),
     }
 }
 
