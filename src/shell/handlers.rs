@@ -70,6 +70,10 @@ pub(super) fn figure_options(st: &Session, save: bool) -> vis::FigureOptions {
         point_budget: st.point_budget(),
         matrix_orientation: st.matrix_orientation(),
         provenance: provenance(st),
+        analysis_id: st
+            .loaded_analysis()
+            .map(|a| a.summary.analysis_id.clone())
+            .unwrap_or_default(),
         annotations: Default::default(),
     }
 }

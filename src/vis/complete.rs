@@ -465,6 +465,7 @@ fn write_complete_page(
             k => format!("{n} accesses of {k} variables"),
         },
         trace: o.provenance.clone(),
+        analysis: o.analysis_id.clone(),
     };
     write_page(&o.figures_dir, FILE, title, &intro, &figures, &meta)
 }

@@ -108,6 +108,7 @@ pub fn cache_summary(
         command: "cache_stats save".into(),
         shape: "misses per variable and level, miss-ratio curves".into(),
         trace: String::new(),
+        analysis: String::new(),
     };
     write_page(
         dir,

@@ -182,6 +182,7 @@ pub fn sharing_figure(
         command: "sharing_stats save".into(),
         shape: format!("{} shared lines", lines.len()),
         trace: String::new(),
+        analysis: String::new(),
     };
     write_page(
         dir,
