@@ -248,10 +248,10 @@ fn run_gleipnir(st: &mut Session, _: &[String]) -> CmdResult<Value> {
         c.accesses,
         counted(c.regions, "region"),
         outcome.trace_file.display(),
-        if c.complete {
-            ""
-        } else {
-            " (the trace is cut short, but readable)"
+        match (&c.exec, c.complete) {
+            (_, true) => String::new(),
+            (Some(exec), false) => format!(" ({exec}; it is readable)"),
+            (None, false) => " (the trace is cut short, but readable)".to_string(),
         }
     );
     let opt_int = |v: Option<i32>| v.map(|c| Value::Int(c as i64)).unwrap_or(Value::Empty);

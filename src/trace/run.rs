@@ -611,6 +611,10 @@ pub struct TraceCheck {
     pub regions: u64,
     /// Whether the footer was read (the tool finished writing it).
     pub complete: bool,
+    /// What the tool said about an exec that ended the trace (the program
+    /// called exec, and the new program replaced the traced one), when
+    /// the trace ends after one.
+    pub exec: Option<String>,
 }
 
 /// What the trace at `path` holds: its accesses and regions. A complete
@@ -630,13 +634,21 @@ pub fn check_trace(
             accesses: f.accesses,
             regions: f.regions,
             complete: true,
+            exec: None,
         });
     }
     let mut regions = 0;
+    let mut exec = None;
     // A corrupt record ends the count: what came before it is usable.
     while !cancelled() {
+        use super::format::{Event, WarningKind};
         match r.for_each_access(1 << 24, |_| {}) {
-            Ok(super::reader::Batch::Event(super::format::Event::RegionStart(_))) => regions += 1,
+            Ok(super::reader::Batch::Event(Event::RegionStart(_))) => regions += 1,
+            Ok(super::reader::Batch::Event(Event::Warning { kind, text })) => match kind {
+                WarningKind::Exec => exec = Some(text),
+                WarningKind::ExecFailed => exec = None,
+                _ => {}
+            },
             Ok(super::reader::Batch::Event(_)) | Ok(super::reader::Batch::Limit) => {}
             Ok(super::reader::Batch::End) | Err(_) => break,
         }
@@ -645,6 +657,7 @@ pub fn check_trace(
         accesses: r.accesses_read(),
         regions,
         complete: r.footer().is_some(),
+        exec,
     })
 }
 
@@ -736,6 +749,11 @@ pub fn run_trace_into(
             "the mapvis tool crashed before any region was traced (signal {})",
             outcome.signal.unwrap_or(0)
         )),
+        Ok(TraceCheck {
+            regions: 0,
+            exec: Some(exec),
+            ..
+        }) => Some(format!("{exec} before any region was traced")),
         Ok(c) if c.regions == 0 && !c.complete && outcome.exit_code.is_some() => Some(
             "the tool could not finish writing the new trace, and it holds no region (see Valgrind's message above: is the disk full?)"
                 .into(),
