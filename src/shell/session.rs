@@ -380,18 +380,13 @@ impl Session {
     // -----------------------------------------------------------------
 
     /// `load_exe PATH`: checks the program and remembers it. Returns its
-    /// absolute path. A program without debug info is accepted with a
-    /// warning (names then fall back to functions and numbered blocks).
+    /// absolute path. A program without debug info, or stripped, is
+    /// accepted with a warning ([`trace::run::debug_warning`]), said here
+    /// only: run_gleipnir and heap_profile trace it without another word.
     pub fn load_exe(&mut self, path: &str) -> CmdResult<(PathBuf, Option<String>)> {
         let p = self.abs(path);
-        let warning = match trace::run::check_executable(&p) {
-            Ok(()) => None,
-            Err(trace::run::RunError::NoDebugInfo { .. }) => Some(format!(
-                "{} has no debug information: recompile it with -g, or heap blocks, stack variables and lines cannot be named.",
-                p.display()
-            )),
-            Err(e) => return Err(e.into()),
-        };
+        trace::run::check_executable(&p)?;
+        let warning = trace::run::debug_warning(&p);
         self.exe = Some(p.clone());
         self.exe_restored = false;
         self.save_settings();

@@ -153,6 +153,9 @@ impl ProgramNamer {
         if !self.objects[i].system {
             match DebugVars::load(&path) {
                 Ok(v) => self.objects[i].vars = Some(v),
+                // The program itself without -g: load_exe said so, once
+                // (see `run::debug_warning`); a library is named here.
+                Err(super::dwarf::DwarfError::NoDebugInfo { .. }) if self.is_executable(i) => {}
                 Err(e) => {
                     self.notes.insert(e.to_string());
                 }

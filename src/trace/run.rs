@@ -67,12 +67,6 @@ pub enum RunError {
         /// What it is instead.
         reason: String,
     },
-    /// The executable has no DWARF.
-    #[error("{path} has no debug information: compile it with -g (compile_exe does this), or variables cannot be named.")]
-    NoDebugInfo {
-        /// The path.
-        path: PathBuf,
-    },
     /// The binary given as Valgrind does not answer as Valgrind.
     #[error("{path} is not Valgrind: `{path} --version` answered \"{answer}\" instead of a Valgrind version such as valgrind-3.19.0. Give set_valgrind_path the path of `valgrind` (for example /usr/bin/valgrind).")]
     NotValgrind {
@@ -256,12 +250,34 @@ pub fn check_executable(path: &Path) -> Result<(), RunError> {
             reason: format!("{:?} {:?}", file.format(), file.architecture()),
         });
     }
-    if file.section_by_name(".debug_info").is_none() {
-        return Err(RunError::NoDebugInfo {
-            path: path.to_path_buf(),
-        });
-    }
     Ok(())
+}
+
+/// The one warning for a program that can be traced but whose accesses
+/// cannot all be named: without debug information (compiled without
+/// `-g`), or stripped of its symbol table too. `None` for a program with
+/// debug information (or a file that cannot be read: [`check_executable`]
+/// says why). Such programs are traced and analysed; this says once, when
+/// the program is loaded, what their names fall back to.
+pub fn debug_warning(path: &Path) -> Option<String> {
+    use object::{Object, ObjectSection};
+    let data = fs::read(path).ok()?;
+    let file = object::File::parse(&*data).ok()?;
+    let has = |name: &str| file.section_by_name(name).is_some_and(|s| s.size() > 0);
+    if has(".debug_info") {
+        return None;
+    }
+    Some(if has(".symtab") {
+        format!(
+            "{} has no debug information (it was compiled without -g): it can be traced, but stack variables, globals and source lines cannot be named, and heap blocks are named by the function that allocates them. Recompile it with -g (compile_exe does this) to have them named.",
+            path.display()
+        )
+    } else {
+        format!(
+            "{} is stripped (it has no symbol table) and has no debug information: it can be traced, but its accesses can be named only by their kind of memory (heap, stack, global) and its functions only by address. Load the unstripped build, compiled with -g, to have them named.",
+            path.display()
+        )
+    })
 }
 
 /// What to trace and how.
