@@ -1207,7 +1207,7 @@ fn figures_of_an_earlier_analysis_are_marked_stale() {
     let o = session(
         &work,
         &format!(
-            "load_trace {}; memory_trace_analysis; memory_stats save; complete_memory_access_pattern; set_mem_alloc all; filtering_process",
+            "load_trace {}; memory_trace_analysis; memory_stats save; complete_memory_access_pattern; cache_stats save; set_mem_alloc all; filtering_process",
             t.display()
         ),
     );
@@ -1247,7 +1247,14 @@ fn figures_of_an_earlier_analysis_are_marked_stale() {
     let visinfo: Vec<PathBuf> = files_in(&work.join("visinfo"));
     assert!(visinfo.is_empty(), "{visinfo:?}: {out}");
     assert!(out.contains("made from the previous analysis"), "{out}");
-    let o = session(&work, "complete_memory_access_pattern");
+    assert!(
+        index().contains(&format!(
+            "cache_stats save</code></td><td>misses per variable and level, miss-ratio curves</td><td><br><span class=\"stale\">STALE: made from an earlier analysis ({first})"
+        )),
+        "{}",
+        index()
+    );
+    let o = session(&work, "complete_memory_access_pattern; cache_stats save");
     assert!(o.status.success(), "{}", text(&o));
     assert!(!index().contains("STALE"), "{}", index());
 }
