@@ -552,6 +552,22 @@ pub fn checksum(path: &Path) -> io::Result<String> {
     Ok(format!("{:016x}", h.digest()))
 }
 
+/// The folder of the saved analysis `rel` belongs to (`.mapvis/analysis`,
+/// `.mapvis/runs/NAME/analysis`), when it is a file of one.
+fn analysis_root(rel: &Path) -> Option<PathBuf> {
+    if !is_saved_analysis_file(rel) {
+        return None;
+    }
+    let mut root = PathBuf::new();
+    for c in rel.components() {
+        root.push(c);
+        if c.as_os_str() == "analysis" {
+            return Some(root);
+        }
+    }
+    None
+}
+
 /// Whether `rel` (relative to the working folder) is a file of a saved
 /// analysis: under `.mapvis/`, inside a folder named `analysis` (the
 /// folder's own analysis or a saved run's). These get a checksum.
@@ -606,6 +622,16 @@ impl Manifest {
         let _one = RECORDING.lock().unwrap_or_else(|p| p.into_inner());
         let mut m = Manifest::load(work_dir).unwrap_or_default();
         m.version = 1;
+        // A saved analysis is recorded whole, each time it is written: the
+        // entries of the one it replaced (which may have had more files)
+        // go, or they would be missed when it is checked.
+        let roots: std::collections::BTreeSet<PathBuf> = paths
+            .iter()
+            .filter_map(|p| relative(work_dir, &work_dir.join(p)))
+            .filter_map(|rel| analysis_root(&rel))
+            .collect();
+        m.files
+            .retain(|k, _| !roots.iter().any(|r| Path::new(k).starts_with(r)));
         for p in paths {
             let abs = if p.is_absolute() {
                 p.clone()
@@ -1022,6 +1048,31 @@ mod tests {
             assert!(fs::symlink_metadata(state.join(name)).is_ok(), "{name}");
         }
         assert_eq!(fs::read(&outside).unwrap(), b"keep");
+    }
+
+    /// A new analysis with fewer files than the one it replaced is
+    /// checked against its own files only; a file changed since is
+    /// refused, naming it.
+    #[test]
+    fn a_saved_analysis_is_recorded_whole_and_checked() {
+        let d = tempfile::tempdir().unwrap();
+        let w = d.path();
+        let dir = w.join(".mapvis/analysis");
+        let (a, b) = (dir.join("a.parquet"), dir.join("accesses/b.parquet"));
+        write_file(&a, b"old a").unwrap();
+        write_file(&b, b"old b").unwrap();
+        Manifest::record(w, &[a.clone(), b.clone()]).unwrap();
+        assert_eq!(verify_saved_analysis(w, &dir).unwrap(), Verified::Checked);
+        fs::remove_file(&b).unwrap();
+        write_file(&a, b"new a").unwrap();
+        Manifest::record(w, std::slice::from_ref(&a)).unwrap();
+        assert_eq!(verify_saved_analysis(w, &dir).unwrap(), Verified::Checked);
+        fs::write(&a, b"NEW A").unwrap();
+        let e = verify_saved_analysis(w, &dir).unwrap_err().to_string();
+        assert!(
+            e.contains("a.parquet has changed since mapvis saved it"),
+            "{e}"
+        );
     }
 
     #[test]
