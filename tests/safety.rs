@@ -1379,11 +1379,12 @@ fn programs_without_debug_information_are_traced_with_one_warning() {
 /// A program that calls exec inside the region: the trace keeps its 100
 /// stores before the exec, run_gleipnir says the program called exec
 /// (not that the disk may be full), and the analysis is PARTIAL for that
-/// reason. An exec that fails leaves a whole trace, not marked.
+/// reason. An exec that fails leaves a whole trace, not marked; an exec
+/// after GL_STOP leaves the region whole, not marked either.
 #[test]
 fn exec_inside_the_region_keeps_the_trace_up_to_it() {
     let (bin, exe) = compile("tests/c/safety_exec.c", &[]);
-    for (args, partial) in [("", true), ("fail", false)] {
+    for (args, partial) in [("", true), ("fail", false), ("after", false)] {
         let work = bin.path().join(format!("work{args}"));
         std::fs::create_dir(&work).unwrap();
         let o = session(
@@ -1403,9 +1404,15 @@ fn exec_inside_the_region_keeps_the_trace_up_to_it() {
         assert_eq!(said, partial, "{args}: {out}");
         assert_eq!(
             out.contains("the exec failed and the program went on"),
-            !partial,
+            args == "fail",
             "{args}: {out}"
         );
+        assert_eq!(
+            out.contains("(the program called exec after its regions: the new program replaced the traced one, so the trace ends at the exec (its regions are whole); it is readable)"),
+            args == "after",
+            "{args}: {out}"
+        );
+        assert!(!out.contains("PARTIAL") || partial, "{args}: {out}");
         assert_eq!(
             out.contains(
                 "warning: this analysis is PARTIAL (the program called exec inside the region"

@@ -149,7 +149,9 @@ struct Naming<'n> {
     /// What the tool said of an exec the program called, and the accesses
     /// named before it, until an exec that failed cancels it: a trace that
     /// ends after one is partial for that reason.
-    exec: Option<(String, u64)>,
+    exec: Option<(String, u64, bool)>,
+    /// Whether a region is open (between REGION_START and REGION_STOP).
+    in_region: bool,
     summary: TraceSummary,
 }
 
@@ -185,6 +187,7 @@ impl<'n> BinarySource<'n> {
                 named: 0,
                 pins_dropped: 0,
                 exec: None,
+                in_region: false,
                 summary,
             },
         })
@@ -251,13 +254,25 @@ impl Source for BinarySource<'_> {
         let BinarySource { reader, path, n } = *self;
         let mut n = n;
         n.heap_layouts();
-        if let EndState::Truncated {
+        let end = reader.end_state();
+        if let (
+            EndState::Truncated {
+                partial_bytes: 0, ..
+            },
+            Some((_, _, false)),
+        ) = (end, &n.exec)
+        {
+            // An exec after the regions: each was closed, so the analysis
+            // is whole even though the tool could not write its footer
+            // (the tool's warning, among the notes, says so).
+            n.summary.complete = true;
+        } else if let EndState::Truncated {
             offset,
             partial_bytes,
-        } = reader.end_state()
+        } = end
         {
             let exec = n.exec.take();
-            if let Some((text, at)) = &exec {
+            if let Some((text, at, _)) = &exec {
                 n.summary
                     .mark_partial(format!("{text}, after {at} accesses"));
             }
@@ -349,14 +364,20 @@ impl Naming<'_> {
                 self.summary.frees += 1;
             }
             Event::RegionStart(r) => {
+                self.in_region = true;
                 self.summary.regions = self.summary.regions.max(r.id);
                 self.start_frames(r.tid, &r.frames);
                 return Some(Fill::Region(r.id));
             }
-            Event::RegionStop(r) => self.drop_client_request_tail(out, r.arg_block, r.tid),
+            Event::RegionStop(r) => {
+                self.in_region = false;
+                self.drop_client_request_tail(out, r.arg_block, r.tid)
+            }
             Event::Warning { kind, text } => {
                 match kind {
-                    WarningKind::Exec => self.exec = Some((text.clone(), self.named)),
+                    WarningKind::Exec => {
+                        self.exec = Some((text.clone(), self.named, self.in_region))
+                    }
                     WarningKind::ExecFailed => self.exec = None,
                     _ => {}
                 }
