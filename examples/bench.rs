@@ -238,6 +238,7 @@ fn figures(runs: usize) {
             point_budget: 200_000,
             matrix_orientation: false,
             provenance: String::new(),
+            analysis_id: String::new(),
             annotations: Default::default(),
         };
         let reps = if n > 1_000_000 { runs.min(3) } else { runs };

@@ -10,9 +10,11 @@
 //! * [`shell`]: the Tcl shell and its commands; it only orchestrates the stages.
 //! * [`workdir`]: the working folder's lock, the manifest of the files mapvis
 //!   wrote, and files written whole or not at all.
+//! * [`oom`]: a sentence naming the step when mapvis runs out of memory.
 #![deny(missing_docs)]
 
 pub mod filter;
+pub mod oom;
 pub mod shell;
 pub mod trace;
 pub mod vis;

@@ -1,5 +1,11 @@
 use std::process::ExitCode;
 
+/// The system allocator, noting a failed request so that an abort for want
+/// of memory names the step (see `mapvis::oom`).
+#[global_allocator]
+static ALLOCATOR: mapvis::oom::Reporting = mapvis::oom::Reporting;
+
 fn main() -> ExitCode {
+    mapvis::oom::install();
     mapvis::shell::cli::main()
 }

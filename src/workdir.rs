@@ -48,6 +48,28 @@ pub enum WorkdirError {
     /// Waiting for another session was given up (Ctrl-C).
     #[error("gave up waiting for the other mapvis session working in {0}: run the command again when it has finished, or work in another folder.")]
     GaveUp(PathBuf),
+    /// A folder mapvis writes into (`figures/`, `visinfo/`, `.mapvis/`, ...)
+    /// is a symbolic link: writing through it would write outside the
+    /// working folder.
+    #[error("{} is a symbolic link (to {}), and mapvis writes only inside the working folder {}: nothing was written. Remove the link (mapvis makes a real folder in its place) or work in another folder.", .link.display(), .target.display(), .work_dir.display())]
+    LinkedFolder {
+        /// The link.
+        link: PathBuf,
+        /// Where it points.
+        target: PathBuf,
+        /// The working folder.
+        work_dir: PathBuf,
+    },
+    /// A file of a saved analysis is not the one mapvis saved.
+    #[error("the saved analysis in {} is not the one mapvis saved: {} {why}. It is not used, so that counts and names from different files are never mixed: run memory_trace_analysis again to analyse the trace anew (and save_run again for a saved run).", .dir.display(), .file.display())]
+    Tampered {
+        /// The saved analysis' folder.
+        dir: PathBuf,
+        /// The file that does not match.
+        file: PathBuf,
+        /// How it differs.
+        why: String,
+    },
     /// The manifest exists but cannot be understood.
     #[error("the list of files mapvis wrote, {0}, is damaged, so nothing was removed: delete it and remove the files by hand.")]
     BadManifest(PathBuf),
@@ -335,6 +357,7 @@ impl FolderLock {
         waiting: &mut dyn FnMut(Option<u32>),
         cancelled: &dyn Fn() -> bool,
     ) -> Result<FolderLock, WorkdirError> {
+        refuse_linked(work_dir, Path::new(STATE_DIR))?;
         let state = work_dir.join(STATE_DIR);
         fs::create_dir_all(&state).map_err(io_err("create the folder", &state))?;
         let path = state.join(LOCK_FILE);
@@ -380,6 +403,56 @@ impl Drop for FolderLock {
     }
 }
 
+/// The folders of a working folder that mapvis writes into, relative to
+/// it. Each is created as a real folder when missing; one that exists as
+/// a symbolic link is refused by [`refuse_linked_folders`].
+const OWN_FOLDERS: [&str; 6] = [
+    STATE_DIR,
+    "figures",
+    "visinfo",
+    "grindanalysis",
+    ".mapvis/analysis",
+    ".mapvis/runs",
+];
+
+/// Refuses a working folder where a folder mapvis writes into
+/// ([`OWN_FOLDERS`], or a saved run's folder in `.mapvis/runs/`) is a
+/// symbolic link: files written there would land wherever the link
+/// points, outside the working folder. Refusing (rather than replacing the
+/// link) leaves the user's link and its target as they were. The shell
+/// calls it before every command that writes (not `clear_analysis`, which
+/// removes nothing through a link); [`FolderLock::acquire`] checks
+/// `.mapvis/` itself, where the lock file is. Cost: a few `lstat` calls
+/// and one listing of `.mapvis/runs/`.
+pub fn refuse_linked_folders(work_dir: &Path) -> Result<(), WorkdirError> {
+    for rel in OWN_FOLDERS {
+        refuse_linked(work_dir, Path::new(rel))?;
+    }
+    let runs = work_dir.join(STATE_DIR).join("runs");
+    if let Ok(entries) = fs::read_dir(&runs) {
+        for e in entries.flatten() {
+            refuse_linked(
+                work_dir,
+                &Path::new(STATE_DIR).join("runs").join(e.file_name()),
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// [`WorkdirError::LinkedFolder`] when `work_dir/rel` is a symbolic link.
+fn refuse_linked(work_dir: &Path, rel: &Path) -> Result<(), WorkdirError> {
+    let link = work_dir.join(rel);
+    match fs::symlink_metadata(&link) {
+        Ok(m) if m.file_type().is_symlink() => Err(WorkdirError::LinkedFolder {
+            target: fs::read_link(&link).unwrap_or_default(),
+            link,
+            work_dir: work_dir.to_path_buf(),
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// Opens the lock file `path`, creating it, without following a link:
 /// anything but a regular file in its place (a symbolic link, a named
 /// pipe, a device) is first replaced by an empty regular file, so that
@@ -417,11 +490,17 @@ fn holder_pid(file: &mut File) -> Option<u32> {
 // ---------------------------------------------------------------------------
 
 /// What mapvis knows of a file it wrote: enough to tell whether the user
-/// has replaced or changed it since.
+/// has replaced or changed it since. Files of a saved analysis also carry
+/// a checksum of their content ([`checksum`]), which
+/// [`verify_saved_analysis`] compares before the analysis is used.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 struct Written {
     size: u64,
     mtime_ns: u128,
+    /// XXH3-64 of the content, as 16 hex digits (files of a saved analysis
+    /// only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    xxh3: Option<String>,
 }
 
 impl Written {
@@ -438,8 +517,62 @@ impl Written {
                 .duration_since(UNIX_EPOCH)
                 .ok()?
                 .as_nanos(),
+            xxh3: None,
         })
     }
+
+    /// Whether `self` and `other` describe the same file by size and time
+    /// (the checksum is not compared: it is recorded for some files only).
+    fn same_stamp(&self, other: &Written) -> bool {
+        self.size == other.size && self.mtime_ns == other.mtime_ns
+    }
+}
+
+/// The checksum of the file at `path`: XXH3-64 of its content as 16 hex
+/// digits.
+///
+/// Why XXH3: the checksum is kept in the manifest, inside the same folder,
+/// so it tells files that were swapped, edited or mixed from another run
+/// apart from the ones mapvis saved, not a deliberate forgery (whoever can
+/// replace the files can rewrite the manifest too). A cryptographic hash
+/// would add nothing against that and costs several times more; XXH3 runs
+/// at memory speed (more than 10 GB/s), so the cost is reading the file.
+/// The crate (`xxhash-rust`) is already built for polars.
+pub fn checksum(path: &Path) -> io::Result<String> {
+    let mut f = open_regular(path)?;
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = f.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
+    }
+    Ok(format!("{:016x}", h.digest()))
+}
+
+/// The folder of the saved analysis `rel` belongs to (`.mapvis/analysis`,
+/// `.mapvis/runs/NAME/analysis`), when it is a file of one.
+fn analysis_root(rel: &Path) -> Option<PathBuf> {
+    if !is_saved_analysis_file(rel) {
+        return None;
+    }
+    let mut root = PathBuf::new();
+    for c in rel.components() {
+        root.push(c);
+        if c.as_os_str() == "analysis" {
+            return Some(root);
+        }
+    }
+    None
+}
+
+/// Whether `rel` (relative to the working folder) is a file of a saved
+/// analysis: under `.mapvis/`, inside a folder named `analysis` (the
+/// folder's own analysis or a saved run's). These get a checksum.
+fn is_saved_analysis_file(rel: &Path) -> bool {
+    rel.starts_with(STATE_DIR) && rel.components().any(|c| c.as_os_str() == "analysis")
 }
 
 /// The files mapvis wrote in one working folder, relative to it, kept in
@@ -489,13 +622,26 @@ impl Manifest {
         let _one = RECORDING.lock().unwrap_or_else(|p| p.into_inner());
         let mut m = Manifest::load(work_dir).unwrap_or_default();
         m.version = 1;
+        // A saved analysis is recorded whole, each time it is written: the
+        // entries of the one it replaced (which may have had more files)
+        // go, or they would be missed when it is checked.
+        let roots: std::collections::BTreeSet<PathBuf> = paths
+            .iter()
+            .filter_map(|p| relative(work_dir, &work_dir.join(p)))
+            .filter_map(|rel| analysis_root(&rel))
+            .collect();
+        m.files
+            .retain(|k, _| !roots.iter().any(|r| Path::new(k).starts_with(r)));
         for p in paths {
             let abs = if p.is_absolute() {
                 p.clone()
             } else {
                 work_dir.join(p)
             };
-            if let (Some(rel), Some(w)) = (relative(work_dir, &abs), Written::of(&abs)) {
+            if let (Some(rel), Some(mut w)) = (relative(work_dir, &abs), Written::of(&abs)) {
+                if is_saved_analysis_file(&rel) {
+                    w.xxh3 = checksum(&abs).ok();
+                }
                 m.files.insert(rel.to_string_lossy().into_owned(), w);
             }
         }
@@ -506,6 +652,118 @@ impl Manifest {
         let bytes = serde_json::to_vec_pretty(self).unwrap_or_default();
         write_file(&manifest_path(work_dir), &bytes).map(drop)
     }
+}
+
+/// What [`verify_saved_analysis`] could tell.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Verified {
+    /// Every file is the one mapvis saved, and no other file was added.
+    Checked,
+    /// The manifest lists no file of this analysis (saved by an older
+    /// mapvis, or the manifest was removed): nothing could be checked.
+    NotRecorded,
+}
+
+/// Checks that the saved analysis in `dir` (inside `work_dir`) holds
+/// exactly the files mapvis saved there, as it saved them, before any of
+/// them is read: a file swapped from another run, an edited
+/// `summary.json` or a part file added to the access list would otherwise
+/// mix two runs' counts and names.
+///
+/// Cost, decided for multi-GB analyses: every file is `lstat`ed (one
+/// listing of the folder); a file whose size and modification time are
+/// those recorded is taken as unchanged without being read, and only a
+/// file whose time differs (copied, replaced, edited) is read and its
+/// checksum compared. So a session that loads its own analysis reads no
+/// more than before, while a folder copied without keeping times (`cp -r`)
+/// is read once. A different size, a missing file, an added file, a link
+/// or a checksum that differs refuses the analysis.
+pub fn verify_saved_analysis(work_dir: &Path, dir: &Path) -> Result<Verified, WorkdirError> {
+    let Some(prefix) = relative(work_dir, dir) else {
+        return Ok(Verified::NotRecorded);
+    };
+    let m = Manifest::load(work_dir)?;
+    let recorded: BTreeMap<PathBuf, &Written> = m
+        .files
+        .iter()
+        .map(|(k, w)| (PathBuf::from(k), w))
+        .filter(|(k, _)| k.starts_with(&prefix))
+        .collect();
+    if recorded.is_empty() {
+        return Ok(Verified::NotRecorded);
+    }
+    let bad = |rel: &Path, why: String| WorkdirError::Tampered {
+        dir: dir.to_path_buf(),
+        file: work_dir.join(rel),
+        why,
+    };
+    let mut on_disk = Vec::new();
+    list_files(work_dir, &prefix, &mut on_disk).map_err(io_err("read", dir))?;
+    for (rel, is_file) in &on_disk {
+        if !is_file {
+            return Err(bad(
+                rel,
+                "is not a regular file (a symbolic link, pipe or device was put in its place)"
+                    .into(),
+            ));
+        }
+        if !recorded.contains_key(rel) {
+            return Err(bad(
+                rel,
+                "was not saved by mapvis (it was added after the analysis was saved)".into(),
+            ));
+        }
+    }
+    for (rel, w) in &recorded {
+        let abs = work_dir.join(rel);
+        let Some(now) = Written::of(&abs) else {
+            return Err(bad(rel, "is missing".into()));
+        };
+        if now.size != w.size {
+            return Err(bad(
+                rel,
+                format!("has {} bytes, but mapvis saved {} bytes", now.size, w.size),
+            ));
+        }
+        if now.mtime_ns == w.mtime_ns {
+            continue;
+        }
+        match &w.xxh3 {
+            Some(sum) => {
+                let got = checksum(&abs).map_err(io_err("read", &abs))?;
+                if &got != sum {
+                    return Err(bad(
+                        rel,
+                        format!("has changed since mapvis saved it (its checksum is {got}, mapvis saved {sum})"),
+                    ));
+                }
+            }
+            None => {
+                return Err(bad(
+                    rel,
+                    "has changed since mapvis saved it (its modification time differs)".into(),
+                ))
+            }
+        }
+    }
+    Ok(Verified::Checked)
+}
+
+/// Every entry under `work_dir/rel`, at any depth, relative to `work_dir`,
+/// with whether it is a regular file (folders are descended, not listed;
+/// links are listed, not followed).
+fn list_files(work_dir: &Path, rel: &Path, out: &mut Vec<(PathBuf, bool)>) -> io::Result<()> {
+    for e in fs::read_dir(work_dir.join(rel))? {
+        let e = e?;
+        let t = e.file_type()?;
+        let r = rel.join(e.file_name());
+        if t.is_dir() {
+            list_files(work_dir, &r, out)?;
+        } else {
+            out.push((r, t.is_file()));
+        }
+    }
+    Ok(())
 }
 
 /// What [`clear`] did.
@@ -637,7 +895,7 @@ fn clear_matching(
             continue;
         }
         match Written::of(&abs) {
-            Some(now) if now == written => match fs::remove_file(&abs) {
+            Some(now) if now.same_stamp(&written) => match fs::remove_file(&abs) {
                 Ok(()) => {
                     if rel.starts_with(STATE_DIR) {
                         // Every folder between the file and `.mapvis/`
@@ -723,6 +981,22 @@ impl SourceId {
     }
 }
 
+/// A new id for an analysis of the trace `source`: XXH3-64 of the trace's
+/// identity, the time now and the process id, as 16 hex digits. Two
+/// analyses of one trace get different ids (they may differ: another
+/// program, other sources, another mapvis).
+pub fn new_analysis_id(source: Option<&SourceId>) -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let text = format!(
+        "{}\n{now}\n{}",
+        source.map(SourceId::describe).unwrap_or_default(),
+        std::process::id()
+    );
+    format!("{:016x}", xxhash_rust::xxh3::xxh3_64(text.as_bytes()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -774,6 +1048,31 @@ mod tests {
             assert!(fs::symlink_metadata(state.join(name)).is_ok(), "{name}");
         }
         assert_eq!(fs::read(&outside).unwrap(), b"keep");
+    }
+
+    /// A new analysis with fewer files than the one it replaced is
+    /// checked against its own files only; a file changed since is
+    /// refused, naming it.
+    #[test]
+    fn a_saved_analysis_is_recorded_whole_and_checked() {
+        let d = tempfile::tempdir().unwrap();
+        let w = d.path();
+        let dir = w.join(".mapvis/analysis");
+        let (a, b) = (dir.join("a.parquet"), dir.join("accesses/b.parquet"));
+        write_file(&a, b"old a").unwrap();
+        write_file(&b, b"old b").unwrap();
+        Manifest::record(w, &[a.clone(), b.clone()]).unwrap();
+        assert_eq!(verify_saved_analysis(w, &dir).unwrap(), Verified::Checked);
+        fs::remove_file(&b).unwrap();
+        write_file(&a, b"new a").unwrap();
+        Manifest::record(w, std::slice::from_ref(&a)).unwrap();
+        assert_eq!(verify_saved_analysis(w, &dir).unwrap(), Verified::Checked);
+        fs::write(&a, b"NEW A").unwrap();
+        let e = verify_saved_analysis(w, &dir).unwrap_err().to_string();
+        assert!(
+            e.contains("a.parquet has changed since mapvis saved it"),
+            "{e}"
+        );
     }
 
     #[test]

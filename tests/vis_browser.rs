@@ -315,8 +315,8 @@ fn every_figure_kind_renders_offline_in_chromium() {
         threads: vec![(2, 0xff, 0xff), (3, 0xff00, 0)],
         byte_names: (0..64).map(|b| format!("s+{b}")).collect(),
     };
-    let page =
-        mapvis::vis::sharing::sharing_figure(&dir.path().join("figures"), &[line], &[]).unwrap();
+    let page = mapvis::vis::sharing::sharing_figure(&dir.path().join("figures"), &[line], &[], "")
+        .unwrap();
     let r = FigureReport {
         html: page,
         ..Default::default()

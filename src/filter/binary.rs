@@ -13,7 +13,7 @@
 use polars::prelude::PlHashMap as HashMap;
 use std::path::{Path, PathBuf};
 
-use crate::trace::format::{Access, Event, ExitStatus, Op, SiteId};
+use crate::trace::format::{Access, Event, ExitStatus, Op, SiteId, WarningKind};
 use crate::trace::naming::{HeapName, Namer, Scope, VarName};
 use crate::trace::reader::{Batch, EndState, TraceReader};
 
@@ -146,6 +146,12 @@ struct Naming<'n> {
     /// Accesses left out because they were the pins' own (the client
     /// request's argument block), for the note that explains the count.
     pins_dropped: u64,
+    /// What the tool said of an exec the program called, and the accesses
+    /// named before it, until an exec that failed cancels it: a trace that
+    /// ends after one is partial for that reason.
+    exec: Option<(String, u64, bool)>,
+    /// Whether a region is open (between REGION_START and REGION_STOP).
+    in_region: bool,
     summary: TraceSummary,
 }
 
@@ -180,6 +186,8 @@ impl<'n> BinarySource<'n> {
                 heap_layouts: HashMap::default(),
                 named: 0,
                 pins_dropped: 0,
+                exec: None,
+                in_region: false,
                 summary,
             },
         })
@@ -246,25 +254,45 @@ impl Source for BinarySource<'_> {
         let BinarySource { reader, path, n } = *self;
         let mut n = n;
         n.heap_layouts();
-        if let EndState::Truncated {
+        let end = reader.end_state();
+        if let (
+            EndState::Truncated {
+                partial_bytes: 0, ..
+            },
+            Some((_, _, false)),
+        ) = (end, &n.exec)
+        {
+            // An exec after the regions: each was closed, so the analysis
+            // is whole even though the tool could not write its footer
+            // (the tool's warning, among the notes, says so).
+            n.summary.complete = true;
+        } else if let EndState::Truncated {
             offset,
             partial_bytes,
-        } = reader.end_state()
+        } = end
         {
+            let exec = n.exec.take();
+            if let Some((text, at, _)) = &exec {
+                n.summary
+                    .mark_partial(format!("{text}, after {at} accesses"));
+            }
             n.summary.mark_partial(format!(
                 "the trace ends without its footer after {} accesses: the program crashed, was killed, \
                  left a region open at exit, or the disk filled",
                 n.named
             ));
             n.summary.notes.push(format!(
-                "the trace {} ends without its footer after {} accesses ({offset} bytes{}): the program crashed or was \
-                 interrupted; everything up to that point was analysed.",
+                "the trace {} ends without its footer after {} accesses ({offset} bytes{}): {}; everything up to that point was analysed.",
                 path.display(),
                 n.named,
                 if *partial_bytes > 0 {
                     format!(", plus {partial_bytes} bytes of a cut record")
                 } else {
                     String::new()
+                },
+                match exec {
+                    Some(_) => "the program called exec there",
+                    None => "the program crashed or was interrupted",
                 }
             ));
         }
@@ -336,15 +364,27 @@ impl Naming<'_> {
                 self.summary.frees += 1;
             }
             Event::RegionStart(r) => {
+                self.in_region = true;
                 self.summary.regions = self.summary.regions.max(r.id);
                 self.start_frames(r.tid, &r.frames);
                 return Some(Fill::Region(r.id));
             }
-            Event::RegionStop(r) => self.drop_client_request_tail(out, r.arg_block, r.tid),
-            Event::Warning { text, .. } => self
-                .summary
-                .notes
-                .push(format!("the tool reported: {text}")),
+            Event::RegionStop(r) => {
+                self.in_region = false;
+                self.drop_client_request_tail(out, r.arg_block, r.tid)
+            }
+            Event::Warning { kind, text } => {
+                match kind {
+                    WarningKind::Exec => {
+                        self.exec = Some((text.clone(), self.named, self.in_region))
+                    }
+                    WarningKind::ExecFailed => self.exec = None,
+                    _ => {}
+                }
+                self.summary
+                    .notes
+                    .push(format!("the tool reported: {text}"))
+            }
             Event::Footer(_) => self.summary.complete = true,
             Event::Exit(ExitStatus::Signal(s)) => {
                 let name = crate::trace::run::signal_name(s);

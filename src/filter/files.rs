@@ -578,6 +578,7 @@ fn write_summary(
         "complete": s.complete,
         "partial": s.partial,
         "notes": s.notes,
+        "analysis_id": s.analysis_id,
     });
     let path = dir.join("summary.json");
     std::fs::write(
@@ -590,6 +591,29 @@ fn write_summary(
 
 fn read_parquet(path: &Path) -> Result<DataFrame, FilterError> {
     read_saved_parquet(path, None)
+}
+
+/// The saved table at `path`, refused with a message naming the file and
+/// the missing column when it lacks one of `columns`: a Parquet file put
+/// in its place by another program (or another mapvis) would otherwise
+/// fail later with polars' bare `"line" not found`.
+fn read_table(path: &Path, columns: &[&str]) -> Result<DataFrame, FilterError> {
+    let df = read_parquet(path)?;
+    if let Some(missing) = columns.iter().find(|c| df.column(c).is_err()) {
+        let has: Vec<String> = df
+            .get_column_names()
+            .iter()
+            .map(|c| c.to_string())
+            .collect();
+        return Err(FilterError::Saved {
+            path: path.to_path_buf(),
+            reason: format!(
+                "it has no column \"{missing}\" (its columns are {}), so it is not the table mapvis saved there: it was replaced, or written by another program or version",
+                if has.is_empty() { "none".to_string() } else { has.join(", ") }
+            ),
+        });
+    }
+    Ok(df)
 }
 
 /// Whether `dir` holds a saved analysis.
@@ -634,15 +658,31 @@ pub fn load_analysis(dir: &Path) -> Result<Analysis, FilterError> {
         complete: j["complete"].as_bool().unwrap_or(false),
         partial: j["partial"].as_str().map(String::from),
         notes: strs(&j["notes"]),
+        analysis_id: j["analysis_id"].as_str().unwrap_or("").to_string(),
     };
     let windows: Vec<super::store::WindowInfo> =
         serde_json::from_value(j["windows"].clone()).map_err(|e| bad(e.to_string()))?;
     let by_var = super::byvar::ByVar::load(&super::byvar::folder_for(&dir.join(DATASET)))?;
     let accesses = super::store::AccessList::open(&dir.join(DATASET), &windows).with_by_var(by_var);
-    let locations = read_parquet(&dir.join("locations.parquet"))?;
-    let lines = read_parquet(&dir.join("lines.parquet"))?;
+    use super::schema::{line as ln, location as lc};
+    let locations = read_table(
+        &dir.join("locations.parquet"),
+        &[lc::ADDR, lc::VAR, lc::ACCESSES],
+    )?;
+    let lines = read_table(&dir.join("lines.parquet"), &[ln::LINE, ln::SOURCE])?;
     let vars = read_variables(dir)?;
-    let adf = read_parquet(&dir.join("allocations.parquet"))?;
+    let adf = read_table(
+        &dir.join("allocations.parquet"),
+        &[
+            "address",
+            "size",
+            "var",
+            "kind",
+            "tid",
+            "alloc_time",
+            "free_time",
+        ],
+    )?;
     let kinds: Vec<&'static str> = adf
         .column("kind")?
         .str()?
@@ -708,7 +748,19 @@ pub fn load_saved_variables(dir: &Path) -> Result<Vec<Variable>, FilterError> {
 }
 
 fn read_variables(dir: &Path) -> Result<Vec<Variable>, FilterError> {
-    let vdf = read_parquet(&dir.join("variables.parquet"))?;
+    let vdf = read_table(
+        &dir.join("variables.parquet"),
+        &[
+            "name",
+            "base_name",
+            "scope",
+            "site",
+            "dims",
+            "base",
+            "size",
+            "elem_size",
+        ],
+    )?;
     let get_str = |name: &str| -> Result<Vec<String>, FilterError> {
         Ok(vdf
             .column(name)?

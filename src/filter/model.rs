@@ -139,6 +139,12 @@ pub struct TraceSummary {
     pub partial: Option<String>,
     /// Tool warnings and reader notes.
     pub notes: Vec<String>,
+    /// Which analysis this is: set by the shell when the analysis is made
+    /// (see [`crate::workdir::new_analysis_id`]), saved in `summary.json`
+    /// and recorded in every figure drawn from it, so that figures of an
+    /// earlier analysis are marked stale. Empty for an analysis saved
+    /// before ids were kept.
+    pub analysis_id: String,
 }
 
 impl TraceSummary {

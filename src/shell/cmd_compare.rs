@@ -36,7 +36,8 @@ struct Loaded {
 /// Loads the run `label` from `dir` and runs `cache_stats` on it under the
 /// session's model. Cost: one pass over the run's accesses.
 fn load(st: &Session, label: &str, dir: PathBuf) -> CmdResult<Loaded> {
-    let analysis = crate::filter::files::load_analysis(&dir.join("analysis"))
+    let analysis = st
+        .load_saved(&dir.join("analysis"))
         .context(|| format!("reading the run {label} failed"))?;
     if let Some(why) = analysis.summary.partial_reason() {
         println!("warning: run {label} is PARTIAL ({why}): its counts cover only part of the run.");

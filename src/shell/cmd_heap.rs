@@ -33,6 +33,21 @@ pub fn profile_path(st: &Session) -> PathBuf {
     st.state_dir().join("heap.mvh")
 }
 
+/// Refuses `trace` when it is a Gleipnir text trace (loaded with
+/// `load_trace`), which `what` cannot read, saying what they need
+/// instead: the binary trace's reader would only say "not a mapvis binary
+/// trace" and advise the load_trace the user already ran.
+fn refuse_text_trace(trace: &Path, what: &str) -> CmdResult<()> {
+    if crate::trace::gleipnir::looks_like_gleipnir(trace) {
+        return Err(format!(
+            "{} is a Gleipnir text trace (loaded with load_trace), which does not record the allocator's calls with their call stacks that {what} works on: a mapvis binary trace (run_gleipnir) or a native heap profile (heap_profile) does. Make one of them and run the command again.",
+            trace.display()
+        )
+        .into());
+    }
+    Ok(())
+}
+
 /// The allocator calls of the newest run (native profile or trace).
 fn heap_state(st: &mut Session) -> CmdResult<&mut HeapState> {
     let prof = profile_path(st);
@@ -64,6 +79,10 @@ fn heap_state(st: &mut Session) -> CmdResult<&mut HeapState> {
     let run = if pick == prof {
         HeapRun::open_profile(&pick)?
     } else {
+        refuse_text_trace(
+            &pick,
+            "heap_stats, alloc_sites, heap_figures and lifetime_histogram",
+        )?;
         HeapRun::from_trace(&pick)?
     };
     let report = HeapReport::build(&run)?;
@@ -449,6 +468,13 @@ fn export(st: &mut Session, file: &str, what: Export) -> CmdResult<Value> {
     } else {
         st.work_dir().join(file)
     };
+    refuse_text_trace(
+        &trace,
+        match what {
+            Export::Memtrace => "export_memtrace",
+            Export::Ops => "export_ops",
+        },
+    )?;
     use crate::filter::export as ex;
     let summary = match what {
         Export::Memtrace => ex::export_memtrace(&trace, &out),

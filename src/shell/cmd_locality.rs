@@ -181,7 +181,7 @@ fn cache_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     if save {
         let mut written = r.save(&dir)?;
         written.extend(crate::vis::source::write_pages(&r, &src_paths, &figures)?);
-        let page = summary_figure(&r, &figures)?;
+        let page = summary_figure(&r, &figures, &a.summary.analysis_id)?;
         written.push(page.clone());
         // The page's shared plotly.js and the folder's index are mapvis's too.
         let mut recorded = written.clone();
@@ -576,7 +576,12 @@ fn print_reuse(r: &CacheReport) {
 }
 
 /// `figures/sharing.html`: each shared line's bytes by thread.
-fn sharing_figure(lines: &[report::SharedLine], line: u32, figures: &Path) -> CmdResult<PathBuf> {
+fn sharing_figure(
+    lines: &[report::SharedLine],
+    line: u32,
+    figures: &Path,
+    analysis_id: &str,
+) -> CmdResult<PathBuf> {
     use crate::vis::sharing::{self, SharedBytes};
     let drawn: Vec<SharedBytes> = lines
         .iter()
@@ -592,7 +597,12 @@ fn sharing_figure(lines: &[report::SharedLine], line: u32, figures: &Path) -> Cm
     let intro = vec![format!(
         "Cache lines of {line} bytes written by one thread and touched by another, most transfers first; Valgrind runs one thread at a time, so the transfers are those of its interleaving."
     )];
-    Ok(sharing::sharing_figure(figures, &drawn, &intro)?)
+    Ok(sharing::sharing_figure(
+        figures,
+        &drawn,
+        &intro,
+        analysis_id,
+    )?)
 }
 
 /// `sharing_stats ?save?`: finds the cache lines shared between threads,
@@ -604,6 +614,7 @@ fn sharing_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     let dir = st.visinfo_dir();
     let grouping = st.grouping();
     let a = st.analysis()?;
+    let analysis_id = a.summary.analysis_id.clone();
     let lines = report::sharing_stats(a, kind, line, grouping)?;
     println!(
         "sharing_stats ({}-byte lines written by one thread and touched by another, set_mem_alloc {}; \
@@ -642,7 +653,7 @@ fn sharing_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
         let mut df = report::sharing_table(&lines)?;
         let p1 = crate::filter::write_csv(&mut df, &dir.join("sharing_stats.csv"))?;
         let p2 = crate::filter::write_parquet(&mut df, &dir.join("sharing_stats.parquet"))?;
-        let p3 = sharing_figure(&lines, line, &st.figures_dir())?;
+        let p3 = sharing_figure(&lines, line, &st.figures_dir(), &analysis_id)?;
         println!(
             "wrote {}, {} and {}",
             p1.display(),
@@ -689,7 +700,7 @@ fn sharing_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
 
 /// `figures/cache_stats.html`: misses per variable and level, and the
 /// miss-ratio curves.
-fn summary_figure(r: &CacheReport, figures: &Path) -> CmdResult<PathBuf> {
+fn summary_figure(r: &CacheReport, figures: &Path, analysis_id: &str) -> CmdResult<PathBuf> {
     use crate::vis::locality::{cache_summary, VarMisses};
     let levels: Vec<String> = r.level_names();
     let vars: Vec<VarMisses> = r
@@ -706,5 +717,12 @@ fn summary_figure(r: &CacheReport, figures: &Path) -> CmdResult<PathBuf> {
         r.cache.accesses,
         r.cache.model.levels_text()
     )];
-    Ok(cache_summary(figures, &levels, &vars, &curves, &intro)?)
+    Ok(cache_summary(
+        figures,
+        &levels,
+        &vars,
+        &curves,
+        &intro,
+        analysis_id,
+    )?)
 }

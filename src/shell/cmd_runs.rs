@@ -239,7 +239,8 @@ fn drop_run(st: &mut Session, a: &[String]) -> CmdResult<Value> {
 
 /// The cache report of the run in `dir` under the session's model.
 fn run_report(st: &Session, label: &str, dir: &Path) -> CmdResult<CacheReport> {
-    let a = crate::filter::files::load_analysis(&dir.join("analysis"))
+    let a = st
+        .load_saved(&dir.join("analysis"))
         .context(|| format!("reading the run {label} failed"))?;
     if let Some(why) = a.summary.partial_reason() {
         println!("warning: run {label} is PARTIAL ({why}): its counts cover only part of the run.");

@@ -248,10 +248,10 @@ fn run_gleipnir(st: &mut Session, _: &[String]) -> CmdResult<Value> {
         c.accesses,
         counted(c.regions, "region"),
         outcome.trace_file.display(),
-        if c.complete {
-            ""
-        } else {
-            " (the trace is cut short, but readable)"
+        match (&c.exec, c.complete) {
+            (_, true) => String::new(),
+            (Some(exec), false) => format!(" ({exec}; it is readable)"),
+            (None, false) => " (the trace is cut short, but readable)".to_string(),
         }
     );
     let opt_int = |v: Option<i32>| v.map(|c| Value::Int(c as i64)).unwrap_or(Value::Empty);
@@ -317,8 +317,10 @@ fn memory_trace_analysis(st: &mut Session, _: &[String]) -> CmdResult<Value> {
         println!("note: {THREADS_NOTE}");
     }
     st.forget_analysis();
+    a.summary.analysis_id = crate::workdir::new_analysis_id(source.as_ref());
     let files = out.commit(&mut a, source.as_ref())?;
     st.record_written(&files);
+    st.mark_stale_outputs(&a.summary.analysis_id);
     let v = Value::Dict(vec![
         ("accesses".into(), Value::Int(a.summary.accesses as i64)),
         ("variables".into(), Value::Int(user_vars as i64)),

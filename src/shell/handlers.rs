@@ -28,19 +28,32 @@ pub(super) fn has_save(args: &[String]) -> bool {
 
 /// Registers `f` for `name`, first letting the session follow a `cd`.
 /// The handler runs holding the working folder's lock, so another mapvis
-/// session in the same folder waits for it instead of interleaving writes.
+/// session in the same folder waits for it instead of interleaving writes,
+/// and only when none of the folders it may write into is a symbolic link
+/// out of the folder (except the [`REMOVE_ONLY`] commands).
 pub(super) fn add<F>(r: &mut Registry<Session>, name: &str, f: F)
 where
     F: Fn(&mut Session, &[String]) -> CmdResult<Value> + 'static,
 {
+    let removes_only = REMOVE_ONLY.contains(&name);
     r.add(name, move |st: &mut Session, a: &[String]| {
         st.follow_cwd();
+        if !removes_only {
+            crate::workdir::refuse_linked_folders(st.work_dir())?;
+        }
         st.lock_folder()?;
         let result = f(st, a);
         st.unlock_folder();
         result
     });
 }
+
+/// Commands that write nothing in figures/, visinfo/ or a saved analysis
+/// and remove files there only never through a symbolic link: they run
+/// even when one of those folders is a link (see
+/// [`crate::workdir::refuse_linked_folders`]), so that a folder can be
+/// cleaned up.
+const REMOVE_ONLY: &[&str] = &["clear_analysis"];
 
 /// Said wherever thread counts are shown: what Valgrind's thread ids mean.
 pub(super) const THREADS_NOTE: &str = "thread counts are of Valgrind's thread ids, which Valgrind reuses: a thread that starts after another has ended gets its id, so a program that started more threads than shown may have run them one after another. Valgrind also runs one thread at a time (it serialises them), so the order of accesses of different threads is Valgrind's schedule, not a parallel run's.";
@@ -57,6 +70,10 @@ pub(super) fn figure_options(st: &Session, save: bool) -> vis::FigureOptions {
         point_budget: st.point_budget(),
         matrix_orientation: st.matrix_orientation(),
         provenance: provenance(st),
+        analysis_id: st
+            .loaded_analysis()
+            .map(|a| a.summary.analysis_id.clone())
+            .unwrap_or_default(),
         annotations: Default::default(),
     }
 }

@@ -302,8 +302,12 @@ impl<S: 'static> Shell<S> {
                             spec.name
                         )
                     })?;
+                    // Named if mapvis runs out of memory meanwhile.
+                    crate::oom::set_step(&spec.name);
                     // The one place a command's error becomes text.
-                    handler(&mut state, args).map_err(|e| e.user_text())
+                    let result = handler(&mut state, args).map_err(|e| e.user_text());
+                    crate::oom::clear_step();
+                    result
                 })
             }
         }

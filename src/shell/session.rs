@@ -380,18 +380,13 @@ impl Session {
     // -----------------------------------------------------------------
 
     /// `load_exe PATH`: checks the program and remembers it. Returns its
-    /// absolute path. A program without debug info is accepted with a
-    /// warning (names then fall back to functions and numbered blocks).
+    /// absolute path. A program without debug info, or stripped, is
+    /// accepted with a warning ([`trace::run::debug_warning`]), said here
+    /// only: run_gleipnir and heap_profile trace it without another word.
     pub fn load_exe(&mut self, path: &str) -> CmdResult<(PathBuf, Option<String>)> {
         let p = self.abs(path);
-        let warning = match trace::run::check_executable(&p) {
-            Ok(()) => None,
-            Err(trace::run::RunError::NoDebugInfo { .. }) => Some(format!(
-                "{} has no debug information: recompile it with -g, or heap blocks, stack variables and lines cannot be named.",
-                p.display()
-            )),
-            Err(e) => return Err(e.into()),
-        };
+        trace::run::check_executable(&p)?;
+        let warning = trace::run::debug_warning(&p);
         self.exe = Some(p.clone());
         self.exe_restored = false;
         self.save_settings();
@@ -754,7 +749,7 @@ impl Session {
         if self.analysis.is_none() {
             let dir = self.analysis_dir();
             if filter::files::has_saved_analysis(&dir) {
-                let a = filter::files::load_analysis(&dir)?;
+                let a = self.load_saved(&dir)?;
                 self.analysis_source = filter::files::saved_source(&dir);
                 self.check_fresh()?;
                 self.analysis = Some(a);
@@ -766,6 +761,46 @@ impl Session {
             self.check_fresh()?;
         }
         Ok(self.analysis.as_ref().expect("set above"))
+    }
+
+    /// After a new analysis (id `id`) replaced the previous one: marks the
+    /// figures drawn from an earlier analysis stale in
+    /// `figures/index.html`, and removes the data files of `visinfo/` that
+    /// mapvis wrote from it (those the manifest lists, unchanged since;
+    /// see [`workdir::clear_under`]), saying how many. Failures are
+    /// warnings: the analysis itself is saved.
+    pub fn mark_stale_outputs(&self, id: &str) {
+        let figures = self.figures_dir();
+        if figures.join(crate::vis::index::INDEX_FILE).is_file() {
+            if let Err(e) = crate::vis::index::write_index(&figures, id) {
+                println!("warning: {}", super::error::with_causes(&e));
+            }
+        }
+        match workdir::clear_under(&self.work_dir, &self.visinfo_dir()) {
+            Ok(c) => {
+                if !c.removed.is_empty() {
+                    println!(
+                        "note: removed {} data file(s) of visinfo/ made from the previous analysis; figures drawn from it are marked STALE in figures/index.html.",
+                        c.removed.len()
+                    );
+                }
+            }
+            Err(e) => println!("warning: {}", super::error::with_causes(&e)),
+        }
+    }
+
+    /// Loads the analysis saved in `dir` after checking that its files are
+    /// the ones mapvis saved ([`workdir::verify_saved_analysis`]): a
+    /// swapped, edited or added file refuses it, naming the file. An
+    /// analysis the manifest does not list is loaded with a warning.
+    pub fn load_saved(&self, dir: &Path) -> CmdResult<Analysis> {
+        if workdir::verify_saved_analysis(&self.work_dir, dir)? == workdir::Verified::NotRecorded {
+            println!(
+                "warning: the list of files mapvis saved (.mapvis/manifest.json) does not list the saved analysis in {}, so its files could not be checked; run memory_trace_analysis again to be sure of it.",
+                shown(dir)
+            );
+        }
+        Ok(filter::files::load_analysis(dir)?)
     }
 
     /// The trace results should come from now: the loaded one, else the

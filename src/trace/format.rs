@@ -379,6 +379,12 @@ pub enum WarningKind {
     /// (mappings, sites, live blocks, the open region) and then holds only
     /// its own events.
     Forked,
+    /// The program called exec (its text says whether inside a region):
+    /// the new program replaced the traced one, and the trace ends here
+    /// unless an [`WarningKind::ExecFailed`] follows.
+    Exec,
+    /// The exec just announced failed: the program and its trace went on.
+    ExecFailed,
     /// A code this reader does not know.
     Other(u64),
 }

@@ -155,6 +155,9 @@ impl ProgramNamer {
         if !self.objects[i].system {
             match DebugVars::load(&path) {
                 Ok(v) => self.objects[i].vars = Some(v),
+                // The program itself without -g: load_exe said so, once
+                // (see `run::debug_warning`); a library is named here.
+                Err(super::dwarf::DwarfError::NoDebugInfo { .. }) if self.is_executable(i) => {}
                 Err(e) => {
                     self.notes.insert(e.to_string());
                 }
@@ -172,14 +175,25 @@ impl ProgramNamer {
         let cpp = cpp && !has_source_extension(&key);
         let skey = (key.clone(), cpp);
         if !self.sources.contains_key(&skey) {
-            let parsed = found.as_ref().and_then(|f| {
-                let text = std::fs::read_to_string(f).ok()?;
-                Some(if cpp {
-                    CSource::parse_cpp(text)
-                } else {
-                    CSource::parse_for(f, text)
-                })
-            });
+            let read = found.as_deref().map(read_source);
+            if let Some(Err(why)) = &read {
+                self.notes.insert(format!(
+                    "the source {} {why}, so heap blocks allocated there are named file.c:LINE: \
+                     set_src_path DIR (the folder holding the C or C++ source it was compiled \
+                     from) gives them their variable names.",
+                    found.as_deref().unwrap_or(path).display()
+                ));
+            }
+            let parsed = found
+                .as_ref()
+                .zip(read.and_then(Result::ok))
+                .map(|(f, text)| {
+                    if cpp {
+                        CSource::parse_cpp(text)
+                    } else {
+                        CSource::parse_for(f, text)
+                    }
+                });
             let parsed = match (parsed, found.as_deref()) {
                 (Some(mut src), Some(at)) => {
                     let (macros, missing) = self.file_macros(at, &src);
@@ -189,7 +203,7 @@ impl ProgramNamer {
                 }
                 (p, _) => p,
             };
-            if parsed.is_none() {
+            if parsed.is_none() && found.is_none() {
                 self.notes.insert(format!(
                     "the source {} was not found, so heap blocks allocated there are named file.c:LINE: \
                      set_src_path DIR (the folder holding it) gives them their variable names.",
@@ -230,7 +244,7 @@ impl ProgramNamer {
             if read > 4096 {
                 return None;
             }
-            let text = std::fs::read_to_string(&found).ok()?;
+            let text = read_source(&found).ok()?;
             Some((found, text))
         };
         table.run(at, src.text(), &mut include, &mut report);
@@ -641,6 +655,30 @@ fn has_source_extension(path: &Path) -> bool {
             e,
             "c" | "cpp" | "cc" | "cxx" | "c++" | "C" | "hpp" | "hh" | "hxx"
         )
+    })
+}
+
+/// The text of the source file `path`, or why it cannot be used, as the
+/// end of a sentence ("is not a text file: ..."). Only a regular file is
+/// opened (a named pipe would make the analysis wait). A file holding NUL
+/// bytes is not a C or C++ source (an object file, an executable, a
+/// compressed file in its place); other bytes that are not UTF-8 (a
+/// Latin-1 comment) are read as U+FFFD, which leaves the code's tokens as
+/// they are. Cost: one read of the file.
+fn read_source(path: &Path) -> Result<String, String> {
+    let mut bytes = Vec::new();
+    crate::workdir::open_regular(path)
+        .and_then(|mut f| std::io::Read::read_to_end(&mut f, &mut bytes))
+        .map_err(|e| format!("cannot be read ({e})"))?;
+    if bytes.contains(&0) {
+        return Err(
+            "is not a text file (it holds NUL bytes, as an object file or executable does), not the C or C++ source the program was compiled from"
+                .into(),
+        );
+    }
+    Ok(match String::from_utf8(bytes) {
+        Ok(t) => t,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
     })
 }
 

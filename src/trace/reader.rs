@@ -833,6 +833,8 @@ impl<R: Read> TraceReader<R> {
             W_OPEN_AT_EXIT => WarningKind::OpenAtExit,
             W_BAD_FREE => WarningKind::BadFree,
             W_FORKED => WarningKind::Forked,
+            W_EXEC => WarningKind::Exec,
+            W_EXEC_FAILED => WarningKind::ExecFailed,
             c => WarningKind::Other(c),
         };
         Ok(Event::Warning { kind, text })

@@ -67,12 +67,6 @@ pub enum RunError {
         /// What it is instead.
         reason: String,
     },
-    /// The executable has no DWARF.
-    #[error("{path} has no debug information: compile it with -g (compile_exe does this), or variables cannot be named.")]
-    NoDebugInfo {
-        /// The path.
-        path: PathBuf,
-    },
     /// The binary given as Valgrind does not answer as Valgrind.
     #[error("{path} is not Valgrind: `{path} --version` answered \"{answer}\" instead of a Valgrind version such as valgrind-3.19.0. Give set_valgrind_path the path of `valgrind` (for example /usr/bin/valgrind).")]
     NotValgrind {
@@ -256,12 +250,34 @@ pub fn check_executable(path: &Path) -> Result<(), RunError> {
             reason: format!("{:?} {:?}", file.format(), file.architecture()),
         });
     }
-    if file.section_by_name(".debug_info").is_none() {
-        return Err(RunError::NoDebugInfo {
-            path: path.to_path_buf(),
-        });
-    }
     Ok(())
+}
+
+/// The one warning for a program that can be traced but whose accesses
+/// cannot all be named: without debug information (compiled without
+/// `-g`), or stripped of its symbol table too. `None` for a program with
+/// debug information (or a file that cannot be read: [`check_executable`]
+/// says why). Such programs are traced and analysed; this says once, when
+/// the program is loaded, what their names fall back to.
+pub fn debug_warning(path: &Path) -> Option<String> {
+    use object::{Object, ObjectSection};
+    let data = fs::read(path).ok()?;
+    let file = object::File::parse(&*data).ok()?;
+    let has = |name: &str| file.section_by_name(name).is_some_and(|s| s.size() > 0);
+    if has(".debug_info") {
+        return None;
+    }
+    Some(if has(".symtab") {
+        format!(
+            "{} has no debug information (it was compiled without -g): it can be traced, but stack variables, globals and source lines cannot be named, and heap blocks are named by the function that allocates them. Recompile it with -g (compile_exe does this) to have them named.",
+            path.display()
+        )
+    } else {
+        format!(
+            "{} is stripped (it has no symbol table) and has no debug information: it can be traced, but its accesses can be named only by their kind of memory (heap, stack, global) and its functions only by address. Load the unstripped build, compiled with -g, to have them named.",
+            path.display()
+        )
+    })
 }
 
 /// What to trace and how.
@@ -611,6 +627,10 @@ pub struct TraceCheck {
     pub regions: u64,
     /// Whether the footer was read (the tool finished writing it).
     pub complete: bool,
+    /// What the tool said about an exec that ended the trace (the program
+    /// called exec, and the new program replaced the traced one), when
+    /// the trace ends after one.
+    pub exec: Option<String>,
 }
 
 /// What the trace at `path` holds: its accesses and regions. A complete
@@ -630,13 +650,21 @@ pub fn check_trace(
             accesses: f.accesses,
             regions: f.regions,
             complete: true,
+            exec: None,
         });
     }
     let mut regions = 0;
+    let mut exec = None;
     // A corrupt record ends the count: what came before it is usable.
     while !cancelled() {
+        use super::format::{Event, WarningKind};
         match r.for_each_access(1 << 24, |_| {}) {
-            Ok(super::reader::Batch::Event(super::format::Event::RegionStart(_))) => regions += 1,
+            Ok(super::reader::Batch::Event(Event::RegionStart(_))) => regions += 1,
+            Ok(super::reader::Batch::Event(Event::Warning { kind, text })) => match kind {
+                WarningKind::Exec => exec = Some(text),
+                WarningKind::ExecFailed => exec = None,
+                _ => {}
+            },
             Ok(super::reader::Batch::Event(_)) | Ok(super::reader::Batch::Limit) => {}
             Ok(super::reader::Batch::End) | Err(_) => break,
         }
@@ -645,6 +673,7 @@ pub fn check_trace(
         accesses: r.accesses_read(),
         regions,
         complete: r.footer().is_some(),
+        exec,
     })
 }
 
@@ -736,6 +765,11 @@ pub fn run_trace_into(
             "the mapvis tool crashed before any region was traced (signal {})",
             outcome.signal.unwrap_or(0)
         )),
+        Ok(TraceCheck {
+            regions: 0,
+            exec: Some(exec),
+            ..
+        }) => Some(format!("{exec} before any region was traced")),
         Ok(c) if c.regions == 0 && !c.complete && outcome.exit_code.is_some() => Some(
             "the tool could not finish writing the new trace, and it holds no region (see Valgrind's message above: is the disk full?)"
                 .into(),

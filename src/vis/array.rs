@@ -466,6 +466,7 @@ fn page_meta(r: &Request, name: &str, shape: &Shape, o: &FigureOptions) -> PageM
         command,
         shape,
         trace: o.provenance.clone(),
+        analysis: o.analysis_id.clone(),
     }
 }
 

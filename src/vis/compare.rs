@@ -117,6 +117,7 @@ pub fn compare_page(
             b.label
         ),
         trace: format!("runs {} and {}", a.label, b.label),
+        analysis: String::new(),
     };
     let file = file_name(&a.label, &b.label);
     let html = write_page_with_links(dir, &file, &title, &intro, &links, &figures, &meta)?;

@@ -465,6 +465,7 @@ fn write_complete_page(
             k => format!("{n} accesses of {k} variables"),
         },
         trace: o.provenance.clone(),
+        analysis: o.analysis_id.clone(),
     };
     // The 3D view is the costly one to draw without a GPU (a scene takes
     // about 1.6 s to set up in software, plus 0.2 ms a point): it is drawn

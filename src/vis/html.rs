@@ -448,7 +448,7 @@ pub(crate) fn write_page_of(dir: &Path, file_name: &str, page: &Page) -> Result<
     html.extend_from_slice(RENDER_JS.as_bytes());
     html.extend_from_slice(b"</script>\n</body>\n</html>\n");
     crate::workdir::write_file(&path, &html).map_err(|e| VisError::from_workdir(&path, e))?;
-    super::index::write_index(dir)?;
+    super::index::write_index(dir, &meta.analysis)?;
     Ok(path)
 }
 
@@ -465,6 +465,10 @@ pub(crate) struct PageMeta {
     pub(crate) shape: String,
     /// The trace and program, from [`super::FigureOptions::provenance`].
     pub(crate) trace: String,
+    /// The analysis drawn, from [`super::FigureOptions::analysis_id`];
+    /// empty for a page not drawn from the folder's analysis (a heap
+    /// profile, saved runs), which is never marked stale.
+    pub(crate) analysis: String,
 }
 
 impl PageMeta {
@@ -480,6 +484,7 @@ impl PageMeta {
             ("command", &self.command),
             ("shape", &self.shape),
             ("trace", &self.trace),
+            ("analysis", &self.analysis),
         ]
         .iter()
         .map(|(k, v)| {

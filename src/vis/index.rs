@@ -8,6 +8,13 @@
 //! the folder each time a figure is written. Pages that mapvis did not
 //! write are listed too, without details.
 //!
+//! A page drawn from the folder's analysis records that analysis' id; once
+//! another analysis is made (the program recompiled, traced or analysed
+//! again), the index marks such a page "STALE: made from an earlier
+//! analysis", so that no figure of an old run passes for one of the new.
+//! The index records the current analysis' id itself, so that writing a
+//! page not drawn from the analysis (a heap figure) keeps the marks.
+//!
 //! Cost: one directory listing and a read of the first 4 KiB of each page.
 
 use std::fs;
@@ -32,6 +39,7 @@ struct Entry {
     command: String,
     shape: String,
     trace: String,
+    analysis: String,
 }
 
 /// The `content` of `<meta name="mapvis-KEY" content="…">` in `head`, as
@@ -107,6 +115,7 @@ fn entry(path: &Path) -> Option<Entry> {
         command: meta(&head, "command"),
         shape: meta(&head, "shape"),
         trace: meta(&head, "trace"),
+        analysis: meta(&head, "analysis"),
         file,
     })
 }
@@ -128,10 +137,25 @@ fn entries(dir: &Path) -> Result<Vec<Entry>, VisError> {
     Ok(out)
 }
 
+/// The mark of a page drawn from an analysis other than `current`, or
+/// `None` when it is current, not drawn from the analysis, or the current
+/// analysis is unknown.
+fn stale_mark(e: &Entry, current: &str) -> Option<String> {
+    (!e.analysis.is_empty() && !current.is_empty() && e.analysis != current).then(|| {
+        format!(
+            "STALE: made from an earlier analysis ({}), not the current one ({}); draw it again with its command",
+            e.analysis, current
+        )
+    })
+}
+
 /// One table row. Everything taken from the page, its file name and what
 /// it records alike, is escaped: the index holds no markup it did not
 /// write itself.
-fn row(e: &Entry) -> String {
+fn row(e: &Entry, current: &str) -> String {
+    let stale = stale_mark(e, current)
+        .map(|m| format!("<br><span class=\"stale\">{}</span>", escape_html(&m)))
+        .unwrap_or_default();
     let file = escape_html(&e.file);
     let href = escape_html(&percent_encode_href(&e.file));
     let command = if e.command.is_empty() {
@@ -140,7 +164,7 @@ fn row(e: &Entry) -> String {
         format!("<code>{}</code>", escape_html(&e.command))
     };
     format!(
-        "<tr><td><a href=\"{href}\">{}</a></td><td>{command}</td><td>{}</td><td>{}</td></tr>\n",
+        "<tr><td><a href=\"{href}\">{}</a></td><td>{command}</td><td>{}</td><td>{}{stale}</td></tr>\n",
         if e.title.is_empty() {
             file
         } else {
@@ -167,19 +191,56 @@ fn percent_encode_href(name: &str) -> String {
     out
 }
 
-/// Rewrites `dir/index.html` from the pages in `dir`.
+/// The current analysis' id the index at `dir/index.html` recorded
+/// (empty when none).
+fn recorded_current(dir: &Path) -> String {
+    let mut head = Vec::new();
+    let read = crate::workdir::open_regular(&dir.join(INDEX_FILE))
+        .and_then(|f| f.take(HEAD_BYTES).read_to_end(&mut head));
+    match read {
+        Ok(_) => meta(&String::from_utf8_lossy(&head), "current-analysis"),
+        Err(_) => String::new(),
+    }
+}
+
+/// Rewrites `dir/index.html` from the pages in `dir`, marking stale the
+/// pages drawn from an analysis other than `current` (the id of the
+/// folder's analysis now). An empty `current` keeps the one the index
+/// recorded.
 ///
 /// # Errors
 /// The folder cannot be listed or the index cannot be written.
-pub fn write_index(dir: &Path) -> Result<(), VisError> {
-    let rows: String = entries(dir)?.iter().map(row).collect();
+pub fn write_index(dir: &Path, current: &str) -> Result<(), VisError> {
+    let current = match current {
+        "" => recorded_current(dir),
+        c => c.to_string(),
+    };
+    let list = entries(dir)?;
+    let stale = list
+        .iter()
+        .filter(|e| stale_mark(e, &current).is_some())
+        .count();
+    let rows: String = list.iter().map(|e| row(e, &current)).collect();
+    let note = match stale {
+        0 => String::new(),
+        n => format!(
+            "<p class=\"stale\">{n} figure{} below {} made from an earlier analysis than the current one ({}): {} no longer the current trace's results.</p>\n",
+            if n == 1 { "" } else { "s" },
+            if n == 1 { "was" } else { "were" },
+            escape_html(&current),
+            if n == 1 { "it shows" } else { "they show" },
+        ),
+    };
     let html = format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>mapvis figures</title>\n\
+         <meta name=\"mapvis-current-analysis\" content=\"{}\">\n\
          <style>\nbody {{ font-family: sans-serif; margin: 1em 1.5em; }}\n\
-         td, th {{ text-align: left; padding: 0.2em 1em 0.2em 0; vertical-align: top; }}\n</style>\n</head>\n<body>\n\
+         td, th {{ text-align: left; padding: 0.2em 1em 0.2em 0; vertical-align: top; }}\n\
+         .stale {{ color: #b00; font-weight: bold; }}\n</style>\n</head>\n<body>\n\
          <h1>mapvis figures</h1>\n<p>Every figure of this folder, newest first. Each page opens offline; \
-         the command draws it again in the mapvis shell.</p>\n\
-         <table>\n<tr><th>figure</th><th>command</th><th>shows</th><th>trace</th></tr>\n{rows}</table>\n</body>\n</html>\n"
+         the command draws it again in the mapvis shell.</p>\n{note}\
+         <table>\n<tr><th>figure</th><th>command</th><th>shows</th><th>trace</th></tr>\n{rows}</table>\n</body>\n</html>\n",
+        escape_html(&current)
     );
     let path = dir.join(INDEX_FILE);
     crate::workdir::write_file(&path, html.as_bytes())

@@ -58,13 +58,16 @@ pub fn curves_of(r: &CacheReport) -> Vec<Curve> {
 }
 
 /// Writes the summary page into `dir`; `levels` names the levels (`L1`,
-/// ...), `intro` says what was simulated. Cost: a few points per variable.
+/// ...), `intro` says what was simulated, `analysis_id` which analysis
+/// (see [`super::FigureOptions::analysis_id`]). Cost: a few points per
+/// variable.
 pub fn cache_summary(
     dir: &Path,
     levels: &[String],
     vars: &[VarMisses],
     curves: &[Curve],
     intro: &[String],
+    analysis_id: &str,
 ) -> Result<PathBuf, VisError> {
     let mut bars = Plot::new();
     for (i, l) in levels.iter().enumerate() {
@@ -108,6 +111,7 @@ pub fn cache_summary(
         command: "cache_stats save".into(),
         shape: "misses per variable and level, miss-ratio curves".into(),
         trace: String::new(),
+        analysis: analysis_id.to_string(),
     };
     write_page(
         dir,

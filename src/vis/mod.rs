@@ -59,7 +59,7 @@ mod error;
 mod escape;
 mod heap;
 pub(crate) mod html;
-mod index;
+pub mod index;
 mod input;
 pub mod locality;
 pub mod runs;
@@ -106,6 +106,11 @@ pub struct FigureOptions {
     /// [`html::PARTIAL_MARK`] when the analysis is partial, and the page's
     /// title then says so.
     pub provenance: String,
+    /// The id of the analysis the figure is drawn from
+    /// ([`crate::filter::model::TraceSummary::analysis_id`]), recorded in
+    /// the page so that the folder's index marks it stale once another
+    /// analysis is made; empty when unknown.
+    pub analysis_id: String,
     /// Colour classes and pattern labels from the locality stage, for the
     /// complete pattern and the array figures.
     pub annotations: Annotations,
@@ -154,6 +159,7 @@ impl Default for FigureOptions {
             point_budget: DEFAULT_POINT_BUDGET,
             matrix_orientation: false,
             provenance: String::new(),
+            analysis_id: String::new(),
             annotations: Annotations::default(),
         }
     }

@@ -106,6 +106,7 @@ pub fn runs_figure(
         ),
         shape: format!("{} runs, {} variables", runs.len(), series.len()),
         trace: format!("runs {}", x.join(", ")),
+        analysis: String::new(),
     };
     let title = format!(
         "{metric} across runs{}",

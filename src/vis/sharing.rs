@@ -134,7 +134,8 @@ fn line_plot(l: &SharedBytes) -> Plot {
 
 /// Writes the sharing page into `dir`: the first [`MAX_LINES`] of `lines`
 /// (the caller orders them, most transfers first). Cost: at most 64 points
-/// per thread and line.
+/// per thread and line. `analysis_id` says which analysis the lines come
+/// from (see [`super::FigureOptions::analysis_id`]).
 ///
 /// # Errors
 /// A file that cannot be written.
@@ -142,6 +143,7 @@ pub fn sharing_figure(
     dir: &Path,
     lines: &[SharedBytes],
     intro: &[String],
+    analysis_id: &str,
 ) -> Result<PathBuf, VisError> {
     let mut intro = intro.to_vec();
     if lines.len() > MAX_LINES {
@@ -182,6 +184,7 @@ pub fn sharing_figure(
         command: "sharing_stats save".into(),
         shape: format!("{} shared lines", lines.len()),
         trace: String::new(),
+        analysis: analysis_id.to_string(),
     };
     write_page(
         dir,

@@ -135,6 +135,7 @@ pub fn what_if_figure(f: &WhatIfFigure, o: &FigureOptions) -> Result<FigureRepor
         command: format!("what_if {} {} save", f.name, f.layout),
         shape: format!("{n} accesses of {}, before and after", f.name),
         trace: o.provenance.clone(),
+        analysis: o.analysis_id.clone(),
     };
     let title = format!(
         "What if {} had the layout \"{}\"? A prediction{}",

@@ -89,6 +89,7 @@ pub fn options(dir: &Path) -> FigureOptions {
         point_budget: 200_000,
         matrix_orientation: false,
         provenance: "t.mvt of ./prog".into(),
+        analysis_id: String::new(),
         annotations: Default::default(),
     }
 }

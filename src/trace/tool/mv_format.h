@@ -75,6 +75,8 @@
 #define W_OPEN_AT_EXIT   3
 #define W_BAD_FREE       4
 #define W_FORKED         5
+#define W_EXEC           6   /* the program called exec: the trace may end here */
+#define W_EXEC_FAILED    7   /* ... and the exec failed: the trace goes on */
 
 /* Added to an ALLOC record's kind: a block the process inherited at
    fork(), not one it allocated. */

@@ -69,6 +69,7 @@
 #include "pub_tool_transtab.h"
 #include "pub_tool_xarray.h"
 #include "pub_tool_vki.h"
+#include "pub_tool_vkiscnums.h"
 #include "libvex_guest_offsets.h"
 
 #include "../../../pins/gleipnir.h"
@@ -1493,6 +1494,46 @@ static void mv_post_clo_init(void)
    }
 }
 
+/*------------------------------------------------------------*/
+/*--- exec(): the trace ends with what came before          ---*/
+/*------------------------------------------------------------*/
+
+/* A successful exec replaces the process image, and Valgrind calls no
+   tool function after it (mv_fini does not run). So before an exec the
+   tool records a warning saying so, with whether a region was open, and
+   writes out everything buffered: the trace then holds every event up to
+   the exec, ending without its footer, and the reader names the exec as
+   the reason. If the exec fails, the program goes on and so does the
+   trace, after a second warning that cancels the first. */
+static Bool is_exec(UInt syscallno)
+{
+   return syscallno == __NR_execve
+#if defined(__NR_execveat)
+          || syscallno == __NR_execveat
+#endif
+      ;
+}
+
+static void mv_pre_syscall(ThreadId tid, UInt syscallno, UWord* args,
+                           UInt nArgs)
+{
+   if (!is_exec(syscallno)) return;
+   warn(W_EXEC, tracing
+        ? "the program called exec inside the region: the new program replaced "
+          "the traced one, so the trace ends at the exec"
+        : "the program called exec after its regions: the new program replaced "
+          "the traced one, so the trace ends at the exec (its regions are whole)");
+   flush_buf();
+}
+
+static void mv_post_syscall(ThreadId tid, UInt syscallno, UWord* args,
+                            UInt nArgs, SysRes res)
+{
+   if (!is_exec(syscallno)) return;
+   /* Reached only when the exec failed. */
+   warn(W_EXEC_FAILED, "the exec failed and the program went on");
+}
+
 static void mv_fini(Int exitcode)
 {
    ThreadId t;
@@ -1548,6 +1589,7 @@ static void mv_pre_clo_init(void)
    VG_(needs_command_line_options)(mv_process_cmd_line_option,
                                    mv_print_usage, mv_print_debug_usage);
    VG_(needs_client_requests)   (mv_handle_client_request);
+   VG_(needs_syscall_wrapper)   (mv_pre_syscall, mv_post_syscall);
    VG_(needs_malloc_replacement)(mv_malloc, mv_builtin_new,
                                  mv_builtin_new_aligned, mv_builtin_vec_new,
                                  mv_builtin_vec_new_aligned, mv_memalign,

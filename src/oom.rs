@@ -1,0 +1,146 @@
+//! Running out of memory says so: which step ran out, and what to try.
+//!
+//! When an allocation fails, Rust prints `memory allocation of N bytes
+//! failed` and aborts (SIGABRT, exit status 134); a user under `ulimit -v`
+//! or a container's limit learns neither which command ran out nor what to
+//! do. [`Reporting`], the binary's global allocator, passes every request
+//! to the system allocator and only notes the size of a request that
+//! failed; [`install`] adds a SIGABRT action that, when such a failure was
+//! noted, writes one sentence naming the step ([`set_step`], the command
+//! the shell is running) and what to try. The process still ends as
+//! before: `abort` restores the default action and raises SIGABRT again
+//! after the action returns.
+//!
+//! Why not print in the allocator: a failed request may be one that its
+//! caller handles (`try_reserve`), so only an abort means mapvis gave up.
+//! (`std::alloc::set_alloc_error_hook` would be the place, but it is not
+//! stable.) The results already in the folder are never touched: every
+//! file is written aside and renamed into place whole (see
+//! [`crate::workdir`]).
+//!
+//! Cost: one branch per allocation (on its result) and one relaxed store
+//! per command.
+//!
+//! `unsafe` here, and its invariants: the allocator forwards to `System`
+//! unchanged (so `GlobalAlloc`'s contract holds as `System` keeps it), and
+//! the signal action calls only `write(2)` on buffers on its own stack and
+//! reads atomics (async-signal-safe, no allocation, no lock).
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+
+/// The size of the last allocation request that failed (0: none).
+static FAILED: AtomicUsize = AtomicUsize::new(0);
+/// The step running now: a pointer to a `&'static str` (null: none).
+static STEP: AtomicPtr<&'static str> = AtomicPtr::new(std::ptr::null_mut());
+
+/// The system allocator, noting the size of a request that fails.
+pub struct Reporting;
+
+// SAFETY: every method forwards to `System` with the caller's arguments and
+// returns its result unchanged; the only addition is a store to an atomic.
+unsafe impl GlobalAlloc for Reporting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: the caller keeps `alloc`'s contract, which `System` has.
+        noted(unsafe { System.alloc(layout) }, layout.size())
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: as `alloc`.
+        noted(unsafe { System.alloc_zeroed(layout) }, layout.size())
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` came from this allocator, which is `System`'s.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: `ptr` came from this allocator, which is `System`'s.
+        noted(unsafe { System.realloc(ptr, layout, new_size) }, new_size)
+    }
+}
+
+/// `p`, noting `size` as a failed request when `p` is null.
+fn noted(p: *mut u8, size: usize) -> *mut u8 {
+    if p.is_null() {
+        FAILED.store(size.max(1), Ordering::Relaxed);
+    }
+    p
+}
+
+/// Names the step that runs from now on (the shell's command), for the
+/// message of an abort for want of memory. `step` must live for the whole
+/// run (a command's name in its static table).
+pub fn set_step(step: &'static &'static str) {
+    STEP.store(step as *const &'static str as *mut _, Ordering::Relaxed);
+}
+
+/// No step runs (between commands).
+pub fn clear_step() {
+    STEP.store(std::ptr::null_mut(), Ordering::Relaxed);
+}
+
+/// Installs the SIGABRT action that explains an abort for want of memory.
+/// Idempotent. Without [`Reporting`] as the global allocator no failure is
+/// noted and the action says nothing.
+pub fn install() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: `explain` is async-signal-safe: it reads atomics and calls
+        // write(2) on buffers on its stack, allocating nothing.
+        let _ = unsafe { signal_hook::low_level::register(libc::SIGABRT, explain) };
+    });
+}
+
+/// Writes `bytes` to standard error, ignoring failures (async-signal-safe).
+fn say(bytes: &[u8]) {
+    // SAFETY: `bytes` is a valid buffer for its length; fd 2 may be closed,
+    // which write(2) reports as an error that is ignored.
+    let _ = unsafe { libc::write(2, bytes.as_ptr().cast(), bytes.len()) };
+}
+
+/// The SIGABRT action: one sentence when an allocation failed.
+fn explain() {
+    let size = FAILED.load(Ordering::Relaxed);
+    if size == 0 {
+        return;
+    }
+    let step = STEP.load(Ordering::Relaxed);
+    say(b"\nmapvis ran out of memory");
+    if !step.is_null() {
+        say(b" in ");
+        // SAFETY: `STEP` holds null or a pointer from `set_step`, to a
+        // `&'static str` that lives for the whole run.
+        say(unsafe { *step }.as_bytes());
+    }
+    say(b": it needed ");
+    let mut digits = [0u8; 20];
+    say(decimal(size, &mut digits));
+    say(b" more bytes and the system (or a limit such as ulimit -v, or a container's) refused them, so mapvis stopped. \
+Files already in the working folder are kept as they were. Try again with more memory: close other programs or raise the limit; \
+for memory_trace_analysis, trace a shorter region (move GL_START/GL_STOP); for a figure, lower set_point_budget or draw fewer variables (set_mem_alloc).\n");
+}
+
+/// `n` in decimal, written into the end of `buf`.
+fn decimal(mut n: usize, buf: &mut [u8; 20]) -> &[u8] {
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            return &buf[i..];
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn decimal_writes_digits() {
+        let mut b = [0u8; 20];
+        assert_eq!(super::decimal(0, &mut b), b"0");
+        assert_eq!(super::decimal(4194304, &mut b), b"4194304");
+        assert_eq!(super::decimal(usize::MAX, &mut b), b"18446744073709551615");
+    }
+}
