@@ -405,7 +405,8 @@ pub fn per_address_by(a: &Analysis, kind: MemKind, grouping: Grouping) -> Polars
 }
 
 /// Plain-words notes on the rows of a [`per_variable_by`] table that are not
-/// single variables: frame-slot rows and heap blocks grouped by site.
+/// single variables: frame-slot rows and heap blocks grouped by site. Cost:
+/// a pass over the variables and one over the rows.
 pub fn row_notes(a: &Analysis, per_var: &DataFrame) -> Vec<String> {
     let mut notes = Vec::new();
     let Ok(names) = per_var
@@ -414,10 +415,17 @@ pub fn row_notes(a: &Analysis, per_var: &DataFrame) -> Vec<String> {
     else {
         return notes;
     };
+    // One pass over the variables, then a probe per row.
+    let slot_names: std::collections::HashSet<&str> = a
+        .vars
+        .iter()
+        .filter(|v| v.frame_slot)
+        .map(|v| v.name.as_str())
+        .collect();
     let frames: Vec<&str> = (&names)
         .into_iter()
         .flatten()
-        .filter(|n| a.vars.iter().any(|v| v.frame_slot && v.name == *n))
+        .filter(|n| slot_names.contains(n))
         .collect();
     if !frames.is_empty() {
         notes.push(format!(
