@@ -20,6 +20,13 @@
 #                                    process against the bare tool (default 3
 #                                    runs, N = 1000 3000 10000; each run is
 #                                    capped at SITES_CAP=600 s)
+#   scripts/bench.sh recursion [RUNS] [N...]  the whole pipeline on a
+#                                    recursion N frames deep (default 3
+#                                    runs, N = 100000: 200 000 locals) against
+#                                    the bare tool
+#   scripts/bench.sh lackey [RUNS] [N]  Lackey --trace-mem against a whole
+#                                    `run_gleipnir` process on a short run
+#                                    (default 5 runs, matmul N=64)
 #
 # Needs: valgrind, cc, python3, a release build (cargo build --release).
 set -euo pipefail
@@ -35,6 +42,12 @@ if [ "${1:-}" = figures ]; then
 fi
 if [ "${1:-}" = sites ]; then
   exec bash scripts/bench_sites.sh "${@:2}"
+fi
+if [ "${1:-}" = recursion ]; then
+  exec bash scripts/bench_recursion.sh "${@:2}"
+fi
+if [ "${1:-}" = lackey ]; then
+  exec bash scripts/bench_lackey.sh "${@:2}"
 fi
 RUNS=${1:-5}
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/mapvis/target}"

@@ -59,11 +59,10 @@ fn group_key(var: &super::model::Variable) -> Option<(Scope, &str, &str)> {
     let named = !var.base_name.is_empty();
     let key = (var.scope, var.base_name.as_str(), var.site.as_str());
     match var.scope {
-        Scope::Heap => (named
-            && !var.base_name.contains('[')
-            && !var.site.is_empty()
-            && var.site != "?")
-            .then_some(key),
+        Scope::Heap => {
+            (named && !var.base_name.contains('[') && !var.site.is_empty() && var.site != "?")
+                .then_some(key)
+        }
         Scope::Stack => (named && !var.internal && !var.frame_slot && var.alloc_time.is_none())
             .then_some((var.scope, var.base_name.as_str(), "")),
         Scope::Global => None,
@@ -121,7 +120,12 @@ fn name_groups(a: &Analysis, rows: &mut DisplayRows) {
     }
     let mut group_names: HashSet<String> = Default::default();
     let mut heap_names: Vec<(usize, String)> = Vec::new();
-    for (r, m) in rows.members.iter().enumerate().filter(|(_, m)| heap_group(m)) {
+    for (r, m) in rows
+        .members
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| heap_group(m))
+    {
         let v = first(m);
         let name = if single_heap.contains(v.base_name.as_str())
             || heap_groups_named[v.base_name.as_str()] > 1

@@ -127,7 +127,9 @@ fn set_heap_grouping(st: &mut Session, a: &[String]) -> CmdResult<Value> {
         "site" => ("allocation site", "variable"),
         _ => ("block", "instance (frame)"),
     };
-    println!("heap blocks in memory_stats: one row per {row}; local variables: one row per {local}");
+    println!(
+        "heap blocks in memory_stats: one row per {row}; local variables: one row per {local}"
+    );
     Ok(s(a[0].clone()))
 }
 
