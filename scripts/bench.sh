@@ -10,7 +10,10 @@
 #                                    1, 2, 4 threads (default 3 runs, ~5 min)
 #   scripts/bench.sh scale [N...]    the whole pipeline on big traces: matmul
 #                                    ijk N (default 128 256 512; 512 is 2 G
-#                                    accesses, ~4 minutes and 2.5 GB of disk)
+#                                    accesses, ~4 minutes and 2.5 GB of disk),
+#                                    the analysis timed as a whole process;
+#                                    env SCALE_RUNS=R interleaved runs,
+#                                    SCALE_FIGURES=0 skips the figures
 #   scripts/bench.sh figures [RUNS] [N]  page size and headless Chromium's
 #                                    time to draw each figure of an N x N
 #                                    transpose (default 5 runs, N=256), as a
