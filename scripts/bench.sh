@@ -10,7 +10,10 @@
 #                                    1, 2, 4 threads (default 3 runs, ~5 min)
 #   scripts/bench.sh scale [N...]    the whole pipeline on big traces: matmul
 #                                    ijk N (default 128 256 512; 512 is 2 G
-#                                    accesses, ~4 minutes and 2.5 GB of disk)
+#                                    accesses, ~4 minutes and 2.5 GB of disk),
+#                                    the analysis timed as a whole process;
+#                                    env SCALE_RUNS=R interleaved runs,
+#                                    SCALE_FIGURES=0 skips the figures
 #   scripts/bench.sh figures [RUNS] [N]  page size and headless Chromium's
 #                                    time to draw each figure of an N x N
 #                                    transpose (default 5 runs, N=256), as a
@@ -20,6 +23,13 @@
 #                                    process against the bare tool (default 3
 #                                    runs, N = 1000 3000 10000; each run is
 #                                    capped at SITES_CAP=600 s)
+#   scripts/bench.sh recursion [RUNS] [N...]  the whole pipeline on a
+#                                    recursion N frames deep (default 3
+#                                    runs, N = 100000: 200 000 locals) against
+#                                    the bare tool
+#   scripts/bench.sh lackey [RUNS] [N]  Lackey --trace-mem against a whole
+#                                    `run_gleipnir` process on a short run
+#                                    (default 5 runs, matmul N=64)
 #
 # Needs: valgrind, cc, python3, a release build (cargo build --release).
 set -euo pipefail
@@ -35,6 +45,12 @@ if [ "${1:-}" = figures ]; then
 fi
 if [ "${1:-}" = sites ]; then
   exec bash scripts/bench_sites.sh "${@:2}"
+fi
+if [ "${1:-}" = recursion ]; then
+  exec bash scripts/bench_recursion.sh "${@:2}"
+fi
+if [ "${1:-}" = lackey ]; then
+  exec bash scripts/bench_lackey.sh "${@:2}"
 fi
 RUNS=${1:-5}
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/mapvis/target}"

@@ -23,9 +23,19 @@ fn analyse(rel: &str, cc: &[&str], src_paths: &[PathBuf]) -> Analysis {
     mapvis::filter::analyse(&dir.path().join("t.mvt"), &mut namer).expect("analysis")
 }
 
-/// variable -> (load_bytes, store_bytes, distinct addresses).
+/// variable -> (load_bytes, store_bytes, distinct addresses), in the
+/// default grouping.
 fn by_var(a: &Analysis, kind: MemKind) -> BTreeMap<String, (u64, u64, u64)> {
-    let df = stats::per_variable(a, kind).unwrap();
+    by_var_in(a, kind, stats::Grouping::BySite)
+}
+
+/// [`by_var`] under `grouping`.
+fn by_var_in(
+    a: &Analysis,
+    kind: MemKind,
+    grouping: stats::Grouping,
+) -> BTreeMap<String, (u64, u64, u64)> {
+    let df = stats::per_variable_by(a, kind, grouping).unwrap();
     let names = df.column("variable").unwrap().str().unwrap().clone();
     let col = |c: &str| df.column(c).unwrap().u64().unwrap().clone();
     let (lb, sb, ad) = (col("load_bytes"), col("store_bytes"), col("addresses"));
@@ -150,7 +160,9 @@ fn callers_frames_recursion_threads_and_stack_arguments_are_named() {
     // top (main's): rec(2) adds into top[1]: one 4-byte load and store.
     // mine, one instance per depth (d = 2, 1, 0 in order): each stores
     // mine[0] and mine[1] (8) and loads mine[0] (4); the callee of d = 2
-    // and d = 1 adds into mine[1] (4 loaded, 4 stored).
+    // and d = 1 adds into mine[1] (4 loaded, 4 stored). By default the
+    // three instances are one row mine, summed over 6 addresses; under
+    // set_heap_grouping instances each has its row.
     // buf (the thread's own): init stores 8 doubles, total loads them.
     // g, h: the 7th and 8th arguments of seven, loaded once each from the
     // caller's outgoing area.
@@ -161,15 +173,24 @@ fn callers_frames_recursion_threads_and_stack_arguments_are_named() {
             ("in", 336, 128, 16),
             ("out", 0, 112, 14),
             ("top", 4, 4, 1),
-            ("mine#1", 8, 12, 2),
-            ("mine#2", 8, 12, 2),
-            ("mine#3", 4, 8, 2),
+            ("mine", 20, 32, 6),
             ("buf", 64, 64, 8),
             ("g", 8, 0, 1),
             ("h", 8, 0, 1),
             ("grid", 0, 256, 32),
         ],
     );
+    let each = by_var_in(&a, MemKind::Stack, stats::Grouping::Instances);
+    expect(
+        &each,
+        &[
+            ("mine#1", 8, 12, 2),
+            ("mine#2", 8, 12, 2),
+            ("mine#3", 4, 8, 2),
+            ("in", 336, 128, 16),
+        ],
+    );
+    assert!(!each.contains_key("mine"), "{each:?}");
 }
 
 #[test]

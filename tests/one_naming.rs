@@ -257,3 +257,74 @@ fn an_array_of_structures_shows_the_fields_never_touched() {
         "hp: x, y, id, m"
     );
 }
+
+/// A recursion 2 000 frames deep (`scripts/recursion.c`): each frame's
+/// locals `x` and `y` are instances of one variable, shown as one row each
+/// in `memory_stats` and `cache_stats` by default, and listed one per frame
+/// (`x#1` outermost ... `x#2000` innermost) under `set_heap_grouping
+/// instances`.
+///
+/// Worked by hand from the source at -O0, per frame: `long x = depth`
+/// stores x; `y = x * 2` loads x and stores y; `return x + y` loads both.
+/// Every frame but the innermost adds its callee's result into y (8 bytes
+/// loaded and 8 stored: one modify at -O0, or a load and a store). So for
+/// N = 2 000: x has 3N = 6 000 accesses, 16N = 32 000 bytes loaded and
+/// 8N = 16 000 stored over N addresses; y has 8 (N + N - 1) = 31 992 bytes
+/// loaded and as many stored over N addresses. One instance of x: 3
+/// accesses, 16 bytes loaded, 8 stored; of y: 16 and 16, 8 and 8 in the
+/// innermost frame.
+#[test]
+fn a_recursions_locals_are_one_row_each_and_listed_on_request() {
+    const N: u64 = 2000;
+    let (dir, exe) = compile("scripts/recursion.c", &[]);
+    let each = "foreach d $ROWS { puts \"VAR TAG [dict get $d variable] [dict get $d accesses] \
+                [dict get $d load_bytes] [dict get $d store_bytes] [dict get $d addresses]\" }; ";
+    let print = |rows: &str, tag: &str| each.replace("ROWS", rows).replace("TAG", tag);
+    let script = format!(
+        "load_exe {}; set_arguments {N}; set_mem_alloc S; run_gleipnir; memory_trace_analysis; \
+         set ms [memory_stats]; {} set cs [cache_stats quiet]; {} \
+         set_heap_grouping instances; set mi [memory_stats]; {}",
+        exe.display(),
+        print("ms", "ms"),
+        print("cs", "cs").replace(
+            "[dict get $d load_bytes] [dict get $d store_bytes] [dict get $d addresses]",
+            "0 0 0"
+        ),
+        print("mi", "mi"),
+    );
+    let out = mapvis(dir.path(), &script);
+    // tag -> variable -> [accesses, load_bytes, store_bytes, addresses]
+    let mut got: BTreeMap<String, BTreeMap<String, [u64; 4]>> = BTreeMap::new();
+    for l in out.lines() {
+        let w: Vec<&str> = l.split_whitespace().collect();
+        if w.len() == 7 && w[0] == "VAR" {
+            let n: Vec<u64> = w[3..].iter().map(|x| x.parse().unwrap()).collect();
+            got.entry(w[1].to_string())
+                .or_default()
+                .insert(w[2].to_string(), [n[0], n[1], n[2], n[3]]);
+        }
+    }
+    let ms = &got["ms"];
+    assert_eq!(ms.get("x"), Some(&[3 * N, 16 * N, 8 * N, N]), "{out}");
+    let y = ms.get("y").expect("a row y");
+    assert_eq!(y[1..], [8 * (2 * N - 1), 8 * (2 * N - 1), N], "{out}");
+    assert!(!ms.keys().any(|k| k.contains('#')), "{ms:?}");
+    assert!(
+        out.contains("x (2000 instances, one per frame of down)")
+            && out.contains("set_heap_grouping instances shows each instance"),
+        "{out}"
+    );
+    // cache_stats names and counts the rows alike.
+    let cs = &got["cs"];
+    assert_eq!(cs.get("x").map(|r| r[0]), Some(3 * N), "{cs:?}");
+    assert_eq!(cs.get("y").map(|r| r[0]), Some(y[0]), "{cs:?}");
+    // One row per frame on request.
+    let mi = &got["mi"];
+    for k in 1..=N {
+        assert_eq!(mi.get(&format!("x#{k}")), Some(&[3, 16, 8, 1]), "x#{k}");
+        let want = if k == N { [8, 8, 1] } else { [16, 16, 1] };
+        let y = mi.get(&format!("y#{k}")).unwrap_or_else(|| panic!("y#{k}"));
+        assert_eq!(y[1..], want, "y#{k}");
+    }
+    assert!(!mi.contains_key("x") && !mi.contains_key("y"), "{mi:?}");
+}

@@ -77,14 +77,46 @@ enum CfaRule {
     Known(bool, i64),
 }
 
-/// One live frame of a thread's shadow stack.
-#[derive(Clone, Copy, Debug)]
-struct ShadowFrame {
-    cfa: u64,
-    /// The last instruction seen in the frame before it called deeper.
-    ip: u64,
-    sp: u64,
-    fp: u64,
+/// A thread's shadow stack: its live frames, outermost first, as two
+/// parallel stacks. `regs` is the slice [`Namer::stack_name`] takes, lent
+/// as it is: no copy per lookup, so a lookup costs the frames it visits
+/// (usually one), not the depth of the stack.
+#[derive(Clone, Debug, Default)]
+struct Shadow {
+    /// Each frame's canonical frame address (CFA); increasing from the
+    /// innermost frame out, so decreasing along the vector.
+    cfa: Vec<u64>,
+    /// Each frame's (last instruction seen in it before it called deeper,
+    /// sp, fp).
+    regs: Vec<(u64, u64, u64)>,
+}
+
+impl Shadow {
+    /// The innermost frame's CFA.
+    fn top_cfa(&self) -> Option<u64> {
+        self.cfa.last().copied()
+    }
+
+    fn pop(&mut self) {
+        self.cfa.pop();
+        self.regs.pop();
+    }
+
+    fn push(&mut self, cfa: u64, regs: (u64, u64, u64)) {
+        self.cfa.push(cfa);
+        self.regs.push(regs);
+    }
+
+    fn clear(&mut self) {
+        self.cfa.clear();
+        self.regs.clear();
+    }
+}
+
+/// The live frames of thread `tid`, outermost first, as
+/// [`Namer::stack_name`] takes them (empty for a thread not seen).
+fn frames_of(shadow: &[Shadow], tid: u32) -> &[(u64, u64, u64)] {
+    shadow.get(tid as usize).map_or(&[], |s| &s.regs)
 }
 
 impl Default for SiteCache {
@@ -124,7 +156,7 @@ struct Naming<'n> {
     /// stack at GL_START and every frame the thread's accesses entered
     /// since. Updated only when an access's thread, sp or fp differs from
     /// the previous access's, which at -O0 happens at calls and returns.
-    shadow: Vec<Vec<ShadowFrame>>,
+    shadow: Vec<Shadow>,
     /// Thread, sp and fp of the previous access, and its instruction.
     last_regs: (u32, u64, u64),
     last_ip: u64,
@@ -494,13 +526,13 @@ impl Naming<'_> {
             return;
         }
         let frames = match scope {
-            Scope::Stack => self.live_frames(a.tid),
-            _ => Vec::new(),
+            Scope::Stack => frames_of(&self.shadow, a.tid),
+            _ => &[],
         };
         let paths: Vec<Option<String>> = (0..elem)
             .map(|off| {
                 let found = match scope {
-                    Scope::Stack => self.namer.stack_name(a.ip, a.sp, a.fp, base + off, &frames),
+                    Scope::Stack => self.namer.stack_name(a.ip, a.sp, a.fp, base + off, frames),
                     Scope::Global => self.namer.global_name(base + off),
                     Scope::Heap => None,
                 }?;
@@ -551,8 +583,8 @@ impl Naming<'_> {
         let (scope, name) = (v.scope, v.base_name.clone());
         let found = match scope {
             Scope::Stack => {
-                let frames = self.live_frames(a.tid);
-                self.namer.stack_name(a.ip, a.sp, a.fp, a.addr, &frames)
+                let frames = frames_of(&self.shadow, a.tid);
+                self.namer.stack_name(a.ip, a.sp, a.fp, a.addr, frames)
             }
             Scope::Global => self.namer.global_name(a.addr),
             Scope::Heap => None,
@@ -641,12 +673,17 @@ impl Naming<'_> {
             let (var, lo, hi) = match self.stack_cache.get(&key) {
                 Some(&c) => (c, addr, addr + 1),
                 None => {
-                    let mut frames = self.live_frames(other.unwrap_or(tid));
-                    let (ip, sp, fp) = match other {
-                        Some(_) if !frames.is_empty() => frames.remove(0),
+                    let mut frames = frames_of(&self.shadow, other.unwrap_or(tid));
+                    // Another thread's innermost frame stands for its
+                    // registers.
+                    let (ip, sp, fp) = match (other, frames.split_last()) {
+                        (Some(_), Some((&inner, outer))) => {
+                            frames = outer;
+                            inner
+                        }
                         _ => (ip, sp, fp),
                     };
-                    match self.namer.stack_name(ip, sp, fp, addr, &frames) {
+                    match self.namer.stack_name(ip, sp, fp, addr, frames) {
                         Some(v) => {
                             let (lo, hi) = covered(&v, addr);
                             let id = self.reg.named_var(v);
@@ -693,29 +730,20 @@ impl Naming<'_> {
         }
     }
 
-    /// The thread's live frames, innermost first, as
-    /// [`Namer::stack_name`] takes them. Allocates: called on misses only.
-    fn live_frames(&self, tid: u32) -> Vec<(u64, u64, u64)> {
-        self.shadow
-            .get(tid as usize)
-            .map(|st| st.iter().rev().map(|f| (f.ip, f.sp, f.fp)).collect())
-            .unwrap_or_default()
-    }
-
     /// Another thread whose live frames span `addr`, for accesses through
     /// pointers to a thread's locals. Scans the threads: misses only.
     fn thread_owning(&self, addr: u64, tid: u32) -> Option<u32> {
         self.shadow.iter().enumerate().find_map(|(u, st)| {
-            let (outer, inner) = (st.first()?, st.last()?);
-            let inside = addr.wrapping_add(128) >= inner.sp && addr < outer.cfa.saturating_add(256);
+            let (outer_cfa, inner) = (st.cfa.first()?, st.regs.last()?);
+            let inside = addr.wrapping_add(128) >= inner.1 && addr < outer_cfa.saturating_add(256);
             (u as u32 != tid && inside).then_some(u as u32)
         })
     }
 
-    fn shadow_of(&mut self, tid: u32) -> &mut Vec<ShadowFrame> {
+    fn shadow_of(&mut self, tid: u32) -> &mut Shadow {
         let t = tid as usize;
         if t >= self.shadow.len() {
-            self.shadow.resize(t + 1, Vec::new());
+            self.shadow.resize(t + 1, Shadow::default());
         }
         &mut self.shadow[t]
     }
@@ -725,16 +753,12 @@ impl Naming<'_> {
     /// new frame is pushed. Cost: a few comparisons per call or return.
     fn enter_frame(&mut self, tid: u32, cfa: u64, ip: u64, sp: u64, fp: u64) {
         let st = self.shadow_of(tid);
-        while st.last().is_some_and(|top| top.cfa < cfa) {
+        while st.top_cfa().is_some_and(|top| top < cfa) {
             st.pop();
         }
-        match st.last_mut() {
-            Some(top) if top.cfa == cfa => {
-                top.ip = ip;
-                top.sp = sp;
-                top.fp = fp;
-            }
-            _ => st.push(ShadowFrame { cfa, ip, sp, fp }),
+        match (st.top_cfa(), st.regs.last_mut()) {
+            (Some(top), Some(regs)) if top == cfa => *regs = (ip, sp, fp),
+            _ => st.push(cfa, (ip, sp, fp)),
         }
     }
 
@@ -747,13 +771,11 @@ impl Naming<'_> {
         let (prev_tid, _, _) = self.last_regs;
         if prev_tid == a.tid {
             let (ip, cfa) = (self.last_ip, self.last_cfa);
-            if let Some(top) = self
-                .shadow
-                .get_mut(a.tid as usize)
-                .and_then(|s| s.last_mut())
-            {
-                if top.cfa == cfa {
-                    top.ip = ip;
+            if let Some(st) = self.shadow.get_mut(a.tid as usize) {
+                if let (Some(top), Some(regs)) = (st.top_cfa(), st.regs.last_mut()) {
+                    if top == cfa {
+                        regs.0 = ip;
+                    }
                 }
             }
         }
@@ -786,7 +808,7 @@ impl Naming<'_> {
             // debug information) from being named after its dead locals.
             if a.op == Op::Load && a.size == 8 && a.addr == cfa.wrapping_sub(8) {
                 let st = self.shadow_of(a.tid);
-                while st.last().is_some_and(|top| top.cfa <= cfa) {
+                while st.top_cfa().is_some_and(|top| top <= cfa) {
                     st.pop();
                 }
             }

@@ -9,18 +9,22 @@ use polars::prelude::*;
 use super::analysis::Analysis;
 use super::schema::location as lc;
 use super::{shows, MemKind};
-use crate::trace::naming::element_path;
+use crate::trace::naming::{element_path, Scope};
+use std::collections::{HashMap, HashSet};
 
-/// How heap blocks are shown in the statistics and figures.
+/// How heap blocks, and the instances of a local, are shown in the
+/// statistics and figures.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Grouping {
     /// The blocks allocated at one site under one name (a list's nodes,
     /// `n` allocated 200 times at `list.c:11`) make one row. Blocks whose
     /// name is an element of something (`rows[i]`) are distinct arrays and
-    /// keep a row each.
+    /// keep a row each. Likewise the instances of one local variable, one
+    /// per frame it lived in (a recursion's `x#1` ... `x#100000`), make
+    /// one row `x`.
     #[default]
     BySite,
-    /// One row per block: `n#1` ... `n#200`.
+    /// One row per block and per instance: `n#1` ... `n#200`, `x#1` ...
     Instances,
 }
 
@@ -46,68 +50,117 @@ pub struct DisplayRows {
     pub members: Vec<Vec<u32>>,
 }
 
+/// What variables of one row share under [`Grouping::BySite`]: the scope,
+/// the base name and, for heap blocks, the allocation site. `None` for a
+/// variable that keeps a row of its own: a block named as an element of
+/// something (`rows[i]`), a block of unknown site, frame slots, blocks on
+/// the stack (`alloca`, variable-length arrays) and the pins' own block.
+fn group_key(var: &super::model::Variable) -> Option<(Scope, &str, &str)> {
+    let named = !var.base_name.is_empty();
+    let key = (var.scope, var.base_name.as_str(), var.site.as_str());
+    match var.scope {
+        Scope::Heap => {
+            (named && !var.base_name.contains('[') && !var.site.is_empty() && var.site != "?")
+                .then_some(key)
+        }
+        Scope::Stack => (named && !var.internal && !var.frame_slot && var.alloc_time.is_none())
+            .then_some((var.scope, var.base_name.as_str(), "")),
+        Scope::Global => None,
+    }
+}
+
 /// Groups the variables of `a` into rows. Cost: one pass over the
-/// variables and a hash probe per heap block.
+/// variables and a hash probe per heap block and stack variable.
 pub fn display_rows(a: &Analysis, grouping: Grouping) -> DisplayRows {
     let mut rows = DisplayRows::default();
-    let mut by_site: std::collections::HashMap<(&str, &str), u32> = Default::default();
+    let mut by_key: HashMap<(Scope, &str, &str), u32> = Default::default();
     for (v, var) in a.vars.iter().enumerate() {
-        let groupable = grouping == Grouping::BySite
-            && var.scope == crate::trace::naming::Scope::Heap
-            && !var.base_name.is_empty()
-            && !var.base_name.contains('[')
-            && !var.site.is_empty()
-            && var.site != "?";
-        let key = (var.base_name.as_str(), var.site.as_str());
-        if let Some(&r) = by_site.get(&key).filter(|_| groupable) {
+        let key = (grouping == Grouping::BySite)
+            .then(|| group_key(var))
+            .flatten();
+        if let Some(&r) = key.as_ref().and_then(|k| by_key.get(k)) {
             rows.row_of.push(r);
             rows.members[r as usize].push(v as u32);
             continue;
         }
         let r = rows.names.len() as u32;
-        if groupable {
-            by_site.insert(key, r);
+        if let Some(k) = key {
+            by_key.insert(k, r);
         }
         rows.row_of.push(r);
         rows.names.push(var.name.clone());
         rows.members.push(vec![v as u32]);
     }
-    let mut seen: std::collections::HashMap<String, u32> = Default::default();
-    for m in rows.members.iter().filter(|m| m.len() > 1) {
-        *seen
-            .entry(a.vars[m[0] as usize].base_name.clone())
-            .or_default() += 1;
-    }
-    // A group of several blocks takes the plain name, qualified by its
-    // site when another heap row or group has that name. It keeps the
-    // plain name against a stack or global
-    // variable of that name, which is qualified by its scope (`n@S`), as
-    // the analysis does for single blocks.
-    let mut group_names: std::collections::HashSet<String> = Default::default();
-    for (r, m) in rows.members.iter().enumerate() {
-        if m.len() > 1 {
-            let v = &a.vars[m[0] as usize];
-            let heap_taken = rows.members.iter().zip(&rows.names).any(|(o, n)| {
-                o.len() == 1 && *n == v.base_name && a.vars[o[0] as usize].scope == v.scope
-            });
-            rows.names[r] = if heap_taken || seen[&v.base_name] > 1 {
-                format!("{} ({})", v.base_name, v.site)
-            } else {
-                group_names.insert(v.base_name.clone());
-                v.base_name.clone()
-            };
+    name_groups(a, &mut rows);
+    rows
+}
+
+/// Names the rows of [`display_rows`] that group several variables.
+///
+/// A group of heap blocks takes the plain name, qualified by its site when
+/// another heap row or group has that name. It keeps the plain name
+/// against a stack or global variable of that name, which is qualified by
+/// its scope (`n@S`), as the analysis does for single blocks. A group of a
+/// local's instances takes the local's name, qualified by its scope
+/// (`x@S`) when a heap block or global has that name, again as the
+/// analysis names single variables. Cost: a pass over the rows.
+fn name_groups(a: &Analysis, rows: &mut DisplayRows) {
+    let first = |m: &Vec<u32>| &a.vars[m[0] as usize];
+    let heap_group = |m: &Vec<u32>| m.len() > 1 && first(m).scope == Scope::Heap;
+    let mut heap_groups_named: HashMap<&str, u32> = Default::default();
+    let mut single_heap: HashSet<&str> = Default::default();
+    for (m, n) in rows.members.iter().zip(&rows.names) {
+        if heap_group(m) {
+            *heap_groups_named
+                .entry(first(m).base_name.as_str())
+                .or_default() += 1;
+        } else if m.len() == 1 && first(m).scope == Scope::Heap {
+            single_heap.insert(n.as_str());
         }
     }
-    for (r, m) in rows.members.iter().enumerate() {
-        let v = &a.vars[m[0] as usize];
-        if m.len() == 1
-            && v.scope != crate::trace::naming::Scope::Heap
-            && group_names.contains(&rows.names[r])
+    let mut group_names: HashSet<String> = Default::default();
+    let mut heap_names: Vec<(usize, String)> = Vec::new();
+    for (r, m) in rows
+        .members
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| heap_group(m))
+    {
+        let v = first(m);
+        let name = if single_heap.contains(v.base_name.as_str())
+            || heap_groups_named[v.base_name.as_str()] > 1
         {
+            format!("{} ({})", v.base_name, v.site)
+        } else {
+            group_names.insert(v.base_name.clone());
+            v.base_name.clone()
+        };
+        heap_names.push((r, name));
+    }
+    for (r, name) in heap_names {
+        rows.names[r] = name;
+    }
+    // Names a local's group cannot take: every row's but its own group's.
+    let taken: HashSet<String> = rows
+        .members
+        .iter()
+        .zip(&rows.names)
+        .filter(|(m, _)| !(m.len() > 1 && first(m).scope == Scope::Stack))
+        .map(|(_, n)| n.clone())
+        .collect();
+    for r in 0..rows.members.len() {
+        let m = &rows.members[r];
+        let v = first(m);
+        if m.len() > 1 && v.scope == Scope::Stack {
+            rows.names[r] = if taken.contains(&v.base_name) {
+                format!("{}@{}", v.base_name, v.scope.code())
+            } else {
+                v.base_name.clone()
+            };
+        } else if m.len() == 1 && v.scope != Scope::Heap && group_names.contains(&rows.names[r]) {
             rows.names[r] = format!("{}@{}", rows.names[r], v.scope.code());
         }
     }
-    rows
 }
 
 /// Columns of [`per_variable`], in order.
@@ -221,7 +274,7 @@ pub fn per_variable_by(a: &Analysis, kind: MemKind, grouping: Grouping) -> Polar
             t.len() as u64
         })
         .collect();
-    let heap = |v: &super::model::Variable| v.scope == crate::trace::naming::Scope::Heap;
+    let heap = |v: &super::model::Variable| v.scope == Scope::Heap;
     let blocks: Vec<u64> = ids
         .iter()
         .map(|&r| members(r).filter(|v| heap(v)).count() as u64)
@@ -262,7 +315,7 @@ pub fn grouped_fields(a: &Analysis, kind: MemKind, grouping: Grouping) -> Polars
     let per_var = per_variable_by(a, kind, grouping)?;
     let names = per_var.column("variable")?.str()?;
     let blocks = per_var.column("blocks")?.u64()?;
-    let grouped: std::collections::HashSet<&str> = names
+    let grouped: HashSet<&str> = names
         .into_iter()
         .zip(blocks)
         .filter_map(|(n, b)| (b? > 1).then_some(n?))
@@ -405,8 +458,10 @@ pub fn per_address_by(a: &Analysis, kind: MemKind, grouping: Grouping) -> Polars
 }
 
 /// Plain-words notes on the rows of a [`per_variable_by`] table that are not
-/// single variables: frame-slot rows and heap blocks grouped by site.
-pub fn row_notes(a: &Analysis, per_var: &DataFrame) -> Vec<String> {
+/// single variables: frame-slot rows, heap blocks grouped by site and the
+/// instances of a local grouped under `grouping`. Cost: a pass over the
+/// variables and one over the rows.
+pub fn row_notes(a: &Analysis, per_var: &DataFrame, grouping: Grouping) -> Vec<String> {
     let mut notes = Vec::new();
     let Ok(names) = per_var
         .column("variable")
@@ -414,10 +469,17 @@ pub fn row_notes(a: &Analysis, per_var: &DataFrame) -> Vec<String> {
     else {
         return notes;
     };
+    // One pass over the variables, then a probe per row.
+    let slot_names: HashSet<&str> = a
+        .vars
+        .iter()
+        .filter(|v| v.frame_slot)
+        .map(|v| v.name.as_str())
+        .collect();
     let frames: Vec<&str> = (&names)
         .into_iter()
         .flatten()
-        .filter(|n| a.vars.iter().any(|v| v.frame_slot && v.name == *n))
+        .filter(|n| slot_names.contains(n))
         .collect();
     if !frames.is_empty() {
         notes.push(format!(
@@ -448,7 +510,44 @@ pub fn row_notes(a: &Analysis, per_var: &DataFrame) -> Vec<String> {
             ));
         }
     }
+    if let Some(note) = instances_note(a, &names, grouping) {
+        notes.push(note);
+    }
     notes
+}
+
+/// The note on rows that group the instances of a local (a recursion's
+/// `x`, one instance per frame): `x (100000 instances in down)`, for the
+/// rows of `names` that do. Cost: [`display_rows`] and a pass over the
+/// rows.
+fn instances_note(a: &Analysis, names: &StringChunked, grouping: Grouping) -> Option<String> {
+    let rows = display_rows(a, grouping);
+    let shown: HashSet<&str> = names.into_iter().flatten().collect();
+    let grouped: Vec<String> = rows
+        .members
+        .iter()
+        .zip(&rows.names)
+        .filter(|(m, n)| {
+            m.len() > 1 && a.vars[m[0] as usize].scope == Scope::Stack && shown.contains(n.as_str())
+        })
+        .map(|(m, n)| {
+            let f = &a.vars[m[0] as usize].function;
+            let within = if f.is_empty() {
+                String::new()
+            } else {
+                format!(" of {f}")
+            };
+            format!("{n} ({} instances, one per frame{within})", m.len())
+        })
+        .collect();
+    (!grouped.is_empty()).then(|| {
+        format!(
+            "each instance of a local variable (one per frame it lived in: a recursion, or calls \
+             from different depths) is summed into one row: {}; set_heap_grouping instances shows \
+             each instance.",
+            grouped.join(", ")
+        )
+    })
 }
 
 /// The variable table of the analysis with the display names of

@@ -120,14 +120,16 @@ fn set_mem_alloc(st: &mut Session, a: &[String]) -> CmdResult<Value> {
 }
 
 /// `set_heap_grouping site|instances`: how statistics and figures show
-/// heap blocks.
+/// heap blocks and the instances of a local variable.
 fn set_heap_grouping(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     st.set_grouping(filter::stats::Grouping::parse(&a[0]).unwrap_or_default());
-    let row = match a[0].as_str() {
-        "site" => "allocation site",
-        _ => "block",
+    let (row, local) = match a[0].as_str() {
+        "site" => ("allocation site", "variable"),
+        _ => ("block", "instance (frame)"),
     };
-    println!("heap blocks in memory_stats: one row per {row}");
+    println!(
+        "heap blocks in memory_stats: one row per {row}; local variables: one row per {local}"
+    );
     Ok(s(a[0].clone()))
 }
 
@@ -466,7 +468,7 @@ fn memory_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
         println!("{w}");
     }
     print!("{}", fmt_table(&cols, &rows));
-    for line in filter::stats::row_notes(a, &per_var) {
+    for line in filter::stats::row_notes(a, &per_var, grouping) {
         println!("note: {line}");
     }
     if a.summary.threads.len() > 1 {

@@ -306,7 +306,10 @@ pub const SPECS: &[CommandSpec] = &[
                the blocks allocated at one site under one name a single row (a \
                list's 200 nodes are one row n, with their fields summed), \
                instances gives every block its own row (n#1, n#2, ...). Blocks \
-               named as elements of something (rows[i]) always keep their own rows.",
+               named as elements of something (rows[i]) always keep their own rows. \
+               The instances of a local variable, one per frame it lived in (a \
+               recursion's x#1, x#2, ...), are one row x under site and a row each \
+               under instances.",
     },
     // Pipeline
     CommandSpec {

@@ -207,10 +207,13 @@ pub trait Namer {
     }
     /// Names a stack address accessed by the instruction at `ip` with stack
     /// pointer `sp` and frame pointer `fp`. `frames` are the thread's other
-    /// live frames, innermost first, each as (an instruction inside the
-    /// frame's function, its stack pointer, its frame pointer): the frames
-    /// of the call stack at GL_START and those entered since, so addresses
-    /// in any caller's frame are named, however deep.
+    /// live frames, outermost first (the innermost is last), each as (an
+    /// instruction inside the frame's function, its stack pointer, its
+    /// frame pointer): the frames of the call stack at GL_START and those
+    /// entered since, so addresses in any caller's frame are named, however
+    /// deep. Outermost first is the order the analysis's shadow stack keeps
+    /// them in, so it lends its own vector; a search from the innermost
+    /// frame out visits only the frames below the address.
     fn stack_name(
         &mut self,
         ip: u64,

@@ -1053,7 +1053,7 @@ impl ProgramNamer {
             }
             None => (sp, false),
         };
-        for &(rip, rsp, rfp) in frames {
+        for &(rip, rsp, rfp) in frames.iter().rev() {
             let Some((j, fa)) = self.object_at(rip) else {
                 continue;
             };

@@ -540,24 +540,47 @@ pub fn run_trace_with(
         .stderr(Stdio::inherit());
     // Valgrind never outlives mapvis (killed, or its terminal closed).
     super::ffi::end_with_parent(&mut cmd);
-    let mut child = cmd
+    let child = cmd
         .spawn()
         .map_err(io_err("could not start", &req.valgrind))?;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) => {
-                std::thread::sleep(std::time::Duration::from_millis(500));
-                if let Ok(m) = fs::metadata(&req.trace_file) {
-                    progress(m.len());
-                }
-            }
-            Err(e) => return Err(io_err("could not wait for", &req.valgrind)(e)),
-        }
-    };
+    let status = wait_with_progress(child, &req.trace_file, progress)
+        .map_err(io_err("could not wait for", &req.valgrind))?;
     let mut outcome = finish_outcome(status, &req.trace_file);
     outcome.start = start;
     Ok(outcome)
+}
+
+/// Waits for `child` to end, calling `progress` with the size of `trace`
+/// every half second meanwhile. A thread of its own waits for the child,
+/// so its end is seen at once: polling it every half second, as this did
+/// before, added a quarter of a second on average to every run (a tenth of
+/// a short run's time).
+fn wait_with_progress(
+    mut child: std::process::Child,
+    trace: &Path,
+    progress: &mut dyn FnMut(u64),
+) -> io::Result<ExitStatus> {
+    use std::sync::mpsc::{channel, RecvTimeoutError};
+    let (tx, rx) = channel();
+    let waiter = std::thread::spawn(move || {
+        let status = child.wait();
+        // The receiver is alive until this thread is joined.
+        let _ = tx.send(());
+        status
+    });
+    loop {
+        match rx.recv_timeout(std::time::Duration::from_millis(500)) {
+            Ok(()) | Err(RecvTimeoutError::Disconnected) => break,
+            Err(RecvTimeoutError::Timeout) => {
+                if let Ok(m) = fs::metadata(trace) {
+                    progress(m.len());
+                }
+            }
+        }
+    }
+    waiter
+        .join()
+        .unwrap_or_else(|_| Err(io::Error::other("the thread waiting for valgrind panicked")))
 }
 
 /// How a traced run ended, from Valgrind's exit status and the trace's

@@ -185,10 +185,18 @@ pub fn drive(a: &Analysis, sinks: &mut [&mut dyn AccessSink]) -> Result<u64, Fil
 /// Index of (variable, source line) pairs, assigned in order of first
 /// appearance. A small direct-mapped cache of recent pairs answers most
 /// lookups with one compare (a loop nest cycles through a few pairs);
-/// misses scan the few variables one line touches.
+/// misses scan the few variables one line touches. A line that touches
+/// many variables (a local of a recursive function, one instance per
+/// frame: 100 000 at depth 100 000) moves to a hash map once it has
+/// [`SCAN_MAX`] pairs, so a miss never costs more than that scan and a
+/// hash probe.
 #[derive(Clone, Debug)]
 pub struct PairIndex {
+    /// Per line: its pairs (variable, id) while fewer than [`SCAN_MAX`];
+    /// once full, the line's pairs are in `many`.
     by_line: Vec<Vec<(u32, u32)>>,
+    /// (variable, line) to id, for lines with [`SCAN_MAX`] pairs or more.
+    many: std::collections::HashMap<(u32, u32), u32>,
     pairs: Vec<(u32, u32)>,
     /// (var, line, id) by [`recent_slot`]; `u32::MAX` var: empty.
     recent: Box<[(u32, u32, u32); RECENT]>,
@@ -196,6 +204,9 @@ pub struct PairIndex {
 
 /// Slots of [`PairIndex`]'s cache of recent pairs.
 const RECENT: usize = 256;
+
+/// Pairs of one line that [`PairIndex`] scans before it hashes them.
+const SCAN_MAX: usize = 32;
 
 /// The cache slot of (`var`, `line`): a multiplicative hash of both.
 #[inline]
@@ -215,6 +226,7 @@ impl PairIndex {
     pub fn new() -> PairIndex {
         PairIndex {
             by_line: Vec::new(),
+            many: Default::default(),
             pairs: Vec::new(),
             recent: Box::new([(u32::MAX, u32::MAX, 0); RECENT]),
         }
@@ -241,15 +253,26 @@ impl PairIndex {
             self.by_line.resize(l + 1, Vec::new());
         }
         let slot = &mut self.by_line[l];
-        match slot.iter().find(|(v, _)| *v == var) {
-            Some(&(_, id)) => id,
-            None => {
-                let id = self.pairs.len() as u32;
-                slot.push((var, id));
-                self.pairs.push((var, line));
-                id
+        if slot.len() < SCAN_MAX {
+            if let Some(&(_, id)) = slot.iter().find(|(v, _)| *v == var) {
+                return id;
             }
+        } else if let Some(&id) = self.many.get(&(var, line)) {
+            return id;
         }
+        let id = self.pairs.len() as u32;
+        self.pairs.push((var, line));
+        if slot.len() < SCAN_MAX {
+            slot.push((var, id));
+            if slot.len() == SCAN_MAX {
+                // The line is full: its pairs move to the hash map, and
+                // the full slot stays as the mark that they did.
+                self.many.extend(slot.iter().map(|&(v, i)| ((v, line), i)));
+            }
+        } else {
+            self.many.insert((var, line), id);
+        }
+        id
     }
 
     /// (variable, line) of each id, in id order.
