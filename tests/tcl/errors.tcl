@@ -55,11 +55,14 @@ test corrupt-trace {
 # is not said a second time.
 test missing-dump {catch {dump_trace gone.mvt} m; set m} \
     {cannot read the trace gone.mvt: No such file or directory (os error 2).}
-# Parquet's own reason for the damaged file, after the file's name.
+# A damaged file of the saved analysis: refused before it is read, with
+# the file's name, its size against the size mapvis saved, and the fix.
 set saved [file join $work .mapvis analysis locations.parquet]
 write $saved "PAR1 damaged by a test"
-test damaged-analysis {session_error memory_stats} \
-    "error: cannot read the saved analysis in $saved: parquet: File out of specification: The file must end with PAR1. Run memory_trace_analysis again."
+set saved_dir [file join $work .mapvis analysis]
+test damaged-analysis {
+    string match "error: the saved analysis in $saved_dir is not the one mapvis saved: $saved has 22 bytes, but mapvis saved * bytes. It is not used, so that counts and names from different files are never mixed: run memory_trace_analysis again to analyse the trace anew (and save_run again for a saved run)." [session_error memory_stats]
+} 1
 
 # --- Argument counts come from the table -------------------------------------
 set usage2 {wrong # args: should be "2d_memory_access_pattern NAME ?COLS? ?TYPEBYTES? ?save?"}
