@@ -116,9 +116,33 @@ fn explain() {
     say(b": it needed ");
     let mut digits = [0u8; 20];
     say(decimal(size, &mut digits));
-    say(b" more bytes and the system (or a limit such as ulimit -v, or a container's) refused them, so mapvis stopped. \
-Files already in the working folder are kept as they were. Try again with more memory: close other programs or raise the limit; \
-for memory_trace_analysis, trace a shorter region (move GL_START/GL_STOP); for a figure, lower set_point_budget or draw fewer variables (set_mem_alloc).\n");
+    say(b" more bytes and the system (or a limit such as ulimit -v, or a container's) refused them, so mapvis stopped. ");
+    say(ADVICE.as_bytes());
+    say(b"\n");
+}
+
+/// What to try after running out of memory.
+const ADVICE: &str =
+    "Files already in the working folder are kept as they were. Try again with more memory: \
+close other programs or raise the limit; for memory_trace_analysis, trace a shorter region (move \
+GL_START/GL_STOP); for a figure, lower set_point_budget or draw fewer variables (set_mem_alloc).";
+
+/// Whether a caught panic's message says the system refused memory: a
+/// library that unwraps a failed `mmap` or read (`Cannot allocate memory`,
+/// os error 12) panics instead of aborting.
+pub fn is_out_of_memory(detail: &str) -> bool {
+    detail.contains("OutOfMemory")
+        || detail.contains("Cannot allocate memory")
+        || detail.contains("os error 12")
+}
+
+/// The message of command `step` that stopped for want of memory without
+/// aborting (see [`is_out_of_memory`]); `detail` is the library's reason.
+pub fn caught_message(step: &str, detail: &str) -> String {
+    format!(
+        "mapvis ran out of memory in {step}: it needed more than the system (or a limit such as \
+         ulimit -v, or a container's) would give ({detail}), so the command stopped. {ADVICE}"
+    )
 }
 
 /// `n` in decimal, written into the end of `buf`.

@@ -336,6 +336,14 @@ unsafe extern "C" fn command_trampoline(
     objc: c_int,
     objv: *const *mut RawObj,
 ) -> c_int {
+    // The command's name, for the message of a panic that ran out of memory.
+    let name_of_panicked = if objc > 0 {
+        // SAFETY: Tcl passes `objc` live objects in `objv`; the first is the
+        // command's own name.
+        raw_to_string(unsafe { *objv })
+    } else {
+        String::new()
+    };
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         // SAFETY: `client_data` came from `Rc::into_raw` in `register` and
         // Tcl only drops it (in `command_delete`) after deleting the command.
@@ -369,10 +377,14 @@ unsafe extern "C" fn command_trampoline(
                 .map(|s| s.to_string())
                 .or_else(|| panic.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "unknown cause".to_string());
-            let msg = format!(
-                "internal error: the command panicked ({detail}); \
-                 this is a bug in mapvis, please report it"
-            );
+            let msg = if crate::oom::is_out_of_memory(&detail) {
+                crate::oom::caught_message(&name_of_panicked, &detail)
+            } else {
+                format!(
+                    "internal error: the command panicked ({detail}); \
+                     this is a bug in mapvis, please report it"
+                )
+            };
             (TCL_ERROR, Obj::string(&msg))
         }
     };
