@@ -16,20 +16,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${1:-5}
 N=${2:-64}
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/mapvis/target}"
-if [ -z "${MAPVIS:-}" ]; then
-  cargo build --release --quiet --bins
-  MAPVIS="$CARGO_TARGET_DIR/release/mapvis"
-fi
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
+MEDIAN_DIGITS=3
+. scripts/bench_common.sh
 cc -g -O0 -DTYPE=double -Ipins -o "$WORK/matmul" scripts/matmul.c
 LIB=$("$MAPVIS" --install-tool)
-# Wall-clock stamps from bash itself: a python start-up inside a timed span
-# would add tens of milliseconds to it.
-now() { echo "$EPOCHREALTIME"; }
-median() { python3 -c 'import sys, statistics; print("%.3f" % statistics.median(float(x) for x in sys.argv[1:]))' "$@"; }
-since() { local t1=$EPOCHREALTIME; python3 -c "print($t1 - $1)"; }
 printf 'load_exe {%s}\nset_arguments ijk %s\nrun_gleipnir\n' "$WORK/matmul" "$N" > "$WORK/run.tcl"
 printf 'load_exe {%s}\n' "$WORK/matmul" > "$WORK/load.tcl"
 

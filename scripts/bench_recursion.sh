@@ -20,21 +20,10 @@ RUNS=${1:-3}
 SIZES=("${@:2}")
 [ ${#SIZES[@]} -gt 0 ] || SIZES=(100000)
 CAP=${RECURSION_CAP:-900}
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/mapvis/target}"
-if [ -z "${MAPVIS:-}" ]; then
-  cargo build --release --quiet --bins
-  MAPVIS="$CARGO_TARGET_DIR/release/mapvis"
-fi
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
+. scripts/bench_common.sh
 cc -g -O0 -Ipins -o "$WORK/recursion" scripts/recursion.c
 LIB=$("$MAPVIS" --install-tool)
 
-# Wall-clock stamps from bash itself: a python start-up inside a timed span
-# would add tens of milliseconds to it.
-now() { echo "$EPOCHREALTIME"; }
-median() { python3 -c 'import sys, statistics; print("%.2f" % statistics.median(float(x) for x in sys.argv[1:]))' "$@"; }
-since() { local t1=$EPOCHREALTIME; python3 -c "print($t1 - $1)"; }
 
 echo "# mapvis recursion benchmark, $(date -u +%Y-%m-%d), $(nproc) cores, $RUNS runs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 for n in "${SIZES[@]}"; do

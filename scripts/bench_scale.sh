@@ -25,19 +25,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SIZES=("$@")
 [ ${#SIZES[@]} -gt 0 ] || SIZES=(128 256 512)
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/mapvis/target}"
-cargo build --release --quiet --bins
-MAPVIS="$CARGO_TARGET_DIR/release/mapvis"
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
+. scripts/bench_common.sh
 cc -g -O0 -DTYPE=double -Ipins -o "$WORK/matmul" scripts/matmul.c
 LIB=$("$MAPVIS" --install-tool)
-# Wall-clock stamps from bash itself: a python start-up inside a timed span
-# would add tens of milliseconds to it.
-now() { echo "$EPOCHREALTIME"; }
 
 RUNS=${SCALE_RUNS:-1}
-since() { local t1=$EPOCHREALTIME; python3 -c "print($t1 - $1)"; }
 echo "# mapvis scale benchmark, $(date -u +%Y-%m-%d), $(nproc) cores, $RUNS run(s), load $(cut -d' ' -f1-3 /proc/loadavg)"
 for n in "${SIZES[@]}"; do
   dir="$WORK/n$n"

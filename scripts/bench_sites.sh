@@ -21,17 +21,9 @@ RUNS=${1:-3}
 SIZES=("${@:2}")
 [ ${#SIZES[@]} -gt 0 ] || SIZES=(1000 3000 10000)
 CAP=${SITES_CAP:-600}
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/mapvis/target}"
-if [ -z "${MAPVIS:-}" ]; then
-  cargo build --release --quiet --bins
-  MAPVIS="$CARGO_TARGET_DIR/release/mapvis"
-fi
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
+. scripts/bench_common.sh
 PINS=$(pwd)/pins
 
-now() { python3 -c 'import time; print(time.monotonic())'; }
-median() { python3 -c 'import sys, statistics; print("%.2f" % statistics.median(float(x) for x in sys.argv[1:]))' "$@"; }
 
 # gen N FILE: the benchmark program with N allocation sites.
 gen() {
