@@ -407,6 +407,49 @@ fn aggregation_above_the_budget_keeps_every_access() {
     );
 }
 
+/// Aggregated 2D groups of one address (a loop counter's accesses in one
+/// time bin) keep a raw access's 5 px: their raw points lie on one line
+/// that neighbouring bins continue. Groups spread over many addresses grow
+/// with their mean count, to cover the area their raw points would.
+#[test]
+fn one_address_groups_keep_the_raw_size_in_2d() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = options(dir.path());
+    o.point_budget = 50;
+    let mut rows = Vec::new();
+    let mut x: u64 = 99;
+    for t in 0..3000u64 {
+        if t % 2 == 0 {
+            rows.push((t, OP_LOAD, 0x1000, 4, 1, 0, (t / 2 + 1) as u32, 1));
+        } else {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            rows.push((t, OP_LOAD, 0x9000 + ((x >> 20) % 1024) * 4, 4, 1, 1, 1, 1));
+        }
+    }
+    let acc = acc_df(&rows);
+    let vars = vars_df(&[("i", 0x1000, 4), ("a", 0x9000, 4096)]);
+    let r = complete_memory_access_pattern(&acc, &vars, &lines_df(), &o).unwrap();
+    assert!(r.aggregated.is_some());
+    let figs = figures(&r.html);
+    let size_of = |name: &str| {
+        let t = figs[1]["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap_or_else(|| panic!("no trace {name}"));
+        t["marker"]["size"].as_f64().unwrap()
+    };
+    assert_eq!(size_of("i mostly load"), 5.0);
+    assert!(
+        size_of("a mostly load") > 5.0,
+        "{}",
+        size_of("a mostly load")
+    );
+}
+
 #[test]
 fn bad_budgets_and_shapes_are_errors() {
     let dir = tempfile::tempdir().unwrap();

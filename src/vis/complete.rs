@@ -174,7 +174,8 @@ pub fn complete_memory_access_pattern(
 /// scatters show exact (variable, address bin, occurrence or time bin)
 /// groups, within their budgets: in 3D their marker size grows with their
 /// count; in 2D each trace's points share one size, from the mean count of
-/// its groups (see [`group_size_2d`]), and the hover gives the count.
+/// its groups that span more than one address (see [`group_size_2d`]), and
+/// the hover gives the count.
 ///
 /// Cost: within the budget, one pass that keeps the n accesses to draw
 /// them. Above it, the aggregation's one pass (see [`aggregate`]), after
@@ -239,7 +240,7 @@ pub fn complete_pattern_of(
                 b2.groups.len()
             );
             report.aggregated = Some(format!(
-                "{n} accesses exceed the point budget ({} points in 3D, {} in 2D): each point is the exact group of accesses to one address bin of a variable (3D: at most {} bins per variable, occurrence bins {} wide; 2D: at most {} bins per variable, time bins {} accesses wide); hover gives the count, and so does marker size in 3D (in 2D, one size per variable and operation, growing with the mean count of its points).",
+                "{n} accesses exceed the point budget ({} points in 3D, {} in 2D): each point is the exact group of accesses to one address bin of a variable (3D: at most {} bins per variable, occurrence bins {} wide; 2D: at most {} bins per variable, time bins {} accesses wide); hover gives the count, and so does marker size in 3D (in 2D, one size per variable and operation, growing with the mean count of its points that span more than one address).",
                 budgets.0, budgets.1, b3.res, b3.time_width, b2.res, b2.time_width
             ));
             group_figures(&b3, &b2, &labels, t_lo, t_hi)
@@ -720,7 +721,7 @@ fn marker_2d(lab: &Labels, r: usize, c: usize, oi: usize) -> PointMarker {
 /// ([`group_size_2d`]): coloured by their mix of classes with classes
 /// (the colour bar shown when `scale`), else in the variable's shade.
 fn group_marker_2d(lab: &Labels, gs: &[&Group], r: usize, oi: usize, scale: bool) -> PointMarker {
-    let counts: Vec<u64> = gs.iter().map(|g| g.count).collect();
+    let counts: Vec<u64> = gs.iter().copied().map(footprint_2d).collect();
     let size = OneOrMany::One(group_size_2d(&counts));
     match &lab.ann.classes {
         Some(ci) => {
@@ -732,8 +733,23 @@ fn group_marker_2d(lab: &Labels, gs: &[&Group], r: usize, oi: usize, scale: bool
     .symbol(symbol(oi))
 }
 
+/// How many raw points a 2D group stands for, as far as the area they
+/// would cover goes: its count, except for a group of one address (a loop
+/// counter's accesses in one time bin), whose raw points lie on one
+/// horizontal line that the neighbouring time bins' points continue, so a
+/// raw access's size covers it. Loop counters' groups at 10 to 14 px were
+/// most of the complete page's drawing time under software WebGL
+/// (docs/PERFORMANCE.md, 2026-11-27).
+fn footprint_2d(g: &Group) -> u64 {
+    if g.coord_min == g.coord_max {
+        1
+    } else {
+        g.count
+    }
+}
+
 /// The one marker size, in pixels, of a 2D trace of aggregated groups
-/// with these `counts`: a raw access's ([`RAW_SIZE`]) when the groups hold
+/// with these `counts` (each a [`footprint_2d`]): a raw access's ([`RAW_SIZE`]) when the groups hold
 /// one access each, growing with the square root of their mean count (so
 /// that the trace covers about the area its raw points would) up to 15.
 /// One size for the whole trace, where a size per point (growing with its
