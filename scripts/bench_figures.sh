@@ -11,9 +11,10 @@
 # figure (the page sets data-rendered-traces), as a whole process, with the
 # flags of tests/vis_browser.rs (software WebGL, no GPU). The baseline is a
 # blank page loading the same plotly.min.js and drawing an empty figure,
-# timed in the same run, interleaved with the pages. The complete pattern is
-# timed twice: as opened (its 3D view waits for a click under software
-# WebGL) and as `complete#3d` (the 3D view drawn at load, as with a GPU). Prints each page's size
+# timed in the same run, interleaved with the pages. The complete pattern and
+# the 2D array page are timed twice: as opened (their 3D view waits for a
+# click under software WebGL) and as `complete#3d`, `2d#3d` (the 3D view
+# drawn at load, as with a GPU). Prints each page's size
 # and the median open time of RUNS runs as a ratio to the blank page's.
 #
 # Needs: valgrind, cc, python3, chromium. MAPVIS=path/to/mapvis times that
@@ -64,9 +65,10 @@ text = open(os.path.join(work, "out.txt")).read()
 accesses = int(re.search(r"^ACCESSES (\d+)", text, re.M).group(1))
 pages = [("blank", os.path.join(work, "figures", "blank.html"))]
 pages += [(m.group(1), os.path.join(work, m.group(2))) for m in re.finditer(r"^PAGE (\S+) (.+)$", text, re.M)]
-# The complete pattern draws its 3D view on request under software WebGL;
-# with #3d it draws it at load, as it does where WebGL has a GPU.
-pages += [(name + "#3d", page) for name, page in pages if name == "complete"]
+# The complete pattern and the 2D array page draw their 3D view on request
+# under software WebGL; with #3d they draw it at load, as they do where
+# WebGL has a GPU.
+pages += [(name + "#3d", page) for name, page in pages if name in ("complete", "2d")]
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--use-angle=swiftshader", "--enable-unsafe-swiftshader", "--virtual-time-budget=5000",

@@ -398,8 +398,11 @@ pub const SPECS: &[CommandSpec] = &[
                stores, and a replay of the traversal. COLS and TYPEBYTES may be \
                left out when the array's type or allocation statement gives them. \
                Left out for an array of structures, the rows are its elements and \
-               the columns its fields, named as in the source (x, y, pos.z); only \
-               fields the region touched get a column. \
+               the columns its fields, named as in the source (x, y, pos.z): \
+               every field of the type gets a column, those the region never touched \
+               left blank (the wasted bytes of the layout). Without a GPU the 3D \
+               scatter is drawn when its button is clicked (or at load when the \
+               address ends in #3d), so the page opens at once. \
                With save, the data goes to visinfo/. set_figure_colour colours the \
                scatter by cache level or reuse distance. Returns the figure's path.",
     },

@@ -13,21 +13,21 @@ use std::sync::Arc;
 
 use plotly::common::TickMode;
 use plotly::layout::{AxisRange, LayoutScene};
-use plotly::{Layout, Plot};
+use plotly::Layout;
 use polars::prelude::DataFrame;
 
-use super::aggregate::{aggregate, bin_width, Binned, Binning, ClassFn, Group, Source};
+use super::array_exact::exact_scatter;
+use super::array_groups::group_scatter;
 use super::array_maps::{Cells, MapCells, Shape};
+use super::array_points::{Drawn, Picked};
 use super::classes::{Annot, ClassesSeen};
-use super::complete::{integer_axis, scatter_3d};
+use super::complete::integer_axis;
 use super::csv::CsvOut;
 use super::error::VisError;
-use super::html::{sanitize_name, write_page, PageFigure, PageMeta};
-use super::input::{for_items, op_index, op_name, FrameBatches, Item};
-use super::input::{Lines, VarInfo, Variables, OP_NAMES};
-use super::traces::{count_sizes, customdata_fields, time_marker, CdCol, CdField, CustomData};
-use super::traces::{hover_with_mix, mix_column, mix_marker, mix_value, MIX_NOTE};
-use super::traces::{symbol_3d, Ext, OneOrMany, PointMarker, Typed};
+use super::html::{sanitize_name, write_page_of, Page, PageFigure, PageMeta};
+use super::input::{for_items, op_name, FrameBatches, Item};
+use super::input::{Lines, VarInfo, Variables};
+use super::traces::MIX_NOTE;
 use super::{FigureOptions, FigureReport};
 use crate::filter::batches::AccessBatches;
 
@@ -426,14 +426,18 @@ fn draw_array(r: Request, o: &FigureOptions) -> Result<FigureReport, VisError> {
         report.warnings.push(note.clone());
         intro.push(note);
     }
-    report.html = write_page(
-        &o.figures_dir,
-        &format!("{stem}.html"),
-        &title,
-        &intro,
-        &figures,
-        &meta,
-    )?;
+    // The 2D page's scatter is a 3D scene, the costly view to draw without
+    // a GPU: drawn on request there, as the complete pattern's, so the page
+    // opens at its heatmaps' cost. The 3D page is its scatter: drawn at load.
+    let page = Page {
+        title: &title,
+        intro: &intro,
+        links: &[],
+        figures: &figures,
+        meta: &meta,
+        on_demand: (kind == "2d").then_some(0),
+    };
+    report.html = write_page_of(&o.figures_dir, &format!("{stem}.html"), &page)?;
     if o.save {
         report.data_csv.push(save_csv(&d, &format!("{stem}.csv"))?);
     }
@@ -622,23 +626,6 @@ fn struct_shape(
     })
 }
 
-/// The access rows of one variable that touch its block.
-struct Picked {
-    /// Accesses of the variable that touch its block.
-    accesses: u64,
-    /// Element touches: a wide access touches every element it spans.
-    /// `None` when picked from the tables: more than the point budget
-    /// (there are more than that many accesses), counted by the scatter's
-    /// aggregation.
-    touches: Option<u64>,
-    t_lo: u64,
-    t_hi: u64,
-    /// Lowest and highest occurrence of those accesses.
-    occ: (u64, u64),
-    /// The colour classes of the accesses.
-    classes: ClassesSeen,
-}
-
 /// What the figure needs before it draws: the touches of `var` that fall
 /// in its block, their time and the colour classes met; accesses outside
 /// the block, or straddling its edge, are counted in warnings.
@@ -717,32 +704,6 @@ fn pick_rows(
     Ok(p)
 }
 
-/// What the scatter and the data file are drawn from.
-struct Drawn<'a> {
-    shape: &'a Shape,
-    picked: &'a Picked,
-    each: &'a Source<'a>,
-    sources: Arc<Vec<String>>,
-    ann: &'a Annot,
-    o: &'a FigureOptions,
-}
-
-impl Drawn<'_> {
-    fn is3(&self) -> bool {
-        self.shape.dims.len() == 3
-    }
-    /// Axis titles of the scatter: x, y, z.
-    fn axes(&self) -> (&'static str, &'static str, &'static str) {
-        if self.is3() {
-            ("column j", "depth k", "plane i")
-        } else if !self.shape.fields.is_empty() {
-            ("field", "occurrence", "row i")
-        } else {
-            ("column j", "occurrence", "row i")
-        }
-    }
-}
-
 /// The 3D scatter of element accesses, exact or aggregated above the point
 /// budget, as the page's first figure.
 fn scatter_figure(d: &Drawn, report: &mut FigureReport) -> Result<PageFigure, VisError> {
@@ -808,340 +769,6 @@ fn scatter_figure(d: &Drawn, report: &mut FigureReport) -> Result<PageFigure, Vi
         plot: scatter,
         height: 800,
     })
-}
-
-customdata_fields! {
-    /// The customdata of one exact element access, in row order.
-    TouchField {
-        /// Access order.
-        Time,
-        /// Load, store or modify.
-        Operation,
-        Thread,
-        /// Occurrence of the address.
-        Occurrence,
-        /// Source line.
-        Source,
-        /// The element's address.
-        Address,
-        /// Pattern label of the (variable, line) pair.
-        Pattern,
-        /// Row i (plane i in 3D).
-        Row,
-        /// Column j, or the field's name for an array of structures.
-        Col,
-        /// Depth k; 3D arrays only.
-        Depth,
-    }
-}
-
-/// Hover of one exact element access of variable `name`.
-fn exact_hover(name: &str, is3: bool, fields: bool) -> String {
-    use TouchField::*;
-    let (i, j, k) = (Row.at(), Col.at(), Depth.at());
-    let index = if is3 {
-        format!("[{i}][{j}][{k}]")
-    } else if fields {
-        format!("[{i}].{j}")
-    } else {
-        format!("[{i}][{j}]")
-    };
-    format!(
-        "order (time) {time}<br>address 0x{addr}<br>{name}{index}<br>operation {op}<br>thread {tid}<br>occurrence {occ}<br>source {src}<br>pattern {pat}",
-        time = Time.at(),
-        addr = Address.hex(),
-        name = super::html::escape_html(name),
-        op = Operation.at(),
-        tid = Thread.at(),
-        occ = Occurrence.at(),
-        src = Source.at(),
-        pat = Pattern.at(),
-    )
-}
-
-/// The class name of class `c` for hover text, when there are classes.
-fn class_name(ann: &Annot, c: usize) -> Option<&str> {
-    ann.classes.as_ref().map(|ci| ci.labels[c].as_str())
-}
-
-/// One point per element access: x = j, y = occurrence (2D) or k (3D),
-/// z = i, coloured by time, or one trace per colour class.
-fn exact_scatter(d: &Drawn) -> Result<Plot, VisError> {
-    let is3 = d.is3();
-    // (access, element) of every touch, by class: at most the point budget.
-    let mut by_class: Vec<Vec<(Item, u64)>> = vec![Vec::new(); d.ann.n_classes()];
-    (d.each)(&mut |it, e| {
-        by_class[d.ann.class(it) as usize].push((*it, e));
-        true
-    })?;
-    let hover = exact_hover(&d.shape.name, is3, !d.shape.fields.is_empty());
-    let mut p = Plot::new();
-    for (c, pts) in by_class.iter().enumerate() {
-        if pts.is_empty() {
-            continue;
-        }
-        let ijk: Vec<(u64, u64, u64)> = pts.iter().map(|&(_, e)| d.shape.ijk(e)).collect();
-        let y: Vec<u64> = pts
-            .iter()
-            .zip(&ijk)
-            .map(|((it, _), p)| if is3 { p.2 } else { it.occ })
-            .collect();
-        let t = scatter_3d().hover_template(super::complete::hover_with_class(
-            &hover,
-            class_name(d.ann, c),
-        ));
-        let (name, marker) = match &d.ann.classes {
-            Some(ci) => (
-                ci.labels[c].as_str(),
-                PointMarker::opaque(ci.colours[c].clone(), OneOrMany::One(4.0)).symbol(symbol_3d()),
-            ),
-            None => {
-                let times: Vec<f64> = pts.iter().map(|(it, _)| it.time as f64).collect();
-                let (lo, hi) = (d.picked.t_lo, d.picked.t_hi);
-                let m = time_marker(&times, lo, hi, OneOrMany::One(4.0));
-                (d.shape.name.as_str(), m)
-            }
-        };
-        let col =
-            |f: fn(&(u64, u64, u64)) -> u64| Typed::uints(&ijk.iter().map(f).collect::<Vec<_>>());
-        p.add_trace(
-            Ext::new(*t.name(name))
-                .xyz(col(|p| p.1), Typed::uints(&y), col(|p| p.0))
-                .custom(touch_custom(d, pts, &ijk))
-                .marker(marker)
-                .boxed(),
-        );
-    }
-    Ok(p)
-}
-
-/// The customdata of element touches `pts` (access, element), whose
-/// indices are `ijk`.
-fn touch_custom(d: &Drawn, pts: &[(Item, u64)], ijk: &[(u64, u64, u64)]) -> CustomData {
-    let u =
-        |f: &dyn Fn(&Item, u64) -> u64| CdCol::U64(pts.iter().map(|(it, e)| f(it, *e)).collect());
-    let last = if d.is3() {
-        TouchField::Depth
-    } else {
-        TouchField::Col
-    };
-    CustomData::through(last, |f| match f {
-        TouchField::Time => u(&|it, _| it.time),
-        TouchField::Operation => CdCol::Static(
-            pts.iter().map(|(it, _)| op_index(it.op) as u8).collect(),
-            &OP_NAMES,
-        ),
-        TouchField::Thread => u(&|it, _| it.tid as u64),
-        TouchField::Occurrence => u(&|it, _| it.occ),
-        TouchField::Source => CdCol::Str(
-            pts.iter().map(|(it, _)| it.line).collect(),
-            d.sources.clone(),
-        ),
-        TouchField::Address => u(&|_, e| d.shape.addr_of(e)),
-        TouchField::Pattern => CdCol::Str(
-            pts.iter()
-                .map(|(it, _)| d.ann.patterns.id(it.var, it.line))
-                .collect(),
-            d.ann.patterns.names.clone(),
-        ),
-        TouchField::Row => CdCol::U64(ijk.iter().map(|p| p.0).collect()),
-        TouchField::Col => column_data(d.shape, ijk.iter().map(|p| p.1).collect()),
-        TouchField::Depth => CdCol::U64(ijk.iter().map(|p| p.2).collect()),
-    })
-}
-
-/// The column index of each point as customdata: the field's name for an
-/// array of structures, else the index.
-fn column_data(shape: &Shape, j: Vec<u64>) -> CdCol {
-    if shape.fields.is_empty() {
-        return CdCol::U64(j);
-    }
-    let names = shape.fields.iter().map(|f| f.1.clone()).collect();
-    CdCol::Str(j.into_iter().map(|j| j as u32).collect(), Arc::new(names))
-}
-
-customdata_fields! {
-    /// The customdata of one aggregated group of element accesses, in row
-    /// order; thread, source and pattern are those of the group's earliest
-    /// access.
-    TouchGroupField {
-        /// Element accesses in the group.
-        Count,
-        TimeMin,
-        TimeMax,
-        /// Smallest element index.
-        ElemMin,
-        /// Largest element index.
-        ElemMax,
-        Loads,
-        Stores,
-        Modifies,
-        OccMin,
-        OccMax,
-        Thread,
-        Source,
-        Pattern,
-    }
-}
-
-/// Hover of one aggregated group of element accesses.
-fn group_hover() -> String {
-    use TouchGroupField::*;
-    format!(
-        "<b>{count} element accesses</b><br>order (time) {t0} to {t1}<br>elements {e0} to {e1}<br>loads {ld}, stores {st}, modifies {md}<br>occurrence {o0} to {o1}<br>first: thread {tid}, source {src}<br>pattern {pat}",
-        count = Count.at(),
-        t0 = TimeMin.at(),
-        t1 = TimeMax.at(),
-        e0 = ElemMin.at(),
-        e1 = ElemMax.at(),
-        ld = Loads.at(),
-        st = Stores.at(),
-        md = Modifies.at(),
-        o0 = OccMin.at(),
-        o1 = OccMax.at(),
-        tid = Thread.at(),
-        src = Source.at(),
-        pat = Pattern.at(),
-    )
-}
-
-/// Exact groups of (block of elements, occurrence bin) above the point
-/// budget, in one trace; returns the plot, the number of groups, the
-/// element touches (the groups' counts add up to them) and a description.
-fn group_scatter(d: &Drawn) -> Result<(Plot, usize, u64, String), VisError> {
-    let binned = bin_touches(d)?;
-    let blocks: Vec<u64> = d
-        .shape
-        .dims
-        .iter()
-        .map(|&x| bin_width(x, binned.res))
-        .collect();
-    let touches = binned.groups.iter().map(|g| g.count).sum();
-    let desc = group_description(d, &binned, &blocks, touches);
-    let gs: Vec<&Group> = binned.groups.iter().collect();
-    let mut p = Plot::new();
-    if !gs.is_empty() {
-        p.add_trace(group_trace(d, &gs, &blocks));
-    }
-    Ok((p, binned.groups.len(), touches, desc))
-}
-
-/// The element touches grouped within the point budget: by block of
-/// elements, and in 2D by occurrence bin (the scatter's y axis); in 3D by
-/// space only, so that groups at one position never hide each other. With
-/// colour classes, each group counts its touches per class.
-fn bin_touches(d: &Drawn) -> Result<Binned, VisError> {
-    let (shape, is3) = (d.shape, d.is3());
-    let key = |_: &Item, e: u64, res: u64| block_key(shape, &shape.dims, e, res);
-    let class_of = |it: &Item| d.ann.class(it);
-    let classes = (d.ann.classes.as_ref()).map(|c| (&class_of as &ClassFn, c.labels.len()));
-    let span = if is3 { (0, 0) } else { d.picked.occ };
-    let dim = |it: &Item| if is3 { 0 } else { it.occ };
-    let view = Binning {
-        key: &key,
-        dim: &dim,
-        span,
-        budget: d.o.budget_3d(),
-        space: shape.dims.iter().copied().max().unwrap_or(1),
-        distinct: 0,
-        classes,
-    };
-    let mut b = aggregate(d.each, &[view])?;
-    Ok(b.pop().expect("aggregate gives one result per view"))
-}
-
-/// The page's note on the aggregation: the block size, the occurrence bin
-/// width (2D) and what colour means.
-fn group_description(d: &Drawn, binned: &Binned, blocks: &[u64], touches: u64) -> String {
-    let is3 = d.is3();
-    format!(
-        "{} element accesses of `{}` exceed the 3D view's point budget of {}: each point is the exact group of accesses to one block of {} elements{}{}; marker size and hover give the count.",
-        touches,
-        d.shape.name,
-        d.o.budget_3d(),
-        blocks.iter().map(|b| b.to_string()).collect::<Vec<_>>().join(" x "),
-        if is3 { String::new() } else { format!(" with occurrences in one bin {} wide", binned.time_width) },
-        if d.ann.classes.is_some() { "; colour is the mix of their classes" } else { "; colour is their mean time" }
-    )
-}
-
-/// The trace of the groups `gs`: each at the centre of its block of
-/// `blocks` elements, sized by its count, coloured by mean time or, with
-/// classes, by the mix of its touches' classes.
-fn group_trace(d: &Drawn, gs: &[&Group], blocks: &[u64]) -> Box<dyn plotly::Trace> {
-    let (shape, is3) = (d.shape, d.is3());
-    let centre = |g: &Group| -> (f64, f64, f64) {
-        let (i, j, k) = shape.ijk(g.coord_min);
-        let c = |v: u64, b: u64| (v / b * b) as f64 + (b as f64 - 1.0) / 2.0;
-        (
-            c(i, blocks[0]),
-            c(j, blocks[1]),
-            if is3 { c(k, blocks[2]) } else { 0.0 },
-        )
-    };
-    let pos: Vec<(f64, f64, f64)> = gs.iter().map(|g| centre(g)).collect();
-    let sizes = count_sizes(&gs.iter().map(|g| g.count).collect::<Vec<_>>());
-    let y: Vec<f64> = if is3 {
-        pos.iter().map(|p| p.2).collect()
-    } else {
-        gs.iter().map(|g| g.occ_min as f64).collect()
-    };
-    let (hover, marker) = match &d.ann.classes {
-        Some(ci) => {
-            let px: Vec<f64> = sizes.iter().map(|s| s.round()).collect();
-            let values: Vec<f64> = gs.iter().map(|g| mix_value(&g.classes)).collect();
-            let m = mix_marker(&values, &ci.labels, OneOrMany::many(&px), true);
-            let hover = hover_with_mix(&group_hover(), TouchGroupField::ALL.len());
-            (hover, m.symbol(symbol_3d()))
-        }
-        None => {
-            let times: Vec<f64> = gs.iter().map(|g| g.t_mean()).collect();
-            let (lo, hi) = (d.picked.t_lo, d.picked.t_hi);
-            let m = time_marker(&times, lo, hi, OneOrMany::many(&sizes));
-            (super::complete::hover_with_class(&group_hover(), None), m)
-        }
-    };
-    let t = scatter_3d().hover_template(hover);
-    let col =
-        |f: fn(&(f64, f64, f64)) -> f64| Typed::floats(&pos.iter().map(f).collect::<Vec<_>>());
-    Ext::new(*t.name(shape.name.as_str()))
-        .xyz(col(|p| p.1), Typed::floats(&y), col(|p| p.0))
-        .custom(touch_group_custom(d, gs))
-        .marker(marker)
-        .boxed()
-}
-
-/// The customdata of aggregated groups `gs`: the fields of
-/// [`TouchGroupField`], then with classes each group's class counts.
-fn touch_group_custom(d: &Drawn, gs: &[&Group]) -> CustomData {
-    let u = |f: &dyn Fn(&Group) -> u64| CdCol::U64(gs.iter().map(|&g| f(g)).collect());
-    let mut cd = CustomData::of(|f| match f {
-        TouchGroupField::Count => u(&|g| g.count),
-        TouchGroupField::TimeMin => u(&|g| g.t_min),
-        TouchGroupField::TimeMax => u(&|g| g.t_max),
-        TouchGroupField::ElemMin => u(&|g| g.coord_min),
-        TouchGroupField::ElemMax => u(&|g| g.coord_max),
-        TouchGroupField::Loads => u(&|g| g.ops[0]),
-        TouchGroupField::Stores => u(&|g| g.ops[1]),
-        TouchGroupField::Modifies => u(&|g| g.ops[2]),
-        TouchGroupField::OccMin => u(&|g| g.occ_min),
-        TouchGroupField::OccMax => u(&|g| g.occ_max),
-        TouchGroupField::Thread => u(&|g| g.first.tid as u64),
-        TouchGroupField::Source => {
-            CdCol::Str(gs.iter().map(|g| g.first.line).collect(), d.sources.clone())
-        }
-        TouchGroupField::Pattern => CdCol::Str(
-            gs.iter()
-                .map(|g| d.ann.patterns.id(g.first.var, g.first.line))
-                .collect(),
-            d.ann.patterns.names.clone(),
-        ),
-    });
-    if let Some(ci) = &d.ann.classes {
-        cd.cols
-            .push(mix_column(gs.iter().map(|g| &g.classes[..]), &ci.labels));
-    }
-    cd
 }
 
 /// Writes one row per element touch to `visinfo/<file>`: the access row,
@@ -1235,42 +862,4 @@ fn replaced_note(dir: &std::path::Path, stem: &str, meta: &PageMeta) -> Option<S
             super::index::unescape(&super::index::recorded_command(&file).unwrap_or_default()),
         )
     })
-}
-
-/// Key of the block of elements holding `e` when each dimension is cut into
-/// `res` blocks.
-///
-/// Cost: per call, one element split into indices and shifts (block sizes
-/// are powers of two); no allocation, as it runs per touch.
-#[inline]
-fn block_key(shape: &Shape, dims: &[u64], e: u64, res: u64) -> u64 {
-    let (i, j, k) = shape.ijk(e);
-    let shift = |d: u64| bin_width(d, res).trailing_zeros();
-    // Blocks along a dimension of d elements.
-    let blocks = |d: u64| (d + (1 << shift(d)) - 1) >> shift(d);
-    let mut key = (i >> shift(dims[0])) * blocks(dims[1]) + (j >> shift(dims[1]));
-    if dims.len() == 3 {
-        key = key * blocks(dims[2]) + (k >> shift(dims[2]));
-    }
-    key
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::vis::traces::referenced;
-
-    /// Each hover shows every field of its points' customdata row, and no
-    /// position beyond it: a 2D element's row ends at its column.
-    #[test]
-    fn hovers_show_exactly_their_rows() {
-        let row = |last: usize| (0..=last).collect();
-        let col = TouchField::Col.index();
-        assert_eq!(referenced(&exact_hover("a", false, false)), row(col));
-        assert_eq!(referenced(&exact_hover("a", false, true)), row(col));
-        let depth = TouchField::Depth.index();
-        assert_eq!(referenced(&exact_hover("a", true, false)), row(depth));
-        let last = TouchGroupField::ALL.len() - 1;
-        assert_eq!(referenced(&group_hover()), row(last));
-    }
 }

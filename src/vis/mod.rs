@@ -50,7 +50,10 @@
 
 mod aggregate;
 mod array;
+mod array_exact;
+mod array_groups;
 mod array_maps;
+mod array_points;
 mod classes;
 pub mod compare;
 mod complete;
