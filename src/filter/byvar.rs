@@ -1,7 +1,9 @@
-//! The access list again, by variable: every access of the analysis in a
-//! second dataset whose row groups each hold the accesses of one variable
-//! in time order, so that a figure of one array reads that array's
-//! accesses alone instead of the whole list.
+//! The access list again, by variable: every access of the analysis but
+//! those of scalars (variables of at most [`SCALAR_BYTES`] bytes, see
+//! [`sorted_by_var`]) in a second dataset whose row groups each hold the
+//! accesses of one variable in time order, so that a figure of one array
+//! reads that array's accesses alone instead of the whole list. A read
+//! that keeps a scalar goes to the access list.
 //!
 //! ```text
 //! accesses/region=1/t0=0/part-0.parquet   the access list by time (store.rs)
@@ -100,6 +102,26 @@ pub struct ByVar {
     root: PathBuf,
     /// Sorted by variable; each variable's runs in time order.
     runs: Vec<Run>,
+    /// The variables whose accesses the dataset leaves out (scalars, see
+    /// [`sorted_by_var`]), ascending: a read of any of them goes to the
+    /// access list.
+    left_out: Vec<u32>,
+}
+
+/// Variables of at most this many bytes (loop counters, pointers, single
+/// numbers) are left out of the by-variable dataset.
+pub const SCALAR_BYTES: u64 = 16;
+
+/// Whether the accesses of a variable with this span go into the
+/// by-variable dataset: every variable but a scalar, a span of
+/// 1..=[`SCALAR_BYTES`] bytes. A figure draws arrays and blocks, and is
+/// what reads one variable's accesses, while scalars take most of the
+/// accesses of code built at -O0 (11 of the 15 of an ijk matmul's inner
+/// step): sorting them cost more than half of the analysis
+/// (docs/PERFORMANCE.md, 2026-11-27). A span not known yet (size 0: a
+/// Gleipnir stack variable) is sorted.
+pub(crate) fn sorted_by_var(span: &super::model::Span) -> bool {
+    !(1..=SCALAR_BYTES).contains(&span.size)
 }
 
 /// The folder of the by-variable dataset beside the access list's
@@ -120,7 +142,29 @@ impl ByVar {
         ByVar {
             root: root.to_path_buf(),
             runs,
+            left_out: Vec::new(),
         }
+    }
+
+    /// The dataset without the accesses of the variables `left_out`.
+    pub fn leaving_out(mut self, mut left_out: Vec<u32>) -> ByVar {
+        left_out.sort_unstable();
+        left_out.dedup();
+        self.left_out = left_out;
+        self
+    }
+
+    /// The variables whose accesses the dataset leaves out, ascending.
+    pub fn left_out(&self) -> &[u32] {
+        &self.left_out
+    }
+
+    /// The first variable `keep` holds that the dataset leaves out.
+    fn first_left_out(&self, keep: &[bool]) -> Option<u32> {
+        self.left_out
+            .iter()
+            .copied()
+            .find(|&v| keep.get(v as usize).copied().unwrap_or(false))
     }
 
     /// Every run, by variable, each variable's in time order.
@@ -150,8 +194,12 @@ impl ByVar {
         &self.runs[lo..hi]
     }
 
-    /// Rows that reading the variables `keep` holds decodes.
+    /// Rows that reading the variables `keep` holds decodes; `u64::MAX`
+    /// when one of them is left out (only the access list has it).
     pub fn cost(&self, keep: &[bool]) -> u64 {
+        if self.first_left_out(keep).is_some() {
+            return u64::MAX;
+        }
         self.runs
             .iter()
             .filter(|r| keep.get(r.var as usize).copied().unwrap_or(false))
@@ -169,7 +217,8 @@ impl ByVar {
     }
 
     /// Writes the index beside the folder: `{"runs": [[var, file, first,
-    /// rows, group_rows], ...]}`, in write order by variable.
+    /// rows, group_rows], ...], "left_out": [var, ...]}`, runs in write
+    /// order by variable.
     pub fn write_index(&self) -> Result<(), FilterError> {
         let runs: Vec<[u64; 5]> = self
             .runs
@@ -177,7 +226,9 @@ impl ByVar {
             .map(|r| [r.var as u64, r.file as u64, r.first, r.rows, r.group_rows])
             .collect();
         let path = ByVar::index_path(&self.root);
-        let text = serde_json::to_vec(&serde_json::json!({ "runs": runs })).unwrap_or_default();
+        let text =
+            serde_json::to_vec(&serde_json::json!({ "runs": runs, "left_out": self.left_out }))
+                .unwrap_or_default();
         std::fs::write(&path, text).map_err(|source| FilterError::Write { path, source })
     }
 
@@ -209,7 +260,12 @@ impl ByVar {
                 group_rows,
             })
             .collect();
-        Ok(Some(ByVar::open(root, runs)))
+        // Indexes written before scalars were left out have no list.
+        let left_out: Vec<u32> = match j.get("left_out") {
+            Some(l) => serde_json::from_value(l.clone()).map_err(|e| bad(e.to_string()))?,
+            None => Vec::new(),
+        };
+        Ok(Some(ByVar::open(root, runs).leaving_out(left_out)))
     }
 
     /// Hard-links (or copies, across file systems) the files into `root`.
@@ -219,6 +275,7 @@ impl ByVar {
         let out = ByVar {
             root: root.to_path_buf(),
             runs: self.runs.clone(),
+            left_out: self.left_out.clone(),
         };
         for k in 0..files {
             link_or_copy(&self.file(k), &out.file(k))?;
@@ -239,6 +296,14 @@ impl ByVar {
         keep: &[bool],
         f: &mut dyn FnMut(DataFrame) -> Result<bool, FilterError>,
     ) -> Result<(), FilterError> {
+        if let Some(v) = self.first_left_out(keep) {
+            return Err(FilterError::Saved {
+                path: self.root.clone(),
+                reason: format!(
+                    "variable {v} is a scalar, left out of the by-variable dataset: read it from the access list"
+                ),
+            });
+        }
         let vars: Vec<&[Run]> = (0..keep.len() as u32)
             .filter(|&v| keep[v as usize])
             .map(|v| self.runs_of(v))
@@ -421,6 +486,8 @@ pub(crate) struct VarSorter {
     out: Option<(DatasetFile, u32, u64)>,
     files: u32,
     runs: Vec<Run>,
+    /// Per variable row, whether its accesses are left out (a scalar).
+    left_out: Vec<bool>,
 }
 
 impl VarSorter {
@@ -437,7 +504,20 @@ impl VarSorter {
             out: None,
             files: 0,
             runs: Vec::new(),
+            left_out: Vec::new(),
         })
+    }
+
+    /// Leaves the accesses of the variables `vars` out from now on (told
+    /// before any of their accesses arrives; see [`sorted_by_var`]).
+    pub(crate) fn leave_out(&mut self, vars: &[u32]) {
+        for &v in vars {
+            let v = v as usize;
+            if v >= self.left_out.len() {
+                self.left_out.resize(v + 1, false);
+            }
+            self.left_out[v] = true;
+        }
     }
 
     /// Sorts one row group of the access list (its stored columns, `op,
@@ -485,6 +565,9 @@ impl VarSorter {
     fn note_rows(&mut self, var: &[u32]) {
         for (k, &v) in var.iter().enumerate() {
             let v = v as usize;
+            if self.left_out.get(v).copied().unwrap_or(false) {
+                continue;
+            }
             if v >= self.bufs.len() {
                 self.bufs.resize_with(v + 1, Columns::default);
                 self.rows_of.resize_with(v + 1, Vec::new);
@@ -620,7 +703,10 @@ impl VarSorter {
         }
         self.write_mixed()?;
         self.close()?;
-        Ok(ByVar::open(&self.root, self.runs))
+        let left_out = (0..self.left_out.len() as u32)
+            .filter(|&v| self.left_out[v as usize])
+            .collect();
+        Ok(ByVar::open(&self.root, self.runs).leaving_out(left_out))
     }
 }
 
@@ -645,7 +731,9 @@ const ENCODINGS: [Encoding; 7] = [
 /// The sorter on a thread of its own, fed row groups as the access list
 /// is written (at most two wait).
 pub(crate) struct SorterThread {
-    to: Option<SyncSender<(u64, DataFrame)>>,
+    /// Row groups (time of the first access, rows) with the variables to
+    /// leave out from them on.
+    to: Option<SyncSender<(u64, DataFrame, Vec<u32>)>>,
     thread: Option<JoinHandle<Result<ByVar, FilterError>>>,
 }
 
@@ -653,11 +741,12 @@ impl SorterThread {
     /// Starts a sorter writing into `root`.
     pub(crate) fn start(root: &Path, limits: Limits) -> Result<SorterThread, FilterError> {
         let mut sorter = VarSorter::new(root, limits)?;
-        let (to, from) = sync_channel::<(u64, DataFrame)>(2);
+        let (to, from) = sync_channel::<(u64, DataFrame, Vec<u32>)>(2);
         let thread = std::thread::Builder::new()
             .name("mapvis-by-var".into())
             .spawn(move || {
-                for (t0, df) in from {
+                for (t0, df, left_out) in from {
+                    sorter.leave_out(&left_out);
                     sorter.push(t0, &df)?;
                 }
                 sorter.finish()
@@ -672,9 +761,18 @@ impl SorterThread {
         })
     }
 
-    /// Hands one row group over (`t0`: the time of its first access).
-    pub(crate) fn rows(&mut self, t0: u64, df: DataFrame) -> Result<(), FilterError> {
-        let sent = self.to.as_ref().is_some_and(|t| t.send((t0, df)).is_ok());
+    /// Hands one row group over (`t0`: the time of its first access), and
+    /// the variables to leave out from it on ([`sorted_by_var`]).
+    pub(crate) fn rows(
+        &mut self,
+        t0: u64,
+        df: DataFrame,
+        left_out: Vec<u32>,
+    ) -> Result<(), FilterError> {
+        let sent = self
+            .to
+            .as_ref()
+            .is_some_and(|t| t.send((t0, df, left_out)).is_ok());
         if sent {
             return Ok(());
         }

@@ -61,6 +61,12 @@ struct Consumers<S> {
 impl<S: SpanSink> Consumers<S> {
     /// Counts one batch and appends it to the access list.
     fn take(&mut self, w: &Work) -> Result<(), FilterError> {
+        let first = self.spans.len();
+        for (k, s) in w.spans.iter().enumerate() {
+            if !super::byvar::sorted_by_var(s) {
+                self.writer.leave_out_of_by_var((first + k) as u32);
+            }
+        }
         self.spans.extend_from_slice(&w.spans);
         let spans = &self.spans;
         let span = |v: VarId| spans.get(v.index()).copied().unwrap_or_default();

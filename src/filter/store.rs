@@ -359,6 +359,9 @@ pub struct AccessWriter {
     disk: Option<DiskWriter>,
     /// Sorts the row groups into the by-variable dataset.
     by_var: Option<SorterThread>,
+    /// Variables to leave out of the by-variable dataset, told the sorter
+    /// with the next row group.
+    left_out: Vec<u32>,
 }
 
 impl AccessWriter {
@@ -388,7 +391,17 @@ impl AccessWriter {
             len: 0,
             disk,
             by_var,
+            left_out: Vec::new(),
         })
+    }
+
+    /// Leaves variable `var`'s accesses out of the by-variable dataset (a
+    /// scalar, see [`super::byvar::sorted_by_var`]); called before any of
+    /// its accesses is pushed.
+    pub fn leave_out_of_by_var(&mut self, var: u32) {
+        if self.by_var.is_some() {
+            self.left_out.push(var);
+        }
     }
 
     /// Appends a batch of accesses of `region`, in time order.
@@ -446,7 +459,11 @@ impl AccessWriter {
         let on_disk = self.disk.is_some();
         let w = self.windows.last_mut().expect("a window is open");
         if let Some(s) = &mut self.by_var {
-            s.rows(w.info.t0 + w.info.len, df.clone())?;
+            s.rows(
+                w.info.t0 + w.info.len,
+                df.clone(),
+                std::mem::take(&mut self.left_out),
+            )?;
         }
         w.info.len += n;
         self.len += n;
