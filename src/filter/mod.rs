@@ -25,6 +25,7 @@ pub(crate) mod registry;
 // 3. The dataset: files, the access list, its by-variable copy.
 pub mod byvar;
 pub(crate) mod columns;
+pub(crate) mod csv;
 pub(crate) mod dataset;
 pub(crate) mod io;
 pub mod store;
@@ -50,8 +51,9 @@ mod analyse;
 
 pub use analyse::{analyse, analyse_gleipnir, analyse_into};
 pub use analysis::Analysis;
+pub use csv::write_csv;
 pub use driver::{Keep, PROGRESS_EVERY};
-pub use io::{write_csv, write_parquet};
+pub use io::write_parquet;
 pub use model::{Allocation, TraceSummary, Variable};
 
 use polars::prelude::*;

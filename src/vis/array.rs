@@ -20,7 +20,6 @@ use super::aggregate::{aggregate, bin_width, Binned, Binning, ClassFn, Group, So
 use super::array_maps::{Cells, MapCells, Shape};
 use super::classes::{Annot, ClassesSeen};
 use super::complete::{integer_axis, scatter_3d};
-use super::csv::CsvOut;
 use super::error::VisError;
 use super::html::{sanitize_name, write_page, PageFigure, PageMeta};
 use super::input::{for_items, op_index, op_name, FrameBatches, Item};
@@ -30,6 +29,7 @@ use super::traces::{hover_with_mix, mix_column, mix_marker, mix_value, MIX_NOTE}
 use super::traces::{symbol_3d, Ext, OneOrMany, PointMarker, Typed};
 use super::{FigureOptions, FigureReport};
 use crate::filter::batches::AccessBatches;
+use crate::filter::csv::CsvOut;
 
 impl Shape {
     /// First and last element touched by an access, clipped to the block;
@@ -1184,7 +1184,7 @@ fn save_csv(d: &Drawn, file: &str) -> Result<std::path::PathBuf, VisError> {
         }
         w.row_done()
     })?;
-    w.finish()
+    Ok(w.finish()?)
 }
 
 /// What is wrong with drawing `info` with these inner dimensions and

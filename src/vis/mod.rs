@@ -54,7 +54,6 @@ mod array_maps;
 mod classes;
 pub mod compare;
 mod complete;
-mod csv;
 mod error;
 mod escape;
 mod heap;
