@@ -11,9 +11,6 @@ use super::cfi::X86_64_RBP;
 use super::die::{die_name, die_type, R};
 use super::types::TypeId;
 
-/// Prefix of the locals declared by Valgrind's client-request macros.
-const CLIENT_REQUEST_PREFIX: &str = "_zzq_";
-
 /// Where a variable lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum VarLocation {
@@ -58,7 +55,7 @@ impl Variable {
     /// declare (`_zzq_args`, `_zzq_result`, ...): accesses to them are the
     /// tracer talking to the program, not the program's own traffic.
     pub fn is_client_request(&self) -> bool {
-        self.name.starts_with(CLIENT_REQUEST_PREFIX)
+        crate::trace::pins::is_client_request_local(&self.name)
     }
 
     /// Whether the variable is in scope at code address `ip`.
