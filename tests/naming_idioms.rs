@@ -584,7 +584,10 @@ fn library_routines_writing_into_stack_arrays_carry_the_arrays_names() {
     }
     // By hand: memset stores all 4096 bytes of table, the loop loads 8 of
     // them; memcpy loads all of src and stores all of dst; clear (ours)
-    // passes src to memset, which stores all of it again.
+    // passes src to memset, which stores all of it again. Lower bounds:
+    // libc's vector memset and memcpy may store or load a tail twice
+    // (overlapping last vectors), so the exact byte counts depend on the
+    // libc; the raw trace above is the exact oracle.
     let t = got["table"];
     assert!(t.0 == 8 && t.1 >= 4096, "table: {t:?}");
     assert!(got["src"].0 >= 512 && got["src"].1 >= 512, "{got:?}");

@@ -64,7 +64,7 @@ fn doc_block(doc: &str, marker: &str, lang: &str) -> String {
 }
 
 /// Whether python3 can import duckdb; without it the test is skipped,
-/// loudly, or fails under CI.
+/// loudly, or fails under CI (`CI=true`, or `MAPVIS_REQUIRE_DUCKDB` set).
 fn duckdb_available() -> bool {
     let ok = Command::new("python3")
         .args(["-c", "import duckdb"])
@@ -75,9 +75,9 @@ fn duckdb_available() -> bool {
             std::env::var_os("MAPVIS_REQUIRE_DUCKDB").is_none(),
             "MAPVIS_REQUIRE_DUCKDB is set but python3 cannot import duckdb: run pip install duckdb"
         );
-        eprintln!(
-            "\n\n!!!!!!!! SKIPPED: python3 cannot import duckdb (pip install duckdb); \
-             the docs/scale.md queries were not checked !!!!!!!!\n"
+        common::missing_tool(
+            "the docs/scale.md queries were not checked",
+            "python3 cannot import duckdb (pip install duckdb)",
         );
     }
     ok

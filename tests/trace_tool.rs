@@ -172,6 +172,8 @@ fn sigint_leaves_a_readable_trace() {
             n += 1;
         }
     }
+    // A lower bound: how far the program got before the SIGINT depends on
+    // the machine's speed.
     assert!(
         n >= 100_000,
         "the accesses before the interrupt are there ({n})"
@@ -346,8 +348,11 @@ fn thread_ids_above_1024_keep_their_own_stacks() {
         .collect();
     stores.sort();
     assert_eq!(stores.len(), 1040, "one store per thread");
+    // All 1041 threads are alive at once (the barrier), and Valgrind gives
+    // each new thread the lowest free id: main is 1, the workers 2..=1041,
+    // so 1024..=1041 are 18 of them.
     let high = stores.iter().filter(|s| s.0 >= 1024).count();
-    assert!(high >= 10, "{high} threads with ids of 1024 and above");
+    assert_eq!(high, 18, "threads with ids of 1024 and above");
     for (tid, addr, sp) in &stores {
         assert!(
             *addr >= *sp && *addr - *sp < 65536,

@@ -1,15 +1,18 @@
 //! Opens every kind of figure page in headless Chromium, offline, and checks
 //! that plotly rendered all traces and that the screenshot is not blank.
 //! Skipped (with a loud message) when Chromium is not installed, except
-//! under CI (`CI=true`), where a missing Chromium fails.
+//! under CI (`CI=true`), where a missing Chromium fails. `MAPVIS_CHROMIUM`
+//! names the browser to use (a path that does not exist makes it missing, to
+//! check that CI fails rather than skips).
 
 mod common;
 mod vis_common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::chromium_or_skip;
 use mapvis::filter::schema::{OP_LOAD, OP_MODIFY, OP_STORE};
 use mapvis::vis::{
     array_2d, array_3d, complete_memory_access_pattern, Array2d, Array3d, FigureReport,
@@ -17,34 +20,6 @@ use mapvis::vis::{
 use vis_common::*;
 
 const BASE: u64 = 0x4a38000;
-
-fn chromium() -> Option<PathBuf> {
-    for c in [
-        "/usr/bin/chromium",
-        "/usr/bin/chromium-browser",
-        "/usr/bin/google-chrome",
-    ] {
-        if Path::new(c).exists() {
-            return Some(PathBuf::from(c));
-        }
-    }
-    None
-}
-
-/// The Chromium to test with, or `None` after a loud message when it is
-/// not installed; under CI (`CI=true`) a missing Chromium fails instead,
-/// so that the figures are never left unrendered there.
-fn chromium_or_skip(what: &str) -> Option<PathBuf> {
-    let found = chromium();
-    if found.is_none() {
-        assert!(
-            std::env::var("CI").map_or(true, |v| v != "true"),
-            "chromium is not installed, so {what} (CI=true: install it, e.g. apt-get install chromium)"
-        );
-        eprintln!("\n\n!!!!!!!! SKIPPED: chromium not installed; {what} !!!!!!!!\n");
-    }
-    found
-}
 
 /// Runs Chromium with `extra` arguments on `page`, killing it after 90 s.
 fn run_chromium(bin: &Path, page: &Path, extra: &[String]) -> String {

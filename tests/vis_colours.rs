@@ -221,20 +221,11 @@ fn aggregated_reuse_points_keep_every_class_count() {
 /// check is skipped with a loud message, except under CI (`CI=true`),
 /// where it fails.
 fn rendered_shares(naive: &FigureReport, tiled: &FigureReport) {
-    let Some(bin) = ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
-        .iter()
-        .map(Path::new)
-        .find(|p| p.exists())
-    else {
-        assert!(
-            std::env::var("CI").map_or(true, |v| v != "true"),
-            "chromium is not installed (CI=true: install it)"
-        );
-        eprintln!("\n\n!!!!!!!! SKIPPED: chromium not installed; pixels not checked !!!!!!!!\n");
+    let Some(bin) = chromium_or_skip("pixels were not checked") else {
         return;
     };
     let red = |r: &FigureReport| {
-        let (reds, greens) = screen_colours(bin, &r.html);
+        let (reds, greens) = screen_colours(&bin, &r.html);
         assert!(reds + greens > 20_000, "{reds} red, {greens} green pixels");
         reds as f64 / (reds + greens) as f64
     };

@@ -16,6 +16,7 @@ use polars::prelude::*;
 use super::access::NamedAccess;
 use super::analysis::Analysis;
 use super::columns::{extend, Columns};
+use super::occurrence::Occurrences;
 use super::schema::access as ac;
 use super::{FilterError, Selection};
 
@@ -500,58 +501,6 @@ fn read_selection(
         Ok(complete)
     })?;
     Ok(complete)
-}
-
-/// Blocks up to this size count their accesses' occurrences in a table of
-/// their own, one counter per byte: 32 MB of counters at most per block.
-const DENSE_BYTES: u64 = 1 << 22;
-
-/// The occurrence of each access as a pass counts it: the n-th access to
-/// its location (address, variable), from 1, in 64 bits.
-///
-/// A block of up to [`DENSE_BYTES`] gets a counter per byte of its own
-/// (made on its first access): one indexed add per access, where a hash
-/// probe into a table of every location selected would miss the cache.
-/// Larger blocks, and accesses outside their block, are counted in a hash
-/// map.
-struct Occurrences<'a> {
-    vars: &'a [super::model::Variable],
-    /// Per variable row: `None` not yet met; `Some(None)` counted in the
-    /// map; `Some(Some(counters))` from its base.
-    dense: Vec<Option<Option<Vec<u64>>>>,
-    other: PlHashMap<(u64, u32), u64>,
-}
-
-impl<'a> Occurrences<'a> {
-    fn new(vars: &'a [super::model::Variable]) -> Occurrences<'a> {
-        Occurrences {
-            vars,
-            dense: vec![None; vars.len()],
-            other: PlHashMap::new(),
-        }
-    }
-
-    /// Counts one access and returns its occurrence.
-    #[inline]
-    fn next(&mut self, addr: u64, var: u32) -> u64 {
-        let v = var as usize;
-        if let Some(slot) = self.dense.get_mut(v) {
-            let table = slot.get_or_insert_with(|| {
-                let size = self.vars[v].size;
-                (size > 0 && size <= DENSE_BYTES).then(|| vec![0; size as usize])
-            });
-            if let Some(t) = table {
-                let off = addr.wrapping_sub(self.vars[v].base);
-                if let Some(n) = t.get_mut(off as usize) {
-                    *n += 1;
-                    return *n;
-                }
-            }
-        }
-        let n = self.other.entry((addr, var)).or_insert(0);
-        *n += 1;
-        *n
-    }
 }
 
 /// Rows per file of a spilled selection, read back as one batch: 1.2 MB

@@ -13,8 +13,9 @@
 use polars::prelude::PlHashMap as HashMap;
 use std::path::{Path, PathBuf};
 
-use crate::trace::format::{Access, Event, ExitStatus, Op, SiteId, WarningKind};
+use crate::trace::format::{Access, Event, ExitStatus, Op, RegionStop, SiteId, WarningKind};
 use crate::trace::naming::{HeapName, Namer, Scope, VarName};
+use crate::trace::pins::{self, Seen, StartResult, Verdict};
 use crate::trace::reader::{Batch, EndState, TraceReader};
 
 use super::access::{LineId, NamedAccess, VarId};
@@ -35,9 +36,6 @@ const RED_ZONE: u64 = 128;
 const STACK_SPAN: u64 = 8 << 20;
 
 const ANY_GENERATION: u32 = u32::MAX;
-/// GL_STOP's client request stores this many arguments (8 bytes each)
-/// on the stack just before the request.
-const PIN_ARGS: u64 = 6;
 
 /// When a site's last answer holds.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -178,6 +176,8 @@ struct Naming<'n> {
     /// Accesses left out because they were the pins' own (the client
     /// request's argument block), for the note that explains the count.
     pins_dropped: u64,
+    /// GL_START's result store, while it is still to come.
+    start_result: Option<StartResult>,
     /// What the tool said of an exec the program called, and the accesses
     /// named before it, until an exec that failed cancels it: a trace that
     /// ends after one is partial for that reason.
@@ -218,6 +218,7 @@ impl<'n> BinarySource<'n> {
                 heap_layouts: HashMap::default(),
                 named: 0,
                 pins_dropped: 0,
+                start_result: None,
                 exec: None,
                 in_region: false,
                 summary,
@@ -354,6 +355,17 @@ impl Naming<'_> {
             self.regs_changed(a);
         }
         self.last_ip = a.ip;
+        if let Some(watch) = self.start_result {
+            match watch.check(a.tid, a.ip, a.op == Op::Store) {
+                Verdict::Watching => {}
+                Verdict::Own => {
+                    self.start_result = None;
+                    self.pins_dropped += 1;
+                    return;
+                }
+                Verdict::Program => self.start_result = None,
+            }
+        }
         let var = self.name(a);
         if self.reg.vars[var as usize].internal {
             self.pins_dropped += 1;
@@ -399,11 +411,12 @@ impl Naming<'_> {
                 self.in_region = true;
                 self.summary.regions = self.summary.regions.max(r.id);
                 self.start_frames(r.tid, &r.frames);
+                self.start_result = StartResult::after(&r);
                 return Some(Fill::Region(r.id));
             }
             Event::RegionStop(r) => {
                 self.in_region = false;
-                self.drop_client_request_tail(out, r.arg_block, r.tid)
+                self.drop_client_request_tail(out, &r)
             }
             Event::Warning { kind, text } => {
                 match kind {
@@ -481,26 +494,23 @@ impl Naming<'_> {
         self.summary.allocations += u64::from(!al.inherited);
     }
 
-    /// GL_STOP's macro stores its six arguments on the stack just before
-    /// the client request: those stores are the pin's, not the program's.
-    /// They are the last accesses named, still in `out` (the driver holds
-    /// back the tail of a full batch for this).
-    fn drop_client_request_tail(&mut self, out: &mut Vec<NamedAccess>, arg_block: u64, tid: u32) {
-        if arg_block == 0 {
-            return;
-        }
-        let end = arg_block + 8 * PIN_ARGS;
-        for _ in 0..PIN_ARGS {
-            match out.last() {
-                Some(a)
-                    if a.tid == tid && a.addr >= arg_block && a.addr < end && a.op == OP_STORE =>
-                {
-                    out.pop();
-                    self.named -= 1;
-                    self.pins_dropped += 1;
-                }
-                _ => break,
-            }
+    /// Leaves out GL_STOP's own argument stores among the last accesses of
+    /// `out` (see [`pins::stop_arg_stores`]; the driver holds back
+    /// [`pins::HOLD_BACK`] of them for this).
+    fn drop_client_request_tail(&mut self, out: &mut Vec<NamedAccess>, stop: &RegionStop) {
+        let from = out.len().saturating_sub(pins::HOLD_BACK);
+        let recent: Vec<Seen> = out[from..]
+            .iter()
+            .map(|a| Seen {
+                tid: a.tid,
+                store: a.op == OP_STORE,
+                addr: a.addr,
+            })
+            .collect();
+        for i in pins::stop_arg_stores(&recent, stop) {
+            out.remove(from + i);
+            self.named -= 1;
+            self.pins_dropped += 1;
         }
     }
 

@@ -38,8 +38,8 @@ use super::FilterError;
 const BATCH: usize = 1 << 13;
 
 /// A full batch's last accesses wait for the next batch: GL_STOP's own
-/// stores (six) are recognised only when the region ends, after them.
-const HOLD_BACK: usize = 6;
+/// stores are recognised only when the region ends, after them.
+const HOLD_BACK: usize = crate::trace::pins::HOLD_BACK;
 
 /// How often (in accesses) the progress callback is called: about a
 /// second's work apart at worst, and a few per second at best.

@@ -10,6 +10,7 @@ use std::io::{BufWriter, Write};
 use std::path::Path;
 
 use crate::trace::format::{Access, Event, Op};
+use crate::trace::pins::{stop_arg_stores, Seen, StartResult, Verdict, HOLD_BACK};
 use crate::trace::reader::{Batch, TraceReader};
 
 use super::FilterError;
@@ -86,29 +87,29 @@ pub(crate) fn walk(
     let mut reader = TraceReader::open(path)?;
     let mut notes = Vec::new();
     let mut failed: Option<std::io::Error> = None;
-    // GL_STOP's macro stores its six arguments just before its request;
-    // they are the pin's, not the program's. The last six accesses wait
-    // here until the next event shows whether they were those stores.
-    let mut held: VecDeque<Access> = VecDeque::with_capacity(PIN_STORES + 1);
+    // The pins' own accesses are left out (see `crate::trace::pins`): the
+    // last accesses wait here until the next event shows whether they were
+    // GL_STOP's argument stores.
+    let mut held: VecDeque<Access> = VecDeque::with_capacity(HOLD_BACK + 1);
     let wrap = |source| FilterError::Write {
         path: path.to_path_buf(),
         source,
     };
-    // GL_START's macro stores the request's result right after it, from
-    // the instruction after the request (3 bytes on): the pin's, too.
-    let mut start_result: Option<(u32, u64)> = None;
+    let mut start_result: Option<StartResult> = None;
     loop {
         let batch = reader.for_each_access(u64::MAX, |a| {
-            if let Some((tid, ip)) = start_result {
-                if a.tid == tid {
-                    start_result = None;
-                    if a.ip == ip && a.op == Op::Store {
+            if let Some(watch) = start_result {
+                match watch.check(a.tid, a.ip, a.op == Op::Store) {
+                    Verdict::Watching => {}
+                    Verdict::Own => {
+                        start_result = None;
                         return;
                     }
+                    Verdict::Program => start_result = None,
                 }
             }
             held.push_back(*a);
-            if held.len() > PIN_STORES && failed.is_none() {
+            if held.len() > HOLD_BACK && failed.is_none() {
                 let first = held.pop_front().expect("not empty");
                 if let Err(e) = f(Step::Access(&first)) {
                     failed = Some(e);
@@ -128,13 +129,20 @@ pub(crate) fn walk(
             }
         };
         if let Some(Event::RegionStart(r)) = &ev {
-            start_result = r.frames.first().map(|f| (r.tid, f.0 + 3));
+            start_result = StartResult::after(r);
         }
         if let Some(Event::RegionStop(r)) = &ev {
-            let lo = r.arg_block;
-            held.retain(|a| {
-                !(a.op == Op::Store && a.tid == r.tid && a.addr >= lo && a.addr < lo + 48)
-            });
+            let recent: Vec<Seen> = held
+                .iter()
+                .map(|a| Seen {
+                    tid: a.tid,
+                    store: a.op == Op::Store,
+                    addr: a.addr,
+                })
+                .collect();
+            for i in stop_arg_stores(&recent, r) {
+                held.remove(i);
+            }
         }
         for a in held.drain(..) {
             f(Step::Access(&a)).map_err(wrap)?;
@@ -152,9 +160,6 @@ pub(crate) fn walk(
     }
     Ok(notes)
 }
-
-/// Stores of GL_STOP's client-request argument block.
-const PIN_STORES: usize = 6;
 
 fn op_letter(op: Op) -> char {
     op.code() as char

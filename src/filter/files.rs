@@ -3,15 +3,15 @@
 //! a later session continue without tracing again.
 //!
 //! Column meanings are documented in `docs/data-files.md`.
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use polars::prelude::*;
 
 use super::analysis::Analysis;
+use super::csv::{write_batches, write_csv};
 use super::io::{
-    commit, create, link_or_copy, mkdir, read_saved_parquet, write_csv, write_failed,
-    write_parquet, write_whole,
+    commit, create, link_or_copy, mkdir, read_saved_parquet, write_failed, write_parquet,
+    write_whole,
 };
 use super::locality::pattern::PatternStates;
 use super::model::{Allocation, TraceSummary, Variable};
@@ -140,25 +140,10 @@ pub fn write_order_data(
             }
             pq.finish().map(drop).map_err(&pq_failed)
         });
-        let csv_failed = failed(&csv_path);
-        let csv_at = csv_path.clone();
+        let csv_path_w = csv_path.clone();
         let csv_writer = s.spawn(move || {
-            // The buffer is flushed here, not on drop, where a write error
-            // (a full disk) would be lost.
-            let mut out = std::io::BufWriter::with_capacity(1 << 20, csv_file);
-            let mut csv = CsvWriter::new(&mut out)
-                .include_header(true)
-                .batched(&csv_schema)
-                .map_err(&csv_failed)?;
-            for mut batch in csv_batches {
-                hex_column(&mut batch, "address")?;
-                csv.write_batch(&batch).map_err(&csv_failed)?;
-            }
-            csv.finish().map_err(&csv_failed)?;
-            drop(csv);
-            out.flush().map_err(|source| FilterError::Write {
-                path: csv_at,
-                source,
+            write_batches(csv_file, &csv_path_w, &csv_schema, csv_batches, |batch| {
+                Ok(hex_column(batch, "address")?)
             })
         });
         // A closed channel means that writer failed: its error is reported

@@ -62,7 +62,7 @@ impl<'n> GleipnirSource<'n> {
             Some(&id) => id,
             None => {
                 let n = self.reader.string(name).to_string();
-                let client = n.starts_with("_zzq_");
+                let client = crate::trace::pins::is_client_request_local(&n);
                 let id = self.reg.named_var(VarName {
                     name: n.clone(),
                     element: n,

@@ -7,7 +7,6 @@
 //! renamed into place, so a full disk or a Ctrl-C keeps the previous file,
 //! and a link planted in the folder is replaced, never followed.
 use std::fs::File;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use polars::prelude::*;
@@ -55,22 +54,6 @@ pub(crate) fn write_failed(path: &Path) -> impl Fn(PolarsError) -> FilterError +
             other => std::io::Error::other(other.to_string()),
         },
     }
-}
-
-/// Writes a table as CSV with a header row, whole or not at all.
-pub fn write_csv(df: &mut DataFrame, path: &Path) -> Result<PathBuf, FilterError> {
-    let mut f = create(path)?;
-    let mut out = std::io::BufWriter::new(f.file());
-    CsvWriter::new(&mut out)
-        .include_header(true)
-        .finish(df)
-        .map_err(write_failed(path))?;
-    out.flush().map_err(|source| FilterError::Write {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    drop(out);
-    commit(f)
 }
 
 /// Writes a table as Parquet, whole or not at all.

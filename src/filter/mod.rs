@@ -9,9 +9,10 @@
 // Layers, lowest first; a module imports only modules of its own layer
 // or below (docs/architecture.md; tests/layering.rs checks it).
 //
-// 1. The model: columns' names, named accesses, variables.
+// 1. The model: columns' names, named accesses, variables, occurrences.
 pub mod access;
 pub mod model;
+pub(crate) mod occurrence;
 pub mod schema;
 // 2. Naming: the inputs, the registry of variables, the lookup table of
 //    unique locations.
@@ -24,6 +25,7 @@ pub(crate) mod registry;
 // 3. The dataset: files, the access list, its by-variable copy.
 pub mod byvar;
 pub(crate) mod columns;
+pub(crate) mod csv;
 pub(crate) mod dataset;
 pub(crate) mod io;
 pub mod store;
@@ -49,8 +51,9 @@ mod analyse;
 
 pub use analyse::{analyse, analyse_gleipnir, analyse_into};
 pub use analysis::Analysis;
+pub use csv::write_csv;
 pub use driver::{Keep, PROGRESS_EVERY};
-pub use io::{write_csv, write_parquet};
+pub use io::write_parquet;
 pub use model::{Allocation, TraceSummary, Variable};
 
 use polars::prelude::*;
@@ -252,22 +255,17 @@ pub fn accesses_of(a: &analysis::Analysis, var: u32) -> Result<DataFrame, Filter
 /// [`batches::SelectionBatches`], other consumers with
 /// [`store::AccessList::for_each`].
 pub fn rows(a: &analysis::Analysis, sel: &Selection) -> Result<DataFrame, FilterError> {
-    use polars::prelude::PlHashMap;
     check_fits(sel.count)?;
     use schema::access as ac;
     let mut parts: Vec<DataFrame> = Vec::new();
-    let mut seen: PlHashMap<(u64, u32), u64> = PlHashMap::new();
+    let mut seen = occurrence::Occurrences::new(&a.vars);
     a.accesses.for_each(sel.var_filter(a), &mut |mut df| {
         let addr = df.column(ac::ADDR)?.u64()?.clone();
         let var = df.column(ac::VAR)?.u32()?.clone();
         let occ: Vec<u64> = addr
             .into_no_null_iter()
             .zip(var.into_no_null_iter())
-            .map(|k| {
-                let n = seen.entry(k).or_insert(0);
-                *n += 1;
-                *n
-            })
+            .map(|(addr, var)| seen.next(addr, var))
             .collect();
         df.with_column(model::owned::<UInt64Type>(ac::OCCURRENCE, occ))?;
         parts.push(df);

@@ -18,7 +18,10 @@
 //! index of a file's allocation statements, the C type model
 //! (declarations, typedefs, layouts) and constant evaluation live in
 //! modules of their own, below this one, as does the syntax layer they
-//! share; the macro expander is beside them.
+//! share; the macro expander is beside them. Allocation sizes (which
+//! arguments of an allocator are the size, and a size expression's factors
+//! evaluated) are in `csource/size.rs`, arrays declared on a line in
+//! `csource/vla.rs`.
 //!
 //! Cost: parsing is linear in the file. The first allocation asked about
 //! indexes the file's calls by line and column, and the first type question
@@ -33,13 +36,14 @@ use std::collections::{HashMap, HashSet};
 
 use tree_sitter::{Node, Tree};
 
-use super::cconst::{flatten_product, with_expr};
 use super::cmacro::MacroTable;
 use super::csites::{is_call, statement_of, CallIndex, Candidate};
 use super::csyntax::{ancestors, children, ident_at, parse_lang, squash, strip, visit, Lines};
 use super::ctype::{declarator_name, CType, TypeIndex, Types};
 
+mod size;
 mod vla;
+pub use size::SizeExpr;
 pub use vla::ArrayDecl;
 
 /// What an allocation on a given line was stored into.
@@ -85,77 +89,6 @@ pub struct Container {
     pub elem_type: Option<String>,
     /// The line of its declaration (1-based), when found in this file.
     pub declared_at: Option<u32>,
-}
-
-/// An allocation size split into its factors, for inferring array shapes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SizeExpr {
-    /// The factors that are not `sizeof`, in source order, each evaluated
-    /// to an integer if it is a compile-time constant (literals, `#define`s,
-    /// enum constants), `None` when it depends on run-time values. For
-    /// `ROWS * COLS * sizeof(int)` this is `[Some(8), Some(16)]`.
-    pub factors: Vec<Option<i64>>,
-    /// Product of the `sizeof` factors, `None` when there is no `sizeof` or
-    /// one could not be evaluated (for example an incomplete struct).
-    pub elem_bytes: Option<i64>,
-    /// The operand type of the first `sizeof` factor, when known: `"int"`,
-    /// `"struct point"`.
-    pub elem_type: Option<String>,
-}
-
-impl SizeExpr {
-    /// The number of elements: the product of `factors` (1 when there are
-    /// none), or `None` if a factor is unknown.
-    pub fn count(&self) -> Option<i64> {
-        self.factors
-            .iter()
-            .try_fold(1i64, |acc, f| f.and_then(|f| acc.checked_mul(f)))
-    }
-
-    /// Total bytes, `count() * elem_bytes` (just `count()` when there is no
-    /// `sizeof`), or `None` if anything is unknown.
-    pub fn total(&self) -> Option<i64> {
-        let count = self.count()?;
-        if self.has_sizeof() {
-            count.checked_mul(self.elem_bytes?)
-        } else {
-            Some(count)
-        }
-    }
-
-    fn has_sizeof(&self) -> bool {
-        self.elem_bytes.is_some() || self.elem_type.is_some()
-    }
-}
-
-/// Standard allocators and which arguments (0-based) make up the size; two
-/// indices mean the size is their product.
-const ALLOCATORS: &[(&str, &[usize])] = &[
-    ("malloc", &[0]),
-    ("calloc", &[0, 1]),
-    ("realloc", &[1]),
-    ("reallocf", &[1]),
-    ("reallocarray", &[1, 2]),
-    ("aligned_alloc", &[1]),
-    ("posix_memalign", &[2]),
-    ("memalign", &[1]),
-    ("valloc", &[0]),
-    ("pvalloc", &[0]),
-    ("alloca", &[0]),
-    ("__builtin_alloca", &[0]),
-    ("mmap", &[1]),
-    ("mmap64", &[1]),
-    ("strdup", &[]),
-    ("new", &[]),
-    ("new[]", &[]),
-    ("strndup", &[]),
-];
-
-fn allocator_size_args(name: &str) -> Option<&'static [usize]> {
-    ALLOCATORS
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, args)| *args)
 }
 
 /// A C source file parsed once with tree-sitter-c.
@@ -285,7 +218,8 @@ impl CSource {
 
     fn call_index(&self) -> &CallIndex {
         self.calls.get_or_init(|| {
-            let known = |call: Node<'_>| allocator_size_args(&self.callee_name(call)).is_some();
+            let known =
+                |call: Node<'_>| size::allocator_size_args(&self.callee_name(call)).is_some();
             CallIndex::build(self.tree.root_node(), &self.text, &known)
         })
     }
@@ -509,7 +443,7 @@ impl CSource {
                 let Some(stmt) = statement_of(&self.chain_to(n)) else {
                     return;
                 };
-                let known = allocator_size_args(&self.callee_name(n)).is_some();
+                let known = size::allocator_size_args(&self.callee_name(n)).is_some();
                 calls.push((n, stmt.end_byte() - stmt.start_byte(), known));
             }
         });
@@ -561,35 +495,7 @@ impl CSource {
     }
 
     fn eval_size_scoped(&self, expr: &str, scope: Option<Node<'_>>) -> Option<SizeExpr> {
-        let types = self.types();
-        with_expr(expr, |src, node| {
-            let mut factors = Vec::new();
-            flatten_product(node, &mut factors);
-            let mut size = SizeExpr {
-                factors: Vec::new(),
-                elem_bytes: None,
-                elem_type: None,
-            };
-            let mut bytes: Option<i64> = Some(1);
-            let mut any_sizeof = false;
-            for factor in factors {
-                if factor.kind() == "sizeof_expression" {
-                    let ctype = types.sizeof_operand(src, factor, scope);
-                    if !any_sizeof {
-                        size.elem_type = ctype.as_ref().map(|t| t.render());
-                    }
-                    any_sizeof = true;
-                    let n = ctype.and_then(|t| types.layout(t)).map(|(s, _)| s);
-                    bytes = bytes.zip(n).and_then(|(a, b)| a.checked_mul(b));
-                } else {
-                    size.factors.push(types.eval_const(src, factor, scope));
-                }
-            }
-            if any_sizeof {
-                size.elem_bytes = bytes;
-            }
-            Some(size)
-        })
+        size::eval(&self.types(), expr, scope)
     }
 
     /// Finds what the allocation on `line` (1-based; any line of a statement
@@ -1071,24 +977,8 @@ impl CSource {
 
     /// Source text of the size argument(s) of a call to `alloc_fn`.
     fn size_text(&self, alloc_fn: &str, args: &[Node<'_>]) -> Option<String> {
-        let indices: Vec<usize> = match allocator_size_args(alloc_fn) {
-            Some(indices) => indices.to_vec(),
-            // Any other function is only assumed to take a size when its
-            // name says it allocates (`xmalloc`, `pool_alloc`): both
-            // arguments of a two-argument `...calloc`, else the last one.
-            None if !alloc_fn.to_ascii_lowercase().contains("alloc") || args.is_empty() => {
-                return None
-            }
-            None if args.len() == 2 && alloc_fn.ends_with("calloc") => vec![0, 1],
-            // `alloc_data(n, sizeof(T))`: a count and an element size.
-            None if args.len() == 2
-                && !alloc_fn.contains("realloc")
-                && self.node_text(args[1]).trim_start().starts_with("sizeof") =>
-            {
-                vec![0, 1]
-            }
-            None => vec![args.len() - 1],
-        };
+        let sizeof = |n: Node<'_>| self.node_text(n).trim_start().starts_with("sizeof");
+        let indices = size::size_args(alloc_fn, args, sizeof)?;
         let parts: Option<Vec<String>> = indices
             .iter()
             .map(|i| args.get(*i).map(|a| self.clean_text(*a)))

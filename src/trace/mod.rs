@@ -16,6 +16,7 @@ pub mod gleipnir;
 pub mod grind;
 pub mod heapprof;
 pub mod naming;
+pub mod pins;
 pub mod predef;
 pub mod program;
 pub mod reader;

@@ -22,7 +22,6 @@ use super::array_maps::{Cells, MapCells, Shape};
 use super::array_points::{Drawn, Picked};
 use super::classes::{Annot, ClassesSeen};
 use super::complete::integer_axis;
-use super::csv::CsvOut;
 use super::error::VisError;
 use super::html::{sanitize_name, write_page_of, Page, PageFigure, PageMeta};
 use super::input::{for_items, op_name, FrameBatches, Item};
@@ -30,6 +29,7 @@ use super::input::{Lines, VarInfo, Variables};
 use super::traces::MIX_NOTE;
 use super::{FigureOptions, FigureReport};
 use crate::filter::batches::AccessBatches;
+use crate::filter::csv::CsvOut;
 
 impl Shape {
     /// First and last element touched by an access, clipped to the block;
@@ -811,7 +811,7 @@ fn save_csv(d: &Drawn, file: &str) -> Result<std::path::PathBuf, VisError> {
         }
         w.row_done()
     })?;
-    w.finish()
+    Ok(w.finish()?)
 }
 
 /// What is wrong with drawing `info` with these inner dimensions and

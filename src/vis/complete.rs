@@ -9,7 +9,6 @@ use polars::prelude::DataFrame;
 
 use super::aggregate::{aggregate, bin_width, Binned, Binning, ClassFn, Group};
 use super::classes::{Annot, ClassesSeen};
-use super::csv::CsvOut;
 use super::error::VisError;
 use super::html::{write_page_of, Page, PageFigure, PageMeta};
 use super::input::{for_items, gather, op_index, op_name, FrameBatches, Item};
@@ -20,6 +19,7 @@ use super::traces::{hover_with_mix, mix_column, mix_marker, mix_value, MIX_NOTE}
 use super::traces::{CdCol, CustomData, Ext};
 use super::{FigureOptions, FigureReport};
 use crate::filter::batches::{AccessBatches, VarSpan};
+use crate::filter::csv::CsvOut;
 
 /// File name of the page written by [`complete_memory_access_pattern`].
 pub(crate) const FILE: &str = "complete_memory_access_pattern.html";
@@ -521,7 +521,7 @@ fn save_csv(
         }
         w.row_done()
     })?;
-    w.finish()
+    Ok(w.finish()?)
 }
 
 /// Longest variable name shown whole on the 3D view's variable axis; longer

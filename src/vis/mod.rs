@@ -57,7 +57,6 @@ mod array_points;
 mod classes;
 pub mod compare;
 mod complete;
-mod csv;
 mod error;
 mod escape;
 mod heap;

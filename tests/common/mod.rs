@@ -156,3 +156,43 @@ pub fn mapvis_script_fails(dir: &Path, script: &str) -> String {
     assert!(!out.status.success(), "{script} should fail: {all}");
     all
 }
+
+/// Whether the tests run under CI (`CI=true`), where a tool a test needs
+/// must be present: a missing one fails the test instead of skipping it.
+pub fn under_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true")
+}
+
+/// A test cannot check `what` because a tool is missing (`why`, with how
+/// to install it): under CI a failure, elsewhere a loud SKIPPED message
+/// (the caller then returns).
+pub fn missing_tool(what: &str, why: &str) {
+    assert!(
+        !under_ci(),
+        "{why}, so {what} (CI=true: a missing tool is a failure)"
+    );
+    eprintln!("\n\n!!!!!!!! SKIPPED: {why}; {what} !!!!!!!!\n");
+}
+
+/// The headless Chromium to render pages with, or `None` (after
+/// [`missing_tool`], which fails under CI) when none is installed.
+/// `MAPVIS_CHROMIUM` names the browser to use instead of the usual paths;
+/// set to a file that does not exist, it makes Chromium count as missing
+/// (how to check that CI does not skip).
+pub fn chromium_or_skip(what: &str) -> Option<PathBuf> {
+    let found = match std::env::var_os("MAPVIS_CHROMIUM") {
+        Some(p) => Some(PathBuf::from(p)).filter(|p| p.exists()),
+        None => [
+            "/usr/bin/chromium",
+            "/usr/bin/chromium-browser",
+            "/usr/bin/google-chrome",
+        ]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.exists()),
+    };
+    if found.is_none() {
+        missing_tool(what, "chromium is not installed (apt-get install chromium)");
+    }
+    found
+}

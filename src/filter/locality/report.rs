@@ -533,7 +533,10 @@ impl CacheReport {
             ("miss_ratio_curves", self.mrc_table()?),
         ];
         for (name, mut df) in tables {
-            out.push(io::write_csv(&mut df, &dir.join(format!("{name}.csv")))?);
+            out.push(crate::filter::write_csv(
+                &mut df,
+                &dir.join(format!("{name}.csv")),
+            )?);
             out.push(io::write_parquet(
                 &mut df,
                 &dir.join(format!("{name}.parquet")),

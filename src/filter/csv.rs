@@ -1,13 +1,29 @@
-//! Minimal fast CSV output for the `visinfo/` data files.
+//! The one CSV writer of the project: every CSV file mapvis writes (the
+//! figures' data in `visinfo/`, statistics, order data) goes through this
+//! module, so they share one dialect (comma-separated, a header row, a
+//! field quoted only when it holds a comma, quote or line break, quotes
+//! doubled) and one way to fail (whole or not at all: written under a
+//! temporary name and renamed into place, a write error named with its
+//! file, never lost on drop).
 //!
-//! Numbers are written with hand-rolled decimal and hex conversion (no
-//! `format!` per row), so 25 M rows take a few seconds, bounded by the disk.
+//! Two doors, one for each shape of data:
+//! - [`CsvOut`] row by row, for rows produced by a pass over the accesses:
+//!   numbers written with hand-rolled decimal and hex conversion (no
+//!   `format!` per row), so 25 M rows take a few seconds, bounded by the
+//!   disk;
+//! - [`write_csv`] and [`write_batches`] for polars tables, whole or in
+//!   batches, through polars' own CSV encoder (the tables' floats and
+//!   strings are formatted by it, as the rest of the stage formats them).
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::Receiver;
 
-use super::error::VisError;
+use polars::prelude::*;
+
+use super::io::{commit, create, workdir_failed, write_failed};
+use super::FilterError;
 use crate::workdir::Pending;
 
 /// A CSV file being written.
@@ -22,17 +38,15 @@ pub(crate) struct CsvOut {
     buf: Vec<u8>,
     /// The first write error of [`CsvOut::row_done`], reported by
     /// [`CsvOut::finish`].
-    failed: Option<VisError>,
+    failed: Option<FilterError>,
 }
 
 impl CsvOut {
     /// Creates `dir/name` and writes the header line.
-    pub(crate) fn create(dir: &Path, name: &str, header: &[&str]) -> Result<Self, VisError> {
+    pub(crate) fn create(dir: &Path, name: &str, header: &[&str]) -> Result<Self, FilterError> {
         let path = dir.join(name);
-        let pending = Pending::new(&path).map_err(|e| VisError::from_workdir(&path, e))?;
-        let f = pending
-            .handle()
-            .map_err(|e| VisError::from_workdir(&path, e))?;
+        let pending = create(&path)?;
+        let f = pending.handle().map_err(workdir_failed(&path))?;
         let mut out = CsvOut {
             path,
             pending,
@@ -87,11 +101,14 @@ impl CsvOut {
     }
 
     /// Ends the current row.
-    pub(crate) fn end_row(&mut self) -> Result<(), VisError> {
+    pub(crate) fn end_row(&mut self) -> Result<(), FilterError> {
         self.buf.push(b'\n');
         let r = self.w.write_all(&self.buf);
         self.buf.clear();
-        r.map_err(|e| VisError::io(&self.path, e))
+        r.map_err(|source| FilterError::Write {
+            path: self.path.clone(),
+            source,
+        })
     }
 
     /// Ends the current row inside a pass over the accesses: true to go
@@ -107,15 +124,15 @@ impl CsvOut {
     }
 
     /// Flushes and returns the file's path, or the first error a row met.
-    pub(crate) fn finish(mut self) -> Result<PathBuf, VisError> {
+    pub(crate) fn finish(mut self) -> Result<PathBuf, FilterError> {
         if let Some(e) = self.failed.take() {
             return Err(e);
         }
-        self.w.flush().map_err(|e| VisError::io(&self.path, e))?;
-        let path = self.path;
-        self.pending
-            .commit()
-            .map_err(|e| VisError::from_workdir(&path, e))
+        self.w.flush().map_err(|source| FilterError::Write {
+            path: self.path.clone(),
+            source,
+        })?;
+        commit(self.pending)
     }
 }
 
@@ -146,6 +163,51 @@ fn push_hex(buf: &mut Vec<u8>, mut v: u64) {
         }
     }
     buf.extend_from_slice(&tmp[i..]);
+}
+
+/// Writes a table as CSV with a header row, whole or not at all.
+pub fn write_csv(df: &mut DataFrame, path: &Path) -> Result<PathBuf, FilterError> {
+    let mut f = create(path)?;
+    let mut out = std::io::BufWriter::new(f.file());
+    CsvWriter::new(&mut out)
+        .include_header(true)
+        .finish(df)
+        .map_err(write_failed(path))?;
+    out.flush().map_err(|source| FilterError::Write {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    drop(out);
+    commit(f)
+}
+
+/// Writes the tables received on `batches` to `file` (the pending file of
+/// `path`) as one CSV with the header of `schema`, passing each batch
+/// through `prepare` first (to format a column, say). The buffer is
+/// flushed here, not on drop, where a write error (a full disk) would be
+/// lost. Memory: one batch and a 1 MiB buffer.
+pub(crate) fn write_batches(
+    file: File,
+    path: &Path,
+    schema: &Schema,
+    batches: Receiver<DataFrame>,
+    mut prepare: impl FnMut(&mut DataFrame) -> Result<(), FilterError>,
+) -> Result<(), FilterError> {
+    let mut out = BufWriter::with_capacity(1 << 20, file);
+    let mut csv = CsvWriter::new(&mut out)
+        .include_header(true)
+        .batched(schema)
+        .map_err(write_failed(path))?;
+    for mut batch in batches {
+        prepare(&mut batch)?;
+        csv.write_batch(&batch).map_err(write_failed(path))?;
+    }
+    csv.finish().map_err(write_failed(path))?;
+    drop(csv);
+    out.flush().map_err(|source| FilterError::Write {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 #[cfg(test)]
