@@ -1,6 +1,9 @@
-//! The locality commands: `set_cache`, `set_reuse_sampling`, `cache_stats`,
-//! `sharing_stats` and `what_if`. They only orchestrate: the simulation, reuse
-//! distance, labels and sharing live in [`crate::filter::locality`].
+//! The locality commands: `set_cache`, `set_reuse_sampling`,
+//! `set_figure_colour`, `cache_stats`, `sharing_stats` and `what_if`. They
+//! only orchestrate: the simulation, reuse distance, labels and sharing
+//! live in the analysis stage, reached through its facade
+//! ([`crate::filter::cache_stats`], [`crate::filter::sharing_stats`],
+//! [`crate::filter::what_if`]).
 //!
 //! The cache model and the sampling rate are kept in
 //! `.mapvis/locality.json`, so a later session in the same folder uses
@@ -13,12 +16,12 @@ use super::error::CmdResult;
 use super::handlers::{add, THREADS_NOTE};
 use super::session::Session;
 use super::text::counted;
+use super::text::text_table;
 use super::{Registry, Value};
-use crate::filter::locality::cache::{CacheModel, Counts};
-use crate::filter::locality::colour::ColourMode;
-use crate::filter::locality::report::{self, text_table, CacheReport, Row};
-use crate::filter::locality::reuse::Sampling;
-use crate::filter::locality::whatif::{self, Layout, WhatIf};
+use crate::filter::{
+    self, before_after_table, bin_range, per_line_of, variable_misses, CacheModel, CacheReport,
+    ColourMode, Counts, Layout, Remapped, Row, Sampling, SharedLine, WhatIf,
+};
 
 fn s(v: impl Into<String>) -> Value {
     Value::Str(v.into())
@@ -171,7 +174,7 @@ fn cache_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     let figures = st.figures_dir();
     let src_paths = st.src_paths().to_vec();
     let a = st.analysis()?;
-    let r = report::cache_stats(a, kind, &opts)?;
+    let r = filter::cache_stats(a, kind, &opts)?;
     if !quiet {
         if let Some(w) = super::handlers::partial_warning(a) {
             println!("{w}");
@@ -259,8 +262,8 @@ fn what_if(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     let fig = super::handlers::figure_options(st, true);
     st.analysis()?;
     let a = st.loaded_analysis().expect("analysis loaded above");
-    let var = crate::filter::shape::resolve_array(a, &name)?;
-    let w = whatif::what_if(a, kind, &opts, var, &layout).map_err(|e| e.to_string())?;
+    let var = filter::resolve_array(a, &name)?;
+    let w = filter::what_if(a, kind, &opts, var, &layout).map_err(|e| e.to_string())?;
     print_what_if(&w, &name);
     if !a.summary.complete {
         println!("note: the trace is partial (cut short): the prediction covers only the accesses recorded.");
@@ -277,27 +280,27 @@ fn what_if(st: &mut Session, args: &[String]) -> CmdResult<Value> {
 /// `visinfo/what_if_NAME_LAYOUT.csv` and NAME's page; returns the files
 /// written (the page's plotly.js and the folder's index too).
 fn save_what_if(
-    a: &crate::filter::analysis::Analysis,
+    a: &filter::Analysis,
     w: &WhatIf,
     name: &str,
     words: &str,
     fig: &crate::vis::FigureOptions,
 ) -> CmdResult<Vec<PathBuf>> {
-    use crate::filter::batches::SelectionBatches;
+    use crate::filter::SelectionBatches;
     use crate::vis::whatif::{what_if_figure, what_if_file, Panel, WhatIfFigure};
     let page = what_if_file(name, w.var, words);
     let csv = fig.visinfo_dir.join(page.replace(".html", ".csv"));
-    let mut df = whatif::before_after_table(w)?;
-    let csv = crate::filter::write_csv(&mut df, &csv)?;
+    let mut df = before_after_table(w)?;
+    let csv = filter::write_csv(&mut df, &csv)?;
     let keep = (0..a.vars.len()).map(|v| v == w.var as usize).collect();
-    let before = SelectionBatches::plain(a, crate::filter::Selection::of(a, keep)?);
-    let after = whatif::Remapped::new(&before, &w.map);
+    let before = SelectionBatches::plain(a, filter::Selection::of(a, keep)?);
+    let after = Remapped::new(&before, &w.map);
     let names_before = [(w.var, name.to_string())];
     let names_after: Vec<(u32, String)> = (w.after_vars.iter())
         .map(|&v| (v, w.after.names.vars[v as usize].name.clone()))
         .collect();
     let levels: Vec<String> = w.after.level_names();
-    let (mb, ma) = whatif::variable_misses(w);
+    let (mb, ma) = variable_misses(w);
     let panel = |accesses, base, names| Panel {
         accesses,
         base,
@@ -415,8 +418,8 @@ per variable (before -> after):"
         "{}",
         text_table(&change_headers(&w.after, "variable"), &rows)
     );
-    let b = whatif::per_line_of(&w.before, &[w.var]);
-    let a = whatif::per_line_of(&w.after, &w.after_vars);
+    let b = per_line_of(&w.before, &[w.var]);
+    let a = per_line_of(&w.after, &w.after_vars);
     let lines: BTreeSet<&String> = b.keys().chain(a.keys()).collect();
     let rows: Vec<Vec<String>> = lines
         .into_iter()
@@ -541,7 +544,7 @@ fn print_reuse(r: &CacheReport) {
             let mut median = "cold".to_string();
             for (k, n) in hist.bins.iter().enumerate() {
                 if acc + n > total / 2 && acc <= total / 2 {
-                    median = format!("{}..{}", report::bin_range(k).0, report::bin_range(k).1);
+                    median = format!("{}..{}", bin_range(k).0, bin_range(k).1);
                 }
                 acc += n;
             }
@@ -577,7 +580,7 @@ fn print_reuse(r: &CacheReport) {
 
 /// `figures/sharing.html`: each shared line's bytes by thread.
 fn sharing_figure(
-    lines: &[report::SharedLine],
+    lines: &[SharedLine],
     line: u32,
     figures: &Path,
     analysis_id: &str,
@@ -615,7 +618,7 @@ fn sharing_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     let grouping = st.grouping();
     let a = st.analysis()?;
     let analysis_id = a.summary.analysis_id.clone();
-    let lines = report::sharing_stats(a, kind, line, grouping)?;
+    let lines = filter::sharing_stats(a, kind, line, grouping)?;
     println!(
         "sharing_stats ({}-byte lines written by one thread and touched by another, set_mem_alloc {}; \
          Valgrind runs one thread at a time, so transfers are those of its interleaving):",
@@ -650,9 +653,9 @@ fn sharing_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
         }
     }
     if save {
-        let mut df = report::sharing_table(&lines)?;
-        let p1 = crate::filter::write_csv(&mut df, &dir.join("sharing_stats.csv"))?;
-        let p2 = crate::filter::write_parquet(&mut df, &dir.join("sharing_stats.parquet"))?;
+        let mut df = filter::sharing_table(&lines)?;
+        let p1 = filter::write_csv(&mut df, &dir.join("sharing_stats.csv"))?;
+        let p2 = filter::write_parquet(&mut df, &dir.join("sharing_stats.parquet"))?;
         let p3 = sharing_figure(&lines, line, &st.figures_dir(), &analysis_id)?;
         println!(
             "wrote {}, {} and {}",
