@@ -18,9 +18,9 @@ pub fn register(r: &mut Registry<Session>) {
     super::handlers::add(r, "export_hpcmp", export_hpcmp);
 }
 
-/// `export_hpcmp FILE ?whole|pins?`: traces the loaded program with its
-/// thread and mutex events and writes HPCMP's JSON; returns a dict with the
-/// `file` written and the `scope` used (`whole` or `pins`).
+/// `export_hpcmp FILE ?SCOPE?`: traces the loaded program with its thread
+/// and mutex events and writes HPCMP's JSON, SCOPE `whole` or `pins`;
+/// returns a dict with the `file` written and the `scope` used.
 fn export_hpcmp(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     let (file, scope) = (&a[0], a.get(1).map(String::as_str));
     st.follow_cwd();

@@ -38,8 +38,9 @@ pub fn register(r: &mut Registry<Session>) {
     add(r, "what_if", what_if);
 }
 
-/// `set_cache ?LEVEL SIZE WAYS LINE | LEVEL off | default?`: sets or
-/// prints the cache model; returns its levels as dicts.
+/// `set_cache ?LEVEL? ?SIZE? ?WAYS? ?LINE?`: `LEVEL SIZE WAYS LINE` sets
+/// a level, `LEVEL off` removes it, `default` goes back to this machine's
+/// caches, nothing prints the model; returns its levels as dicts.
 fn set_cache(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     let mut model = st.locality().cache.clone();
     match a.len() {
@@ -162,7 +163,7 @@ fn count_headers(r: &CacheReport, first: &[&str], last: Option<&str>) -> Vec<Str
     h
 }
 
-/// `cache_stats ?save? ?quiet?`: simulates the cache model over the region
+/// `cache_stats ?save|quiet ...?`: simulates the cache model over the region
 /// and prints misses, patterns and reuse distance (nothing with `quiet`);
 /// returns a list of per-variable dicts.
 fn cache_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
@@ -240,10 +241,10 @@ fn variable_dicts(r: &CacheReport) -> Value {
     )
 }
 
-/// `what_if NAME LAYOUT ?ARGS...? ?save?`: rewrites NAME's addresses as if
-/// laid out as LAYOUT (`transpose ?ROWS COLS ELEMBYTES?`, `soa`, `pad
-/// BYTES`, `align BYTES`), simulates again and prints before and after per
-/// variable and per line of NAME; with `save`, also writes the before and
+/// `what_if NAME LAYOUT ?ARGS ...?`: rewrites NAME's addresses as if laid
+/// out as LAYOUT (`transpose ?ROWS COLS ELEMBYTES?`, `soa`, `pad BYTES`,
+/// `align BYTES`), simulates again and prints before and after per
+/// variable and per line of NAME; with a last argument `save`, also writes the before and
 /// after table to `visinfo/` and NAME's figure under the new layout to
 /// `figures/`. Returns the per-variable dicts of the new layout, as
 /// `cache_stats` does.
@@ -276,7 +277,7 @@ fn what_if(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     Ok(variable_dicts(&w.after))
 }
 
-/// `what_if ... save`: the before and after table as
+/// What a last `save` of `what_if` writes: the before and after table as
 /// `visinfo/what_if_NAME_LAYOUT.csv` and NAME's page; returns the files
 /// written (the page's plotly.js and the folder's index too).
 fn save_what_if(

@@ -250,7 +250,8 @@ fn run_report(st: &Session, label: &str, dir: &Path) -> CmdResult<CacheReport> {
     Ok(cache_stats(&a, st.mem(), &opts)?)
 }
 
-/// `plot_runs METRIC ?RUN ...? ?-vars VARIABLE ...?`: METRIC (a key of
+/// `plot_runs METRIC ?RUN ...?`, the runs optionally followed by `-vars
+/// VARIABLE ...` to keep only those variables: METRIC (a key of
 /// cache_stats' per-variable dicts: accesses, misses_L1 …, compulsory,
 /// miss_ratio, line_bytes_used) of each variable in each saved run, under
 /// the current model; prints it, writes `figures/runs_METRIC.html` and

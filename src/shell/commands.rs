@@ -571,16 +571,17 @@ fn parse_dim(what: &str, v: &str) -> CmdResult<u64> {
     }
 }
 
-/// `2d_memory_access_pattern NAME ?COLS TYPEBYTES? ?save?`: draws the
-/// array NAME as rows of COLS elements (inferred when left out); returns
-/// the figure's path.
+/// `2d_memory_access_pattern NAME ?COLS? ?TYPEBYTES? ?save?`: draws the
+/// array NAME as rows of COLS elements of TYPEBYTES bytes (given together,
+/// or both left out to infer them); returns the figure's path.
 fn array_2d_pattern(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     array_pattern(st, args, 2)
 }
 
-/// `3d_memory_access_pattern NAME ?COLS DEPTH TYPEBYTES? ?save?`: draws the
-/// array NAME as rows of COLS x DEPTH elements (inferred when left out);
-/// returns the figure's path.
+/// `3d_memory_access_pattern NAME ?COLS? ?DEPTH? ?TYPEBYTES? ?save?`: draws
+/// the array NAME as rows of COLS x DEPTH elements of TYPEBYTES bytes
+/// (given together, or all left out to infer them); returns the figure's
+/// path.
 fn array_3d_pattern(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     array_pattern(st, args, 3)
 }
