@@ -26,7 +26,7 @@ fn labels(a: &Analysis, rel: &str) -> BTreeMap<(String, u32), String> {
             let (f, n) = r.source.rsplit_once(':')?;
             let stem = rel.rsplit('/').next()?;
             if f.ends_with(stem) {
-                Some(((r.variable, n.parse().ok()?), r.label))
+                Some(((r.variable, n.parse().ok()?), r.label.to_string()))
             } else {
                 None
             }

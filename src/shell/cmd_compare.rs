@@ -246,7 +246,7 @@ fn pair_cells(name: &str, run: &str, x: &PairSide, levels: usize) -> Vec<String>
     ];
     v.extend((0..levels).map(|i| x.counts.misses[i].to_string()));
     v.push(format!("{:.4}", x.miss_ratio));
-    v.push(x.label.clone());
+    v.push(x.label.to_string());
     v
 }
 
@@ -514,7 +514,7 @@ fn pairs_table(levels: &[String], pairs: &[PairComparison]) -> CmdResult<DataFra
     let sides: [(&str, SideOf); 2] = [("a", |p| &p.a), ("b", |p| &p.b)];
     let mut cols = vec![
         Column::new("variable".into(), text(&|p| p.variable.clone())),
-        Column::new("matched_on".into(), text(&|p| p.label.clone())),
+        Column::new("matched_on".into(), text(&|p| p.label.to_string())),
         Column::new(
             "matched".into(),
             pairs.iter().map(|p| p.in_both()).collect::<Vec<bool>>(),
@@ -533,7 +533,7 @@ fn pairs_table(levels: &[String], pairs: &[PairComparison]) -> CmdResult<DataFra
         ));
         cols.push(Column::new(
             format!("pattern_{tag}").into(),
-            texts(side, |x| x.label.clone()),
+            texts(side, |x| x.label.to_string()),
         ));
         cols.push(Column::new(
             format!("accesses_{tag}").into(),

@@ -206,7 +206,7 @@ pub(super) fn pattern_section(
                 r.variable.clone(),
                 r.source.clone(),
                 r.accesses.to_string(),
-                r.label.clone(),
+                r.label.to_string(),
             ]
         })
         .collect();

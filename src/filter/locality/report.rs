@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 use polars::prelude::*;
 
 use super::cache::{human_bytes, CacheError, CacheModel, CacheResult, CacheSim, Counts};
-use super::pattern::{label, PairPattern, PatternSink, PatternStates};
+use super::pattern::Differ;
+use super::pattern::{label, PairPattern, PatternSink, PatternStates, RowLabel};
 use super::reuse::{bin_low, Histogram, ReuseResult, ReuseSink, Sampling, BINS};
 use super::sharing::{ranges, LineUse, SharingSink};
 use super::{drive, AccessSink, Names};
@@ -144,7 +145,7 @@ pub struct Row {
     pub pattern: String,
     /// The pattern label alone (no bytes per line), for (variable, line)
     /// rows: what two runs' pairs are matched on.
-    pub label: String,
+    pub label: Option<RowLabel>,
     /// Variables touched, for line rows.
     pub variables: String,
 }
@@ -200,7 +201,7 @@ impl CacheReport {
                 source: String::new(),
                 counts: c,
                 pattern: String::new(),
-                label: String::new(),
+                label: None,
                 variables: String::new(),
             })
             .collect();
@@ -232,7 +233,7 @@ impl CacheReport {
                 source: String::new(),
                 counts: c,
                 pattern: String::new(),
-                label: String::new(),
+                label: None,
                 variables: vars
                     .iter()
                     .map(|&r| self.names.row_name(r))
@@ -254,7 +255,7 @@ impl CacheReport {
         let Some(var) = self.names.vars.get(v as usize) else {
             return String::new();
         };
-        let mut t = label(&self.patterns[i], var);
+        let mut t = label(&self.patterns[i], var).to_string();
         let c = &self.cache.counts[i];
         if c.fetched > 0 {
             t.push_str(&format!(
@@ -273,7 +274,9 @@ impl CacheReport {
     /// the other blocks' labels differ, so no label speaks for blocks it
     /// does not describe.
     fn group_pattern_text(&self, members: &[usize], counts: &Counts) -> String {
-        let mut t = self.group_label(members);
+        let mut t = self
+            .group_label(members)
+            .map_or_else(String::new, |l| l.to_string());
         if counts.fetched > 0 {
             t.push_str(&format!(
                 ", {:.0} of {} bytes per line used",
@@ -287,26 +290,26 @@ impl CacheReport {
     /// The pattern label of a display row's pairs on one line, `members`
     /// (busiest first), without the bytes per line: see
     /// [`Self::group_pattern_text`].
-    fn group_label(&self, members: &[usize]) -> String {
+    fn group_label(&self, members: &[usize]) -> Option<RowLabel> {
         let label_of = |i: usize| {
             let v = self.cache.pairs[i].0 as usize;
             self.names
                 .vars
                 .get(v)
                 .map(|var| label(&self.patterns[i], var))
-                .unwrap_or_default()
         };
-        let mut t = label_of(members[0]);
-        if members.len() > 1 {
-            let differ = members[1..].iter().filter(|&&i| label_of(i) != t).count();
-            if differ > 0 {
-                t.push_str(&format!(
-                    " (the busiest of {} blocks; {differ} others differ)",
-                    members.len()
-                ));
-            }
-        }
-        t
+        let first = label_of(members[0])?;
+        let others = members[1..]
+            .iter()
+            .filter(|&&i| label_of(i) != Some(first))
+            .count();
+        Some(RowLabel {
+            label: first,
+            differ: (others > 0).then_some(Differ {
+                blocks: members.len(),
+                others,
+            }),
+        })
     }
 
     /// Per display row and line: the pair ids of the listed variables,
@@ -572,10 +575,9 @@ pub struct PatternRow {
     /// Accesses of the pair (of all the row's blocks on that line).
     pub accesses: u64,
     /// The label ([`label`]); for grouped blocks, the busiest block's,
-    /// marked when the others' differ.
-    pub label: String,
-    /// Whether the pair only touches scalars (`label` is `scalar`).
-    pub scalar: bool,
+    /// with a note when the others' differ. Scalars are left out of the
+    /// table ([`super::pattern::PatternLabel::is_scalar`]).
+    pub label: RowLabel,
 }
 
 /// Pattern labels per listed (display row, line) pair of arrays and blocks
@@ -603,27 +605,14 @@ pub fn patterns(
         .into_iter()
         .map(|((r, l), mut members)| {
             members.sort_by_key(|&i| std::cmp::Reverse(st.states[i].accesses));
-            let mut text = label_of(members[0]);
-            let scalar = text == "scalar";
-            let differ = members[1..]
-                .iter()
-                .filter(|&&i| label_of(i) != text)
-                .count();
-            if differ > 0 {
-                text.push_str(&format!(
-                    " (the busiest of {} blocks; {differ} others differ)",
-                    members.len()
-                ));
-            }
             PatternRow {
                 variable: names.row_name(r).to_string(),
                 source: names.source(l).to_string(),
                 accesses: members.iter().map(|&i| st.states[i].accesses).sum(),
-                label: text,
-                scalar,
+                label: RowLabel::of_group(&members, label_of),
             }
         })
-        .filter(|r| !r.scalar)
+        .filter(|r| !r.label.label.is_scalar())
         .collect();
     rows.sort_by(|a, b| {
         b.accesses
