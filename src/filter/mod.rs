@@ -101,7 +101,7 @@ pub use locality::compare::{
 };
 pub use locality::report::{
     bin_range, cache_stats, natural_cmp, patterns, sharing_stats, sharing_table, CacheReport,
-    LocalityError, Options as CacheOptions, Row, SharedLine,
+    LocalityError, Options as CacheOptions, Row, SharedLine, SharingKind, ThreadBytes,
 };
 pub use locality::reuse::Sampling;
 pub use locality::sweep::{metric_by_run, metric_table, Metric, RunReport, RunValue};

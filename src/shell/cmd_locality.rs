@@ -592,7 +592,7 @@ fn sharing_figure(
         .map(|l| SharedBytes {
             addr: l.addr,
             line,
-            kind: l.kind.clone(),
+            kind: l.kind,
             transfers: l.transfers,
             threads: l.masks.clone(),
             byte_names: l.byte_names.clone(),
@@ -645,11 +645,14 @@ fn sharing_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
             l.false_transfers,
             l.variables.join(" ")
         );
-        for (tid, els, rd, wr, n) in &l.threads {
+        for t in &l.threads {
             println!(
-                "  thread {tid}: {} accesses to {}; bytes read [{rd}], written [{wr}]",
-                n,
-                els.join(" ")
+                "  thread {}: {} accesses to {}; bytes read [{}], written [{}]",
+                t.tid,
+                t.accesses,
+                t.elements.join(" "),
+                t.read,
+                t.written
             );
         }
     }
@@ -681,7 +684,7 @@ fn sharing_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
             .map(|l| {
                 Value::Dict(vec![
                     ("line".into(), s(format!("{:#x}", l.addr))),
-                    ("kind".into(), s(l.kind.clone())),
+                    ("kind".into(), s(l.kind.to_string())),
                     ("transfers".into(), Value::Int(l.transfers as i64)),
                     (
                         "variables".into(),
@@ -692,7 +695,7 @@ fn sharing_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
                         Value::List(
                             l.threads
                                 .iter()
-                                .flat_map(|t| t.1.iter().map(|e| s(e.clone())))
+                                .flat_map(|t| t.elements.iter().map(|e| s(e.clone())))
                                 .collect(),
                         ),
                     ),

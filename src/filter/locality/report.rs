@@ -15,7 +15,7 @@ use super::cache::{human_bytes, CacheError, CacheModel, CacheResult, CacheSim, C
 use super::pattern::Differ;
 use super::pattern::{label, PairPattern, PatternSink, PatternStates, RowLabel};
 use super::reuse::{bin_low, Histogram, ReuseResult, ReuseSink, Sampling, BINS};
-use super::sharing::{ranges, LineUse, SharingSink};
+use super::sharing::{ByteSet, LineUse, SharingSink};
 use super::{drive, AccessSink, Names};
 use crate::filter::analysis::Analysis;
 use crate::filter::schema::location as lc;
@@ -623,17 +623,54 @@ pub fn patterns(
     Ok(rows)
 }
 
-/// What one thread did on a shared line: (tid, elements touched, bytes
-/// read, bytes written, accesses); bytes as offset ranges such as `0-7`.
-pub type ThreadBytes = (u32, Vec<String>, String, String, u64);
+/// What one thread did on a shared line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ThreadBytes {
+    /// The thread.
+    pub tid: u32,
+    /// Elements it touched (`hits.b`, `arr[3]`), in order of first touch.
+    pub elements: Vec<String>,
+    /// Bytes of the line it read.
+    pub read: ByteSet,
+    /// Bytes of the line it wrote.
+    pub written: ByteSet,
+    /// Its accesses to the line.
+    pub accesses: u64,
+}
+
+/// Whether threads shared a line's bytes or only the line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum SharingKind {
+    /// Transfers on overlapping bytes only.
+    True,
+    /// Transfers on disjoint bytes only.
+    False,
+    /// Both.
+    TrueAndFalse,
+    /// Written by one thread and touched by another, but never while the
+    /// other held the line (no transfer).
+    None,
+}
+
+impl std::fmt::Display for SharingKind {
+    /// `true`, `false`, `true+false` or `none`, as the tables print it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            SharingKind::True => "true",
+            SharingKind::False => "false",
+            SharingKind::TrueAndFalse => "true+false",
+            SharingKind::None => "none",
+        })
+    }
+}
 
 /// One shared line, named.
 #[derive(Clone, Debug)]
 pub struct SharedLine {
     /// Address of the line.
     pub addr: u64,
-    /// `false`, `true` or `true+false`.
-    pub kind: String,
+    /// True or false sharing, or both.
+    pub kind: SharingKind,
     /// Cross-thread transfers (true + false).
     pub transfers: u64,
     /// Transfers on overlapping bytes.
@@ -688,12 +725,10 @@ fn shared_line(
     line: u32,
 ) -> SharedLine {
     let kind = match (l.true_transfers > 0, l.false_transfers > 0) {
-        (true, true) => "true+false",
-        (true, false) => "true",
-        (false, true) => "false",
-        // Written by one thread, touched by another, but never while the
-        // other held the line (no transfer).
-        (false, false) => "none",
+        (true, true) => SharingKind::TrueAndFalse,
+        (true, false) => SharingKind::True,
+        (false, true) => SharingKind::False,
+        (false, false) => SharingKind::None,
     };
     let mut variables: Vec<String> = Vec::new();
     let threads = l
@@ -712,7 +747,13 @@ fn shared_line(
                     }
                 }
             }
-            (t.tid, els, ranges(t.read), ranges(t.written), t.accesses)
+            ThreadBytes {
+                tid: t.tid,
+                elements: els,
+                read: ByteSet(t.read),
+                written: ByteSet(t.written),
+                accesses: t.accesses,
+            }
         })
         .collect();
     let vars: Vec<u32> = l
@@ -731,7 +772,7 @@ fn shared_line(
             .map(|b| locs.byte_name(addr + b, &vars, touched >> b & 1 == 1, names))
             .collect(),
         addr,
-        kind: kind.into(),
+        kind,
         transfers: l.transfers(),
         true_transfers: l.true_transfers,
         false_transfers: l.false_transfers,
@@ -833,21 +874,21 @@ pub fn sharing_table(lines: &[SharedLine]) -> PolarsResult<DataFrame> {
     let num = |f: &dyn Fn(&SharedLine) -> u64| rows.iter().map(|(l, _)| f(l)).collect::<Vec<u64>>();
     DataFrame::new(vec![
         Column::new("line".into(), text(&|l, _| format!("{:#x}", l.addr))),
-        Column::new("kind".into(), text(&|l, _| l.kind.clone())),
+        Column::new("kind".into(), text(&|l, _| l.kind.to_string())),
         Column::new("transfers".into(), num(&|l| l.transfers)),
         Column::new("true_transfers".into(), num(&|l| l.true_transfers)),
         Column::new("false_transfers".into(), num(&|l| l.false_transfers)),
         Column::new("variables".into(), text(&|l, _| l.variables.join(" "))),
         Column::new(
             "tid".into(),
-            rows.iter().map(|(_, t)| t.0).collect::<Vec<u32>>(),
+            rows.iter().map(|(_, t)| t.tid).collect::<Vec<u32>>(),
         ),
-        Column::new("elements".into(), text(&|_, t| t.1.join(" "))),
-        Column::new("bytes_read".into(), text(&|_, t| t.2.clone())),
-        Column::new("bytes_written".into(), text(&|_, t| t.3.clone())),
+        Column::new("elements".into(), text(&|_, t| t.elements.join(" "))),
+        Column::new("bytes_read".into(), text(&|_, t| t.read.to_string())),
+        Column::new("bytes_written".into(), text(&|_, t| t.written.to_string())),
         Column::new(
             "accesses".into(),
-            rows.iter().map(|(_, t)| t.4).collect::<Vec<u64>>(),
+            rows.iter().map(|(_, t)| t.accesses).collect::<Vec<u64>>(),
         ),
     ])
 }
