@@ -52,6 +52,7 @@ pub mod error;
 mod handlers;
 pub mod interrupt;
 pub mod progress;
+mod render;
 pub mod repl;
 pub mod session;
 pub mod specs;
