@@ -323,3 +323,68 @@ fn paths_are_read_as_the_sources_write_them() {
         vec!["filter", "io"]
     );
 }
+
+/// The names of `filter/`'s inner modules: its files and folders.
+fn filter_modules() -> BTreeSet<String> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/filter");
+    std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir() || p.extension().is_some_and(|x| x == "rs"))
+        .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+        .filter(|m| m != "mod")
+        .collect()
+}
+
+/// The shell reaches the analysis stage only through its facade: the
+/// items at `filter`'s root (`crate::filter::cache_stats`), never an inner
+/// module (`crate::filter::locality::report::…`), whether in a `use`, a
+/// qualified path, a doc link, or a path through a `filter` alias
+/// (`use crate::filter; filter::stats::…`).
+#[test]
+fn the_shell_uses_only_the_filter_facade() {
+    let inner = filter_modules();
+    assert!(
+        ["stats", "locality", "heap", "analysis"]
+            .iter()
+            .all(|m| inner.contains(*m)),
+        "too few modules read: {inner:?}"
+    );
+    let mut bad = Vec::new();
+    for (m, named) in sources() {
+        if m[0] != "shell" {
+            continue;
+        }
+        for p in &named {
+            if p.first().is_some_and(|s| s == "filter")
+                && p.get(1).is_some_and(|s| inner.contains(s))
+            {
+                bad.push(format!("{} names {}", m.join("/"), p.join("::")));
+            }
+        }
+    }
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/shell");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    for f in &files {
+        let text = code(f);
+        for (i, _) in text.match_indices("filter::") {
+            if i > 0 && is_ident(text[..i].chars().last().unwrap()) {
+                continue;
+            }
+            let rest = &text[i + "filter::".len()..];
+            let seg: String = rest.chars().take_while(|c| is_ident(*c)).collect();
+            if inner.contains(&seg) {
+                bad.push(format!("{} names filter::{seg}", f.display()));
+            }
+        }
+    }
+    bad.sort();
+    bad.dedup();
+    assert!(
+        bad.is_empty(),
+        "the shell names filter's inner modules; re-export what it needs at filter's root \
+         (src/filter/mod.rs) instead:\n{}",
+        bad.join("\n")
+    );
+}

@@ -276,7 +276,7 @@ fn the_sharing_page_shows_each_threads_bytes_of_the_false_shared_line() {
         .map(|l| vis::sharing::SharedBytes {
             addr: l.addr,
             line: 64,
-            kind: l.kind.clone(),
+            kind: l.kind,
             transfers: l.transfers,
             threads: l.masks.clone(),
             byte_names: l.byte_names.clone(),

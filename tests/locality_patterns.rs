@@ -26,7 +26,7 @@ fn labels(a: &Analysis, rel: &str) -> BTreeMap<(String, u32), String> {
             let (f, n) = r.source.rsplit_once(':')?;
             let stem = rel.rsplit('/').next()?;
             if f.ends_with(stem) {
-                Some(((r.variable, n.parse().ok()?), r.label))
+                Some(((r.variable, n.parse().ok()?), r.label.to_string()))
             } else {
                 None
             }
@@ -86,20 +86,20 @@ fn adjacent_fields_bumped_by_two_threads_are_false_sharing() {
     let lines = shared_hits(&["-pthread"]);
     assert_eq!(lines.len(), 1, "{lines:?}");
     let l = &lines[0];
-    assert_eq!(l.kind, "false", "{l:?}");
+    assert_eq!(l.kind, mapvis::filter::SharingKind::False, "{l:?}");
     assert!(l.false_transfers >= 1 && l.true_transfers == 0, "{l:?}");
     // One thread wrote bytes 0-7 (hits.a), the other 8-15 (hits.b).
-    let mut per: Vec<(Vec<String>, String)> = l
+    let mut per: Vec<(Vec<String>, u64, String)> = l
         .threads
         .iter()
-        .map(|t| (t.1.clone(), t.3.clone()))
+        .map(|t| (t.elements.clone(), t.written.0, t.written.to_string()))
         .collect();
     per.sort();
     assert_eq!(
         per,
         vec![
-            (vec!["hits.a".to_string()], "0-7".to_string()),
-            (vec!["hits.b".to_string()], "8-15".to_string()),
+            (vec!["hits.a".to_string()], 0xff, "0-7".to_string()),
+            (vec!["hits.b".to_string()], 0xff00, "8-15".to_string()),
         ]
     );
 }

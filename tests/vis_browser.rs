@@ -289,7 +289,7 @@ fn every_figure_kind_renders_offline_in_chromium() {
     let line = mapvis::vis::sharing::SharedBytes {
         addr: 0x1000,
         line: 64,
-        kind: "false".into(),
+        kind: mapvis::filter::SharingKind::False,
         transfers: 9,
         threads: vec![(2, 0xff, 0xff), (3, 0xff00, 0)],
         byte_names: (0..64).map(|b| format!("s+{b}")).collect(),

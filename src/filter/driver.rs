@@ -64,6 +64,16 @@ impl Keep<'_> {
         memory_budget: u64::MAX,
         layout: Layout::DEFAULT,
     };
+
+    /// The access list streamed into the dataset folder `dataset`, with
+    /// the default memory budget and layout: what the shell's analyses use.
+    pub fn on_disk(dataset: &Path) -> Keep<'_> {
+        Keep {
+            dataset: Some(dataset),
+            memory_budget: super::store::DEFAULT_MEMORY_BUDGET,
+            layout: Layout::DEFAULT,
+        }
+    }
 }
 
 /// What the driver built from the named accesses.

@@ -1,17 +1,40 @@
 //! The analysis stage: trace events to named accesses, lookup table, access
-//! list, statistics and order data, as polars tables.
+//! list, statistics, locality reports and order data, as polars tables.
 //!
-//! [`analyse`] turns a trace into an [`Analysis`];
-//! [`select`] keeps the memory kinds the user chose with `set_mem_alloc`;
-//! [`stats`] computes the per-variable and per-address statistics;
-//! [`files`] writes them and the order data to `visinfo/`.
+//! # The facade
+//!
+//! The shell calls this stage only through the items re-exported here, at
+//! the stage's root (`crate::filter::Name`), never through an inner
+//! module (`tests/layering.rs` checks it). They come in six groups:
+//!
+//! - **analysing and keeping**: [`analyse_into`] (and [`analyse`],
+//!   [`analyse_gleipnir`] for the tests and tools) builds an [`Analysis`];
+//!   [`load_analysis`], [`AnalysisDir`] and [`keep_run`] save and load it;
+//! - **choosing**: [`select`] a [`MemKind`] into a [`Selection`], narrowed
+//!   by a [`VarFilter`]; [`resolve_array`] and [`BlockStack`] name what a
+//!   figure draws; [`SelectionBatches`] streams it;
+//! - **statistics**: [`per_variable_by`] and [`per_address_by`] give
+//!   `memory_stats`' tables; [`Grouping`] says how heap blocks are grouped
+//!   into rows;
+//! - **locality**: [`cache_stats`] gives a [`CacheReport`],
+//!   [`sharing_stats`] the [`SharedLine`]s, [`what_if`] a [`WhatIf`],
+//!   [`compare_reports`] and [`compare_pairs`] two runs side by side,
+//!   [`metric_by_run`] one number across runs;
+//! - **heap profiles**: [`HeapRun`], [`HeapReport`] and their tables;
+//! - **exports**: [`export_memtrace`], [`export_ops`], [`export_hpcmp`].
+//!
+//! The rest are the types those functions take and return. The inner
+//! modules are the stage's own business: they stay visible to the crate
+//! (the figures stage reads `batches`, `schema` and the reports' rows) and
+//! some to the integration tests, which check them one by one.
 
 // Layers, lowest first; a module imports only modules of its own layer
-// or below (docs/architecture.md; tests/layering.rs checks it).
+// or below (docs/architecture.md; tests/layering.rs checks it). Modules
+// marked `pub` are so for the integration tests and examples only.
 //
 // 1. The model: columns' names, named accesses, variables, occurrences.
-pub mod access;
-pub mod model;
+pub(crate) mod access;
+pub(crate) mod model;
 pub(crate) mod occurrence;
 pub mod schema;
 // 2. Naming: the inputs, the registry of variables, the lookup table of
@@ -23,7 +46,7 @@ pub(crate) mod input;
 pub(crate) mod lookup;
 pub(crate) mod registry;
 // 3. The dataset: files, the access list, its by-variable copy.
-pub mod byvar;
+pub(crate) mod byvar;
 pub(crate) mod columns;
 pub(crate) mod csv;
 pub(crate) mod dataset;
@@ -37,11 +60,11 @@ pub(crate) mod driver;
 // 5. Derived tables: statistics, selection, shapes, fields, saved analyses,
 //    heap reports and exports.
 pub mod export;
-pub mod fields;
+pub(crate) mod fields;
 pub mod files;
 pub mod heap;
 pub mod hpcmp;
-pub mod pick;
+pub(crate) mod pick;
 pub mod shape;
 pub mod stats;
 // 6. Locality: cache model, reuse distance, patterns, sharing.
@@ -49,12 +72,53 @@ pub mod locality;
 // The entry points that wire the pattern states into the driver.
 mod analyse;
 
+// The facade (see the module's documentation).
+// Analysing and keeping.
 pub use analyse::{analyse, analyse_gleipnir, analyse_into};
 pub use analysis::Analysis;
 pub use csv::write_csv;
 pub use driver::{Keep, PROGRESS_EVERY};
+pub use files::{
+    has_saved_analysis, keep_run, load_analysis, load_saved_variables, saved_source,
+    write_allocation_info, write_order_data, AnalysisDir,
+};
 pub use io::write_parquet;
 pub use model::{Allocation, TraceSummary, Variable};
+// Choosing what to show and draw.
+pub use batches::{AccessBatches, SelectionBatches};
+pub use fields::{single_struct_fields, untouched_text, StructField};
+pub use locality::colour::{pattern_table, selection_batches, ColourMode};
+pub use pick::{UnknownVariable, VarFilter};
+pub use shape::{array_names, infer_shape, resolve_array, BlockStack, DrawShape, ShapeError};
+// Statistics.
+pub use files::hex_column;
+pub use stats::{
+    grouped_fields, per_address_by, per_variable_by, row_notes, variables_for_display, Grouping,
+    ADDRESS_COLUMNS, VARIABLE_COLUMNS,
+};
+// Locality.
+pub use locality::cache::{CacheError, CacheModel, Counts};
+pub use locality::compare::{
+    bin_steps, change_text, compare as compare_reports, compare_pairs, distance_change_text,
+    distance_text, PairComparison, PairSide, Side, VarComparison,
+};
+pub use locality::report::{
+    bin_range, cache_stats, natural_cmp, patterns, sharing_stats, sharing_table, CacheReport,
+    LocalityError, Options as CacheOptions, Row, SharedLine, SharingKind, ThreadBytes,
+};
+pub use locality::reuse::Sampling;
+pub use locality::sweep::{metric_by_run, metric_table, Metric, RunReport, RunValue};
+pub use locality::whatif::{
+    before_after_table, per_line_of, variable_misses, what_if, Layout, Remapped, WhatIf,
+};
+// Heap profiles.
+pub use heap::{
+    ranking_value, size_class_label, timing_note, write_sites_csv, write_stats_csv, HeapReport,
+    HeapRun, RANKINGS,
+};
+// Exports.
+pub use export::{export_memtrace, export_ops};
+pub use hpcmp::export_hpcmp;
 
 use polars::prelude::*;
 

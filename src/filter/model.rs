@@ -7,7 +7,7 @@
 //! types, and this module imports none of them.
 use polars::prelude::*;
 
-use crate::trace::naming::{NameQuality, Scope};
+use crate::trace::naming::Scope;
 
 use super::access::VarId;
 use super::schema::variable as va;
@@ -255,9 +255,4 @@ pub fn variable_table(vars: &[Variable]) -> PolarsResult<DataFrame> {
             vars.iter().map(Variable::dims_text).collect::<Vec<_>>(),
         ),
     ])
-}
-
-/// Whether a name came from a fallback, for messages.
-pub fn is_fallback(q: &NameQuality) -> bool {
-    matches!(q, NameQuality::Fallback { .. })
 }

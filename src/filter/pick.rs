@@ -3,11 +3,7 @@
 //! `-NAME`), so that scalars such as loop counters and `<static data>` can
 //! be left out of a figure.
 
-use polars::prelude::*;
-
-use super::analysis::Analysis;
 use super::model::Variable;
-use super::Selection;
 use crate::trace::naming::Scope;
 
 /// Whether `v` can be drawn as an array: user data of known size, a heap
@@ -116,12 +112,6 @@ pub fn family(v: &Variable) -> String {
     } else {
         v.base_name.clone()
     }
-}
-
-/// The part of a selection whose variables `keep` also holds. Cost: one
-/// pass over the variables and unique locations.
-pub fn narrow(a: &Analysis, selection: &Selection, keep: &[bool]) -> PolarsResult<Selection> {
-    selection.narrow(a, keep)
 }
 
 #[cfg(test)]

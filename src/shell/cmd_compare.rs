@@ -1,6 +1,6 @@
 //! `compare_runs A B ?save?`: two saved runs side by side, per variable and
 //! per (variable, line) pair. The alignment and the numbers live in the
-//! locality stage ([`crate::filter::locality::compare`]) and the page in
+//! locality stage ([`crate::filter::compare_reports`]) and the page in
 //! the figure stage ([`crate::vis::compare`]); this handler loads the
 //! runs, prints, and writes the tables and the page.
 use std::path::{Path, PathBuf};
@@ -13,12 +13,11 @@ use super::handlers::{add, fmt_table, has_save, s};
 use super::session::Session;
 use super::text::{counted, terminal_safe};
 use super::{Registry, Value};
-use crate::filter::analysis::Analysis;
-use crate::filter::locality::compare::{
-    self, bin_steps, change_text, distance_change_text, distance_text, PairComparison, PairSide,
-    Side, VarComparison,
+use crate::filter::{
+    bin_steps, cache_stats, change_text, compare_pairs, compare_reports, distance_change_text,
+    distance_text, Analysis, CacheReport, PairComparison, PairSide, SelectionBatches, Side,
+    VarComparison,
 };
-use crate::filter::locality::report::{self, CacheReport};
 
 /// Registers `compare_runs` (holding the folder's lock).
 pub fn register(r: &mut Registry<Session>) {
@@ -43,7 +42,7 @@ fn load(st: &Session, label: &str, dir: PathBuf) -> CmdResult<Loaded> {
         println!("warning: run {label} is PARTIAL ({why}): its counts cover only part of the run.");
     }
     let opts = super::handlers::cache_options(st);
-    let report = report::cache_stats(&analysis, st.mem(), &opts)?;
+    let report = cache_stats(&analysis, st.mem(), &opts)?;
     Ok(Loaded {
         label: label.to_string(),
         dir,
@@ -62,8 +61,8 @@ fn compare_runs(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     let ra = load(st, &a[0], da)?;
     let rb = load(st, &a[1], db)?;
     let levels: Vec<String> = ra.report.level_names();
-    let rows = compare::compare(&ra.report, &rb.report);
-    let pairs = compare::compare_pairs(&ra.report, &rb.report);
+    let rows = compare_reports(&ra.report, &rb.report);
+    let pairs = compare_pairs(&ra.report, &rb.report);
     let (la, lb) = (ra.label.as_str(), rb.label.as_str());
     print_comparison(la, lb, &levels, &rows, &ra.report);
     print_pairs(la, lb, &levels, &pairs);
@@ -247,7 +246,7 @@ fn pair_cells(name: &str, run: &str, x: &PairSide, levels: usize) -> Vec<String>
     ];
     v.extend((0..levels).map(|i| x.counts.misses[i].to_string()));
     v.push(format!("{:.4}", x.miss_ratio));
-    v.push(x.label.clone());
+    v.push(x.label.to_string());
     v
 }
 
@@ -306,7 +305,7 @@ fn page(
     let batches: Vec<_> = runs
         .iter()
         .zip(sels)
-        .map(|(r, sel)| crate::filter::batches::SelectionBatches::plain(&r.analysis, sel))
+        .map(|(r, sel)| SelectionBatches::plain(&r.analysis, sel))
         .collect();
     for (r, acc) in runs.iter().zip(&batches) {
         let (links, note, files) = source_pages(st, r, &figures)?;
@@ -515,7 +514,7 @@ fn pairs_table(levels: &[String], pairs: &[PairComparison]) -> CmdResult<DataFra
     let sides: [(&str, SideOf); 2] = [("a", |p| &p.a), ("b", |p| &p.b)];
     let mut cols = vec![
         Column::new("variable".into(), text(&|p| p.variable.clone())),
-        Column::new("matched_on".into(), text(&|p| p.label.clone())),
+        Column::new("matched_on".into(), text(&|p| p.label.to_string())),
         Column::new(
             "matched".into(),
             pairs.iter().map(|p| p.in_both()).collect::<Vec<bool>>(),
@@ -534,7 +533,7 @@ fn pairs_table(levels: &[String], pairs: &[PairComparison]) -> CmdResult<DataFra
         ));
         cols.push(Column::new(
             format!("pattern_{tag}").into(),
-            texts(side, |x| x.label.clone()),
+            texts(side, |x| x.label.to_string()),
         ));
         cols.push(Column::new(
             format!("accesses_{tag}").into(),

@@ -2,8 +2,8 @@
 //! `heap_stats`, `heap_figures`, `lifetime_histogram` and the exports
 //! `export_memtrace` and `export_ops`.
 //!
-//! The analyses live in [`crate::filter::heap`] and
-//! [`crate::filter::export`]; these handlers choose the data, call them and
+//! The analyses live in the analysis stage ([`crate::filter::HeapReport`],
+//! [`crate::filter::export_memtrace`]); these handlers choose the data, call them and
 //! print. The allocation commands work on the most recent of the native
 //! heap profile (`heap_profile`) and the Valgrind trace (`run_gleipnir`,
 //! `load_trace`), whichever file is newer, and say which they used.
@@ -16,7 +16,7 @@ use super::session::Session;
 use super::state::HeapState;
 use super::text::counted;
 use super::{Registry, Value};
-use crate::filter::heap::{self, HeapReport, HeapRun, RANKINGS};
+use crate::filter::{self as heap, HeapReport, HeapRun, RANKINGS};
 use crate::trace::backtrace::BacktraceSymbolizer;
 use crate::trace::heapprof;
 
@@ -475,7 +475,7 @@ fn export(st: &mut Session, file: &str, what: Export) -> CmdResult<Value> {
             Export::Ops => "export_ops",
         },
     )?;
-    use crate::filter::export as ex;
+    use crate::filter as ex;
     let summary = match what {
         Export::Memtrace => ex::export_memtrace(&trace, &out),
         Export::Ops => ex::export_ops(&trace, &out),

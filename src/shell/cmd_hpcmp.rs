@@ -3,7 +3,7 @@
 //!
 //! The trace goes to `.mapvis/hpcmp.mvt`, beside the current trace, which
 //! stays current with its analysis. The work is in
-//! [`crate::trace::sync`] (scope, request) and [`crate::filter::hpcmp`]
+//! [`crate::trace::sync`] (scope, request) and [`crate::filter::export_hpcmp`]
 //! (the export).
 use std::path::{Path, PathBuf};
 
@@ -18,9 +18,9 @@ pub fn register(r: &mut Registry<Session>) {
     super::handlers::add(r, "export_hpcmp", export_hpcmp);
 }
 
-/// `export_hpcmp FILE ?whole|pins?`: traces the loaded program with its
-/// thread and mutex events and writes HPCMP's JSON; returns a dict with the
-/// `file` written and the `scope` used (`whole` or `pins`).
+/// `export_hpcmp FILE ?SCOPE?`: traces the loaded program with its thread
+/// and mutex events and writes HPCMP's JSON, SCOPE `whole` or `pins`;
+/// returns a dict with the `file` written and the `scope` used.
 fn export_hpcmp(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     let (file, scope) = (&a[0], a.get(1).map(String::as_str));
     st.follow_cwd();
@@ -66,7 +66,7 @@ fn export_hpcmp(st: &mut Session, a: &[String]) -> CmdResult<Value> {
         println!("note: the program {}.", outcome.describe());
     }
     let mut namer = crate::trace::program::ProgramNamer::new(Some(&exe), st.src_paths());
-    let summary = crate::filter::hpcmp::export_hpcmp(&trace, &out, &mut namer)?;
+    let summary = crate::filter::export_hpcmp(&trace, &out, &mut namer)?;
     println!("{summary}");
     println!(
         "scope: {}; the trace is {}.",

@@ -1,24 +1,24 @@
-//! The locality commands: `set_cache`, `set_reuse_sampling`, `cache_stats`,
-//! `sharing_stats` and `what_if`. They only orchestrate: the simulation, reuse
-//! distance, labels and sharing live in [`crate::filter::locality`].
+//! The locality commands: `set_cache`, `set_reuse_sampling`,
+//! `set_figure_colour`, `cache_stats`, `sharing_stats` and `what_if`. They
+//! only orchestrate: the simulation, reuse distance, labels and sharing
+//! live in the analysis stage, reached through its facade
+//! ([`crate::filter::cache_stats`], [`crate::filter::sharing_stats`],
+//! [`crate::filter::what_if`]).
 //!
 //! The cache model and the sampling rate are kept in
 //! `.mapvis/locality.json`, so a later session in the same folder uses
 //! them, and `set_cache` followed by `cache_stats` re-runs on the saved
 //! analysis without tracing again.
-use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use super::error::CmdResult;
 use super::handlers::{add, THREADS_NOTE};
 use super::session::Session;
-use super::text::counted;
 use super::{Registry, Value};
-use crate::filter::locality::cache::{CacheModel, Counts};
-use crate::filter::locality::colour::ColourMode;
-use crate::filter::locality::report::{self, text_table, CacheReport, Row};
-use crate::filter::locality::reuse::Sampling;
-use crate::filter::locality::whatif::{self, Layout, WhatIf};
+use crate::filter::{
+    self, before_after_table, variable_misses, CacheModel, CacheReport, ColourMode, Layout,
+    Remapped, Sampling, SharedLine, WhatIf,
+};
 
 fn s(v: impl Into<String>) -> Value {
     Value::Str(v.into())
@@ -35,8 +35,9 @@ pub fn register(r: &mut Registry<Session>) {
     add(r, "what_if", what_if);
 }
 
-/// `set_cache ?LEVEL SIZE WAYS LINE | LEVEL off | default?`: sets or
-/// prints the cache model; returns its levels as dicts.
+/// `set_cache ?LEVEL? ?SIZE? ?WAYS? ?LINE?`: `LEVEL SIZE WAYS LINE` sets
+/// a level, `LEVEL off` removes it, `default` goes back to this machine's
+/// caches, nothing prints the model; returns its levels as dicts.
 fn set_cache(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     let mut model = st.locality().cache.clone();
     match a.len() {
@@ -137,29 +138,7 @@ fn set_reuse_sampling(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     Ok(rate.map_or(s("off"), Value::Float))
 }
 
-fn count_cells(r: &CacheReport, row: &Row) -> Vec<String> {
-    let mut v = vec![row.counts.accesses.to_string()];
-    for i in 0..r.cache.model.levels.len() {
-        v.push(row.counts.misses[i].to_string());
-    }
-    v.push(row.counts.compulsory.to_string());
-    v.push(format!("{:.4}", row.miss_ratio()));
-    v.push(format!("{:.1}", row.bytes_per_line()));
-    v
-}
-
-fn count_headers(r: &CacheReport, first: &[&str], last: Option<&str>) -> Vec<String> {
-    let mut h: Vec<String> = first.iter().map(|x| x.to_string()).collect();
-    h.push("accesses".into());
-    for l in &r.cache.model.levels {
-        h.push(format!("misses_{}", l.name()));
-    }
-    h.extend(["compulsory", "miss_ratio", "line_bytes_used"].map(String::from));
-    h.extend(last.map(String::from));
-    h
-}
-
-/// `cache_stats ?save? ?quiet?`: simulates the cache model over the region
+/// `cache_stats ?save|quiet ...?`: simulates the cache model over the region
 /// and prints misses, patterns and reuse distance (nothing with `quiet`);
 /// returns a list of per-variable dicts.
 fn cache_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
@@ -171,12 +150,12 @@ fn cache_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     let figures = st.figures_dir();
     let src_paths = st.src_paths().to_vec();
     let a = st.analysis()?;
-    let r = report::cache_stats(a, kind, &opts)?;
+    let r = filter::cache_stats(a, kind, &opts)?;
     if !quiet {
         if let Some(w) = super::handlers::partial_warning(a) {
             println!("{w}");
         }
-        print_cache_report(&r, kind.code());
+        print!("{}", super::render::cache_report(&r, kind.code()));
     }
     if save {
         let mut written = r.save(&dir)?;
@@ -237,10 +216,10 @@ fn variable_dicts(r: &CacheReport) -> Value {
     )
 }
 
-/// `what_if NAME LAYOUT ?ARGS...? ?save?`: rewrites NAME's addresses as if
-/// laid out as LAYOUT (`transpose ?ROWS COLS ELEMBYTES?`, `soa`, `pad
-/// BYTES`, `align BYTES`), simulates again and prints before and after per
-/// variable and per line of NAME; with `save`, also writes the before and
+/// `what_if NAME LAYOUT ?ARGS ...?`: rewrites NAME's addresses as if laid
+/// out as LAYOUT (`transpose ?ROWS COLS ELEMBYTES?`, `soa`, `pad BYTES`,
+/// `align BYTES`), simulates again and prints before and after per
+/// variable and per line of NAME; with a last argument `save`, also writes the before and
 /// after table to `visinfo/` and NAME's figure under the new layout to
 /// `figures/`. Returns the per-variable dicts of the new layout, as
 /// `cache_stats` does.
@@ -259,9 +238,9 @@ fn what_if(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     let fig = super::handlers::figure_options(st, true);
     st.analysis()?;
     let a = st.loaded_analysis().expect("analysis loaded above");
-    let var = crate::filter::shape::resolve_array(a, &name)?;
-    let w = whatif::what_if(a, kind, &opts, var, &layout).map_err(|e| e.to_string())?;
-    print_what_if(&w, &name);
+    let var = filter::resolve_array(a, &name)?;
+    let w = filter::what_if(a, kind, &opts, var, &layout).map_err(|e| e.to_string())?;
+    print!("{}", super::render::what_if(&w, &name));
     if !a.summary.complete {
         println!("note: the trace is partial (cut short): the prediction covers only the accesses recorded.");
     }
@@ -273,31 +252,31 @@ fn what_if(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     Ok(variable_dicts(&w.after))
 }
 
-/// `what_if ... save`: the before and after table as
+/// What a last `save` of `what_if` writes: the before and after table as
 /// `visinfo/what_if_NAME_LAYOUT.csv` and NAME's page; returns the files
 /// written (the page's plotly.js and the folder's index too).
 fn save_what_if(
-    a: &crate::filter::analysis::Analysis,
+    a: &filter::Analysis,
     w: &WhatIf,
     name: &str,
     words: &str,
     fig: &crate::vis::FigureOptions,
 ) -> CmdResult<Vec<PathBuf>> {
-    use crate::filter::batches::SelectionBatches;
+    use crate::filter::SelectionBatches;
     use crate::vis::whatif::{what_if_figure, what_if_file, Panel, WhatIfFigure};
     let page = what_if_file(name, w.var, words);
     let csv = fig.visinfo_dir.join(page.replace(".html", ".csv"));
-    let mut df = whatif::before_after_table(w)?;
-    let csv = crate::filter::write_csv(&mut df, &csv)?;
+    let mut df = before_after_table(w)?;
+    let csv = filter::write_csv(&mut df, &csv)?;
     let keep = (0..a.vars.len()).map(|v| v == w.var as usize).collect();
-    let before = SelectionBatches::plain(a, crate::filter::Selection::of(a, keep)?);
-    let after = whatif::Remapped::new(&before, &w.map);
+    let before = SelectionBatches::plain(a, filter::Selection::of(a, keep)?);
+    let after = Remapped::new(&before, &w.map);
     let names_before = [(w.var, name.to_string())];
     let names_after: Vec<(u32, String)> = (w.after_vars.iter())
         .map(|&v| (v, w.after.names.vars[v as usize].name.clone()))
         .collect();
     let levels: Vec<String> = w.after.level_names();
-    let (mb, ma) = whatif::variable_misses(w);
+    let (mb, ma) = variable_misses(w);
     let panel = |accesses, base, names| Panel {
         accesses,
         base,
@@ -325,259 +304,9 @@ fn save_what_if(
     Ok(out)
 }
 
-/// `N access` or `N accesses`.
-fn accesses(n: u64) -> String {
-    format!("{n} access{}", if n == 1 { "" } else { "es" })
-}
-
-/// `before -> after (+x%)`, `(new)` from zero.
-fn change(b: u64, a: u64) -> String {
-    if b == a {
-        return format!("{b} -> {a}");
-    }
-    if b == 0 {
-        return format!("{b} -> {a} (new)");
-    }
-    let pct = (a as f64 - b as f64) / b as f64 * 100.0;
-    format!("{b} -> {a} ({pct:+.1}%)")
-}
-
-/// The cells of a before/after row: accesses, then misses per level.
-fn change_cells(r: &CacheReport, b: &Counts, a: &Counts) -> Vec<String> {
-    let mut v = vec![change(b.accesses, a.accesses)];
-    for i in 0..r.cache.model.levels.len() {
-        v.push(change(b.misses[i], a.misses[i]));
-    }
-    v.push(change(b.compulsory, a.compulsory));
-    v
-}
-
-fn change_headers(r: &CacheReport, first: &str) -> Vec<String> {
-    let mut h = vec![first.to_string(), "accesses".into()];
-    for l in &r.cache.model.levels {
-        h.push(format!("misses_{}", l.name()));
-    }
-    h.push("compulsory".into());
-    h
-}
-
-fn print_what_if(w: &WhatIf, name: &str) {
-    println!(
-        "what_if {name} ({} accesses simulated; caches start cold at GL_START):",
-        w.after.cache.accesses
-    );
-    for n in &w.notes {
-        println!("  {n}");
-    }
-    println!(
-        "  {} of {name} moved, {}",
-        accesses(w.mapped),
-        if w.unmapped == 0 {
-            "every access mapped".to_string()
-        } else {
-            format!(
-                "{} could not be mapped (straddling elements or outside them) and were kept as recorded",
-                accesses(w.unmapped)
-            )
-        }
-    );
-    let before: BTreeMap<String, Counts> = w
-        .before
-        .per_variable()
-        .into_iter()
-        .map(|r| (r.key, r.counts))
-        .collect();
-    let after: BTreeMap<String, Counts> = w
-        .after
-        .per_variable()
-        .into_iter()
-        .map(|r| (r.key, r.counts))
-        .collect();
-    let keys: BTreeSet<&String> = before.keys().chain(after.keys()).collect();
-    let zero = Counts::default();
-    let rows: Vec<Vec<String>> = keys
-        .into_iter()
-        .map(|k| {
-            let mut v = vec![k.clone()];
-            v.extend(change_cells(
-                &w.after,
-                before.get(k).unwrap_or(&zero),
-                after.get(k).unwrap_or(&zero),
-            ));
-            v
-        })
-        .collect();
-    println!(
-        "
-per variable (before -> after):"
-    );
-    print!(
-        "{}",
-        text_table(&change_headers(&w.after, "variable"), &rows)
-    );
-    let b = whatif::per_line_of(&w.before, &[w.var]);
-    let a = whatif::per_line_of(&w.after, &w.after_vars);
-    let lines: BTreeSet<&String> = b.keys().chain(a.keys()).collect();
-    let rows: Vec<Vec<String>> = lines
-        .into_iter()
-        .map(|l| {
-            let mut v = vec![l.clone()];
-            v.extend(change_cells(
-                &w.after,
-                b.get(l).unwrap_or(&zero),
-                a.get(l).unwrap_or(&zero),
-            ));
-            v
-        })
-        .collect();
-    println!(
-        "
-per line, accesses of {name} (before -> after):"
-    );
-    print!("{}", text_table(&change_headers(&w.after, "source"), &rows));
-}
-
-fn print_cache_report(r: &CacheReport, kind: &str) {
-    println!(
-        "cache_stats ({} accesses simulated, set_mem_alloc {kind}; caches start cold at GL_START):",
-        r.cache.accesses
-    );
-    for l in &r.cache.model.levels {
-        println!("  {}", l.describe());
-    }
-    println!("  LRU, write-allocate, outer levels looked up only on a miss (neither inclusive nor exclusive); L1 private to each of {}; model from {}.", counted(r.cache.threads as u64, "thread"), r.cache.model.origin);
-    if r.cache.threads > 1 {
-        println!("note: {}", THREADS_NOTE);
-    }
-    let vars = r.per_variable();
-    let rows: Vec<Vec<String>> = vars
-        .iter()
-        .map(|row| {
-            let mut v = vec![row.key.clone()];
-            v.extend(count_cells(r, row));
-            v
-        })
-        .collect();
-    println!("\nper variable:");
-    print!(
-        "{}",
-        text_table(&count_headers(r, &["variable"], None), &rows)
-    );
-    let lines = r.per_line();
-    let rows: Vec<Vec<String>> = lines
-        .iter()
-        .take(10)
-        .map(|row| {
-            let mut v = vec![row.key.clone()];
-            v.extend(count_cells(r, row));
-            v.push(row.variables.clone());
-            v
-        })
-        .collect();
-    println!("\ntop missing lines (every access on the line counts, as in cachegrind):");
-    print!(
-        "{}",
-        text_table(&count_headers(r, &["source"], Some("variables")), &rows)
-    );
-    let pairs = r.per_pair();
-    let rows: Vec<Vec<String>> = pairs
-        .iter()
-        .take(20)
-        .map(|row| {
-            vec![
-                row.key.clone(),
-                row.source.clone(),
-                row.counts.accesses.to_string(),
-                row.counts.misses[0].to_string(),
-                row.pattern.clone(),
-            ]
-        })
-        .collect();
-    println!(
-        "\nper variable and line ({} pairs{}):",
-        pairs.len(),
-        if pairs.len() > 20 {
-            ", the 20 missing most shown; cache_stats save writes them all"
-        } else {
-            ""
-        }
-    );
-    let h: Vec<String> = ["variable", "source", "accesses", "misses_L1", "pattern"]
-        .map(String::from)
-        .to_vec();
-    print!("{}", text_table(&h, &rows));
-    print_reuse(r);
-}
-
-fn print_reuse(r: &CacheReport) {
-    let line = r.reuse.line as u64;
-    match r.reuse.sampling {
-        Some(s) => println!(
-            "\nreuse distance in distinct {line}-byte lines (SHARDS sampling of {:.4}% of lines: estimates):",
-            s.rate * 100.0
-        ),
-        None => println!("\nreuse distance in distinct {line}-byte lines (exact LRU stack distance):"),
-    }
-    let sizes: Vec<(String, u32)> = r
-        .cache
-        .model
-        .levels
-        .iter()
-        .map(|l| (l.name(), (l.size / line).max(1).ilog2()))
-        .collect();
-    let mut h: Vec<String> = vec![
-        "variable".into(),
-        "references".into(),
-        "cold".into(),
-        "median".into(),
-    ];
-    h.extend(sizes.iter().map(|(n, _)| format!("miss@{n}")));
-    let rows: Vec<Vec<String>> = r
-        .row_histograms()
-        .into_iter()
-        .map(|(rid, hist)| {
-            let total = hist.total();
-            let mut acc = hist.cold;
-            let mut median = "cold".to_string();
-            for (k, n) in hist.bins.iter().enumerate() {
-                if acc + n > total / 2 && acc <= total / 2 {
-                    median = format!("{}..{}", report::bin_range(k).0, report::bin_range(k).1);
-                }
-                acc += n;
-            }
-            if hist.cold > total / 2 {
-                median = "cold".into();
-            }
-            let mut row = vec![
-                r.names.row_name(rid).to_string(),
-                total.to_string(),
-                hist.cold.to_string(),
-                median,
-            ];
-            for (_, j) in &sizes {
-                row.push(format!("{:.4}", hist.misses_at(*j) as f64 / total as f64));
-            }
-            row
-        })
-        .collect();
-    print!("{}", text_table(&h, &rows));
-    println!("  (miss@L: miss ratio of a fully associative LRU cache of that level's size, from the histogram; visinfo/miss_ratio_curves.csv with save)");
-    let far = r.distant_rows();
-    if !far.is_empty() {
-        println!("\nmost distant reuses:");
-        let h: Vec<String> = ["line", "element", "distance"].map(String::from).to_vec();
-        let rows: Vec<Vec<String>> = far
-            .iter()
-            .take(10)
-            .map(|(l, e, _, d)| vec![l.clone(), e.clone(), d.to_string()])
-            .collect();
-        print!("{}", text_table(&h, &rows));
-    }
-}
-
 /// `figures/sharing.html`: each shared line's bytes by thread.
 fn sharing_figure(
-    lines: &[report::SharedLine],
+    lines: &[SharedLine],
     line: u32,
     figures: &Path,
     analysis_id: &str,
@@ -588,7 +317,7 @@ fn sharing_figure(
         .map(|l| SharedBytes {
             addr: l.addr,
             line,
-            kind: l.kind.clone(),
+            kind: l.kind,
             transfers: l.transfers,
             threads: l.masks.clone(),
             byte_names: l.byte_names.clone(),
@@ -615,7 +344,7 @@ fn sharing_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     let grouping = st.grouping();
     let a = st.analysis()?;
     let analysis_id = a.summary.analysis_id.clone();
-    let lines = report::sharing_stats(a, kind, line, grouping)?;
+    let lines = filter::sharing_stats(a, kind, line, grouping)?;
     println!(
         "sharing_stats ({}-byte lines written by one thread and touched by another, set_mem_alloc {}; \
          Valgrind runs one thread at a time, so transfers are those of its interleaving):",
@@ -631,28 +360,11 @@ fn sharing_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     if lines.is_empty() {
         println!("no line is shared between threads.");
     }
-    for l in &lines {
-        println!(
-            "line {:#x}: {} sharing, {} transfers ({} true, {} false): {}",
-            l.addr,
-            l.kind,
-            l.transfers,
-            l.true_transfers,
-            l.false_transfers,
-            l.variables.join(" ")
-        );
-        for (tid, els, rd, wr, n) in &l.threads {
-            println!(
-                "  thread {tid}: {} accesses to {}; bytes read [{rd}], written [{wr}]",
-                n,
-                els.join(" ")
-            );
-        }
-    }
+    print!("{}", super::render::shared_lines(&lines));
     if save {
-        let mut df = report::sharing_table(&lines)?;
-        let p1 = crate::filter::write_csv(&mut df, &dir.join("sharing_stats.csv"))?;
-        let p2 = crate::filter::write_parquet(&mut df, &dir.join("sharing_stats.parquet"))?;
+        let mut df = filter::sharing_table(&lines)?;
+        let p1 = filter::write_csv(&mut df, &dir.join("sharing_stats.csv"))?;
+        let p2 = filter::write_parquet(&mut df, &dir.join("sharing_stats.parquet"))?;
         let p3 = sharing_figure(&lines, line, &st.figures_dir(), &analysis_id)?;
         println!(
             "wrote {}, {} and {}",
@@ -677,7 +389,7 @@ fn sharing_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
             .map(|l| {
                 Value::Dict(vec![
                     ("line".into(), s(format!("{:#x}", l.addr))),
-                    ("kind".into(), s(l.kind.clone())),
+                    ("kind".into(), s(l.kind.to_string())),
                     ("transfers".into(), Value::Int(l.transfers as i64)),
                     (
                         "variables".into(),
@@ -688,7 +400,7 @@ fn sharing_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
                         Value::List(
                             l.threads
                                 .iter()
-                                .flat_map(|t| t.1.iter().map(|e| s(e.clone())))
+                                .flat_map(|t| t.elements.iter().map(|e| s(e.clone())))
                                 .collect(),
                         ),
                     ),

@@ -13,8 +13,9 @@ use super::handlers::{add, fmt_table, s};
 use super::session::{valid_label, Session};
 use super::text::counted;
 use super::{Registry, Value};
-use crate::filter::locality::report::{self, CacheReport};
-use crate::filter::locality::sweep::{self, Metric, RunReport, RunValue};
+use crate::filter::{
+    cache_stats, metric_by_run, metric_table, natural_cmp, CacheReport, Metric, RunReport, RunValue,
+};
 
 /// Registers the run commands (each holding the folder's lock);
 /// `compare_runs` registers in its own file, `cmd_compare.rs`.
@@ -79,7 +80,7 @@ fn labels(st: &Session) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default();
-    out.sort_by(|a, b| report::natural_cmp(a, b));
+    out.sort_by(|a, b| natural_cmp(a, b));
     out
 }
 
@@ -102,7 +103,7 @@ fn save_run(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     let analysis = st.analysis()?;
     let summary = analysis.summary.clone();
     let from = st.analysis_dir();
-    let mut written = crate::filter::files::keep_run(&from, &trace, &dir)
+    let mut written = crate::filter::keep_run(&from, &trace, &dir)
         .context(|| format!("keeping the run \"{label}\" failed"))?;
     let saved = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -246,10 +247,11 @@ fn run_report(st: &Session, label: &str, dir: &Path) -> CmdResult<CacheReport> {
         println!("warning: run {label} is PARTIAL ({why}): its counts cover only part of the run.");
     }
     let opts = super::handlers::cache_options(st);
-    Ok(report::cache_stats(&a, st.mem(), &opts)?)
+    Ok(cache_stats(&a, st.mem(), &opts)?)
 }
 
-/// `plot_runs METRIC ?RUN ...? ?-vars VARIABLE ...?`: METRIC (a key of
+/// `plot_runs METRIC ?RUN ...?`, the runs optionally followed by `-vars
+/// VARIABLE ...` to keep only those variables: METRIC (a key of
 /// cache_stats' per-variable dicts: accesses, misses_L1 …, compulsory,
 /// miss_ratio, line_bytes_used) of each variable in each saved run, under
 /// the current model; prints it, writes `figures/runs_METRIC.html` and
@@ -277,7 +279,7 @@ fn plot_runs(st: &mut Session, a: &[String]) -> CmdResult<Value> {
         return Err("there are no saved runs to plot: keep some with save_run LABEL after memory_trace_analysis.".into());
     }
     let runs = run_reports(st, &labels)?;
-    let values = sweep::metric_by_run(&runs, metric, vars);
+    let values = metric_by_run(&runs, metric, vars);
     if let Some(missing) = vars
         .iter()
         .find(|v| !values.iter().any(|x| &x.variable == *v))
@@ -387,7 +389,7 @@ fn save_sweep(
 ) -> CmdResult<Vec<PathBuf>> {
     use crate::vis::runs::{runs_figure, RunLabel};
     let mut df =
-        sweep::metric_table(values).context(|| "building the table of runs failed".to_string())?;
+        metric_table(values).context(|| "building the table of runs failed".to_string())?;
     let csv =
         crate::filter::write_csv(&mut df, &st.visinfo_dir().join(format!("runs_{name}.csv")))?;
     let labels: Vec<RunLabel> = runs

@@ -64,14 +64,14 @@ pub fn register_pipeline(r: &mut Registry<Session>) {
 /// variable table only) before any command has loaded it.
 fn array_names(st: &Session) -> Vec<String> {
     let owned = |vars: &[filter::Variable]| -> Vec<String> {
-        filter::shape::array_names(vars)
+        filter::array_names(vars)
             .into_iter()
             .map(String::from)
             .collect()
     };
     match st.loaded_analysis() {
         Some(a) => owned(&a.vars),
-        None => filter::files::load_saved_variables(&st.analysis_dir())
+        None => filter::load_saved_variables(&st.analysis_dir())
             .map(|vars| owned(&vars))
             .unwrap_or_default(),
     }
@@ -122,7 +122,7 @@ fn set_mem_alloc(st: &mut Session, a: &[String]) -> CmdResult<Value> {
 /// `set_heap_grouping site|instances`: how statistics and figures show
 /// heap blocks and the instances of a local variable.
 fn set_heap_grouping(st: &mut Session, a: &[String]) -> CmdResult<Value> {
-    st.set_grouping(filter::stats::Grouping::parse(&a[0]).unwrap_or_default());
+    st.set_grouping(filter::Grouping::parse(&a[0]).unwrap_or_default());
     let (row, local) = match a[0].as_str() {
         "site" => ("allocation site", "variable"),
         _ => ("block", "instance (frame)"),
@@ -174,8 +174,7 @@ fn compile_exe(st: &mut Session, a: &[String]) -> CmdResult<Value> {
 /// `complete_memory_access_pattern ?save|arrays|NAME|-NAME ...?`: draws
 /// every selected access; returns the figure's path.
 fn complete_memory_access_pattern(st: &mut Session, a: &[String]) -> CmdResult<Value> {
-    let filter =
-        filter::pick::VarFilter::parse(a.iter().map(String::as_str).filter(|w| *w != "save"));
+    let filter = filter::VarFilter::parse(a.iter().map(String::as_str).filter(|w| *w != "save"));
     complete_pattern(st, has_save(a), &filter)
 }
 
@@ -291,13 +290,9 @@ fn memory_trace_analysis(st: &mut Session, _: &[String]) -> CmdResult<Value> {
     };
     // The access list streams into a new saved analysis, which replaces
     // the previous one only when complete.
-    let out = filter::files::AnalysisDir::begin(&st.own_analysis_dir())?;
+    let out = filter::AnalysisDir::begin(&st.own_analysis_dir())?;
     let dataset = out.dataset();
-    let keep = filter::Keep {
-        dataset: Some(&dataset),
-        memory_budget: filter::store::DEFAULT_MEMORY_BUDGET,
-        layout: filter::store::Layout::DEFAULT,
-    };
+    let keep = filter::Keep::on_disk(&dataset);
     let a = filter::analyse_into(&path, &mut namer, &mut progress, &keep);
     shown.finish();
     super::interrupt::clear();
@@ -355,11 +350,11 @@ fn filtering_process(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     let dir = st.visinfo_dir();
     let work_dir = st.work_dir().to_path_buf();
     let a = st.analysis()?;
-    let mut files = filter::files::write_allocation_info(a, &dir)?;
+    let mut files = filter::write_allocation_info(a, &dir)?;
     super::session::record_written_in(&work_dir, &files);
     let order = save || sel.len() <= ORDER_DATA_AUTO_ROWS;
     if order {
-        let more = filter::files::write_order_data(a, &sel, &dir)?;
+        let more = filter::write_order_data(a, &sel, &dir)?;
         super::session::record_written_in(&work_dir, &more);
         files.extend(more);
     }
@@ -420,11 +415,11 @@ fn cell(df: &DataFrame, col: &str, i: usize) -> String {
 /// Prints the fields of rows grouping several heap blocks, summed over the
 /// blocks (`n.val`, `n.next` of a list's 200 nodes).
 fn print_grouped_fields(
-    a: &filter::analysis::Analysis,
+    a: &filter::Analysis,
     kind: filter::MemKind,
-    grouping: filter::stats::Grouping,
+    grouping: filter::Grouping,
 ) -> CmdResult<()> {
-    let fields = filter::stats::grouped_fields(a, kind, grouping)?;
+    let fields = filter::grouped_fields(a, kind, grouping)?;
     if fields.height() == 0 {
         return Ok(());
     }
@@ -453,9 +448,9 @@ fn memory_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     let dir = st.visinfo_dir();
     let grouping = st.grouping();
     let a = st.analysis()?;
-    let mut per_var = filter::stats::per_variable_by(a, kind, grouping)?;
-    let mut per_addr = filter::stats::per_address_by(a, kind, grouping)?;
-    let cols = filter::stats::VARIABLE_COLUMNS;
+    let mut per_var = filter::per_variable_by(a, kind, grouping)?;
+    let mut per_addr = filter::per_address_by(a, kind, grouping)?;
+    let cols = filter::VARIABLE_COLUMNS;
     let rows: Vec<Vec<String>> = (0..per_var.height())
         .map(|i| cols.iter().map(|c| cell(&per_var, c, i)).collect())
         .collect();
@@ -468,14 +463,14 @@ fn memory_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
         println!("{w}");
     }
     print!("{}", fmt_table(&cols, &rows));
-    for line in filter::stats::row_notes(a, &per_var, grouping) {
+    for line in filter::row_notes(a, &per_var, grouping) {
         println!("note: {line}");
     }
     if a.summary.threads.len() > 1 {
         println!("note: {THREADS_NOTE}");
     }
     print_grouped_fields(a, kind, grouping)?;
-    let addr_cols = filter::stats::ADDRESS_COLUMNS;
+    let addr_cols = filter::ADDRESS_COLUMNS;
     let shown = per_addr.height().min(20);
     let arows: Vec<Vec<String>> = (0..shown)
         .map(|i| {
@@ -510,7 +505,7 @@ fn memory_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     if save {
         let p1 = filter::write_csv(&mut per_var, &dir.join("memory_stats.csv"))?;
         st.record_written(std::slice::from_ref(&p1));
-        filter::files::hex_column(&mut per_addr, "address")?;
+        filter::hex_column(&mut per_addr, "address")?;
         let p2 = filter::write_csv(&mut per_addr, &dir.join("memory_stats_addresses.csv"))?;
         println!("wrote {} and {}", p1.display(), p2.display());
         st.record_written(std::slice::from_ref(&p2));
@@ -535,7 +530,7 @@ fn memory_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     Ok(Value::List(result))
 }
 
-fn complete_pattern(st: &mut Session, save: bool, f: &filter::pick::VarFilter) -> CmdResult<Value> {
+fn complete_pattern(st: &mut Session, save: bool, f: &filter::VarFilter) -> CmdResult<Value> {
     let mut sel = st.selected()?;
     let mut opts = figure_options(st, save);
     let grouping = st.grouping();
@@ -543,7 +538,7 @@ fn complete_pattern(st: &mut Session, save: bool, f: &filter::pick::VarFilter) -
     let a = st.loaded_analysis().expect("analysis loaded above");
     if !f.is_empty() {
         let keep = f.keep(&a.vars)?;
-        sel = filter::pick::narrow(a, &sel, &keep)?;
+        sel = sel.narrow(a, &keep)?;
     }
     if sel.is_empty() {
         return Err(format!(
@@ -564,7 +559,7 @@ fn complete_pattern(st: &mut Session, save: bool, f: &filter::pick::VarFilter) -
     // The figure streams the selected accesses from the access list, once
     // per pass, and keeps only what it draws.
     let src = annotate(st, a, sel, &mut opts)?;
-    let shown = filter::stats::variables_for_display(a, grouping)?;
+    let shown = filter::variables_for_display(a, grouping)?;
     let r = vis::complete_pattern_of(&src, &shown, &a.lines, &opts)?;
     Ok(report_figure(st, &r))
 }
@@ -576,16 +571,17 @@ fn parse_dim(what: &str, v: &str) -> CmdResult<u64> {
     }
 }
 
-/// `2d_memory_access_pattern NAME ?COLS TYPEBYTES? ?save?`: draws the
-/// array NAME as rows of COLS elements (inferred when left out); returns
-/// the figure's path.
+/// `2d_memory_access_pattern NAME ?COLS? ?TYPEBYTES? ?save?`: draws the
+/// array NAME as rows of COLS elements of TYPEBYTES bytes (given together,
+/// or both left out to infer them); returns the figure's path.
 fn array_2d_pattern(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     array_pattern(st, args, 2)
 }
 
-/// `3d_memory_access_pattern NAME ?COLS DEPTH TYPEBYTES? ?save?`: draws the
-/// array NAME as rows of COLS x DEPTH elements (inferred when left out);
-/// returns the figure's path.
+/// `3d_memory_access_pattern NAME ?COLS? ?DEPTH? ?TYPEBYTES? ?save?`: draws
+/// the array NAME as rows of COLS x DEPTH elements of TYPEBYTES bytes
+/// (given together, or all left out to infer them); returns the figure's
+/// path.
 fn array_3d_pattern(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     array_pattern(st, args, 3)
 }
@@ -594,16 +590,16 @@ fn array_3d_pattern(st: &mut Session, args: &[String]) -> CmdResult<Value> {
 /// dimensions all or none (see [`super::specs::opt_with`]), so `args` is
 /// NAME, then `ndim` dimensions or none, then maybe `save`.
 fn array_pattern(st: &mut Session, args: &[String], ndim: usize) -> CmdResult<Value> {
-    use filter::shape::DrawShape;
+    use filter::DrawShape;
     let save = args.len() > 1 && args[args.len() - 1] == "save";
     let nums = &args[1..args.len() - usize::from(save)];
     let name = args[0].clone();
     let mut opts = figure_options(st, save);
     st.analysis()?;
     let a = st.loaded_analysis().expect("analysis loaded above");
-    let var = match filter::shape::resolve_array(a, &name) {
+    let var = match filter::resolve_array(a, &name) {
         Ok(v) => v,
-        Err(e) => match filter::shape::BlockStack::of(a, &name) {
+        Err(e) => match filter::BlockStack::of(a, &name) {
             Some(stack) if ndim == 2 => return stacked_pattern(st, &stack, nums, opts),
             _ => return Err(e.into()),
         },
@@ -618,7 +614,7 @@ fn array_pattern(st: &mut Session, args: &[String], ndim: usize) -> CmdResult<Va
         let elem = parse_dim("TYPEBYTES", &nums[ndim - 1])?;
         DrawShape::Grid { cols, depth, elem }
     } else {
-        let shape = filter::shape::infer_shape(a, var, ndim)?;
+        let shape = filter::infer_shape(a, var, ndim)?;
         if let DrawShape::Grid { cols, depth, elem } = shape {
             println!(
                 "inferred for {}: {cols} columns{}, {elem} bytes per element",
@@ -642,7 +638,7 @@ fn array_pattern(st: &mut Session, args: &[String], ndim: usize) -> CmdResult<Va
     let src = annotate(st, a, sel, &mut opts)?;
     println!(
         "drawing {} accesses of {}...",
-        filter::batches::AccessBatches::len(&src),
+        filter::AccessBatches::len(&src),
         super::text::terminal_safe(&name)
     );
     let layout = if ndim == 2 {
@@ -667,7 +663,7 @@ fn array_pattern(st: &mut Session, args: &[String], ndim: usize) -> CmdResult<Va
 /// elements, or as the user's `COLS TYPEBYTES` (`nums`).
 fn stacked_pattern(
     st: &mut Session,
-    stack: &filter::shape::BlockStack,
+    stack: &filter::BlockStack,
     nums: &[String],
     mut opts: vis::FigureOptions,
 ) -> CmdResult<Value> {
@@ -680,7 +676,7 @@ fn stacked_pattern(
         super::text::terminal_safe(&a.vars[first as usize].site),
         stack.stride
     );
-    let fields = filter::fields::single_struct_fields(a, first)?;
+    let fields = filter::single_struct_fields(a, first)?;
     let layout_fields: Vec<(u64, String)>;
     let layout = if let [cols, elem] = nums {
         vis::ArrayLayout::Grid2d {
@@ -694,7 +690,7 @@ fn stacked_pattern(
             stack.stride,
             super::text::terminal_safe(&names.join(", "))
         );
-        if let Some(t) = filter::fields::untouched_text(&fields) {
+        if let Some(t) = filter::untouched_text(&fields) {
             println!(
                 "never touched by the region (blank columns): {}.",
                 super::text::terminal_safe(&t)
@@ -730,7 +726,7 @@ fn struct_pattern(
     var: u32,
     name: &str,
     elem: u64,
-    fields: Vec<filter::fields::StructField>,
+    fields: Vec<filter::StructField>,
     mut opts: vis::FigureOptions,
 ) -> CmdResult<Value> {
     st.analysis()?;
@@ -741,7 +737,7 @@ fn struct_pattern(
         super::text::terminal_safe(name),
         super::text::terminal_safe(&names.join(", "))
     );
-    if let Some(t) = filter::fields::untouched_text(&fields) {
+    if let Some(t) = filter::untouched_text(&fields) {
         println!(
             "never touched by the region (blank columns): {}.",
             super::text::terminal_safe(&t)

@@ -11,11 +11,7 @@ use std::error::Error;
 
 use polars::prelude::PolarsError;
 
-use crate::filter::locality::cache::CacheError;
-use crate::filter::locality::report::LocalityError;
-use crate::filter::pick::UnknownVariable;
-use crate::filter::shape::ShapeError;
-use crate::filter::FilterError;
+use crate::filter::{CacheError, FilterError, LocalityError, ShapeError, UnknownVariable};
 use crate::trace::dump::DumpError;
 use crate::trace::heapprof::ProfileError;
 use crate::trace::reader::TraceError;

@@ -6,9 +6,9 @@ use std::path::Path;
 
 use super::error::{CmdResult, Context};
 use super::session::Session;
+use super::text::text_table;
 use super::{Registry, Value};
-use crate::filter::locality::colour::{self, ColourMode};
-use crate::filter::locality::report::{self, text_table};
+use crate::filter::{self, ColourMode};
 use crate::vis;
 
 /// A Tcl string.
@@ -104,7 +104,7 @@ fn provenance(st: &Session) -> String {
 
 /// The line every report of a partial analysis starts with, naming why it
 /// is partial, or `None` for a whole one.
-pub(super) fn partial_warning(a: &crate::filter::analysis::Analysis) -> Option<String> {
+pub(super) fn partial_warning(a: &filter::Analysis) -> Option<String> {
     a.summary.partial_reason().map(|r| {
         format!(
             "warning: this analysis is PARTIAL ({r}): its counts cover only the accesses up to \
@@ -142,13 +142,13 @@ pub(super) fn report_figure(st: &Session, r: &vis::FigureReport) -> Value {
 /// the pattern labels of every (variable, line) pair go into `opts`.
 pub(super) fn annotate<'a>(
     st: &Session,
-    a: &'a crate::filter::analysis::Analysis,
-    sel: crate::filter::Selection,
+    a: &'a filter::Analysis,
+    sel: filter::Selection,
     opts: &mut crate::vis::FigureOptions,
-) -> CmdResult<crate::filter::batches::SelectionBatches<'a>> {
-    use crate::filter::batches::AccessBatches;
+) -> CmdResult<filter::SelectionBatches<'a>> {
+    use crate::filter::AccessBatches;
     let mode = st.locality().figure_colour;
-    let src = colour::selection_batches(a, sel, mode, &st.locality().cache)
+    let src = filter::selection_batches(a, sel, mode, &st.locality().cache)
         .context(|| "computing the figure's colours failed".to_string())?;
     if mode != ColourMode::Default {
         println!(
@@ -162,7 +162,7 @@ pub(super) fn annotate<'a>(
         labels: c.labels.clone(),
     });
     opts.annotations.patterns = Some(
-        colour::pattern_table(a).context(|| "labelling the access patterns failed".to_string())?,
+        filter::pattern_table(a).context(|| "labelling the access patterns failed".to_string())?,
     );
     Ok(src)
 }
@@ -179,13 +179,10 @@ fn mode_words(mode: ColourMode) -> &'static str {
 
 /// What `cache_stats`, `compare_runs` and `what_if` simulate: the session's
 /// cache model, reuse sampling and heap grouping.
-pub(super) fn cache_options(st: &Session) -> report::Options {
-    report::Options {
+pub(super) fn cache_options(st: &Session) -> filter::CacheOptions {
+    filter::CacheOptions {
         model: st.locality().cache.clone(),
-        sampling: st
-            .locality()
-            .sampling
-            .and_then(crate::filter::locality::reuse::Sampling::new),
+        sampling: st.locality().sampling.and_then(filter::Sampling::new),
         grouping: st.grouping(),
     }
 }
@@ -193,11 +190,11 @@ pub(super) fn cache_options(st: &Session) -> report::Options {
 /// The access patterns per (variable, line), for `memory_stats`: the 20
 /// busiest pairs, as text.
 pub(super) fn pattern_section(
-    a: &crate::filter::analysis::Analysis,
-    kind: crate::filter::MemKind,
-    grouping: crate::filter::stats::Grouping,
+    a: &filter::Analysis,
+    kind: filter::MemKind,
+    grouping: filter::Grouping,
 ) -> CmdResult<String> {
-    let rows = report::patterns(a, kind, grouping)?;
+    let rows = filter::patterns(a, kind, grouping)?;
     if rows.is_empty() {
         return Ok(String::new());
     }
@@ -209,7 +206,7 @@ pub(super) fn pattern_section(
                 r.variable.clone(),
                 r.source.clone(),
                 r.accesses.to_string(),
-                r.label.clone(),
+                r.label.to_string(),
             ]
         })
         .collect();

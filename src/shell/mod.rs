@@ -52,6 +52,7 @@ pub mod error;
 mod handlers;
 pub mod interrupt;
 pub mod progress;
+mod render;
 pub mod repl;
 pub mod session;
 pub mod specs;
@@ -528,6 +529,70 @@ fn history_text(history: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every command of the spec table has a handler in the whole shell
+    /// (the converse holds by construction: `Registry::add` refuses a
+    /// handler whose command has no spec, and building the shell here would
+    /// panic).
+    #[test]
+    fn every_spec_has_a_handler() {
+        let sh = build_shell().unwrap();
+        let missing: Vec<&str> = specs::SPECS
+            .iter()
+            .map(|s| s.name)
+            .filter(|n| !sh.registry().is_implemented(n))
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "commands without a handler: {missing:?}"
+        );
+    }
+
+    /// A handler's doc comment that starts with a command's usage
+    /// (`` `memory_stats ?save?`: ... ``) gives it exactly as `help` does,
+    /// so the two cannot drift apart.
+    #[test]
+    fn handler_docs_give_the_spec_usage() {
+        let files = [
+            ("commands.rs", include_str!("commands.rs")),
+            ("cmd_compare.rs", include_str!("cmd_compare.rs")),
+            ("cmd_heap.rs", include_str!("cmd_heap.rs")),
+            ("cmd_hpcmp.rs", include_str!("cmd_hpcmp.rs")),
+            ("cmd_locality.rs", include_str!("cmd_locality.rs")),
+            ("cmd_runs.rs", include_str!("cmd_runs.rs")),
+        ];
+        let mut checked = 0;
+        let mut wrong = Vec::new();
+        for (file, text) in files {
+            let mut doc: Vec<&str> = Vec::new();
+            for line in text.lines() {
+                let t = line.trim_start();
+                if let Some(d) = t.strip_prefix("///") {
+                    doc.push(d.trim());
+                    continue;
+                }
+                if t.starts_with("fn ") && !doc.is_empty() {
+                    let joined = doc.join(" ");
+                    let usage = joined
+                        .strip_prefix('`')
+                        .and_then(|r| r.split('`').next())
+                        .unwrap_or("");
+                    let word = usage.split(' ').next().unwrap_or("");
+                    if let Some(spec) = specs::SPECS.iter().find(|s| s.name == word) {
+                        checked += 1;
+                        if usage != spec.usage() {
+                            wrong.push(format!("{file}: `{usage}`, help says `{}`", spec.usage()));
+                        }
+                    }
+                }
+                if !t.starts_with("#[") {
+                    doc.clear();
+                }
+            }
+        }
+        assert!(checked > 30, "too few handler docs read: {checked}");
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    }
 
     #[derive(Default)]
     struct Counter {

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Weak};
 
-use crate::filter::analysis::Analysis;
+use crate::filter::Analysis;
 use crate::filter::{self, MemKind};
 use crate::trace;
 use crate::workdir::{self, FolderLock, Manifest, SourceId};
@@ -62,7 +62,7 @@ pub struct Session {
     /// Memory kinds shown (`set_mem_alloc`).
     mem: MemKind,
     /// How heap blocks are grouped in memory_stats (`set_heap_grouping`).
-    grouping: crate::filter::stats::Grouping,
+    grouping: filter::Grouping,
     /// Open figures in a browser after writing them.
     open_browser: bool,
     /// Maximum points drawn before figures aggregate.
@@ -446,7 +446,7 @@ impl Session {
     }
 
     /// Makes `a`, just made from the trace `source` and saved (see
-    /// [`filter::files::AnalysisDir`]), the current analysis, after
+    /// [`filter::AnalysisDir`]), the current analysis, after
     /// [`Session::forget_analysis`] of the previous one.
     pub fn adopt_analysis(&mut self, a: Analysis, source: Option<SourceId>) {
         self.forget_analysis();
@@ -526,12 +526,12 @@ impl Session {
     }
 
     /// How heap blocks are grouped in statistics and figures.
-    pub fn grouping(&self) -> filter::stats::Grouping {
+    pub fn grouping(&self) -> filter::Grouping {
         self.grouping
     }
 
     /// `set_heap_grouping site|instances`: kept for this session only.
-    pub fn set_grouping(&mut self, grouping: filter::stats::Grouping) {
+    pub fn set_grouping(&mut self, grouping: filter::Grouping) {
         self.grouping = grouping;
     }
 
@@ -748,9 +748,9 @@ impl Session {
     pub fn analysis(&mut self) -> CmdResult<&Analysis> {
         if self.analysis.is_none() {
             let dir = self.analysis_dir();
-            if filter::files::has_saved_analysis(&dir) {
+            if filter::has_saved_analysis(&dir) {
                 let a = self.load_saved(&dir)?;
-                self.analysis_source = filter::files::saved_source(&dir);
+                self.analysis_source = filter::saved_source(&dir);
                 self.check_fresh()?;
                 self.analysis = Some(a);
                 self.selected = None;
@@ -800,7 +800,7 @@ impl Session {
                 shown(dir)
             );
         }
-        Ok(filter::files::load_analysis(dir)?)
+        Ok(filter::load_analysis(dir)?)
     }
 
     /// The trace results should come from now: the loaded one, else the

@@ -7,9 +7,7 @@ use std::time::SystemTime;
 use serde::{Deserialize, Serialize};
 
 use super::error::{CmdResult, Context};
-use crate::filter::heap::{HeapReport, HeapRun};
-use crate::filter::locality::cache::CacheModel;
-use crate::filter::locality::colour::ColourMode;
+use crate::filter::{CacheModel, ColourMode, HeapReport, HeapRun};
 use crate::trace::backtrace::BacktraceSymbolizer;
 
 /// The locality settings of a session.

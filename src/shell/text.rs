@@ -94,6 +94,42 @@ pub fn wrote(paths: &[std::path::PathBuf]) -> String {
     format!("wrote {}", names.join(", "))
 }
 
+/// Columns of text tables: left-aligned first column, right-aligned rest,
+/// a last column holding words left as it is. The locality reports' tables
+/// (`cache_stats`, `what_if`) use it; the cells are mapvis's own numbers
+/// and names already shown elsewhere.
+pub fn text_table(headers: &[String], rows: &[Vec<String>]) -> String {
+    let mut w: Vec<usize> = headers.iter().map(|h| h.len()).collect();
+    for r in rows {
+        for (i, c) in r.iter().enumerate() {
+            if i < w.len() {
+                w[i] = w[i].max(c.len());
+            }
+        }
+    }
+    let fmt = |cells: &[String]| -> String {
+        let last = cells.len().saturating_sub(1);
+        let mut s = cells
+            .iter()
+            .enumerate()
+            .map(|(i, c)| match i {
+                0 => format!("{c:<width$}", width = w[0]),
+                _ if i == last && c.chars().any(|ch| ch.is_alphabetic()) => c.clone(),
+                _ => format!("{c:>width$}", width = w[i]),
+            })
+            .collect::<Vec<_>>()
+            .join("  ");
+        s.truncate(s.trim_end().len());
+        s.push('\n');
+        s
+    };
+    let mut out = fmt(headers);
+    for r in rows {
+        out.push_str(&fmt(r));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

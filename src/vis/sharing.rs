@@ -30,8 +30,8 @@ pub struct SharedBytes {
     pub addr: u64,
     /// Line size in bytes (at most 64 are drawn).
     pub line: u32,
-    /// `false`, `true`, `true+false` or `none`.
-    pub kind: String,
+    /// True or false sharing, or both, or none.
+    pub kind: crate::filter::SharingKind,
     /// Cross-thread transfers.
     pub transfers: u64,
     /// Per thread: (tid, bits of bytes read, bits of bytes written).

@@ -369,7 +369,7 @@ pub fn pattern_table(a: &Analysis) -> Result<DataFrame, LocalityError> {
             names
                 .vars
                 .get(v as usize)
-                .map_or_else(|| "?".into(), |var| label(p, var))
+                .map_or_else(|| "?".into(), |var| label(p, var).to_string())
         })
         .collect();
     Ok(DataFrame::new(vec![

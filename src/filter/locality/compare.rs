@@ -17,6 +17,7 @@
 use std::collections::BTreeMap;
 
 use super::cache::Counts;
+use super::pattern::{RowLabel, Walk};
 use super::report::{bin_range, natural_cmp, CacheReport, Row};
 use super::reuse::Histogram;
 
@@ -147,7 +148,7 @@ pub struct PairSide {
     /// The display name of the variable.
     pub variable: String,
     /// The pair's own pattern label (without bytes per line).
-    pub label: String,
+    pub label: RowLabel,
     /// Whether the pair is run A's (else run B's).
     pub run_a: bool,
     /// `file.c:LINE` in that run's source.
@@ -169,7 +170,7 @@ pub struct PairComparison {
     /// What the sides were matched on: the label both share, or the walk
     /// direction (`row-wise`) when one run's loop is tiled and the
     /// other's not (each side keeps its own label); a lone side's label.
-    pub label: String,
+    pub label: MatchKey,
     /// Run A's pair; `None` when A has no pair of that variable and label
     /// left to match.
     pub a: Option<PairSide>,
@@ -220,7 +221,7 @@ fn align(ga: PairGroups, gb: PairGroups) -> Vec<PairComparison> {
         for x in sides {
             out.push(PairComparison {
                 variable: x.variable.clone(),
-                label: x.label.clone(),
+                label: MatchKey::Label(x.label),
                 a: x.run_a.then(|| x.clone()),
                 b: (!x.run_a).then_some(x),
             });
@@ -235,7 +236,8 @@ fn match_round(
     mut ga: PairGroups,
     mut gb: PairGroups,
 ) -> (Vec<PairComparison>, PairGroups, PairGroups) {
-    let keys: Vec<(String, String)> = ga.keys().filter(|k| gb.contains_key(*k)).cloned().collect();
+    let keys: Vec<(String, MatchKey)> =
+        ga.keys().filter(|k| gb.contains_key(*k)).cloned().collect();
     let mut out = Vec::new();
     for k in keys {
         let mut xs = ga.remove(&k).unwrap_or_default();
@@ -245,7 +247,7 @@ fn match_round(
         for (x, y) in xs.into_iter().zip(ys) {
             out.push(PairComparison {
                 variable: k.0.clone(),
-                label: k.1.clone(),
+                label: k.1,
                 a: Some(x),
                 b: Some(y),
             });
@@ -263,8 +265,12 @@ fn match_round(
 /// The same pairs keyed by (variable, walk direction), busiest first.
 fn by_walk(g: PairGroups) -> PairGroups {
     let mut out = PairGroups::new();
-    for ((v, label), sides) in g {
-        out.entry((v, walk(&label))).or_default().extend(sides);
+    for ((v, key), sides) in g {
+        let key = match key {
+            MatchKey::Label(l) => walk(&l),
+            other => other,
+        };
+        out.entry((v, key)).or_default().extend(sides);
     }
     for v in out.values_mut() {
         busiest_first(v);
@@ -272,16 +278,44 @@ fn by_walk(g: PairGroups) -> PairGroups {
     out
 }
 
+/// What two runs' pairs are matched on: first their whole label, then,
+/// for the pairs left, the direction of their walk (a loop tiled in one
+/// run and not in the other still walks `row-wise`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum MatchKey {
+    /// The label both pairs share.
+    Label(RowLabel),
+    /// Along the rows of a 2-D array, tiled or not.
+    RowWise,
+    /// Down the columns of a 2-D array, tiled or not.
+    ColumnWise,
+    /// A 3-D array with its last index innermost, whatever the width of
+    /// its accesses.
+    LastIndexInnermost,
+}
+
+impl std::fmt::Display for MatchKey {
+    /// The label, or the direction as the labels begin with it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MatchKey::Label(l) => write!(f, "{l}"),
+            MatchKey::RowWise => f.write_str("row-wise"),
+            MatchKey::ColumnWise => f.write_str("column-wise"),
+            MatchKey::LastIndexInnermost => f.write_str("row-wise (last index innermost)"),
+        }
+    }
+}
+
 /// The direction of a label's walk: the label without its tiling and
 /// details (`tiled: row-wise inside tiles 8 elements wide` and `row-wise:
 /// unit stride` both walk `row-wise`); other labels are their own walk.
-pub fn walk(label: &str) -> String {
-    let l = label.strip_prefix("tiled: ").unwrap_or(label);
-    let l = l.split(" inside tiles").next().unwrap_or(l);
-    if l.starts_with("row-wise") || l.starts_with("column-wise") {
-        return l.split(':').next().unwrap_or(l).to_string();
+pub fn walk(label: &RowLabel) -> MatchKey {
+    match label.label.walk {
+        Walk::RowWise(_) | Walk::TiledRows { .. } => MatchKey::RowWise,
+        Walk::ColumnWise(_) | Walk::TiledColumns { .. } => MatchKey::ColumnWise,
+        Walk::LastIndexInnermost(_) => MatchKey::LastIndexInnermost,
+        _ => MatchKey::Label(*label),
     }
-    label.to_string()
 }
 
 fn busiest_first(v: &mut [PairSide]) {
@@ -316,7 +350,8 @@ fn sort_pairs(out: &mut [PairComparison]) {
         key(x)
             .cmp(&key(y))
             .then_with(|| natural_cmp(&x.variable, &y.variable))
-            .then_with(|| x.label.cmp(&y.label))
+            // Labels as printed, in the order people read them.
+            .then_with(|| x.label.to_string().cmp(&y.label.to_string()))
             .then_with(|| natural_cmp(&source_of(x), &source_of(y)))
     });
 }
@@ -327,20 +362,23 @@ fn source_of(c: &PairComparison) -> String {
         .map_or(String::new(), |s| s.source.clone())
 }
 
-/// Pairs by (display name, pattern label).
-type PairGroups = BTreeMap<(String, String), Vec<PairSide>>;
+/// Pairs by (display name, what they are matched on).
+type PairGroups = BTreeMap<(String, MatchKey), Vec<PairSide>>;
 
 /// Each listed pair of `r` by (display name, label), busiest first (ties
 /// by source line, as people count).
 fn pair_groups(r: &CacheReport, run_a: bool) -> PairGroups {
     let mut out = PairGroups::new();
     for p in r.per_pair() {
-        out.entry((p.key.clone(), p.label.clone()))
+        // Every listed pair has a label; a pair whose variable has no name
+        // has none to be matched on, and is left out.
+        let Some(label) = p.label else { continue };
+        out.entry((p.key.clone(), MatchKey::Label(label)))
             .or_default()
             .push(PairSide {
                 miss_ratio: p.miss_ratio(),
                 variable: p.key,
-                label: p.label,
+                label,
                 run_a,
                 source: p.source,
                 counts: p.counts,
@@ -423,6 +461,7 @@ pub fn change_text(a: f64, b: f64) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::pattern::{PatternLabel, Stride, Unit};
     use super::*;
 
     #[test]
@@ -438,10 +477,23 @@ mod tests {
         assert_eq!(quantile(&Histogram::default(), 0.5), None);
     }
 
-    fn pair(key: &(String, String), source: &str, accesses: u64, l1: u64) -> PairSide {
+    fn lab(walk: Walk) -> RowLabel {
+        RowLabel {
+            label: PatternLabel {
+                walk,
+                bytes_used: None,
+            },
+            differ: None,
+        }
+    }
+
+    fn pair(key: &(String, MatchKey), source: &str, accesses: u64, l1: u64) -> PairSide {
+        let MatchKey::Label(label) = key.1 else {
+            panic!("pairs are keyed by their label")
+        };
         PairSide {
             variable: key.0.clone(),
-            label: key.1.clone(),
+            label,
             run_a: source.starts_with('a'),
             source: source.into(),
             counts: Counts {
@@ -456,12 +508,23 @@ mod tests {
 
     #[test]
     fn pairs_match_by_label_then_walk_busiest_first_and_leftovers_stay_apart() {
-        let key = |v: &str, l: &str| (v.to_string(), l.to_string());
-        let (row, col) = (
-            "row-wise: unit stride",
-            "column-wise: stride 64 elements (512 B)",
+        let key = |v: &str, l: RowLabel| (v.to_string(), MatchKey::Label(l));
+        let row = lab(Walk::RowWise(Unit {
+            descending: false,
+            vector: None,
+        }));
+        let col = lab(Walk::ColumnWise(Stride {
+            elements: 64,
+            elem: 8,
+        }));
+        let tiled_col = lab(Walk::TiledColumns { height: 8 });
+        let (irregular, three) = (
+            lab(Walk::Irregular),
+            lab(Walk::Constant(Stride {
+                elements: 3,
+                elem: 4,
+            })),
         );
-        let tiled_col = "tiled: column-wise inside tiles 8 rows tall";
         let mut ga = PairGroups::new();
         let k = key("X", row);
         ga.insert(
@@ -472,57 +535,73 @@ mod tests {
         ga.insert(k.clone(), vec![pair(&k, "a.c:30", 40, 40)]);
         let k = key("Y", col);
         ga.insert(k.clone(), vec![pair(&k, "a.c:31", 64, 64)]);
-        let k = key("Z", "irregular");
+        let k = key("Z", irregular);
         ga.insert(k.clone(), vec![pair(&k, "a.c:50", 9, 9)]);
         let mut gb = PairGroups::new();
         let k = key("X", row);
         gb.insert(k.clone(), vec![pair(&k, "b.c:12", 100, 10)]);
         let k = key("Y", tiled_col);
         gb.insert(k.clone(), vec![pair(&k, "b.c:44", 64, 16)]);
-        let k = key("Z", "constant stride 3 elements");
+        let k = key("Z", three);
         gb.insert(k.clone(), vec![pair(&k, "b.c:40", 8, 8)]);
         let mut got = align(ga, gb);
         sort_pairs(&mut got);
-        let view: Vec<(&str, &str, Option<&str>, Option<&str>)> = got
+        let view: Vec<(&str, MatchKey, Option<&str>, Option<&str>)> = got
             .iter()
             .map(|c| {
                 (
                     c.variable.as_str(),
-                    c.label.as_str(),
+                    c.label,
                     c.a.as_ref().map(|s| s.source.as_str()),
                     c.b.as_ref().map(|s| s.source.as_str()),
                 )
             })
             .collect();
+        let l = MatchKey::Label;
         assert_eq!(
             view,
             [
-                ("Y", "column-wise", Some("a.c:31"), Some("b.c:44")),
-                ("X", row, Some("a.c:10"), Some("b.c:12")),
-                ("X", col, Some("a.c:30"), None),
-                ("Z", "irregular", Some("a.c:50"), None),
-                ("Z", "constant stride 3 elements", None, Some("b.c:40")),
-                ("X", row, Some("a.c:20"), None),
+                ("Y", MatchKey::ColumnWise, Some("a.c:31"), Some("b.c:44")),
+                ("X", l(row), Some("a.c:10"), Some("b.c:12")),
+                ("X", l(col), Some("a.c:30"), None),
+                ("Z", l(irregular), Some("a.c:50"), None),
+                ("Z", l(three), None, Some("b.c:40")),
+                ("X", l(row), Some("a.c:20"), None),
             ]
         );
         assert_eq!(got[0].miss_change(0), -48);
         assert_eq!(got[0].b.as_ref().unwrap().label, tiled_col);
+        assert_eq!(got[0].label.to_string(), "column-wise");
     }
 
     #[test]
     fn walks_drop_tiling_and_details_only() {
+        let unit = Unit {
+            descending: false,
+            vector: Some(16),
+        };
+        let tiled = lab(Walk::TiledRows {
+            width: 8,
+            vector: None,
+        });
+        assert_eq!(walk(&tiled), MatchKey::RowWise);
+        assert_eq!(walk(&lab(Walk::RowWise(unit))), MatchKey::RowWise);
+        let col = lab(Walk::ColumnWise(Stride {
+            elements: 64,
+            elem: 8,
+        }));
+        assert_eq!(walk(&col), MatchKey::ColumnWise);
+        let three = lab(Walk::LastIndexInnermost(unit));
+        assert_eq!(walk(&three), MatchKey::LastIndexInnermost);
+        assert_eq!(walk(&three).to_string(), "row-wise (last index innermost)");
+        let other = lab(Walk::Constant(Stride {
+            elements: 3,
+            elem: 4,
+        }));
+        assert_eq!(walk(&other), MatchKey::Label(other));
         assert_eq!(
-            walk("tiled: row-wise inside tiles 8 elements wide"),
-            "row-wise"
-        );
-        assert_eq!(walk("row-wise: unit stride"), "row-wise");
-        assert_eq!(
-            walk("column-wise: stride 64 elements (512 B)"),
-            "column-wise"
-        );
-        assert_eq!(
-            walk("constant stride 3 elements"),
-            "constant stride 3 elements"
+            walk(&other).to_string(),
+            "constant stride 3 elements (12 B)"
         );
     }
 

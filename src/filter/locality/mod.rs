@@ -21,13 +21,13 @@
 
 pub mod cache;
 pub mod colour;
-pub mod compare;
-pub mod pattern;
+pub(crate) mod compare;
+pub(crate) mod pattern;
 pub mod report;
-pub mod reuse;
-pub mod sharing;
-pub mod sweep;
-pub mod whatif;
+pub(crate) mod reuse;
+pub(crate) mod sharing;
+pub(crate) mod sweep;
+pub(crate) mod whatif;
 
 use super::analysis::Analysis;
 use super::FilterError;

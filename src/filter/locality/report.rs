@@ -12,9 +12,10 @@ use std::path::{Path, PathBuf};
 use polars::prelude::*;
 
 use super::cache::{human_bytes, CacheError, CacheModel, CacheResult, CacheSim, Counts};
-use super::pattern::{label, PairPattern, PatternSink, PatternStates};
+use super::pattern::Differ;
+use super::pattern::{label, PairPattern, PatternSink, PatternStates, RowLabel};
 use super::reuse::{bin_low, Histogram, ReuseResult, ReuseSink, Sampling, BINS};
-use super::sharing::{ranges, LineUse, SharingSink};
+use super::sharing::{ByteSet, LineUse, SharingSink};
 use super::{drive, AccessSink, Names};
 use crate::filter::analysis::Analysis;
 use crate::filter::schema::location as lc;
@@ -144,7 +145,7 @@ pub struct Row {
     pub pattern: String,
     /// The pattern label alone (no bytes per line), for (variable, line)
     /// rows: what two runs' pairs are matched on.
-    pub label: String,
+    pub label: Option<RowLabel>,
     /// Variables touched, for line rows.
     pub variables: String,
 }
@@ -200,7 +201,7 @@ impl CacheReport {
                 source: String::new(),
                 counts: c,
                 pattern: String::new(),
-                label: String::new(),
+                label: None,
                 variables: String::new(),
             })
             .collect();
@@ -232,7 +233,7 @@ impl CacheReport {
                 source: String::new(),
                 counts: c,
                 pattern: String::new(),
-                label: String::new(),
+                label: None,
                 variables: vars
                     .iter()
                     .map(|&r| self.names.row_name(r))
@@ -254,7 +255,7 @@ impl CacheReport {
         let Some(var) = self.names.vars.get(v as usize) else {
             return String::new();
         };
-        let mut t = label(&self.patterns[i], var);
+        let mut t = label(&self.patterns[i], var).to_string();
         let c = &self.cache.counts[i];
         if c.fetched > 0 {
             t.push_str(&format!(
@@ -273,7 +274,9 @@ impl CacheReport {
     /// the other blocks' labels differ, so no label speaks for blocks it
     /// does not describe.
     fn group_pattern_text(&self, members: &[usize], counts: &Counts) -> String {
-        let mut t = self.group_label(members);
+        let mut t = self
+            .group_label(members)
+            .map_or_else(String::new, |l| l.to_string());
         if counts.fetched > 0 {
             t.push_str(&format!(
                 ", {:.0} of {} bytes per line used",
@@ -287,26 +290,26 @@ impl CacheReport {
     /// The pattern label of a display row's pairs on one line, `members`
     /// (busiest first), without the bytes per line: see
     /// [`Self::group_pattern_text`].
-    fn group_label(&self, members: &[usize]) -> String {
+    fn group_label(&self, members: &[usize]) -> Option<RowLabel> {
         let label_of = |i: usize| {
             let v = self.cache.pairs[i].0 as usize;
             self.names
                 .vars
                 .get(v)
                 .map(|var| label(&self.patterns[i], var))
-                .unwrap_or_default()
         };
-        let mut t = label_of(members[0]);
-        if members.len() > 1 {
-            let differ = members[1..].iter().filter(|&&i| label_of(i) != t).count();
-            if differ > 0 {
-                t.push_str(&format!(
-                    " (the busiest of {} blocks; {differ} others differ)",
-                    members.len()
-                ));
-            }
-        }
-        t
+        let first = label_of(members[0])?;
+        let others = members[1..]
+            .iter()
+            .filter(|&&i| label_of(i) != Some(first))
+            .count();
+        Some(RowLabel {
+            label: first,
+            differ: (others > 0).then_some(Differ {
+                blocks: members.len(),
+                others,
+            }),
+        })
     }
 
     /// Per display row and line: the pair ids of the listed variables,
@@ -550,39 +553,6 @@ fn round4(x: f64) -> f64 {
     (x * 1e4).round() / 1e4
 }
 
-/// Columns of text tables: left-aligned first column, right-aligned rest.
-pub fn text_table(headers: &[String], rows: &[Vec<String>]) -> String {
-    let mut w: Vec<usize> = headers.iter().map(|h| h.len()).collect();
-    for r in rows {
-        for (i, c) in r.iter().enumerate() {
-            if i < w.len() {
-                w[i] = w[i].max(c.len());
-            }
-        }
-    }
-    let fmt = |cells: &[String]| -> String {
-        let last = cells.len().saturating_sub(1);
-        let mut s = cells
-            .iter()
-            .enumerate()
-            .map(|(i, c)| match i {
-                0 => format!("{c:<width$}", width = w[0]),
-                _ if i == last && c.chars().any(|ch| ch.is_alphabetic()) => c.clone(),
-                _ => format!("{c:>width$}", width = w[i]),
-            })
-            .collect::<Vec<_>>()
-            .join("  ");
-        s.truncate(s.trim_end().len());
-        s.push('\n');
-        s
-    };
-    let mut out = fmt(headers);
-    for r in rows {
-        out.push_str(&fmt(r));
-    }
-    out
-}
-
 /// The access-pattern states of `a`: those the analysis gathered as it
 /// streamed, or else (a Gleipnir import) one pass over its accesses.
 pub(crate) fn pattern_states<'a>(
@@ -608,10 +578,9 @@ pub struct PatternRow {
     /// Accesses of the pair (of all the row's blocks on that line).
     pub accesses: u64,
     /// The label ([`label`]); for grouped blocks, the busiest block's,
-    /// marked when the others' differ.
-    pub label: String,
-    /// Whether the pair only touches scalars (`label` is `scalar`).
-    pub scalar: bool,
+    /// with a note when the others' differ. Scalars are left out of the
+    /// table ([`super::pattern::PatternLabel::is_scalar`]).
+    pub label: RowLabel,
 }
 
 /// Pattern labels per listed (display row, line) pair of arrays and blocks
@@ -639,27 +608,14 @@ pub fn patterns(
         .into_iter()
         .map(|((r, l), mut members)| {
             members.sort_by_key(|&i| std::cmp::Reverse(st.states[i].accesses));
-            let mut text = label_of(members[0]);
-            let scalar = text == "scalar";
-            let differ = members[1..]
-                .iter()
-                .filter(|&&i| label_of(i) != text)
-                .count();
-            if differ > 0 {
-                text.push_str(&format!(
-                    " (the busiest of {} blocks; {differ} others differ)",
-                    members.len()
-                ));
-            }
             PatternRow {
                 variable: names.row_name(r).to_string(),
                 source: names.source(l).to_string(),
                 accesses: members.iter().map(|&i| st.states[i].accesses).sum(),
-                label: text,
-                scalar,
+                label: RowLabel::of_group(&members, label_of),
             }
         })
-        .filter(|r| !r.scalar)
+        .filter(|r| !r.label.label.is_scalar())
         .collect();
     rows.sort_by(|a, b| {
         b.accesses
@@ -670,17 +626,54 @@ pub fn patterns(
     Ok(rows)
 }
 
-/// What one thread did on a shared line: (tid, elements touched, bytes
-/// read, bytes written, accesses); bytes as offset ranges such as `0-7`.
-pub type ThreadBytes = (u32, Vec<String>, String, String, u64);
+/// What one thread did on a shared line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ThreadBytes {
+    /// The thread.
+    pub tid: u32,
+    /// Elements it touched (`hits.b`, `arr[3]`), in order of first touch.
+    pub elements: Vec<String>,
+    /// Bytes of the line it read.
+    pub read: ByteSet,
+    /// Bytes of the line it wrote.
+    pub written: ByteSet,
+    /// Its accesses to the line.
+    pub accesses: u64,
+}
+
+/// Whether threads shared a line's bytes or only the line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum SharingKind {
+    /// Transfers on overlapping bytes only.
+    True,
+    /// Transfers on disjoint bytes only.
+    False,
+    /// Both.
+    TrueAndFalse,
+    /// Written by one thread and touched by another, but never while the
+    /// other held the line (no transfer).
+    None,
+}
+
+impl std::fmt::Display for SharingKind {
+    /// `true`, `false`, `true+false` or `none`, as the tables print it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            SharingKind::True => "true",
+            SharingKind::False => "false",
+            SharingKind::TrueAndFalse => "true+false",
+            SharingKind::None => "none",
+        })
+    }
+}
 
 /// One shared line, named.
 #[derive(Clone, Debug)]
 pub struct SharedLine {
     /// Address of the line.
     pub addr: u64,
-    /// `false`, `true` or `true+false`.
-    pub kind: String,
+    /// True or false sharing, or both.
+    pub kind: SharingKind,
     /// Cross-thread transfers (true + false).
     pub transfers: u64,
     /// Transfers on overlapping bytes.
@@ -735,12 +728,10 @@ fn shared_line(
     line: u32,
 ) -> SharedLine {
     let kind = match (l.true_transfers > 0, l.false_transfers > 0) {
-        (true, true) => "true+false",
-        (true, false) => "true",
-        (false, true) => "false",
-        // Written by one thread, touched by another, but never while the
-        // other held the line (no transfer).
-        (false, false) => "none",
+        (true, true) => SharingKind::TrueAndFalse,
+        (true, false) => SharingKind::True,
+        (false, true) => SharingKind::False,
+        (false, false) => SharingKind::None,
     };
     let mut variables: Vec<String> = Vec::new();
     let threads = l
@@ -759,7 +750,13 @@ fn shared_line(
                     }
                 }
             }
-            (t.tid, els, ranges(t.read), ranges(t.written), t.accesses)
+            ThreadBytes {
+                tid: t.tid,
+                elements: els,
+                read: ByteSet(t.read),
+                written: ByteSet(t.written),
+                accesses: t.accesses,
+            }
         })
         .collect();
     let vars: Vec<u32> = l
@@ -778,7 +775,7 @@ fn shared_line(
             .map(|b| locs.byte_name(addr + b, &vars, touched >> b & 1 == 1, names))
             .collect(),
         addr,
-        kind: kind.into(),
+        kind,
         transfers: l.transfers(),
         true_transfers: l.true_transfers,
         false_transfers: l.false_transfers,
@@ -880,21 +877,21 @@ pub fn sharing_table(lines: &[SharedLine]) -> PolarsResult<DataFrame> {
     let num = |f: &dyn Fn(&SharedLine) -> u64| rows.iter().map(|(l, _)| f(l)).collect::<Vec<u64>>();
     DataFrame::new(vec![
         Column::new("line".into(), text(&|l, _| format!("{:#x}", l.addr))),
-        Column::new("kind".into(), text(&|l, _| l.kind.clone())),
+        Column::new("kind".into(), text(&|l, _| l.kind.to_string())),
         Column::new("transfers".into(), num(&|l| l.transfers)),
         Column::new("true_transfers".into(), num(&|l| l.true_transfers)),
         Column::new("false_transfers".into(), num(&|l| l.false_transfers)),
         Column::new("variables".into(), text(&|l, _| l.variables.join(" "))),
         Column::new(
             "tid".into(),
-            rows.iter().map(|(_, t)| t.0).collect::<Vec<u32>>(),
+            rows.iter().map(|(_, t)| t.tid).collect::<Vec<u32>>(),
         ),
-        Column::new("elements".into(), text(&|_, t| t.1.join(" "))),
-        Column::new("bytes_read".into(), text(&|_, t| t.2.clone())),
-        Column::new("bytes_written".into(), text(&|_, t| t.3.clone())),
+        Column::new("elements".into(), text(&|_, t| t.elements.join(" "))),
+        Column::new("bytes_read".into(), text(&|_, t| t.read.to_string())),
+        Column::new("bytes_written".into(), text(&|_, t| t.written.to_string())),
         Column::new(
             "accesses".into(),
-            rows.iter().map(|(_, t)| t.4).collect::<Vec<u64>>(),
+            rows.iter().map(|(_, t)| t.accesses).collect::<Vec<u64>>(),
         ),
     ])
 }

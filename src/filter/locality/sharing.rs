@@ -188,6 +188,17 @@ impl AccessSink for SharingSink {
     }
 }
 
+/// The bytes of a line, bit `b` for byte offset `b`: shown as offset
+/// ranges (`0-7, 16`, see [`ranges`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ByteSet(pub u64);
+
+impl std::fmt::Display for ByteSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&ranges(self.0))
+    }
+}
+
 /// Byte ranges of a mask: `0-7, 16-19`.
 pub fn ranges(mask: u64) -> String {
     let mut out = Vec::new();
