@@ -731,17 +731,78 @@ impl HeapReport {
     }
 }
 
-/// The five rankings of `alloc_sites`, by name.
-pub const RANKINGS: [&str; 5] = ["bytes", "count", "peak", "leaked", "temporary"];
+/// A ranking of `alloc_sites`: what the sites are ordered by. Its name
+/// (the command's argument) and its description (the column heading) are
+/// given here only.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ranking {
+    /// Bytes allocated.
+    Bytes,
+    /// Number of allocations.
+    Count,
+    /// Highest live bytes.
+    Peak,
+    /// Bytes still live at the end.
+    Leaked,
+    /// Temporary allocations (freed before the thread's next allocation).
+    Temporary,
+}
 
-/// The value a site is ranked by in ranking `name` (see [`RANKINGS`]).
-pub fn ranking_value(name: &str, s: &SiteStats) -> u64 {
-    match name {
-        "bytes" => s.bytes,
-        "count" => s.allocs,
-        "peak" => s.peak_live,
-        "leaked" => s.live,
-        _ => s.temporary,
+impl Ranking {
+    /// Every ranking, in the order `alloc_sites` prints them.
+    pub const ALL: [Ranking; 5] = [
+        Ranking::Bytes,
+        Ranking::Count,
+        Ranking::Peak,
+        Ranking::Leaked,
+        Ranking::Temporary,
+    ];
+
+    /// The name a command takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Ranking::Bytes => "bytes",
+            Ranking::Count => "count",
+            Ranking::Peak => "peak",
+            Ranking::Leaked => "leaked",
+            Ranking::Temporary => "temporary",
+        }
+    }
+
+    /// What the value is, for headings.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Ranking::Bytes => "bytes allocated",
+            Ranking::Count => "allocations",
+            Ranking::Peak => "peak live bytes",
+            Ranking::Leaked => "leaked bytes",
+            Ranking::Temporary => "temporary allocations",
+        }
+    }
+
+    /// The ranking named `name`, or a message listing the names.
+    pub fn parse(name: &str) -> Result<Ranking, String> {
+        Ranking::ALL
+            .into_iter()
+            .find(|r| r.name() == name)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Ranking::ALL.iter().map(|r| r.name()).collect();
+                format!(
+                    "\"{name}\" is not a ranking; the rankings are {}.",
+                    names.join(", ")
+                )
+            })
+    }
+
+    /// The value a site is ranked by.
+    pub fn value(self, s: &SiteStats) -> u64 {
+        match self {
+            Ranking::Bytes => s.bytes,
+            Ranking::Count => s.allocs,
+            Ranking::Peak => s.peak_live,
+            Ranking::Leaked => s.live,
+            Ranking::Temporary => s.temporary,
+        }
     }
 }
 
