@@ -20,7 +20,9 @@
  *     a new stack takes a global id with one atomic increment and is
  *     written once, before its first use.
  *   - A collector thread drains the rings every millisecond, encodes the
- *     records compactly (LEB128 deltas, docs/heap-profile-format.md) into
+ *     records compactly (format 3 of docs/heap-profile-format.md: per-thread
+ *     references and a size dictionary, varints, columns compressed with
+ *     zstd when libzstd.so.1 can be loaded) into
  *     the output file and samples the resident set size (/proc/self/statm)
  *     every 10 ms.
  *   - GL_START / GL_STOP of pins/gleipnir.h call mapvis_heap_pin() (a weak
