@@ -987,6 +987,32 @@ struct Cursor {
     v3: Option<Box<V3Cursor>>,
 }
 
+/// A version 3 call as an event of thread `tid` (stack id and duration
+/// still raw); `None` for an unknown kind.
+fn v3_event(c: super::heapprof3::Call, tid: u32) -> Option<(u64, ProfileEvent)> {
+    use super::format::{AllocKind, FreeKind};
+    let op = match c.kind {
+        17 => HeapOp::Free(FreeKind::Free),
+        18 => HeapOp::Free(FreeKind::Delete),
+        19 => HeapOp::Free(FreeKind::DeleteArray),
+        k => HeapOp::Alloc(AllocKind::from_byte(k)?),
+    };
+    Some((
+        c.tsc,
+        ProfileEvent {
+            time_ns: 0,
+            tid,
+            op,
+            addr: c.addr,
+            size: c.size,
+            slack: c.slack,
+            old: c.old,
+            stack: c.stack,
+            dur_ns: c.dur.min(u32::MAX as u64) as u32,
+        },
+    ))
+}
+
 /// A version 3 cursor's state: the thread's decoder, the compressed and
 /// decompressed current block, and the position in it.
 struct V3Cursor {
@@ -1061,10 +1087,8 @@ impl Cursor {
                 self.pos = s.start;
                 continue;
             }
-            let call = v
-                .dec
-                .call(&mut v.block, self.tid, r.tick_shift, r.dur_shift);
-            match call {
+            let call = v.dec.call(&mut v.block, r.tick_shift, r.dur_shift);
+            match call.and_then(|c| v3_event(c, self.tid)) {
                 Some((tsc, e)) => self.push(r, tsc, e),
                 None => {
                     return Err(Self::damaged(

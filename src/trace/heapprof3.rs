@@ -5,8 +5,6 @@
 //!
 //! Cost: per call a few varints and array lookups, no hashing; memory per
 //! thread: the tables below (about 64 KiB) and one decompressed block.
-use super::format::{AllocKind, FreeKind};
-use super::heapprof::{HeapOp, ProfileEvent};
 use super::varint::{get_uv, unzigzag};
 
 /// Recent frees an allocation may name by number (a power of two).
@@ -147,9 +145,25 @@ pub(crate) struct ThreadDecoder {
     defined: u64,
 }
 
-/// A decoded call: its timestamp in ticks and the event, with the raw
-/// stack id and the duration in ticks.
-pub(crate) type Call = (u64, ProfileEvent);
+/// A decoded call, as the file has it: the reader (`heapprof`) turns it
+/// into a `ProfileEvent`.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Call {
+    /// Timestamp in ticks.
+    pub(crate) tsc: u64,
+    /// The tag's kind: 1-6 allocations (3 realloc), 17-19 frees.
+    pub(crate) kind: u8,
+    /// The block returned or freed (0: a realloc that only freed).
+    pub(crate) addr: u64,
+    pub(crate) size: u64,
+    pub(crate) slack: u64,
+    /// Realloc only: the block replaced.
+    pub(crate) old: Option<u64>,
+    /// The profiler's stack id.
+    pub(crate) stack: u32,
+    /// Ticks spent in the real allocator.
+    pub(crate) dur: u64,
+}
 
 impl ThreadDecoder {
     /// A thread's state before its first call; `unit0` is the header's
@@ -235,57 +249,35 @@ impl ThreadDecoder {
 
     /// Decodes the block's next call of thread `tid`; `None` where the
     /// bytes are damaged or a column ends early.
-    pub(crate) fn call(
-        &mut self,
-        b: &mut Block,
-        tid: u32,
-        tick_shift: u32,
-        dur_shift: u32,
-    ) -> Option<Call> {
+    pub(crate) fn call(&mut self, b: &mut Block, tick_shift: u32, dur_shift: u32) -> Option<Call> {
         let tag = *b.cols[S_TAG].get(b.pos[S_TAG])?;
         b.pos[S_TAG] += 1;
         b.left = b.left.checked_sub(1)?;
-        let kind = tag & 0x1f;
         self.unit = self.unit.wrapping_add(b.sv(S_TIME)? as u64);
-        let dur = b.uv(S_DUR)? << dur_shift;
-        let mut e = ProfileEvent {
-            time_ns: 0,
-            tid,
-            op: HeapOp::Free(FreeKind::Free),
-            addr: 0,
-            size: 0,
-            slack: 0,
-            old: None,
-            stack: 0,
-            dur_ns: dur.min(u32::MAX as u64) as u32,
+        let mut c = Call {
+            kind: tag & 0x1f,
+            dur: b.uv(S_DUR)? << dur_shift,
+            ..Call::default()
         };
-        match kind {
-            17..=19 => {
-                e.op = HeapOp::Free(match kind {
-                    18 => FreeKind::Delete,
-                    19 => FreeKind::DeleteArray,
-                    _ => FreeKind::Free,
-                });
-                e.addr = self.freed_addr(tag, b)?;
-            }
+        match c.kind {
+            17..=19 => c.addr = self.freed_addr(tag, b)?,
             3 => {
-                e.op = HeapOp::Alloc(AllocKind::Realloc);
                 let old = if b.uv(S_ADDR)? != 0 {
-                    e.addr = self.new_addr(tag, b)?;
-                    e.addr.wrapping_add(b.sv(S_ADDR)? as u64)
+                    c.addr = self.new_addr(tag, b)?;
+                    c.addr.wrapping_add(b.sv(S_ADDR)? as u64)
                 } else {
                     b.uv(S_ADDR)?
                 };
-                e.old = Some(old);
-                (e.size, e.slack, e.stack) = self.info(tag, b)?;
+                c.old = Some(old);
+                (c.size, c.slack, c.stack) = self.info(tag, b)?;
             }
-            1..=6 => {
-                e.op = HeapOp::Alloc(AllocKind::from_byte(kind)?);
-                e.addr = self.new_addr(tag, b)?;
-                (e.size, e.slack, e.stack) = self.info(tag, b)?;
+            1 | 2 | 4..=6 => {
+                c.addr = self.new_addr(tag, b)?;
+                (c.size, c.slack, c.stack) = self.info(tag, b)?;
             }
             _ => return None,
         }
-        Some((self.unit << tick_shift, e))
+        c.tsc = self.unit << tick_shift;
+        Some(c)
     }
 }
