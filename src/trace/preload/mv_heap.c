@@ -940,7 +940,8 @@ static void c_new_addr(struct tstate *t, size_t tag_at, uint64_t addr)
  * common ones are small; a direct-mapped cache finds them. */
 static void c_info(struct tstate *t, size_t tag_at, const struct rec *r)
 {
-   uint64_t h = (r->size * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)r->stack * 0xff51afd7ed558ccdull) ^ r->pad;
+   uint64_t h = (r->size * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)r->stack * 0xff51afd7ed558ccdull) ^
+                ((uint64_t)r->pad * 0xc4ceb9fe1a85ec53ull);
    uint32_t *slot = &t->coll_info_cache[(uint32_t)(h >> 40) & (INFO_SLOTS - 1)];
    struct info_slot *i = &t->coll_info[*slot];
    if (i->used && i->size == r->size && i->slack == r->pad && i->stack == r->stack) {
