@@ -10,6 +10,8 @@
 //! * a mapvis Valgrind trace ([`HeapRun::from_trace`]), whose time axis is
 //!   Steve's *operations* (every recorded access plus every allocator call),
 //!   with the tool's 8-frame stacks; times of calls are not measured there.
+//!   Its calls also stay in the file: each pass reads the trace again,
+//!   counting the accesses without keeping them.
 //!
 //! [`HeapReport::build`], [`live_series`] and [`lifetime_bins`] each make
 //! one pass over the calls with a map from live block address to block:
@@ -74,8 +76,120 @@ impl TimeUnit {
 enum Calls {
     /// Streamed from a native heap profile on each pass.
     Profile(Arc<ProfileReader>),
-    /// Held in memory (a Valgrind trace's calls, or a profile read whole).
+    /// Streamed from a Valgrind trace on each pass.
+    Trace(Arc<TraceCalls>),
+    /// Held in memory (a profile read whole, tests).
     Memory(Arc<Vec<HeapCall>>),
+}
+
+/// A Valgrind trace's calls: the file and the stack ids its first pass
+/// gave (memory: the distinct stacks).
+#[derive(Debug)]
+struct TraceCalls {
+    path: PathBuf,
+    index: HashMap<Vec<u64>, u32>,
+}
+
+/// What a pass over a Valgrind trace gathers besides the calls.
+struct TracePass {
+    maps: Vec<Mapping>,
+    regions: Vec<(u64, u64)>,
+    end_time: u64,
+    /// A read error that ended the pass early.
+    error: Option<String>,
+    truncated: bool,
+}
+
+/// One pass over a Valgrind trace's allocator calls, in time order (a
+/// call's time counts the accesses and calls before it), handing each to
+/// `f`; `stack_id` gives an allocation's stack its id. Accesses are only
+/// counted. Memory: the reader's buffers.
+fn trace_pass(
+    path: &Path,
+    stack_id: &mut dyn FnMut(Vec<u64>) -> u32,
+    f: &mut dyn FnMut(&HeapCall),
+) -> Result<TracePass, FilterError> {
+    let mut reader = TraceReader::open(path)?;
+    let mut pass = TracePass {
+        maps: Vec::new(),
+        regions: Vec::new(),
+        end_time: 0,
+        error: None,
+        truncated: false,
+    };
+    let mut heap_ops = 0u64;
+    let mut open: Option<u64> = None;
+    loop {
+        let ev = match reader.for_each_access(u64::MAX, |_| {}) {
+            Ok(Batch::Event(ev)) => ev,
+            Ok(Batch::Limit) => continue,
+            Ok(Batch::End) => break,
+            Err(e) => {
+                pass.error = Some(e.to_string());
+                break;
+            }
+        };
+        let (op, tid, addr, size, old, stack, time) = match ev {
+            // A forked child's inherited blocks: not its allocator calls.
+            Event::Alloc(a) if a.inherited => continue,
+            Event::Alloc(a) => (
+                HeapOp::Alloc(a.kind),
+                a.tid,
+                a.addr,
+                a.size,
+                (a.kind == AllocKind::Realloc).then_some(a.old_addr.unwrap_or(0)),
+                a.stack,
+                a.time,
+            ),
+            Event::Free(f) => (
+                HeapOp::Free(f.kind),
+                f.tid,
+                f.addr,
+                0,
+                None,
+                f.stack,
+                f.time,
+            ),
+            Event::Map(m) => {
+                pass.maps.push(m);
+                continue;
+            }
+            Event::RegionStart(r) => {
+                open = Some(r.time + heap_ops);
+                continue;
+            }
+            Event::RegionStop(r) => {
+                if let Some(s) = open.take() {
+                    pass.regions.push((s, r.time + heap_ops));
+                }
+                continue;
+            }
+            _ => continue,
+        };
+        let stack = match op {
+            HeapOp::Alloc(_) => stack_id(stack),
+            HeapOp::Free(_) => 0,
+        };
+        f(&HeapCall {
+            time: time + heap_ops,
+            tid,
+            op,
+            addr,
+            size,
+            old,
+            slack: None,
+            stack,
+            dur_ns: None,
+            in_region: open.is_some(),
+        });
+        heap_ops += 1;
+    }
+    pass.end_time = reader.accesses_read() + heap_ops;
+    if let Some(s) = open {
+        pass.regions.push((s, pass.end_time));
+    }
+    pass.truncated = matches!(reader.end_state(), EndState::Truncated { .. });
+    Ok(pass)
 }
 
 /// The allocator calls of one run. See the module documentation. Cheap to
@@ -205,28 +319,15 @@ impl HeapRun {
         }
     }
 
-    /// The allocator calls of a mapvis Valgrind trace, streamed: accesses
-    /// are only counted. Memory: the calls and the distinct stacks.
+    /// The allocator calls of a mapvis Valgrind trace, streamed: a first
+    /// pass over the trace (accesses only counted) gathers the stacks,
+    /// mappings and regions; every later pass over the calls reads the
+    /// trace again. Memory: the distinct stacks, never the calls.
     pub fn from_trace(path: &Path) -> Result<HeapRun, FilterError> {
-        let mut reader = TraceReader::open(path)?;
-        let mut calls = Vec::new();
-        let mut run = HeapRun {
-            source: format!("trace {}", path.display()),
-            timed: false,
-            unit: TimeUnit::Operations,
-            calls: Calls::Memory(Arc::new(Vec::new())),
-            stacks: vec![Vec::new()],
-            maps: Vec::new(),
-            rss: Vec::new(),
-            end_time: 0,
-            regions: Vec::new(),
-            command: reader.header().command.clone(),
-            notes: Vec::new(),
-        };
+        let header = TraceReader::open(path)?.header().command.clone();
         let mut index: HashMap<Vec<u64>, u32> = HashMap::new();
-        let mut heap_ops = 0u64;
-        let mut open: Option<u64> = None;
-        let mut intern = |stack: Vec<u64>, stacks: &mut Vec<Vec<u64>>| -> u32 {
+        let mut stacks = vec![Vec::new()];
+        let mut intern = |stack: Vec<u64>| -> u32 {
             let next = stacks.len() as u32;
             let id = *index.entry(stack.clone()).or_insert(next);
             if id == next {
@@ -234,78 +335,28 @@ impl HeapRun {
             }
             id
         };
-        loop {
-            let ev = match reader.for_each_access(u64::MAX, |_| {}) {
-                Ok(Batch::Event(ev)) => ev,
-                Ok(Batch::Limit) => continue,
-                Ok(Batch::End) => break,
-                Err(e) => {
-                    run.notes
-                        .push(format!("{e} The allocations before it were used."));
-                    break;
-                }
-            };
-            let (op, tid, addr, size, old, stack, time) = match ev {
-                // A forked child's inherited blocks: not its allocator calls.
-                Event::Alloc(a) if a.inherited => continue,
-                Event::Alloc(a) => (
-                    HeapOp::Alloc(a.kind),
-                    a.tid,
-                    a.addr,
-                    a.size,
-                    (a.kind == AllocKind::Realloc).then_some(a.old_addr.unwrap_or(0)),
-                    a.stack,
-                    a.time,
-                ),
-                Event::Free(f) => (
-                    HeapOp::Free(f.kind),
-                    f.tid,
-                    f.addr,
-                    0,
-                    None,
-                    f.stack,
-                    f.time,
-                ),
-                Event::Map(m) => {
-                    run.maps.push(m);
-                    continue;
-                }
-                Event::RegionStart(r) => {
-                    open = Some(r.time + heap_ops);
-                    continue;
-                }
-                Event::RegionStop(r) => {
-                    if let Some(s) = open.take() {
-                        run.regions.push((s, r.time + heap_ops));
-                    }
-                    continue;
-                }
-                _ => continue,
-            };
-            let stack = match op {
-                HeapOp::Alloc(_) => intern(stack, &mut run.stacks),
-                HeapOp::Free(_) => 0,
-            };
-            calls.push(HeapCall {
-                time: time + heap_ops,
-                tid,
-                op,
-                addr,
-                size,
-                old,
-                slack: None,
-                stack,
-                dur_ns: None,
-                in_region: open.is_some(),
-            });
-            heap_ops += 1;
+        let pass = trace_pass(path, &mut intern, &mut |_| {})?;
+        let mut run = HeapRun {
+            source: format!("trace {}", path.display()),
+            timed: false,
+            unit: TimeUnit::Operations,
+            calls: Calls::Trace(Arc::new(TraceCalls {
+                path: path.to_path_buf(),
+                index,
+            })),
+            stacks,
+            maps: pass.maps,
+            rss: Vec::new(),
+            end_time: pass.end_time,
+            regions: pass.regions,
+            command: header,
+            notes: Vec::new(),
+        };
+        if let Some(e) = pass.error {
+            run.notes
+                .push(format!("{e} The allocations before it were used."));
         }
-        run.calls = Calls::Memory(Arc::new(calls));
-        run.end_time = reader.accesses_read() + heap_ops;
-        if let Some(s) = open {
-            run.regions.push((s, run.end_time));
-        }
-        if let EndState::Truncated { .. } = reader.end_state() {
+        if pass.truncated {
             run.notes.push(format!(
                 "the trace {} ends without its footer: the allocations up to its end were used.",
                 path.display()
@@ -321,6 +372,12 @@ impl HeapRun {
         match &self.calls {
             Calls::Memory(v) => {
                 v.iter().for_each(f);
+                Ok(())
+            }
+            Calls::Trace(t) => {
+                let index = &t.index;
+                let mut id = |stack: Vec<u64>| index.get(&stack).copied().unwrap_or(0);
+                trace_pass(&t.path, &mut id, &mut f)?;
                 Ok(())
             }
             Calls::Profile(r) => {
@@ -731,17 +788,78 @@ impl HeapReport {
     }
 }
 
-/// The five rankings of `alloc_sites`, by name.
-pub const RANKINGS: [&str; 5] = ["bytes", "count", "peak", "leaked", "temporary"];
+/// A ranking of `alloc_sites`: what the sites are ordered by. Its name
+/// (the command's argument) and its description (the column heading) are
+/// given here only.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ranking {
+    /// Bytes allocated.
+    Bytes,
+    /// Number of allocations.
+    Count,
+    /// Highest live bytes.
+    Peak,
+    /// Bytes still live at the end.
+    Leaked,
+    /// Temporary allocations (freed before the thread's next allocation).
+    Temporary,
+}
 
-/// The value a site is ranked by in ranking `name` (see [`RANKINGS`]).
-pub fn ranking_value(name: &str, s: &SiteStats) -> u64 {
-    match name {
-        "bytes" => s.bytes,
-        "count" => s.allocs,
-        "peak" => s.peak_live,
-        "leaked" => s.live,
-        _ => s.temporary,
+impl Ranking {
+    /// Every ranking, in the order `alloc_sites` prints them.
+    pub const ALL: [Ranking; 5] = [
+        Ranking::Bytes,
+        Ranking::Count,
+        Ranking::Peak,
+        Ranking::Leaked,
+        Ranking::Temporary,
+    ];
+
+    /// The name a command takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Ranking::Bytes => "bytes",
+            Ranking::Count => "count",
+            Ranking::Peak => "peak",
+            Ranking::Leaked => "leaked",
+            Ranking::Temporary => "temporary",
+        }
+    }
+
+    /// What the value is, for headings.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Ranking::Bytes => "bytes allocated",
+            Ranking::Count => "allocations",
+            Ranking::Peak => "peak live bytes",
+            Ranking::Leaked => "leaked bytes",
+            Ranking::Temporary => "temporary allocations",
+        }
+    }
+
+    /// The ranking named `name`, or a message listing the names.
+    pub fn parse(name: &str) -> Result<Ranking, String> {
+        Ranking::ALL
+            .into_iter()
+            .find(|r| r.name() == name)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Ranking::ALL.iter().map(|r| r.name()).collect();
+                format!(
+                    "\"{name}\" is not a ranking; the rankings are {}.",
+                    names.join(", ")
+                )
+            })
+    }
+
+    /// The value a site is ranked by.
+    pub fn value(self, s: &SiteStats) -> u64 {
+        match self {
+            Ranking::Bytes => s.bytes,
+            Ranking::Count => s.allocs,
+            Ranking::Peak => s.peak_live,
+            Ranking::Leaked => s.live,
+            Ranking::Temporary => s.temporary,
+        }
     }
 }
 

@@ -113,8 +113,7 @@ pub use locality::whatif::{
 };
 // Heap profiles.
 pub use heap::{
-    ranking_value, size_class_label, timing_note, write_sites_csv, write_stats_csv, HeapReport,
-    HeapRun, RANKINGS,
+    size_class_label, timing_note, write_sites_csv, write_stats_csv, HeapReport, HeapRun, Ranking,
 };
 // Exports.
 pub use export::{export_memtrace, export_ops};

@@ -16,7 +16,7 @@ use super::session::Session;
 use super::state::HeapState;
 use super::text::counted;
 use super::{Registry, Value};
-use crate::filter::{self as heap, HeapReport, HeapRun, RANKINGS};
+use crate::filter::{self as heap, HeapReport, HeapRun, Ranking};
 use crate::trace::backtrace::BacktraceSymbolizer;
 use crate::trace::heapprof;
 
@@ -251,20 +251,14 @@ fn alloc_sites(st: &mut Session, a: &[String]) -> CmdResult<Value> {
 /// once, in the order first shown.
 fn print_rankings(h: &mut HeapState, n: usize) -> Vec<u32> {
     let mut shown: Vec<u32> = Vec::new();
-    for rank in RANKINGS {
+    for rank in Ranking::ALL {
         let top: Vec<(u32, u64)> = h
             .report
-            .top_sites(n, |x| heap::ranking_value(rank, x))
+            .top_sites(n, |x| rank.value(x))
             .iter()
-            .map(|x| (x.stack, heap::ranking_value(rank, x)))
+            .map(|x| (x.stack, rank.value(x)))
             .collect();
-        let what = match rank {
-            "bytes" => "bytes allocated",
-            "count" => "allocations",
-            "peak" => "peak live bytes",
-            "leaked" => "leaked bytes",
-            _ => "temporary allocations",
-        };
+        let what = rank.describe();
         if top.is_empty() {
             println!("by {what}: none");
             continue;

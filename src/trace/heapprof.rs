@@ -59,6 +59,7 @@ const R_MAP: u64 = 8;
 const R_FOOTER: u64 = 9;
 const R_CHUNK: u64 = 10;
 const R_REGION_AT: u64 = 11;
+const R_ZCHUNK: u64 = 12;
 
 /// Errors while reading a heap profile.
 #[derive(Debug, thiserror::Error)]
@@ -275,6 +276,14 @@ enum Rec {
         os: u32,
         len: u64,
     },
+    /// Version 3: a block of `calls` calls of one thread, in columns,
+    /// `len` bytes from the end of this record.
+    ZChunk {
+        tid: u32,
+        os: u32,
+        calls: u64,
+        len: u64,
+    },
     /// Version 2: a region mark with its thread and absolute timestamp.
     RegionAt {
         tid: u32,
@@ -296,6 +305,20 @@ fn decode_top_v2(d: &mut Dec) -> Result<Rec, bool> {
             let len = u32::from_le_bytes([len[0], len[1], len[2], len[3]]) as u64;
             d.pos += 4;
             Some(Rec::Chunk { tid, os, len })
+        })(),
+        R_ZCHUNK => (|| {
+            let tid = d.uv()? as u32;
+            let os = d.uv()? as u32;
+            let calls = d.uv()?;
+            let len = d.b.get(d.pos..d.pos + 4)?;
+            let len = u32::from_le_bytes([len[0], len[1], len[2], len[3]]) as u64;
+            d.pos += 4;
+            Some(Rec::ZChunk {
+                tid,
+                os,
+                calls,
+                len,
+            })
         })(),
         R_REGION_AT => (|| {
             Some(Rec::RegionAt {
@@ -454,6 +477,8 @@ struct Segment {
     tid: u32,
     start: u64,
     end: u64,
+    /// Version 3: the block's number of calls.
+    calls: u64,
 }
 
 /// A heap profile opened for streaming: everything but the allocator
@@ -475,6 +500,10 @@ pub struct ProfileReader {
     /// Nanoseconds per tick, times 2^32.
     ns_per_tick_fp: u64,
     version: u64,
+    /// Version 3: call times are in units of 2^tick_shift ticks,
+    /// durations in units of 2^dur_shift ticks.
+    tick_shift: u32,
+    dur_shift: u32,
 }
 
 /// Stack ids above this are taken as damage, not as ids (the profiler
@@ -511,6 +540,7 @@ impl Scan {
                 tid: self.tid,
                 start: self.seg_start,
                 end: at,
+                calls: 0,
             });
         }
         self.seg_start = at;
@@ -554,6 +584,23 @@ impl Scan {
                     tid,
                     start: at,
                     end: at + len,
+                    calls: 0,
+                });
+            }
+            Rec::ZChunk {
+                tid,
+                os,
+                calls,
+                len,
+            } => {
+                if !p.threads.iter().any(|t| t.0 == tid) {
+                    p.threads.push((tid, os));
+                }
+                self.segments.push(Segment {
+                    tid,
+                    start: at,
+                    end: at + len,
+                    calls,
                 });
             }
             Rec::RegionAt { tid, tsc, start } => {
@@ -622,14 +669,23 @@ impl ProfileReader {
             let tsc0 = d.uv()?;
             let mono0 = d.uv()?;
             p.depth = d.uv()?;
+            let shifts = if version >= 3 {
+                (d.uv()?, d.uv()?)
+            } else {
+                (0, 0)
+            };
+            if shifts.0 > 32 || shifts.1 > 32 {
+                return None;
+            }
             p.exe = d.str()?;
             let argc = d.uv()?;
             for _ in 0..argc.min(1 << 16) {
                 p.command.push(d.str()?);
             }
-            Some((tsc0, mono0))
+            Some((tsc0, mono0, shifts))
         })();
-        let (tsc0, mono0) = header.ok_or_else(|| corrupt(8, "the header is cut short"))?;
+        let (tsc0, mono0, shifts) =
+            header.ok_or_else(|| corrupt(8, "the header is cut short or damaged"))?;
         let mut pos = d.pos as u64;
         let mut scan = Scan {
             tsc0,
@@ -652,7 +708,7 @@ impl ProfileReader {
                 Ok(at) => corrupt(at, "unknown record"),
                 Err(io) => io_error(path)(io),
             })?;
-            return Ok(Self::finish(path, scan, p, version));
+            return Ok(Self::finish(path, scan, p, version, shifts));
         }
         loop {
             let at = pos;
@@ -682,7 +738,7 @@ impl ProfileReader {
                 Err(false) => return Err(corrupt(at, "unknown record")),
             }
         }
-        Ok(Self::finish(path, scan, p, version))
+        Ok(Self::finish(path, scan, p, version, shifts))
     }
 
     /// The first pass over a version 2 profile from `pos`: every top-level
@@ -705,8 +761,12 @@ impl ProfileReader {
                 Ok(rec) => {
                     pos += d.pos as u64;
                     match rec {
-                        Rec::Chunk { len, .. } if pos + len > file_len => break, // cut short
-                        Rec::Chunk { len, .. } => {
+                        Rec::Chunk { len, .. } | Rec::ZChunk { len, .. }
+                            if pos + len > file_len =>
+                        {
+                            break; // cut short
+                        }
+                        Rec::Chunk { len, .. } | Rec::ZChunk { len, .. } => {
                             scan.take(rec, pos, p);
                             pos += len;
                         }
@@ -725,7 +785,13 @@ impl ProfileReader {
     }
 
     /// The clock conversion, the head's times and the thread list.
-    fn finish(path: &Path, scan: Scan, mut p: Profile, version: u64) -> ProfileReader {
+    fn finish(
+        path: &Path,
+        scan: Scan,
+        mut p: Profile,
+        version: u64,
+        shifts: (u64, u64),
+    ) -> ProfileReader {
         // Ticks per nanosecond from the footer's clock pair; without a
         // footer, ticks are taken as nanoseconds.
         let (tsc_end, mono_end) = scan.footer.unwrap_or((0, 0));
@@ -760,6 +826,8 @@ impl ProfileReader {
             tsc0: scan.tsc0,
             ns_per_tick_fp,
             version,
+            tick_shift: shifts.0 as u32,
+            dur_shift: shifts.1 as u32,
         }
     }
 
@@ -860,14 +928,14 @@ impl ProfileReader {
 
     /// One cursor per thread over its segments, in thread order.
     fn cursors(&self) -> Result<Vec<Cursor>, ProfileError> {
-        let mut by_tid: Vec<(u32, Vec<(u64, u64)>)> = Vec::new();
+        let mut by_tid: Vec<(u32, Vec<Segment>)> = Vec::new();
         let mut slot: HashMap<u32, usize> = HashMap::new();
         for s in &self.segments {
             let i = *slot.entry(s.tid).or_insert_with(|| {
                 by_tid.push((s.tid, Vec::new()));
                 by_tid.len() - 1
             });
-            by_tid[i].1.push((s.start, s.end));
+            by_tid[i].1.push(*s);
         }
         by_tid.sort_by_key(|t| t.0);
         by_tid
@@ -875,7 +943,7 @@ impl ProfileReader {
             .map(|(tid, segs)| {
                 Ok(Cursor {
                     tid,
-                    pos: segs.first().map_or(0, |s| s.0),
+                    pos: segs.first().map_or(0, |s| s.start),
                     segs,
                     seg: 0,
                     buf: Vec::with_capacity(BATCH),
@@ -885,6 +953,13 @@ impl ProfileReader {
                         addr: 0,
                     },
                     win: Window::open(&self.path).map_err(io_error(&self.path))?,
+                    v3: (self.version >= 3).then(|| {
+                        Box::new(V3Cursor {
+                            dec: super::heapprof3::ThreadDecoder::new(self.tsc0 >> self.tick_shift),
+                            packed: Vec::new(),
+                            block: super::heapprof3::Block::default(),
+                        })
+                    }),
                 })
             })
             .collect()
@@ -900,7 +975,7 @@ const QUEUED: usize = 8;
 /// One thread's records, read segment after segment, decoded in batches.
 struct Cursor {
     tid: u32,
-    segs: Vec<(u64, u64)>,
+    segs: Vec<Segment>,
     seg: usize,
     pos: u64,
     st: ThreadState,
@@ -908,6 +983,42 @@ struct Cursor {
     /// Decoded calls not yet taken, from `head` on.
     buf: Vec<(u64, ProfileEvent)>,
     head: usize,
+    /// Version 3: the decoder and the current block.
+    v3: Option<Box<V3Cursor>>,
+}
+
+/// A version 3 call as an event of thread `tid` (stack id and duration
+/// still raw); `None` for an unknown kind.
+fn v3_event(c: super::heapprof3::Call, tid: u32) -> Option<(u64, ProfileEvent)> {
+    use super::format::{AllocKind, FreeKind};
+    let op = match c.kind {
+        17 => HeapOp::Free(FreeKind::Free),
+        18 => HeapOp::Free(FreeKind::Delete),
+        19 => HeapOp::Free(FreeKind::DeleteArray),
+        k => HeapOp::Alloc(AllocKind::from_byte(k)?),
+    };
+    Some((
+        c.tsc,
+        ProfileEvent {
+            time_ns: 0,
+            tid,
+            op,
+            addr: c.addr,
+            size: c.size,
+            slack: c.slack,
+            old: c.old,
+            stack: c.stack,
+            dur_ns: c.dur.min(u32::MAX as u64) as u32,
+        },
+    ))
+}
+
+/// A version 3 cursor's state: the thread's decoder, the compressed and
+/// decompressed current block, and the position in it.
+struct V3Cursor {
+    dec: super::heapprof3::ThreadDecoder,
+    packed: Vec<u8>,
+    block: super::heapprof3::Block,
 }
 
 impl Cursor {
@@ -916,7 +1027,11 @@ impl Cursor {
     #[inline]
     fn next(&mut self, r: &ProfileReader) -> Result<Option<(u64, ProfileEvent)>, ProfileError> {
         if self.head == self.buf.len() {
-            self.fill(r)?;
+            if self.v3.is_some() {
+                self.fill_v3(r)?;
+            } else {
+                self.fill(r)?;
+            }
             if self.buf.is_empty() {
                 return Ok(None);
             }
@@ -925,12 +1040,77 @@ impl Cursor {
         Ok(Some(self.buf[self.head - 1].clone()))
     }
 
-    /// Decodes up to [`BATCH`] calls into `buf`.
+    /// Maps a decoded call's stack id to the profile's index and its
+    /// duration to nanoseconds, and queues it.
+    #[inline]
+    fn push(&mut self, r: &ProfileReader, tsc: u64, mut e: ProfileEvent) {
+        e.stack = r.stack_ids.get(e.stack as usize).copied().unwrap_or(0);
+        e.dur_ns = r.ticks_as_ns(e.dur_ns as u64).min(u32::MAX as u64) as u32;
+        self.buf.push((tsc, e));
+    }
+
+    fn damaged(r: &ProfileReader, offset: u64, what: String) -> ProfileError {
+        ProfileError::Corrupt {
+            path: r.path.clone(),
+            offset: offset as usize,
+            what,
+        }
+    }
+
+    /// Version 3: decodes up to [`BATCH`] calls into `buf`, reading and
+    /// decompressing the thread's next block when the current one is done.
+    fn fill_v3(&mut self, r: &ProfileReader) -> Result<(), ProfileError> {
+        self.buf.clear();
+        self.head = 0;
+        let mut v = self.v3.take().expect("a version 3 cursor");
+        let res = self.fill_v3_with(r, &mut v);
+        self.v3 = Some(v);
+        res
+    }
+
+    fn fill_v3_with(&mut self, r: &ProfileReader, v: &mut V3Cursor) -> Result<(), ProfileError> {
+        while self.buf.len() < BATCH {
+            if v.block.left == 0 {
+                let Some(&s) = self.segs.get(self.seg) else {
+                    break;
+                };
+                self.seg += 1;
+                v.packed.resize((s.end - s.start) as usize, 0);
+                use std::os::unix::fs::FileExt;
+                self.win
+                    .file
+                    .read_exact_at(&mut v.packed, s.start)
+                    .map_err(io_error(&r.path))?;
+                v.block
+                    .unpack(&v.packed, s.calls)
+                    .map_err(|w| Self::damaged(r, s.start, w))?;
+                self.pos = s.start;
+                continue;
+            }
+            let call = v.dec.call(&mut v.block, r.tick_shift, r.dur_shift);
+            match call.and_then(|c| v3_event(c, self.tid)) {
+                Some((tsc, e)) => self.push(r, tsc, e),
+                None => {
+                    return Err(Self::damaged(
+                        r,
+                        self.pos,
+                        format!(
+                            "call {} of this block is damaged",
+                            v.block.calls - v.block.left
+                        ),
+                    ))
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Decodes up to [`BATCH`] calls into `buf` (versions 1 and 2).
     fn fill(&mut self, r: &ProfileReader) -> Result<(), ProfileError> {
         self.buf.clear();
         self.head = 0;
         while self.buf.len() < BATCH {
-            let Some(&(start, end)) = self.segs.get(self.seg) else {
+            let Some(&Segment { start, end, .. }) = self.segs.get(self.seg) else {
                 break;
             };
             if self.pos < start {
@@ -953,7 +1133,8 @@ impl Cursor {
                 bytes.len().saturating_sub(REC_MAX / 2).max(1)
             };
             let mut d = Dec { b: bytes, pos: 0 };
-            while d.pos < avail && d.pos < safe && self.buf.len() < BATCH {
+            let mut calls = Vec::new();
+            while d.pos < avail && d.pos < safe && self.buf.len() + calls.len() < BATCH {
                 let rec_at = d.pos;
                 let rec = if r.version >= 2 {
                     decode_v2_call(&mut d, &mut self.st, self.tid).ok_or(false)
@@ -961,23 +1142,22 @@ impl Cursor {
                     decode(&mut d, &mut self.st, self.tid, false)
                 };
                 match rec {
-                    Ok(Rec::Call(tsc, mut e)) => {
-                        e.stack = r.stack_ids.get(e.stack as usize).copied().unwrap_or(0);
-                        e.dur_ns = r.ticks_as_ns(e.dur_ns as u64).min(u32::MAX as u64) as u32;
-                        self.buf.push((tsc, e));
-                    }
+                    Ok(Rec::Call(tsc, e)) => calls.push((tsc, e)),
                     Ok(_) => {}
                     Err(_) => {
-                        return Err(ProfileError::Corrupt {
-                            path: r.path.clone(),
-                            offset: (at + rec_at as u64) as usize,
-                            what: "a call record is damaged, or the file changed while it was read"
+                        return Err(Self::damaged(
+                            r,
+                            at + rec_at as u64,
+                            "a call record is damaged, or the file changed while it was read"
                                 .into(),
-                        })
+                        ))
                     }
                 }
             }
             self.pos = at + d.pos as u64;
+            for (tsc, e) in calls {
+                self.push(r, tsc, e);
+            }
         }
         Ok(())
     }

@@ -15,6 +15,7 @@ pub mod format;
 pub mod gleipnir;
 pub mod grind;
 pub mod heapprof;
+mod heapprof3;
 pub mod naming;
 pub mod pins;
 pub mod predef;

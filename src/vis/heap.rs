@@ -261,24 +261,28 @@ fn icicle_nodes(
 /// With `save`, the lifetimes go to `visinfo/lifetimes.csv`.
 pub fn lifetime_histogram(run: &HeapRun, o: &FigureOptions) -> Result<FigureReport, VisError> {
     o.validate()?;
-    // The per-block table is kept only when it is to be saved.
-    let mut rows = o.save.then(|| {
-        format!(
-            "site,size,alloc,free,lifetime_{},macro_percent\n",
-            run.unit.name()
-        )
-    });
+    // The per-block table, when it is to be saved, is streamed to its file
+    // as the blocks are freed (memory: a write buffer, whatever the count).
+    let lifetime = format!("lifetime_{}", run.unit.name());
+    let header = ["site", "size", "alloc", "free", &lifetime, "macro_percent"];
+    let mut rows = match o.save {
+        true => Some(crate::filter::csv::CsvOut::create(
+            &o.visinfo_dir,
+            "lifetimes.csv",
+            &header,
+        )?),
+        false => None,
+    };
     let bins = lifetime_bins(run, |l, share| {
-        if let (Some(s), Some(t)) = (rows.as_mut(), l.lifetime()) {
-            s.push_str(&format!(
-                "{},{},{},{},{},{:.6}\n",
-                l.stack,
-                l.size,
-                l.alloc,
-                l.free.unwrap_or(0),
-                t,
-                share
-            ));
+        if let (Some(w), Some(t)) = (rows.as_mut(), l.lifetime()) {
+            w.num(l.stack as u64);
+            w.num(l.size);
+            w.num(l.alloc);
+            w.num(l.free.unwrap_or(0));
+            w.num(t);
+            w.text(&format!("{share:.6}"));
+            // A failed write is kept and reported by `finish`.
+            w.row_done();
         }
     })?;
     if bins.freed == 0 {
@@ -340,10 +344,8 @@ pub fn lifetime_histogram(run: &HeapRun, o: &FigureOptions) -> Result<FigureRepo
         points: bins.freed as usize,
         ..Default::default()
     };
-    if let Some(s) = rows {
-        let path = o.visinfo_dir.join("lifetimes.csv");
-        write_file(&path, &s)?;
-        out.data_csv.push(path);
+    if let Some(w) = rows {
+        out.data_csv.push(w.finish()?);
     }
     Ok(out)
 }

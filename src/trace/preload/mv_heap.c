@@ -20,7 +20,9 @@
  *     a new stack takes a global id with one atomic increment and is
  *     written once, before its first use.
  *   - A collector thread drains the rings every millisecond, encodes the
- *     records compactly (LEB128 deltas, docs/heap-profile-format.md) into
+ *     records compactly (format 3 of docs/heap-profile-format.md: per-thread
+ *     references and a size dictionary, varints, columns compressed with
+ *     zstd when libzstd.so.1 can be loaded) into
  *     the output file and samples the resident set size (/proc/self/statm)
  *     every 10 ms.
  *   - GL_START / GL_STOP of pins/gleipnir.h call mapvis_heap_pin() (a weak
@@ -70,12 +72,22 @@ enum {
 enum {
    R_THREAD = 1, R_STACK = 2, R_ALLOC = 3, R_FREE = 4, R_REALLOC = 5,
    R_RSS = 6, R_REGION = 7, R_MAP = 8, R_FOOTER = 9, R_END = 0,
-   R_CHUNK = 10, R_REGION_AT = 11
+   R_CHUNK = 10, R_REGION_AT = 11, R_ZCHUNK = 12
 };
 
 /* The profile format version written (docs/heap-profile-format.md);
  * build.rs hands this number to the Rust reader, so they cannot drift. */
-#define FORMAT_VERSION 2
+#define FORMAT_VERSION 3
+/* Call times are kept in units of 2^TICK_SHIFT ticks, durations in units
+ * of 2^DUR_SHIFT ticks (both in the header; docs/heap-profile-format.md). */
+#define TICK_SHIFT 6
+#define DUR_SHIFT 4
+/* Per-thread encoding tables of format 3 (powers of two). */
+#define FREED_RING 4096u /* recent frees, by number */
+#define AGE_RING 4096u   /* recent allocations, by number */
+#define AMAP_SLOTS 4096u /* address -> allocation number, direct-mapped */
+#define INFO_IDS 4096u   /* (size, slack, stack) dictionary entries */
+#define INFO_SLOTS 4096u /* its direct-mapped cache */
 #define MAX_DEPTH 62
 #define CHUNK_BYTES (256u * 1024u)
 #define RING 64u
@@ -114,9 +126,29 @@ struct tstate {
    _Atomic uint32_t free_head, free_tail;
    struct chunk *freeq[RING];
    _Atomic int exited;
-   /* collector-only encoding state */
+   /* collector-only encoding state (docs/heap-profile-format.md) */
    uint64_t coll_tsc, coll_addr;
+   uint64_t coll_floor;   /* least time unit the next call may take */
+   uint64_t coll_seq;     /* allocations encoded so far */
+   uint64_t coll_freed_nr; /* frees encoded so far */
+   struct amap_slot *coll_amap; /* address -> allocation number */
+   struct amap_slot *coll_fmap; /* address -> free number */
+   struct info_slot *coll_info;     /* dictionary, by number */
+   uint32_t *coll_info_cache;       /* hash -> number */
+   uint32_t coll_info_next;         /* numbers given */
    int coll_done;
+};
+
+/* The collector's map from a block to the number of its allocation. */
+struct amap_slot {
+   uint64_t addr, seq;
+};
+
+/* One entry of the collector's (size, slack, stack) dictionary. */
+struct info_slot {
+   uint64_t size;
+   uint32_t slack, stack;
+   int used;
 };
 
 /*--------------------------------------------------------------------*/
@@ -270,7 +302,7 @@ static struct tstate *new_thread(void)
    t->tab_cap = 1u << 12;
    t->tab_keys = map_pages(t->tab_cap * sizeof(uint64_t));
    t->tab_ids = map_pages(t->tab_cap * sizeof(uint32_t));
-   t->coll_tsc = tsc0;
+   t->coll_tsc = tsc0 >> TICK_SHIFT;
    struct tstate *head = atomic_load(&all_threads);
    do {
       t->next_all = head;
@@ -805,83 +837,262 @@ static void put_str(const char *s, size_t n)
    olen += n;
 }
 
-/* Writes the stacks and region marks of a chunk, which stand outside the
- * call blocks; returns the number of calls in it. */
-static uint32_t encode_side(struct tstate *t, const struct chunk *c)
+/* zstd, looked up at run time (libzstd.so.1), so that building the
+ * library needs no zstd headers; without it blocks are stored raw. */
+typedef size_t (*zbound_fn)(size_t);
+typedef void *(*zcctx_fn)(void);
+typedef size_t (*zcompress_fn)(void *, void *, size_t, const void *, size_t, int);
+typedef unsigned (*ziserror_fn)(size_t);
+static zbound_fn z_bound;
+static zcompress_fn z_compress;
+static ziserror_fn z_iserror;
+static void *z_cctx;
+#define ZSTD_LEVEL 1
+
+static void zstd_open(void)
 {
-   uint32_t off = 0, calls = 0;
-   while (off + sizeof(struct rec) <= c->used) {
-      const struct rec *r = (const struct rec *)(c->data + off);
-      off += sizeof(struct rec);
-      if (r->kind == K_STACK) {
-         need(32 + r->size * 10);
-         put_uv(R_STACK);
-         put_uv(r->stack);
-         put_uv(r->size);
-         for (uint64_t i = 0; i < r->size; i++)
-            put_uv(((const uint64_t *)(r + 1))[i]);
-         off += (uint32_t)r->size * 8;
-      } else if (r->kind == K_REGION) {
-         need(32);
-         put_uv(R_REGION_AT);
-         put_uv(t->tid);
-         put_uv(r->tsc);
-         put_u8((uint8_t)r->size);
-      } else {
-         calls++;
-      }
-   }
-   return calls;
+   void *h = dlopen("libzstd.so.1", RTLD_NOW | RTLD_LOCAL);
+   if (!h)
+      return;
+   zcctx_fn create = (zcctx_fn)dlsym(h, "ZSTD_createCCtx");
+   z_bound = (zbound_fn)dlsym(h, "ZSTD_compressBound");
+   z_compress = (zcompress_fn)dlsym(h, "ZSTD_compressCCtx");
+   z_iserror = (ziserror_fn)dlsym(h, "ZSTD_isError");
+   z_cctx = create && z_bound && z_compress && z_iserror ? create() : NULL;
 }
 
-/* Encodes one chunk: its stacks and region marks, then its calls as one
- * CHUNK block whose byte length comes first, so a reader can skip it. */
+/* The calls of one chunk, encoded column by column before compression
+ * (each column compresses better alone): tags, time deltas, durations,
+ * addresses, (size, slack, stack) slots. A call adds at most 41 bytes to
+ * one column and takes 48 bytes in the chunk. */
+enum { S_TAG, S_TIME, S_DUR, S_ADDR, S_INFO, STREAMS };
+static uint8_t cbuf[STREAMS][CHUNK_BYTES];
+static size_t clen[STREAMS];
+
+static void c_uv(int s, uint64_t v)
+{
+   uint8_t *b = cbuf[s];
+   size_t n = clen[s];
+   while (v >= 0x80) {
+      b[n++] = (uint8_t)(v | 0x80);
+      v >>= 7;
+   }
+   b[n++] = (uint8_t)v;
+   clen[s] = n;
+}
+
+static void c_sv(int s, int64_t v)
+{
+   c_uv(s, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
+}
+
+static uint32_t amap_slot(uint64_t addr)
+{
+   return (uint32_t)((addr * 0x9e3779b97f4a7c15ull) >> 40) & (AMAP_SLOTS - 1);
+}
+
+/* Encodes a freed block's address: as the number of the thread's
+ * allocations since the one that returned it (flag 0x20 on `tag_at`),
+ * else as a delta from the last literal address. */
+static void c_freed_addr(struct tstate *t, size_t tag_at, uint64_t addr)
+{
+   struct amap_slot *m = &t->coll_amap[amap_slot(addr)];
+   if (addr && m->addr == addr && t->coll_seq - m->seq <= AGE_RING) {
+      cbuf[S_TAG][tag_at] |= 0x20;
+      c_uv(S_ADDR, t->coll_seq - m->seq - 1);
+   } else {
+      c_sv(S_ADDR, (int64_t)(addr - t->coll_addr));
+      if (addr)
+         t->coll_addr = addr;
+   }
+   t->coll_freed_nr++;
+   if (addr) {
+      if (m->addr == addr)
+         m->addr = 0; /* no longer an allocation to refer to */
+      struct amap_slot *f = &t->coll_fmap[amap_slot(addr)];
+      f->addr = addr;
+      f->seq = t->coll_freed_nr;
+   }
+}
+
+/* Encodes a returned block's address: as the number of the thread's frees
+ * since the one that freed that address (flag 0x20), else as a delta. */
+static void c_new_addr(struct tstate *t, size_t tag_at, uint64_t addr)
+{
+   struct amap_slot *f = &t->coll_fmap[amap_slot(addr)];
+   if (f->addr == addr && t->coll_freed_nr - f->seq < FREED_RING) {
+      cbuf[S_TAG][tag_at] |= 0x20;
+      c_uv(S_ADDR, t->coll_freed_nr - f->seq);
+   } else {
+      c_sv(S_ADDR, (int64_t)(addr - t->coll_addr));
+      t->coll_addr = addr;
+   }
+   if (f->addr == addr)
+      f->addr = 0;
+   struct amap_slot *m = &t->coll_amap[amap_slot(addr)];
+   m->addr = addr;
+   m->seq = t->coll_seq++;
+}
+
+/* Encodes (size, slack, stack) as its number in the thread's dictionary,
+ * defining the next number (flag 0x40) when it is not there. Numbers are
+ * given in turn, modulo INFO_IDS (a new entry replaces the oldest), so the
+ * common ones are small; a direct-mapped cache finds them. */
+static void c_info(struct tstate *t, size_t tag_at, const struct rec *r)
+{
+   uint64_t h = (r->size * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)r->stack * 0xff51afd7ed558ccdull) ^
+                ((uint64_t)r->pad * 0xc4ceb9fe1a85ec53ull);
+   uint32_t *slot = &t->coll_info_cache[(uint32_t)(h >> 40) & (INFO_SLOTS - 1)];
+   struct info_slot *i = &t->coll_info[*slot];
+   if (i->used && i->size == r->size && i->slack == r->pad && i->stack == r->stack) {
+      c_uv(S_INFO, *slot);
+      return;
+   }
+   uint32_t id = t->coll_info_next++ % INFO_IDS;
+   i = &t->coll_info[id];
+   *slot = id;
+   cbuf[S_TAG][tag_at] |= 0x40;
+   c_uv(S_INFO, r->size);
+   c_uv(S_INFO, r->pad);
+   c_uv(S_INFO, r->stack);
+   i->used = 1;
+   i->size = r->size;
+   i->slack = r->pad;
+   i->stack = r->stack;
+}
+
+/* The time unit of a call or mark at `tsc`, never before `least`. */
+static uint64_t c_unit(uint64_t tsc, uint64_t least)
+{
+   uint64_t u = tsc >> TICK_SHIFT;
+   return u < least ? least : u;
+}
+
+/* Encodes one call into the columns. */
+static void c_call(struct tstate *t, const struct rec *r)
+{
+   uint64_t u = c_unit(r->tsc, t->coll_floor);
+   size_t tag_at = clen[S_TAG]++;
+   cbuf[S_TAG][tag_at] = (uint8_t)r->kind;
+   c_sv(S_TIME, (int64_t)(u - t->coll_tsc));
+   t->coll_tsc = t->coll_floor = u;
+   c_uv(S_DUR, ((uint64_t)r->dur + (1u << (DUR_SHIFT - 1))) >> DUR_SHIFT);
+   if (r->kind >= K_FREE) {
+      c_freed_addr(t, tag_at, r->addr);
+   } else if (r->kind == K_REALLOC) {
+      c_uv(S_ADDR, r->addr ? 1 : 0);
+      if (r->addr) {
+         c_new_addr(t, tag_at, r->addr);
+         c_sv(S_ADDR, (int64_t)(r->aux - r->addr));
+      } else {
+         c_uv(S_ADDR, r->aux);
+      }
+      c_info(t, tag_at, r);
+   } else {
+      c_new_addr(t, tag_at, r->addr);
+      c_info(t, tag_at, r);
+   }
+}
+
+/* Writes a stack record (top level). */
+static void put_stack(const struct rec *r)
+{
+   need(32 + r->size * 10);
+   put_uv(R_STACK);
+   put_uv(r->stack);
+   put_uv(r->size);
+   for (uint64_t i = 0; i < r->size; i++)
+      put_uv(((const uint64_t *)(r + 1))[i]);
+}
+
+/* Writes a region mark (top level) at a time unit that keeps it on the
+ * right side of the thread's calls: calls before a GL_START take earlier
+ * units, calls after it the same or later; calls after a GL_STOP later. */
+static void put_region(struct tstate *t, const struct rec *r)
+{
+   uint64_t u = c_unit(r->tsc, r->size ? t->coll_tsc + 1 : t->coll_tsc);
+   t->coll_floor = r->size ? u : u + 1;
+   need(32);
+   put_uv(R_REGION_AT);
+   put_uv(t->tid);
+   put_uv(u << TICK_SHIFT);
+   put_u8((uint8_t)r->size);
+}
+
+/* Appends one column to obuf: raw length uv, codec u8 (0 stored, 1 zstd),
+ * length uv, bytes. */
+static size_t column_room(int s)
+{
+   return 32 + (z_cctx ? z_bound(clen[s]) : clen[s]);
+}
+
+/* Appends column `s`; obuf has column_room(s) bytes free. */
+static void put_column(int s)
+{
+   size_t room = column_room(s) - 32;
+   put_uv(clen[s]);
+   size_t codec_at = olen++;
+   size_t n = 0;
+   /* Compress into the space after a maximal length field, then move. */
+   size_t data_at = olen + 10;
+   if (z_cctx && clen[s] >= 64) {
+      n = z_compress(z_cctx, obuf + data_at, room, cbuf[s], clen[s], ZSTD_LEVEL);
+      if (z_iserror(n) || n >= clen[s])
+         n = 0;
+   }
+   obuf[codec_at] = n ? 1 : 0;
+   if (!n) {
+      n = clen[s];
+      memcpy(obuf + data_at, cbuf[s], n);
+   }
+   put_uv(n);
+   memmove(obuf + olen, obuf + data_at, n);
+   olen += n;
+}
+
+/* Encodes one chunk: its stacks and region marks as top-level records,
+ * its calls as one ZCHUNK block of columns whose byte length comes first,
+ * so a reader can skip it. */
 static void encode_chunk(struct tstate *t, const struct chunk *c)
 {
-   if (!encode_side(t, c))
-      return;
-   /* A call takes at most 57 bytes encoded, its record 48 in the chunk. */
-   need(64 + (size_t)c->used * 2);
-   put_uv(R_CHUNK);
-   put_uv(t->tid);
-   put_uv(t->os_tid);
-   size_t len_at = olen;
-   olen += 4;
+   if (!t->coll_amap) {
+      t->coll_amap = map_pages(AMAP_SLOTS * sizeof(struct amap_slot));
+      t->coll_fmap = map_pages(AMAP_SLOTS * sizeof(struct amap_slot));
+      t->coll_info = map_pages(INFO_IDS * sizeof(struct info_slot));
+      t->coll_info_cache = map_pages(INFO_SLOTS * sizeof(uint32_t));
+      if (!t->coll_amap || !t->coll_fmap || !t->coll_info || !t->coll_info_cache)
+         return;
+   }
+   memset(clen, 0, sizeof clen);
    uint32_t off = 0;
    while (off + sizeof(struct rec) <= c->used) {
       const struct rec *r = (const struct rec *)(c->data + off);
       off += sizeof(struct rec);
       if (r->kind == K_STACK) {
+         put_stack(r);
          off += (uint32_t)r->size * 8;
-         continue;
-      }
-      if (r->kind == K_REGION)
-         continue;
-      int64_t dt = (int64_t)(r->tsc - t->coll_tsc);
-      t->coll_tsc = r->tsc;
-      int64_t da = (int64_t)(r->addr - t->coll_addr);
-      if (r->addr)
-         t->coll_addr = r->addr;
-      put_u8((uint8_t)r->kind);
-      put_sv(dt);
-      put_uv(r->dur);
-      if (r->kind >= K_FREE) {
-         put_sv(da);
-      } else if (r->kind == K_REALLOC) {
-         put_sv(r->addr ? da : 0);
-         put_uv(r->addr ? 1 : 0);
-         put_sv((int64_t)(r->aux - r->addr));
-         put_uv(r->size);
-         put_uv(r->pad);
-         put_uv(r->stack);
+      } else if (r->kind == K_REGION) {
+         put_region(t, r);
       } else {
-         put_sv(da);
-         put_uv(r->size);
-         put_uv(r->pad);
-         put_uv(r->stack);
+         c_call(t, r);
       }
    }
-   uint32_t n = (uint32_t)(olen - len_at - 4);
+   if (!clen[S_TAG])
+      return;
+   size_t room = 64;
+   for (int s = 0; s < STREAMS; s++)
+      room += column_room(s);
+   need(room);
+   put_uv(R_ZCHUNK);
+   put_uv(t->tid);
+   put_uv(t->os_tid);
+   put_uv(clen[S_TAG]);
+   size_t len_at = olen;
+   olen += 4;
+   size_t body = olen;
+   for (int s = 0; s < STREAMS; s++)
+      put_column(s);
+   uint32_t n = (uint32_t)(olen - body);
    memcpy(obuf + len_at, &n, 4); /* little-endian (x86-64 only) */
 }
 
@@ -945,6 +1156,7 @@ static void *collect(void *unused)
    (void)unused;
    in_hook = 1; /* the collector's own allocations are not the program's */
    ts = (struct tstate *)1;
+   zstd_open();
    uint64_t next_rss = 0;
    while (!atomic_load(&collector_stop)) {
       int did = drain();
@@ -1013,6 +1225,8 @@ static void write_header(void)
    put_uv(tsc0);
    put_uv(mono0);
    put_uv(depth);
+   put_uv(TICK_SHIFT);
+   put_uv(DUR_SHIFT);
    put_str(exe, el > 0 ? (size_t)el : 0);
    uint64_t argc = 0;
    for (ssize_t i = 0; i < cl; i++)
