@@ -98,6 +98,29 @@ fn change(b: u64, a: u64) -> String {
 }
 
 /// The cells of a before/after row: accesses, then misses per level.
+/// One row per key of `before` or `after` (a variable or a source line),
+/// in key order: the key, then its [`change_cells`] (a key missing on one
+/// side counts zero there).
+fn change_rows(
+    r: &CacheReport,
+    before: &BTreeMap<String, Counts>,
+    after: &BTreeMap<String, Counts>,
+) -> Vec<Vec<String>> {
+    let zero = Counts::default();
+    let keys: BTreeSet<&String> = before.keys().chain(after.keys()).collect();
+    keys.into_iter()
+        .map(|k| {
+            let mut v = vec![k.clone()];
+            v.extend(change_cells(
+                r,
+                before.get(k).unwrap_or(&zero),
+                after.get(k).unwrap_or(&zero),
+            ));
+            v
+        })
+        .collect()
+}
+
 fn change_cells(r: &CacheReport, b: &Counts, a: &Counts) -> Vec<String> {
     let mut v = vec![change(b.accesses, a.accesses)];
     for i in 0..r.cache.model.levels.len() {
@@ -154,20 +177,7 @@ pub(super) fn what_if(w: &WhatIf, name: &str) -> String {
         .into_iter()
         .map(|r| (r.key, r.counts))
         .collect();
-    let keys: BTreeSet<&String> = before.keys().chain(after.keys()).collect();
-    let zero = Counts::default();
-    let rows: Vec<Vec<String>> = keys
-        .into_iter()
-        .map(|k| {
-            let mut v = vec![k.clone()];
-            v.extend(change_cells(
-                &w.after,
-                before.get(k).unwrap_or(&zero),
-                after.get(k).unwrap_or(&zero),
-            ));
-            v
-        })
-        .collect();
+    let rows = change_rows(&w.after, &before, &after);
     wl!(
         out,
         "
@@ -180,19 +190,7 @@ per variable (before -> after):"
     );
     let b = per_line_of(&w.before, &[w.var]);
     let a = per_line_of(&w.after, &w.after_vars);
-    let lines: BTreeSet<&String> = b.keys().chain(a.keys()).collect();
-    let rows: Vec<Vec<String>> = lines
-        .into_iter()
-        .map(|l| {
-            let mut v = vec![l.clone()];
-            v.extend(change_cells(
-                &w.after,
-                b.get(l).unwrap_or(&zero),
-                a.get(l).unwrap_or(&zero),
-            ));
-            v
-        })
-        .collect();
+    let rows = change_rows(&w.after, &b, &a);
     wl!(
         out,
         "

@@ -546,6 +546,21 @@ impl Scan {
         self.seg_start = at;
     }
 
+    /// Notes a chunk of thread `thread` (its id and OS id) whose block is
+    /// bytes `at..at + len` and holds `calls` calls (0 before version 3).
+    fn chunk(&mut self, p: &mut Profile, thread: (u32, u32), at: u64, len: u64, calls: u64) {
+        let (tid, _) = thread;
+        if !p.threads.iter().any(|t| t.0 == tid) {
+            p.threads.push(thread);
+        }
+        self.segments.push(Segment {
+            tid,
+            start: at,
+            end: at + len,
+            calls,
+        });
+    }
+
     /// Takes in one decoded record that started at file offset `at`.
     fn take(&mut self, rec: Rec, at: u64, p: &mut Profile) {
         match rec {
@@ -575,34 +590,14 @@ impl Scan {
                 self.last_tsc = self.last_tsc.max(t);
                 self.rss.push((t, b))
             }
-            Rec::Chunk { tid, os, len } => {
-                if !p.threads.iter().any(|t| t.0 == tid) {
-                    p.threads.push((tid, os));
-                }
-                // `at` is the block's first byte here (see the caller).
-                self.segments.push(Segment {
-                    tid,
-                    start: at,
-                    end: at + len,
-                    calls: 0,
-                });
-            }
+            // `at` is the block's first byte here (see the caller).
+            Rec::Chunk { tid, os, len } => self.chunk(p, (tid, os), at, len, 0),
             Rec::ZChunk {
                 tid,
                 os,
                 calls,
                 len,
-            } => {
-                if !p.threads.iter().any(|t| t.0 == tid) {
-                    p.threads.push((tid, os));
-                }
-                self.segments.push(Segment {
-                    tid,
-                    start: at,
-                    end: at + len,
-                    calls,
-                });
-            }
+            } => self.chunk(p, (tid, os), at, len, calls),
             Rec::RegionAt { tid, tsc, start } => {
                 self.last_tsc = self.last_tsc.max(tsc);
                 self.regions.push((
