@@ -25,6 +25,7 @@ use crate::trace::format::{AllocKind, Event, FreeKind, Mapping};
 use crate::trace::heapprof::{HeapOp, Profile, ProfileReader};
 use crate::trace::reader::{Batch, EndState, TraceReader};
 
+use super::csv::CsvOut;
 use super::FilterError;
 
 /// One allocator call.
@@ -1068,26 +1069,29 @@ pub fn free_kind_name(k: FreeKind) -> &'static str {
     }
 }
 
-/// Writes `text` to `path` whole or not at all.
-fn write_text(path: &Path, text: &str) -> Result<(), FilterError> {
-    super::io::write_whole(path, text.as_bytes()).map(drop)
-}
-
-/// Quotes a CSV field.
-fn csv_field(s: &str) -> String {
-    format!("\"{}\"", s.replace('"', "\"\""))
-}
-
 /// Writes `alloc_sites.csv`: one row per site with every ranking's value
-/// and its backtrace (frames joined with ` <- `).
+/// and its backtrace (frames joined with ` <- `), through the stage's one
+/// CSV writer.
 pub fn write_sites_csv(path: &Path, rows: &[(SiteStats, String)]) -> Result<(), FilterError> {
-    let mut s = String::from(
-        "site,allocations,bytes,peak_live_bytes,leaked_bytes,leaked_blocks,temporary,in_region,backtrace\n",
-    );
+    let (dir, name) = split_path(path);
+    let mut out = CsvOut::create(
+        dir,
+        &name,
+        &[
+            "site",
+            "allocations",
+            "bytes",
+            "peak_live_bytes",
+            "leaked_bytes",
+            "leaked_blocks",
+            "temporary",
+            "in_region",
+            "backtrace",
+        ],
+    )?;
     for (x, bt) in rows {
-        s.push_str(&format!(
-            "{},{},{},{},{},{},{},{},{}\n",
-            x.stack,
+        for v in [
+            u64::from(x.stack),
             x.allocs,
             x.bytes,
             x.peak_live,
@@ -1095,47 +1099,89 @@ pub fn write_sites_csv(path: &Path, rows: &[(SiteStats, String)]) -> Result<(), 
             x.leaked_blocks,
             x.temporary,
             x.in_region,
-            csv_field(bt)
-        ));
+        ] {
+            out.num(v);
+        }
+        out.text(bt);
+        out.end_row()?;
     }
-    write_text(path, &s)
+    out.finish().map(drop)
+}
+
+/// The folder and file name of `path`.
+fn split_path(path: &Path) -> (&Path, String) {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    (dir, name.into_owned())
 }
 
 /// Writes `heap_size_classes.csv` and, when calls were timed,
 /// `heap_op_times.csv` into `dir`; returns the files written.
 pub fn write_stats_csv(dir: &Path, r: &HeapReport) -> Result<Vec<PathBuf>, FilterError> {
-    let classes = dir.join("heap_size_classes.csv");
-    let mut s = String::from("size_class,allocations,bytes,usable_bytes,frees\n");
+    let header = [
+        "size_class",
+        "allocations",
+        "bytes",
+        "usable_bytes",
+        "frees",
+    ];
+    let mut out = CsvOut::create(dir, "heap_size_classes.csv", &header)?;
     for (k, c) in r.classes.iter().enumerate().filter(|(_, c)| c.allocs > 0) {
-        s.push_str(&format!(
-            "{},{},{},{},{}\n",
-            size_class_label(k),
-            c.allocs,
-            c.bytes,
-            c.usable,
-            c.frees
-        ));
-    }
-    write_text(&classes, &s)?;
-    let mut out = vec![classes];
-    if !r.times.is_empty() {
-        let times = dir.join("heap_op_times.csv");
-        let mut s = String::from("group,op,calls,median_ns,p99_ns,max_ns\n");
-        for t in &r.times {
-            s.push_str(&format!(
-                "{},{},{},{},{},{}\n",
-                t.group, t.op, t.count, t.median, t.p99, t.max
-            ));
+        out.text(&size_class_label(k));
+        for v in [c.allocs, c.bytes, c.usable, c.frees] {
+            out.num(v);
         }
-        write_text(&times, &s)?;
-        out.push(times);
+        out.end_row()?;
     }
-    Ok(out)
+    let mut files = vec![out.finish()?];
+    if !r.times.is_empty() {
+        let header = ["group", "op", "calls", "median_ns", "p99_ns", "max_ns"];
+        let mut out = CsvOut::create(dir, "heap_op_times.csv", &header)?;
+        for t in &r.times {
+            out.text(&t.group);
+            out.text(&t.op.to_string());
+            for v in [t.count, t.median.into(), t.p99.into(), t.max.into()] {
+                out.num(v);
+            }
+            out.end_row()?;
+        }
+        files.push(out.finish()?);
+    }
+    Ok(files)
 }
 
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    /// alloc_sites.csv through the one CSV writer: numbers as written, a
+    /// backtrace quoted only when it holds a comma (a C++ template).
+    #[test]
+    fn sites_csv_rows_are_written_whole_and_quoted_when_needed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("alloc_sites.csv");
+        let site = |stack, allocs| SiteStats {
+            stack,
+            allocs,
+            bytes: 4096,
+            peak_live: 2048,
+            live: 16,
+            leaked_blocks: 1,
+            temporary: 3,
+            in_region: 2,
+        };
+        let rows = [
+            (site(0, 7), "make <- main".to_string()),
+            (site(5, 1), "std::map<int, int>::insert <- main".to_string()),
+        ];
+        write_sites_csv(&path, &rows).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "site,allocations,bytes,peak_live_bytes,leaked_bytes,leaked_blocks,temporary,in_region,backtrace\n\
+             0,7,4096,2048,16,1,3,2,make <- main\n\
+             5,1,4096,2048,16,1,3,2,\"std::map<int, int>::insert <- main\"\n"
+        );
+    }
 
     fn call(time: u64, op: HeapOp, addr: u64, size: u64) -> HeapCall {
         HeapCall {

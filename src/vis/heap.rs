@@ -6,7 +6,7 @@
 //! The traces the `plotly` crate lacks (icicle) and the ones whose options
 //! are simplest written directly are built as JSON values ([`JsonTrace`]).
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use plotly::common::Title;
 use plotly::layout::{Axis, BarMode};
@@ -16,6 +16,7 @@ use serde_json::{json, Value};
 
 use super::html::{write_page, PageFigure, PageMeta};
 use super::{FigureOptions, FigureReport, VisError};
+use crate::filter::csv::CsvOut;
 use crate::filter::heap::{
     lifetime_bins, live_series, size_class_label, HeapReport, HeapRun, LiveSeries,
 };
@@ -194,28 +195,20 @@ fn size_figure(report: &HeapReport) -> PageFigure {
 /// top site (`site<ID>`).
 fn save_live(top: &[SiteLabel], live: &LiveSeries, o: &FigureOptions) -> Result<PathBuf, VisError> {
     let (ts, total, per, high) = live;
-    let path = o.visinfo_dir.join("heap_live.csv");
-    let mut s = String::from("time,all,all_highest_until_next");
-    for (id, _) in top {
-        s.push_str(&format!(",site{id}"));
-    }
-    s.push('\n');
+    let names: Vec<String> = top.iter().map(|(id, _)| format!("site{id}")).collect();
+    let mut header = vec!["time", "all", "all_highest_until_next"];
+    header.extend(names.iter().map(String::as_str));
+    let mut out = CsvOut::create(&o.visinfo_dir, "heap_live.csv", &header)?;
     for i in 0..ts.len() {
-        s.push_str(&format!("{},{},{}", ts[i], total[i], high[i]));
-        for p in per {
-            s.push_str(&format!(",{}", p[i]));
+        for v in [ts[i], total[i], high[i]] {
+            out.num(v);
         }
-        s.push('\n');
+        for p in per {
+            out.num(p[i]);
+        }
+        out.end_row()?;
     }
-    write_file(&path, &s)?;
-    Ok(path)
-}
-
-/// Writes `s` to `path` whole or not at all.
-fn write_file(path: &Path, s: &str) -> Result<(), VisError> {
-    crate::workdir::write_file(path, s.as_bytes())
-        .map(drop)
-        .map_err(|e| VisError::from_workdir(path, e))
+    Ok(out.finish()?)
 }
 
 type Nodes = (Vec<String>, Vec<String>, Vec<String>, Vec<u64>);
