@@ -1139,7 +1139,7 @@ pub fn write_stats_csv(dir: &Path, r: &HeapReport) -> Result<Vec<PathBuf>, Filte
         let mut out = CsvOut::create(dir, "heap_op_times.csv", &header)?;
         for t in &r.times {
             out.text(&t.group);
-            out.text(&t.op.to_string());
+            out.text(t.op);
             for v in [t.count, t.median.into(), t.p99.into(), t.max.into()] {
                 out.num(v);
             }
