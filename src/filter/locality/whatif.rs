@@ -643,6 +643,28 @@ pub fn per_line_of(r: &CacheReport, vars: &[u32]) -> BTreeMap<String, super::cac
     out
 }
 
+impl WhatIf {
+    /// See [`before_after_table`].
+    pub fn table(&self) -> polars::prelude::PolarsResult<polars::prelude::DataFrame> {
+        before_after_table(self)
+    }
+
+    /// See [`variable_misses`].
+    pub fn variable_misses(&self) -> (Vec<u64>, Vec<u64>) {
+        variable_misses(self)
+    }
+
+    /// Counts per source line of the variable's accesses, before and
+    /// after (see [`per_line_of`]): the recorded row before, the rows
+    /// holding its accesses after.
+    pub fn per_line(&self) -> (BTreeMap<String, Counts>, BTreeMap<String, Counts>) {
+        (
+            per_line_of(&self.before, &[self.var]),
+            per_line_of(&self.after, &self.after_vars),
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
