@@ -201,7 +201,7 @@ fn run_gleipnir(st: &mut Session, _: &[String]) -> CmdResult<Value> {
     // A Ctrl-C during the run went to the traced program too, which ended
     // with a readable trace: the command did its job, so the interrupt is
     // consumed here rather than turned into an error.
-    super::interrupt::clear();
+    crate::cancel::clear();
     let run = run?;
     let outcome = &run.outcome;
     if let Some(note) = outcome.start.note() {
@@ -277,7 +277,6 @@ fn memory_trace_analysis(st: &mut Session, _: &[String]) -> CmdResult<Value> {
     let mut shown = super::progress::Progress::after(std::time::Duration::from_secs(1));
     let mut progress = |n: u64| {
         shown.show(|| format!("  {:.1} M accesses analysed", n as f64 / 1e6));
-        !super::interrupt::requested()
     };
     // The access list streams into a new saved analysis, which replaces
     // the previous one only when complete.
@@ -286,7 +285,7 @@ fn memory_trace_analysis(st: &mut Session, _: &[String]) -> CmdResult<Value> {
     let keep = filter::Keep::on_disk(&dataset);
     let a = filter::analyse_into(&path, &mut namer, &mut progress, &keep);
     shown.finish();
-    super::interrupt::clear();
+    crate::cancel::clear();
     let mut a = a?;
     for n in &a.summary.notes {
         println!("note: {}", super::text::terminal_safe(n));

@@ -154,7 +154,7 @@ impl Session {
                     dir.display()
                 )
             },
-            &super::interrupt::requested,
+            &crate::cancel::requested,
         )?;
         let lock = Arc::new(lock);
         self.lock = Arc::downgrade(&lock);
@@ -704,9 +704,9 @@ impl Session {
         let started_reading = std::cell::Cell::new(false);
         let cancelled = || {
             if !started_reading.replace(true) {
-                super::interrupt::clear();
+                crate::cancel::clear();
             }
-            super::interrupt::requested()
+            crate::cancel::requested()
         };
         let run = trace::run::run_trace_into(&req, &mut progress, &cancelled);
         shown.finish();
