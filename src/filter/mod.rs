@@ -84,6 +84,7 @@ mod memstats;
 // `select`, `rows` and `accesses_of` for the tests and tools; the rest are
 // the types they take and return, whose methods do the smaller things.
 // Analysing and keeping.
+pub use access::VarId;
 pub use analyse::{analyse, analyse_gleipnir, analyse_into};
 pub use analysis::Analysis;
 pub use csv::write_csv;

@@ -238,7 +238,7 @@ fn what_if(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     let fig = super::handlers::figure_options(st, true);
     st.analysis()?;
     let a = st.loaded_analysis().expect("analysis loaded above");
-    let var = a.resolve_array(&name)?;
+    let var = filter::VarId(a.resolve_array(&name)?);
     let w = filter::what_if(a, kind, &opts, var, &layout).map_err(|e| e.to_string())?;
     print!("{}", super::render::what_if(&w, &name));
     if !a.summary.complete {
@@ -268,12 +268,12 @@ fn save_what_if(
     let csv = fig.visinfo_dir.join(page.replace(".html", ".csv"));
     let mut df = w.table()?;
     let csv = filter::write_csv(&mut df, &csv)?;
-    let keep = (0..a.vars.len()).map(|v| v == w.var as usize).collect();
+    let keep = (0..a.vars.len()).map(|v| v == w.var.index()).collect();
     let before = SelectionBatches::plain(a, filter::Selection::of(a, keep)?);
     let after = Remapped::new(&before, &w.map);
     let names_before = [(w.var, name.to_string())];
-    let names_after: Vec<(u32, String)> = (w.after_vars.iter())
-        .map(|&v| (v, w.after.names.vars[v as usize].name.clone()))
+    let names_after: Vec<(filter::VarId, String)> = (w.after_vars.iter())
+        .map(|&v| (v, w.after.names.vars[v.index()].name.clone()))
         .collect();
     let levels: Vec<String> = w.after.level_names();
     let (mb, ma) = w.variable_misses();
