@@ -11,8 +11,11 @@
 //! * [`workdir`]: the working folder's lock, the manifest of the files mapvis
 //!   wrote, and files written whole or not at all.
 //! * [`oom`]: a sentence naming the step when mapvis runs out of memory.
+//! * [`cancel`]: the one flag that cancels the running command (Ctrl-C),
+//!   which the shell sets and every stage's long loops poll.
 #![deny(missing_docs)]
 
+pub mod cancel;
 pub mod filter;
 pub mod oom;
 pub mod shell;

@@ -388,3 +388,133 @@ fn the_shell_uses_only_the_filter_facade() {
         bad.join("\n")
     );
 }
+
+/// The free functions of `filter`'s facade the shell may call. Everything
+/// else it names at `filter`'s root is a type (or a constant), whose
+/// methods do the smaller things. A new entry here is a new entry point
+/// of the analysis stage: prefer a method of the report it belongs to, or
+/// laying the text out in `src/shell/render.rs`.
+const SHELL_CALLS: &[&str] = &[
+    // Analysing and choosing what to show.
+    "analyse_into",
+    "select",
+    "selection_batches",
+    // Reports.
+    "memory_stats",
+    "cache_stats",
+    "sharing_stats",
+    "what_if",
+    "compare_runs",
+    "metric_by_run",
+    // Exports, and the one table writer.
+    "export_memtrace",
+    "export_ops",
+    "export_hpcmp",
+    "write_csv",
+];
+
+/// The names the shell's file `text` uses at `filter`'s root: members of
+/// `use crate::filter::{…}` groups, and the segment after `filter::` or
+/// after an alias of `filter` (`use crate::filter as f`, `filter::{self
+/// as f}`).
+fn filter_names(text: &str) -> BTreeSet<String> {
+    let mut heads = vec!["filter".to_string()];
+    for pat in ["crate::filter as ", "self as "] {
+        for (i, _) in text.match_indices(pat) {
+            let rest = &text[i + pat.len()..];
+            let alias: String = rest.chars().take_while(|c| is_ident(*c)).collect();
+            let is_filter = pat.starts_with("crate") || {
+                let before = &text[..i];
+                before
+                    .rfind("filter::{")
+                    .is_some_and(|k| !before[k..].contains('}'))
+            };
+            if is_filter && !alias.is_empty() {
+                heads.push(alias);
+            }
+        }
+    }
+    let mut out = BTreeSet::new();
+    for p in paths(text) {
+        if p.len() == 3 && p[0] == "crate" && p[1] == "filter" {
+            out.insert(p[2].clone());
+        }
+    }
+    for head in &heads {
+        let pat = format!("{head}::");
+        for (i, _) in text.match_indices(&pat) {
+            if i > 0 && is_ident(text[..i].chars().last().unwrap()) {
+                continue;
+            }
+            let seg: String = text[i + pat.len()..]
+                .chars()
+                .take_while(|c| is_ident(*c))
+                .collect();
+            if !seg.is_empty() {
+                out.insert(seg);
+            }
+        }
+    }
+    out
+}
+
+/// The shell calls a handful of `filter`'s free functions (the reports'
+/// entry points, [`SHELL_CALLS`]) and otherwise only the types they
+/// return: the facade stays small, and a helper that creeps into the
+/// shell's calls fails the build instead of growing it silently.
+#[test]
+fn the_shell_calls_few_filter_functions() {
+    let inner = filter_modules();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/shell");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut used = BTreeSet::new();
+    let mut bad = Vec::new();
+    for f in &files {
+        for name in filter_names(&code(f)) {
+            let function = name.starts_with(|c: char| c.is_ascii_lowercase());
+            if function && !inner.contains(&name) && name != "self" {
+                if !SHELL_CALLS.contains(&name.as_str()) {
+                    bad.push(format!("{} calls filter::{name}", f.display()));
+                }
+                used.insert(name);
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "the shell calls filter functions outside its short list (tests/layering.rs, \
+         SHELL_CALLS): make them methods of the report they belong to, or lay the text out in \
+         src/shell/render.rs:\n{}",
+        bad.join("\n")
+    );
+    assert!(
+        used.len() >= 8,
+        "too few of filter's functions found in the shell's sources: {used:?}"
+    );
+    let stale: Vec<&&str> = SHELL_CALLS.iter().filter(|n| !used.contains(**n)).collect();
+    assert!(
+        stale.is_empty(),
+        "SHELL_CALLS lists functions the shell no longer calls: {stale:?}"
+    );
+}
+
+/// The reader of the shell's names, on the ways the shell writes them.
+#[test]
+fn filter_names_are_read_through_groups_and_aliases() {
+    let text = "use crate::filter::{self as f, cache_stats, CacheReport};\n\
+                let x = f::what_if(a);\nuse crate::filter as g;\ng::select(a);\n\
+                crate::filter::write_csv(d);\nfilter::memory_stats(a);\nmy_filter::nope();";
+    let got: Vec<String> = filter_names(text).into_iter().collect();
+    assert_eq!(
+        got,
+        [
+            "CacheReport",
+            "cache_stats",
+            "memory_stats",
+            "select",
+            "what_if",
+            "write_csv"
+        ]
+    );
+}

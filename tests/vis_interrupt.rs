@@ -1,27 +1,22 @@
 //! Ctrl-C stops a figure that is being drawn: the drawing loops check the
-//! interrupt hook, the command ends with a message, and no page is
-//! written. (A test binary of its own: the hook is process-wide.)
+//! program's cancel flag (`mapvis::cancel`, which the shell's SIGINT
+//! handler sets), the command ends with a message, and no page is
+//! written. (A test binary of its own: the flag is process-wide.)
 #[path = "vis_common/mod.rs"]
 mod vis_common;
 
-use std::sync::atomic::{AtomicBool, Ordering};
-
-use mapvis::vis::{
-    array_2d, complete_memory_access_pattern, set_interrupt_check, Array2d, VisError,
-};
+use mapvis::cancel;
+use mapvis::vis::{array_2d, complete_memory_access_pattern, Array2d, VisError};
 use vis_common::*;
-
-static PRESSED: AtomicBool = AtomicBool::new(false);
 
 #[test]
 fn an_interrupt_stops_the_figure_and_writes_nothing() {
-    set_interrupt_check(|| PRESSED.load(Ordering::SeqCst));
     let dir = tempfile::tempdir().unwrap();
     let o = options(dir.path());
     let order: Vec<u64> = (0..10_000).collect();
     let acc = acc_df(&fill(0x10000, &order));
     let vars = vars_df(&[("big", 0x10000, 40_000)]);
-    PRESSED.store(true, Ordering::SeqCst);
+    cancel::request();
     let e = draw_2d(&acc, &vars, 0, 100, 4, &o).unwrap_err();
     assert!(matches!(e, VisError::Interrupted), "{e}");
     assert!(e.to_string().contains("Ctrl-C"));
@@ -31,7 +26,7 @@ fn an_interrupt_stops_the_figure_and_writes_nothing() {
         .figures_dir
         .join("2d_memory_access_pattern_big.html")
         .exists());
-    PRESSED.store(false, Ordering::SeqCst);
+    cancel::clear();
     assert!(array_2d(
         Array2d {
             acc: &acc,

@@ -21,18 +21,18 @@ use super::FilterError;
 /// corrupt one is analysed up to the bad record, with a note that says
 /// where. Cost: one pass over the trace.
 pub fn analyse(path: &Path, namer: &mut dyn Namer) -> Result<Analysis, FilterError> {
-    analyse_into(path, namer, &mut |_| true, &Keep::MEMORY)
+    analyse_into(path, namer, &mut |_| {}, &Keep::MEMORY)
 }
 
 /// [`analyse`] with a progress callback, called every `PROGRESS_EVERY` (driver)
 /// accesses with the number analysed so far, and the access list kept as
-/// `keep` says. When the callback returns false the analysis stops there and
-/// covers the accesses read up to that point (a note says so): nothing
-/// already computed is lost.
+/// `keep` says. When cancelling is requested ([`crate::cancel`], Ctrl-C)
+/// the analysis stops at the next of those points and covers the accesses
+/// read up to there (a note says so): nothing already computed is lost.
 pub fn analyse_into(
     path: &Path,
     namer: &mut dyn Namer,
-    progress: &mut dyn FnMut(u64) -> bool,
+    progress: &mut dyn FnMut(u64),
     keep: &Keep,
 ) -> Result<Analysis, FilterError> {
     if crate::trace::gleipnir::looks_like_gleipnir(path) {
@@ -47,14 +47,14 @@ pub fn analyse_into(
 /// Analyses a Gleipnir text trace, whatever its first lines look like,
 /// keeping the access list in memory.
 pub fn analyse_gleipnir(path: &Path, namer: &mut dyn Namer) -> Result<Analysis, FilterError> {
-    analyse_text(path, namer, &mut |_| true, &Keep::MEMORY)
+    analyse_text(path, namer, &mut |_| {}, &Keep::MEMORY)
 }
 
 /// [`analyse_into`] for a Gleipnir text trace.
 fn analyse_text(
     path: &Path,
     namer: &mut dyn Namer,
-    progress: &mut dyn FnMut(u64) -> bool,
+    progress: &mut dyn FnMut(u64),
     keep: &Keep,
 ) -> Result<Analysis, FilterError> {
     let mut src = Box::new(GleipnirSource::open(path, namer)?);

@@ -41,8 +41,9 @@ const BATCH: usize = 1 << 13;
 /// stores are recognised only when the region ends, after them.
 const HOLD_BACK: usize = crate::trace::pins::HOLD_BACK;
 
-/// How often (in accesses) the progress callback is called: about a
-/// second's work apart at worst, and a few per second at best.
+/// How often (in accesses) the progress callback is called and the cancel
+/// flag looked at: about a second's work apart at worst, and a few per
+/// second at best.
 pub const PROGRESS_EVERY: u64 = 1 << 20;
 
 /// Where and how the access list is kept.
@@ -89,13 +90,13 @@ pub(crate) struct Driven<S> {
 /// [`ConsumerThread`]), so naming and counting run on both cores. `extra`
 /// sees every access too, when the source knows where its variables lie
 /// while it streams (else it is dropped). `progress` is called every
-/// [`PROGRESS_EVERY`] accesses with the number named so far; when it
-/// returns false the driver stops there, and the analysis covers the
-/// accesses up to that point.
+/// [`PROGRESS_EVERY`] accesses with the number named so far; when
+/// cancelling was requested then ([`crate::cancel`], Ctrl-C) the driver
+/// stops there, and the analysis covers the accesses up to that point.
 pub(crate) fn drive<S: SpanSink>(
     src: &mut dyn Source,
     extra: Option<S>,
-    progress: &mut dyn FnMut(u64) -> bool,
+    progress: &mut dyn FnMut(u64),
     keep: &Keep,
 ) -> Result<Driven<S>, FilterError> {
     let writer = AccessWriter::new(keep.dataset, keep.memory_budget, keep.layout)?;
@@ -118,9 +119,12 @@ pub(crate) fn drive<S: SpanSink>(
             Fill::Region(r) => region = r,
             Fill::Full => {}
         }
-        if time / PROGRESS_EVERY != before / PROGRESS_EVERY && !progress(time) {
-            stopped = true;
-            break;
+        if time / PROGRESS_EVERY != before / PROGRESS_EVERY {
+            progress(time);
+            if crate::cancel::requested() {
+                stopped = true;
+                break;
+            }
         }
     }
     // Stopped early: what is held back is analysed too.

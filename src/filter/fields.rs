@@ -109,18 +109,6 @@ fn with_padding(layout: &[LayoutField], elem: u64, touched: &[u64]) -> Vec<Struc
     out
 }
 
-/// The fields no access touched, with their bytes, for the figure
-/// commands to say (`m (4 bytes at offset 20), (padding) (4 bytes at
-/// offset 28)`); `None` when every field was touched.
-pub fn untouched_text(fields: &[StructField]) -> Option<String> {
-    let list: Vec<String> = fields
-        .iter()
-        .filter(|f| !f.touched)
-        .map(|f| format!("{} ({} bytes at offset {})", f.name, f.size, f.offset))
-        .collect();
-    (!list.is_empty()).then(|| list.join(", "))
-}
-
 /// The columns of variable `v` (of `elem`-byte elements): its layout's
 /// when known, else the fields touched (`found`, by offset).
 fn columns(v: &Variable, elem: u64, found: Vec<(u64, String)>) -> Vec<StructField> {
@@ -226,6 +214,13 @@ fn member_path(element: &str) -> Option<&str> {
     let close = element.find("].")?;
     let rest = &element[close + 2..];
     (!rest.is_empty()).then_some(rest)
+}
+
+impl Analysis {
+    /// See [`single_struct_fields`].
+    pub fn single_struct_fields(&self, var: u32) -> PolarsResult<Vec<StructField>> {
+        single_struct_fields(self, var)
+    }
 }
 
 #[cfg(test)]

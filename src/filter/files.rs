@@ -856,3 +856,69 @@ pub fn keep_run(dir: &Path, trace: &Path, run_dir: &Path) -> Result<Vec<PathBuf>
     }
     Ok(written)
 }
+
+/// The files an analysis writes about itself into `visinfo/`.
+impl Analysis {
+    /// See [`write_allocation_info`].
+    pub fn write_allocation_info(&self, dir: &Path) -> Result<Vec<PathBuf>, FilterError> {
+        write_allocation_info(self, dir)
+    }
+
+    /// See [`write_order_data`].
+    pub fn write_order_data(
+        &self,
+        selected: &super::Selection,
+        dir: &Path,
+    ) -> Result<Vec<PathBuf>, FilterError> {
+        write_order_data(self, selected, dir)
+    }
+}
+
+/// An analysis saved in a folder (`.mapvis/analysis/`, or a run's
+/// `analysis/`), named by that folder: whether it is there, what it was
+/// made from, loading it whole or only its variables, and keeping it as a
+/// run. Holding one reads nothing; each method reads what it says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SavedAnalysis {
+    dir: PathBuf,
+}
+
+impl SavedAnalysis {
+    /// The analysis saved (or to be saved) in `dir`.
+    pub fn at(dir: &Path) -> SavedAnalysis {
+        SavedAnalysis {
+            dir: dir.to_path_buf(),
+        }
+    }
+
+    /// Whether the folder holds a saved analysis (two file checks).
+    pub fn exists(&self) -> bool {
+        has_saved_analysis(&self.dir)
+    }
+
+    /// The identity of the trace it was made from, when recorded.
+    pub fn source(&self) -> Option<crate::workdir::SourceId> {
+        saved_source(&self.dir)
+    }
+
+    /// Loads it (see [`load_analysis`]).
+    pub fn load(&self) -> Result<Analysis, FilterError> {
+        load_analysis(&self.dir)
+    }
+
+    /// The names a figure of one array accepts, from the variable table
+    /// only (see [`load_saved_variables`]): milliseconds whatever the
+    /// trace's length, for name completion.
+    pub fn array_names(&self) -> Result<Vec<String>, FilterError> {
+        let vars = load_saved_variables(&self.dir)?;
+        Ok(super::shape::array_names(&vars)
+            .into_iter()
+            .map(String::from)
+            .collect())
+    }
+
+    /// Keeps it and `trace` as a run in `run_dir` (see [`keep_run`]).
+    pub fn keep_as_run(&self, trace: &Path, run_dir: &Path) -> Result<Vec<PathBuf>, FilterError> {
+        keep_run(&self.dir, trace, run_dir)
+    }
+}

@@ -1150,6 +1150,40 @@ pub fn write_stats_csv(dir: &Path, r: &HeapReport) -> Result<Vec<PathBuf>, Filte
     Ok(files)
 }
 
+impl HeapRun {
+    /// See [`timing_note`].
+    pub fn timing_note(&self) -> Option<String> {
+        timing_note(self)
+    }
+}
+
+impl HeapReport {
+    /// The size classes that saw an allocation, in size order, each with
+    /// its label (`0-16`, `17-32`, … `>1048576`, see [`size_class_label`]).
+    pub fn used_classes(&self) -> impl Iterator<Item = (String, &ClassStats)> {
+        self.classes
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.allocs > 0)
+            .map(|(k, c)| (size_class_label(k), c))
+    }
+
+    /// Writes `alloc_sites.csv` of `sites` (site index, its backtrace as
+    /// text), in that order (see [`write_sites_csv`]).
+    pub fn write_sites_csv(&self, path: &Path, sites: &[(u32, String)]) -> Result<(), FilterError> {
+        let rows: Vec<(SiteStats, String)> = sites
+            .iter()
+            .map(|(k, bt)| (self.sites[*k as usize].clone(), bt.clone()))
+            .collect();
+        write_sites_csv(path, &rows)
+    }
+
+    /// See [`write_stats_csv`].
+    pub fn write_stats_csv(&self, dir: &Path) -> Result<Vec<PathBuf>, FilterError> {
+        write_stats_csv(dir, self)
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;

@@ -5,28 +5,32 @@
 //!
 //! The shell calls this stage only through the items re-exported here, at
 //! the stage's root (`crate::filter::Name`), never through an inner
-//! module (`tests/layering.rs` checks it). They come in six groups:
+//! module, and of those only thirteen free functions: each builds a
+//! report or writes a file, and the smaller things are methods of the
+//! types they return (`tests/layering.rs` checks both, with the list of
+//! functions in `SHELL_CALLS`). They come in five groups:
 //!
-//! - **analysing and keeping**: [`analyse_into`] (and [`analyse`],
-//!   [`analyse_gleipnir`] for the tests and tools) builds an [`Analysis`];
-//!   [`load_analysis`], [`AnalysisDir`] and [`keep_run`] save and load it;
-//! - **choosing**: [`select`] a [`MemKind`] into a [`Selection`], narrowed
-//!   by a [`VarFilter`]; [`resolve_array`] and [`BlockStack`] name what a
-//!   figure draws; [`SelectionBatches`] streams it;
-//! - **statistics**: [`per_variable_by`] and [`per_address_by`] give
-//!   `memory_stats`' tables; [`Grouping`] says how heap blocks are grouped
-//!   into rows;
-//! - **locality**: [`cache_stats`] gives a [`CacheReport`],
-//!   [`sharing_stats`] the [`SharedLine`]s, [`what_if`] a [`WhatIf`],
-//!   [`compare_reports`] and [`compare_pairs`] two runs side by side,
-//!   [`metric_by_run`] one number across runs;
-//! - **heap profiles**: [`HeapRun`], [`HeapReport`] and their tables;
-//! - **exports**: [`export_memtrace`], [`export_ops`], [`export_hpcmp`].
+//! - **analysing and choosing**: [`analyse_into`] builds an [`Analysis`]
+//!   into an [`AnalysisDir`] ([`analyse`] and [`analyse_gleipnir`] are for
+//!   the tests and tools); a [`SavedAnalysis`] is loaded, checked and
+//!   kept as a run; [`select`] picks a [`MemKind`]'s accesses as a
+//!   [`Selection`] and [`selection_batches`] streams them to a figure,
+//!   coloured; the analysis' own methods name arrays, shapes and fields;
+//! - **reports**: [`memory_stats`] ([`MemoryStats`]), [`cache_stats`]
+//!   ([`CacheReport`]), [`sharing_stats`] ([`SharedLine`]s, saved as
+//!   [`SharedLines`]), [`what_if`] ([`WhatIf`]), [`compare_runs`]
+//!   ([`RunComparison`]) and [`metric_by_run`] ([`RunValues`]); each
+//!   report's methods give its tables and save its files;
+//! - **heap profiles**: [`HeapRun`] and [`HeapReport`], built and saved
+//!   by their methods;
+//! - **exports**: [`export_memtrace`], [`export_ops`], [`export_hpcmp`];
+//! - **files**: [`write_csv`], the one writer of a table as CSV.
 //!
-//! The rest are the types those functions take and return. The inner
-//! modules are the stage's own business: they stay visible to the crate
-//! (the figures stage reads `batches`, `schema` and the reports' rows) and
-//! some to the integration tests, which check them one by one.
+//! The rest are the types those functions take and return. Laying the
+//! reports out for the terminal is the shell's (`src/shell/render.rs`).
+//! The inner modules are the stage's own business: they stay visible to
+//! the crate (the figures stage reads `batches`, `schema` and the reports'
+//! rows) and some to the integration tests, which check them one by one.
 
 // Layers, lowest first; a module imports only modules of its own layer
 // or below (docs/architecture.md; tests/layering.rs checks it). Modules
@@ -69,52 +73,47 @@ pub mod shape;
 pub mod stats;
 // 6. Locality: cache model, reuse distance, patterns, sharing.
 pub mod locality;
-// The entry points that wire the pattern states into the driver.
+// The entry points that wire the pattern states into the driver, and the
+// reports built from both the statistics and the locality stage.
 mod analyse;
+mod memstats;
 
-// The facade (see the module's documentation).
+// The facade (see the module's documentation). The free functions here
+// are the ones the shell calls (`tests/layering.rs` lists them, and fails
+// when the shell calls another), and `analyse`, `analyse_gleipnir`,
+// `select`, `rows` and `accesses_of` for the tests and tools; the rest are
+// the types they take and return, whose methods do the smaller things.
 // Analysing and keeping.
+pub use access::VarId;
 pub use analyse::{analyse, analyse_gleipnir, analyse_into};
 pub use analysis::Analysis;
 pub use csv::write_csv;
-pub use driver::{Keep, PROGRESS_EVERY};
-pub use files::{
-    has_saved_analysis, keep_run, load_analysis, load_saved_variables, saved_source,
-    write_allocation_info, write_order_data, AnalysisDir,
-};
-pub use io::write_parquet;
-pub use model::{Allocation, TraceSummary, Variable};
+pub use driver::Keep;
+pub use files::{AnalysisDir, SavedAnalysis};
+pub use model::Variable;
 // Choosing what to show and draw.
 pub use batches::{AccessBatches, SelectionBatches};
-pub use fields::{single_struct_fields, untouched_text, StructField};
-pub use locality::colour::{pattern_table, selection_batches, ColourMode};
+pub use fields::StructField;
+pub use locality::colour::{selection_batches, ColourMode};
 pub use pick::{UnknownVariable, VarFilter};
-pub use shape::{array_names, infer_shape, resolve_array, BlockStack, DrawShape, ShapeError};
+pub use shape::{BlockStack, DrawShape, ShapeError};
 // Statistics.
-pub use files::hex_column;
-pub use stats::{
-    grouped_fields, per_address_by, per_variable_by, row_notes, variables_for_display, Grouping,
-    ADDRESS_COLUMNS, VARIABLE_COLUMNS,
-};
+pub use memstats::{memory_stats, MemoryStats};
+pub use stats::Grouping;
 // Locality.
 pub use locality::cache::{CacheError, CacheModel, Counts};
 pub use locality::compare::{
-    bin_steps, change_text, compare as compare_reports, compare_pairs, distance_change_text,
-    distance_text, PairComparison, PairSide, Side, VarComparison,
+    compare_runs, PairComparison, PairSide, RunComparison, Side, VarComparison,
 };
 pub use locality::report::{
-    bin_range, cache_stats, natural_cmp, patterns, sharing_stats, sharing_table, CacheReport,
-    LocalityError, Options as CacheOptions, Row, SharedLine, SharingKind, ThreadBytes,
+    cache_stats, sharing_stats, CacheReport, LocalityError, Options as CacheOptions, PatternRow,
+    Row, SharedLine, SharedLines, SharingKind, ThreadBytes,
 };
-pub use locality::reuse::Sampling;
-pub use locality::sweep::{metric_by_run, metric_table, Metric, RunReport, RunValue};
-pub use locality::whatif::{
-    before_after_table, per_line_of, variable_misses, what_if, Layout, Remapped, WhatIf,
-};
+pub use locality::reuse::{Histogram, Sampling};
+pub use locality::sweep::{metric_by_run, Metric, RunReport, RunValue, RunValues};
+pub use locality::whatif::{what_if, Layout, Remapped, WhatIf};
 // Heap profiles.
-pub use heap::{
-    size_class_label, timing_note, write_sites_csv, write_stats_csv, HeapReport, HeapRun, Ranking,
-};
+pub use heap::{ClassStats, HeapReport, HeapRun, Ranking};
 // Exports.
 pub use export::{export_memtrace, export_ops};
 pub use hpcmp::export_hpcmp;
@@ -233,6 +232,13 @@ impl MemKind {
 /// data (Valgrind's client-request block is left out).
 pub fn shows(kind: MemKind, v: &Variable) -> bool {
     kind.includes(v.scope) && !v.internal
+}
+
+impl MemKind {
+    /// Whether variable `v` is shown for this kind (see [`shows`]).
+    pub fn shows(self, v: &Variable) -> bool {
+        shows(self, v)
+    }
 }
 
 /// A selection of the access list: the variables whose accesses it keeps,

@@ -295,3 +295,21 @@ impl AccessBatches for Stacked<'_> {
         self.inner.unique_times()
     }
 }
+
+/// What the array figures ask of an analysis about a name.
+impl Analysis {
+    /// See [`array_names`].
+    pub fn array_names(&self) -> Vec<&str> {
+        array_names(&self.vars)
+    }
+
+    /// See [`resolve_array`].
+    pub fn resolve_array(&self, name: &str) -> Result<u32, ShapeError> {
+        resolve_array(self, name)
+    }
+
+    /// See [`infer_shape`].
+    pub fn infer_shape(&self, var: u32, ndim: usize) -> Result<DrawShape, ShapeError> {
+        infer_shape(self, var, ndim)
+    }
+}

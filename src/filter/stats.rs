@@ -566,3 +566,10 @@ pub fn variables_for_display(a: &Analysis, grouping: Grouping) -> PolarsResult<D
     }
     super::model::variable_table(&vars)
 }
+
+impl Analysis {
+    /// See [`variables_for_display`].
+    pub fn variables_for_display(&self, grouping: Grouping) -> PolarsResult<DataFrame> {
+        variables_for_display(self, grouping)
+    }
+}

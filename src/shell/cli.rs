@@ -12,7 +12,7 @@ use std::io::IsTerminal;
 use std::path::Path;
 use std::process::ExitCode;
 
-use super::{build_shell, interrupt, repl, Shell, TclError};
+use super::{build_shell, repl, Shell, TclError};
 
 /// The text of `mapvis --help`.
 fn usage() -> String {
@@ -154,7 +154,7 @@ where
 
 /// The exit status after an interrupted or failed evaluation.
 fn failure_code() -> ExitCode {
-    if interrupt::requested() {
+    if crate::cancel::requested() {
         ExitCode::from(130)
     } else {
         ExitCode::FAILURE

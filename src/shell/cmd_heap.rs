@@ -16,7 +16,7 @@ use super::session::Session;
 use super::state::HeapState;
 use super::text::counted;
 use super::{Registry, Value};
-use crate::filter::{self as heap, HeapReport, HeapRun, Ranking};
+use crate::filter::{HeapReport, HeapRun, Ranking};
 use crate::trace::backtrace::BacktraceSymbolizer;
 use crate::trace::heapprof;
 
@@ -100,7 +100,7 @@ fn say_notes(h: &HeapState) {
     for n in &h.run.notes {
         println!("note: {n}");
     }
-    if let Some(n) = heap::timing_note(&h.run) {
+    if let Some(n) = h.run.timing_note() {
         println!("note: {n}");
     }
 }
@@ -238,9 +238,9 @@ fn alloc_sites(st: &mut Session, a: &[String]) -> CmdResult<Value> {
         let mut rows = Vec::new();
         for site in sites {
             let bt = backtrace(h, site).join(" <- ");
-            rows.push((h.report.sites[site as usize].clone(), bt));
+            rows.push((site, bt));
         }
-        heap::write_sites_csv(&path, &rows)?;
+        h.report.write_sites_csv(&path, &rows)?;
         super::session::record_written_in(&work_dir, std::slice::from_ref(&path));
         println!("wrote {}", path.display());
     }
@@ -327,13 +327,10 @@ fn heap_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     let r = &h.report;
     println!("heap_stats of the {}:", h.run.source);
     let rows: Vec<Vec<String>> = r
-        .classes
-        .iter()
-        .enumerate()
-        .filter(|(_, c)| c.allocs > 0)
-        .map(|(k, c)| {
+        .used_classes()
+        .map(|(label, c)| {
             let mut row = vec![
-                heap::size_class_label(k),
+                label,
                 c.allocs.to_string(),
                 c.bytes.to_string(),
                 c.frees.to_string(),
@@ -407,7 +404,7 @@ fn heap_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     }
     say_notes(h);
     if save {
-        let files = heap::write_stats_csv(&visinfo, r)?;
+        let files = r.write_stats_csv(&visinfo)?;
         super::session::record_written_in(&work_dir, &files);
         for f in files {
             println!("wrote {}", f.display());
@@ -469,10 +466,9 @@ fn export(st: &mut Session, file: &str, what: Export) -> CmdResult<Value> {
             Export::Ops => "export_ops",
         },
     )?;
-    use crate::filter as ex;
     let summary = match what {
-        Export::Memtrace => ex::export_memtrace(&trace, &out),
-        Export::Ops => ex::export_ops(&trace, &out),
+        Export::Memtrace => crate::filter::export_memtrace(&trace, &out),
+        Export::Ops => crate::filter::export_ops(&trace, &out),
     }?;
     println!("{summary}");
     Ok(s(out.display().to_string()))

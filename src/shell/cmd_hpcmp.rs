@@ -59,7 +59,7 @@ fn export_hpcmp(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     );
     let outcome = run::run_trace(&req);
     // A Ctrl-C went to the program too, which ended with a readable trace.
-    super::interrupt::clear();
+    crate::cancel::clear();
     let outcome = outcome?;
     st.record_written(std::slice::from_ref(&trace));
     if outcome.exit_code != Some(0) {

@@ -16,8 +16,8 @@ use super::handlers::{add, THREADS_NOTE};
 use super::session::Session;
 use super::{Registry, Value};
 use crate::filter::{
-    self, before_after_table, variable_misses, CacheModel, CacheReport, ColourMode, Layout,
-    Remapped, Sampling, SharedLine, WhatIf,
+    self, CacheModel, CacheReport, ColourMode, Layout, Remapped, Sampling, SharedLine, SharedLines,
+    WhatIf,
 };
 
 fn s(v: impl Into<String>) -> Value {
@@ -238,7 +238,7 @@ fn what_if(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     let fig = super::handlers::figure_options(st, true);
     st.analysis()?;
     let a = st.loaded_analysis().expect("analysis loaded above");
-    let var = filter::resolve_array(a, &name)?;
+    let var = filter::VarId(a.resolve_array(&name)?);
     let w = filter::what_if(a, kind, &opts, var, &layout).map_err(|e| e.to_string())?;
     print!("{}", super::render::what_if(&w, &name));
     if !a.summary.complete {
@@ -266,17 +266,17 @@ fn save_what_if(
     use crate::vis::whatif::{what_if_figure, what_if_file, Panel, WhatIfFigure};
     let page = what_if_file(name, w.var, words);
     let csv = fig.visinfo_dir.join(page.replace(".html", ".csv"));
-    let mut df = before_after_table(w)?;
+    let mut df = w.table()?;
     let csv = filter::write_csv(&mut df, &csv)?;
-    let keep = (0..a.vars.len()).map(|v| v == w.var as usize).collect();
+    let keep = (0..a.vars.len()).map(|v| v == w.var.index()).collect();
     let before = SelectionBatches::plain(a, filter::Selection::of(a, keep)?);
     let after = Remapped::new(&before, &w.map);
     let names_before = [(w.var, name.to_string())];
-    let names_after: Vec<(u32, String)> = (w.after_vars.iter())
-        .map(|&v| (v, w.after.names.vars[v as usize].name.clone()))
+    let names_after: Vec<(filter::VarId, String)> = (w.after_vars.iter())
+        .map(|&v| (v, w.after.names.vars[v.index()].name.clone()))
         .collect();
     let levels: Vec<String> = w.after.level_names();
-    let (mb, ma) = variable_misses(w);
+    let (mb, ma) = w.variable_misses();
     let panel = |accesses, base, names| Panel {
         accesses,
         base,
@@ -344,7 +344,7 @@ fn sharing_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     let grouping = st.grouping();
     let a = st.analysis()?;
     let analysis_id = a.summary.analysis_id.clone();
-    let lines = filter::sharing_stats(a, kind, line, grouping)?;
+    let lines = SharedLines(filter::sharing_stats(a, kind, line, grouping)?);
     println!(
         "sharing_stats ({}-byte lines written by one thread and touched by another, set_mem_alloc {}; \
          Valgrind runs one thread at a time, so transfers are those of its interleaving):",
@@ -362,9 +362,7 @@ fn sharing_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     }
     print!("{}", super::render::shared_lines(&lines));
     if save {
-        let mut df = filter::sharing_table(&lines)?;
-        let p1 = filter::write_csv(&mut df, &dir.join("sharing_stats.csv"))?;
-        let p2 = filter::write_parquet(&mut df, &dir.join("sharing_stats.parquet"))?;
+        let [p1, p2] = lines.save(&dir)?;
         let p3 = sharing_figure(&lines, line, &st.figures_dir(), &analysis_id)?;
         println!(
             "wrote {}, {} and {}",

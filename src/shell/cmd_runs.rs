@@ -14,8 +14,9 @@ use super::session::{valid_label, Session};
 use super::text::counted;
 use super::{Registry, Value};
 use crate::filter::{
-    cache_stats, metric_by_run, metric_table, natural_cmp, CacheReport, Metric, RunReport, RunValue,
+    cache_stats, metric_by_run, CacheReport, Metric, RunReport, RunValue, RunValues,
 };
+use crate::trace::naming::natural_cmp;
 
 /// Registers the run commands (each holding the folder's lock);
 /// `compare_runs` registers in its own file, `cmd_compare.rs`.
@@ -103,7 +104,8 @@ fn save_run(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     let analysis = st.analysis()?;
     let summary = analysis.summary.clone();
     let from = st.analysis_dir();
-    let mut written = crate::filter::keep_run(&from, &trace, &dir)
+    let mut written = crate::filter::SavedAnalysis::at(&from)
+        .keep_as_run(&trace, &dir)
         .context(|| format!("keeping the run \"{label}\" failed"))?;
     let saved = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -385,11 +387,12 @@ fn save_sweep(
     st: &Session,
     name: &str,
     runs: &[RunReport],
-    values: &[RunValue],
+    values: &RunValues,
 ) -> CmdResult<Vec<PathBuf>> {
     use crate::vis::runs::{runs_figure, RunLabel};
-    let mut df =
-        metric_table(values).context(|| "building the table of runs failed".to_string())?;
+    let mut df = values
+        .table()
+        .context(|| "building the table of runs failed".to_string())?;
     let csv =
         crate::filter::write_csv(&mut df, &st.visinfo_dir().join(format!("runs_{name}.csv")))?;
     let labels: Vec<RunLabel> = runs

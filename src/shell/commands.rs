@@ -6,12 +6,9 @@
 //! (dicts, lists, the path of a written figure).
 use std::path::PathBuf;
 
-use polars::prelude::*;
-
 use super::error::{CmdResult, Context};
 use super::handlers::{
-    add, annotate, figure_options, fmt_table, has_save, path_value, pattern_section, report_figure,
-    s, THREADS_NOTE,
+    add, annotate, figure_options, has_save, path_value, report_figure, s, THREADS_NOTE,
 };
 pub use super::session::Session;
 use super::text::counted;
@@ -63,16 +60,10 @@ pub fn register_pipeline(r: &mut Registry<Session>) {
 /// analysis, or of the one saved in the working folder (its small
 /// variable table only) before any command has loaded it.
 fn array_names(st: &Session) -> Vec<String> {
-    let owned = |vars: &[filter::Variable]| -> Vec<String> {
-        filter::array_names(vars)
-            .into_iter()
-            .map(String::from)
-            .collect()
-    };
     match st.loaded_analysis() {
-        Some(a) => owned(&a.vars),
-        None => filter::load_saved_variables(&st.analysis_dir())
-            .map(|vars| owned(&vars))
+        Some(a) => a.array_names().into_iter().map(String::from).collect(),
+        None => filter::SavedAnalysis::at(&st.analysis_dir())
+            .array_names()
             .unwrap_or_default(),
     }
 }
@@ -210,7 +201,7 @@ fn run_gleipnir(st: &mut Session, _: &[String]) -> CmdResult<Value> {
     // A Ctrl-C during the run went to the traced program too, which ended
     // with a readable trace: the command did its job, so the interrupt is
     // consumed here rather than turned into an error.
-    super::interrupt::clear();
+    crate::cancel::clear();
     let run = run?;
     let outcome = &run.outcome;
     if let Some(note) = outcome.start.note() {
@@ -286,7 +277,6 @@ fn memory_trace_analysis(st: &mut Session, _: &[String]) -> CmdResult<Value> {
     let mut shown = super::progress::Progress::after(std::time::Duration::from_secs(1));
     let mut progress = |n: u64| {
         shown.show(|| format!("  {:.1} M accesses analysed", n as f64 / 1e6));
-        !super::interrupt::requested()
     };
     // The access list streams into a new saved analysis, which replaces
     // the previous one only when complete.
@@ -295,7 +285,7 @@ fn memory_trace_analysis(st: &mut Session, _: &[String]) -> CmdResult<Value> {
     let keep = filter::Keep::on_disk(&dataset);
     let a = filter::analyse_into(&path, &mut namer, &mut progress, &keep);
     shown.finish();
-    super::interrupt::clear();
+    crate::cancel::clear();
     let mut a = a?;
     for n in &a.summary.notes {
         println!("note: {}", super::text::terminal_safe(n));
@@ -350,18 +340,18 @@ fn filtering_process(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     let dir = st.visinfo_dir();
     let work_dir = st.work_dir().to_path_buf();
     let a = st.analysis()?;
-    let mut files = filter::write_allocation_info(a, &dir)?;
+    let mut files = a.write_allocation_info(&dir)?;
     super::session::record_written_in(&work_dir, &files);
     let order = save || sel.len() <= ORDER_DATA_AUTO_ROWS;
     if order {
-        let more = filter::write_order_data(a, &sel, &dir)?;
+        let more = a.write_order_data(&sel, &dir)?;
         super::session::record_written_in(&work_dir, &more);
         files.extend(more);
     }
     let vars = a
         .vars
         .iter()
-        .filter(|v| v.accessed.is_some() && filter::shows(kind, v))
+        .filter(|v| v.accessed.is_some() && kind.shows(v))
         .count();
     println!(
         "{} of {} accesses are {} ({}), in {}; {} written to {}.",
@@ -399,46 +389,6 @@ fn filtering_process(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     Ok(Value::List(files.iter().map(|f| path_value(f)).collect()))
 }
 
-fn cell(df: &DataFrame, col: &str, i: usize) -> String {
-    df.column(col)
-        .ok()
-        .and_then(|c| c.get(i).ok())
-        .map(|v| match v {
-            AnyValue::String(s) => s.to_string(),
-            AnyValue::StringOwned(s) => s.to_string(),
-            AnyValue::Null => String::new(),
-            other => other.to_string(),
-        })
-        .unwrap_or_default()
-}
-
-/// Prints the fields of rows grouping several heap blocks, summed over the
-/// blocks (`n.val`, `n.next` of a list's 200 nodes).
-fn print_grouped_fields(
-    a: &filter::Analysis,
-    kind: filter::MemKind,
-    grouping: filter::Grouping,
-) -> CmdResult<()> {
-    let fields = filter::grouped_fields(a, kind, grouping)?;
-    if fields.height() == 0 {
-        return Ok(());
-    }
-    let cols = [
-        "variable",
-        "element",
-        "accesses",
-        "load_bytes",
-        "store_bytes",
-        "addresses",
-    ];
-    let rows: Vec<Vec<String>> = (0..fields.height())
-        .map(|i| cols.iter().map(|c| cell(&fields, c, i)).collect())
-        .collect();
-    println!("\nfields of grouped heap blocks, summed over the blocks (set_heap_grouping instances shows each block):");
-    print!("{}", fmt_table(&cols, &rows));
-    Ok(())
-}
-
 /// `memory_stats ?save?`: prints the per-variable and per-address
 /// statistics; returns a list of per-variable dicts.
 fn memory_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
@@ -448,12 +398,7 @@ fn memory_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     let dir = st.visinfo_dir();
     let grouping = st.grouping();
     let a = st.analysis()?;
-    let mut per_var = filter::per_variable_by(a, kind, grouping)?;
-    let mut per_addr = filter::per_address_by(a, kind, grouping)?;
-    let cols = filter::VARIABLE_COLUMNS;
-    let rows: Vec<Vec<String>> = (0..per_var.height())
-        .map(|i| cols.iter().map(|c| cell(&per_var, c, i)).collect())
-        .collect();
+    let m = filter::memory_stats(a, kind, grouping)?;
     println!(
         "memory_stats ({} accesses, set_mem_alloc {}):",
         sel.len(),
@@ -462,55 +407,15 @@ fn memory_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     if let Some(w) = super::handlers::partial_warning(a) {
         println!("{w}");
     }
-    print!("{}", fmt_table(&cols, &rows));
-    for line in filter::row_notes(a, &per_var, grouping) {
-        println!("note: {line}");
-    }
-    if a.summary.threads.len() > 1 {
-        println!("note: {THREADS_NOTE}");
-    }
-    print_grouped_fields(a, kind, grouping)?;
-    let addr_cols = filter::ADDRESS_COLUMNS;
-    let shown = per_addr.height().min(20);
-    let arows: Vec<Vec<String>> = (0..shown)
-        .map(|i| {
-            addr_cols
-                .iter()
-                .map(|c| {
-                    if *c == "address" {
-                        per_addr
-                            .column("address")
-                            .ok()
-                            .and_then(|c| c.u64().ok()?.get(i))
-                            .map(|a| format!("{a:#x}"))
-                            .unwrap_or_default()
-                    } else {
-                        cell(&per_addr, c, i)
-                    }
-                })
-                .collect()
-        })
-        .collect();
-    println!(
-        "\nper address ({} addresses{}):",
-        per_addr.height(),
-        if shown < per_addr.height() {
-            ", the first 20 shown; memory_stats save writes them all"
-        } else {
-            ""
-        }
-    );
-    print!("{}", fmt_table(&addr_cols, &arows));
-    print!("{}", pattern_section(a, kind, grouping)?);
+    print!("{}", super::render::memory_stats(&m));
     if save {
-        let p1 = filter::write_csv(&mut per_var, &dir.join("memory_stats.csv"))?;
+        let [p1, p2] = m.save(&dir)?;
         st.record_written(std::slice::from_ref(&p1));
-        filter::hex_column(&mut per_addr, "address")?;
-        let p2 = filter::write_csv(&mut per_addr, &dir.join("memory_stats_addresses.csv"))?;
         println!("wrote {} and {}", p1.display(), p2.display());
         st.record_written(std::slice::from_ref(&p2));
     }
-    let result = rows
+    let cols = filter::MemoryStats::VARIABLE_COLUMNS;
+    let result = super::render::variable_rows(&m)
         .iter()
         .map(|r| {
             Value::Dict(
@@ -559,7 +464,7 @@ fn complete_pattern(st: &mut Session, save: bool, f: &filter::VarFilter) -> CmdR
     // The figure streams the selected accesses from the access list, once
     // per pass, and keeps only what it draws.
     let src = annotate(st, a, sel, &mut opts)?;
-    let shown = filter::variables_for_display(a, grouping)?;
+    let shown = a.variables_for_display(grouping)?;
     let r = vis::complete_pattern_of(&src, &shown, &a.lines, &opts)?;
     Ok(report_figure(st, &r))
 }
@@ -597,7 +502,7 @@ fn array_pattern(st: &mut Session, args: &[String], ndim: usize) -> CmdResult<Va
     let mut opts = figure_options(st, save);
     st.analysis()?;
     let a = st.loaded_analysis().expect("analysis loaded above");
-    let var = match filter::resolve_array(a, &name) {
+    let var = match a.resolve_array(&name) {
         Ok(v) => v,
         Err(e) => match filter::BlockStack::of(a, &name) {
             Some(stack) if ndim == 2 => return stacked_pattern(st, &stack, nums, opts),
@@ -614,7 +519,7 @@ fn array_pattern(st: &mut Session, args: &[String], ndim: usize) -> CmdResult<Va
         let elem = parse_dim("TYPEBYTES", &nums[ndim - 1])?;
         DrawShape::Grid { cols, depth, elem }
     } else {
-        let shape = filter::infer_shape(a, var, ndim)?;
+        let shape = a.infer_shape(var, ndim)?;
         if let DrawShape::Grid { cols, depth, elem } = shape {
             println!(
                 "inferred for {}: {cols} columns{}, {elem} bytes per element",
@@ -676,7 +581,7 @@ fn stacked_pattern(
         super::text::terminal_safe(&a.vars[first as usize].site),
         stack.stride
     );
-    let fields = filter::single_struct_fields(a, first)?;
+    let fields = a.single_struct_fields(first)?;
     let layout_fields: Vec<(u64, String)>;
     let layout = if let [cols, elem] = nums {
         vis::ArrayLayout::Grid2d {
@@ -690,7 +595,7 @@ fn stacked_pattern(
             stack.stride,
             super::text::terminal_safe(&names.join(", "))
         );
-        if let Some(t) = filter::untouched_text(&fields) {
+        if let Some(t) = super::render::untouched_fields(&fields) {
             println!(
                 "never touched by the region (blank columns): {}.",
                 super::text::terminal_safe(&t)
@@ -737,7 +642,7 @@ fn struct_pattern(
         super::text::terminal_safe(name),
         super::text::terminal_safe(&names.join(", "))
     );
-    if let Some(t) = filter::untouched_text(&fields) {
+    if let Some(t) = super::render::untouched_fields(&fields) {
         println!(
             "never touched by the region (blank columns): {}.",
             super::text::terminal_safe(&t)

@@ -6,7 +6,6 @@ use std::path::Path;
 
 use super::error::{CmdResult, Context};
 use super::session::Session;
-use super::text::text_table;
 use super::{Registry, Value};
 use crate::filter::{self, ColourMode};
 use crate::vis;
@@ -162,7 +161,8 @@ pub(super) fn annotate<'a>(
         labels: c.labels.clone(),
     });
     opts.annotations.patterns = Some(
-        filter::pattern_table(a).context(|| "labelling the access patterns failed".to_string())?,
+        a.pattern_table()
+            .context(|| "labelling the access patterns failed".to_string())?,
     );
     Ok(src)
 }
@@ -185,38 +185,4 @@ pub(super) fn cache_options(st: &Session) -> filter::CacheOptions {
         sampling: st.locality().sampling.and_then(filter::Sampling::new),
         grouping: st.grouping(),
     }
-}
-
-/// The access patterns per (variable, line), for `memory_stats`: the 20
-/// busiest pairs, as text.
-pub(super) fn pattern_section(
-    a: &filter::Analysis,
-    kind: filter::MemKind,
-    grouping: filter::Grouping,
-) -> CmdResult<String> {
-    let rows = filter::patterns(a, kind, grouping)?;
-    if rows.is_empty() {
-        return Ok(String::new());
-    }
-    let shown: Vec<Vec<String>> = rows
-        .iter()
-        .take(20)
-        .map(|r| {
-            vec![
-                r.variable.clone(),
-                r.source.clone(),
-                r.accesses.to_string(),
-                r.label.to_string(),
-            ]
-        })
-        .collect();
-    let h: Vec<String> = ["variable", "source", "accesses", "pattern"]
-        .map(String::from)
-        .to_vec();
-    Ok(format!(
-        "\naccess patterns per variable and line ({} pairs{}; cache_stats adds misses and bytes used per line):\n{}",
-        rows.len(),
-        if rows.len() > 20 { ", the 20 busiest shown" } else { "" },
-        text_table(&h, &shown)
-    ))
 }

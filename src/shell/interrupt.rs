@@ -1,8 +1,10 @@
 //! Ctrl-C (SIGINT) while a command runs.
 //!
-//! [`install`] puts a process-wide handler in place that only sets a flag, so
-//! Ctrl-C no longer kills mapvis. Long-running commands poll [`requested`]
-//! and stop early; the shell calls [`clear`] before each command. A watcher
+//! [`install`] puts a process-wide handler in place that only sets the
+//! program's cancel flag ([`crate::cancel`]), so Ctrl-C no longer kills
+//! mapvis. Long-running steps of every stage poll
+//! [`crate::cancel::requested`] and stop early; the shell calls
+//! [`crate::cancel::clear`] before each command. A watcher
 //! thread also runs the notifier set with [`set_notifier`], which the shell
 //! uses to abort a running Tcl script (e.g. `while 1 {}`) at its next safe
 //! point.
@@ -18,18 +20,12 @@
 //! [`install`] must run after the editor is created (signal-hook then chains
 //! to rustyline's action instead of being replaced by it).
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Mutex, OnceLock};
 
 use signal_hook::consts::SIGINT;
 
 /// Something to run (on the watcher thread) when SIGINT arrives.
 type Notifier = Box<dyn Fn() + Send>;
-
-fn flag() -> &'static Arc<AtomicBool> {
-    static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
-    FLAG.get_or_init(|| Arc::new(AtomicBool::new(false)))
-}
 
 fn notifier() -> &'static Mutex<Option<Notifier>> {
     static NOTIFIER: Mutex<Option<Notifier>> = Mutex::new(None);
@@ -46,9 +42,9 @@ pub fn install() -> Result<(), String> {
             let describe = |e: std::io::Error| format!("cannot install the Ctrl-C handler: {e}");
             // Order matters: the conditional default must see the flag before
             // this signal sets it, so only a second Ctrl-C terminates.
-            signal_hook::flag::register_conditional_default(SIGINT, flag().clone())
+            signal_hook::flag::register_conditional_default(SIGINT, crate::cancel::flag().clone())
                 .map_err(describe)?;
-            signal_hook::flag::register(SIGINT, flag().clone()).map_err(describe)?;
+            signal_hook::flag::register(SIGINT, crate::cancel::flag().clone()).map_err(describe)?;
             let mut signals = signal_hook::iterator::Signals::new([SIGINT]).map_err(describe)?;
             std::thread::Builder::new()
                 .name("mapvis-sigint".into())
@@ -67,23 +63,6 @@ pub fn install() -> Result<(), String> {
             Ok(())
         })
         .clone()
-}
-
-/// Whether Ctrl-C was pressed since the last [`clear`]. A single atomic load:
-/// cheap enough to poll in inner loops.
-pub fn requested() -> bool {
-    flag().load(Ordering::SeqCst)
-}
-
-/// Forgets a pending Ctrl-C (the shell calls this before each command).
-pub fn clear() {
-    flag().store(false, Ordering::SeqCst);
-}
-
-/// Marks Ctrl-C as requested, as the signal handler does (for tests and for
-/// code that wants to cancel the running command).
-pub fn request() {
-    flag().store(true, Ordering::SeqCst);
 }
 
 /// Sets the function the watcher thread runs after each SIGINT (replacing the

@@ -291,7 +291,7 @@ impl<S: 'static> Shell<S> {
                             spec.name
                         ));
                     };
-                    if interrupt::requested() {
+                    if crate::cancel::requested() {
                         return Err(format!(
                             "{} was not started because Ctrl-C was pressed",
                             spec.name
@@ -319,10 +319,8 @@ impl<S: 'static> Shell<S> {
     /// `interrupted by Ctrl-C` at its next safe point.
     pub fn enable_interrupts(&self) -> Result<(), String> {
         interrupt::install()?;
-        crate::vis::set_interrupt_check(interrupt::requested);
-        crate::trace::cmacro::set_interrupt_check(interrupt::requested);
         let handle = self.interp.install_interrupt(|| {
-            interrupt::requested().then(|| "interrupted by Ctrl-C".to_string())
+            crate::cancel::requested().then(|| "interrupted by Ctrl-C".to_string())
         });
         interrupt::set_notifier(move || handle.trigger());
         Ok(())
@@ -359,13 +357,13 @@ impl<S: 'static> Shell<S> {
     /// Evaluates `script` at global level, after forgetting any earlier
     /// Ctrl-C.
     pub fn eval(&self, script: &str) -> Result<String, TclError> {
-        interrupt::clear();
+        crate::cancel::clear();
         self.interp.eval(script)
     }
 
     /// Evaluates a script file; errors carry the file and line.
     pub fn eval_file(&self, path: &Path) -> Result<String, TclError> {
-        interrupt::clear();
+        crate::cancel::clear();
         self.interp.eval_file(path)
     }
 

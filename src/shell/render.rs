@@ -1,15 +1,23 @@
-//! The locality reports as the terminal shows them: `cache_stats`'
-//! tables, `what_if`'s before and after, `sharing_stats`' lines. The
-//! reports are the analysis stage's (`crate::filter::CacheReport`,
-//! `WhatIf`, `SharedLine`); laying them out as text is the shell's, so the
-//! handlers only orchestrate and the analysis stage knows nothing of
-//! terminals. Each function returns the text; the handler prints it.
+//! The reports as the terminal shows them: `memory_stats`' tables,
+//! `cache_stats`' tables, `what_if`'s before and after, `sharing_stats`'
+//! lines, `compare_runs`' two runs side by side. The reports are the
+//! analysis stage's (`crate::filter::MemoryStats`, `CacheReport`,
+//! `WhatIf`, `SharedLine`, `RunComparison`); laying them out as text is
+//! the shell's, so the handlers only orchestrate and the analysis stage
+//! knows nothing of terminals. Each function returns the text; the handler
+//! prints it. Nothing here computes an analysis: the numbers come from the
+//! reports and their methods, and this module only formats them.
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
+use polars::prelude::{AnyValue, DataFrame};
+
 use super::handlers::THREADS_NOTE;
-use super::text::{counted, text_table};
-use crate::filter::{bin_range, per_line_of, CacheReport, Counts, Row, SharedLine, WhatIf};
+use super::text::{counted, table, terminal_safe, text_table};
+use crate::filter::{
+    CacheReport, Counts, MemoryStats, PairComparison, PairSide, Row, RunComparison, SharedLine,
+    Side, StructField, VarComparison, WhatIf,
+};
 
 /// `writeln!` into a `String`, which cannot fail.
 macro_rules! wl {
@@ -188,8 +196,7 @@ per variable (before -> after):"
         "{}",
         text_table(&change_headers(&w.after, "variable"), &rows)
     );
-    let b = per_line_of(&w.before, &[w.var]);
-    let a = per_line_of(&w.after, &w.after_vars);
+    let (b, a) = w.per_line();
     let rows = change_rows(&w.after, &b, &a);
     wl!(
         out,
@@ -316,17 +323,9 @@ fn reuse(out: &mut String, r: &CacheReport) {
         .into_iter()
         .map(|(rid, hist)| {
             let total = hist.total();
-            let mut acc = hist.cold;
-            let mut median = "cold".to_string();
-            for (k, n) in hist.bins.iter().enumerate() {
-                if acc + n > total / 2 && acc <= total / 2 {
-                    median = format!("{}..{}", bin_range(k).0, bin_range(k).1);
-                }
-                acc += n;
-            }
-            if hist.cold > total / 2 {
-                median = "cold".into();
-            }
+            let median = hist
+                .median_bin()
+                .map_or_else(|| "cold".to_string(), |(lo, hi)| format!("{lo}..{hi}"));
             let mut row = vec![
                 r.names.row_name(rid).to_string(),
                 total.to_string(),
@@ -351,5 +350,376 @@ fn reuse(out: &mut String, r: &CacheReport) {
             .map(|(l, e, _, d)| vec![l.clone(), e.clone(), d.to_string()])
             .collect();
         w!(out, "{}", text_table(&h, &rows));
+    }
+}
+
+/// A cell of a polars table as text: strings as they are, nulls empty,
+/// numbers as polars writes them.
+fn cell(df: &DataFrame, col: &str, i: usize) -> String {
+    df.column(col)
+        .ok()
+        .and_then(|c| c.get(i).ok())
+        .map(|v| match v {
+            AnyValue::String(s) => s.to_string(),
+            AnyValue::StringOwned(s) => s.to_string(),
+            AnyValue::Null => String::new(),
+            other => other.to_string(),
+        })
+        .unwrap_or_default()
+}
+
+/// The cells of `cols` of every row of `df`.
+fn cells(df: &DataFrame, cols: &[&str]) -> Vec<Vec<String>> {
+    (0..df.height())
+        .map(|i| cols.iter().map(|c| cell(df, c, i)).collect())
+        .collect()
+}
+
+/// The per-variable rows of `memory_stats` as text, one cell per column
+/// of [`MemoryStats::VARIABLE_COLUMNS`]: what the table shows and what
+/// the command returns to Tcl.
+pub(super) fn variable_rows(m: &MemoryStats) -> Vec<Vec<String>> {
+    cells(&m.per_variable, &MemoryStats::VARIABLE_COLUMNS)
+}
+
+/// Rows of the per-address table `memory_stats` prints; the rest are in
+/// the saved file.
+const ADDRESSES_SHOWN: usize = 20;
+
+/// Access pattern pairs `memory_stats` prints.
+const PATTERNS_SHOWN: usize = 20;
+
+/// What `memory_stats` prints after its first line: the per-variable
+/// table and its notes, the fields of grouped heap blocks, the first
+/// addresses and the busiest access patterns.
+pub(super) fn memory_stats(m: &MemoryStats) -> String {
+    let mut out = String::new();
+    let cols = MemoryStats::VARIABLE_COLUMNS;
+    w!(out, "{}", table(&cols, &variable_rows(m)));
+    for line in &m.notes {
+        wl!(out, "note: {line}");
+    }
+    if m.threads > 1 {
+        wl!(out, "note: {THREADS_NOTE}");
+    }
+    grouped_fields(&mut out, &m.grouped_fields);
+    let per_addr = &m.per_address;
+    let addr_cols = MemoryStats::ADDRESS_COLUMNS;
+    let shown = per_addr.height().min(ADDRESSES_SHOWN);
+    let rows: Vec<Vec<String>> = (0..shown)
+        .map(|i| {
+            addr_cols
+                .iter()
+                .map(|c| {
+                    if *c == "address" {
+                        per_addr
+                            .column("address")
+                            .ok()
+                            .and_then(|c| c.u64().ok()?.get(i))
+                            .map(|a| format!("{a:#x}"))
+                            .unwrap_or_default()
+                    } else {
+                        cell(per_addr, c, i)
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    wl!(
+        out,
+        "\nper address ({} addresses{}):",
+        per_addr.height(),
+        if shown < per_addr.height() {
+            ", the first 20 shown; memory_stats save writes them all"
+        } else {
+            ""
+        }
+    );
+    w!(out, "{}", table(&addr_cols, &rows));
+    patterns(&mut out, m);
+    out
+}
+
+/// The fields of rows grouping several heap blocks, summed over the
+/// blocks (`n.val`, `n.next` of a list's 200 nodes); nothing when no row
+/// groups blocks.
+fn grouped_fields(out: &mut String, fields: &DataFrame) {
+    if fields.height() == 0 {
+        return;
+    }
+    let cols = [
+        "variable",
+        "element",
+        "accesses",
+        "load_bytes",
+        "store_bytes",
+        "addresses",
+    ];
+    wl!(out, "\nfields of grouped heap blocks, summed over the blocks (set_heap_grouping instances shows each block):");
+    w!(out, "{}", table(&cols, &cells(fields, &cols)));
+}
+
+/// The access patterns per (variable, line) of `memory_stats`: the 20
+/// busiest pairs.
+fn patterns(out: &mut String, m: &MemoryStats) {
+    let rows = &m.patterns;
+    if rows.is_empty() {
+        return;
+    }
+    let shown: Vec<Vec<String>> = rows
+        .iter()
+        .take(PATTERNS_SHOWN)
+        .map(|r| {
+            vec![
+                r.variable.clone(),
+                r.source.clone(),
+                r.accesses.to_string(),
+                r.label.to_string(),
+            ]
+        })
+        .collect();
+    let h: Vec<String> = ["variable", "source", "accesses", "pattern"]
+        .map(String::from)
+        .to_vec();
+    w!(
+        out,
+        "\naccess patterns per variable and line ({} pairs{}; cache_stats adds misses and bytes used per line):\n{}",
+        rows.len(),
+        if rows.len() > PATTERNS_SHOWN { ", the 20 busiest shown" } else { "" },
+        text_table(&h, &shown)
+    );
+}
+
+/// The fields no access touched, with their bytes, for the figure
+/// commands to say (`m (4 bytes at offset 20), (padding) (4 bytes at
+/// offset 28)`); `None` when every field was touched.
+pub(super) fn untouched_fields(fields: &[StructField]) -> Option<String> {
+    let list: Vec<String> = fields
+        .iter()
+        .filter(|f| !f.touched)
+        .map(|f| format!("{} ({} bytes at offset {})", f.name, f.size, f.offset))
+        .collect();
+    (!list.is_empty()).then(|| list.join(", "))
+}
+
+/// `b - a` with its change in percent of `a` (`+12 (+3.4%)`); `new` when
+/// `a` is 0 and `b` is not.
+fn change_text(a: f64, b: f64) -> String {
+    let d = b - a;
+    let abs = if d.fract() == 0.0 {
+        format!("{d:+.0}")
+    } else {
+        format!("{d:+.3}")
+    };
+    if a == 0.0 {
+        return if d == 0.0 {
+            abs
+        } else {
+            format!("{abs} (new)")
+        };
+    }
+    format!("{abs} ({:+.1}%)", 100.0 * d / a)
+}
+
+/// A change of reuse distance bin (in power-of-two steps) as text: `=`,
+/// `+3 bins (x8)`, `-1 bin (/2)`, or `-` when a side has no reuse.
+fn steps_text(steps: Option<i64>) -> String {
+    match steps {
+        None => "-".into(),
+        Some(0) => "=".into(),
+        Some(d) => {
+            let unit = if d.abs() == 1 { "bin" } else { "bins" };
+            let factor = 1u128 << d.unsigned_abs().min(64);
+            let op = if d > 0 { 'x' } else { '/' };
+            format!("{d:+} {unit} ({op}{factor})")
+        }
+    }
+}
+
+/// What `compare_runs` prints: both runs per variable, then per
+/// (variable, line) pair, runs labelled `la` and `lb`; `r` is run A's
+/// report, for the cache model's description.
+pub(super) fn comparison(la: &str, lb: &str, c: &RunComparison, r: &CacheReport) -> String {
+    let mut out = String::new();
+    var_comparison(&mut out, la, lb, &c.levels, &c.vars, r);
+    pair_comparison(&mut out, la, lb, &c.levels, &c.pairs);
+    out
+}
+
+fn var_comparison(
+    out: &mut String,
+    la: &str,
+    lb: &str,
+    levels: &[String],
+    rows: &[VarComparison],
+    r: &CacheReport,
+) {
+    wl!(
+        out,
+        "compare_runs {la} {lb}: {} under {}, by the largest change in {} misses:",
+        counted(rows.len() as u64, "variable"),
+        r.cache.model.levels_text(),
+        levels.first().map_or("", String::as_str)
+    );
+    let mut head: Vec<String> = ["variable", "run", "accesses", "bytes"]
+        .map(String::from)
+        .to_vec();
+    head.extend(levels.iter().map(|l| format!("{l} misses")));
+    head.extend(
+        [
+            "miss ratio",
+            "bytes used/line",
+            "reuse p50",
+            "reuse p90",
+            "pattern",
+        ]
+        .map(String::from),
+    );
+    let mut rows_out = Vec::new();
+    for c in rows.iter().filter(|c| c.in_both()) {
+        let (x, y) = (c.a.as_ref().expect("both"), c.b.as_ref().expect("both"));
+        rows_out.push(side_cells(&c.variable, la, x, levels.len()));
+        rows_out.push(side_cells("", lb, y, levels.len()));
+        rows_out.push(side_change_cells(x, y, levels.len()));
+    }
+    let head_refs: Vec<&str> = head.iter().map(String::as_str).collect();
+    w!(out, "{}", table(&head_refs, &rows_out));
+    for (label, only) in [(la, true), (lb, false)] {
+        let names: Vec<&str> = rows
+            .iter()
+            .filter(|c| !c.in_both() && c.a.is_some() == only)
+            .map(|c| c.variable.as_str())
+            .collect();
+        if !names.is_empty() {
+            wl!(out, "only in {label}: {}", terminal_safe(&names.join(", ")));
+        }
+    }
+}
+
+fn side_cells(name: &str, run: &str, x: &Side, levels: usize) -> Vec<String> {
+    let mut v = vec![
+        terminal_safe(name).into_owned(),
+        run.to_string(),
+        x.counts.accesses.to_string(),
+        x.counts.bytes.to_string(),
+    ];
+    v.extend((0..levels).map(|i| x.counts.misses[i].to_string()));
+    v.push(format!("{:.4}", x.miss_ratio));
+    v.push(format!("{:.1}", x.line_bytes_used));
+    v.extend(x.reuse_texts());
+    v.push(x.pattern.clone());
+    v
+}
+
+/// The change row under a variable's two rows.
+fn side_change_cells(x: &Side, y: &Side, levels: usize) -> Vec<String> {
+    let f = |n: u64| n as f64;
+    let mut d = vec![String::new(), "change".to_string()];
+    d.push(change_text(f(x.counts.accesses), f(y.counts.accesses)));
+    d.push(change_text(f(x.counts.bytes), f(y.counts.bytes)));
+    for i in 0..levels {
+        d.push(change_text(f(x.counts.misses[i]), f(y.counts.misses[i])));
+    }
+    d.push(change_text(x.miss_ratio, y.miss_ratio));
+    d.push(change_text(x.line_bytes_used, y.line_bytes_used));
+    d.extend(x.reuse_steps_to(y).map(steps_text));
+    d.push(String::new());
+    d
+}
+
+/// The pairs matched by variable and pattern, then those of one run only.
+fn pair_comparison(
+    out: &mut String,
+    la: &str,
+    lb: &str,
+    levels: &[String],
+    pairs: &[PairComparison],
+) {
+    let both = pairs.iter().filter(|p| p.in_both()).count();
+    wl!(
+        out,
+        "\nper variable and line: {} matched by variable and pattern label, not by line number \
+         (then by walk direction where one run's loop is tiled; pairs sharing a key matched \
+         busiest with busiest), by the largest change in misses:",
+        counted(both as u64, "pair")
+    );
+    let mut head: Vec<String> = ["variable", "run", "source", "accesses"]
+        .map(String::from)
+        .to_vec();
+    head.extend(levels.iter().map(|l| format!("{l} misses")));
+    head.extend(["miss ratio", "pattern"].map(String::from));
+    let head_refs: Vec<&str> = head.iter().map(String::as_str).collect();
+    let mut rows = Vec::new();
+    for p in pairs.iter().filter(|p| p.in_both()) {
+        let (x, y) = (p.a.as_ref().expect("both"), p.b.as_ref().expect("both"));
+        rows.push(pair_cells(&p.variable, la, x, levels.len()));
+        rows.push(pair_cells("", lb, y, levels.len()));
+        let f = |n: u64| n as f64;
+        let mut d = vec![String::new(), "change".into(), String::new()];
+        d.push(change_text(f(x.counts.accesses), f(y.counts.accesses)));
+        for i in 0..levels.len() {
+            d.push(change_text(f(x.counts.misses[i]), f(y.counts.misses[i])));
+        }
+        d.push(change_text(x.miss_ratio, y.miss_ratio));
+        d.push(
+            if x.label == y.label {
+                "same"
+            } else {
+                "changed"
+            }
+            .into(),
+        );
+        rows.push(d);
+    }
+    w!(out, "{}", table(&head_refs, &rows));
+    let apart: Vec<Vec<String>> = pairs
+        .iter()
+        .filter(|p| !p.in_both())
+        .filter_map(|p| {
+            let x = p.a.as_ref().or(p.b.as_ref())?;
+            let run = if x.run_a { la } else { lb };
+            Some(pair_cells(&p.variable, run, x, levels.len()))
+        })
+        .collect();
+    if !apart.is_empty() {
+        wl!(
+            out,
+            "pairs found in one run only (no pair of that variable and pattern left in the other; not compared):"
+        );
+        w!(out, "{}", table(&head_refs, &apart));
+    }
+}
+
+fn pair_cells(name: &str, run: &str, x: &PairSide, levels: usize) -> Vec<String> {
+    let mut v = vec![
+        terminal_safe(name).into_owned(),
+        run.to_string(),
+        terminal_safe(&x.source).into_owned(),
+        x.counts.accesses.to_string(),
+    ];
+    v.extend((0..levels).map(|i| x.counts.misses[i].to_string()));
+    v.push(format!("{:.4}", x.miss_ratio));
+    v.push(x.label.to_string());
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bin_changes_read_as_steps() {
+        assert_eq!(steps_text(Some(3)), "+3 bins (x8)");
+        assert_eq!(steps_text(Some(-1)), "-1 bin (/2)");
+        assert_eq!(steps_text(Some(0)), "=");
+        assert_eq!(steps_text(None), "-");
+    }
+
+    #[test]
+    fn changes_read_as_people_say_them() {
+        assert_eq!(change_text(200.0, 100.0), "-100 (-50.0%)");
+        assert_eq!(change_text(0.0, 3.0), "+3 (new)");
+        assert_eq!(change_text(0.0, 0.0), "+0");
+        assert_eq!(change_text(0.5, 0.25), "-0.250 (-50.0%)");
     }
 }

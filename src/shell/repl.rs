@@ -21,7 +21,7 @@ use rustyline::validate::{ValidationContext, ValidationResult, Validator};
 use rustyline::{CompletionType, Config, Context, Editor, Helper};
 
 use super::specs::ArgKind;
-use super::{interrupt, Interp, Registry, Shell};
+use super::{Interp, Registry, Shell};
 
 /// The line printed when the interactive shell starts.
 pub fn banner() -> String {
@@ -438,7 +438,7 @@ pub fn run_stream<S: 'static>(shell: &Shell<S>, input: impl BufRead) -> ExitCode
         }
         failed |= !report(result, shell.speaks_for_itself(&script));
         shell.flush();
-        if interrupt::requested() {
+        if crate::cancel::requested() {
             return ExitCode::from(130);
         }
     }

@@ -154,7 +154,7 @@ impl Session {
                     dir.display()
                 )
             },
-            &super::interrupt::requested,
+            &crate::cancel::requested,
         )?;
         let lock = Arc::new(lock);
         self.lock = Arc::downgrade(&lock);
@@ -704,9 +704,9 @@ impl Session {
         let started_reading = std::cell::Cell::new(false);
         let cancelled = || {
             if !started_reading.replace(true) {
-                super::interrupt::clear();
+                crate::cancel::clear();
             }
-            super::interrupt::requested()
+            crate::cancel::requested()
         };
         let run = trace::run::run_trace_into(&req, &mut progress, &cancelled);
         shown.finish();
@@ -748,9 +748,10 @@ impl Session {
     pub fn analysis(&mut self) -> CmdResult<&Analysis> {
         if self.analysis.is_none() {
             let dir = self.analysis_dir();
-            if filter::has_saved_analysis(&dir) {
+            let saved = filter::SavedAnalysis::at(&dir);
+            if saved.exists() {
                 let a = self.load_saved(&dir)?;
-                self.analysis_source = filter::saved_source(&dir);
+                self.analysis_source = saved.source();
                 self.check_fresh()?;
                 self.analysis = Some(a);
                 self.selected = None;
@@ -800,7 +801,7 @@ impl Session {
                 shown(dir)
             );
         }
-        Ok(filter::load_analysis(dir)?)
+        Ok(filter::SavedAnalysis::at(dir).load()?)
     }
 
     /// The trace results should come from now: the loaded one, else the

@@ -21,10 +21,9 @@
 //! doubles with every level: forty levels make 2^40 tokens, which gcc never
 //! expands when the macro is unused or in a branch it did not take), when
 //! macro arguments nest more than [`MAX_NESTING`] deep, or when the check
-//! set with [`set_interrupt_check`] says Ctrl-C was pressed. So an
+//! program's cancel flag ([`crate::cancel`]) says Ctrl-C was pressed. So an
 //! expansion costs at most a few milliseconds and a few megabytes.
 use std::collections::{BTreeSet, HashMap};
-use std::sync::OnceLock;
 
 /// Deepest nesting of macro expansions followed.
 pub const MAX_DEPTH: usize = 32;
@@ -45,7 +44,7 @@ pub enum ExpandError {
     TooLarge,
     /// Macro invocations in its arguments nest deeper than [`MAX_NESTING`].
     TooDeep,
-    /// The interrupt check said to stop (Ctrl-C).
+    /// Cancelling was requested (Ctrl-C; see [`crate::cancel`]).
     Interrupted,
 }
 
@@ -66,33 +65,35 @@ impl std::fmt::Display for ExpandError {
     }
 }
 
-/// The check long expansions make for a pending interrupt, set once by the
-/// program (the shell passes its Ctrl-C flag). Without it, expansions are
-/// only bounded by their size.
-static INTERRUPT_CHECK: OnceLock<fn() -> bool> = OnceLock::new();
-
-/// Lets expansions stop with [`ExpandError::Interrupted`] when `check`
-/// returns true. Only the first call takes effect.
-pub fn set_interrupt_check(check: fn() -> bool) {
-    let _ = INTERRUPT_CHECK.set(check);
-}
-
-/// What one expansion has spent so far; see [`ExpandError`].
-#[derive(Debug, Default)]
+/// What one expansion has spent so far, and what says to stop it; see
+/// [`ExpandError`].
+#[derive(Debug)]
 struct Budget {
     work: usize,
     nesting: usize,
+    /// Whether to give up now ([`crate::cancel::requested`] but in tests).
+    stop: fn() -> bool,
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Budget {
+            work: 0,
+            nesting: 0,
+            stop: crate::cancel::requested,
+        }
+    }
 }
 
 impl Budget {
     /// Counts `n` tokens copied; fails past [`MAX_WORK`] or on an
-    /// interrupt (one atomic load per call when a check is set).
+    /// interrupt (one atomic load per call).
     fn spend(&mut self, n: usize) -> Result<(), ExpandError> {
         self.work += n;
         if self.work > MAX_WORK {
             return Err(ExpandError::TooLarge);
         }
-        if INTERRUPT_CHECK.get().is_some_and(|check| check()) {
+        if (self.stop)() {
             return Err(ExpandError::Interrupted);
         }
         Ok(())
@@ -503,8 +504,18 @@ impl MacroTable {
     /// `text` with every macro expanded, as one line of C; an error when
     /// the expansion is cut short (see [`ExpandError`]).
     pub fn expand(&self, text: &str) -> Result<String, ExpandError> {
+        self.expand_until(text, crate::cancel::requested)
+    }
+
+    /// [`MacroTable::expand`], given up with [`ExpandError::Interrupted`]
+    /// as soon as `stop` says so (checked as tokens are copied).
+    fn expand_until(&self, text: &str, stop: fn() -> bool) -> Result<String, ExpandError> {
         let mut hidden = Vec::new();
-        let toks = self.expand_tokens(&tokenize(text), &mut hidden, &mut Budget::default())?;
+        let mut budget = Budget {
+            stop,
+            ..Budget::default()
+        };
+        let toks = self.expand_tokens(&tokenize(text), &mut hidden, &mut budget)?;
         Ok(join(&toks))
     }
 
@@ -952,23 +963,13 @@ mod tests {
         assert_eq!(t.expand(&nested(60_000)), Err(ExpandError::TooDeep));
     }
 
-    thread_local! {
-        static STOP: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-    }
-
-    /// The interrupt check of the test below: only its own thread stops.
-    fn stop_here() -> bool {
-        STOP.with(|s| s.get())
-    }
-
     #[test]
     fn an_interrupt_stops_an_expansion() {
-        set_interrupt_check(stop_here);
         let t = MacroTable::from_text(&bomb(3));
-        STOP.with(|s| s.set(true));
-        let stopped = t.expand("E3(1)");
-        STOP.with(|s| s.set(false));
-        assert_eq!(stopped, Err(ExpandError::Interrupted));
+        assert_eq!(
+            t.expand_until("E3(1)", || true),
+            Err(ExpandError::Interrupted)
+        );
         assert_eq!(t.expand("E1(1)").unwrap(), "1 1");
     }
 

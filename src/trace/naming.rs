@@ -273,3 +273,41 @@ impl Namer for NullNamer {
         vec![]
     }
 }
+
+/// Orders names as people count: runs of digits by their value, so
+/// `n#2` comes before `n#10` and `f.c:9` before `f.c:10`; the rest by
+/// character.
+pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    let (mut x, mut y) = (a.as_bytes(), b.as_bytes());
+    loop {
+        match (x.first(), y.first()) {
+            (None, None) => return Ordering::Equal,
+            (None, _) => return Ordering::Less,
+            (_, None) => return Ordering::Greater,
+            (Some(c), Some(d)) if c.is_ascii_digit() && d.is_ascii_digit() => {
+                let run = |s: &[u8]| s.iter().take_while(|c| c.is_ascii_digit()).count();
+                let (m, n) = (run(x), run(y));
+                // Without leading zeros, a longer run is a larger number.
+                let trim = |s: &[u8]| {
+                    let z = s.iter().take_while(|c| **c == b'0').count();
+                    s[z.min(s.len() - 1)..].to_vec()
+                };
+                let (p, q) = (trim(&x[..m]), trim(&y[..n]));
+                let o = p.len().cmp(&q.len()).then_with(|| p.cmp(&q));
+                if o != Ordering::Equal {
+                    return o;
+                }
+                x = &x[m..];
+                y = &y[n..];
+            }
+            (Some(c), Some(d)) => {
+                if c != d {
+                    return c.cmp(d);
+                }
+                x = &x[1..];
+                y = &y[1..];
+            }
+        }
+    }
+}

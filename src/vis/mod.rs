@@ -207,21 +207,10 @@ pub struct FigureReport {
     pub warnings: Vec<String>,
 }
 
-/// The check long drawing loops make for a pending interrupt (Ctrl-C),
-/// set once by the program (the shell passes its SIGINT flag). Without it,
-/// figures are never interrupted.
-static INTERRUPT_CHECK: std::sync::OnceLock<fn() -> bool> = std::sync::OnceLock::new();
-
-/// Lets long drawing loops stop when `check` returns true: they then end
-/// with [`VisError::Interrupted`] and write nothing. Only the first call
-/// takes effect.
-pub fn set_interrupt_check(check: fn() -> bool) {
-    let _ = INTERRUPT_CHECK.set(check);
-}
-
-/// Whether the drawing should stop. One atomic load when set.
+/// Whether the drawing should stop: cancelling was requested (Ctrl-C,
+/// see [`crate::cancel`]). One atomic load.
 pub(crate) fn interrupted() -> bool {
-    INTERRUPT_CHECK.get().is_some_and(|f| f())
+    crate::cancel::requested()
 }
 
 impl FigureReport {

@@ -21,6 +21,7 @@ use super::input::{for_items, Item};
 use super::traces::{customdata_fields, trace_sizes, CdCol, CustomData, Ext};
 use super::traces::{CdField, OneOrMany, PointMarker, Typed, PALETTE};
 use super::{FigureOptions, FigureReport};
+use crate::filter::access::VarId;
 use crate::filter::batches::AccessBatches;
 
 /// One side of the page: the accesses of one layout.
@@ -34,7 +35,7 @@ pub struct Panel<'a> {
     pub fallback: u64,
     /// The variable rows drawn and their names (the variable, or the
     /// per-field arrays of a split); accesses of other rows are skipped.
-    pub names: &'a [(u32, String)],
+    pub names: &'a [(VarId, String)],
 }
 
 /// What the page shows, all computed by the caller.
@@ -42,7 +43,7 @@ pub struct WhatIfFigure<'a> {
     /// The variable's name and row (for the file name).
     pub name: &'a str,
     /// The variable's row.
-    pub var: u32,
+    pub var: VarId,
     /// The layout's words (`transpose`, `pad 64`): the first names the
     /// file.
     pub layout: &'a str,
@@ -63,7 +64,7 @@ pub struct WhatIfFigure<'a> {
 /// The page's file name: `what_if_NAME_LAYOUT.html`, NAME made safe for a
 /// file name as the other figures make it, LAYOUT its words joined by `_`
 /// (`pad 64` and `pad 128` get files of their own).
-pub fn what_if_file(name: &str, var: u32, layout: &str) -> String {
+pub fn what_if_file(name: &str, var: VarId, layout: &str) -> String {
     let words: Vec<&str> = layout.split_whitespace().collect();
     let layout = if words.is_empty() {
         "layout".to_string()
@@ -72,8 +73,8 @@ pub fn what_if_file(name: &str, var: u32, layout: &str) -> String {
     };
     format!(
         "what_if_{}_{}.html",
-        sanitize_name(name, var),
-        sanitize_name(&layout, var)
+        sanitize_name(name, var.0),
+        sanitize_name(&layout, var.0)
     )
 }
 
@@ -223,6 +224,7 @@ fn offset(p: &Panel, addr: u64) -> u64 {
 
 /// The index in `p.names` of a variable row.
 fn trace_of(p: &Panel, var: u32) -> Option<u64> {
+    let var = VarId(var);
     p.names
         .iter()
         .position(|(v, _)| *v == var)
@@ -382,20 +384,23 @@ fn misses_plot(levels: &[String], (before, after): (&[u64], &[u64])) -> Plot {
 
 #[cfg(test)]
 mod tests {
-    use super::what_if_file;
+    use super::{what_if_file, VarId};
 
     /// Every word of the layout is in the file name, so two paddings do
     /// not overwrite each other's page.
     #[test]
     fn layouts_with_arguments_get_files_of_their_own() {
         assert_eq!(
-            what_if_file("A", 0, "transpose"),
+            what_if_file("A", VarId(0), "transpose"),
             "what_if_A_transpose.html"
         );
-        assert_eq!(what_if_file("A", 0, "pad 64"), "what_if_A_pad_64.html");
+        assert_eq!(
+            what_if_file("A", VarId(0), "pad 64"),
+            "what_if_A_pad_64.html"
+        );
         assert_ne!(
-            what_if_file("A", 0, "pad 64"),
-            what_if_file("A", 0, "pad 128")
+            what_if_file("A", VarId(0), "pad 64"),
+            what_if_file("A", VarId(0), "pad 128")
         );
     }
 }

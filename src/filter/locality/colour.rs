@@ -30,8 +30,8 @@ use serde::{Deserialize, Serialize};
 
 use super::cache::{CacheModel, CacheSim};
 use super::pattern::label;
-use super::report::{bin_range, LocalityError};
-use super::reuse::{bin_of, StackDistance, BINS};
+use super::report::LocalityError;
+use super::reuse::{bin_of, bin_range, StackDistance, BINS};
 use super::{drive, AccessSink, NamedAccess, Names};
 use crate::filter::analysis::Analysis;
 pub use crate::filter::batches::ClassNames;
@@ -377,6 +377,13 @@ pub fn pattern_table(a: &Analysis) -> Result<DataFrame, LocalityError> {
         owned::<UInt32Type>(pt::LINE, pairs.iter().map(|p| p.1).collect()),
         Column::new(pt::LABEL.into(), labels),
     ])?)
+}
+
+impl Analysis {
+    /// See [`pattern_table`].
+    pub fn pattern_table(&self) -> Result<DataFrame, LocalityError> {
+        pattern_table(self)
+    }
 }
 
 #[cfg(test)]

@@ -16,10 +16,13 @@
 //! matched with a pair of another label.
 use std::collections::BTreeMap;
 
+use polars::prelude::{Column, DataFrame, PolarsResult};
+
 use super::cache::Counts;
 use super::pattern::{RowLabel, Walk};
-use super::report::{bin_range, natural_cmp, CacheReport, Row};
-use super::reuse::Histogram;
+use super::report::{CacheReport, Row};
+use super::reuse::{bin_range, Histogram};
+use crate::trace::naming::natural_cmp;
 
 /// What one run says of one variable.
 #[derive(Clone, Debug, PartialEq)]
@@ -398,21 +401,6 @@ pub fn bin_steps(a: Option<(u64, u64)>, b: Option<(u64, u64)>) -> Option<i64> {
     Some(k(b?) - k(a?))
 }
 
-/// A change of reuse distance bin as text: `=`, `+3 bins (x8)`,
-/// `-1 bin (/2)`, or `-` when a side has no reuse.
-pub fn distance_change_text(a: Option<(u64, u64)>, b: Option<(u64, u64)>) -> String {
-    match bin_steps(a, b) {
-        None => "-".into(),
-        Some(0) => "=".into(),
-        Some(d) => {
-            let unit = if d.abs() == 1 { "bin" } else { "bins" };
-            let factor = 1u128 << d.unsigned_abs().min(64);
-            let op = if d > 0 { 'x' } else { '/' };
-            format!("{d:+} {unit} ({op}{factor})")
-        }
-    }
-}
-
 /// The bin (as its distance bounds) holding the `q` quantile of the
 /// reuses (cold references left out); `None` when there is no reuse.
 pub fn quantile(h: &Histogram, q: f64) -> Option<(u64, u64)> {
@@ -440,23 +428,236 @@ pub fn distance_text(d: Option<(u64, u64)>) -> String {
     }
 }
 
-/// `b - a` with its change in percent of `a` (`+12 (+3.4%)`); `new` when
-/// `a` is 0 and `b` is not.
-pub fn change_text(a: f64, b: f64) -> String {
-    let d = b - a;
-    let abs = if d.fract() == 0.0 {
-        format!("{d:+.0}")
-    } else {
-        format!("{d:+.3}")
-    };
-    if a == 0.0 {
-        return if d == 0.0 {
-            abs
-        } else {
-            format!("{abs} (new)")
-        };
+impl Side {
+    /// The median and 90th percentile reuse distance bins as text
+    /// (`64-127`, `-` when no access was a reuse; see [`distance_text`]).
+    pub fn reuse_texts(&self) -> [String; 2] {
+        [
+            distance_text(self.reuse_median),
+            distance_text(self.reuse_p90),
+        ]
     }
-    format!("{abs} ({:+.1}%)", 100.0 * d / a)
+
+    /// The change of the median and the 90th percentile reuse distance
+    /// from this side to `later`, in power-of-two bins (see
+    /// [`bin_steps`]).
+    pub fn reuse_steps_to(&self, later: &Side) -> [Option<i64>; 2] {
+        [
+            bin_steps(self.reuse_median, later.reuse_median),
+            bin_steps(self.reuse_p90, later.reuse_p90),
+        ]
+    }
+}
+
+/// Two runs' `cache_stats` reports side by side: their variables aligned
+/// by name ([`compare`]) and their (variable, line) pairs by variable and
+/// pattern ([`compare_pairs`]), with the cache levels both were simulated
+/// with. Tables for the saved files come from its methods; laying it out
+/// for the terminal is the shell's.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunComparison {
+    /// The cache levels' names, innermost first (`L1`, `LL`).
+    pub levels: Vec<String>,
+    /// The variables, those in both runs first.
+    pub vars: Vec<VarComparison>,
+    /// The pairs, matched ones first.
+    pub pairs: Vec<PairComparison>,
+}
+
+/// Runs A's and B's reports (simulated under the same cache model) side
+/// by side. Cost: O(variables + pairs) of both reports.
+pub fn compare_runs(a: &CacheReport, b: &CacheReport) -> RunComparison {
+    RunComparison {
+        levels: a.level_names(),
+        vars: compare(a, b),
+        pairs: compare_pairs(a, b),
+    }
+}
+
+impl RunComparison {
+    /// The comparison as a table: one row per variable and run (labelled
+    /// `la` and `lb`), and on run B's row of a variable in both runs, its
+    /// changes from run A (absolute, and in percent of A; reuse distance
+    /// bins as power-of-two steps).
+    ///
+    /// # Errors
+    /// Only if polars refuses the columns (they have equal lengths).
+    pub fn var_table(&self, la: &str, lb: &str) -> PolarsResult<DataFrame> {
+        let mut t = VarTable::new(self.levels.len());
+        for c in &self.vars {
+            for (label, side) in [(la, &c.a), (lb, &c.b)] {
+                let Some(x) = side else { continue };
+                let before = match (label == lb, &c.a) {
+                    (true, Some(a)) if c.in_both() => Some(a),
+                    _ => None,
+                };
+                t.push(&c.variable, label, x, before);
+            }
+        }
+        t.frame(&self.levels)
+    }
+
+    /// The pairs as a table: one row per pair comparison, each side's
+    /// source, pattern, accesses and misses (empty where the side is
+    /// absent).
+    ///
+    /// # Errors
+    /// Only if polars refuses the columns (they have equal lengths).
+    pub fn pair_table(&self) -> PolarsResult<DataFrame> {
+        let pairs = &self.pairs;
+        let get = |f: &dyn Fn(&PairSide) -> u64, side: SideOf| {
+            pairs
+                .iter()
+                .map(|p| side(p).as_ref().map(f))
+                .collect::<Vec<Option<u64>>>()
+        };
+        let text =
+            |f: &dyn Fn(&PairComparison) -> String| pairs.iter().map(f).collect::<Vec<String>>();
+        let sides: [(&str, SideOf); 2] = [("a", |p| &p.a), ("b", |p| &p.b)];
+        let mut cols = vec![
+            Column::new("variable".into(), text(&|p| p.variable.clone())),
+            Column::new("matched_on".into(), text(&|p| p.label.to_string())),
+            Column::new(
+                "matched".into(),
+                pairs.iter().map(|p| p.in_both()).collect::<Vec<bool>>(),
+            ),
+        ];
+        let texts = |side: SideOf, f: fn(&PairSide) -> String| {
+            pairs
+                .iter()
+                .map(|p| side(p).as_ref().map(f))
+                .collect::<Vec<Option<String>>>()
+        };
+        for (tag, side) in sides {
+            cols.push(Column::new(
+                format!("source_{tag}").into(),
+                texts(side, |x| x.source.clone()),
+            ));
+            cols.push(Column::new(
+                format!("pattern_{tag}").into(),
+                texts(side, |x| x.label.to_string()),
+            ));
+            cols.push(Column::new(
+                format!("accesses_{tag}").into(),
+                get(&|x| x.counts.accesses, side),
+            ));
+            for (i, l) in self.levels.iter().enumerate() {
+                cols.push(Column::new(
+                    format!("misses_{l}_{tag}").into(),
+                    get(&|x| x.counts.misses[i], side),
+                ));
+            }
+        }
+        DataFrame::new(cols)
+    }
+}
+
+/// One side of a pair comparison.
+type SideOf = fn(&PairComparison) -> &Option<PairSide>;
+
+/// The columns of [`RunComparison::var_table`], filled a row at a time.
+#[derive(Default)]
+struct VarTable {
+    text: [Vec<String>; 5],
+    counts: Vec<Vec<u64>>,
+    ratios: [Vec<f64>; 2],
+    change: Vec<Vec<Option<f64>>>,
+    steps: [Vec<Option<i64>>; 2],
+}
+
+/// The numbers of a side whose changes the table gives: accesses, bytes,
+/// misses per level, miss ratio, bytes used per line.
+fn measures(x: &Side, levels: usize) -> Vec<f64> {
+    let mut v = vec![x.counts.accesses as f64, x.counts.bytes as f64];
+    v.extend((0..levels).map(|i| x.counts.misses[i] as f64));
+    v.extend([x.miss_ratio, x.line_bytes_used]);
+    v
+}
+
+fn measure_names(levels: &[String]) -> Vec<String> {
+    let mut v = vec!["accesses".to_string(), "bytes".to_string()];
+    v.extend(levels.iter().map(|l| format!("misses_{l}")));
+    v.extend(["miss_ratio", "line_bytes_used"].map(String::from));
+    v
+}
+
+impl VarTable {
+    fn new(levels: usize) -> VarTable {
+        VarTable {
+            counts: vec![Vec::new(); 2 + levels],
+            change: vec![Vec::new(); 2 * (4 + levels)],
+            ..Default::default()
+        }
+    }
+
+    fn push(&mut self, var: &str, run: &str, x: &Side, before: Option<&Side>) {
+        let [p50, p90] = x.reuse_texts();
+        let texts = [
+            var.to_string(),
+            run.to_string(),
+            p50,
+            p90,
+            x.pattern.clone(),
+        ];
+        for (col, v) in self.text.iter_mut().zip(texts) {
+            col.push(v);
+        }
+        let levels = self.counts.len() - 2;
+        let mut counts = vec![x.counts.accesses, x.counts.bytes];
+        counts.extend((0..levels).map(|i| x.counts.misses[i]));
+        for (col, v) in self.counts.iter_mut().zip(counts) {
+            col.push(v);
+        }
+        self.ratios[0].push(x.miss_ratio);
+        self.ratios[1].push(x.line_bytes_used);
+        let now = measures(x, levels);
+        let was = before.map(|b| measures(b, levels));
+        for (k, n) in now.iter().enumerate() {
+            let w = was.as_ref().map(|w| w[k]);
+            self.change[2 * k].push(w.map(|w| n - w));
+            self.change[2 * k + 1].push(w.filter(|&w| w != 0.0).map(|w| 100.0 * (n - w) / w));
+        }
+        let [s50, s90] = before.map_or([None, None], |b| b.reuse_steps_to(x));
+        self.steps[0].push(s50);
+        self.steps[1].push(s90);
+    }
+
+    fn frame(self, levels: &[String]) -> PolarsResult<DataFrame> {
+        let [var, run, p50, p90, pat] = self.text;
+        let mut cols = vec![
+            Column::new("variable".into(), var),
+            Column::new("run".into(), run),
+        ];
+        let mut counts = self.counts.into_iter();
+        let accesses = counts.next().unwrap_or_default();
+        let bytes = counts.next().unwrap_or_default();
+        cols.push(Column::new("accesses".into(), accesses));
+        for (l, m) in levels.iter().zip(counts) {
+            cols.push(Column::new(format!("misses_{l}").into(), m));
+        }
+        cols.push(Column::new("bytes".into(), bytes));
+        let [ratio, used] = self.ratios;
+        cols.push(Column::new("miss_ratio".into(), ratio));
+        cols.push(Column::new("line_bytes_used".into(), used));
+        cols.push(Column::new("reuse_p50".into(), p50));
+        cols.push(Column::new("reuse_p90".into(), p90));
+        cols.push(Column::new("pattern".into(), pat));
+        let mut change = self.change.into_iter();
+        for name in measure_names(levels) {
+            cols.push(Column::new(
+                format!("change_{name}").into(),
+                change.next().unwrap_or_default(),
+            ));
+            cols.push(Column::new(
+                format!("change_{name}_pct").into(),
+                change.next().unwrap_or_default(),
+            ));
+        }
+        let [s50, s90] = self.steps;
+        cols.push(Column::new("change_reuse_p50_bins".into(), s50));
+        cols.push(Column::new("change_reuse_p90_bins".into(), s90));
+        DataFrame::new(cols)
+    }
 }
 
 #[cfg(test)]
@@ -609,23 +810,5 @@ mod tests {
     fn distance_changes_count_bins() {
         assert_eq!(bin_steps(Some((0, 0)), Some((1, 1))), Some(1));
         assert_eq!(bin_steps(Some((64, 127)), Some((2, 3))), Some(-5));
-        assert_eq!(
-            distance_change_text(Some((8, 15)), Some((64, 127))),
-            "+3 bins (x8)"
-        );
-        assert_eq!(
-            distance_change_text(Some((8, 15)), Some((4, 7))),
-            "-1 bin (/2)"
-        );
-        assert_eq!(distance_change_text(Some((8, 15)), Some((8, 15))), "=");
-        assert_eq!(distance_change_text(None, Some((8, 15))), "-");
-    }
-
-    #[test]
-    fn changes_read_as_people_say_them() {
-        assert_eq!(change_text(200.0, 100.0), "-100 (-50.0%)");
-        assert_eq!(change_text(0.0, 3.0), "+3 (new)");
-        assert_eq!(change_text(0.0, 0.0), "+0");
-        assert_eq!(change_text(0.5, 0.25), "-0.250 (-50.0%)");
     }
 }

@@ -21,7 +21,7 @@ use crate::filter::analysis::Analysis;
 use crate::filter::schema::location as lc;
 use crate::filter::stats::Grouping;
 use crate::filter::{io, FilterError, MemKind};
-use crate::trace::naming::element_path;
+use crate::trace::naming::{element_path, natural_cmp};
 
 /// Errors of the locality reports.
 #[derive(Debug, thiserror::Error)]
@@ -901,49 +901,26 @@ pub fn bytes_text(n: u64) -> String {
     human_bytes(n)
 }
 
-/// The distances bin `k` holds, inclusive: (low, high).
-pub fn bin_range(k: usize) -> (u64, u64) {
-    if k == 0 {
-        (0, 0)
-    } else {
-        (bin_low(k), (1u64 << k) - 1)
+/// The lines [`sharing_stats`] finds, most transfers first; a slice of
+/// [`SharedLine`]s that also saves its table.
+#[derive(Clone, Debug, Default)]
+pub struct SharedLines(pub Vec<SharedLine>);
+
+impl std::ops::Deref for SharedLines {
+    type Target = [SharedLine];
+    fn deref(&self) -> &[SharedLine] {
+        &self.0
     }
 }
-/// Orders names as people count: runs of digits by their value, so
-/// `n#2` comes before `n#10` and `f.c:9` before `f.c:10`; the rest by
-/// character.
-pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
-    use std::cmp::Ordering;
-    let (mut x, mut y) = (a.as_bytes(), b.as_bytes());
-    loop {
-        match (x.first(), y.first()) {
-            (None, None) => return Ordering::Equal,
-            (None, _) => return Ordering::Less,
-            (_, None) => return Ordering::Greater,
-            (Some(c), Some(d)) if c.is_ascii_digit() && d.is_ascii_digit() => {
-                let run = |s: &[u8]| s.iter().take_while(|c| c.is_ascii_digit()).count();
-                let (m, n) = (run(x), run(y));
-                // Without leading zeros, a longer run is a larger number.
-                let trim = |s: &[u8]| {
-                    let z = s.iter().take_while(|c| **c == b'0').count();
-                    s[z.min(s.len() - 1)..].to_vec()
-                };
-                let (p, q) = (trim(&x[..m]), trim(&y[..n]));
-                let o = p.len().cmp(&q.len()).then_with(|| p.cmp(&q));
-                if o != Ordering::Equal {
-                    return o;
-                }
-                x = &x[m..];
-                y = &y[n..];
-            }
-            (Some(c), Some(d)) => {
-                if c != d {
-                    return c.cmp(d);
-                }
-                x = &x[1..];
-                y = &y[1..];
-            }
-        }
+
+impl SharedLines {
+    /// Writes [`sharing_table`] as `sharing_stats.csv` and
+    /// `sharing_stats.parquet` into `dir`; returns both files.
+    pub fn save(&self, dir: &Path) -> Result<[PathBuf; 2], FilterError> {
+        let mut df = sharing_table(self)?;
+        let csv = crate::filter::write_csv(&mut df, &dir.join("sharing_stats.csv"))?;
+        let pq = io::write_parquet(&mut df, &dir.join("sharing_stats.parquet"))?;
+        Ok([csv, pq])
     }
 }
 

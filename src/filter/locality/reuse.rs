@@ -89,6 +89,25 @@ impl Histogram {
         self.cold += o.cold;
     }
 
+    /// The bin holding the median reference, as its distance bounds, or
+    /// `None` when more than half of the references are cold (or none).
+    /// Cold references count below every bin, as in the report's table.
+    pub fn median_bin(&self) -> Option<(u64, u64)> {
+        let total = self.total();
+        let mut acc = self.cold;
+        let mut median = None;
+        for (k, n) in self.bins.iter().enumerate() {
+            if acc + n > total / 2 && acc <= total / 2 {
+                median = Some(bin_range(k));
+            }
+            acc += n;
+        }
+        if self.cold > total / 2 {
+            return None;
+        }
+        median
+    }
+
     /// All references.
     pub fn total(&self) -> u64 {
         self.bins.iter().sum::<u64>() + self.cold
@@ -464,6 +483,15 @@ impl AccessSink for ReuseSink {
                 }
             }
         }
+    }
+}
+
+/// The distances bin `k` holds, inclusive: (low, high).
+pub fn bin_range(k: usize) -> (u64, u64) {
+    if k == 0 {
+        (0, 0)
+    } else {
+        (bin_low(k), (1u64 << k) - 1)
     }
 }
 

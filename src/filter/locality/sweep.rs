@@ -93,7 +93,7 @@ pub struct RunValue {
 /// `metric` of each variable of each run, runs in the order given and
 /// variables in each report's order; only the variables named in `vars`
 /// when it is not empty. Cost: O(variables) per run.
-pub fn metric_by_run(runs: &[RunReport], metric: Metric, vars: &[String]) -> Vec<RunValue> {
+pub fn metric_by_run(runs: &[RunReport], metric: Metric, vars: &[String]) -> RunValues {
     let mut out = Vec::new();
     for r in runs {
         for row in r.report.per_variable() {
@@ -107,7 +107,26 @@ pub fn metric_by_run(runs: &[RunReport], metric: Metric, vars: &[String]) -> Vec
             }
         }
     }
-    out
+    RunValues(out)
+}
+
+/// The values [`metric_by_run`] picks, in its order; a slice of
+/// [`RunValue`]s that also makes its table.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunValues(pub Vec<RunValue>);
+
+impl std::ops::Deref for RunValues {
+    type Target = [RunValue];
+    fn deref(&self) -> &[RunValue] {
+        &self.0
+    }
+}
+
+impl RunValues {
+    /// See [`metric_table`].
+    pub fn table(&self) -> polars::prelude::PolarsResult<polars::prelude::DataFrame> {
+        metric_table(self)
+    }
 }
 
 /// The values as a table: `run`, `complete`, `variable`, `value`.

@@ -97,9 +97,9 @@ pub struct WhatIf {
     /// per-field arrays `NAME.field` of a split).
     pub after: CacheReport,
     /// The variable's row (the same in both reports).
-    pub var: u32,
+    pub var: VarId,
     /// The rows of `after` that hold the variable's accesses.
-    pub after_vars: Vec<u32>,
+    pub after_vars: Vec<VarId>,
     /// Accesses of the variable moved to the new layout.
     pub mapped: u64,
     /// Accesses of the variable kept at their recorded address.
@@ -130,14 +130,14 @@ struct Field {
     offset: u64,
     size: u64,
     base: u64,
-    var: u32,
+    var: VarId,
 }
 
 /// One variable's placement and where its bytes go under a layout: the
 /// address rewrite of `what_if`, for the report's sinks and for figures.
 #[derive(Clone, Debug)]
 pub struct LayoutMap {
-    var: u32,
+    var: VarId,
     base: u64,
     size: u64,
     /// The variable's base in the new layout (its first field's for a
@@ -148,7 +148,7 @@ pub struct LayoutMap {
 
 impl LayoutMap {
     /// The variable row whose accesses move.
-    pub fn var(&self) -> u32 {
+    pub fn var(&self) -> VarId {
         self.var
     }
 
@@ -166,7 +166,7 @@ impl LayoutMap {
     /// The new (address, variable row) of an access at `addr` of `size`
     /// bytes of the variable; `None` when it straddles units or lies
     /// outside them (it then stays where it was recorded). O(fields).
-    pub fn map(&self, addr: u64, size: u32) -> Option<(u64, u32)> {
+    pub fn map(&self, addr: u64, size: u32) -> Option<(u64, VarId)> {
         if addr < self.base || addr + size as u64 > self.base + self.size {
             return None;
         }
@@ -209,11 +209,11 @@ impl AccessSink for Rewrite<'_, '_> {
     fn accesses(&mut self, batch: &[NamedAccess]) {
         self.buf.clear();
         self.buf.extend_from_slice(batch);
-        for r in self.buf.iter_mut().filter(|r| r.var.0 == self.mapper.var) {
+        for r in self.buf.iter_mut().filter(|r| r.var == self.mapper.var) {
             match self.mapper.map(r.addr, r.size) {
                 Some((addr, var)) => {
                     r.addr = addr;
-                    r.var = VarId(var);
+                    r.var = var;
                     self.mapped += 1;
                 }
                 None => self.unmapped += 1,
@@ -229,7 +229,7 @@ impl AccessSink for Rewrite<'_, '_> {
 /// trace touches, and per byte offset within the variable's element the
 /// widest access starting there.
 struct Survey {
-    var: u32,
+    var: VarId,
     base: u64,
     elem: u64,
     end: u64,
@@ -240,7 +240,7 @@ impl AccessSink for Survey {
     fn accesses(&mut self, batch: &[NamedAccess]) {
         for r in batch {
             self.end = self.end.max(r.addr + r.size as u64);
-            if r.var.0 == self.var && r.addr >= self.base && self.elem > 0 {
+            if r.var == self.var && r.addr >= self.base && self.elem > 0 {
                 let w = self
                     .widths
                     .entry((r.addr - self.base) % self.elem)
@@ -265,7 +265,7 @@ pub fn what_if(
     a: &Analysis,
     kind: MemKind,
     opts: &Options,
-    var: u32,
+    var: VarId,
     layout: &Layout,
 ) -> Result<WhatIf, WhatIfError> {
     let before = cache_stats(a, kind, opts)?;
@@ -273,8 +273,8 @@ pub fn what_if(
     let mut shown = before.shown.clone();
     let mut notes = Vec::new();
     let mapper = build(a, &opts.model, var, layout, &mut names, &mut notes)?;
-    let after_vars: Vec<u32> = std::iter::once(var)
-        .chain(a.vars.len() as u32..names.vars.len() as u32)
+    let after_vars: Vec<VarId> = std::iter::once(var)
+        .chain((a.vars.len() as u32..names.vars.len() as u32).map(VarId))
         .collect();
     shown.resize(names.vars.len(), true);
     let (mut mapped, mut unmapped) = (0, 0);
@@ -308,12 +308,12 @@ pub fn what_if(
 fn build(
     a: &Analysis,
     model: &CacheModel,
-    var: u32,
+    var: VarId,
     layout: &Layout,
     names: &mut Names,
     notes: &mut Vec<String>,
 ) -> Result<LayoutMap, WhatIfError> {
-    let v = names.vars[var as usize].clone();
+    let v = names.vars[var.index()].clone();
     let map = match layout {
         Layout::Transpose(shape) => transpose(a, var, &v, *shape, names, notes)?,
         Layout::Soa => split(a, var, &v, names, notes)?,
@@ -324,7 +324,7 @@ fn build(
                 "{} moved from {:#x} to {:#x} (aligned to {to} bytes)",
                 v.name, v.base, base
             ));
-            names.vars[var as usize].base = base;
+            names.vars[var.index()].base = base;
             Map::Shift { base }
         }
     };
@@ -332,7 +332,7 @@ fn build(
         var,
         base: v.base,
         size: v.size,
-        after_base: names.vars[var as usize].base,
+        after_base: names.vars[var.index()].base,
         map,
     })
 }
@@ -340,7 +340,7 @@ fn build(
 /// The transpose map: the shape given, or the one the 2D figure infers.
 fn transpose(
     a: &Analysis,
-    var: u32,
+    var: VarId,
     v: &VarInfo,
     shape: Option<(u64, u64, u64)>,
     names: &mut Names,
@@ -348,7 +348,7 @@ fn transpose(
 ) -> Result<Map, WhatIfError> {
     let (rows, cols, elem) = match shape {
         Some(s) => s,
-        None => match infer_shape(a, var, 2)? {
+        None => match infer_shape(a, var.0, 2)? {
             DrawShape::Grid { cols, elem, .. } if cols * elem > 0 => {
                 (v.size / (cols * elem), cols, elem)
             }
@@ -370,7 +370,7 @@ fn transpose(
         "{} read as {rows} x {cols} elements of {elem} bytes, stored as {cols} x {rows}",
         v.name
     ));
-    names.vars[var as usize].dims = vec![cols, rows];
+    names.vars[var.index()].dims = vec![cols, rows];
     Ok(Map::Transpose { rows, cols, elem })
 }
 
@@ -379,12 +379,12 @@ fn transpose(
 /// access at its offset (at most the gap to the next field).
 fn split(
     a: &Analysis,
-    var: u32,
+    var: VarId,
     v: &VarInfo,
     names: &mut Names,
     notes: &mut Vec<String>,
 ) -> Result<Map, WhatIfError> {
-    let fields = struct_fields(a, var).map_err(crate::filter::FilterError::from)?;
+    let fields = struct_fields(a, var.0).map_err(crate::filter::FilterError::from)?;
     let elem = v.elem_size as u64;
     if fields.is_empty() || elem == 0 {
         return Err(WhatIfError::Layout(format!(
@@ -423,7 +423,7 @@ fn split(
             offset: f.offset,
             size,
             base,
-            var: row,
+            var: VarId(row),
         });
         base += n * size;
     }
@@ -438,7 +438,7 @@ fn split(
 fn padded(
     a: &Analysis,
     model: &CacheModel,
-    var: u32,
+    var: VarId,
     v: &VarInfo,
     pad: u64,
     names: &mut Names,
@@ -470,14 +470,14 @@ fn padded(
         "each {what} of {unit} bytes padded by {pad}: {} placed at {base:#x}, past the highest address the trace touches, at the same offset within {way} bytes as its recorded base {:#x}",
         v.name, v.base
     ));
-    let vi = &mut names.vars[var as usize];
+    let vi = &mut names.vars[var.index()];
     vi.base = base;
     vi.size = v.size / unit * (unit + pad);
     Ok(Map::Pad { unit, pad, base })
 }
 
 /// One pass over the accesses: the highest address and the field widths.
-fn survey(a: &Analysis, var: u32, base: u64, elem: u64) -> Result<Survey, WhatIfError> {
+fn survey(a: &Analysis, var: VarId, base: u64, elem: u64) -> Result<Survey, WhatIfError> {
     let mut s = Survey {
         var,
         base,
@@ -519,12 +519,12 @@ impl AccessBatches for Remapped<'_> {
         self.inner.visit(&mut |b| {
             moved.clone_from(b);
             for k in 0..moved.len() {
-                if moved.var[k] != self.map.var {
+                if moved.var[k] != self.map.var.0 {
                     continue;
                 }
                 if let Some((addr, var)) = self.map.map(moved.addr[k], u32::from(moved.size[k])) {
                     moved.addr[k] = addr;
-                    moved.var[k] = var;
+                    moved.var[k] = var.0;
                 }
             }
             f(&moved)
@@ -614,10 +614,10 @@ pub fn before_after_table(w: &WhatIf) -> polars::prelude::PolarsResult<polars::p
 /// variable's row before, and after the sum over the rows that hold its
 /// accesses (the per-field arrays of a split). Per level, innermost first.
 pub fn variable_misses(w: &WhatIf) -> (Vec<u64>, Vec<u64>) {
-    let sum = |r: &CacheReport, vars: &[u32]| {
+    let sum = |r: &CacheReport, vars: &[VarId]| {
         let mut c = Counts::default();
         for (i, &(v, _)) in r.cache.pairs.iter().enumerate() {
-            if vars.contains(&v) {
+            if vars.contains(&VarId(v)) {
                 c.add(&r.cache.counts[i]);
             }
         }
@@ -631,10 +631,10 @@ pub fn variable_misses(w: &WhatIf) -> (Vec<u64>, Vec<u64>) {
 
 /// Counts per source line of the accesses of variable rows `vars` in a
 /// report, keyed by `file.c:LINE`.
-pub fn per_line_of(r: &CacheReport, vars: &[u32]) -> BTreeMap<String, super::cache::Counts> {
+pub fn per_line_of(r: &CacheReport, vars: &[VarId]) -> BTreeMap<String, super::cache::Counts> {
     let mut out: BTreeMap<String, super::cache::Counts> = BTreeMap::new();
     for (i, &(v, l)) in r.cache.pairs.iter().enumerate() {
-        if vars.contains(&v) {
+        if vars.contains(&VarId(v)) {
             out.entry(r.names.source(l).to_string())
                 .or_default()
                 .add(&r.cache.counts[i]);
@@ -643,13 +643,35 @@ pub fn per_line_of(r: &CacheReport, vars: &[u32]) -> BTreeMap<String, super::cac
     out
 }
 
+impl WhatIf {
+    /// See [`before_after_table`].
+    pub fn table(&self) -> polars::prelude::PolarsResult<polars::prelude::DataFrame> {
+        before_after_table(self)
+    }
+
+    /// See [`variable_misses`].
+    pub fn variable_misses(&self) -> (Vec<u64>, Vec<u64>) {
+        variable_misses(self)
+    }
+
+    /// Counts per source line of the variable's accesses, before and
+    /// after (see [`per_line_of`]): the recorded row before, the rows
+    /// holding its accesses after.
+    pub fn per_line(&self) -> (BTreeMap<String, Counts>, BTreeMap<String, Counts>) {
+        (
+            per_line_of(&self.before, &[self.var]),
+            per_line_of(&self.after, &self.after_vars),
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn mapper(map: Map) -> LayoutMap {
         LayoutMap {
-            var: 3,
+            var: VarId(3),
             base: 0x1000,
             size: 6 * 8,
             after_base: 0x1000,
@@ -665,8 +687,8 @@ mod tests {
             cols: 3,
             elem: 8,
         });
-        assert_eq!(m.map(0x1000 + 5 * 8, 8), Some((0x1000 + 5 * 8, 3)));
-        assert_eq!(m.map(0x1000 + 8, 8), Some((0x1000 + 2 * 8, 3)));
+        assert_eq!(m.map(0x1000 + 5 * 8, 8), Some((0x1000 + 5 * 8, VarId(3))));
+        assert_eq!(m.map(0x1000 + 8, 8), Some((0x1000 + 2 * 8, VarId(3))));
         assert_eq!(m.map(0x1000 + 4, 8), None);
         assert_eq!(m.map(0x1000 + 6 * 8, 8), None);
     }
@@ -679,17 +701,20 @@ mod tests {
                 offset: 8,
                 size: 8,
                 base: 0x2000,
-                var: 9,
+                var: VarId(9),
             }],
         });
-        assert_eq!(m.map(0x1000 + 16 + 8, 8), Some((0x2008, 9)));
+        assert_eq!(m.map(0x1000 + 16 + 8, 8), Some((0x2008, VarId(9))));
         assert_eq!(m.map(0x1000 + 16, 8), None);
         let p = mapper(Map::Pad {
             unit: 24,
             pad: 8,
             base: 0x4000,
         });
-        assert_eq!(p.map(0x1000 + 24 + 16, 8), Some((0x4000 + 32 + 16, 3)));
+        assert_eq!(
+            p.map(0x1000 + 24 + 16, 8),
+            Some((0x4000 + 32 + 16, VarId(3)))
+        );
         assert_eq!(p.map(0x1000 + 20, 8), None);
     }
 
