@@ -992,6 +992,7 @@ struct Cursor {
 
 /// A version 3 call as an event of thread `tid` (stack id and duration
 /// still raw); `None` for an unknown kind.
+#[inline]
 fn v3_event(c: super::heapprof3::Call, tid: u32) -> Option<(u64, ProfileEvent)> {
     use super::format::{AllocKind, FreeKind};
     let op = match c.kind {
