@@ -456,6 +456,80 @@ fn version_3_references_resolve() {
     assert_eq!(r.temporary, 2);
 }
 
+/// Long runs of two threads, merged: thread 1 makes 3000 malloc/free
+/// pairs of 16 bytes (site A, three addresses in turn), thread 2 3000 of
+/// 100 bytes (site B, two addresses), in alternating runs of 7 pairs (t1)
+/// and 5 pairs (t2), one call every 4 ticks. Each thread's calls are in
+/// blocks of 1000, thread 2's blocks all before thread 1's in the file.
+/// More calls than the reader decodes or hands over at once (2048), and
+/// a change of thread every 10 or 14 calls, in the middle of the decoded
+/// buffers: the merge's run of one thread between two of the other's and
+/// the reuse of handed-over batches.
+///
+/// Worked by hand: every free is of the block its thread allocated just
+/// before (a temporary) and comes before the other thread's next call,
+/// so at most one block is live: 6000 allocations and frees, 3000 · 16 +
+/// 3000 · 100 = 348 000 bytes, 6000 temporaries, nothing leaked, peak 100
+/// bytes at thread 2's first malloc, the 15th call (time 15 · 4 = 60 ns).
+#[test]
+fn long_interleaved_runs_merge_exactly() {
+    let (pairs, runs) = (3000usize, [7usize, 5]);
+    let mut per: [Vec<Call>; 2] = Default::default();
+    let mut order = Vec::new();
+    let (mut done, mut t) = ([0usize; 2], TSC0);
+    while done != [pairs, pairs] {
+        for th in 0..2 {
+            for _ in 0..runs[th].min(pairs - done[th]) {
+                let k = done[th] as u64;
+                let (addr, size) = match th {
+                    0 => (0x10000 + 0x100 * (k % 3), 16),
+                    _ => (0x20000 + 0x100 * (k % 2), 100),
+                };
+                let tid = th as u32 + 1;
+                t += 4;
+                per[th].push((tid, t, 'm', addr, size, 0, tid as u64));
+                t += 4;
+                per[th].push((tid, t, 'f', addr, 0, 0, 0));
+                order.push((t - 4 - TSC0, tid, addr));
+                order.push((t - TSC0, tid, addr));
+                done[th] += 1;
+            }
+        }
+    }
+    let mut b = header(3);
+    stacks(&mut b);
+    for th in [1, 0] {
+        let mut st = V3Thread {
+            unit: TSC0 >> V3_TICK_SHIFT,
+            ..Default::default()
+        };
+        for (k, block) in per[th].chunks(1000).enumerate() {
+            zchunk(&mut b, &mut st, th as u32 + 1, block, k % 2 == 0);
+        }
+    }
+    footer(&mut b);
+    let (_d, run) = open(&b);
+    let got: Vec<(u64, u32, u64)> = run
+        .calls()
+        .unwrap()
+        .iter()
+        .map(|c| (c.time, c.tid, c.addr))
+        .collect();
+    assert_eq!(got.len(), 12_000);
+    assert_eq!(got, order);
+    let r = HeapReport::build(&run).unwrap();
+    assert_eq!((r.allocs, r.frees, r.bytes), (6000, 6000, 348_000));
+    assert_eq!((r.temporary, r.unknown_frees, r.threads), (6000, 0, 2));
+    assert_eq!(r.leaked, (0, 0));
+    assert_eq!(r.peak_live, (100, 60));
+    let site = |s: usize| {
+        let x = &r.sites[s];
+        (x.allocs, x.bytes, x.peak_live, x.live, x.temporary)
+    };
+    assert_eq!(site(1), (3000, 48_000, 16, 0, 3000));
+    assert_eq!(site(2), (3000, 300_000, 100, 0, 3000));
+}
+
 /// A version 2 profile cut inside its last block keeps the whole blocks
 /// before it and says that it is incomplete.
 #[test]

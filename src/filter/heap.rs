@@ -667,8 +667,37 @@ impl Durations {
 /// block each thread allocated (for temporaries), the running total.
 struct Pass {
     live: FastMap<u64, LiveBlock>,
-    last_alloc: FastMap<u32, u64>,
+    last_alloc: LastAlloc,
     total_live: u64,
+}
+
+/// Thread numbers below this are kept in [`LastAlloc::dense`].
+const DENSE_TIDS: u32 = 1 << 16;
+
+/// The last block each thread allocated and has not freed since (0:
+/// none), read and written on every call. Thread numbers are small and
+/// dense (the profiler numbers threads 1, 2, … in order; Valgrind does
+/// alike), so they index a vector: no hashing on the per-call path. A
+/// larger number (not seen in practice) goes to a map.
+#[derive(Default)]
+struct LastAlloc {
+    dense: Vec<u64>,
+    sparse: FastMap<u32, u64>,
+}
+
+impl LastAlloc {
+    /// The slot of thread `tid`.
+    #[inline]
+    fn slot(&mut self, tid: u32) -> &mut u64 {
+        if tid >= DENSE_TIDS {
+            return self.sparse.entry(tid).or_insert(0);
+        }
+        let t = tid as usize;
+        if self.dense.len() <= t {
+            self.dense.resize(t + 1, 0);
+        }
+        &mut self.dense[t]
+    }
 }
 
 impl HeapReport {
@@ -688,7 +717,7 @@ impl HeapReport {
         };
         let mut pass = Pass {
             live: FastMap::default(),
-            last_alloc: FastMap::default(),
+            last_alloc: LastAlloc::default(),
             total_live: 0,
         };
         let mut durs = Durations::new();
@@ -721,10 +750,11 @@ impl HeapReport {
                     pass.total_live -= b.size;
                     let s = &mut self.sites[b.stack as usize];
                     s.live -= b.size;
-                    if pass.last_alloc.get(&c.tid) == Some(&a) {
+                    let last = pass.last_alloc.slot(c.tid);
+                    if *last == a {
                         s.temporary += 1;
                         self.temporary += 1;
-                        pass.last_alloc.remove(&c.tid);
+                        *last = 0;
                     }
                     let k = size_class(b.size);
                     self.classes[k].frees += 1;
@@ -759,7 +789,7 @@ impl HeapReport {
         if let Some(d) = c.dur_ns {
             durs.add(k, c.tid, 0, d);
         }
-        pass.last_alloc.insert(c.tid, c.addr);
+        *pass.last_alloc.slot(c.tid) = c.addr;
         let block = LiveBlock {
             stack: c.stack,
             size: c.size,

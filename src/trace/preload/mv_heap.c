@@ -265,7 +265,12 @@ static struct chunk *take_chunk(struct tstate *t)
    return c;
 }
 
-/* Hands the current chunk to the collector; waits while its ring is full. */
+/* Hands the current chunk to the collector; waits while its ring is full.
+ * The wait yields a few times, then sleeps 50 us at a time: with more
+ * allocating threads than cores the collector is what limits the rate,
+ * and threads spinning on sched_yield took the CPU it needed (at 4
+ * threads on 2 cores, 15% of all CPU time went to yielding). A chunk
+ * takes the collector about 0.2 ms, so a sleep loses little. */
 static void hand_over(struct tstate *t)
 {
    struct chunk *c = t->cur;
@@ -273,8 +278,15 @@ static void hand_over(struct tstate *t)
    if (!c)
       return;
    uint32_t head = atomic_load_explicit(&t->full_head, memory_order_relaxed);
-   while (head - atomic_load_explicit(&t->full_tail, memory_order_acquire) >= RING)
-      sched_yield();
+   unsigned waits = 0;
+   while (head - atomic_load_explicit(&t->full_tail, memory_order_acquire) >= RING) {
+      if (++waits <= 8) {
+         sched_yield();
+      } else {
+         struct timespec d = {0, 50000};
+         nanosleep(&d, NULL);
+      }
+   }
    t->full[head % RING] = c;
    atomic_store_explicit(&t->full_head, head + 1, memory_order_release);
 }
