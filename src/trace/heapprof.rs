@@ -1030,22 +1030,24 @@ impl Cursor {
     /// profile's index, duration in nanoseconds), or `None` after its last.
     #[inline]
     fn next(&mut self, r: &ProfileReader) -> Result<Option<(u64, ProfileEvent)>, ProfileError> {
-        if self.head == self.buf.len() {
-            if self.v3.is_some() {
-                self.fill_v3(r)?;
-            } else {
-                self.fill(r)?;
-            }
-            if self.buf.is_empty() {
-                return Ok(None);
-            }
+        if self.head == self.buf.len() && !self.refill(r)? {
+            return Ok(None);
         }
         self.head += 1;
         Ok(Some(self.buf[self.head - 1].clone()))
     }
 
-    /// Maps a decoded call's stack id to the profile's index and its
-    /// duration to nanoseconds, and queues it.
+    /// Decodes the thread's next calls into the buffer once it is used up;
+    /// returns false when the thread has no more.
+    fn refill(&mut self, r: &ProfileReader) -> Result<bool, ProfileError> {
+        if self.v3.is_some() {
+            self.fill_v3(r)?;
+        } else {
+            self.fill(r)?;
+        }
+        Ok(!self.buf.is_empty())
+    }
+
     /// Hands `f` this cursor's calls, in order, while they come before
     /// `limit` (the next other cursor's (timestamp, index); `None`: no
     /// other cursor), this cursor being number `i`; returns the first call
@@ -1061,15 +1063,8 @@ impl Cursor {
         f: &mut impl FnMut(ProfileEvent),
     ) -> Result<Option<(u64, ProfileEvent)>, ProfileError> {
         loop {
-            if self.head == self.buf.len() {
-                if self.v3.is_some() {
-                    self.fill_v3(r)?;
-                } else {
-                    self.fill(r)?;
-                }
-                if self.buf.is_empty() {
-                    return Ok(None);
-                }
+            if self.head == self.buf.len() && !self.refill(r)? {
+                return Ok(None);
             }
             for k in self.head..self.buf.len() {
                 let (t, e) = &self.buf[k];
