@@ -458,7 +458,7 @@ fn one_address_groups_keep_the_raw_size_in_2d() {
 /// scalar `s` loaded at times 0..31 and stored at 32..63, at a budget of
 /// 8 points, falls into 8 time bins of 8 accesses (the finest halving of
 /// the 64-access span that fits), 4 mostly loads and 4 mostly stores.
-/// Each trace gives its groups' points (mean time, address), the block
+/// Each trace gives its groups' points (time span, address), the block
 /// size of a raw access (one address), one colour (the variable's, half
 /// as bright for stores: 0x4e79a7 -> 0x273d54) and a hover that reads the
 /// address from the field after the point's x, which the page appends to
@@ -495,14 +495,10 @@ fn aggregated_2d_view_is_a_raster_of_its_groups() {
         for stop in t["colorscale"].as_array().unwrap() {
             assert_eq!(stop[1], colour);
         }
-        let xs: Vec<f64> = t["x"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|v| v.as_f64().unwrap())
-            .collect();
-        let want: Vec<f64> = (0..4).map(|k| (t0 + 8 * k) as f64 + 3.5).collect();
-        assert_eq!(xs, want);
+        // x is the midpoint of the first and last time (customdata 1 and
+        // 2): 3.5, 11.5, ... as the rows below give.
+        assert!(t.get("x").is_none());
+        assert_eq!(t["meta"]["raster"]["x"], serde_json::json!([1, 2]));
         assert!(t["y"].as_array().unwrap().iter().all(|v| v == 0x1000));
         assert!(t.get("z").is_none(), "uncoloured: no colour values");
         let cd = t["customdata"].as_array().unwrap();
@@ -526,6 +522,25 @@ fn aggregated_2d_view_is_a_raster_of_its_groups() {
             "{hover}"
         );
         assert_eq!(cd[0].as_array().unwrap().len(), 13);
+        // In the page, columns of one value are that value once, and the
+        // last time is stored as what it adds to the first (7).
+        let raw: serde_json::Value = {
+            let page = std::fs::read_to_string(&r.html).unwrap();
+            let body = page.split("id=\"fig1-json\">").nth(1).unwrap();
+            serde_json::from_str(body.split("</script>").next().unwrap()).unwrap()
+        };
+        let rt = raw["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["name"] == name)
+            .unwrap();
+        let cols = &rt["customdata"]["columns"];
+        assert_eq!(cols[0], serde_json::json!({"same": 8, "n": 4}));
+        assert_eq!(
+            cols[2],
+            serde_json::json!({"plus": 1, "by": {"same": 7, "n": 4}})
+        );
     }
 }
 

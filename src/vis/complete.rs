@@ -731,8 +731,9 @@ fn marker_2d(lab: &Labels, r: usize, c: usize, oi: usize) -> PointMarker {
 }
 
 /// A trace of the aggregated 2D view, drawn by the page as a raster: the
-/// page's script (see [`super::html`]) turns its points (`x`: mean time,
-/// `y`: lowest address, `z`: colour value with classes) into a plotly
+/// page's script (see [`super::html`]) turns its points (x: the midpoint
+/// of the group's first and last time, `y`: lowest address, `z`: colour
+/// value with classes) into a plotly
 /// `heatmap` over the axes' visible range with one cell a pixel, a block
 /// of `meta.raster.size` pixels coloured around each point and the other
 /// cells transparent, rebuilt whenever the user zooms or pans. Hovering a
@@ -774,10 +775,15 @@ struct RasterMeta {
     raster: RasterSize,
 }
 
-/// The side in pixels of the block drawn around each point.
+/// How the page draws a raster trace's points.
 #[derive(serde::Serialize, Clone)]
 struct RasterSize {
+    /// The side in pixels of the block drawn around each point.
     size: f64,
+    /// The customdata columns (a group's first and last time) whose
+    /// midpoint is a point's x: the trace carries no x of its own, which
+    /// saves 4 to 8 bytes a point.
+    x: [usize; 2],
 }
 
 /// The raster trace ([`RasterTrace`]) of the groups `gs` of variable rank
@@ -830,15 +836,14 @@ fn raster_trace_2d(
         meta: RasterMeta {
             raster: RasterSize {
                 size: group_size_2d(&counts),
+                x: [GroupField::TimeMin.index(), GroupField::TimeMax.index()],
             },
         },
     };
-    let mut e = Ext::new(t)
-        .xy(
-            Typed::floats(&gs.iter().map(|g| g.t_mean()).collect::<Vec<_>>()),
-            Typed::uints(&gs.iter().map(|g| g.coord_min).collect::<Vec<_>>()),
-        )
-        .custom(custom);
+    let mut e = Ext::new(t).custom(custom);
+    e.y = Some(Typed::uints(
+        &gs.iter().map(|g| g.coord_min).collect::<Vec<_>>(),
+    ));
     e.z = values;
     e
 }
@@ -1104,14 +1109,20 @@ fn group_custom(gs: &[&Group], lab: &Labels) -> CustomData {
     let mut cd = CustomData::of(|f| match f {
         GroupField::Count => u64s(&|g| g.count),
         GroupField::TimeMin => u64s(&|g| g.t_min),
-        GroupField::TimeMax => u64s(&|g| g.t_max),
+        GroupField::TimeMax => CdCol::Plus(
+            GroupField::TimeMin.index(),
+            gs.iter().map(|g| g.t_max - g.t_min).collect(),
+        ),
         GroupField::Variable => CdCol::Str(
             gs.iter().map(|g| key_rank(g.space)).collect(),
             lab.names.clone(),
         ),
         GroupField::AddrSpan => u64s(&|g| g.coord_max - g.coord_min),
         GroupField::OccMin => u64s(&|g| g.occ_min),
-        GroupField::OccMax => u64s(&|g| g.occ_max),
+        GroupField::OccMax => CdCol::Plus(
+            GroupField::OccMin.index(),
+            gs.iter().map(|g| g.occ_max - g.occ_min).collect(),
+        ),
         GroupField::Loads => u64s(&|g| g.ops[0]),
         GroupField::Stores => u64s(&|g| g.ops[1]),
         GroupField::Modifies => u64s(&|g| g.ops[2]),

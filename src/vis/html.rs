@@ -207,8 +207,16 @@ const RENDER_JS: &str = r#"
   function expandCustom(trace) {
     var cd = trace.customdata;
     if (!cd || !cd.columns) { return; }
+    function numbers(c) { return c.same === undefined ? typed(c) : new Float64Array(c.n).fill(c.same); }
     var cols = cd.columns.map(function (c) {
-      return c.names ? { codes: typed(c.codes), names: c.names } : { values: typed(c) };
+      return c.names ? { codes: numbers(c.codes), names: c.names } :
+        c.plus === undefined ? { values: numbers(c) } : { plus: c.plus, values: numbers(c.by) };
+    });
+    cols.forEach(function (c) {
+      if (c.plus === undefined) { return; }
+      var base = cols[c.plus].values, sum = new Float64Array(c.values.length);
+      for (var i = 0; i < sum.length; i++) { sum[i] = base[i] + c.values[i]; }
+      c.values = sum;
     });
     var n = cols.length ? (cols[0].codes || cols[0].values).length : 0, k = cols.length;
     function row(i) {
@@ -221,6 +229,7 @@ const RENDER_JS: &str = r#"
     }
     trace.customdata = new Proxy(new Array(n), {
       get: function (target, prop, receiver) {
+        if (prop === 'mapvisColumns') { return cols; }
         if (typeof prop === 'string' && prop.length && prop.charCodeAt(0) >= 48 &&
             prop.charCodeAt(0) <= 57) {
           var i = Number(prop);
@@ -231,8 +240,9 @@ const RENDER_JS: &str = r#"
     });
   }
   // A trace marked meta.raster (the complete pattern's aggregated 2D
-  // view) comes as points (x, y, customdata rows, z a colour value per
-  // point or none) and is drawn as a plotly heatmap: a grid over the axes'
+  // view) comes as points (x, or meta.raster.x: two customdata columns
+  // whose midpoint is x; y; customdata rows; z a colour value per point
+  // or none) and is drawn as a plotly heatmap: a grid over the axes'
   // visible range with one cell a pixel, a block of meta.raster.size cells
   // coloured around each point (the first point drawn there keeps the
   // cell), other cells empty and transparent. Hovering a block gives its
@@ -285,7 +295,15 @@ const RENDER_JS: &str = r#"
     var m = t.meta && t.meta.raster;
     if (!m) { return null; }
     ['x', 'y', 'z'].forEach(function (d) { if (t[d] && t[d].bdata) { t[d] = typed(t[d]); } });
-    var st = { size: m.size, x: t.x || [], y: t.y || [], value: t.z || null, rows: t.customdata,
+    var x = t.x;
+    if (!x && m.x && t.customdata && t.customdata.mapvisColumns) {
+      // x is the midpoint of two customdata columns (a group's first and
+      // last time).
+      var a = t.customdata.mapvisColumns[m.x[0]].values, b = t.customdata.mapvisColumns[m.x[1]].values;
+      x = new Float64Array(a.length);
+      for (var q = 0; q < a.length; q++) { x[q] = (a[q] + b[q]) / 2; }
+    }
+    var st = { size: m.size, x: x || [], y: t.y || [], value: t.z || null, rows: t.customdata,
       nx: 1, cells: new Int32Array(0), yaxis: t.yaxis || 'y' };
     t.customdata = indexGetter(function (j) {
       return indexGetter(function (i) {
