@@ -244,9 +244,10 @@ const RENDER_JS: &str = r#"
   // whose midpoint is x; y; customdata rows; z a colour value per point
   // or none) and is drawn as a plotly heatmap: a grid over the axes'
   // visible range with one cell a pixel, a block of meta.raster.size cells
-  // coloured around each point (the first point drawn there keeps the
-  // cell), other cells empty and transparent. Hovering a block gives its
-  // point's customdata row followed by the point's x and y. The grid is
+  // coloured around each point (a later point's block covers an earlier
+  // one's, as a later marker would), other cells empty and transparent.
+  // Hovering a block gives its point's customdata row followed by the
+  // point's x and y. The grid is
   // rebuilt from the points whenever the axes' ranges change, so zooming
   // in shows the points apart as a scatter would. plotly draws heatmaps on
   // a 2D canvas: 200 000 WebGL markers took seconds to draw without a
@@ -270,10 +271,8 @@ const RENDER_JS: &str = r#"
       for (var b = Math.max(0, cj + lo); b < Math.min(ny, cj + hi); b++) {
         var zr = z[b];
         for (var i = Math.max(0, ci + lo); i < Math.min(nx, ci + hi); i++) {
-          if (cells[b * nx + i] < 0) {
-            cells[b * nx + i] = k;
-            zr[i] = v;
-          }
+          cells[b * nx + i] = k;
+          zr[i] = v;
         }
       }
     }
