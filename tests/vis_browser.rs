@@ -658,3 +658,120 @@ fn hover_in_the_browser_shows_each_points_own_fields() {
         }
     }
 }
+
+/// Hovering the aggregated 2D view, which the page draws as a raster
+/// (heatmaps gridded from the groups' points), shows the fields of the
+/// group drawn under the pointer, at full view and after zooming in
+/// (which grids the points anew). A scalar `s` loaded at times 0..31 and
+/// stored at 32..63, at a budget of 8 points, makes 8 groups of 8
+/// accesses, time bins 0..7, 8..15, ... (see `tests/vis_figures.rs`,
+/// `aggregated_2d_view_is_a_raster_of_its_groups`): the group of bin
+/// 0..7 is drawn at its mean time 3.5, that of 56..63 at 59.5.
+#[test]
+fn hover_on_the_aggregated_raster_shows_its_groups_fields() {
+    let Some(bin) = chromium_or_skip("raster hover was not checked") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = options(dir.path());
+    o.point_budget = 8;
+    let rows: Vec<_> = (0..64u64)
+        .map(|t| {
+            let op = if t < 32 { OP_LOAD } else { OP_STORE };
+            (t, op, 0x1000, 4, 1, 0, t as u32 + 1, 1)
+        })
+        .collect();
+    let acc = acc_df(&rows);
+    let vars = vars_df(&[("s", 0x1000, 4)]);
+    let r = complete_memory_access_pattern(&acc, &vars, &lines_df(), &o).unwrap();
+    assert!(r.aggregated.is_some());
+    // Hover at (3.5, 0x1000) and (59.5, 0x1000), zoom the time axis to
+    // 30..44, hover at (35.5, 0x1000) and record the labels and how many
+    // cells each grid has.
+    let probe = r#"<script>
+(function () {
+  function go() {
+    if (!document.body.hasAttribute('data-rendered-traces')) { return setTimeout(go, 50); }
+    var div = document.getElementById('fig1'), out = [];
+    function at(x) {
+      return new Promise(function (done) {
+        Plotly.Fx.hover(div, { xval: x, yval: 4096 }, 'xy');
+        setTimeout(function () {
+          var t = Array.prototype.map.call(div.querySelectorAll('.hoverlayer .hovertext'),
+            function (e) { return e.textContent; });
+          out.push(x + ': ' + t.join(' | '));
+          done();
+        }, 50);
+      });
+    }
+    var types = div._fullData.map(function (t) { return t.type; }).join(',');
+    at(3.5).then(function () { return at(59.5); }).then(function () {
+      return Plotly.relayout(div, { 'xaxis.range': [30, 44] });
+    }).then(function () {
+      return new Promise(function (done) { setTimeout(done, 200); });
+    }).then(function () { return at(35.5); }).then(function () {
+      out.push('types ' + types);
+      out.push('x0 ' + div.data.map(function (t) { return t.x0 >= 29 ? 'zoomed' : 'full'; }).join(','));
+      document.body.setAttribute('data-hover', JSON.stringify(out));
+    });
+  }
+  go();
+})();
+</script>
+</body>"#;
+    let html = std::fs::read_to_string(&r.html).unwrap();
+    let page = r.html.with_file_name("raster_probe.html");
+    std::fs::write(&page, html.replacen("</body>", probe, 1)).unwrap();
+    let dom = run_chromium(&bin, &page.canonicalize().unwrap(), &["--dump-dom".into()]);
+    let json = dom
+        .split("data-hover=\"")
+        .nth(1)
+        .and_then(|s| s.split('"').next())
+        .unwrap_or_else(|| panic!("no hover recorded: {}", &dom[..dom.len().min(600)]))
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&");
+    let got: Vec<String> = serde_json::from_str(&json).unwrap();
+    assert_eq!(got.len(), 5, "{got:?}");
+    let want: [(&str, &[&str]); 3] = [
+        (
+            "3.5: ",
+            &[
+                "8 accesses",
+                "order (time) 0 to 7",
+                "lowest address 0x1000,",
+                "highest 0 bytes above",
+                "variable s",
+                "loads 8, stores 0, modifies 0",
+                "occurrence 1 to 8",
+            ],
+        ),
+        (
+            "59.5: ",
+            &[
+                "8 accesses",
+                "order (time) 56 to 63",
+                "lowest address 0x1000,",
+                "loads 0, stores 8",
+                "occurrence 57 to 64",
+            ],
+        ),
+        (
+            "35.5: ",
+            &[
+                "8 accesses",
+                "order (time) 32 to 39",
+                "loads 0, stores 8",
+                "occurrence 33 to 40",
+            ],
+        ),
+    ];
+    for ((prefix, parts), line) in want.iter().zip(&got) {
+        assert!(line.starts_with(prefix), "{line:?}");
+        for p in *parts {
+            assert!(line.contains(p), "{p:?} not in {line:?}");
+        }
+    }
+    assert_eq!(got[3], "types heatmap,heatmap");
+    // Zooming in gridded both traces anew over the zoomed range.
+    assert_eq!(got[4], "x0 zoomed,zoomed");
+}

@@ -87,11 +87,15 @@ fn shown(fig: &Value) -> Shown {
     };
     let (mut count, mut area) = (0.0, 0.0);
     for t in fig["data"].as_array().unwrap() {
-        let m = &t["marker"];
+        // The aggregated 2D view is drawn by the page as a raster: a
+        // block of one size a point, its colour value in z.
+        let (m, values) = match t["meta"]["raster"].is_object() {
+            true => (t, vis_common::nums(&t["z"])),
+            false => (&t["marker"], vis_common::nums(&t["marker"]["color"])),
+        };
         s.colour_bars += (m["showscale"] == true) as usize;
-        let values = vis_common::nums(&m["color"]);
         // One size for all points (the 2D view) or one per point (3D).
-        let sizes = match m["size"].as_f64() {
+        let sizes = match t["meta"]["raster"]["size"].as_f64().or(m["size"].as_f64()) {
             Some(px) => vec![px; values.len()],
             None => vis_common::nums(&m["size"]),
         };

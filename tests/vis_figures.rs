@@ -382,12 +382,16 @@ fn aggregation_above_the_budget_keeps_every_access() {
     assert!(page.contains("aggregated into"));
     // Aggregated points are sized by count; plotly would draw such bubbles
     // translucent with a white outline unless told otherwise.
-    let solid = |t: &serde_json::Value| {
-        assert_eq!(t["marker"]["opacity"], 1.0, "{}", t["marker"]);
-        assert_eq!(t["marker"]["line"]["width"], 0.0, "{}", t["marker"]);
-    };
-    solid(&figs[0]["data"][0]);
-    figs[1]["data"].as_array().unwrap().iter().for_each(solid);
+    let m = &figs[0]["data"][0]["marker"];
+    assert_eq!(m["opacity"], 1.0, "{m}");
+    assert_eq!(m["line"]["width"], 0.0, "{m}");
+    // The 2D view's groups are drawn by the page as a raster of opaque
+    // blocks: heatmaps of the points, one colour each.
+    for t in figs[1]["data"].as_array().unwrap() {
+        assert_eq!(t["type"], "heatmap", "{}", t["name"]);
+        assert!(t["meta"]["raster"]["size"].as_f64().unwrap() >= 5.0);
+        assert_eq!(t["colorscale"][0][1], t["colorscale"][1][1]);
+    }
 
     // The same for an array: 100 x 100 ints, row-major, budget 50.
     let order: Vec<u64> = (0..10_000).collect();
@@ -440,7 +444,7 @@ fn one_address_groups_keep_the_raw_size_in_2d() {
             .iter()
             .find(|t| t["name"] == name)
             .unwrap_or_else(|| panic!("no trace {name}"));
-        t["marker"]["size"].as_f64().unwrap()
+        t["meta"]["raster"]["size"].as_f64().unwrap()
     };
     assert_eq!(size_of("i mostly load"), 5.0);
     assert!(
@@ -448,6 +452,96 @@ fn one_address_groups_keep_the_raw_size_in_2d() {
         "{}",
         size_of("a mostly load")
     );
+}
+
+/// The aggregated 2D view is handed to the page as raster traces: a
+/// scalar `s` loaded at times 0..31 and stored at 32..63, at a budget of
+/// 8 points, falls into 8 time bins of 8 accesses (the finest halving of
+/// the 64-access span that fits), 4 mostly loads and 4 mostly stores.
+/// Each trace gives its groups' points (time span, address), the block
+/// size of a raw access (one address), one colour (the variable's, half
+/// as bright for stores: 0x4e79a7 -> 0x273d54) and a hover that reads the
+/// address from the field after the point's x, which the page appends to
+/// the customdata row.
+#[test]
+fn aggregated_2d_view_is_a_raster_of_its_groups() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = options(dir.path());
+    o.point_budget = 8;
+    let rows: Vec<_> = (0..64u64)
+        .map(|t| {
+            let op = if t < 32 { OP_LOAD } else { OP_STORE };
+            (t, op, 0x1000, 4, 1, 0, t as u32 + 1, 1)
+        })
+        .collect();
+    let acc = acc_df(&rows);
+    let vars = vars_df(&[("s", 0x1000, 4)]);
+    let r = complete_memory_access_pattern(&acc, &vars, &lines_df(), &o).unwrap();
+    assert!(r.aggregated.is_some());
+    let figs = figures(&r.html);
+    let traces = figs[1]["data"].as_array().unwrap();
+    assert_eq!(traces.len(), 2);
+    for (name, colour, t0) in [
+        ("s mostly load", "#4e79a7", 0),
+        ("s mostly store", "#273d54", 32),
+    ] {
+        let t = traces.iter().find(|t| t["name"] == name).unwrap();
+        assert_eq!(t["type"], "heatmap");
+        assert_eq!(t["meta"]["raster"]["size"], 5.0);
+        assert_eq!(t["legendgroup"], "s");
+        assert_eq!(t["showlegend"], true);
+        assert_eq!(t["hoverongaps"], false);
+        assert_eq!(t["showscale"], false);
+        for stop in t["colorscale"].as_array().unwrap() {
+            assert_eq!(stop[1], colour);
+        }
+        // x is the midpoint of the first and last time (customdata 1 and
+        // 2): 3.5, 11.5, ... as the rows below give.
+        assert!(t.get("x").is_none());
+        assert_eq!(t["meta"]["raster"]["x"], serde_json::json!([1, 2]));
+        assert!(t["y"].as_array().unwrap().iter().all(|v| v == 0x1000));
+        assert!(t.get("z").is_none(), "uncoloured: no colour values");
+        let cd = t["customdata"].as_array().unwrap();
+        assert_eq!(cd.len(), 4);
+        for (k, row) in cd.iter().enumerate() {
+            let first = t0 + 8 * k as u64;
+            // count, first and last time, variable, address span.
+            assert_eq!(row[0], 8);
+            assert_eq!(
+                (row[1].as_u64(), row[2].as_u64()),
+                (Some(first), Some(first + 7))
+            );
+            assert_eq!(
+                (&row[3], &row[4]),
+                (&serde_json::json!("s"), &serde_json::json!(0))
+            );
+        }
+        let hover = t["hovertemplate"].as_str().unwrap();
+        assert!(
+            hover.contains("lowest address 0x%{customdata[14]:x},"),
+            "{hover}"
+        );
+        assert_eq!(cd[0].as_array().unwrap().len(), 13);
+        // In the page, columns of one value are that value once, and the
+        // last time is stored as what it adds to the first (7).
+        let raw: serde_json::Value = {
+            let page = std::fs::read_to_string(&r.html).unwrap();
+            let body = page.split("id=\"fig1-json\">").nth(1).unwrap();
+            serde_json::from_str(body.split("</script>").next().unwrap()).unwrap()
+        };
+        let rt = raw["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["name"] == name)
+            .unwrap();
+        let cols = &rt["customdata"]["columns"];
+        assert_eq!(cols[0], serde_json::json!({"same": 8, "n": 4}));
+        assert_eq!(
+            cols[2],
+            serde_json::json!({"plus": 1, "by": {"same": 7, "n": 4}})
+        );
+    }
 }
 
 #[test]

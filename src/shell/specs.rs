@@ -370,6 +370,10 @@ pub const SPECS: &[CommandSpec] = &[
                (occurrence index, variable, address, coloured by time) and a 2D \
                view of address over time with a panel per memory kind, coloured by \
                variable (stores in a darker shade), with a marker per operation. \
+               Above the point budget (set_point_budget) both views show exact \
+               groups of accesses; the 2D view then draws its groups as a raster \
+               of blocks (redrawn finer when zoomed; hover gives a group's count, \
+               times, addresses and operations). \
                Filter words pick the variables drawn: arrays keeps only arrays \
                (leaving out scalars such as loop counters and <static data>), NAME \
                keeps only the variables named (NAME also keeps its instances NAME#2, \

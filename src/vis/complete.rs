@@ -2,7 +2,8 @@
 
 use std::sync::Arc;
 
-use plotly::common::{Anchor, MarkerSymbol, Mode, Orientation, Title};
+use plotly::common::{Anchor, ColorBar, ColorScale, ColorScaleElement, MarkerSymbol, Mode};
+use plotly::common::{Orientation, Title};
 use plotly::layout::{Axis, LayoutScene, Legend};
 use plotly::{Layout, Plot, Scatter, Scatter3D};
 use polars::prelude::DataFrame;
@@ -88,12 +89,12 @@ customdata_fields! {
     }
 }
 
-/// Hover of one aggregated group drawn with its lowest address on axis
-/// `addr_axis` (`y` in 2D, `z` in 3D): the address is not repeated in the
-/// customdata, which saves 12 bytes a point.
-fn hover_group(addr_axis: char) -> String {
+/// Hover of one aggregated group whose lowest address the hover reads
+/// from `a0` (a placeholder such as `%{z:x}`, the 3D point's own address
+/// coordinate): the address is not repeated in the customdata, which
+/// saves 12 bytes a point.
+fn hover_group(a0: &str) -> String {
     use GroupField::*;
-    let a0 = format!("%{{{addr_axis}:x}}");
     format!(
         "<b>{count} accesses</b><br>order (time) {t0} to {t1}<br>lowest address 0x{a0}, highest {a1} bytes above<br>variable {var}<br>loads {ld}, stores {st}, modifies {md}<br>occurrence {o0} to {o1}<br>first: thread {tid}, source {src}<br>pattern {pat}",
         count = Count.at(),
@@ -171,11 +172,12 @@ pub fn complete_memory_access_pattern(
 /// per access (`index` is its row in `src`).
 ///
 /// Above the 3D view's budget ([`FigureOptions::budget_3d`]) both
-/// scatters show exact (variable, address bin, occurrence or time bin)
+/// views show exact (variable, address bin, occurrence or time bin)
 /// groups, within their budgets: in 3D their marker size grows with their
-/// count; in 2D each trace's points share one size, from the mean count of
-/// its groups that span more than one address (see [`group_size_2d`]), and
-/// the hover gives the count.
+/// count; in 2D they are drawn as a raster ([`RasterTrace`]: a square
+/// block a group, one size for each trace's groups, from the mean count of
+/// those that span more than one address, see [`group_size_2d`]) gridded
+/// anew when the user zooms, and the hover gives the group's fields.
 ///
 /// Cost: within the budget, one pass that keeps the n accesses to draw
 /// them. Above it, the aggregation's one pass (see [`aggregate`]), after
@@ -240,7 +242,7 @@ pub fn complete_pattern_of(
                 b2.groups.len()
             );
             report.aggregated = Some(format!(
-                "{n} accesses exceed the point budget ({} points in 3D, {} in 2D): each point is the exact group of accesses to one address bin of a variable (3D: at most {} bins per variable, occurrence bins {} wide; 2D: at most {} bins per variable, time bins {} accesses wide); hover gives the count, and so does marker size in 3D (in 2D, one size per variable and operation, growing with the mean count of its points that span more than one address).",
+                "{n} accesses exceed the point budget ({} points in 3D, {} in 2D): each point is the exact group of accesses to one address bin of a variable (3D: at most {} bins per variable, occurrence bins {} wide; 2D: at most {} bins per variable, time bins {} accesses wide); hover gives the count, and so does marker size in 3D (2D: drawn as a raster redrawn on zoom, one square block a group, of one size per variable and operation, growing with the mean count of its groups that span more than one address).",
                 budgets.0, budgets.1, b3.res, b3.time_width, b2.res, b2.time_width
             ));
             group_figures(&b3, &b2, &labels, t_lo, t_hi)
@@ -428,10 +430,22 @@ fn write_complete_page(
     report: &FigureReport,
     o: &FigureOptions,
 ) -> Result<std::path::PathBuf, VisError> {
+    // Aggregated, the 2D view is a raster of square blocks: stores differ
+    // from loads by shade (or, with classes, by trace), not by symbol.
+    let ops_2d = if report.aggregated.is_some() {
+        "one block per group of accesses, stores in a darker shade"
+    } else {
+        "one symbol per operation (circle load, x store, diamond modify)"
+    };
     let intro_text = match &labels.ann.classes {
-        None => "Each point is a memory access. 3D: occurrence of the address (x), variable (y), address (z), coloured from sooner (dark) to later (yellow). 2D: address over access order, one colour per variable, one symbol per operation (circle load, x store, diamond modify).".to_string(),
+        None => format!("Each point is a memory access. 3D: occurrence of the address (x), variable (y), address (z), coloured from sooner (dark) to later (yellow). 2D: address over access order, one colour per variable, {ops_2d}."),
         Some(c) => format!(
-            "Each point is a memory access. 3D: occurrence of the address (x), variable (y), address (z). 2D: address over access order, one symbol per operation (circle load, x store, diamond modify). Colour: {}, from green (best) to red ({}). {}",
+            "Each point is a memory access. 3D: occurrence of the address (x), variable (y), address (z). 2D: address over access order, {}. Colour: {}, from green (best) to red ({}). {}",
+            if report.aggregated.is_some() {
+                "one block per group of accesses"
+            } else {
+                ops_2d
+            },
             c.title,
             c.labels.last().map_or("", |l| l.as_str()),
             if report.aggregated.is_some() {
@@ -716,21 +730,122 @@ fn marker_2d(lab: &Labels, r: usize, c: usize, oi: usize) -> PointMarker {
     PointMarker::plain(colour, OneOrMany::One(RAW_SIZE)).symbol(symbol(oi))
 }
 
-/// The 2D view's marker of the groups `gs` of variable rank `r` and main
-/// operation `oi`, solid and of one size for all of them
-/// ([`group_size_2d`]): coloured by their mix of classes with classes
-/// (the colour bar shown when `scale`), else in the variable's shade.
-fn group_marker_2d(lab: &Labels, gs: &[&Group], r: usize, oi: usize, scale: bool) -> PointMarker {
+/// A trace of the aggregated 2D view, drawn by the page as a raster: the
+/// page's script (see [`super::html`]) turns its points (x: the midpoint
+/// of the group's first and last time, `y`: lowest address, `z`: colour
+/// value with classes) into a plotly
+/// `heatmap` over the axes' visible range with one cell a pixel, a block
+/// of `meta.raster.size` pixels coloured around each point and the other
+/// cells transparent, rebuilt whenever the user zooms or pans. Hovering a
+/// block gives its point's customdata row followed by the point's `x` and
+/// `y`. plotly draws a heatmap on a 2D canvas; 200 000 WebGL markers took
+/// seconds to draw without a graphics processor (docs/PERFORMANCE.md,
+/// 2026-11-27).
+#[derive(serde::Serialize, Clone)]
+struct RasterTrace {
+    /// Always `heatmap`: what plotly draws once the page has built the grid.
+    #[serde(rename = "type")]
+    kind: &'static str,
+    name: String,
+    #[serde(rename = "legendgroup")]
+    legend_group: String,
+    #[serde(rename = "showlegend")]
+    show_legend: bool,
+    #[serde(rename = "yaxis")]
+    y_axis: String,
+    #[serde(rename = "hovertemplate")]
+    hover_template: String,
+    /// Gaps (cells without a point) are not hovered.
+    #[serde(rename = "hoverongaps")]
+    hover_on_gaps: bool,
+    #[serde(rename = "colorscale")]
+    colour_scale: ColorScale,
+    zmin: f64,
+    zmax: f64,
+    #[serde(rename = "showscale")]
+    show_scale: bool,
+    #[serde(rename = "colorbar", skip_serializing_if = "Option::is_none")]
+    colour_bar: Option<ColorBar>,
+    meta: RasterMeta,
+}
+
+/// What marks a trace as drawn by the page as a raster.
+#[derive(serde::Serialize, Clone)]
+struct RasterMeta {
+    raster: RasterSize,
+}
+
+/// How the page draws a raster trace's points.
+#[derive(serde::Serialize, Clone)]
+struct RasterSize {
+    /// The side in pixels of the block drawn around each point.
+    size: f64,
+    /// The customdata columns (a group's first and last time) whose
+    /// midpoint is a point's x: the trace carries no x of its own, which
+    /// saves 4 to 8 bytes a point.
+    x: [usize; 2],
+}
+
+/// The raster trace ([`RasterTrace`]) of the groups `gs` of variable rank
+/// `r` and main operation `oi`: blocks of one size for all of them
+/// ([`group_size_2d`]), coloured by their mix of classes with classes (the
+/// colour bar shown when `scale`), else in the variable's shade for the
+/// operation.
+fn raster_trace_2d(
+    lab: &Labels,
+    gs: &[&Group],
+    r: usize,
+    oi: usize,
+    scale: bool,
+) -> Ext<RasterTrace> {
     let counts: Vec<u64> = gs.iter().copied().map(footprint_2d).collect();
-    let size = OneOrMany::One(group_size_2d(&counts));
-    match &lab.ann.classes {
+    let custom = group_custom(gs, lab);
+    let cols = custom.cols.len();
+    let (colour_scale, values, colour_bar) = match &lab.ann.classes {
         Some(ci) => {
             let values: Vec<f64> = gs.iter().map(|g| mix_value(&g.classes)).collect();
-            mix_marker(&values, &ci.labels, size, scale)
+            let m = mix_marker(&values, &ci.labels, OneOrMany::One(RAW_SIZE), scale);
+            let s = m.color_scale.expect("a mix marker has a colour scale");
+            (s, Some(Typed::floats(&values)), m.color_bar)
         }
-        None => PointMarker::solid(op_colour(r, oi), size),
-    }
-    .symbol(symbol(oi))
+        None => {
+            let c = op_colour(r, oi);
+            let s = ColorScale::Vector(vec![
+                ColorScaleElement(0.0, c.clone()),
+                ColorScaleElement(1.0, c),
+            ]);
+            (s, None, None)
+        }
+    };
+    // The page appends the point's x and y to its customdata row: the
+    // lowest address is the row's last field.
+    let address = format!("%{{customdata[{}]:x}}", cols + 1);
+    let t = RasterTrace {
+        kind: "heatmap",
+        name: format!("{} mostly {}", lab.names[r], OP_NAMES[oi]),
+        legend_group: lab.names[r].clone(),
+        show_legend: true,
+        y_axis: lab.axis(r),
+        hover_template: hover_of_groups(lab, &address),
+        hover_on_gaps: false,
+        colour_scale,
+        zmin: 0.0,
+        zmax: 1.0,
+        show_scale: scale && colour_bar.is_some(),
+        colour_bar,
+        meta: RasterMeta {
+            raster: RasterSize {
+                size: group_size_2d(&counts),
+                x: [GroupField::TimeMin.index(), GroupField::TimeMax.index()],
+            },
+        },
+    };
+    let mut e = Ext::new(t).custom(custom);
+    e.y = Some(Typed::uints(
+        &gs.iter().map(|g| g.coord_min).collect::<Vec<_>>(),
+    ));
+    e.z = values;
+    e
 }
 
 /// How many raw points a 2D group stands for, as far as the area they
@@ -739,7 +854,7 @@ fn group_marker_2d(lab: &Labels, gs: &[&Group], r: usize, oi: usize, scale: bool
 /// horizontal line that the neighbouring time bins' points continue, so a
 /// raw access's size covers it. Loop counters' groups at 10 to 14 px were
 /// most of the complete page's drawing time under software WebGL
-/// (docs/PERFORMANCE.md, 2026-11-27).
+/// (docs/PERFORMANCE.md, 2026-11-27), when groups were WebGL markers.
 fn footprint_2d(g: &Group) -> u64 {
     if g.coord_min == g.coord_max {
         1
@@ -748,7 +863,7 @@ fn footprint_2d(g: &Group) -> u64 {
     }
 }
 
-/// The one marker size, in pixels, of a 2D trace of aggregated groups
+/// The one block (marker) size, in pixels, of a 2D trace of aggregated groups
 /// with these `counts` (each a [`footprint_2d`]): a raw access's ([`RAW_SIZE`]) when the groups hold
 /// one access each, growing with the square root of their mean count (so
 /// that the trace covers about the area its raw points would) up to 15.
@@ -994,14 +1109,20 @@ fn group_custom(gs: &[&Group], lab: &Labels) -> CustomData {
     let mut cd = CustomData::of(|f| match f {
         GroupField::Count => u64s(&|g| g.count),
         GroupField::TimeMin => u64s(&|g| g.t_min),
-        GroupField::TimeMax => u64s(&|g| g.t_max),
+        GroupField::TimeMax => CdCol::Plus(
+            GroupField::TimeMin.index(),
+            gs.iter().map(|g| g.t_max - g.t_min).collect(),
+        ),
         GroupField::Variable => CdCol::Str(
             gs.iter().map(|g| key_rank(g.space)).collect(),
             lab.names.clone(),
         ),
         GroupField::AddrSpan => u64s(&|g| g.coord_max - g.coord_min),
         GroupField::OccMin => u64s(&|g| g.occ_min),
-        GroupField::OccMax => u64s(&|g| g.occ_max),
+        GroupField::OccMax => CdCol::Plus(
+            GroupField::OccMin.index(),
+            gs.iter().map(|g| g.occ_max - g.occ_min).collect(),
+        ),
         GroupField::Loads => u64s(&|g| g.ops[0]),
         GroupField::Stores => u64s(&|g| g.ops[1]),
         GroupField::Modifies => u64s(&|g| g.ops[2]),
@@ -1024,11 +1145,11 @@ fn group_custom(gs: &[&Group], lab: &Labels) -> CustomData {
     cd
 }
 
-/// The hover of aggregated groups drawn with their lowest address on
-/// axis `addr_axis`: with classes, followed by the class counts
-/// [`group_custom`] adds after the fields.
-fn hover_of_groups(lab: &Labels, addr_axis: char) -> String {
-    let base = hover_group(addr_axis);
+/// The hover of aggregated groups whose lowest address the hover reads
+/// from `a0` (see [`hover_group`]): with classes, followed by the class
+/// counts [`group_custom`] adds after the fields.
+fn hover_of_groups(lab: &Labels, a0: &str) -> String {
+    let base = hover_group(a0);
     match lab.ann.classes {
         Some(_) => hover_with_mix(&base, GroupField::ALL.len()),
         None => hover_with_class(&base, None),
@@ -1040,7 +1161,7 @@ fn hover_of_groups(lab: &Labels, addr_axis: char) -> String {
 fn group_figure_3d(binned: &Binned, lab: &Labels, t_lo: u64, t_hi: u64) -> Plot {
     let gs: Vec<&Group> = binned.groups.iter().collect();
     let sizes = count_sizes(&gs.iter().map(|g| g.count).collect::<Vec<_>>());
-    let t3 = scatter_3d().hover_template(hover_of_groups(lab, 'z'));
+    let t3 = scatter_3d().hover_template(hover_of_groups(lab, "%{z:x}"));
     let marker = match &lab.ann.classes {
         Some(ci) => {
             let px: Vec<f64> = sizes.iter().map(|s| s.round()).collect();
@@ -1101,22 +1222,7 @@ fn group_figures(
         }
         let (r, oi) = (b / 4, b % 4);
         let sub: Vec<&Group> = idx.iter().map(|&k| gs[k]).collect();
-        let t2 = scatter_2d()
-            .y_axis(lab.axis(r))
-            .name(format!("{} mostly {}", lab.names[r], OP_NAMES[oi]))
-            .legend_group(lab.names[r].clone())
-            .show_legend(true)
-            .hover_template(hover_of_groups(lab, 'y'));
-        p2.add_trace(
-            Ext::new(*t2)
-                .xy(
-                    Typed::floats(&sub.iter().map(|g| g.t_mean()).collect::<Vec<_>>()),
-                    Typed::uints(&sub.iter().map(|g| g.coord_min).collect::<Vec<_>>()),
-                )
-                .custom(group_custom(&sub, lab))
-                .marker(group_marker_2d(lab, &sub, r, oi, scale))
-                .boxed(),
-        );
+        p2.add_trace(raster_trace_2d(lab, &sub, r, oi, scale).boxed());
         // One colour bar for all traces: they share the scale.
         scale = false;
     }
@@ -1146,10 +1252,9 @@ mod tests {
     fn hovers_show_exactly_their_rows() {
         let row = |n: usize| (0..n).collect();
         assert_eq!(referenced(&hover_exact()), row(AccessField::ALL.len()));
-        for axis in ['y', 'z'] {
-            assert_eq!(referenced(&hover_group(axis)), row(GroupField::ALL.len()));
-            assert!(hover_group(axis).contains(&format!("lowest address 0x%{{{axis}:x}},")));
-        }
+        let h = hover_group("%{z:x}");
+        assert_eq!(referenced(&h), row(GroupField::ALL.len()));
+        assert!(h.contains("lowest address 0x%{z:x},"));
     }
 
     /// A 2D trace's one marker size: a raw access's for groups of one,

@@ -84,7 +84,10 @@ fn plot_json(plot: &Plot, figure: &str) -> Result<Vec<u8>, VisError> {
 /// (`0x4a39000`, `0x4a39400`) rather than plotly's decimal steps printed in
 /// hex; they are set from the data's range before drawing (setting them
 /// after would draw every trace again) and recomputed whenever the user
-/// zooms or pans. The body
+/// zooms or pans. Traces marked `meta.raster` (the complete pattern's
+/// aggregated 2D view, see `complete::RasterTrace`) are drawn as heatmaps
+/// gridded from their points at one cell a pixel, and gridded anew when the
+/// axes' ranges change. The body
 /// records what was drawn (`data-rendered-traces`, `data-address-ticks`,
 /// `data-deferred-figures`) for tests that load the page in a browser.
 const RENDER_JS: &str = r#"
@@ -167,12 +170,26 @@ const RENDER_JS: &str = r#"
     return found;
   }
   function followZoom(div) {
-    var busy = false;
+    var busy = false, again = false;
+    function follow() {
+      busy = true;
+      again = false;
+      // Raster traces are gridded anew for the new ranges first.
+      var raster = div._mapvisRaster ? div._mapvisRaster(div) : Promise.resolve();
+      function done() {
+        busy = false;
+        if (again) { follow(); }
+      }
+      raster.then(function () { return hexAxes(div); }).then(done, done);
+    }
     div.on('plotly_relayout', function (ev) {
       var keys = Object.keys(ev || {});
-      if (busy || !keys.some(function (k) { return /range/.test(k); })) { return; }
-      busy = true;
-      hexAxes(div).then(function () { busy = false; }, function () { busy = false; });
+      if (!keys.some(function (k) { return /range/.test(k); })) { return; }
+      if (busy) {
+        again = true;
+      } else {
+        follow();
+      }
     });
   }
   var DTYPES = { u1: Uint8Array, u2: Uint16Array, u4: Uint32Array, i1: Int8Array,
@@ -190,8 +207,16 @@ const RENDER_JS: &str = r#"
   function expandCustom(trace) {
     var cd = trace.customdata;
     if (!cd || !cd.columns) { return; }
+    function numbers(c) { return c.same === undefined ? typed(c) : new Float64Array(c.n).fill(c.same); }
     var cols = cd.columns.map(function (c) {
-      return c.names ? { codes: typed(c.codes), names: c.names } : { values: typed(c) };
+      return c.names ? { codes: numbers(c.codes), names: c.names } :
+        c.plus === undefined ? { values: numbers(c) } : { plus: c.plus, values: numbers(c.by) };
+    });
+    cols.forEach(function (c) {
+      if (c.plus === undefined) { return; }
+      var base = cols[c.plus].values, sum = new Float64Array(c.values.length);
+      for (var i = 0; i < sum.length; i++) { sum[i] = base[i] + c.values[i]; }
+      c.values = sum;
     });
     var n = cols.length ? (cols[0].codes || cols[0].values).length : 0, k = cols.length;
     function row(i) {
@@ -204,6 +229,7 @@ const RENDER_JS: &str = r#"
     }
     trace.customdata = new Proxy(new Array(n), {
       get: function (target, prop, receiver) {
+        if (prop === 'mapvisColumns') { return cols; }
         if (typeof prop === 'string' && prop.length && prop.charCodeAt(0) >= 48 &&
             prop.charCodeAt(0) <= 57) {
           var i = Number(prop);
@@ -212,6 +238,130 @@ const RENDER_JS: &str = r#"
         return Reflect.get(target, prop, receiver);
       }
     });
+  }
+  // A trace marked meta.raster (the complete pattern's aggregated 2D
+  // view) comes as points (x, or meta.raster.x: two customdata columns
+  // whose midpoint is x; y; customdata rows; z a colour value per point
+  // or none) and is drawn as a plotly heatmap: a grid over the axes'
+  // visible range with one cell a pixel, a block of meta.raster.size cells
+  // coloured around each point (a later point's block covers an earlier
+  // one's, as a later marker would), other cells empty and transparent.
+  // Hovering a block gives its point's customdata row followed by the
+  // point's x and y. The grid is
+  // rebuilt from the points whenever the axes' ranges change, so zooming
+  // in shows the points apart as a scatter would. plotly draws heatmaps on
+  // a 2D canvas: 200 000 WebGL markers took seconds to draw without a
+  // graphics processor. Cost: O(points x size^2 + pixels) a grid.
+  function rasterGrid(st, xr, yr, w, h, pad) {
+    var nx = Math.max(1, Math.round(w)), ny = Math.max(1, Math.round(h));
+    var r = Math.max(1, Math.round(st.size)), lo = -Math.floor((r - 1) / 2), hi = lo + r;
+    // Over the data's own range, the outer points' blocks are kept whole.
+    var m = pad ? Math.ceil(r / 2) : 0;
+    var dx = (xr[1] - xr[0]) / Math.max(1, nx - 1 - 2 * m);
+    var dy = (yr[1] - yr[0]) / Math.max(1, ny - 1 - 2 * m);
+    if (!(dx > 0)) { dx = 1; }
+    if (!(dy > 0)) { dy = 1; }
+    var x0 = xr[0] - m * dx, y0 = yr[0] - m * dy;
+    var z = new Array(ny), cells = new Int32Array(nx * ny).fill(-1), x = st.x, y = st.y;
+    for (var j = 0; j < ny; j++) { z[j] = new Array(nx).fill(null); }
+    for (var k = 0; k < x.length; k++) {
+      var ci = Math.round((x[k] - x0) / dx), cj = Math.round((y[k] - y0) / dy);
+      if (ci + hi <= 0 || ci + lo >= nx || cj + hi <= 0 || cj + lo >= ny) { continue; }
+      var v = st.value ? st.value[k] : 1;
+      for (var b = Math.max(0, cj + lo); b < Math.min(ny, cj + hi); b++) {
+        var zr = z[b];
+        for (var i = Math.max(0, ci + lo); i < Math.min(nx, ci + hi); i++) {
+          cells[b * nx + i] = k;
+          zr[i] = v;
+        }
+      }
+    }
+    st.nx = nx;
+    st.cells = cells;
+    return { z: z, x0: x0, dx: dx, y0: y0, dy: dy };
+  }
+  function indexGetter(at) {
+    return new Proxy([], {
+      get: function (target, prop, receiver) {
+        if (typeof prop === 'string' && /^\d+$/.test(prop)) { return at(Number(prop)); }
+        return Reflect.get(target, prop, receiver);
+      }
+    });
+  }
+  // The raster state of trace t, which becomes a heatmap without points,
+  // or null when t is not marked meta.raster.
+  function rasterTrace(t) {
+    var m = t.meta && t.meta.raster;
+    if (!m) { return null; }
+    ['x', 'y', 'z'].forEach(function (d) { if (t[d] && t[d].bdata) { t[d] = typed(t[d]); } });
+    var x = t.x;
+    if (!x && m.x && t.customdata && t.customdata.mapvisColumns) {
+      // x is the midpoint of two customdata columns (a group's first and
+      // last time).
+      var a = t.customdata.mapvisColumns[m.x[0]].values, b = t.customdata.mapvisColumns[m.x[1]].values;
+      x = new Float64Array(a.length);
+      for (var q = 0; q < a.length; q++) { x[q] = (a[q] + b[q]) / 2; }
+    }
+    var st = { size: m.size, x: x || [], y: t.y || [], value: t.z || null, rows: t.customdata,
+      nx: 1, cells: new Int32Array(0), yaxis: t.yaxis || 'y' };
+    t.customdata = indexGetter(function (j) {
+      return indexGetter(function (i) {
+        var g = st.cells[j * st.nx + i];
+        if (g === undefined || g < 0) { return undefined; }
+        return (st.rows ? Array.prototype.slice.call(st.rows[g]) : []).concat([st.x[g], st.y[g]]);
+      });
+    });
+    delete t.x;
+    delete t.y;
+    t.type = 'heatmap';
+    t.zsmooth = false;
+    return st;
+  }
+  function rangeOf(sts, d) {
+    var lo = Infinity, hi = -Infinity;
+    sts.forEach(function (st) {
+      var v = st[d];
+      for (var i = 0; i < v.length; i++) {
+        if (v[i] < lo) { lo = v[i]; }
+        if (v[i] > hi) { hi = v[i]; }
+      }
+    });
+    if (!(hi >= lo)) { return [0, 1]; }
+    return hi > lo ? [lo, hi] : [lo - 1, hi + 1];
+  }
+  // Turns fig's raster traces into heatmaps gridded over their data's
+  // range at the plot size estimated from the div (before plotly has laid
+  // it out); returns a function that rebuilds their grids for a drawn
+  // div's axes, or null when fig has none.
+  function rasterize(fig, div) {
+    var sts = fig.data.map(rasterTrace), all = sts.filter(Boolean);
+    if (!all.length) { return null; }
+    var L = fig.layout || {};
+    function axisKey(id) { return id.charAt(0) + 'axis' + id.slice(1); }
+    function panel(st) { return all.filter(function (s) { return s.yaxis === st.yaxis; }); }
+    // plotly's default margins (80 px a side, 100 above) and a legend.
+    var width = Math.max(100, (div.clientWidth || 700) - 280);
+    var height = Math.max(100, (L.height || 450) - 180);
+    var xr = rangeOf(all, 'x');
+    fig.data.forEach(function (t, k) {
+      var st = sts[k];
+      if (!st) { return; }
+      var dom = (L[axisKey(st.yaxis)] || {}).domain || [0, 1];
+      Object.assign(t, rasterGrid(st, xr, rangeOf(panel(st), 'y'), width, height * (dom[1] - dom[0]), true));
+    });
+    return function (gd) {
+      var F = gd._fullLayout, idx = [], upd = { z: [], x0: [], dx: [], y0: [], dy: [] };
+      sts.forEach(function (st, k) {
+        if (!st) { return; }
+        var xa = F.xaxis, ya = F[axisKey(st.yaxis)];
+        var auto = xa.autorange || ya.autorange;
+        var g = rasterGrid(st, xa.autorange ? rangeOf(all, 'x') : xa.range.slice(),
+          ya.autorange ? rangeOf(panel(st), 'y') : ya.range.slice(), xa._length, ya._length, auto);
+        idx.push(k);
+        Object.keys(upd).forEach(function (key) { upd[key].push(g[key]); });
+      });
+      return Plotly.restyle(gd, upd, idx);
+    };
   }
   // Whether this browser draws WebGL without a graphics processor
   // (SwiftShader, llvmpipe) or not at all: a 3D scene of thousands of
@@ -237,6 +387,7 @@ const RENDER_JS: &str = r#"
     (fig.frames || []).forEach(function (f) { (f.data || []).forEach(expandCustom); });
     var found = presetHexAxes(fig);
     var div = document.getElementById(id);
+    div._mapvisRaster = rasterize(fig, div);
     return Plotly.newPlot(div, fig.data, fig.layout, fig.config).then(function () {
       if (fig.frames && fig.frames.length) { return Plotly.addFrames(div, fig.frames); }
     }).then(function () {

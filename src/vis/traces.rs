@@ -99,6 +99,11 @@ pub(crate) enum CdCol {
     Str(Vec<u32>, Arc<Vec<String>>),
     /// Indices into a static string table (operation names).
     Static(Vec<u8>, &'static [&'static str]),
+    /// Numbers given as what they add to the numbers of the column at
+    /// this position (the last time of a group after its first): mostly
+    /// small, so a byte or none ([`SameOr`]) a value where the sum takes
+    /// four.
+    Plus(usize, Vec<u64>),
 }
 
 /// Customdata stored by column: one value per point in each.
@@ -192,9 +197,28 @@ impl<'a> Coded<'a> {
 impl Serialize for Coded<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut m = s.serialize_map(Some(2))?;
-        m.serialize_entry("codes", &Typed::uints(&self.codes))?;
+        m.serialize_entry("codes", &SameOr(&self.codes))?;
         m.serialize_entry("names", &self.names)?;
         m.end()
+    }
+}
+
+/// Numbers of one column: `{"same": v, "n": len}` when there are two or
+/// more and all are `v` (the variable of a trace of one variable, the
+/// thread of a one-thread program), else a typed array.
+struct SameOr<'a>(&'a [u64]);
+
+impl Serialize for SameOr<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            [first, rest @ ..] if !rest.is_empty() && rest.iter().all(|v| v == first) => {
+                let mut m = s.serialize_map(Some(2))?;
+                m.serialize_entry("same", first)?;
+                m.serialize_entry("n", &self.0.len())?;
+                m.end()
+            }
+            v => Typed::uints(v).serialize(s),
+        }
     }
 }
 
@@ -204,15 +228,23 @@ struct Column<'a>(&'a CdCol);
 impl Serialize for Column<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self.0 {
-            CdCol::U64(v) => Typed::uints(v).serialize(s),
+            CdCol::U64(v) => SameOr(v).serialize(s),
             CdCol::Str(v, t) => Coded::new(v.iter().map(|&c| c as usize), t).serialize(s),
             CdCol::Static(v, t) => Coded::new(v.iter().map(|&c| c as usize), t).serialize(s),
+            CdCol::Plus(base, v) => {
+                let mut m = s.serialize_map(Some(2))?;
+                m.serialize_entry("plus", base)?;
+                m.serialize_entry("by", &SameOr(v))?;
+                m.end()
+            }
         }
     }
 }
 
-/// Serialized by columns, `{"columns": [...]}`: numbers as typed arrays,
-/// strings as codes into the names the column uses. The page's script
+/// Serialized by columns, `{"columns": [...]}`: numbers as typed arrays
+/// (or one number when all are the same, see [`SameOr`]), strings as codes
+/// into the names the column uses, [`CdCol::Plus`] columns as
+/// `{"plus": position, "by": numbers}`. The page's script
 /// (`RENDER_JS` of the html module) expands it into plotly's rows
 /// (`[[c0, c1, ...], ...]`, one per point) before drawing. Column by
 /// column, a page carries a few bytes per value and each name once,

@@ -139,6 +139,10 @@ pub fn decode_arrays(v: &mut Value) {
 /// object.
 fn typed_array(m: &serde_json::Map<String, Value>) -> Option<Value> {
     use base64::Engine;
+    // A customdata column whose numbers are all the same.
+    if let (Some(v), Some(n), 2) = (m.get("same"), m.get("n"), m.len()) {
+        return Some(Value::Array(vec![v.clone(); n.as_u64()? as usize]));
+    }
     let dtype = m.get("dtype")?.as_str()?;
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(m.get("bdata")?.as_str()?)
@@ -194,9 +198,20 @@ fn typed_array(m: &serde_json::Map<String, Value>) -> Option<Value> {
 }
 
 /// One row per point from decoded customdata columns: arrays of numbers,
-/// or `{"codes", "names"}` for strings.
+/// `{"codes", "names"}` for strings, or `{"plus": k, "by": numbers}` for
+/// numbers added to those of column `k`.
 fn customdata_rows(cols: &[Value]) -> Value {
     let column = |c: &Value| -> Vec<Value> {
+        if let (Some(k), Some(by)) = (c.get("plus"), c.get("by")) {
+            let base = cols[k.as_u64().unwrap() as usize]
+                .as_array()
+                .expect("numbers");
+            return base
+                .iter()
+                .zip(by.as_array().expect("numbers"))
+                .map(|(a, b)| Value::from(a.as_u64().unwrap() + b.as_u64().unwrap()))
+                .collect();
+        }
         match c.get("names") {
             Some(names) => c["codes"]
                 .as_array()
