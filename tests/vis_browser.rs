@@ -563,6 +563,24 @@ fn write_sample_pages() {
 /// each trace's first point reads its own row. The rows are worked out
 /// from the three accesses below (time, operation, address, occurrence,
 /// thread, variable), one point per 2D trace.
+/// Runs the page `html` with the script `probe` put before `</body>`, as
+/// `name` beside it, and returns the strings the probe recorded as JSON in
+/// the body's `data-hover` attribute.
+fn probed(bin: &Path, html: &Path, probe: &str, name: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(html).unwrap();
+    let page = html.with_file_name(name);
+    std::fs::write(&page, text.replacen("</body>", probe, 1)).unwrap();
+    let dom = run_chromium(bin, &page.canonicalize().unwrap(), &["--dump-dom".into()]);
+    let json = dom
+        .split("data-hover=\"")
+        .nth(1)
+        .and_then(|s| s.split('"').next())
+        .unwrap_or_else(|| panic!("no hover recorded: {}", &dom[..dom.len().min(600)]))
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&");
+    serde_json::from_str(&json).unwrap()
+}
+
 #[test]
 fn hover_in_the_browser_shows_each_points_own_fields() {
     let Some(bin) = chromium_or_skip("hover text was not checked") else {
@@ -607,18 +625,7 @@ fn hover_in_the_browser_shows_each_points_own_fields() {
 })();
 </script>
 </body>"#;
-    let html = std::fs::read_to_string(&r.html).unwrap();
-    let page = r.html.with_file_name("hover_probe.html");
-    std::fs::write(&page, html.replacen("</body>", probe, 1)).unwrap();
-    let dom = run_chromium(&bin, &page.canonicalize().unwrap(), &["--dump-dom".into()]);
-    let json = dom
-        .split("data-hover=\"")
-        .nth(1)
-        .and_then(|s| s.split('"').next())
-        .unwrap_or_else(|| panic!("no hover recorded: {}", &dom[..dom.len().min(600)]))
-        .replace("&quot;", "\"")
-        .replace("&amp;", "&");
-    let mut got: Vec<String> = serde_json::from_str(&json).unwrap();
+    let mut got = probed(&bin, &r.html, probe, "hover_probe.html");
     got.sort();
     let want = [
         (
@@ -673,18 +680,7 @@ fn hover_on_the_aggregated_raster_shows_its_groups_fields() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let mut o = options(dir.path());
-    o.point_budget = 8;
-    let rows: Vec<_> = (0..64u64)
-        .map(|t| {
-            let op = if t < 32 { OP_LOAD } else { OP_STORE };
-            (t, op, 0x1000, 4, 1, 0, t as u32 + 1, 1)
-        })
-        .collect();
-    let acc = acc_df(&rows);
-    let vars = vars_df(&[("s", 0x1000, 4)]);
-    let r = complete_memory_access_pattern(&acc, &vars, &lines_df(), &o).unwrap();
-    assert!(r.aggregated.is_some());
+    let r = aggregated_scalar(dir.path());
     // Hover at (3.5, 0x1000) and (59.5, 0x1000), zoom the time axis to
     // 30..44, hover at (35.5, 0x1000) and record the labels and how many
     // cells each grid has.
@@ -719,18 +715,7 @@ fn hover_on_the_aggregated_raster_shows_its_groups_fields() {
 })();
 </script>
 </body>"#;
-    let html = std::fs::read_to_string(&r.html).unwrap();
-    let page = r.html.with_file_name("raster_probe.html");
-    std::fs::write(&page, html.replacen("</body>", probe, 1)).unwrap();
-    let dom = run_chromium(&bin, &page.canonicalize().unwrap(), &["--dump-dom".into()]);
-    let json = dom
-        .split("data-hover=\"")
-        .nth(1)
-        .and_then(|s| s.split('"').next())
-        .unwrap_or_else(|| panic!("no hover recorded: {}", &dom[..dom.len().min(600)]))
-        .replace("&quot;", "\"")
-        .replace("&amp;", "&");
-    let got: Vec<String> = serde_json::from_str(&json).unwrap();
+    let got = probed(&bin, &r.html, probe, "raster_probe.html");
     assert_eq!(got.len(), 5, "{got:?}");
     let want: [(&str, &[&str]); 3] = [
         (

@@ -466,18 +466,7 @@ fn one_address_groups_keep_the_raw_size_in_2d() {
 #[test]
 fn aggregated_2d_view_is_a_raster_of_its_groups() {
     let dir = tempfile::tempdir().unwrap();
-    let mut o = options(dir.path());
-    o.point_budget = 8;
-    let rows: Vec<_> = (0..64u64)
-        .map(|t| {
-            let op = if t < 32 { OP_LOAD } else { OP_STORE };
-            (t, op, 0x1000, 4, 1, 0, t as u32 + 1, 1)
-        })
-        .collect();
-    let acc = acc_df(&rows);
-    let vars = vars_df(&[("s", 0x1000, 4)]);
-    let r = complete_memory_access_pattern(&acc, &vars, &lines_df(), &o).unwrap();
-    assert!(r.aggregated.is_some());
+    let r = aggregated_scalar(dir.path());
     let figs = figures(&r.html);
     let traces = figs[1]["data"].as_array().unwrap();
     assert_eq!(traces.len(), 2);

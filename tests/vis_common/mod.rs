@@ -274,3 +274,23 @@ pub fn draw_2d(
     };
     mapvis::vis::array_2d(a, o)
 }
+
+/// The complete pattern of one 4-byte scalar `s` at 0x1000, loaded at
+/// times 0 to 31 and stored at 32 to 63, drawn with a point budget of 8 so
+/// that it is aggregated (groups of 8 accesses): the raster view's tests
+/// work their expectations out from it.
+pub fn aggregated_scalar(dir: &Path) -> FigureReport {
+    let mut o = options(dir);
+    o.point_budget = 8;
+    let rows: Vec<_> = (0..64u64)
+        .map(|t| {
+            let op = if t < 32 { OP_LOAD } else { OP_STORE };
+            (t, op, 0x1000, 4, 1, 0, t as u32 + 1, 1)
+        })
+        .collect();
+    let acc = acc_df(&rows);
+    let vars = vars_df(&[("s", 0x1000, 4)]);
+    let r = mapvis::vis::complete_memory_access_pattern(&acc, &vars, &lines_df(), &o).unwrap();
+    assert!(r.aggregated.is_some());
+    r
+}
