@@ -10,7 +10,8 @@
 //! * [`shell`]: the Tcl shell and its commands; it only orchestrates the stages.
 //! * [`workdir`]: the working folder's lock, the manifest of the files mapvis
 //!   wrote, and files written whole or not at all.
-//! * [`oom`]: a sentence naming the step when mapvis runs out of memory.
+//! * [`oom`]: a sentence naming the step when mapvis runs out of memory, and
+//!   the allocator's policy of keeping freed memory.
 //! * [`cancel`]: the one flag that cancels the running command (Ctrl-C),
 //!   which the shell sets and every stage's long loops poll.
 #![deny(missing_docs)]

@@ -7,5 +7,6 @@ static ALLOCATOR: mapvis::oom::Reporting = mapvis::oom::Reporting;
 
 fn main() -> ExitCode {
     mapvis::oom::install();
+    mapvis::oom::keep_freed_memory();
     mapvis::shell::cli::main()
 }
