@@ -230,6 +230,17 @@ fn touched(within: u64, size: u64, elem: u64) -> u64 {
     m
 }
 
+/// The bits [`touched`] can set for an element of `elem` bytes: all of
+/// them, once every byte of the element (of its first 64) was accessed.
+#[inline]
+fn all_bytes(elem: u64) -> u64 {
+    if elem >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << elem) - 1
+    }
+}
+
 /// The period of a walk whose first indices are `h`: the smallest lag, up
 /// to [`MAX_PERIOD`], at which the differences between indices that far
 /// apart stay the same from one access to the next at least half the time;
@@ -319,7 +330,9 @@ impl PatternSink {
             Some(b) => ((off >> b) as i64, off & (st.elem - 1)),
             None => ((off / st.elem) as i64, off % st.elem),
         };
-        if within < 64 {
+        // Once every byte is marked (the usual case after the first
+        // accesses), marking more changes nothing.
+        if within < 64 && st.elem_bytes != all_bytes(st.elem) {
             st.elem_bytes |= touched(within, size, st.elem);
         }
         st.index(idx, r.tid);
