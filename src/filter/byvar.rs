@@ -541,8 +541,10 @@ impl VarSorter {
     /// each variable gathers are still in the cache from noting them and
     /// from the variables before it (a whole row group is 21 MB, and an
     /// array read every 15th access touched every cache line of it once
-    /// per column). Runs come out the same: each variable's rows keep
-    /// their order, and the budget is looked at once per frame as before.
+    /// per column). Each variable's runs hold the same accesses as when
+    /// the frame was sorted whole (its rows keep their order, and the
+    /// budget is looked at once per frame); only the order in which runs
+    /// of different variables are written within a frame may differ.
     pub(crate) fn push(&mut self, t0: u64, df: &DataFrame) -> Result<(), FilterError> {
         // A frame read back from disk may come in several chunks.
         let single;
