@@ -98,15 +98,16 @@ pub fn install() {
 /// next requests, instead of handing it back to the kernel each time.
 ///
 /// Why: the analysis streams the access list as row groups of about 21 MB
-/// of columns, one after another, freed on other threads once written.
-/// With glibc's defaults (a dynamic threshold from 128 KiB, and the heap
-/// trimmed past twice that threshold) each new row group came in fresh
-/// pages: a page fault and a zeroed page per 4 KiB, about half of the
-/// analysis' system time (docs/PERFORMANCE.md, 2026-11-27, the analysis'
-/// CPU time cut). Blocks of up to 32 MiB (glibc's largest threshold) now
-/// come from the heap, and up to [`KEEP_FREED`] of free memory stays
-/// there. Cost: the peak grows by what stays free between row groups,
-/// about 35 MB on a 253 M-access analysis, whatever the trace's length.
+/// of columns, one after another, allocated on one thread and freed on
+/// others once written. With glibc's defaults (a dynamic mmap threshold
+/// from 128 KiB, the heap trimmed past twice that threshold) much of that
+/// memory went back to the kernel and was asked for again. Blocks of up
+/// to 32 MiB (glibc's largest threshold) now come from the heap, and up
+/// to [`KEEP_FREED`] of free memory stays there. Measured: a third less
+/// system time; the page faults barely fall, as glibc still unmaps a
+/// thread's heap once it is wholly free (docs/PERFORMANCE.md, 2026-11-27,
+/// the analysis' CPU time cut). Cost: the peak grows by what stays free,
+/// about 15 to 35 MB on a 253 M-access analysis.
 ///
 /// Only with glibc; elsewhere the allocator keeps its own policy.
 pub fn keep_freed_memory() {
