@@ -186,9 +186,10 @@ pub(super) fn touch_group_custom(d: &Drawn, gs: &[&Group]) -> CustomData {
         TouchGroupField::OccMin => u(&|g| g.occ_min),
         TouchGroupField::OccMax => u(&|g| g.occ_max),
         TouchGroupField::Thread => u(&|g| g.first.tid as u64),
-        TouchGroupField::Source => {
-            CdCol::Str(gs.iter().map(|g| g.first.line).collect(), d.sources.clone())
-        }
+        TouchGroupField::Source => CdCol::Str(
+            gs.iter().map(|g| g.first.line.0).collect(),
+            d.sources.clone(),
+        ),
         TouchGroupField::Pattern => CdCol::Str(
             gs.iter()
                 .map(|g| d.ann.patterns.id(g.first.var, g.first.line))

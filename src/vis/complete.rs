@@ -21,6 +21,7 @@ use super::traces::{CdCol, CustomData, Ext};
 use super::{FigureOptions, FigureReport};
 use crate::filter::batches::{AccessBatches, VarSpan};
 use crate::filter::csv::CsvOut;
+use crate::filter::VarId;
 
 /// File name of the page written by [`complete_memory_access_pattern`].
 pub(crate) const FILE: &str = "complete_memory_access_pattern.html";
@@ -284,7 +285,7 @@ impl Spans {
 
     #[inline]
     fn add(&mut self, it: &Item) {
-        let v = it.var as usize;
+        let v = it.var.index();
         if v >= self.seen.len() {
             self.seen.resize(v + 1, false);
             self.addr.resize(v + 1, (u64::MAX, 0));
@@ -338,10 +339,11 @@ impl Spans {
 /// name of each row. Variables sharing a name (heap blocks grouped by
 /// allocation site) share a row, placed at their lowest block. Ids not
 /// present rank `u32::MAX`.
-fn rank_variables(seen: &[bool], v: &Variables) -> (Vec<u32>, Vec<u32>, Vec<String>) {
+fn rank_variables(seen: &[bool], v: &Variables) -> (Vec<VarId>, Vec<u32>, Vec<String>) {
     let max_id = seen.len().saturating_sub(1);
-    let mut present: Vec<u32> = (0..seen.len() as u32)
-        .filter(|&i| seen[i as usize])
+    let mut present: Vec<VarId> = (0..seen.len() as u32)
+        .map(VarId)
+        .filter(|&i| seen[i.index()])
         .collect();
     present.sort_by_key(|&i| (v.get(i).map_or(u64::MAX, |x| x.base), i));
     let mut rank_of = vec![u32::MAX; max_id + 1];
@@ -353,7 +355,7 @@ fn rank_variables(seen: &[bool], v: &Variables) -> (Vec<u32>, Vec<u32>, Vec<Stri
             names.push(name);
             names.len() as u32 - 1
         });
-        rank_of[id as usize] = r;
+        rank_of[id.index()] = r;
     }
     (present, rank_of, names)
 }
@@ -385,7 +387,7 @@ fn aggregate_both(
     }
     let source = |f: &mut dyn FnMut(&Item, u64) -> bool| for_items(src, &mut |it| f(it, it.addr));
     let key = |it: &Item, coord: u64, res: u64| {
-        let r = rank_of[it.var as usize] as usize;
+        let r = rank_of[it.var.index()] as usize;
         let width = bin_width(hi[r] - lo[r] + 1, res);
         ((r as u64) << RANK_SHIFT) | ((coord - lo[r]) >> width.trailing_zeros())
     };
@@ -525,7 +527,7 @@ fn save_csv(
     for_items(src, &mut |it| {
         w.num(it.row);
         w.hex(it.addr);
-        w.text(&labels.names[rank_of[it.var as usize] as usize]);
+        w.text(&labels.names[rank_of[it.var.index()] as usize]);
         w.num(it.occ);
         w.text(op_name(it.op));
         w.num(it.tid as u64);
@@ -629,14 +631,14 @@ const KINDS: [(&str, &str); 4] = [
 
 impl Labels {
     fn new(
-        present: &[u32],
+        present: &[VarId],
         rank_of: &[u32],
         v: &Variables,
         names: Arc<Vec<String>>,
         sources: Arc<Vec<String>>,
         ann: Annot,
     ) -> Labels {
-        let kind_of = |id: u32| {
+        let kind_of = |id: VarId| {
             let scope = v.get(id).map_or("", |x| x.scope.as_str());
             KINDS
                 .iter()
@@ -652,7 +654,7 @@ impl Labels {
         // variables of one rank share a name and so a memory kind.
         let mut panel = vec![usize::MAX; names.len()];
         for &id in present {
-            let slot = &mut panel[rank_of[id as usize] as usize];
+            let slot = &mut panel[rank_of[id.index()] as usize];
             if *slot == usize::MAX {
                 *slot = order.iter().position(|&k| k == kind_of(id)).unwrap_or(0);
             }
@@ -957,7 +959,7 @@ struct ExactData<'a> {
 
 impl<'a> ExactData<'a> {
     fn new(a: &'a [Item], v: &Variables, rank_of: &[u32], lab: &'a Labels) -> Self {
-        let ranks: Vec<u32> = a.iter().map(|it| rank_of[it.var as usize]).collect();
+        let ranks: Vec<u32> = a.iter().map(|it| rank_of[it.var.index()]).collect();
         let mut elem_ids: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
         let mut elem_names: Vec<String> = Vec::new();
         let elem: Vec<u32> = a
@@ -997,7 +999,7 @@ impl<'a> ExactData<'a> {
             AccessField::Thread => u64s(&|it| it.tid as u64),
             AccessField::Occurrence => u64s(&|it| it.occ),
             AccessField::Source => CdCol::Str(
-                rows.iter().map(|&k| a[k].line).collect(),
+                rows.iter().map(|&k| a[k].line.0).collect(),
                 self.lab.sources.clone(),
             ),
             AccessField::Address => u64s(&|it| it.addr),
@@ -1128,7 +1130,7 @@ fn group_custom(gs: &[&Group], lab: &Labels) -> CustomData {
         GroupField::Modifies => u64s(&|g| g.ops[2]),
         GroupField::Thread => u64s(&|g| g.first.tid as u64),
         GroupField::Source => CdCol::Str(
-            gs.iter().map(|g| g.first.line).collect(),
+            gs.iter().map(|g| g.first.line.0).collect(),
             lab.sources.clone(),
         ),
         GroupField::Pattern => CdCol::Str(

@@ -52,7 +52,7 @@ use std::fmt;
 use super::cache::human_bytes;
 use polars::prelude::*;
 
-use super::{AccessSink, NamedAccess, PairIndex, VarId, VarInfo};
+use super::{AccessSink, LineId, NamedAccess, PairIndex, VarId, VarInfo};
 
 const SLOTS: usize = 4;
 
@@ -265,7 +265,7 @@ pub struct PatternSink {
 #[derive(Clone, Debug, Default)]
 pub struct PatternStates {
     /// (variable, line) of each pair.
-    pub pairs: Vec<(u32, u32)>,
+    pub pairs: Vec<(VarId, LineId)>,
     /// What was seen of each pair, by the same index.
     pub states: Vec<PairPattern>,
 }
@@ -299,7 +299,7 @@ impl PatternSink {
         // The stored access list clamps sizes to 1..=65535; so does this,
         // so that a pass over it and the analysis' own pass agree.
         let size = u64::from(r.size.clamp(1, u32::from(u16::MAX)));
-        let id = self.pairs.id(r.var.0, r.line.0) as usize;
+        let id = self.pairs.id(r.var, r.line) as usize;
         if id == self.states.len() {
             let (base, e) = span(r.var);
             let elem = if e > 0 { e } else { size };
@@ -327,7 +327,7 @@ impl PatternSink {
 
     /// The pairs, as (variable, line), and what was seen of each, by id.
     /// Pairs whose period was still being learnt are counted now.
-    pub fn finish(mut self) -> (Vec<(u32, u32)>, Vec<PairPattern>) {
+    pub fn finish(mut self) -> (Vec<(VarId, LineId)>, Vec<PairPattern>) {
         for st in &mut self.states {
             st.settle();
         }
@@ -388,11 +388,11 @@ impl PatternStates {
         let mut cols = vec![
             Column::new(
                 STATE_COLUMNS[0].into(),
-                self.pairs.iter().map(|p| p.0).collect::<Vec<u32>>(),
+                self.pairs.iter().map(|p| p.0 .0).collect::<Vec<u32>>(),
             ),
             Column::new(
                 STATE_COLUMNS[1].into(),
-                self.pairs.iter().map(|p| p.1).collect::<Vec<u32>>(),
+                self.pairs.iter().map(|p| p.1 .0).collect::<Vec<u32>>(),
             ),
             Column::new(STATE_COLUMNS[2].into(), u(&|p| p.accesses)),
             Column::new(STATE_COLUMNS[3].into(), u(&|p| p.steps)),
@@ -474,7 +474,11 @@ impl PatternStates {
             })
             .collect();
         Ok(PatternStates {
-            pairs: var.into_iter().zip(line).collect(),
+            pairs: var
+                .into_iter()
+                .zip(line)
+                .map(|(v, l)| (VarId(v), LineId(l)))
+                .collect(),
             states,
         })
     }
@@ -968,7 +972,7 @@ mod tests {
             ..Default::default()
         };
         let states = PatternStates {
-            pairs: vec![(0, 1)],
+            pairs: vec![(VarId(0), LineId(1))],
             states: vec![old],
         };
         let df = states.to_frame().unwrap();
