@@ -1,5 +1,5 @@
-//! `export_hpcmp FILE ?whole|pins?`: traces the loaded program with
-//! thread and mutex events and writes HPCMP's JSON.
+//! `export_hpcmp FILE ?SCOPE?` (SCOPE `whole` or `pins`): traces the
+//! loaded program with thread and mutex events and writes HPCMP's JSON.
 //!
 //! The trace goes to `.mapvis/hpcmp.mvt`, beside the current trace, which
 //! stays current with its analysis. The work is in

@@ -586,28 +586,53 @@ pub enum Walk {
     Constant(Stride),
 }
 
+/// The direction of a walk over a 2-D or 3-D array, as the labels begin
+/// with it (`row-wise`): also what two runs' pairs are matched on when
+/// their whole labels differ.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Direction {
+    /// Along the rows.
+    RowWise,
+    /// Down the columns.
+    ColumnWise,
+    /// A 3-D array with its last index innermost.
+    LastIndexInnermost,
+}
+
+impl fmt::Display for Direction {
+    /// The direction's words in the labels.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Direction::RowWise => "row-wise",
+            Direction::ColumnWise => "column-wise",
+            Direction::LastIndexInnermost => "row-wise (last index innermost)",
+        })
+    }
+}
+
 impl fmt::Display for Walk {
     /// The text the tables print (`column-wise: stride 32 elements (256
     /// B)`): the one place it is made.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use Direction::{ColumnWise, LastIndexInnermost, RowWise};
         match self {
             Walk::Scalar => f.write_str("scalar"),
             Walk::SingleAccess => f.write_str("single access"),
             Walk::Reused => f.write_str("stride 0: the same element reused"),
             Walk::Irregular => f.write_str("irregular"),
-            Walk::RowWise(u) => write!(f, "row-wise: {u}"),
+            Walk::RowWise(u) => write!(f, "{RowWise}: {u}"),
             Walk::TiledRows { width, vector } => write!(
                 f,
-                "tiled: row-wise inside tiles {width} elements wide{}",
+                "tiled: {RowWise} inside tiles {width} elements wide{}",
                 VectorNote(*vector)
             ),
-            Walk::ColumnWise(s) => write!(f, "column-wise: {s}"),
+            Walk::ColumnWise(s) => write!(f, "{ColumnWise}: {s}"),
             Walk::TiledColumns { height } => {
-                write!(f, "tiled: column-wise inside tiles {height} rows tall")
+                write!(f, "tiled: {ColumnWise} inside tiles {height} rows tall")
             }
             Walk::Diagonal(s) => write!(f, "diagonal: {s}"),
             Walk::AntiDiagonal(s) => write!(f, "anti-diagonal: {s}"),
-            Walk::LastIndexInnermost(u) => write!(f, "row-wise (last index innermost): {u}"),
+            Walk::LastIndexInnermost(u) => write!(f, "{LastIndexInnermost}: {u}"),
             Walk::MiddleIndexInnermost(s) => write!(f, "middle index innermost: {s}"),
             Walk::FirstIndexInnermost(s) => write!(f, "first index innermost: {s}"),
             Walk::Sweep(u) => write!(f, "{u}"),
