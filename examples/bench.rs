@@ -12,6 +12,7 @@
 use std::path::Path;
 use std::time::Instant;
 
+use mapvis::filter::VarId;
 use mapvis::trace::format::Event;
 use mapvis::trace::reader::{Batch, TraceReader};
 
@@ -257,7 +258,7 @@ fn figures(runs: usize) {
                     acc: &acc,
                     vars: &vars,
                     lines: &lines,
-                    var: 0,
+                    var: VarId(0),
                     cols,
                     type_bytes: 4,
                 },

@@ -4,9 +4,20 @@
 //! says so: the analysis driver (the analysis then covers the accesses up
 //! to that point, and says so), the figures' passes over the accesses
 //! (the figure fails with `VisError::Interrupted` and writes nothing),
-//! and macro expansion in the trace stage (the expansion is given up).
-//! It lives at the crate's root, below every stage, so each stage asks the
-//! same flag without knowing who sets it.
+//! macro expansion in the trace stage (the expansion is given up), and the
+//! reading of a new trace cut short after a run
+//! (`trace::run::run_trace_into`, which keeps what it counted). There is
+//! no other mechanism: no stage takes a cancel callback. It lives at the
+//! crate's root, below every stage, so each stage asks the same flag
+//! without knowing who sets it. (Also below the stages,
+//! `workdir::FolderLock::acquire` takes its poll as an argument and the
+//! shell passes [`requested`]: its tests give up waiting without setting
+//! this process-wide flag under the tests that run beside them.)
+//!
+//! One rule is a stage's own: a Ctrl-C while a traced program runs goes to
+//! the program as well and ends it with a readable trace, so
+//! `run_trace_into` forgets a request still pending when it starts reading
+//! that trace, and only a Ctrl-C pressed during the reading stops it.
 //!
 //! The shell sets it: its SIGINT handler (`src/shell/interrupt.rs`)
 //! registers [`flag`] with the signal, so Ctrl-C sets it, and the shell

@@ -7,7 +7,7 @@ mod vis_common;
 
 use std::time::{Duration, Instant};
 
-use mapvis::filter::{stats, MemKind};
+use mapvis::filter::{stats, MemKind, VarId};
 use mapvis::trace::program::ProgramNamer;
 use mapvis::vis::{array_2d, array_3d, complete_memory_access_pattern, Array2d, Array3d};
 use proptest::prelude::*;
@@ -40,11 +40,11 @@ proptest! {
         let acc = acc_df(&fill(BASE, &order));
         let vars = vars_df(&[("arr", BASE, 1024)]);
         let started = Instant::now();
-        match array_2d(Array2d { acc: &acc, vars: &vars, lines: &lines_df(), var: 0, cols, type_bytes: tb }, &o) {
+        match array_2d(Array2d { acc: &acc, vars: &vars, lines: &lines_df(), var: VarId(0), cols, type_bytes: tb }, &o) {
             Ok(r) => prop_assert!(r.html.is_file()),
             Err(e) => prop_assert!(e.to_string().ends_with('.'), "{}", e),
         }
-        match array_3d(Array3d { acc: &acc, vars: &vars, lines: &lines_df(), var: 0, cols, depth, type_bytes: tb }, &o) {
+        match array_3d(Array3d { acc: &acc, vars: &vars, lines: &lines_df(), var: VarId(0), cols, depth, type_bytes: tb }, &o) {
             Ok(r) => prop_assert!(r.html.is_file()),
             Err(e) => prop_assert!(e.to_string().ends_with('.'), "{}", e),
         }
@@ -98,8 +98,8 @@ fn a_gleipnir_trace_at_the_top_of_memory_is_drawn_whole() {
         .unwrap();
         let mut namer = ProgramNamer::new(None, &[]);
         let a = mapvis::filter::analyse_gleipnir(&trace, &mut namer).unwrap();
-        let var = a.vars.iter().position(|v| v.name == "big").unwrap() as u32;
-        let v = &a.vars[var as usize];
+        let var = VarId(a.vars.iter().position(|v| v.name == "big").unwrap() as u32);
+        let v = &a.vars[var.index()];
         let span = (v.base, v.size);
         let o = options(dir.path());
         let sel = mapvis::filter::select(&a, MemKind::All).unwrap();
@@ -200,7 +200,7 @@ fn a_gleipnir_heap_block_at_the_top_of_memory_names_its_accesses() {
             .into_no_null_iter()
             .map(String::from)
             .collect();
-        let var = a.vars.iter().position(|v| v.name == "prog.c:3").unwrap() as u32;
+        let var = VarId(a.vars.iter().position(|v| v.name == "prog.c:3").unwrap() as u32);
         let acc = mapvis::filter::accesses_of(&a, var).unwrap();
         let o = options(dir.path());
         let r = array_2d(

@@ -10,6 +10,7 @@ mod vis_common;
 use std::path::{Path, PathBuf};
 
 use mapvis::filter::schema::{OP_LOAD, OP_MODIFY, OP_STORE};
+use mapvis::filter::VarId;
 use mapvis::vis::{array_2d, array_3d, complete_memory_access_pattern, Array2d, Array3d};
 use vis_common::*;
 
@@ -126,7 +127,7 @@ fn figure_data_of_a_2d_array() {
             acc: &acc,
             vars: &vars,
             lines: &lines_df(),
-            var: 0,
+            var: VarId(0),
             cols: 5,
             type_bytes: 4,
         },
@@ -145,7 +146,7 @@ fn figure_data_of_a_3d_array() {
             acc: &acc,
             vars: &vars,
             lines: &lines_df(),
-            var: 0,
+            var: VarId(0),
             cols: 2,
             depth: 2,
             type_bytes: 4,

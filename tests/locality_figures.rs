@@ -13,6 +13,7 @@ use mapvis::filter::locality::colour::{pattern_table, with_classes, ColourMode};
 use mapvis::filter::locality::report;
 use mapvis::filter::Analysis;
 use mapvis::filter::MemKind;
+use mapvis::filter::VarId;
 use mapvis::trace::program::ProgramNamer;
 use mapvis::vis::{self, ColourClasses, FigureOptions};
 use serde_json::Value;
@@ -32,8 +33,8 @@ fn l1_4k() -> CacheModel {
     }
 }
 
-fn var_row(a: &Analysis, name: &str) -> u32 {
-    a.vars.iter().position(|v| v.name == name).expect(name) as u32
+fn var_row(a: &Analysis, name: &str) -> VarId {
+    VarId(a.vars.iter().position(|v| v.name == name).expect(name) as u32)
 }
 
 /// The accesses of `name` with their colour classes, and figure options

@@ -632,8 +632,8 @@ fn one_name_in_two_functions_is_qualified_by_function() {
     assert!(got.keys().all(|k| !k.contains('#')), "{got:?}");
     // A bare name picks the only array it can mean.
     let c = mapvis::filter::shape::resolve_array(&a, "C").expect("C resolves");
-    assert_eq!(a.vars[c as usize].name, "main::C");
-    assert_eq!(a.vars[c as usize].dims, vec![8, 8]);
+    assert_eq!(a.vars[c.index()].name, "main::C");
+    assert_eq!(a.vars[c.index()].dims, vec![8, 8]);
 }
 
 #[test]

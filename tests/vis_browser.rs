@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use common::chromium_or_skip;
 use mapvis::filter::schema::{OP_LOAD, OP_MODIFY, OP_STORE};
+use mapvis::filter::VarId;
 use mapvis::vis::{
     array_2d, array_3d, complete_memory_access_pattern, Array2d, Array3d, FigureReport,
 };
@@ -210,7 +211,7 @@ fn every_figure_kind_renders_offline_in_chromium() {
             acc: &acc,
             vars: &vars,
             lines: &lines,
-            var: 0,
+            var: VarId(0),
             cols: 5,
             type_bytes: 4,
         },
@@ -229,7 +230,7 @@ fn every_figure_kind_renders_offline_in_chromium() {
             acc: &acc,
             vars: &vars,
             lines: &lines,
-            var: 0,
+            var: VarId(0),
             cols: 2,
             depth: 5,
             type_bytes: 4,
@@ -276,7 +277,7 @@ fn every_figure_kind_renders_offline_in_chromium() {
             acc: &acc_c,
             vars: &vars,
             lines: &lines,
-            var: 0,
+            var: VarId(0),
             cols: 5,
             type_bytes: 4,
         },
@@ -525,14 +526,14 @@ fn write_sample_pages() {
         .collect();
     let acc = acc_df(&fill(BASE, &order));
     let vars = vars_df(&[("arr", BASE, 80)]);
-    let r = draw_2d(&acc, &vars, 0, 5, 4, &o).unwrap();
+    let r = draw_2d(&acc, &vars, VarId(0), 5, 4, &o).unwrap();
     println!("{}", r.html.display());
     let r = array_3d(
         Array3d {
             acc: &acc,
             vars: &vars,
             lines: &lines_df(),
-            var: 0,
+            var: VarId(0),
             cols: 2,
             depth: 5,
             type_bytes: 4,
@@ -551,7 +552,7 @@ fn write_sample_pages() {
         .collect();
     let acc = acc_df(&fill(BASE, &order));
     let vars = vars_df(&[("big", BASE, 40_000)]);
-    let r = draw_2d(&acc, &vars, 0, 100, 4, &o).unwrap();
+    let r = draw_2d(&acc, &vars, VarId(0), 100, 4, &o).unwrap();
     println!("{} {:?}", r.html.display(), r.aggregated);
     let r = complete_memory_access_pattern(&acc, &vars, &lines_df(), &o).unwrap();
     println!("{} {:?}", r.html.display(), r.aggregated);

@@ -19,6 +19,7 @@ use mapvis::filter::locality::cache::{CacheModel, Level};
 use mapvis::filter::locality::colour::{with_classes, ColourMode};
 use mapvis::filter::Analysis;
 use mapvis::filter::Selection;
+use mapvis::filter::VarId;
 use mapvis::trace::program::ProgramNamer;
 use mapvis::vis::{self, ColourClasses, FigureOptions, FigureReport};
 use polars::prelude::DataFrame;
@@ -45,8 +46,8 @@ fn l1_32k() -> CacheModel {
     }
 }
 
-fn var_row(a: &Analysis, name: &str) -> u32 {
-    a.vars.iter().position(|v| v.name == name).expect(name) as u32
+fn var_row(a: &Analysis, name: &str) -> VarId {
+    VarId(a.vars.iter().position(|v| v.name == name).expect(name) as u32)
 }
 
 /// The accesses of X and Y in time order with their colour classes, and

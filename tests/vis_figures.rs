@@ -4,6 +4,7 @@
 mod vis_common;
 
 use mapvis::filter::schema::{OP_LOAD, OP_MODIFY, OP_STORE};
+use mapvis::filter::VarId;
 use mapvis::vis::{array_3d, complete_memory_access_pattern, Array3d, VisError, PLOTLY_JS};
 use vis_common::*;
 
@@ -15,7 +16,7 @@ fn first_access_grid(order: &[u64]) -> Vec<Vec<Option<f64>>> {
     let o = options(dir.path());
     let acc = acc_df(&fill(BASE, order));
     let vars = vars_df(&[("arr", BASE, 80)]);
-    let r = draw_2d(&acc, &vars, 0, 5, 4, &o).unwrap();
+    let r = draw_2d(&acc, &vars, VarId(0), 5, 4, &o).unwrap();
     assert!(r.warnings.is_empty(), "{:?}", r.warnings);
     assert_eq!(r.points, 20);
     let figs = figures(&r.html);
@@ -56,7 +57,7 @@ fn scatter_coordinates_of_a_2d_fill() {
     let o = options(dir.path());
     let acc = acc_df(&fill(BASE, &(0..20).collect::<Vec<_>>()));
     let vars = vars_df(&[("arr", BASE, 80)]);
-    let r = draw_2d(&acc, &vars, 0, 5, 4, &o).unwrap();
+    let r = draw_2d(&acc, &vars, VarId(0), 5, 4, &o).unwrap();
     let figs = figures(&r.html);
     let t = &figs[0]["data"][0];
     assert_eq!(t["type"], "scatter3d");
@@ -105,11 +106,11 @@ fn matrix_orientation_puts_row_zero_on_top() {
     let mut o = options(dir.path());
     let acc = acc_df(&fill(BASE, &(0..20).collect::<Vec<_>>()));
     let vars = vars_df(&[("arr", BASE, 80)]);
-    let r = draw_2d(&acc, &vars, 0, 5, 4, &o).unwrap();
+    let r = draw_2d(&acc, &vars, VarId(0), 5, 4, &o).unwrap();
     let default = figures(&r.html);
     assert!(default[1]["layout"]["yaxis"].get("range").is_none());
     o.matrix_orientation = true;
-    let r = draw_2d(&acc, &vars, 0, 5, 4, &o).unwrap();
+    let r = draw_2d(&acc, &vars, VarId(0), 5, 4, &o).unwrap();
     let flipped = figures(&r.html);
     let range = nums(&flipped[1]["layout"]["yaxis"]["range"]);
     assert!(range[0] > range[1], "reversed y range {range:?}");
@@ -127,7 +128,7 @@ fn three_d_fill_with_k_innermost() {
             acc: &acc,
             vars: &vars,
             lines: &lines_df(),
-            var: 0,
+            var: VarId(0),
             cols: 3,
             depth: 4,
             type_bytes: 4,
@@ -195,7 +196,7 @@ fn three_d_fill_walked_k_outermost() {
             acc: &acc,
             vars: &vars,
             lines: &lines_df(),
-            var: 0,
+            var: VarId(0),
             cols: 3,
             depth: 4,
             type_bytes: 4,
@@ -234,7 +235,7 @@ fn wide_access_covers_every_element_it_spans() {
     // One 16-byte load at element 5 of a 4 x 5 int array: elements 5..=8.
     let acc = acc_df(&[(0, OP_LOAD, BASE + 20, 16, 1, 0, 1, 1)]);
     let vars = vars_df(&[("arr", BASE, 80)]);
-    let r = draw_2d(&acc, &vars, 0, 5, 4, &o).unwrap();
+    let r = draw_2d(&acc, &vars, VarId(0), 5, 4, &o).unwrap();
     assert_eq!(r.points, 4);
     let figs = figures(&r.html);
     let count = grid(&figs[1]["data"][0]["z"]);
@@ -259,7 +260,7 @@ fn out_of_block_accesses_are_reported_not_drawn() {
     rows.push((5, OP_LOAD, BASE + 76, 8, 1, 0, 1, 1)); // straddles the end
     let acc = acc_df(&rows);
     let vars = vars_df(&[("arr", BASE, 80)]);
-    let r = draw_2d(&acc, &vars, 0, 5, 4, &o).unwrap();
+    let r = draw_2d(&acc, &vars, VarId(0), 5, 4, &o).unwrap();
     assert_eq!(r.points, 4, "3 stores + the clipped straddling load");
     assert!(
         r.warnings
@@ -282,7 +283,7 @@ fn block_not_a_multiple_of_a_row_warns() {
     let o = options(dir.path());
     let acc = acc_df(&fill(BASE, &[0, 1]));
     let vars = vars_df(&[("arr", BASE, 84)]); // 21 ints, 5 columns
-    let r = draw_2d(&acc, &vars, 0, 5, 4, &o).unwrap();
+    let r = draw_2d(&acc, &vars, VarId(0), 5, 4, &o).unwrap();
     assert!(
         r.warnings
             .iter()
@@ -397,7 +398,7 @@ fn aggregation_above_the_budget_keeps_every_access() {
     let order: Vec<u64> = (0..10_000).collect();
     let acc = acc_df(&fill(BASE, &order));
     let vars = vars_df(&[("big", BASE, 40_000)]);
-    let r = draw_2d(&acc, &vars, 0, 100, 4, &o).unwrap();
+    let r = draw_2d(&acc, &vars, VarId(0), 100, 4, &o).unwrap();
     assert!(r.points <= 50);
     assert!(r.aggregated.is_some());
     let figs = figures(&r.html);
@@ -546,10 +547,10 @@ fn bad_budgets_and_shapes_are_errors() {
         assert!(e.to_string().contains("point budget"), "{e}");
     }
     let o = options(dir.path());
-    let e = draw_2d(&acc, &vars, 0, 0, 4, &o).unwrap_err();
+    let e = draw_2d(&acc, &vars, VarId(0), 0, 4, &o).unwrap_err();
     assert!(e.to_string().contains("`arr`"), "{e}");
-    let e = draw_2d(&acc, &vars, 7, 5, 4, &o).unwrap_err();
-    assert!(matches!(e, VisError::UnknownVariable { var: 7, .. }));
+    let e = draw_2d(&acc, &vars, VarId(7), 5, 4, &o).unwrap_err();
+    assert!(matches!(e, VisError::UnknownVariable { var: VarId(7), .. }));
     let bad = acc.drop("tid").unwrap();
     let e = complete_memory_access_pattern(&bad, &vars, &lines_df(), &o).unwrap_err();
     assert!(e.to_string().contains("`tid`"), "{e}");
@@ -563,8 +564,8 @@ fn pages_are_offline_and_names_do_not_collide() {
     rows.push((2, OP_LOAD, 0x9000, 4, 1, 1, 1, 1));
     let acc = acc_df(&rows);
     let vars = vars_df(&[("rows[i]#2", BASE, 80), ("rows_i__2", 0x9000, 80)]);
-    let a = draw_2d(&acc, &vars, 0, 5, 4, &o).unwrap();
-    let b = draw_2d(&acc, &vars, 1, 5, 4, &o).unwrap();
+    let a = draw_2d(&acc, &vars, VarId(0), 5, 4, &o).unwrap();
+    let b = draw_2d(&acc, &vars, VarId(1), 5, 4, &o).unwrap();
     let c = complete_memory_access_pattern(&acc, &vars, &lines_df(), &o).unwrap();
     assert_ne!(a.html, b.html);
     assert!(b.html.ends_with("2d_memory_access_pattern_rows_i__2.html"));
@@ -611,7 +612,7 @@ fn twenty_five_million_accesses_take_seconds() {
     let t_complete = t.elapsed();
     assert!(r.points <= o.point_budget);
     let t = std::time::Instant::now();
-    let r2 = draw_2d(&acc, &vars, 0, side, 4, &o).unwrap();
+    let r2 = draw_2d(&acc, &vars, VarId(0), side, 4, &o).unwrap();
     let t_array = t.elapsed();
     assert!(r2.points <= o.point_budget);
     o.save = true;
@@ -638,7 +639,7 @@ fn replays_show_accesses_so_far_and_within_each_step() {
     let o = options(dir.path());
     let acc = acc_df(&fill(BASE, &(0..20).collect::<Vec<_>>()));
     let vars = vars_df(&[("arr", BASE, 80)]);
-    let r = draw_2d(&acc, &vars, 0, 5, 4, &o).unwrap();
+    let r = draw_2d(&acc, &vars, VarId(0), 5, 4, &o).unwrap();
     let figs = figures(&r.html);
     let (cumulative, recent) = (&figs[5]["frames"], &figs[6]["frames"]);
     assert_eq!(cumulative.as_array().unwrap().len(), 20);
@@ -666,7 +667,7 @@ fn heatmaps_have_square_cells_integer_ticks_and_element_hover() {
     let o = options(dir.path());
     let acc = acc_df(&fill(BASE, &(0..20).collect::<Vec<_>>()));
     let vars = vars_df(&[("arr", BASE, 80)]);
-    let r = draw_2d(&acc, &vars, 0, 5, 4, &o).unwrap();
+    let r = draw_2d(&acc, &vars, VarId(0), 5, 4, &o).unwrap();
     let figs = figures(&r.html);
     for f in &figs[1..5] {
         assert_eq!(f["layout"]["yaxis"]["scaleanchor"], "x", "{}", f["layout"]);
@@ -699,13 +700,13 @@ fn a_wrong_element_size_is_warned_and_replaces_the_figure_saying_so() {
         .collect();
     let acc = acc_df(&rows);
     let vars = vars_df_full(&[("p", "H", BASE, 192, 8)]);
-    let right = draw_2d(&acc, &vars, 0, 4, 8, &o).unwrap();
+    let right = draw_2d(&acc, &vars, VarId(0), 4, 8, &o).unwrap();
     assert!(right.warnings.is_empty(), "{:?}", right.warnings);
     assert!(right
         .html
         .ends_with("figures/2d_memory_access_pattern_p.html"));
     assert_eq!(right.points, 24);
-    let wrong = draw_2d(&acc, &vars, 0, 16, 4, &o).unwrap();
+    let wrong = draw_2d(&acc, &vars, VarId(0), 16, 4, &o).unwrap();
     assert_eq!(
         wrong.points, 48,
         "each 8-byte access covers two 4-byte cells"
@@ -726,7 +727,7 @@ fn a_wrong_element_size_is_warned_and_replaces_the_figure_saying_so() {
     );
     assert_eq!(wrong.html, right.html);
     // Drawn again with the same shape: nothing replaced, nothing said.
-    let again = draw_2d(&acc, &vars, 0, 16, 4, &o).unwrap();
+    let again = draw_2d(&acc, &vars, VarId(0), 16, 4, &o).unwrap();
     assert!(
         again.warnings.iter().all(|w| !w.contains("showed")),
         "{:?}",
@@ -789,7 +790,7 @@ fn the_index_page_links_every_figure() {
     let vars = vars_df(&[("arr", BASE, 80)]);
     complete_memory_access_pattern(&acc, &vars, &lines_df(), &o).unwrap();
     std::thread::sleep(std::time::Duration::from_millis(20));
-    draw_2d(&acc, &vars, 0, 5, 4, &o).unwrap();
+    draw_2d(&acc, &vars, VarId(0), 5, 4, &o).unwrap();
     let index = std::fs::read_to_string(o.figures_dir.join("index.html")).unwrap();
     let pos = |s: &str| index.find(s).unwrap_or_else(|| panic!("{s} in {index}"));
     let a2 = pos("<a href=\"2d_memory_access_pattern_arr.html\">");

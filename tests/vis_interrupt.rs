@@ -6,6 +6,7 @@
 mod vis_common;
 
 use mapvis::cancel;
+use mapvis::filter::VarId;
 use mapvis::vis::{array_2d, complete_memory_access_pattern, Array2d, VisError};
 use vis_common::*;
 
@@ -17,7 +18,7 @@ fn an_interrupt_stops_the_figure_and_writes_nothing() {
     let acc = acc_df(&fill(0x10000, &order));
     let vars = vars_df(&[("big", 0x10000, 40_000)]);
     cancel::request();
-    let e = draw_2d(&acc, &vars, 0, 100, 4, &o).unwrap_err();
+    let e = draw_2d(&acc, &vars, VarId(0), 100, 4, &o).unwrap_err();
     assert!(matches!(e, VisError::Interrupted), "{e}");
     assert!(e.to_string().contains("Ctrl-C"));
     let e = complete_memory_access_pattern(&acc, &vars, &lines_df(), &o).unwrap_err();
@@ -32,7 +33,7 @@ fn an_interrupt_stops_the_figure_and_writes_nothing() {
             acc: &acc,
             vars: &vars,
             lines: &lines_df(),
-            var: 0,
+            var: VarId(0),
             cols: 100,
             type_bytes: 4
         },

@@ -14,7 +14,7 @@ use common::*;
 use mapvis::filter::batches::SelectionBatches;
 use mapvis::filter::store::Layout;
 use mapvis::filter::{self as f, Selection};
-use mapvis::filter::{Analysis, Keep};
+use mapvis::filter::{Analysis, Keep, VarId};
 use mapvis::trace::program::ProgramNamer;
 use mapvis::vis::{self, ArrayLayout};
 use serde_json::Value;
@@ -56,9 +56,9 @@ fn analyse(dir: &std::path::Path, exe: &std::path::Path, keep: &Keep) -> Analysi
 }
 
 /// The selection of the variable named `name` alone.
-fn only(a: &Analysis, name: &str) -> (u32, Selection) {
-    let var = a.vars.iter().position(|v| v.name == name).expect("mat") as u32;
-    let keep = (0..a.vars.len()).map(|v| v == var as usize).collect();
+fn only(a: &Analysis, name: &str) -> (VarId, Selection) {
+    let var = VarId(a.vars.iter().position(|v| v.name == name).expect("mat") as u32);
+    let keep = (0..a.vars.len()).map(|v| v == var.index()).collect();
     (var, Selection::of(a, keep).unwrap())
 }
 
@@ -178,7 +178,7 @@ fn figures_stream_a_spilled_selection_in_bounded_memory() {
     assert_eq!(cd_max(t3, 6), 2 * R, "highest occurrence");
     // A group's highest address: its lowest (the z coordinate) plus the
     // span its customdata keeps.
-    let mat = &disk.vars[var as usize];
+    let mat = &disk.vars[var.index()];
     let highest = nums(&t3["z"])
         .iter()
         .zip(t3["customdata"].as_array().unwrap())

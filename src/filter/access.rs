@@ -9,11 +9,19 @@
 
 /// A row of the variable table: a heap block instance, a stack variable
 /// in one frame, a global, or a scope's unnamed memory.
+///
+/// The in-memory type of a variable id everywhere past the access columns
+/// (which, on disk and in the Parquet tables, stay `u32`): transparent over
+/// its `u32`, so comparing or indexing by it costs what the bare number
+/// does.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(transparent)]
 pub struct VarId(pub u32);
 
-/// A row of the line table: one `file.c:LINE` (row 0 may be `?`).
+/// A row of the line table: one `file.c:LINE` (row 0 may be `?`). Like
+/// [`VarId`], the in-memory type; the line columns stay `u32`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(transparent)]
 pub struct LineId(pub u32);
 
 impl VarId {
@@ -21,6 +29,13 @@ impl VarId {
     #[inline]
     pub fn index(self) -> usize {
         self.0 as usize
+    }
+}
+
+impl std::fmt::Display for VarId {
+    /// The bare row number, as the tables and messages show it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
     }
 }
 

@@ -64,7 +64,7 @@ impl<S: SpanSink> Consumers<S> {
         let first = self.spans.len();
         for (k, s) in w.spans.iter().enumerate() {
             if !super::byvar::sorted_by_var(s) {
-                self.writer.leave_out_of_by_var((first + k) as u32);
+                self.writer.leave_out_of_by_var(VarId((first + k) as u32));
             }
         }
         self.spans.extend_from_slice(&w.spans);

@@ -14,6 +14,7 @@
 
 use polars::prelude::*;
 
+use super::access::VarId;
 use super::analysis::Analysis;
 use super::model::{LayoutField, Variable};
 use super::schema::location as lc;
@@ -138,8 +139,8 @@ fn columns(v: &Variable, elem: u64, found: Vec<(u64, String)>) -> Vec<StructFiel
 ///
 /// # Errors
 /// Only when the location table does not follow its schema (a bug).
-pub fn struct_fields(a: &Analysis, var: u32) -> PolarsResult<Vec<StructField>> {
-    let Some(v) = a.vars.get(var as usize) else {
+pub fn struct_fields(a: &Analysis, var: VarId) -> PolarsResult<Vec<StructField>> {
+    let Some(v) = a.vars.get(var.index()) else {
         return Ok(vec![]);
     };
     if v.elem_size == 0 || v.dims.len() > 1 {
@@ -162,7 +163,7 @@ type PickField<'f> = dyn Fn(u64, &str) -> Option<(u64, String)> + 'f;
 /// stays.
 fn fields_by(
     a: &Analysis,
-    var: u32,
+    var: VarId,
     v: &Variable,
     pick: &PickField<'_>,
 ) -> PolarsResult<Vec<(u64, String)>> {
@@ -175,7 +176,7 @@ fn fields_by(
         let (Some(vv), Some(addr), Some(e)) = (vv, addr, e) else {
             continue;
         };
-        if vv != var || addr < v.base || addr >= v.base.saturating_add(v.size) {
+        if vv != var.0 || addr < v.base || addr >= v.base.saturating_add(v.size) {
             continue;
         }
         if let Some((offset, name)) = pick(addr - v.base, e) {
@@ -193,8 +194,8 @@ fn fields_by(
 ///
 /// # Errors
 /// Only when the location table does not follow its schema (a bug).
-pub fn single_struct_fields(a: &Analysis, var: u32) -> PolarsResult<Vec<StructField>> {
-    let Some(v) = a.vars.get(var as usize) else {
+pub fn single_struct_fields(a: &Analysis, var: VarId) -> PolarsResult<Vec<StructField>> {
+    let Some(v) = a.vars.get(var.index()) else {
         return Ok(vec![]);
     };
     if v.elem_size == 0 || u64::from(v.elem_size) != v.size {
@@ -218,7 +219,7 @@ fn member_path(element: &str) -> Option<&str> {
 
 impl Analysis {
     /// See [`single_struct_fields`].
-    pub fn single_struct_fields(&self, var: u32) -> PolarsResult<Vec<StructField>> {
+    pub fn single_struct_fields(&self, var: VarId) -> PolarsResult<Vec<StructField>> {
         single_struct_fields(self, var)
     }
 }

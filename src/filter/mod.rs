@@ -84,7 +84,7 @@ mod memstats;
 // `select`, `rows` and `accesses_of` for the tests and tools; the rest are
 // the types they take and return, whose methods do the smaller things.
 // Analysing and keeping.
-pub use access::VarId;
+pub use access::{LineId, VarId};
 pub use analyse::{analyse, analyse_gleipnir, analyse_into};
 pub use analysis::Analysis;
 pub use csv::write_csv;
@@ -307,8 +307,8 @@ pub fn select(a: &analysis::Analysis, kind: MemKind) -> PolarsResult<Selection> 
 
 /// The accesses of one variable (an array to draw), with their `time` and
 /// `occurrence` columns and every access column.
-pub fn accesses_of(a: &analysis::Analysis, var: u32) -> Result<DataFrame, FilterError> {
-    let keep: Vec<bool> = (0..a.vars.len()).map(|v| v == var as usize).collect();
+pub fn accesses_of(a: &analysis::Analysis, var: VarId) -> Result<DataFrame, FilterError> {
+    let keep: Vec<bool> = (0..a.vars.len()).map(|v| v == var.index()).collect();
     rows(a, &Selection::of(a, keep)?)
 }
 

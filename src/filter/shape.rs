@@ -3,6 +3,7 @@
 //! when the user gives none (from the variable's type or allocation
 //! statement, or its fields for an array of structures).
 
+use super::access::VarId;
 use super::analysis::Analysis;
 use super::batches::{AccessBatch, AccessBatches, BatchFn};
 use super::fields::{struct_fields, StructField};
@@ -56,12 +57,12 @@ pub fn array_names(vars: &[Variable]) -> Vec<&str> {
 /// # Errors
 /// The name groups several blocks (the instances are listed), or there is
 /// no such variable (the arrays are listed).
-pub fn resolve_array(a: &Analysis, name: &str) -> Result<u32, ShapeError> {
+pub fn resolve_array(a: &Analysis, name: &str) -> Result<VarId, ShapeError> {
     let arrays = array_names(&a.vars);
     let user = |v: &&Variable| !v.internal;
     if arrays.contains(&name) {
         if let Some(i) = a.vars.iter().position(|v| v.name == name && !v.internal) {
-            return Ok(i as u32);
+            return Ok(VarId(i as u32));
         }
     }
     // The instances of the name (`C#1`, `C#2`), and the variables of that
@@ -79,7 +80,7 @@ pub fn resolve_array(a: &Analysis, name: &str) -> Result<u32, ShapeError> {
         .map(|(i, v)| (i, v.name.as_str()))
         .collect();
     if let [(only, _)] = candidates[..] {
-        return Ok(only as u32);
+        return Ok(VarId(only as u32));
     }
     let instances: Vec<&str> = candidates.iter().map(|c| c.1).collect();
     if !instances.is_empty() {
@@ -90,7 +91,7 @@ pub fn resolve_array(a: &Analysis, name: &str) -> Result<u32, ShapeError> {
         )));
     }
     if let Some(i) = a.vars.iter().position(|v| v.name == name && !v.internal) {
-        return Ok(i as u32);
+        return Ok(VarId(i as u32));
     }
     Err(ShapeError(format!(
         "there is no array named \"{name}\" in the analysis; the arrays are: {}.",
@@ -111,8 +112,8 @@ pub fn resolve_array(a: &Analysis, name: &str) -> Result<u32, ShapeError> {
 /// # Errors
 /// Nothing gives the shape; the message says what is known and how to
 /// give it.
-pub fn infer_shape(a: &Analysis, var: u32, ndim: usize) -> Result<DrawShape, ShapeError> {
-    let v = &a.vars[var as usize];
+pub fn infer_shape(a: &Analysis, var: VarId, ndim: usize) -> Result<DrawShape, ShapeError> {
+    let v = &a.vars[var.index()];
     if ndim == 2 {
         let fields = struct_fields(a, var).map_err(|e| {
             ShapeError(format!("the fields of \"{}\" cannot be read: {e}.", v.name))
@@ -173,7 +174,7 @@ pub struct BlockStack {
     /// The name the user typed, the virtual array's name (`n`).
     pub name: String,
     /// The blocks, in allocation order; the first stands for them all.
-    pub members: Vec<u32>,
+    pub members: Vec<VarId>,
     /// Bytes per row: the largest block's size.
     pub stride: u64,
 }
@@ -183,9 +184,10 @@ impl BlockStack {
     /// allocated at one site, or `None` (one block, no block, several
     /// sites: [`resolve_array`] then says what to choose).
     pub fn of(a: &Analysis, name: &str) -> Option<BlockStack> {
-        let mut members: Vec<u32> = (0..a.vars.len() as u32)
+        let mut members: Vec<VarId> = (0..a.vars.len() as u32)
+            .map(VarId)
             .filter(|&i| {
-                let v = &a.vars[i as usize];
+                let v = &a.vars[i.index()];
                 !v.internal
                     && v.scope == crate::trace::naming::Scope::Heap
                     && v.base_name == name
@@ -193,17 +195,17 @@ impl BlockStack {
             })
             .collect();
         let first = *members.first()?;
-        let site = &a.vars[first as usize].site;
-        if members.len() < 2 || members.iter().any(|&m| &a.vars[m as usize].site != site) {
+        let site = &a.vars[first.index()].site;
+        if members.len() < 2 || members.iter().any(|&m| &a.vars[m.index()].site != site) {
             return None;
         }
         members.sort_by_key(|&m| {
-            let v = &a.vars[m as usize];
+            let v = &a.vars[m.index()];
             (v.alloc_time.unwrap_or(0), v.base)
         });
         let stride = members
             .iter()
-            .map(|&m| a.vars[m as usize].size)
+            .map(|&m| a.vars[m.index()].size)
             .max()
             .unwrap_or(0);
         Some(BlockStack {
@@ -214,7 +216,7 @@ impl BlockStack {
     }
 
     /// The variable that stands for the stack: the first block.
-    pub fn first(&self) -> u32 {
+    pub fn first(&self) -> VarId {
         self.members[0]
     }
 
@@ -226,7 +228,7 @@ impl BlockStack {
         a: &Analysis,
     ) -> Result<polars::prelude::DataFrame, super::FilterError> {
         let mut vars = a.vars.clone();
-        let v = &mut vars[self.first() as usize];
+        let v = &mut vars[self.first().index()];
         v.name = self.name.clone();
         v.size = self.stride * self.members.len() as u64;
         v.dims.clear();
@@ -235,22 +237,27 @@ impl BlockStack {
 
     /// The element size to draw with: the blocks' element size, else 1.
     pub fn elem(&self, a: &Analysis) -> u64 {
-        u64::from(a.vars[self.first() as usize].elem_size).max(1)
+        u64::from(a.vars[self.first().index()].elem_size).max(1)
     }
 
     /// The accesses of `inner` with each block's moved into its row of the
     /// stack (and named as the first block).
     pub fn batches<'a>(&'a self, a: &Analysis, inner: &'a dyn AccessBatches) -> Stacked<'a> {
-        let base0 = a.vars[self.first() as usize].base;
+        let base0 = a.vars[self.first().index()].base;
         let rows = self
             .members
             .iter()
             .enumerate()
-            .map(|(k, &m)| (m, (a.vars[m as usize].base, base0 + k as u64 * self.stride)))
+            .map(|(k, &m)| {
+                (
+                    m.0,
+                    (a.vars[m.index()].base, base0 + k as u64 * self.stride),
+                )
+            })
             .collect();
         Stacked {
             inner,
-            first: self.first(),
+            first: self.first().0,
             rows,
         }
     }
@@ -263,8 +270,10 @@ impl BlockStack {
 /// batch per pass and a hash probe per access of a block.
 pub struct Stacked<'a> {
     inner: &'a dyn AccessBatches,
+    /// The first block's id in the `var` column (the batches' columns
+    /// keep the bare `u32`).
     first: u32,
-    /// Block -> (its base, its row's base).
+    /// Block (as the `var` column has it) -> (its base, its row's base).
     rows: std::collections::HashMap<u32, (u64, u64)>,
 }
 
@@ -304,12 +313,12 @@ impl Analysis {
     }
 
     /// See [`resolve_array`].
-    pub fn resolve_array(&self, name: &str) -> Result<u32, ShapeError> {
+    pub fn resolve_array(&self, name: &str) -> Result<VarId, ShapeError> {
         resolve_array(self, name)
     }
 
     /// See [`infer_shape`].
-    pub fn infer_shape(&self, var: u32, ndim: usize) -> Result<DrawShape, ShapeError> {
+    pub fn infer_shape(&self, var: VarId, ndim: usize) -> Result<DrawShape, ShapeError> {
         infer_shape(self, var, ndim)
     }
 }

@@ -6,6 +6,7 @@
 //! lookup-table scan).
 use polars::prelude::*;
 
+use super::access::VarId;
 use super::analysis::Analysis;
 use super::schema::location as lc;
 use super::{shows, MemKind};
@@ -47,7 +48,7 @@ pub struct DisplayRows {
     /// Per row: its display name (`n`, `arr`, `u`, `v#2`).
     pub names: Vec<String>,
     /// Per row: its variables.
-    pub members: Vec<Vec<u32>>,
+    pub members: Vec<Vec<VarId>>,
 }
 
 /// What variables of one row share under [`Grouping::BySite`]: the scope,
@@ -80,7 +81,7 @@ pub fn display_rows(a: &Analysis, grouping: Grouping) -> DisplayRows {
             .flatten();
         if let Some(&r) = key.as_ref().and_then(|k| by_key.get(k)) {
             rows.row_of.push(r);
-            rows.members[r as usize].push(v as u32);
+            rows.members[r as usize].push(VarId(v as u32));
             continue;
         }
         let r = rows.names.len() as u32;
@@ -89,7 +90,7 @@ pub fn display_rows(a: &Analysis, grouping: Grouping) -> DisplayRows {
         }
         rows.row_of.push(r);
         rows.names.push(var.name.clone());
-        rows.members.push(vec![v as u32]);
+        rows.members.push(vec![VarId(v as u32)]);
     }
     name_groups(a, &mut rows);
     rows
@@ -105,8 +106,8 @@ pub fn display_rows(a: &Analysis, grouping: Grouping) -> DisplayRows {
 /// (`x@S`) when a heap block or global has that name, again as the
 /// analysis names single variables. Cost: a pass over the rows.
 fn name_groups(a: &Analysis, rows: &mut DisplayRows) {
-    let first = |m: &Vec<u32>| &a.vars[m[0] as usize];
-    let heap_group = |m: &Vec<u32>| m.len() > 1 && first(m).scope == Scope::Heap;
+    let first = |m: &Vec<VarId>| &a.vars[m[0].index()];
+    let heap_group = |m: &Vec<VarId>| m.len() > 1 && first(m).scope == Scope::Heap;
     let mut heap_groups_named: HashMap<&str, u32> = Default::default();
     let mut single_heap: HashSet<&str> = Default::default();
     for (m, n) in rows.members.iter().zip(&rows.names) {
@@ -250,11 +251,7 @@ pub fn per_variable_by(a: &Analysis, kind: MemKind, grouping: Grouping) -> Polar
         ])
         .collect()?;
     let ids: Vec<u32> = agg.column("row")?.u32()?.into_no_null_iter().collect();
-    let members = |r: u32| {
-        rows.members[r as usize]
-            .iter()
-            .map(|&v| &a.vars[v as usize])
-    };
+    let members = |r: u32| rows.members[r as usize].iter().map(|&v| &a.vars[v.index()]);
     // First and last access of each row: the span over its members'.
     let (first, last): (Vec<u64>, Vec<u64>) = ids
         .iter()
@@ -528,10 +525,10 @@ fn instances_note(a: &Analysis, names: &StringChunked, grouping: Grouping) -> Op
         .iter()
         .zip(&rows.names)
         .filter(|(m, n)| {
-            m.len() > 1 && a.vars[m[0] as usize].scope == Scope::Stack && shown.contains(n.as_str())
+            m.len() > 1 && a.vars[m[0].index()].scope == Scope::Stack && shown.contains(n.as_str())
         })
         .map(|(m, n)| {
-            let f = &a.vars[m[0] as usize].function;
+            let f = &a.vars[m[0].index()].function;
             let within = if f.is_empty() {
                 String::new()
             } else {

@@ -30,7 +30,7 @@ use std::thread::JoinHandle;
 use polars::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::access::NamedAccess;
+use super::access::{NamedAccess, VarId};
 use super::byvar::{ByVar, Limits, SorterThread, VarSorter};
 use super::dataset::{stored_schema, DatasetFile};
 pub use super::dataset::{Layout, ROW_GROUP, WINDOW};
@@ -360,7 +360,8 @@ pub struct AccessWriter {
     /// Sorts the row groups into the by-variable dataset.
     by_var: Option<SorterThread>,
     /// Variables to leave out of the by-variable dataset, told the sorter
-    /// with the next row group.
+    /// with the next row group (as the by-variable index keeps them, bare
+    /// `u32`).
     left_out: Vec<u32>,
 }
 
@@ -398,9 +399,9 @@ impl AccessWriter {
     /// Leaves variable `var`'s accesses out of the by-variable dataset (a
     /// scalar, see [`super::byvar::sorted_by_var`]); called before any of
     /// its accesses is pushed.
-    pub fn leave_out_of_by_var(&mut self, var: u32) {
+    pub fn leave_out_of_by_var(&mut self, var: VarId) {
         if self.by_var.is_some() {
-            self.left_out.push(var);
+            self.left_out.push(var.0);
         }
     }
 

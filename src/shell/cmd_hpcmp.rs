@@ -1,5 +1,5 @@
-//! `export_hpcmp FILE ?whole|pins?`: traces the loaded program with
-//! thread and mutex events and writes HPCMP's JSON.
+//! `export_hpcmp FILE ?SCOPE?` (SCOPE `whole` or `pins`): traces the
+//! loaded program with thread and mutex events and writes HPCMP's JSON.
 //!
 //! The trace goes to `.mapvis/hpcmp.mvt`, beside the current trace, which
 //! stays current with its analysis. The work is in
@@ -92,7 +92,5 @@ fn export_hpcmp(st: &mut Session, a: &[String]) -> CmdResult<Value> {
 /// Whether the trace holds a region (a GL_START was reached); `None` when
 /// the trace cannot be checked (the export has said what it read).
 fn trace_has_region(trace: &Path) -> Option<bool> {
-    run::check_trace(trace, &|| false)
-        .ok()
-        .map(|c| c.regions > 0)
+    run::check_trace(trace).ok().map(|c| c.regions > 0)
 }

@@ -238,7 +238,7 @@ fn what_if(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     let fig = super::handlers::figure_options(st, true);
     st.analysis()?;
     let a = st.loaded_analysis().expect("analysis loaded above");
-    let var = filter::VarId(a.resolve_array(&name)?);
+    let var = a.resolve_array(&name)?;
     let w = filter::what_if(a, kind, &opts, var, &layout).map_err(|e| e.to_string())?;
     print!("{}", super::render::what_if(&w, &name));
     if !a.summary.complete {

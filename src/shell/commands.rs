@@ -539,7 +539,7 @@ fn array_pattern(st: &mut Session, args: &[String], ndim: usize) -> CmdResult<Va
             return struct_pattern(st, var, &name, elem, fields, opts)
         }
     };
-    let sel = filter::Selection::of(a, (0..a.vars.len()).map(|v| v == var as usize).collect())?;
+    let sel = filter::Selection::of(a, (0..a.vars.len()).map(|v| v == var.index()).collect())?;
     let src = annotate(st, a, sel, &mut opts)?;
     println!(
         "drawing {} accesses of {}...",
@@ -578,7 +578,7 @@ fn stacked_pattern(
     println!(
         "\"{name}\" names {} blocks allocated at {}: drawn side by side, one row of {} bytes per block in allocation order.",
         stack.members.len(),
-        super::text::terminal_safe(&a.vars[first as usize].site),
+        super::text::terminal_safe(&a.vars[first.index()].site),
         stack.stride
     );
     let fields = a.single_struct_fields(first)?;
@@ -615,7 +615,7 @@ fn stacked_pattern(
     };
     let mut mask = vec![false; a.vars.len()];
     for &m in &stack.members {
-        mask[m as usize] = true;
+        mask[m.index()] = true;
     }
     let sel = filter::Selection::of(a, mask)?;
     let src = annotate(st, a, sel, &mut opts)?;
@@ -628,7 +628,7 @@ fn stacked_pattern(
 /// Draws an array of structures one column per field.
 fn struct_pattern(
     st: &mut Session,
-    var: u32,
+    var: filter::VarId,
     name: &str,
     elem: u64,
     fields: Vec<filter::StructField>,
@@ -649,7 +649,7 @@ fn struct_pattern(
         );
     }
     let cols: Vec<(u64, String)> = fields.into_iter().map(|f| (f.offset, f.name)).collect();
-    let sel = filter::Selection::of(a, (0..a.vars.len()).map(|v| v == var as usize).collect())?;
+    let sel = filter::Selection::of(a, (0..a.vars.len()).map(|v| v == var.index()).collect())?;
     let src = annotate(st, a, sel, &mut opts)?;
     let layout = vis::ArrayLayout::Fields {
         elem_bytes: elem,

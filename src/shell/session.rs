@@ -699,16 +699,9 @@ impl Session {
                 )
             });
         };
-        // A Ctrl-C that ended the program is not one that stops reading
-        // its trace: forget it when the reading starts.
-        let started_reading = std::cell::Cell::new(false);
-        let cancelled = || {
-            if !started_reading.replace(true) {
-                crate::cancel::clear();
-            }
-            crate::cancel::requested()
-        };
-        let run = trace::run::run_trace_into(&req, &mut progress, &cancelled);
+        // Cancelling is trace::run's own (see run_trace_into): a Ctrl-C
+        // that ended the program does not stop reading its trace.
+        let run = trace::run::run_trace_into(&req, &mut progress);
         shown.finish();
         let run = run?;
         let mut written = run.children.clone();

@@ -658,13 +658,29 @@ pub struct TraceCheck {
 
 /// What the trace at `path` holds: its accesses and regions. A complete
 /// trace says so in its footer, read from the file's end; a trace cut
-/// short is read through the access fast path, stopping early (with what
-/// was counted) when `cancelled` says so. Cost: one small read, or one
-/// pass at the reader's access speed.
-pub fn check_trace(
-    path: &Path,
-    cancelled: &dyn Fn() -> bool,
-) -> Result<TraceCheck, super::reader::TraceError> {
+/// short is read to its end through the access fast path (Ctrl-C does not
+/// stop it: a caller that asks whether a region was reached needs the
+/// whole answer). Cost: one small read, or one pass at the reader's access
+/// speed.
+pub fn check_trace(path: &Path) -> Result<TraceCheck, super::reader::TraceError> {
+    read_check(path, OnCancel::ReadOn)
+}
+
+/// What [`read_check`] does about [`crate::cancel::requested`] while it
+/// reads a trace cut short.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum OnCancel {
+    /// Reads to the end whatever is requested.
+    ReadOn,
+    /// Forgets a request pending when the reading starts (the Ctrl-C that
+    /// ended the traced program), then stops, with what was counted, at
+    /// one made while reading.
+    StopAfterStart,
+}
+
+/// [`check_trace`], polling the cancel flag between batches of 2^24
+/// accesses as `on_cancel` says.
+fn read_check(path: &Path, on_cancel: OnCancel) -> Result<TraceCheck, super::reader::TraceError> {
     let mut r = super::reader::TraceReader::open(path)?;
     // A complete trace says what it holds in its footer: no need to read
     // it all (on a billion accesses that would take longer than tracing).
@@ -678,8 +694,15 @@ pub fn check_trace(
     }
     let mut regions = 0;
     let mut exec = None;
+    let stop = match on_cancel {
+        OnCancel::ReadOn => false,
+        OnCancel::StopAfterStart => {
+            crate::cancel::clear();
+            true
+        }
+    };
     // A corrupt record ends the count: what came before it is usable.
-    while !cancelled() {
+    while !(stop && crate::cancel::requested()) {
         use super::format::{Event, WarningKind};
         match r.for_each_access(1 << 24, |_| {}) {
             Ok(super::reader::Batch::Event(Event::RegionStart(_))) => regions += 1,
@@ -767,10 +790,17 @@ pub fn child_trace_path(dest: &Path, pid: u32) -> PathBuf {
 /// Traces of forked children (`<new>.<pid>`) are moved to
 /// [`child_trace_path`]; those of an earlier run are removed when a new
 /// trace is installed.
+///
+/// Cancelling ([`crate::cancel`]): a Ctrl-C while the program runs goes to
+/// the program too, and ends it with a readable trace; that one does not
+/// stop reading the new trace, so a request still pending when a trace
+/// cut short starts being read is forgotten. A Ctrl-C pressed during that
+/// reading stops it, and the check holds what was counted. A complete
+/// trace is checked from its footer alone, and a pending request is then
+/// left for the caller (the shell forgets it after the command).
 pub fn run_trace_into(
     req: &TraceRequest,
     progress: &mut dyn FnMut(u64),
-    cancelled: &dyn Fn() -> bool,
 ) -> Result<TracedRun, RunError> {
     let dest = req.trace_file.clone();
     let new = new_name(&dest);
@@ -781,7 +811,7 @@ pub fn run_trace_into(
     let mut into_new = req.clone();
     into_new.trace_file = new.clone();
     let mut outcome = run_trace_with(&into_new, progress)?;
-    let check = check_trace(&new, cancelled);
+    let check = read_check(&new, OnCancel::StopAfterStart);
     let rejected = match &check {
         Err(e) => Some(format!("the new trace cannot be read ({e})")),
         Ok(c) if c.regions == 0 && outcome.tool_crashed => Some(format!(

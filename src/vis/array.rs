@@ -30,6 +30,7 @@ use super::traces::MIX_NOTE;
 use super::{FigureOptions, FigureReport};
 use crate::filter::batches::AccessBatches;
 use crate::filter::csv::CsvOut;
+use crate::filter::VarId;
 
 impl Shape {
     /// First and last element touched by an access, clipped to the block;
@@ -95,7 +96,7 @@ pub struct Array2d<'a> {
     /// The source line table ([`crate::filter::schema::line`]).
     pub lines: &'a DataFrame,
     /// The variable drawn: its id in the `var` columns.
-    pub var: u32,
+    pub var: VarId,
     /// Columns of the matrix, at least 1.
     pub cols: u64,
     /// Bytes of one element, at least 1.
@@ -139,7 +140,7 @@ pub struct Array3d<'a> {
     /// The source line table ([`crate::filter::schema::line`]).
     pub lines: &'a DataFrame,
     /// The variable drawn: its id in the `var` columns.
-    pub var: u32,
+    pub var: VarId,
     /// Columns of a plane, at least 1.
     pub cols: u64,
     /// Elements along the contiguous dimension k, at least 1.
@@ -201,7 +202,7 @@ pub struct ArrayFields<'a> {
     /// The source line table ([`crate::filter::schema::line`]).
     pub lines: &'a DataFrame,
     /// The variable drawn: its id in the `var` columns.
-    pub var: u32,
+    pub var: VarId,
     /// Bytes of one structure.
     pub elem_bytes: u64,
     /// Byte offset of each field within a structure, ascending, and its
@@ -215,7 +216,7 @@ struct Request<'a> {
     acc: &'a dyn AccessBatches,
     vars: &'a DataFrame,
     lines: &'a DataFrame,
-    var: u32,
+    var: VarId,
     inner: &'a [u64],
     type_bytes: u64,
     /// Field columns of an array of structures (offset, name); empty for
@@ -228,7 +229,7 @@ impl<'a> Request<'a> {
     /// its inner dimensions and element size.
     fn grid(
         (acc, vars, lines): (&'a dyn AccessBatches, &'a DataFrame, &'a DataFrame),
-        var: u32,
+        var: VarId,
         inner: &'a [u64],
         type_bytes: u64,
     ) -> Self {
@@ -286,7 +287,7 @@ pub enum ArrayLayout<'a> {
 pub fn array_pattern_of(
     src: &dyn AccessBatches,
     (vars, lines): (&DataFrame, &DataFrame),
-    var: u32,
+    var: VarId,
     layout: ArrayLayout,
     o: &FigureOptions,
 ) -> Result<FigureReport, VisError> {
@@ -396,7 +397,7 @@ fn draw_array(r: Request, o: &FigureOptions) -> Result<FigureReport, VisError> {
     // mapvisual's file name: the variable's alone, whatever the shape.
     let stem = format!(
         "{kind}_memory_access_pattern_{}",
-        sanitize_name(&info.name, r.var)
+        sanitize_name(&info.name, r.var.0)
     );
     let title = format!(
         "{} memory access pattern of {} ({})",
@@ -637,13 +638,13 @@ fn struct_shape(
 fn pick_rows(
     src: &dyn AccessBatches,
     shape: &Shape,
-    var: u32,
+    var: VarId,
     budget: usize,
     report: &mut FigureReport,
 ) -> Result<Picked, VisError> {
     let known = src
         .var_spans()
-        .and_then(|v| v.get(var as usize).copied().flatten());
+        .and_then(|v| v.get(var.index()).copied().flatten());
     if let Some(s) = known {
         let inside = s.addr.0 >= shape.base && s.last_byte < shape.base + shape.size;
         if inside && s.accesses > budget as u64 {

@@ -138,7 +138,7 @@ pub(super) fn touch_custom(d: &Drawn, pts: &[(Item, u64)], ijk: &[(u64, u64, u64
         TouchField::Thread => u(&|it, _| it.tid as u64),
         TouchField::Occurrence => u(&|it, _| it.occ),
         TouchField::Source => CdCol::Str(
-            pts.iter().map(|(it, _)| it.line).collect(),
+            pts.iter().map(|(it, _)| it.line.0).collect(),
             d.sources.clone(),
         ),
         TouchField::Address => u(&|_, e| d.shape.addr_of(e)),

@@ -10,7 +10,8 @@ use super::array_points::Drawn;
 use super::complete::scatter_3d;
 use super::error::VisError;
 use super::input::Item;
-use super::traces::{count_sizes, customdata_fields, time_marker, CdCol, CdField, CustomData};
+use super::traces::CustomData;
+use super::traces::{count_sizes, customdata_fields, group_fields, time_marker, CdCol, CdField};
 use super::traces::{hover_with_mix, mix_column, mix_marker, mix_value};
 use super::traces::{symbol_3d, Ext, OneOrMany, Typed};
 
@@ -38,25 +39,15 @@ customdata_fields! {
     }
 }
 
+group_fields!(TouchGroupField, "element accesses");
+
 /// Hover of one aggregated group of element accesses.
-pub(super) fn group_hover() -> String {
-    use TouchGroupField::*;
-    format!(
-        "<b>{count} element accesses</b><br>order (time) {t0} to {t1}<br>elements {e0} to {e1}<br>loads {ld}, stores {st}, modifies {md}<br>occurrence {o0} to {o1}<br>first: thread {tid}, source {src}<br>pattern {pat}",
-        count = Count.at(),
-        t0 = TimeMin.at(),
-        t1 = TimeMax.at(),
-        e0 = ElemMin.at(),
-        e1 = ElemMax.at(),
-        ld = Loads.at(),
-        st = Stores.at(),
-        md = Modifies.at(),
-        o0 = OccMin.at(),
-        o1 = OccMax.at(),
-        tid = Thread.at(),
-        src = Source.at(),
-        pat = Pattern.at(),
-    )
+fn touch_hover() -> String {
+    super::traces::group_hover::<TouchGroupField>(&format!(
+        "elements {} to {}",
+        TouchGroupField::ElemMin.at(),
+        TouchGroupField::ElemMax.at()
+    ))
 }
 
 /// Exact groups of (block of elements, occurrence bin) above the point
@@ -150,14 +141,14 @@ pub(super) fn group_trace(d: &Drawn, gs: &[&Group], blocks: &[u64]) -> Box<dyn p
             let px: Vec<f64> = sizes.iter().map(|s| s.round()).collect();
             let values: Vec<f64> = gs.iter().map(|g| mix_value(&g.classes)).collect();
             let m = mix_marker(&values, &ci.labels, OneOrMany::many(&px), true);
-            let hover = hover_with_mix(&group_hover(), TouchGroupField::ALL.len());
+            let hover = hover_with_mix(&touch_hover(), TouchGroupField::ALL.len());
             (hover, m.symbol(symbol_3d()))
         }
         None => {
             let times: Vec<f64> = gs.iter().map(|g| g.t_mean()).collect();
             let (lo, hi) = (d.picked.t_lo, d.picked.t_hi);
             let m = time_marker(&times, lo, hi, OneOrMany::many(&sizes));
-            (super::complete::hover_with_class(&group_hover(), None), m)
+            (super::complete::hover_with_class(&touch_hover(), None), m)
         }
     };
     let t = scatter_3d().hover_template(hover);
@@ -186,9 +177,10 @@ pub(super) fn touch_group_custom(d: &Drawn, gs: &[&Group]) -> CustomData {
         TouchGroupField::OccMin => u(&|g| g.occ_min),
         TouchGroupField::OccMax => u(&|g| g.occ_max),
         TouchGroupField::Thread => u(&|g| g.first.tid as u64),
-        TouchGroupField::Source => {
-            CdCol::Str(gs.iter().map(|g| g.first.line).collect(), d.sources.clone())
-        }
+        TouchGroupField::Source => CdCol::Str(
+            gs.iter().map(|g| g.first.line.0).collect(),
+            d.sources.clone(),
+        ),
         TouchGroupField::Pattern => CdCol::Str(
             gs.iter()
                 .map(|g| d.ann.patterns.id(g.first.var, g.first.line))
@@ -230,6 +222,19 @@ mod tests {
     #[test]
     fn hovers_show_exactly_their_rows() {
         let last = TouchGroupField::ALL.len() - 1;
-        assert_eq!(referenced(&group_hover()), (0..=last).collect());
+        assert_eq!(referenced(&touch_hover()), (0..=last).collect());
+    }
+
+    /// The hover, written out by hand from the field order, as the pages
+    /// have always had it (the template is shared with the complete
+    /// figure's groups).
+    #[test]
+    fn the_hover_reads_as_it_did() {
+        let c = |i: usize| format!("%{{customdata[{i}]}}");
+        let want = format!(
+            "<b>{} element accesses</b><br>order (time) {} to {}<br>elements {} to {}<br>loads {}, stores {}, modifies {}<br>occurrence {} to {}<br>first: thread {}, source {}<br>pattern {}",
+            c(0), c(1), c(2), c(3), c(4), c(5), c(6), c(7), c(8), c(9), c(10), c(11), c(12)
+        );
+        assert_eq!(touch_hover(), want);
     }
 }

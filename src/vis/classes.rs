@@ -17,6 +17,7 @@ use super::error::VisError;
 use super::input::Item;
 use super::FigureOptions;
 use crate::filter::schema::pattern as pt;
+use crate::filter::{LineId, VarId};
 
 /// Colour classes as the figures use them.
 pub(crate) struct ClassInfo {
@@ -31,13 +32,13 @@ pub(crate) struct ClassInfo {
 /// Pattern labels by (variable, line), as indices into one string table
 /// whose entry 0 is `-` (no label known).
 pub(crate) struct PatternIds {
-    ids: HashMap<(u32, u32), u32>,
+    ids: HashMap<(VarId, LineId), u32>,
     pub(crate) names: Arc<Vec<String>>,
 }
 
 impl PatternIds {
     /// The label index of (`var`, `line`), 0 when unknown.
-    pub(crate) fn id(&self, var: u32, line: u32) -> u32 {
+    pub(crate) fn id(&self, var: VarId, line: LineId) -> u32 {
         self.ids.get(&(var, line)).copied().unwrap_or(0)
     }
 }
@@ -194,7 +195,7 @@ fn read_patterns(df: &DataFrame) -> Result<PatternIds, VisError> {
             names.push(s.to_string());
             names.len() as u32 - 1
         });
-        ids.insert((v, l), id);
+        ids.insert((VarId(v), LineId(l)), id);
     }
     Ok(PatternIds {
         ids,

@@ -25,6 +25,7 @@ use super::locality::{curves_of, Curve};
 use super::traces::{trace_sizes, Ext, OneOrMany, PointMarker, Typed, RAW_SIZE};
 use crate::filter::batches::AccessBatches;
 use crate::filter::locality::report::CacheReport;
+use crate::filter::VarId;
 
 /// Most variables the page draws (three figures each): those first in the
 /// order given, the comparison's largest changes.
@@ -191,9 +192,9 @@ impl RunGroups {
         let names = &r.report.names;
         // The drawn variable each variable id belongs to, if any.
         let index: Vec<Option<usize>> = (0..names.vars.len() as u32)
-            .map(|v| shown.iter().position(|s| s == names.var_name(v)))
+            .map(|v| shown.iter().position(|s| s == names.var_name(VarId(v))))
             .collect();
-        let at = |it: &Item| index.get(it.var as usize).copied().flatten();
+        let at = |it: &Item| index.get(it.var.index()).copied().flatten();
         let (lo, hi, time, count) = spans(r.accesses, shown.len(), &at)?;
         let mut base: Vec<u64> = lo.clone();
         for (v, k) in index.iter().enumerate() {

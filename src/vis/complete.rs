@@ -16,11 +16,12 @@ use super::input::{for_items, gather, op_index, op_name, FrameBatches, Item};
 use super::input::{Lines, Variables, OP_NAMES};
 use super::traces::{count_sizes, customdata_fields, time_marker, CdField, OneOrMany};
 use super::traces::{draw_order, op_colour, symbol_3d, PointMarker, Typed, RAW_SIZE};
+use super::traces::{group_fields, group_hover, CdCol, CustomData, Ext};
 use super::traces::{hover_with_mix, mix_column, mix_marker, mix_value, MIX_NOTE};
-use super::traces::{CdCol, CustomData, Ext};
 use super::{FigureOptions, FigureReport};
 use crate::filter::batches::{AccessBatches, VarSpan};
 use crate::filter::csv::CsvOut;
+use crate::filter::VarId;
 
 /// File name of the page written by [`complete_memory_access_pattern`].
 pub(crate) const FILE: &str = "complete_memory_access_pattern.html";
@@ -89,28 +90,18 @@ customdata_fields! {
     }
 }
 
+group_fields!(GroupField, "accesses");
+
 /// Hover of one aggregated group whose lowest address the hover reads
 /// from `a0` (a placeholder such as `%{z:x}`, the 3D point's own address
 /// coordinate): the address is not repeated in the customdata, which
 /// saves 12 bytes a point.
 fn hover_group(a0: &str) -> String {
-    use GroupField::*;
-    format!(
-        "<b>{count} accesses</b><br>order (time) {t0} to {t1}<br>lowest address 0x{a0}, highest {a1} bytes above<br>variable {var}<br>loads {ld}, stores {st}, modifies {md}<br>occurrence {o0} to {o1}<br>first: thread {tid}, source {src}<br>pattern {pat}",
-        count = Count.at(),
-        t0 = TimeMin.at(),
-        t1 = TimeMax.at(),
-        a1 = AddrSpan.at(),
-        var = Variable.at(),
-        ld = Loads.at(),
-        st = Stores.at(),
-        md = Modifies.at(),
-        o0 = OccMin.at(),
-        o1 = OccMax.at(),
-        tid = Thread.at(),
-        src = Source.at(),
-        pat = Pattern.at(),
-    )
+    group_hover::<GroupField>(&format!(
+        "lowest address 0x{a0}, highest {a1} bytes above<br>variable {var}",
+        a1 = GroupField::AddrSpan.at(),
+        var = GroupField::Variable.at(),
+    ))
 }
 
 /// Bits of an aggregation key below the variable rank (the address bin).
@@ -284,7 +275,7 @@ impl Spans {
 
     #[inline]
     fn add(&mut self, it: &Item) {
-        let v = it.var as usize;
+        let v = it.var.index();
         if v >= self.seen.len() {
             self.seen.resize(v + 1, false);
             self.addr.resize(v + 1, (u64::MAX, 0));
@@ -338,10 +329,11 @@ impl Spans {
 /// name of each row. Variables sharing a name (heap blocks grouped by
 /// allocation site) share a row, placed at their lowest block. Ids not
 /// present rank `u32::MAX`.
-fn rank_variables(seen: &[bool], v: &Variables) -> (Vec<u32>, Vec<u32>, Vec<String>) {
+fn rank_variables(seen: &[bool], v: &Variables) -> (Vec<VarId>, Vec<u32>, Vec<String>) {
     let max_id = seen.len().saturating_sub(1);
-    let mut present: Vec<u32> = (0..seen.len() as u32)
-        .filter(|&i| seen[i as usize])
+    let mut present: Vec<VarId> = (0..seen.len() as u32)
+        .map(VarId)
+        .filter(|&i| seen[i.index()])
         .collect();
     present.sort_by_key(|&i| (v.get(i).map_or(u64::MAX, |x| x.base), i));
     let mut rank_of = vec![u32::MAX; max_id + 1];
@@ -353,7 +345,7 @@ fn rank_variables(seen: &[bool], v: &Variables) -> (Vec<u32>, Vec<u32>, Vec<Stri
             names.push(name);
             names.len() as u32 - 1
         });
-        rank_of[id as usize] = r;
+        rank_of[id.index()] = r;
     }
     (present, rank_of, names)
 }
@@ -385,7 +377,7 @@ fn aggregate_both(
     }
     let source = |f: &mut dyn FnMut(&Item, u64) -> bool| for_items(src, &mut |it| f(it, it.addr));
     let key = |it: &Item, coord: u64, res: u64| {
-        let r = rank_of[it.var as usize] as usize;
+        let r = rank_of[it.var.index()] as usize;
         let width = bin_width(hi[r] - lo[r] + 1, res);
         ((r as u64) << RANK_SHIFT) | ((coord - lo[r]) >> width.trailing_zeros())
     };
@@ -525,7 +517,7 @@ fn save_csv(
     for_items(src, &mut |it| {
         w.num(it.row);
         w.hex(it.addr);
-        w.text(&labels.names[rank_of[it.var as usize] as usize]);
+        w.text(&labels.names[rank_of[it.var.index()] as usize]);
         w.num(it.occ);
         w.text(op_name(it.op));
         w.num(it.tid as u64);
@@ -629,14 +621,14 @@ const KINDS: [(&str, &str); 4] = [
 
 impl Labels {
     fn new(
-        present: &[u32],
+        present: &[VarId],
         rank_of: &[u32],
         v: &Variables,
         names: Arc<Vec<String>>,
         sources: Arc<Vec<String>>,
         ann: Annot,
     ) -> Labels {
-        let kind_of = |id: u32| {
+        let kind_of = |id: VarId| {
             let scope = v.get(id).map_or("", |x| x.scope.as_str());
             KINDS
                 .iter()
@@ -652,7 +644,7 @@ impl Labels {
         // variables of one rank share a name and so a memory kind.
         let mut panel = vec![usize::MAX; names.len()];
         for &id in present {
-            let slot = &mut panel[rank_of[id as usize] as usize];
+            let slot = &mut panel[rank_of[id.index()] as usize];
             if *slot == usize::MAX {
                 *slot = order.iter().position(|&k| k == kind_of(id)).unwrap_or(0);
             }
@@ -957,7 +949,7 @@ struct ExactData<'a> {
 
 impl<'a> ExactData<'a> {
     fn new(a: &'a [Item], v: &Variables, rank_of: &[u32], lab: &'a Labels) -> Self {
-        let ranks: Vec<u32> = a.iter().map(|it| rank_of[it.var as usize]).collect();
+        let ranks: Vec<u32> = a.iter().map(|it| rank_of[it.var.index()]).collect();
         let mut elem_ids: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
         let mut elem_names: Vec<String> = Vec::new();
         let elem: Vec<u32> = a
@@ -997,7 +989,7 @@ impl<'a> ExactData<'a> {
             AccessField::Thread => u64s(&|it| it.tid as u64),
             AccessField::Occurrence => u64s(&|it| it.occ),
             AccessField::Source => CdCol::Str(
-                rows.iter().map(|&k| a[k].line).collect(),
+                rows.iter().map(|&k| a[k].line.0).collect(),
                 self.lab.sources.clone(),
             ),
             AccessField::Address => u64s(&|it| it.addr),
@@ -1128,7 +1120,7 @@ fn group_custom(gs: &[&Group], lab: &Labels) -> CustomData {
         GroupField::Modifies => u64s(&|g| g.ops[2]),
         GroupField::Thread => u64s(&|g| g.first.tid as u64),
         GroupField::Source => CdCol::Str(
-            gs.iter().map(|g| g.first.line).collect(),
+            gs.iter().map(|g| g.first.line.0).collect(),
             lab.sources.clone(),
         ),
         GroupField::Pattern => CdCol::Str(
@@ -1255,6 +1247,19 @@ mod tests {
         let h = hover_group("%{z:x}");
         assert_eq!(referenced(&h), row(GroupField::ALL.len()));
         assert!(h.contains("lowest address 0x%{z:x},"));
+    }
+
+    /// The group hover, written out by hand from the field order, as the
+    /// pages have always had it (the template is shared with the array
+    /// figures' groups).
+    #[test]
+    fn the_group_hover_reads_as_it_did() {
+        let c = |i: usize| format!("%{{customdata[{i}]}}");
+        let want = format!(
+            "<b>{} accesses</b><br>order (time) {} to {}<br>lowest address 0x%{{z:x}}, highest {} bytes above<br>variable {}<br>loads {}, stores {}, modifies {}<br>occurrence {} to {}<br>first: thread {}, source {}<br>pattern {}",
+            c(0), c(1), c(2), c(4), c(3), c(7), c(8), c(9), c(5), c(6), c(10), c(11), c(12)
+        );
+        assert_eq!(hover_group("%{z:x}"), want);
     }
 
     /// A 2D trace's one marker size: a raw access's for groups of one,

@@ -24,7 +24,7 @@ pub enum VisError {
     #[error("Variable id {var} is not in the variable table ({rows} rows). Pick a variable listed by the analysis.")]
     UnknownVariable {
         /// The id asked for.
-        var: u32,
+        var: crate::filter::VarId,
         /// Rows in the variable table.
         rows: usize,
     },

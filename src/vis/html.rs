@@ -649,9 +649,11 @@ impl PageMeta {
 }
 
 /// Makes a variable name usable in a file name. Characters other than ASCII
-/// letters, digits, `-`, `_` and `.` become `_`; when anything changed, the
-/// variable id is appended so that `a[1]` and `a_1_` never share a file.
-pub fn sanitize_name(name: &str, var: u32) -> String {
+/// letters, digits, `-`, `_` and `.` become `_`; when anything changed,
+/// `_v` and `tag` are appended so that `a[1]` and `a_1_` never share a
+/// file. The figures of a variable pass its id as `tag` (the number of
+/// [`crate::filter::VarId`]); names that are not a variable's pass 0.
+pub fn sanitize_name(name: &str, tag: u32) -> String {
     let clean: String = name
         .chars()
         .map(|c| {
@@ -666,6 +668,6 @@ pub fn sanitize_name(name: &str, var: u32) -> String {
     if clean == name && !clean.is_empty() {
         clean
     } else {
-        format!("{clean}_v{var}")
+        format!("{clean}_v{tag}")
     }
 }

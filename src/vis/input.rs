@@ -10,7 +10,7 @@ use polars::prelude::*;
 
 use crate::filter::batches::{AccessBatch, AccessBatches, BatchFn};
 use crate::filter::schema::{access, line, variable, OP_LOAD, OP_MODIFY, OP_STORE};
-use crate::filter::FilterError;
+use crate::filter::{FilterError, LineId, VarId};
 
 use super::error::VisError;
 
@@ -104,8 +104,8 @@ pub(crate) struct Item {
     pub(crate) addr: u64,
     pub(crate) size: u16,
     pub(crate) tid: u16,
-    pub(crate) var: u32,
-    pub(crate) line: u32,
+    pub(crate) var: VarId,
+    pub(crate) line: LineId,
     pub(crate) occ: u64,
     /// Colour class as the batches give it (0 without classes).
     pub(crate) class: u8,
@@ -187,8 +187,8 @@ pub(crate) fn for_items(
                 addr: b.addr[k],
                 size: b.size[k],
                 tid: b.tid[k],
-                var: b.var[k],
-                line: b.line[k],
+                var: VarId(b.var[k]),
+                line: LineId(b.line[k]),
                 occ: b.occ[k],
                 class: b.colour.as_ref().map_or(0, |c| c[k]),
                 coloured: b.colour.is_some(),
@@ -269,13 +269,13 @@ impl Variables {
     pub(crate) fn rows(&self) -> usize {
         self.by_id.iter().filter(|v| v.is_some()).count()
     }
-    pub(crate) fn get(&self, id: u32) -> Option<&VarInfo> {
-        self.by_id.get(id as usize).and_then(|v| v.as_ref())
+    pub(crate) fn get(&self, id: VarId) -> Option<&VarInfo> {
+        self.by_id.get(id.index()).and_then(|v| v.as_ref())
     }
     /// The element an address falls in, as C writes it: `X[3][4]` for an
     /// array of known shape, `X[12]` for a known element size, `X+12` (byte
     /// offset) otherwise, and the plain name at offset 0 or outside.
-    pub(crate) fn element(&self, id: u32, addr: u64) -> String {
+    pub(crate) fn element(&self, id: VarId, addr: u64) -> String {
         match self.get(id) {
             Some(v) => crate::trace::naming::element_path(
                 &v.name,
@@ -290,7 +290,7 @@ impl Variables {
     }
 
     /// Display name; a placeholder for ids the table does not know.
-    pub(crate) fn name(&self, id: u32) -> String {
+    pub(crate) fn name(&self, id: VarId) -> String {
         match self.get(id) {
             Some(v) => v.name.clone(),
             None => format!("<var {id}>"),

@@ -31,7 +31,7 @@ fn annotations(r: &CacheReport) -> Annotations {
             .entry(n)
             .or_default();
         e.0.add(&r.cache.counts[i]);
-        if r.shown.get(v as usize).copied().unwrap_or(false) {
+        if r.shown.get(v.index()).copied().unwrap_or(false) {
             e.1.push((r.names.var_name(v).to_string(), r.pattern_text(i)));
         }
     }

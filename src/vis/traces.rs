@@ -132,6 +132,80 @@ pub(crate) trait CdField: Copy + 'static {
     }
 }
 
+/// The customdata fields every kind of aggregated group has, whatever it
+/// groups (accesses of the complete figure, element accesses of an array
+/// figure), so that both hovers come from one template ([`group_hover`]).
+pub(crate) trait GroupFields: CdField {
+    /// What the group counts, after its count: `accesses`.
+    const WHAT: &'static str;
+    /// The count of the group.
+    const COUNT: Self;
+    /// Its first time.
+    const TIME_MIN: Self;
+    /// Its last time.
+    const TIME_MAX: Self;
+    /// Its loads.
+    const LOADS: Self;
+    /// Its stores.
+    const STORES: Self;
+    /// Its modifies.
+    const MODIFIES: Self;
+    /// Its lowest occurrence.
+    const OCC_MIN: Self;
+    /// Its highest occurrence.
+    const OCC_MAX: Self;
+    /// The thread of its earliest access.
+    const THREAD: Self;
+    /// The source line of its earliest access.
+    const SOURCE: Self;
+    /// The pattern label of its earliest access.
+    const PATTERN: Self;
+}
+
+/// Hover of one aggregated group of fields `F`: its count, times, `place`
+/// (where the group lies, in the figure's own terms, as hover text with
+/// its own placeholders), operations, occurrences, and the thread, source
+/// and pattern of its earliest access.
+pub(crate) fn group_hover<F: GroupFields>(place: &str) -> String {
+    format!(
+        "<b>{count} {what}</b><br>order (time) {t0} to {t1}<br>{place}<br>loads {ld}, stores {st}, modifies {md}<br>occurrence {o0} to {o1}<br>first: thread {tid}, source {src}<br>pattern {pat}",
+        count = F::COUNT.at(),
+        what = F::WHAT,
+        t0 = F::TIME_MIN.at(),
+        t1 = F::TIME_MAX.at(),
+        ld = F::LOADS.at(),
+        st = F::STORES.at(),
+        md = F::MODIFIES.at(),
+        o0 = F::OCC_MIN.at(),
+        o1 = F::OCC_MAX.at(),
+        tid = F::THREAD.at(),
+        src = F::SOURCE.at(),
+        pat = F::PATTERN.at(),
+    )
+}
+
+/// Implements [`GroupFields`] for a [`customdata_fields!`] enum whose
+/// common fields carry the usual names (`Count`, `TimeMin`, ...).
+macro_rules! group_fields {
+    ($name:ident, $what:literal) => {
+        impl $crate::vis::traces::GroupFields for $name {
+            const WHAT: &'static str = $what;
+            const COUNT: Self = $name::Count;
+            const TIME_MIN: Self = $name::TimeMin;
+            const TIME_MAX: Self = $name::TimeMax;
+            const LOADS: Self = $name::Loads;
+            const STORES: Self = $name::Stores;
+            const MODIFIES: Self = $name::Modifies;
+            const OCC_MIN: Self = $name::OccMin;
+            const OCC_MAX: Self = $name::OccMax;
+            const THREAD: Self = $name::Thread;
+            const SOURCE: Self = $name::Source;
+            const PATTERN: Self = $name::Pattern;
+        }
+    };
+}
+pub(crate) use group_fields;
+
 /// Declares an enum of customdata fields in row order and implements
 /// [`CdField`] for it; each variant's discriminant is its row position.
 macro_rules! customdata_fields {

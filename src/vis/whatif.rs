@@ -223,8 +223,7 @@ fn offset(p: &Panel, addr: u64) -> u64 {
 }
 
 /// The index in `p.names` of a variable row.
-fn trace_of(p: &Panel, var: u32) -> Option<u64> {
-    let var = VarId(var);
+fn trace_of(p: &Panel, var: VarId) -> Option<u64> {
     p.names
         .iter()
         .position(|(v, _)| *v == var)

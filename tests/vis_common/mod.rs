@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use mapvis::filter::schema::{OP_LOAD, OP_STORE};
+use mapvis::filter::VarId;
 use mapvis::vis::{Array2d, FigureOptions, FigureReport, VisError};
 use polars::prelude::*;
 use serde_json::Value;
@@ -258,7 +259,7 @@ pub fn grid(z: &Value) -> Vec<Vec<Option<f64>>> {
 pub fn draw_2d(
     acc: &DataFrame,
     vars: &DataFrame,
-    var: u32,
+    var: VarId,
     cols: u64,
     type_bytes: u64,
     o: &FigureOptions,

@@ -39,7 +39,7 @@ use std::path::Path;
 use polars::prelude::PlHashSet;
 use serde::{Deserialize, Serialize};
 
-use super::{to_front, AccessSink, NamedAccess, PairIndex};
+use super::{to_front, AccessSink, LineId, NamedAccess, PairIndex, VarId};
 
 /// Errors of the cache model: each message says what to type instead.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -533,7 +533,7 @@ pub struct CacheResult {
     /// The model simulated.
     pub model: CacheModel,
     /// (variable row, line row) of each pair, by pair id.
-    pub pairs: Vec<(u32, u32)>,
+    pub pairs: Vec<(VarId, LineId)>,
     /// Counts by pair id.
     pub counts: Vec<Counts>,
     /// Accesses simulated.
@@ -590,7 +590,7 @@ impl CacheSim {
     /// first level, the number of levels for memory).
     #[inline]
     pub fn access(&mut self, r: &NamedAccess) -> u8 {
-        let pair = self.pairs.id(r.var.0, r.line.0);
+        let pair = self.pairs.id(r.var, r.line);
         if pair as usize >= self.counts.len() {
             self.counts.push(Counts::default());
         }

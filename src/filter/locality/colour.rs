@@ -368,13 +368,13 @@ pub fn pattern_table(a: &Analysis) -> Result<DataFrame, LocalityError> {
         .map(|(&(v, _), p)| {
             names
                 .vars
-                .get(v as usize)
+                .get(v.index())
                 .map_or_else(|| "?".into(), |var| label(p, var).to_string())
         })
         .collect();
     Ok(DataFrame::new(vec![
-        owned::<UInt32Type>(pt::VAR, pairs.iter().map(|p| p.0).collect()),
-        owned::<UInt32Type>(pt::LINE, pairs.iter().map(|p| p.1).collect()),
+        owned::<UInt32Type>(pt::VAR, pairs.iter().map(|p| p.0 .0).collect()),
+        owned::<UInt32Type>(pt::LINE, pairs.iter().map(|p| p.1 .0).collect()),
         Column::new(pt::LABEL.into(), labels),
     ])?)
 }

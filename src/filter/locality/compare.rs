@@ -298,13 +298,15 @@ pub enum MatchKey {
 }
 
 impl std::fmt::Display for MatchKey {
-    /// The label, or the direction as the labels begin with it.
+    /// The label, or the direction as the labels begin with it (both made
+    /// by the pattern module).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use super::pattern::Direction;
         match self {
             MatchKey::Label(l) => write!(f, "{l}"),
-            MatchKey::RowWise => f.write_str("row-wise"),
-            MatchKey::ColumnWise => f.write_str("column-wise"),
-            MatchKey::LastIndexInnermost => f.write_str("row-wise (last index innermost)"),
+            MatchKey::RowWise => write!(f, "{}", Direction::RowWise),
+            MatchKey::ColumnWise => write!(f, "{}", Direction::ColumnWise),
+            MatchKey::LastIndexInnermost => write!(f, "{}", Direction::LastIndexInnermost),
         }
     }
 }

@@ -120,10 +120,10 @@ impl Names {
 
     /// The display row of variable `v`: its group's row, or for a variable
     /// past the grouped ones a row of its own numbered after them.
-    pub fn row(&self, v: u32) -> u32 {
-        match self.row_of.get(v as usize) {
+    pub fn row(&self, v: VarId) -> u32 {
+        match self.row_of.get(v.index()) {
             Some(&r) => r,
-            None => (self.row_names.len() + v as usize - self.row_of.len()) as u32,
+            None => (self.row_names.len() + v.index() - self.row_of.len()) as u32,
         }
     }
 
@@ -139,13 +139,13 @@ impl Names {
 
     /// The display name of variable `v`: its row's name (`n` for any of a
     /// list's grouped nodes).
-    pub fn var_name(&self, v: u32) -> &str {
+    pub fn var_name(&self, v: VarId) -> &str {
         self.row_name(self.row(v))
     }
 
     /// The `file.c:LINE` of line row `l`.
-    pub fn source(&self, l: u32) -> &str {
-        self.sources.get(l as usize).map_or("?", |s| s.as_str())
+    pub fn source(&self, l: LineId) -> &str {
+        self.sources.get(l.index()).map_or("?", |s| s.as_str())
     }
 }
 
@@ -194,12 +194,12 @@ pub fn drive(a: &Analysis, sinks: &mut [&mut dyn AccessSink]) -> Result<u64, Fil
 pub struct PairIndex {
     /// Per line: its pairs (variable, id) while fewer than [`SCAN_MAX`];
     /// once full, the line's pairs are in `many`.
-    by_line: Vec<Vec<(u32, u32)>>,
+    by_line: Vec<Vec<(VarId, u32)>>,
     /// (variable, line) to id, for lines with [`SCAN_MAX`] pairs or more.
-    many: std::collections::HashMap<(u32, u32), u32>,
-    pairs: Vec<(u32, u32)>,
+    many: std::collections::HashMap<(VarId, LineId), u32>,
+    pairs: Vec<(VarId, LineId)>,
     /// (var, line, id) by [`recent_slot`]; `u32::MAX` var: empty.
-    recent: Box<[(u32, u32, u32); RECENT]>,
+    recent: Box<[(VarId, LineId, u32); RECENT]>,
 }
 
 /// Slots of [`PairIndex`]'s cache of recent pairs.
@@ -210,8 +210,8 @@ const SCAN_MAX: usize = 32;
 
 /// The cache slot of (`var`, `line`): a multiplicative hash of both.
 #[inline]
-fn recent_slot(var: u32, line: u32) -> usize {
-    let k = (u64::from(var) << 32 | u64::from(line)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+fn recent_slot(var: VarId, line: LineId) -> usize {
+    let k = (u64::from(var.0) << 32 | u64::from(line.0)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     (k >> (64 - RECENT.trailing_zeros())) as usize
 }
 
@@ -228,13 +228,13 @@ impl PairIndex {
             by_line: Vec::new(),
             many: Default::default(),
             pairs: Vec::new(),
-            recent: Box::new([(u32::MAX, u32::MAX, 0); RECENT]),
+            recent: Box::new([(VarId(u32::MAX), LineId(u32::MAX), 0); RECENT]),
         }
     }
 
     /// The id of (`var`, `line`), created on first use.
     #[inline]
-    pub fn id(&mut self, var: u32, line: u32) -> u32 {
+    pub fn id(&mut self, var: VarId, line: LineId) -> u32 {
         let slot = recent_slot(var, line);
         let (v, l, id) = self.recent[slot];
         if v == var && l == line {
@@ -247,8 +247,8 @@ impl PairIndex {
 
     /// [`Self::id`] past the cache.
     #[inline(never)]
-    fn find(&mut self, var: u32, line: u32) -> u32 {
-        let l = line as usize;
+    fn find(&mut self, var: VarId, line: LineId) -> u32 {
+        let l = line.index();
         if l >= self.by_line.len() {
             self.by_line.resize(l + 1, Vec::new());
         }
@@ -276,7 +276,7 @@ impl PairIndex {
     }
 
     /// (variable, line) of each id, in id order.
-    pub fn pairs(&self) -> &[(u32, u32)] {
+    pub fn pairs(&self) -> &[(VarId, LineId)] {
         &self.pairs
     }
 

@@ -52,7 +52,7 @@ use std::fmt;
 use super::cache::human_bytes;
 use polars::prelude::*;
 
-use super::{AccessSink, NamedAccess, PairIndex, VarId, VarInfo};
+use super::{AccessSink, LineId, NamedAccess, PairIndex, VarId, VarInfo};
 
 const SLOTS: usize = 4;
 
@@ -276,7 +276,7 @@ pub struct PatternSink {
 #[derive(Clone, Debug, Default)]
 pub struct PatternStates {
     /// (variable, line) of each pair.
-    pub pairs: Vec<(u32, u32)>,
+    pub pairs: Vec<(VarId, LineId)>,
     /// What was seen of each pair, by the same index.
     pub states: Vec<PairPattern>,
 }
@@ -310,7 +310,7 @@ impl PatternSink {
         // The stored access list clamps sizes to 1..=65535; so does this,
         // so that a pass over it and the analysis' own pass agree.
         let size = u64::from(r.size.clamp(1, u32::from(u16::MAX)));
-        let id = self.pairs.id(r.var.0, r.line.0) as usize;
+        let id = self.pairs.id(r.var, r.line) as usize;
         if id == self.states.len() {
             let (base, e) = span(r.var);
             let elem = if e > 0 { e } else { size };
@@ -340,7 +340,7 @@ impl PatternSink {
 
     /// The pairs, as (variable, line), and what was seen of each, by id.
     /// Pairs whose period was still being learnt are counted now.
-    pub fn finish(mut self) -> (Vec<(u32, u32)>, Vec<PairPattern>) {
+    pub fn finish(mut self) -> (Vec<(VarId, LineId)>, Vec<PairPattern>) {
         for st in &mut self.states {
             st.settle();
         }
@@ -401,11 +401,11 @@ impl PatternStates {
         let mut cols = vec![
             Column::new(
                 STATE_COLUMNS[0].into(),
-                self.pairs.iter().map(|p| p.0).collect::<Vec<u32>>(),
+                self.pairs.iter().map(|p| p.0 .0).collect::<Vec<u32>>(),
             ),
             Column::new(
                 STATE_COLUMNS[1].into(),
-                self.pairs.iter().map(|p| p.1).collect::<Vec<u32>>(),
+                self.pairs.iter().map(|p| p.1 .0).collect::<Vec<u32>>(),
             ),
             Column::new(STATE_COLUMNS[2].into(), u(&|p| p.accesses)),
             Column::new(STATE_COLUMNS[3].into(), u(&|p| p.steps)),
@@ -487,7 +487,11 @@ impl PatternStates {
             })
             .collect();
         Ok(PatternStates {
-            pairs: var.into_iter().zip(line).collect(),
+            pairs: var
+                .into_iter()
+                .zip(line)
+                .map(|(v, l)| (VarId(v), LineId(l)))
+                .collect(),
             states,
         })
     }
@@ -595,28 +599,53 @@ pub enum Walk {
     Constant(Stride),
 }
 
+/// The direction of a walk over a 2-D or 3-D array, as the labels begin
+/// with it (`row-wise`): also what two runs' pairs are matched on when
+/// their whole labels differ.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Direction {
+    /// Along the rows.
+    RowWise,
+    /// Down the columns.
+    ColumnWise,
+    /// A 3-D array with its last index innermost.
+    LastIndexInnermost,
+}
+
+impl fmt::Display for Direction {
+    /// The direction's words in the labels.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Direction::RowWise => "row-wise",
+            Direction::ColumnWise => "column-wise",
+            Direction::LastIndexInnermost => "row-wise (last index innermost)",
+        })
+    }
+}
+
 impl fmt::Display for Walk {
     /// The text the tables print (`column-wise: stride 32 elements (256
     /// B)`): the one place it is made.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use Direction::{ColumnWise, LastIndexInnermost, RowWise};
         match self {
             Walk::Scalar => f.write_str("scalar"),
             Walk::SingleAccess => f.write_str("single access"),
             Walk::Reused => f.write_str("stride 0: the same element reused"),
             Walk::Irregular => f.write_str("irregular"),
-            Walk::RowWise(u) => write!(f, "row-wise: {u}"),
+            Walk::RowWise(u) => write!(f, "{RowWise}: {u}"),
             Walk::TiledRows { width, vector } => write!(
                 f,
-                "tiled: row-wise inside tiles {width} elements wide{}",
+                "tiled: {RowWise} inside tiles {width} elements wide{}",
                 VectorNote(*vector)
             ),
-            Walk::ColumnWise(s) => write!(f, "column-wise: {s}"),
+            Walk::ColumnWise(s) => write!(f, "{ColumnWise}: {s}"),
             Walk::TiledColumns { height } => {
-                write!(f, "tiled: column-wise inside tiles {height} rows tall")
+                write!(f, "tiled: {ColumnWise} inside tiles {height} rows tall")
             }
             Walk::Diagonal(s) => write!(f, "diagonal: {s}"),
             Walk::AntiDiagonal(s) => write!(f, "anti-diagonal: {s}"),
-            Walk::LastIndexInnermost(u) => write!(f, "row-wise (last index innermost): {u}"),
+            Walk::LastIndexInnermost(u) => write!(f, "{LastIndexInnermost}: {u}"),
             Walk::MiddleIndexInnermost(s) => write!(f, "middle index innermost: {s}"),
             Walk::FirstIndexInnermost(s) => write!(f, "first index innermost: {s}"),
             Walk::Sweep(u) => write!(f, "{u}"),
@@ -981,7 +1010,7 @@ mod tests {
             ..Default::default()
         };
         let states = PatternStates {
-            pairs: vec![(0, 1)],
+            pairs: vec![(VarId(0), LineId(1))],
             states: vec![old],
         };
         let df = states.to_frame().unwrap();

@@ -16,7 +16,7 @@ use super::pattern::Differ;
 use super::pattern::{label, PairPattern, PatternSink, PatternStates, RowLabel};
 use super::reuse::{bin_low, Histogram, ReuseResult, ReuseSink, Sampling, BINS};
 use super::sharing::{ByteSet, LineUse, SharingSink};
-use super::{drive, AccessSink, Names};
+use super::{drive, AccessSink, LineId, Names, VarId};
 use crate::filter::analysis::Analysis;
 use crate::filter::schema::location as lc;
 use crate::filter::stats::Grouping;
@@ -108,7 +108,7 @@ pub fn cache_stats_over(
     let (ppairs, pstates) = pat.finish();
     // Both sinks number pairs in order of first appearance over the same
     // accesses, so the ids agree; map by key all the same.
-    let mut by_key: BTreeMap<(u32, u32), usize> = BTreeMap::new();
+    let mut by_key: BTreeMap<(VarId, LineId), usize> = BTreeMap::new();
     for (i, p) in ppairs.iter().enumerate() {
         by_key.insert(*p, i);
     }
@@ -179,8 +179,8 @@ impl CacheReport {
     }
 
     /// Whether variable `v` is listed.
-    fn listed(&self, v: u32) -> bool {
-        self.shown.get(v as usize).copied().unwrap_or(false)
+    fn listed(&self, v: VarId) -> bool {
+        self.shown.get(v.index()).copied().unwrap_or(false)
     }
 
     /// Per listed display row (a variable, or the blocks grouped under one
@@ -216,7 +216,7 @@ impl CacheReport {
     /// Per source line (every access), by descending misses at the last
     /// level, then at the first.
     pub fn per_line(&self) -> Vec<Row> {
-        let mut acc: BTreeMap<u32, (Counts, Vec<u32>)> = BTreeMap::new();
+        let mut acc: BTreeMap<LineId, (Counts, Vec<u32>)> = BTreeMap::new();
         for (i, &(v, l)) in self.cache.pairs.iter().enumerate() {
             let e = acc.entry(l).or_default();
             e.0.add(&self.cache.counts[i]);
@@ -252,7 +252,7 @@ impl CacheReport {
     /// The pattern label of pair `i`, with the bytes used per fetched line.
     pub fn pattern_text(&self, i: usize) -> String {
         let (v, _) = self.cache.pairs[i];
-        let Some(var) = self.names.vars.get(v as usize) else {
+        let Some(var) = self.names.vars.get(v.index()) else {
             return String::new();
         };
         let mut t = label(&self.patterns[i], var).to_string();
@@ -292,10 +292,10 @@ impl CacheReport {
     /// [`Self::group_pattern_text`].
     fn group_label(&self, members: &[usize]) -> Option<RowLabel> {
         let label_of = |i: usize| {
-            let v = self.cache.pairs[i].0 as usize;
+            let v = self.cache.pairs[i].0;
             self.names
                 .vars
-                .get(v)
+                .get(v.index())
                 .map(|var| label(&self.patterns[i], var))
         };
         let first = label_of(members[0])?;
@@ -314,9 +314,9 @@ impl CacheReport {
 
     /// Per display row and line: the pair ids of the listed variables,
     /// busiest first, in order of the row's first pair.
-    pub fn row_pairs(&self) -> Vec<((u32, u32), Vec<usize>)> {
-        let mut at: std::collections::HashMap<(u32, u32), usize> = Default::default();
-        let mut out: Vec<((u32, u32), Vec<usize>)> = Vec::new();
+    pub fn row_pairs(&self) -> Vec<((u32, LineId), Vec<usize>)> {
+        let mut at: std::collections::HashMap<(u32, LineId), usize> = Default::default();
+        let mut out: Vec<((u32, LineId), Vec<usize>)> = Vec::new();
         for (i, &(v, l)) in self.cache.pairs.iter().enumerate() {
             if !self.listed(v) {
                 continue;
@@ -429,8 +429,9 @@ impl CacheReport {
     pub fn row_histograms(&self) -> BTreeMap<u32, Histogram> {
         let mut out: BTreeMap<u32, Histogram> = BTreeMap::new();
         for (v, h) in self.reuse.per_var.iter().enumerate() {
-            if self.listed(v as u32) && h.total() > 0 {
-                out.entry(self.names.row(v as u32)).or_default().merge(h);
+            let v = VarId(v as u32);
+            if self.listed(v) && h.total() > 0 {
+                out.entry(self.names.row(v)).or_default().merge(h);
             }
         }
         out
@@ -493,9 +494,9 @@ impl CacheReport {
         self.reuse
             .most_distant
             .iter()
-            .filter(|(_, _, _, v)| self.shown.get(*v as usize).copied().unwrap_or(false))
+            .filter(|(_, _, _, v)| self.shown.get(v.index()).copied().unwrap_or(false))
             .map(|&(line, d, addr, v)| {
-                let var = &self.names.vars[v as usize];
+                let var = &self.names.vars[v.index()];
                 let el = element_path(
                     &var.name,
                     var.base,
@@ -594,16 +595,16 @@ pub fn patterns(
 ) -> Result<Vec<PatternRow>, LocalityError> {
     let names = Names::grouped(a, grouping)?;
     let st = pattern_states(a, &names)?;
-    let mut groups: BTreeMap<(u32, u32), Vec<usize>> = BTreeMap::new();
+    let mut groups: BTreeMap<(u32, LineId), Vec<usize>> = BTreeMap::new();
     for (i, &(v, l)) in st.pairs.iter().enumerate() {
         if a.vars
-            .get(v as usize)
+            .get(v.index())
             .is_some_and(|x| crate::filter::shows(kind, x))
         {
             groups.entry((names.row(v), l)).or_default().push(i);
         }
     }
-    let label_of = |i: usize| label(&st.states[i], &names.vars[st.pairs[i].0 as usize]);
+    let label_of = |i: usize| label(&st.states[i], &names.vars[st.pairs[i].0.index()]);
     let mut rows: Vec<PatternRow> = groups
         .into_iter()
         .map(|((r, l), mut members)| {
@@ -709,7 +710,7 @@ pub fn sharing_stats(
     for (addr, l) in sink.finish() {
         let shown = l.threads.iter().flat_map(|t| &t.vars).any(|&v| {
             a.vars
-                .get(v as usize)
+                .get(v.index())
                 .is_some_and(|x| crate::filter::shows(kind, x))
         });
         if shown {
@@ -759,7 +760,7 @@ fn shared_line(
             }
         })
         .collect();
-    let vars: Vec<u32> = l
+    let vars: Vec<VarId> = l
         .threads
         .iter()
         .flat_map(|t| t.vars.iter().copied())
@@ -811,21 +812,21 @@ impl LocationNames {
     /// the member of the nearest accessed location at or below it (the
     /// access that touched it starts there); otherwise, or when that
     /// location has no member name, the element the variable's shape gives.
-    fn byte_name(&self, x: u64, vars: &[u32], touched: bool, names: &Names) -> String {
+    fn byte_name(&self, x: u64, vars: &[VarId], touched: bool, names: &Names) -> String {
         let Some(&v) = vars.iter().find(|&&v| {
             names
                 .vars
-                .get(v as usize)
+                .get(v.index())
                 .is_some_and(|var| var.base <= x && x < var.base + var.size.max(1))
         }) else {
             return String::new();
         };
-        let var = &names.vars[v as usize];
+        let var = &names.vars[v.index()];
         if touched {
             let mut i = self.addr.partition_point(|&a| a <= x);
             while i > 0 && self.addr[i - 1] + 64 > x {
                 i -= 1;
-                if self.var[i] == v {
+                if self.var[i] == v.0 {
                     if !self.element[i].is_empty() {
                         return self.element[i].clone();
                     }
@@ -838,7 +839,14 @@ impl LocationNames {
 
     /// Names of the locations of variable `v` on the line at `line_addr`
     /// whose first byte is in `mask`.
-    fn elements(&self, line_addr: u64, line: u32, v: u32, mask: u64, names: &Names) -> Vec<String> {
+    fn elements(
+        &self,
+        line_addr: u64,
+        line: u32,
+        v: VarId,
+        mask: u64,
+        names: &Names,
+    ) -> Vec<String> {
         let start = self.addr.partition_point(|&x| x < line_addr);
         let mut out = Vec::new();
         for i in start..self.addr.len() {
@@ -846,11 +854,11 @@ impl LocationNames {
             if x >= line_addr + line as u64 {
                 break;
             }
-            if self.var[i] != v || (mask >> ((x - line_addr) % 64)) & 1 == 0 {
+            if self.var[i] != v.0 || (mask >> ((x - line_addr) % 64)) & 1 == 0 {
                 continue;
             }
             let name = if self.element[i].is_empty() {
-                let var = &names.vars[v as usize];
+                let var = &names.vars[v.index()];
                 element_path(&var.name, var.base, var.size, var.elem_size, &var.dims, x)
             } else {
                 self.element[i].clone()

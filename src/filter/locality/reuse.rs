@@ -28,7 +28,7 @@
 //! results are then estimates, and say so.
 use polars::prelude::PlHashMap;
 
-use super::{to_front, AccessSink, NamedAccess};
+use super::{to_front, AccessSink, NamedAccess, VarId};
 
 /// Number of histogram bins: bin 0 holds distance 0, bin k (k >= 1)
 /// distances in [2^(k-1), 2^k).
@@ -195,7 +195,7 @@ struct LineState {
     last: u32,
     max_dist: u64,
     max_addr: u64,
-    max_var: u32,
+    max_var: VarId,
 }
 
 /// `last` of a line held in the most-recent array rather than the tree.
@@ -253,7 +253,7 @@ impl StackDistance {
     }
 
     #[inline]
-    fn note(&mut self, idx: u32, d: u64, addr: u64, var: u32) {
+    fn note(&mut self, idx: u32, d: u64, addr: u64, var: VarId) {
         let st = &mut self.lines[idx as usize].1;
         if d > st.max_dist {
             st.max_dist = d;
@@ -265,7 +265,7 @@ impl StackDistance {
     /// References `line` (at `addr` of variable `var`, for the list of most
     /// distant reuses) and returns its stack distance, None when cold.
     #[inline]
-    pub fn reference_at(&mut self, line: u64, addr: u64, var: u32) -> Option<u64> {
+    pub fn reference_at(&mut self, line: u64, addr: u64, var: VarId) -> Option<u64> {
         if let Some(p) = self.top[..self.top_len].iter().position(|t| t.0 == line) {
             let idx = self.top[p].1;
             if p > 0 {
@@ -320,7 +320,7 @@ impl StackDistance {
 
     /// [`StackDistance::reference_at`] without the reuse bookkeeping.
     pub fn reference(&mut self, line: u64) -> Option<u64> {
-        self.reference_at(line, 0, 0)
+        self.reference_at(line, 0, VarId(0))
     }
 
     /// Renumbers the tree times 0..k in order (k lines in the tree) and
@@ -343,7 +343,7 @@ impl StackDistance {
 
     /// The `n` lines with the most distant reuses: (line, distance, address
     /// and variable of that access), most distant first.
-    pub fn most_distant(&self, n: usize) -> Vec<(u64, u64, u64, u32)> {
+    pub fn most_distant(&self, n: usize) -> Vec<(u64, u64, u64, VarId)> {
         let mut v: Vec<_> = self
             .lines
             .iter()
@@ -404,7 +404,7 @@ pub struct ReuseResult {
     /// Histogram per variable row (estimated counts when sampled).
     pub per_var: Vec<Histogram>,
     /// Most distant reuses: (line address, distance, address, variable).
-    pub most_distant: Vec<(u64, u64, u64, u32)>,
+    pub most_distant: Vec<(u64, u64, u64, VarId)>,
     /// Distinct lines tracked.
     pub distinct_lines: usize,
     /// The sampling used, if any.
@@ -430,7 +430,7 @@ impl ReuseSink {
                 return;
             }
         }
-        let d = self.stack.reference_at(line, r.addr, r.var.0);
+        let d = self.stack.reference_at(line, r.addr, r.var);
         let v = r.var.index();
         if v >= self.per_var.len() {
             self.per_var.resize(v + 1, Histogram::default());

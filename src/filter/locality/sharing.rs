@@ -23,7 +23,7 @@
 //! it; cost: one hash probe per access.
 use polars::prelude::PlHashMap;
 
-use super::{AccessSink, NamedAccess};
+use super::{AccessSink, NamedAccess, VarId};
 
 /// What one thread did to one line.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -35,7 +35,7 @@ pub struct ThreadUse {
     /// Bits of the bytes it wrote.
     pub written: u64,
     /// Variable rows it touched on the line.
-    pub vars: Vec<u32>,
+    pub vars: Vec<VarId>,
     /// Its accesses to the line.
     pub accesses: u64,
 }
@@ -143,8 +143,8 @@ impl SharingSink {
         if write {
             t.written |= mask;
         }
-        if !t.vars.contains(&r.var.0) {
-            t.vars.push(r.var.0);
+        if !t.vars.contains(&r.var) {
+            t.vars.push(r.var);
         }
     }
 

@@ -348,7 +348,7 @@ fn transpose(
 ) -> Result<Map, WhatIfError> {
     let (rows, cols, elem) = match shape {
         Some(s) => s,
-        None => match infer_shape(a, var.0, 2)? {
+        None => match infer_shape(a, var, 2)? {
             DrawShape::Grid { cols, elem, .. } if cols * elem > 0 => {
                 (v.size / (cols * elem), cols, elem)
             }
@@ -384,7 +384,7 @@ fn split(
     names: &mut Names,
     notes: &mut Vec<String>,
 ) -> Result<Map, WhatIfError> {
-    let fields = struct_fields(a, var.0).map_err(crate::filter::FilterError::from)?;
+    let fields = struct_fields(a, var).map_err(crate::filter::FilterError::from)?;
     let elem = v.elem_size as u64;
     if fields.is_empty() || elem == 0 {
         return Err(WhatIfError::Layout(format!(
@@ -617,7 +617,7 @@ pub fn variable_misses(w: &WhatIf) -> (Vec<u64>, Vec<u64>) {
     let sum = |r: &CacheReport, vars: &[VarId]| {
         let mut c = Counts::default();
         for (i, &(v, _)) in r.cache.pairs.iter().enumerate() {
-            if vars.contains(&VarId(v)) {
+            if vars.contains(&v) {
                 c.add(&r.cache.counts[i]);
             }
         }
@@ -634,7 +634,7 @@ pub fn variable_misses(w: &WhatIf) -> (Vec<u64>, Vec<u64>) {
 pub fn per_line_of(r: &CacheReport, vars: &[VarId]) -> BTreeMap<String, super::cache::Counts> {
     let mut out: BTreeMap<String, super::cache::Counts> = BTreeMap::new();
     for (i, &(v, l)) in r.cache.pairs.iter().enumerate() {
-        if vars.contains(&VarId(v)) {
+        if vars.contains(&v) {
             out.entry(r.names.source(l).to_string())
                 .or_default()
                 .add(&r.cache.counts[i]);
