@@ -345,22 +345,13 @@ fn sharing_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     let a = st.analysis()?;
     let analysis_id = a.summary.analysis_id.clone();
     let lines = SharedLines(filter::sharing_stats(a, kind, line, grouping)?);
-    println!(
-        "sharing_stats ({}-byte lines written by one thread and touched by another, set_mem_alloc {}; \
-         Valgrind runs one thread at a time, so transfers are those of its interleaving):",
+    let head = super::render::SharingHead {
         line,
-        kind.code()
-    );
-    if let Some(w) = super::handlers::partial_warning(a) {
-        println!("{w}");
-    }
-    if a.summary.threads.len() > 1 {
-        println!("note: {}", THREADS_NOTE);
-    }
-    if lines.is_empty() {
-        println!("no line is shared between threads.");
-    }
-    print!("{}", super::render::shared_lines(&lines));
+        mem: kind.code(),
+        partial: super::handlers::partial_warning(a),
+        threads: a.summary.threads.len(),
+    };
+    print!("{}", super::render::sharing_stats(&head, &lines));
     if save {
         let [p1, p2] = lines.save(&dir)?;
         let p3 = sharing_figure(&lines, line, &st.figures_dir(), &analysis_id)?;
@@ -381,7 +372,14 @@ fn sharing_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
         );
         st.record_written(&recorded);
     }
-    Ok(Value::List(
+    Ok(shared_lines_value(&lines))
+}
+
+/// `sharing_stats`' result: a list with a dict per shared line (its
+/// address, kind, transfers, variables and the elements its threads
+/// touched).
+fn shared_lines_value(lines: &[SharedLine]) -> Value {
+    Value::List(
         lines
             .iter()
             .map(|l| {
@@ -405,7 +403,7 @@ fn sharing_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
                 ])
             })
             .collect(),
-    ))
+    )
 }
 
 /// `figures/cache_stats.html`: misses per variable and level, and the

@@ -33,9 +33,48 @@ macro_rules! w {
     }};
 }
 
+/// What `sharing_stats` says above its lines: the cache line size and
+/// memory kind it looked at, whether the analysis is partial, and how
+/// many threads the trace had.
+pub(super) struct SharingHead {
+    /// The first cache level's line size in bytes.
+    pub line: u32,
+    /// `set_mem_alloc`'s code for the memory kinds looked at.
+    pub mem: &'static str,
+    /// The partial analysis warning, when there is one.
+    pub partial: Option<String>,
+    /// Threads in the trace (above one, how Valgrind serialises them is
+    /// noted).
+    pub threads: usize,
+}
+
+/// `sharing_stats`' whole report: its heading and notes, then each shared
+/// line ([`shared_lines`]), or a sentence saying none is shared.
+pub(super) fn sharing_stats(h: &SharingHead, lines: &[SharedLine]) -> String {
+    let mut out = String::new();
+    wl!(
+        out,
+        "sharing_stats ({}-byte lines written by one thread and touched by another, set_mem_alloc {}; \
+         Valgrind runs one thread at a time, so transfers are those of its interleaving):",
+        h.line,
+        h.mem
+    );
+    if let Some(w) = &h.partial {
+        wl!(out, "{w}");
+    }
+    if h.threads > 1 {
+        wl!(out, "note: {}", THREADS_NOTE);
+    }
+    if lines.is_empty() {
+        wl!(out, "no line is shared between threads.");
+    }
+    out.push_str(&shared_lines(lines));
+    out
+}
+
 /// What `sharing_stats` prints per shared line: its kind and transfers,
 /// then what each thread touched.
-pub(super) fn shared_lines(lines: &[SharedLine]) -> String {
+fn shared_lines(lines: &[SharedLine]) -> String {
     let mut out = String::new();
     for l in lines {
         wl!(
