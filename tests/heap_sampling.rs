@@ -77,7 +77,7 @@ fn durations_are_sampled_about_one_in_64_calls() {
         (timed as f64 - want).abs() < 0.2 * want,
         "{timed} of {calls}"
     );
-    let note = mapvis::filter::duration_note(&run, &r).unwrap();
+    let note = run.duration_note(&r).unwrap();
     assert!(
         note.contains(&format!(
             "estimates from a sample: {timed} of {calls} calls timed (sampled 1 in 64"
@@ -99,7 +99,7 @@ fn time_all_times_every_call() {
         }
     }
     assert_eq!(row(&r, "thread 2", "free"), (WORKER_PAIRS, WORKER_PAIRS));
-    let note = mapvis::filter::duration_note(&run, &r).unwrap();
+    let note = run.duration_note(&r).unwrap();
     assert!(note.contains("every call was timed"), "{note}");
 }
 

@@ -479,7 +479,7 @@ fn version_4_profile_times_a_sample() {
             ("thread 2", "alloc", 2, 3)
         ]
     );
-    let note = mapvis::filter::duration_note(&run, &r).unwrap();
+    let note = run.duration_note(&r).unwrap();
     assert!(
         note.contains("estimates from a sample: 4 of 8 calls timed (sampled 1 in 64"),
         "{note}"

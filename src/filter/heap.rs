@@ -1261,6 +1261,11 @@ impl HeapRun {
     pub fn timing_note(&self) -> Option<String> {
         timing_note(self)
     }
+
+    /// See [`duration_note`].
+    pub fn duration_note(&self, r: &HeapReport) -> Option<String> {
+        duration_note(self, r)
+    }
 }
 
 impl HeapReport {

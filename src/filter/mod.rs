@@ -113,7 +113,7 @@ pub use locality::reuse::{Histogram, Sampling};
 pub use locality::sweep::{metric_by_run, Metric, RunReport, RunValue, RunValues};
 pub use locality::whatif::{what_if, Layout, Remapped, WhatIf};
 // Heap profiles.
-pub use heap::{duration_note, ClassStats, HeapReport, HeapRun, Ranking};
+pub use heap::{ClassStats, HeapReport, HeapRun, Ranking};
 // Exports.
 pub use export::{export_memtrace, export_ops};
 pub use hpcmp::export_hpcmp;

@@ -415,7 +415,7 @@ fn heap_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
                 &trows
             )
         );
-        if let Some(n) = crate::filter::duration_note(&h.run, r) {
+        if let Some(n) = h.run.duration_note(r) {
             println!("note: {n}");
         }
         dict.push(("timed_calls".into(), Value::Int(r.timed_calls.0 as i64)));
