@@ -1204,8 +1204,9 @@ fn split_path(path: &Path) -> (&Path, String) {
     (dir, name.into_owned())
 }
 
-/// Writes `heap_size_classes.csv` and, when calls were timed,
-/// `heap_op_times.csv` into `dir`; returns the files written.
+/// Writes `heap_size_classes.csv` and, for a native run (whose calls are
+/// timed, all or a sample), `heap_op_times.csv` into `dir`; returns the
+/// files written.
 pub fn write_stats_csv(dir: &Path, r: &HeapReport) -> Result<Vec<PathBuf>, FilterError> {
     let header = [
         "size_class",
@@ -1223,7 +1224,9 @@ pub fn write_stats_csv(dir: &Path, r: &HeapReport) -> Result<Vec<PathBuf>, Filte
         out.end_row()?;
     }
     let mut files = vec![out.finish()?];
-    if !r.times.is_empty() {
+    // Written for every native run, even when no call fell in the sample
+    // (a short run): the header and its sampling column say what is there.
+    if r.dur_sample > 0 {
         let header = [
             "group",
             "op",
