@@ -1,5 +1,5 @@
 //! The streamed heap profile reader against profiles written by hand, in
-//! format versions 1, 2 and 3: two threads whose records are interleaved out
+//! format versions 1, 2, 3 and 4: two threads whose records are interleaved out
 //! of time order in the file, so the summaries are right only if the
 //! reader merges the threads into time order. Every expected number is
 //! worked out by hand below, from the calls listed in [`CALLS`].
@@ -41,6 +41,10 @@ fn header(version: u64) -> Vec<u8> {
         // Times in units of 4 ticks, durations in units of 2 ticks.
         put_uv(&mut b, V3_TICK_SHIFT);
         put_uv(&mut b, V3_DUR_SHIFT);
+    }
+    if version >= 4 {
+        // Durations sampled about 1 in 64 (the calls say which were timed).
+        put_uv(&mut b, 64);
     }
     put_uv(&mut b, 4);
     b.extend_from_slice(b"prog");
@@ -165,6 +169,10 @@ struct V3Thread {
     allocated: Vec<u64>,
     freed: Vec<u64>,
     dict: Vec<(u64, u64, u64)>,
+    /// Version 4: only the thread's calls of even number are timed (tag
+    /// bit 0x80 and a duration); version 3 times every call.
+    v4: bool,
+    calls: u64,
 }
 
 /// The five columns of a version 3 block: tags, time deltas, durations,
@@ -228,7 +236,13 @@ impl V3Thread {
         let unit = tsc >> V3_TICK_SHIFT;
         put_sv(&mut cols[1], unit.wrapping_sub(self.unit) as i64);
         self.unit = unit;
-        put_uv(&mut cols[2], 10 >> V3_DUR_SHIFT);
+        if !self.v4 || self.calls % 2 == 0 {
+            if self.v4 {
+                tag |= 0x80;
+            }
+            put_uv(&mut cols[2], 10 >> V3_DUR_SHIFT);
+        }
+        self.calls += 1;
         match op {
             'f' => self.freed_addr(cols, &mut tag, addr),
             'r' => {
@@ -279,11 +293,22 @@ fn zchunk(b: &mut Vec<u8>, st: &mut V3Thread, tid: u32, calls: &[Call], zstd: bo
 /// the others stored; thread 2's realloc and both threads' frees refer to
 /// their blocks by number.
 fn profile_v3() -> Vec<u8> {
-    let mut b = header(3);
+    profile_v3_or_4(3)
+}
+
+/// Version 4: as version 3, but each thread timed only its calls of even
+/// number (thread 1's first and third, thread 2's first and third).
+fn profile_v4() -> Vec<u8> {
+    profile_v3_or_4(4)
+}
+
+fn profile_v3_or_4(version: u64) -> Vec<u8> {
+    let mut b = header(version);
     stacks(&mut b);
     let mut threads: [V3Thread; 3] = Default::default();
     for t in &mut threads {
         t.unit = TSC0 >> V3_TICK_SHIFT;
+        t.v4 = version >= 4;
     }
     for (k, r) in STRETCHES.iter().enumerate() {
         let tid = CALLS[r.start].0;
@@ -317,8 +342,29 @@ fn open(bytes: &[u8]) -> (tempfile::TempDir, HeapRun) {
 ///       allocation, 0x4000), live 130, then 530: the peak, at 600
 ///   800 t2 free  0x5000   live 130  (t2's last allocation: temporary, A)
 ///   900 t1 free  0x1000   live  30  (t1's last was already taken)
-/// Leaked: 30 bytes in 1 block, site B.
+/// Leaked: 30 bytes in 1 block, site B. Every call was timed.
 fn check(run: &HeapRun) {
+    let calls = run.calls().unwrap();
+    assert!(calls.iter().all(|c| c.dur_ns == Some(10)));
+    assert_eq!(run.dur_sample, Some(1));
+    let r = check_counts(run);
+    // Each call took 10 ticks = 10 ns: every duration row says so.
+    assert!(r
+        .times
+        .iter()
+        .all(|t| (t.median, t.p99, t.max) == (10, 10, 10)));
+    let thread_allocs: Vec<u64> = r
+        .times
+        .iter()
+        .filter(|t| t.group.starts_with("thread") && t.op == "alloc")
+        .map(|t| t.count)
+        .collect();
+    assert_eq!(thread_allocs, [2, 3]);
+    assert_eq!(r.timed_calls, (8, 8));
+}
+
+/// What every version agrees on (see [`check`]), durations aside.
+fn check_counts(run: &HeapRun) -> HeapReport {
     let calls = run.calls().unwrap();
     let times: Vec<u64> = calls.iter().map(|c| c.time).collect();
     assert_eq!(times, [100, 200, 300, 400, 500, 600, 800, 900]);
@@ -327,7 +373,6 @@ fn check(run: &HeapRun) {
         HeapOp::Alloc(mapvis::trace::format::AllocKind::Realloc)
     );
     assert_eq!((calls[5].addr, calls[5].old), (0x5000, Some(0x3000)));
-    assert!(calls.iter().all(|c| c.dur_ns == Some(10)));
     assert_eq!(run.end_time, 1000);
     assert_eq!(run.stacks, vec![vec![], vec![0x401000], vec![0x402000]]);
 
@@ -370,18 +415,7 @@ fn check(run: &HeapRun) {
             "size {size}"
         );
     }
-    // Each call took 10 ticks = 10 ns: every duration row says so.
-    assert!(r
-        .times
-        .iter()
-        .all(|t| (t.median, t.p99, t.max) == (10, 10, 10)));
-    let thread_allocs: Vec<u64> = r
-        .times
-        .iter()
-        .filter(|t| t.group.starts_with("thread") && t.op == "alloc")
-        .map(|t| t.count)
-        .collect();
-    assert_eq!(thread_allocs, [2, 3]);
+    r
 }
 
 #[test]
@@ -403,6 +437,53 @@ fn version_3_profile_is_merged_into_time_order() {
     let (_d, run) = open(&profile_v3());
     assert!(run.notes.is_empty(), "{:?}", run.notes);
     check(&run);
+}
+
+/// Version 4 times a sample: here each thread's calls of even number.
+/// In time order (see [`check`]) thread 1's calls are its malloc at 100
+/// (timed), malloc at 300, free at 500 (timed), free at 900; thread 2's
+/// malloc at 200 (timed), malloc at 400, realloc at 600 (timed), free at
+/// 800. Every count is exact; the durations are those of the four timed
+/// calls, and the report says 4 of 8 were timed, sampled 1 in 64 (the
+/// header's period).
+#[test]
+fn version_4_profile_times_a_sample() {
+    let (_d, run) = open(&profile_v4());
+    assert!(run.notes.is_empty(), "{:?}", run.notes);
+    assert_eq!(run.dur_sample, Some(64));
+    let calls = run.calls().unwrap();
+    let timed: Vec<u64> = calls
+        .iter()
+        .filter(|c| c.dur_ns.is_some())
+        .map(|c| c.time)
+        .collect();
+    assert_eq!(timed, [100, 200, 500, 600]);
+    assert!(calls.iter().all(|c| c.dur_ns.is_none_or(|d| d == 10)));
+    let r = check_counts(&run);
+    assert_eq!(r.timed_calls, (4, 8));
+    assert_eq!(r.dur_sample, 64);
+    // Per thread: thread 1 timed 1 of 2 allocations and 1 of 2 frees;
+    // thread 2 2 of 3 allocations (the realloc counts as one) and none of
+    // its 1 free (the realloc's free of 0x3000 is part of the realloc).
+    let rows: Vec<(&str, &str, u64, u64)> = r
+        .times
+        .iter()
+        .filter(|t| t.group.starts_with("thread"))
+        .map(|t| (t.group.as_str(), t.op, t.count, t.calls))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("thread 1", "alloc", 1, 2),
+            ("thread 1", "free", 1, 2),
+            ("thread 2", "alloc", 2, 3)
+        ]
+    );
+    let note = run.duration_note(&r).unwrap();
+    assert!(
+        note.contains("estimates from a sample: 4 of 8 calls timed (sampled 1 in 64"),
+        "{note}"
+    );
 }
 
 /// Version 3's references, worked by hand: one thread mallocs 16 bytes at

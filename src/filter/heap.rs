@@ -201,6 +201,10 @@ pub struct HeapRun {
     pub source: String,
     /// Whether durations, usable sizes and RSS were measured (native).
     pub timed: bool,
+    /// How call durations were sampled (native): 1 when every call was
+    /// timed, N when each thread timed a pseudo-random one in about N of
+    /// its calls; `None` for a Valgrind trace.
+    pub dur_sample: Option<u64>,
     /// What [`HeapCall::time`] counts.
     pub unit: TimeUnit,
     /// The calls in time order (see [`HeapRun::for_each_call`]).
@@ -267,7 +271,7 @@ impl RegionMarker<'_> {
             old: e.old,
             slack: matches!(e.op, HeapOp::Alloc(_)).then_some(e.slack),
             stack: e.stack,
-            dur_ns: Some(e.dur_ns),
+            dur_ns: e.dur_ns,
             in_region,
         }
     }
@@ -308,6 +312,7 @@ impl HeapRun {
         HeapRun {
             source: format!("heap profile {}", path.display()),
             timed: true,
+            dur_sample: Some(p.dur_sample.max(1)),
             unit: TimeUnit::Nanoseconds,
             calls,
             stacks: p.stacks,
@@ -340,6 +345,7 @@ impl HeapRun {
         let mut run = HeapRun {
             source: format!("trace {}", path.display()),
             timed: false,
+            dur_sample: None,
             unit: TimeUnit::Operations,
             calls: Calls::Trace(Arc::new(TraceCalls {
                 path: path.to_path_buf(),
@@ -462,8 +468,10 @@ pub struct TimeRow {
     pub group: String,
     /// `alloc` or `free`.
     pub op: &'static str,
-    /// Calls measured.
+    /// Calls timed (all of them, or a sample: see [`HeapRun::dur_sample`]).
     pub count: u64,
+    /// Calls of the group, timed or not.
+    pub calls: u64,
     /// Median nanoseconds.
     pub median: u32,
     /// 99th percentile, nanoseconds.
@@ -516,8 +524,14 @@ pub struct HeapReport {
     pub classes: Vec<ClassStats>,
     /// Largest RSS sample, native only.
     pub peak_rss: Option<u64>,
-    /// Call durations per size class and per thread (native only).
+    /// Call durations per size class and per thread (native only): only
+    /// groups with at least one timed call.
     pub times: Vec<TimeRow>,
+    /// Calls timed and calls in all (native; with sampled durations the
+    /// first is about 1/[`HeapRun::dur_sample`] of the second).
+    pub timed_calls: (u64, u64),
+    /// [`HeapRun::dur_sample`] of the run (0 for a trace).
+    pub dur_sample: u64,
     /// The highest thread number that made a call.
     pub threads: u32,
     /// Allocations made while a pinned region was open.
@@ -601,13 +615,18 @@ impl DurHist {
 }
 
 /// Duration histograms by group: size classes (and `?` for frees of
-/// unknown blocks) and threads, each for alloc and free. Indexed, not
-/// hashed: two updates per call.
+/// unknown blocks) and threads, each for alloc and free, with the number
+/// of calls of each group, timed or not (durations may be a sample).
+/// Indexed, not hashed: two counts per call, two histogram updates per
+/// timed call.
 struct Durations {
     /// `[class][op]`, class 18 is `?`; op 0 alloc, 1 free.
     classes: Vec<[Option<DurHist>; 2]>,
     /// `[tid][op]`.
     threads: Vec<[Option<DurHist>; 2]>,
+    /// Calls of each group, indexed alike.
+    class_calls: Vec<[u64; 2]>,
+    thread_calls: Vec<[u64; 2]>,
 }
 
 impl Durations {
@@ -615,29 +634,46 @@ impl Durations {
         Durations {
             classes: vec![[None, None]; 19],
             threads: Vec::new(),
+            class_calls: vec![[0, 0]; 19],
+            thread_calls: Vec::new(),
         }
     }
 
-    fn add(&mut self, class: usize, tid: u32, op: usize, d: u32) {
-        self.classes[class][op]
-            .get_or_insert_with(DurHist::new)
-            .add(d);
+    /// Counts one call of size class `class`, thread `tid`, `op` (0 alloc,
+    /// 1 free), taking its duration `d` when it was timed.
+    fn add(&mut self, class: usize, tid: u32, op: usize, d: Option<u32>) {
         let t = tid as usize;
         if self.threads.len() <= t {
             self.threads.resize(t + 1, [None, None]);
+            self.thread_calls.resize(t + 1, [0, 0]);
         }
+        self.class_calls[class][op] += 1;
+        self.thread_calls[t][op] += 1;
+        let Some(d) = d else { return };
+        self.classes[class][op]
+            .get_or_insert_with(DurHist::new)
+            .add(d);
         self.threads[t][op].get_or_insert_with(DurHist::new).add(d);
+    }
+
+    /// Calls timed and calls in all (the size-class groups cover every
+    /// call once).
+    fn totals(&self) -> (u64, u64) {
+        let timed = self.classes.iter().flatten().flatten().map(|h| h.n).sum();
+        let calls = self.class_calls.iter().flatten().sum();
+        (timed, calls)
     }
 
     /// The table rows: size classes in size order, then threads.
     fn rows(&self) -> Vec<TimeRow> {
         let mut rows = Vec::new();
-        let mut push = |group: String, op: usize, h: &Option<DurHist>| {
+        let mut push = |group: String, op: usize, h: &Option<DurHist>, calls: u64| {
             if let Some(h) = h {
                 rows.push(TimeRow {
                     group,
                     op: if op == 0 { "alloc" } else { "free" },
                     count: h.n,
+                    calls,
                     median: h.percentile(0.5),
                     p99: h.percentile(0.99),
                     max: h.max,
@@ -651,12 +687,12 @@ impl Durations {
                 size_class_label(k)
             };
             for (op, h) in ops.iter().enumerate() {
-                push(label.clone(), op, h);
+                push(label.clone(), op, h, self.class_calls[k][op]);
             }
         }
         for (t, ops) in self.threads.iter().enumerate() {
             for (op, h) in ops.iter().enumerate() {
-                push(format!("thread {t}"), op, h);
+                push(format!("thread {t}"), op, h, self.thread_calls[t][op]);
             }
         }
         rows
@@ -731,6 +767,8 @@ impl HeapReport {
         r.leaked = (pass.total_live, pass.live.len() as u64);
         r.peak_rss = run.rss.iter().map(|s| s.1).max();
         r.times = durs.rows();
+        r.timed_calls = if run.timed { durs.totals() } else { (0, 0) };
+        r.dur_sample = run.dur_sample.unwrap_or(0);
         Ok(r)
     }
 
@@ -763,10 +801,15 @@ impl HeapReport {
                 None => self.unknown_frees += 1,
             }
         }
-        if let (HeapOp::Free(_), Some(d)) = (c.op, c.dur_ns) {
-            durs.add(freed_class, c.tid, 1, d);
+        if matches!(c.op, HeapOp::Free(_)) {
+            durs.add(freed_class, c.tid, 1, c.dur_ns);
         }
-        if matches!(c.op, HeapOp::Free(_)) || c.addr == 0 {
+        if matches!(c.op, HeapOp::Free(_)) {
+            return;
+        }
+        if c.addr == 0 {
+            // A realloc that only freed: timed as a free.
+            durs.add(freed_class, c.tid, 1, c.dur_ns);
             return;
         }
         self.allocs += 1;
@@ -786,9 +829,7 @@ impl HeapReport {
         self.classes[k].allocs += 1;
         self.classes[k].bytes += c.size;
         self.classes[k].usable += c.size + c.slack.unwrap_or(0);
-        if let Some(d) = c.dur_ns {
-            durs.add(k, c.tid, 0, d);
-        }
+        durs.add(k, c.tid, 0, c.dur_ns);
         *pass.last_alloc.slot(c.tid) = c.addr;
         let block = LiveBlock {
             stack: c.stack,
@@ -1090,6 +1131,24 @@ pub fn timing_note(run: &HeapRun) -> Option<String> {
     })
 }
 
+/// What the durations of a native run's calls are: every call's, or
+/// estimates from a sample, with how many calls were timed. `None` for a
+/// Valgrind trace (no durations).
+pub fn duration_note(run: &HeapRun, r: &HeapReport) -> Option<String> {
+    let every = run.dur_sample?;
+    let (timed, calls) = r.timed_calls;
+    Some(if every <= 1 {
+        format!("call durations are measured: every call was timed ({timed} of {calls}).")
+    } else {
+        format!(
+            "call durations are estimates from a sample: {timed} of {calls} calls timed \
+             (sampled 1 in {every}: each thread timed a pseudo-random one in about {every} \
+             of its calls); counts of calls are exact. heap_profile time_all times every \
+             call."
+        )
+    })
+}
+
 /// The name of a free kind, for tables.
 pub fn free_kind_name(k: FreeKind) -> &'static str {
     match k {
@@ -1145,8 +1204,9 @@ fn split_path(path: &Path) -> (&Path, String) {
     (dir, name.into_owned())
 }
 
-/// Writes `heap_size_classes.csv` and, when calls were timed,
-/// `heap_op_times.csv` into `dir`; returns the files written.
+/// Writes `heap_size_classes.csv` and, for a native run (whose calls are
+/// timed, all or a sample), `heap_op_times.csv` into `dir`; returns the
+/// files written.
 pub fn write_stats_csv(dir: &Path, r: &HeapReport) -> Result<Vec<PathBuf>, FilterError> {
     let header = [
         "size_class",
@@ -1164,13 +1224,32 @@ pub fn write_stats_csv(dir: &Path, r: &HeapReport) -> Result<Vec<PathBuf>, Filte
         out.end_row()?;
     }
     let mut files = vec![out.finish()?];
-    if !r.times.is_empty() {
-        let header = ["group", "op", "calls", "median_ns", "p99_ns", "max_ns"];
+    // Written for every native run, even when no call fell in the sample
+    // (a short run): the header and its sampling column say what is there.
+    if r.dur_sample > 0 {
+        let header = [
+            "group",
+            "op",
+            "calls",
+            "timed_calls",
+            "sampled_1_in",
+            "median_ns",
+            "p99_ns",
+            "max_ns",
+        ];
         let mut out = CsvOut::create(dir, "heap_op_times.csv", &header)?;
         for t in &r.times {
             out.text(&t.group);
             out.text(t.op);
-            for v in [t.count, t.median.into(), t.p99.into(), t.max.into()] {
+            let every = r.dur_sample;
+            for v in [
+                t.calls,
+                t.count,
+                every,
+                t.median.into(),
+                t.p99.into(),
+                t.max.into(),
+            ] {
                 out.num(v);
             }
             out.end_row()?;
@@ -1184,6 +1263,11 @@ impl HeapRun {
     /// See [`timing_note`].
     pub fn timing_note(&self) -> Option<String> {
         timing_note(self)
+    }
+
+    /// See [`duration_note`].
+    pub fn duration_note(&self, r: &HeapReport) -> Option<String> {
+        duration_note(self, r)
     }
 }
 
@@ -1268,6 +1352,7 @@ pub(crate) mod tests {
         HeapRun {
             source: "test".into(),
             timed: false,
+            dur_sample: None,
             unit: TimeUnit::Operations,
             calls: Calls::Memory(Arc::new(vec![
                 call(10, HeapOp::Alloc(AllocKind::Malloc), 0x1000, 64),

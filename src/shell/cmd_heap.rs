@@ -152,14 +152,16 @@ fn export_ops(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     export(st, &a[0], Export::Ops)
 }
 
-/// `heap_profile`: runs the loaded program natively under the heap
-/// profiler and prints a summary; returns a dict of its totals.
-fn heap_profile(st: &mut Session, _: &[String]) -> CmdResult<Value> {
+/// `heap_profile ?time_all?`: runs the loaded program natively under the
+/// heap profiler (timing a sample of the calls, or every call with
+/// `time_all`) and prints a summary; returns a dict of its totals.
+fn heap_profile(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     st.follow_cwd();
+    let time_all = a.iter().any(|x| x == "time_all");
     let exe =
         st.program_to_run("no program is loaded: load_exe PATH (or compile_exe SOURCE.c) first.")?;
     let out = profile_path(st);
-    let outcome = heapprof::run_profiled(&exe, st.args(), &out)?;
+    let outcome = heapprof::run_profiled_with(&exe, st.args(), &out, time_all)?;
     if !out.is_file() {
         return Err(format!(
             "{} {} and wrote no heap profile: it may be statically linked (LD_PRELOAD cannot \
@@ -387,6 +389,7 @@ fn heap_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
                 vec![
                     t.group.clone(),
                     t.op.to_string(),
+                    t.calls.to_string(),
                     t.count.to_string(),
                     t.median.to_string(),
                     t.p99.to_string(),
@@ -394,13 +397,30 @@ fn heap_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
                 ]
             })
             .collect();
-        println!(
-            "time per call (ns; exact below 1024 ns, median and p99 above it within 1.6%, max exact):"
-        );
+        let sampled = h.run.dur_sample.is_some_and(|n| n > 1);
+        if sampled {
+            println!(
+                "time per call (ns), ESTIMATED from a sample (sampled 1 in {}; \"timed\" of \"calls\" were timed; groups with no timed call left out; median and p99 within 1.6% above 1024 ns, max is the largest timed):",
+                r.dur_sample
+            );
+        } else {
+            println!(
+                "time per call (ns), every call timed (exact below 1024 ns, median and p99 above it within 1.6%, max exact):"
+            );
+        }
         print!(
             "{}",
-            fmt_table(&["group", "op", "calls", "median", "p99", "max"], &trows)
+            fmt_table(
+                &["group", "op", "calls", "timed", "median", "p99", "max"],
+                &trows
+            )
         );
+        if let Some(n) = h.run.duration_note(r) {
+            println!("note: {n}");
+        }
+        dict.push(("timed_calls".into(), Value::Int(r.timed_calls.0 as i64)));
+        dict.push(("calls".into(), Value::Int(r.timed_calls.1 as i64)));
+        dict.push(("sampled_1_in".into(), Value::Int(r.dur_sample as i64)));
     }
     say_notes(h);
     if save {

@@ -778,13 +778,18 @@ pub const SPECS: &[CommandSpec] = &[
         name: "heap_profile",
         aliases: &[],
         group: Group::Heap,
-        args: &[],
+        args: &[opt("time_all", ArgKind::OneOf(&["time_all"]))],
         help: "Runs the loaded program natively (with set_arguments' arguments) \
                under mapvis's heap profiler, an LD_PRELOAD library that records \
                every malloc, calloc, realloc, free, memalign, posix_memalign, \
                aligned_alloc, valloc and C++ new/delete with its size, thread, \
-               time, duration and call stack, in per-thread buffers, plus RSS \
-               every 10 ms. The pins mark their region; the whole run is \
+               time and call stack, in per-thread buffers, plus RSS every 10 \
+               ms. The time a call spends in the allocator is measured for a \
+               sample: each thread times a pseudo-random one in about 64 of its \
+               calls, so heap_stats' times per call are estimates (it says how \
+               many calls were timed); every call is still counted. With \
+               time_all, every call is timed (exact durations, each call a \
+               little slower). The pins mark their region; the whole run is \
                profiled. Writes .mapvis/heap.mvh (docs/heap-profile-format.md) \
                and prints a summary. Stacks come from frame pointers: compile \
                with -O0 or -fno-omit-frame-pointer for whole stacks.",
@@ -813,7 +818,9 @@ pub const SPECS: &[CommandSpec] = &[
                size class; peak live bytes against peak RSS (blowup); internal \
                fragmentation (requested bytes against malloc_usable_size); and \
                the median, p99 and maximum time per call by size class and by \
-               thread. Times, usable sizes and RSS come from heap_profile only: \
+               thread, with how many calls were timed (estimates from a sample \
+               of about 1 in 64 calls unless heap_profile time_all timed every \
+               call). Times, usable sizes and RSS come from heap_profile only: \
                under Valgrind they are not meaningful and are left out. With \
                save, writes visinfo/heap_size_classes.csv and \
                visinfo/heap_op_times.csv.",

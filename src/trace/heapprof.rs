@@ -128,8 +128,10 @@ pub struct ProfileEvent {
     pub old: Option<u64>,
     /// Interned call stack ([`Profile::stacks`]); 0 for frees.
     pub stack: u32,
-    /// Nanoseconds spent in the real allocator.
-    pub dur_ns: u32,
+    /// Nanoseconds spent in the real allocator; `None` when this call was
+    /// not timed (from format 4 the profiler times a sample of the calls,
+    /// see [`Profile::dur_sample`]).
+    pub dur_ns: Option<u32>,
 }
 
 /// A region mark (GL_START / GL_STOP run natively).
@@ -156,6 +158,10 @@ pub struct Profile {
     pub command: Vec<String>,
     /// Return addresses kept per allocation.
     pub depth: u64,
+    /// How the calls' durations were sampled: 1 when every call was timed
+    /// (formats 1 to 3, or `MAPVIS_HEAP_TIME=all`), N when each thread
+    /// timed a pseudo-random one in about N of its calls.
+    pub dur_sample: u64,
     /// Allocator calls in time order.
     pub events: Vec<ProfileEvent>,
     /// Stacks by id (index 0 is the empty stack): return addresses,
@@ -465,7 +471,7 @@ fn call(key: u64, kind: u8, d: &mut Dec, st: &mut ThreadState, tid: u32) -> Opti
             slack,
             old,
             stack: stack.min(u32::MAX as u64) as u32,
-            dur_ns: dur.min(u32::MAX as u64) as u32,
+            dur_ns: Some(dur.min(u32::MAX as u64) as u32),
         },
     ))
 }
@@ -670,6 +676,10 @@ impl ProfileReader {
                 (0, 0)
             };
             if shifts.0 > 32 || shifts.1 > 32 {
+                return None;
+            }
+            p.dur_sample = if version >= 4 { d.uv()? } else { 1 };
+            if !(1..=1 << 20).contains(&p.dur_sample) {
                 return None;
             }
             p.exe = d.str()?;
@@ -1012,7 +1022,7 @@ fn v3_event(c: super::heapprof3::Call, tid: u32) -> Option<(u64, ProfileEvent)> 
             slack: c.slack,
             old: c.old,
             stack: c.stack,
-            dur_ns: c.dur.min(u32::MAX as u64) as u32,
+            dur_ns: c.dur.map(|d| d.min(u32::MAX as u64) as u32),
         },
     ))
 }
@@ -1083,7 +1093,9 @@ impl Cursor {
     #[inline]
     fn push(&mut self, r: &ProfileReader, tsc: u64, mut e: ProfileEvent) {
         e.stack = r.stack_ids.get(e.stack as usize).copied().unwrap_or(0);
-        e.dur_ns = r.ticks_as_ns(e.dur_ns as u64).min(u32::MAX as u64) as u32;
+        e.dur_ns = e
+            .dur_ns
+            .map(|d| r.ticks_as_ns(d as u64).min(u32::MAX as u64) as u32);
         self.buf.push((tsc, e));
     }
 
@@ -1125,7 +1137,10 @@ impl Cursor {
                 self.pos = s.start;
                 continue;
             }
-            let call = v.dec.call(&mut v.block, r.tick_shift, r.dur_shift);
+            let all_timed = r.version < 4;
+            let call = v
+                .dec
+                .call(&mut v.block, r.tick_shift, r.dur_shift, all_timed);
             match call.and_then(|c| v3_event(c, self.tid)) {
                 Some((tsc, e)) => self.push(r, tsc, e),
                 None => {
@@ -1231,8 +1246,21 @@ pub fn install_preload() -> Result<PathBuf, RunError> {
 /// Runs `exe args` natively with the heap profiler preloaded, writing the
 /// profile to `out`. The program's stdin, stdout and stderr pass through;
 /// returns how it ended. The program is started with an argument list,
-/// never through a shell.
+/// never through a shell. Call durations are sampled (about one call in
+/// 64 per thread is timed, see [`run_profiled_with`]).
 pub fn run_profiled(exe: &Path, args: &[String], out: &Path) -> Result<RunOutcome, RunError> {
+    run_profiled_with(exe, args, out, false)
+}
+
+/// [`run_profiled`], timing every call when `time_every_call` (exact
+/// durations; each call then takes a second `rdtsc`, about 20 ns on a
+/// virtual machine) rather than a pseudo-random one in about 64 per thread.
+pub fn run_profiled_with(
+    exe: &Path,
+    args: &[String],
+    out: &Path,
+    time_every_call: bool,
+) -> Result<RunOutcome, RunError> {
     super::run::check_executable(exe)?;
     let lib = install_preload()?;
     if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
@@ -1251,6 +1279,10 @@ pub fn run_profiled(exe: &Path, args: &[String], out: &Path) -> Result<RunOutcom
     cmd.args(args)
         .env("LD_PRELOAD", preload)
         .env("MAPVIS_HEAP_OUT", out)
+        .env(
+            "MAPVIS_HEAP_TIME",
+            if time_every_call { "all" } else { "sample" },
+        )
         .stdin(Stdio::inherit())
         .stdout(Stdio::inherit())
         .stderr(Stdio::inherit());

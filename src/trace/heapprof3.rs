@@ -1,5 +1,5 @@
-//! Decoding the calls of a version 3 heap profile
-//! (`docs/heap-profile-format.md`, "Version 3"): one thread's ZCHUNK
+//! Decoding the calls of a version 3 or 4 heap profile
+//! (`docs/heap-profile-format.md`): one thread's ZCHUNK
 //! blocks, each five compressed columns, decoded in order with the
 //! per-thread tables the writer (`mv_heap.c`'s collector) keeps alike.
 //!
@@ -17,6 +17,9 @@ const INFO_IDS: usize = 4096;
 const F_REF: u8 = 0x20;
 /// Tag bit: a dictionary entry is defined here.
 const F_DEF: u8 = 0x40;
+/// Tag bit (version 4): the call was timed, its duration is in the
+/// durations column. Version 3 times every call and never sets it.
+const F_TIMED: u8 = 0x80;
 /// The columns of a block, in their order in the file.
 const STREAMS: usize = 5;
 const S_TAG: usize = 0;
@@ -161,8 +164,9 @@ pub(crate) struct Call {
     pub(crate) old: Option<u64>,
     /// The profiler's stack id.
     pub(crate) stack: u32,
-    /// Ticks spent in the real allocator.
-    pub(crate) dur: u64,
+    /// Ticks spent in the real allocator; `None` when the call was not
+    /// timed (version 4 times a sample of the calls).
+    pub(crate) dur: Option<u64>,
 }
 
 impl ThreadDecoder {
@@ -247,20 +251,33 @@ impl ThreadDecoder {
         Some(self.info[k as usize])
     }
 
-    /// Decodes the block's next call of thread `tid`; `None` where the
+    /// Decodes the block's next call of thread `tid`; `all_timed` (version
+    /// 3) says every call has a duration, else (version 4) the calls whose
+    /// tag has [`F_TIMED`] do. `None` where the
     /// bytes are damaged or a column ends early. Inlined into the
     /// reader's loop: returned through memory, the call's fields were
     /// written piecewise and read back whole, a store-forwarding stall
     /// that took half of the loop's time.
     #[inline]
-    pub(crate) fn call(&mut self, b: &mut Block, tick_shift: u32, dur_shift: u32) -> Option<Call> {
+    pub(crate) fn call(
+        &mut self,
+        b: &mut Block,
+        tick_shift: u32,
+        dur_shift: u32,
+        all_timed: bool,
+    ) -> Option<Call> {
         let tag = *b.cols[S_TAG].get(b.pos[S_TAG])?;
         b.pos[S_TAG] += 1;
         b.left = b.left.checked_sub(1)?;
         self.unit = self.unit.wrapping_add(b.sv(S_TIME)? as u64);
+        let dur = if all_timed || tag & F_TIMED != 0 {
+            Some(b.uv(S_DUR)? << dur_shift)
+        } else {
+            None
+        };
         let mut c = Call {
             kind: tag & 0x1f,
-            dur: b.uv(S_DUR)? << dur_shift,
+            dur,
             ..Call::default()
         };
         match c.kind {

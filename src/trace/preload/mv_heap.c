@@ -5,8 +5,9 @@
  * aligned_alloc, valloc, pvalloc and every C++ operator new and delete
  * (plain, array, nothrow, sized, aligned), and records each call with its
  * address, size, usable size (malloc_usable_size), thread, timestamp
- * (rdtsc), the call's own duration (rdtsc around the real allocator only)
- * and, for allocations, the call stack's return addresses.
+ * (rdtsc) and, for allocations, the call stack's return addresses; a
+ * sample of the calls also gets its own duration (rdtsc around the real
+ * allocator only, see `timed_now`).
  *
  * Design (the low-latency layout of the Heapprof thesis):
  *   - Each thread appends fixed-size records to its own 256 KiB chunk. No
@@ -30,7 +31,8 @@
  *
  * Environment: MAPVIS_HEAP_OUT=FILE turns recording on (it is removed from
  * the environment, so programs the profiled one starts are not profiled);
- * MAPVIS_HEAP_DEPTH=N keeps N return addresses (default 16, at most 62).
+ * MAPVIS_HEAP_DEPTH=N keeps N return addresses (default 16, at most 62);
+ * MAPVIS_HEAP_TIME=all times every call (default: about 1 in 64).
  * A forked child that does not exec stops recording.
  *
  * This file is part of mapvis (GPL-2.0-or-later).
@@ -77,11 +79,19 @@ enum {
 
 /* The profile format version written (docs/heap-profile-format.md);
  * build.rs hands this number to the Rust reader, so they cannot drift. */
-#define FORMAT_VERSION 3
+#define FORMAT_VERSION 4
 /* Call times are kept in units of 2^TICK_SHIFT ticks, durations in units
  * of 2^DUR_SHIFT ticks (both in the header; docs/heap-profile-format.md). */
 #define TICK_SHIFT 6
 #define DUR_SHIFT 4
+/* By default a thread times about one call in DUR_SAMPLE (a power of
+ * two), chosen by a per-thread pseudo-random sequence; the rest carry no
+ * duration. The sampling period is in the header. */
+#define DUR_SAMPLE 64u
+/* `struct rec`'s dur of a call that was not timed. */
+#define UNTIMED 0xffffffffu
+/* Tag bit of format 4: the call was timed (a duration follows). */
+#define T_TIMED 0x80
 /* Per-thread encoding tables of format 3 (powers of two). */
 #define FREED_RING 4096u /* recent frees, by number */
 #define AGE_RING 4096u   /* recent allocations, by number */
@@ -100,7 +110,7 @@ struct rec {
    uint64_t size;  /* requested bytes; frame count of K_STACK; 1/0 for K_REGION */
    uint64_t aux;   /* old address for realloc */
    uint32_t stack; /* interned stack id (0: none) */
-   uint32_t dur;   /* ticks spent in the real call */
+   uint32_t dur;   /* ticks spent in the real call; UNTIMED: not timed */
    uint32_t kind;
    uint32_t pad;   /* usable size minus size */
 };
@@ -178,6 +188,7 @@ static int enabled;                 /* recording on */
 static _Atomic int stopping;        /* set at exit: pass through */
 static int out_fd = -1;
 static unsigned depth = 16;
+static uint64_t dur_mask = DUR_SAMPLE - 1; /* 0: every call is timed */
 static _Atomic uint32_t next_tid = 1;
 static _Atomic uint32_t next_stack = 1;
 static _Atomic(struct tstate *) all_threads;
@@ -190,6 +201,7 @@ extern void *__libc_stack_end;
 static TLS struct tstate *ts;      /* (struct tstate *)1: thread has exited */
 static TLS int in_hook;            /* inside a wrapper: nested calls pass through */
 static TLS uintptr_t tls_stack_hi; /* set by the pthread_create trampoline */
+static TLS uint64_t tls_rng;       /* the thread's sampling sequence (0: unseeded) */
 
 /* Bootstrap arena: dlsym may allocate before the real functions are known. */
 static char boot_arena[64 * 1024] __attribute__((aligned(64)));
@@ -458,7 +470,7 @@ static void record(uint32_t kind, uint64_t tsc, uint64_t dur, void *addr, uint64
       r->size = size;
       r->aux = aux;
       r->stack = stack;
-      r->dur = dur > 0xffffffffu ? 0xffffffffu : (uint32_t)dur;
+      r->dur = dur == UNTIMED ? UNTIMED : dur >= UNTIMED ? UNTIMED - 1 : (uint32_t)dur;
       r->kind = kind;
       uint64_t slack = usable_size > size ? usable_size - size : 0;
       r->pad = slack > 0xffffffffu ? 0xffffffffu : (uint32_t)slack;
@@ -476,6 +488,37 @@ static inline uint64_t usable(void *p)
 
 #define FP() ((uintptr_t)__builtin_frame_address(0))
 
+/* Whether this thread times its current call: true for about one call in
+ * dur_mask + 1, by a per-thread 64-bit linear congruential sequence (its
+ * top bits are well mixed; a different sequence from any the program
+ * uses, so patterns such as alternating malloc and free cannot line up
+ * with the sample). Cost: one multiply-add on a TLS word; an untimed call
+ * takes one rdtsc (its time stamp) instead of two. */
+static inline int timed_now(void)
+{
+   uint64_t x = tls_rng;
+   if (UNLIKELY(!x))
+      x = __rdtsc() ^ ((uint64_t)(uintptr_t)&tls_rng << 16) ^ 0x9e3779b97f4a7c15ull;
+   x = x * 6364136223846793005ull + 1442695040888963407ull;
+   tls_rng = x;
+   return ((x >> 40) & dur_mask) == 0;
+}
+
+/* Times `call` into t0 (time stamp, before the call) and dur (ticks in the
+ * call, or UNTIMED when this call is not in the sample). */
+#define TIMED_CALL(call)                                                     \
+   do {                                                                      \
+      if (timed_now()) {                                                     \
+         t0 = __rdtsc();                                                     \
+         call;                                                               \
+         dur = __rdtsc() - t0;                                               \
+      } else {                                                               \
+         t0 = __rdtsc();                                                     \
+         call;                                                               \
+         dur = UNTIMED;                                                      \
+      }                                                                      \
+   } while (0)
+
 /*--------------------------------------------------------------------*/
 /*--- The C allocator                                              ---*/
 /*--------------------------------------------------------------------*/
@@ -489,13 +532,13 @@ static inline __attribute__((always_inline)) void *sized_alloc(uint32_t kind, ma
    if (!ACTIVE())
       return fn(n);
    in_hook++;
-   uint64_t t0 = __rdtsc();
-   void *p = fn(n);
-   uint64_t t1 = __rdtsc();
+   uint64_t t0, dur;
+   void *p;
+   TIMED_CALL(p = fn(n));
    uint64_t u = usable(p);
    in_hook--;
    if (p)
-      record(kind, t0, t1 - t0, p, n, 0, u, fp);
+      record(kind, t0, dur, p, n, 0, u, fp);
    return p;
 }
 
@@ -521,13 +564,13 @@ EXPORT void *calloc(size_t k, size_t n)
    if (!ACTIVE())
       return real_calloc(k, n);
    in_hook++;
-   uint64_t t0 = __rdtsc();
-   void *p = real_calloc(k, n);
-   uint64_t t1 = __rdtsc();
+   uint64_t t0, dur;
+   void *p;
+   TIMED_CALL(p = real_calloc(k, n));
    uint64_t u = usable(p);
    in_hook--;
    if (p)
-      record(K_CALLOC, t0, t1 - t0, p, (uint64_t)k * n, 0, u, FP());
+      record(K_CALLOC, t0, dur, p, (uint64_t)k * n, 0, u, FP());
    return p;
 }
 
@@ -545,13 +588,13 @@ EXPORT void *realloc(void *old, size_t n)
    if (!ACTIVE())
       return real_realloc(old, n);
    in_hook++;
-   uint64_t t0 = __rdtsc();
-   void *p = real_realloc(old, n);
-   uint64_t t1 = __rdtsc();
+   uint64_t t0, dur;
+   void *p;
+   TIMED_CALL(p = real_realloc(old, n));
    uint64_t u = usable(p);
    in_hook--;
    if (p || (old && n == 0))
-      record(K_REALLOC, t0, t1 - t0, p, p ? n : 0, (uint64_t)old, u, FP());
+      record(K_REALLOC, t0, dur, p, p ? n : 0, (uint64_t)old, u, FP());
    return p;
 }
 
@@ -566,11 +609,10 @@ EXPORT void free(void *p)
       return;
    }
    in_hook++;
-   uint64_t t0 = __rdtsc();
-   real_free(p);
-   uint64_t t1 = __rdtsc();
+   uint64_t t0, dur;
+   TIMED_CALL(real_free(p));
    in_hook--;
-   record(K_FREE, t0, t1 - t0, p, 0, 0, 0, 0);
+   record(K_FREE, t0, dur, p, 0, 0, 0, 0);
 }
 
 static inline __attribute__((always_inline)) void *aligned_common(memalign_fn fn, size_t al, size_t n, uintptr_t fp)
@@ -580,13 +622,13 @@ static inline __attribute__((always_inline)) void *aligned_common(memalign_fn fn
    if (!ACTIVE())
       return fn(al, n);
    in_hook++;
-   uint64_t t0 = __rdtsc();
-   void *p = fn(al, n);
-   uint64_t t1 = __rdtsc();
+   uint64_t t0, dur;
+   void *p;
+   TIMED_CALL(p = fn(al, n));
    uint64_t u = usable(p);
    in_hook--;
    if (p)
-      record(K_MEMALIGN, t0, t1 - t0, p, n, 0, u, fp);
+      record(K_MEMALIGN, t0, dur, p, n, 0, u, fp);
    return p;
 }
 
@@ -611,13 +653,13 @@ EXPORT int posix_memalign(void **out, size_t al, size_t n)
    if (!ACTIVE())
       return real_posix_memalign(out, al, n);
    in_hook++;
-   uint64_t t0 = __rdtsc();
-   int rc = real_posix_memalign(out, al, n);
-   uint64_t t1 = __rdtsc();
+   uint64_t t0, dur;
+   int rc;
+   TIMED_CALL(rc = real_posix_memalign(out, al, n));
    uint64_t u = rc == 0 ? usable(*out) : 0;
    in_hook--;
    if (rc == 0)
-      record(K_MEMALIGN, t0, t1 - t0, *out, n, 0, u, FP());
+      record(K_MEMALIGN, t0, dur, *out, n, 0, u, FP());
    return rc;
 }
 
@@ -678,17 +720,15 @@ static void *next_sym(void **slot, const char *name)
       if (!ACTIVE())                                                                 \
          return f ARGS;                                                              \
       void *p;                                                                       \
-      uint64_t t0, t1, u;                                                            \
+      uint64_t t0, dur, u;                                                           \
       {                                                                              \
          int guard __attribute__((cleanup(leave_hook))) = in_hook++;                 \
          (void)guard;                                                                \
-         t0 = __rdtsc();                                                             \
-         p = f ARGS;                                                                 \
-         t1 = __rdtsc();                                                             \
+         TIMED_CALL(p = f ARGS);                                                     \
          u = usable(p);                                                              \
       }                                                                              \
       if (p)                                                                         \
-         record(KIND, t0, t1 - t0, p, SIZE, 0, u, FP());                                \
+         record(KIND, t0, dur, p, SIZE, 0, u, FP());                                 \
       return p;                                                                      \
    }
 
@@ -716,11 +756,10 @@ NEW_WRAPPER(_ZnamSt11align_val_tRKSt9nothrow_t, K_NEW_ARRAY, new_al_nt_fn,
          return;                                                                     \
       }                                                                              \
       in_hook++;                                                                     \
-      uint64_t t0 = __rdtsc();                                                       \
-      f ARGS;                                                                        \
-      uint64_t t1 = __rdtsc();                                                       \
+      uint64_t t0, dur;                                                              \
+      TIMED_CALL(f ARGS);                                                            \
       in_hook--;                                                                     \
-      record(KIND, t0, t1 - t0, p, 0, 0, 0, 0);                                         \
+      record(KIND, t0, dur, p, 0, 0, 0, 0);                                          \
    }
 
 DELETE_WRAPPER(_ZdlPv, K_DELETE, del_fn, (void *p), (p))
@@ -988,7 +1027,10 @@ static void c_call(struct tstate *t, const struct rec *r)
    cbuf[S_TAG][tag_at] = (uint8_t)r->kind;
    c_sv(S_TIME, (int64_t)(u - t->coll_tsc));
    t->coll_tsc = t->coll_floor = u;
-   c_uv(S_DUR, ((uint64_t)r->dur + (1u << (DUR_SHIFT - 1))) >> DUR_SHIFT);
+   if (r->dur != UNTIMED) {
+      cbuf[S_TAG][tag_at] |= T_TIMED;
+      c_uv(S_DUR, ((uint64_t)r->dur + (1u << (DUR_SHIFT - 1))) >> DUR_SHIFT);
+   }
    if (r->kind >= K_FREE) {
       c_freed_addr(t, tag_at, r->addr);
    } else if (r->kind == K_REALLOC) {
@@ -1239,6 +1281,7 @@ static void write_header(void)
    put_uv(depth);
    put_uv(TICK_SHIFT);
    put_uv(DUR_SHIFT);
+   put_uv(dur_mask + 1);
    put_str(exe, el > 0 ? (size_t)el : 0);
    uint64_t argc = 0;
    for (ssize_t i = 0; i < cl; i++)
@@ -1272,6 +1315,9 @@ __attribute__((constructor)) static void start(void)
          v = v * 10 + (unsigned)(*d - '0');
       depth = v > MAX_DEPTH ? MAX_DEPTH : v;
    }
+   const char *tm = getenv("MAPVIS_HEAP_TIME");
+   if (tm && strcmp(tm, "all") == 0)
+      dur_mask = 0;
    out_fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
    unsetenv("MAPVIS_HEAP_OUT");
    if (out_fd < 0)
