@@ -236,7 +236,7 @@ impl V3Thread {
         let unit = tsc >> V3_TICK_SHIFT;
         put_sv(&mut cols[1], unit.wrapping_sub(self.unit) as i64);
         self.unit = unit;
-        if !self.v4 || self.calls % 2 == 0 {
+        if !self.v4 || self.calls.is_multiple_of(2) {
             if self.v4 {
                 tag |= 0x80;
             }

@@ -327,101 +327,7 @@ fn heap_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     let work_dir = st.work_dir().to_path_buf();
     let h = heap_state(st)?;
     let r = &h.report;
-    println!("heap_stats of the {}:", h.run.source);
-    let rows: Vec<Vec<String>> = r
-        .used_classes()
-        .map(|(label, c)| {
-            let mut row = vec![
-                label,
-                c.allocs.to_string(),
-                c.bytes.to_string(),
-                c.frees.to_string(),
-            ];
-            if h.run.timed {
-                row.push(c.usable.to_string());
-            }
-            row
-        })
-        .collect();
-    let mut cols = vec!["size class", "allocations", "bytes", "frees"];
-    if h.run.timed {
-        cols.push("usable bytes");
-    }
-    print!("{}", fmt_table(&cols, &rows));
-    println!(
-        "{} allocations, {} frees, {} bytes requested; peak {} live bytes at {} {}; {} temporary.",
-        r.allocs,
-        r.frees,
-        r.bytes,
-        r.peak_live.0,
-        r.peak_live.1,
-        h.run.unit.name(),
-        r.temporary
-    );
-    let mut dict = vec![
-        ("allocations".into(), Value::Int(r.allocs as i64)),
-        ("frees".into(), Value::Int(r.frees as i64)),
-        ("bytes".into(), Value::Int(r.bytes as i64)),
-        ("peak".into(), Value::Int(r.peak_live.0 as i64)),
-    ];
-    if let Some(rss) = r.peak_rss {
-        println!(
-            "peak RSS {} bytes: {:.2}x the peak of live heap bytes (blowup; RSS also holds code, stacks and libraries).",
-            rss,
-            rss as f64 / r.peak_live.0.max(1) as f64
-        );
-        dict.push(("peak_rss".into(), Value::Int(rss as i64)));
-    }
-    if h.run.timed {
-        let (req, usable) = r.fragmentation();
-        println!(
-            "internal fragmentation: {} bytes requested, {} usable (malloc_usable_size): {} bytes ({:.1}%) lost to rounding.",
-            req,
-            usable,
-            usable.saturating_sub(req),
-            100.0 * usable.saturating_sub(req) as f64 / usable.max(1) as f64
-        );
-        dict.push(("usable".into(), Value::Int(usable as i64)));
-        let trows: Vec<Vec<String>> = r
-            .times
-            .iter()
-            .map(|t| {
-                vec![
-                    t.group.clone(),
-                    t.op.to_string(),
-                    t.calls.to_string(),
-                    t.count.to_string(),
-                    t.median.to_string(),
-                    t.p99.to_string(),
-                    t.max.to_string(),
-                ]
-            })
-            .collect();
-        let sampled = h.run.dur_sample.is_some_and(|n| n > 1);
-        if sampled {
-            println!(
-                "time per call (ns), ESTIMATED from a sample (sampled 1 in {}; \"timed\" of \"calls\" were timed; groups with no timed call left out; median and p99 within 1.6% above 1024 ns, max is the largest timed):",
-                r.dur_sample
-            );
-        } else {
-            println!(
-                "time per call (ns), every call timed (exact below 1024 ns, median and p99 above it within 1.6%, max exact):"
-            );
-        }
-        print!(
-            "{}",
-            fmt_table(
-                &["group", "op", "calls", "timed", "median", "p99", "max"],
-                &trows
-            )
-        );
-        if let Some(n) = h.run.duration_note(r) {
-            println!("note: {n}");
-        }
-        dict.push(("timed_calls".into(), Value::Int(r.timed_calls.0 as i64)));
-        dict.push(("calls".into(), Value::Int(r.timed_calls.1 as i64)));
-        dict.push(("sampled_1_in".into(), Value::Int(r.dur_sample as i64)));
-    }
+    print!("{}", super::render::heap_stats(&h.run, r));
     say_notes(h);
     if save {
         let files = r.write_stats_csv(&visinfo)?;
@@ -430,7 +336,30 @@ fn heap_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
             println!("wrote {}", f.display());
         }
     }
-    Ok(Value::Dict(dict))
+    Ok(heap_stats_value(&h.run, r))
+}
+
+/// `heap_stats`' result: a dict of the totals (allocations, frees, bytes,
+/// peak; peak RSS, usable bytes and how many calls were timed when the
+/// profile has them).
+fn heap_stats_value(run: &HeapRun, r: &HeapReport) -> Value {
+    let mut dict = vec![
+        ("allocations".into(), Value::Int(r.allocs as i64)),
+        ("frees".into(), Value::Int(r.frees as i64)),
+        ("bytes".into(), Value::Int(r.bytes as i64)),
+        ("peak".into(), Value::Int(r.peak_live.0 as i64)),
+    ];
+    if let Some(rss) = r.peak_rss {
+        dict.push(("peak_rss".into(), Value::Int(rss as i64)));
+    }
+    if run.timed {
+        let (_, usable) = r.fragmentation();
+        dict.push(("usable".into(), Value::Int(usable as i64)));
+        dict.push(("timed_calls".into(), Value::Int(r.timed_calls.0 as i64)));
+        dict.push(("calls".into(), Value::Int(r.timed_calls.1 as i64)));
+        dict.push(("sampled_1_in".into(), Value::Int(r.dur_sample as i64)));
+    }
+    Value::Dict(dict)
 }
 
 /// `heap_figures ?N? ?save?`: draws the live heap of the top N sites, the

@@ -12,7 +12,7 @@
 use std::path::{Path, PathBuf};
 
 use super::error::CmdResult;
-use super::handlers::{add, THREADS_NOTE};
+use super::handlers::add;
 use super::session::Session;
 use super::{Registry, Value};
 use crate::filter::{

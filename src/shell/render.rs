@@ -15,8 +15,8 @@ use polars::prelude::{AnyValue, DataFrame};
 use super::handlers::THREADS_NOTE;
 use super::text::{counted, table, terminal_safe, text_table};
 use crate::filter::{
-    CacheReport, Counts, MemoryStats, PairComparison, PairSide, Row, RunComparison, SharedLine,
-    Side, StructField, VarComparison, WhatIf,
+    CacheReport, Counts, HeapReport, HeapRun, MemoryStats, PairComparison, PairSide, Row,
+    RunComparison, SharedLine, Side, StructField, VarComparison, WhatIf,
 };
 
 /// `writeln!` into a `String`, which cannot fail.
@@ -740,6 +740,107 @@ fn pair_cells(name: &str, run: &str, x: &PairSide, levels: usize) -> Vec<String>
     v.push(format!("{:.4}", x.miss_ratio));
     v.push(x.label.to_string());
     v
+}
+
+/// What `heap_stats` prints (before the profile's notes): the size
+/// classes, the totals, the blowup against peak RSS, and, for a native
+/// profile, internal fragmentation and the time per call (said to be
+/// estimates when only a sample of the calls was timed).
+pub(super) fn heap_stats(run: &HeapRun, r: &HeapReport) -> String {
+    let mut out = String::new();
+    wl!(out, "heap_stats of the {}:", run.source);
+    let rows: Vec<Vec<String>> = r
+        .used_classes()
+        .map(|(label, c)| {
+            let mut row = vec![
+                label,
+                c.allocs.to_string(),
+                c.bytes.to_string(),
+                c.frees.to_string(),
+            ];
+            if run.timed {
+                row.push(c.usable.to_string());
+            }
+            row
+        })
+        .collect();
+    let mut cols = vec!["size class", "allocations", "bytes", "frees"];
+    if run.timed {
+        cols.push("usable bytes");
+    }
+    out.push_str(&table(&cols, &rows));
+    wl!(
+        out,
+        "{} allocations, {} frees, {} bytes requested; peak {} live bytes at {} {}; {} temporary.",
+        r.allocs,
+        r.frees,
+        r.bytes,
+        r.peak_live.0,
+        r.peak_live.1,
+        run.unit.name(),
+        r.temporary
+    );
+    if let Some(rss) = r.peak_rss {
+        wl!(
+            out,
+            "peak RSS {} bytes: {:.2}x the peak of live heap bytes (blowup; RSS also holds code, stacks and libraries).",
+            rss,
+            rss as f64 / r.peak_live.0.max(1) as f64
+        );
+    }
+    if run.timed {
+        heap_times(&mut out, run, r);
+    }
+    out
+}
+
+/// `heap_stats`' lines on a native profile: internal fragmentation, then
+/// the time per call by group and operation, with how many calls were
+/// timed.
+fn heap_times(out: &mut String, run: &HeapRun, r: &HeapReport) {
+    let (req, usable) = r.fragmentation();
+    wl!(
+        out,
+        "internal fragmentation: {} bytes requested, {} usable (malloc_usable_size): {} bytes ({:.1}%) lost to rounding.",
+        req,
+        usable,
+        usable.saturating_sub(req),
+        100.0 * usable.saturating_sub(req) as f64 / usable.max(1) as f64
+    );
+    let rows: Vec<Vec<String>> = r
+        .times
+        .iter()
+        .map(|t| {
+            vec![
+                t.group.clone(),
+                t.op.to_string(),
+                t.calls.to_string(),
+                t.count.to_string(),
+                t.median.to_string(),
+                t.p99.to_string(),
+                t.max.to_string(),
+            ]
+        })
+        .collect();
+    if run.dur_sample.is_some_and(|n| n > 1) {
+        wl!(
+            out,
+            "time per call (ns), ESTIMATED from a sample (sampled 1 in {}; \"timed\" of \"calls\" were timed; groups with no timed call left out; median and p99 within 1.6% above 1024 ns, max is the largest timed):",
+            r.dur_sample
+        );
+    } else {
+        wl!(
+            out,
+            "time per call (ns), every call timed (exact below 1024 ns, median and p99 above it within 1.6%, max exact):"
+        );
+    }
+    out.push_str(&table(
+        &["group", "op", "calls", "timed", "median", "p99", "max"],
+        &rows,
+    ));
+    if let Some(n) = run.duration_note(r) {
+        wl!(out, "note: {n}");
+    }
 }
 
 #[cfg(test)]
