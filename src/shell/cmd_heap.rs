@@ -339,7 +339,7 @@ fn heap_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     Ok(heap_stats_value(&h.run, r))
 }
 
-/// `heap_stats`' result: a dict of the totals (allocations, frees, bytes,
+/// The result of `heap_stats`: a dict of the totals (allocations, frees, bytes,
 /// peak; peak RSS, usable bytes and how many calls were timed when the
 /// profile has them).
 fn heap_stats_value(run: &HeapRun, r: &HeapReport) -> Value {

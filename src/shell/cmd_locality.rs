@@ -375,7 +375,7 @@ fn sharing_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     Ok(shared_lines_value(&lines))
 }
 
-/// `sharing_stats`' result: a list with a dict per shared line (its
+/// The result of `sharing_stats`: a list with a dict per shared line (its
 /// address, kind, transfers, variables and the elements its threads
 /// touched).
 fn shared_lines_value(lines: &[SharedLine]) -> Value {

@@ -48,7 +48,7 @@ pub(super) struct SharingHead {
     pub threads: usize,
 }
 
-/// `sharing_stats`' whole report: its heading and notes, then each shared
+/// The whole report of `sharing_stats`: its heading and notes, then each shared
 /// line ([`shared_lines`]), or a sentence saying none is shared.
 pub(super) fn sharing_stats(h: &SharingHead, lines: &[SharedLine]) -> String {
     let mut out = String::new();
@@ -794,7 +794,7 @@ pub(super) fn heap_stats(run: &HeapRun, r: &HeapReport) -> String {
     out
 }
 
-/// `heap_stats`' lines on a native profile: internal fragmentation, then
+/// The lines of `heap_stats` on a native profile: internal fragmentation, then
 /// the time per call by group and operation, with how many calls were
 /// timed.
 fn heap_times(out: &mut String, run: &HeapRun, r: &HeapReport) {
