@@ -129,6 +129,9 @@ pub struct TraceReader<R: Read> {
     base: u64,
     header: Header,
     sites: Vec<SiteState>,
+    /// The site each access code names (version 5 renames codes with
+    /// RECODE records; before, a code is its site's id).
+    codes: Vec<u32>,
     tid: u32,
     last_sp: Vec<u64>,
     last_fp: Vec<u64>,
@@ -182,6 +185,7 @@ impl<R: Read> TraceReader<R> {
                 command: Vec::new(),
             },
             sites: Vec::new(),
+            codes: Vec::new(),
             tid: 0,
             last_sp: vec![0; 2],
             last_fp: vec![0; 2],
@@ -517,6 +521,7 @@ impl<R: Read> TraceReader<R> {
         let base = self.access_base;
         let buf = &self.buf[..self.len];
         let sites = &mut self.sites[..];
+        let codes = &self.codes[..];
         let mut pos = self.pos;
         let mut n = self.accesses;
         let safe = self.len.saturating_sub(RUN_SLACK);
@@ -527,8 +532,10 @@ impl<R: Read> TraceReader<R> {
             if key < base {
                 break;
             }
-            let id = ((key - base) >> 1) as usize;
-            let Some(site) = sites.get_mut(id) else {
+            let Some(&id) = codes.get(((key - base) >> 1) as usize) else {
+                break;
+            };
+            let Some(site) = sites.get_mut(id as usize) else {
                 break;
             };
             let predicted = site.last.wrapping_add(site.stride as u64);
@@ -565,9 +572,12 @@ impl<R: Read> TraceReader<R> {
     /// Decodes the rest of an access record whose key was `key`.
     #[inline(always)]
     fn access(&mut self, key: u64) -> Dec<Access> {
-        let id = ((key - self.access_base) >> 1) as usize;
+        let code = ((key - self.access_base) >> 1) as usize;
         let correction = if key & 1 == 1 { Some(self.sv()?) } else { None };
-        let Some(site) = self.sites.get_mut(id) else {
+        let Some(&id) = self.codes.get(code) else {
+            return Err(Need::Bad(format!("access at undefined site {code}")));
+        };
+        let Some(site) = self.sites.get_mut(id as usize) else {
             return Err(Need::Bad(format!("access at undefined site {id}")));
         };
         let predicted = site.last.wrapping_add(site.stride as u64);
@@ -605,7 +615,7 @@ impl<R: Read> TraceReader<R> {
         }
         let time = self.accesses;
         Ok(Some(match key {
-            REC_SITE | REC_THREAD | REC_SP | REC_FP | REC_END => {
+            REC_SITE | REC_THREAD | REC_SP | REC_FP | REC_END | REC_RECODE => {
                 self.state_record(key)?;
                 return Ok(None);
             }
@@ -681,6 +691,18 @@ impl<R: Read> TraceReader<R> {
                     last: 0,
                     stride: 0,
                 });
+                self.codes.push(id as u32);
+                Ok(())
+            }
+            REC_RECODE => {
+                let (a, b) = (self.uv()?, self.uv()?);
+                let n = self.codes.len() as u64;
+                if a >= n || b >= n {
+                    return Err(Need::Bad(format!(
+                        "a RECODE record swaps codes {a} and {b}, and only {n} sites are defined"
+                    )));
+                }
+                self.codes.swap(a as usize, b as usize);
                 Ok(())
             }
             REC_THREAD => {
@@ -957,6 +979,70 @@ mod tests {
                 Err(e) => return (evs, Err(e.to_string())),
             }
         }
+    }
+
+    /// A RECODE record swaps two codes' sites: accesses after it with
+    /// either code are by the other site, each site keeping its own
+    /// prediction state, on the careful path and the fast one alike; a
+    /// code beyond the sites defined is damage.
+    #[test]
+    fn recode_swaps_the_sites_of_two_codes() {
+        let mut b = header();
+        for (id, ip, op) in [(0u64, 0x401000u64, b'L'), (1, 0x401010, b'S')] {
+            uv(&mut b, REC_SITE);
+            uv(&mut b, id);
+            uv(&mut b, ip);
+            b.push(op);
+            uv(&mut b, 8);
+        }
+        uv(&mut b, REC_THREAD);
+        uv(&mut b, 1);
+        // code 0 = site 0 at 0x1000, code 1 = site 1 at 0x9000
+        uv(&mut b, KEY_ACCESS_BASE + 1);
+        sv(&mut b, 0x1000);
+        uv(&mut b, KEY_ACCESS_BASE + 2 + 1);
+        sv(&mut b, 0x9000);
+        uv(&mut b, REC_RECODE);
+        uv(&mut b, 0);
+        uv(&mut b, 1);
+        // code 0 is now site 1: predicted 0x9000 + 0x9000 (its stride)
+        uv(&mut b, KEY_ACCESS_BASE);
+        // code 1 is site 0: predicted 0x2000
+        uv(&mut b, KEY_ACCESS_BASE + 2);
+        let want = [
+            (0x401000, 0x1000, 0),
+            (0x401010, 0x9000, 1),
+            (0x401010, 0x12000, 1),
+            (0x401000, 0x2000, 0),
+        ];
+        let (evs, end) = read_all(&b);
+        assert!(end.is_ok(), "{end:?}");
+        let got: Vec<(u64, u64, u32)> = evs
+            .iter()
+            .filter_map(|e| match e {
+                Event::Access(a) => Some((a.ip, a.addr, a.site.0)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(got, want);
+        let mut r = TraceReader::new(&b[..], Path::new("t.mvt")).unwrap();
+        let mut fast = Vec::new();
+        loop {
+            match r
+                .for_each_access(100, |a| fast.push((a.ip, a.addr, a.site.0)))
+                .unwrap()
+            {
+                Batch::End => break,
+                Batch::Limit | Batch::Event(_) => {}
+            }
+        }
+        assert_eq!(fast, want);
+        let mut bad = header();
+        uv(&mut bad, REC_RECODE);
+        uv(&mut bad, 0);
+        uv(&mut bad, 1);
+        let (_, end) = read_all(&bad);
+        assert!(end.unwrap_err().contains("RECODE"));
     }
 
     #[test]

@@ -13,7 +13,7 @@
 
 
 #define MV_MAGIC          "MVTRACE\n"
-#define MV_FORMAT_VERSION 4
+#define MV_FORMAT_VERSION 5
 
 #define REC_SITE          1
 #define REC_THREAD        2
@@ -35,7 +35,9 @@
 #define REC_ICOUNT        17   /* version 2 */
 #define REC_STACK_ALLOC   18   /* version 3 */
 #define REC_MMAP          19   /* version 3 */
+#define REC_RECODE        20   /* version 5 */
 #define KEY_ACCESS_BASE   32   /* keys 0..31 are control records */
+#define HOT_CODES         48   /* site codes whose access keys take one byte */
 
 /* Kinds of SYNC records, as in reader.rs SyncKind. */
 #define SK_FORK     1

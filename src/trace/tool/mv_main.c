@@ -33,11 +33,13 @@
    A binary, versioned stream, documented in docs/trace-format.md and
    read by src/trace/reader.rs.  In short: a header, then records that
    each start with an unsigned LEB128 "key".  Keys 0..15 are control
-   records; a key k >= 16 is an access at site (k-16)/2, and its low bit
-   says whether the address differs from the site's prediction (previous
-   address + previous stride), in which case a zig-zag LEB128 correction
-   follows.  A "site" is one memory operation of one instruction, defined
-   once by a SITE record.  The stream is written in large buffers; a
+   records; a key k >= 32 is an access by the site whose code is
+   (k-32)/2, and its low bit says whether the address differs from the
+   site's prediction (previous address + previous stride), in which case a
+   zig-zag LEB128 correction follows.  A "site" is one memory operation of
+   one instruction, defined once by a SITE record; its code starts as its
+   id, and the hottest sites are given the 48 codes whose keys take one
+   byte (RECODE records, see recode()).  The stream is written in large buffers; a
    truncated stream is readable up to its last whole record.
 
    Cost model
@@ -381,6 +383,8 @@ typedef struct {
    UInt  size;
    Addr  last;        /* prediction state, mirrored by the reader */
    Long  stride;
+   UInt  code;        /* what its accesses' keys name (see recode()) */
+   ULong count;       /* accesses since its count was last halved */
 } Site;
 
 static Site*  sites;
@@ -388,6 +392,14 @@ static UInt   n_sites;
 static UInt   cap_sites;
 static UInt*  site_hash;       /* open addressing: index+1, 0 = empty */
 static UInt   cap_hash;
+static UInt*  code_site;       /* code -> site id (as many as sites) */
+
+/* A site whose code takes more than one byte becomes a candidate for a
+   one-byte code after PROMOTE_AT accesses since its count was halved. */
+#define PROMOTE_AT     256
+#define MAX_CANDIDATES 64
+static UInt   candidates[MAX_CANDIDATES];
+static UInt   n_candidates;
 
 static UInt hash_site(Addr ip, UInt ordinal, UChar op, UInt size)
 {
@@ -429,7 +441,11 @@ static UInt site_id(Addr ip, UInt ordinal, UChar op, UInt size)
    if (n_sites == cap_sites) {
       cap_sites = cap_sites ? cap_sites * 2 : 4096;
       sites = VG_(realloc)("mv.sites", sites, cap_sites * sizeof(Site));
+      code_site = VG_(realloc)("mv.code_site", code_site, cap_sites * sizeof(UInt));
    }
+   sites[n_sites].code = n_sites;
+   sites[n_sites].count = 0;
+   code_site[n_sites] = n_sites;
    sites[n_sites].ip = ip;
    sites[n_sites].ordinal = ordinal;
    sites[n_sites].op = op;
@@ -536,6 +552,52 @@ static void emit_thread_and_sp(ThreadId tid, Addr sp, Addr fp)
    }
 }
 
+/* Gives codes a and b each other's site, and says so in the stream. */
+static void swap_codes(UInt a, UInt b)
+{
+   UInt sa = code_site[a], sb = code_site[b];
+   code_site[a] = sb;
+   code_site[b] = sa;
+   sites[sa].code = b;
+   sites[sb].code = a;
+   ensure(24);
+   put_uv(REC_RECODE);
+   put_uv(a);
+   put_uv(b);
+}
+
+/* Gives each candidate (a site with a longer code that was accessed
+   PROMOTE_AT times since its count was last halved) the one-byte code of
+   the least used site holding one, when the candidate was used more than
+   twice as often; then halves the counts of the candidates and of the
+   one-byte codes' sites, so counts follow what the program does now.
+   Runs every 4096 accesses while there are candidates: the keys of a loop's
+   sites take one byte once the loop has run a little, whatever code ran
+   before it in the region (a lazy binding inside the region defines
+   hundreds of sites first). Cost: 48 counts read per candidate. */
+static void recode(void)
+{
+   UInt i, k, hot = n_sites < HOT_CODES ? n_sites : HOT_CODES;
+   for (k = 0; k < n_candidates; k++) {
+      Site* c = &sites[candidates[k]];
+      UInt cold = 0;
+      ULong least = ~0ULL;
+      if (c->code >= HOT_CODES) {
+         for (i = 0; i < hot; i++) {
+            ULong n = sites[code_site[i]].count;
+            if (n < least) {
+               least = n;
+               cold = i;
+            }
+         }
+         if (c->count > 2 * least) swap_codes(cold, c->code);
+      }
+      c->count /= 2;
+   }
+   n_candidates = 0;
+   for (i = 0; i < hot; i++) sites[code_site[i]].count /= 2;
+}
+
 static void mv_access(UWord id, Addr addr, Addr sp, Addr fp)
 {
    Site* s = &sites[id];
@@ -549,16 +611,20 @@ static void mv_access(UWord id, Addr addr, Addr sp, Addr fp)
 
    predicted = s->last + s->stride;
    if (LIKELY(addr == predicted)) {
-      put_uv(KEY_ACCESS_BASE + 2 * (ULong)id);
+      put_uv(KEY_ACCESS_BASE + 2 * (ULong)s->code);
    } else {
-      put_uv(KEY_ACCESS_BASE + 2 * (ULong)id + 1);
+      put_uv(KEY_ACCESS_BASE + 2 * (ULong)s->code + 1);
       put_sv((Long)(addr - predicted));
       s->stride = (Long)(addr - s->last);
    }
    s->last = addr;
+   if (UNLIKELY(++s->count == PROMOTE_AT) && s->code >= HOT_CODES
+       && n_candidates < MAX_CANDIDATES)
+      candidates[n_candidates++] = id;
    n_accesses++;
    if (UNLIKELY(buf_pos >= FLUSH_AT)) flush_buf();
    else if (UNLIKELY((n_accesses & 4095) == 0)) flush_if_old();
+   if (UNLIKELY((n_accesses & 4095) == 0) && n_candidates) recode();
 }
 
 /*------------------------------------------------------------*/
@@ -1422,10 +1488,15 @@ static void mv_child_after_fork(ThreadId tid)
    warn(W_FORKED, note);
    n = VG_(sizeXA)(map_log);
    for (i = 0; i < n; i++) put_map(VG_(indexXA)(map_log, i));
+   n_candidates = 0;
    for (i = 0; i < (Word)n_sites; i++) {
       Site* st = &sites[i];
       st->last = 0;
       st->stride = 0;
+      /* The child's reader starts with every code its site's id. */
+      st->code = (UInt)i;
+      st->count = 0;
+      code_site[i] = (UInt)i;
       ensure(64);
       put_uv(REC_SITE);
       put_uv(i);
