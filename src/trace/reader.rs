@@ -562,7 +562,7 @@ impl<R: Read> TraceReader<R> {
                 sp,
                 fp,
                 region,
-                site: SiteId(id as u32),
+                site: SiteId(id),
             });
         }
         self.pos = pos;
@@ -602,7 +602,7 @@ impl<R: Read> TraceReader<R> {
             sp: self.last_sp[slot],
             fp: self.last_fp[slot],
             region: self.region,
-            site: SiteId(id as u32),
+            site: SiteId(id),
         })
     }
 
