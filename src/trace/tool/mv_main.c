@@ -618,9 +618,10 @@ static void mv_access(UWord id, Addr addr, Addr sp, Addr fp)
       s->stride = (Long)(addr - s->last);
    }
    s->last = addr;
-   if (UNLIKELY(++s->count == PROMOTE_AT) && s->code >= HOT_CODES
-       && n_candidates < MAX_CANDIDATES)
-      candidates[n_candidates++] = id;
+   if (UNLIKELY(++s->count == PROMOTE_AT) && s->code >= HOT_CODES) {
+      if (n_candidates < MAX_CANDIDATES) candidates[n_candidates++] = id;
+      else s->count = PROMOTE_AT / 2;   /* the list is full: noted later */
+   }
    n_accesses++;
    if (UNLIKELY(buf_pos >= FLUSH_AT)) flush_buf();
    else if (UNLIKELY((n_accesses & 4095) == 0)) flush_if_old();
