@@ -362,3 +362,57 @@ fn thread_ids_above_1024_keep_their_own_stacks() {
     let tids: std::collections::BTreeSet<u32> = stores.iter().map(|s| s.0).collect();
     assert_eq!(tids.len(), 1040, "each store from its own thread");
 }
+
+/// The loop's stores in `tests/c/trace_codes.c`.
+const CODES_N: u64 = 100_000;
+
+/// The trace's size on a loop whose sites are defined late: a region that
+/// first runs 128 distinct memory operations once each, then stores to an
+/// array N times (`tests/c/trace_codes.c`). Access keys name sites by
+/// codes, and the hottest sites get the 48 one-byte codes (trace format 5,
+/// docs/trace-format.md), so the loop costs about one byte per access even
+/// though its sites come after the 128 others. Checked against what the
+/// program does by construction: each warm-up store once, at `warm + 8k`
+/// in order, and the loop's N stores at `a + 8i`.
+#[test]
+fn a_late_loop_takes_one_byte_per_access() {
+    let (dir, _exe, outcome, evs, end) = trace("tests/c/trace_codes.c", &[], &[]);
+    assert_eq!(outcome.exit_code, Some(0));
+    assert!(matches!(end, EndState::Complete), "{end:?}");
+    let acc = accesses(&evs);
+    // Stores of 8 bytes to the program's static arrays (not its stack).
+    let global = |a: &&mapvis::trace::format::Access| {
+        a.op == Op::Store && a.size == 8 && a.addr.abs_diff(a.sp) > 1 << 20
+    };
+    // The 128 warm-up stores: one per site, consecutive.
+    let warm: Vec<_> = acc.iter().filter(global).take(128).collect();
+    assert_eq!(warm.len(), 128);
+    for (k, w) in warm.iter().enumerate() {
+        assert_eq!(w.addr, warm[0].addr + 8 * k as u64, "warm[{k}]");
+    }
+    let mut sites: Vec<u32> = warm.iter().map(|w| w.site.0).collect();
+    sites.dedup();
+    assert_eq!(sites.len(), 128, "one site per warm-up store");
+    // The loop's stores: the 8-byte stores after the warm-up, N of them,
+    // 8 bytes apart, from one site defined after the 128.
+    let loop_stores: Vec<_> = acc.iter().filter(global).skip(128).collect();
+    assert_eq!(loop_stores.len() as u64, CODES_N);
+    for (i, s) in loop_stores.iter().enumerate() {
+        assert_eq!(s.addr, loop_stores[0].addr + 8 * i as u64, "a[{i}]");
+    }
+    let loop_site = loop_stores[0].site.0;
+    assert!(loop_stores.iter().all(|s| s.site.0 == loop_site));
+    assert!(
+        loop_site >= 128,
+        "the loop's site is defined late: {loop_site}"
+    );
+    // About one byte per access: the loop's few sites hold one-byte codes
+    // once it has run a little (two bytes each before format 5).
+    let bytes = std::fs::metadata(dir.path().join("t.mvt")).unwrap().len();
+    let per = bytes as f64 / acc.len() as f64;
+    assert!(
+        per < 1.2,
+        "{bytes} bytes for {} accesses: {per:.2} bytes per access",
+        acc.len()
+    );
+}
