@@ -32,15 +32,15 @@
    ----------------
    A binary, versioned stream, documented in docs/trace-format.md and
    read by src/trace/reader.rs.  In short: a header, then records that
-   each start with an unsigned LEB128 "key".  Keys 0..15 are control
+   each start with an unsigned LEB128 "key".  Keys 0..31 are control
    records; a key k >= 32 is an access by the site whose code is
    (k-32)/2, and its low bit says whether the address differs from the
    site's prediction (previous address + previous stride), in which case a
    zig-zag LEB128 correction follows.  A "site" is one memory operation of
    one instruction, defined once by a SITE record; its code starts as its
    id, and the hottest sites are given the 48 codes whose keys take one
-   byte (RECODE records, see recode()).  The stream is written in large buffers; a
-   truncated stream is readable up to its last whole record.
+   byte (RECODE records, see recode()).  The stream is written in large
+   buffers; a truncated stream is readable up to its last whole record.
 
    Cost model
    ----------
