@@ -23,6 +23,7 @@ use std::sync::Arc;
 
 use crate::trace::format::{AllocKind, Event, FreeKind, Mapping};
 use crate::trace::heapprof::{HeapOp, Profile, ProfileReader};
+use crate::trace::heapsum::HeapSummary;
 use crate::trace::reader::{Batch, EndState, TraceReader};
 
 use super::csv::CsvOut;
@@ -223,6 +224,9 @@ pub struct HeapRun {
     pub command: Vec<String>,
     /// Things the user should know about the data.
     pub notes: Vec<String>,
+    /// What the profiler summarised as it recorded (native, format 5):
+    /// [`HeapReport::build`] takes it instead of a pass over the calls.
+    pub summary: Option<Arc<HeapSummary>>,
 }
 
 /// The pinned regions of a profile as (start, stop) times; a region left
@@ -299,7 +303,8 @@ impl HeapRun {
         Self::profile_run(p, path, Calls::Memory(Arc::new(calls)))
     }
 
-    fn profile_run(p: Profile, path: &Path, calls: Calls) -> HeapRun {
+    fn profile_run(mut p: Profile, path: &Path, calls: Calls) -> HeapRun {
+        let summary = p.summary.take().map(Arc::new);
         let regions = profile_regions(&p);
         let mut notes = Vec::new();
         if !p.complete {
@@ -322,6 +327,7 @@ impl HeapRun {
             regions,
             command: p.command,
             notes,
+            summary,
         }
     }
 
@@ -358,6 +364,7 @@ impl HeapRun {
             regions: pass.regions,
             command: header,
             notes: Vec::new(),
+            summary: None,
         };
         if let Some(e) = pass.error {
             run.notes
@@ -627,6 +634,9 @@ struct Durations {
     /// Calls of each group, indexed alike.
     class_calls: Vec<[u64; 2]>,
     thread_calls: Vec<[u64; 2]>,
+    /// The histograms count the profile's duration units, converted to
+    /// nanoseconds when shown (from a summary); `None`: nanoseconds.
+    units: Option<Arc<HeapSummary>>,
 }
 
 impl Durations {
@@ -636,7 +646,44 @@ impl Durations {
             threads: Vec::new(),
             class_calls: vec![[0, 0]; 19],
             thread_calls: Vec::new(),
+            units: None,
         }
+    }
+
+    /// The groups of a profiler summary, their histograms in its units;
+    /// `None` when a group or bucket is out of range.
+    fn from_summary(s: &Arc<HeapSummary>) -> Option<Durations> {
+        let mut d = Durations::new();
+        d.units = Some(s.clone());
+        for g in &s.durations {
+            let t = g.index as usize;
+            if g.thread && d.threads.len() <= t {
+                d.threads.resize(t + 1, [None, None]);
+                d.thread_calls.resize(t + 1, [0, 0]);
+            }
+            let (hists, calls) = if g.thread {
+                (&mut d.threads, &mut d.thread_calls)
+            } else {
+                (&mut d.classes, &mut d.class_calls)
+            };
+            *calls.get_mut(t)?.get_mut(g.op)? = g.calls;
+            if g.timed == 0 {
+                continue;
+            }
+            let mut h = DurHist::new();
+            for &(b, c) in &g.buckets {
+                *h.counts.get_mut(b as usize)? = c;
+            }
+            h.n = g.timed;
+            h.max = g.max;
+            *hists.get_mut(t)?.get_mut(g.op)? = Some(h);
+        }
+        Some(d)
+    }
+
+    /// A histogram's value as nanoseconds.
+    fn ns(&self, v: u32) -> u32 {
+        self.units.as_ref().map_or(v, |s| s.dur_ns(v))
     }
 
     /// Counts one call of size class `class`, thread `tid`, `op` (0 alloc,
@@ -674,9 +721,9 @@ impl Durations {
                     op: if op == 0 { "alloc" } else { "free" },
                     count: h.n,
                     calls,
-                    median: h.percentile(0.5),
-                    p99: h.percentile(0.99),
-                    max: h.max,
+                    median: self.ns(h.percentile(0.5)),
+                    p99: self.ns(h.percentile(0.99)),
+                    max: self.ns(h.max),
                 });
             }
         };
@@ -737,10 +784,81 @@ impl LastAlloc {
 }
 
 impl HeapReport {
+    /// The report of a run: from the summary the profiler kept while it
+    /// recorded when there is one (no pass over the calls: the cost is the
+    /// number of sites), else by [`HeapReport::build_by_pass`]. Both give
+    /// the same counts; durations from the summary are exact below 1024
+    /// units of the profile (about 5 µs) and within 1.6% above, those of
+    /// the pass exact below 1024 ns and within 1.6% above.
+    pub fn build(run: &HeapRun) -> Result<HeapReport, FilterError> {
+        if let Some(r) = run
+            .summary
+            .as_ref()
+            .and_then(|s| Self::from_summary(run, s))
+        {
+            return Ok(r);
+        }
+        Self::build_by_pass(run)
+    }
+
+    /// The report from the profiler's summary; `None` when it does not fit
+    /// the run (a site or bucket out of range), so the caller takes a pass.
+    fn from_summary(run: &HeapRun, s: &Arc<HeapSummary>) -> Option<HeapReport> {
+        let mut r = HeapReport {
+            sites: (0..run.stacks.len() as u32)
+                .map(|stack| SiteStats {
+                    stack,
+                    ..Default::default()
+                })
+                .collect(),
+            classes: vec![ClassStats::default(); 18],
+            allocs: s.allocs,
+            frees: s.frees,
+            bytes: s.bytes,
+            peak_live: s.peak_live,
+            leaked: s.leaked,
+            temporary: s.temporary,
+            unknown_frees: s.unknown_frees,
+            threads: s.threads,
+            region_allocs: s.region_allocs,
+            ..Default::default()
+        };
+        for x in &s.sites {
+            let site = r.sites.get_mut(x.stack as usize)?;
+            if site.allocs != 0 {
+                return None; // two entries for one site: peaks would not add up
+            }
+            *site = SiteStats {
+                stack: x.stack,
+                allocs: x.allocs,
+                bytes: x.bytes,
+                peak_live: x.peak_live,
+                live: x.live,
+                leaked_blocks: x.leaked_blocks,
+                temporary: x.temporary,
+                in_region: x.in_region,
+            };
+        }
+        for (k, c) in s.classes.iter().enumerate() {
+            *r.classes.get_mut(k)? = ClassStats {
+                allocs: c.allocs,
+                bytes: c.bytes,
+                usable: c.usable,
+                frees: c.frees,
+            };
+        }
+        let durs = Durations::from_summary(s)?;
+        r.peak_rss = run.rss.iter().map(|x| x.1).max();
+        r.times = durs.rows();
+        r.timed_calls = if run.timed { durs.totals() } else { (0, 0) };
+        r.dur_sample = run.dur_sample.unwrap_or(0);
+        Some(r)
+    }
+
     /// One pass over the calls, streamed. See the module documentation.
     /// Call durations are summarised by [`DurHist`] (exact below 1024 ns,
     /// within 1.6% above).
-    pub fn build(run: &HeapRun) -> Result<HeapReport, FilterError> {
+    pub fn build_by_pass(run: &HeapRun) -> Result<HeapReport, FilterError> {
         let mut r = HeapReport {
             sites: (0..run.stacks.len() as u32)
                 .map(|stack| SiteStats {
@@ -1365,6 +1483,7 @@ pub(crate) mod tests {
             regions: Vec::new(),
             command: Vec::new(),
             notes: Vec::new(),
+            summary: None,
         }
     }
 

@@ -60,6 +60,7 @@ const R_FOOTER: u64 = 9;
 const R_CHUNK: u64 = 10;
 const R_REGION_AT: u64 = 11;
 const R_ZCHUNK: u64 = 12;
+const R_SUMMARY: u64 = 13;
 
 /// Errors while reading a heap profile.
 #[derive(Debug, thiserror::Error)]
@@ -179,6 +180,9 @@ pub struct Profile {
     pub duration_ns: u64,
     /// Whether the footer was read (the program ended through exit()).
     pub complete: bool,
+    /// What the profiler summarised as it recorded (format 5, when the
+    /// program ended through exit() and the summary was kept).
+    pub summary: Option<super::heapsum::HeapSummary>,
 }
 
 struct Dec<'a> {
@@ -290,6 +294,10 @@ enum Rec {
         calls: u64,
         len: u64,
     },
+    /// Version 5: the summary, `len` bytes from the end of this record.
+    Summary {
+        len: u64,
+    },
     /// Version 2: a region mark with its thread and absolute timestamp.
     RegionAt {
         tid: u32,
@@ -325,6 +333,12 @@ fn decode_top_v2(d: &mut Dec) -> Result<Rec, bool> {
                 calls,
                 len,
             })
+        })(),
+        R_SUMMARY => (|| {
+            let len = d.b.get(d.pos..d.pos + 4)?;
+            let len = u32::from_le_bytes([len[0], len[1], len[2], len[3]]) as u64;
+            d.pos += 4;
+            Some(Rec::Summary { len })
         })(),
         R_REGION_AT => (|| {
             Some(Rec::RegionAt {
@@ -537,6 +551,8 @@ struct Scan {
     rss: Vec<(u64, u64)>,
     last_tsc: u64,
     footer: Option<(u64, u64)>,
+    /// Where the SUMMARY record's body lies: (offset, length).
+    summary_at: Option<(u64, u64)>,
 }
 
 impl Scan {
@@ -628,6 +644,8 @@ impl Scan {
             }
             Rec::Map(m) => p.maps.push(m),
             Rec::Footer(t, m) => self.footer = Some((t, m)),
+            // `at` is the body's first byte here (see the caller).
+            Rec::Summary { len } => self.summary_at = Some((at, len)),
         }
     }
 }
@@ -705,6 +723,7 @@ impl ProfileReader {
             rss: Vec::new(),
             last_tsc: tsc0,
             footer: None,
+            summary_at: None,
         };
         p.stacks.push(Vec::new());
         scan.stack_index.insert(Vec::new(), 0);
@@ -713,7 +732,12 @@ impl ProfileReader {
                 Ok(at) => corrupt(at, "unknown record"),
                 Err(io) => io_error(path)(io),
             })?;
-            return Ok(Self::finish(path, scan, p, version, shifts));
+            let summary_at = scan.summary_at.filter(|_| scan.footer.is_some());
+            let mut r = Self::finish(path, scan, p, version, shifts);
+            if let Some((at, len)) = summary_at {
+                r.head.summary = r.read_summary(&win.file, at, len);
+            }
+            return Ok(r);
         }
         loop {
             let at = pos;
@@ -766,12 +790,12 @@ impl ProfileReader {
                 Ok(rec) => {
                     pos += d.pos as u64;
                     match rec {
-                        Rec::Chunk { len, .. } | Rec::ZChunk { len, .. }
+                        Rec::Chunk { len, .. } | Rec::ZChunk { len, .. } | Rec::Summary { len }
                             if pos + len > file_len =>
                         {
                             break; // cut short
                         }
-                        Rec::Chunk { len, .. } | Rec::ZChunk { len, .. } => {
+                        Rec::Chunk { len, .. } | Rec::ZChunk { len, .. } | Rec::Summary { len } => {
                             scan.take(rec, pos, p);
                             pos += len;
                         }
@@ -834,6 +858,26 @@ impl ProfileReader {
             tick_shift: shifts.0 as u32,
             dur_shift: shifts.1 as u32,
         }
+    }
+
+    /// The SUMMARY record's body at `at`, parsed; `None` when it cannot be
+    /// read or is damaged (the calls are then summarised by a pass).
+    fn read_summary(
+        &self,
+        file: &fs::File,
+        at: u64,
+        len: u64,
+    ) -> Option<super::heapsum::HeapSummary> {
+        use std::os::unix::fs::FileExt;
+        let mut body = vec![0; usize::try_from(len).ok()?];
+        file.read_exact_at(&mut body, at).ok()?;
+        let cv = super::heapsum::Conversion {
+            stack_ids: &self.stack_ids,
+            tsc0: self.tsc0,
+            ns_per_tick_fp: self.ns_per_tick_fp,
+            dur_shift: self.dur_shift,
+        };
+        super::heapsum::parse(&body, &cv)
     }
 
     /// Everything the profile holds but its calls: [`Profile::events`] is

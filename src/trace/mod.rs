@@ -16,6 +16,7 @@ pub mod gleipnir;
 pub mod grind;
 pub mod heapprof;
 mod heapprof3;
+pub mod heapsum;
 pub mod naming;
 pub mod pins;
 pub mod predef;

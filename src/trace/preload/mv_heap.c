@@ -21,11 +21,12 @@
  *     a new stack takes a global id with one atomic increment and is
  *     written once, before its first use.
  *   - A collector thread drains the rings every millisecond, encodes the
- *     records compactly (format 3 of docs/heap-profile-format.md: per-thread
+ *     records compactly (docs/heap-profile-format.md: per-thread
  *     references and a size dictionary, varints, columns compressed with
- *     zstd when libzstd.so.1 can be loaded) into
- *     the output file and samples the resident set size (/proc/self/statm)
- *     every 10 ms.
+ *     zstd when libzstd.so.1 can be loaded) into the output file, samples
+ *     the resident set size (/proc/self/statm) every 10 ms, and keeps the
+ *     summary heap_profile and alloc_sites show, taking the calls of all
+ *     threads in time order as they come (see `summarise`).
  *   - GL_START / GL_STOP of pins/gleipnir.h call mapvis_heap_pin() (a weak
  *     symbol there, so a no-op without this library): a region mark.
  *
@@ -74,12 +75,12 @@ enum {
 enum {
    R_THREAD = 1, R_STACK = 2, R_ALLOC = 3, R_FREE = 4, R_REALLOC = 5,
    R_RSS = 6, R_REGION = 7, R_MAP = 8, R_FOOTER = 9, R_END = 0,
-   R_CHUNK = 10, R_REGION_AT = 11, R_ZCHUNK = 12
+   R_CHUNK = 10, R_REGION_AT = 11, R_ZCHUNK = 12, R_SUMMARY = 13
 };
 
 /* The profile format version written (docs/heap-profile-format.md);
  * build.rs hands this number to the Rust reader, so they cannot drift. */
-#define FORMAT_VERSION 4
+#define FORMAT_VERSION 5
 /* Call times are kept in units of 2^TICK_SHIFT ticks, durations in units
  * of 2^DUR_SHIFT ticks (both in the header; docs/heap-profile-format.md). */
 #define TICK_SHIFT 6
@@ -105,7 +106,7 @@ enum {
 /* One recorded call, as the thread writes it (48 bytes). A K_STACK record
  * is followed by `size` return addresses in the next 8-byte words. */
 struct rec {
-   uint64_t tsc;   /* rdtsc before the real call */
+   uint64_t tsc;   /* rdtsc after an allocation, before a free or realloc */
    uint64_t addr;  /* block returned / freed */
    uint64_t size;  /* requested bytes; frame count of K_STACK; 1/0 for K_REGION */
    uint64_t aux;   /* old address for realloc */
@@ -115,9 +116,16 @@ struct rec {
    uint32_t pad;   /* usable size minus size */
 };
 
+/* A chunk of one thread's records. The thread publishes `used` with a
+ * release store after writing each record, so the collector may read a
+ * chunk's records while the thread still appends to it (the summary does,
+ * see `sum_peek`). */
 struct chunk {
-   uint32_t used; /* bytes of data in use */
+   _Atomic uint32_t used; /* bytes of data written and published */
+   uint32_t seq;          /* the thread's chunks are numbered 0, 1, ... */
+   uint32_t final_used;   /* collector: `used` when handed over */
    uint32_t pad;
+   struct chunk *next;    /* collector: the thread's chunks awaiting the summary */
    uint8_t data[CHUNK_BYTES];
 };
 
@@ -127,17 +135,27 @@ struct tstate {
    struct tstate *next_all;
    uint32_t tid, os_tid;
    uintptr_t stack_hi;
-   struct chunk *cur;
+   uint32_t next_seq; /* the number of the thread's next chunk */
    uint64_t *tab_keys;
    uint32_t *tab_ids;
    uint32_t tab_cap, tab_used;
-   _Atomic uint32_t full_head, full_tail;
+   /* Written on every call and read by the collector: a cache line of
+    * their own, so that the collector's reads of the fields above and
+    * below do not take the line from the thread. */
+   _Alignas(64) _Atomic(struct chunk *) cur; /* read by the summary too */
+   /* 1 from before a call's time stamp is taken until its record is
+    * published: the summary's horizon (see `summarise`). */
+   _Atomic int busy;
+   /* The time stamp of the thread's latest call, stored once taken: a
+    * busy thread's pending call is no earlier than any value seen here. */
+   _Atomic uint64_t busy_tsc;
+   _Alignas(64) _Atomic uint32_t full_head, full_tail;
    struct chunk *full[RING];
    _Atomic uint32_t free_head, free_tail;
    struct chunk *freeq[RING];
    _Atomic int exited;
    /* collector-only encoding state (docs/heap-profile-format.md) */
-   uint64_t coll_tsc, coll_addr;
+   _Alignas(64) uint64_t coll_tsc, coll_addr;
    uint64_t coll_floor;   /* least time unit the next call may take */
    uint64_t coll_seq;     /* allocations encoded so far */
    uint64_t coll_freed_nr; /* frees encoded so far */
@@ -147,6 +165,19 @@ struct tstate {
    uint32_t *coll_info_cache;       /* hash -> number */
    uint32_t coll_info_next;         /* numbers given */
    int coll_done;
+   /* collector-only summary state (see `summarise`) */
+   struct chunk *sum_first, *sum_last; /* encoded chunks the summary has not passed */
+   uint32_t sum_seq, sum_off;          /* the summary's place: chunk number, offset */
+   uint64_t sum_tsc, sum_floor;        /* the encoder's time units, mirrored */
+   uint64_t sum_safe;                  /* no record to come takes a unit below this */
+   int sum_has_head;                   /* sum_head* hold the next record */
+   uint64_t sum_head_unit;
+   const struct rec *sum_head_rec; /* in a chunk not given back before it is taken */
+   uint32_t sum_head_key;              /* marks before calls, then thread number */
+   uint64_t sum_seen_epoch;            /* when the current chunk was last looked at */
+   uint32_t sum_seen_used, sum_seen_seq; /* its length and number then */
+   int sum_cur_still;                  /* unchanged since the horizon before */
+   int sum_blocked;                    /* published records not read yet */
 };
 
 /* The collector's map from a block to the number of its allocation. */
@@ -268,12 +299,15 @@ static struct chunk *take_chunk(struct tstate *t)
    if (tail != atomic_load_explicit(&t->free_head, memory_order_acquire)) {
       struct chunk *c = t->freeq[tail % RING];
       atomic_store_explicit(&t->free_tail, tail + 1, memory_order_release);
-      c->used = 0;
+      atomic_store_explicit(&c->used, 0, memory_order_relaxed);
+      c->seq = t->next_seq++;
       return c;
    }
    struct chunk *c = map_pages(sizeof(struct chunk));
-   if (c)
-      c->used = 0;
+   if (c) {
+      atomic_store_explicit(&c->used, 0, memory_order_relaxed);
+      c->seq = t->next_seq++;
+   }
    return c;
 }
 
@@ -285,8 +319,7 @@ static struct chunk *take_chunk(struct tstate *t)
  * takes the collector about 0.2 ms, so a sleep loses little. */
 static void hand_over(struct tstate *t)
 {
-   struct chunk *c = t->cur;
-   t->cur = NULL;
+   struct chunk *c = atomic_load_explicit(&t->cur, memory_order_relaxed);
    if (!c)
       return;
    uint32_t head = atomic_load_explicit(&t->full_head, memory_order_relaxed);
@@ -301,6 +334,8 @@ static void hand_over(struct tstate *t)
    }
    t->full[head % RING] = c;
    atomic_store_explicit(&t->full_head, head + 1, memory_order_release);
+   /* Only now: a collector that finds `cur` empty finds the chunk queued. */
+   atomic_store_explicit(&t->cur, NULL, memory_order_release);
 }
 
 static void thread_gone(void *arg)
@@ -335,17 +370,27 @@ static struct tstate *new_thread(void)
    return t;
 }
 
+/* Room for a record of `bytes` in the thread's chunk (handing a full one
+ * over); the record is the collector's once `commit` publishes it. */
 static inline void *reserve(struct tstate *t, uint32_t bytes)
 {
-   if (UNLIKELY(!t->cur || t->cur->used + bytes > CHUNK_BYTES)) {
+   struct chunk *c = atomic_load_explicit(&t->cur, memory_order_relaxed);
+   if (UNLIKELY(!c || atomic_load_explicit(&c->used, memory_order_relaxed) + bytes > CHUNK_BYTES)) {
       hand_over(t);
-      t->cur = take_chunk(t);
-      if (!t->cur)
+      c = take_chunk(t);
+      if (!c)
          return NULL;
+      atomic_store_explicit(&t->cur, c, memory_order_release);
    }
-   void *p = t->cur->data + t->cur->used;
-   t->cur->used += bytes;
-   return p;
+   return c->data + atomic_load_explicit(&c->used, memory_order_relaxed);
+}
+
+/* Publishes the record `reserve` gave room for (a plain store on x86-64). */
+static inline void commit(struct tstate *t, uint32_t bytes)
+{
+   struct chunk *c = atomic_load_explicit(&t->cur, memory_order_relaxed);
+   uint32_t u = atomic_load_explicit(&c->used, memory_order_relaxed);
+   atomic_store_explicit(&c->used, u + bytes, memory_order_release);
 }
 
 /*--------------------------------------------------------------------*/
@@ -431,6 +476,7 @@ static uint32_t intern(struct tstate *t, uintptr_t fp)
    r->size = n;
    r->stack = id;
    memcpy(r + 1, frames, n * 8);
+   commit(t, sizeof(struct rec) + n * 8);
    t->tab_keys[j] = h;
    t->tab_ids[j] = id;
    if (++t->tab_used * 2 > t->tab_cap)
@@ -474,8 +520,48 @@ static void record(uint32_t kind, uint64_t tsc, uint64_t dur, void *addr, uint64
       r->kind = kind;
       uint64_t slack = usable_size > size ? usable_size - size : 0;
       r->pad = slack > 0xffffffffu ? 0xffffffffu : (uint32_t)slack;
+      commit(t, sizeof(struct rec));
    }
+   atomic_store_explicit(&t->busy, 0, memory_order_release);
    in_hook--;
+}
+
+/* Marks the thread as inside a call, before its time stamp is taken
+ * (`record` clears the mark once the call is published, `unbusy` when the
+ * call is not recorded). A relaxed store: the collector's membarrier makes
+ * it visible when it matters (see `summarise`). */
+static inline struct tstate *enter_call(void)
+{
+   struct tstate *t = me();
+   if (t) {
+      atomic_store_explicit(&t->busy, 1, memory_order_relaxed);
+      atomic_signal_fence(memory_order_seq_cst);
+   }
+   return t;
+}
+
+/* Publishes a busy thread's time stamp (a plain store): the summary's
+ * horizon need not wait for the call to end. */
+static inline void took_time(struct tstate *t, uint64_t tsc)
+{
+   if (t)
+      atomic_store_explicit(&t->busy_tsc, tsc, memory_order_relaxed);
+}
+
+/* Clears the mark of `enter_call` for a call that is not recorded. */
+static inline void unbusy(void)
+{
+   struct tstate *t = ts;
+   if ((uintptr_t)t > 1)
+      atomic_store_explicit(&t->busy, 0, memory_order_release);
+}
+
+/* The cleanup of a C++ wrapper's frame: a std::bad_alloc that unwinds
+ * through it would leave the mark set. */
+static void unbusy_at_exit(int *unused)
+{
+   (void)unused;
+   unbusy();
 }
 
 /* True when this call should be recorded. */
@@ -508,13 +594,38 @@ static inline int timed_now(void)
  * call, or UNTIMED when this call is not in the sample). */
 #define TIMED_CALL(call)                                                     \
    do {                                                                      \
+      struct tstate *bt_ = enter_call();                                     \
       if (timed_now()) {                                                     \
          t0 = __rdtsc();                                                     \
+         took_time(bt_, t0);                                                 \
          call;                                                               \
          dur = __rdtsc() - t0;                                               \
       } else {                                                               \
          t0 = __rdtsc();                                                     \
+         took_time(bt_, t0);                                                 \
          call;                                                               \
+         dur = UNTIMED;                                                      \
+      }                                                                      \
+   } while (0)
+
+/* As TIMED_CALL, for a call that returns a block (every allocation but
+ * realloc): its time stamp t0 is taken after the call, when the block is
+ * the program's. A block freed by one thread and handed out by a call
+ * already running on another then takes a later time than its free, so a
+ * reader never sees a block allocated before it was freed (with stamps
+ * before the calls, about 150 of 20 000 blocks passed between two threads
+ * were). The duration of a timed call is measured as in TIMED_CALL. */
+#define TIMED_ALLOC(call)                                                    \
+   do {                                                                      \
+      enter_call();                                                          \
+      if (timed_now()) {                                                     \
+         uint64_t s_ = __rdtsc();                                            \
+         call;                                                               \
+         t0 = __rdtsc();                                                     \
+         dur = t0 - s_;                                                      \
+      } else {                                                               \
+         call;                                                               \
+         t0 = __rdtsc();                                                     \
          dur = UNTIMED;                                                      \
       }                                                                      \
    } while (0)
@@ -534,11 +645,13 @@ static inline __attribute__((always_inline)) void *sized_alloc(uint32_t kind, ma
    in_hook++;
    uint64_t t0, dur;
    void *p;
-   TIMED_CALL(p = fn(n));
+   TIMED_ALLOC(p = fn(n));
    uint64_t u = usable(p);
    in_hook--;
    if (p)
       record(kind, t0, dur, p, n, 0, u, fp);
+   else
+      unbusy();
    return p;
 }
 
@@ -566,11 +679,13 @@ EXPORT void *calloc(size_t k, size_t n)
    in_hook++;
    uint64_t t0, dur;
    void *p;
-   TIMED_CALL(p = real_calloc(k, n));
+   TIMED_ALLOC(p = real_calloc(k, n));
    uint64_t u = usable(p);
    in_hook--;
    if (p)
       record(K_CALLOC, t0, dur, p, (uint64_t)k * n, 0, u, FP());
+   else
+      unbusy();
    return p;
 }
 
@@ -595,6 +710,8 @@ EXPORT void *realloc(void *old, size_t n)
    in_hook--;
    if (p || (old && n == 0))
       record(K_REALLOC, t0, dur, p, p ? n : 0, (uint64_t)old, u, FP());
+   else
+      unbusy();
    return p;
 }
 
@@ -624,11 +741,13 @@ static inline __attribute__((always_inline)) void *aligned_common(memalign_fn fn
    in_hook++;
    uint64_t t0, dur;
    void *p;
-   TIMED_CALL(p = fn(al, n));
+   TIMED_ALLOC(p = fn(al, n));
    uint64_t u = usable(p);
    in_hook--;
    if (p)
       record(K_MEMALIGN, t0, dur, p, n, 0, u, fp);
+   else
+      unbusy();
    return p;
 }
 
@@ -655,11 +774,13 @@ EXPORT int posix_memalign(void **out, size_t al, size_t n)
    in_hook++;
    uint64_t t0, dur;
    int rc;
-   TIMED_CALL(rc = real_posix_memalign(out, al, n));
+   TIMED_ALLOC(rc = real_posix_memalign(out, al, n));
    uint64_t u = rc == 0 ? usable(*out) : 0;
    in_hook--;
    if (rc == 0)
       record(K_MEMALIGN, t0, dur, *out, n, 0, u, FP());
+   else
+      unbusy();
    return rc;
 }
 
@@ -721,10 +842,12 @@ static void *next_sym(void **slot, const char *name)
          return f ARGS;                                                              \
       void *p;                                                                       \
       uint64_t t0, dur, u;                                                           \
+      int busy_guard __attribute__((cleanup(unbusy_at_exit))) = 0;                   \
+      (void)busy_guard;                                                              \
       {                                                                              \
          int guard __attribute__((cleanup(leave_hook))) = in_hook++;                 \
          (void)guard;                                                                \
-         TIMED_CALL(p = f ARGS);                                                     \
+         TIMED_ALLOC(p = f ARGS);                                                    \
          u = usable(p);                                                              \
       }                                                                              \
       if (p)                                                                         \
@@ -829,7 +952,10 @@ EXPORT void mapvis_heap_pin(int start)
 {
    if (!ACTIVE())
       return;
-   record(K_REGION, __rdtsc(), 0, NULL, start ? 1 : 0, 0, 0, 0);
+   struct tstate *t = enter_call();
+   uint64_t tsc = __rdtsc();
+   took_time(t, tsc);
+   record(K_REGION, tsc, 0, NULL, start ? 1 : 0, 0, 0, 0);
 }
 
 /*--------------------------------------------------------------------*/
@@ -1119,7 +1245,7 @@ static void encode_chunk(struct tstate *t, const struct chunk *c)
    }
    memset(clen, 0, sizeof clen);
    uint32_t off = 0;
-   while (off + sizeof(struct rec) <= c->used) {
+   while (off + sizeof(struct rec) <= c->final_used) {
       const struct rec *r = (const struct rec *)(c->data + off);
       off += sizeof(struct rec);
       if (r->kind == K_STACK) {
@@ -1150,33 +1276,787 @@ static void encode_chunk(struct tstate *t, const struct chunk *c)
    memcpy(obuf + len_at, &n, 4); /* little-endian (x86-64 only) */
 }
 
+/*--------------------------------------------------------------------*/
+/*--- The summary: what heap_profile and alloc_sites report        ---*/
+/*--------------------------------------------------------------------*/
+
+/* The collector also summarises the calls as they come (the SUMMARY
+ * record of docs/heap-profile-format.md), so that reading the profile's
+ * summary costs nothing per call. It takes every thread's calls in the
+ * reader's order, (time unit, thread number), and keeps what the reader's
+ * one pass keeps (filter/heap.rs, HeapReport::build): the live blocks by
+ * address, per-site and per-size-class counts, the peak of live bytes,
+ * temporaries, and duration histograms.
+ *
+ * The order is exact, not a guess. A thread's records are read as soon as
+ * they are published (`commit`), from its queued chunks and its current
+ * one. A call's time stamp is taken after the thread sets `busy` and its
+ * record is published before `busy` is cleared, so at a horizon H (a time
+ * stamp the collector takes, followed by a membarrier(2) that makes every
+ * thread's earlier stores visible) a thread seen idle makes no call below
+ * H later; a thread seen busy makes none below the horizon it was last
+ * seen idle at. Calls below the least of these bounds are taken in order.
+ * Without membarrier, or when the summary cannot keep up (more than
+ * SUM_MAX_PENDING chunks waiting: a thread stuck inside the allocator),
+ * or when it runs out of memory, no summary is written and the reader
+ * takes its one pass over the calls instead. */
+
+#define SUM_MAX_PENDING 512u /* chunks (128 MiB) waiting for the summary */
+#define SUM_SOFT 32u         /* above this many, threads wait on their rings */
+#define SUM_STALL_NS 200000000u /* ... for this long at most: then no summary */
+#define SIZE_CLASSES 18
+#define DUR_EXACT 1024u
+#define DUR_SUB 64u
+#define DUR_BUCKETS (DUR_EXACT + (32u - 10u) * DUR_SUB)
+
+#ifndef MEMBARRIER_CMD_PRIVATE_EXPEDITED
+#define MEMBARRIER_CMD_PRIVATE_EXPEDITED (1 << 3)
+#define MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED (1 << 4)
+#endif
+
+struct live_slot {
+   uint64_t addr; /* 0: empty */
+   uint64_t size;
+   uint32_t site;
+};
+
+struct site_sum {
+   uint64_t allocs, bytes, peak, live, leaked_blocks, temporary, in_region;
+};
+
+/* Durations of one group (a size class or a thread, alloc or free), in
+ * the file's duration units: the histogram of filter/heap.rs's DurHist,
+ * on units instead of nanoseconds. */
+struct dur_group {
+   uint64_t calls, n;
+   uint32_t max;
+   uint64_t *counts; /* DUR_BUCKETS, mapped on the first timed call */
+};
+
+struct class_sum {
+   uint64_t allocs, bytes, usable, frees;
+};
+
+static int sum_ok;         /* the summary is being kept */
+static int sum_final;      /* at exit: every chunk is drained */
+static uint64_t sum_merged; /* calls and marks taken so far */
+static uint64_t sum_epoch;  /* horizons taken */
+static uint32_t sum_pending; /* chunks waiting for it */
+static struct live_slot *live_tab;
+static uint64_t live_cap, live_used;
+static struct site_sum *sites;
+static uint64_t sites_cap;
+static uint32_t *canon;     /* stack id -> the first id with the same frames */
+static uint64_t canon_cap;
+static uint64_t *stack_keys; /* frame hash -> first id, open addressing */
+static uint32_t *stack_vals;
+static uint64_t *stack_at; /* first id -> offset of [n, frames...] in frame_pool */
+static uint64_t stack_at_cap;
+static uint64_t stack_tab_cap, stack_tab_used;
+static uint64_t *frame_pool;
+static uint64_t frame_pool_len, frame_pool_cap;
+static struct class_sum classes[SIZE_CLASSES];
+static struct dur_group class_durs[SIZE_CLASSES + 1][2];
+static struct dur_group *thread_durs; /* [tid][op] */
+static uint64_t thread_durs_cap;
+static uint64_t *last_alloc; /* by thread number */
+static uint64_t last_alloc_cap;
+static uint64_t s_allocs, s_frees, s_bytes, s_peak, s_peak_unit, s_total_live, s_temporary,
+    s_unknown_frees, s_region_allocs;
+static uint32_t s_threads;
+static int reg_open, reg_closed;
+static uint64_t reg_open_start, reg_last_start, reg_last_end;
+
+static void sum_fail(void)
+{
+   sum_ok = 0;
+}
+
+/* Grows the mapped array *p of *cap elements of `size` bytes to hold
+ * index `need`; 0 when out of memory. */
+static int grow_slow(void **p, uint64_t *cap, uint64_t need, size_t size)
+{
+   uint64_t n = *cap ? *cap : 64;
+   while (n <= need)
+      n *= 2;
+   void *q = map_pages(n * size);
+   if (!q)
+      return 0;
+   if (*p) {
+      memcpy(q, *p, *cap * size);
+      munmap(*p, *cap * size);
+   }
+   *p = q;
+   *cap = n;
+   return 1;
+}
+
+static inline int grow(void **p, uint64_t *cap, uint64_t need, size_t size)
+{
+   return LIKELY(need < *cap) || grow_slow(p, cap, need, size);
+}
+
+static unsigned live_shift = 64; /* 64 - log2(live_cap) */
+
+/* Fibonacci hashing: the top bits of the product, which mix every bit of
+ * the address (its low bits are mostly alignment). */
+static uint64_t live_hash(uint64_t addr)
+{
+   return (addr * 0x9e3779b97f4a7c15ull) >> live_shift;
+}
+
+static int live_grow(void)
+{
+   uint64_t cap = live_cap ? live_cap * 2 : 1024;
+   struct live_slot *t = map_pages(cap * sizeof *t);
+   if (!t)
+      return 0;
+   live_shift = 64u - (unsigned)__builtin_ctzll(cap);
+   for (uint64_t i = 0; i < live_cap; i++) {
+      if (!live_tab[i].addr)
+         continue;
+      uint64_t j = live_hash(live_tab[i].addr) & (cap - 1);
+      while (t[j].addr)
+         j = (j + 1) & (cap - 1);
+      t[j] = live_tab[i];
+   }
+   if (live_tab)
+      munmap(live_tab, live_cap * sizeof *live_tab);
+   live_tab = t;
+   live_cap = cap;
+   return 1;
+}
+
+/* Removes the live block at `addr` into *out; 0 when there is none.
+ * Linear probing with backward-shift deletion: no tombstones. */
+static int live_remove(uint64_t addr, struct live_slot *out)
+{
+   if (!live_cap || !addr)
+      return 0;
+   uint64_t mask = live_cap - 1, i = live_hash(addr) & mask;
+   while (live_tab[i].addr != addr) {
+      if (!live_tab[i].addr)
+         return 0;
+      i = (i + 1) & mask;
+   }
+   *out = live_tab[i];
+   for (uint64_t j = (i + 1) & mask;; j = (j + 1) & mask) {
+      if (!live_tab[j].addr)
+         break;
+      uint64_t home = live_hash(live_tab[j].addr) & mask;
+      /* Move j into the hole at i unless its home lies in (i, j]. */
+      if (((j - home) & mask) >= ((j - i) & mask)) {
+         live_tab[i] = live_tab[j];
+         i = j;
+      }
+   }
+   live_tab[i].addr = 0;
+   live_used--;
+   return 1;
+}
+
+/* Inserts a live block; returns the block it replaced at that address
+ * (addr 0: none) in *old. */
+static int live_insert(uint64_t addr, uint64_t size, uint32_t site, struct live_slot *old)
+{
+   old->addr = 0;
+   if ((live_used + 1) * 2 > live_cap && !live_grow())
+      return 0;
+   uint64_t mask = live_cap - 1, i = live_hash(addr) & mask;
+   while (live_tab[i].addr && live_tab[i].addr != addr)
+      i = (i + 1) & mask;
+   if (live_tab[i].addr)
+      *old = live_tab[i];
+   else
+      live_used++;
+   live_tab[i].addr = addr;
+   live_tab[i].size = size;
+   live_tab[i].site = site;
+   return 1;
+}
+
+/* Notes stack `id` with `n` frames: stacks with the same frames (interned
+ * apart by different threads) count as one site, as the reader merges
+ * them. */
+static void sum_stack(uint32_t id, const uint64_t *frames, uint32_t n)
+{
+   if (!grow((void **)&canon, &canon_cap, id, sizeof *canon) ||
+       !grow((void **)&stack_at, &stack_at_cap, id, sizeof *stack_at)) {
+      sum_fail();
+      return;
+   }
+   canon[id] = id;
+   if ((stack_tab_used + 1) * 2 > stack_tab_cap) {
+      uint64_t cap = stack_tab_cap ? stack_tab_cap * 2 : 1024;
+      uint64_t *k = map_pages(cap * 8);
+      uint32_t *v = map_pages(cap * 4);
+      if (!k || !v) {
+         sum_fail();
+         return;
+      }
+      for (uint64_t i = 0; i < stack_tab_cap; i++) {
+         if (!stack_keys[i])
+            continue;
+         uint64_t j = stack_keys[i] & (cap - 1);
+         while (k[j])
+            j = (j + 1) & (cap - 1);
+         k[j] = stack_keys[i];
+         v[j] = stack_vals[i];
+      }
+      if (stack_keys) {
+         munmap(stack_keys, stack_tab_cap * 8);
+         munmap(stack_vals, stack_tab_cap * 4);
+      }
+      stack_keys = k;
+      stack_vals = v;
+      stack_tab_cap = cap;
+   }
+   uint64_t h = hash_frames(frames, n), mask = stack_tab_cap - 1;
+   for (uint64_t j = h & mask; stack_keys[j]; j = (j + 1) & mask) {
+      if (stack_keys[j] != h)
+         continue;
+      const uint64_t *f = frame_pool + stack_at[stack_vals[j]];
+      if (f[0] == n && memcmp(f + 1, frames, n * 8) == 0) {
+         canon[id] = stack_vals[j];
+         return;
+      }
+   }
+   if (!grow((void **)&frame_pool, &frame_pool_cap, frame_pool_len + n + 1, 8)) {
+      sum_fail();
+      return;
+   }
+   stack_at[id] = frame_pool_len;
+   frame_pool[frame_pool_len] = n;
+   memcpy(frame_pool + frame_pool_len + 1, frames, n * 8);
+   frame_pool_len += n + 1;
+   uint64_t j = h & mask;
+   while (stack_keys[j])
+      j = (j + 1) & mask;
+   stack_keys[j] = h;
+   stack_vals[j] = id;
+   stack_tab_used++;
+}
+
+static uint32_t dur_bucket(uint32_t d)
+{
+   if (d < DUR_EXACT)
+      return d;
+   uint32_t e = 31u - (uint32_t)__builtin_clz(d); /* 10..31 */
+   uint32_t sub = (d >> (e - 6)) & (DUR_SUB - 1);
+   return DUR_EXACT + (e - 10) * DUR_SUB + sub;
+}
+
+/* Counts one call of group g, with its duration in units when timed. */
+static void dur_add(struct dur_group *g, uint32_t dur_ticks)
+{
+   g->calls++;
+   if (dur_ticks == UNTIMED)
+      return;
+   uint32_t d = (uint32_t)(((uint64_t)dur_ticks + (1u << (DUR_SHIFT - 1))) >> DUR_SHIFT);
+   if (!g->counts) {
+      g->counts = map_pages(DUR_BUCKETS * sizeof(uint64_t));
+      if (!g->counts) {
+         sum_fail();
+         return;
+      }
+   }
+   g->counts[dur_bucket(d)]++;
+   g->n++;
+   if (d > g->max)
+      g->max = d;
+}
+
+static void durs_add(int class, uint32_t tid, int op, uint32_t dur)
+{
+   if (!grow((void **)&thread_durs, &thread_durs_cap, (uint64_t)tid * 2 + 1, sizeof *thread_durs)) {
+      sum_fail();
+      return;
+   }
+   dur_add(&class_durs[class][op], dur);
+   dur_add(&thread_durs[(uint64_t)tid * 2 + (uint64_t)op], dur);
+}
+
+static int size_class(uint64_t size)
+{
+   if (size <= 16)
+      return 0;
+   int c = (64 - __builtin_clzll(size - 1)) - 4;
+   return c > 17 ? 17 : c;
+}
+
+static int in_region(uint64_t u)
+{
+   return (reg_open && reg_open_start <= u) ||
+          (reg_closed && reg_last_start <= u && u <= reg_last_end);
+}
+
+/* A region mark at unit u (the reader's profile_regions). */
+static void sum_mark(uint64_t u, int start)
+{
+   if (start && !reg_open) {
+      reg_open = 1;
+      reg_open_start = u;
+   } else if (!start && reg_open) {
+      reg_open = 0;
+      reg_closed = 1;
+      reg_last_start = reg_open_start;
+      reg_last_end = u;
+   }
+}
+
+/* Takes one call of thread `tid` at unit u (HeapReport::take). */
+static void sum_call(const struct rec *r, uint32_t tid, uint64_t u)
+{
+   if (tid > s_threads)
+      s_threads = tid;
+   int is_free = r->kind >= K_FREE;
+   int has_freed = is_free || (r->kind == K_REALLOC && r->aux);
+   uint64_t freed = is_free ? r->addr : r->aux;
+   int freed_class = SIZE_CLASSES;
+   if (!grow((void **)&last_alloc, &last_alloc_cap, tid, sizeof *last_alloc)) {
+      sum_fail();
+      return;
+   }
+   struct live_slot b;
+   if (has_freed) {
+      if (live_remove(freed, &b)) {
+         s_frees++;
+         s_total_live -= b.size;
+         struct site_sum *s = &sites[b.site];
+         s->live -= b.size;
+         if (last_alloc[tid] == freed) {
+            s->temporary++;
+            s_temporary++;
+            last_alloc[tid] = 0;
+         }
+         int k = size_class(b.size);
+         classes[k].frees++;
+         freed_class = k;
+      } else {
+         s_unknown_frees++;
+      }
+   }
+   if (is_free || !r->addr) {
+      /* A free, or a realloc that only freed: timed as a free. */
+      durs_add(freed_class, tid, 1, r->dur);
+      return;
+   }
+   uint32_t site = r->stack < canon_cap ? canon[r->stack] : 0;
+   if (!grow((void **)&sites, &sites_cap, site, sizeof *sites)) {
+      sum_fail();
+      return;
+   }
+   int inr = in_region(u);
+   s_allocs++;
+   s_bytes += r->size;
+   s_region_allocs += (uint64_t)inr;
+   s_total_live += r->size;
+   if (s_total_live > s_peak) {
+      s_peak = s_total_live;
+      s_peak_unit = u;
+   }
+   struct site_sum *s = &sites[site];
+   s->allocs++;
+   s->bytes += r->size;
+   s->live += r->size;
+   if (s->live > s->peak)
+      s->peak = s->live;
+   s->in_region += (uint64_t)inr;
+   int k = size_class(r->size);
+   classes[k].allocs++;
+   classes[k].bytes += r->size;
+   classes[k].usable += r->size + r->pad;
+   durs_add(k, tid, 0, r->dur);
+   last_alloc[tid] = r->addr;
+   if (!live_insert(r->addr, r->size, site, &b)) {
+      sum_fail();
+      return;
+   }
+   if (b.addr) {
+      /* The allocator returned a live address: a free was missed. */
+      s_total_live -= b.size;
+      sites[b.site].live -= b.size;
+   }
+}
+
+/* Gives a chunk the summary has passed back to its thread (or unmaps it). */
+static void recycle(struct tstate *t, struct chunk *c)
+{
+   uint32_t fh = atomic_load_explicit(&t->free_head, memory_order_relaxed);
+   if (!atomic_load_explicit(&t->exited, memory_order_acquire) &&
+       fh - atomic_load_explicit(&t->free_tail, memory_order_acquire) < RING) {
+      t->freeq[fh % RING] = c;
+      atomic_store_explicit(&t->free_head, fh + 1, memory_order_release);
+   } else {
+      munmap(c, sizeof *c);
+   }
+}
+
+/* Queues an encoded chunk for the summary (or recycles it at once). */
+static void sum_queue(struct tstate *t, struct chunk *c)
+{
+   if (!sum_ok) {
+      recycle(t, c);
+      return;
+   }
+   c->next = NULL;
+   if (t->sum_last)
+      t->sum_last->next = c;
+   else
+      t->sum_first = c;
+   t->sum_last = c;
+   if (++sum_pending > SUM_MAX_PENDING && !sum_final)
+      sum_fail();
+}
+
+/* Gives back every queued chunk (the summary was given up). */
+static void sum_release(void)
+{
+   for (struct tstate *t = atomic_load(&all_threads); t; t = t->next_all) {
+      while (t->sum_first) {
+         struct chunk *c = t->sum_first;
+         t->sum_first = c->next;
+         recycle(t, c);
+      }
+      t->sum_last = NULL;
+   }
+   sum_pending = 0;
+}
+
+static int drained; /* drain_thread encoded a chunk */
+static void drain_thread(struct tstate *t, int force);
+
+/* The thread's next published record for the summary, or NULL when it has
+ * none yet: from its queued chunks, then its current one. */
+static const struct rec *sum_peek(struct tstate *t)
+{
+   int drained_once = 0;
+   for (;;) {
+      struct chunk *c = t->sum_first;
+      uint32_t end;
+      if (c) {
+         end = c->final_used;
+      } else {
+         c = atomic_load_explicit(&t->cur, memory_order_acquire);
+         if (!c || c->seq != t->sum_seq) {
+            /* Its chunk was handed over: it is queued in the ring. */
+            if (drained_once) {
+               t->sum_blocked = c != NULL; /* (cannot happen: a chunk is queued first) */
+               return NULL;
+            }
+            drained_once = 1;
+            drain_thread(t, 1);
+            continue;
+         }
+         /* Read a current chunk only once its thread has stopped writing
+          * to it (its length did not move since the last horizon): lines
+          * the thread is still writing would bounce between the cores. */
+         end = atomic_load_explicit(&c->used, memory_order_acquire);
+         if (t->sum_seen_epoch != sum_epoch) {
+            t->sum_cur_still = end == t->sum_seen_used && c->seq == t->sum_seen_seq;
+            t->sum_seen_used = end;
+            t->sum_seen_seq = c->seq;
+            t->sum_seen_epoch = sum_epoch;
+         }
+         if (!t->sum_cur_still) {
+            t->sum_blocked = 1; /* records may wait there */
+            return NULL;
+         }
+         end = t->sum_seen_used;
+      }
+      if (t->sum_off + sizeof(struct rec) <= end) {
+         __builtin_prefetch(c->data + t->sum_off + 1024);
+         return (const struct rec *)(c->data + t->sum_off);
+      }
+      if (c != t->sum_first)
+         return NULL;
+      t->sum_first = c->next;
+      if (!t->sum_first)
+         t->sum_last = NULL;
+      sum_pending--;
+      t->sum_seq++;
+      t->sum_off = 0;
+      recycle(t, c);
+   }
+}
+
+/* Finds the thread's next call or mark (taking stacks on the way) and its
+ * time unit, as the encoder gives it; 0 when none is published yet. */
+static int sum_fill_head(struct tstate *t)
+{
+   t->sum_blocked = 0;
+   for (;;) {
+      const struct rec *r = sum_peek(t);
+      if (!r)
+         return 0;
+      if (r->kind == K_STACK) {
+         sum_stack(r->stack, (const uint64_t *)(r + 1), (uint32_t)r->size);
+         t->sum_off += (uint32_t)(sizeof *r + r->size * 8);
+         continue;
+      }
+      uint64_t u;
+      if (r->kind == K_REGION) {
+         u = c_unit(r->tsc, r->size ? t->sum_tsc + 1 : t->sum_tsc);
+         t->sum_floor = r->size ? u : u + 1;
+         t->sum_head_key = t->tid; /* marks before calls of the same unit */
+      } else {
+         u = c_unit(r->tsc, t->sum_floor);
+         t->sum_tsc = t->sum_floor = u;
+         t->sum_head_key = 0x80000000u | t->tid;
+      }
+      t->sum_head_unit = u;
+      t->sum_head_rec = r;
+      t->sum_has_head = 1;
+      return 1;
+   }
+}
+
+static int head_before(const struct tstate *a, const struct tstate *b)
+{
+   return a->sum_head_unit < b->sum_head_unit ||
+          (a->sum_head_unit == b->sum_head_unit && a->sum_head_key < b->sum_head_key);
+}
+
+/* A binary min-heap of the threads with a head, by (unit, key). */
+static struct tstate **heap;
+static uint64_t heap_cap, heap_len;
+
+static void heap_down(uint64_t i)
+{
+   for (;;) {
+      uint64_t l = 2 * i + 1, m = i;
+      if (l < heap_len && head_before(heap[l], heap[m]))
+         m = l;
+      if (l + 1 < heap_len && head_before(heap[l + 1], heap[m]))
+         m = l + 1;
+      if (m == i)
+         return;
+      struct tstate *x = heap[i];
+      heap[i] = heap[m];
+      heap[m] = x;
+      i = m;
+   }
+}
+
+/* Takes, in order, every call and mark whose unit is below `bound`. */
+static void sum_merge(uint64_t bound)
+{
+   heap_len = 0;
+   for (struct tstate *t = atomic_load(&all_threads); t; t = t->next_all) {
+      if (!t->sum_has_head && !sum_fill_head(t)) {
+         /* Its next record, not read yet, takes no unit below its floor. */
+         if (t->sum_blocked && t->sum_floor < bound)
+            bound = t->sum_floor;
+         continue;
+      }
+      if (!grow((void **)&heap, &heap_cap, heap_len, sizeof *heap)) {
+         sum_fail();
+         return;
+      }
+      heap[heap_len++] = t;
+   }
+   for (uint64_t i = heap_len; i-- > 0;)
+      heap_down(i);
+   while (heap_len && sum_ok) {
+      struct tstate *t = heap[0];
+      if (t->sum_head_unit >= bound)
+         return;
+      const struct rec *r = t->sum_head_rec;
+      if (r->kind == K_REGION)
+         sum_mark(t->sum_head_unit, (int)r->size);
+      else
+         sum_call(r, t->tid, t->sum_head_unit);
+      t->sum_off += sizeof *r;
+      t->sum_has_head = 0;
+      sum_merged++;
+      if (!sum_fill_head(t)) {
+         if (t->sum_blocked && t->sum_floor < bound)
+            bound = t->sum_floor;
+         heap[0] = heap[--heap_len];
+      }
+      heap_down(0);
+   }
+}
+
+/* Takes every call below the horizon (see the section's comment); at the
+ * end (`final`) every call left. */
+static void summarise(int final)
+{
+   if (!sum_ok) {
+      if (sum_pending)
+         sum_release();
+      return;
+   }
+   uint64_t bound = UINT64_MAX;
+   sum_epoch++;
+   if (!final) {
+      _mm_lfence();
+      uint64_t h = __rdtsc() >> TICK_SHIFT;
+      _mm_lfence();
+      if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0) {
+         sum_fail();
+         sum_release();
+         return;
+      }
+      for (struct tstate *t = atomic_load(&all_threads); t; t = t->next_all) {
+         if (!atomic_load_explicit(&t->busy, memory_order_acquire)) {
+            t->sum_safe = h;
+         } else {
+            uint64_t b = atomic_load_explicit(&t->busy_tsc, memory_order_relaxed) >> TICK_SHIFT;
+            if (b > t->sum_safe)
+               t->sum_safe = b;
+         }
+         if (t->sum_safe < bound)
+            bound = t->sum_safe;
+      }
+   }
+   sum_merge(bound);
+   if (!sum_ok)
+      sum_release();
+}
+
+/* The SUMMARY record's body, built whole so that its length can come
+ * first (a reader skips it, or reads it at once). */
+static uint8_t *sbuf;
+static uint64_t scap, slen;
+
+static void sb_uv(uint64_t v)
+{
+   if (!grow((void **)&sbuf, &scap, slen + 10, 1)) {
+      sum_fail();
+      return;
+   }
+   while (v >= 0x80) {
+      sbuf[slen++] = (uint8_t)(v | 0x80);
+      v >>= 7;
+   }
+   sbuf[slen++] = (uint8_t)v;
+}
+
+static void sb_dur_group(int kind, uint64_t index, int op, const struct dur_group *g)
+{
+   sb_uv((uint64_t)kind);
+   sb_uv(index);
+   sb_uv((uint64_t)op);
+   sb_uv(g->calls);
+   sb_uv(g->n);
+   sb_uv(g->max);
+   uint64_t nb = 0;
+   for (uint32_t b = 0; g->counts && b < DUR_BUCKETS; b++)
+      nb += g->counts[b] != 0;
+   sb_uv(nb);
+   uint32_t last = 0;
+   for (uint32_t b = 0; g->counts && b < DUR_BUCKETS; b++) {
+      if (!g->counts[b])
+         continue;
+      sb_uv(b - last);
+      sb_uv(g->counts[b]);
+      last = b;
+   }
+}
+
+/* Writes the SUMMARY record (docs/heap-profile-format.md). */
+static void put_summary(void)
+{
+   for (uint64_t i = 0; i < live_cap; i++)
+      if (live_tab[i].addr)
+         sites[live_tab[i].site].leaked_blocks++;
+   uint64_t nsites = 0;
+   for (uint64_t i = 0; i < sites_cap; i++)
+      nsites += sites[i].allocs != 0;
+   const uint64_t totals[] = {s_allocs,     s_frees,     s_bytes,         s_peak,
+                              s_peak_unit << TICK_SHIFT, s_total_live,    live_used,
+                              s_temporary,  s_unknown_frees, s_threads,   s_region_allocs};
+   for (size_t i = 0; i < sizeof totals / sizeof *totals; i++)
+      sb_uv(totals[i]);
+   sb_uv(nsites);
+   for (uint64_t i = 0; i < sites_cap; i++) {
+      const struct site_sum *s = &sites[i];
+      if (!s->allocs)
+         continue;
+      const uint64_t f[] = {i,       s->allocs,        s->bytes,     s->peak,
+                            s->live, s->leaked_blocks, s->temporary, s->in_region};
+      for (size_t k = 0; k < sizeof f / sizeof *f; k++)
+         sb_uv(f[k]);
+   }
+   sb_uv(SIZE_CLASSES);
+   for (int k = 0; k < SIZE_CLASSES; k++) {
+      sb_uv(classes[k].allocs);
+      sb_uv(classes[k].bytes);
+      sb_uv(classes[k].usable);
+      sb_uv(classes[k].frees);
+   }
+   uint64_t ngroups = 0;
+   for (int k = 0; k <= SIZE_CLASSES; k++)
+      for (int op = 0; op < 2; op++)
+         ngroups += class_durs[k][op].calls != 0;
+   for (uint64_t i = 0; i < thread_durs_cap; i++)
+      ngroups += thread_durs[i].calls != 0;
+   sb_uv(ngroups);
+   for (int k = 0; k <= SIZE_CLASSES; k++)
+      for (int op = 0; op < 2; op++)
+         if (class_durs[k][op].calls)
+            sb_dur_group(0, (uint64_t)k, op, &class_durs[k][op]);
+   for (uint64_t i = 0; i < thread_durs_cap; i++)
+      if (thread_durs[i].calls)
+         sb_dur_group(1, i / 2, (int)(i % 2), &thread_durs[i]);
+   if (!sum_ok || slen > 0xffffffffu)
+      return;
+   need(16);
+   put_uv(R_SUMMARY);
+   uint32_t n = (uint32_t)slen;
+   memcpy(obuf + olen, &n, 4); /* little-endian (x86-64 only) */
+   olen += 4;
+   for (uint64_t off = 0; off < slen;) {
+      size_t room = sizeof obuf - olen;
+      if (!room) {
+         out_flush();
+         continue;
+      }
+      size_t k = slen - off < room ? (size_t)(slen - off) : room;
+      memcpy(obuf + olen, sbuf + off, k);
+      olen += k;
+      off += k;
+   }
+}
+
+/* Turns the summary on when membarrier(2) can give its horizon. */
+static void sum_start(void)
+{
+   sum_ok = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+}
+
+/* Encodes the thread's handed-over chunks and queues them for the
+ * summary; returns whether there were any. */
+static void drain_thread(struct tstate *t, int force)
+{
+   uint32_t tail = atomic_load_explicit(&t->full_tail, memory_order_relaxed);
+   while (tail != atomic_load_explicit(&t->full_head, memory_order_acquire)) {
+      if (sum_ok && sum_pending >= SUM_SOFT && !force && !sum_final)
+         break; /* let the summary catch up; the thread waits on its ring */
+      force = 0;
+      struct chunk *c = t->full[tail % RING];
+      c->final_used = atomic_load_explicit(&c->used, memory_order_acquire);
+      encode_chunk(t, c);
+      atomic_store_explicit(&t->full_tail, ++tail, memory_order_release);
+      sum_queue(t, c);
+      drained = 1;
+   }
+}
+
 /* Drains every thread's ring; returns whether anything was written. */
 static int drain(void)
 {
-   int did = 0;
+   drained = 0;
    for (struct tstate *t = atomic_load(&all_threads); t; t = t->next_all) {
       if (t->coll_done)
          continue;
       int exited = atomic_load_explicit(&t->exited, memory_order_acquire);
-      uint32_t tail = atomic_load_explicit(&t->full_tail, memory_order_relaxed);
-      while (tail != atomic_load_explicit(&t->full_head, memory_order_acquire)) {
-         struct chunk *c = t->full[tail % RING];
-         encode_chunk(t, c);
-         atomic_store_explicit(&t->full_tail, ++tail, memory_order_release);
-         uint32_t fh = atomic_load_explicit(&t->free_head, memory_order_relaxed);
-         if (!exited && fh - atomic_load_explicit(&t->free_tail, memory_order_acquire) < RING) {
-            t->freeq[fh % RING] = c;
-            atomic_store_explicit(&t->free_head, fh + 1, memory_order_release);
-         } else {
-            munmap(c, sizeof *c);
-         }
-         did = 1;
-      }
-      if (exited) {
+      drain_thread(t, 0);
+      if (exited && t->full_tail == atomic_load_explicit(&t->full_head, memory_order_acquire))
          t->coll_done = 1; /* its last chunk was handed over before `exited` */
-      }
    }
-   return did;
+   return drained;
 }
 
 static void sample_rss(void)
@@ -1212,9 +2092,20 @@ static void *collect(void *unused)
    ts = (struct tstate *)1;
    zstd_open();
    uint64_t next_rss = 0;
+   uint64_t last_merged = 0, stall_since = 0;
    while (!atomic_load(&collector_stop)) {
       int did = drain();
+      summarise(0);
       uint64_t now = mono_ns();
+      /* A summary stuck behind a thread that stays inside a call (or
+       * left one by longjmp) is given up, so no thread waits long. */
+      if (sum_pending < SUM_SOFT || sum_merged != last_merged) {
+         last_merged = sum_merged;
+         stall_since = now;
+      } else if (sum_ok && now - stall_since > SUM_STALL_NS) {
+         sum_fail();
+         summarise(0);
+      }
       if (now >= next_rss) {
          sample_rss();
          next_rss = now + 10000000u;
@@ -1327,6 +2218,7 @@ __attribute__((constructor)) static void start(void)
    write_header();
    pthread_key_create(&exit_key, thread_gone);
    pthread_atfork(NULL, NULL, child_after_fork);
+   sum_start();
    enabled = 1;
    in_hook++;
    if (real_pthread_create(&collector, NULL, collect, NULL) != 0)
@@ -1347,12 +2239,19 @@ __attribute__((destructor)) static void finish(void)
    pthread_join(collector, NULL);
    /* Threads still running: take their handed-over chunks, then their
     * current ones (they no longer record: `stopping` is set). */
+   sum_final = 1;
    drain();
    for (struct tstate *o = atomic_load(&all_threads); o; o = o->next_all)
       if (!o->coll_done && o->cur && o != t) {
-         encode_chunk(o, o->cur);
-         o->cur = NULL;
+         struct chunk *c = o->cur;
+         c->final_used = atomic_load_explicit(&c->used, memory_order_acquire);
+         encode_chunk(o, c);
+         atomic_store_explicit(&o->cur, NULL, memory_order_relaxed);
+         sum_queue(o, c);
       }
+   summarise(1);
+   if (sum_ok)
+      put_summary();
    sample_rss();
    write_maps();
    uint64_t tsc1 = __rdtsc(), mono1 = mono_ns();

@@ -1,0 +1,209 @@
+//! The summary the heap profiler's collector keeps while the program runs
+//! (profile format 5's SUMMARY record), which `heap_profile` and
+//! `alloc_sites` read instead of a pass over the calls: checked against
+//! that pass on the same profile, and against counts worked out by hand
+//! from tests/c/heap_summary.c (blocks freed by another thread, a realloc
+//! chain inside the pins, leaks, temporaries), on scripts/alloc_bench.c at
+//! four threads and on a C++ program.
+mod common;
+
+use mapvis::filter::heap::{HeapReport, HeapRun, SiteStats};
+use mapvis::trace::backtrace::BacktraceSymbolizer;
+use mapvis::trace::heapprof::run_profiled;
+
+const SRC: &str = "tests/c/heap_summary.c";
+const ROUNDS: u64 = 20_000;
+const GROWS: u64 = 300;
+const LEAKS: u64 = 7;
+const TEMPS: u64 = 500;
+
+/// Profiles `exe` with `args`; returns its run (with its summary).
+fn profile(dir: &tempfile::TempDir, exe: &std::path::Path, args: &[&str]) -> HeapRun {
+    let out = dir.path().join("p.mvh");
+    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    let outcome = run_profiled(exe, &args, &out).expect("run the profiler");
+    assert_eq!(outcome.exit_code, Some(0));
+    let run = HeapRun::open_profile(&out).expect("read the profile");
+    assert!(
+        run.summary.is_some(),
+        "the profile of {} has a summary",
+        exe.display()
+    );
+    run
+}
+
+/// The report from the summary and the report of the pass agree: every
+/// count exactly; durations' counts and maxima exactly, their medians and
+/// 99th percentiles to the pass's precision (1.6% above 1024 ns).
+fn same(sum: &HeapReport, pass: &HeapReport) {
+    let counts = |r: &HeapReport| {
+        (
+            r.allocs,
+            r.frees,
+            r.bytes,
+            r.peak_live,
+            r.leaked,
+            r.temporary,
+            r.unknown_frees,
+            r.threads,
+            r.region_allocs,
+            r.timed_calls,
+            r.dur_sample,
+        )
+    };
+    assert_eq!(counts(sum), counts(pass));
+    let used = |r: &HeapReport| -> Vec<SiteStats> {
+        r.sites.iter().filter(|s| s.allocs > 0).cloned().collect()
+    };
+    assert_eq!(used(sum), used(pass));
+    assert_eq!(sum.classes, pass.classes);
+    assert_eq!(
+        sum.times.len(),
+        pass.times.len(),
+        "{:?}\n{:?}",
+        sum.times,
+        pass.times
+    );
+    for (a, b) in sum.times.iter().zip(&pass.times) {
+        assert_eq!(
+            (&a.group, a.op, a.count, a.calls, a.max),
+            (&b.group, b.op, b.count, b.calls, b.max)
+        );
+        for (x, y) in [(a.median, b.median), (a.p99, b.p99)] {
+            let tol = (y as f64 * 0.02).max(1.0);
+            assert!(
+                (x as f64 - y as f64).abs() <= tol,
+                "{} {}: {x} ns against {y} ns",
+                a.group,
+                a.op
+            );
+        }
+    }
+}
+
+/// The site whose innermost frame is at `marker` of `SRC`.
+fn site<'a>(
+    r: &'a HeapReport,
+    run: &HeapRun,
+    sym: &mut BacktraceSymbolizer,
+    marker: &str,
+) -> &'a SiteStats {
+    let want = format!("(heap_summary.c:{})", common::line_of(SRC, marker));
+    let found: Vec<&SiteStats> = r
+        .sites
+        .iter()
+        .filter(|s| s.allocs > 0)
+        .filter(|s| {
+            sym.backtrace(&run.stacks[s.stack as usize])
+                .first()
+                .is_some_and(|f| f.display().ends_with(&want))
+        })
+        .collect();
+    assert_eq!(found.len(), 1, "one site at {want}");
+    found[0]
+}
+
+#[test]
+fn summary_matches_the_pass_and_the_source() {
+    let (dir, exe) = common::compile(SRC, &["-pthread"]);
+    let run = profile(&dir, &exe, &[]);
+    let r = HeapReport::build(&run).unwrap();
+    same(&r, &HeapReport::build_by_pass(&run).unwrap());
+    let mut sym = BacktraceSymbolizer::new(run.maps.clone(), Some(&exe));
+    let made = site(&r, &run, &mut sym, "SITE_MADE");
+    // Freed by the consumer thread, which allocates nothing of its own.
+    assert_eq!(
+        (made.allocs, made.bytes, made.leaked_blocks, made.temporary),
+        (ROUNDS, 64 * ROUNDS, 0, 0)
+    );
+    assert!(
+        made.peak_live >= 64 && made.peak_live <= 64 * 66,
+        "{made:?}"
+    );
+    let grow = site(&r, &run, &mut sym, "SITE_GROW");
+    // Every realloc frees the block the thread allocated last, and so does
+    // the free after the loop.
+    assert_eq!(
+        (
+            grow.allocs,
+            grow.bytes,
+            grow.peak_live,
+            grow.live,
+            grow.temporary,
+            grow.in_region
+        ),
+        (
+            GROWS,
+            16 * GROWS * (GROWS + 1) / 2,
+            16 * GROWS,
+            0,
+            GROWS,
+            GROWS
+        )
+    );
+    let leak = site(&r, &run, &mut sym, "SITE_LEAK");
+    assert_eq!(
+        (
+            leak.allocs,
+            leak.bytes,
+            leak.live,
+            leak.leaked_blocks,
+            leak.in_region
+        ),
+        (LEAKS, 100 * LEAKS, 100 * LEAKS, LEAKS, 0)
+    );
+    let temp = site(&r, &run, &mut sym, "SITE_TEMP");
+    assert_eq!(
+        (
+            temp.allocs,
+            temp.bytes,
+            temp.peak_live,
+            temp.temporary,
+            temp.leaked_blocks
+        ),
+        (TEMPS, 48 * TEMPS, 48, TEMPS, 0)
+    );
+    assert_eq!(r.unknown_frees, 0);
+    assert!(r.region_allocs >= GROWS);
+}
+
+#[test]
+fn summary_matches_the_pass_at_four_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = dir.path().join("alloc_bench");
+    let root = common::root();
+    let out = std::process::Command::new("cc")
+        .args(["-O2", "-g", "-pthread"])
+        .arg(format!("-I{}", root.join("pins").display()))
+        .arg("-o")
+        .arg(&exe)
+        .arg(root.join("scripts/alloc_bench.c"))
+        .output()
+        .expect("run cc");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run = profile(&dir, &exe, &["4", "200000"]);
+    let r = HeapReport::build(&run).unwrap();
+    same(&r, &HeapReport::build_by_pass(&run).unwrap());
+    // 4 threads x 200 000 pairs, each thread's last 64 blocks freed at its
+    // end; the main thread's stdout buffer is the one block left.
+    assert!(
+        r.frees >= 800_000 && r.allocs >= 800_000,
+        "{} {}",
+        r.allocs,
+        r.frees
+    );
+    assert_eq!(r.unknown_frees, 0);
+}
+
+#[test]
+fn summary_matches_the_pass_in_cpp() {
+    let (dir, exe) = common::compile("tests/c/heap_cpp.cpp", &["-lstdc++"]);
+    let run = profile(&dir, &exe, &[]);
+    let r = HeapReport::build(&run).unwrap();
+    same(&r, &HeapReport::build_by_pass(&run).unwrap());
+    assert!(r.allocs > 0);
+}
