@@ -207,3 +207,25 @@ fn summary_matches_the_pass_in_cpp() {
     same(&r, &HeapReport::build_by_pass(&run).unwrap());
     assert!(r.allocs > 0);
 }
+
+/// Real code as its distribution builds it: CPython (-O2, PIE, its own
+/// small-object allocator over malloc) running three threads that build
+/// lists and dicts.
+#[test]
+fn summary_matches_the_pass_on_python_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let python = std::path::Path::new("/usr/bin/python3");
+    assert!(python.is_file(), "python3 is installed (.ci/run installs it)");
+    let script = "import threading\n\
+        def w():\n    \
+            for i in range(3000):\n        \
+                x = [str(j) * 40 for j in range(200)]\n        \
+                d = {k: [k] * 30 for k in x}\n\
+        ts = [threading.Thread(target=w) for _ in range(3)]\n\
+        [t.start() for t in ts]\n\
+        [t.join() for t in ts]\n";
+    let run = profile(&dir, python, &["-c", script]);
+    let r = HeapReport::build(&run).unwrap();
+    same(&r, &HeapReport::build_by_pass(&run).unwrap());
+    assert!(r.threads >= 4 && r.allocs > 100_000, "{} threads, {} allocations", r.threads, r.allocs);
+}

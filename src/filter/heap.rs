@@ -13,10 +13,13 @@
 //!   Its calls also stay in the file: each pass reads the trace again,
 //!   counting the accesses without keeping them.
 //!
-//! [`HeapReport::build`], [`live_series`] and [`lifetime_bins`] each make
-//! one pass over the calls with a map from live block address to block:
-//! cost O(calls), memory one entry per live block plus one row per site,
-//! never one per call.
+//! [`HeapReport::build_by_pass`], [`live_series`] and [`lifetime_bins`]
+//! each make one pass over the calls with a map from live block address to
+//! block: cost O(calls), memory one entry per live block plus one row per
+//! site, never one per call. A native profile of format 5 also carries the
+//! summary the profiler kept while recording (the same counts, taken in
+//! the same order: `trace::heapsum`), which [`HeapReport::build`] takes
+//! instead of a pass: cost O(sites).
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
