@@ -215,7 +215,10 @@ fn summary_matches_the_pass_in_cpp() {
 fn summary_matches_the_pass_on_python_threads() {
     let dir = tempfile::tempdir().unwrap();
     let python = std::path::Path::new("/usr/bin/python3");
-    assert!(python.is_file(), "python3 is installed (.ci/run installs it)");
+    assert!(
+        python.is_file(),
+        "python3 is installed (.ci/run installs it)"
+    );
     let script = "import threading\n\
         def w():\n    \
             for i in range(3000):\n        \
@@ -227,5 +230,10 @@ fn summary_matches_the_pass_on_python_threads() {
     let run = profile(&dir, python, &["-c", script]);
     let r = HeapReport::build(&run).unwrap();
     same(&r, &HeapReport::build_by_pass(&run).unwrap());
-    assert!(r.threads >= 4 && r.allocs > 100_000, "{} threads, {} allocations", r.threads, r.allocs);
+    assert!(
+        r.threads >= 4 && r.allocs > 100_000,
+        "{} threads, {} allocations",
+        r.threads,
+        r.allocs
+    );
 }

@@ -27,6 +27,7 @@ use std::sync::Arc;
 use crate::trace::format::{AllocKind, Event, FreeKind, Mapping};
 use crate::trace::heapprof::{HeapOp, Profile, ProfileReader};
 use crate::trace::heapsum::HeapSummary;
+pub use crate::trace::heapsum::{ClassStats, SiteStats};
 use crate::trace::reader::{Batch, EndState, TraceReader};
 
 use super::csv::CsvOut;
@@ -417,28 +418,6 @@ impl HeapRun {
     }
 }
 
-/// Counts of one allocation site (one distinct call stack).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct SiteStats {
-    /// The stack id in [`HeapRun::stacks`].
-    pub stack: u32,
-    /// Allocations (realloc included).
-    pub allocs: u64,
-    /// Bytes requested in total.
-    pub bytes: u64,
-    /// Largest number of bytes live at once from this site.
-    pub peak_live: u64,
-    /// Bytes live now (during the pass), at the end: leaked.
-    pub live: u64,
-    /// Blocks never freed.
-    pub leaked_blocks: u64,
-    /// Temporary allocations: freed by the allocating thread with no other
-    /// allocation by that thread in between (heaptrack's definition).
-    pub temporary: u64,
-    /// Allocations made while a pinned region was open.
-    pub in_region: u64,
-}
-
 /// The size classes of the histograms: `0..=16`, then powers of two up to
 /// 1 MiB, then everything larger.
 pub fn size_class(size: u64) -> usize {
@@ -456,19 +435,6 @@ pub fn size_class_label(c: usize) -> String {
         17 => format!(">{}", 1u64 << 20),
         c => format!("{}-{}", (1u64 << (c + 3)) + 1, 1u64 << (c + 4)),
     }
-}
-
-/// One size class of the histogram.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ClassStats {
-    /// Allocations in this class.
-    pub allocs: u64,
-    /// Bytes requested.
-    pub bytes: u64,
-    /// Usable bytes (`malloc_usable_size`), when measured.
-    pub usable: u64,
-    /// Frees of blocks of this class.
-    pub frees: u64,
 }
 
 /// Median, 99th percentile and maximum of allocator call durations.
@@ -787,6 +753,21 @@ impl LastAlloc {
 }
 
 impl HeapReport {
+    /// A report with a row per stack and per size class, and nothing
+    /// counted yet.
+    fn empty(run: &HeapRun) -> HeapReport {
+        HeapReport {
+            sites: (0..run.stacks.len() as u32)
+                .map(|stack| SiteStats {
+                    stack,
+                    ..Default::default()
+                })
+                .collect(),
+            classes: vec![ClassStats::default(); 18],
+            ..Default::default()
+        }
+    }
+
     /// The report of a run: from the summary the profiler kept while it
     /// recorded when there is one (no pass over the calls: the cost is the
     /// number of sites), else by [`HeapReport::build_by_pass`]. Both give
@@ -808,13 +789,6 @@ impl HeapReport {
     /// the run (a site or bucket out of range), so the caller takes a pass.
     fn from_summary(run: &HeapRun, s: &Arc<HeapSummary>) -> Option<HeapReport> {
         let mut r = HeapReport {
-            sites: (0..run.stacks.len() as u32)
-                .map(|stack| SiteStats {
-                    stack,
-                    ..Default::default()
-                })
-                .collect(),
-            classes: vec![ClassStats::default(); 18],
             allocs: s.allocs,
             frees: s.frees,
             bytes: s.bytes,
@@ -824,31 +798,17 @@ impl HeapReport {
             unknown_frees: s.unknown_frees,
             threads: s.threads,
             region_allocs: s.region_allocs,
-            ..Default::default()
+            ..Self::empty(run)
         };
         for x in &s.sites {
             let site = r.sites.get_mut(x.stack as usize)?;
             if site.allocs != 0 {
                 return None; // two entries for one site: peaks would not add up
             }
-            *site = SiteStats {
-                stack: x.stack,
-                allocs: x.allocs,
-                bytes: x.bytes,
-                peak_live: x.peak_live,
-                live: x.live,
-                leaked_blocks: x.leaked_blocks,
-                temporary: x.temporary,
-                in_region: x.in_region,
-            };
+            *site = x.clone();
         }
         for (k, c) in s.classes.iter().enumerate() {
-            *r.classes.get_mut(k)? = ClassStats {
-                allocs: c.allocs,
-                bytes: c.bytes,
-                usable: c.usable,
-                frees: c.frees,
-            };
+            *r.classes.get_mut(k)? = c.clone();
         }
         let durs = Durations::from_summary(s)?;
         r.peak_rss = run.rss.iter().map(|x| x.1).max();
@@ -862,16 +822,7 @@ impl HeapReport {
     /// Call durations are summarised by [`DurHist`] (exact below 1024 ns,
     /// within 1.6% above).
     pub fn build_by_pass(run: &HeapRun) -> Result<HeapReport, FilterError> {
-        let mut r = HeapReport {
-            sites: (0..run.stacks.len() as u32)
-                .map(|stack| SiteStats {
-                    stack,
-                    ..Default::default()
-                })
-                .collect(),
-            classes: vec![ClassStats::default(); 18],
-            ..Default::default()
-        };
+        let mut r = Self::empty(run);
         let mut pass = Pass {
             live: FastMap::default(),
             last_alloc: LastAlloc::default(),

@@ -10,36 +10,36 @@
 
 use super::varint;
 
-/// One allocation site's counts, as [`crate::trace::heapprof`] numbers
-/// stacks (an index into `Profile::stacks`).
+/// Counts of one allocation site (one distinct call stack).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct SummarySite {
-    /// Index into `Profile::stacks`.
+pub struct SiteStats {
+    /// The stack id: an index into the run's stacks (`Profile::stacks`).
     pub stack: u32,
     /// Allocations (realloc included).
     pub allocs: u64,
-    /// Bytes requested.
+    /// Bytes requested in total.
     pub bytes: u64,
-    /// Largest number of bytes live at once.
+    /// Largest number of bytes live at once from this site.
     pub peak_live: u64,
-    /// Bytes still live at the end.
+    /// Bytes live now (during the pass), at the end: leaked.
     pub live: u64,
     /// Blocks never freed.
     pub leaked_blocks: u64,
-    /// Blocks freed by their thread before it allocated again.
+    /// Temporary allocations: freed by the allocating thread with no other
+    /// allocation by that thread in between (heaptrack's definition).
     pub temporary: u64,
-    /// Allocations made inside a pinned region.
+    /// Allocations made while a pinned region was open.
     pub in_region: u64,
 }
 
-/// Counts of one size class (`filter::heap::size_class`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SummaryClass {
-    /// Allocations.
+/// One size class of the histogram.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ClassStats {
+    /// Allocations in this class.
     pub allocs: u64,
     /// Bytes requested.
     pub bytes: u64,
-    /// Usable bytes.
+    /// Usable bytes (`malloc_usable_size`), when measured.
     pub usable: u64,
     /// Frees of blocks of this class.
     pub frees: u64,
@@ -89,9 +89,9 @@ pub struct HeapSummary {
     /// Allocations made inside a pinned region.
     pub region_allocs: u64,
     /// Sites that allocated.
-    pub sites: Vec<SummarySite>,
+    pub sites: Vec<SiteStats>,
     /// The size classes.
-    pub classes: Vec<SummaryClass>,
+    pub classes: Vec<ClassStats>,
     /// Call counts and durations by size class and by thread.
     pub durations: Vec<SummaryDurations>,
     dur_shift: u32,
@@ -167,7 +167,7 @@ pub(crate) fn parse(body: &[u8], cv: &Conversion) -> Option<HeapSummary> {
         for x in &mut f {
             *x = d.uv()?;
         }
-        s.sites.push(SummarySite {
+        s.sites.push(SiteStats {
             stack,
             allocs: f[0],
             bytes: f[1],
@@ -180,7 +180,7 @@ pub(crate) fn parse(body: &[u8], cv: &Conversion) -> Option<HeapSummary> {
     }
     let nclasses = d.uv()?;
     for _ in 0..nclasses.min(64) {
-        s.classes.push(SummaryClass {
+        s.classes.push(ClassStats {
             allocs: d.uv()?,
             bytes: d.uv()?,
             usable: d.uv()?,

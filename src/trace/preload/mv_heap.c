@@ -1485,7 +1485,10 @@ static void sum_stack(uint32_t id, const uint64_t *frames, uint32_t n)
       sum_fail();
       return;
    }
-   canon[id] = id;
+   /* No frame walked: the reader's empty stack, as calls without one. */
+   canon[id] = n ? id : 0;
+   if (!n)
+      return;
    if ((stack_tab_used + 1) * 2 > stack_tab_cap) {
       uint64_t cap = stack_tab_cap ? stack_tab_cap * 2 : 1024;
       uint64_t *k = map_pages(cap * 8);
