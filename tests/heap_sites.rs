@@ -239,16 +239,8 @@ fn cpp_new_and_delete_are_profiled_by_kind() {
     let mut sym = BacktraceSymbolizer::new(run.maps.clone(), Some(&exe));
     // (allocations, bytes) of the site whose innermost frame is the line.
     let mut at_line = |marker: &str| {
-        let want = format!("(heap_cpp.cpp:{})", common::line_of(src, marker));
-        report
-            .sites
+        common::sites_at(&report, &run, &mut sym, src, marker)
             .iter()
-            .filter(|s| s.allocs > 0)
-            .filter(|s| {
-                sym.backtrace(&run.stacks[s.stack as usize])
-                    .first()
-                    .is_some_and(|f| f.display().ends_with(&want))
-            })
             .map(|s| (s.allocs, s.bytes))
             .collect::<Vec<_>>()
     };

@@ -81,25 +81,15 @@ fn same(sum: &HeapReport, pass: &HeapReport) {
     }
 }
 
-/// The site whose innermost frame is at `marker` of `SRC`.
+/// The one site whose innermost frame is at `marker` of `SRC`.
 fn site<'a>(
     r: &'a HeapReport,
     run: &HeapRun,
     sym: &mut BacktraceSymbolizer,
     marker: &str,
 ) -> &'a SiteStats {
-    let want = format!("(heap_summary.c:{})", common::line_of(SRC, marker));
-    let found: Vec<&SiteStats> = r
-        .sites
-        .iter()
-        .filter(|s| s.allocs > 0)
-        .filter(|s| {
-            sym.backtrace(&run.stacks[s.stack as usize])
-                .first()
-                .is_some_and(|f| f.display().ends_with(&want))
-        })
-        .collect();
-    assert_eq!(found.len(), 1, "one site at {want}");
+    let found = common::sites_at(r, run, sym, SRC, marker);
+    assert_eq!(found.len(), 1, "one site at {marker}");
     found[0]
 }
 

@@ -5,6 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use mapvis::filter::heap::{HeapReport, HeapRun, SiteStats};
+use mapvis::trace::backtrace::BacktraceSymbolizer;
 use mapvis::trace::format::Event;
 use mapvis::trace::reader::{EndState, TraceReader};
 use mapvis::trace::run::{find_valgrind, run_trace, RunOutcome, TraceRequest};
@@ -195,4 +197,28 @@ pub fn chromium_or_skip(what: &str) -> Option<PathBuf> {
         missing_tool(what, "chromium is not installed (apt-get install chromium)");
     }
     found
+}
+
+/// The sites of `report` that allocated and whose innermost frame is line
+/// `marker` of `rel` (the first line holding it), as the symbolizer names
+/// it (`(file.c:LINE)`).
+pub fn sites_at<'a>(
+    report: &'a HeapReport,
+    run: &HeapRun,
+    sym: &mut BacktraceSymbolizer,
+    rel: &str,
+    marker: &str,
+) -> Vec<&'a SiteStats> {
+    let file = Path::new(rel).file_name().unwrap().to_string_lossy();
+    let want = format!("({file}:{})", line_of(rel, marker));
+    report
+        .sites
+        .iter()
+        .filter(|s| s.allocs > 0)
+        .filter(|s| {
+            sym.backtrace(&run.stacks[s.stack as usize])
+                .first()
+                .is_some_and(|f| f.display().ends_with(&want))
+        })
+        .collect()
 }
