@@ -159,22 +159,8 @@ fn summary_matches_the_pass_and_the_source() {
 
 #[test]
 fn summary_matches_the_pass_at_four_threads() {
-    let dir = tempfile::tempdir().unwrap();
-    let exe = dir.path().join("alloc_bench");
-    let root = common::root();
-    let out = std::process::Command::new("cc")
-        .args(["-O2", "-g", "-pthread"])
-        .arg(format!("-I{}", root.join("pins").display()))
-        .arg("-o")
-        .arg(&exe)
-        .arg(root.join("scripts/alloc_bench.c"))
-        .output()
-        .expect("run cc");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    // common::compile's -O0 is overridden by the -O2 after it.
+    let (dir, exe) = common::compile("scripts/alloc_bench.c", &["-O2", "-pthread"]);
     let run = profile(&dir, &exe, &["4", "200000"]);
     let r = HeapReport::build(&run).unwrap();
     same(&r, &HeapReport::build_by_pass(&run).unwrap());
