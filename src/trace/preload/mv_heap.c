@@ -129,6 +129,15 @@ struct chunk {
    uint8_t data[CHUNK_BYTES];
 };
 
+/* An open-addressing map from a stack's frame hash (never 0: 0 marks an
+ * empty slot) to its id, probed linearly and doubled once half full: each
+ * thread's stacks, and the collector's first id of each distinct stack. */
+struct idtab {
+   uint64_t *keys;
+   uint32_t *ids;
+   uint32_t cap, used;
+};
+
 /* A thread's state. Fields above `coll_*` are the thread's; the rings are
  * shared with the collector (single producer, single consumer each). */
 struct tstate {
@@ -136,9 +145,7 @@ struct tstate {
    uint32_t tid, os_tid;
    uintptr_t stack_hi;
    uint32_t next_seq; /* the number of the thread's next chunk */
-   uint64_t *tab_keys;
-   uint32_t *tab_ids;
-   uint32_t tab_cap, tab_used;
+   struct idtab stacks; /* frame hash -> stack id */
    /* Written on every call and read by the collector: a cache line of
     * their own, so that the collector's reads of the fields above and
     * below do not take the line from the thread. */
@@ -293,6 +300,49 @@ static void *map_pages(size_t n)
    return p == MAP_FAILED ? NULL : p;
 }
 
+/* Doubles `m` (or makes it `first` slots when it has none); 0 when out of
+ * memory, `m` unchanged. */
+static int idtab_grow(struct idtab *m, uint32_t first)
+{
+   uint32_t cap = m->cap ? m->cap * 2 : first;
+   uint64_t *keys = map_pages(cap * sizeof(uint64_t));
+   uint32_t *ids = map_pages(cap * sizeof(uint32_t));
+   if (!keys || !ids) {
+      if (keys)
+         munmap(keys, cap * sizeof(uint64_t));
+      if (ids)
+         munmap(ids, cap * sizeof(uint32_t));
+      return 0;
+   }
+   for (uint32_t i = 0; i < m->cap; i++) {
+      if (!m->keys[i])
+         continue;
+      uint32_t j = (uint32_t)m->keys[i] & (cap - 1);
+      while (keys[j])
+         j = (j + 1) & (cap - 1);
+      keys[j] = m->keys[i];
+      ids[j] = m->ids[i];
+   }
+   if (m->cap) {
+      munmap(m->keys, m->cap * sizeof(uint64_t));
+      munmap(m->ids, m->cap * sizeof(uint32_t));
+   }
+   m->keys = keys;
+   m->ids = ids;
+   m->cap = cap;
+   return 1;
+}
+
+/* Puts `key` -> `id` into slot `j`, the empty slot the caller's probe for
+ * `key` ended on, and grows `m` once half full. */
+static void idtab_put(struct idtab *m, uint32_t j, uint64_t key, uint32_t id)
+{
+   m->keys[j] = key;
+   m->ids[j] = id;
+   if (++m->used * 2 > m->cap)
+      idtab_grow(m, 0);
+}
+
 static struct chunk *take_chunk(struct tstate *t)
 {
    uint32_t tail = atomic_load_explicit(&t->free_tail, memory_order_relaxed);
@@ -358,9 +408,7 @@ static struct tstate *new_thread(void)
    t->stack_hi = tls_stack_hi;
    if (t->tid == 1 && !t->stack_hi)
       t->stack_hi = (uintptr_t)__libc_stack_end;
-   t->tab_cap = 1u << 12;
-   t->tab_keys = map_pages(t->tab_cap * sizeof(uint64_t));
-   t->tab_ids = map_pages(t->tab_cap * sizeof(uint32_t));
+   idtab_grow(&t->stacks, 1u << 12);
    t->coll_tsc = tsc0 >> TICK_SHIFT;
    struct tstate *head = atomic_load(&all_threads);
    do {
@@ -430,42 +478,20 @@ static uint64_t hash_frames(const uint64_t *f, unsigned n)
    return h | 1; /* 0 marks an empty slot */
 }
 
-static int grow_table(struct tstate *t)
-{
-   uint32_t cap = t->tab_cap * 2;
-   uint64_t *keys = map_pages(cap * sizeof(uint64_t));
-   uint32_t *ids = map_pages(cap * sizeof(uint32_t));
-   if (!keys || !ids)
-      return 0;
-   for (uint32_t i = 0; i < t->tab_cap; i++) {
-      if (!t->tab_keys[i])
-         continue;
-      uint32_t j = (uint32_t)t->tab_keys[i] & (cap - 1);
-      while (keys[j])
-         j = (j + 1) & (cap - 1);
-      keys[j] = t->tab_keys[i];
-      ids[j] = t->tab_ids[i];
-   }
-   munmap(t->tab_keys, t->tab_cap * sizeof(uint64_t));
-   munmap(t->tab_ids, t->tab_cap * sizeof(uint32_t));
-   t->tab_keys = keys;
-   t->tab_ids = ids;
-   t->tab_cap = cap;
-   return 1;
-}
 
 /* The id of the stack at `fp`, writing a K_STACK record the first time. */
 static uint32_t intern(struct tstate *t, uintptr_t fp)
 {
    uint64_t frames[MAX_DEPTH];
    unsigned n = walk(fp, t->stack_hi, frames);
-   if (!t->tab_keys)
+   struct idtab *m = &t->stacks;
+   if (!m->cap)
       return 0;
    uint64_t h = hash_frames(frames, n);
-   uint32_t mask = t->tab_cap - 1, j = (uint32_t)h & mask;
-   while (t->tab_keys[j]) {
-      if (t->tab_keys[j] == h)
-         return t->tab_ids[j];
+   uint32_t mask = m->cap - 1, j = (uint32_t)h & mask;
+   while (m->keys[j]) {
+      if (m->keys[j] == h)
+         return m->ids[j];
       j = (j + 1) & mask;
    }
    uint32_t id = atomic_fetch_add_explicit(&next_stack, 1, memory_order_relaxed);
@@ -477,10 +503,7 @@ static uint32_t intern(struct tstate *t, uintptr_t fp)
    r->stack = id;
    memcpy(r + 1, frames, n * 8);
    commit(t, sizeof(struct rec) + n * 8);
-   t->tab_keys[j] = h;
-   t->tab_ids[j] = id;
-   if (++t->tab_used * 2 > t->tab_cap)
-      grow_table(t);
+   idtab_put(m, j, h, id);
    return id;
 }
 
@@ -1348,11 +1371,9 @@ static struct site_sum *sites;
 static uint64_t sites_cap;
 static uint32_t *canon;     /* stack id -> the first id with the same frames */
 static uint64_t canon_cap;
-static uint64_t *stack_keys; /* frame hash -> first id, open addressing */
-static uint32_t *stack_vals;
+static struct idtab first_ids; /* frame hash -> the first id with those frames */
 static uint64_t *stack_at; /* first id -> offset of [n, frames...] in frame_pool */
 static uint64_t stack_at_cap;
-static uint64_t stack_tab_cap, stack_tab_used;
 static uint64_t *frame_pool;
 static uint64_t frame_pool_len, frame_pool_cap;
 static struct class_sum classes[SIZE_CLASSES];
@@ -1489,38 +1510,19 @@ static void sum_stack(uint32_t id, const uint64_t *frames, uint32_t n)
    canon[id] = n ? id : 0;
    if (!n)
       return;
-   if ((stack_tab_used + 1) * 2 > stack_tab_cap) {
-      uint64_t cap = stack_tab_cap ? stack_tab_cap * 2 : 1024;
-      uint64_t *k = map_pages(cap * 8);
-      uint32_t *v = map_pages(cap * 4);
-      if (!k || !v) {
-         sum_fail();
-         return;
-      }
-      for (uint64_t i = 0; i < stack_tab_cap; i++) {
-         if (!stack_keys[i])
-            continue;
-         uint64_t j = stack_keys[i] & (cap - 1);
-         while (k[j])
-            j = (j + 1) & (cap - 1);
-         k[j] = stack_keys[i];
-         v[j] = stack_vals[i];
-      }
-      if (stack_keys) {
-         munmap(stack_keys, stack_tab_cap * 8);
-         munmap(stack_vals, stack_tab_cap * 4);
-      }
-      stack_keys = k;
-      stack_vals = v;
-      stack_tab_cap = cap;
+   struct idtab *m = &first_ids;
+   if (!m->cap && !idtab_grow(m, 1024)) {
+      sum_fail();
+      return;
    }
-   uint64_t h = hash_frames(frames, n), mask = stack_tab_cap - 1;
-   for (uint64_t j = h & mask; stack_keys[j]; j = (j + 1) & mask) {
-      if (stack_keys[j] != h)
+   uint64_t h = hash_frames(frames, n);
+   uint32_t mask = m->cap - 1, j = (uint32_t)h & mask;
+   for (; m->keys[j]; j = (j + 1) & mask) {
+      if (m->keys[j] != h)
          continue;
-      const uint64_t *f = frame_pool + stack_at[stack_vals[j]];
+      const uint64_t *f = frame_pool + stack_at[m->ids[j]];
       if (f[0] == n && memcmp(f + 1, frames, n * 8) == 0) {
-         canon[id] = stack_vals[j];
+         canon[id] = m->ids[j];
          return;
       }
    }
@@ -1532,12 +1534,7 @@ static void sum_stack(uint32_t id, const uint64_t *frames, uint32_t n)
    frame_pool[frame_pool_len] = n;
    memcpy(frame_pool + frame_pool_len + 1, frames, n * 8);
    frame_pool_len += n + 1;
-   uint64_t j = h & mask;
-   while (stack_keys[j])
-      j = (j + 1) & mask;
-   stack_keys[j] = h;
-   stack_vals[j] = id;
-   stack_tab_used++;
+   idtab_put(m, j, h, id);
 }
 
 static uint32_t dur_bucket(uint32_t d)
@@ -1726,8 +1723,7 @@ static void sum_release(void)
    sum_pending = 0;
 }
 
-static int drained; /* drain_thread encoded a chunk */
-static void drain_thread(struct tstate *t, int force);
+static int drain_thread(struct tstate *t, int force);
 
 /* The thread's next published record for the summary, or NULL when it has
  * none yet: from its queued chunks, then its current one. */
@@ -2031,8 +2027,9 @@ static void sum_start(void)
 
 /* Encodes the thread's handed-over chunks and queues them for the
  * summary; returns whether there were any. */
-static void drain_thread(struct tstate *t, int force)
+static int drain_thread(struct tstate *t, int force)
 {
+   int did = 0;
    uint32_t tail = atomic_load_explicit(&t->full_tail, memory_order_relaxed);
    while (tail != atomic_load_explicit(&t->full_head, memory_order_acquire)) {
       if (sum_ok && sum_pending >= SUM_SOFT && !force && !sum_final)
@@ -2043,23 +2040,24 @@ static void drain_thread(struct tstate *t, int force)
       encode_chunk(t, c);
       atomic_store_explicit(&t->full_tail, ++tail, memory_order_release);
       sum_queue(t, c);
-      drained = 1;
+      did = 1;
    }
+   return did;
 }
 
 /* Drains every thread's ring; returns whether anything was written. */
 static int drain(void)
 {
-   drained = 0;
+   int did = 0;
    for (struct tstate *t = atomic_load(&all_threads); t; t = t->next_all) {
       if (t->coll_done)
          continue;
       int exited = atomic_load_explicit(&t->exited, memory_order_acquire);
-      drain_thread(t, 0);
+      did |= drain_thread(t, 0);
       if (exited && t->full_tail == atomic_load_explicit(&t->full_head, memory_order_acquire))
          t->coll_done = 1; /* its last chunk was handed over before `exited` */
    }
-   return drained;
+   return did;
 }
 
 static void sample_rss(void)
