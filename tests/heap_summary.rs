@@ -4,12 +4,14 @@
 //! that pass on the same profile, and against counts worked out by hand
 //! from tests/c/heap_summary.c (blocks freed by another thread, a realloc
 //! chain inside the pins, leaks, temporaries), on scripts/alloc_bench.c at
-//! four threads and on a C++ program.
+//! four threads and on a C++ program; and with the chunks encoded by the
+//! threads themselves (`MAPVIS_HEAP_ENCODER=threads`) or all by the
+//! collector, which must read the same.
 mod common;
 
 use mapvis::filter::heap::{HeapReport, HeapRun, SiteStats};
 use mapvis::trace::backtrace::BacktraceSymbolizer;
-use mapvis::trace::heapprof::run_profiled;
+use mapvis::trace::heapprof::{install_preload, run_profiled};
 
 const SRC: &str = "tests/c/heap_summary.c";
 const ROUNDS: u64 = 20_000;
@@ -30,6 +32,37 @@ fn profile(dir: &tempfile::TempDir, exe: &std::path::Path, args: &[&str]) -> Hea
         exe.display()
     );
     run
+}
+
+/// Profiles `exe` with the chunks' encoder forced to `who` ("threads",
+/// "collector" or "alternate"); returns the run and how many chunks the threads and the
+/// collector encoded, as the library reports them on stderr.
+fn profile_encoded_by(
+    dir: &tempfile::TempDir,
+    exe: &std::path::Path,
+    args: &[&str],
+    who: &str,
+) -> (HeapRun, u64, u64) {
+    let out = dir.path().join(format!("{who}.mvh"));
+    let o = std::process::Command::new(exe)
+        .args(args)
+        .env("LD_PRELOAD", install_preload().unwrap())
+        .env("MAPVIS_HEAP_OUT", &out)
+        .env("MAPVIS_HEAP_ENCODER", who)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(o.status.success(), "{err}");
+    let line = err
+        .lines()
+        .find_map(|l| l.strip_prefix("mapvis heap profiler: "))
+        .unwrap_or_else(|| panic!("the library reports its encoders: {err}"));
+    let words: Vec<&str> = line.split(' ').collect();
+    // "N chunks encoded by their threads, M by the collector"
+    let (by_threads, by_collector) = (words[0].parse().unwrap(), words[6].parse().unwrap());
+    let run = HeapRun::open_profile(&out).expect("read the profile");
+    assert!(run.summary.is_some(), "{who}: the profile has a summary");
+    (run, by_threads, by_collector)
 }
 
 /// The report from the summary and the report of the pass agree: every
@@ -96,11 +129,31 @@ fn site<'a>(
 #[test]
 fn summary_matches_the_pass_and_the_source() {
     let (dir, exe) = common::compile(SRC, &["-pthread"]);
-    let run = profile(&dir, &exe, &[]);
-    let r = HeapReport::build(&run).unwrap();
-    same(&r, &HeapReport::build_by_pass(&run).unwrap());
-    let mut sym = BacktraceSymbolizer::new(run.maps.clone(), Some(&exe));
-    let made = site(&r, &run, &mut sym, "SITE_MADE");
+    matches_the_source(&profile(&dir, &exe, &[]), &exe);
+}
+
+/// The same program with every chunk encoded by its own thread, then by
+/// the collector alone: each profile reads as the source says.
+#[test]
+fn chunks_encoded_by_their_threads_read_the_same() {
+    let (dir, exe) = common::compile(SRC, &["-pthread"]);
+    let (run, by_threads, by_collector) = profile_encoded_by(&dir, &exe, &[], "threads");
+    // The threads' last chunks are encoded at exit, by the collector.
+    assert!(by_threads > by_collector, "{by_threads} {by_collector}");
+    matches_the_source(&run, &exe);
+    let (run, by_threads, by_collector) = profile_encoded_by(&dir, &exe, &[], "collector");
+    assert_eq!(by_threads, 0);
+    assert!(by_collector > 0);
+    matches_the_source(&run, &exe);
+}
+
+/// The report of tests/c/heap_summary.c's profile: the summary agrees with
+/// the pass, and both with the counts worked out from the source.
+fn matches_the_source(run: &HeapRun, exe: &std::path::Path) {
+    let r = HeapReport::build(run).unwrap();
+    same(&r, &HeapReport::build_by_pass(run).unwrap());
+    let mut sym = BacktraceSymbolizer::new(run.maps.clone(), Some(exe));
+    let made = site(&r, run, &mut sym, "SITE_MADE");
     // Freed by the consumer thread, which allocates nothing of its own.
     assert_eq!(
         (made.allocs, made.bytes, made.leaked_blocks, made.temporary),
@@ -110,7 +163,7 @@ fn summary_matches_the_pass_and_the_source() {
         made.peak_live >= 64 && made.peak_live <= 64 * 66,
         "{made:?}"
     );
-    let grow = site(&r, &run, &mut sym, "SITE_GROW");
+    let grow = site(&r, run, &mut sym, "SITE_GROW");
     // Every realloc frees the block the thread allocated last, and so does
     // the free after the loop.
     assert_eq!(
@@ -131,7 +184,7 @@ fn summary_matches_the_pass_and_the_source() {
             GROWS
         )
     );
-    let leak = site(&r, &run, &mut sym, "SITE_LEAK");
+    let leak = site(&r, run, &mut sym, "SITE_LEAK");
     assert_eq!(
         (
             leak.allocs,
@@ -142,7 +195,7 @@ fn summary_matches_the_pass_and_the_source() {
         ),
         (LEAKS, 100 * LEAKS, 100 * LEAKS, LEAKS, 0)
     );
-    let temp = site(&r, &run, &mut sym, "SITE_TEMP");
+    let temp = site(&r, run, &mut sym, "SITE_TEMP");
     assert_eq!(
         (
             temp.allocs,
@@ -172,6 +225,40 @@ fn summary_matches_the_pass_at_four_threads() {
         r.allocs,
         r.frees
     );
+    assert_eq!(r.unknown_frees, 0);
+}
+
+/// Four threads on the machine's CPUs, every chunk encoded by its thread
+/// but the few the collector took before a thread could.
+#[test]
+fn chunks_encoded_by_their_threads_at_four_threads() {
+    let (dir, exe) = common::compile("scripts/alloc_bench.c", &["-O2", "-pthread"]);
+    let (run, by_threads, by_collector) =
+        profile_encoded_by(&dir, &exe, &["4", "200000"], "threads");
+    assert!(
+        by_threads >= 9 * by_collector,
+        "{by_threads} {by_collector}"
+    );
+    let r = HeapReport::build(&run).unwrap();
+    same(&r, &HeapReport::build_by_pass(&run).unwrap());
+    assert!(r.frees >= 800_000 && r.allocs >= 800_000);
+    assert_eq!(r.unknown_frees, 0);
+}
+
+/// The encoding state changing hands every 20 ms, between each thread and
+/// the collector: both encode, and the profile reads the same.
+#[test]
+fn chunks_encoded_by_turns_read_the_same() {
+    let (dir, exe) = common::compile("scripts/alloc_bench.c", &["-O2", "-pthread"]);
+    let (run, by_threads, by_collector) =
+        profile_encoded_by(&dir, &exe, &["4", "1000000"], "alternate");
+    assert!(
+        by_threads > 0 && by_collector > 0,
+        "{by_threads} {by_collector}"
+    );
+    let r = HeapReport::build(&run).unwrap();
+    same(&r, &HeapReport::build_by_pass(&run).unwrap());
+    assert!(r.frees >= 4_000_000 && r.allocs >= 4_000_000);
     assert_eq!(r.unknown_frees, 0);
 }
 
