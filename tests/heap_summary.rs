@@ -245,6 +245,19 @@ fn chunks_encoded_by_their_threads_at_four_threads() {
     assert_eq!(r.unknown_frees, 0);
 }
 
+/// Sixty-four threads, far more than the CPUs: the threads encode their
+/// own chunks, and the summary is still kept and agrees with the pass.
+#[test]
+fn summary_matches_the_pass_at_sixty_four_threads() {
+    let (dir, exe) = common::compile("scripts/alloc_bench.c", &["-O2", "-pthread"]);
+    let run = profile(&dir, &exe, &["64", "20000"]);
+    let r = HeapReport::build(&run).unwrap();
+    same(&r, &HeapReport::build_by_pass(&run).unwrap());
+    assert!(r.frees >= 64 * 20_000 && r.allocs >= 64 * 20_000);
+    assert_eq!(r.unknown_frees, 0);
+    assert!(r.threads >= 65, "{}", r.threads);
+}
+
 /// The encoding state changing hands every 20 ms, between each thread and
 /// the collector: both encode, and the profile reads the same.
 #[test]

@@ -355,8 +355,19 @@ static void idtab_put(struct idtab *m, uint32_t j, uint64_t key, uint32_t id)
       idtab_grow(m, 0);
 }
 
+/* Chunks taken by threads and not yet given back (the threads' current
+ * ones, those in their rings and those waiting for the summary): past
+ * MAX_IN_FLIGHT (64 MiB of chunks) a thread with a chunk still in its ring
+ * waits before it hands over another, so that many threads do not each
+ * fill a ring of RING chunks (at 64 threads on 2 CPUs the program's peak
+ * RSS was about 1 GB). A thread with an empty ring never waits on it: the
+ * summary may need its chunk to go on. */
+#define MAX_IN_FLIGHT 256u
+static _Atomic uint32_t in_flight;
+
 static struct chunk *take_chunk(struct tstate *t)
 {
+   atomic_fetch_add_explicit(&in_flight, 1, memory_order_relaxed);
    uint32_t tail = atomic_load_explicit(&t->free_tail, memory_order_relaxed);
    if (tail != atomic_load_explicit(&t->free_head, memory_order_acquire)) {
       struct chunk *c = t->freeq[tail % RING];
@@ -370,11 +381,14 @@ static struct chunk *take_chunk(struct tstate *t)
    if (c) {
       atomic_store_explicit(&c->used, 0, memory_order_relaxed);
       c->seq = t->next_seq++;
+   } else {
+      atomic_fetch_sub_explicit(&in_flight, 1, memory_order_relaxed);
    }
    return c;
 }
 
-/* Hands the current chunk to the collector; waits while its ring is full.
+/* Hands the current chunk to the collector; waits while its ring is full
+ * (or holds a chunk while MAX_IN_FLIGHT are taken).
  * The wait yields a few times, then sleeps 50 us at a time: with more
  * allocating threads than cores the collector is what limits the rate,
  * and threads spinning on sched_yield took the CPU it needed (at 4
@@ -390,7 +404,11 @@ static void hand_over(struct tstate *t)
    self_encode(t, c);
    uint32_t head = atomic_load_explicit(&t->full_head, memory_order_relaxed);
    unsigned waits = 0;
-   while (head - atomic_load_explicit(&t->full_tail, memory_order_acquire) >= RING) {
+   for (;;) {
+      uint32_t queued = head - atomic_load_explicit(&t->full_tail, memory_order_acquire);
+      if (queued < RING &&
+          (!queued || atomic_load_explicit(&in_flight, memory_order_relaxed) < MAX_IN_FLIGHT))
+         break;
       if (++waits <= 8) {
          sched_yield();
       } else {
@@ -550,6 +568,12 @@ static void record(uint32_t kind, uint64_t tsc, uint64_t dur, void *addr, uint64
    if (!t)
       return;
    in_hook++;
+   /* The record's time stamp bounds this call and the thread's next
+    * ones: an allocation's, taken after the real call, is published only
+    * here, and without it a thread seen inside its next allocation would
+    * hold the summary back to the last horizon it was seen idle at (with
+    * many threads some thread nearly always is, and the summary stalled). */
+   atomic_store_explicit(&t->busy_tsc, tsc, memory_order_relaxed);
    uint32_t stack = fp ? intern(t, fp) : 0;
    struct rec *r = reserve(t, sizeof(struct rec));
    if (r) {
@@ -1337,9 +1361,9 @@ static void encode_chunk(struct tstate *t, const struct chunk *c)
 /*--- Threads that encode their own chunks                         ---*/
 /*--------------------------------------------------------------------*/
 
-/* When the allocating threads and the collector need more CPUs than the
- * process may use, the collector limits the rate: threads whose rings
- * are full sleep while it encodes, and a CPU stays idle. The threads then
+/* When more threads allocate than the process has CPUs, the collector
+ * limits the rate: threads whose rings are full sleep while it encodes,
+ * and a CPU stays idle. The threads then
  * encode their own chunks (`help`): before handing a chunk over, a thread
  * encodes it, and any of its handed-over chunks the collector has not
  * encoded yet, into each chunk's own buffer; the collector copies those
@@ -1349,10 +1373,12 @@ static void encode_chunk(struct tstate *t, const struct chunk *c)
  * `enc_lock`, and chunks are encoded in their order (`enc_next`). With a
  * CPU to spare a thread would only be slower, so `help` is off then.
  *
- * Measured at 4 threads on 2 CPUs (scripts/alloc_bench.c, 5 000 000
- * pairs a thread, 10 interleaved runs, medians): recording 2.75 -> 2.54 s
- * and 3.38 -> 2.95 s in two rounds; at 2 threads within noise (+0.01 and
- * -0.18 s in the pairs' medians); at 1 thread `help` stays off.
+ * Measured on 2 CPUs (scripts/alloc_bench.c, 5 000 000 pairs a thread,
+ * interleaved runs, medians; docs/PERFORMANCE.md): at 4 threads the
+ * recording went from 2.75 to 2.54 s and from 3.38 to 2.95 s in two
+ * rounds of 10, `heap_profile; alloc_sites 5` from 2.63 to 2.49 s; at 2
+ * threads (as many as the CPUs) it made no difference beyond noise, so
+ * `help` takes more threads than CPUs.
  *
  * A thread encodes while it is inside a call, so the summary waits on it:
  * once for up to its whole ring (RING chunks, about 13 ms) when it takes
@@ -1478,8 +1504,7 @@ static void drop_own_encoder(struct tstate *t)
 }
 
 /* Sets `help` (collector, every 20 ms: `judge_soon`): on while the
- * threads that handed over a chunk in the window, with the collector,
- * outnumber the CPUs. */
+ * threads that handed over a chunk in the window outnumber the CPUs. */
 static void judge_help(void)
 {
    unsigned active = 0;
@@ -1488,7 +1513,7 @@ static void judge_help(void)
       active += head != t->coll_seen_head;
       t->coll_seen_head = head;
    }
-   int on = active + 1 > cpus;
+   int on = active > cpus;
    if (encoder_mode == ENC_ALTERNATE)
       on = !atomic_load_explicit(&help, memory_order_relaxed);
    else if (encoder_mode != ENC_AUTO)
@@ -1893,6 +1918,7 @@ static void sum_call(const struct rec *r, uint32_t tid, uint64_t u)
 /* Gives a chunk the summary has passed back to its thread (or unmaps it). */
 static void recycle(struct tstate *t, struct chunk *c)
 {
+   atomic_fetch_sub_explicit(&in_flight, 1, memory_order_relaxed);
    uint32_t fh = atomic_load_explicit(&t->free_head, memory_order_relaxed);
    if (!atomic_load_explicit(&t->exited, memory_order_acquire) &&
        fh - atomic_load_explicit(&t->free_tail, memory_order_acquire) < RING) {
@@ -2273,6 +2299,7 @@ static int drain_thread(struct tstate *t, int force)
          break; /* let the summary catch up; the thread waits on its ring */
       force = 0;
       struct chunk *c = t->full[tail % RING];
+      judge_soon(1); /* a drain may take long: one look at the clock a chunk */
       if (!take_encoded(t, c))
          break; /* the thread is encoding its chunks: take them later */
       atomic_store_explicit(&t->full_tail, ++tail, memory_order_release);
