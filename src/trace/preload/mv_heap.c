@@ -1127,21 +1127,21 @@ struct cols {
 static struct cols coll_cols;
 static TLS struct cols *cols = &coll_cols; /* the encoding's in this thread */
 
-static void c_uv(int s, uint64_t v)
+static void c_uv(struct cols *k, int s, uint64_t v)
 {
-   uint8_t *b = cols->buf[s];
-   size_t n = cols->len[s];
+   uint8_t *b = k->buf[s];
+   size_t n = k->len[s];
    while (v >= 0x80) {
       b[n++] = (uint8_t)(v | 0x80);
       v >>= 7;
    }
    b[n++] = (uint8_t)v;
-   cols->len[s] = n;
+   k->len[s] = n;
 }
 
-static void c_sv(int s, int64_t v)
+static void c_sv(struct cols *k, int s, int64_t v)
 {
-   c_uv(s, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
+   c_uv(k, s, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
 }
 
 static uint32_t amap_slot(uint64_t addr)
@@ -1152,14 +1152,14 @@ static uint32_t amap_slot(uint64_t addr)
 /* Encodes a freed block's address: as the number of the thread's
  * allocations since the one that returned it (flag 0x20 on `tag_at`),
  * else as a delta from the last literal address. */
-static void c_freed_addr(struct tstate *t, size_t tag_at, uint64_t addr)
+static void c_freed_addr(struct tstate *t, struct cols *k, size_t tag_at, uint64_t addr)
 {
    struct amap_slot *m = &t->coll_amap[amap_slot(addr)];
    if (addr && m->addr == addr && t->coll_seq - m->seq <= AGE_RING) {
-      cols->buf[S_TAG][tag_at] |= 0x20;
-      c_uv(S_ADDR, t->coll_seq - m->seq - 1);
+      k->buf[S_TAG][tag_at] |= 0x20;
+      c_uv(k, S_ADDR, t->coll_seq - m->seq - 1);
    } else {
-      c_sv(S_ADDR, (int64_t)(addr - t->coll_addr));
+      c_sv(k, S_ADDR, (int64_t)(addr - t->coll_addr));
       if (addr)
          t->coll_addr = addr;
    }
@@ -1175,14 +1175,14 @@ static void c_freed_addr(struct tstate *t, size_t tag_at, uint64_t addr)
 
 /* Encodes a returned block's address: as the number of the thread's frees
  * since the one that freed that address (flag 0x20), else as a delta. */
-static void c_new_addr(struct tstate *t, size_t tag_at, uint64_t addr)
+static void c_new_addr(struct tstate *t, struct cols *k, size_t tag_at, uint64_t addr)
 {
    struct amap_slot *f = &t->coll_fmap[amap_slot(addr)];
    if (f->addr == addr && t->coll_freed_nr - f->seq < FREED_RING) {
-      cols->buf[S_TAG][tag_at] |= 0x20;
-      c_uv(S_ADDR, t->coll_freed_nr - f->seq);
+      k->buf[S_TAG][tag_at] |= 0x20;
+      c_uv(k, S_ADDR, t->coll_freed_nr - f->seq);
    } else {
-      c_sv(S_ADDR, (int64_t)(addr - t->coll_addr));
+      c_sv(k, S_ADDR, (int64_t)(addr - t->coll_addr));
       t->coll_addr = addr;
    }
    if (f->addr == addr)
@@ -1196,23 +1196,23 @@ static void c_new_addr(struct tstate *t, size_t tag_at, uint64_t addr)
  * defining the next number (flag 0x40) when it is not there. Numbers are
  * given in turn, modulo INFO_IDS (a new entry replaces the oldest), so the
  * common ones are small; a direct-mapped cache finds them. */
-static void c_info(struct tstate *t, size_t tag_at, const struct rec *r)
+static void c_info(struct tstate *t, struct cols *k, size_t tag_at, const struct rec *r)
 {
    uint64_t h = (r->size * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)r->stack * 0xff51afd7ed558ccdull) ^
                 ((uint64_t)r->pad * 0xc4ceb9fe1a85ec53ull);
    uint32_t *slot = &t->coll_info_cache[(uint32_t)(h >> 40) & (INFO_SLOTS - 1)];
    struct info_slot *i = &t->coll_info[*slot];
    if (i->used && i->size == r->size && i->slack == r->pad && i->stack == r->stack) {
-      c_uv(S_INFO, *slot);
+      c_uv(k, S_INFO, *slot);
       return;
    }
    uint32_t id = t->coll_info_next++ % INFO_IDS;
    i = &t->coll_info[id];
    *slot = id;
-   cols->buf[S_TAG][tag_at] |= 0x40;
-   c_uv(S_INFO, r->size);
-   c_uv(S_INFO, r->pad);
-   c_uv(S_INFO, r->stack);
+   k->buf[S_TAG][tag_at] |= 0x40;
+   c_uv(k, S_INFO, r->size);
+   c_uv(k, S_INFO, r->pad);
+   c_uv(k, S_INFO, r->stack);
    i->used = 1;
    i->size = r->size;
    i->slack = r->pad;
@@ -1227,31 +1227,31 @@ static uint64_t c_unit(uint64_t tsc, uint64_t least)
 }
 
 /* Encodes one call into the columns. */
-static void c_call(struct tstate *t, const struct rec *r)
+static void c_call(struct tstate *t, struct cols *k, const struct rec *r)
 {
    uint64_t u = c_unit(r->tsc, t->coll_floor);
-   size_t tag_at = cols->len[S_TAG]++;
-   cols->buf[S_TAG][tag_at] = (uint8_t)r->kind;
-   c_sv(S_TIME, (int64_t)(u - t->coll_tsc));
+   size_t tag_at = k->len[S_TAG]++;
+   k->buf[S_TAG][tag_at] = (uint8_t)r->kind;
+   c_sv(k, S_TIME, (int64_t)(u - t->coll_tsc));
    t->coll_tsc = t->coll_floor = u;
    if (r->dur != UNTIMED) {
-      cols->buf[S_TAG][tag_at] |= T_TIMED;
-      c_uv(S_DUR, ((uint64_t)r->dur + (1u << (DUR_SHIFT - 1))) >> DUR_SHIFT);
+      k->buf[S_TAG][tag_at] |= T_TIMED;
+      c_uv(k, S_DUR, ((uint64_t)r->dur + (1u << (DUR_SHIFT - 1))) >> DUR_SHIFT);
    }
    if (r->kind >= K_FREE) {
-      c_freed_addr(t, tag_at, r->addr);
+      c_freed_addr(t, k, tag_at, r->addr);
    } else if (r->kind == K_REALLOC) {
-      c_uv(S_ADDR, r->addr ? 1 : 0);
+      c_uv(k, S_ADDR, r->addr ? 1 : 0);
       if (r->addr) {
-         c_new_addr(t, tag_at, r->addr);
-         c_sv(S_ADDR, (int64_t)(r->aux - r->addr));
+         c_new_addr(t, k, tag_at, r->addr);
+         c_sv(k, S_ADDR, (int64_t)(r->aux - r->addr));
       } else {
-         c_uv(S_ADDR, r->aux);
+         c_uv(k, S_ADDR, r->aux);
       }
-      c_info(t, tag_at, r);
+      c_info(t, k, tag_at, r);
    } else {
-      c_new_addr(t, tag_at, r->addr);
-      c_info(t, tag_at, r);
+      c_new_addr(t, k, tag_at, r->addr);
+      c_info(t, k, tag_at, r);
    }
 }
 
@@ -1324,7 +1324,9 @@ static void encode_chunk(struct tstate *t, const struct chunk *c)
       if (!t->coll_amap || !t->coll_fmap || !t->coll_info || !t->coll_info_cache)
          return;
    }
-   memset(cols->len, 0, sizeof cols->len);
+   /* In a local: the columns' byte stores could alias the TLS pointer. */
+   struct cols *k = cols;
+   memset(k->len, 0, sizeof k->len);
    uint32_t off = 0;
    while (off + sizeof(struct rec) <= c->final_used) {
       const struct rec *r = (const struct rec *)(c->data + off);
@@ -1335,7 +1337,7 @@ static void encode_chunk(struct tstate *t, const struct chunk *c)
       } else if (r->kind == K_REGION) {
          put_region(t, r);
       } else {
-         c_call(t, r);
+         c_call(t, k, r);
       }
    }
    if (!cols->len[S_TAG])
