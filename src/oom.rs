@@ -91,7 +91,34 @@ pub fn install() {
         // SAFETY: `explain` is async-signal-safe: it reads atomics and calls
         // write(2) on buffers on its stack, allocating nothing.
         let _ = unsafe { signal_hook::low_level::register(libc::SIGABRT, explain) };
+        quiet_out_of_memory_panics();
     });
+}
+
+/// Makes a panic for want of memory ([`is_out_of_memory`]) print nothing
+/// itself: the command that catches it says so (shell::tcl), and a panic
+/// in one of the analysis' threads is carried on to the command
+/// (`filter::joined`). Other panics print as before.
+///
+/// Why: printing a panic takes std's backtrace lock and, with
+/// `RUST_BACKTRACE` set, symbolizes the backtrace, which allocates. A
+/// thread started under an address-space limit panicked when it could not
+/// map its signal stack; symbolizing then ran out of memory, and the
+/// message of that failure waited on the lock the thread itself held:
+/// mapvis hung.
+fn quiet_out_of_memory_panics() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let p = info.payload();
+        let text = p
+            .downcast_ref::<&str>()
+            .copied()
+            .or_else(|| p.downcast_ref::<String>().map(String::as_str));
+        if text.is_some_and(is_out_of_memory) {
+            return;
+        }
+        default(info)
+    }));
 }
 
 /// Makes the system allocator keep the memory the analysis frees for its
@@ -107,7 +134,8 @@ pub fn install() {
 /// - up to [`KEEP_FREED`] of free memory stays at the top of a heap;
 /// - a thread arena's heap is kept once wholly free ([`TOP_PAD`]); glibc
 ///   unmaps such a heap whatever the trim threshold, unless its top pad
-///   covers it.
+///   covers it. Not under an address-space limit, which the pad counts
+///   against whole.
 ///
 /// Measured (docs/PERFORMANCE.md, 2026-11-27): on a 2 G-access analysis
 /// the page faults fell from 3.2 to 5.5 M to 0.17 M, the system time from
@@ -124,9 +152,25 @@ pub fn keep_freed_memory() {
         unsafe {
             libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
             libc::mallopt(libc::M_TRIM_THRESHOLD, KEEP_FREED);
-            libc::mallopt(libc::M_TOP_PAD, TOP_PAD);
+            if !address_space_limited() {
+                libc::mallopt(libc::M_TOP_PAD, TOP_PAD);
+            }
         }
     }
+}
+
+/// Whether the process has an address-space limit (`ulimit -v`,
+/// RLIMIT_AS). Under one the top pad is left at glibc's default: it counts
+/// whole (64 MiB a heap) against the limit, though untouched.
+#[cfg(target_env = "gnu")]
+fn address_space_limited() -> bool {
+    let mut l = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes the limit into `l`, a valid rlimit.
+    let ok = unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut l) } == 0;
+    ok && l.rlim_cur != libc::RLIM_INFINITY
 }
 
 /// Free memory glibc keeps at the top of a heap: at least a whole heap of

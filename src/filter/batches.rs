@@ -429,12 +429,11 @@ impl<'a> SelectionBatches<'a> {
             }
             // The reader stops at its next batch once nobody receives.
             drop(from);
-            let read = reader.join().unwrap_or_else(|_| {
-                Err(FilterError::Write {
-                    path: "(figure reader thread)".into(),
-                    source: std::io::Error::other("the figure reader thread panicked"),
-                })
-            });
+            let read = super::joined(
+                reader.join(),
+                "figure reader",
+                "(figure reader thread)".as_ref(),
+            );
             if let Some(e) = failed {
                 return Err(e);
             }

@@ -820,11 +820,7 @@ impl SorterThread {
     pub(crate) fn finish(&mut self) -> Result<ByVar, FilterError> {
         self.to = None;
         match self.thread.take().map(JoinHandle::join) {
-            Some(Ok(r)) => r,
-            Some(Err(_)) => Err(FilterError::Write {
-                path: PathBuf::from("(by-variable dataset)"),
-                source: std::io::Error::other("the by-variable writer thread panicked"),
-            }),
+            Some(end) => super::joined(end, "by-variable writer", "(by-variable dataset)".as_ref()),
             None => Err(FilterError::Write {
                 path: PathBuf::from("(by-variable dataset)"),
                 source: std::io::Error::other("the by-variable writer was already finished"),

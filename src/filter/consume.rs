@@ -157,11 +157,11 @@ impl<S: SpanSink> ConsumerThread<S> {
     pub(crate) fn finish(&mut self) -> Result<Consumed<S>, FilterError> {
         self.to = None;
         match self.thread.take().map(JoinHandle::join) {
-            Some(Ok(r)) => r,
-            Some(Err(_)) => Err(FilterError::Write {
-                path: "(analysis consumer thread)".into(),
-                source: std::io::Error::other("the analysis consumer thread panicked"),
-            }),
+            Some(end) => super::joined(
+                end,
+                "analysis consumer",
+                "(analysis consumer thread)".as_ref(),
+            ),
             None => Err(stopped()),
         }
     }

@@ -153,16 +153,8 @@ pub fn write_order_data(
             Ok(to_pq.send(batch.clone()).is_ok() && to_csv.send(batch).is_ok())
         });
         drop((to_pq, to_csv));
-        let joined = |r: std::thread::Result<Result<(), FilterError>>, path: &Path| {
-            r.unwrap_or_else(|_| {
-                Err(FilterError::Write {
-                    path: path.to_path_buf(),
-                    source: std::io::Error::other("the writer thread panicked"),
-                })
-            })
-        };
-        let pq_done = joined(pq_writer.join(), &pq_path);
-        let csv_done = joined(csv_writer.join(), &csv_path);
+        let pq_done = super::joined(pq_writer.join(), "Parquet writer", &pq_path);
+        let csv_done = super::joined(csv_writer.join(), "CSV writer", &csv_path);
         built.and(pq_done).and(csv_done)
     })?;
     Ok(vec![commit(pq_pending)?, commit(csv_pending)?])

@@ -181,6 +181,28 @@ pub enum FilterError {
     },
 }
 
+/// The end of one of the analysis' threads, `what` writing `path`: its
+/// result, or its panic carried on into the joining thread, so that a
+/// thread that ran out of memory (it could not even map its signal stack
+/// under `ulimit -v`) reports as its command running out of memory
+/// (shell::tcl catches the panic), and a bug as a bug. When the joining
+/// thread is already unwinding, or from a `Drop`, a second panic would
+/// abort: the panic becomes an error instead.
+pub(crate) fn joined<T>(
+    end: std::thread::Result<Result<T, FilterError>>,
+    what: &str,
+    path: &std::path::Path,
+) -> Result<T, FilterError> {
+    match end {
+        Ok(r) => r,
+        Err(panic) if !std::thread::panicking() => std::panic::resume_unwind(panic),
+        Err(_) => Err(FilterError::Write {
+            path: path.to_path_buf(),
+            source: std::io::Error::other(format!("the {what} thread panicked")),
+        }),
+    }
+}
+
 /// Which memory kinds an analysis shows (`set_mem_alloc`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum MemKind {
@@ -399,4 +421,33 @@ pub(crate) fn empty_rows() -> PolarsResult<DataFrame> {
         Column::new_empty(ac::LINE.into(), &DataType::UInt32),
         Column::new_empty(ac::OCCURRENCE.into(), &DataType::UInt64),
     ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A thread's panic reaches the joining thread with its message (so
+    /// that the shell can tell running out of memory from a bug); its
+    /// result passes through.
+    #[test]
+    fn a_thread_panic_is_carried_to_the_joining_thread() {
+        let path = std::path::Path::new("(test)");
+        let ok = std::thread::spawn(|| Ok::<u32, FilterError>(7)).join();
+        assert_eq!(joined(ok, "test", path).unwrap(), 7);
+        let failed = std::thread::spawn(|| -> Result<u32, FilterError> {
+            panic!("failed to allocate an alternative stack: Cannot allocate memory (os error 12)")
+        })
+        .join();
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            joined(failed, "test", path)
+        }))
+        .unwrap_err();
+        let text = caught
+            .downcast_ref::<&str>()
+            .copied()
+            .or_else(|| caught.downcast_ref::<String>().map(String::as_str))
+            .unwrap();
+        assert!(crate::oom::is_out_of_memory(text), "{text}");
+    }
 }

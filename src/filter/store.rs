@@ -557,11 +557,7 @@ impl DiskWriter {
     fn join(&mut self) -> Result<(), FilterError> {
         self.to = None;
         match self.thread.take().map(JoinHandle::join) {
-            Some(Ok(r)) => r,
-            Some(Err(_)) => Err(FilterError::Write {
-                path: PathBuf::from("(dataset)"),
-                source: std::io::Error::other("the dataset writer thread panicked"),
-            }),
+            Some(end) => super::joined(end, "dataset writer", "(dataset)".as_ref()),
             None => Ok(()),
         }
     }
