@@ -109,12 +109,7 @@ pub fn install() {
 fn quiet_out_of_memory_panics() {
     let default = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        let p = info.payload();
-        let text = p
-            .downcast_ref::<&str>()
-            .copied()
-            .or_else(|| p.downcast_ref::<String>().map(String::as_str));
-        if text.is_some_and(is_out_of_memory) {
+        if panic_text(info.payload()).is_some_and(is_out_of_memory) {
             return;
         }
         default(info)
@@ -217,6 +212,15 @@ const ADVICE: &str =
     "Files already in the working folder are kept as they were. Try again with more memory: \
 close other programs or raise the limit; for memory_trace_analysis, trace a shorter region (move \
 GL_START/GL_STOP); for a figure, lower set_point_budget or draw fewer variables (set_mem_alloc).";
+
+/// A panic's message, when its payload is text (`panic!` gives a `&str`
+/// or, with arguments, a `String`).
+pub fn panic_text(payload: &(dyn std::any::Any + Send)) -> Option<&str> {
+    payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+}
 
 /// Whether a caught panic's message says the system refused memory: a
 /// library that unwraps a failed `mmap` or read (`Cannot allocate memory`,

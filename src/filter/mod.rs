@@ -443,11 +443,7 @@ mod tests {
             joined(failed, "test", path)
         }))
         .unwrap_err();
-        let text = caught
-            .downcast_ref::<&str>()
-            .copied()
-            .or_else(|| caught.downcast_ref::<String>().map(String::as_str))
-            .unwrap();
+        let text = crate::oom::panic_text(caught.as_ref()).unwrap();
         assert!(crate::oom::is_out_of_memory(text), "{text}");
     }
 }

@@ -372,13 +372,9 @@ unsafe extern "C" fn command_trampoline(
         Ok((_, Ok(value))) => (TCL_OK, Obj::from_value(&value)),
         Ok((_, Err(message))) => (TCL_ERROR, Obj::string(&message)),
         Err(panic) => {
-            let detail = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown cause".to_string());
-            let msg = if crate::oom::is_out_of_memory(&detail) {
-                crate::oom::caught_message(&name_of_panicked, &detail)
+            let detail = crate::oom::panic_text(panic.as_ref()).unwrap_or("unknown cause");
+            let msg = if crate::oom::is_out_of_memory(detail) {
+                crate::oom::caught_message(&name_of_panicked, detail)
             } else {
                 format!(
                     "internal error: the command panicked ({detail}); \

@@ -1405,14 +1405,10 @@ static int encoder_mode;
 static _Atomic uint64_t chunks_by_threads;
 static uint64_t chunks_by_collector;
 
-/* Values of enc_lock: free, held by the collector (or the exit), held by
- * the thread itself. */
-enum { ENC_FREE, ENC_COLLECTOR, ENC_THREAD };
-
-/* Takes the thread's encoding lock for `who` if it is free. */
-static int enc_try(struct tstate *t, int who)
+/* Takes the thread's encoding lock if it is free. */
+static int enc_try(struct tstate *t)
 {
-   return !atomic_exchange_explicit(&t->enc_lock, who, memory_order_acquire);
+   return !atomic_exchange_explicit(&t->enc_lock, 1, memory_order_acquire);
 }
 
 /* Takes the lock for the exit, waiting for the thread to finish encoding
@@ -1420,7 +1416,7 @@ static int enc_try(struct tstate *t, int who)
  * itself holds it (it was interrupted inside `self_encode`). */
 static int enc_take_at_exit(struct tstate *t, struct tstate *self)
 {
-   while (!enc_try(t, ENC_COLLECTOR)) {
+   while (!enc_try(t)) {
       if (t == self)
          return 0;
       sched_yield();
@@ -1430,7 +1426,7 @@ static int enc_take_at_exit(struct tstate *t, struct tstate *self)
 
 static void enc_release(struct tstate *t)
 {
-   atomic_store_explicit(&t->enc_lock, ENC_FREE, memory_order_release);
+   atomic_store_explicit(&t->enc_lock, 0, memory_order_release);
 }
 
 /* Encodes chunk `c`, the thread's next to encode, into the chunk's own
@@ -1473,7 +1469,7 @@ static void self_encode(struct tstate *t, struct chunk *cur)
       return;
    if (z_create && !t->own_cctx)
       t->own_cctx = z_create(); /* its allocations pass through: in_hook is set */
-   if (!enc_try(t, ENC_THREAD))
+   if (!enc_try(t))
       return;
    uint32_t head = atomic_load_explicit(&t->full_head, memory_order_relaxed);
    /* `stopping` again: the exit takes every lock once it is set. */
@@ -2273,7 +2269,7 @@ static void sum_start(void)
 static int take_encoded(struct tstate *t, struct chunk *c)
 {
    if (!atomic_load_explicit(&c->pre, memory_order_acquire)) {
-      if (!enc_try(t, ENC_COLLECTOR))
+      if (!enc_try(t))
          return 0;
       int pre = atomic_load_explicit(&c->pre, memory_order_relaxed);
       if (!pre) {
