@@ -304,7 +304,8 @@ fn whole_scope_ignores_the_pins() {
 /// inside pthread_create, is left out and said so), each object's
 /// acquires, releases and threads are the program's, the two mutexes set
 /// up with PTHREAD_MUTEX_INITIALIZER get a NewSync at their first use,
-/// and the summary names every object by its variable.
+/// and the summary names every object by its variable. Threads keep their
+/// own numbers when Valgrind reuses a slot.
 #[test]
 fn every_kind_of_sync_object_is_counted_exactly_and_named() {
     let (dir, exe) = common::compile("tests/c/hpcmp_prims.c", &["-pthread"]);
@@ -323,6 +324,11 @@ fn every_kind_of_sync_object_is_counted_exactly_and_named() {
     let json: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     let events = json.as_array().unwrap();
     events.iter().for_each(check_event);
+    // Four threads, numbered in order of creation: the signaller starts
+    // after both workers were joined, in the slot Valgrind freed for
+    // reuse, and is still a thread of its own (4), not a worker again.
+    let thids: BTreeSet<u64> = events.iter().map(|e| e["thid"].as_u64().unwrap()).collect();
+    assert_eq!(thids, BTreeSet::from([1, 2, 3, 4]));
     // Per object: prim (from its NewSync), acquires, releases, threads.
     let mut objs: std::collections::BTreeMap<u64, (String, u64, u64, BTreeSet<u64>, u64)> =
         Default::default();

@@ -59,7 +59,7 @@ pub struct NamedAccess {
     pub addr: u64,
     /// Bytes accessed (at least 1).
     pub size: u32,
-    /// Valgrind thread id.
+    /// Thread number (1 is the main thread).
     pub tid: u32,
     /// Row of the variable table.
     pub var: VarId,

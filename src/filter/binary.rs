@@ -176,6 +176,9 @@ struct Naming<'n> {
     /// Accesses left out because they were the pins' own (the client
     /// request's argument block), for the note that explains the count.
     pins_dropped: u64,
+    /// The highest thread number the trace created (numbers are never
+    /// reused, and the dataset keeps them as 16 bits).
+    max_thread: u32,
     /// GL_START's result store, while it is still to come.
     start_result: Option<StartResult>,
     /// What the tool said of an exec the program called, and the accesses
@@ -218,6 +221,7 @@ impl<'n> BinarySource<'n> {
                 heap_layouts: HashMap::default(),
                 named: 0,
                 pins_dropped: 0,
+                max_thread: 0,
                 start_result: None,
                 exec: None,
                 in_region: false,
@@ -327,6 +331,15 @@ impl Source for BinarySource<'_> {
                     Some(_) => "the program called exec there",
                     None => "the program crashed or was interrupted",
                 }
+            ));
+        }
+        if n.max_thread > u16::MAX as u32 {
+            n.summary.notes.push(format!(
+                "the program created {} threads over its run; the dataset keeps thread numbers up to {} and \
+                 stores every later thread as {}, so per-thread counts lump those threads together.",
+                n.max_thread,
+                u16::MAX,
+                u16::MAX
             ));
         }
         if n.pins_dropped > 0 {
@@ -455,7 +468,8 @@ impl Naming<'_> {
                 let time = self.now();
                 self.other.on_unmap(start, len, time, &mut self.reg)
             }
-            Event::ThreadCreate { .. } | Event::Sync(_) | Event::InstrCount { .. } => {}
+            Event::ThreadCreate { child, .. } => self.max_thread = self.max_thread.max(child),
+            Event::Sync(_) | Event::InstrCount { .. } => {}
         }
         None
     }

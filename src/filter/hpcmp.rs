@@ -259,7 +259,8 @@ impl<W: Write> Hpcmp<W> {
             SyncKind::Join => self.sync(tid, ic, &format!("\"join\":{obj}")),
             SyncKind::Exit => {
                 self.sync(tid, ic, "\"join\":null")?;
-                // Valgrind reuses the ids of threads that exited.
+                // An exited thread has no more events (the trace's thread
+                // numbers are never reused): its state goes.
                 self.threads.remove(&tid);
                 Ok(())
             }

@@ -38,7 +38,7 @@ pub struct MemoryStats {
     pub grouped_fields: DataFrame,
     /// The access patterns per (variable, line) pair, busiest first.
     pub patterns: Vec<PatternRow>,
-    /// Threads (Valgrind's thread ids) the trace saw.
+    /// Threads (by number) the trace saw.
     pub threads: usize,
 }
 

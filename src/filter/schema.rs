@@ -13,7 +13,7 @@
 //! | `op`         | UInt8  | ASCII code of the operation: `b'L'` load, `b'S'` store, `b'M'` modify |
 //! | `addr`       | UInt64 | runtime address of the first byte accessed |
 //! | `size`       | UInt16 | bytes accessed (wide SIMD accesses keep their real size) |
-//! | `tid`        | UInt16 | Valgrind thread id (1 is the main thread) |
+//! | `tid`        | UInt16 | thread number (1 is the main thread; later threads above 65535 are 65535) |
 //! | `var`        | UInt32 | row of the variable table this access belongs to |
 //! | `occurrence` | UInt64 | 1-based: this is the n-th access to its location (`addr` in `var`) |
 //! | `line`       | UInt32 | row of the line table: source line of the instruction |

@@ -54,8 +54,8 @@ where
 /// cleaned up.
 const REMOVE_ONLY: &[&str] = &["clear_analysis"];
 
-/// Said wherever thread counts are shown: what Valgrind's thread ids mean.
-pub(super) const THREADS_NOTE: &str = "thread counts are of Valgrind's thread ids, which Valgrind reuses: a thread that starts after another has ended gets its id, so a program that started more threads than shown may have run them one after another. Valgrind also runs one thread at a time (it serialises them), so the order of accesses of different threads is Valgrind's schedule, not a parallel run's.";
+/// Said wherever thread counts are shown: what the thread numbers mean.
+pub(super) const THREADS_NOTE: &str = "threads are numbered 1 (main), 2, 3, ... in the order the program created them, and a thread that starts after another has ended has a number of its own. Valgrind runs one thread at a time (it serialises them), so the order of accesses of different threads is Valgrind's schedule, not a parallel run's.";
 
 pub(super) fn fmt_table(headers: &[&str], rows: &[Vec<String>]) -> String {
     super::text::table(headers, rows)

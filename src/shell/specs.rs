@@ -882,7 +882,7 @@ pub const SPECS: &[CommandSpec] = &[
         ],
         help: "Traces the loaded program again, with its thread and mutex \
                operations and per-thread instruction counts, and writes HPCMP's \
-               JSON: a list of events {thid, icnt, id} (Valgrind thread id, \
+               JSON: a list of events {thid, icnt, id} (thread number, \
                instructions the thread ran since its previous event, event \
                number), each with either sync (fork, join, exit as join null, \
                acq, rel, with usage: the heap blocks the thread read and wrote \

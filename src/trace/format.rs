@@ -105,7 +105,8 @@ pub struct Access {
     pub size: u32,
     /// Runtime address of the first byte.
     pub addr: u64,
-    /// Valgrind thread id (1 is the main thread).
+    /// Thread number (1 is the main thread, then 2, 3, ... in order of
+    /// creation, never reused).
     pub tid: u32,
     /// Runtime address of the instruction that made the access.
     pub ip: u64,
@@ -309,7 +310,7 @@ pub struct SyncEvent {
     pub kind: SyncKind,
     /// The kind of object (a mutex for fork, join and exit).
     pub prim: SyncPrim,
-    /// The thread that did it (Valgrind thread id, 1 is the main thread).
+    /// The thread that did it (its number: 1 is the main thread).
     pub tid: u32,
     /// Instructions the thread had executed when it happened.
     pub icount: u64,

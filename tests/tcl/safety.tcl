@@ -214,17 +214,17 @@ test every-state-cleared {
 test every-user-export-kept {file exists my_ops.txt} 1
 cd $work
 
-# --- Thread counts say what Valgrind's thread ids are ---------------------
+# --- Thread counts say what the thread numbers are -----------------------
 test threads-note {
     set out [session "compile_exe [file join $root tests c trace_threads.c]; set_mem_alloc H; run_gleipnir; memory_trace_analysis; memory_stats"]
-    list [regexp {accesses by 2 thread} $out] [string match "*Valgrind reuses*serialises*" $out]
+    list [regexp {accesses by 2 thread} $out] [string match "*number of its own*serialises*" $out]
 } {1 1}
 # The same note wherever thread counts are shown: the cache model's
 # per-thread L1s and the lines shared between threads.
 test threads-note-locality {
     set out [session "compile_exe [file join $root tests c trace_threads.c]; set_mem_alloc H; run_gleipnir; memory_trace_analysis; puts ====; cache_stats; puts ====; sharing_stats"]
     set parts [lrange [split [string map {==== \x01} $out] \x01] 1 end]
-    lmap part $parts {string match "*Valgrind reuses*serialises*" $part}
+    lmap part $parts {string match "*number of its own*serialises*" $part}
 } {1 1}
 
 cd $tmp

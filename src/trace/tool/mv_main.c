@@ -254,6 +254,13 @@ static ULong n_regions;
    below VG_N_THREADS (--max-threads), so every thread has its slots; the
    arrays are sized in post_clo_init, once the option is known. */
 static ThreadId emitted_tid = 0;     /* thread of the last access record */
+/* Valgrind gives a new thread the slot (ThreadId) of one that exited, so
+   the trace names threads by number instead: 1 for the main thread, then
+   2, 3, ... in order of creation, never reused. Per-thread state stays by
+   slot and is reset when a slot is reused (mv_thread_create). */
+static UInt*    thread_no;           /* each slot's thread number */
+static UInt     threads_numbered;    /* numbers given so far */
+static ThreadId early_thread;        /* created before post_clo_init (main) */
 static Addr*    last_sp;             /* last stack pointer sent, per thread */
 static Addr*    last_fp;             /* last frame pointer (rbp) sent, per thread */
 
@@ -295,7 +302,14 @@ static ULong icount_of(ThreadId tid)
    return tid < VG_N_THREADS ? thread_icount[tid] : 0;
 }
 
-/* SYNC: kind, thread, its instruction count, the object (a thread id or
+/* The number the trace gives the thread in slot `tid` (see thread_no):
+   the slot itself for the main thread, created before post_clo_init. */
+static ULong tno(ThreadId tid)
+{
+   return thread_no && tid < VG_N_THREADS && thread_no[tid] ? thread_no[tid] : tid;
+}
+
+/* SYNC: kind, thread, its instruction count, the object (a thread number or
    a mutex address). */
 static void record_sync(UChar kind, ThreadId tid, ULong obj)
 {
@@ -303,7 +317,7 @@ static void record_sync(UChar kind, ThreadId tid, ULong obj)
    ensure(48);
    put_uv(REC_SYNC);
    put_u8(kind);
-   put_uv(tid);
+   put_uv(tno(tid));
    put_uv(ic);
    put_uv(obj);
 }
@@ -316,7 +330,7 @@ static void record_icount(ThreadId tid)
    ic = icount_of(tid);
    ensure(32);
    put_uv(REC_ICOUNT);
-   put_uv(tid);
+   put_uv(tno(tid));
    put_uv(ic);
 }
 
@@ -352,7 +366,7 @@ static Bool handle_sync_request(ThreadId tid, UWord* arg, UWord* ret)
          return True;
       case MV_USERREQ__JOINED:
          t = tid_of_pthread(arg[1]);
-         if (clo_sync_events) record_sync(SK_JOIN, tid, t);
+         if (clo_sync_events) record_sync(SK_JOIN, tid, t ? tno(t) : 0);
          if (t) pthread_of[t] = 0;
          return True;
       case MV_USERREQ__ACQUIRED:
@@ -473,7 +487,7 @@ typedef struct _Block {
    SizeT          size;
    /* The rest restates the block in a forked child's trace: 8 bytes per
       return address kept, at most --stack-depth of them. */
-   ThreadId       tid;
+   UInt           tid;      /* the allocating thread's number (tno) */
    UChar          kind;
    UInt           n_ips;
    Addr           ips[];    /* return addresses, innermost first */
@@ -537,7 +551,7 @@ static void emit_thread_and_sp(ThreadId tid, Addr sp, Addr fp)
 {
    if (tid != emitted_tid) {
       put_uv(REC_THREAD);
-      put_uv(tid);
+      put_uv(tno(tid));
       emitted_tid = tid;
    }
    if (sp != last_sp[tid]) {
@@ -738,7 +752,7 @@ static void mv_sp_drop(Addr old, Addr new_sp, Addr fp, Addr ip)
    if (old - new_sp > STACK_ALLOC_MAX) return;
    ensure(64);
    put_uv(REC_STACK_ALLOC);
-   put_uv(tid);
+   put_uv(tno(tid));
    put_uv(ip);
    put_uv(new_sp);
    put_uv(old - new_sp);
@@ -1036,14 +1050,15 @@ static void put_callstack(ThreadId tid)
    for (k = 0; k < n; k++) put_uv(ips[k + 1]);
 }
 
-static void put_alloc(UChar kind, ThreadId tid, Addr a, SizeT size, Addr old,
+/* ALLOC of thread number `thread` (tno). */
+static void put_alloc(UChar kind, ULong thread, Addr a, SizeT size, Addr old,
                       UInt n, const Addr* ips)
 {
    UInt k;
    ensure(64 + 10 * n);
    put_uv(REC_ALLOC);
    put_u8(kind);
-   put_uv(tid);
+   put_uv(thread);
    put_uv(a);
    put_uv(size);
    put_uv(old);
@@ -1061,7 +1076,7 @@ static void record_alloc(ThreadId tid, UChar kind, Addr a, SizeT size, Addr old)
    b = VG_(malloc)("mv.block", sizeof(Block) + n * sizeof(Addr));
    b->key = a;
    b->size = size;
-   b->tid = tid;
+   b->tid = tno(tid);
    b->kind = kind;
    b->n_ips = n;
    for (k = 0; k < n; k++) b->ips[k] = ips[k + 1];
@@ -1069,7 +1084,7 @@ static void record_alloc(ThreadId tid, UChar kind, Addr a, SizeT size, Addr old)
    iv_dirty = True;
    n_allocs++;
    record_icount(tid);
-   put_alloc(kind, tid, a, size, old, n, b->ips);
+   put_alloc(kind, b->tid, a, size, old, n, b->ips);
 }
 
 /* Returns the size of the removed block, or -1 if none was live. */
@@ -1091,7 +1106,7 @@ static void record_free(ThreadId tid, UChar kind, Addr a)
    ensure(48);
    put_uv(REC_FREE);
    put_u8(kind);
-   put_uv(tid);
+   put_uv(tno(tid));
    put_uv(a);
    put_callstack(tid);
 }
@@ -1237,7 +1252,7 @@ static void record_data_mapping(Addr a, SizeT len)
    n = VG_(get_StackTrace)(tid, ips, clo_stack_depth, NULL, NULL, 0);
    ensure(48 + 10 * n);
    put_uv(REC_MMAP);
-   put_uv(tid);
+   put_uv(tno(tid));
    put_uv(a);
    put_uv(len);
    put_uv(n);
@@ -1271,13 +1286,20 @@ static void mv_die_mem_munmap(Addr a, SizeT len)
 
 static void mv_thread_create(ThreadId parent, ThreadId child)
 {
+   /* The slot may be a reused one: the thread takes a new number, and
+      starts with no stack pointers sent and no instructions. */
+   if (thread_no == NULL) early_thread = child;
+   if (thread_no != NULL && child < VG_N_THREADS) {
+      thread_no[child] = ++threads_numbered;
+      last_sp[child] = last_fp[child] = 0;
+      if (emitted_tid == child) emitted_tid = 0;
+   }
    ensure(32);
    put_uv(REC_THREAD_CREATE);
-   put_uv(parent);
-   put_uv(child);
+   put_uv(tno(parent));
+   put_uv(tno(child));
    if (thread_alive == NULL) return;    /* before post_clo_init */
    if (child < VG_N_THREADS) {
-      /* The slot may be a reused one. */
       credit_icount();
       thread_icount[child] = 0;
       thread_alive[child] = True;
@@ -1287,7 +1309,7 @@ static void mv_thread_create(ThreadId parent, ThreadId child)
    /* The fork is the parent's event, before the child runs at all.  The
       main thread has no parent (0). */
    if (clo_sync_events && parent != VG_INVALID_THREADID)
-      record_sync(SK_FORK, parent, child);
+      record_sync(SK_FORK, parent, tno(child));
 }
 
 static void mv_thread_exit(ThreadId tid)
@@ -1298,7 +1320,7 @@ static void mv_thread_exit(ThreadId tid)
    }
    ensure(32);
    put_uv(REC_THREAD_EXIT);
-   put_uv(tid);
+   put_uv(tno(tid));
 }
 
 /*------------------------------------------------------------*/
@@ -1362,7 +1384,7 @@ static void stop_region(ThreadId tid, Addr arg_block)
    ensure(48);
    put_uv(REC_REGION_STOP);
    put_uv(region_id);
-   put_uv(tid);
+   put_uv(tno(tid));
    put_uv(arg_block);
    set_tracing(False);
 }
@@ -1541,6 +1563,9 @@ static void mv_post_clo_init(void)
    thread_alive = VG_(calloc)("mapvis.alive", VG_N_THREADS, sizeof(Bool));
    last_child = VG_(calloc)("mapvis.child", VG_N_THREADS, sizeof(ThreadId));
    pthread_of = VG_(calloc)("mapvis.pthread", VG_N_THREADS, sizeof(UWord));
+   thread_no = VG_(calloc)("mapvis.thread_no", VG_N_THREADS, sizeof(UInt));
+   if (early_thread > 0 && early_thread < VG_N_THREADS)
+      thread_no[early_thread] = ++threads_numbered;
    SysRes sres = VG_(open)(clo_trace_file,
                            VKI_O_CREAT | VKI_O_TRUNC | VKI_O_WRONLY, 0644);
    if (sr_isError(sres)) {
