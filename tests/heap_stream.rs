@@ -1,5 +1,5 @@
 //! The streamed heap profile reader against profiles written by hand, in
-//! format versions 1, 2, 3 and 4: two threads whose records are interleaved out
+//! format versions 1 to 4 and 6: two threads whose records are interleaved out
 //! of time order in the file, so the summaries are right only if the
 //! reader merges the threads into time order. Every expected number is
 //! worked out by hand below, from the calls listed in [`CALLS`].
@@ -624,6 +624,152 @@ fn cut_profile_keeps_whole_blocks() {
     let r = HeapReport::build(&run).unwrap();
     assert_eq!((r.allocs, r.frees), (5, 3));
     assert_eq!(r.leaked, (430, 2));
+}
+
+/// Appends a version 6 ZCHUNK block of `calls` calls whose six columns
+/// (tags, times, durations, addresses, freed addresses, sizes) are given
+/// byte for byte; `zstd` compresses them, else they are stored.
+fn zchunk_v6(b: &mut Vec<u8>, tid: u32, calls: u64, cols: [&[u8]; 6], zstd: bool) {
+    let mut body = Vec::new();
+    for col in cols {
+        put_uv(&mut body, col.len() as u64);
+        let data = if zstd {
+            body.push(1);
+            zstd::bulk::compress(col, 3).unwrap()
+        } else {
+            body.push(0);
+            col.to_vec()
+        };
+        put_uv(&mut body, data.len() as u64);
+        body.extend_from_slice(&data);
+    }
+    put_uv(b, 12);
+    put_uv(b, tid as u64);
+    put_uv(b, 100 + tid as u64);
+    put_uv(b, calls);
+    b.extend_from_slice(&(body.len() as u32).to_le_bytes());
+    b.extend_from_slice(&body);
+}
+
+/// Version 6's references, written byte by byte and worked by hand. One
+/// thread, one call every 4 ns, no call timed, slack 0 (so a block's
+/// usable size is its size):
+///
+/// | # | call | bytes | how the address is written |
+/// |---|---|---|---|
+/// | 1 | malloc 16 at 0x1000 | allocation 0 | literal +0x1000; defines (16, 0, 1) |
+/// | 2 | malloc 32 at 0x2000 | allocation 1 | literal +0x1000; defines (32, 0, 2) |
+/// | 3 | malloc 16 at 0x3000 | allocation 2 | literal +0x1000; entry 0 |
+/// | 4 | free 0x1000 | | rank 2: allocations 1 and 2 are live and later |
+/// | 5 | free 0x3000 | | rank 0: the latest live allocation |
+/// | 6 | malloc 16 at 0x1000 | allocation 3 | 2 (place 1 among the 16-byte frees, 0x3000 being place 0) |
+/// | 7 | malloc 16 at 0x3000 | allocation 4 | 0 (place 0: the latest 16-byte free) |
+/// | 8 | free 0x2000 | | rank 2: allocations 3 and 4 are later |
+/// | 9 | malloc 48 at 0x2000 | allocation 5 | 1 (no 48-byte free: back 0, the latest free of all); defines (48, 0, 2) |
+/// | 10 | free 0x3000 | | rank 1: allocation 5 is later |
+/// | 11 | free 0x1000 | | rank 1: allocation 5 (4 is freed) |
+/// | 12 | free 0x2000 | | rank 0 |
+///
+/// Live bytes: 16, 48, 64, 48, 32, 48, 64, 32, 80 (the peak, at 36 ns),
+/// 64, 48, 0. Temporary (freed while its thread's last allocation): calls
+/// 5 and 12.
+#[test]
+fn version_6_references_resolve() {
+    let mut b = header(6);
+    stacks(&mut b);
+    let lit = [0x80, 0x40]; // sv(0x1000) = uv(0x2000)
+    let addrs1 = [lit, lit, lit].concat();
+    let addrs1 = [&addrs1[..], &[2]].concat();
+    zchunk_v6(
+        &mut b,
+        1,
+        6,
+        [
+            &[0x41, 0x41, 0x01, 0x31, 0x31, 0x21],
+            &[2; 6],
+            &[],
+            &addrs1,
+            &[2, 0],
+            &[16, 0, 1, 32, 0, 2, 0, 0],
+        ],
+        true,
+    );
+    zchunk_v6(
+        &mut b,
+        1,
+        6,
+        [
+            &[0x21, 0x31, 0x61, 0x31, 0x31, 0x31],
+            &[2; 6],
+            &[],
+            &[0, 1],
+            &[2, 1, 1, 0],
+            &[0, 48, 0, 2],
+        ],
+        false,
+    );
+    footer(&mut b);
+    let (_d, run) = open(&b);
+    assert!(run.notes.is_empty(), "{:?}", run.notes);
+    let got: Vec<(u64, u64, u64)> = run
+        .calls()
+        .unwrap()
+        .iter()
+        .map(|c| (c.time, c.addr, c.size))
+        .collect();
+    let want: Vec<(u64, u64, u64)> = [
+        (0x1000, 16),
+        (0x2000, 32),
+        (0x3000, 16),
+        (0x1000, 0),
+        (0x3000, 0),
+        (0x1000, 16),
+        (0x3000, 16),
+        (0x2000, 0),
+        (0x2000, 48),
+        (0x3000, 0),
+        (0x1000, 0),
+        (0x2000, 0),
+    ]
+    .iter()
+    .enumerate()
+    .map(|(i, &(a, s))| (4 * (i as u64 + 1), a, s))
+    .collect();
+    assert_eq!(got, want);
+    let r = HeapReport::build(&run).unwrap();
+    assert_eq!((r.allocs, r.frees, r.bytes), (6, 6, 144));
+    assert_eq!(r.peak_live, (80, 36));
+    assert_eq!((r.leaked, r.temporary, r.unknown_frees), ((0, 0), 2, 0));
+}
+
+/// A rank past the thread's live allocations is damage, and said so.
+#[test]
+fn version_6_bad_rank_is_damage() {
+    let mut b = header(6);
+    stacks(&mut b);
+    zchunk_v6(
+        &mut b,
+        1,
+        2,
+        [
+            &[0x41, 0x31],
+            &[2, 2],
+            &[],
+            &[0x80, 0x40],
+            &[1],
+            &[16, 0, 1],
+        ],
+        false,
+    );
+    footer(&mut b);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.mvh");
+    std::fs::write(&path, &b).unwrap();
+    let e = HeapRun::open_profile(&path)
+        .and_then(|run| run.calls().map(|_| ()))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("damaged"), "{e}");
 }
 
 /// A profile of an unknown version is refused with a message naming the
