@@ -1012,10 +1012,7 @@ impl ProfileReader {
                     win: Window::open(&self.path).map_err(io_error(&self.path))?,
                     v3: (self.version >= 3).then(|| {
                         Box::new(V3Cursor {
-                            dec: super::heapprof3::ThreadDecoder::new(
-                                self.tsc0 >> self.tick_shift,
-                                self.version,
-                            ),
+                            dec: super::heapprof3::ThreadDecoder::new(self.tsc0 >> self.tick_shift),
                             packed: Vec::new(),
                             block: super::heapprof3::Block::default(),
                         })
@@ -1179,7 +1176,7 @@ impl Cursor {
                     .read_exact_at(&mut v.packed, s.start)
                     .map_err(io_error(&r.path))?;
                 v.block
-                    .unpack(&v.packed, s.calls, r.version)
+                    .unpack(&v.packed, s.calls)
                     .map_err(|w| Self::damaged(r, s.start, w))?;
                 self.pos = s.start;
                 continue;

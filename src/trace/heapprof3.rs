@@ -1,13 +1,10 @@
-//! Decoding the calls of a version 3 to 6 heap profile
+//! Decoding the calls of a version 3 or 4 heap profile
 //! (`docs/heap-profile-format.md`): one thread's ZCHUNK
-//! blocks, each five (six from version 6) compressed columns, decoded in
-//! order with the per-thread tables the writer (`mv_heap.c`'s collector)
-//! keeps alike.
+//! blocks, each five compressed columns, decoded in order with the
+//! per-thread tables the writer (`mv_heap.c`'s collector) keeps alike.
 //!
-//! Cost: per call a few varints and array lookups, no hashing (version 6:
-//! a popcount per 64 allocations between a freed block and the thread's
-//! latest, and up to 8 comparisons); memory per thread: the tables below
-//! (about 120 KiB) and one decompressed block.
+//! Cost: per call a few varints and array lookups, no hashing; memory per
+//! thread: the tables below (about 64 KiB) and one decompressed block.
 use super::varint::{get_uv, unzigzag};
 
 /// Recent frees an allocation may name by number (a power of two).
@@ -16,11 +13,6 @@ const FREED_RING: usize = 4096;
 const AGE_RING: usize = 4096;
 /// Entries of the (size, slack, stack) dictionary.
 const INFO_IDS: usize = 4096;
-/// Version 6: usable sizes whose recent frees are kept (direct-mapped by
-/// the top 8 bits of a multiplicative hash).
-const CLASS_SLOTS: usize = 256;
-/// Version 6: recent frees kept per usable size.
-const CLASS_DEPTH: usize = 8;
 /// Tag bit: the address is a reference (an allocation's or a free's number).
 const F_REF: u8 = 0x20;
 /// Tag bit: a dictionary entry is defined here.
@@ -28,14 +20,13 @@ const F_DEF: u8 = 0x40;
 /// Tag bit (version 4): the call was timed, its duration is in the
 /// durations column. Version 3 times every call and never sets it.
 const F_TIMED: u8 = 0x80;
-/// The most columns a block has: tags, times, durations, addresses,
-/// (version 6) freed addresses, sizes. Before version 6 a free's address is
-/// in the addresses column.
-const STREAMS: usize = 6;
+/// The columns of a block, in their order in the file.
+const STREAMS: usize = 5;
 const S_TAG: usize = 0;
 const S_TIME: usize = 1;
 const S_DUR: usize = 2;
 const S_ADDR: usize = 3;
+const S_INFO: usize = 4;
 
 /// Largest decompressed column accepted (the writer's are at most
 /// 256 KiB): a bigger claim is damage, not a reason to allocate.
@@ -51,9 +42,6 @@ pub(crate) struct Block {
     /// Calls in the block, and calls not yet decoded.
     pub(crate) calls: u64,
     pub(crate) left: u64,
-    /// The columns of frees' addresses and of sizes (by the version).
-    s_freed: usize,
-    s_info: usize,
 }
 
 /// Decodes the varint at `*pos`, advancing it.
@@ -71,14 +59,11 @@ fn uv(b: &[u8], pos: &mut usize) -> Option<u64> {
 }
 
 impl Block {
-    /// Reads a ZCHUNK block's body `data` (five columns, six from version
-    /// 6, each: raw length uv, codec u8 (0 stored, 1 zstd), length uv,
-    /// bytes) of `calls` calls.
-    pub(crate) fn unpack(&mut self, data: &[u8], calls: u64, version: u64) -> Result<(), String> {
+    /// Reads a ZCHUNK block's body `data` (five columns, each: raw length
+    /// uv, codec u8 (0 stored, 1 zstd), length uv, bytes) of `calls` calls.
+    pub(crate) fn unpack(&mut self, data: &[u8], calls: u64) -> Result<(), String> {
         let mut at = 0;
-        let streams = if version >= 6 { 6 } else { 5 };
-        (self.s_freed, self.s_info) = if version >= 6 { (4, 5) } else { (S_ADDR, 4) };
-        for s in 0..streams {
+        for s in 0..STREAMS {
             let short = || "the block is cut short".to_string();
             let raw = uv(data, &mut at).ok_or_else(short)?;
             let codec = *data.get(at).ok_or_else(short)?;
@@ -156,36 +141,11 @@ pub(crate) struct ThreadDecoder {
     addr: u64,
     allocs: u64,
     frees: u64,
-    /// The last AGE_RING allocations' addresses and (version 6) usable
-    /// sizes, by number modulo AGE_RING.
     allocated: Vec<u64>,
-    usable: Vec<u64>,
-    /// Version 6: a bit per allocation number modulo AGE_RING, set while
-    /// the allocation is not freed by reference.
-    live: Vec<u64>,
-    /// Version 6: recent frees by usable size, as the writer keeps them.
-    classes: Vec<ClassSlot>,
     freed: Vec<u64>,
     info: Vec<(u64, u64, u32)>,
     /// Dictionary entries defined so far.
     defined: u64,
-    /// Version 6's references: a freed block by its rank among the live
-    /// allocations, a returned one by its place among its size's frees.
-    v6: bool,
-}
-
-/// The blocks of one usable size the thread freed last, most recent last
-/// (`class_slot` in mv_heap.c).
-#[derive(Clone, Copy, Default)]
-struct ClassSlot {
-    usable: u64,
-    n: usize,
-    addr: [u64; CLASS_DEPTH],
-}
-
-/// The class slot of a usable size (`class_of` in mv_heap.c).
-fn class_index(usable: u64) -> usize {
-    (usable.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as usize % CLASS_SLOTS
 }
 
 /// A decoded call, as the file has it: the reader (`heapprof`) turns it
@@ -212,82 +172,23 @@ pub(crate) struct Call {
 impl ThreadDecoder {
     /// A thread's state before its first call; `unit0` is the header's
     /// start time in units.
-    pub(crate) fn new(unit0: u64, version: u64) -> ThreadDecoder {
-        let v6 = version >= 6;
+    pub(crate) fn new(unit0: u64) -> ThreadDecoder {
         ThreadDecoder {
             unit: unit0,
             addr: 0,
             allocs: 0,
             frees: 0,
             allocated: vec![0; AGE_RING],
-            usable: vec![0; if v6 { AGE_RING } else { 0 }],
-            live: vec![0; if v6 { AGE_RING / 64 } else { 0 }],
-            classes: vec![ClassSlot::default(); if v6 { CLASS_SLOTS } else { 0 }],
             freed: vec![0; FREED_RING],
             info: vec![(0, 0, 0); INFO_IDS],
             defined: 0,
-            v6,
         }
     }
 
-    /// Version 6: the number of the allocation `rank` places back among
-    /// the live ones of the last AGE_RING (0: the most recent live one).
-    /// Scans a 64-bit word of the ring per 64 allocations passed.
-    fn nth_live_back(&self, mut rank: u64) -> Option<u64> {
-        let lo = self.allocs.saturating_sub(AGE_RING as u64);
-        let mut hi = self.allocs;
-        while hi > lo {
-            let start = ((hi - 1) & !63).max(lo);
-            let len = hi - start; // 1 ..= 64, within one word
-            let mask = if len == 64 { !0 } else { (1u64 << len) - 1 } << (start & 63);
-            let mut w = self.live[(start >> 6) as usize % (AGE_RING / 64)] & mask;
-            let c = w.count_ones() as u64;
-            if rank < c {
-                for _ in 0..rank {
-                    w &= !(1u64 << (63 - w.leading_zeros()));
-                }
-                return Some((start & !63) + 63 - w.leading_zeros() as u64);
-            }
-            rank -= c;
-            hi = start;
-        }
-        None
-    }
-
-    /// Version 6: notes a block freed by reference as the most recent free
-    /// of its usable size.
-    fn class_push(&mut self, usable: u64, addr: u64) {
-        let c = &mut self.classes[class_index(usable)];
-        if c.usable != usable {
-            c.usable = usable;
-            c.n = 0;
-        }
-        if c.n == CLASS_DEPTH {
-            c.addr.copy_within(1.., 0);
-            c.n -= 1;
-        }
-        c.addr[c.n] = addr;
-        c.n += 1;
-    }
-
-    /// Version 6: the free `j` places back among those of `usable` bytes,
-    /// which leaves the list.
-    fn class_take(&mut self, usable: u64, j: u64) -> Option<u64> {
-        let c = &mut self.classes[class_index(usable)];
-        if c.usable != usable || j >= c.n as u64 {
-            return None;
-        }
-        let at = c.n - 1 - j as usize;
-        let a = c.addr[at];
-        c.addr.copy_within(at + 1..c.n, at);
-        c.n -= 1;
-        Some(a)
-    }
-
-    /// A literal address in column `s`: a delta from the last literal one.
+    /// A literal address: a delta from the last literal one.
     #[inline]
-    fn literal(&mut self, b: &mut Block, s: usize) -> Option<u64> {
-        let a = self.addr.wrapping_add(b.sv(s)? as u64);
+    fn literal(&mut self, b: &mut Block) -> Option<u64> {
+        let a = self.addr.wrapping_add(b.sv(S_ADDR)? as u64);
         if a != 0 {
             self.addr = a;
         }
@@ -295,59 +196,37 @@ impl ThreadDecoder {
     }
 
     /// The address of a block being freed: by the number of allocations
-    /// since the one that returned it (version 6: by its rank among the
-    /// live ones), or literal.
+    /// since the one that returned it, or literal.
     #[inline]
     fn freed_addr(&mut self, tag: u8, b: &mut Block) -> Option<u64> {
-        let a = if tag & F_REF != 0 && self.v6 {
-            let n = self.nth_live_back(b.uv(b.s_freed)?)?;
-            let k = n as usize % AGE_RING;
-            self.live[k / 64] &= !(1u64 << (k % 64));
-            let a = self.allocated[k];
-            self.class_push(self.usable[k], a);
-            a
-        } else if tag & F_REF != 0 {
+        let a = if tag & F_REF != 0 {
             let age = b.uv(S_ADDR)?;
             if age >= AGE_RING as u64 || age >= self.allocs {
                 return None;
             }
             self.allocated[((self.allocs - 1 - age) as usize) % AGE_RING]
         } else {
-            self.literal(b, b.s_freed)?
+            self.literal(b)?
         };
         self.frees += 1;
         self.freed[(self.frees as usize) % FREED_RING] = a;
         Some(a)
     }
 
-    /// The address of a block of `usable` bytes returned by an allocation:
-    /// by the number of frees since the one that freed that address
-    /// (version 6: 2 back + 1, or 2j for the free j places back among those
-    /// of its usable size), or literal.
+    /// The address of a block returned by an allocation: by the number of
+    /// frees since the one that freed that address, or literal.
     #[inline]
-    fn new_addr(&mut self, tag: u8, b: &mut Block, usable: u64) -> Option<u64> {
+    fn new_addr(&mut self, tag: u8, b: &mut Block) -> Option<u64> {
         let a = if tag & F_REF != 0 {
-            let mut back = b.uv(S_ADDR)?;
-            if self.v6 && back % 2 == 0 {
-                self.class_take(usable, back / 2)?
-            } else {
-                if self.v6 {
-                    back /= 2;
-                }
-                if back >= FREED_RING as u64 || back >= self.frees {
-                    return None;
-                }
-                self.freed[((self.frees - back) as usize) % FREED_RING]
+            let back = b.uv(S_ADDR)?;
+            if back >= FREED_RING as u64 || back >= self.frees {
+                return None;
             }
+            self.freed[((self.frees - back) as usize) % FREED_RING]
         } else {
-            self.literal(b, S_ADDR)?
+            self.literal(b)?
         };
-        let k = (self.allocs as usize) % AGE_RING;
-        self.allocated[k] = a;
-        if self.v6 {
-            self.usable[k] = usable;
-            self.live[k / 64] |= 1u64 << (k % 64);
-        }
+        self.allocated[(self.allocs as usize) % AGE_RING] = a;
         self.allocs += 1;
         Some(a)
     }
@@ -357,15 +236,15 @@ impl ThreadDecoder {
     #[inline]
     fn info(&mut self, tag: u8, b: &mut Block) -> Option<(u64, u64, u32)> {
         if tag & F_DEF != 0 {
-            let size = b.uv(b.s_info)?;
-            let slack = b.uv(b.s_info)?;
-            let stack = b.uv(b.s_info)?.min(u32::MAX as u64) as u32;
+            let size = b.uv(S_INFO)?;
+            let slack = b.uv(S_INFO)?;
+            let stack = b.uv(S_INFO)?.min(u32::MAX as u64) as u32;
             let k = (self.defined % INFO_IDS as u64) as usize;
             self.defined += 1;
             self.info[k] = (size, slack, stack);
             return Some(self.info[k]);
         }
-        let k = b.uv(b.s_info)?;
+        let k = b.uv(S_INFO)?;
         if k >= INFO_IDS as u64 || k >= self.defined {
             return None;
         }
@@ -404,18 +283,18 @@ impl ThreadDecoder {
         match c.kind {
             17..=19 => c.addr = self.freed_addr(tag, b)?,
             3 => {
-                (c.size, c.slack, c.stack) = self.info(tag, b)?;
                 let old = if b.uv(S_ADDR)? != 0 {
-                    c.addr = self.new_addr(tag, b, c.size.wrapping_add(c.slack))?;
+                    c.addr = self.new_addr(tag, b)?;
                     c.addr.wrapping_add(b.sv(S_ADDR)? as u64)
                 } else {
                     b.uv(S_ADDR)?
                 };
                 c.old = Some(old);
+                (c.size, c.slack, c.stack) = self.info(tag, b)?;
             }
             1 | 2 | 4..=6 => {
+                c.addr = self.new_addr(tag, b)?;
                 (c.size, c.slack, c.stack) = self.info(tag, b)?;
-                c.addr = self.new_addr(tag, b, c.size.wrapping_add(c.slack))?;
             }
             _ => return None,
         }

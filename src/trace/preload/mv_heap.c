@@ -80,7 +80,7 @@ enum {
 
 /* The profile format version written (docs/heap-profile-format.md);
  * build.rs hands this number to the Rust reader, so they cannot drift. */
-#define FORMAT_VERSION 6
+#define FORMAT_VERSION 5
 /* Call times are kept in units of 2^TICK_SHIFT ticks, durations in units
  * of 2^DUR_SHIFT ticks (both in the header; docs/heap-profile-format.md). */
 #define TICK_SHIFT 6
@@ -99,8 +99,6 @@ enum {
 #define AMAP_SLOTS 4096u /* address -> allocation number, direct-mapped */
 #define INFO_IDS 4096u   /* (size, slack, stack) dictionary entries */
 #define INFO_SLOTS 4096u /* its direct-mapped cache */
-#define CLASS_SLOTS 256u /* usable sizes with recent frees, direct-mapped */
-#define CLASS_DEPTH 8u   /* recent frees kept per usable size */
 #define MAX_DEPTH 62
 #define CHUNK_BYTES (256u * 1024u)
 #define RING 64u
@@ -181,8 +179,6 @@ struct tstate {
    uint64_t coll_freed_nr; /* frees encoded so far */
    struct amap_slot *coll_amap; /* address -> allocation number */
    struct amap_slot *coll_fmap; /* address -> free number */
-   uint64_t *coll_live;         /* allocation number % AGE_RING -> not freed (a bit each) */
-   struct class_slot *coll_class; /* usable size -> its recent frees */
    struct info_slot *coll_info;     /* dictionary, by number */
    uint32_t *coll_info_cache;       /* hash -> number */
    uint32_t coll_info_next;         /* numbers given */
@@ -203,18 +199,9 @@ struct tstate {
    int sum_blocked;                    /* published records not read yet */
 };
 
-/* The collector's map from a block to the number of its allocation (and
- * the block's usable size) or of its free. */
+/* The collector's map from a block to the number of its allocation. */
 struct amap_slot {
-   uint64_t addr, seq, usable;
-};
-
-/* The blocks of one usable size the thread freed last, most recent last:
- * glibc hands a freed block back to the next allocation of its size. */
-struct class_slot {
-   uint64_t usable;
-   uint32_t n;
-   uint64_t addr[CLASS_DEPTH];
+   uint64_t addr, seq;
 };
 
 /* One entry of the collector's (size, slack, stack) dictionary. */
@@ -1130,10 +1117,9 @@ static void zstd_open(void)
 
 /* The calls of one chunk, encoded column by column before compression
  * (each column compresses better alone): tags, time deltas, durations,
- * allocations' addresses, freed addresses, (size, slack, stack) slots.
- * A call adds at most 41 bytes to one column and takes 48 bytes in the
- * chunk. */
-enum { S_TAG, S_TIME, S_DUR, S_ADDR, S_FREED, S_INFO, STREAMS };
+ * addresses, (size, slack, stack) slots. A call adds at most 41 bytes to
+ * one column and takes 48 bytes in the chunk. */
+enum { S_TAG, S_TIME, S_DUR, S_ADDR, S_INFO, STREAMS };
 struct cols {
    size_t len[STREAMS];
    uint8_t buf[STREAMS][CHUNK_BYTES];
@@ -1163,78 +1149,17 @@ static uint32_t amap_slot(uint64_t addr)
    return (uint32_t)((addr * 0x9e3779b97f4a7c15ull) >> 40) & (AMAP_SLOTS - 1);
 }
 
-/* The thread's live allocations numbered in [lo, hi), hi - lo < AGE_RING:
- * set bits of the ring `live` (one per allocation number modulo
- * AGE_RING). Costs a popcount per 64 numbers. */
-static uint32_t live_between(const uint64_t *live, uint64_t lo, uint64_t hi)
-{
-   uint32_t n = 0;
-   while (lo < hi) {
-      uint64_t end = (lo | 63) + 1;
-      if (end > hi)
-         end = hi;
-      uint64_t len = end - lo; /* 1 ... 64, within one word */
-      uint64_t mask = (len == 64 ? ~0ull : (1ull << len) - 1) << (lo & 63);
-      n += (uint32_t)__builtin_popcountll(live[(lo >> 6) & (AGE_RING / 64 - 1)] & mask);
-      lo = end;
-   }
-   return n;
-}
-
-_Static_assert(CLASS_SLOTS == 256, "class_of takes the hash's top 8 bits");
-static struct class_slot *class_of(struct tstate *t, uint64_t usable)
-{
-   return &t->coll_class[(usable * 0x9e3779b97f4a7c15ull) >> 56];
-}
-
-/* Notes a block of `usable` bytes freed: the most recent of its size. */
-static void class_push(struct tstate *t, uint64_t usable, uint64_t addr)
-{
-   struct class_slot *c = class_of(t, usable);
-   if (c->usable != usable) {
-      c->usable = usable;
-      c->n = 0;
-   }
-   if (c->n == CLASS_DEPTH) {
-      memmove(c->addr, c->addr + 1, (CLASS_DEPTH - 1) * sizeof c->addr[0]);
-      c->n--;
-   }
-   c->addr[c->n++] = addr;
-}
-
-/* The place of `addr` among the recent frees of its usable size, counted
- * from the most recent (0), which it leaves; -1 when it is not there. */
-static int class_take(struct tstate *t, uint64_t usable, uint64_t addr)
-{
-   struct class_slot *c = class_of(t, usable);
-   if (c->usable != usable)
-      return -1;
-   for (uint32_t j = 0; j < c->n; j++) {
-      uint32_t at = c->n - 1 - j;
-      if (c->addr[at] == addr) {
-         memmove(c->addr + at, c->addr + at + 1, (c->n - 1 - at) * sizeof c->addr[0]);
-         c->n--;
-         return (int)j;
-      }
-   }
-   return -1;
-}
-
-/* Encodes a freed block's address: as its allocation's rank among the
- * thread's live allocations of the last AGE_RING (0: the most recent one
- * not freed yet; flag 0x20 on `tag_at`), else as a delta from the last
- * literal address. A block freed by reference becomes the most recent
- * free of its usable size. */
+/* Encodes a freed block's address: as the number of the thread's
+ * allocations since the one that returned it (flag 0x20 on `tag_at`),
+ * else as a delta from the last literal address. */
 static void c_freed_addr(struct tstate *t, struct cols *k, size_t tag_at, uint64_t addr)
 {
    struct amap_slot *m = &t->coll_amap[amap_slot(addr)];
    if (addr && m->addr == addr && t->coll_seq - m->seq <= AGE_RING) {
       k->buf[S_TAG][tag_at] |= 0x20;
-      c_uv(k, S_FREED, live_between(t->coll_live, m->seq + 1, t->coll_seq));
-      t->coll_live[(m->seq >> 6) & (AGE_RING / 64 - 1)] &= ~(1ull << (m->seq & 63));
-      class_push(t, m->usable, addr);
+      c_uv(k, S_ADDR, t->coll_seq - m->seq - 1);
    } else {
-      c_sv(k, S_FREED, (int64_t)(addr - t->coll_addr));
+      c_sv(k, S_ADDR, (int64_t)(addr - t->coll_addr));
       if (addr)
          t->coll_addr = addr;
    }
@@ -1248,21 +1173,14 @@ static void c_freed_addr(struct tstate *t, struct cols *k, size_t tag_at, uint64
    }
 }
 
-/* Encodes a returned block of `usable` bytes: as its place among the
- * recent frees of that usable size (2j, flag 0x20), else as the number of
- * the thread's frees since the one that freed that address (2 back + 1,
- * flag 0x20), else as a delta. */
-static void c_new_addr(struct tstate *t, struct cols *k, size_t tag_at, uint64_t addr,
-                       uint64_t usable)
+/* Encodes a returned block's address: as the number of the thread's frees
+ * since the one that freed that address (flag 0x20), else as a delta. */
+static void c_new_addr(struct tstate *t, struct cols *k, size_t tag_at, uint64_t addr)
 {
    struct amap_slot *f = &t->coll_fmap[amap_slot(addr)];
-   int j = class_take(t, usable, addr);
-   if (j >= 0) {
+   if (f->addr == addr && t->coll_freed_nr - f->seq < FREED_RING) {
       k->buf[S_TAG][tag_at] |= 0x20;
-      c_uv(k, S_ADDR, 2 * (uint64_t)j);
-   } else if (f->addr == addr && t->coll_freed_nr - f->seq < FREED_RING) {
-      k->buf[S_TAG][tag_at] |= 0x20;
-      c_uv(k, S_ADDR, 2 * (t->coll_freed_nr - f->seq) + 1);
+      c_uv(k, S_ADDR, t->coll_freed_nr - f->seq);
    } else {
       c_sv(k, S_ADDR, (int64_t)(addr - t->coll_addr));
       t->coll_addr = addr;
@@ -1271,10 +1189,7 @@ static void c_new_addr(struct tstate *t, struct cols *k, size_t tag_at, uint64_t
       f->addr = 0;
    struct amap_slot *m = &t->coll_amap[amap_slot(addr)];
    m->addr = addr;
-   m->usable = usable;
-   m->seq = t->coll_seq;
-   t->coll_live[(t->coll_seq >> 6) & (AGE_RING / 64 - 1)] |= 1ull << (t->coll_seq & 63);
-   t->coll_seq++;
+   m->seq = t->coll_seq++;
 }
 
 /* Encodes (size, slack, stack) as its number in the thread's dictionary,
@@ -1328,14 +1243,14 @@ static void c_call(struct tstate *t, struct cols *k, const struct rec *r)
    } else if (r->kind == K_REALLOC) {
       c_uv(k, S_ADDR, r->addr ? 1 : 0);
       if (r->addr) {
-         c_new_addr(t, k, tag_at, r->addr, r->size + r->pad);
+         c_new_addr(t, k, tag_at, r->addr);
          c_sv(k, S_ADDR, (int64_t)(r->aux - r->addr));
       } else {
          c_uv(k, S_ADDR, r->aux);
       }
       c_info(t, k, tag_at, r);
    } else {
-      c_new_addr(t, k, tag_at, r->addr, r->size + r->pad);
+      c_new_addr(t, k, tag_at, r->addr);
       c_info(t, k, tag_at, r);
    }
 }
@@ -1404,12 +1319,9 @@ static void encode_chunk(struct tstate *t, const struct chunk *c)
    if (!t->coll_amap) {
       t->coll_amap = map_pages(AMAP_SLOTS * sizeof(struct amap_slot));
       t->coll_fmap = map_pages(AMAP_SLOTS * sizeof(struct amap_slot));
-      t->coll_live = map_pages(AGE_RING / 8);
-      t->coll_class = map_pages(CLASS_SLOTS * sizeof(struct class_slot));
       t->coll_info = map_pages(INFO_IDS * sizeof(struct info_slot));
       t->coll_info_cache = map_pages(INFO_SLOTS * sizeof(uint32_t));
-      if (!t->coll_amap || !t->coll_fmap || !t->coll_live || !t->coll_class || !t->coll_info ||
-          !t->coll_info_cache)
+      if (!t->coll_amap || !t->coll_fmap || !t->coll_info || !t->coll_info_cache)
          return;
    }
    /* In a local: the columns' byte stores could alias the TLS pointer. */
@@ -1478,7 +1390,7 @@ static void encode_chunk(struct tstate *t, const struct chunk *c)
  * (48 + 8n bytes in the chunk) writes at most 7 + 10n, a region mark (48)
  * at most 17, and a call (48) at most 57 bytes over all its columns, which
  * zstd's bound grows by under 1% and 64 bytes a column: at most 1.26
- * times the chunk, plus 64 + 6 * 32 of framing. */
+ * times the chunk, plus 64 + 5 * 32 of framing. */
 #define ENC_BYTES (2u * CHUNK_BYTES + 4096u)
 
 static _Atomic int help;  /* set by the collector (`judge_help`) */
