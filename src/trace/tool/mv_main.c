@@ -302,8 +302,10 @@ static ULong icount_of(ThreadId tid)
    return tid < VG_N_THREADS ? thread_icount[tid] : 0;
 }
 
-/* The number the trace gives the thread in slot `tid` (see thread_no):
-   the slot itself for the main thread, created before post_clo_init. */
+/* The number the trace gives the thread in slot `tid` (see thread_no).
+   Before post_clo_init numbers the threads (the main thread's creation
+   record), the slot itself, which is the main thread's number 1; slot 0
+   (no thread) stays 0. */
 static ULong tno(ThreadId tid)
 {
    return thread_no && tid < VG_N_THREADS && thread_no[tid] ? thread_no[tid] : tid;
@@ -366,7 +368,7 @@ static Bool handle_sync_request(ThreadId tid, UWord* arg, UWord* ret)
          return True;
       case MV_USERREQ__JOINED:
          t = tid_of_pthread(arg[1]);
-         if (clo_sync_events) record_sync(SK_JOIN, tid, t ? tno(t) : 0);
+         if (clo_sync_events) record_sync(SK_JOIN, tid, tno(t));
          if (t) pthread_of[t] = 0;
          return True;
       case MV_USERREQ__ACQUIRED:
@@ -1288,8 +1290,9 @@ static void mv_thread_create(ThreadId parent, ThreadId child)
 {
    /* The slot may be a reused one: the thread takes a new number, and
       starts with no stack pointers sent and no instructions. */
-   if (thread_no == NULL) early_thread = child;
-   if (thread_no != NULL && child < VG_N_THREADS) {
+   if (thread_no == NULL) {
+      early_thread = child;
+   } else if (child < VG_N_THREADS) {
       thread_no[child] = ++threads_numbered;
       last_sp[child] = last_fp[child] = 0;
       if (emitted_tid == child) emitted_tid = 0;
