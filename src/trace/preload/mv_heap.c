@@ -34,6 +34,8 @@
  * the environment, so programs the profiled one starts are not profiled);
  * MAPVIS_HEAP_DEPTH=N keeps N return addresses (default 16, at most 62);
  * MAPVIS_HEAP_TIME=all times every call (default: about 1 in 64).
+ * For tests: MAPVIS_HEAP_ENCODER (who encodes the chunks, see `help`) and
+ * MAPVIS_HEAP_COLLECTOR_DELAY_MS (the collector starts late).
  * A forked child that does not exec stops recording.
  *
  * This file is part of mapvis (GPL-2.0-or-later).
@@ -2348,14 +2350,26 @@ static void sample_rss(void)
    put_uv(pages * (uint64_t)sysconf(_SC_PAGESIZE));
 }
 
+/* MAPVIS_HEAP_COLLECTOR_DELAY_MS, for tests: the collector starts that
+ * late, as on a machine with more busy threads than CPUs. */
+static unsigned collector_delay_ms;
+
 static void *collect(void *unused)
 {
    (void)unused;
    in_hook = 1; /* the collector's own allocations are not the program's */
    ts = (struct tstate *)1;
+   if (collector_delay_ms) {
+      struct timespec d = {collector_delay_ms / 1000, (long)(collector_delay_ms % 1000) * 1000000};
+      nanosleep(&d, NULL);
+   }
    zstd_open();
    uint64_t next_rss = 0;
-   uint64_t last_merged = 0, stall_since = 0;
+   /* The stall clock starts now: from 0, a collector that first ran
+    * after the threads had filled SUM_SOFT chunks (4 threads on 2 CPUs)
+    * found "no progress for 200 ms" at its first look, before its first
+    * merge, and gave the summary up in about 1 run in 5. */
+   uint64_t last_merged = 0, stall_since = mono_ns();
    while (!atomic_load(&collector_stop)) {
       int did = drain();
       summarise(0);
@@ -2478,6 +2492,9 @@ __attribute__((constructor)) static void start(void)
    else if (enc && strcmp(enc, "alternate") == 0)
       encoder_mode = ENC_ALTERNATE;
    help = encoder_mode == ENC_BY_THREADS;
+   const char *late = getenv("MAPVIS_HEAP_COLLECTOR_DELAY_MS");
+   for (; late && *late >= '0' && *late <= '9' && collector_delay_ms < 100000; late++)
+      collector_delay_ms = collector_delay_ms * 10 + (unsigned)(*late - '0');
    const char *tm = getenv("MAPVIS_HEAP_TIME");
    if (tm && strcmp(tm, "all") == 0)
       dur_mask = 0;
