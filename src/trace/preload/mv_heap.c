@@ -1365,9 +1365,9 @@ static void encode_chunk(struct tstate *t, const struct chunk *c)
 /*--- Threads that encode their own chunks                         ---*/
 /*--------------------------------------------------------------------*/
 
-/* When more threads allocate than the process has CPUs, the collector
- * limits the rate: threads whose rings are full sleep while it encodes,
- * and a CPU stays idle. The threads then
+/* When at least as many threads allocate as the process has CPUs, the
+ * collector limits the rate: threads whose rings are full sleep while it
+ * encodes and summarises, and a CPU stays idle. The threads then
  * encode their own chunks (`help`): before handing a chunk over, a thread
  * encodes it, and any of its handed-over chunks the collector has not
  * encoded yet, into each chunk's own buffer; the collector copies those
@@ -1380,9 +1380,13 @@ static void encode_chunk(struct tstate *t, const struct chunk *c)
  * Measured on 2 CPUs (scripts/alloc_bench.c, 5 000 000 pairs a thread,
  * interleaved runs, medians; docs/PERFORMANCE.md): at 4 threads the
  * recording went from 2.75 to 2.54 s and from 3.38 to 2.95 s in two
- * rounds of 10, `heap_profile; alloc_sites 5` from 2.63 to 2.49 s; at 2
- * threads (as many as the CPUs) it made no difference beyond noise, so
- * `help` takes more threads than CPUs.
+ * rounds of 10, `heap_profile; alloc_sites 5` from 2.63 to 2.49 s. At 2
+ * threads (as many as the CPUs) it made no difference beyond noise while
+ * the collector only encoded; since it also keeps the summary (format 5)
+ * it is the busiest thread there, and the recording went from 0.642 to
+ * 0.609 s (10 interleaved pairs, 9 faster). So `help` takes as many
+ * threads as CPUs, from 2 CPUs: with 1 CPU the collector's thread
+ * would only be interrupted more.
  *
  * A thread encodes while it is inside a call, so the summary waits on it:
  * once for up to its whole ring (RING chunks, about 13 ms) when it takes
@@ -1504,7 +1508,8 @@ static void drop_own_encoder(struct tstate *t)
 }
 
 /* Sets `help` (collector, every 20 ms: `judge_soon`): on while the
- * threads that handed over a chunk in the window outnumber the CPUs. */
+ * threads that handed over a chunk in the window are as many as the CPUs
+ * (more than 1) or more. */
 static void judge_help(void)
 {
    unsigned active = 0;
@@ -1513,7 +1518,7 @@ static void judge_help(void)
       active += head != t->coll_seen_head;
       t->coll_seen_head = head;
    }
-   int on = active > cpus;
+   int on = cpus > 1 ? active >= cpus : active > cpus;
    if (encoder_mode == ENC_ALTERNATE)
       on = !atomic_load_explicit(&help, memory_order_relaxed);
    else if (encoder_mode != ENC_AUTO)
