@@ -1,5 +1,5 @@
 //! The streamed heap profile reader against profiles written by hand, in
-//! format versions 1, 2, 3 and 4: two threads whose records are interleaved out
+//! format versions 1, 2, 3, 4 and 6: two threads whose records are interleaved out
 //! of time order in the file, so the summaries are right only if the
 //! reader merges the threads into time order. Every expected number is
 //! worked out by hand below, from the calls listed in [`CALLS`].
@@ -173,6 +173,11 @@ struct V3Thread {
     /// bit 0x80 and a duration); version 3 times every call.
     v4: bool,
     calls: u64,
+    /// Version 6: time deltas as two-bit codes (3: an escape), packed
+    /// into the block's time column by [`zchunk`].
+    packed: bool,
+    codes: Vec<u8>,
+    escapes: Vec<u8>,
 }
 
 /// The five columns of a version 3 block: tags, time deltas, durations,
@@ -234,7 +239,15 @@ impl V3Thread {
             _ => 1,
         };
         let unit = tsc >> V3_TICK_SHIFT;
-        put_sv(&mut cols[1], unit.wrapping_sub(self.unit) as i64);
+        let dt = unit.wrapping_sub(self.unit) as i64;
+        if !self.packed {
+            put_sv(&mut cols[1], dt);
+        } else if (0..3).contains(&dt) {
+            self.codes.push(dt as u8);
+        } else {
+            self.codes.push(3);
+            put_sv(&mut self.escapes, dt);
+        }
         self.unit = unit;
         if !self.v4 || self.calls.is_multiple_of(2) {
             if self.v4 {
@@ -267,6 +280,16 @@ fn zchunk(b: &mut Vec<u8>, st: &mut V3Thread, tid: u32, calls: &[Call], zstd: bo
     let mut cols: Columns = Default::default();
     for c in calls {
         st.call(&mut cols, c);
+    }
+    if st.packed {
+        // Four codes a byte, the first call's in the low bits.
+        for (i, code) in st.codes.drain(..).enumerate() {
+            if i % 4 == 0 {
+                cols[1].push(0);
+            }
+            *cols[1].last_mut().unwrap() |= code << (2 * (i % 4));
+        }
+        cols[1].append(&mut st.escapes);
     }
     let mut body = Vec::new();
     for col in &cols {
@@ -309,6 +332,7 @@ fn profile_v3_or_4(version: u64) -> Vec<u8> {
     for t in &mut threads {
         t.unit = TSC0 >> V3_TICK_SHIFT;
         t.v4 = version >= 4;
+        t.packed = version >= 6;
     }
     for (k, r) in STRETCHES.iter().enumerate() {
         let tid = CALLS[r.start].0;
@@ -437,6 +461,105 @@ fn version_3_profile_is_merged_into_time_order() {
     let (_d, run) = open(&profile_v3());
     assert!(run.notes.is_empty(), "{:?}", run.notes);
     check(&run);
+}
+
+#[test]
+fn version_6_profile_is_merged_into_time_order() {
+    let (_d, run) = open(&profile_v3_or_4(6));
+    assert!(run.notes.is_empty(), "{:?}", run.notes);
+    check_counts(&run);
+    let times: Vec<u64> = run.calls().unwrap().iter().map(|c| c.time).collect();
+    assert_eq!(times, [100, 200, 300, 400, 500, 600, 800, 900]);
+}
+
+/// Version 6's packed time deltas, worked by hand (units of 4 ticks from
+/// TSC0 = 1000): one thread's calls at 1000, 1004, 1012, 1024, 1024, 1100,
+/// 1104, 1112 and 1112 take deltas 0, 1, 2, 3, 0, 19, 1, 2, 0 units:
+/// codes 0 1 2 3 | 0 3 1 2 | 0 with the escapes 3 and 19, in a first
+/// block of 5 calls (zstd) and a second of 4 (stored), so a block's codes
+/// end inside a byte and the escapes of each block are its own.
+#[test]
+fn version_6_time_codes_and_escapes_resolve() {
+    let times = [1000, 1004, 1012, 1024, 1024, 1100, 1104, 1112, 1112];
+    let calls: Vec<Call> = times
+        .iter()
+        .enumerate()
+        .map(|(i, &t)| {
+            let a = 0x1000 * (i as u64 / 2 + 1);
+            if i % 2 == 0 {
+                (1, t, 'm', a, 16, 0, 1)
+            } else {
+                (1, t, 'f', a, 0, 0, 0)
+            }
+        })
+        .collect();
+    let mut b = header(6);
+    stacks(&mut b);
+    let mut t = V3Thread {
+        unit: TSC0 >> V3_TICK_SHIFT,
+        v4: true,
+        packed: true,
+        ..Default::default()
+    };
+    zchunk(&mut b, &mut t, 1, &calls[..5], true);
+    zchunk(&mut b, &mut t, 1, &calls[5..], false);
+    footer(&mut b);
+    let (_d, run) = open(&b);
+    assert!(run.notes.is_empty(), "{:?}", run.notes);
+    let got: Vec<(u64, u64)> = run
+        .calls()
+        .unwrap()
+        .iter()
+        .map(|c| (c.time, c.addr))
+        .collect();
+    let want: Vec<(u64, u64)> = calls.iter().map(|c| (c.1 - TSC0, c.3)).collect();
+    assert_eq!(got, want);
+    let r = HeapReport::build(&run).unwrap();
+    assert_eq!((r.allocs, r.frees, r.bytes), (5, 4, 80));
+    assert_eq!(r.leaked, (16, 1));
+}
+
+/// A version 6 block whose time column is shorter than its calls' codes
+/// is reported as damaged, with the file and offset, not read as times.
+#[test]
+fn version_6_short_time_column_is_damage() {
+    let calls: [Call; 2] = [
+        (1, 1004, 'm', 0x1000, 16, 0, 1),
+        (1, 1008, 'f', 0x1000, 0, 0, 0),
+    ];
+    let mut b = header(6);
+    stacks(&mut b);
+    let mut t = V3Thread {
+        unit: TSC0 >> V3_TICK_SHIFT,
+        v4: true,
+        packed: true,
+        ..Default::default()
+    };
+    let mut cols: Columns = Default::default();
+    for c in &calls {
+        t.call(&mut cols, c);
+    }
+    // The codes are dropped: the time column is empty for 2 calls, which
+    // need a byte of codes.
+    t.codes.clear();
+    let mut body = Vec::new();
+    for col in &cols {
+        put_uv(&mut body, col.len() as u64);
+        body.push(0);
+        put_uv(&mut body, col.len() as u64);
+        body.extend_from_slice(col);
+    }
+    put_uv(&mut b, 12);
+    put_uv(&mut b, 1);
+    put_uv(&mut b, 101);
+    put_uv(&mut b, 2);
+    b.extend_from_slice(&(body.len() as u32).to_le_bytes());
+    b.extend_from_slice(&body);
+    footer(&mut b);
+    let (_d, run) = open(&b);
+    let e = run.calls().unwrap_err().to_string();
+    assert!(e.contains("time column has 0 bytes for 2 calls"), "{e}");
+    assert!(e.contains("p.mvh"), "{e}");
 }
 
 /// Version 4 times a sample: here each thread's calls of even number.

@@ -1014,7 +1014,7 @@ impl ProfileReader {
                         Box::new(V3Cursor {
                             dec: super::heapprof3::ThreadDecoder::new(self.tsc0 >> self.tick_shift),
                             packed: Vec::new(),
-                            block: super::heapprof3::Block::default(),
+                            block: super::heapprof3::Block::for_version(self.version),
                         })
                     }),
                 })

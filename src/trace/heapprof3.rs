@@ -1,7 +1,8 @@
-//! Decoding the calls of a version 3 or 4 heap profile
+//! Decoding the calls of a version 3 to 6 heap profile
 //! (`docs/heap-profile-format.md`): one thread's ZCHUNK
 //! blocks, each five compressed columns, decoded in order with the
 //! per-thread tables the writer (`mv_heap.c`'s collector) keeps alike.
+//! Version 6 packs the time deltas two bits a call (see [`Block::dt`]).
 //!
 //! Cost: per call a few varints and array lookups, no hashing; memory per
 //! thread: the tables below (about 64 KiB) and one decompressed block.
@@ -42,6 +43,8 @@ pub(crate) struct Block {
     /// Calls in the block, and calls not yet decoded.
     pub(crate) calls: u64,
     pub(crate) left: u64,
+    /// Version 6: the time column is two bits a call, then the escapes.
+    packed_times: bool,
 }
 
 /// Decodes the varint at `*pos`, advancing it.
@@ -59,6 +62,14 @@ fn uv(b: &[u8], pos: &mut usize) -> Option<u64> {
 }
 
 impl Block {
+    /// An empty block of a profile of format `version`.
+    pub(crate) fn for_version(version: u64) -> Block {
+        Block {
+            packed_times: version >= 6,
+            ..Block::default()
+        }
+    }
+
     /// Reads a ZCHUNK block's body `data` (five columns, each: raw length
     /// uv, codec u8 (0 stored, 1 zstd), length uv, bytes) of `calls` calls.
     pub(crate) fn unpack(&mut self, data: &[u8], calls: u64) -> Result<(), String> {
@@ -87,9 +98,35 @@ impl Block {
                 self.cols[S_TAG].len()
             ));
         }
+        if self.packed_times {
+            // The escapes start after the packed codes.
+            let codes = calls.div_ceil(4) as usize;
+            if self.cols[S_TIME].len() < codes {
+                return Err(format!(
+                    "the block's time column has {} bytes for {calls} calls",
+                    self.cols[S_TIME].len()
+                ));
+            }
+            self.pos[S_TIME] = codes;
+        }
         self.calls = calls;
         self.left = calls;
         Ok(())
+    }
+
+    /// The time delta, in units, of the block's call `i`: in version 6 its
+    /// two-bit code (0, 1 or 2 units; 3: the next escape, an sv), before
+    /// an sv of its own.
+    #[inline]
+    fn dt(&mut self, i: usize) -> Option<i64> {
+        if !self.packed_times {
+            return self.sv(S_TIME);
+        }
+        let code = (self.cols[S_TIME].get(i / 4)? >> (2 * (i % 4))) & 3;
+        if code < 3 {
+            return Some(code as i64);
+        }
+        self.sv(S_TIME)
     }
 
     #[inline]
@@ -266,10 +303,11 @@ impl ThreadDecoder {
         dur_shift: u32,
         all_timed: bool,
     ) -> Option<Call> {
-        let tag = *b.cols[S_TAG].get(b.pos[S_TAG])?;
+        let i = b.pos[S_TAG];
+        let tag = *b.cols[S_TAG].get(i)?;
         b.pos[S_TAG] += 1;
         b.left = b.left.checked_sub(1)?;
-        self.unit = self.unit.wrapping_add(b.sv(S_TIME)? as u64);
+        self.unit = self.unit.wrapping_add(b.dt(i)? as u64);
         let dur = if all_timed || tag & F_TIMED != 0 {
             Some(b.uv(S_DUR)? << dur_shift)
         } else {
