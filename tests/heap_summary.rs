@@ -31,8 +31,8 @@ fn profile(dir: &tempfile::TempDir, exe: &std::path::Path, args: &[&str]) -> Hea
 }
 
 /// Profiles `exe` with `args`; returns its run, with or without a summary
-/// (the collector gives it up when a thread stays inside a call for 200
-/// ms, which a loaded machine can make happen at 64 threads).
+/// (the collector gives it up when a thread holds it back for a second,
+/// which a heavily loaded machine can make happen at 64 threads).
 fn profile_any(dir: &tempfile::TempDir, exe: &std::path::Path, args: &[&str]) -> HeapRun {
     let out = dir.path().join("p.mvh");
     let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
@@ -267,8 +267,8 @@ fn chunks_encoded_by_their_threads_at_four_threads() {
 /// threads than CPUs did it by chance) finds the threads' chunks waiting
 /// at its first look and cannot take any yet (the main thread's current
 /// chunk is read only once it has stopped growing). It keeps the summary:
-/// its 200 ms without progress count from its start. They counted from
-/// 0, and about 1 run in 5 of `alloc_bench 4` lost its summary so.
+/// its time without progress counts from its start. It counted from 0,
+/// and about 1 run in 5 of `alloc_bench 4` lost its summary so.
 #[test]
 fn a_collector_that_starts_late_keeps_the_summary() {
     let (dir, exe) = alloc_bench();

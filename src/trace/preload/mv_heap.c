@@ -1603,7 +1603,13 @@ static void judge_soon(int now_too)
 
 #define SUM_MAX_PENDING 512u /* chunks (128 MiB) waiting for the summary */
 #define SUM_SOFT 32u         /* above this many, threads wait on their rings */
-#define SUM_STALL_NS 200000000u /* ... for this long at most: then no summary */
+/* ... for this long at most: then no summary. A thread can hold the
+ * horizon that long without being stuck: inside the allocator waiting for
+ * an arena's lock, or not scheduled. With 64 threads of alloc_bench and 3
+ * busy loops on 2 CPUs the longest wait without progress was 84 to 454
+ * ms (30 runs), and 200 ms, the bound before, lost the summary in 13 of
+ * them; a lost summary costs the reader a pass over every call. */
+#define SUM_STALL_NS 1000000000u
 #define SIZE_CLASSES 18
 #define DUR_EXACT 1024u
 #define DUR_SUB 64u
@@ -2408,7 +2414,7 @@ static void *collect(void *unused)
    uint64_t next_rss = 0;
    /* The stall clock starts now: from 0, a collector that first ran
     * after the threads had filled SUM_SOFT chunks (4 threads on 2 CPUs)
-    * found "no progress for 200 ms" at its first look, before its first
+    * found "no progress for SUM_STALL_NS" at its first look, before its first
     * merge, and gave the summary up in about 1 run in 5. */
    uint64_t last_merged = 0, stall_since = mono_ns();
    while (!atomic_load(&collector_stop)) {
