@@ -449,6 +449,11 @@ static struct tstate *new_thread(void)
       t->stack_hi = (uintptr_t)__libc_stack_end;
    idtab_grow(&t->stacks, 1u << 12);
    t->coll_tsc = tsc0 >> TICK_SHIFT;
+   /* Every call of the thread is stamped later: while it is busy in its
+    * first call (an allocation publishes its stamp only once the real
+    * allocator returns, and a new thread's first one may wait long for a
+    * new arena) the summary's horizon need not fall back to 0. */
+   atomic_store_explicit(&t->busy_tsc, __rdtsc(), memory_order_relaxed);
    struct tstate *head = atomic_load(&all_threads);
    do {
       t->next_all = head;
