@@ -114,9 +114,9 @@ impl Block {
         Ok(())
     }
 
-    /// The time delta, in units, of the block's call `i`: in version 6 its
-    /// two-bit code (0, 1 or 2 units; 3: the next escape, an sv), before
-    /// an sv of its own.
+    /// The time delta, in units, of the block's call `i`: from version 6
+    /// its two-bit code (0, 1 or 2 units; 3: the next escape, an sv);
+    /// before, the column's next sv.
     #[inline]
     fn dt(&mut self, i: usize) -> Option<i64> {
         if !self.packed_times {
