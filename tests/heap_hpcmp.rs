@@ -380,3 +380,35 @@ fn every_kind_of_sync_object_is_counted_exactly_and_named() {
         assert!(summary.contains(line), "{line:?} not in:\n{summary}");
     }
 }
+
+/// A thread joined after its Valgrind slot went to a thread created
+/// later (tests/c/join_late.c): each join names the thread it waited for,
+/// 2 then 3, as the program's pthread_t values say. The tool found the
+/// joined thread by its slot only, and the first join named no thread
+/// (0).
+#[test]
+fn a_join_after_slot_reuse_names_the_thread() {
+    let (dir, exe) = common::compile("tests/c/join_late.c", &["-pthread"]);
+    let trace = dir.path().join("j.mvt");
+    let req = sync::request(
+        find_valgrind(None).expect("valgrind on PATH"),
+        exe.clone(),
+        vec![],
+        trace.clone(),
+        Scope::Whole,
+    );
+    assert_eq!(run_trace(&req).expect("trace").exit_code, Some(0));
+    let out = dir.path().join("j.json");
+    let mut namer = ProgramNamer::new(Some(&exe), &[]);
+    export_hpcmp(&trace, &out, &mut namer).expect("export");
+    let json: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let events = json.as_array().unwrap();
+    let thids: BTreeSet<u64> = events.iter().map(|e| e["thid"].as_u64().unwrap()).collect();
+    assert_eq!(thids, BTreeSet::from([1, 2, 3]));
+    let joins: Vec<u64> = events
+        .iter()
+        .filter(|e| e["thid"] == 1)
+        .filter_map(|e| e["sync"].get("join").and_then(Value::as_u64))
+        .collect();
+    assert_eq!(joins, [2, 3]);
+}

@@ -281,6 +281,40 @@ static Bool*     thread_alive;   /* started and not yet exited */
 static ThreadId* last_child;     /* the last thread each thread created */
 static UWord*    pthread_of;     /* each thread's pthread_t, once known */
 
+/* Threads not joined yet whose slot went to a new thread: their pthread_t
+   and number, the newest last, so that a later join still names them.
+   A ring: past UNJOINED such threads (detached ones are never joined)
+   the oldest are forgotten and a join of one names no thread (0). */
+#define UNJOINED 1024
+static UWord unjoined_pt[UNJOINED];
+static UInt  unjoined_no[UNJOINED];
+static UInt  unjoined_next;
+
+/* Keeps the pthread_t of the thread leaving slot `t`, if it had one and
+   was not joined. */
+static void keep_unjoined(ThreadId t)
+{
+   if (pthread_of == NULL || pthread_of[t] == 0) return;
+   unjoined_pt[unjoined_next % UNJOINED] = pthread_of[t];
+   unjoined_no[unjoined_next % UNJOINED] = thread_no[t];
+   unjoined_next++;
+}
+
+/* The number of the kept thread with pthread_t `pt` (the newest one),
+   forgotten once joined; 0 when none is kept. */
+static UInt take_unjoined(UWord pt)
+{
+   UInt i, n = unjoined_next < UNJOINED ? unjoined_next : UNJOINED;
+   for (i = 1; i <= n && pt != 0; i++) {
+      UInt k = (unjoined_next - i) % UNJOINED;
+      if (unjoined_pt[k] == pt) {
+         unjoined_pt[k] = 0;
+         return unjoined_no[k];
+      }
+   }
+   return 0;
+}
+
 static void credit_icount(void)
 {
    if (icount_tid > 0 && icount_tid < VG_N_THREADS)
@@ -367,8 +401,11 @@ static Bool handle_sync_request(ThreadId tid, UWord* arg, UWord* ret)
             pthread_of[last_child[tid]] = arg[1];
          return True;
       case MV_USERREQ__JOINED:
+         /* A live slot first: a pthread_t can be used again once its
+            thread was joined (or, detached, has exited). */
          t = tid_of_pthread(arg[1]);
-         if (clo_sync_events) record_sync(SK_JOIN, tid, tno(t));
+         if (clo_sync_events)
+            record_sync(SK_JOIN, tid, t ? tno(t) : take_unjoined(arg[1]));
          if (t) pthread_of[t] = 0;
          return True;
       case MV_USERREQ__ACQUIRED:
@@ -1293,6 +1330,7 @@ static void mv_thread_create(ThreadId parent, ThreadId child)
    if (thread_no == NULL) {
       early_thread = child;
    } else if (child < VG_N_THREADS) {
+      keep_unjoined(child);
       thread_no[child] = ++threads_numbered;
       last_sp[child] = last_fp[child] = 0;
       if (emitted_tid == child) emitted_tid = 0;
