@@ -298,6 +298,27 @@ fn whole_scope_ignores_the_pins() {
         .any(|e| matches!(e, Event::Access(_))));
 }
 
+/// Traces the test program `src` (built with -pthread) over its whole run
+/// and exports it: its events and the export's summary.
+fn traced_whole(src: &str) -> (tempfile::TempDir, Vec<Value>, String) {
+    let (dir, exe) = common::compile(src, &["-pthread"]);
+    let trace = dir.path().join("t.mvt");
+    let req = sync::request(
+        find_valgrind(None).expect("valgrind on PATH"),
+        exe.clone(),
+        vec![],
+        trace.clone(),
+        Scope::Whole,
+    );
+    assert_eq!(run_trace(&req).expect("trace").exit_code, Some(0));
+    let out = dir.path().join("t.json");
+    let mut namer = ProgramNamer::new(Some(&exe), &[]);
+    let summary = export_hpcmp(&trace, &out, &mut namer).expect("export");
+    let json: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let events = json.as_array().expect("a list of MpEvent").clone();
+    (dir, events, summary)
+}
+
 /// Every kind of sync object, counted exactly (tests/c/hpcmp_prims.c's
 /// comment works the counts out from the source): the JSON holds the
 /// program's five objects and nothing else (the loader's own lock, taken
@@ -308,21 +329,7 @@ fn whole_scope_ignores_the_pins() {
 /// own numbers when Valgrind reuses a slot.
 #[test]
 fn every_kind_of_sync_object_is_counted_exactly_and_named() {
-    let (dir, exe) = common::compile("tests/c/hpcmp_prims.c", &["-pthread"]);
-    let trace = dir.path().join("p.mvt");
-    let req = sync::request(
-        find_valgrind(None).expect("valgrind on PATH"),
-        exe.clone(),
-        vec![],
-        trace.clone(),
-        Scope::Whole,
-    );
-    assert_eq!(run_trace(&req).expect("trace").exit_code, Some(0));
-    let out = dir.path().join("p.json");
-    let mut namer = ProgramNamer::new(Some(&exe), &[]);
-    let summary = export_hpcmp(&trace, &out, &mut namer).expect("export");
-    let json: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
-    let events = json.as_array().unwrap();
+    let (_dir, events, summary) = traced_whole("tests/c/hpcmp_prims.c");
     events.iter().for_each(check_event);
     // Four threads, numbered in order of creation: the signaller starts
     // after both workers were joined, in the slot Valgrind freed for
@@ -388,21 +395,7 @@ fn every_kind_of_sync_object_is_counted_exactly_and_named() {
 /// (0).
 #[test]
 fn a_join_after_slot_reuse_names_the_thread() {
-    let (dir, exe) = common::compile("tests/c/join_late.c", &["-pthread"]);
-    let trace = dir.path().join("j.mvt");
-    let req = sync::request(
-        find_valgrind(None).expect("valgrind on PATH"),
-        exe.clone(),
-        vec![],
-        trace.clone(),
-        Scope::Whole,
-    );
-    assert_eq!(run_trace(&req).expect("trace").exit_code, Some(0));
-    let out = dir.path().join("j.json");
-    let mut namer = ProgramNamer::new(Some(&exe), &[]);
-    export_hpcmp(&trace, &out, &mut namer).expect("export");
-    let json: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
-    let events = json.as_array().unwrap();
+    let (_dir, events, _) = traced_whole("tests/c/join_late.c");
     let thids: BTreeSet<u64> = events.iter().map(|e| e["thid"].as_u64().unwrap()).collect();
     assert_eq!(thids, BTreeSet::from([1, 2, 3]));
     let joins: Vec<u64> = events

@@ -472,6 +472,20 @@ fn version_6_profile_is_merged_into_time_order() {
     assert_eq!(times, [100, 200, 300, 400, 500, 600, 800, 900]);
 }
 
+/// A version 6 profile's header and stacks, and one thread's writer
+/// state (calls of even number timed, time deltas packed).
+fn v6_start() -> (Vec<u8>, V3Thread) {
+    let mut b = header(6);
+    stacks(&mut b);
+    let t = V3Thread {
+        unit: TSC0 >> V3_TICK_SHIFT,
+        v4: true,
+        packed: true,
+        ..Default::default()
+    };
+    (b, t)
+}
+
 /// Version 6's packed time deltas, worked by hand (units of 4 ticks from
 /// TSC0 = 1000): one thread's calls at 1000, 1004, 1012, 1024, 1024, 1100,
 /// 1104, 1112 and 1112 take deltas 0, 1, 2, 3, 0, 19, 1, 2, 0 units:
@@ -493,14 +507,7 @@ fn version_6_time_codes_and_escapes_resolve() {
             }
         })
         .collect();
-    let mut b = header(6);
-    stacks(&mut b);
-    let mut t = V3Thread {
-        unit: TSC0 >> V3_TICK_SHIFT,
-        v4: true,
-        packed: true,
-        ..Default::default()
-    };
+    let (mut b, mut t) = v6_start();
     zchunk(&mut b, &mut t, 1, &calls[..5], true);
     zchunk(&mut b, &mut t, 1, &calls[5..], false);
     footer(&mut b);
@@ -527,14 +534,7 @@ fn version_6_short_time_column_is_damage() {
         (1, 1004, 'm', 0x1000, 16, 0, 1),
         (1, 1008, 'f', 0x1000, 0, 0, 0),
     ];
-    let mut b = header(6);
-    stacks(&mut b);
-    let mut t = V3Thread {
-        unit: TSC0 >> V3_TICK_SHIFT,
-        v4: true,
-        packed: true,
-        ..Default::default()
-    };
+    let (mut b, mut t) = v6_start();
     let mut cols: Columns = Default::default();
     for c in &calls {
         t.call(&mut cols, c);
