@@ -1074,13 +1074,28 @@ static void put_u8(uint8_t b)
    out->buf[out->len++] = b;
 }
 
-static void put_uv(uint64_t v)
+/* Writes v as a uv at b[n] (room for 10 bytes); returns the end. The
+ * length is kept in a register: stores to b could alias a length in
+ * memory. */
+static inline size_t uv_at(uint8_t *b, size_t n, uint64_t v)
 {
    while (v >= 0x80) {
-      out->buf[out->len++] = (uint8_t)(v | 0x80);
+      b[n++] = (uint8_t)(v | 0x80);
       v >>= 7;
    }
-   out->buf[out->len++] = (uint8_t)v;
+   b[n++] = (uint8_t)v;
+   return n;
+}
+
+/* The sv form of v: zig-zag, so that small negative values stay small. */
+static inline uint64_t zigzag(int64_t v)
+{
+   return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+static void put_uv(uint64_t v)
+{
+   out->len = uv_at(out->buf, out->len, v);
 }
 
 static void put_str(const char *s, size_t n)
@@ -1148,19 +1163,12 @@ static TLS struct cols *cols = &coll_cols; /* the encoding's in this thread */
 
 static void c_uv(struct cols *k, int s, uint64_t v)
 {
-   uint8_t *b = k->buf[s];
-   size_t n = k->len[s];
-   while (v >= 0x80) {
-      b[n++] = (uint8_t)(v | 0x80);
-      v >>= 7;
-   }
-   b[n++] = (uint8_t)v;
-   k->len[s] = n;
+   k->len[s] = uv_at(k->buf[s], k->len[s], v);
 }
 
 static void c_sv(struct cols *k, int s, int64_t v)
 {
-   c_uv(k, s, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
+   c_uv(k, s, zigzag(v));
 }
 
 /* Packs call `i`'s time delta `dt` (units, never negative in practice;
@@ -1173,14 +1181,8 @@ static void c_time(struct cols *k, size_t i, uint64_t dt)
       *b = (uint8_t)code;
    else
       *b |= (uint8_t)(code << (2 * (i % 4)));
-   if (code == 3) {
-      uint64_t v = (dt << 1) ^ (uint64_t)((int64_t)dt >> 63);
-      while (v >= 0x80) {
-         k->esc[k->esc_len++] = (uint8_t)(v | 0x80);
-         v >>= 7;
-      }
-      k->esc[k->esc_len++] = (uint8_t)v;
-   }
+   if (code == 3)
+      k->esc_len = uv_at(k->esc, k->esc_len, zigzag((int64_t)dt));
 }
 
 static uint32_t amap_slot(uint64_t addr)
@@ -2217,11 +2219,7 @@ static void sb_uv(uint64_t v)
       sum_fail();
       return;
    }
-   while (v >= 0x80) {
-      sbuf[slen++] = (uint8_t)(v | 0x80);
-      v >>= 7;
-   }
-   sbuf[slen++] = (uint8_t)v;
+   slen = uv_at(sbuf, slen, v);
 }
 
 static void sb_dur_group(int kind, uint64_t index, int op, const struct dur_group *g)
