@@ -10,7 +10,9 @@
 # native run of the same thread count, CPU seconds (user + system, which
 # depend less on the machine's load) and peak RSS (/usr/bin/time -v,
 # "Maximum resident set size"); the profiles' sizes are given too, in MB
-# and in bytes per allocator call (2 x THREADS x OPS calls). The load
+# and in bytes per allocator call (2 x THREADS x OPS calls), mapvis's both
+# as `heap_profile` writes it (the summary) and with `heap_profile calls`
+# (every call written). The load
 # average is printed before each thread count.
 #
 # Needs: cc, python3, heaptrack and heaptrack_print (Debian: apt-get install
@@ -75,13 +77,17 @@ for t in 1 2 4; do
   rm -rf "$WORK/run" && mkdir "$WORK/run"
   (cd "$WORK/run" && "$MAPVIS" -c "load_exe $WORK/alloc_bench; set_arguments $t $OPS; heap_profile" >/dev/null 2>&1) || true
   mv_b=$(stat -c %s "$WORK/run/.mapvis/heap.mvh")
+  # ... and with every call written (heap_profile calls).
+  rm -rf "$WORK/run" && mkdir "$WORK/run"
+  (cd "$WORK/run" && "$MAPVIS" -c "load_exe $WORK/alloc_bench; set_arguments $t $OPS; heap_profile calls" >/dev/null 2>&1) || true
+  mvc_b=$(stat -c %s "$WORK/run/.mapvis/heap.mvh")
   ht_b=$(stat -c %s "$WORK/ht.zst")
-  per_call() { python3 -c 'import sys; b,t,o=map(int,sys.argv[1:]); print("%d MB, %.2f bytes/call" % (b//1000000, b/(2*t*o)))' "$1" "$t" "$OPS"; }
+  per_call() { python3 -c 'import sys; b,t,o=map(int,sys.argv[1:]); print("%s, %.4f bytes/call" % ("%d MB" % (b//1000000) if b >= 10**6 else "%d KB" % (b//1000), b/(2*t*o)))' "$1" "$t" "$OPS"; }
   read -r ns _ nc < <(median native)
   # heaptrack record + print: the sums of the medians.
   read -r hs hkb _ < <(median ht)
   read -r ps pkb _ < <(median htp)
   both=$(python3 -c 'import sys; a,b,n=map(float,sys.argv[1:]); print("%.2f s = %.1fx" % (a+b,(a+b)/n))' "$hs" "$ps" "$ns")
-  echo "threads $t: native ${ns} s (CPU ${nc} s); mapvis heap_profile+alloc_sites $(fmt mapvis "$ns" "$nc") (profile $(per_call "$mv_b")); heaptrack record $(fmt ht "$ns" "$nc") (profile $(per_call "$ht_b")); heaptrack_print $(fmt htp "$ns" "$nc"); heaptrack record+print ${both}"
+  echo "threads $t: native ${ns} s (CPU ${nc} s); mapvis heap_profile+alloc_sites $(fmt mapvis "$ns" "$nc") (profile $(per_call "$mv_b"); with calls $(per_call "$mvc_b")); heaptrack record $(fmt ht "$ns" "$nc") (profile $(per_call "$ht_b")); heaptrack_print $(fmt htp "$ns" "$nc"); heaptrack record+print ${both}"
   rm -f "$WORK"/ht.zst
 done

@@ -7,7 +7,7 @@
 mod common;
 
 use mapvis::filter::heap::{HeapReport, HeapRun};
-use mapvis::trace::heapprof::run_profiled_with;
+use mapvis::trace::heapprof::{run_profiled_with, ProfileOptions};
 
 const SRC: &str = "tests/c/heap_sampling.c";
 /// Pairs in the main thread (thread 1) and in the second (thread 2).
@@ -18,7 +18,11 @@ const WORKER_PAIRS: u64 = 20_000;
 fn profile(time_all: bool) -> (tempfile::TempDir, HeapRun, HeapReport) {
     let (dir, exe) = common::compile(SRC, &["-pthread"]);
     let out = dir.path().join("p.mvh");
-    let outcome = run_profiled_with(&exe, &[], &out, time_all).expect("run the profiler");
+    let options = ProfileOptions {
+        time_every_call: time_all,
+        calls: true,
+    };
+    let outcome = run_profiled_with(&exe, &[], &out, options).expect("run the profiler");
     assert_eq!(outcome.exit_code, Some(0));
     let run = HeapRun::open_profile(&out).expect("read the profile");
     let report = HeapReport::build(&run).unwrap();

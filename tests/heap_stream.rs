@@ -1,5 +1,5 @@
 //! The streamed heap profile reader against profiles written by hand, in
-//! format versions 1, 2, 3, 4 and 6: two threads whose records are interleaved out
+//! format versions 1, 2, 3, 4, 6 and 7: two threads whose records are interleaved out
 //! of time order in the file, so the summaries are right only if the
 //! reader merges the threads into time order. Every expected number is
 //! worked out by hand below, from the calls listed in [`CALLS`].
@@ -33,6 +33,12 @@ const CALLS: [Call; 8] = [
 const STRETCHES: [std::ops::Range<usize>; 4] = [0..2, 2..5, 5..7, 7..8];
 
 fn header(version: u64) -> Vec<u8> {
+    header_with(version, true)
+}
+
+/// A header of `version`; from version 7 it says whether the calls are
+/// written.
+fn header_with(version: u64, calls: bool) -> Vec<u8> {
     let mut b = b"MVHEAPP\n".to_vec();
     for v in [version, 42, 1_700_000_000_000_000, TSC0, 5000, 16] {
         put_uv(&mut b, v);
@@ -45,6 +51,9 @@ fn header(version: u64) -> Vec<u8> {
     if version >= 4 {
         // Durations sampled about 1 in 64 (the calls say which were timed).
         put_uv(&mut b, 64);
+    }
+    if version >= 7 {
+        put_uv(&mut b, calls as u64);
     }
     put_uv(&mut b, 4);
     b.extend_from_slice(b"prog");
@@ -792,16 +801,39 @@ fn live_series_follows_the_calls() {
 /// realloc frees the small block), peak 300 + 256 + 1000 = 1556 live
 /// bytes, 256 bytes in 1 block leaked, 7 temporaries (the 5 pairs, the
 /// small block freed by the realloc, the big one freed next), 10 freed
-/// blocks with a lifetime.
+/// blocks with a lifetime. `heap_profile` keeps only the summary, from
+/// which every count, the live heap (ending at the 256 leaked bytes) and
+/// the 10 lifetimes come; `heap_profile calls` writes the calls too, which
+/// the per-block table of lifetimes needs.
 #[test]
 fn heap_commands_stream_the_profile() {
     let (dir, exe) = common::compile("tests/c/heap_sites.c", &[]);
     let out = common::mapvis_script(
         dir.path(),
         &format!(
-            "load_exe {}; puts [heap_profile]; heap_stats; heap_figures 3; lifetime_histogram save",
+            "load_exe {}; puts [heap_profile]; heap_stats; heap_figures 3",
             exe.display()
         ),
+    );
+    let run = HeapRun::open_profile(&dir.path().join(".mapvis/heap.mvh")).unwrap();
+    assert!(!run.has_calls());
+    assert!(run.notes.is_empty(), "{:?}", run.notes);
+    assert!(run.summary.as_ref().is_some_and(|s| s.at_exit));
+    let (_, total, _, high) = mapvis::filter::heap::live_series(&run, &[], 2000).unwrap();
+    assert_eq!((total.last(), high.iter().max()), (Some(&256), Some(&1556)));
+    let bins = mapvis::filter::heap::lifetime_bins(&run, |_, _| {}).unwrap();
+    assert_eq!(bins.freed, 10);
+    assert_eq!(bins.all.iter().sum::<u64>(), 10);
+    let with_calls = common::mapvis_script(
+        dir.path(),
+        &format!(
+            "load_exe {}; puts [heap_profile calls]; lifetime_histogram save",
+            exe.display()
+        ),
+    );
+    assert!(
+        with_calls.contains("allocations 11 frees 10 bytes 1766 peak 1556 leaked 256 "),
+        "{with_calls}"
     );
     assert!(
         out.contains("allocations 11 frees 10 bytes 1766 peak 1556 leaked 256 "),
@@ -839,4 +871,291 @@ fn rankings_parse_from_their_names() {
     let r = HeapReport::build(&run).unwrap();
     let top = r.top_sites(1, |s| Ranking::Leaked.value(s));
     assert_eq!((top[0].stack, Ranking::Leaked.value(top[0])), (2, 30));
+}
+
+#[test]
+fn version_7_profile_with_calls_reads_its_calls() {
+    let (_d, run) = open(&profile_v3_or_4(7));
+    assert!(run.has_calls());
+    assert!(run.notes.is_empty(), "{:?}", run.notes);
+    check_counts(&run);
+}
+
+/// The SUMMARY body of a version 7 profile without calls (units of 4
+/// ticks from TSC0 = 1000, base unit 250; series buckets of 2^2 units,
+/// 16 ticks: bucket i ends 16 (i + 1) ticks after TSC0). One thread's
+/// calls, worked by hand (time in ticks after TSC0, unit, bucket):
+///
+///   4    251   0  malloc a 100 A   live 100
+///   8    252   0  malloc b  50 B   live 150
+///   12   253   0  free b           live 100  (lifetime 1 unit; temporary)
+///   40   260   2  malloc c 200 A   live 300  (the peak)
+///   44   261   2  free a           live 200  (lifetime 10 units)
+///   100  275   6  malloc d  30 B   live 230
+///   1196 549  74  free d           live 200  (lifetime 274 units; temporary)
+///   1280 570  80  free c           live   0  (lifetime 310 units)
+///   2000 750 125  malloc e  16 A   live  16
+///
+/// and the checkpoint is up to tsc TSC0 + 9996 (unit 2749). The series:
+/// bucket (total, high) 0 (100, 150), 2 (200, 300), 6 (230, 230), 74
+/// (200, 230), 80 (0, 200), 125 (16, 16); site A's live bytes 0: 100, 2:
+/// 200, 80: 0, 125: 16, 300 at the peak; B's 0: 0, 6: 30, 74: 0. The
+/// lifetimes' buckets: 1 and 10 (exact), 265 (274 and 275 units: octave
+/// 8, (274 >> 1) & 127 = 9) and 283 (310 and 311: (310 >> 1) & 127 = 27).
+fn v7_summary(at_exit: bool, late: u64) -> Vec<u8> {
+    let mut b = Vec::new();
+    let mut uv = |v: u64| put_uv(&mut b, v);
+    // allocs frees bytes peak peak_tsc leaked_bytes leaked_blocks
+    // temporary unknown_frees threads region_allocs
+    for v in [5, 4, 396, 300, TSC0 + 40, 16, 1, 2, 0, 1, 0] {
+        uv(v);
+    }
+    // Two sites: stack allocs bytes peak live leaked_blocks temporary
+    // in_region. No size classes, no duration groups.
+    for v in [
+        2, 1, 3, 316, 300, 16, 1, 0, 0, 2, 2, 80, 50, 0, 0, 2, 0, 0, 0,
+    ] {
+        uv(v);
+    }
+    // final upto_tsc late w
+    for v in [at_exit as u64, TSC0 + 9996, late, 2] {
+        uv(v);
+    }
+    // Six buckets: (delta, total, high).
+    for v in [
+        6, 0, 100, 150, 2, 200, 300, 4, 230, 230, 68, 200, 230, 6, 0, 200, 45, 16, 16,
+    ] {
+        uv(v);
+    }
+    // Two site series: stack at_peak n, then (delta, live) × n.
+    for v in [2, 1, 300, 4, 0, 100, 2, 200, 78, 0, 45, 16] {
+        uv(v);
+    }
+    for v in [2, 0, 3, 0, 0, 6, 30, 68, 0] {
+        uv(v);
+    }
+    // Four lifetime buckets (1, 10, 265, 283), a block each.
+    for v in [4, 1, 1, 9, 1, 255, 1, 18, 1] {
+        uv(v);
+    }
+    b
+}
+
+/// Appends a SUMMARY record (key 13, 4-byte length) of `body`, holding
+/// only its first `keep` bytes (a record cut short by a kill).
+fn summary_record(b: &mut Vec<u8>, body: &[u8], keep: usize) {
+    put_uv(b, 13);
+    b.extend_from_slice(&(body.len() as u32).to_le_bytes());
+    b.extend_from_slice(&body[..keep]);
+}
+
+fn rss(b: &mut Vec<u8>, tsc: u64, bytes: u64) {
+    put_uv(b, 6);
+    put_uv(b, tsc);
+    put_uv(b, bytes);
+}
+
+/// A version 7 profile without calls, killed while it wrote its second
+/// checkpoint: the first (see [`v7_summary`], 3 calls taken late), an RSS
+/// sample past it, and the second cut in half. No footer: a tick is taken
+/// as a nanosecond.
+fn v7_killed() -> Vec<u8> {
+    let mut b = header_with(7, false);
+    stacks(&mut b);
+    rss(&mut b, TSC0 + 5000, 4096);
+    summary_record(&mut b, &v7_summary(false, 3), v7_summary(false, 3).len());
+    rss(&mut b, TSC0 + 15_000, 8192);
+    let second = v7_summary(true, 0);
+    summary_record(&mut b, &second, second.len() / 2);
+    b
+}
+
+/// The reader takes the last whole checkpoint and says so; the report,
+/// the live heap and the lifetimes come from it; the calls are an error.
+#[test]
+fn version_7_profile_without_calls_takes_its_last_whole_checkpoint() {
+    let (_d, run) = open(&v7_killed());
+    assert!(!run.has_calls());
+    let s = run.summary.as_ref().expect("the first checkpoint");
+    assert!(!s.at_exit);
+    assert_eq!((s.upto_ns, s.late), (9996, 3));
+    // The checkpoint's end, not the RSS sample at 15 000 after it.
+    assert_eq!(run.end_time, 9996);
+    assert_eq!(run.notes.len(), 2, "{:?}", run.notes);
+    let n = &run.notes[0];
+    assert!(
+        n.contains("p.mvh")
+            && n.contains("did not end through exit()")
+            && n.contains("last checkpoint, 0.010 ms into the run")
+            && n.contains("the calls after it are missing"),
+        "{n}"
+    );
+    let n = &run.notes[1];
+    assert!(
+        n.contains("3 calls of the heap profile")
+            && n.contains("out of time order")
+            && n.contains("(counts, sites, sizes and leaks are exact)"),
+        "{n}"
+    );
+    let r = HeapReport::build(&run).unwrap();
+    assert_eq!((r.allocs, r.frees, r.bytes), (5, 4, 396));
+    assert_eq!(
+        (r.peak_live, r.leaked, r.temporary),
+        ((300, 40), (16, 1), 2)
+    );
+    let a = &r.sites[1];
+    assert_eq!((a.allocs, a.bytes, a.peak_live, a.live), (3, 316, 300, 16));
+    assert_eq!((r.sites[2].allocs, r.sites[2].temporary), (2, 2));
+}
+
+#[test]
+fn version_7_profile_without_calls_refuses_to_give_calls() {
+    let (d, run) = open(&v7_killed());
+    for e in [
+        run.calls().unwrap_err().to_string(),
+        run.for_each_call(|_| {}).unwrap_err().to_string(),
+        mapvis::filter::heap::block_lives(&run, |_| {})
+            .unwrap_err()
+            .to_string(),
+        mapvis::trace::heapprof::read_profile(&d.path().join("p.mvh"))
+            .unwrap_err()
+            .to_string(),
+    ] {
+        assert!(
+            e.contains("p.mvh")
+                && e.contains("holds no calls")
+                && e.contains("recorded by `heap_profile` without `calls`")
+                && e.contains("run `heap_profile calls` to record them"),
+            "{e}"
+        );
+    }
+}
+
+/// The live heap from the stored series (see [`v7_summary`]): bucket i
+/// ends at 16 (i + 1) ns, so the samples are at 16, 48, 112, 1200, 1296
+/// and 2016 ns, then the end of the checkpoint (9996) and the peak (300
+/// at 40, A 300 and B 0) after the samples at or before 40. `high` is the
+/// highest total of the interval a sample starts: from 0 bucket 0's 150;
+/// from 16 and from the peak, bucket 2's 300; from 48, bucket 6's 230;
+/// from 112, bucket 74's 230 (the total it started with); from 1200,
+/// bucket 80's 200; then 16 (bucket 125's, and the total to the end).
+#[test]
+fn version_7_live_series_comes_from_the_stored_buckets() {
+    let (_d, run) = open(&v7_killed());
+    let (ts, total, per, high) = mapvis::filter::heap::live_series(&run, &[1, 2], 10).unwrap();
+    assert_eq!(ts, [0, 16, 40, 48, 112, 1200, 1296, 2016, 9996]);
+    assert_eq!(total, [0, 100, 300, 200, 230, 200, 0, 16, 16]);
+    assert_eq!(per[0], [0, 100, 300, 200, 200, 200, 0, 16, 16]);
+    assert_eq!(per[1], [0, 0, 0, 0, 30, 0, 0, 0, 0]);
+    assert_eq!(high, [150, 300, 300, 230, 230, 200, 16, 16, 16]);
+}
+
+/// At most 3 samples of 6 buckets spanning 126: groups of 42 buckets,
+/// {0, 2, 6}, {74, 80} and {125}, each with its last bucket's state and
+/// the highest `high`; the sites asked for in the other order, and stack
+/// 0, which has no series, all 0.
+#[test]
+fn version_7_live_series_merges_buckets_into_fewer_samples() {
+    let (_d, run) = open(&v7_killed());
+    let (ts, total, per, high) = mapvis::filter::heap::live_series(&run, &[2, 1, 0], 3).unwrap();
+    assert_eq!(ts, [0, 40, 112, 1296, 2016, 9996]);
+    assert_eq!(total, [0, 300, 230, 0, 16, 16]);
+    assert_eq!(per[0], [0, 0, 30, 0, 0, 0]);
+    assert_eq!(per[1], [0, 300, 200, 0, 16, 16]);
+    assert_eq!(per[2], [0; 6]);
+    assert_eq!(high, [300, 300, 230, 16, 16, 16]);
+}
+
+/// The lifetimes from the stored histogram, as shares of the run (9996
+/// ns; a unit is 4 ns): bucket 1, 4 ns, 0.040016% (1% bin 0, 0.02% bin
+/// 2); bucket 10, 40 ns, 0.40016% (bins 0 and 20); bucket 265, 1096 or
+/// 1100 ns, 10.9644% to 11.0044%: binned by its middle, 10.9844%, in bin
+/// 10, and uncertain (it straddles 11%); bucket 283, 1240 or 1244 ns,
+/// 12.405% to 12.445%: bin 12.
+#[test]
+fn version_7_lifetime_bins_come_from_the_stored_histogram() {
+    let (_d, run) = open(&v7_killed());
+    let b =
+        mapvis::filter::heap::lifetime_bins(&run, |_, _| panic!("no block without calls")).unwrap();
+    assert_eq!((b.freed, b.uncertain), (4, 1));
+    let used = |v: &[u64]| -> Vec<(usize, u64)> {
+        v.iter()
+            .enumerate()
+            .filter(|x| *x.1 > 0)
+            .map(|(i, &n)| (i, n))
+            .collect()
+    };
+    assert_eq!(used(&b.all), [(0, 2), (10, 1), (12, 1)]);
+    assert_eq!(used(&b.short), [(2, 1), (20, 1)]);
+}
+
+/// A second checkpoint written whole but damaged (its body one byte
+/// short of its fields) is passed over for the first.
+#[test]
+fn version_7_damaged_last_checkpoint_falls_back_to_the_one_before() {
+    let mut b = header_with(7, false);
+    stacks(&mut b);
+    summary_record(&mut b, &v7_summary(false, 0), v7_summary(false, 0).len());
+    let mut second = v7_summary(true, 0);
+    second.pop();
+    summary_record(&mut b, &second, second.len());
+    rss(&mut b, TSC0 + 9000, 4096);
+    let (_d, run) = open(&b);
+    let s = run.summary.as_ref().expect("the first checkpoint");
+    assert!(!s.at_exit);
+    assert_eq!(run.notes.len(), 1, "{:?}", run.notes);
+    assert!(run.notes[0].contains("last checkpoint"), "{:?}", run.notes);
+}
+
+/// The summary at exit and the footer (1 tick a nanosecond): nothing to
+/// note, and the run lasts to the footer.
+#[test]
+fn version_7_profile_without_calls_ended_by_exit_is_whole() {
+    let mut b = header_with(7, false);
+    stacks(&mut b);
+    summary_record(&mut b, &v7_summary(true, 0), v7_summary(true, 0).len());
+    put_uv(&mut b, 9);
+    for v in [TSC0 + 20_000, 5000 + 20_000, 1, 2] {
+        put_uv(&mut b, v);
+    }
+    put_uv(&mut b, 0);
+    b.extend_from_slice(b"MVEND\n");
+    let (_d, run) = open(&b);
+    assert!(run.notes.is_empty(), "{:?}", run.notes);
+    assert_eq!(run.end_time, 20_000);
+    assert!(run.summary.as_ref().unwrap().at_exit);
+    let r = HeapReport::build(&run).unwrap();
+    assert_eq!((r.allocs, r.leaked), (5, (16, 1)));
+}
+
+/// Without calls and without a whole summary (killed before the first
+/// checkpoint: the only one is cut short), every report is an error that
+/// says why and what to do.
+#[test]
+fn version_7_profile_without_calls_or_summary_is_an_error() {
+    let mut b = header_with(7, false);
+    stacks(&mut b);
+    rss(&mut b, TSC0 + 500, 4096);
+    let first = v7_summary(false, 0);
+    summary_record(&mut b, &first, 10);
+    let (_d, run) = open(&b);
+    assert!(run.summary.is_none());
+    for e in [
+        HeapReport::build(&run).unwrap_err().to_string(),
+        mapvis::filter::heap::live_series(&run, &[1], 10)
+            .unwrap_err()
+            .to_string(),
+        mapvis::filter::heap::lifetime_bins(&run, |_, _| {})
+            .unwrap_err()
+            .to_string(),
+    ] {
+        assert!(
+            e.contains("p.mvh")
+                && e.contains("holds neither calls nor a whole summary")
+                && e.contains("before the profiler's first checkpoint")
+                && e.contains("ran out of memory")
+                && e.contains("with `heap_profile calls`"),
+            "{e}"
+        );
+    }
 }

@@ -6,12 +6,20 @@
 //! chain inside the pins, leaks, temporaries), on scripts/alloc_bench.c at
 //! four threads and on a C++ program; and with the chunks encoded by the
 //! threads themselves (`MAPVIS_HEAP_ENCODER=threads`) or all by the
-//! collector, which must read the same.
+//! collector, which must read the same. Format 7's series of live bytes
+//! and lifetime histogram are checked against the calls of the same
+//! profile; a profile without calls against the source, and when the
+//! program is killed (its last checkpoint) or a thread holds the summary
+//! up for over a second (calls taken late).
 mod common;
+
+use std::collections::HashMap;
 
 use mapvis::filter::heap::{HeapReport, HeapRun, SiteStats};
 use mapvis::trace::backtrace::BacktraceSymbolizer;
+use mapvis::trace::heapprof::HeapOp;
 use mapvis::trace::heapprof::{install_preload, run_profiled};
+use mapvis::trace::heapsum::{HeapSummary, SeriesBucket};
 
 const SRC: &str = "tests/c/heap_summary.c";
 const ROUNDS: u64 = 20_000;
@@ -55,6 +63,7 @@ fn profile_encoded_by(
         .args(args)
         .env("LD_PRELOAD", install_preload().unwrap())
         .env("MAPVIS_HEAP_OUT", &out)
+        .env("MAPVIS_HEAP_CALLS", "1")
         .env("MAPVIS_HEAP_ENCODER", who)
         .output()
         .unwrap();
@@ -158,7 +167,9 @@ fn chunks_encoded_by_their_threads_read_the_same() {
 /// the pass, and both with the counts worked out from the source.
 fn matches_the_source(run: &HeapRun, exe: &std::path::Path) {
     let r = HeapReport::build(run).unwrap();
-    same(&r, &HeapReport::build_by_pass(run).unwrap());
+    if run.has_calls() {
+        same(&r, &HeapReport::build_by_pass(run).unwrap());
+    }
     let mut sym = BacktraceSymbolizer::new(run.maps.clone(), Some(exe));
     let made = site(&r, run, &mut sym, "SITE_MADE");
     // Freed by the consumer thread, which allocates nothing of its own.
@@ -277,6 +288,7 @@ fn a_collector_that_starts_late_keeps_the_summary() {
         .args(["4", "200000"])
         .env("LD_PRELOAD", install_preload().unwrap())
         .env("MAPVIS_HEAP_OUT", &out)
+        .env("MAPVIS_HEAP_CALLS", "1")
         .env("MAPVIS_HEAP_COLLECTOR_DELAY_MS", "300")
         .output()
         .unwrap();
@@ -347,4 +359,228 @@ fn summary_matches_the_pass_on_python_threads() {
         r.threads,
         r.allocs
     );
+}
+
+/// Profiles `exe` as `heap_profile` does by default: the summary only,
+/// no calls (`MAPVIS_HEAP_CALLS=0`), with `env` set too; returns the run
+/// and the profile's size in bytes.
+fn profile_without_calls(
+    dir: &tempfile::TempDir,
+    exe: &std::path::Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> (HeapRun, u64) {
+    let out = dir.path().join("lean.mvh");
+    let _ = std::fs::remove_file(&out);
+    let o = std::process::Command::new(exe)
+        .args(args)
+        .env("LD_PRELOAD", install_preload().unwrap())
+        .env("MAPVIS_HEAP_OUT", &out)
+        .env("MAPVIS_HEAP_CALLS", "0")
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success() || o.status.code().is_none(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let run = HeapRun::open_profile(&out).expect("read the profile");
+    assert!(!run.has_calls());
+    (run, std::fs::metadata(&out).unwrap().len())
+}
+
+/// The default profile, without calls, reads as the source says, in a
+/// few kilobytes; asking it for its calls is an error, not an empty run.
+#[test]
+fn a_profile_without_calls_matches_the_source() {
+    let (dir, exe) = common::compile(SRC, &["-pthread"]);
+    let (run, bytes) = profile_without_calls(&dir, &exe, &[], &[]);
+    matches_the_source(&run, &exe);
+    assert!(bytes < 64 * 1024, "{bytes} bytes");
+    let e = run.for_each_call(|_| {}).unwrap_err().to_string();
+    assert!(e.contains("heap_profile calls"), "{e}");
+    assert!(run.notes.is_empty(), "{:?}", run.notes);
+}
+
+/// Which series bucket a call at `time` (ns) falls in: the first whose
+/// end is after it (the reader's clock is monotonic in the time unit, so
+/// this is the collector's bucket, `(unit - base) >> w`).
+fn bucket_of(s: &HeapSummary, time: u64) -> u64 {
+    let (mut lo, mut hi) = (0u64, 4096u64);
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if time < s.bucket_end_ns(mid) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    lo
+}
+
+/// The series of live bytes the collector kept (format 7) is the one the
+/// profile's own calls give, bucket by bucket: the total after each
+/// bucket, the highest total in it, each site's live bytes after each
+/// bucket in which it changed, and its bytes at the peak; and its
+/// lifetime histogram holds every freed block, each in the bucket of its
+/// lifetime (to the nanosecond the reader's clock rounds to).
+fn stored_series_match_the_calls(run: &HeapRun) {
+    let s = run.summary.as_ref().expect("a summary");
+    assert!(s.at_exit && s.late == 0, "{} {}", s.at_exit, s.late);
+    let calls = run.calls().unwrap();
+    let mut live: HashMap<u64, (u32, u64, u64)> = HashMap::new();
+    let mut per: HashMap<u32, u64> = HashMap::new();
+    let mut total = 0u64;
+    let mut buckets: Vec<SeriesBucket> = Vec::new();
+    let mut points: HashMap<u32, Vec<(u64, u64)>> = HashMap::new();
+    let mut at_peak: HashMap<u32, u64> = HashMap::new();
+    let mut peak = 0u64;
+    let mut lives = Vec::new();
+    for c in &calls {
+        let b = bucket_of(s, c.time);
+        if buckets.last().is_none_or(|l| l.bucket != b) {
+            buckets.push(SeriesBucket {
+                bucket: b,
+                total,
+                high: total,
+            });
+        }
+        let mut changed = Vec::new();
+        let freed = match c.op {
+            HeapOp::Free(_) => Some(c.addr),
+            HeapOp::Alloc(_) => c.old.filter(|&o| o != 0),
+        };
+        if let Some((site, size, born)) = freed.and_then(|a| live.remove(&a)) {
+            total -= size;
+            *per.get_mut(&site).unwrap() -= size;
+            changed.push(site);
+            lives.push(c.time - born);
+        }
+        if matches!(c.op, HeapOp::Alloc(_)) && c.addr != 0 {
+            if let Some((site, size, _)) = live.insert(c.addr, (c.stack, c.size, c.time)) {
+                total -= size;
+                *per.get_mut(&site).unwrap() -= size;
+                changed.push(site);
+            }
+            total += c.size;
+            *per.entry(c.stack).or_default() += c.size;
+            changed.push(c.stack);
+            if total > peak {
+                peak = total;
+                at_peak = per.clone();
+            }
+        }
+        let last = buckets.last_mut().unwrap();
+        last.total = total;
+        last.high = last.high.max(total);
+        for site in changed {
+            let v = points.entry(site).or_default();
+            match v.last_mut() {
+                Some(p) if p.0 == b => p.1 = per[&site],
+                _ => v.push((b, per[&site])),
+            }
+        }
+    }
+    assert_eq!(s.series, buckets);
+    assert_eq!(s.site_series.len(), points.len());
+    for site in &s.site_series {
+        assert_eq!(site.points, points[&site.stack], "site {}", site.stack);
+        let want = at_peak.get(&site.stack).copied().unwrap_or(0);
+        assert_eq!(site.at_peak, want, "site {} at the peak", site.stack);
+    }
+    // Lifetimes: a block of lifetime l units is in bucket b when lo <= l <
+    // hi. The reader's clock rounds each call's time down to the
+    // nanosecond, so a lifetime in nanoseconds is the bucket's range in
+    // nanoseconds or 1 ns above its top: the blocks in the buckets below
+    // bucket k, S(k), lie between the blocks that lived under lo_ns(k) and
+    // those that lived under lo_ns(k) + 2.
+    lives.sort_unstable();
+    let stored: u64 = s.lifetimes.iter().map(|l| l.1).sum();
+    assert_eq!(stored, lives.len() as u64);
+    let mut below = 0u64;
+    for &(b, n) in &s.lifetimes {
+        let (lo, _) = s.lifetime_range_ns(b);
+        let under = |ns: u64| lives.partition_point(|&l| l < ns) as u64;
+        assert!(
+            under(lo) <= below && below <= under(lo + 2),
+            "bucket {b} from {lo} ns: {} <= {below} <= {}",
+            under(lo),
+            under(lo + 2)
+        );
+        below += n;
+    }
+}
+
+#[test]
+fn stored_series_match_the_calls_of_threads_and_reallocs() {
+    let (dir, exe) = common::compile(SRC, &["-pthread"]);
+    stored_series_match_the_calls(&profile(&dir, &exe, &[]));
+    let (dir, exe) = alloc_bench();
+    stored_series_match_the_calls(&profile(&dir, &exe, &["2", "200000"]));
+    let (dir, exe) = common::compile("tests/c/heap_cpp.cpp", &["-lstdc++"]);
+    stored_series_match_the_calls(&profile(&dir, &exe, &[]));
+}
+
+/// tests/c/heap_killed.c dies by SIGKILL 2.5 s in, after 5 allocations
+/// the profile never sees summarised: its last checkpoint holds the 100
+/// allocations and 30 frees before its sleep, says so, and reads its
+/// times in nanoseconds (from a CLOCK record: there is no footer).
+#[test]
+fn a_killed_program_keeps_its_last_checkpoint() {
+    const KILLED: &str = "tests/c/heap_killed.c";
+    let (dir, exe) = common::compile(KILLED, &[]);
+    let (run, _) = profile_without_calls(&dir, &exe, &[], &[]);
+    let s = run.summary.as_ref().expect("a checkpoint");
+    assert!(!s.at_exit);
+    let r = HeapReport::build(&run).unwrap();
+    assert_eq!(
+        (r.allocs, r.frees, r.bytes, r.peak_live.0, r.leaked),
+        (100, 30, 10_000, 10_000, (7_000, 70))
+    );
+    let mut sym = BacktraceSymbolizer::new(run.maps.clone(), Some(&exe));
+    let kept = common::sites_at(&r, &run, &mut sym, KILLED, "SITE_KEPT");
+    assert_eq!(kept.len(), 1, "the checkpoint's mappings name the site");
+    assert!(common::sites_at(&r, &run, &mut sym, KILLED, "SITE_LATE").is_empty());
+    let note = run.notes.join(" ");
+    assert!(note.contains("last checkpoint"), "{note}");
+    assert!(!note.contains("clock ticks"), "{note}");
+    // Checkpoints come about every second: the last one before the kill
+    // is 1 to 2.6 s in, in nanoseconds.
+    assert!(
+        (1_000_000_000..2_600_000_000).contains(&s.upto_ns),
+        "{}",
+        s.upto_ns
+    );
+    assert_eq!(run.end_time, s.upto_ns);
+}
+
+/// A thread that stays inside a call for 1.5 s (`MAPVIS_HEAP_SLOW_CALL`)
+/// holds the summary up while the other fills its chunks: without calls
+/// the collector goes on without that thread's bound after a second, and
+/// takes its call late. Every count is still exact (alloc_bench frees all
+/// it allocates), and the run says which numbers the late call may move.
+#[test]
+fn a_stalled_summary_takes_the_stalled_call_late() {
+    let (dir, exe) = alloc_bench();
+    let pairs = 300_000u64;
+    let (run, _) = profile_without_calls(
+        &dir,
+        &exe,
+        &["2", &pairs.to_string()],
+        &[("MAPVIS_HEAP_SLOW_CALL", "1000")],
+    );
+    let s = run.summary.as_ref().expect("a summary");
+    assert!(s.at_exit);
+    assert!(s.late >= 1, "late {}", s.late);
+    let r = HeapReport::build(&run).unwrap();
+    let site = r
+        .top_sites(1, |x| x.allocs)
+        .first()
+        .map(|x| (x.allocs, x.leaked_blocks))
+        .unwrap();
+    assert_eq!(site, (2 * pairs, 0));
+    assert_eq!(r.unknown_frees, 0);
+    let note = run.notes.join(" ");
+    assert!(note.contains("out of time order"), "{note}");
 }

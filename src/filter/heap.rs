@@ -20,6 +20,14 @@
 //! summary the profiler kept while recording (the same counts, taken in
 //! the same order: `trace::heapsum`), which [`HeapReport::build`] takes
 //! instead of a pass: cost O(sites).
+//!
+//! From format 7 a native profile is by default recorded without its calls
+//! ([`HeapRun::has_calls`]): the summary then holds everything, the live
+//! heap over time and the lifetime histogram included, and
+//! [`HeapReport::build`], [`live_series`] and [`lifetime_bins`] read it
+//! (cost O(sites + buckets)); what needs each call
+//! ([`HeapRun::for_each_call`], [`block_lives`]) is an error naming the
+//! file, never an empty run.
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -86,6 +94,9 @@ enum Calls {
     Trace(Arc<TraceCalls>),
     /// Held in memory (a profile read whole, tests).
     Memory(Arc<Vec<HeapCall>>),
+    /// None: the native heap profile at this path was recorded without its
+    /// calls (format 7), only its summary.
+    Absent(PathBuf),
 }
 
 /// A Valgrind trace's calls: the file and the stack ids its first pass
@@ -229,9 +240,17 @@ pub struct HeapRun {
     /// Things the user should know about the data.
     pub notes: Vec<String>,
     /// What the profiler summarised as it recorded (native, format 5):
-    /// [`HeapReport::build`] takes it instead of a pass over the calls.
+    /// [`HeapReport::build`] takes it instead of a pass over the calls. For
+    /// a run without calls ([`HeapRun::has_calls`]) it is all there is: the
+    /// one written at exit, or the last checkpoint (see [`HeapRun::notes`]).
     pub summary: Option<Arc<HeapSummary>>,
 }
+
+/// Why a native profile without calls may have no summary either.
+const NO_SUMMARY_WHY: &str = "the program ended (killed, a crash or _exit) before the profiler's \
+     first checkpoint, about a second into the run, or the profiler gave its summary up before \
+     that checkpoint (it ran out of memory, or fell too far behind the program's threads), or \
+     every summary in the file is damaged.";
 
 /// The pinned regions of a profile as (start, stop) times; a region left
 /// open ends with the run.
@@ -252,6 +271,92 @@ fn profile_regions(p: &Profile) -> Vec<(u64, u64)> {
         regions.push((s, p.duration_ns));
     }
     regions
+}
+
+/// The length of a profile's run in nanoseconds. Without calls and
+/// without footer it is where the summary ends: a checkpoint's
+/// [`HeapSummary::upto_ns`] (the RSS samples and region marks after it,
+/// which the reader would take, are past what the summary holds), or, for
+/// the summary at exit, at least its `upto_ns`.
+fn profile_end(p: &Profile, s: Option<&HeapSummary>) -> u64 {
+    match s {
+        Some(s) if !p.has_calls && !p.complete && !s.at_exit => s.upto_ns,
+        Some(s) if !p.has_calls && !p.complete => p.duration_ns.max(s.upto_ns),
+        _ => p.duration_ns,
+    }
+}
+
+/// What the user should know about a profile's data: a missing footer,
+/// a summary that is a checkpoint rather than the one at exit, calls the
+/// summary took out of time order.
+fn profile_notes(p: &Profile, s: Option<&HeapSummary>, path: &Path) -> Vec<String> {
+    let file = path.display();
+    let mut notes = Vec::new();
+    match s {
+        _ if p.has_calls => notes.extend((!p.complete).then(|| {
+            format!(
+                "the heap profile {file} has no footer: the program did not end through exit() \
+                 (killed, _exit or a crash), so calls of its last milliseconds may be missing."
+            )
+        })),
+        // No calls and no summary: every report is an error saying why.
+        None => {}
+        Some(s) if !s.at_exit => notes.push(checkpoint_note(p, s, path)),
+        Some(_) if !p.complete => notes.push(format!(
+            "the heap profile {file} has no footer: the program stopped (killed, _exit or a \
+             crash) after the profiler wrote its summary at exit, so the counts are whole{}.",
+            ticks_note(p)
+        )),
+        Some(_) => {}
+    }
+    if let Some(s) = s.filter(|s| s.late > 0) {
+        notes.push(format!(
+            "{} calls of the heap profile {file} were taken out of time order, because a \
+             thread stayed inside the allocator for over a second: the peak, the live heap over \
+             time and the lifetimes may be off by those calls (counts, sites, sizes and leaks \
+             are exact).",
+            s.late
+        ));
+    }
+    notes
+}
+
+/// The note on a profile without calls whose summary is a checkpoint.
+fn checkpoint_note(p: &Profile, s: &HeapSummary, path: &Path) -> String {
+    let at = run_time_text(s.upto_ns);
+    if p.complete {
+        return format!(
+            "the heap profile {} holds the profiler's last checkpoint, {at} into the run, \
+             not its summary at exit: the profiler gave its summary up after that checkpoint (it \
+             ran out of memory, or fell too far behind the program's threads), so the calls \
+             after it are missing.",
+            path.display()
+        );
+    }
+    format!(
+        "the heap profile {} has no footer: the program did not end through exit() (killed, \
+         _exit or a crash), so its summary is the profiler's last checkpoint, {at} into the \
+         run, and the calls after it are missing{}.",
+        path.display(),
+        ticks_note(p)
+    )
+}
+
+/// What a profile without footer says of its times: nothing when a CLOCK
+/// record gave the tick rate.
+fn ticks_note(p: &Profile) -> &'static str {
+    match p.ticks_known {
+        true => "",
+        false => "; its times are clock ticks taken as nanoseconds (the tick rate is unknown)",
+    }
+}
+
+/// A time into the run for a note: seconds, or milliseconds below one.
+fn run_time_text(ns: u64) -> String {
+    match ns {
+        1_000_000_000.. => format!("{:.3} s", ns as f64 / 1e9),
+        _ => format!("{:.3} ms", ns as f64 / 1e6),
+    }
 }
 
 /// Turns a profile's calls into [`HeapCall`]s, marking those inside a
@@ -309,15 +414,13 @@ impl HeapRun {
 
     fn profile_run(mut p: Profile, path: &Path, calls: Calls) -> HeapRun {
         let summary = p.summary.take().map(Arc::new);
+        let calls = match p.has_calls {
+            true => calls,
+            false => Calls::Absent(path.to_path_buf()),
+        };
+        p.duration_ns = profile_end(&p, summary.as_deref());
         let regions = profile_regions(&p);
-        let mut notes = Vec::new();
-        if !p.complete {
-            notes.push(format!(
-                "the heap profile {} has no footer: the program did not end through exit() \
-                 (killed, _exit or a crash), so calls of its last milliseconds may be missing.",
-                path.display()
-            ));
-        }
+        let notes = profile_notes(&p, summary.as_deref(), path);
         HeapRun {
             source: format!("heap profile {}", path.display()),
             timed: true,
@@ -383,11 +486,40 @@ impl HeapRun {
         Ok(run)
     }
 
+    /// Whether the run holds its calls: `false` for a native profile
+    /// recorded without them (format 7's default), whose summary holds
+    /// everything measured; [`HeapRun::for_each_call`] is then an error.
+    pub fn has_calls(&self) -> bool {
+        !matches!(self.calls, Calls::Absent(_))
+    }
+
+    /// The summary of a run without calls; an error naming the file and
+    /// saying why when it has none.
+    fn stored_summary(&self) -> Result<&Arc<HeapSummary>, FilterError> {
+        self.summary
+            .as_ref()
+            .ok_or_else(|| self.no_summary(NO_SUMMARY_WHY))
+    }
+
+    /// [`FilterError::NoHeapSummary`] for this run, saying `why`.
+    fn no_summary(&self, why: &str) -> FilterError {
+        let path = match &self.calls {
+            Calls::Absent(p) => p.clone(),
+            _ => PathBuf::from(&self.source),
+        };
+        FilterError::NoHeapSummary {
+            path,
+            why: why.to_string(),
+        }
+    }
+
     /// Calls `f` with every call in time order: streamed from the profile
     /// (memory bounded by the threads, see [`ProfileReader::for_each`]) or
-    /// read from memory.
+    /// read from memory. A run without calls ([`HeapRun::has_calls`]) is
+    /// an error, [`FilterError::NoHeapCalls`], never an empty pass.
     pub fn for_each_call(&self, mut f: impl FnMut(&HeapCall)) -> Result<(), FilterError> {
         match &self.calls {
+            Calls::Absent(path) => Err(FilterError::NoHeapCalls { path: path.clone() }),
             Calls::Memory(v) => {
                 v.iter().for_each(f);
                 Ok(())
@@ -773,8 +905,19 @@ impl HeapReport {
     /// number of sites), else by [`HeapReport::build_by_pass`]. Both give
     /// the same counts; durations from the summary are exact below 1024
     /// units of the profile (about 5 µs) and within 1.6% above, those of
-    /// the pass exact below 1024 ns and within 1.6% above.
+    /// the pass exact below 1024 ns and within 1.6% above. A run without
+    /// calls has only its summary: without one, or with one that does not
+    /// fit its stacks, the report is an error saying so.
     pub fn build(run: &HeapRun) -> Result<HeapReport, FilterError> {
+        if !run.has_calls() {
+            let s = run.stored_summary()?;
+            return Self::from_summary(run, s).ok_or_else(|| {
+                run.no_summary(
+                    "its summary names a site, size class or duration bucket the profile does \
+                     not hold: it is damaged.",
+                )
+            });
+        }
         if let Some(r) = run
             .summary
             .as_ref()
@@ -1018,7 +1161,20 @@ pub type LiveSeries = (Vec<u64>, Vec<u64>, Vec<Vec<u64>>, Vec<u64>);
 /// state after the last call; with each sample, the highest total until
 /// the next sample. One streamed pass; memory the live blocks and the
 /// samples, whatever the number of calls.
+///
+/// A run without calls ([`HeapRun::has_calls`]) takes the series its
+/// summary stored instead, in the same shape (one sample a stored bucket
+/// of `2^w` time units, merged down to `points`); without a summary
+/// that is an error.
 pub fn live_series(run: &HeapRun, sites: &[u32], points: usize) -> Result<LiveSeries, FilterError> {
+    if !run.has_calls() {
+        return Ok(stored_live_series(
+            run,
+            run.stored_summary()?,
+            sites,
+            points,
+        ));
+    }
     let points = points.max(2);
     let slot: FastMap<u32, usize> = sites.iter().enumerate().map(|(i, s)| (*s, i)).collect();
     let mut live: FastMap<u64, (u32, u64)> = FastMap::default();
@@ -1077,22 +1233,141 @@ pub fn live_series(run: &HeapRun, sites: &[u32], points: usize) -> Result<LiveSe
             push_sample(&mut out, t, total, &per, &mut high);
         }
     }
-    let end = run.end_time.max(*out.0.last().unwrap_or(&0));
-    push_sample(&mut out, end, total, &per, &mut high);
-    out.3.push(total);
+    let end = Sample { total, per: &per };
+    end_series(
+        &mut out,
+        run.end_time,
+        &end,
+        &mut high,
+        (peak.0, peak.1, &peak.2),
+    );
+    Ok(out)
+}
+
+/// The state a sample shows: the total and the sites' live bytes.
+struct Sample<'a> {
+    total: u64,
+    per: &'a [u64],
+}
+
+/// Ends a series: a last sample of `last` at the end of the run (or at
+/// the last sample, when that is later), then the peak, `(time, total,
+/// per site)`, inserted after the samples at or before its time (a sample
+/// at the same time shows the state before the calls of that time), as
+/// the highest of its interval.
+fn end_series(
+    out: &mut LiveSeries,
+    run_end: u64,
+    last: &Sample,
+    high: &mut u64,
+    peak: (u64, u64, &[u64]),
+) {
+    let end = run_end.max(*out.0.last().unwrap_or(&0));
+    push_sample(out, end, last.total, last.per, high);
+    out.3.push(last.total);
     if peak.1 > 0 {
-        // After the samples at or before it: a sample at the same time
-        // shows the state before the calls of that time.
         let at = out.0.partition_point(|&t| t <= peak.0);
         out.0.insert(at, peak.0);
         out.1.insert(at, peak.1);
         for (i, v) in peak.2.iter().enumerate() {
             out.2[i].insert(at, *v);
         }
-        // The peak is the highest of its interval.
         out.3.insert(at, peak.1);
     }
-    Ok(out)
+}
+
+/// [`live_series`] of a run without calls, from its summary's stored
+/// series (format 7), in the same shape: the (0, 0) sample, then one at
+/// the end of each bucket in which a call was taken (the state after the
+/// bucket's calls; between them nothing changed), its `high` the bucket's
+/// stored one; a site's live bytes carried from its last stored bucket (0
+/// before its first); with more buckets than `points`, consecutive
+/// buckets merged into groups of equal width (bucket numbers `k · width`
+/// to `(k + 1) · width`, see [`merged_width`]; the last bucket's state,
+/// the highest `high`), at most `points` samples; then the
+/// end of the run and the peak with each site's live bytes at it, as
+/// [`end_series`] adds them. A sample time past the end of the run (the
+/// last bucket reaches beyond it) is the end of the run: every call taken
+/// comes before it. Cost O(buckets + sites' points); exact to a bucket
+/// (`2^w` time units, about a thousandth of the run or finer).
+fn stored_live_series(run: &HeapRun, s: &HeapSummary, sites: &[u32], points: usize) -> LiveSeries {
+    let slot: FastMap<u32, usize> = sites.iter().enumerate().map(|(i, s)| (*s, i)).collect();
+    let mut cursors: Vec<SiteCursor> = s
+        .site_series
+        .iter()
+        .filter_map(|x| {
+            Some(SiteCursor {
+                slot: *slot.get(&x.stack)?,
+                points: &x.points,
+                live: 0,
+            })
+        })
+        .collect();
+    let mut out: LiveSeries = (vec![0], vec![0], vec![vec![0u64]; sites.len()], vec![]);
+    let (mut total, mut high) = (0u64, 0u64);
+    let mut per = vec![0u64; sites.len()];
+    let width = merged_width(s, points.max(2) as u64);
+    for group in s
+        .series
+        .chunk_by(|a, b| a.bucket / width == b.bucket / width)
+    {
+        let last = group[group.len() - 1];
+        high = group.iter().map(|b| b.high).fold(high, u64::max);
+        total = last.total;
+        per.fill(0);
+        for c in &mut cursors {
+            per[c.slot] += c.live_after(last.bucket);
+        }
+        let before = *out.0.last().unwrap_or(&0);
+        let t = s.bucket_end_ns(last.bucket).min(run.end_time).max(before);
+        push_sample(&mut out, t, total, &per, &mut high);
+    }
+    let mut at_peak = vec![0u64; sites.len()];
+    for x in &s.site_series {
+        if let Some(&i) = slot.get(&x.stack) {
+            at_peak[i] += x.at_peak;
+        }
+    }
+    let end = Sample { total, per: &per };
+    let peak = (s.peak_live.1, s.peak_live.0, at_peak.as_slice());
+    end_series(&mut out, run.end_time, &end, &mut high, peak);
+    out
+}
+
+/// One asked-for site's stored series, read along the buckets (a site
+/// may have two: stacks the profiler kept apart that the reader found
+/// equal; their values add up).
+struct SiteCursor<'a> {
+    /// The site's place among those asked for.
+    slot: usize,
+    /// Its points not yet passed: (bucket, live bytes).
+    points: &'a [(u64, u64)],
+    /// Its live bytes after the points passed (0 before the first).
+    live: u64,
+}
+
+impl SiteCursor<'_> {
+    /// The site's live bytes after the calls of bucket `b` and those before.
+    fn live_after(&mut self, b: u64) -> u64 {
+        let k = self.points.partition_point(|p| p.0 <= b);
+        if k > 0 {
+            self.live = self.points[k - 1].1;
+        }
+        self.points = &self.points[k..];
+        self.live
+    }
+}
+
+/// The width, in bucket numbers, of the groups [`stored_live_series`]
+/// merges into one sample: 1 when at most `points` buckets are stored,
+/// else the narrowest that makes at most `points` groups over the span of
+/// bucket numbers.
+fn merged_width(s: &HeapSummary, points: u64) -> u64 {
+    if s.series.len() as u64 <= points {
+        return 1;
+    }
+    let span = s.series.last().map_or(1, |b| b.bucket + 1);
+    span.div_ceil(points).max(1)
 }
 
 /// Appends a sample; closes the interval of the one before it with the
@@ -1144,43 +1419,97 @@ pub fn block_lives(run: &HeapRun, mut f: impl FnMut(&BlockLife)) -> Result<(), F
 /// operations, for a trace).
 #[derive(Clone, Debug, PartialEq)]
 pub struct LifetimeBins {
-    /// Freed blocks.
+    /// Freed blocks (with a lifetime), binned or not.
     pub freed: u64,
     /// 100 bins of 1% over 0-100%.
     pub all: Vec<u64>,
     /// 100 bins of 0.02% over 0-2%.
     pub short: Vec<u64>,
+    /// Blocks that may belong in the bin next to theirs: a run without
+    /// calls keeps lifetimes in buckets (exact below 256 time units, then
+    /// under 0.8% wide), and the blocks of a bucket whose lifetimes straddle
+    /// a bin edge of either histogram are binned by the bucket's middle.
+    /// Always 0 for a run with calls (each block's lifetime is exact).
+    pub uncertain: u64,
+}
+
+/// The bin of macro lifetime `s` (percent) among `n` bins over `0..=hi`
+/// (`hi` itself in the last); `None` outside.
+fn lifetime_bin(s: f64, hi: f64, n: usize) -> Option<usize> {
+    (0.0..=hi)
+        .contains(&s)
+        .then(|| ((s / (hi / n as f64)) as usize).min(n - 1))
+}
+
+impl LifetimeBins {
+    fn empty() -> LifetimeBins {
+        LifetimeBins {
+            freed: 0,
+            all: vec![0; 100],
+            short: vec![0; 100],
+            uncertain: 0,
+        }
+    }
+
+    /// Counts `n` blocks of macro lifetime `s` in both histograms.
+    fn add(&mut self, s: f64, n: u64) {
+        for (bins, hi) in [(&mut self.all, 100.0), (&mut self.short, 2.0)] {
+            if let Some(i) = lifetime_bin(s, hi, bins.len()) {
+                bins[i] += n;
+            }
+        }
+    }
 }
 
 /// Bins the macro lifetimes of the freed blocks (see [`LifetimeBins`]),
 /// calling `each(block, percent)` for every freed block on the way. One
-/// streamed pass ([`block_lives`]).
+/// streamed pass ([`block_lives`]). A run without calls
+/// ([`HeapRun::has_calls`]) bins its summary's lifetime histogram instead
+/// (see [`LifetimeBins::uncertain`]) and never calls `each`; without a summary
+/// that is an error.
 pub fn lifetime_bins(
     run: &HeapRun,
     mut each: impl FnMut(&BlockLife, f64),
 ) -> Result<LifetimeBins, FilterError> {
+    if !run.has_calls() {
+        return Ok(stored_lifetime_bins(run, run.stored_summary()?));
+    }
     let total = run.end_time.max(1) as f64;
-    let mut b = LifetimeBins {
-        freed: 0,
-        all: vec![0; 100],
-        short: vec![0; 100],
-    };
-    let bin = |c: &mut [u64], s: f64, hi: f64| {
-        if (0.0..=hi).contains(&s) {
-            let n = c.len();
-            c[((s / (hi / n as f64)) as usize).min(n - 1)] += 1;
-        }
-    };
+    let mut b = LifetimeBins::empty();
     block_lives(run, |l| {
         if let Some(t) = l.lifetime() {
             let s = 100.0 * t as f64 / total;
             b.freed += 1;
-            bin(&mut b.all, s, 100.0);
-            bin(&mut b.short, s, 2.0);
+            b.add(s, 1);
             each(l, s);
         }
     })?;
     Ok(b)
+}
+
+/// [`lifetime_bins`] from a summary's lifetime histogram (format 7): each
+/// bucket's blocks go to the bins of the middle of the lifetimes it holds
+/// (its one lifetime below 256 time units), as a share of the run; a
+/// bucket whose shortest and longest lifetimes fall in different bins of
+/// either histogram counts its blocks in [`LifetimeBins::uncertain`].
+/// Cost O(buckets).
+fn stored_lifetime_bins(run: &HeapRun, s: &HeapSummary) -> LifetimeBins {
+    let total = run.end_time.max(1) as f64;
+    let share = |units: u64| 100.0 * s.units_ns(units) as f64 / total;
+    let mut b = LifetimeBins::empty();
+    for &(bucket, n) in &s.lifetimes {
+        let (lo, hi) = HeapSummary::lifetime_units(bucket);
+        let (first, last) = (share(lo), share(hi - 1));
+        b.freed += n;
+        b.add((first + last) / 2.0, n);
+        let straddles = [(100.0, 100), (2.0, 100)]
+            .iter()
+            .any(|&(top, bins)| lifetime_bin(first, top, bins) != lifetime_bin(last, top, bins));
+        if straddles {
+            b.uncertain += n;
+        }
+    }
+    b
 }
 
 /// The executable a run came from, for symbolization: the first mapping

@@ -169,6 +169,22 @@ pub enum FilterError {
         /// Memory available, in MB.
         free_mb: u64,
     },
+    /// The calls were asked of a heap profile recorded without them
+    /// (format 7's default): only its summary can be shown.
+    #[error("the heap profile {path} holds no calls: it was recorded by `heap_profile` without `calls`, which keeps only the summary (counts, sites, sizes, leaks, the live heap over time and the lifetimes); run `heap_profile calls` to record them.")]
+    NoHeapCalls {
+        /// The profile.
+        path: std::path::PathBuf,
+    },
+    /// A heap profile recorded without its calls has no summary to report
+    /// from either.
+    #[error("the heap profile {path} holds neither calls nor a whole summary: {why} Record it again; for a program that dies early, with `heap_profile calls`, which writes every call as it is made.")]
+    NoHeapSummary {
+        /// The profile.
+        path: std::path::PathBuf,
+        /// Why it has none, as far as the reader can tell.
+        why: String,
+    },
     /// A saved analysis could not be read back.
     #[error(
         "cannot read the saved analysis in {path}: {reason}. Run memory_trace_analysis again."

@@ -152,16 +152,21 @@ fn export_ops(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     export(st, &a[0], Export::Ops)
 }
 
-/// `heap_profile ?time_all?`: runs the loaded program natively under the
-/// heap profiler (timing a sample of the calls, or every call with
-/// `time_all`) and prints a summary; returns a dict of its totals.
+/// `heap_profile ?time_all? ?calls?`: runs the loaded program natively
+/// under the heap profiler (timing a sample of the calls, or every call
+/// with `time_all`; writing only the summary the profiler keeps, or every
+/// call too with `calls`) and prints a summary; returns a dict of its
+/// totals.
 fn heap_profile(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     st.follow_cwd();
-    let time_all = a.iter().any(|x| x == "time_all");
+    let options = heapprof::ProfileOptions {
+        time_every_call: a.iter().any(|x| x == "time_all"),
+        calls: a.iter().any(|x| x == "calls"),
+    };
     let exe =
         st.program_to_run("no program is loaded: load_exe PATH (or compile_exe SOURCE.c) first.")?;
     let out = profile_path(st);
-    let outcome = heapprof::run_profiled_with(&exe, st.args(), &out, time_all)?;
+    let outcome = heapprof::run_profiled_with(&exe, st.args(), &out, options)?;
     if !out.is_file() {
         return Err(format!(
             "{} {} and wrote no heap profile: it may be statically linked (LD_PRELOAD cannot \

@@ -778,13 +778,23 @@ pub const SPECS: &[CommandSpec] = &[
         name: "heap_profile",
         aliases: &[],
         group: Group::Heap,
-        args: &[opt("time_all", ArgKind::OneOf(&["time_all"]))],
+        args: &[rest(
+            "time_all|calls",
+            ArgKind::OneOf(&["time_all", "calls"]),
+        )],
         help: "Runs the loaded program natively (with set_arguments' arguments) \
-               under mapvis's heap profiler, an LD_PRELOAD library that records \
+               under mapvis's heap profiler, an LD_PRELOAD library that takes \
                every malloc, calloc, realloc, free, memalign, posix_memalign, \
                aligned_alloc, valloc and C++ new/delete with its size, thread, \
                time and call stack, in per-thread buffers, plus RSS every 10 \
-               ms. The time a call spends in the allocator is measured for a \
+               ms. A collector thread summarises the calls as the program runs \
+               (sites, sizes, peak, leaks, temporaries, times, the live heap \
+               over time, block lifetimes), so the profile holds that summary, \
+               kilobytes whatever the number of calls; with calls, every call \
+               is written as well (about 1.6 bytes a call), which \
+               lifetime_histogram save needs for its per-block table. A \
+               program that ends without exit() (killed, a crash, _exit) keeps \
+               the summary of its last second, shown as partial. The time a call spends in the allocator is measured for a \
                sample: each thread times a pseudo-random one in about 64 of its \
                calls, so heap_stats' times per call are estimates (it says how \
                many calls were timed); every call is still counted. With \
@@ -846,8 +856,11 @@ pub const SPECS: &[CommandSpec] = &[
                the number of operations (accesses and allocator calls) between \
                its allocation and its free in a trace, or nanoseconds in a heap \
                profile; its macro lifetime is that as a share of the whole run. \
+               A heap profile recorded without calls holds the lifetimes in \
+               buckets under 0.8% wide, so a block near a bin's edge may be \
+               counted in its neighbour; the figure says how many may be. \
                With save, every freed block's lifetime goes to \
-               visinfo/lifetimes.csv.",
+               visinfo/lifetimes.csv (a trace, or heap_profile calls).",
     },
     CommandSpec {
         name: "export_memtrace",

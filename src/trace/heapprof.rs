@@ -61,6 +61,7 @@ const R_CHUNK: u64 = 10;
 const R_REGION_AT: u64 = 11;
 const R_ZCHUNK: u64 = 12;
 const R_SUMMARY: u64 = 13;
+const R_CLOCK: u64 = 14;
 
 /// Errors while reading a heap profile.
 #[derive(Debug, thiserror::Error)]
@@ -86,6 +87,12 @@ pub enum ProfileError {
         path: PathBuf,
         /// Its version.
         version: u64,
+    },
+    /// The calls were asked of a profile recorded without them (format 7).
+    #[error("the heap profile {path} holds no calls: it was recorded by `heap_profile` without `calls`, which keeps only the summary (counts, sites, sizes, leaks, the live heap over time and the lifetimes); run `heap_profile calls` to record them.")]
+    NoCalls {
+        /// The file.
+        path: PathBuf,
     },
     /// A malformed record.
     #[error("the heap profile {path} is damaged at byte {offset}: {what}. Record it again.")]
@@ -180,8 +187,20 @@ pub struct Profile {
     pub duration_ns: u64,
     /// Whether the footer was read (the program ended through exit()).
     pub complete: bool,
-    /// What the profiler summarised as it recorded (format 5, when the
-    /// program ended through exit() and the summary was kept).
+    /// Whether the profile holds the calls (ZCHUNK blocks, or the records
+    /// of formats 1 and 2): always before format 7; from format 7 only when
+    /// recorded with `heap_profile calls`. Without them the summary holds
+    /// everything the profile measured.
+    pub has_calls: bool,
+    /// Whether the tick rate is known, so times are nanoseconds: from the
+    /// footer's clock pair, or a CLOCK record's (format 7, about every
+    /// second). Else ticks are taken as nanoseconds.
+    pub ticks_known: bool,
+    /// What the profiler summarised as it recorded. With calls (format 5
+    /// on): only when the program ended through exit() and the summary was
+    /// kept. Without calls (format 7): the last whole SUMMARY record, the
+    /// one written at exit or else the last checkpoint
+    /// ([`super::heapsum::HeapSummary::at_exit`]), footer or not.
     pub summary: Option<super::heapsum::HeapSummary>,
 }
 
@@ -298,6 +317,9 @@ enum Rec {
     Summary {
         len: u64,
     },
+    /// Version 7: a clock pair (time stamp, monotonic nanoseconds) taken
+    /// while the program ran, for the tick rate of a profile without footer.
+    Clock(u64, u64),
     /// Version 2: a region mark with its thread and absolute timestamp.
     RegionAt {
         tid: u32,
@@ -334,6 +356,7 @@ fn decode_top_v2(d: &mut Dec) -> Result<Rec, bool> {
                 len,
             })
         })(),
+        R_CLOCK => (|| Some(Rec::Clock(d.uv()?, d.uv()?)))(),
         R_SUMMARY => (|| {
             let len = d.b.get(d.pos..d.pos + 4)?;
             let len = u32::from_le_bytes([len[0], len[1], len[2], len[3]]) as u64;
@@ -551,8 +574,12 @@ struct Scan {
     rss: Vec<(u64, u64)>,
     last_tsc: u64,
     footer: Option<(u64, u64)>,
-    /// Where the SUMMARY record's body lies: (offset, length).
-    summary_at: Option<(u64, u64)>,
+    /// The last CLOCK record's pair (format 7).
+    clock: Option<(u64, u64)>,
+    /// Where each SUMMARY record's body lies, (offset, length), in file
+    /// order: one in a profile with calls, one a second or so (16 bytes
+    /// each) in one without.
+    summaries: Vec<(u64, u64)>,
 }
 
 impl Scan {
@@ -642,10 +669,17 @@ impl Scan {
                     },
                 ))
             }
-            Rec::Map(m) => p.maps.push(m),
+            // Profiles without calls write the mappings again at a
+            // checkpoint when they changed: each mapping is kept once.
+            Rec::Map(m) => {
+                if !p.maps.contains(&m) {
+                    p.maps.push(m)
+                }
+            }
             Rec::Footer(t, m) => self.footer = Some((t, m)),
+            Rec::Clock(t, m) => self.clock = Some((t, m)),
             // `at` is the body's first byte here (see the caller).
-            Rec::Summary { len } => self.summary_at = Some((at, len)),
+            Rec::Summary { len } => self.summaries.push((at, len)),
         }
     }
 }
@@ -700,6 +734,14 @@ impl ProfileReader {
             if !(1..=1 << 20).contains(&p.dur_sample) {
                 return None;
             }
+            p.has_calls = match version {
+                ..=6 => true,
+                _ => match d.uv()? {
+                    0 => false,
+                    1 => true,
+                    _ => return None,
+                },
+            };
             p.exe = d.str()?;
             let argc = d.uv()?;
             for _ in 0..argc.min(1 << 16) {
@@ -723,7 +765,8 @@ impl ProfileReader {
             rss: Vec::new(),
             last_tsc: tsc0,
             footer: None,
-            summary_at: None,
+            clock: None,
+            summaries: Vec::new(),
         };
         p.stacks.push(Vec::new());
         scan.stack_index.insert(Vec::new(), 0);
@@ -732,11 +775,9 @@ impl ProfileReader {
                 Ok(at) => corrupt(at, "unknown record"),
                 Err(io) => io_error(path)(io),
             })?;
-            let summary_at = scan.summary_at.filter(|_| scan.footer.is_some());
+            let summaries = std::mem::take(&mut scan.summaries);
             let mut r = Self::finish(path, scan, p, version, shifts);
-            if let Some((at, len)) = summary_at {
-                r.head.summary = r.read_summary(&win.file, at, len);
-            }
+            r.head.summary = r.pick_summary(&win.file, &summaries);
             return Ok(r);
         }
         loop {
@@ -821,9 +862,10 @@ impl ProfileReader {
         version: u64,
         shifts: (u64, u64),
     ) -> ProfileReader {
-        // Ticks per nanosecond from the footer's clock pair; without a
-        // footer, ticks are taken as nanoseconds.
-        let (tsc_end, mono_end) = scan.footer.unwrap_or((0, 0));
+        // Ticks per nanosecond from the footer's clock pair, else from the
+        // last CLOCK record's (format 7, about every second); without
+        // either, ticks are taken as nanoseconds.
+        let (tsc_end, mono_end) = scan.footer.or(scan.clock).unwrap_or((0, 0));
         let ticks_per_ns = if tsc_end > scan.tsc0 && mono_end > scan.mono0 {
             (tsc_end - scan.tsc0) as f64 / (mono_end - scan.mono0) as f64
         } else {
@@ -834,6 +876,7 @@ impl ProfileReader {
         let to_ns =
             |t: u64| ((t.saturating_sub(scan.tsc0) as u128 * ns_per_tick_fp as u128) >> 32) as u64;
         p.complete = scan.footer.is_some();
+        p.ticks_known = tsc_end > scan.tsc0 && mono_end > scan.mono0;
         p.regions = scan
             .regions
             .into_iter()
@@ -860,8 +903,30 @@ impl ProfileReader {
         }
     }
 
+    /// The summary to count by, of the SUMMARY records whose bodies lie at
+    /// `at` (offset, length), in file order. With calls: the last one, and
+    /// only when the footer was read (a profile with calls holds one, at
+    /// exit; else the calls are summarised by a pass). Without calls: the
+    /// last whole one, footer or not: a program killed while the record was
+    /// written leaves it damaged (or cut short, then not even listed), and
+    /// the checkpoint before it counts. Cost: reading the bodies tried,
+    /// usually one.
+    fn pick_summary(
+        &self,
+        file: &fs::File,
+        at: &[(u64, u64)],
+    ) -> Option<super::heapsum::HeapSummary> {
+        if self.head.has_calls {
+            let &(at, len) = at.last().filter(|_| self.head.complete)?;
+            return self.read_summary(file, at, len);
+        }
+        at.iter()
+            .rev()
+            .find_map(|&(at, len)| self.read_summary(file, at, len))
+    }
+
     /// The SUMMARY record's body at `at`, parsed; `None` when it cannot be
-    /// read or is damaged (the calls are then summarised by a pass).
+    /// read or is damaged.
     fn read_summary(
         &self,
         file: &fs::File,
@@ -876,8 +941,9 @@ impl ProfileReader {
             tsc0: self.tsc0,
             ns_per_tick_fp: self.ns_per_tick_fp,
             dur_shift: self.dur_shift,
+            tick_shift: self.tick_shift,
         };
-        super::heapsum::parse(&body, &cv)
+        super::heapsum::parse(&body, &cv, self.version)
     }
 
     /// Everything the profile holds but its calls: [`Profile::events`] is
@@ -904,7 +970,15 @@ impl ProfileReader {
     /// channel and are filled again: a batch (2048 calls, about 150 KiB)
     /// is above glibc's mmap threshold, so a fresh one per batch cost an
     /// mmap, its page faults and a munmap (about 5% of the reading time).
+    ///
+    /// A profile recorded without its calls ([`Profile::has_calls`]) is an
+    /// error ([`ProfileError::NoCalls`]), never an empty run.
     pub fn for_each(&self, mut f: impl FnMut(ProfileEvent)) -> Result<(), ProfileError> {
+        if !self.head.has_calls {
+            return Err(ProfileError::NoCalls {
+                path: self.path.clone(),
+            });
+        }
         let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<ProfileEvent>>(QUEUED);
         let (back_tx, back_rx) = std::sync::mpsc::sync_channel::<Vec<ProfileEvent>>(QUEUED + 2);
         std::thread::scope(|scope| {
@@ -1262,7 +1336,8 @@ impl Cursor {
 
 /// Reads a whole heap profile, calls included, into memory (about 56
 /// bytes per call): for small profiles and tests. Large profiles are
-/// streamed with [`ProfileReader`].
+/// streamed with [`ProfileReader`]. A profile without calls is an error
+/// (see [`ProfileReader::for_each`]).
 pub fn read_profile(path: &Path) -> Result<Profile, ProfileError> {
     let r = ProfileReader::open(path)?;
     let mut p = r.head().clone();
@@ -1287,23 +1362,42 @@ pub fn install_preload() -> Result<PathBuf, RunError> {
     Ok(lib)
 }
 
+/// How [`run_profiled_with`] records.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ProfileOptions {
+    /// Time every call (exact durations; each call then takes a second
+    /// `rdtsc`, about 20 ns on a virtual machine) rather than a
+    /// pseudo-random one in about 64 per thread (`MAPVIS_HEAP_TIME`).
+    pub time_every_call: bool,
+    /// Write every call (ZCHUNK blocks, about 1.6 bytes a call) besides
+    /// the summary (`MAPVIS_HEAP_CALLS=1`): what the per-block lifetimes
+    /// need, and a check of the summary by a pass over them. Without, the
+    /// profile holds only the summary (kilobytes, whatever the number of
+    /// calls).
+    pub calls: bool,
+}
+
 /// Runs `exe args` natively with the heap profiler preloaded, writing the
 /// profile to `out`. The program's stdin, stdout and stderr pass through;
 /// returns how it ended. The program is started with an argument list,
 /// never through a shell. Call durations are sampled (about one call in
-/// 64 per thread is timed, see [`run_profiled_with`]).
+/// 64 per thread is timed), and the calls are written besides the summary
+/// (so that a reader can compare the two, or read the calls: see
+/// [`run_profiled_with`] for the other choices).
 pub fn run_profiled(exe: &Path, args: &[String], out: &Path) -> Result<RunOutcome, RunError> {
-    run_profiled_with(exe, args, out, false)
+    let options = ProfileOptions {
+        time_every_call: false,
+        calls: true,
+    };
+    run_profiled_with(exe, args, out, options)
 }
 
-/// [`run_profiled`], timing every call when `time_every_call` (exact
-/// durations; each call then takes a second `rdtsc`, about 20 ns on a
-/// virtual machine) rather than a pseudo-random one in about 64 per thread.
+/// [`run_profiled`] with `options` (see [`ProfileOptions`]).
 pub fn run_profiled_with(
     exe: &Path,
     args: &[String],
     out: &Path,
-    time_every_call: bool,
+    options: ProfileOptions,
 ) -> Result<RunOutcome, RunError> {
     super::run::check_executable(exe)?;
     let lib = install_preload()?;
@@ -1325,8 +1419,13 @@ pub fn run_profiled_with(
         .env("MAPVIS_HEAP_OUT", out)
         .env(
             "MAPVIS_HEAP_TIME",
-            if time_every_call { "all" } else { "sample" },
+            if options.time_every_call {
+                "all"
+            } else {
+                "sample"
+            },
         )
+        .env("MAPVIS_HEAP_CALLS", if options.calls { "1" } else { "0" })
         .stdin(Stdio::inherit())
         .stdout(Stdio::inherit())
         .stderr(Stdio::inherit());

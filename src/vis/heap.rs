@@ -18,7 +18,7 @@ use super::html::{write_page, PageFigure, PageMeta};
 use super::{FigureOptions, FigureReport, VisError};
 use crate::filter::csv::CsvOut;
 use crate::filter::heap::{
-    lifetime_bins, live_series, size_class_label, HeapReport, HeapRun, LiveSeries,
+    lifetime_bins, live_series, size_class_label, HeapReport, HeapRun, LifetimeBins, LiveSeries,
 };
 
 /// A plotly.js trace written as a JSON object.
@@ -69,10 +69,11 @@ pub fn heap_figures(
     let mut report_out = FigureReport::default();
     let ids: Vec<u32> = top.iter().map(|t| t.0).collect();
     let live = live_series(run, &ids, 2000)?;
-    let intro = vec![format!(
+    let mut intro = vec![format!(
         "{} allocations, {} bytes, peak {} live bytes, from the {}.",
         report.allocs, report.bytes, report.peak_live.0, run.source
     )];
+    intro.extend(run.notes.iter().map(|w| format!("Note: {w}")));
     let figures = [
         live_figure(run, top, &live),
         flame_figure(run, report, frames),
@@ -258,7 +259,7 @@ pub fn lifetime_histogram(run: &HeapRun, o: &FigureOptions) -> Result<FigureRepo
     // as the blocks are freed (memory: a write buffer, whatever the count).
     let lifetime = format!("lifetime_{}", run.unit.name());
     let header = ["site", "size", "alloc", "free", &lifetime, "macro_percent"];
-    let mut rows = match o.save {
+    let mut rows = match o.save && run.has_calls() {
         true => Some(crate::filter::csv::CsvOut::create(
             &o.visinfo_dir,
             "lifetimes.csv",
@@ -300,12 +301,31 @@ pub fn lifetime_histogram(run: &HeapRun, o: &FigureOptions) -> Result<FigureRepo
             .x_axis(axis("macro lifetime (% of the run), 0-2%"))
             .y_axis(axis("blocks")),
     );
-    let intro = vec![format!(
+    let mut intro = vec![format!(
         "{} freed blocks of the {}; a block's macro lifetime is the share of the run's {} between its allocation and its free.",
         bins.freed,
         run.source,
         run.unit.name()
     )];
+    let mut warnings = Vec::new();
+    if bins.uncertain > 0 {
+        warnings.push(format!(
+            "{} of the {} blocks have lifetimes within 0.8% of a bin's edge (the profile keeps lifetimes in buckets, not one by one), so they may be counted in the neighbouring bin; heap_profile calls records each block's lifetime.",
+            bins.uncertain, bins.freed
+        ));
+    }
+    if o.save && !run.has_calls() {
+        warnings.push(format!(
+            "the {} holds no calls, so there is no per-block table (visinfo/lifetimes.csv): record with heap_profile calls for it; the bins went to visinfo/lifetime_bins.csv.",
+            run.source
+        ));
+    }
+    intro.extend(
+        warnings
+            .iter()
+            .chain(&run.notes)
+            .map(|w| format!("Note: {w}")),
+    );
     let figures = [
         PageFigure {
             heading: "Macro lifetimes, 0-100%".into(),
@@ -335,12 +355,34 @@ pub fn lifetime_histogram(run: &HeapRun, o: &FigureOptions) -> Result<FigureRepo
             },
         )?,
         points: bins.freed as usize,
+        warnings,
         ..Default::default()
     };
     if let Some(w) = rows {
         out.data_csv.push(w.finish()?);
     }
+    if o.save {
+        out.data_csv.push(save_bins(&bins, o)?);
+    }
     Ok(out)
+}
+
+/// Writes `visinfo/lifetime_bins.csv`: both histograms' bins (panel,
+/// from and to in percent of the run, blocks).
+fn save_bins(bins: &LifetimeBins, o: &FigureOptions) -> Result<PathBuf, VisError> {
+    let header = ["panel", "from_percent", "to_percent", "blocks"];
+    let mut w = CsvOut::create(&o.visinfo_dir, "lifetime_bins.csv", &header)?;
+    for (panel, hi, counts) in [("all", 100.0, &bins.all), ("short", 2.0, &bins.short)] {
+        let width = hi / counts.len() as f64;
+        for (i, n) in counts.iter().enumerate() {
+            w.text(panel);
+            w.text(&format!("{:.2}", width * i as f64));
+            w.text(&format!("{:.2}", width * (i + 1) as f64));
+            w.num(*n);
+            w.row_done();
+        }
+    }
+    Ok(w.finish()?)
 }
 
 #[cfg(test)]

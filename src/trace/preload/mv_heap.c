@@ -77,12 +77,12 @@ enum {
 enum {
    R_THREAD = 1, R_STACK = 2, R_ALLOC = 3, R_FREE = 4, R_REALLOC = 5,
    R_RSS = 6, R_REGION = 7, R_MAP = 8, R_FOOTER = 9, R_END = 0,
-   R_CHUNK = 10, R_REGION_AT = 11, R_ZCHUNK = 12, R_SUMMARY = 13
+   R_CHUNK = 10, R_REGION_AT = 11, R_ZCHUNK = 12, R_SUMMARY = 13, R_CLOCK = 14
 };
 
 /* The profile format version written (docs/heap-profile-format.md);
  * build.rs hands this number to the Rust reader, so they cannot drift. */
-#define FORMAT_VERSION 6
+#define FORMAT_VERSION 7
 /* Call times are kept in units of 2^TICK_SHIFT ticks, durations in units
  * of 2^DUR_SHIFT ticks (both in the header; docs/heap-profile-format.md). */
 #define TICK_SHIFT 6
@@ -237,6 +237,10 @@ static usable_fn real_usable;
 static pthread_create_fn real_pthread_create;
 
 static int enabled;                 /* recording on */
+/* The calls are written (MAPVIS_HEAP_CALLS=1, or without membarrier):
+ * else only the summary is (docs/heap-profile-format.md, "Two kinds of
+ * profile"), and chunks are summarised and dropped, never encoded. */
+static int keep_calls;
 static _Atomic int stopping;        /* set at exit: pass through */
 static int out_fd = -1;
 static unsigned depth = 16;
@@ -568,6 +572,20 @@ static inline struct tstate *me(void)
    return t;
 }
 
+/* MAPVIS_HEAP_SLOW_CALL=N, for tests: the Nth recorded call of the
+ * process stays inside the profiler for 1.5 s before it is published, as
+ * a thread that stays inside the allocator would hold the summary up. */
+static uint64_t slow_call_at;
+static _Atomic uint64_t calls_counted;
+
+static void maybe_slow(void)
+{
+   if (atomic_fetch_add_explicit(&calls_counted, 1, memory_order_relaxed) + 1 == slow_call_at) {
+      struct timespec d = {1, 500000000};
+      nanosleep(&d, NULL);
+   }
+}
+
 static void record(uint32_t kind, uint64_t tsc, uint64_t dur, void *addr, uint64_t size,
                    uint64_t aux, uint64_t usable_size, uintptr_t fp)
 {
@@ -575,6 +593,8 @@ static void record(uint32_t kind, uint64_t tsc, uint64_t dur, void *addr, uint64
    if (!t)
       return;
    in_hook++;
+   if (UNLIKELY(slow_call_at))
+      maybe_slow();
    /* The record's time stamp bounds this call and the thread's next
     * ones: an allocation's, taken after the real call, is published only
     * here, and without it a thread seen inside its next allocation would
@@ -1297,28 +1317,38 @@ static void c_call(struct tstate *t, struct cols *k, const struct rec *r)
 }
 
 /* Writes a stack record (top level). */
+static void put_frames(uint32_t id, const uint64_t *frames, uint64_t n)
+{
+   need(32 + n * 10);
+   put_uv(R_STACK);
+   put_uv(id);
+   put_uv(n);
+   for (uint64_t i = 0; i < n; i++)
+      put_uv(frames[i]);
+}
+
 static void put_stack(const struct rec *r)
 {
-   need(32 + r->size * 10);
-   put_uv(R_STACK);
-   put_uv(r->stack);
-   put_uv(r->size);
-   for (uint64_t i = 0; i < r->size; i++)
-      put_uv(((const uint64_t *)(r + 1))[i]);
+   put_frames(r->stack, (const uint64_t *)(r + 1), r->size);
 }
 
 /* Writes a region mark (top level) at a time unit that keeps it on the
  * right side of the thread's calls: calls before a GL_START take earlier
  * units, calls after it the same or later; calls after a GL_STOP later. */
+static void put_region_at(uint32_t tid, uint64_t u, int start)
+{
+   need(32);
+   put_uv(R_REGION_AT);
+   put_uv(tid);
+   put_uv(u << TICK_SHIFT);
+   put_u8((uint8_t)start);
+}
+
 static void put_region(struct tstate *t, const struct rec *r)
 {
    uint64_t u = c_unit(r->tsc, r->size ? t->coll_tsc + 1 : t->coll_tsc);
    t->coll_floor = r->size ? u : u + 1;
-   need(32);
-   put_uv(R_REGION_AT);
-   put_uv(t->tid);
-   put_uv(u << TICK_SHIFT);
-   put_u8((uint8_t)r->size);
+   put_region_at(t->tid, u, (int)r->size);
 }
 
 /* Appends one column to out->buf: raw length uv, codec u8 (0 stored, 1 zstd),
@@ -1511,7 +1541,7 @@ static int encode_own(struct tstate *t, struct chunk *c)
  * are still there. */
 static void self_encode(struct tstate *t, struct chunk *cur)
 {
-   if (!atomic_load_explicit(&help, memory_order_relaxed) ||
+   if (!keep_calls || !atomic_load_explicit(&help, memory_order_relaxed) ||
        atomic_load_explicit(&stopping, memory_order_relaxed))
       return;
    if (!t->own_cols && !(t->own_cols = map_pages(sizeof *t->own_cols)))
@@ -1630,11 +1660,19 @@ static void judge_soon(int now_too)
 struct live_slot {
    uint64_t addr; /* 0: empty */
    uint64_t size;
+   uint64_t unit; /* of its allocation, for its lifetime */
    uint32_t site;
 };
 
 struct site_sum {
-   uint64_t allocs, bytes, peak, live, leaked_blocks, temporary, in_region;
+   uint64_t allocs, bytes, peak, live, live_blocks, temporary, in_region;
+   /* Its live bytes at the latest peak of the total: `at_peak` holds
+    * them when `peak_epoch` is the current one, else `live` does (the
+    * site did not change since). O(1) a call, whatever the sites. */
+   uint64_t at_peak, peak_epoch;
+   /* Its live-heap series: points pts_off .. pts_off + pts_n in `ser_pool`. */
+   uint64_t pts_off;
+   uint32_t pts_n, pts_cap;
 };
 
 /* Durations of one group (a size class or a thread, alloc or free), in
@@ -1677,6 +1715,11 @@ static uint64_t s_allocs, s_frees, s_bytes, s_peak, s_peak_unit, s_total_live, s
 static uint32_t s_threads;
 static int reg_open, reg_closed;
 static uint64_t reg_open_start, reg_last_start, reg_last_end;
+static uint64_t s_peak_epoch = 1; /* bumped at every new peak (site_sum.at_peak) */
+static uint64_t s_last_unit;      /* of the latest call taken */
+static uint64_t s_late;           /* calls taken below s_last_unit (`sum_lax`) */
+static uint64_t s_upto;           /* every call below this unit is taken */
+static int sum_lax; /* one merge without busy threads' bounds (stalled, no calls) */
 
 static void sum_fail(void)
 {
@@ -1768,7 +1811,8 @@ static int live_remove(uint64_t addr, struct live_slot *out)
 
 /* Inserts a live block; returns the block it replaced at that address
  * (addr 0: none) in *old. */
-static int live_insert(uint64_t addr, uint64_t size, uint32_t site, struct live_slot *old)
+static int live_insert(uint64_t addr, uint64_t size, uint64_t unit, uint32_t site,
+                       struct live_slot *old)
 {
    old->addr = 0;
    if ((live_used + 1) * 2 > live_cap && !live_grow())
@@ -1782,8 +1826,179 @@ static int live_insert(uint64_t addr, uint64_t size, uint32_t site, struct live_
       live_used++;
    live_tab[i].addr = addr;
    live_tab[i].size = size;
+   live_tab[i].unit = unit;
    live_tab[i].site = site;
    return 1;
+}
+
+/*--- The live-heap series and the lifetimes (format 7) ---------------*/
+
+/* The series: SER_BUCKETS buckets of 2^ser_w time units from `ser_base`;
+ * when a call falls beyond them, every two become one (`ser_halve`), so a
+ * run longer than SER_BUCKETS units keeps between half and all of them.
+ * Per site, a point (bucket, live bytes after the bucket's last call of
+ * the site) for each bucket in which the site changed, in `ser_pool`:
+ * memory is at most SER_BUCKETS points a site, and SER_POINTS over all
+ * sites before the series halves early (coarser, never wrong). Points
+ * that moved when a site's array grew are reclaimed (`ser_compact`), so
+ * the pool stays within about four times the points. */
+#define SER_BUCKETS 2048u
+#define SER_POINTS (1u << 20)
+#define SER_NONE UINT64_MAX
+struct ser_pt {
+   uint64_t live;
+   uint32_t bucket;
+} __attribute__((packed));
+static uint32_t ser_w;
+static uint64_t ser_base;             /* tsc0 >> TICK_SHIFT */
+static uint64_t ser_cur = SER_NONE;   /* bucket of the latest call */
+static uint64_t ser_total[SER_BUCKETS], ser_high[SER_BUCKETS];
+static uint8_t ser_touched[SER_BUCKETS];
+static struct ser_pt *ser_pool;
+static uint64_t ser_pool_cap, ser_pool_len, ser_points;
+
+/* Lifetimes of freed blocks in time units: exact below 256, then 128
+ * buckets a power of two (docs/heap-profile-format.md). */
+#define LIFE_BUCKETS (256u + 56u * 128u)
+static uint64_t life_counts[LIFE_BUCKETS];
+
+static uint32_t life_bucket(uint64_t l)
+{
+   if (l < 256)
+      return (uint32_t)l;
+   unsigned o = 63u - (unsigned)__builtin_clzll(l);
+   return 256u + (o - 8u) * 128u + (uint32_t)((l >> (o - 7u)) & 127u);
+}
+
+/* Every two buckets become one; each site's points follow. */
+static void ser_halve(void)
+{
+   for (uint32_t i = 0; i < SER_BUCKETS / 2; i++) {
+      uint32_t a = 2 * i, b = 2 * i + 1;
+      uint64_t ha = ser_touched[a] ? ser_high[a] : 0, hb = ser_touched[b] ? ser_high[b] : 0;
+      ser_touched[i] = ser_touched[a] | ser_touched[b];
+      ser_total[i] = ser_touched[b] ? ser_total[b] : ser_total[a];
+      ser_high[i] = ha > hb ? ha : hb;
+   }
+   memset(ser_touched + SER_BUCKETS / 2, 0, SER_BUCKETS / 2);
+   ser_w++;
+   if (ser_cur != SER_NONE)
+      ser_cur >>= 1;
+   ser_points = 0;
+   for (uint64_t i = 0; i < sites_cap; i++) {
+      struct site_sum *st = &sites[i];
+      struct ser_pt *p = ser_pool + st->pts_off;
+      uint32_t k = 0;
+      for (uint32_t j = 0; j < st->pts_n; j++) {
+         uint32_t nb = p[j].bucket >> 1;
+         if (k && p[k - 1].bucket == nb) {
+            p[k - 1].live = p[j].live;
+         } else {
+            p[k].bucket = nb;
+            p[k].live = p[j].live;
+            k++;
+         }
+      }
+      st->pts_n = k;
+      ser_points += k;
+   }
+}
+
+/* The bucket of unit u, halving the series until it has one, or while
+ * the points are over their budget (which doubles when halving cannot
+ * bring them under half of it: more sites than the budget). */
+static uint64_t ser_bucket(uint64_t u)
+{
+   static uint64_t budget = SER_POINTS;
+   uint64_t rel = u > ser_base ? u - ser_base : 0;
+   while ((rel >> ser_w) >= SER_BUCKETS)
+      ser_halve();
+   if (UNLIKELY(ser_points > budget)) {
+      ser_halve();
+      if (ser_points > budget / 2)
+         budget *= 2;
+   }
+   uint64_t b = rel >> ser_w;
+   return ser_cur != SER_NONE && b < ser_cur ? ser_cur : b; /* a late call */
+}
+
+/* Moves every site's points to a new pool without the space left by
+ * arrays that grew; 0 when out of memory. */
+static int ser_compact(void)
+{
+   uint64_t need = 0;
+   for (uint64_t i = 0; i < sites_cap; i++)
+      need += sites[i].pts_n ? sites[i].pts_n + 4u : 0;
+   uint64_t cap = 2 * need + 4096;
+   struct ser_pt *np = map_pages(cap * sizeof *np);
+   if (!np)
+      return 0;
+   uint64_t len = 0;
+   for (uint64_t i = 0; i < sites_cap; i++) {
+      struct site_sum *st = &sites[i];
+      if (!st->pts_n) {
+         st->pts_cap = 0;
+         continue;
+      }
+      memcpy(np + len, ser_pool + st->pts_off, st->pts_n * sizeof *np);
+      st->pts_off = len;
+      st->pts_cap = st->pts_n + 4u;
+      len += st->pts_cap;
+   }
+   munmap(ser_pool, ser_pool_cap * sizeof *ser_pool);
+   ser_pool = np;
+   ser_pool_cap = cap;
+   ser_pool_len = len;
+   return 1;
+}
+
+/* Gives site `st` room for one more point; 0 when out of memory. */
+static int ser_room(struct site_sum *st)
+{
+   if (st->pts_n < st->pts_cap)
+      return 1;
+   uint32_t cap = st->pts_cap ? st->pts_cap * 2 : 4;
+   if (ser_pool_len + cap > ser_pool_cap && ser_pool_len > 2 * ser_points + 4096) {
+      if (!ser_compact())
+         return 0;
+      if (st->pts_n < st->pts_cap)
+         return 1;
+   }
+   if (!grow((void **)&ser_pool, &ser_pool_cap, ser_pool_len + cap, sizeof *ser_pool))
+      return 0;
+   memcpy(ser_pool + ser_pool_len, ser_pool + st->pts_off, st->pts_n * sizeof *ser_pool);
+   st->pts_off = ser_pool_len;
+   st->pts_cap = cap;
+   ser_pool_len += cap;
+   return 1;
+}
+
+/* Notes site `st`'s live bytes after a call in bucket `b`; 0 when out of
+ * memory. */
+static int ser_site(struct site_sum *st, uint32_t b)
+{
+   struct ser_pt *p = ser_pool + st->pts_off;
+   if (st->pts_n && p[st->pts_n - 1].bucket == b) {
+      p[st->pts_n - 1].live = st->live;
+      return 1;
+   }
+   if (!ser_room(st))
+      return 0;
+   p = ser_pool + st->pts_off;
+   p[st->pts_n].bucket = b;
+   p[st->pts_n].live = st->live;
+   st->pts_n++;
+   ser_points++;
+   return 1;
+}
+
+/* Before site `s` changes: keeps its value at the latest peak. */
+static inline void site_changing(struct site_sum *st)
+{
+   if (st->peak_epoch != s_peak_epoch) {
+      st->at_peak = st->live;
+      st->peak_epoch = s_peak_epoch;
+   }
 }
 
 /* Notes stack `id` with `n` frames: stacks with the same frames (interned
@@ -1825,6 +2040,8 @@ static void sum_stack(uint32_t id, const uint64_t *frames, uint32_t n)
    memcpy(frame_pool + frame_pool_len + 1, frames, n * 8);
    frame_pool_len += n + 1;
    idtab_put(m, j, h, id);
+   if (!keep_calls)
+      put_frames(id, frames, n); /* the sites' stacks, before a summary names them */
 }
 
 static uint32_t dur_bucket(uint32_t d)
@@ -1894,11 +2111,18 @@ static void sum_mark(uint64_t u, int start)
    }
 }
 
-/* Takes one call of thread `tid` at unit u (HeapReport::take). */
+static void sum_alloc(const struct rec *r, uint32_t tid, uint64_t u, uint32_t bucket);
+
+/* Takes one call of thread `tid` at unit u (HeapReport::take), and
+ * notes it in the live-heap series and the lifetimes. */
 static void sum_call(const struct rec *r, uint32_t tid, uint64_t u)
 {
    if (tid > s_threads)
       s_threads = tid;
+   if (u < s_last_unit)
+      s_late++;
+   else
+      s_last_unit = u;
    int is_free = r->kind >= K_FREE;
    int has_freed = is_free || (r->kind == K_REALLOC && r->aux);
    uint64_t freed = is_free ? r->addr : r->aux;
@@ -1907,13 +2131,26 @@ static void sum_call(const struct rec *r, uint32_t tid, uint64_t u)
       sum_fail();
       return;
    }
+   uint32_t bucket = (uint32_t)ser_bucket(u);
+   if (bucket != ser_cur) {
+      ser_cur = bucket;
+      ser_touched[bucket] = 1;
+      ser_high[bucket] = s_total_live;
+   }
    struct live_slot b;
    if (has_freed) {
       if (live_remove(freed, &b)) {
          s_frees++;
          s_total_live -= b.size;
          struct site_sum *s = &sites[b.site];
+         site_changing(s);
          s->live -= b.size;
+         s->live_blocks--;
+         if (!ser_site(s, bucket)) {
+            sum_fail();
+            return;
+         }
+         life_counts[life_bucket(u > b.unit ? u - b.unit : 0)]++;
          if (last_alloc[tid] == freed) {
             s->temporary++;
             s_temporary++;
@@ -1926,11 +2163,18 @@ static void sum_call(const struct rec *r, uint32_t tid, uint64_t u)
          s_unknown_frees++;
       }
    }
+   ser_total[bucket] = s_total_live;
    if (is_free || !r->addr) {
       /* A free, or a realloc that only freed: timed as a free. */
       durs_add(freed_class, tid, 1, r->dur);
       return;
    }
+   sum_alloc(r, tid, u, bucket);
+}
+
+/* The allocation part of a call (sum_call). */
+static void sum_alloc(const struct rec *r, uint32_t tid, uint64_t u, uint32_t bucket)
+{
    uint32_t site = r->stack < canon_cap ? canon[r->stack] : 0;
    if (!grow((void **)&sites, &sites_cap, site, sizeof *sites)) {
       sum_fail();
@@ -1941,16 +2185,21 @@ static void sum_call(const struct rec *r, uint32_t tid, uint64_t u)
    s_bytes += r->size;
    s_region_allocs += (uint64_t)inr;
    s_total_live += r->size;
-   if (s_total_live > s_peak) {
-      s_peak = s_total_live;
-      s_peak_unit = u;
-   }
    struct site_sum *s = &sites[site];
+   site_changing(s);
    s->allocs++;
    s->bytes += r->size;
    s->live += r->size;
+   s->live_blocks++;
    if (s->live > s->peak)
       s->peak = s->live;
+   if (s_total_live > s_peak) {
+      s_peak = s_total_live;
+      s_peak_unit = u;
+      s_peak_epoch++;
+      s->at_peak = s->live;
+      s->peak_epoch = s_peak_epoch;
+   }
    s->in_region += (uint64_t)inr;
    int k = size_class(r->size);
    classes[k].allocs++;
@@ -1958,15 +2207,26 @@ static void sum_call(const struct rec *r, uint32_t tid, uint64_t u)
    classes[k].usable += r->size + r->pad;
    durs_add(k, tid, 0, r->dur);
    last_alloc[tid] = r->addr;
-   if (!live_insert(r->addr, r->size, site, &b)) {
+   struct live_slot b;
+   if (!live_insert(r->addr, r->size, u, site, &b) || !ser_site(s, bucket)) {
       sum_fail();
       return;
    }
    if (b.addr) {
       /* The allocator returned a live address: a free was missed. */
+      struct site_sum *o = &sites[b.site];
+      site_changing(o);
       s_total_live -= b.size;
-      sites[b.site].live -= b.size;
+      o->live -= b.size;
+      o->live_blocks--;
+      if (!ser_site(o, bucket)) {
+         sum_fail();
+         return;
+      }
    }
+   ser_total[bucket] = s_total_live;
+   if (s_total_live > ser_high[bucket])
+      ser_high[bucket] = s_total_live;
 }
 
 /* Gives a chunk the summary has passed back to its thread (or unmaps it). */
@@ -2154,9 +2414,11 @@ static void sum_merge(uint64_t bound)
       if (t->sum_head_unit >= bound)
          return;
       const struct rec *r = t->sum_head_rec;
-      if (r->kind == K_REGION)
+      if (r->kind == K_REGION) {
          sum_mark(t->sum_head_unit, (int)r->size);
-      else
+         if (!keep_calls)
+            put_region_at(t->tid, t->sum_head_unit, (int)r->size);
+      } else
          sum_call(r, t->tid, t->sum_head_unit);
       t->sum_off += sizeof *r;
       t->sum_has_head = 0;
@@ -2180,11 +2442,11 @@ static void summarise(int final)
          sum_release();
       return;
    }
-   uint64_t bound = UINT64_MAX;
+   uint64_t bound = UINT64_MAX, h = 0;
    sum_epoch++;
    if (!final) {
       _mm_lfence();
-      uint64_t h = __rdtsc() >> TICK_SHIFT;
+      h = __rdtsc() >> TICK_SHIFT;
       _mm_lfence();
       if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0) {
          sum_fail();
@@ -2192,7 +2454,7 @@ static void summarise(int final)
          return;
       }
       for (struct tstate *t = atomic_load(&all_threads); t; t = t->next_all) {
-         if (!atomic_load_explicit(&t->busy, memory_order_acquire)) {
+         if (sum_lax || !atomic_load_explicit(&t->busy, memory_order_acquire)) {
             t->sum_safe = h;
          } else {
             uint64_t b = atomic_load_explicit(&t->busy_tsc, memory_order_relaxed) >> TICK_SHIFT;
@@ -2204,6 +2466,11 @@ static void summarise(int final)
       }
    }
    sum_merge(bound);
+   /* Every call below the bound is taken (below the horizon when no
+    * thread has called yet). */
+   uint64_t reach = bound == UINT64_MAX ? h : bound;
+   if (!final && reach > s_upto)
+      s_upto = reach;
    if (!sum_ok)
       sum_release();
 }
@@ -2244,12 +2511,61 @@ static void sb_dur_group(int kind, uint64_t index, int op, const struct dur_grou
    }
 }
 
-/* Writes the SUMMARY record (docs/heap-profile-format.md). */
-static void put_summary(void)
+/* The series and lifetimes of format 7, appended to the summary's body. */
+static void sb_series(void)
 {
-   for (uint64_t i = 0; i < live_cap; i++)
-      if (live_tab[i].addr)
-         sites[live_tab[i].site].leaked_blocks++;
+   sb_uv(ser_w);
+   uint64_t n = 0, last = 0;
+   for (uint32_t i = 0; i < SER_BUCKETS; i++)
+      n += ser_touched[i];
+   sb_uv(n);
+   for (uint32_t i = 0; i < SER_BUCKETS; i++) {
+      if (!ser_touched[i])
+         continue;
+      sb_uv(i - last);
+      sb_uv(ser_total[i]);
+      sb_uv(ser_high[i]);
+      last = i;
+   }
+   n = 0;
+   for (uint64_t i = 0; i < sites_cap; i++)
+      n += sites[i].allocs != 0;
+   sb_uv(n);
+   for (uint64_t i = 0; i < sites_cap; i++) {
+      const struct site_sum *st = &sites[i];
+      if (!st->allocs)
+         continue;
+      sb_uv(i);
+      sb_uv(st->peak_epoch == s_peak_epoch ? st->at_peak : st->live);
+      sb_uv(st->pts_n);
+      last = 0;
+      for (uint32_t j = 0; j < st->pts_n; j++) {
+         const struct ser_pt *p = ser_pool + st->pts_off + j;
+         sb_uv(p->bucket - last);
+         sb_uv(p->live);
+         last = p->bucket;
+      }
+   }
+   n = 0;
+   for (uint32_t b = 0; b < LIFE_BUCKETS; b++)
+      n += life_counts[b] != 0;
+   sb_uv(n);
+   last = 0;
+   for (uint32_t b = 0; b < LIFE_BUCKETS; b++) {
+      if (!life_counts[b])
+         continue;
+      sb_uv(b - last);
+      sb_uv(life_counts[b]);
+      last = b;
+   }
+}
+
+/* Writes a SUMMARY record (docs/heap-profile-format.md): at exit
+ * (`final`), or a checkpoint of what is taken so far. O(sites, series
+ * points, buckets); the live blocks are not walked. */
+static void put_summary(int final)
+{
+   slen = 0;
    uint64_t nsites = 0;
    for (uint64_t i = 0; i < sites_cap; i++)
       nsites += sites[i].allocs != 0;
@@ -2263,8 +2579,8 @@ static void put_summary(void)
       const struct site_sum *s = &sites[i];
       if (!s->allocs)
          continue;
-      const uint64_t f[] = {i,       s->allocs,        s->bytes,     s->peak,
-                            s->live, s->leaked_blocks, s->temporary, s->in_region};
+      const uint64_t f[] = {i,       s->allocs,      s->bytes,     s->peak,
+                            s->live, s->live_blocks, s->temporary, s->in_region};
       for (size_t k = 0; k < sizeof f / sizeof *f; k++)
          sb_uv(f[k]);
    }
@@ -2289,6 +2605,10 @@ static void put_summary(void)
    for (uint64_t i = 0; i < thread_durs_cap; i++)
       if (thread_durs[i].calls)
          sb_dur_group(1, i / 2, (int)(i % 2), &thread_durs[i]);
+   sb_uv((uint64_t)final);
+   sb_uv((final ? __rdtsc() >> TICK_SHIFT : s_upto) << TICK_SHIFT);
+   sb_uv(s_late);
+   sb_series();
    if (!sum_ok || slen > 0xffffffffu)
       return;
    need(16);
@@ -2320,6 +2640,10 @@ static void sum_start(void)
  * encoding (the chunk waits). */
 static int take_encoded(struct tstate *t, struct chunk *c)
 {
+   if (!keep_calls) {
+      c->final_used = atomic_load_explicit(&c->used, memory_order_acquire);
+      return 1;
+   }
    if (!atomic_load_explicit(&c->pre, memory_order_acquire)) {
       if (!enc_try(t))
          return 0;
@@ -2400,6 +2724,48 @@ static void sample_rss(void)
    put_uv(pages * (uint64_t)sysconf(_SC_PAGESIZE));
 }
 
+/* The summary is stuck behind a thread that stays inside a call (or left
+ * one by longjmp). With calls, it is given up: the reader takes its pass
+ * over the calls. Without, there is no such pass: one merge goes on
+ * without the busy threads' bounds, and their calls below it are taken
+ * late and counted (`s_late`), so no thread waits long. */
+static void stall(uint64_t now)
+{
+   (void)now;
+   if (keep_calls) {
+      sum_fail();
+      summarise(0);
+      return;
+   }
+   sum_lax = 1;
+   summarise(0);
+   sum_lax = 0;
+}
+
+/* About every CHECKPOINT_NS the collector writes a clock pair (CLOCK:
+ * the tick rate of a profile without footer) and the mappings when they
+ * changed, and in a profile without calls a checkpoint (a SUMMARY
+ * record), all flushed to the file: a program that ends without exit()
+ * (a signal, _exit, killed) keeps what was taken up to then. Returns the
+ * time to the next one: at least twenty times what this one took, so
+ * checkpoints cost at most 5% of the collector's time. */
+#define CHECKPOINT_NS 1000000000u
+static void write_maps(int if_changed);
+static uint64_t checkpoint(void)
+{
+   uint64_t t0 = mono_ns();
+   need(32);
+   put_uv(R_CLOCK);
+   put_uv(__rdtsc());
+   put_uv(t0);
+   write_maps(1);
+   if (!keep_calls && sum_ok)
+      put_summary(0);
+   out_flush();
+   uint64_t took = mono_ns() - t0;
+   return took * 20 > CHECKPOINT_NS ? took * 20 : CHECKPOINT_NS;
+}
+
 /* MAPVIS_HEAP_COLLECTOR_DELAY_MS, for tests: the collector starts that
  * late, as on a machine with more busy threads than CPUs. */
 static unsigned collector_delay_ms;
@@ -2413,13 +2779,15 @@ static void *collect(void *unused)
       struct timespec d = {collector_delay_ms / 1000, (long)(collector_delay_ms % 1000) * 1000000};
       nanosleep(&d, NULL);
    }
-   zstd_open();
+   if (keep_calls)
+      zstd_open();
    uint64_t next_rss = 0;
    /* The stall clock starts now: from 0, a collector that first ran
     * after the threads had filled SUM_SOFT chunks (4 threads on 2 CPUs)
     * found "no progress for SUM_STALL_NS" at its first look, before its first
     * merge, and gave the summary up in about 1 run in 5. */
    uint64_t last_merged = 0, stall_since = mono_ns();
+   uint64_t next_checkpoint = stall_since + CHECKPOINT_NS;
    while (!atomic_load(&collector_stop)) {
       int did = drain();
       summarise(0);
@@ -2430,9 +2798,11 @@ static void *collect(void *unused)
          last_merged = sum_merged;
          stall_since = now;
       } else if (sum_ok && now - stall_since > SUM_STALL_NS) {
-         sum_fail();
-         summarise(0);
+         stall(now);
+         stall_since = now;
       }
+      if (now >= next_checkpoint)
+         next_checkpoint = now + checkpoint();
       judge_soon(1);
       if (now >= next_rss) {
          sample_rss();
@@ -2448,12 +2818,36 @@ static void *collect(void *unused)
 
 /* The file mappings, from /proc/self/maps, for symbolization. Runs at
  * exit with in_hook set, so stdio's own allocations pass through. */
-static void write_maps(void)
+static uint64_t maps_hash(FILE *f)
 {
+   char line[4200];
+   uint64_t h = 1469598103934665603ull;
+   while (fgets(line, sizeof line, f))
+      if (strchr(line, '/')) /* the file mappings, which are written */
+         for (const char *c = line; *c; c++)
+            h = (h ^ (uint8_t)*c) * 1099511628211ull;
+   rewind(f);
+   return h;
+}
+
+/* Writes the mappings; with `if_changed`, only when they changed since
+ * the last time (the checkpoints': a program killed later still has them
+ * for symbolization). */
+static void write_maps(int if_changed)
+{
+   static uint64_t written;
    FILE *f = fopen("/proc/self/maps", "re");
    char line[4200];
    if (!f)
       return;
+   if (if_changed) {
+      uint64_t h = maps_hash(f);
+      if (h == written) {
+         fclose(f);
+         return;
+      }
+      written = h;
+   }
    while (fgets(line, sizeof line, f)) {
       unsigned long lo, hi, off;
       char perms[8];
@@ -2501,6 +2895,7 @@ static void write_header(void)
    put_uv(TICK_SHIFT);
    put_uv(DUR_SHIFT);
    put_uv(dur_mask + 1);
+   put_uv((uint64_t)keep_calls);
    put_str(exe, el > 0 ? (size_t)el : 0);
    uint64_t argc = 0;
    for (ssize_t i = 0; i < cl; i++)
@@ -2548,16 +2943,24 @@ __attribute__((constructor)) static void start(void)
    const char *tm = getenv("MAPVIS_HEAP_TIME");
    if (tm && strcmp(tm, "all") == 0)
       dur_mask = 0;
+   const char *calls = getenv("MAPVIS_HEAP_CALLS");
+   keep_calls = calls && strcmp(calls, "1") == 0;
+   const char *slow = getenv("MAPVIS_HEAP_SLOW_CALL");
+   for (; slow && *slow >= '0' && *slow <= '9' && slow_call_at < (1ull << 40); slow++)
+      slow_call_at = slow_call_at * 10 + (uint64_t)(*slow - '0');
    out_fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
    unsetenv("MAPVIS_HEAP_OUT");
    if (out_fd < 0)
       return;
    tsc0 = __rdtsc();
    mono0 = mono_ns();
+   ser_base = tsc0 >> TICK_SHIFT;
+   sum_start();
+   if (!sum_ok)
+      keep_calls = 1; /* no summary without membarrier: the calls then */
    write_header();
    pthread_key_create(&exit_key, thread_gone);
    pthread_atfork(NULL, NULL, child_after_fork);
-   sum_start();
    cpu_set_t set;
    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
       cpus = (unsigned)CPU_COUNT(&set);
@@ -2593,16 +2996,18 @@ __attribute__((destructor)) static void finish(void)
       if (!o->coll_done && o->cur && o != t) {
          struct chunk *c = o->cur;
          c->final_used = atomic_load_explicit(&c->used, memory_order_acquire);
-         encode_chunk(o, c);
-         chunks_by_collector++;
+         if (keep_calls) {
+            encode_chunk(o, c);
+            chunks_by_collector++;
+         }
          atomic_store_explicit(&o->cur, NULL, memory_order_relaxed);
          sum_queue(o, c);
       }
    summarise(1);
    if (sum_ok)
-      put_summary();
+      put_summary(1);
    sample_rss();
-   write_maps();
+   write_maps(1);
    uint64_t tsc1 = __rdtsc(), mono1 = mono_ns();
    need(64);
    put_uv(R_FOOTER);
