@@ -584,3 +584,18 @@ fn a_stalled_summary_takes_the_stalled_call_late() {
     let note = run.notes.join(" ");
     assert!(note.contains("out of time order"), "{note}");
 }
+
+/// Sixty-four threads without calls: there is no pass to fall back on, so
+/// the summary is always written, and every pair is counted at the one
+/// allocating site (each thread frees all it allocates).
+#[test]
+fn sixty_four_threads_without_calls_count_every_pair() {
+    let (dir, exe) = alloc_bench();
+    let pairs = 20_000u64;
+    let (run, _) = profile_without_calls(&dir, &exe, &["64", &pairs.to_string()], &[]);
+    let r = HeapReport::build(&run).unwrap();
+    let top = r.top_sites(1, |x| x.allocs);
+    assert_eq!((top[0].allocs, top[0].leaked_blocks), (64 * pairs, 0));
+    assert_eq!(r.unknown_frees, 0);
+    assert!(r.threads >= 65, "{}", r.threads);
+}

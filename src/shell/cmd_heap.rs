@@ -152,7 +152,7 @@ fn export_ops(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     export(st, &a[0], Export::Ops)
 }
 
-/// `heap_profile ?time_all? ?calls?`: runs the loaded program natively
+/// `heap_profile ?time_all|calls ...?`: runs the loaded program natively
 /// under the heap profiler (timing a sample of the calls, or every call
 /// with `time_all`; writing only the summary the profiler keeps, or every
 /// call too with `calls`) and prints a summary; returns a dict of its
