@@ -2748,7 +2748,11 @@ static void stall(uint64_t now)
  * record), all flushed to the file: a program that ends without exit()
  * (a signal, _exit, killed) keeps what was taken up to then. Returns the
  * time to the next one: at least twenty times what this one took, so
- * checkpoints cost at most 5% of the collector's time. */
+ * checkpoints cost at most 5% of the collector's time, and at least a
+ * 32nd of the run so far, so a long run holds about 32 checkpoints more
+ * each time its length grows e-fold (a one-hour run about 180, where one
+ * a second would make 3600), and a killed program loses at most the last
+ * 32nd of its run. */
 #define CHECKPOINT_NS 1000000000u
 static void write_maps(int if_changed);
 static uint64_t checkpoint(void)
@@ -2762,8 +2766,12 @@ static uint64_t checkpoint(void)
    if (!keep_calls && sum_ok)
       put_summary(0);
    out_flush();
-   uint64_t took = mono_ns() - t0;
-   return took * 20 > CHECKPOINT_NS ? took * 20 : CHECKPOINT_NS;
+   uint64_t took = mono_ns() - t0, next = CHECKPOINT_NS;
+   if (took * 20 > next)
+      next = took * 20;
+   if ((t0 - mono0) / 32 > next)
+      next = (t0 - mono0) / 32;
+   return next;
 }
 
 /* MAPVIS_HEAP_COLLECTOR_DELAY_MS, for tests: the collector starts that
