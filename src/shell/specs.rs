@@ -794,7 +794,8 @@ pub const SPECS: &[CommandSpec] = &[
                is written as well (about 1.6 bytes a call), which \
                lifetime_histogram save needs for its per-block table. A \
                program that ends without exit() (killed, a crash, _exit) keeps \
-               the summary of its last second, shown as partial. The time a call spends in the allocator is measured for a \
+               the summary of its last checkpoint (every second, after 32 s \
+               every 32nd of the run so far), shown as partial. The time a call spends in the allocator is measured for a \
                sample: each thread times a pseudo-random one in about 64 of its \
                calls, so heap_stats' times per call are estimates (it says how \
                many calls were timed); every call is still counted. With \
