@@ -900,9 +900,14 @@ fn version_7_profile_with_calls_reads_its_calls() {
 /// bucket (total, high) 0 (100, 150), 2 (200, 300), 6 (230, 230), 74
 /// (200, 230), 80 (0, 200), 125 (16, 16); site A's live bytes 0: 100, 2:
 /// 200, 80: 0, 125: 16, 300 at the peak; B's 0: 0, 6: 30, 74: 0. The
-/// lifetimes' buckets: 1 and 10 (exact), 265 (274 and 275 units: octave
-/// 8, (274 >> 1) & 127 = 9) and 283 (310 and 311: (310 >> 1) & 127 = 27).
+/// lifetimes' buckets: 1, 10, 274 and 310 (each exact: below 512 units).
 fn v7_summary(at_exit: bool, late: u64) -> Vec<u8> {
+    v7_summary_with(at_exit, late, &[(1, 1), (10, 1), (274, 1), (310, 1)])
+}
+
+/// [`v7_summary`] with the lifetime histogram `lifetimes`, (bucket,
+/// blocks) in bucket order.
+fn v7_summary_with(at_exit: bool, late: u64, lifetimes: &[(u64, u64)]) -> Vec<u8> {
     let mut b = Vec::new();
     let mut uv = |v: u64| put_uv(&mut b, v);
     // allocs frees bytes peak peak_tsc leaked_bytes leaked_blocks
@@ -934,9 +939,12 @@ fn v7_summary(at_exit: bool, late: u64) -> Vec<u8> {
     for v in [2, 0, 3, 0, 0, 6, 30, 68, 0] {
         uv(v);
     }
-    // Four lifetime buckets (1, 10, 265, 283), a block each.
-    for v in [4, 1, 1, 9, 1, 255, 1, 18, 1] {
-        uv(v);
+    uv(lifetimes.len() as u64);
+    let mut last = 0;
+    for &(bucket, n) in lifetimes {
+        uv(bucket - last);
+        uv(n);
+        last = bucket;
     }
     b
 }
@@ -1068,16 +1076,15 @@ fn version_7_live_series_merges_buckets_into_fewer_samples() {
 
 /// The lifetimes from the stored histogram, as shares of the run (9996
 /// ns; a unit is 4 ns): bucket 1, 4 ns, 0.040016% (1% bin 0, 0.02% bin
-/// 2); bucket 10, 40 ns, 0.40016% (bins 0 and 20); bucket 265, 1096 or
-/// 1100 ns, 10.9644% to 11.0044%: binned by its middle, 10.9844%, in bin
-/// 10, and uncertain (it straddles 11%); bucket 283, 1240 or 1244 ns,
-/// 12.405% to 12.445%: bin 12.
+/// 2); bucket 10, 40 ns, 0.40016% (bins 0 and 20); bucket 274, 1096 ns,
+/// 10.9644% (bin 10); bucket 310, 1240 ns, 12.405% (bin 12). Each bucket
+/// holds one lifetime, so none is uncertain.
 #[test]
 fn version_7_lifetime_bins_come_from_the_stored_histogram() {
     let (_d, run) = open(&v7_killed());
     let b =
         mapvis::filter::heap::lifetime_bins(&run, |_, _| panic!("no block without calls")).unwrap();
-    assert_eq!((b.freed, b.uncertain), (4, 1));
+    assert_eq!((b.freed, b.uncertain), (4, 0));
     let used = |v: &[u64]| -> Vec<(usize, u64)> {
         v.iter()
             .enumerate()
@@ -1087,6 +1094,27 @@ fn version_7_lifetime_bins_come_from_the_stored_histogram() {
     };
     assert_eq!(used(&b.all), [(0, 2), (10, 1), (12, 1)]);
     assert_eq!(used(&b.short), [(2, 1), (20, 1)]);
+}
+
+/// Buckets wider than a unit, in a run of 9996 ns (units of 4 ns): bucket
+/// 1074 (octave 10, sub 50) holds 1124 and 1125 units, 4496 and 4500 ns,
+/// 44.978% and 45.018% of the run: it straddles the 45% edge, so its 2
+/// blocks are uncertain, binned by the middle (44.998%) in bin 44; bucket
+/// 1100 (sub 76) holds 1176 and 1177 units, 47.059% and 47.099%: bin 47.
+#[test]
+fn version_7_lifetime_buckets_across_a_bin_edge_are_uncertain() {
+    let mut b = header_with(7, false);
+    stacks(&mut b);
+    let body = v7_summary_with(false, 0, &[(1074, 2), (1100, 1)]);
+    summary_record(&mut b, &body, body.len());
+    let (_d, run) = open(&b);
+    assert_eq!(run.end_time, 9996);
+    let bins = mapvis::filter::heap::lifetime_bins(&run, |_, _| {}).unwrap();
+    assert_eq!((bins.freed, bins.uncertain), (3, 2));
+    assert_eq!(bins.all[44], 2);
+    assert_eq!(bins.all[47], 1);
+    assert_eq!(bins.all.iter().sum::<u64>(), 3);
+    assert_eq!(bins.short.iter().sum::<u64>(), 0);
 }
 
 /// A second checkpoint written whole but damaged (its body one byte

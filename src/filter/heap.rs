@@ -1426,8 +1426,8 @@ pub struct LifetimeBins {
     /// 100 bins of 0.02% over 0-2%.
     pub short: Vec<u64>,
     /// Blocks that may belong in the bin next to theirs: a run without
-    /// calls keeps lifetimes in buckets (exact below 256 time units, then
-    /// under 0.8% wide), and the blocks of a bucket whose lifetimes straddle
+    /// calls keeps lifetimes in buckets (exact below 512 time units, then
+    /// under 0.2% wide), and the blocks of a bucket whose lifetimes straddle
     /// a bin edge of either histogram are binned by the bucket's middle.
     /// Always 0 for a run with calls (each block's lifetime is exact).
     pub uncertain: u64,
@@ -1489,7 +1489,7 @@ pub fn lifetime_bins(
 
 /// [`lifetime_bins`] from a summary's lifetime histogram (format 7): each
 /// bucket's blocks go to the bins of the middle of the lifetimes it holds
-/// (its one lifetime below 256 time units), as a share of the run; a
+/// (its one lifetime below 512 time units), as a share of the run; a
 /// bucket whose shortest and longest lifetimes fall in different bins of
 /// either histogram counts its blocks in [`LifetimeBins::uncertain`].
 /// Cost O(buckets).

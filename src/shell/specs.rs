@@ -858,7 +858,7 @@ pub const SPECS: &[CommandSpec] = &[
                its allocation and its free in a trace, or nanoseconds in a heap \
                profile; its macro lifetime is that as a share of the whole run. \
                A heap profile recorded without calls holds the lifetimes in \
-               buckets under 0.8% wide, so a block near a bin's edge may be \
+               buckets under 0.2% wide, so a block near a bin's edge may be \
                counted in its neighbour; the figure says how many may be. \
                With save, every freed block's lifetime goes to \
                visinfo/lifetimes.csv (a trace, or heap_profile calls).",

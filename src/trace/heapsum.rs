@@ -103,11 +103,11 @@ pub struct SiteSeries {
 }
 
 /// Lifetimes below this many time units have a bucket each.
-const LIFE_EXACT: u32 = 256;
+const LIFE_EXACT: u32 = 512;
 /// Lifetime buckets per power of two from [`LIFE_EXACT`] on.
-const LIFE_SUB: u32 = 128;
+const LIFE_SUB: u32 = 512;
 /// The last lifetime bucket: lifetimes whose highest set bit is bit 63.
-const LIFE_LAST: u32 = LIFE_EXACT + (63 - 8) * LIFE_SUB + LIFE_SUB - 1;
+const LIFE_LAST: u32 = LIFE_EXACT + (63 - 9) * LIFE_SUB + LIFE_SUB - 1;
 
 /// The whole summary.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -191,16 +191,16 @@ impl HeapSummary {
     }
 
     /// The lifetimes lifetime bucket `b` holds, in time units: `[lo, hi)`.
-    /// One lifetime a bucket below 256 units (exact); above, 128 buckets a
-    /// power of two, each under 0.8% wide.
+    /// One lifetime a bucket below 512 units (exact); above, 512 buckets a
+    /// power of two, each under 0.2% wide.
     pub fn lifetime_units(b: u32) -> (u64, u64) {
         if b < LIFE_EXACT {
             return (u64::from(b), u64::from(b) + 1);
         }
         let b = b.min(LIFE_LAST) - LIFE_EXACT;
-        let (o, sub) = (8 + b / LIFE_SUB, u64::from(b % LIFE_SUB));
-        let lo = (128 + sub) << (o - 7);
-        let hi = (u128::from(129 + sub) << (o - 7)).min(u128::from(u64::MAX));
+        let (o, sub) = (9 + b / LIFE_SUB, u64::from(b % LIFE_SUB));
+        let lo = (512 + sub) << (o - 9);
+        let hi = (u128::from(513 + sub) << (o - 9)).min(u128::from(u64::MAX));
         (lo, hi as u64)
     }
 
@@ -493,7 +493,7 @@ mod tests {
     /// [`body`] with the fields format 7 appends: a checkpoint up to unit
     /// 65 (tsc 4160) with 2 late calls; series buckets of 2^3 units, two of
     /// them (0 and 5) and site 5's series over both; three lifetime
-    /// buckets: 7 (below 256), 256 and 517 (the octave of 2^10).
+    /// buckets: 7 (below 512), 512 and 1541 (the octave of 2^11).
     fn body_v7() -> Vec<u8> {
         let mut b = body();
         let mut uv = |v: u64| varint::put_uv(&mut b, v);
@@ -510,7 +510,7 @@ mod tests {
             uv(v);
         }
         // three lifetime buckets: (delta, count)
-        for v in [3, 7, 3, 249, 1, 261, 2] {
+        for v in [3, 7, 3, 505, 1, 1029, 2] {
             uv(v);
         }
         b
@@ -522,11 +522,11 @@ mod tests {
     /// * series bucket 0 ends at unit 15 + 1 · 8 = 23, tsc 1472: 472 ticks,
     ///   236 ns; bucket 5 at unit 15 + 6 · 8 = 63, tsc 4032: 1516 ns;
     /// * lifetime bucket 7 holds 7 units exactly: [7, 8) units, [448, 512)
-    ///   ticks, [224, 256) ns; bucket 256 (octave 8, sub 0) holds
-    ///   [128 << 1, 129 << 1) = [256, 258) units, [8192, 8256) ns; bucket
-    ///   517 = 256 + 2 · 128 + 5 (octave 10, sub 5) holds [133 << 3,
-    ///   134 << 3) = [1064, 1072) units, 68096 to 68608 ticks, [34048,
-    ///   34304) ns.
+    ///   ticks, [224, 256) ns; bucket 512 (octave 9, sub 0) holds
+    ///   [512 << 0, 513 << 0) = [512, 513) units, [16384, 16416) ns; bucket
+    ///   1541 = 512 + 2 · 512 + 5 (octave 11, sub 5) holds [517 << 2,
+    ///   518 << 2) = [2068, 2072) units, 132352 to 132608 ticks, [66176,
+    ///   66304) ns.
     #[test]
     fn a_version_7_summary_holds_the_series_and_lifetimes() {
         let ids = [0, 0, 0, 0, 0, 2];
@@ -553,17 +553,21 @@ mod tests {
                 points: vec![(0, 200), (5, 100)],
             }]
         );
-        assert_eq!(s.lifetimes, vec![(7, 3), (256, 1), (517, 2)]);
+        assert_eq!(s.lifetimes, vec![(7, 3), (512, 1), (1541, 2)]);
         assert_eq!(HeapSummary::lifetime_units(7), (7, 8));
-        assert_eq!(HeapSummary::lifetime_units(256), (256, 258));
-        assert_eq!(HeapSummary::lifetime_units(517), (1064, 1072));
+        assert_eq!(HeapSummary::lifetime_units(512), (512, 513));
+        assert_eq!(HeapSummary::lifetime_units(1541), (2068, 2072));
         assert_eq!(s.lifetime_range_ns(7), (224, 256));
-        assert_eq!(s.lifetime_range_ns(256), (8192, 8256));
-        assert_eq!(s.lifetime_range_ns(517), (34048, 34304));
+        assert_eq!(s.lifetime_range_ns(512), (16384, 16416));
+        assert_eq!(s.lifetime_range_ns(1541), (66176, 66304));
         // The last bucket of each octave meets the next octave's first.
-        assert_eq!(HeapSummary::lifetime_units(255), (255, 256));
-        assert_eq!(HeapSummary::lifetime_units(383).1, 512);
-        assert_eq!(HeapSummary::lifetime_units(384).0, 512);
+        assert_eq!(HeapSummary::lifetime_units(511), (511, 512));
+        assert_eq!(HeapSummary::lifetime_units(1023), (1023, 1024));
+        assert_eq!(HeapSummary::lifetime_units(1024), (1024, 1026));
+        assert_eq!(HeapSummary::lifetime_units(1535).1, 2048);
+        assert_eq!(HeapSummary::lifetime_units(1536).0, 2048);
+        // The last bucket: bit 63.
+        assert_eq!(HeapSummary::lifetime_units(28671).0, 1023 << 54);
     }
 
     #[test]

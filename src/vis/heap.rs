@@ -310,7 +310,7 @@ pub fn lifetime_histogram(run: &HeapRun, o: &FigureOptions) -> Result<FigureRepo
     let mut warnings = Vec::new();
     if bins.uncertain > 0 {
         warnings.push(format!(
-            "{} of the {} blocks are in lifetime buckets that straddle a bin's edge (the profile keeps lifetimes in buckets under 0.8% wide, not one by one): each such bucket is counted in the bin of its middle, so these blocks may belong in the neighbouring bin; heap_profile calls records each block's lifetime.",
+            "{} of the {} blocks are in lifetime buckets that straddle a bin's edge (the profile keeps lifetimes in buckets under 0.2% wide, not one by one): each such bucket is counted in the bin of its middle, so these blocks may belong in the neighbouring bin; heap_profile calls records each block's lifetime.",
             bins.uncertain, bins.freed
         ));
     }
