@@ -2731,9 +2731,8 @@ static void sample_rss(void)
  * over the calls. Without, there is no such pass: one merge goes on
  * without the busy threads' bounds, and their calls below it are taken
  * late and counted (`s_late`), so no thread waits long. */
-static void stall(uint64_t now)
+static void stall(void)
 {
-   (void)now;
    if (keep_calls) {
       sum_fail();
       summarise(0);
@@ -2808,7 +2807,7 @@ static void *collect(void *unused)
          last_merged = sum_merged;
          stall_since = now;
       } else if (sum_ok && now - stall_since > SUM_STALL_NS) {
-         stall(now);
+         stall();
          stall_since = now;
       }
       if (now >= next_checkpoint)
