@@ -2115,6 +2115,23 @@ static void sum_mark(uint64_t u, int start)
 
 static void sum_alloc(const struct rec *r, uint32_t tid, uint64_t u, uint32_t bucket);
 
+/* Takes live block `b` off its site and the total (a free, or a block
+ * the allocator handed out again), noting the site in bucket `bucket`;
+ * returns the site, or NULL when out of memory (the summary is given up). */
+static struct site_sum *site_lose(const struct live_slot *b, uint32_t bucket)
+{
+   struct site_sum *s = &sites[b->site];
+   site_changing(s);
+   s_total_live -= b->size;
+   s->live -= b->size;
+   s->live_blocks--;
+   if (!ser_site(s, bucket)) {
+      sum_fail();
+      return NULL;
+   }
+   return s;
+}
+
 /* Takes one call of thread `tid` at unit u (HeapReport::take), and
  * notes it in the live-heap series and the lifetimes. */
 static void sum_call(const struct rec *r, uint32_t tid, uint64_t u)
@@ -2143,15 +2160,9 @@ static void sum_call(const struct rec *r, uint32_t tid, uint64_t u)
    if (has_freed) {
       if (live_remove(freed, &b)) {
          s_frees++;
-         s_total_live -= b.size;
-         struct site_sum *s = &sites[b.site];
-         site_changing(s);
-         s->live -= b.size;
-         s->live_blocks--;
-         if (!ser_site(s, bucket)) {
-            sum_fail();
+         struct site_sum *s = site_lose(&b, bucket);
+         if (!s)
             return;
-         }
          life_counts[life_bucket(u > b.unit ? u - b.unit : 0)]++;
          if (last_alloc[tid] == freed) {
             s->temporary++;
@@ -2214,18 +2225,9 @@ static void sum_alloc(const struct rec *r, uint32_t tid, uint64_t u, uint32_t bu
       sum_fail();
       return;
    }
-   if (b.addr) {
-      /* The allocator returned a live address: a free was missed. */
-      struct site_sum *o = &sites[b.site];
-      site_changing(o);
-      s_total_live -= b.size;
-      o->live -= b.size;
-      o->live_blocks--;
-      if (!ser_site(o, bucket)) {
-         sum_fail();
-         return;
-      }
-   }
+   /* A live address returned by the allocator: a free was missed. */
+   if (b.addr && !site_lose(&b, bucket))
+      return;
    ser_total[bucket] = s_total_live;
    if (s_total_live > ser_high[bucket])
       ser_high[bucket] = s_total_live;
@@ -2513,8 +2515,9 @@ static void sb_dur_group(int kind, uint64_t index, int op, const struct dur_grou
    }
 }
 
-/* The series and lifetimes of format 7, appended to the summary's body. */
-static void sb_series(void)
+/* The series and lifetimes of format 7, appended to the summary's body;
+ * `nsites`: the sites that allocated, as the body's site list counts them. */
+static void sb_series(uint64_t nsites)
 {
    sb_uv(ser_w);
    uint64_t n = 0, last = 0;
@@ -2529,10 +2532,7 @@ static void sb_series(void)
       sb_uv(ser_high[i]);
       last = i;
    }
-   n = 0;
-   for (uint64_t i = 0; i < sites_cap; i++)
-      n += sites[i].allocs != 0;
-   sb_uv(n);
+   sb_uv(nsites);
    for (uint64_t i = 0; i < sites_cap; i++) {
       const struct site_sum *st = &sites[i];
       if (!st->allocs)
@@ -2610,7 +2610,7 @@ static void put_summary(int final)
    sb_uv((uint64_t)final);
    sb_uv((final ? __rdtsc() >> TICK_SHIFT : s_upto) << TICK_SHIFT);
    sb_uv(s_late);
-   sb_series();
+   sb_series(nsites);
    if (!sum_ok || slen > 0xffffffffu)
       return;
    need(16);
