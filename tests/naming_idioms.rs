@@ -69,7 +69,8 @@ fn several_allocations_in_one_statement_get_their_own_names() {
     let got = by_var(&a, MemKind::Heap);
     // X: 8 stores, then 8 loads (Y[i] = X[i]): 64 and 64 bytes, 8 addresses.
     // Y: 8 stores, then 8 loads (Z[i] += Y[i]). Z: 8 loads and 8 stores.
-    // a: 4 stores, then 4 loads; b: 4 stores. p->x, p->y: one store each.
+    // a: 4 stores, then 4 loads; b: 4 stores. pp.x, pp.y: one store each
+    // (stored through p = &pp: named by the variable that holds them).
     expect(
         &got,
         &[
@@ -78,8 +79,8 @@ fn several_allocations_in_one_statement_get_their_own_names() {
             ("Z", 64, 64, 8),
             ("a", 32, 32, 4),
             ("b", 0, 32, 4),
-            ("p->x", 0, 8, 1),
-            ("p->y", 0, 8, 1),
+            ("pp.x", 0, 8, 1),
+            ("pp.y", 0, 8, 1),
         ],
     );
     assert_eq!(got.len(), 7, "{got:?}");
@@ -120,9 +121,12 @@ fn macro_declared_arrays_are_named_with_their_shapes() {
 }
 
 #[test]
-fn without_the_header_blocks_are_named_after_the_users_line_with_a_reason() {
+fn without_the_header_blocks_are_named_by_their_holders_with_a_reason() {
     // No set_src_path: the sources are found by their absolute DWARF
-    // paths, the header in nm_inc/ is not.
+    // paths, the header in nm_inc/ is not, so the statement reader cannot
+    // read the macro that allocates A. Where the program keeps A's
+    // address (main's local `A`) names it all the same, and the note says
+    // why the statement was not read.
     let a = analyse(
         "tests/c/nm_macro.c",
         &[
@@ -134,7 +138,7 @@ fn without_the_header_blocks_are_named_after_the_users_line_with_a_reason() {
     let got = by_var(&a, MemKind::Heap);
     let line = line_of("tests/c/nm_macro.c", "ARRAY_2D_DECL(A");
     let site = format!("nm_macro.c:{line}");
-    assert_eq!(got.get(&site), Some(&(240, 240, 30)), "{got:?}");
+    assert_eq!(got.get("A"), Some(&(240, 240, 30)), "{got:?}");
     assert!(
         got.keys().all(|k| !k.starts_with("nm_util.c")),
         "never the library's line: {got:?}"
@@ -147,6 +151,7 @@ fn without_the_header_blocks_are_named_after_the_users_line_with_a_reason() {
         .collect();
     assert_eq!(notes.len(), 1, "one note per site: {:?}", a.summary.notes);
     assert!(notes[0].contains("nm_arrays.h"), "{}", notes[0]);
+    assert!(notes[0].contains("(`A`)"), "{}", notes[0]);
 }
 
 #[test]
@@ -223,9 +228,10 @@ fn cpp_allocations_members_containers_and_frames_are_named() {
     let a = analyse("tests/c/nm_cpp.cpp", &["-lstdc++"], &[tests_c()]);
     let got = by_var(&a, MemKind::Heap);
     // a: 4 stores, then 4 loads. ps: one store to ps[3].y; one: one store
-    // to one->x. u: 4 stores. data_ (Grid's member, set in the
-    // constructor): 9 floats stored through Grid::at. vals_ (set through
-    // this->): 5 ints.
+    // to one->x. u: 4 stores. g.data_ (Grid g's member, set in the
+    // constructor): 9 floats stored through Grid::at. b.vals_ (set
+    // through this->): 5 ints. The members are named by where the program
+    // keeps their addresses: in the objects g and b.
     expect(
         &got,
         &[
@@ -233,8 +239,8 @@ fn cpp_allocations_members_containers_and_frames_are_named() {
             ("ps", 0, 8, 1),
             ("one", 0, 8, 1),
             ("u", 0, 32, 4),
-            ("data_", 0, 36, 9),
-            ("vals_", 0, 20, 5),
+            ("g.data_", 0, 36, 9),
+            ("b.vals_", 0, 20, 5),
         ],
     );
     // The vector's buffer, before and after push_back grows it, is one row
@@ -276,7 +282,9 @@ fn cpp_allocations_members_containers_and_frames_are_named() {
         .filter(|v| v.scope == mapvis::trace::naming::Scope::Heap)
         .map(|v| (v.name.clone(), v.site.clone()))
         .collect();
-    let want = ["a", "ps", "one", "grid#1", "grid#2", "u", "data_", "vals_"];
+    let want = [
+        "a", "ps", "one", "grid#1", "grid#2", "u", "g.data_", "b.vals_",
+    ];
     // That library is libstdc++ (the file the loader mapped), never ld.so,
     // whose address range an earlier lookup let run over libstdc++'s.
     assert!(
@@ -378,7 +386,7 @@ fn cpp_member_initializers_growing_vectors_and_make_unique_are_named() {
     // (one address each), and copies of exactly 2, 4 or 8 such vectors
     // never overlap, so the bytes moved are the bytes counted.
     //
-    // data_ (set in the member initializer list, 6 floats): 6 stores of 4.
+    // f.data_ (set in f's member initializer list, 6 floats): 6 stores of 4.
     // grid: reserve(8) then 17 push_backs. Buffer 1 (8 doubles): 8 stores
     // (64 bytes, 8 addresses), copied out: 64 loaded at offsets 0 and 32.
     // Buffer 2 (16): 64 stored by the copy (offsets 0, 32) + 8 pushes
@@ -391,25 +399,25 @@ fn cpp_member_initializers_growing_vectors_and_make_unique_are_named() {
     // (one 8-byte store, one 8-byte load of it, 7 stores copying it: 64
     // stored, 8 loaded), and the copy of the old 8 (64 stored at offsets 0
     // and 32): 72 loaded, 64 + 128 = 192 stored, 8 + 10 = 18 addresses.
-    // vals_ (a member vector<float>, grown in Series::fill): reserve(16),
+    // series.vals_ (a member vector<float>, grown in Series::fill): reserve(16),
     // 16 pushes (64 bytes, 16 addresses), copied out (64 loaded); the
     // 17th push reallocates to 32: 64 stored by the copy (2 addresses) + 4
     // (1): 64 loaded, 132 stored, 19 addresses.
     // w (make_unique<int[]>(5)): 5 stores of 4. v (a vector declared in a
     // callee, 8 doubles of 0.5): 8 stores, then 8 loads summing them.
-    // out (main's `filled`, reserved and filled with 4 doubles through the
-    // reference parameter `out`; named after the parameter, a known
-    // limit): 4 stores of 8.
+    // filled (main's, reserved and filled with 4 doubles through the
+    // reference parameter `out`, and named after main's variable, where
+    // the program keeps the buffer's address): 4 stores of 8.
     expect(
         &got,
         &[
-            ("data_", 0, 24, 6),
+            ("f.data_", 0, 24, 6),
             ("grid", 192, 328, 23),
             ("r", 72, 192, 18),
-            ("vals_", 64, 132, 19),
+            ("series.vals_", 64, 132, 19),
             ("w", 0, 20, 5),
             ("v", 64, 64, 8),
-            ("out", 0, 32, 4),
+            ("filled", 0, 32, 4),
         ],
     );
     assert_eq!(got.len(), 7, "{got:?}");
@@ -434,24 +442,24 @@ fn cpp_member_initializers_growing_vectors_and_make_unique_are_named() {
     );
     let vals_site = site("std::vector<float> vals_;");
     assert_eq!(
-        blocks("vals_"),
+        blocks("series.vals_"),
         vec![
-            ("vals_#1".to_string(), vals_site.clone(), 64),
-            ("vals_#2".to_string(), vals_site, 128),
+            ("series.vals_#1".to_string(), vals_site.clone(), 64),
+            ("series.vals_#2".to_string(), vals_site, 128),
         ]
     );
     assert_eq!(blocks("r").len(), 2);
     let out_site = site("static void fill(std::vector<double> &out)");
-    assert_eq!(blocks("out"), vec![("out".to_string(), out_site, 32)]);
-    // Shapes: data_ is 6 floats (a run-time count, so no constant
+    assert_eq!(blocks("filled"), vec![("filled".to_string(), out_site, 32)]);
+    // Shapes: f.data_ is 6 floats (a run-time count, so no constant
     // dimension), w is 5 ints, the vectors' elements are their template
     // arguments.
-    assert_eq!(heap_shape(&a, "data_"), (vec![], 4, 24));
+    assert_eq!(heap_shape(&a, "f.data_"), (vec![], 4, 24));
     assert_eq!(heap_shape(&a, "w"), (vec![5], 4, 20));
     assert_eq!(heap_shape(&a, "grid#2"), (vec![], 8, 128));
-    assert_eq!(heap_shape(&a, "vals_#1"), (vec![], 4, 64));
+    assert_eq!(heap_shape(&a, "series.vals_#1"), (vec![], 4, 64));
     assert_eq!(heap_shape(&a, "v"), (vec![], 8, 64));
-    assert_eq!(heap_shape(&a, "out"), (vec![], 8, 32));
+    assert_eq!(heap_shape(&a, "filled"), (vec![], 8, 32));
     let df = stats::per_variable(&a, MemKind::Heap).unwrap();
     let row = (0..df.height())
         .find(|&i| df.column("variable").unwrap().str().unwrap().get(i) == Some("grid"))

@@ -14,7 +14,7 @@ use polars::prelude::PlHashMap as HashMap;
 use std::path::{Path, PathBuf};
 
 use crate::trace::format::{Access, Event, ExitStatus, Op, RegionStop, SiteId, WarningKind};
-use crate::trace::naming::{HeapName, Namer, Scope, VarName};
+use crate::trace::naming::{HeapName, NameQuality, Namer, Scope, VarName};
 use crate::trace::pins::{self, Seen, StartResult, Verdict};
 use crate::trace::reader::{Batch, EndState, TraceReader};
 
@@ -24,6 +24,7 @@ use super::fields::{layout_of, member_after, MAX_LAYOUT_BYTES};
 use super::input::{Fill, Named, Source};
 use super::model::{LayoutField, NewBlock, Span, TraceSummary, Variable};
 use super::registry::Registry;
+use super::roots::{self, Holder, Roots};
 use super::schema::OP_STORE;
 use super::FilterError;
 
@@ -36,6 +37,9 @@ const RED_ZONE: u64 = 128;
 const STACK_SPAN: u64 = 8 << 20;
 
 const ANY_GENERATION: u32 = u32::MAX;
+/// Notes kept of blocks whose holder's path and allocating statement give
+/// different names (one per pair of names); more are counted in one line.
+const MAX_DIFFER_NOTES: usize = 8;
 
 /// When a site's last answer holds.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -187,6 +191,15 @@ struct Naming<'n> {
     exec: Option<(String, u64, bool)>,
     /// Whether a region is open (between REGION_START and REGION_STOP).
     in_region: bool,
+    /// Sites the statement reader could not name: the names their blocks'
+    /// holders gave every one of them, or `None` when some block kept the
+    /// site's name.
+    rooted_sites: std::collections::BTreeMap<String, Option<std::collections::BTreeSet<String>>>,
+    /// The thread that opened the last region and its innermost frame
+    /// (ip, sp, fp), in which the snapshot's stack words are named.
+    snapshot_at: (u32, (u64, u64, u64)),
+    /// Where the program keeps heap blocks' addresses (format 6).
+    roots: Roots,
     summary: TraceSummary,
 }
 
@@ -225,6 +238,9 @@ impl<'n> BinarySource<'n> {
                 start_result: None,
                 exec: None,
                 in_region: false,
+                roots: Roots::default(),
+                snapshot_at: (0, (0, 0, 0)),
+                rooted_sites: Default::default(),
                 summary,
             },
         })
@@ -290,6 +306,7 @@ impl Source for BinarySource<'_> {
     fn finish(self: Box<Self>) -> Named {
         let BinarySource { reader, path, n } = *self;
         let mut n = n;
+        n.name_from_roots();
         n.heap_layouts();
         let end = reader.end_state();
         if let (
@@ -350,7 +367,12 @@ impl Source for BinarySource<'_> {
                 n.named + n.pins_dropped
             ));
         }
-        n.summary.notes.extend(n.namer.take_notes());
+        let notes = n.namer.take_notes();
+        let notes = notes
+            .into_iter()
+            .map(|note| n.reword_site_note(note))
+            .collect::<Vec<_>>();
+        n.summary.notes.extend(notes);
         Named {
             registry: n.reg,
             lines: n.lines,
@@ -368,6 +390,9 @@ impl Naming<'_> {
             self.regs_changed(a);
         }
         self.last_ip = a.ip;
+        if let Some((block, offset)) = self.roots.pending.take() {
+            self.note_store(a, block, offset);
+        }
         if let Some(watch) = self.start_result {
             match watch.check(a.tid, a.ip, a.op == Op::Store) {
                 Verdict::Watching => {}
@@ -424,6 +449,8 @@ impl Naming<'_> {
                 self.in_region = true;
                 self.summary.regions = self.summary.regions.max(r.id);
                 self.start_frames(r.tid, &r.frames);
+                self.roots.region_start(r.tid, &r.frames);
+                self.snapshot_at = (r.tid, r.frames.first().copied().unwrap_or_default());
                 self.start_result = StartResult::after(&r);
                 return Some(Fill::Region(r.id));
             }
@@ -469,9 +496,159 @@ impl Naming<'_> {
                 self.other.on_unmap(start, len, time, &mut self.reg)
             }
             Event::ThreadCreate { child, .. } => self.max_thread = self.max_thread.max(child),
+            Event::Roots(words) => {
+                for (at, value) in words {
+                    self.note_root(at, value);
+                }
+            }
+            Event::PtrStore { block, offset } => self.roots.pending = Some((block, offset)),
+            // Registers need the location lists of each frame's variables
+            // at its instruction: not yet read (docs/naming.md).
+            Event::RootReg { .. } => {}
             Event::Sync(_) | Event::InstrCount { .. } => {}
         }
         None
+    }
+
+    /// Records where the store `a` put the address of the block at
+    /// `block` (`offset` bytes into it): a member or element of another
+    /// block, a stack variable or a global.
+    fn note_store(&mut self, a: &Access, block: u64, offset: u64) {
+        let Some((_, _, b)) = self.reg.find_block(block) else {
+            return;
+        };
+        let frames = frames_of(&self.shadow, a.tid).to_vec();
+        self.note_holder(b, offset, a.addr, a.tid, (a.ip, a.sp, a.fp), &frames);
+    }
+
+    /// Records a snapshot word at `at` that holds `value`.
+    fn note_root(&mut self, at: u64, value: u64) {
+        let Some((start, _, b)) = self.reg.find_block(value) else {
+            return;
+        };
+        let (tid, regs) = self.snapshot_at;
+        let frames = frames_of(&self.shadow, tid).to_vec();
+        self.note_holder(b, value - start, at, tid, regs, &frames);
+    }
+
+    /// Records that the word at `at` holds a pointer `offset` bytes into
+    /// block `b`, naming `at` as an access of thread `tid` with registers
+    /// `regs` (ip, sp, fp) and live `frames` would be.
+    fn note_holder(
+        &mut self,
+        b: u32,
+        offset: u64,
+        at: u64,
+        tid: u32,
+        regs: (u64, u64, u64),
+        frames: &[(u64, u64, u64)],
+    ) {
+        if let Some((start, _, parent)) = self.reg.find_block(at) {
+            if parent != b {
+                let holder = Holder::Block {
+                    parent,
+                    offset: at - start,
+                };
+                self.roots.add(b, Roots::other_rank(false, offset), holder);
+            }
+            return;
+        }
+        let (ip, sp, fp) = regs;
+        let on_stack = at.wrapping_add(RED_ZONE) >= sp && at < sp.saturating_add(STACK_SPAN);
+        let (found, rank) = if on_stack {
+            (
+                self.namer.stack_name(ip, sp, fp, at, frames),
+                self.roots.stack_rank(tid, at, offset),
+            )
+        } else {
+            (self.namer.global_name(at), Roots::other_rank(true, offset))
+        };
+        if let Some(path) = found.as_ref().and_then(roots::var_path) {
+            self.roots.add(b, rank, Holder::Var(path));
+        }
+    }
+
+    /// Names heap blocks by the paths of their holders, where they have
+    /// any; the statement reader's name stays otherwise, and a note says
+    /// where the two disagree.
+    fn name_from_roots(&mut self) {
+        if self.roots.evidence == 0 {
+            return;
+        }
+        let names = self.reg.block_names().to_vec();
+        let reg = &self.reg;
+        let namer = &mut *self.namer;
+        let mut member = |parent: u32, offset: u64| {
+            let (_, size, ty) = reg.block_layout(parent)?;
+            if ty.is_empty() {
+                return None;
+            }
+            let name = &names[parent as usize].name;
+            let e = namer.heap_element(&ty, name, size, offset)?;
+            e.strip_prefix(name.as_str()).map(str::to_string)
+        };
+        let paths = self.roots.resolve(&names, &mut member);
+        // Sites the statement reader could not name, and whether every
+        // block of each was named by its holders (and with which names).
+        for (b, n) in names.iter().enumerate() {
+            if n.quality != NameQuality::Exact {
+                let entry = self
+                    .rooted_sites
+                    .entry(n.site.clone())
+                    .or_insert_with(|| Some(Default::default()));
+                match (paths.get(&(b as u32)), entry.as_mut()) {
+                    (Some(p), Some(set)) => {
+                        set.insert(p.clone());
+                    }
+                    _ => *entry = None,
+                }
+            }
+        }
+        let mut differ: std::collections::BTreeMap<(String, String), u64> = Default::default();
+        let mut blocks: Vec<(u32, String)> = paths.into_iter().collect();
+        blocks.sort_unstable();
+        for (b, path) in blocks {
+            let old = &names[b as usize];
+            if old.name != path && old.quality == NameQuality::Exact {
+                *differ.entry((path.clone(), old.name.clone())).or_default() += 1;
+            }
+            self.reg.rename_block(b, path);
+        }
+        for ((path, old), n) in differ.iter().take(MAX_DIFFER_NOTES) {
+            self.summary.notes.push(format!(
+                "{n} heap block{} named `{path}` by where the program keeps {}; the statement that \
+                 allocated {} names {} `{old}`.",
+                if *n == 1 { " is" } else { "s are" },
+                if *n == 1 { "its address" } else { "their addresses" },
+                if *n == 1 { "it" } else { "them" },
+                if *n == 1 { "it" } else { "them" },
+            ));
+        }
+        if differ.len() > MAX_DIFFER_NOTES {
+            self.summary.notes.push(format!(
+                "{} more names differ between where the program keeps blocks' addresses and the \
+                 statements that allocated them.",
+                differ.len() - MAX_DIFFER_NOTES
+            ));
+        }
+    }
+
+    /// The statement reader's note that the blocks of a site are named by
+    /// the site, reworded when their holders named every one of them.
+    fn reword_site_note(&self, note: String) -> String {
+        for (site, names) in &self.rooted_sites {
+            let Some(names) = names else { continue };
+            let head = format!("heap blocks allocated at {site} are named {site}: ");
+            if let Some(why) = note.strip_prefix(&head) {
+                let list: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+                return format!(
+                    "heap blocks allocated at {site} are named by where the program keeps their \
+                     addresses ({}); the statement that allocated them was not read: {why}",
+                    list.join(", ")
+                );
+            }
+        }
+        note
     }
 
     /// The trace's time: accesses read so far (named, or the pins' own).

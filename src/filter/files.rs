@@ -407,7 +407,7 @@ fn write_analysis(a: &Analysis, dir: &Path) -> Result<(), FilterError> {
     write_parquet(&mut lines, &dir.join("lines.parquet"))?;
     // The name memory_stats shows each variable under by default, so a
     // query of the saved analysis groups its rows with no mapvis code.
-    let rows = super::stats::display_rows(a, super::stats::Grouping::BySite);
+    let rows = super::stats::display_rows(a, super::stats::Grouping::default());
     let shown_as = rows.row_of.iter().map(|&r| rows.names[r as usize].clone());
     write_parquet(
         &mut saved_variables(&a.vars, shown_as.collect())?,

@@ -49,6 +49,7 @@ pub(crate) mod import;
 pub(crate) mod input;
 pub(crate) mod lookup;
 pub(crate) mod registry;
+pub(crate) mod roots;
 // 3. The dataset: files, the access list, its by-variable copy.
 pub(crate) mod byvar;
 pub(crate) mod columns;

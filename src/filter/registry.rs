@@ -203,6 +203,32 @@ impl Registry {
         self.heap_generation = self.heap_generation.wrapping_add(1);
     }
 
+    /// The allocation-site names of every block of the run, by block index.
+    pub(crate) fn block_names(&self) -> &[HeapName] {
+        &self.block_names
+    }
+
+    /// Gives block `block` the base name `name` (a name from where the
+    /// program keeps its address): its own row too, if it has one already.
+    pub(crate) fn rename_block(&mut self, block: u32, name: String) {
+        if let Some(v) = self.block_var.get(block as usize).copied().flatten() {
+            let var = &mut self.vars[v as usize];
+            var.name = name.clone();
+            var.base_name = name.clone();
+        }
+        if let Some(n) = self.block_names.get_mut(block as usize) {
+            n.name = name;
+            n.quality = crate::trace::naming::NameQuality::Exact;
+        }
+    }
+
+    /// The start, size and element type of block `block`, for member paths.
+    pub(crate) fn block_layout(&self, block: u32) -> Option<(u64, u64, String)> {
+        let (b, _) = self.blocks.get(block as usize)?;
+        let n = self.block_names.get(block as usize)?;
+        Some((b.addr, b.size, n.elem_type.clone()))
+    }
+
     /// The block at `addr` is freed at `time` (unknown addresses are
     /// ignored: frees of blocks allocated before tracing).
     pub(crate) fn free_block(&mut self, addr: u64, time: u64) {

@@ -17,22 +17,29 @@ use std::collections::{HashMap, HashSet};
 /// statistics and figures.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Grouping {
+    /// The blocks of one name make one row, wherever they were allocated:
+    /// the blocks reached from one root (`net->w1[i]`, a list's nodes held
+    /// by its head), named by where the program keeps their addresses
+    /// (docs/naming.md). The instances of one local variable make one row,
+    /// as under [`Grouping::BySite`].
+    #[default]
+    Root,
     /// The blocks allocated at one site under one name (a list's nodes,
     /// `n` allocated 200 times at `list.c:11`) make one row. Blocks whose
     /// name is an element of something (`rows[i]`) are distinct arrays and
     /// keep a row each. Likewise the instances of one local variable, one
     /// per frame it lived in (a recursion's `x#1` ... `x#100000`), make
     /// one row `x`.
-    #[default]
     BySite,
     /// One row per block and per instance: `n#1` ... `n#200`, `x#1` ...
     Instances,
 }
 
 impl Grouping {
-    /// Parses `site` or `instances`.
+    /// Parses `root`, `site` or `instances`.
     pub fn parse(s: &str) -> Option<Grouping> {
         match s {
+            "root" => Some(Grouping::Root),
             "site" => Some(Grouping::BySite),
             "instances" => Some(Grouping::Instances),
             _ => None,
@@ -51,15 +58,21 @@ pub struct DisplayRows {
     pub members: Vec<Vec<VarId>>,
 }
 
-/// What variables of one row share under [`Grouping::BySite`]: the scope,
-/// the base name and, for heap blocks, the allocation site. `None` for a
-/// variable that keeps a row of its own: a block named as an element of
-/// something (`rows[i]`), a block of unknown site, frame slots, blocks on
+/// What variables of one row share under `grouping`: under
+/// [`Grouping::BySite`] the scope, the base name and, for heap blocks, the
+/// allocation site; under [`Grouping::Root`] heap blocks share the base
+/// name alone, wherever they were allocated. `None` for a variable that
+/// keeps a row of its own: under `site` a block named as an element of
+/// something (`rows[i]`) or of unknown site; always frame slots, blocks on
 /// the stack (`alloca`, variable-length arrays) and the pins' own block.
-fn group_key(var: &super::model::Variable) -> Option<(Scope, &str, &str)> {
+fn group_key(var: &super::model::Variable, grouping: Grouping) -> Option<(Scope, &str, &str)> {
     let named = !var.base_name.is_empty();
     let key = (var.scope, var.base_name.as_str(), var.site.as_str());
     match var.scope {
+        Scope::Heap if grouping == Grouping::Root => (named
+            && var.alloc_time.is_some()
+            && !var.internal)
+            .then_some((var.scope, var.base_name.as_str(), "")),
         Scope::Heap => {
             (named && !var.base_name.contains('[') && !var.site.is_empty() && var.site != "?")
                 .then_some(key)
@@ -76,8 +89,8 @@ pub fn display_rows(a: &Analysis, grouping: Grouping) -> DisplayRows {
     let mut rows = DisplayRows::default();
     let mut by_key: HashMap<(Scope, &str, &str), u32> = Default::default();
     for (v, var) in a.vars.iter().enumerate() {
-        let key = (grouping == Grouping::BySite)
-            .then(|| group_key(var))
+        let key = (grouping != Grouping::Instances)
+            .then(|| group_key(var, grouping))
             .flatten();
         if let Some(&r) = key.as_ref().and_then(|k| by_key.get(k)) {
             rows.row_of.push(r);

@@ -110,11 +110,12 @@ fn set_mem_alloc(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     Ok(s(k.code()))
 }
 
-/// `set_heap_grouping site|instances`: how statistics and figures show
-/// heap blocks and the instances of a local variable.
+/// `set_heap_grouping root|site|instances`: how statistics and figures
+/// show heap blocks and the instances of a local variable.
 fn set_heap_grouping(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     st.set_grouping(filter::Grouping::parse(&a[0]).unwrap_or_default());
     let (row, local) = match a[0].as_str() {
+        "root" => ("name (the blocks reached from one root)", "variable"),
         "site" => ("allocation site", "variable"),
         _ => ("block", "instance (frame)"),
     };

@@ -530,7 +530,7 @@ impl Session {
         self.grouping
     }
 
-    /// `set_heap_grouping site|instances`: kept for this session only.
+    /// `set_heap_grouping root|site|instances`: kept for this session only.
     pub fn set_grouping(&mut self, grouping: filter::Grouping) {
         self.grouping = grouping;
     }

@@ -300,16 +300,21 @@ pub const SPECS: &[CommandSpec] = &[
         name: "set_heap_grouping",
         aliases: &[],
         group: Group::Setup,
-        args: &[req("site|instances", ArgKind::OneOf(&["site", "instances"]))],
-        help: "Chooses how memory_stats and complete_memory_access_pattern show heap \
-               blocks: site (the default) gives \
-               the blocks allocated at one site under one name a single row (a \
-               list's 200 nodes are one row n, with their fields summed), \
-               instances gives every block its own row (n#1, n#2, ...). Blocks \
-               named as elements of something (rows[i]) always keep their own rows. \
+        args: &[req(
+            "root|site|instances",
+            ArgKind::OneOf(&["root", "site", "instances"]),
+        )],
+        help: "Chooses how memory_stats, cache_stats and the figures show heap \
+               blocks: root (the default) gives the blocks of one name a single \
+               row wherever they were allocated, so the blocks reached from one \
+               root are one row (all rows of a table, net->w1[i]; a list's \
+               nodes, named after its head), with their fields summed; site \
+               gives the blocks allocated at one site under one name a single \
+               row, and blocks named as elements of something (rows[i]) a row \
+               each; instances gives every block its own row (n#1, n#2, ...). \
                The instances of a local variable, one per frame it lived in (a \
-               recursion's x#1, x#2, ...), are one row x under site and a row each \
-               under instances.",
+               recursion's x#1, x#2, ...), are one row x under root and site and \
+               a row each under instances.",
     },
     // Pipeline
     CommandSpec {
@@ -356,8 +361,11 @@ pub const SPECS: &[CommandSpec] = &[
                and store_bytes (a modify counts in both), distinct addresses, first \
                and last access time and threads; then the per-address table. With \
                save, writes visinfo/memory_stats.csv and \
-               visinfo/memory_stats_addresses.csv. Returns a list of per-variable \
-               dicts.",
+               visinfo/memory_stats_addresses.csv. Heap blocks are named by where \
+               the program keeps their addresses (net->w1[i], src), else by the \
+               statement that allocated them, and shown one row per name \
+               (set_heap_grouping root, the default; site and instances split \
+               them). Returns a list of per-variable dicts.",
     },
     // Figures
     CommandSpec {

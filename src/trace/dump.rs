@@ -132,6 +132,19 @@ fn write_event(out: &mut dyn Write, ev: &Event, time: u64) -> io::Result<()> {
             "MMAP tid {} {:#x} +{:#x} stack {:#x?} at t={}",
             m.tid, m.addr, m.len, m.stack, m.time
         ),
+        Event::Roots(words) => {
+            writeln!(out, "ROOTS {} words", words.len())?;
+            for (at, value) in words {
+                writeln!(out, "  {at:#x} -> {value:#x}")?;
+            }
+            Ok(())
+        }
+        Event::RootReg { tid, reg, value } => {
+            writeln!(out, "ROOT_REG tid {tid} dwarf reg {reg} -> {value:#x}")
+        }
+        Event::PtrStore { block, offset } => {
+            writeln!(out, "PTR_STORE block {block:#x} + {offset}")
+        }
         Event::RegionStart(s) => write_region_start(out, s),
         Event::RegionStop(s) => writeln!(
             out,

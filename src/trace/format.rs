@@ -16,9 +16,9 @@ pub mod wire {
 }
 pub(crate) use wire::{
     KEY_ACCESS_BASE, REC_ALLOC, REC_END, REC_EXIT, REC_FOOTER, REC_FP, REC_FREE, REC_ICOUNT,
-    REC_MAP, REC_MMAP, REC_RECODE, REC_REGION_START, REC_REGION_STOP, REC_SITE, REC_SP,
-    REC_STACK_ALLOC, REC_SYNC, REC_THREAD, REC_THREAD_CREATE, REC_THREAD_EXIT, REC_UNMAP,
-    REC_WARNING,
+    REC_MAP, REC_MMAP, REC_PTR_STORE, REC_RECODE, REC_REGION_START, REC_REGION_STOP, REC_ROOTS,
+    REC_ROOT_REGS, REC_SITE, REC_SP, REC_STACK_ALLOC, REC_SYNC, REC_THREAD, REC_THREAD_CREATE,
+    REC_THREAD_EXIT, REC_UNMAP, REC_WARNING,
 };
 
 /// The first eight bytes of every binary trace.
@@ -387,6 +387,8 @@ pub enum WarningKind {
     Exec,
     /// The exec just announced failed: the program and its trace went on.
     ExecFailed,
+    /// The root snapshot left memory out (its text says which).
+    SnapshotPartial,
     /// A code this reader does not know.
     Other(u64),
 }
@@ -523,6 +525,30 @@ pub enum Event {
     StackAlloc(StackAlloc),
     /// The program mapped memory with `mmap` (trace format version 3).
     Mmap(MmapEvent),
+    /// Words of memory that point into heap blocks allocated since the
+    /// last snapshot, written at a region's start (format version 6): each
+    /// `(where, value)`, `where` ascending within one record. The analysis
+    /// names blocks by the variables that hold their addresses.
+    Roots(Vec<(u64, u64)>),
+    /// A general register of thread `tid` points into such a block at a
+    /// region's start (format version 6).
+    RootReg {
+        /// The thread.
+        tid: u32,
+        /// The register's DWARF number (0 rax, 1 rdx, ... 7 rsp, 8 to 15
+        /// r8 to r15).
+        reg: u8,
+        /// Its value.
+        value: u64,
+    },
+    /// The next access of this thread stores the address of the heap
+    /// block that starts at `block`, plus `offset` (format version 6).
+    PtrStore {
+        /// The block's start.
+        block: u64,
+        /// How far into the block the stored pointer points (0, 8 or 16).
+        offset: u64,
+    },
     /// A region began.
     RegionStart(RegionStart),
     /// A region ended.

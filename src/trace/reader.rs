@@ -653,6 +653,16 @@ impl<R: Read> TraceReader<R> {
                 stack: self.stack()?,
                 time,
             }),
+            REC_ROOTS => self.roots_record()?,
+            REC_ROOT_REGS => Event::RootReg {
+                tid: self.u32v("thread id")?,
+                reg: self.u8()?,
+                value: self.uv()?,
+            },
+            REC_PTR_STORE => Event::PtrStore {
+                block: self.uv()?,
+                offset: self.uv()?,
+            },
             REC_REGION_START => self.region_start_record(time)?,
             REC_REGION_STOP => Event::RegionStop(RegionStop {
                 id: self.u32v("region id")?,
@@ -819,6 +829,23 @@ impl<R: Read> TraceReader<R> {
         }))
     }
 
+    /// A ROOTS record: `n` words (at most 1024, as the tool writes them)
+    /// that point into heap blocks, each's address a gap from the one
+    /// before.
+    fn roots_record(&mut self) -> Dec<Event> {
+        let n = self.uv()? as usize;
+        if n > 1024 {
+            return Err(Need::Bad(format!("a ROOTS record claims {n} words")));
+        }
+        let mut words = Vec::with_capacity(n);
+        let mut at = 0u64;
+        for _ in 0..n {
+            at = at.wrapping_add(self.uv()?);
+            words.push((at, self.uv()?));
+        }
+        Ok(Event::Roots(words))
+    }
+
     /// A REGION_START record with the stack frames at the start pin (at
     /// most 256); the accesses that follow belong to its region.
     fn region_start_record(&mut self, time: u64) -> Dec<Event> {
@@ -857,6 +884,7 @@ impl<R: Read> TraceReader<R> {
             W_FORKED => WarningKind::Forked,
             W_EXEC => WarningKind::Exec,
             W_EXEC_FAILED => WarningKind::ExecFailed,
+            W_SNAPSHOT_PARTIAL => WarningKind::SnapshotPartial,
             c => WarningKind::Other(c),
         };
         Ok(Event::Warning { kind, text })

@@ -13,7 +13,7 @@
 
 
 #define MV_MAGIC          "MVTRACE\n"
-#define MV_FORMAT_VERSION 5
+#define MV_FORMAT_VERSION 6
 
 #define REC_SITE          1
 #define REC_THREAD        2
@@ -36,6 +36,9 @@
 #define REC_STACK_ALLOC   18   /* version 3 */
 #define REC_MMAP          19   /* version 3 */
 #define REC_RECODE        20   /* version 5 */
+#define REC_ROOTS         21   /* version 6: words that point into heap blocks */
+#define REC_ROOT_REGS     22   /* version 6: registers that point into heap blocks */
+#define REC_PTR_STORE     23   /* version 6: the next access stores a new block's address */
 #define KEY_ACCESS_BASE   32   /* keys 0..31 are control records */
 #define HOT_CODES         48   /* site codes whose access keys take one byte */
 
@@ -79,6 +82,7 @@
 #define W_FORKED         5
 #define W_EXEC           6   /* the program called exec: the trace may end here */
 #define W_EXEC_FAILED    7   /* ... and the exec failed: the trace goes on */
+#define W_SNAPSHOT_PARTIAL 8 /* version 6: the root snapshot left memory out */
 
 /* Added to an ALLOC record's kind: a block the process inherited at
    fork(), not one it allocated. */

@@ -245,7 +245,6 @@ static void put_str(const HChar* s)
 
 static Bool  tracing;          /* a region is open */
 static UInt  region_id;        /* id of the current or last region */
-static ULong n_accesses;
 static ULong n_allocs;
 static ULong n_frees;
 static ULong n_regions;
@@ -528,11 +527,115 @@ typedef struct _Block {
       return address kept, at most --stack-depth of them. */
    UInt           tid;      /* the allocating thread's number (tno) */
    UChar          kind;
+   /* Stores of its address still to report (PTR_STORE), 0 when none: a
+      block allocated inside a region is reported until its address is
+      stored outside a stack, or MAX_PTR_STACK_STORES times into stacks. */
+   UChar          pending;
+   ULong          serial;   /* allocation number, for the root snapshot */
    UInt           n_ips;
    Addr           ips[];    /* return addresses, innermost first */
 } Block;
 
 static VgHashTable* blocks;
+
+/*------------------------------------------------------------*/
+/*--- Where the program keeps new blocks' addresses         ---*/
+/*------------------------------------------------------------*/
+
+/* A block allocated inside a region is "pending" until the program
+   stores its address somewhere that outlives a call: each 8-byte store of
+   a pending block's address (its start, or 8 or 16 bytes in, where C++
+   array cookies and aligning wrappers put the pointer they return) is
+   announced by a PTR_STORE record before the store's access. A store into
+   a heap block or static data ends the reports; stores into stacks (a
+   helper's local, then its caller's) are reported up to
+   MAX_PTR_STACK_STORES times, within PENDING_ACCESSES accesses of the
+   allocation. The analysis names the block from these
+   stores (docs/naming.md). Cost on the hot path: one subtraction and one
+   compare per 8-byte store of a register value, against the span of the
+   pending blocks, which is empty when none is pending. */
+#define MAX_PTR_STACK_STORES 8
+/* A block's address is looked for in the stores of the next this many
+   accesses after its allocation (a helper returns it long before), and in
+   those of at most MAX_PENDING blocks at once: the span stays narrow when
+   a block's address never reaches a lasting place (a tree's root kept in
+   a local), so other pointer stores rarely take the slow path. */
+#define PENDING_ACCESSES 65536
+#define MAX_PENDING      256
+static UInt   n_pending;
+static Addr   pend_lo = ~(Addr)0;   /* lowest pending start, minus 16 */
+static Addr   pend_span;            /* pend_hi - pend_lo, 0 when none */
+static Block* pend_list[MAX_PENDING];
+static ULong  pend_since[MAX_PENDING];  /* n_accesses at its allocation */
+static UInt   n_pend_list;
+static ULong  alloc_serial;         /* blocks allocated so far */
+static ULong  snap_serial;          /* alloc_serial at the last snapshot */
+static ULong  n_accesses;
+
+static void pending_done(Block* b)
+{
+   if (!b->pending) return;
+   b->pending = 0;
+   if (--n_pending == 0) { pend_lo = ~(Addr)0; pend_span = 0; n_pend_list = 0; }
+}
+
+/* Drops the blocks that are no longer pending or have waited too long
+   (and the oldest when the list is full), and makes the span that of the
+   rest. Cost: the list's length. */
+static void pending_expire(void)
+{
+   UInt i, k = 0, n = n_pend_list;
+   Addr lo = ~(Addr)0, hi = 0;
+   for (i = 0; i < n; i++) {
+      Block* b = pend_list[i];
+      if (!b) continue;
+      if (b->pending && n_accesses - pend_since[i] > PENDING_ACCESSES)
+         pending_done(b);
+      if (!b->pending) continue;
+      pend_list[k] = b;
+      pend_since[k] = pend_since[i];
+      k++;
+      if (b->key - 16 < lo) lo = b->key >= 16 ? b->key - 16 : 0;
+      if (b->key + 1 > hi) hi = b->key + 1;
+   }
+   n_pend_list = k;
+   if (k == 0) { pend_lo = ~(Addr)0; pend_span = 0; }
+   else { pend_lo = lo; pend_span = hi - lo; }
+}
+
+static void pending_add(Block* b)
+{
+   Addr lo = b->key >= 16 ? b->key - 16 : 0, hi = b->key + 1;
+   Addr cur_hi;
+   if (n_pend_list == MAX_PENDING || (alloc_serial & 63) == 0) pending_expire();
+   if (n_pend_list == MAX_PENDING) {
+      /* Still full: the oldest gives way. */
+      if (pend_list[0]) pending_done(pend_list[0]);
+      VG_(memmove)(pend_list, pend_list + 1, (MAX_PENDING - 1) * sizeof(Block*));
+      VG_(memmove)(pend_since, pend_since + 1, (MAX_PENDING - 1) * sizeof(ULong));
+      n_pend_list = MAX_PENDING - 1;
+   }
+   cur_hi = pend_lo + pend_span;
+   if (n_pend_list == 0) { pend_lo = lo; cur_hi = hi; }
+   if (lo < pend_lo) pend_lo = lo;
+   if (hi > cur_hi) cur_hi = hi;
+   pend_span = cur_hi - pend_lo;
+   b->pending = MAX_PTR_STACK_STORES;
+   n_pending++;
+   pend_list[n_pend_list] = b;
+   pend_since[n_pend_list] = n_accesses;
+   n_pend_list++;
+}
+
+/* A pending block is freed: it leaves the list. */
+static void pending_forget(Block* b)
+{
+   UInt i;
+   if (!b->pending) return;
+   for (i = 0; i < n_pend_list; i++)
+      if (pend_list[i] == b) pend_list[i] = NULL;
+   pending_done(b);
+}
 
 /* Sorted interval index of live blocks, rebuilt lazily, used only with
    --heap-only=yes. */
@@ -681,6 +784,56 @@ static void mv_access(UWord id, Addr addr, Addr sp, Addr fp)
    if (UNLIKELY((n_accesses & 4095) == 0) && n_candidates) recode();
 }
 
+/* A pending block whose start is `v`, 8 or 16 bytes before it (the
+   pointer a C++ array `new` or an aligning wrapper hands out), or NULL. */
+static Block* pending_at(Addr v, Addr* off)
+{
+   UInt k;
+   for (k = 0; k <= 16; k += 8) {
+      Block* b = v >= k ? VG_(HT_lookup)(blocks, v - k) : NULL;
+      if (b && b->pending && k < b->size) { *off = k; return b; }
+   }
+   return NULL;
+}
+
+/* The slow path of an 8-byte store of a value inside the pending span:
+   writes PTR_STORE (before the store's own access record) when the value
+   is a pending block's address. */
+static void note_ptr_store(ThreadId tid, Addr addr, Addr sp, UWord value)
+{
+   Addr off = 0, top;
+   Block* b = pending_at(value, &off);
+   if (!b) return;
+   ensure(32);
+   put_uv(REC_PTR_STORE);
+   put_uv(b->key);
+   put_uv(off);
+   /* Into this thread's stack (at or above its red zone): a local, which
+      may be a helper's that dies when the helper returns. */
+   top = VG_(thread_get_stack_max)(tid);
+   if (addr + 128 >= sp && addr <= top) {
+      if (--b->pending == 0) pending_done(b);
+   } else {
+      pending_done(b);
+   }
+}
+
+/* mv_access for an 8-byte store of a register's value: first reports the
+   store of a pending block's address (see pending_add). */
+static void mv_access_ptr(UWord id, Addr addr, Addr sp, Addr fp, UWord value)
+{
+   if (UNLIKELY(value - pend_lo < pend_span)) {
+      ThreadId tid = VG_(get_running_tid)();
+      if (!(UNLIKELY(clo_heap_only) && !in_heap_block(addr))) {
+         if (UNLIKELY(tid != emitted_tid
+                      || sp != last_sp[tid] || fp != last_fp[tid]))
+            emit_thread_and_sp(tid, sp, fp);
+         note_ptr_store(tid, addr, sp, value);
+      }
+   }
+   mv_access(id, addr, sp, fp);
+}
+
 /*------------------------------------------------------------*/
 /*--- Instrumentation                                      ---*/
 /*------------------------------------------------------------*/
@@ -695,6 +848,7 @@ typedef struct {
    IRExpr* addr;
    Int     size;
    IRExpr* guard;   /* NULL: unconditional */
+   IRExpr* data;    /* an 8-byte store's value (a temporary), or NULL */
 } Event;
 
 static Event   events[MAX_EVENTS];
@@ -711,11 +865,20 @@ static void flush_events(IRSB* sb)
    for (i = 0; i < n_events; i++) {
       Event* ev = &events[i];
       UInt id = site_id(cur_ip, cur_ordinal++, ev->op, ev->size);
-      IRExpr** args = mkIRExprVec_4(mkIRExpr_HWord(id), ev->addr,
-                                    IRExpr_RdTmp(cur_sp_tmp),
-                                    IRExpr_RdTmp(cur_fp_tmp));
-      IRDirty* di = unsafeIRDirty_0_N(0, "mv_access",
-                                      VG_(fnptr_to_fnentry)(&mv_access), args);
+      IRDirty* di;
+      if (ev->data && ev->op == OP_STORE) {
+         IRExpr** args = mkIRExprVec_5(mkIRExpr_HWord(id), ev->addr,
+                                       IRExpr_RdTmp(cur_sp_tmp),
+                                       IRExpr_RdTmp(cur_fp_tmp), ev->data);
+         di = unsafeIRDirty_0_N(0, "mv_access_ptr",
+                                VG_(fnptr_to_fnentry)(&mv_access_ptr), args);
+      } else {
+         IRExpr** args = mkIRExprVec_4(mkIRExpr_HWord(id), ev->addr,
+                                       IRExpr_RdTmp(cur_sp_tmp),
+                                       IRExpr_RdTmp(cur_fp_tmp));
+         di = unsafeIRDirty_0_N(0, "mv_access",
+                                VG_(fnptr_to_fnentry)(&mv_access), args);
+      }
       if (ev->guard) di->guard = ev->guard;
       addStmtToIRSB(sb, IRStmt_Dirty(di));
    }
@@ -740,7 +903,18 @@ static void add_count(IRSB* sb)
    n_instrs = 0;
 }
 
+static void add_event_data(IRSB* sb, UChar op, IRExpr* addr, Int size,
+                           IRExpr* guard, IRExpr* data);
+
 static void add_event(IRSB* sb, UChar op, IRExpr* addr, Int size, IRExpr* guard)
+{
+   add_event_data(sb, op, addr, size, guard, NULL);
+}
+
+/* add_event, with the stored value of an unconditional 8-byte store of a
+   temporary (NULL otherwise), for PTR_STORE. */
+static void add_event_data(IRSB* sb, UChar op, IRExpr* addr, Int size,
+                           IRExpr* guard, IRExpr* data)
 {
    tl_assert(isIRAtom(addr));
    if (size <= 0 || !tracing) return;  /* counting instructions only */
@@ -757,6 +931,7 @@ static void add_event(IRSB* sb, UChar op, IRExpr* addr, Int size, IRExpr* guard)
    events[n_events].addr = addr;
    events[n_events].size = size;
    events[n_events].guard = guard;
+   events[n_events].data = data;
    n_events++;
 }
 
@@ -1000,9 +1175,11 @@ static IRSB* mv_instrument(VgCallbackClosure* closure, IRSB* sbIn,
          }
          case Ist_Store: {
             IRExpr* data = st->Ist.Store.data;
+            IRType ty = typeOfIRExpr(sbIn->tyenv, data);
             addStmtToIRSB(sbOut, st);
-            add_event(sbOut, OP_STORE, st->Ist.Store.addr,
-                      sizeofIRType(typeOfIRExpr(sbIn->tyenv, data)), NULL);
+            add_event_data(sbOut, OP_STORE, st->Ist.Store.addr, sizeofIRType(ty),
+                           NULL, ty == Ity_I64 && data->tag == Iex_RdTmp
+                                 && !clo_heap_only ? data : NULL);
             break;
          }
          case Ist_StoreG: {
@@ -1118,8 +1295,11 @@ static void record_alloc(ThreadId tid, UChar kind, Addr a, SizeT size, Addr old)
    b->tid = tno(tid);
    b->kind = kind;
    b->n_ips = n;
+   b->pending = 0;
+   b->serial = ++alloc_serial;
    for (k = 0; k < n; k++) b->ips[k] = ips[k + 1];
    VG_(HT_add_node)(blocks, b);
+   if (tracing) pending_add(b);
    iv_dirty = True;
    n_allocs++;
    record_icount(tid);
@@ -1133,6 +1313,7 @@ static SSizeT forget_block(Addr a)
    SSizeT size;
    if (!b) return -1;
    size = b->size;
+   pending_forget(b);
    VG_(free)(b);
    iv_dirty = True;
    return size;
@@ -1408,6 +1589,183 @@ static void put_region_start(void)
    }
 }
 
+/*------------------------------------------------------------*/
+/*--- The root snapshot                                     ---*/
+/*------------------------------------------------------------*/
+
+/* At a region's start the tool writes where the program keeps the
+   addresses of the blocks allocated since the last snapshot (all of them,
+   at the first): every 8-aligned word of the threads' live stacks, of the
+   client's other writable memory (static data, mappings) and of the live
+   heap blocks whose value points into such a block (ROOTS), and every
+   general register that does (ROOT_REGS). Memcheck's leak checker scans
+   the same roots. Cost: one read of every writable byte the program has
+   and a binary search per word inside the heap's span; measured in
+   docs/PERFORMANCE.md. */
+typedef struct { Addr start, end; } Span;
+
+static Span* snap_targets;    /* blocks allocated since the last snapshot */
+static UInt  n_snap_targets;
+#define ROOTS_PER_RECORD 1024
+static Addr  roots_where[ROOTS_PER_RECORD], roots_value[ROOTS_PER_RECORD];
+static UInt  n_roots;
+static ULong roots_written;
+
+static Int cmp_span(const void* a, const void* b)
+{
+   Addr x = ((const Span*)a)->start, y = ((const Span*)b)->start;
+   return x < y ? -1 : x > y ? 1 : 0;
+}
+
+static void flush_roots(void)
+{
+   UInt k;
+   Addr prev = 0;
+   if (n_roots == 0) return;
+   ensure(16 + 20 * n_roots);
+   put_uv(REC_ROOTS);
+   put_uv(n_roots);
+   for (k = 0; k < n_roots; k++) {
+      put_uv(roots_where[k] - prev);
+      put_uv(roots_value[k]);
+      prev = roots_where[k];
+   }
+   roots_written += n_roots;
+   n_roots = 0;
+   flush_buf();
+}
+
+/* Whether `v` points into a snapshot target. */
+static Bool is_target(Addr v)
+{
+   UInt lo = 0, hi = n_snap_targets;
+   if (n_snap_targets == 0 || v < snap_targets[0].start
+       || v >= snap_targets[n_snap_targets - 1].end) return False;
+   while (lo < hi) {
+      UInt mid = (lo + hi) / 2;
+      if (snap_targets[mid].start <= v) lo = mid + 1; else hi = mid;
+   }
+   return lo > 0 && v < snap_targets[lo - 1].end;
+}
+
+/* Writes the words of [lo, hi) that point into a target; words must be
+   written in ascending order within a record (their gaps are unsigned),
+   so each range is scanned upwards and the record flushed first when a
+   range starts below the last word written. */
+static void scan_words(Addr lo, Addr hi)
+{
+   Addr a = (lo + 7) & ~(Addr)7;
+   if (n_roots && a < roots_where[n_roots - 1]) flush_roots();
+   for (; a + 8 <= hi; a += 8) {
+      Addr v = *(const Addr*)a;
+      if (is_target(v)) {
+         if (n_roots == ROOTS_PER_RECORD) flush_roots();
+         roots_where[n_roots] = a;
+         roots_value[n_roots] = v;
+         n_roots++;
+      }
+   }
+}
+
+/* DWARF's numbers of the x86-64 general registers, by Valgrind's names. */
+static Int dwarf_regno(const HChar* name)
+{
+   static const HChar* names[16] = { "rax", "rdx", "rcx", "rbx", "rsi", "rdi",
+                                     "rbp", "rsp", "r8", "r9", "r10", "r11",
+                                     "r12", "r13", "r14", "r15" };
+   Int k;
+   for (k = 0; k < 16; k++)
+      if (VG_(strcmp)(name, names[k]) == 0) return k;
+   return -1;
+}
+
+static void root_reg(ThreadId tid, const HChar* name, UWord value)
+{
+   Int r = dwarf_regno(name);
+   if (r < 0 || !is_target(value)) return;
+   ensure(32);
+   put_uv(REC_ROOT_REGS);
+   put_uv(tno(tid));
+   put_u8((UChar)r);
+   put_uv(value);
+}
+
+/* Scans the writable client segments, each thread's live stack from its
+   stack pointer up (the part of a stack segment below it is dead), and the
+   live heap blocks. */
+#define MAX_SNAP_SEGMENTS 8192
+#define MAX_SNAP_STACKS   1024
+static void scan_roots(void)
+{
+   static Addr starts[MAX_SNAP_SEGMENTS];
+   static Addr smin[MAX_SNAP_STACKS], smax[MAX_SNAP_STACKS];
+   Int n_seg = VG_(am_get_segment_starts)(SkFileC | SkAnonC | SkShmC, starts,
+                                          MAX_SNAP_SEGMENTS);
+   Int i, n_stacks = 0, k;
+   UInt n_live = VG_(HT_count_nodes)(blocks), j = 0;
+   Span* live;
+   ThreadId t;
+   Block* b;
+   VG_(thread_stack_reset_iter)(&t);
+   while (n_stacks < MAX_SNAP_STACKS
+          && VG_(thread_stack_next)(&t, &smin[n_stacks], &smax[n_stacks]))
+      n_stacks++;
+   if (n_seg < 0) {
+      warn(W_SNAPSHOT_PARTIAL, "the root snapshot scanned no static data or "
+           "mappings: the program has more than 8192 memory segments");
+      n_seg = 0;
+   }
+   for (i = 0; i < n_seg; i++) {
+      NSegment const* seg = VG_(am_find_nsegment)(starts[i]);
+      Addr lo, hi;
+      if (!seg || !seg->hasR || !seg->hasW || seg->isCH) continue;
+      lo = seg->start;
+      hi = seg->end + 1;
+      for (k = 0; k < n_stacks; k++)
+         if (smin[k] >= lo && smin[k] < hi) lo = smin[k];
+      scan_words(lo, hi);
+   }
+   /* The heap blocks in address order, so that their words share records. */
+   live = VG_(malloc)("mv.snap.live", (n_live + 1) * sizeof(Span));
+   VG_(HT_ResetIter)(blocks);
+   while ((b = VG_(HT_Next)(blocks)) != NULL && j < n_live) {
+      live[j].start = b->key;
+      live[j].end = b->key + b->size;
+      j++;
+   }
+   VG_(ssort)(live, j, sizeof(Span), cmp_span);
+   for (i = 0; i < (Int)j; i++) scan_words(live[i].start, live[i].end);
+   VG_(free)(live);
+   flush_roots();
+   VG_(apply_to_GP_regs)(root_reg);
+}
+
+/* The snapshot for the blocks allocated since the last one (none: no
+   record). */
+static void root_snapshot(void)
+{
+   Block* b;
+   UInt n = 0;
+   VG_(HT_ResetIter)(blocks);
+   while ((b = VG_(HT_Next)(blocks)) != NULL) n += b->serial > snap_serial;
+   if (n == 0) return;
+   snap_targets = VG_(malloc)("mv.snap", n * sizeof(Span));
+   n_snap_targets = 0;
+   VG_(HT_ResetIter)(blocks);
+   while ((b = VG_(HT_Next)(blocks)) != NULL)
+      if (b->serial > snap_serial && b->size > 0) {
+         snap_targets[n_snap_targets].start = b->key;
+         snap_targets[n_snap_targets].end = b->key + b->size;
+         n_snap_targets++;
+      }
+   VG_(ssort)(snap_targets, n_snap_targets, sizeof(Span), cmp_span);
+   scan_roots();
+   VG_(free)(snap_targets);
+   snap_targets = NULL;
+   n_snap_targets = 0;
+   snap_serial = alloc_serial;
+}
+
 static void start_region(ThreadId tid, Addr arg_block)
 {
    region_id++;
@@ -1417,6 +1775,7 @@ static void start_region(ThreadId tid, Addr arg_block)
    open_region.n = VG_(get_StackTrace)(tid, open_region.ips, 32, open_region.sps,
                                        open_region.fps, 0);
    put_region_start();
+   root_snapshot();
    set_tracing(True);
 }
 

@@ -1,0 +1,475 @@
+//! Names heap blocks by where the program keeps their addresses: the path
+//! from a variable (`net->w1[i]`, `src`, `s.buf`), as a person reads it in
+//! a debugger, rather than from the statement that allocated them.
+//!
+//! The tool reports two kinds of evidence (trace format 6,
+//! `docs/trace-format.md`):
+//! - at a region's start, a snapshot of every word of the stacks, static
+//!   data and heap blocks that points into a block allocated since the
+//!   last snapshot ([`Event::Roots`](crate::trace::format::Event));
+//! - inside a region, the stores of each new block's address until it is
+//!   stored outside a stack (`PTR_STORE`, announced before the store's own
+//!   access).
+//!
+//! Each piece of evidence is a *holder*: a stack variable or global (its
+//! path as DWARF spells it), or a member or element of another heap block.
+//! A block's name is the path of its best holder, by the rule of
+//! [`Rank`]; a holder inside another block extends that block's path, so
+//! names are resolved at the end of the analysis, once every block's
+//! holders are known. The statement reader's name stays where no holder
+//! names the block, and the analysis notes where the two disagree.
+//!
+//! Memory: at most [`KEEP`] holders per heap block of the run, never per
+//! access.
+use polars::prelude::PlHashMap as HashMap;
+
+use crate::trace::naming::{HeapName, NameQuality, VarName};
+
+/// Holders kept per block (the best ones by [`Rank`]).
+const KEEP: usize = 4;
+
+/// The first class of holders too weak to overrule the statement reader:
+/// a helper's local, another thread's stack.
+const WEAK_CLASS: u8 = 4;
+
+/// How deep a path may go through blocks before it is given up (a path
+/// longer than this is no name a person would use).
+const MAX_DEPTH: usize = 12;
+
+/// What holds a block's address.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Holder {
+    /// A stack variable or global, by its path as DWARF gives it (`x`,
+    /// `s.buf`, `rows[3]`).
+    Var(String),
+    /// Byte `offset` of heap block `parent` (by its index in the run).
+    Block {
+        /// The holding block.
+        parent: u32,
+        /// Where in it.
+        offset: u64,
+    },
+}
+
+/// Where a holder stands in the choice of a block's name, lowest first:
+/// a pointer to the block's start before one into it (`interior`), then
+/// by `class`, then by `distance` within the class. The classes:
+/// 0, a variable of the function that opened the region; 1, of one of its
+/// callers (the nearest first); 2, a global; 3, a member or element of
+/// another block; 4, a variable of a function the region called (a
+/// helper's local, the outermost first); 5, anything else (another
+/// thread's stack).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Rank {
+    interior: bool,
+    class: u8,
+    distance: u64,
+}
+
+/// One piece of evidence for a block.
+#[derive(Clone, Debug)]
+struct Candidate {
+    rank: Rank,
+    holder: Holder,
+}
+
+/// The stack of the thread that opened the region: its frame and its
+/// callers' are ranked before the frames of functions it called.
+#[derive(Clone, Copy, Debug, Default)]
+struct RegionFrame {
+    tid: u32,
+    /// The stack pointer at the region's start (the opener's frame is at
+    /// and above it, less the red zone).
+    sp: u64,
+    /// The caller's stack pointer at its call (the opener's frame is
+    /// below it); `u64::MAX` when the opener has no known caller.
+    caller_sp: u64,
+}
+
+/// The evidence of one analysis.
+#[derive(Default)]
+pub(crate) struct Roots {
+    region: Option<RegionFrame>,
+    /// The block whose address the next access stores, and how far into
+    /// the block the stored pointer points.
+    pub(crate) pending: Option<(u64, u64)>,
+    candidates: HashMap<u32, Vec<Candidate>>,
+    /// Snapshot words and stores seen, for the summary's note.
+    pub(crate) evidence: u64,
+}
+
+impl Roots {
+    /// A region opened by thread `tid` with this call stack (innermost
+    /// first, each (ip, sp, fp)).
+    pub(crate) fn region_start(&mut self, tid: u32, frames: &[(u64, u64, u64)]) {
+        self.region = frames.first().map(|&(_, sp, _)| RegionFrame {
+            tid,
+            sp,
+            caller_sp: frames.get(1).map_or(u64::MAX, |f| f.1),
+        });
+    }
+
+    /// The rank of a holder in thread `tid`'s stack at `addr`.
+    pub(crate) fn stack_rank(&self, tid: u32, addr: u64, offset: u64) -> Rank {
+        let (class, distance) = match self.region {
+            Some(r) if r.tid == tid => {
+                if addr >= r.sp && addr < r.caller_sp {
+                    (0, 0)
+                } else if addr >= r.caller_sp {
+                    (1, addr - r.caller_sp)
+                } else {
+                    (4, r.sp - addr)
+                }
+            }
+            // A whole-run trace has no opener: the outermost frame first.
+            None => (4, u64::MAX - addr),
+            Some(_) => (5, 0),
+        };
+        Rank {
+            interior: offset != 0,
+            class,
+            distance,
+        }
+    }
+
+    /// The rank of a global or of a member of another block.
+    pub(crate) fn other_rank(global: bool, offset: u64) -> Rank {
+        Rank {
+            interior: offset != 0,
+            class: if global { 2 } else { 3 },
+            distance: 0,
+        }
+    }
+
+    /// Adds a holder of block `block`, keeping the best [`KEEP`] (a holder
+    /// already kept is not kept twice).
+    pub(crate) fn add(&mut self, block: u32, rank: Rank, holder: Holder) {
+        self.evidence += 1;
+        let list = self.candidates.entry(block).or_default();
+        if list.iter().any(|c| c.holder == holder) {
+            return;
+        }
+        let at = list.partition_point(|c| c.rank <= rank);
+        if at < KEEP {
+            list.insert(at, Candidate { rank, holder });
+            list.truncate(KEEP);
+        }
+    }
+
+    /// The path of every block that has a holder with a path, by block
+    /// index: `names[b]` is block `b`'s current name (the statement
+    /// reader's), `sites[b]` its allocation site, `member(b, offset)` the
+    /// member path of a byte of block `b` after its name (`.w1`,
+    /// `[3].y`), when its type has members.
+    ///
+    /// A block held only by variables of functions the region called (a
+    /// helper's local, which may have died when the helper returned the
+    /// block) or of other threads keeps the statement reader's name (or
+    /// its site): such a holder is not sure enough to name it.
+    pub(crate) fn resolve(
+        &self,
+        names: &[HeapName],
+        member: &mut dyn FnMut(u32, u64) -> Option<String>,
+    ) -> HashMap<u32, String> {
+        let mut done: HashMap<u32, Option<String>> = HashMap::default();
+        let mut blocks: Vec<u32> = self.candidates.keys().copied().collect();
+        blocks.sort_unstable();
+        for b in blocks {
+            let mut visiting = Vec::new();
+            self.path_of(b, names, member, &mut done, &mut visiting);
+        }
+        done.into_iter()
+            .filter_map(|(b, p)| Some((b, p?)))
+            .collect()
+    }
+
+    /// Whether block `b`'s name may come only from weak holders (see
+    /// [`Roots::resolve`]): it has no holder of a class below 4.
+    fn only_weak(&self, b: u32) -> bool {
+        self.candidates
+            .get(&b)
+            .is_none_or(|c| c.iter().all(|c| c.rank.class >= WEAK_CLASS))
+    }
+
+    /// Block `b`'s path (memoised in `done`); `visiting` holds the blocks
+    /// on the way here, so a cycle of blocks (a doubly linked list) falls
+    /// to the next holder.
+    fn path_of(
+        &self,
+        b: u32,
+        names: &[HeapName],
+        member: &mut dyn FnMut(u32, u64) -> Option<String>,
+        done: &mut HashMap<u32, Option<String>>,
+        visiting: &mut Vec<u32>,
+    ) -> Option<String> {
+        if let Some(p) = done.get(&b) {
+            return p.clone();
+        }
+        if visiting.contains(&b) || visiting.len() > MAX_DEPTH {
+            return None;
+        }
+        if self.only_weak(b) {
+            let kept = names
+                .get(b as usize)
+                .filter(|n| n.quality == NameQuality::Exact)
+                .map(|n| n.name.clone());
+            done.insert(b, kept.clone());
+            return kept;
+        }
+        visiting.push(b);
+        let mut found = None;
+        for c in self.candidates.get(&b).map_or(&[][..], |v| &v[..]) {
+            found = match &c.holder {
+                Holder::Var(path) => Some(general_path(path)),
+                Holder::Block { parent, offset } => {
+                    let parent_path = match self.path_of(*parent, names, member, done, visiting) {
+                        Some(p) => Some(p),
+                        None => names
+                            .get(*parent as usize)
+                            .filter(|n| n.quality == NameQuality::Exact)
+                            .map(|n| n.name.clone()),
+                    };
+                    parent_path.map(|p| {
+                        if same_structure(names, *parent, b) {
+                            p
+                        } else {
+                            general_path(&child_path(&p, member(*parent, *offset), *offset))
+                        }
+                    })
+                }
+            };
+            if found.is_some() {
+                break;
+            }
+        }
+        visiting.pop();
+        done.insert(b, found.clone());
+        found
+    }
+}
+
+/// Whether blocks `a` and `b` are nodes of one structure (a list, a tree):
+/// allocated by one statement, or of one structure type. A node held by
+/// another node takes its name, so a structure is one row.
+fn same_structure(names: &[HeapName], a: u32, b: u32) -> bool {
+    match (names.get(a as usize), names.get(b as usize)) {
+        (Some(x), Some(y)) => {
+            (x.site == y.site && x.site != "?")
+                || (!x.elem_type.is_empty()
+                    && x.elem_type == y.elem_type
+                    && !x.elem_type.contains('*'))
+        }
+        _ => false,
+    }
+}
+
+/// The path of a byte of a block whose path is `parent`: `parent->w1` for
+/// a member (`member` = `.w1` or `[3].w1`), `parent[i]` for an element of
+/// a pointer array.
+fn child_path(parent: &str, member: Option<String>, offset: u64) -> String {
+    match member {
+        Some(m) if m.starts_with('.') => format!("{parent}->{}", &m[1..]),
+        Some(m) if m.starts_with('[') => format!("({parent}){m}"),
+        Some(m) => format!("{parent}->{m}"),
+        None if offset.is_multiple_of(8) => format!("{parent}[{}]", offset / 8),
+        None => format!("{parent}+{offset}"),
+    }
+}
+
+/// A path as a row's name: each index made a letter (`rows[3]` is
+/// `rows[i]`, `a[2][5]` is `a[i][j]`), so that the blocks held by the
+/// elements of one array share a name, and the standard library's
+/// internals left out (`x.coefs._M_impl._M_start` is `x.coefs`).
+pub(crate) fn general_path(path: &str) -> String {
+    const LETTERS: [&str; 6] = ["i", "j", "k", "l", "m", "n"];
+    let mut out = String::with_capacity(path.len());
+    let mut depth = 0;
+    let mut rest = path;
+    while let Some(open) = rest.find('[') {
+        let Some(close) = rest[open..].find(']').map(|c| open + c) else {
+            break;
+        };
+        out.push_str(&rest[..open]);
+        let inner = &rest[open + 1..close];
+        if !inner.is_empty() && inner.bytes().all(|c| c.is_ascii_digit()) {
+            out.push('[');
+            out.push_str(LETTERS[depth.min(LETTERS.len() - 1)]);
+            out.push(']');
+            depth += 1;
+        } else {
+            out.push_str(&rest[open..=close]);
+        }
+        rest = &rest[close + 1..];
+    }
+    out.push_str(rest);
+    strip_internals(&out)
+}
+
+/// Leaves out members that are a library's internals: libstdc++'s `_M_*`,
+/// libc++'s `__*`, Eigen's `m_storage` and `m_data`.
+fn strip_internals(path: &str) -> String {
+    let internal = |m: &str| {
+        let m = m.trim_start_matches('>');
+        m.starts_with("_M_") || m.starts_with("__") || m == "m_storage" || m == "m_data"
+    };
+    let mut out = String::new();
+    for (k, part) in path.split('.').enumerate() {
+        if k > 0 && internal(part.split(['[', '-']).next().unwrap_or(part)) {
+            break;
+        }
+        if k > 0 {
+            out.push('.');
+        }
+        out.push_str(part);
+    }
+    out
+}
+
+/// The path a stack variable or global gives a block it holds, or `None`
+/// for a frame slot or the pins' own block.
+pub(crate) fn var_path(v: &VarName) -> Option<String> {
+    (!v.frame_slot && !v.client_request && !v.name.starts_with('<')).then(|| {
+        if v.element.is_empty() {
+            v.name.clone()
+        } else {
+            v.element.clone()
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn name(n: &str, site: &str, ty: &str) -> HeapName {
+        HeapName {
+            name: n.into(),
+            site: site.into(),
+            elem_size: 0,
+            dims: vec![],
+            inner_dims: vec![],
+            elem_type: ty.into(),
+            quality: NameQuality::Exact,
+        }
+    }
+
+    #[test]
+    fn indices_become_letters_and_internals_go() {
+        assert_eq!(general_path("rows[3]"), "rows[i]");
+        assert_eq!(general_path("a[2][5]"), "a[i][j]");
+        assert_eq!(general_path("x.coefs._M_impl._M_start"), "x.coefs");
+        assert_eq!(general_path("A.m_storage.m_data"), "A");
+        assert_eq!(general_path("net->w1[7]"), "net->w1[i]");
+    }
+
+    #[test]
+    fn rows_of_a_helper_take_the_path_through_their_table() {
+        // Block 0: the struct `net` (held by the local `net`); block 1:
+        // w1's pointer table (held by the helper's local `new`, then by
+        // net->w1); blocks 2 and 3: rows (held by new[0], new[1]).
+        let names = vec![
+            name("net", "m.c:30", "struct net"),
+            name("new", "m.c:10", "float *"),
+            name("p", "m.c:5", "float"),
+            name("p", "m.c:5", "float"),
+        ];
+        let mut r = Roots::default();
+        r.region_start(1, &[(0, 1000, 0), (0, 2000, 0)]);
+        r.add(0, r.stack_rank(1, 1500, 0), Holder::Var("net".into()));
+        r.add(1, r.stack_rank(1, 800, 0), Holder::Var("new".into()));
+        r.add(
+            1,
+            Roots::other_rank(false, 0),
+            Holder::Block {
+                parent: 0,
+                offset: 8,
+            },
+        );
+        for (b, off) in [(2u32, 0u64), (3, 8)] {
+            r.add(b, r.stack_rank(1, 700, 0), Holder::Var("p".into()));
+            r.add(
+                b,
+                Roots::other_rank(false, 0),
+                Holder::Block {
+                    parent: 1,
+                    offset: off,
+                },
+            );
+        }
+        let mut member = |b: u32, off: u64| (b == 0 && off == 8).then(|| ".w1".to_string());
+        let got = r.resolve(&names, &mut member);
+        assert_eq!(got[&0], "net");
+        assert_eq!(got[&1], "net->w1");
+        assert_eq!(got[&2], "net->w1[i]");
+        assert_eq!(got[&3], "net->w1[i]");
+    }
+
+    #[test]
+    fn the_openers_variable_beats_a_helpers_local() {
+        let names = vec![name("p", "x.c:3", "unsigned char")];
+        let mut r = Roots::default();
+        r.region_start(1, &[(0, 1000, 0), (0, 2000, 0)]);
+        r.add(0, r.stack_rank(1, 900, 0), Holder::Var("p".into()));
+        r.add(0, r.stack_rank(1, 1200, 0), Holder::Var("src".into()));
+        let got = r.resolve(&names, &mut |_, _| None);
+        assert_eq!(got[&0], "src");
+    }
+
+    #[test]
+    fn a_helper_s_local_does_not_overrule_the_statement() {
+        // An aligning helper keeps the raw block in its local `base` and
+        // returns `base + off`, which the caller stores as `state`: only
+        // the helper's local holds the start.
+        let names = vec![name("state", "x.c:40", "struct st")];
+        let mut r = Roots::default();
+        r.region_start(1, &[(0, 1000, 0), (0, 2000, 0)]);
+        r.add(0, r.stack_rank(1, 900, 0), Holder::Var("base".into()));
+        let got = r.resolve(&names, &mut |_, _| None);
+        assert_eq!(got[&0], "state");
+    }
+
+    #[test]
+    fn nodes_of_one_list_share_the_head_s_name_and_cycles_end() {
+        // A doubly linked list: each node holds the next and the previous.
+        let names = vec![name("n", "l.c:9", "struct node"); 3];
+        let mut r = Roots::default();
+        r.region_start(1, &[(0, 1000, 0)]);
+        r.add(0, r.stack_rank(1, 1100, 0), Holder::Var("head".into()));
+        r.add(
+            1,
+            Roots::other_rank(false, 0),
+            Holder::Block {
+                parent: 0,
+                offset: 8,
+            },
+        );
+        r.add(
+            0,
+            Roots::other_rank(false, 0),
+            Holder::Block {
+                parent: 1,
+                offset: 16,
+            },
+        );
+        r.add(
+            2,
+            Roots::other_rank(false, 0),
+            Holder::Block {
+                parent: 1,
+                offset: 8,
+            },
+        );
+        r.add(
+            1,
+            Roots::other_rank(false, 0),
+            Holder::Block {
+                parent: 2,
+                offset: 16,
+            },
+        );
+        let got = r.resolve(&names, &mut |_, _| Some(".next".into()));
+        assert_eq!(got[&0], "head");
+        assert_eq!(got[&1], "head");
+        assert_eq!(got[&2], "head");
+    }
+}
