@@ -29,26 +29,6 @@ fn by_var(a: &Analysis, kind: MemKind) -> BTreeMap<String, (u64, u64, u64)> {
     by_var_in(a, kind, stats::Grouping::BySite)
 }
 
-/// [`by_var`] under `grouping`.
-fn by_var_in(
-    a: &Analysis,
-    kind: MemKind,
-    grouping: stats::Grouping,
-) -> BTreeMap<String, (u64, u64, u64)> {
-    let df = stats::per_variable_by(a, kind, grouping).unwrap();
-    let names = df.column("variable").unwrap().str().unwrap().clone();
-    let col = |c: &str| df.column(c).unwrap().u64().unwrap().clone();
-    let (lb, sb, ad) = (col("load_bytes"), col("store_bytes"), col("addresses"));
-    (0..df.height())
-        .map(|i| {
-            (
-                names.get(i).unwrap().to_string(),
-                (lb.get(i).unwrap(), sb.get(i).unwrap(), ad.get(i).unwrap()),
-            )
-        })
-        .collect()
-}
-
 fn expect(got: &BTreeMap<String, (u64, u64, u64)>, want: &[(&str, u64, u64, u64)]) {
     for (name, l, s, n) in want {
         assert_eq!(

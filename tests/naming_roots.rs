@@ -18,21 +18,10 @@ fn analyse(rel: &str) -> Analysis {
     mapvis::filter::analyse(&dir.path().join("t.mvt"), &mut namer).expect("analysis")
 }
 
-/// variable -> (load_bytes, store_bytes, distinct addresses) under
+/// Heap variable -> (load_bytes, store_bytes, distinct addresses) under
 /// `grouping`.
 fn by_var(a: &Analysis, grouping: stats::Grouping) -> BTreeMap<String, (u64, u64, u64)> {
-    let df = stats::per_variable_by(a, MemKind::Heap, grouping).unwrap();
-    let names = df.column("variable").unwrap().str().unwrap().clone();
-    let col = |c: &str| df.column(c).unwrap().u64().unwrap().clone();
-    let (lb, sb, ad) = (col("load_bytes"), col("store_bytes"), col("addresses"));
-    (0..df.height())
-        .map(|i| {
-            (
-                names.get(i).unwrap().to_string(),
-                (lb.get(i).unwrap(), sb.get(i).unwrap(), ad.get(i).unwrap()),
-            )
-        })
-        .collect()
+    by_var_in(a, MemKind::Heap, grouping)
 }
 
 #[test]

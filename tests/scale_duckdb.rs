@@ -237,15 +237,17 @@ fn duckdb_reproduces_memory_stats_over_a_sweep() {
         assert_eq!(num(&z, "store_bytes"), 8 * n * n);
         assert_eq!(num(&z, "addresses"), n * n);
         // The list walk (region 2): every node is one block of the group
-        // `n`, allocated on one line; each is loaded twice, its val and
-        // its next, 8 bytes each.
+        // `head`, allocated on one line and named by where the program
+        // keeps the first node's address (main's `head`; each node holds
+        // the next); each is loaded twice, its val and its next, 8 bytes
+        // each.
         let site = format!(
             "scale_sweep.c:{}",
             common::line_of(PROGRAM, "struct node *n = (struct node *) malloc")
         );
-        let list = row("n");
+        let list = row("head");
         assert_eq!(list["site"], site);
-        assert_eq!(num(&list, "blocks"), nodes, "{name} n");
+        assert_eq!(num(&list, "blocks"), nodes, "{name} head");
         assert_eq!(num(&list, "accesses"), 2 * nodes);
         assert_eq!(num(&list, "loads"), 2 * nodes);
         assert_eq!(num(&list, "load_bytes"), 16 * nodes);
@@ -301,7 +303,7 @@ fn duckdb_reproduces_memory_stats_over_a_sweep() {
             ["X", "64", "216"],
             ["Y", "64", "216"],
             ["Z", "16", "36"],
-            ["n", "6", "10"]
+            ["head", "6", "10"]
         ]
         .map(|r| r.map(String::from).to_vec())
         .to_vec()

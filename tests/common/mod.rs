@@ -222,3 +222,24 @@ pub fn sites_at<'a>(
         })
         .collect()
 }
+
+/// variable -> (load_bytes, store_bytes, distinct addresses) of the
+/// memory of `kind` in `a`, one entry per row of `grouping`.
+pub fn by_var_in(
+    a: &mapvis::filter::Analysis,
+    kind: mapvis::filter::MemKind,
+    grouping: mapvis::filter::stats::Grouping,
+) -> std::collections::BTreeMap<String, (u64, u64, u64)> {
+    let df = mapvis::filter::stats::per_variable_by(a, kind, grouping).unwrap();
+    let names = df.column("variable").unwrap().str().unwrap().clone();
+    let col = |c: &str| df.column(c).unwrap().u64().unwrap().clone();
+    let (lb, sb, ad) = (col("load_bytes"), col("store_bytes"), col("addresses"));
+    (0..df.height())
+        .map(|i| {
+            (
+                names.get(i).unwrap().to_string(),
+                (lb.get(i).unwrap(), sb.get(i).unwrap(), ad.get(i).unwrap()),
+            )
+        })
+        .collect()
+}
