@@ -361,3 +361,95 @@ fn binary_without_debug_info_is_reported() {
     assert!(matches!(err, DwarfError::Read { .. }), "{err:?}");
     assert!(err.to_string().contains("no-such-program"));
 }
+
+/// Over-aligned locals (tests/c/dw_aligned.c): the frame is realigned, so
+/// its locals are located from rsp or rbp, which a [`Frame`] carries, and
+/// not from the CFA. Checked with gcc and, when installed, clang, at -O0
+/// and -O2.
+#[test]
+fn over_aligned_locals_are_located_from_rsp_or_rbp() {
+    let mut stored_cfa = 0;
+    for cc in ["cc", "clang"] {
+        if Command::new(cc).arg("--version").output().is_err() {
+            eprintln!("{cc} is not installed: its realigned frames are not checked");
+            continue;
+        }
+        for opt in ["-O0", "-O2"] {
+            let what = format!("{cc} {opt}");
+            let dir = tempfile::tempdir().unwrap();
+            let bin = dir.path().join("aligned");
+            let status = Command::new(cc)
+                .args(["-g", opt, "-no-pie", "-o"])
+                .arg(&bin)
+                .arg(source("dw_aligned.c"))
+                .status()
+                .expect("run the compiler");
+            assert!(status.success(), "{what}: compiling dw_aligned.c failed");
+            let dv = DebugVars::load(&bin).unwrap();
+            let m = run(&bin);
+
+            // tiles: everything located from rsp (DW_OP_breg7).
+            let (ip, sp, fp) = (m["tiles.ip"], m["tiles.sp"], m["tiles.fp"]);
+            let frame = dv.frame(ip, sp, fp).expect("tiles' frame");
+            assert_eq!(frame.cfa, Some(fp + 16), "{what}: the CFA from rbp");
+            assert_eq!(frame.top, fp + 16, "{what}");
+            for name in ["tile[5]", "tile[63]", "plain[3]", "s"] {
+                let (v, off) = dv
+                    .local_in(&frame, m[name])
+                    .unwrap_or_else(|| panic!("{what}: no local covers {name}"));
+                assert_eq!(dv.element_name(v, off), name, "{what}");
+                assert!(
+                    matches!(v.location, VarLocation::Register { register: 7, .. }),
+                    "{what}: {name} is located from rsp: {:?}",
+                    v.location
+                );
+                assert_eq!(dv.local_base(&frame, v), Some(m[name] - off), "{what}");
+                // Not from the CFA, which the realignment put at no fixed
+                // distance.
+                assert!(dv.local_at(ip, fp + 16, m[name]).is_none(), "{what}");
+            }
+            // The saved rbp is no local, whatever rsp is.
+            assert!(dv.local_in(&frame, fp).is_none(), "{what}");
+            assert!(matches!(
+                dv.frame_slot_in(&frame, fp),
+                Some(FrameSlot::SavedRegister { register: 6, .. })
+            ));
+            // From sp alone the CFA of a realigned frame is unknown, never
+            // a wrong value.
+            assert!(
+                dv.cfa(ip, sp).is_none_or(|c| c == fp + 16),
+                "{what}: {:?}",
+                dv.cfa(ip, sp)
+            );
+
+            // stacked: gcc keeps the CFA in memory and locates w from rbp
+            // (DW_OP_breg6); clang locates it from rsp.
+            let (ip, sp, fp) = (m["stacked.ip"], m["stacked.sp"], m["stacked.fp"]);
+            let frame = dv.frame(ip, sp, fp).expect("stacked's frame");
+            let (w, off) = dv
+                .local_in(&frame, m["w[6]"])
+                .unwrap_or_else(|| panic!("{what}: no local covers w[6]"));
+            assert_eq!(dv.element_name(w, off), "w[6]", "{what}");
+            match w.location {
+                VarLocation::Register { register: 6, .. } => {
+                    assert_eq!(frame.cfa, None, "{what}: the CFA is in memory");
+                    assert_eq!(frame.top, fp + 16, "{what}: the frame record's end");
+                    assert_eq!(dv.cfa_rule(ip), Some((true, 16)), "{what}");
+                    stored_cfa += 1;
+                }
+                VarLocation::Register { register: 7, .. } => {
+                    assert_eq!(frame.cfa, Some(fp + 16), "{what}");
+                }
+                other => panic!("{what}: w located from {other:?}"),
+            }
+        }
+    }
+    // gcc (cc) realigns stacked with DRAP at -O0 and -O2.
+    let gcc = Command::new("cc")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("Free Software Foundation"));
+    if gcc {
+        assert_eq!(stored_cfa, 2, "gcc keeps stacked's CFA in memory");
+    }
+}

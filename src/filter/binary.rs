@@ -85,8 +85,10 @@ enum CfaRule {
 /// (usually one), not the depth of the stack.
 #[derive(Clone, Debug, Default)]
 struct Shadow {
-    /// Each frame's canonical frame address (CFA); increasing from the
-    /// innermost frame out, so decreasing along the vector.
+    /// Each frame's canonical frame address (CFA), or the top of its frame
+    /// record where the frame keeps its CFA in memory ([`Namer::cfa_rule`]);
+    /// increasing from the innermost frame out, so decreasing along the
+    /// vector.
     cfa: Vec<u64>,
     /// Each frame's (last instruction seen in it before it called deeper,
     /// sp, fp).
@@ -159,11 +161,11 @@ struct Naming<'n> {
     /// since. Updated only when an access's thread, sp or fp differs from
     /// the previous access's, which at -O0 happens at calls and returns.
     shadow: Vec<Shadow>,
-    /// Thread, sp and fp of the previous access, and its instruction.
+    /// Thread, sp and fp of the previous access, and its instruction and
+    /// site.
     last_regs: (u32, u64, u64),
     last_ip: u64,
-    /// CFA of the previous access's frame, 0 when unknown.
-    last_cfa: u64,
+    last_site: usize,
     /// Member paths of the locations of structured stack variables and
     /// globals, by (address, variable): bounded by their sizes.
     elements: HashMap<(u64, u32), String>,
@@ -227,7 +229,7 @@ impl<'n> BinarySource<'n> {
                 shadow: Vec::new(),
                 last_regs: (u32::MAX, 0, 0),
                 last_ip: 0,
-                last_cfa: 0,
+                last_site: usize::MAX,
                 elements: HashMap::default(),
                 other: OtherBlocks::default(),
                 layout_asked: Default::default(),
@@ -390,6 +392,7 @@ impl Naming<'_> {
             self.regs_changed(a);
         }
         self.last_ip = a.ip;
+        self.last_site = a.site.index();
         if let Some((block, offset)) = self.roots.pending.take() {
             self.note_store(a, block, offset);
         }
@@ -966,42 +969,32 @@ impl Naming<'_> {
     /// Called when an access's thread, sp or fp differ from the previous
     /// access's: the frame the previous access ran in keeps its last
     /// instruction (the call site, if it called deeper), and the access's
-    /// own frame is entered.
+    /// own frame is entered. The previous instruction is kept only when its
+    /// own rule places it in that frame: one whose rule is unknown (the
+    /// epilogue of a realigned frame, which computes its CFA in r10) would
+    /// leave the frame with an instruction its naming cannot use.
     #[cold]
     fn regs_changed(&mut self, a: &Access) {
-        let (prev_tid, _, _) = self.last_regs;
-        if prev_tid == a.tid {
-            let (ip, cfa) = (self.last_ip, self.last_cfa);
-            if let Some(st) = self.shadow.get_mut(a.tid as usize) {
-                if let (Some(top), Some(regs)) = (st.top_cfa(), st.regs.last_mut()) {
-                    if top == cfa {
-                        regs.0 = ip;
+        let (prev_tid, prev_sp, prev_fp) = self.last_regs;
+        if prev_tid == a.tid && self.last_site != usize::MAX {
+            let ip = self.last_ip;
+            if let CfaRule::Known(from_fp, off) = self.site_rule(self.last_site, ip) {
+                let cfa = if from_fp { prev_fp } else { prev_sp }.wrapping_add_signed(off);
+                if let Some(st) = self.shadow.get_mut(a.tid as usize) {
+                    if let (Some(top), Some(regs)) = (st.top_cfa(), st.regs.last_mut()) {
+                        if top == cfa {
+                            regs.0 = ip;
+                        }
                     }
                 }
             }
         }
-        self.last_cfa = 0;
         self.last_regs = (a.tid, a.sp, a.fp);
         let time = self.now();
         self.other.sp_seen(a.tid, a.sp, time, &mut self.reg);
-        let site = a.site.index();
-        if site >= self.sites.len() {
-            self.sites.resize(site + 1, SiteCache::default());
-        }
-        let rule = match self.sites[site].cfa {
-            CfaRule::NotAsked => {
-                let r = match self.namer.cfa_rule(a.ip) {
-                    Some((from_fp, off)) => CfaRule::Known(from_fp, off),
-                    None => CfaRule::Unknown,
-                };
-                self.sites[site].cfa = r;
-                r
-            }
-            r => r,
-        };
+        let rule = self.site_rule(a.site.index(), a.ip);
         if let CfaRule::Known(from_fp, off) = rule {
             let cfa = if from_fp { a.fp } else { a.sp }.wrapping_add_signed(off);
-            self.last_cfa = cfa;
             self.enter_frame(a.tid, cfa, a.ip, a.sp, a.fp);
             // `ret` loads the return address just below the CFA: the frame
             // is gone. Popping it now keeps library code that runs next in
@@ -1013,6 +1006,25 @@ impl Naming<'_> {
                     st.pop();
                 }
             }
+        }
+    }
+
+    /// The CFA rule of instruction site `site` (at `ip`), asked of the
+    /// namer once per site.
+    fn site_rule(&mut self, site: usize, ip: u64) -> CfaRule {
+        if site >= self.sites.len() {
+            self.sites.resize(site + 1, SiteCache::default());
+        }
+        match self.sites[site].cfa {
+            CfaRule::NotAsked => {
+                let r = match self.namer.cfa_rule(ip) {
+                    Some((from_fp, off)) => CfaRule::Known(from_fp, off),
+                    None => CfaRule::Unknown,
+                };
+                self.sites[site].cfa = r;
+                r
+            }
+            r => r,
         }
     }
 

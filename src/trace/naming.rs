@@ -200,8 +200,10 @@ pub trait Namer {
     }
     /// How the CFA (canonical frame address) of the frame executing `ip`
     /// follows from the registers: `(from_fp, offset)` means CFA = (fp if
-    /// `from_fp`, else sp) + offset. `None` when unknown. The analysis asks
-    /// once per instruction site, to keep a shadow stack of live frames.
+    /// `from_fp`, else sp) + offset. For a realigned frame that keeps its
+    /// CFA in memory, the top of its frame record (fp + 16), which nests
+    /// frames as the CFA does. `None` when unknown. The analysis asks once
+    /// per instruction site, to keep a shadow stack of live frames.
     fn cfa_rule(&mut self, _ip: u64) -> Option<(bool, i64)> {
         None
     }

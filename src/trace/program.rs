@@ -6,12 +6,12 @@
 //! Every object (executable, shared library) is opened at most once, when an
 //! address first falls in it; every source file is parsed at most once. The
 //! analysis caches answers per call stack and instruction on top of that.
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 use super::cmacro::{CondReport, MacroTable};
 use super::csource::{AllocTarget, CSource};
-use super::dwarf::{DebugVars, FrameSlot, TypeId, VarLocation};
+use super::dwarf::{DebugVars, Frame, FrameSlot, NotLocated, TypeId};
 use super::format::Mapping;
 use super::naming::{HeapName, NameQuality, Namer, Scope, VarName};
 use super::symbolize::{SourceFinder, Symbolizer};
@@ -862,7 +862,8 @@ impl Namer for ProgramNamer {
         frames: &[(u64, u64, u64)],
     ) -> Option<VarName> {
         let found = self.stack_name_raw(ip, sp, fp, addr, frames)?;
-        let (obj, fip, mut v) = found;
+        let (obj, frame, mut v) = found;
+        let fip = frame.ip;
         if v.frame_slot {
             // Frames read in source form: `Grid::at`, not `at` or `_ZN4Grid2atEii`.
             let demangled = self.objects[obj]
@@ -884,6 +885,7 @@ impl Namer for ProgramNamer {
                     .unwrap_or_default();
                 v.name = format!("<{f} frame>");
                 v.element = format!("<{f} frame> {what}");
+                self.note_unlocated(obj, &frame, &v.name, &f);
             }
         }
         Some(v)
@@ -1025,8 +1027,8 @@ impl ProgramNamer {
         )
     }
 
-    /// [`Namer::stack_name`] with the object and file address of the
-    /// frame that holds the answer.
+    /// [`Namer::stack_name`] with the object and the frame that holds the
+    /// answer.
     fn stack_name_raw(
         &mut self,
         ip: u64,
@@ -1034,25 +1036,35 @@ impl ProgramNamer {
         fp: u64,
         addr: u64,
         frames: &[(u64, u64, u64)],
-    ) -> Option<(usize, u64, VarName)> {
+    ) -> Option<(usize, Frame, VarName)> {
         let (i, fip) = self.object_at(ip)?;
-        let here = self.objects[i].vars.as_ref().and_then(|vars| {
-            let cfa = vars.cfa_with_fp(fip, sp, fp)?;
-            Some((vars, cfa))
-        });
+        let here = self.objects[i]
+            .vars
+            .as_ref()
+            .and_then(|vars| Some((vars, vars.frame(fip, sp, fp)?)));
         // Code without our debug information (libc's memset, libstdc++'s
         // copies) writes into its callers' variables: search the live frames
         // above its stack pointer, naming only their variables. Its own
-        // frame, below its caller's stack pointer, stays unnamed.
-        let (cfa, own_frame) = match here {
-            Some((vars, cfa)) => {
-                if addr < cfa || vars.local_at(fip, cfa, addr).is_some() {
-                    return name_in_frame(vars, fip, cfa, addr).map(|v| (i, fip, v));
+        // frame, below its caller's stack pointer, stays unnamed (unless it
+        // has our debug information, below).
+        let (top, own_frame) = match here {
+            Some((vars, frame)) => {
+                if addr < frame.top || vars.local_in(&frame, addr).is_some() {
+                    return name_in_frame(vars, &frame, addr).map(|v| (i, frame, v));
                 }
-                (cfa, true)
+                (frame.top, true)
             }
             None => (sp, false),
         };
+        // A function with our debug information whose unwind rule cannot be
+        // evaluated here (the prologue of a realigned frame computes its CFA
+        // in r10, which the trace does not record): its own frame, below its
+        // caller's stack pointer, is its frame row.
+        let unknown_rule = here.is_none()
+            && self.objects[i]
+                .vars
+                .as_ref()
+                .is_some_and(|v| v.function_at(fip).is_some());
         for &(rip, rsp, rfp) in frames.iter().rev() {
             let Some((j, fa)) = self.object_at(rip) else {
                 continue;
@@ -1060,21 +1072,75 @@ impl ProgramNamer {
             let Some(v) = self.objects[j].vars.as_ref() else {
                 continue;
             };
-            let Some(c) = v.cfa_with_fp(fa, rsp, rfp) else {
+            let Some(frame) = v.frame(fa, rsp, rfp) else {
                 continue;
             };
-            if c <= cfa {
+            let c = frame.top;
+            if c <= top {
                 continue;
             }
-            let local = v.local_at(fa, c, addr).is_some();
+            let local = v.local_in(&frame, addr).is_some();
             if local || (addr < c && (own_frame || addr >= rsp)) {
-                return name_in_frame(v, fa, c, addr).map(|n| (j, fa, n));
+                return name_in_frame(v, &frame, addr).map(|n| (j, frame, n));
             }
             if addr < c {
+                if unknown_rule {
+                    let vars = self.objects[i].vars.as_ref()?;
+                    let own = Frame {
+                        ip: fip,
+                        sp,
+                        fp,
+                        cfa: None,
+                        top: rsp,
+                    };
+                    return frame_row(vars, &own, addr).map(|n| (i, own, n));
+                }
                 return None;
             }
         }
         None
+    }
+
+    /// Says, once per function, which of `frame`'s locals cannot be
+    /// located from the trace and why, when its frame row `row` (`<f
+    /// frame>`) gets bytes: those locals' accesses count there, or in a
+    /// caller's row for stack arguments, never under another name. Only
+    /// where the unwind rules place the frame (not in a prologue whose rule
+    /// is unknown, where the CFA is not known to be kept in memory).
+    fn note_unlocated(&mut self, obj: usize, frame: &Frame, row: &str, function: &str) {
+        let Some(vars) = self.objects[obj].vars.as_ref() else {
+            return;
+        };
+        let Some(frame) = vars.frame(frame.ip, frame.sp, frame.fp) else {
+            return;
+        };
+        let mut by_reason: BTreeMap<String, (Vec<String>, bool)> = BTreeMap::new();
+        for (v, why) in vars.unlocated_in(&frame) {
+            let entry = by_reason.entry(why.reason()).or_default();
+            if !entry.0.contains(&v.name) {
+                entry.0.push(v.name.clone());
+            }
+            entry.1 |= why == NotLocated::StoredCfa;
+        }
+        for (reason, (names, stack_args)) in by_reason {
+            let (is, its) = if names.len() == 1 {
+                ("is", "its")
+            } else {
+                ("are", "their")
+            };
+            let counted = if stack_args {
+                "the caller's frame row"
+            } else {
+                row
+            };
+            let list = match names.split_last() {
+                Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+                _ => names.join(""),
+            };
+            self.notes.insert(format!(
+                "in function {function}, {list} {is} {reason}: {its} accesses count in {counted}."
+            ));
+        }
     }
 
     fn global_name_raw(&mut self, addr: u64) -> Option<VarName> {
@@ -1143,16 +1209,14 @@ fn is_static_executable(path: &Path) -> bool {
     elf.kind() == object::ObjectKind::Executable && elf.section_by_name(".interp").is_none()
 }
 
-/// The variable or frame slot at `addr` in the frame executing `ip` whose
-/// CFA is `cfa`. Frame slots (return address, saved registers, spills) are
-/// one row per function, `<NAME frame>`, marked as frame slots.
-fn name_in_frame(vars: &DebugVars, ip: u64, cfa: u64, addr: u64) -> Option<VarName> {
-    if let Some((v, off)) = vars.local_at(ip, cfa, addr) {
+/// The variable or frame slot at `addr` in `frame`. Frame slots (return
+/// address, saved registers, spills) are one row per function, `<NAME
+/// frame>`, marked as frame slots.
+fn name_in_frame(vars: &DebugVars, frame: &Frame, addr: u64) -> Option<VarName> {
+    let ip = frame.ip;
+    if let Some((v, off)) = vars.local_in(frame, addr) {
         let shape = vars.array_shape(v);
-        let base = match v.location {
-            VarLocation::FrameOffset(o) => cfa.wrapping_add(o as u64),
-            _ => addr - off,
-        };
+        let base = vars.local_base(frame, v).unwrap_or(addr - off);
         return Some(VarName {
             name: v.name.clone(),
             element: vars.element_name(v, off),
@@ -1169,17 +1233,24 @@ fn name_in_frame(vars: &DebugVars, ip: u64, cfa: u64, addr: u64) -> Option<VarNa
                 .unwrap_or_default(),
         });
     }
-    // Frame traffic: return address, saved registers, spills.
+    frame_row(vars, frame, addr)
+}
+
+/// The frame slot at `addr` in `frame` (return address, saved register or
+/// spill), as its function's one row `<NAME frame>`; `None` at or above the
+/// frame's top.
+fn frame_row(vars: &DebugVars, frame: &Frame, addr: u64) -> Option<VarName> {
+    let ip = frame.ip;
     let func = vars
         .function_at(ip)
         .map(|f| f.name.clone())
         .unwrap_or_else(|| "?".into());
-    let what = match vars.classify_frame_slot(ip, cfa, addr) {
+    let what = match vars.frame_slot_in(frame, addr) {
         Some(FrameSlot::ReturnAddress) => "return address",
         Some(FrameSlot::SavedRegister { .. }) => "saved register",
         _ => "spill",
     };
-    if addr >= cfa {
+    if addr >= frame.top {
         return None;
     }
     Some(VarName {

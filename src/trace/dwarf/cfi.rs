@@ -6,19 +6,28 @@
 //! table; a lookup is a binary search. For `rbp`-based rows the prologue is
 //! read from the code (`push %rbp; mov %rsp,%rbp; push ...; sub $n,%rsp`) so
 //! that `rbp`, and from it the CFA, can be recovered from the stack pointer
-//! alone, which is all a traced access carries.
+//! alone, where the frame pointer is not known.
+//!
+//! A frame realigned for an over-aligned local with a dynamic realign
+//! argument pointer (gcc's DRAP, when the body moves rsp) keeps its CFA in
+//! a slot of the frame (`DW_CFA_def_cfa_expression: DW_OP_breg6 -8;
+//! DW_OP_deref`), which the trace, holding registers but no memory values,
+//! cannot read. Such a row still bounds the frame when it saves rbp at
+//! `[rbp]`: rbp then points at a frame record (the caller's rbp, and the
+//! return address above it), so the frame's own part ends at `fp + 16`.
 
 use std::borrow::Cow;
 
 use gimli::{
-    BaseAddresses, CfaRule, CieOrFde, RegisterRule, RunTimeEndian, UnwindContext, UnwindSection,
+    BaseAddresses, CfaRule, CieOrFde, Operation, RegisterRule, RunTimeEndian, UnwindContext,
+    UnwindSection,
 };
 use object::{Object, ObjectSection, SectionKind};
 
 use super::die::R;
 
 /// DWARF register number of the stack pointer (`rsp`) on x86-64.
-const X86_64_RSP: u16 = 7;
+pub(super) const X86_64_RSP: u16 = 7;
 /// DWARF register number of the frame pointer (`rbp`) on x86-64.
 pub(super) const X86_64_RBP: u16 = 6;
 
@@ -42,10 +51,58 @@ pub enum FrameSlot {
 /// How the CFA is computed in one row of the call frame information.
 #[derive(Clone, Copy, Debug)]
 enum CfaLite {
-    /// CFA = register + offset.
+    /// CFA = register + offset (also from an expression that says just
+    /// that).
     Reg { reg: u16, offset: i64 },
-    /// A DWARF expression, which this module does not evaluate.
+    /// An expression that reads the CFA from memory (`DW_OP_deref`): a
+    /// frame realigned with a dynamic realign argument pointer keeps it in a
+    /// slot. `frame_record`: the row saves rbp at `[rbp]`, so the frame's
+    /// own part ends at `fp + 16` (see the module's comment).
+    Stored { frame_record: bool },
+    /// Anything else (a register the trace does not record, an expression
+    /// of another form): not evaluated.
     Unsupported,
+}
+
+/// What a saved register's slot is located from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SlotBase {
+    /// `DW_CFA_offset`: an offset from the CFA.
+    Cfa,
+    /// `DW_CFA_expression: DW_OP_breg6 n`: an offset from rbp, as rows of a
+    /// frame that keeps its CFA in memory say.
+    Fp,
+}
+
+/// A register the prologue saved in the frame.
+#[derive(Clone, Copy, Debug)]
+struct SavedSlot {
+    /// DWARF register number.
+    register: u16,
+    /// What `offset` is counted from.
+    base: SlotBase,
+    offset: i64,
+}
+
+impl SavedSlot {
+    /// The slot's address in a frame whose CFA is `cfa` (when known) and
+    /// whose rbp is `fp` (when known).
+    fn address(&self, cfa: Option<u64>, fp: Option<u64>) -> Option<u64> {
+        let base = match self.base {
+            SlotBase::Cfa => cfa?,
+            SlotBase::Fp => fp?,
+        };
+        Some(base.wrapping_add_signed(self.offset))
+    }
+}
+
+/// Where a frame lies: its CFA when the unwind rule gives it, and the top
+/// of the frame (the CFA, or the end of the frame record when the CFA is
+/// kept in memory).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Bounds {
+    pub(super) cfa: Option<u64>,
+    pub(super) top: u64,
 }
 
 /// One row of the unwind table: the rules valid for `start..end`.
@@ -58,8 +115,8 @@ struct CfiRow {
     cfa: CfaLite,
     /// The return-address column of the CIE.
     ra: u16,
-    /// Registers saved in memory: (register, offset from CFA).
-    saved: Vec<(u16, i64)>,
+    /// Registers saved in memory.
+    saved: Vec<SavedSlot>,
 }
 
 /// What the prologue does to the stack pointer after `mov %rsp,%rbp`, so
@@ -71,12 +128,16 @@ struct FrameSetup {
     established: u64,
     /// (address after an instruction, bytes rsp is below rbp from there on).
     steps: Vec<(u64, u64)>,
+    /// The address after an `and $-n,%rsp` that realigns the stack: from
+    /// there on rsp is no fixed distance below rbp.
+    realigned: Option<u64>,
 }
 
 impl FrameSetup {
-    /// rbp - rsp at `ip`, assuming the body does not move rsp further.
+    /// rbp - rsp at `ip`, assuming the body does not move rsp further;
+    /// `None` before the frame pointer is set and after a realignment.
     fn fp_minus_sp(&self, ip: u64) -> Option<u64> {
-        if ip < self.established {
+        if ip < self.established || self.realigned.is_some_and(|r| ip >= r) {
             return None;
         }
         Some(
@@ -143,46 +204,65 @@ impl Unwind {
 
     /// See [`super::DebugVars::cfa_with_fp`].
     pub(super) fn cfa_with_fp(&self, ip: u64, sp: u64, fp: u64) -> Option<u64> {
-        let row = &self.rows[self.row_index(ip)?];
-        match row.cfa {
-            CfaLite::Reg { reg, offset } if self.x86_64 && reg == X86_64_RSP => {
-                Some(sp.wrapping_add_signed(offset))
-            }
-            CfaLite::Reg { reg, offset } if self.x86_64 && reg == X86_64_RBP => {
-                Some(fp.wrapping_add_signed(offset))
-            }
-            _ => None,
-        }
+        self.bounds(ip, sp, fp)?.cfa
+    }
+
+    /// The CFA and top of the frame executing `ip` with stack pointer `sp`
+    /// and frame pointer `fp`; `None` when the row cannot be evaluated.
+    pub(super) fn bounds(&self, ip: u64, sp: u64, fp: u64) -> Option<Bounds> {
+        let (from_fp, offset, exact) = self.rule(ip)?;
+        let at = if from_fp { fp } else { sp }.wrapping_add_signed(offset);
+        Some(Bounds {
+            cfa: exact.then_some(at),
+            top: at,
+        })
     }
 
     /// See [`super::DebugVars::cfa_rule`].
     pub(super) fn cfa_rule(&self, ip: u64) -> Option<(bool, i64)> {
+        self.rule(ip).map(|(from_fp, offset, _)| (from_fp, offset))
+    }
+
+    /// The rule of the frame's top at `ip`: (from fp rather than sp,
+    /// offset, whether the top is the CFA itself).
+    fn rule(&self, ip: u64) -> Option<(bool, i64, bool)> {
         let row = &self.rows[self.row_index(ip)?];
         match row.cfa {
             CfaLite::Reg { reg, offset } if self.x86_64 && reg == X86_64_RSP => {
-                Some((false, offset))
+                Some((false, offset, true))
             }
             CfaLite::Reg { reg, offset } if self.x86_64 && reg == X86_64_RBP => {
-                Some((true, offset))
+                Some((true, offset, true))
             }
+            CfaLite::Stored { frame_record: true } if self.x86_64 => Some((true, 16, false)),
             _ => None,
         }
     }
 
-    /// See [`super::DebugVars::classify_frame_slot`].
-    pub(super) fn classify_frame_slot(&self, ip: u64, cfa: u64, addr: u64) -> Option<FrameSlot> {
-        if addr >= cfa {
+    /// See [`super::DebugVars::classify_frame_slot`]: classifies `addr`
+    /// in the frame executing `ip` whose CFA is `cfa` (when known), rbp `fp`
+    /// (when known) and top `top`. With `spill` false, only the slots the
+    /// unwind rules name (return address, saved registers) are answered.
+    pub(super) fn frame_slot(
+        &self,
+        ip: u64,
+        cfa: Option<u64>,
+        fp: Option<u64>,
+        top: u64,
+        addr: u64,
+        spill: bool,
+    ) -> Option<FrameSlot> {
+        if addr >= top {
             return None;
         }
-        let delta = i128::from(addr) - i128::from(cfa);
-        let slot_width = 8i128;
         let Some(i) = self.row_index(ip) else {
             // No unwind information: fall back on the x86-64 convention.
-            return Some(if self.x86_64 && delta >= -8 {
-                FrameSlot::ReturnAddress
-            } else {
-                FrameSlot::Spill
-            });
+            let ra = cfa.is_some_and(|c| self.x86_64 && addr >= c.wrapping_sub(8));
+            return match (ra, spill) {
+                (true, _) => Some(FrameSlot::ReturnAddress),
+                (false, true) => Some(FrameSlot::Spill),
+                (false, false) => None,
+            };
         };
         let row = &self.rows[i];
         let next = self
@@ -193,20 +273,22 @@ impl Unwind {
             .saved
             .iter()
             .chain(next.into_iter().flat_map(|n| n.saved.iter()));
-        for &(reg, off) in rules {
-            let start = i128::from(off);
-            if delta >= start && delta < start + slot_width {
-                return Some(if reg == row.ra {
+        for slot in rules {
+            let Some(start) = slot.address(cfa, fp) else {
+                continue;
+            };
+            if addr >= start && addr - start < 8 {
+                return Some(if slot.register == row.ra {
                     FrameSlot::ReturnAddress
                 } else {
                     FrameSlot::SavedRegister {
-                        register: reg,
-                        name: self.register_name(reg),
+                        register: slot.register,
+                        name: self.register_name(slot.register),
                     }
                 });
             }
         }
-        Some(FrameSlot::Spill)
+        spill.then_some(FrameSlot::Spill)
     }
 
     /// The conventional name of DWARF register `reg`, when known.
@@ -257,13 +339,13 @@ fn read_cfi(
         if let Some(a) = addr_of(".got") {
             bases = bases.set_got(a);
         }
-        collect_rows(&section, &bases, &mut rows);
+        collect_rows(&section, &bases, &mut rows, address_size);
     }
     if rows.is_empty() {
         if let Some(data) = data_of(".debug_frame").filter(|d| !d.is_empty()) {
             let mut section = gimli::DebugFrame::new(&data, endian);
             section.set_address_size(address_size);
-            collect_rows(&section, &BaseAddresses::default(), &mut rows);
+            collect_rows(&section, &BaseAddresses::default(), &mut rows, address_size);
         }
     }
     rows.sort_by_key(|r| r.start);
@@ -300,7 +382,14 @@ fn collect_rows<'d, S: UnwindSection<R<'d>>>(
     section: &S,
     bases: &BaseAddresses,
     rows: &mut Vec<CfiRow>,
+    address_size: u8,
 ) {
+    // Only DW_OP_addr reads the encoding, which no rule read here uses.
+    let encoding = gimli::Encoding {
+        format: gimli::Format::Dwarf32,
+        version: 4,
+        address_size,
+    };
     let mut ctx = UnwindContext::new();
     let mut entries = section.entries(bases);
     let mut fde_id = rows.iter().map(|r| r.fde + 1).max().unwrap_or(0);
@@ -320,20 +409,37 @@ fn collect_rows<'d, S: UnwindSection<R<'d>>>(
             continue;
         };
         while let Ok(Some(row)) = table.next_row() {
+            let saved: Vec<SavedSlot> = row
+                .registers()
+                .filter_map(|(reg, rule)| {
+                    let (base, offset) = match rule {
+                        RegisterRule::Offset(off) => (SlotBase::Cfa, *off),
+                        RegisterRule::Expression(e) => {
+                            let expr = e.get(section).ok()?;
+                            match register_offset(expr, encoding)? {
+                                (X86_64_RBP, off) => (SlotBase::Fp, off),
+                                _ => return None,
+                            }
+                        }
+                        _ => return None,
+                    };
+                    Some(SavedSlot {
+                        register: reg.0,
+                        base,
+                        offset,
+                    })
+                })
+                .collect();
             let cfa = match row.cfa() {
                 CfaRule::RegisterAndOffset { register, offset } => CfaLite::Reg {
                     reg: register.0,
                     offset: *offset,
                 },
-                CfaRule::Expression(_) => CfaLite::Unsupported,
+                CfaRule::Expression(e) => match e.get(section) {
+                    Ok(expr) => cfa_expression(expr, encoding, &saved),
+                    Err(_) => CfaLite::Unsupported,
+                },
             };
-            let saved = row
-                .registers()
-                .filter_map(|(reg, rule)| match rule {
-                    RegisterRule::Offset(off) => Some((reg.0, *off)),
-                    _ => None,
-                })
-                .collect();
             rows.push(CfiRow {
                 start: row.start_address(),
                 end: row.end_address(),
@@ -347,11 +453,65 @@ fn collect_rows<'d, S: UnwindSection<R<'d>>>(
     }
 }
 
+/// The `(register, offset)` of an expression that is just `DW_OP_bregN
+/// offset`.
+fn register_offset(
+    expr: gimli::Expression<R<'_>>,
+    encoding: gimli::Encoding,
+) -> Option<(u16, i64)> {
+    let mut ops = expr.operations(encoding);
+    let first = ops.next().ok()??;
+    if !matches!(ops.next(), Ok(None)) {
+        return None;
+    }
+    match first {
+        Operation::RegisterOffset {
+            register,
+            offset,
+            base_type,
+        } if base_type.0 == 0 => Some((register.0, offset)),
+        _ => None,
+    }
+}
+
+/// The CFA rule an expression gives: `DW_OP_bregN offset` is a register
+/// rule; an expression that reads memory (`DW_OP_deref`: gcc's realigned
+/// frames keep the CFA in a slot) is stored, bounded by the frame record
+/// when `saved` puts rbp at `[rbp]`; anything else is not evaluated.
+fn cfa_expression(
+    expr: gimli::Expression<R<'_>>,
+    encoding: gimli::Encoding,
+    saved: &[SavedSlot],
+) -> CfaLite {
+    if let Some((reg, offset)) = register_offset(expr, encoding) {
+        return CfaLite::Reg { reg, offset };
+    }
+    let mut ops = expr.operations(encoding);
+    let mut reads_memory = false;
+    loop {
+        match ops.next() {
+            Ok(Some(Operation::Deref { .. })) => reads_memory = true,
+            Ok(Some(_)) => {}
+            Ok(None) => break,
+            Err(_) => return CfaLite::Unsupported,
+        }
+    }
+    if !reads_memory {
+        return CfaLite::Unsupported;
+    }
+    let frame_record = saved
+        .iter()
+        .any(|s| s.register == X86_64_RBP && s.base == SlotBase::Fp && s.offset == 0);
+    CfaLite::Stored { frame_record }
+}
+
 /// Reads the x86-64 instructions that follow `mov %rsp,%rbp` (which must end
 /// just before `established`) and records how far each moves `rsp` below
 /// `rbp`: `push reg`, `sub $imm8,%rsp`, `sub $imm32,%rsp`. Stops at the first
-/// other instruction. `None` if the bytes before `established` are not
-/// `mov %rsp,%rbp` or the code is not in a text section.
+/// other instruction, or after an `and $imm,%rsp` that realigns the stack
+/// for an over-aligned local (rsp is then no fixed distance below rbp).
+/// `None` if the bytes before `established` are not `mov %rsp,%rbp` or the
+/// code is not in a text section.
 fn analyse_prologue(text: &[(u64, Cow<[u8]>)], established: u64) -> Option<FrameSetup> {
     let (base, bytes) = text
         .iter()
@@ -364,8 +524,18 @@ fn analyse_prologue(text: &[(u64, Cow<[u8]>)], established: u64) -> Option<Frame
     let mut steps = Vec::new();
     let mut pos = at;
     let mut below: u64 = 0;
+    let mut realigned = None;
     for _ in 0..16 {
         let b = |i: usize| bytes.get(pos + i).copied();
+        let and_len = match (b(0), b(1), b(2)) {
+            (Some(0x48), Some(0x83), Some(0xe4)) => Some(4),
+            (Some(0x48), Some(0x81), Some(0xe4)) => Some(7),
+            _ => None,
+        };
+        if let Some(len) = and_len {
+            realigned = Some(base + (pos + len) as u64);
+            break;
+        }
         let (len, adds) = match (b(0), b(1), b(2)) {
             (Some(0x50..=0x57), _, _) => (1, 8),
             (Some(0x41), Some(0x50..=0x57), _) => (2, 8),
@@ -384,7 +554,11 @@ fn analyse_prologue(text: &[(u64, Cow<[u8]>)], established: u64) -> Option<Frame
         below += adds;
         steps.push((base + pos as u64, below));
     }
-    Some(FrameSetup { established, steps })
+    Some(FrameSetup {
+        established,
+        steps,
+        realigned,
+    })
 }
 
 #[cfg(test)]
@@ -407,6 +581,19 @@ mod tests {
         assert_eq!(setup.fp_minus_sp(0x2000), Some(16 + 0x710));
         // Without the mov there is nothing to anchor rbp to.
         assert!(analyse_prologue(&text, 0x1005).is_none());
+    }
+
+    #[test]
+    fn a_realigned_stack_is_no_fixed_distance_below_rbp() {
+        // push %rbp; mov %rsp,%rbp; and $-64,%rsp; sub $0x300,%rsp
+        let code: Vec<u8> = vec![
+            0x55, 0x48, 0x89, 0xe5, 0x48, 0x83, 0xe4, 0xc0, 0x48, 0x81, 0xec, 0, 3, 0, 0, 0x90,
+        ];
+        let text = vec![(0x1000, Cow::Borrowed(&code[..]))];
+        let setup = analyse_prologue(&text, 0x1004).unwrap();
+        assert_eq!(setup.fp_minus_sp(0x1004), Some(0), "before the and");
+        assert_eq!(setup.fp_minus_sp(0x1008), None, "after it");
+        assert_eq!(setup.fp_minus_sp(0x100f), None, "in the body");
     }
 
     #[test]

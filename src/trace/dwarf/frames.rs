@@ -2,10 +2,36 @@
 //! unwind table), the local or parameter covering the address in it, and
 //! failing that which frame slot it is (return address, saved register,
 //! spill).
+//!
+//! A [`Frame`] carries the stack and frame pointers a trace records with
+//! each access beside the CFA, so that locals located from rsp or rbp (in
+//! frames realigned for an over-aligned local) are found as those located
+//! from the CFA are.
 
 use super::cfi::FrameSlot;
-use super::vars::{VarLocation, Variable};
+use super::vars::{NotLocated, VarLocation, Variable};
 use super::DebugVars;
+
+/// A live frame as a trace sees it: an instruction of its function, the
+/// stack and frame pointers there, and where the frame lies. Made by
+/// [`DebugVars::frame`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Frame {
+    /// An instruction of the frame's function (file address).
+    pub ip: u64,
+    /// The stack pointer (rsp) before that instruction.
+    pub sp: u64,
+    /// The frame pointer (rbp) before that instruction.
+    pub fp: u64,
+    /// The canonical frame address, when the unwind rule at `ip` computes
+    /// it from sp or fp; `None` where the frame keeps it in memory (gcc's
+    /// realigned frames whose body moves rsp).
+    pub cfa: Option<u64>,
+    /// One past the frame's highest byte: the CFA, or where the CFA is kept
+    /// in memory the end of the frame record at rbp (`fp + 16`), which lies
+    /// at or below the CFA. Frames nest by it as by their CFAs.
+    pub top: u64,
+}
 
 /// The answer of [`DebugVars::stack_access`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,19 +65,119 @@ impl DebugVars {
         v
     }
 
-    /// The local or parameter of the frame executing `ip`, whose CFA is
-    /// `cfa`, that covers the absolute stack address `addr`, with the byte
-    /// offset of `addr` inside it. When blocks overlap, the innermost
-    /// variable in scope wins. Does not allocate.
+    /// The local or parameter located from the CFA of the frame executing
+    /// `ip`, whose CFA is `cfa`, that covers the absolute stack address
+    /// `addr`, with the byte offset of `addr` inside it. When blocks
+    /// overlap, the innermost variable in scope wins. Locals located from
+    /// rsp or rbp are not considered: see [`DebugVars::local_in`]. Does not
+    /// allocate.
     pub fn local_at(&self, ip: u64, cfa: u64, addr: u64) -> Option<(&Variable, u64)> {
+        self.covering(ip, addr, |v| match v.location {
+            VarLocation::FrameOffset(off) => Some(i128::from(cfa) + i128::from(off)),
+            _ => None,
+        })
+    }
+
+    /// The frame executing `ip` with stack pointer `sp` and frame pointer
+    /// `fp`; `None` when the unwind rule at `ip` cannot be evaluated from
+    /// them (no row, a register the trace does not record).
+    pub fn frame(&self, ip: u64, sp: u64, fp: u64) -> Option<Frame> {
+        let b = self.unwind.bounds(ip, sp, fp)?;
+        Some(Frame {
+            ip,
+            sp,
+            fp,
+            cfa: b.cfa,
+            top: b.top,
+        })
+    }
+
+    /// The address of local `var` of `frame`'s function in that frame:
+    /// the CFA, rsp or rbp plus its offset; `None` for a local that cannot
+    /// be located there (see [`NotLocated`]).
+    pub fn local_base(&self, frame: &Frame, var: &Variable) -> Option<u64> {
+        self.base_in(frame, var).and_then(|b| u64::try_from(b).ok())
+    }
+
+    /// [`DebugVars::local_base`], unbounded.
+    fn base_in(&self, frame: &Frame, var: &Variable) -> Option<i128> {
+        let (base, off) = match var.location {
+            VarLocation::FrameOffset(off) => (frame.cfa?, off),
+            VarLocation::Register { register, offset } => match register {
+                super::cfi::X86_64_RSP => (frame.sp, offset),
+                super::cfi::X86_64_RBP => (frame.fp, offset),
+                _ => return None,
+            },
+            _ => return None,
+        };
+        Some(i128::from(base) + i128::from(off))
+    }
+
+    /// The local or parameter of `frame` covering the absolute stack
+    /// address `addr`, with the byte offset of `addr` inside it, whatever
+    /// it is located from (CFA, rsp, rbp). A slot the unwind rules say holds
+    /// the return address or a saved register is never a local: in a
+    /// realigned frame's prologue and epilogue rsp is not where the body
+    /// keeps it, so a local located from rsp would land on the registers
+    /// pushed and popped there. Does not allocate.
+    pub fn local_in(&self, frame: &Frame, addr: u64) -> Option<(&Variable, u64)> {
+        let saved =
+            self.unwind
+                .frame_slot(frame.ip, frame.cfa, Some(frame.fp), frame.top, addr, false);
+        if saved.is_some() {
+            return None;
+        }
+        self.covering(frame.ip, addr, |v| self.base_in(frame, v))
+    }
+
+    /// The frame slot of `frame` holding `addr` when no local covers it
+    /// ([`DebugVars::classify_frame_slot`] for a [`Frame`]): `None` at or
+    /// above the frame's top.
+    pub fn frame_slot_in(&self, frame: &Frame, addr: u64) -> Option<FrameSlot> {
+        self.unwind
+            .frame_slot(frame.ip, frame.cfa, Some(frame.fp), frame.top, addr, true)
+    }
+
+    /// The locals of `frame`'s function (whatever their scope), of a known
+    /// size, that sit in the frame but cannot be located in it from the
+    /// trace: those located from a register it does not record, and,
+    /// where the frame keeps its CFA in memory, those located from the CFA
+    /// (its stack arguments). Their accesses fall in frame rows; this says
+    /// why. Locals read through a pointer (`DW_OP_deref`: variable-length
+    /// arrays, structures passed by invisible reference) are left out: their
+    /// memory is a block of its own or the caller's.
+    pub fn unlocated_in(&self, frame: &Frame) -> Vec<(&Variable, NotLocated)> {
+        let Some(f) = self.function_at(frame.ip) else {
+            return Vec::new();
+        };
+        self.function_locals(f)
+            .iter()
+            .filter(|v| v.size > 0)
+            .filter_map(|v| match v.location {
+                VarLocation::NotLocated(why @ NotLocated::Register(_)) => Some((v, why)),
+                VarLocation::FrameOffset(_) if frame.cfa.is_none() => {
+                    Some((v, NotLocated::StoredCfa))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The innermost local of the function executing `ip`, in scope there,
+    /// whose bytes from `base(v)` cover `addr`.
+    fn covering(
+        &self,
+        ip: u64,
+        addr: u64,
+        base: impl Fn(&Variable) -> Option<i128>,
+    ) -> Option<(&Variable, u64)> {
         let f = self.function_at(ip)?;
-        let delta = i128::from(addr) - i128::from(cfa);
         let mut best: Option<(&Variable, u64)> = None;
         for v in self.function_locals(f) {
-            let VarLocation::FrameOffset(off) = v.location else {
+            let Some(start) = base(v) else {
                 continue;
             };
-            let inside = delta - i128::from(off);
+            let inside = i128::from(addr) - start;
             if inside < 0 || inside >= i128::from(v.size) || !v.in_scope(ip) {
                 continue;
             }
@@ -103,14 +229,18 @@ impl DebugVars {
 
     /// The CFA of the frame executing `ip` given both the stack pointer and
     /// the frame pointer (`rbp`) before the instruction. Exact whenever the
-    /// unwind rule is register-based, which it is for all gcc output.
+    /// unwind rule is register-based, which it is for all gcc output but
+    /// the realigned frames that keep their CFA in memory (`None` there).
     pub fn cfa_with_fp(&self, ip: u64, sp: u64, fp: u64) -> Option<u64> {
         self.unwind.cfa_with_fp(ip, sp, fp)
     }
 
-    /// The unwind rule of the CFA at `ip`: `(true, off)` for CFA = rbp +
-    /// off, `(false, off)` for CFA = rsp + off; `None` when there is no row
-    /// or the rule is not register-based.
+    /// The unwind rule of the frame's top at `ip` ([`Frame::top`]):
+    /// `(true, off)` for rbp + off, `(false, off)` for rsp + off. That is the
+    /// CFA's rule where it is register-based; where the frame keeps its CFA
+    /// in memory, `(true, 16)`, the end of the frame record, which orders
+    /// frames as their CFAs do. `None` when there is no row or the rule
+    /// cannot be evaluated.
     pub fn cfa_rule(&self, ip: u64) -> Option<(bool, i64)> {
         self.unwind.cfa_rule(ip)
     }
@@ -124,6 +254,6 @@ impl DebugVars {
     /// The caller should check `addr >= sp` itself: below the stack pointer
     /// is the red zone or the next callee's frame.
     pub fn classify_frame_slot(&self, ip: u64, cfa: u64, addr: u64) -> Option<FrameSlot> {
-        self.unwind.classify_frame_slot(ip, cfa, addr)
+        self.unwind.frame_slot(ip, Some(cfa), None, cfa, addr, true)
     }
 }

@@ -18,6 +18,11 @@
 //! frame. gcc at `-O0` describes locals as `DW_OP_fbreg(n)` with the frame
 //! base `DW_OP_call_frame_cfa`, so a local lives at `CFA + n`. The CFA itself
 //! comes from the call frame information (`.eh_frame`, or `.debug_frame`).
+//! A frame realigned for an over-aligned local (`and $-64,%rsp`) is no
+//! fixed distance from its CFA: gcc and clang locate its locals from rsp
+//! or rbp instead, which every traced access carries too, so a lookup
+//! takes a [`Frame`] (the instruction, sp, fp and CFA) and evaluates each
+//! local's location from what it is counted from.
 //!
 //! Optimised code (`-O1`, `-O2`) is handled gracefully: variables that live
 //! in registers or in location lists have no fixed address and are simply not
@@ -45,10 +50,10 @@ use std::path::{Path, PathBuf};
 
 pub use cfi::FrameSlot;
 pub use error::DwarfError;
-pub use frames::StackAccess;
+pub use frames::{Frame, StackAccess};
 pub use functions::Function;
 pub use types::TypeId;
-pub use vars::{VarLocation, Variable};
+pub use vars::{NotLocated, VarLocation, Variable};
 
 use functions::FunctionTable;
 use types::TypeTable;

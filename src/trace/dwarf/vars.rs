@@ -1,13 +1,25 @@
 //! Variables with a fixed location: globals and statics at an address,
-//! locals and parameters at an offset from their frame's CFA, each with
-//! its lexical scope (code ranges and nesting depth) so that inner
-//! declarations shadow outer ones as in C.
+//! locals and parameters at an offset from their frame's CFA or from the
+//! stack or frame pointer, each with its lexical scope (code ranges and
+//! nesting depth) so that inner declarations shadow outer ones as in C.
+//!
+//! A local's location expression is evaluated symbolically, as an offset
+//! from the CFA, rsp or rbp: the registers a trace records with every
+//! access. A frame realigned for an over-aligned local
+//! (`__attribute__((aligned(64)))`, `_Alignas(64)`) is no fixed distance
+//! from its CFA, so gcc and clang locate its locals from rsp
+//! (`DW_OP_breg7`), or from rbp when the body moves rsp (gcc's
+//! `DW_OP_breg6`), rather than with `DW_OP_fbreg` from the CFA. A location
+//! that depends on another register (clang's rbx base pointer beside a
+//! variable-length array) or on memory (`DW_OP_deref`) is kept with the
+//! reason it cannot be evaluated, so that the frame row it falls in can
+//! say why.
 
 use std::ops::Range;
 
 use gimli::{AttributeValue, Operation, UnitRef};
 
-use super::cfi::X86_64_RBP;
+use super::cfi::{X86_64_RBP, X86_64_RSP};
 use super::die::{die_name, die_type, R};
 use super::types::TypeId;
 
@@ -20,6 +32,58 @@ pub enum VarLocation {
     /// A local or parameter at this byte offset from the CFA of its frame
     /// (usually negative: locals sit below the return address).
     FrameOffset(i64),
+    /// A local or parameter at this byte offset from a register's value in
+    /// its frame: the stack pointer (`rsp`, DWARF register 7) or the frame
+    /// pointer (`rbp`, 6), the two a trace records. Locals of a frame
+    /// realigned for an over-aligned local are located so.
+    Register {
+        /// DWARF register number: 7 (rsp) or 6 (rbp).
+        register: u16,
+        /// Byte offset from the register's value.
+        offset: i64,
+    },
+    /// A local in memory whose address cannot be computed from the
+    /// registers a trace records, and why. No address lookup matches it.
+    NotLocated(NotLocated),
+}
+
+/// Why a local in memory cannot be located from a trace, which records the
+/// stack and frame pointers of every access but no other register and no
+/// memory value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NotLocated {
+    /// The address is an offset from this DWARF register (clang's rbx base
+    /// pointer in a realigned frame with a variable-length array).
+    Register(u16),
+    /// The address is read from memory (`DW_OP_deref`): a pointer the frame
+    /// holds, as for a variable-length array.
+    Memory,
+    /// The address is an offset from the CFA, which the frame keeps in
+    /// memory (gcc's realigned frames whose body moves rsp): the stack
+    /// arguments of such a function. A property of the frame at run time,
+    /// not of the variable: see [`super::DebugVars::unlocated_in`].
+    StoredCfa,
+}
+
+impl NotLocated {
+    /// How the local is located, in words, for a note: "located from
+    /// register rbx (DW_OP_breg3), which the trace does not record".
+    pub fn reason(&self) -> String {
+        match *self {
+            NotLocated::Register(r) => {
+                let name = gimli::X86_64::register_name(gimli::Register(r)).unwrap_or("?");
+                format!(
+                    "located from register {name} (DW_OP_breg{r}), which the trace does not record"
+                )
+            }
+            NotLocated::Memory => "located through a pointer in memory (DW_OP_deref), whose \
+                                   value the trace does not record"
+                .into(),
+            NotLocated::StoredCfa => "located from the canonical frame address, which this \
+                                      realigned frame keeps in memory"
+                .into(),
+        }
+    }
 }
 
 /// One variable with a fixed location: a global, a static, a local or a
@@ -68,7 +132,7 @@ impl Variable {
 pub(super) fn global_addr(v: &Variable) -> u64 {
     match v.location {
         VarLocation::Global(a) => a,
-        VarLocation::FrameOffset(_) => 0,
+        _ => 0,
     }
 }
 
@@ -84,15 +148,48 @@ pub(super) fn global_at(globals: &[Variable], file_addr: u64) -> Option<(&Variab
         .map(|v| (v, file_addr - global_addr(v)))
 }
 
-/// How a function's `DW_AT_frame_base` relates to the CFA.
+/// What a location is counted from: the frame's CFA or a register.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Base {
+    /// The canonical frame address.
+    Cfa,
+    /// A DWARF register's value: rsp or rbp.
+    Reg(u16),
+}
+
+/// A value of a location expression, evaluated symbolically.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Value {
+    /// A constant.
+    Const(i64),
+    /// An offset from the CFA or a traced register.
+    At(Base, i64),
+    /// Something that depends on what the trace does not record.
+    Opaque(NotLocated),
+}
+
+impl Value {
+    /// `self + k`.
+    fn add(self, k: i64) -> Value {
+        match self {
+            Value::Const(c) => Value::Const(c.wrapping_add(k)),
+            Value::At(b, o) => Value::At(b, o.wrapping_add(k)),
+            v => v,
+        }
+    }
+}
+
+/// How a function's `DW_AT_frame_base` is located, for `DW_OP_fbreg`.
 #[derive(Clone, Copy, Debug)]
 pub(super) enum FrameBase {
-    /// `DW_OP_call_frame_cfa` (gcc): frame base == CFA.
-    Cfa,
-    /// `DW_OP_reg6` / `DW_OP_breg6 0` (clang at -O0): frame base == rbp,
-    /// which is CFA - 16 after the standard x86-64 prologue.
-    Rbp,
-    /// Anything else: the function's locals get no frame offset.
+    /// An offset from the CFA or a register: `DW_OP_call_frame_cfa` (gcc) is
+    /// the CFA; `DW_OP_reg6` / `DW_OP_breg6 0` (clang) is rbp, which is
+    /// CFA - 16 after the x86-64 prologue every such function starts with,
+    /// so counted from the CFA, which is right in the prologue too.
+    At(Base, i64),
+    /// From something the trace does not record.
+    Not(NotLocated),
+    /// Absent or not understood: `DW_OP_fbreg` locals get no location.
     Unknown,
 }
 
@@ -123,9 +220,14 @@ pub(super) struct RawVar {
 }
 
 /// Reads a variable or parameter DIE with a fixed location: a single
-/// `DW_OP_addr` (global, static) or `DW_OP_fbreg` (local, parameter, made
-/// CFA-relative from the function's frame base). Register, location-list and
-/// composite locations give `None`: they have no address to name.
+/// `DW_OP_addr` (global, static), or an expression that evaluates to an
+/// offset from the CFA (`DW_OP_fbreg` through the function's frame base,
+/// `DW_OP_call_frame_cfa`) or from rsp or rbp (`DW_OP_breg7`,
+/// `DW_OP_breg6`, as in realigned frames), possibly with constants added.
+/// A local in memory whose address depends on another register or on
+/// memory is kept as [`VarLocation::NotLocated`]. Register, location-list,
+/// value and composite locations give `None`: they have no address to
+/// name.
 pub(super) fn read_variable<'d>(
     u: UnitRef<'_, R<'d>>,
     entry: &gimli::DebuggingInformationEntry<'_, '_, R<'d>>,
@@ -136,23 +238,23 @@ pub(super) fn read_variable<'d>(
     };
     let mut ops = expr.operations(u.encoding());
     let first = ops.next()?;
-    if ops.next()?.is_some() {
-        return Ok(None); // composite locations: pieces, TLS, computed
-    }
+    let single = ops.next()?.is_none();
     let location = match first {
-        Some(Operation::Address { address }) => VarLocation::Global(address),
-        Some(Operation::AddressIndex { index }) => VarLocation::Global(u.address(index)?),
-        Some(Operation::FrameOffset { offset }) => match scope.frame_base {
-            FrameBase::Cfa => VarLocation::FrameOffset(offset),
-            FrameBase::Rbp => VarLocation::FrameOffset(offset - 16),
-            FrameBase::Unknown => return Ok(None),
+        Some(Operation::Address { address }) if single => VarLocation::Global(address),
+        Some(Operation::AddressIndex { index }) if single => VarLocation::Global(u.address(index)?),
+        _ => match evaluate(u, expr, Some(scope.frame_base)) {
+            Some(Value::At(Base::Cfa, off)) => VarLocation::FrameOffset(off),
+            Some(Value::At(Base::Reg(register), offset)) => {
+                VarLocation::Register { register, offset }
+            }
+            Some(Value::Opaque(why)) => VarLocation::NotLocated(why),
+            _ => return Ok(None),
         },
-        _ => return Ok(None),
     };
     let Some(name) = die_name(u, entry)? else {
         return Ok(None);
     };
-    let is_local = matches!(location, VarLocation::FrameOffset(_));
+    let is_local = !matches!(location, VarLocation::Global(_));
     let function_index = scope.function.as_ref().and_then(|f| f.1);
     if is_local && function_index.is_none() {
         return Ok(None);
@@ -173,24 +275,88 @@ pub(super) fn read_variable<'d>(
     }))
 }
 
-/// How the frame base expression `expr` relates to the CFA.
+/// How the frame base expression `expr` is located (see [`FrameBase`]).
 pub(super) fn frame_base_kind<'d>(
     u: UnitRef<'_, R<'d>>,
     expr: gimli::Expression<R<'d>>,
 ) -> FrameBase {
     let mut ops = expr.operations(u.encoding());
-    let first = ops.next().ok().flatten();
-    if !matches!(ops.next(), Ok(None)) {
-        return FrameBase::Unknown;
+    // DW_OP_regN as a frame base: the base is the register's value.
+    if let (Ok(Some(Operation::Register { register })), Ok(None)) = (ops.next(), ops.next()) {
+        return frame_base_at(Value::At(Base::Reg(register.0), 0));
     }
-    match first {
-        Some(Operation::CallFrameCFA) => FrameBase::Cfa,
-        Some(Operation::Register { register }) if register.0 == X86_64_RBP => FrameBase::Rbp,
-        Some(Operation::RegisterOffset {
-            register,
-            offset: 0,
-            ..
-        }) if register.0 == X86_64_RBP => FrameBase::Rbp,
-        _ => FrameBase::Unknown,
+    match evaluate(u, expr, None) {
+        Some(v) => frame_base_at(v),
+        None => FrameBase::Unknown,
     }
+}
+
+/// The frame base a value gives, rbp counted from the CFA (see
+/// [`FrameBase::At`]).
+fn frame_base_at(v: Value) -> FrameBase {
+    match v {
+        Value::At(Base::Reg(X86_64_RBP), off) => FrameBase::At(Base::Cfa, off - 16),
+        Value::At(Base::Reg(r), off) if r == X86_64_RSP => FrameBase::At(Base::Reg(r), off),
+        Value::At(Base::Reg(r), _) => FrameBase::Not(NotLocated::Register(r)),
+        Value::At(Base::Cfa, off) => FrameBase::At(Base::Cfa, off),
+        Value::Opaque(why) => FrameBase::Not(why),
+        Value::Const(_) => FrameBase::Unknown,
+    }
+}
+
+/// Evaluates a location expression symbolically: the value it leaves, as
+/// an offset from the CFA or from rsp or rbp, a constant, or opaque (it
+/// depends on another register or on memory). `frame_base` is that of the
+/// enclosing function for `DW_OP_fbreg` (`None` while evaluating the frame
+/// base itself). `None` for a location that is no address in memory (a
+/// register, a value, pieces, thread-local storage) or that uses an
+/// operation not evaluated here.
+fn evaluate<'d>(
+    u: UnitRef<'_, R<'d>>,
+    expr: gimli::Expression<R<'d>>,
+    frame_base: Option<FrameBase>,
+) -> Option<Value> {
+    let mut ops = expr.operations(u.encoding());
+    let mut stack: Vec<Value> = Vec::new();
+    while let Some(op) = ops.next().ok()? {
+        match op {
+            Operation::CallFrameCFA => stack.push(Value::At(Base::Cfa, 0)),
+            Operation::FrameOffset { offset } => stack.push(match frame_base? {
+                FrameBase::At(base, off) => Value::At(base, off.wrapping_add(offset)),
+                FrameBase::Not(why) => Value::Opaque(why),
+                FrameBase::Unknown => return None,
+            }),
+            Operation::RegisterOffset {
+                register,
+                offset,
+                base_type,
+            } if base_type.0 == 0 => stack.push(match register.0 {
+                X86_64_RSP | X86_64_RBP => Value::At(Base::Reg(register.0), offset),
+                r => Value::Opaque(NotLocated::Register(r)),
+            }),
+            Operation::UnsignedConstant { value } => stack.push(Value::Const(value as i64)),
+            Operation::SignedConstant { value } => stack.push(Value::Const(value)),
+            Operation::PlusConstant { value } => {
+                let top = stack.pop()?;
+                stack.push(top.add(value as i64));
+            }
+            Operation::Plus | Operation::Minus => {
+                let (b, a) = (stack.pop()?, stack.pop()?);
+                let minus = matches!(op, Operation::Minus);
+                stack.push(match (a, b) {
+                    (Value::Opaque(why), _) | (_, Value::Opaque(why)) => Value::Opaque(why),
+                    (a, Value::Const(k)) => a.add(if minus { k.wrapping_neg() } else { k }),
+                    (Value::Const(k), b) if !minus => b.add(k),
+                    _ => return None,
+                });
+            }
+            Operation::Deref { .. } => match stack.pop()? {
+                Value::Const(_) => return None,
+                _ => stack.push(Value::Opaque(NotLocated::Memory)),
+            },
+            Operation::Nop => {}
+            _ => return None,
+        }
+    }
+    stack.pop()
 }
