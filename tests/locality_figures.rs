@@ -14,7 +14,7 @@ use mapvis::filter::locality::report;
 use mapvis::filter::Analysis;
 use mapvis::filter::MemKind;
 use mapvis::filter::VarId;
-use mapvis::trace::program::ProgramNamer;
+use mapvis::trace::naming::ProgramNamer;
 use mapvis::vis::{self, ColourClasses, FigureOptions};
 use serde_json::Value;
 

@@ -16,7 +16,7 @@ use super::{Registry, Value};
 use crate::filter::{
     cache_stats, metric_by_run, CacheReport, Metric, RunReport, RunValue, RunValues,
 };
-use crate::trace::naming::natural_cmp;
+use crate::trace::natural_cmp;
 
 /// Registers the run commands (each holding the folder's lock);
 /// `compare_runs` registers in its own file, `cmd_compare.rs`.
