@@ -765,8 +765,8 @@ impl Session {
     /// warnings: the analysis itself is saved.
     pub fn mark_stale_outputs(&self, id: &str) {
         let figures = self.figures_dir();
-        if figures.join(crate::vis::index::INDEX_FILE).is_file() {
-            if let Err(e) = crate::vis::index::write_index(&figures, id) {
+        if figures.join(crate::vis::INDEX_FILE).is_file() {
+            if let Err(e) = crate::vis::write_index(&figures, id) {
                 println!("warning: {}", super::error::with_causes(&e));
             }
         }
