@@ -13,8 +13,8 @@ use std::path::Path;
 use std::time::Instant;
 
 use mapvis::filter::VarId;
-use mapvis::trace::format::Event;
-use mapvis::trace::reader::{Batch, TraceReader};
+use mapvis::trace::record::Event;
+use mapvis::trace::record::{Batch, TraceReader};
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
@@ -76,7 +76,7 @@ fn main() {
             let mut analyse_rates = Vec::new();
             for _ in 0..runs {
                 let t = Instant::now();
-                let mut namer = mapvis::trace::program::ProgramNamer::new(Some(exe), &[]);
+                let mut namer = mapvis::trace::naming::ProgramNamer::new(Some(exe), &[]);
                 let a = mapvis::filter::analyse(trace, &mut namer).expect("analyse");
                 let _ = mapvis::filter::select(&a, mapvis::filter::MemKind::All).expect("select");
                 let _ = mapvis::filter::stats::per_variable(&a, mapvis::filter::MemKind::All)
@@ -104,7 +104,7 @@ fn main() {
             let rates: Vec<f64> = (0..runs)
                 .map(|_| {
                     let t = Instant::now();
-                    let mut namer = mapvis::trace::program::ProgramNamer::new(Some(exe), &[]);
+                    let mut namer = mapvis::trace::naming::ProgramNamer::new(Some(exe), &[]);
                     let a = mapvis::filter::analyse(trace, &mut namer).expect("analyse");
                     a.summary.accesses as f64 / t.elapsed().as_secs_f64()
                 })
@@ -174,7 +174,7 @@ fn gleipnir_import(trace: &Path, runs: usize) {
     let parse: Vec<f64> = (0..runs)
         .map(|_| {
             let t = Instant::now();
-            let mut r = mapvis::trace::gleipnir::GleipnirReader::open(&text).unwrap();
+            let mut r = mapvis::trace::record::GleipnirReader::open(&text).unwrap();
             while r.next_event().unwrap().is_some() {}
             bytes / t.elapsed().as_secs_f64()
         })
@@ -285,7 +285,7 @@ fn figures(runs: usize) {
 fn stages(trace: &Path, exe: &Path) {
     let dir = std::env::temp_dir().join(format!("mapvis-bench-stages-{}", std::process::id()));
     let t = Instant::now();
-    let mut namer = mapvis::trace::program::ProgramNamer::new(Some(exe), &[]);
+    let mut namer = mapvis::trace::naming::ProgramNamer::new(Some(exe), &[]);
     let a = mapvis::filter::analyse(trace, &mut namer).expect("analyse");
     let n = a.summary.accesses as f64;
     let t_an = t.elapsed().as_secs_f64();
@@ -319,7 +319,7 @@ fn stages(trace: &Path, exe: &Path) {
 fn locality(trace: &Path, exe: &Path, runs: usize) {
     use mapvis::filter::locality::{cache::CacheModel, report};
     use mapvis::filter::MemKind;
-    let mut namer = mapvis::trace::program::ProgramNamer::new(Some(exe), &[]);
+    let mut namer = mapvis::trace::naming::ProgramNamer::new(Some(exe), &[]);
     let a = mapvis::filter::analyse(trace, &mut namer).expect("analyse");
     let n = a.accesses.len() as f64;
     let before = peak_rss();

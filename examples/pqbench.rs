@@ -4,7 +4,7 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let trace = std::path::Path::new(&args[1]);
     let exe = std::path::Path::new(&args[2]);
-    let mut namer = mapvis::trace::program::ProgramNamer::new(Some(exe), &[]);
+    let mut namer = mapvis::trace::naming::ProgramNamer::new(Some(exe), &[]);
     let a = mapvis::filter::analyse(trace, &mut namer).expect("analyse");
     let all = mapvis::filter::select(&a, mapvis::filter::MemKind::All).unwrap();
     let df = mapvis::filter::rows(&a, &all)

@@ -6,7 +6,7 @@
 //! (the figure fails with `VisError::Interrupted` and writes nothing),
 //! macro expansion in the trace stage (the expansion is given up), and the
 //! reading of a new trace cut short after a run
-//! (`trace::run::run_trace_into`, which keeps what it counted). There is
+//! (`trace::record::run_trace_into`, which keeps what it counted). There is
 //! no other mechanism: no stage takes a cancel callback. It lives at the
 //! crate's root, below every stage, so each stage asks the same flag
 //! without knowing who sets it. (Also below the stages,

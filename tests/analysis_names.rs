@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use common::*;
 use mapvis::filter::{stats, MemKind};
-use mapvis::trace::program::ProgramNamer;
+use mapvis::trace::naming::ProgramNamer;
 
 /// variable -> (load_bytes, store_bytes) for the chosen memory kind.
 fn bytes_by_var(rel: &str, cc: &[&str], kind: MemKind) -> BTreeMap<String, (u64, u64)> {

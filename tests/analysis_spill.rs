@@ -12,7 +12,7 @@ use mapvis::filter::locality::report;
 use mapvis::filter::store::Layout;
 use mapvis::filter::{self as f, MemKind};
 use mapvis::filter::{Analysis, Keep};
-use mapvis::trace::program::ProgramNamer;
+use mapvis::trace::naming::ProgramNamer;
 use polars::prelude::*;
 
 /// Files and row groups small enough that a trace of `n` accesses has

@@ -30,9 +30,9 @@ use std::sync::OnceLock;
 
 use common::root;
 use mapvis::filter::Analysis;
+use mapvis::trace::naming::ProgramNamer;
 use mapvis::trace::naming::Scope;
-use mapvis::trace::program::ProgramNamer;
-use mapvis::trace::run::{find_valgrind, run_trace, TraceRequest};
+use mapvis::trace::record::{find_valgrind, run_trace, TraceRequest};
 
 /// The cache folder of the fetched libraries, fetched once per test run.
 fn cache() -> &'static Path {

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use mapvis::trace::dwarf::{DebugVars, DwarfError, FrameSlot, StackAccess, VarLocation};
+use mapvis::trace::naming::{DebugVars, DwarfError, FrameSlot, StackAccess, VarLocation};
 
 fn source(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -8,7 +8,7 @@ mod vis_common;
 use std::time::{Duration, Instant};
 
 use mapvis::filter::{stats, MemKind, VarId};
-use mapvis::trace::program::ProgramNamer;
+use mapvis::trace::naming::ProgramNamer;
 use mapvis::vis::{array_2d, array_3d, complete_memory_access_pattern, Array2d, Array3d};
 use proptest::prelude::*;
 use vis_common::*;

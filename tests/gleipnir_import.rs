@@ -9,8 +9,8 @@ use std::fmt::Write as _;
 
 use common::*;
 use mapvis::filter::{stats, MemKind};
-use mapvis::trace::format::Event;
-use mapvis::trace::program::ProgramNamer;
+use mapvis::trace::naming::ProgramNamer;
+use mapvis::trace::record::Event;
 
 fn per_var(a: &mapvis::filter::Analysis, kind: MemKind) -> BTreeMap<String, (u64, u64, u64)> {
     let df = stats::per_variable(a, kind).unwrap();

@@ -56,7 +56,7 @@ fn check(name: &str, got: &str) {
 
 fn dump_of(trace: &str) -> String {
     let mut out = Vec::new();
-    mapvis::trace::dump::dump(&golden(trace), None, &mut out).unwrap();
+    mapvis::trace::record::dump(&golden(trace), None, &mut out).unwrap();
     String::from_utf8(out).unwrap()
 }
 

@@ -3,8 +3,8 @@
 mod common;
 
 use mapvis::filter::export::{export_memtrace, export_ops};
-use mapvis::trace::format::Event;
-use mapvis::trace::run::run_trace;
+use mapvis::trace::record::run_trace;
+use mapvis::trace::record::Event;
 
 /// Traces export_two.c; returns the folder, the trace and the two blocks'
 /// addresses (from the trace's own allocation events).

@@ -7,9 +7,9 @@ mod common;
 use std::collections::BTreeSet;
 
 use mapvis::filter::hpcmp::export_hpcmp;
-use mapvis::trace::program::ProgramNamer;
-use mapvis::trace::run::{find_valgrind, run_trace};
-use mapvis::trace::sync::{self, Scope};
+use mapvis::trace::naming::ProgramNamer;
+use mapvis::trace::record::{default_sync_scope, has_pins, sync_request, SyncScope};
+use mapvis::trace::record::{find_valgrind, run_trace};
 use serde_json::{Map, Value};
 
 /// Traces hpcmp_two with `args` over the whole run and exports it.
@@ -18,15 +18,15 @@ fn exported(args: &[&str]) -> (tempfile::TempDir, Vec<Value>) {
     // pthread_mutex_unlock pays for resolving its PLT entry, and which
     // thread that is depends on the scheduling.
     let (dir, exe) = common::compile("tests/c/hpcmp_two.c", &["-pthread", "-Wl,-z,now"]);
-    assert!(!sync::has_pins(&exe).unwrap());
-    assert_eq!(sync::default_scope(&exe).unwrap(), Scope::Whole);
+    assert!(!has_pins(&exe).unwrap());
+    assert_eq!(default_sync_scope(&exe).unwrap(), SyncScope::Whole);
     let trace = dir.path().join("h.mvt");
-    let req = sync::request(
+    let req = sync_request(
         find_valgrind(None).expect("valgrind on PATH"),
         exe.clone(),
         args.iter().map(|s| s.to_string()).collect(),
         trace.clone(),
-        Scope::Whole,
+        SyncScope::Whole,
     );
     let outcome = run_trace(&req).expect("trace");
     assert_eq!(outcome.exit_code, Some(0));
@@ -265,17 +265,17 @@ fn hpcmp_instruction_counts_are_exact() {
 /// GL_STOP change nothing, so the accesses after GL_STOP are kept too.
 #[test]
 fn whole_scope_ignores_the_pins() {
-    use mapvis::trace::format::Event;
+    use mapvis::trace::record::Event;
     let (dir, exe) = common::compile("tests/c/trace_threads.c", &[]);
-    assert!(sync::has_pins(&exe).unwrap());
-    assert_eq!(sync::default_scope(&exe).unwrap(), Scope::Pins);
+    assert!(has_pins(&exe).unwrap());
+    assert_eq!(default_sync_scope(&exe).unwrap(), SyncScope::Pins);
     let trace = dir.path().join("w.mvt");
-    let req = sync::request(
+    let req = sync_request(
         find_valgrind(None).unwrap(),
         exe,
         vec![],
         trace.clone(),
-        Scope::Whole,
+        SyncScope::Whole,
     );
     run_trace(&req).unwrap();
     let (evs, _) = common::read_events(&trace);
@@ -303,12 +303,12 @@ fn whole_scope_ignores_the_pins() {
 fn traced_whole(src: &str) -> (tempfile::TempDir, Vec<Value>, String) {
     let (dir, exe) = common::compile(src, &["-pthread"]);
     let trace = dir.path().join("t.mvt");
-    let req = sync::request(
+    let req = sync_request(
         find_valgrind(None).expect("valgrind on PATH"),
         exe.clone(),
         vec![],
         trace.clone(),
-        Scope::Whole,
+        SyncScope::Whole,
     );
     assert_eq!(run_trace(&req).expect("trace").exit_code, Some(0));
     let out = dir.path().join("t.json");

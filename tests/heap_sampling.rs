@@ -7,7 +7,7 @@
 mod common;
 
 use mapvis::filter::heap::{HeapReport, HeapRun};
-use mapvis::trace::heapprof::{run_profiled_with, ProfileOptions};
+use mapvis::trace::heap::{run_profiled_with, ProfileOptions};
 
 const SRC: &str = "tests/c/heap_sampling.c";
 /// Pairs in the main thread (thread 1) and in the second (thread 2).

@@ -5,10 +5,10 @@
 mod common;
 
 use mapvis::filter::heap::{HeapReport, HeapRun, SiteStats, TimeUnit};
-use mapvis::trace::backtrace::BacktraceSymbolizer;
-use mapvis::trace::format::AllocKind;
-use mapvis::trace::heapprof::{read_profile, run_profiled, HeapOp};
-use mapvis::trace::run::run_trace;
+use mapvis::trace::heap::{read_profile, run_profiled, HeapOp};
+use mapvis::trace::naming::BacktraceSymbolizer;
+use mapvis::trace::record::run_trace;
+use mapvis::trace::record::AllocKind;
 
 const SRC: &str = "tests/c/heap_sites.c";
 
@@ -188,17 +188,17 @@ fn traced_run_sites_counts_and_frames() {
         .addr;
     let start = evs
         .iter()
-        .position(|e| matches!(e, mapvis::trace::format::Event::Alloc(a) if a.addr == small_addr && a.size == 10))
+        .position(|e| matches!(e, mapvis::trace::record::Event::Alloc(a) if a.addr == small_addr && a.size == 10))
         .unwrap();
     let end = start
         + 1
         + evs[start + 1..]
             .iter()
-            .position(|e| matches!(e, mapvis::trace::format::Event::Alloc(a) if a.old_addr == Some(small_addr)))
+            .position(|e| matches!(e, mapvis::trace::record::Event::Alloc(a) if a.old_addr == Some(small_addr)))
             .unwrap();
     let between = evs[start + 1..end]
         .iter()
-        .filter(|e| matches!(e, mapvis::trace::format::Event::Access(_)))
+        .filter(|e| matches!(e, mapvis::trace::record::Event::Access(_)))
         .count() as u64;
     let mut lives = Vec::new();
     let bins =
@@ -217,7 +217,7 @@ fn traced_run_sites_counts_and_frames() {
 /// `delete[]`, each new's innermost frame on its own line.
 #[test]
 fn cpp_new_and_delete_are_profiled_by_kind() {
-    use mapvis::trace::format::FreeKind;
+    use mapvis::trace::record::FreeKind;
     let src = "tests/c/heap_cpp.cpp";
     let (dir, exe) = common::compile(src, &["-lstdc++"]);
     let out = dir.path().join("p.mvh");

@@ -6,8 +6,8 @@
 mod common;
 
 use mapvis::filter::heap::{size_class, HeapReport, HeapRun};
-use mapvis::trace::heapprof::{HeapOp, ProfileReader};
-use mapvis::trace::varint::{put_sv, put_uv};
+use mapvis::trace::heap::{HeapOp, ProfileReader};
+use mapvis::trace::record::{put_sv, put_uv};
 
 /// One allocator call: (thread, tsc, op, address, size, old address).
 /// op: 'm' malloc, 'f' free, 'r' realloc. Stack 1 is site A, 2 site B.
@@ -403,7 +403,7 @@ fn check_counts(run: &HeapRun) -> HeapReport {
     assert_eq!(times, [100, 200, 300, 400, 500, 600, 800, 900]);
     assert_eq!(
         calls[5].op,
-        HeapOp::Alloc(mapvis::trace::format::AllocKind::Realloc)
+        HeapOp::Alloc(mapvis::trace::record::AllocKind::Realloc)
     );
     assert_eq!((calls[5].addr, calls[5].old), (0x5000, Some(0x3000)));
     assert_eq!(run.end_time, 1000);
@@ -1025,7 +1025,7 @@ fn version_7_profile_without_calls_refuses_to_give_calls() {
         mapvis::filter::heap::block_lives(&run, |_| {})
             .unwrap_err()
             .to_string(),
-        mapvis::trace::heapprof::read_profile(&d.path().join("p.mvh"))
+        mapvis::trace::heap::read_profile(&d.path().join("p.mvh"))
             .unwrap_err()
             .to_string(),
     ] {

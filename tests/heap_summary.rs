@@ -16,10 +16,10 @@ mod common;
 use std::collections::HashMap;
 
 use mapvis::filter::heap::{HeapReport, HeapRun, SiteStats};
-use mapvis::trace::backtrace::BacktraceSymbolizer;
-use mapvis::trace::heapprof::HeapOp;
-use mapvis::trace::heapprof::{install_preload, run_profiled};
-use mapvis::trace::heapsum::{HeapSummary, SeriesBucket};
+use mapvis::trace::heap::HeapOp;
+use mapvis::trace::heap::{install_preload, run_profiled};
+use mapvis::trace::heap::{HeapSummary, SeriesBucket};
+use mapvis::trace::naming::BacktraceSymbolizer;
 
 const SRC: &str = "tests/c/heap_summary.c";
 const ROUNDS: u64 = 20_000;

@@ -2,11 +2,23 @@
 //! cycle or a reach across stages fails the build:
 //!
 //! - inside each stage (`src/trace/`, `src/filter/`, `src/vis/`,
-//!   `src/shell/`), the files' imports form no cycle (each folder's
-//!   `mod.rs` is the stage's facade and is left out);
+//!   `src/shell/`), the files' imports form no cycle. A folder's `mod.rs`
+//!   is its facade and is left out of the graph; a path through a facade
+//!   (`crate::trace::record::TraceReader`, re-exported by
+//!   `src/trace/record/mod.rs` from `reader.rs`) is followed to the file
+//!   that defines the item, so the rooms of `trace/` (`record/`,
+//!   `naming/`, `heap/`) are checked as one graph of files;
 //! - the stages below the figures (`trace/`, `filter/`) import neither
 //!   `vis/` nor `shell/`, `trace/` does not import `filter/`, and `vis/`
-//!   does not import `shell/`.
+//!   does not import `shell/`;
+//! - the shell names each stage only by its facade: `crate::filter::X`,
+//!   `crate::trace::X` and `crate::vis::X`, where X is an item of the
+//!   stage's `mod.rs`, never an inner module;
+//! - the analysis (`filter/`) and the figures (`vis/`) name the tracing
+//!   stage by its rooms' facades: `crate::trace::ROOM::X`, where ROOM is
+//!   `record`, `naming` or `heap` and `src/trace/ROOM/mod.rs` re-exports
+//!   X; never a file inside a room, and not the stage's own facade
+//!   (`crate::trace::X`), which is the shell's.
 //!
 //! Imports are read from paths in the text (`use` lines and qualified
 //! paths, `crate::`, `super::` and `self::`, doc comments included, test
@@ -118,26 +130,12 @@ fn path_at(chars: &[char], mut i: usize, head: &str) -> (Vec<Vec<String>>, usize
     }
 }
 
-/// The module `path` (named in module `cur`) resolves to: the longest
+/// The file module `path` (from the crate root) lands in: the longest
 /// prefix that is a file's module, if any.
-fn resolve(cur: &Module, path: &[String], mods: &BTreeSet<Module>) -> Option<Module> {
-    let (mut base, rest): (Module, &[String]) = match path[0].as_str() {
-        "crate" => (vec![], &path[1..]),
-        "self" => (cur.clone(), &path[1..]),
-        _ => {
-            let mut base = cur[..cur.len() - 1].to_vec();
-            let mut rest = &path[1..];
-            while rest.first().is_some_and(|s| s == "super") {
-                base.pop();
-                rest = &rest[1..];
-            }
-            (base, rest)
-        }
-    };
-    base.extend(rest.iter().cloned());
-    (1..=base.len())
+fn resolve(path: &[String], mods: &BTreeSet<Module>) -> Option<Module> {
+    (1..=path.len())
         .rev()
-        .map(|k| base[..k].to_vec())
+        .map(|k| path[..k].to_vec())
         .find(|m| mods.contains(m))
 }
 
@@ -161,10 +159,15 @@ fn sources() -> Vec<(Module, Vec<Module>)> {
 
 /// `path` named in module `cur`, from the crate root.
 fn absolute(cur: &Module, path: &[String]) -> Module {
+    // A folder's `mod.rs` is the folder's module.
+    let cur: &[String] = match cur.last() {
+        Some(s) if s == "mod" => &cur[..cur.len() - 1],
+        _ => cur,
+    };
     let mut base: Module = match path[0].as_str() {
         "crate" => vec![],
-        "self" => cur.clone(),
-        _ => cur[..cur.len() - 1].to_vec(),
+        "self" => cur.to_vec(),
+        _ => cur[..cur.len().saturating_sub(1)].to_vec(),
     };
     let mut rest = &path[1..];
     if path[0] == "super" {
@@ -172,10 +175,6 @@ fn absolute(cur: &Module, path: &[String]) -> Module {
             base.pop();
             rest = &rest[1..];
         }
-    }
-    // A file's own `mod.rs` stands for its folder.
-    if base.last().is_some_and(|s| s == "mod") {
-        base.pop();
     }
     base.extend(rest.iter().cloned());
     base
@@ -241,11 +240,13 @@ fn cycles(edges: &BTreeMap<Module, BTreeSet<Module>>) -> Vec<Vec<Module>> {
     t.out
 }
 
-/// The import edges among the files of `stage`, `mod.rs` left out.
+/// The import edges among the files of `stage`, `mod.rs` left out: a
+/// path through a facade counts as a path to the file behind it.
 fn stage_edges(stage: &str) -> BTreeMap<Module, BTreeSet<Module>> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
     rust_files(&src.join(stage), &mut files);
+    let facades = facades();
     let files: BTreeMap<Module, PathBuf> = files
         .into_iter()
         .filter(|f| f.file_name().is_some_and(|n| n != "mod.rs"))
@@ -257,12 +258,132 @@ fn stage_edges(stage: &str) -> BTreeMap<Module, BTreeSet<Module>> {
         .map(|(m, f)| {
             let to = paths(&code(f))
                 .iter()
-                .filter_map(|p| resolve(m, p, &mods))
+                .map(|p| through_facades(absolute(m, p), &facades))
+                .filter_map(|p| resolve(&p, &mods))
                 .filter(|t| t != m)
                 .collect();
             (m.clone(), to)
         })
         .collect()
+}
+
+/// What a facade re-exports: each name it gives, with the path (from the
+/// crate root) of what the name stands for.
+type Facade = BTreeMap<String, Module>;
+
+/// The `use` items of `text` that are re-exported (`pub use`,
+/// `pub(crate) use`, `pub(super) use`), each as (the path it names, the
+/// name it gives); a group gives one per member, `self` in a group the
+/// group's path, and `as` the name.
+fn reexports(text: &str) -> Vec<(Vec<String>, String)> {
+    let mut out = Vec::new();
+    for (i, _) in text.match_indices("use ") {
+        let line_start = text[..i].rfind('\n').map_or(0, |k| k + 1);
+        let head = text[line_start..i].trim();
+        if !(head == "pub" || head.starts_with("pub(")) {
+            continue;
+        }
+        let end = text[i..].find(';').map_or(text.len(), |k| i + k);
+        use_tree(&text[i + 4..end], &[], &mut out);
+    }
+    out
+}
+
+/// One use tree (`a::{b, c::d as e, self}`) under `prefix`.
+fn use_tree(tree: &str, prefix: &[String], out: &mut Vec<(Vec<String>, String)>) {
+    let tree: String = tree.split_whitespace().collect::<Vec<_>>().join(" ");
+    let tree = tree.trim();
+    if let Some(open) = tree.find('{') {
+        let close = tree.rfind('}').unwrap_or(tree.len());
+        let mut path = prefix.to_vec();
+        path.extend(
+            tree[..open]
+                .split("::")
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty()),
+        );
+        let inner = &tree[open + 1..close];
+        let (mut depth, mut start) = (0, 0);
+        for (k, c) in inner.char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => depth -= 1,
+                ',' if depth == 0 => {
+                    use_tree(&inner[start..k], &path, out);
+                    start = k + 1;
+                }
+                _ => {}
+            }
+        }
+        use_tree(&inner[start..], &path, out);
+        return;
+    }
+    if tree.is_empty() {
+        return;
+    }
+    let (item, alias) = match tree.split_once(" as ") {
+        Some((a, b)) => (a.trim(), Some(b.trim())),
+        None => (tree, None),
+    };
+    let mut path = prefix.to_vec();
+    path.extend(
+        item.split("::")
+            .map(|s| s.trim().to_string())
+            .filter(|s| s != "self"),
+    );
+    let Some(last) = path.last().cloned() else {
+        return;
+    };
+    out.push((path, alias.unwrap_or(&last).to_string()));
+}
+
+/// Every facade under `src/`: each folder's `mod.rs`, by the folder's
+/// module, with what it re-exports.
+fn facades() -> BTreeMap<Module, Facade> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    files
+        .iter()
+        .filter(|f| f.file_name().is_some_and(|n| n == "mod.rs"))
+        .map(|f| {
+            let m = module_of(&src, f);
+            let facade = reexports(&code(f))
+                .into_iter()
+                .map(|(p, name)| {
+                    let target = if ["crate", "super", "self"].contains(&p[0].as_str()) {
+                        absolute(&m, &p)
+                    } else {
+                        // A path from the folder itself (`use run::X`).
+                        let mut t = m[..m.len() - 1].to_vec();
+                        t.extend(p);
+                        t
+                    };
+                    (name, target)
+                })
+                .collect();
+            (m[..m.len() - 1].to_vec(), facade)
+        })
+        .collect()
+}
+
+/// `path` (from the crate root) with every step through a facade replaced
+/// by what the facade re-exports (`trace::TraceReader` is
+/// `trace::record::TraceReader`, which is `trace::record::reader::TraceReader`).
+fn through_facades(mut path: Module, facades: &BTreeMap<Module, Facade>) -> Module {
+    for _ in 0..16 {
+        let step = (1..path.len()).find_map(|k| {
+            let target = facades.get(&path[..k])?.get(&path[k])?;
+            let mut p = target.clone();
+            p.extend(path[k + 1..].iter().cloned());
+            (p != path).then_some(p)
+        });
+        match step {
+            Some(p) => path = p,
+            None => break,
+        }
+    }
+    path
 }
 
 #[test]
@@ -386,6 +507,230 @@ fn the_shell_uses_only_the_filter_facade() {
         "the shell names filter's inner modules; re-export what it needs at filter's root \
          (src/filter/mod.rs) instead:\n{}",
         bad.join("\n")
+    );
+}
+
+/// The names a stage's or a room's facade gives at its root (`dir` under
+/// `src/`): what its `mod.rs` re-exports and the items it defines itself,
+/// modules left out.
+fn facade_names(dir: &str) -> BTreeSet<String> {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("src")
+        .join(dir)
+        .join("mod.rs");
+    let text = code(&file);
+    let mut names: BTreeSet<String> = reexports(&text).into_iter().map(|(_, n)| n).collect();
+    for line in text.lines() {
+        let line = line.trim_start();
+        let Some(rest) = line
+            .strip_prefix("pub ")
+            .or_else(|| line.strip_prefix("pub(crate) "))
+        else {
+            continue;
+        };
+        let mut words = rest.split_whitespace();
+        let kind = words.next().unwrap_or("");
+        if ["fn", "struct", "enum", "const", "static", "trait", "type"].contains(&kind) {
+            let name: String = words
+                .next()
+                .unwrap_or("")
+                .chars()
+                .take_while(|c| is_ident(*c))
+                .collect();
+            names.insert(name);
+        }
+    }
+    names
+}
+
+/// The names of the modules inside `dir` under `src/`, at any depth: its
+/// files and folders.
+fn module_names(dir: &str) -> BTreeSet<String> {
+    fn walk(dir: &Path, out: &mut BTreeSet<String>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                out.insert(p.file_name().unwrap().to_string_lossy().into_owned());
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.insert(p.file_stem().unwrap().to_string_lossy().into_owned());
+            }
+        }
+    }
+    let mut out = BTreeSet::new();
+    walk(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src").join(dir),
+        &mut out,
+    );
+    out.remove("mod");
+    out
+}
+
+/// Where `text` writes `head::SEG` (`head` not the end of a longer
+/// name), each SEG.
+fn segments_after(text: &str, head: &str) -> Vec<String> {
+    let pat = format!("{head}::");
+    text.match_indices(&pat)
+        .filter(|(i, _)| *i == 0 || !is_ident(text[..*i].chars().last().unwrap()))
+        .map(|(i, _)| {
+            text[i + pat.len()..]
+                .chars()
+                .take_while(|c| is_ident(*c))
+                .collect()
+        })
+        .collect()
+}
+
+/// The shell reaches the tracing and figure stages only through their
+/// facades, as it does the analysis: `crate::trace::X` and
+/// `crate::vis::X`, X an item of `src/trace/mod.rs` or `src/vis/mod.rs`
+/// (re-exported or defined there), never a room or an inner module
+/// (`crate::trace::record::…`, `crate::vis::compare::…`), whether in a
+/// `use`, a qualified path, a doc link, or a path through a `trace` or
+/// `vis` alias (`use crate::vis; vis::runs::…`).
+#[test]
+fn the_shell_uses_only_the_trace_and_vis_facades() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/shell");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let sources = sources();
+    let mut bad = Vec::new();
+    for stage in ["trace", "vis"] {
+        let names = facade_names(stage);
+        let inner = module_names(stage);
+        assert!(
+            names.len() > 10 && inner.len() > 10,
+            "{stage}: too few names read: {names:?} {inner:?}"
+        );
+        for (m, named) in &sources {
+            if m[0] != "shell" {
+                continue;
+            }
+            for p in named {
+                if p[0] == stage && p.get(1).is_some_and(|x| !names.contains(x)) {
+                    bad.push(format!("{} names {}", m.join("/"), p.join("::")));
+                }
+            }
+        }
+        for f in &files {
+            for seg in segments_after(&code(f), stage) {
+                if inner.contains(&seg) && !names.contains(&seg) {
+                    bad.push(format!("{} names {stage}::{seg}", f.display()));
+                }
+            }
+        }
+    }
+    bad.sort();
+    bad.dedup();
+    assert!(
+        bad.is_empty(),
+        "the shell names an inner module of trace or vis; re-export what it needs from \
+         src/trace/mod.rs or src/vis/mod.rs and name it there:\n{}",
+        bad.join("\n")
+    );
+}
+
+/// The rooms of the tracing stage.
+const TRACE_ROOMS: [&str; 3] = ["record", "naming", "heap"];
+
+/// The analysis and the figures name the tracing stage by its rooms'
+/// facades only: `crate::trace::ROOM::X`, where `src/trace/ROOM/mod.rs`
+/// re-exports X (the files of a room are private to it, so the compiler
+/// holds this for `use` lines; this test holds it for doc links and
+/// text too). They do not use the stage's own facade (`crate::trace::X`),
+/// which is the shell's: one rule, and the room a name comes from stays
+/// visible where it is used.
+#[test]
+fn filter_and_vis_use_the_trace_rooms_facades() {
+    let names: BTreeMap<&str, BTreeSet<String>> = TRACE_ROOMS
+        .iter()
+        .map(|r| (*r, facade_names(&format!("trace/{r}"))))
+        .collect();
+    let inner: BTreeMap<&str, BTreeSet<String>> = TRACE_ROOMS
+        .iter()
+        .map(|r| (*r, module_names(&format!("trace/{r}"))))
+        .collect();
+    for r in TRACE_ROOMS {
+        assert!(
+            names[r].len() > 5 && !inner[r].is_empty(),
+            "{r}: too few names read: {:?} {:?}",
+            names[r],
+            inner[r]
+        );
+    }
+    let mut bad = Vec::new();
+    for (m, named) in sources() {
+        if m[0] != "filter" && m[0] != "vis" {
+            continue;
+        }
+        for p in &named {
+            if p[0] != "trace" {
+                continue;
+            }
+            let Some(r) = p.get(1).map(String::as_str) else {
+                continue;
+            };
+            if !TRACE_ROOMS.contains(&r) {
+                bad.push(format!(
+                    "{} names {} (name the room: crate::trace::ROOM::X)",
+                    m.join("/"),
+                    p.join("::")
+                ));
+            } else if p.get(2).is_some_and(|x| !names[r].contains(x)) {
+                bad.push(format!("{} names {}", m.join("/"), p.join("::")));
+            }
+        }
+    }
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src.join("filter"), &mut files);
+    rust_files(&src.join("vis"), &mut files);
+    for f in &files {
+        let text = code(f);
+        for r in TRACE_ROOMS {
+            for seg in segments_after(&text, r) {
+                if inner[r].contains(&seg) && !names[r].contains(&seg) {
+                    bad.push(format!("{} names {r}::{seg}", f.display()));
+                }
+            }
+        }
+    }
+    bad.sort();
+    bad.dedup();
+    assert!(
+        bad.is_empty(),
+        "filter/ or vis/ names a file inside a room of trace/; name the item the room's \
+         facade (src/trace/ROOM/mod.rs) re-exports, crate::trace::ROOM::X:\n{}",
+        bad.join("\n")
+    );
+}
+
+/// The reader of re-exports, and paths followed through the facades to
+/// the files behind them, as the cycle check follows them.
+#[test]
+fn facades_are_read_and_followed() {
+    let r = reexports("pub use a::{b, c::d as e, self};\npub(crate) use f::g;\nuse h::i;\n");
+    let r: Vec<(String, String)> = r.into_iter().map(|(p, n)| (p.join("::"), n)).collect();
+    let want = [("a::b", "b"), ("a::c::d", "e"), ("a", "a"), ("f::g", "g")];
+    assert_eq!(
+        r,
+        want.map(|(p, n)| (p.to_string(), n.to_string())).to_vec()
+    );
+    let f = facades();
+    let m = |s: &str| -> Module { s.split("::").map(String::from).collect() };
+    assert_eq!(
+        through_facades(m("trace::TraceReader"), &f),
+        m("trace::record::reader::TraceReader")
+    );
+    assert_eq!(
+        through_facades(m("trace::naming::FrameSlot::ReturnAddress"), &f),
+        m("trace::naming::dwarf::cfi::FrameSlot::ReturnAddress")
+    );
+    let edges = stage_edges("trace");
+    assert!(
+        edges[&m("trace::heap::heapprof")].contains(&m("trace::record::run")),
+        "the edges across trace's rooms are not followed: {:?}",
+        edges[&m("trace::heap::heapprof")]
     );
 }
 

@@ -12,7 +12,7 @@ use mapvis::filter::locality::cache::{CacheModel, Counts, Level};
 use mapvis::filter::locality::report::{self, CacheReport, Options};
 use mapvis::filter::Analysis;
 use mapvis::filter::MemKind;
-use mapvis::trace::program::ProgramNamer;
+use mapvis::trace::naming::ProgramNamer;
 
 /// Compiles, traces and analyses a program; keeps the folder alive.
 fn analysed(rel: &str) -> (tempfile::TempDir, std::path::PathBuf, Analysis) {

@@ -14,7 +14,7 @@ use mapvis::filter::locality::report;
 use mapvis::filter::Analysis;
 use mapvis::filter::MemKind;
 use mapvis::filter::VarId;
-use mapvis::trace::program::ProgramNamer;
+use mapvis::trace::naming::ProgramNamer;
 use mapvis::vis::{self, ColourClasses, FigureOptions};
 use serde_json::Value;
 
@@ -272,9 +272,9 @@ fn the_sharing_page_shows_each_threads_bytes_of_the_false_shared_line() {
     .filter(|l| l.variables.iter().any(|v| v == "hits"))
     .collect();
     assert_eq!(lines.len(), 1);
-    let drawn: Vec<vis::sharing::SharedBytes> = lines
+    let drawn: Vec<vis::SharedBytes> = lines
         .iter()
-        .map(|l| vis::sharing::SharedBytes {
+        .map(|l| vis::SharedBytes {
             addr: l.addr,
             line: 64,
             kind: l.kind,
@@ -283,7 +283,7 @@ fn the_sharing_page_shows_each_threads_bytes_of_the_false_shared_line() {
             byte_names: l.byte_names.clone(),
         })
         .collect();
-    let page = vis::sharing::sharing_figure(&d.path().join("figures"), &drawn, &[], "").unwrap();
+    let page = vis::sharing_figure(&d.path().join("figures"), &drawn, &[], "").unwrap();
     let figs = vis_common::figures(&page);
     assert_eq!(figs.len(), 1);
     // hits.a++ and hits.b++ are modifies: each thread read and wrote its

@@ -8,7 +8,7 @@ use mapvis::filter::locality::report;
 use mapvis::filter::stats::Grouping;
 use mapvis::filter::Analysis;
 use mapvis::filter::MemKind;
-use mapvis::trace::program::ProgramNamer;
+use mapvis::trace::naming::ProgramNamer;
 
 fn analysed(rel: &str, cc: &[&str]) -> (tempfile::TempDir, Analysis) {
     let (dir, exe, _o, _evs, _end) = trace(rel, cc, &[]);

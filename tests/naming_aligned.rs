@@ -13,8 +13,8 @@ use std::process::Command;
 use common::*;
 use mapvis::filter::Analysis;
 use mapvis::filter::{stats, MemKind};
-use mapvis::trace::program::ProgramNamer;
-use mapvis::trace::run::run_trace;
+use mapvis::trace::naming::ProgramNamer;
+use mapvis::trace::record::run_trace;
 
 const PROGRAM: &str = "tests/c/al_frames.c";
 

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use common::*;
 use mapvis::filter::Analysis;
 use mapvis::filter::{stats, MemKind};
-use mapvis::trace::program::ProgramNamer;
+use mapvis::trace::naming::ProgramNamer;
 
 /// Traces `rel` (compiled with `cc`) and analyses it with `src_paths` as
 /// set_src_path.
@@ -531,8 +531,8 @@ fn without_g3_a_condition_on_an_undefined_name_is_noted() {
 /// Load and store bytes of the raw trace's accesses that fall in
 /// `[base, base + size)`, counted byte by byte: an oracle that uses no
 /// naming.
-fn raw_bytes(evs: &[mapvis::trace::format::Event], base: u64, size: u64) -> (u64, u64) {
-    use mapvis::trace::format::Op;
+fn raw_bytes(evs: &[mapvis::trace::record::Event], base: u64, size: u64) -> (u64, u64) {
+    use mapvis::trace::record::Op;
     let (mut l, mut s) = (0, 0);
     for a in accesses(evs) {
         let lo = a.addr.max(base);

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use common::*;
 use mapvis::filter::Analysis;
 use mapvis::filter::{stats, MemKind};
-use mapvis::trace::program::ProgramNamer;
+use mapvis::trace::naming::ProgramNamer;
 
 fn analyse(rel: &str, cc: &[&str]) -> Analysis {
     let (dir, exe, _o, _evs, _end) = trace(rel, cc, &[]);

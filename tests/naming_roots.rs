@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use common::*;
 use mapvis::filter::Analysis;
 use mapvis::filter::{stats, MemKind};
-use mapvis::trace::program::ProgramNamer;
+use mapvis::trace::naming::ProgramNamer;
 
 /// Traces `rel` and analyses it, with tests/c as set_src_path.
 fn analyse(rel: &str) -> Analysis {

@@ -14,8 +14,8 @@ use std::process::Command;
 use common::*;
 use mapvis::filter::analysis::Analysis;
 use mapvis::filter::{stats, MemKind};
-use mapvis::trace::program::ProgramNamer;
-use mapvis::trace::run::run_trace;
+use mapvis::trace::naming::ProgramNamer;
+use mapvis::trace::record::run_trace;
 
 /// Traces the compiled program `exe` (its trace goes to `dir`) and
 /// analyses it.

@@ -11,8 +11,8 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use common::*;
-use mapvis::trace::format::{Event, Op, WarningKind};
-use mapvis::trace::reader::{EndState, TraceReader};
+use mapvis::trace::record::{EndState, TraceReader};
+use mapvis::trace::record::{Event, Op, WarningKind};
 
 fn mapvis(dir: &Path) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_mapvis"));

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use mapvis::trace::csource::{AllocTarget, CSource, SizeExpr};
+use mapvis::trace::naming::{AllocTarget, CSource, SizeExpr};
 
 fn source_path() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/c/sym_alloc.c")

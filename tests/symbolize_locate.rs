@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use mapvis::trace::symbolize::{
+use mapvis::trace::naming::{
     file_address, find_source, LoadSegment, SourceFinder, SymbolizeError, Symbolizer,
 };
 
@@ -352,5 +352,5 @@ fn shared_library_function() {
 fn symbolizer_can_move_between_threads() {
     fn assert_send<T: Send>() {}
     assert_send::<Symbolizer>();
-    assert_send::<mapvis::trace::csource::CSource>();
+    assert_send::<mapvis::trace::naming::CSource>();
 }

@@ -4,9 +4,9 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::*;
-use mapvis::trace::format::{Event, ExitStatus, Op, WarningKind};
-use mapvis::trace::reader::{EndState, TraceReader};
-use mapvis::trace::run::run_trace;
+use mapvis::trace::record::run_trace;
+use mapvis::trace::record::{EndState, TraceReader};
+use mapvis::trace::record::{Event, ExitStatus, Op, WarningKind};
 
 #[test]
 fn n_ints_written_once_give_n_stores_of_4_bytes_and_nothing_outside_the_pins() {
@@ -143,7 +143,7 @@ fn sigint_leaves_a_readable_trace() {
     let (dir, exe) = compile("tests/c/trace_sigint.c", &[]);
     let req = request(dir.path(), &exe, &[]);
     let valgrind = req.valgrind.clone();
-    let lib = mapvis::trace::run::install_tool(&valgrind).unwrap();
+    let lib = mapvis::trace::record::install_tool(&valgrind).unwrap();
     let mut child = std::process::Command::new(&valgrind)
         .env("VALGRIND_LIB", &lib)
         .args(["--tool=mapvis", "-q"])
@@ -320,7 +320,7 @@ fn long_command_lines_are_recorded_whole() {
 /// aliased them to `tid % 1024`, giving them another thread's stack.
 #[test]
 fn thread_ids_above_1024_keep_their_own_stacks() {
-    use mapvis::trace::run::{find_valgrind, install_tool, TOOL_NAME};
+    use mapvis::trace::record::{find_valgrind, install_tool, TOOL_NAME};
     let (dir, exe) = compile("tests/c/trace_many_threads.c", &["-pthread", "-no-pie"]);
     let valgrind = find_valgrind(None).unwrap();
     let lib = install_tool(&valgrind).unwrap();
@@ -340,7 +340,7 @@ fn thread_ids_above_1024_keep_their_own_stacks() {
     // The store to `mine` on the MINE line: one per thread, each within
     // 64 KiB above its thread's stack pointer. Without PIE, an ip is its
     // address in the file.
-    let sym = mapvis::trace::symbolize::Symbolizer::open(&exe).unwrap();
+    let sym = mapvis::trace::naming::Symbolizer::open(&exe).unwrap();
     let mut stores: Vec<(u32, u64, u64)> = accesses(&evs)
         .iter()
         .filter(|a| a.op == Op::Store && sym.locate(a.ip).is_some_and(|l| l.line == line))
@@ -381,7 +381,7 @@ fn a_late_loop_takes_one_byte_per_access() {
     assert!(matches!(end, EndState::Complete), "{end:?}");
     let acc = accesses(&evs);
     // Stores of 8 bytes to the program's static arrays (not its stack).
-    let global = |a: &&mapvis::trace::format::Access| {
+    let global = |a: &&mapvis::trace::record::Access| {
         a.op == Op::Store && a.size == 8 && a.addr.abs_diff(a.sp) > 1 << 20
     };
     // The 128 warm-up stores: one per site, consecutive.

@@ -287,7 +287,7 @@ fn every_figure_kind_renders_offline_in_chromium() {
     check_page_at(&bin, &r, "#3d", 8);
 
     // The sharing page: one line, two threads.
-    let line = mapvis::vis::sharing::SharedBytes {
+    let line = mapvis::vis::SharedBytes {
         addr: 0x1000,
         line: 64,
         kind: mapvis::filter::SharingKind::False,
@@ -295,8 +295,7 @@ fn every_figure_kind_renders_offline_in_chromium() {
         threads: vec![(2, 0xff, 0xff), (3, 0xff00, 0)],
         byte_names: (0..64).map(|b| format!("s+{b}")).collect(),
     };
-    let page = mapvis::vis::sharing::sharing_figure(&dir.path().join("figures"), &[line], &[], "")
-        .unwrap();
+    let page = mapvis::vis::sharing_figure(&dir.path().join("figures"), &[line], &[], "").unwrap();
     let r = FigureReport {
         html: page,
         ..Default::default()
@@ -330,7 +329,7 @@ fn what_if_page_renders_in_chromium() {
 /// one of them partial, renders.
 #[test]
 fn runs_page_renders_in_chromium() {
-    use mapvis::vis::runs::{runs_figure, RunLabel, Series};
+    use mapvis::vis::{runs_figure, RunLabel, RunSeries};
     let Some(bin) = chromium_or_skip("the runs page was not rendered") else {
         return;
     };
@@ -343,11 +342,11 @@ fn runs_page_renders_in_chromium() {
         })
         .collect();
     let series = vec![
-        Series {
+        RunSeries {
             variable: "X".into(),
             values: vec![Some(8192.0), Some(8192.0), Some(8192.0)],
         },
-        Series {
+        RunSeries {
             variable: "Y".into(),
             values: vec![Some(16384.0), None, Some(11643.0)],
         },

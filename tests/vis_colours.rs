@@ -20,7 +20,7 @@ use mapvis::filter::locality::colour::{with_classes, ColourMode};
 use mapvis::filter::Analysis;
 use mapvis::filter::Selection;
 use mapvis::filter::VarId;
-use mapvis::trace::program::ProgramNamer;
+use mapvis::trace::naming::ProgramNamer;
 use mapvis::vis::{self, ColourClasses, FigureOptions, FigureReport};
 use polars::prelude::DataFrame;
 use serde_json::Value;

@@ -15,7 +15,7 @@ use mapvis::filter::batches::SelectionBatches;
 use mapvis::filter::store::Layout;
 use mapvis::filter::{self as f, Selection};
 use mapvis::filter::{Analysis, Keep, VarId};
-use mapvis::trace::program::ProgramNamer;
+use mapvis::trace::naming::ProgramNamer;
 use mapvis::vis::{self, ArrayLayout};
 use serde_json::Value;
 use vis_common::*;

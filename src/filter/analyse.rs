@@ -35,7 +35,7 @@ pub fn analyse_into(
     progress: &mut dyn FnMut(u64),
     keep: &Keep,
 ) -> Result<Analysis, FilterError> {
-    if crate::trace::gleipnir::looks_like_gleipnir(path) {
+    if crate::trace::record::looks_like_gleipnir(path) {
         analyse_text(path, namer, progress, keep)
     } else {
         let mut src = Box::new(BinarySource::open(path, namer)?);

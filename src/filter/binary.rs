@@ -13,10 +13,10 @@
 use polars::prelude::PlHashMap as HashMap;
 use std::path::{Path, PathBuf};
 
-use crate::trace::format::{Access, Event, ExitStatus, Op, RegionStop, SiteId, WarningKind};
 use crate::trace::naming::{HeapName, NameQuality, Namer, Scope, VarName};
-use crate::trace::pins::{self, Seen, StartResult, Verdict};
-use crate::trace::reader::{Batch, EndState, TraceReader};
+use crate::trace::record::{stop_arg_stores, Seen, StartResult, Verdict, HOLD_BACK};
+use crate::trace::record::{Access, Event, ExitStatus, Op, RegionStop, SiteId, WarningKind};
+use crate::trace::record::{Batch, EndState, TraceReader};
 
 use super::access::{LineId, NamedAccess, VarId};
 use super::dynblocks::OtherBlocks;
@@ -475,7 +475,7 @@ impl Naming<'_> {
             }
             Event::Footer(_) => self.summary.complete = true,
             Event::Exit(ExitStatus::Signal(s)) => {
-                let name = crate::trace::run::signal_name(s);
+                let name = crate::trace::record::signal_name(s);
                 self.summary.mark_partial(format!(
                     "the program was ended by signal {s} ({name}) after {} accesses",
                     self.named
@@ -660,7 +660,7 @@ impl Naming<'_> {
     }
 
     /// A block is allocated (by realloc: the old one is freed first).
-    fn on_alloc(&mut self, al: crate::trace::format::AllocEvent) {
+    fn on_alloc(&mut self, al: crate::trace::record::AllocEvent) {
         if let Some(old) = al.old_addr {
             self.reg.free_block(old, al.time);
         }
@@ -689,10 +689,10 @@ impl Naming<'_> {
     }
 
     /// Leaves out GL_STOP's own argument stores among the last accesses of
-    /// `out` (see [`pins::stop_arg_stores`]; the driver holds back
-    /// [`pins::HOLD_BACK`] of them for this).
+    /// `out` (see [`stop_arg_stores`]; the driver holds back
+    /// [`HOLD_BACK`] of them for this).
     fn drop_client_request_tail(&mut self, out: &mut Vec<NamedAccess>, stop: &RegionStop) {
-        let from = out.len().saturating_sub(pins::HOLD_BACK);
+        let from = out.len().saturating_sub(HOLD_BACK);
         let recent: Vec<Seen> = out[from..]
             .iter()
             .map(|a| Seen {
@@ -701,7 +701,7 @@ impl Naming<'_> {
                 addr: a.addr,
             })
             .collect();
-        for i in pins::stop_arg_stores(&recent, stop) {
+        for i in stop_arg_stores(&recent, stop) {
             out.remove(from + i);
             self.named -= 1;
             self.pins_dropped += 1;

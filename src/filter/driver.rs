@@ -39,7 +39,7 @@ const BATCH: usize = 1 << 13;
 
 /// A full batch's last accesses wait for the next batch: GL_STOP's own
 /// stores are recognised only when the region ends, after them.
-const HOLD_BACK: usize = crate::trace::pins::HOLD_BACK;
+const HOLD_BACK: usize = crate::trace::record::HOLD_BACK;
 
 /// How often (in accesses) the progress callback is called and the cancel
 /// flag looked at: about a second's work apart at worst, and a few per

@@ -22,8 +22,8 @@ use polars::prelude::PlHashMap as HashMap;
 
 use super::model::NewBlock;
 use super::registry::Registry;
-use crate::trace::format::{MmapEvent, StackAlloc};
 use crate::trace::naming::{HeapName, Namer, Scope};
+use crate::trace::record::{MmapEvent, StackAlloc};
 
 /// The live stack and mapped blocks, and their names by origin.
 #[derive(Default)]

@@ -9,9 +9,9 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
-use crate::trace::format::{Access, Event, Op};
-use crate::trace::pins::{stop_arg_stores, Seen, StartResult, Verdict, HOLD_BACK};
-use crate::trace::reader::{Batch, TraceReader};
+use crate::trace::record::{stop_arg_stores, Seen, StartResult, Verdict, HOLD_BACK};
+use crate::trace::record::{Access, Event, Op};
+use crate::trace::record::{Batch, TraceReader};
 
 use super::FilterError;
 
@@ -87,9 +87,10 @@ pub(crate) fn walk(
     let mut reader = TraceReader::open(path)?;
     let mut notes = Vec::new();
     let mut failed: Option<std::io::Error> = None;
-    // The pins' own accesses are left out (see `crate::trace::pins`): the
-    // last accesses wait here until the next event shows whether they were
-    // GL_STOP's argument stores.
+    // The pins' own accesses are left out (see
+    // `crate::trace::record::stop_arg_stores`): the last accesses wait here
+    // until the next event shows whether they were GL_STOP's argument
+    // stores.
     let mut held: VecDeque<Access> = VecDeque::with_capacity(HOLD_BACK + 1);
     let wrap = |source| FilterError::Write {
         path: path.to_path_buf(),
@@ -152,7 +153,7 @@ pub(crate) fn walk(
             None => break,
         }
     }
-    if let crate::trace::reader::EndState::Truncated { .. } = reader.end_state() {
+    if let crate::trace::record::EndState::Truncated { .. } = reader.end_state() {
         notes.push(format!(
             "the trace {} ends without its footer; everything up to its end was exported.",
             path.display()

@@ -69,10 +69,10 @@ pub fn order_data(a: &Analysis, rows: &DataFrame, hex_addresses: bool) -> Polars
         .column(ac::OP)?
         .u8()?
         .into_iter()
-        .map(|o| match o.and_then(crate::trace::format::Op::from_code) {
-            Some(crate::trace::format::Op::Load) => "L",
-            Some(crate::trace::format::Op::Store) => "S",
-            Some(crate::trace::format::Op::Modify) => "M",
+        .map(|o| match o.and_then(crate::trace::record::Op::from_code) {
+            Some(crate::trace::record::Op::Load) => "L",
+            Some(crate::trace::record::Op::Store) => "S",
+            Some(crate::trace::record::Op::Modify) => "M",
             None => "?",
         })
         .collect();

@@ -18,7 +18,7 @@
 //! block: cost O(calls), memory one entry per live block plus one row per
 //! site, never one per call. A native profile of format 5 also carries the
 //! summary the profiler kept while recording (the same counts, taken in
-//! the same order: `trace::heapsum`), which [`HeapReport::build`] takes
+//! the same order: `trace/heap/heapsum.rs`), which [`HeapReport::build`] takes
 //! instead of a pass: cost O(sites).
 //!
 //! From format 7 a native profile is by default recorded without its calls
@@ -32,11 +32,11 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::trace::format::{AllocKind, Event, FreeKind, Mapping};
-use crate::trace::heapprof::{HeapOp, Profile, ProfileReader};
-use crate::trace::heapsum::HeapSummary;
-pub use crate::trace::heapsum::{ClassStats, SiteStats};
-use crate::trace::reader::{Batch, EndState, TraceReader};
+use crate::trace::heap::HeapSummary;
+pub use crate::trace::heap::{ClassStats, SiteStats};
+use crate::trace::heap::{HeapOp, Profile, ProfileReader};
+use crate::trace::record::{AllocKind, Event, FreeKind, Mapping};
+use crate::trace::record::{Batch, EndState, TraceReader};
 
 use super::csv::CsvOut;
 use super::FilterError;
@@ -367,7 +367,7 @@ struct RegionMarker<'a> {
 }
 
 impl RegionMarker<'_> {
-    fn call(&mut self, e: crate::trace::heapprof::ProfileEvent) -> HeapCall {
+    fn call(&mut self, e: crate::trace::heap::ProfileEvent) -> HeapCall {
         while self.next < self.regions.len() && self.regions[self.next].1 < e.time_ns {
             self.next += 1;
         }
@@ -400,7 +400,7 @@ impl HeapRun {
     }
 
     /// The calls of a native heap profile read whole into memory
-    /// ([`crate::trace::heapprof::read_profile`]).
+    /// ([`crate::trace::heap::read_profile`]).
     pub fn from_profile(mut p: Profile, path: &Path) -> HeapRun {
         let events = std::mem::take(&mut p.events);
         let regions = profile_regions(&p);

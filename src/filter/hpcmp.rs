@@ -23,9 +23,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 use std::path::Path;
 
-use crate::trace::format::{Event, SyncKind, SyncPrim};
 use crate::trace::naming::Namer;
-use crate::trace::reader::TraceReader;
+use crate::trace::record::TraceReader;
+use crate::trace::record::{Event, SyncKind, SyncPrim};
 
 use super::export::{create, summary, walk, werr, Step};
 use super::FilterError;
@@ -364,7 +364,7 @@ impl<W: Write> Hpcmp<W> {
             }
             Step::Event(Event::Sync(s)) => self.on_sync(s.kind, s.prim, s.tid, s.icount, s.obj),
             Step::Event(Event::Map(m)) => {
-                if crate::trace::program::is_system(&m.path) {
+                if crate::trace::naming::is_system(&m.path) {
                     let file = m.path.rsplit('/').next().unwrap_or(&m.path).to_string();
                     self.system.push((m.start, m.start + m.len, file));
                 }

@@ -9,9 +9,9 @@
 use polars::prelude::PlHashMap as HashMap;
 use std::path::Path;
 
-use crate::trace::format::Op;
-use crate::trace::gleipnir::{GlEvent, GlName, GleipnirReader};
 use crate::trace::naming::{HeapName, Namer, Scope, VarName};
+use crate::trace::record::Op;
+use crate::trace::record::{GlEvent, GlName, GleipnirReader};
 
 use super::access::{LineId, NamedAccess, VarId};
 use super::input::{Fill, Named, Source};
@@ -62,7 +62,7 @@ impl<'n> GleipnirSource<'n> {
             Some(&id) => id,
             None => {
                 let n = self.reader.string(name).to_string();
-                let client = crate::trace::pins::is_client_request_local(&n);
+                let client = crate::trace::record::is_client_request_local(&n);
                 let id = self.reg.named_var(VarName {
                     name: n.clone(),
                     element: n,

@@ -122,7 +122,7 @@ pub use hpcmp::export_hpcmp;
 use polars::prelude::*;
 
 use crate::trace::naming::Scope;
-use crate::trace::reader::TraceError;
+use crate::trace::record::TraceError;
 
 /// Errors of the analysis stage.
 #[derive(Debug, thiserror::Error)]
@@ -132,7 +132,7 @@ pub enum FilterError {
     Trace(#[from] TraceError),
     /// The heap profile could not be read.
     #[error(transparent)]
-    Profile(#[from] crate::trace::heapprof::ProfileError),
+    Profile(#[from] crate::trace::heap::ProfileError),
     /// A table operation failed (a bug, or out of memory).
     #[error("a table operation failed: {0}.")]
     Table(#[from] PolarsError),

@@ -6,7 +6,7 @@
 //! `docs/trace-format.md`):
 //! - at a region's start, a snapshot of every word of the stacks, static
 //!   data and heap blocks that points into a block allocated since the
-//!   last snapshot ([`Event::Roots`](crate::trace::format::Event));
+//!   last snapshot ([`Event::Roots`](crate::trace::record::Event));
 //! - inside a region, the stores of each new block's address until it is
 //!   stored outside a stack (`PTR_STORE`, announced before the store's own
 //!   access).

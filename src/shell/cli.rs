@@ -78,7 +78,7 @@ pub fn main() -> ExitCode {
                 }
             };
             let stdout = std::io::stdout();
-            match crate::trace::dump::dump(std::path::Path::new(file), limit, &mut stdout.lock()) {
+            match crate::trace::dump(std::path::Path::new(file), limit, &mut stdout.lock()) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("error: {e}");
@@ -87,8 +87,8 @@ pub fn main() -> ExitCode {
             }
         }
         Some("--install-tool") => {
-            let installed = crate::trace::run::find_valgrind(None)
-                .and_then(|v| crate::trace::run::install_tool(&v));
+            let installed =
+                crate::trace::find_valgrind(None).and_then(|v| crate::trace::install_tool(&v));
             match installed {
                 Ok(dir) => {
                     println!("{}", dir.display());

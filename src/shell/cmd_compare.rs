@@ -2,7 +2,7 @@
 //! per (variable, line) pair. The alignment and the numbers live in the
 //! locality stage ([`crate::filter::compare_runs`]), its text in the
 //! shell's render module and the page in the figure stage
-//! ([`crate::vis::compare`]); this handler loads the runs, prints, and
+//! ([`crate::vis::compare_page`]); this handler loads the runs, prints, and
 //! writes the tables and the page.
 use std::path::{Path, PathBuf};
 
@@ -140,7 +140,7 @@ fn page(
     st: &Session,
     runs: [&Loaded; 2],
     c: &RunComparison,
-) -> CmdResult<(crate::vis::compare::ComparePage, Vec<PathBuf>)> {
+) -> CmdResult<(crate::vis::ComparePage, Vec<PathBuf>)> {
     let figures = st.figures_dir();
     let mut sources = Vec::new();
     let mut views = Vec::new();
@@ -164,7 +164,7 @@ fn page(
                     .join(" ")
             })
             .unwrap_or_default();
-        views.push(crate::vis::compare::RunView {
+        views.push(crate::vis::RunView {
             label: r.label.clone(),
             program,
             report: &r.report,
@@ -174,13 +174,7 @@ fn page(
         });
     }
     let names: Vec<String> = c.vars.iter().map(|v| v.variable.clone()).collect();
-    let p = crate::vis::compare::compare_page(
-        &figures,
-        &views[0],
-        &views[1],
-        &names,
-        st.point_budget(),
-    )?;
+    let p = crate::vis::compare_page(&figures, &views[0], &views[1], &names, st.point_budget())?;
     Ok((p, sources))
 }
 
@@ -194,12 +188,8 @@ fn source_pages(st: &Session, r: &Loaded, figures: &Path) -> CmdResult<SourcePag
     let traced = std::fs::metadata(r.dir.join("trace.mvt"))
         .and_then(|m| m.modified())
         .context(|| format!("cannot read the time of run {}'s trace", r.label))?;
-    let (pages, edited) = crate::vis::source::write_run_pages(
-        &r.report,
-        st.src_paths(),
-        &figures.join(&sub),
-        traced,
-    )?;
+    let (pages, edited) =
+        crate::vis::write_run_source_pages(&r.report, st.src_paths(), &figures.join(&sub), traced)?;
     let note = (!edited.is_empty()).then(|| {
         format!(
             "not annotated, as edited since the run was traced: {}",

@@ -17,8 +17,8 @@ use super::state::HeapState;
 use super::text::counted;
 use super::{Registry, Value};
 use crate::filter::{HeapReport, HeapRun, Ranking};
-use crate::trace::backtrace::BacktraceSymbolizer;
-use crate::trace::heapprof;
+use crate::trace::BacktraceSymbolizer;
+use crate::trace::{run_profiled_with, ProfileOptions};
 
 fn s(v: impl Into<String>) -> Value {
     Value::Str(v.into())
@@ -38,7 +38,7 @@ pub fn profile_path(st: &Session) -> PathBuf {
 /// instead: the binary trace's reader would only say "not a mapvis binary
 /// trace" and advise the load_trace the user already ran.
 fn refuse_text_trace(trace: &Path, what: &str) -> CmdResult<()> {
-    if crate::trace::gleipnir::looks_like_gleipnir(trace) {
+    if crate::trace::looks_like_gleipnir(trace) {
         return Err(format!(
             "{} is a Gleipnir text trace (loaded with load_trace), which does not record the allocator's calls with their call stacks that {what} works on: a mapvis binary trace (run_gleipnir) or a native heap profile (heap_profile) does. Make one of them and run the command again.",
             trace.display()
@@ -159,14 +159,14 @@ fn export_ops(st: &mut Session, a: &[String]) -> CmdResult<Value> {
 /// totals.
 fn heap_profile(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     st.follow_cwd();
-    let options = heapprof::ProfileOptions {
+    let options = ProfileOptions {
         time_every_call: a.iter().any(|x| x == "time_all"),
         calls: a.iter().any(|x| x == "calls"),
     };
     let exe =
         st.program_to_run("no program is loaded: load_exe PATH (or compile_exe SOURCE.c) first.")?;
     let out = profile_path(st);
-    let outcome = heapprof::run_profiled_with(&exe, st.args(), &out, options)?;
+    let outcome = run_profiled_with(&exe, st.args(), &out, options)?;
     if !out.is_file() {
         return Err(format!(
             "{} {} and wrote no heap profile: it may be statically linked (LD_PRELOAD cannot \

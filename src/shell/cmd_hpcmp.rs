@@ -3,14 +3,16 @@
 //!
 //! The trace goes to `.mapvis/hpcmp.mvt`, beside the current trace, which
 //! stays current with its analysis. The work is in
-//! [`crate::trace::sync`] (scope, request) and [`crate::filter::export_hpcmp`]
-//! (the export).
+//! [`crate::trace::sync_request`] (with [`crate::trace::SyncScope`]) and
+//! [`crate::filter::export_hpcmp`] (the export).
 use std::path::{Path, PathBuf};
 
 use super::error::CmdResult;
 use super::session::Session;
 use super::{Registry, Value};
-use crate::trace::{run, sync};
+use crate::trace::{
+    check_trace, default_sync_scope, find_valgrind, run_trace, sync_request, SyncScope,
+};
 
 /// Binds `export_hpcmp` (holding the folder's lock, see
 /// the handlers' `add`).
@@ -29,13 +31,13 @@ fn export_hpcmp(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     )?;
     let (scope, why) = match scope {
         Some(w) => (
-            sync::Scope::parse(w)
+            SyncScope::parse(w)
                 .ok_or_else(|| format!("export_hpcmp's scope is whole or pins, not \"{w}\"."))?,
             "as asked",
         ),
-        None => match sync::default_scope(&exe)? {
-            sync::Scope::Pins => (sync::Scope::Pins, "the program has pins"),
-            sync::Scope::Whole => (sync::Scope::Whole, "the program has no pins"),
+        None => match default_sync_scope(&exe)? {
+            SyncScope::Pins => (SyncScope::Pins, "the program has pins"),
+            SyncScope::Whole => (SyncScope::Whole, "the program has no pins"),
         },
     };
     let out = if Path::new(file).is_absolute() {
@@ -43,21 +45,21 @@ fn export_hpcmp(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     } else {
         st.work_dir().join(file)
     };
-    let valgrind = run::find_valgrind(st.valgrind())?;
+    let valgrind = find_valgrind(st.valgrind())?;
     let trace = st.state_dir().join("hpcmp.mvt");
     println!(
         "tracing {} with thread and sync-object events; reads and writes of {} ({why})...",
         exe.display(),
         scope.describe()
     );
-    let req = sync::request(
+    let req = sync_request(
         valgrind,
         exe.clone(),
         st.args().to_vec(),
         trace.clone(),
         scope,
     );
-    let outcome = run::run_trace(&req);
+    let outcome = run_trace(&req);
     // A Ctrl-C went to the program too, which ended with a readable trace.
     crate::cancel::clear();
     let outcome = outcome?;
@@ -65,7 +67,7 @@ fn export_hpcmp(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     if outcome.exit_code != Some(0) {
         println!("note: the program {}.", outcome.describe());
     }
-    let mut namer = crate::trace::program::ProgramNamer::new(Some(&exe), st.src_paths());
+    let mut namer = crate::trace::ProgramNamer::new(Some(&exe), st.src_paths());
     let summary = crate::filter::export_hpcmp(&trace, &out, &mut namer)?;
     println!("{summary}");
     println!(
@@ -73,15 +75,15 @@ fn export_hpcmp(st: &mut Session, a: &[String]) -> CmdResult<Value> {
         scope.describe(),
         trace.display()
     );
-    if scope == sync::Scope::Pins && trace_has_region(&trace) == Some(false) {
+    if scope == SyncScope::Pins && trace_has_region(&trace) == Some(false) {
         println!(
             "note: no pinned region was reached, so no read or write was counted; \
              export_hpcmp {file} whole counts those of the whole run."
         );
     }
     let word = match scope {
-        sync::Scope::Whole => "whole",
-        sync::Scope::Pins => "pins",
+        SyncScope::Whole => "whole",
+        SyncScope::Pins => "pins",
     };
     Ok(Value::Dict(vec![
         ("file".into(), Value::Str(out.display().to_string())),
@@ -92,5 +94,5 @@ fn export_hpcmp(st: &mut Session, a: &[String]) -> CmdResult<Value> {
 /// Whether the trace holds a region (a GL_START was reached); `None` when
 /// the trace cannot be checked (the export has said what it read).
 fn trace_has_region(trace: &Path) -> Option<bool> {
-    run::check_trace(trace).ok().map(|c| c.regions > 0)
+    check_trace(trace).ok().map(|c| c.regions > 0)
 }

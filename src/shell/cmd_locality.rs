@@ -159,7 +159,7 @@ fn cache_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     }
     if save {
         let mut written = r.save(&dir)?;
-        written.extend(crate::vis::source::write_pages(&r, &src_paths, &figures)?);
+        written.extend(crate::vis::write_source_pages(&r, &src_paths, &figures)?);
         let page = summary_figure(&r, &figures, &a.summary.analysis_id)?;
         written.push(page.clone());
         // The page's shared plotly.js and the folder's index are mapvis's too.
@@ -263,7 +263,7 @@ fn save_what_if(
     fig: &crate::vis::FigureOptions,
 ) -> CmdResult<Vec<PathBuf>> {
     use crate::filter::SelectionBatches;
-    use crate::vis::whatif::{what_if_figure, what_if_file, Panel, WhatIfFigure};
+    use crate::vis::{what_if_figure, what_if_file, WhatIfFigure, WhatIfPanel};
     let page = what_if_file(name, w.var, words);
     let csv = fig.visinfo_dir.join(page.replace(".html", ".csv"));
     let mut df = w.table()?;
@@ -277,7 +277,7 @@ fn save_what_if(
         .collect();
     let levels: Vec<String> = w.after.level_names();
     let (mb, ma) = w.variable_misses();
-    let panel = |accesses, base, names| Panel {
+    let panel = |accesses, base, names| WhatIfPanel {
         accesses,
         base,
         fallback: w.map.base(),
@@ -311,7 +311,7 @@ fn sharing_figure(
     figures: &Path,
     analysis_id: &str,
 ) -> CmdResult<PathBuf> {
-    use crate::vis::sharing::{self, SharedBytes};
+    use crate::vis::{sharing_figure, SharedBytes};
     let drawn: Vec<SharedBytes> = lines
         .iter()
         .map(|l| SharedBytes {
@@ -326,12 +326,7 @@ fn sharing_figure(
     let intro = vec![format!(
         "Cache lines of {line} bytes written by one thread and touched by another, most transfers first; Valgrind runs one thread at a time, so the transfers are those of its interleaving."
     )];
-    Ok(sharing::sharing_figure(
-        figures,
-        &drawn,
-        &intro,
-        analysis_id,
-    )?)
+    Ok(sharing_figure(figures, &drawn, &intro, analysis_id)?)
 }
 
 /// `sharing_stats ?save?`: finds the cache lines shared between threads,
@@ -409,7 +404,7 @@ fn shared_lines_value(lines: &[SharedLine]) -> Value {
 /// `figures/cache_stats.html`: misses per variable and level, and the
 /// miss-ratio curves.
 fn summary_figure(r: &CacheReport, figures: &Path, analysis_id: &str) -> CmdResult<PathBuf> {
-    use crate::vis::locality::{cache_summary, VarMisses};
+    use crate::vis::{cache_summary, VarMisses};
     let levels: Vec<String> = r.level_names();
     let vars: Vec<VarMisses> = r
         .per_variable()
@@ -419,7 +414,7 @@ fn summary_figure(r: &CacheReport, figures: &Path, analysis_id: &str) -> CmdResu
             misses: row.counts.misses[..levels.len()].to_vec(),
         })
         .collect();
-    let curves = crate::vis::locality::curves_of(r);
+    let curves = crate::vis::curves_of(r);
     let intro = vec![format!(
         "{} accesses of the traced region simulated from cold caches at GL_START; model: {}.",
         r.cache.accesses,

@@ -16,7 +16,7 @@ use super::{Registry, Value};
 use crate::filter::{
     cache_stats, metric_by_run, CacheReport, Metric, RunReport, RunValue, RunValues,
 };
-use crate::trace::naming::natural_cmp;
+use crate::trace::natural_cmp;
 
 /// Registers the run commands (each holding the folder's lock);
 /// `compare_runs` registers in its own file, `cmd_compare.rs`.
@@ -389,7 +389,7 @@ fn save_sweep(
     runs: &[RunReport],
     values: &RunValues,
 ) -> CmdResult<Vec<PathBuf>> {
-    use crate::vis::runs::{runs_figure, RunLabel};
+    use crate::vis::{runs_figure, RunLabel};
     let mut df = values
         .table()
         .context(|| "building the table of runs failed".to_string())?;
@@ -423,13 +423,13 @@ fn save_sweep(
 
 /// The values as one series per variable, in order of first appearance,
 /// with a value per run (`None` where the variable is absent).
-fn series_of(runs: &[RunReport], values: &[RunValue]) -> Vec<crate::vis::runs::Series> {
-    let mut series: Vec<crate::vis::runs::Series> = Vec::new();
+fn series_of(runs: &[RunReport], values: &[RunValue]) -> Vec<crate::vis::RunSeries> {
+    let mut series: Vec<crate::vis::RunSeries> = Vec::new();
     for v in values {
         let k = match series.iter().position(|s| s.variable == v.variable) {
             Some(k) => k,
             None => {
-                series.push(crate::vis::runs::Series {
+                series.push(crate::vis::RunSeries {
                     variable: v.variable.clone(),
                     values: vec![None; runs.len()],
                 });

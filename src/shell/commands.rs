@@ -186,7 +186,7 @@ fn dump_trace(st: &mut Session, a: &[String]) -> CmdResult<Value> {
             None => Some(200),
         };
     let stdout = std::io::stdout();
-    trace::dump::dump(&path, limit, &mut stdout.lock())?;
+    trace::dump(&path, limit, &mut stdout.lock())?;
     Ok(Value::Empty)
 }
 
@@ -270,7 +270,7 @@ fn memory_trace_analysis(st: &mut Session, _: &[String]) -> CmdResult<Value> {
     st.leave_run(Some(path.clone()));
     // Identified before it is read: results carry the trace they came from.
     let source = crate::workdir::SourceId::of(&path);
-    let mut namer = trace::program::ProgramNamer::new(st.exe(), st.src_paths());
+    let mut namer = trace::ProgramNamer::new(st.exe(), st.src_paths());
     println!(
         "analysing {} (Ctrl-C stops it and keeps what was analysed)...",
         path.display()
@@ -676,10 +676,10 @@ fn load_trace(st: &mut Session, a: &[String]) -> CmdResult<Value> {
         };
         return Err(format!("the trace {} cannot be loaded: {e}.{todo}", p.display()).into());
     }
-    let is_text = trace::gleipnir::looks_like_gleipnir(&p);
+    let is_text = trace::looks_like_gleipnir(&p);
     if !is_text {
         // Fail now, with the reader's message, rather than at analysis.
-        trace::reader::TraceReader::open(&p)?;
+        trace::TraceReader::open(&p)?;
     }
     st.set_trace(Some(p.clone()));
     println!(
@@ -725,15 +725,15 @@ fn grind(st: &mut Session, tool: &str) -> CmdResult<Value> {
     let exe = st.program_to_run(&format!(
         "{tool} needs an executable: use load_exe PATH first."
     ))?;
-    let req = trace::grind::GrindRequest {
-        valgrind: trace::run::find_valgrind(st.valgrind())?,
+    let req = trace::GrindRequest {
+        valgrind: trace::find_valgrind(st.valgrind())?,
         tool: tool.to_string(),
         exe: exe.clone(),
         args: st.args().to_vec(),
         out_dir: st.work_dir().join("grindanalysis"),
     };
     println!("running {} under valgrind --tool={tool}...", exe.display());
-    let run = trace::grind::run_grind(&req)?;
+    let run = trace::run_grind(&req)?;
     st.record_written(&run.written);
     for l in &run.summary {
         println!("  {l}");

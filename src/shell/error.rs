@@ -12,10 +12,10 @@ use std::error::Error;
 use polars::prelude::PolarsError;
 
 use crate::filter::{CacheError, FilterError, LocalityError, ShapeError, UnknownVariable};
-use crate::trace::dump::DumpError;
-use crate::trace::heapprof::ProfileError;
-use crate::trace::reader::TraceError;
-use crate::trace::run::RunError;
+use crate::trace::DumpError;
+use crate::trace::ProfileError;
+use crate::trace::RunError;
+use crate::trace::TraceError;
 use crate::vis::VisError;
 use crate::workdir::WorkdirError;
 

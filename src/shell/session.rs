@@ -381,12 +381,12 @@ impl Session {
 
     /// `load_exe PATH`: checks the program and remembers it. Returns its
     /// absolute path. A program without debug info, or stripped, is
-    /// accepted with a warning ([`trace::run::debug_warning`]), said here
+    /// accepted with a warning ([`trace::debug_warning`]), said here
     /// only: run_gleipnir and heap_profile trace it without another word.
     pub fn load_exe(&mut self, path: &str) -> CmdResult<(PathBuf, Option<String>)> {
         let p = self.abs(path);
-        trace::run::check_executable(&p)?;
-        let warning = trace::run::debug_warning(&p);
+        trace::check_executable(&p)?;
+        let warning = trace::debug_warning(&p);
         self.exe = Some(p.clone());
         self.exe_restored = false;
         self.save_settings();
@@ -423,7 +423,7 @@ impl Session {
             .into());
         }
         // Only a binary that answers as Valgrind is kept.
-        trace::run::check_valgrind(&p)?;
+        trace::check_valgrind(&p)?;
         self.valgrind = Some(p.clone());
         self.save_settings();
         Ok(p)
@@ -671,14 +671,14 @@ impl Session {
     /// `run_gleipnir`: traces the loaded program. The trace is kept even
     /// when the program crashes or is interrupted. It is written under a new
     /// name and replaces the previous trace only when it is usable (see
-    /// [`trace::run::run_trace_into`]); otherwise the previous trace, and
+    /// [`trace::run_trace_into`]); otherwise the previous trace, and
     /// the analysis made from it, stay current.
-    pub fn run_gleipnir(&mut self) -> CmdResult<trace::run::TracedRun> {
+    pub fn run_gleipnir(&mut self) -> CmdResult<trace::TracedRun> {
         let exe = self.program_to_run(
             "run_gleipnir needs an executable: use load_exe PATH (or compile_exe SOURCE.c) first.",
         )?;
-        let valgrind = trace::run::find_valgrind(self.valgrind.as_deref())?;
-        let req = trace::run::TraceRequest {
+        let valgrind = trace::find_valgrind(self.valgrind.as_deref())?;
+        let req = trace::TraceRequest {
             valgrind,
             exe,
             args: self.args.clone(),
@@ -699,9 +699,9 @@ impl Session {
                 )
             });
         };
-        // Cancelling is trace::run's own (see run_trace_into): a Ctrl-C
+        // Cancelling is run_trace_into's own: a Ctrl-C
         // that ended the program does not stop reading its trace.
-        let run = trace::run::run_trace_into(&req, &mut progress);
+        let run = trace::run_trace_into(&req, &mut progress);
         shown.finish();
         let run = run?;
         let mut written = run.children.clone();
@@ -765,8 +765,8 @@ impl Session {
     /// warnings: the analysis itself is saved.
     pub fn mark_stale_outputs(&self, id: &str) {
         let figures = self.figures_dir();
-        if figures.join(crate::vis::index::INDEX_FILE).is_file() {
-            if let Err(e) = crate::vis::index::write_index(&figures, id) {
+        if figures.join(crate::vis::INDEX_FILE).is_file() {
+            if let Err(e) = crate::vis::write_index(&figures, id) {
                 println!("warning: {}", super::error::with_causes(&e));
             }
         }

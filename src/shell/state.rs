@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::error::{CmdResult, Context};
 use crate::filter::{CacheModel, ColourMode, HeapReport, HeapRun};
-use crate::trace::backtrace::BacktraceSymbolizer;
+use crate::trace::BacktraceSymbolizer;
 
 /// The locality settings of a session.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

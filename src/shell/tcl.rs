@@ -1,10 +1,10 @@
 //! A minimal, hand-written safe wrapper over libtcl8.6.
 //!
 //! This is one of the two modules of mapvis allowed to contain `unsafe` (the
-//! other is `trace::ffi`, for the child process of a traced run). It declares
-//! the few Tcl C functions the shell needs and wraps them in [`Interp`], which
-//! owns one Tcl interpreter, evaluates scripts, reads and writes variables and
-//! registers Rust closures as Tcl commands.
+//! other is `src/trace/record/ffi.rs`, for the child process of a traced
+//! run). It declares the few Tcl C functions the shell needs and wraps them
+//! in [`Interp`], which owns one Tcl interpreter, evaluates scripts, reads
+//! and writes variables and registers Rust closures as Tcl commands.
 //!
 //! Invariants the wrapper keeps:
 //! * every `Tcl_Obj` we create is held through [`Obj`], which increments its

@@ -21,13 +21,13 @@
 //!   [`array_2d`].
 //! * [`array_3d`]: one variable seen as a `planes x cols x depth` array: 3D
 //!   scatter (column, depth, plane) and per-plane heatmaps with a slider.
-//! * [`whatif::what_if_figure`]: one variable before and after a layout
+//! * [`what_if_figure`]: one variable before and after a layout
 //!   change predicted by `what_if` (`what_if NAME LAYOUT save`).
-//! * [`runs::runs_figure`]: a metric of each variable across saved runs
+//! * [`runs_figure`]: a metric of each variable across saved runs
 //!   (`plot_runs`).
-//! * [`compare::compare_page`]: two saved runs side by side, per
+//! * [`compare_page`]: two saved runs side by side, per
 //!   variable (`compare_runs A B save`).
-//! * [`sharing::sharing_figure`]: each cache line shared between threads,
+//! * [`sharing_figure`]: each cache line shared between threads,
 //!   byte by byte, by thread (`sharing_stats save`).
 //!
 //! With [`FigureOptions::annotations`] the locality stage colours the access
@@ -47,6 +47,11 @@
 //! element already; grids with more cells than the budget are merged into
 //! square blocks of cells. Hover text uses `customdata` and `hovertemplate`,
 //! never per-point formatted strings.
+//!
+//! This file is the stage's facade: it re-exports each page's entry point
+//! and the types it takes, and the files that draw them are private to
+//! the stage. The shell names `crate::vis::Name` only
+//! (`tests/layering.rs` checks it).
 
 mod aggregate;
 mod array;
@@ -55,31 +60,38 @@ mod array_groups;
 mod array_maps;
 mod array_points;
 mod classes;
-pub mod compare;
+mod compare;
 mod complete;
 mod error;
 mod escape;
 mod heap;
-pub(crate) mod html;
-pub mod index;
+mod html;
+mod index;
 mod input;
-pub mod locality;
-pub mod runs;
-pub mod sharing;
-pub mod source;
+mod locality;
+mod runs;
+mod sharing;
+mod source;
 mod traces;
 mod typed;
-pub mod whatif;
+mod whatif;
 
 use std::path::PathBuf;
 
 pub use array::{
     array_2d, array_3d, array_fields, array_pattern_of, Array2d, Array3d, ArrayFields, ArrayLayout,
 };
+pub use compare::{compare_page, ComparePage, RunView};
 pub use complete::{complete_memory_access_pattern, complete_pattern_of};
 pub use error::VisError;
 pub use heap::{heap_figures, lifetime_histogram};
 pub use html::{ensure_plotly_js, sanitize_name, PLOTLY_JS, PLOTLY_JS_NAME};
+pub use index::{write_index, INDEX_FILE};
+pub use locality::{cache_summary, curves_of, VarMisses};
+pub use runs::{runs_figure, RunLabel, Series as RunSeries};
+pub use sharing::{sharing_figure, SharedBytes};
+pub use source::{write_pages as write_source_pages, write_run_pages as write_run_source_pages};
+pub use whatif::{what_if_figure, what_if_file, Panel as WhatIfPanel, WhatIfFigure};
 
 /// Largest accepted [`FigureOptions::point_budget`]: beyond this a page would
 /// be several gigabytes and no browser could open it.

@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use mapvis::filter::heap::{HeapReport, HeapRun, SiteStats};
-use mapvis::trace::backtrace::BacktraceSymbolizer;
-use mapvis::trace::format::Event;
-use mapvis::trace::reader::{EndState, TraceReader};
-use mapvis::trace::run::{find_valgrind, run_trace, RunOutcome, TraceRequest};
+use mapvis::trace::naming::BacktraceSymbolizer;
+use mapvis::trace::record::Event;
+use mapvis::trace::record::{find_valgrind, run_trace, RunOutcome, TraceRequest};
+use mapvis::trace::record::{EndState, TraceReader};
 
 /// The repository root.
 pub fn root() -> PathBuf {
@@ -87,7 +87,7 @@ pub fn allocs(evs: &[Event]) -> Vec<(u64, u64)> {
 }
 
 /// The accesses.
-pub fn accesses(evs: &[Event]) -> Vec<mapvis::trace::format::Access> {
+pub fn accesses(evs: &[Event]) -> Vec<mapvis::trace::record::Access> {
     evs.iter()
         .filter_map(|e| match e {
             Event::Access(a) => Some(*a),

@@ -1,5 +1,5 @@
 //! The native heap profiler: running a program with mapvis's `LD_PRELOAD`
-//! library (`src/trace/preload/mv_heap.c`) and reading the profile it
+//! library (`src/trace/heap/preload/mv_heap.c`) and reading the profile it
 //! writes (format: `docs/heap-profile-format.md`).
 //!
 //! The library is built by `build.rs`, embedded in the mapvis binary like
@@ -18,8 +18,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use super::format::Mapping;
-use super::run::{cache_root, write_atomically, RunError, RunOutcome};
+use crate::trace::record::Mapping;
+use crate::trace::record::{cache_root, write_atomically, RunError, RunOutcome};
 
 /// The preload library, embedded at build time.
 static PRELOAD: &[u8] = include_bytes!(concat!(env!("MAPVIS_TOOL_DIR"), "/libmv_heap.so"));
@@ -110,9 +110,9 @@ pub enum ProfileError {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum HeapOp {
     /// A block was allocated: malloc, calloc, memalign family, new, new[].
-    Alloc(super::format::AllocKind),
+    Alloc(crate::trace::record::AllocKind),
     /// A block was freed: free, delete, delete[].
-    Free(super::format::FreeKind),
+    Free(crate::trace::record::FreeKind),
 }
 
 /// One allocator call of the profiled program.
@@ -216,12 +216,12 @@ impl Dec<'_> {
         Some(v)
     }
     fn uv(&mut self) -> Option<u64> {
-        let (v, p) = super::varint::get_uv(self.b, self.pos).ok()?;
+        let (v, p) = crate::trace::record::get_uv(self.b, self.pos).ok()?;
         self.pos = p;
         Some(v)
     }
     fn sv(&mut self) -> Option<i64> {
-        Some(super::varint::unzigzag(self.uv()?))
+        Some(crate::trace::record::unzigzag(self.uv()?))
     }
     fn str(&mut self) -> Option<String> {
         let n = self.uv()? as usize;
@@ -453,7 +453,7 @@ fn decode(d: &mut Dec, st: &mut ThreadState, tid: u32, keep: bool) -> Result<Rec
 
 /// Decodes an ALLOC, FREE or REALLOC record after its key and kind.
 fn call(key: u64, kind: u8, d: &mut Dec, st: &mut ThreadState, tid: u32) -> Option<Rec> {
-    use super::format::{AllocKind, FreeKind};
+    use crate::trace::record::{AllocKind, FreeKind};
     st.tsc = st.tsc.wrapping_add(d.sv()? as u64);
     let dur = d.uv()?;
     let addr = st.addr.wrapping_add(d.sv()? as u64);
@@ -1086,9 +1086,11 @@ impl ProfileReader {
                     win: Window::open(&self.path).map_err(io_error(&self.path))?,
                     v3: (self.version >= 3).then(|| {
                         Box::new(V3Cursor {
-                            dec: super::heapprof3::ThreadDecoder::new(self.tsc0 >> self.tick_shift),
+                            dec: super::callblocks::ThreadDecoder::new(
+                                self.tsc0 >> self.tick_shift,
+                            ),
                             packed: Vec::new(),
-                            block: super::heapprof3::Block::for_version(self.version),
+                            block: super::callblocks::Block::for_version(self.version),
                         })
                     }),
                 })
@@ -1121,8 +1123,8 @@ struct Cursor {
 /// A version 3 call as an event of thread `tid` (stack id and duration
 /// still raw); `None` for an unknown kind.
 #[inline]
-fn v3_event(c: super::heapprof3::Call, tid: u32) -> Option<(u64, ProfileEvent)> {
-    use super::format::{AllocKind, FreeKind};
+fn v3_event(c: super::callblocks::Call, tid: u32) -> Option<(u64, ProfileEvent)> {
+    use crate::trace::record::{AllocKind, FreeKind};
     let op = match c.kind {
         17 => HeapOp::Free(FreeKind::Free),
         18 => HeapOp::Free(FreeKind::Delete),
@@ -1148,9 +1150,9 @@ fn v3_event(c: super::heapprof3::Call, tid: u32) -> Option<(u64, ProfileEvent)> 
 /// A version 3 cursor's state: the thread's decoder, the compressed and
 /// decompressed current block, and the position in it.
 struct V3Cursor {
-    dec: super::heapprof3::ThreadDecoder,
+    dec: super::callblocks::ThreadDecoder,
     packed: Vec<u8>,
-    block: super::heapprof3::Block,
+    block: super::callblocks::Block,
 }
 
 impl Cursor {
@@ -1399,7 +1401,7 @@ pub fn run_profiled_with(
     out: &Path,
     options: ProfileOptions,
 ) -> Result<RunOutcome, RunError> {
-    super::run::check_executable(exe)?;
+    crate::trace::record::check_executable(exe)?;
     let lib = install_preload()?;
     if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
         fs::create_dir_all(parent).map_err(|source| RunError::Io {
@@ -1430,7 +1432,7 @@ pub fn run_profiled_with(
         .stdout(Stdio::inherit())
         .stderr(Stdio::inherit());
     // The program never outlives mapvis.
-    super::ffi::end_with_parent(&mut cmd);
+    crate::trace::record::end_with_parent(&mut cmd);
     let status = cmd.status().map_err(|source| RunError::Io {
         what: "could not start",
         path: exe.to_path_buf(),

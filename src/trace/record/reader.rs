@@ -976,7 +976,7 @@ fn footer_from(b: &[u8]) -> Option<Footer> {
 mod tests {
     use super::*;
 
-    use crate::trace::varint::{put_sv as sv, put_uv as uv};
+    use crate::trace::record::{put_sv as sv, put_uv as uv};
 
     fn header() -> Vec<u8> {
         let mut b = MAGIC.to_vec();
@@ -1306,7 +1306,10 @@ mod tests {
 
     /// The `#define NAME NUMBER` lines of `mv_format.h` with a prefix.
     fn defines(prefix: &str) -> Vec<(String, u64)> {
-        let h = concat!(env!("CARGO_MANIFEST_DIR"), "/src/trace/tool/mv_format.h");
+        let h = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/src/trace/record/tool/mv_format.h"
+        );
         std::fs::read_to_string(h)
             .unwrap()
             .lines()

@@ -175,7 +175,7 @@ pub fn element_path(
 pub trait Namer {
     /// Told of every file mapping in the trace, in order, before the
     /// accesses that need it (the trace records the load map first).
-    fn on_map(&mut self, _map: &crate::trace::format::Mapping) {}
+    fn on_map(&mut self, _map: &crate::trace::record::Mapping) {}
     /// Names the heap block allocated with this call stack (return
     /// addresses, innermost first).
     fn heap_name(&mut self, stack: &[u64]) -> HeapName;

@@ -7,8 +7,8 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use super::format::Mapping;
 use super::symbolize::Symbolizer;
+use crate::trace::record::Mapping;
 
 /// One source frame of a backtrace.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -13,7 +13,7 @@
 //!    return addresses) looks that address up in the DWARF line tables and
 //!    function entries.
 //! 3. [`SourceFinder`] finds the source file named by DWARF on this machine,
-//!    so that the C statement can be parsed (see [`crate::trace::csource`]).
+//!    so that the C statement can be parsed (see [`super::csource`]).
 
 use std::cell::OnceCell;
 use std::collections::HashMap;

@@ -24,7 +24,7 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 use super::format::{AllocKind, Op};
-use super::naming::Scope;
+use crate::trace::naming::Scope;
 
 /// An allocation site as Gleipnir writes it: `prog_c_27` is prog.c line 27.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

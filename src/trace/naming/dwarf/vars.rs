@@ -119,7 +119,7 @@ impl Variable {
     /// declare (`_zzq_args`, `_zzq_result`, ...): accesses to them are the
     /// tracer talking to the program, not the program's own traffic.
     pub fn is_client_request(&self) -> bool {
-        crate::trace::pins::is_client_request_local(&self.name)
+        crate::trace::record::is_client_request_local(&self.name)
     }
 
     /// Whether the variable is in scope at code address `ip`.

@@ -12,9 +12,9 @@ use std::path::{Path, PathBuf};
 use super::cmacro::{CondReport, MacroTable};
 use super::csource::{AllocTarget, CSource};
 use super::dwarf::{DebugVars, Frame, FrameSlot, NotLocated, TypeId};
-use super::format::Mapping;
-use super::naming::{HeapName, NameQuality, Namer, Scope, VarName};
+use super::namer::{HeapName, NameQuality, Namer, Scope, VarName};
 use super::symbolize::{SourceFinder, Symbolizer};
+use crate::trace::record::Mapping;
 
 mod stackblocks;
 
@@ -156,7 +156,7 @@ impl ProgramNamer {
             match DebugVars::load(&path) {
                 Ok(v) => self.objects[i].vars = Some(v),
                 // The program itself without -g: load_exe said so, once
-                // (see `run::debug_warning`); a library is named here.
+                // (see `crate::trace::record::debug_warning`); a library is named here.
                 Err(super::dwarf::DwarfError::NoDebugInfo { .. }) if self.is_executable(i) => {}
                 Err(e) => {
                     self.notes.insert(e.to_string());

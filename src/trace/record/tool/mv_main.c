@@ -31,7 +31,7 @@
    The trace format
    ----------------
    A binary, versioned stream, documented in docs/trace-format.md and
-   read by src/trace/reader.rs.  In short: a header, then records that
+   read by src/trace/record/reader.rs.  In short: a header, then records that
    each start with an unsigned LEB128 "key".  Keys 0..31 are control
    records; a key k >= 32 is an access by the site whose code is
    (k-32)/2, and its low bit says whether the address differs from the
@@ -74,7 +74,7 @@
 #include "pub_tool_vkiscnums.h"
 #include "libvex_guest_offsets.h"
 
-#include "../../../pins/gleipnir.h"
+#include "../../../../pins/gleipnir.h"
 #include "mv_sync.h"
 
 #ifndef MAPVIS_VG_VERSION

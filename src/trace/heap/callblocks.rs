@@ -6,7 +6,7 @@
 //!
 //! Cost: per call a few varints and array lookups, no hashing; memory per
 //! thread: the tables below (about 64 KiB) and one decompressed block.
-use super::varint::{get_uv, unzigzag};
+use crate::trace::record::{get_uv, unzigzag};
 
 /// Recent frees an allocation may name by number (a power of two).
 const FREED_RING: usize = 4096;

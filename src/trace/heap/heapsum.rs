@@ -15,7 +15,7 @@
 //! figures; such a profile holds a checkpoint record every second or so and
 //! one at exit ([`HeapSummary::at_exit`]).
 
-use super::varint;
+use crate::trace::record::get_uv;
 
 /// Counts of one allocation site (one distinct call stack).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -265,7 +265,7 @@ struct Bytes<'a> {
 
 impl Bytes<'_> {
     fn uv(&mut self) -> Option<u64> {
-        let (v, p) = varint::get_uv(self.b, self.pos).ok()?;
+        let (v, p) = get_uv(self.b, self.pos).ok()?;
         self.pos = p;
         Some(v)
     }
@@ -454,12 +454,13 @@ fn durations(d: &mut Bytes) -> Option<SummaryDurations> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trace::record::put_uv;
 
     /// A body with one site (raw stack id 5), one class and one duration
     /// group, written as the collector writes it.
     fn body() -> Vec<u8> {
         let mut b = Vec::new();
-        let mut uv = |v: u64| varint::put_uv(&mut b, v);
+        let mut uv = |v: u64| put_uv(&mut b, v);
         // allocs frees bytes peak peak_tsc leaked_bytes leaked_blocks
         // temporary unknown_frees threads region_allocs
         for v in [3, 2, 300, 200, 1000 + 640, 100, 1, 1, 0, 2, 3] {
@@ -496,7 +497,7 @@ mod tests {
     /// buckets: 7 (below 512), 512 and 1541 (the octave of 2^11).
     fn body_v7() -> Vec<u8> {
         let mut b = body();
-        let mut uv = |v: u64| varint::put_uv(&mut b, v);
+        let mut uv = |v: u64| put_uv(&mut b, v);
         // final upto_tsc late w
         for v in [0, 65 << 6, 2, 3] {
             uv(v);

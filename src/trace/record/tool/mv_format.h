@@ -1,7 +1,7 @@
 /* The mapvis trace format's numbers: the one definition that both the
    Valgrind tool (mv_main.c) and the Rust reader use. build.rs turns every
    `#define NAME NUMBER` below into `pub(crate) const NAME: u64` in
-   src/trace/format.rs, so writer and reader cannot drift apart.
+   src/trace/record/format.rs, so writer and reader cannot drift apart.
    docs/trace-format.md documents every record kind; a test checks that it
    does, and that the reader decodes each one.
 
