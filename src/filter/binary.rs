@@ -197,9 +197,6 @@ struct Naming<'n> {
     /// holders gave every one of them, or `None` when some block kept the
     /// site's name.
     rooted_sites: std::collections::BTreeMap<String, Option<std::collections::BTreeSet<String>>>,
-    /// The thread that opened the last region and its innermost frame
-    /// (ip, sp, fp), in which the snapshot's stack words are named.
-    snapshot_at: (u32, (u64, u64, u64)),
     /// Where the program keeps heap blocks' addresses (format 6).
     roots: Roots,
     summary: TraceSummary,
@@ -241,7 +238,6 @@ impl<'n> BinarySource<'n> {
                 exec: None,
                 in_region: false,
                 roots: Roots::default(),
-                snapshot_at: (0, (0, 0, 0)),
                 rooted_sites: Default::default(),
                 summary,
             },
@@ -453,7 +449,6 @@ impl Naming<'_> {
                 self.summary.regions = self.summary.regions.max(r.id);
                 self.start_frames(r.tid, &r.frames);
                 self.roots.region_start(r.tid, &r.frames);
-                self.snapshot_at = (r.tid, r.frames.first().copied().unwrap_or_default());
                 self.start_result = StartResult::after(&r);
                 return Some(Fill::Region(r.id));
             }
@@ -520,8 +515,7 @@ impl Naming<'_> {
         let Some((_, _, b)) = self.reg.find_block(block) else {
             return;
         };
-        let frames = frames_of(&self.shadow, a.tid).to_vec();
-        self.note_holder(b, offset, a.addr, a.tid, (a.ip, a.sp, a.fp), &frames);
+        self.note_holder(b, offset, a.addr, a.tid, (a.ip, a.sp, a.fp));
     }
 
     /// Records a snapshot word at `at` that holds `value`.
@@ -529,23 +523,15 @@ impl Naming<'_> {
         let Some((start, _, b)) = self.reg.find_block(value) else {
             return;
         };
-        let (tid, regs) = self.snapshot_at;
-        let frames = frames_of(&self.shadow, tid).to_vec();
-        self.note_holder(b, value - start, at, tid, regs, &frames);
+        let (tid, regs) = self.roots.snapshot_at();
+        self.note_holder(b, value - start, at, tid, regs);
     }
 
     /// Records that the word at `at` holds a pointer `offset` bytes into
     /// block `b`, naming `at` as an access of thread `tid` with registers
-    /// `regs` (ip, sp, fp) and live `frames` would be.
-    fn note_holder(
-        &mut self,
-        b: u32,
-        offset: u64,
-        at: u64,
-        tid: u32,
-        regs: (u64, u64, u64),
-        frames: &[(u64, u64, u64)],
-    ) {
+    /// `regs` (ip, sp, fp) and that thread's live frames would be. A word
+    /// inside a block needs no frames: most snapshot words are.
+    fn note_holder(&mut self, b: u32, offset: u64, at: u64, tid: u32, regs: (u64, u64, u64)) {
         if let Some((start, _, parent)) = self.reg.find_block(at) {
             if parent != b {
                 let holder = Holder::Block {
@@ -560,7 +546,8 @@ impl Naming<'_> {
         let on_stack = at.wrapping_add(RED_ZONE) >= sp && at < sp.saturating_add(STACK_SPAN);
         let (found, rank) = if on_stack {
             (
-                self.namer.stack_name(ip, sp, fp, at, frames),
+                self.namer
+                    .stack_name(ip, sp, fp, at, frames_of(&self.shadow, tid)),
                 self.roots.stack_rank(tid, at, offset),
             )
         } else {

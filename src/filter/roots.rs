@@ -78,6 +78,9 @@ struct Candidate {
 #[derive(Clone, Copy, Debug, Default)]
 struct RegionFrame {
     tid: u32,
+    /// The innermost frame's (ip, sp, fp) at the region's start, in which
+    /// the snapshot's stack words are named.
+    regs: (u64, u64, u64),
     /// The stack pointer at the region's start (the opener's frame is at
     /// and above it, less the red zone).
     sp: u64,
@@ -102,11 +105,18 @@ impl Roots {
     /// A region opened by thread `tid` with this call stack (innermost
     /// first, each (ip, sp, fp)).
     pub(crate) fn region_start(&mut self, tid: u32, frames: &[(u64, u64, u64)]) {
-        self.region = frames.first().map(|&(_, sp, _)| RegionFrame {
+        self.region = frames.first().map(|&(ip, sp, fp)| RegionFrame {
             tid,
+            regs: (ip, sp, fp),
             sp,
             caller_sp: frames.get(1).map_or(u64::MAX, |f| f.1),
         });
+    }
+
+    /// The thread that opened the last region and its innermost frame
+    /// (ip, sp, fp) then: where the snapshot's stack words are named.
+    pub(crate) fn snapshot_at(&self) -> (u32, (u64, u64, u64)) {
+        self.region.map_or((0, (0, 0, 0)), |r| (r.tid, r.regs))
     }
 
     /// The rank of a holder in thread `tid`'s stack at `addr`.
