@@ -1,7 +1,8 @@
 //! Heap blocks named by where the program keeps their addresses (trace
 //! format 6's root snapshot and pointer stores): the idioms the statement
-//! reader cannot name. Every program is compiled -g -O0 and traced for
-//! real; the expected bytes are worked out by hand in the comments.
+//! reader cannot name. Every program is compiled -g -O0 (one also -O2)
+//! and traced for real; the expected bytes are worked out by hand in the
+//! comments.
 mod common;
 
 use std::collections::BTreeMap;
@@ -76,4 +77,27 @@ fn a_helper_returning_through_a_conditional_names_each_buffer() {
         "{:?}",
         a.summary.notes
     );
+}
+
+#[test]
+fn registers_name_the_buffers_a_caller_keeps_in_callee_saved_registers() {
+    // Built -O2, main keeps `samples` in r12 and `other` in rbp; `partial`,
+    // which opens the region, saves both in its frame (push %r12; push
+    // %rbp) and holds only `from`, a pointer 80 bytes into `samples`, in
+    // rbx. No word of any stack points at either buffer's start: the
+    // names come from the snapshot's registers and saved slots, read with
+    // DWARF's location lists and the unwind rules. At -O0 every local is in
+    // the stack, and the names must be the same.
+    for opt in ["-O2", "-O0"] {
+        let (dir, exe, _o, _evs, _end) = trace("tests/c/rt_regs.c", &[opt], &[]);
+        let mut namer = ProgramNamer::new(Some(&exe), &[root().join("tests/c")]);
+        let a = mapvis::filter::analyse(&dir.path().join("t.mvt"), &mut namer).expect("analysis");
+        let got = by_var(&a, stats::Grouping::BySite);
+        // Region 1: partial(samples + 10, 100) loads from[0..100], 100
+        // doubles of samples: 800 bytes at 100 addresses. Region 2:
+        // partial(other, 50) loads 50 doubles of other: 400 bytes.
+        assert_eq!(got.get("samples"), Some(&(800, 0, 100)), "{opt}: {got:?}");
+        assert_eq!(got.get("other"), Some(&(400, 0, 50)), "{opt}: {got:?}");
+        assert_eq!(got.len(), 2, "{opt}: no other heap rows: {got:?}");
+    }
 }

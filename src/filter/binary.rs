@@ -495,14 +495,13 @@ impl Naming<'_> {
             }
             Event::ThreadCreate { child, .. } => self.max_thread = self.max_thread.max(child),
             Event::Roots(words) => {
+                self.ask_registers();
                 for (at, value) in words {
                     self.note_root(at, value);
                 }
             }
             Event::PtrStore { block, offset } => self.roots.pending = Some((block, offset)),
-            // Registers need the location lists of each frame's variables
-            // at its instruction: not yet read (docs/naming.md).
-            Event::RootReg { .. } => {}
+            Event::RootReg { tid, reg, value } => self.note_register(tid, reg, value),
             Event::Sync(_) | Event::InstrCount { .. } => {}
         }
         None
@@ -518,13 +517,45 @@ impl Naming<'_> {
         self.note_holder(b, offset, a.addr, a.tid, (a.ip, a.sp, a.fp));
     }
 
-    /// Records a snapshot word at `at` that holds `value`.
+    /// Records a snapshot word at `at` that holds `value`: the word as a
+    /// variable, and the locals of the callers whose registers a frame
+    /// saved there.
     fn note_root(&mut self, at: u64, value: u64) {
         let Some((start, _, b)) = self.reg.find_block(value) else {
             return;
         };
         let (tid, regs) = self.roots.snapshot_at();
         self.note_holder(b, value - start, at, tid, regs);
+        for (sp, path) in self.roots.regs.saved_at(at).to_vec() {
+            let rank = self.roots.stack_rank(tid, sp, value - start);
+            self.roots.add(b, rank, Holder::Var(path));
+        }
+    }
+
+    /// Asks the namer, once per region with a snapshot, which locals the
+    /// opener's registers held at its start.
+    fn ask_registers(&mut self) {
+        if let Some(frames) = self.roots.regs.frames.take() {
+            let holders = self.namer.register_holders(&frames);
+            self.roots.regs.fill(holders);
+        }
+    }
+
+    /// Records that thread `tid`'s register `reg` held `value` at the
+    /// region's start: a holder for each local of the opener's stack that
+    /// register held (other threads' frames are not known).
+    fn note_register(&mut self, tid: u32, reg: u8, value: u64) {
+        if self.roots.snapshot_at().0 != tid {
+            return;
+        }
+        let Some((start, _, b)) = self.reg.find_block(value) else {
+            return;
+        };
+        self.ask_registers();
+        for (sp, path) in self.roots.regs.in_register(u16::from(reg)).to_vec() {
+            let rank = self.roots.stack_rank(tid, sp, value - start);
+            self.roots.add(b, rank, Holder::Var(path));
+        }
     }
 
     /// Records that the word at `at` holds a pointer `offset` bytes into

@@ -9,7 +9,12 @@
 //!   last snapshot ([`Event::Roots`](crate::trace::record::Event));
 //! - inside a region, the stores of each new block's address until it is
 //!   stored outside a stack (`PTR_STORE`, announced before the store's own
-//!   access).
+//!   access);
+//! - at a region's start, the registers of each thread that point into
+//!   such a block (`ROOT_REGS`). The opener's locals that live in
+//!   registers are found from DWARF's location lists; a caller's
+//!   callee-saved register is the snapshot word where a frame it called
+//!   saved it, by the unwind rules ([`RegRoots`]).
 //!
 //! Each piece of evidence is a *holder*: a stack variable or global (its
 //! path as DWARF spells it), or a member or element of another heap block.
@@ -23,7 +28,7 @@
 //! access.
 use polars::prelude::PlHashMap as HashMap;
 
-use crate::trace::naming::{HeapName, NameQuality, VarName};
+use crate::trace::naming::{HeapName, NameQuality, RegHolder, RegSource, VarName};
 
 /// Holders kept per block (the best ones by [`Rank`]).
 const KEEP: usize = 4;
@@ -89,10 +94,52 @@ struct RegionFrame {
     caller_sp: u64,
 }
 
+/// The locals that registers held at the last region's start, by where
+/// their values are: asked of the namer once per region, at its
+/// snapshot's first word.
+#[derive(Default)]
+pub(crate) struct RegRoots {
+    /// The opener's call stack (the callers' instructions one byte back
+    /// into their calls), until the namer is asked.
+    pub(crate) frames: Option<Vec<(u64, u64, u64)>>,
+    /// By DWARF register: (the holding frame's sp, the local's path).
+    current: HashMap<u16, Vec<(u64, String)>>,
+    /// By the stack slot where a called frame saved the register.
+    saved: HashMap<u64, Vec<(u64, String)>>,
+}
+
+impl RegRoots {
+    /// Files the namer's answer by where each value is.
+    pub(crate) fn fill(&mut self, holders: Vec<RegHolder>) {
+        for h in holders {
+            let Some(path) = var_path(&h.var) else {
+                continue;
+            };
+            let list = match h.source {
+                RegSource::Current(r) => self.current.entry(r).or_default(),
+                RegSource::Saved(at) => self.saved.entry(at).or_default(),
+            };
+            list.push((h.sp, path));
+        }
+    }
+
+    /// The locals register `reg` held, with their frames' sp.
+    pub(crate) fn in_register(&self, reg: u16) -> &[(u64, String)] {
+        self.current.get(&reg).map_or(&[], Vec::as_slice)
+    }
+
+    /// The locals whose registers were saved in the slot at `at`.
+    pub(crate) fn saved_at(&self, at: u64) -> &[(u64, String)] {
+        self.saved.get(&at).map_or(&[], Vec::as_slice)
+    }
+}
+
 /// The evidence of one analysis.
 #[derive(Default)]
 pub(crate) struct Roots {
     region: Option<RegionFrame>,
+    /// The locals registers held at the last region's start.
+    pub(crate) regs: RegRoots,
     /// The block whose address the next access stores, and how far into
     /// the block the stored pointer points.
     pub(crate) pending: Option<(u64, u64)>,
@@ -111,6 +158,14 @@ impl Roots {
             sp,
             caller_sp: frames.get(1).map_or(u64::MAX, |f| f.1),
         });
+        let calls = frames
+            .iter()
+            .enumerate()
+            .map(|(k, &(ip, sp, fp))| (if k == 0 { ip } else { ip.wrapping_sub(1) }, sp, fp));
+        self.regs = RegRoots {
+            frames: Some(calls.collect()),
+            ..RegRoots::default()
+        };
     }
 
     /// The thread that opened the last region and its innermost frame

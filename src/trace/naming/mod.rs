@@ -39,7 +39,8 @@ pub use backtrace::{BacktraceSymbolizer, Frame};
 pub use csource::{AllocTarget, ArrayDecl, CSource, Container, SizeExpr};
 pub use dwarf::{DebugVars, DwarfError, FrameSlot, StackAccess, VarLocation};
 pub use namer::{
-    element_path, natural_cmp, HeapName, NameQuality, Namer, NullNamer, Scope, VarName,
+    element_path, natural_cmp, HeapName, NameQuality, Namer, NullNamer, RegHolder, RegSource,
+    Scope, VarName, CALLEE_SAVED,
 };
 pub use program::ProgramNamer;
 pub use symbolize::{

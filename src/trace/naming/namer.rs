@@ -171,6 +171,36 @@ pub fn element_path(
     s
 }
 
+/// Where one frame's value of a register is at a region's start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RegSource {
+    /// In the register itself: the snapshot's registers (DWARF number).
+    Current(u16),
+    /// In the stack slot at this address, where a frame it called saved
+    /// it: one of the snapshot's stack words.
+    Saved(u64),
+}
+
+/// A local that a register holds at a region's start: the innermost frame
+/// holds its registers, and a caller's callee-saved registers are where
+/// the unwind rules of the frames it called saved them (see
+/// [`Namer::register_holders`]).
+#[derive(Clone, Debug)]
+pub struct RegHolder {
+    /// The frame's stack pointer: ranks the holder as a stack word of that
+    /// frame would be.
+    pub sp: u64,
+    /// The local, named as an access of its whole would be.
+    pub var: VarName,
+    /// Where the register's value is.
+    pub source: RegSource,
+}
+
+/// The callee-saved general registers of the x86-64 System V ABI, by DWARF
+/// number (rbx, rbp, r12 to r15): the only registers whose values a
+/// caller keeps across a call.
+pub const CALLEE_SAVED: [u16; 6] = [3, 6, 12, 13, 14, 15];
+
 /// Names addresses for the analysis. See the module documentation.
 pub trait Namer {
     /// Told of every file mapping in the trace, in order, before the
@@ -236,6 +266,17 @@ pub trait Namer {
         _offset: u64,
     ) -> Option<String> {
         None
+    }
+    /// The locals that registers hold at a region's start, in a thread
+    /// whose call stack is `frames`, innermost first, each as (instruction,
+    /// stack pointer, frame pointer), the callers' instructions one byte
+    /// back into their calls. The innermost frame's registers are the
+    /// snapshot's; a caller's callee-saved register is in the slot where
+    /// the nearest frame it called saved it, or still in the register when
+    /// none did. The walk stops at the first frame whose unwind rule is
+    /// unknown: past it, no register can be placed. Empty by default.
+    fn register_holders(&mut self, _frames: &[(u64, u64, u64)]) -> Vec<RegHolder> {
+        Vec::new()
     }
     /// Names a global or static address.
     fn global_name(&mut self, addr: u64) -> Option<VarName>;

@@ -11,8 +11,10 @@ use std::path::{Path, PathBuf};
 
 use super::cmacro::{CondReport, MacroTable};
 use super::csource::{AllocTarget, CSource};
-use super::dwarf::{DebugVars, Frame, FrameSlot, NotLocated, TypeId};
-use super::namer::{HeapName, NameQuality, Namer, Scope, VarName};
+use super::dwarf::{DebugVars, Frame, FrameSlot, NotLocated, TypeId, Variable};
+use super::namer::{
+    HeapName, NameQuality, Namer, RegHolder, RegSource, Scope, VarName, CALLEE_SAVED,
+};
 use super::symbolize::{SourceFinder, Symbolizer};
 use crate::trace::record::Mapping;
 
@@ -914,6 +916,43 @@ impl Namer for ProgramNamer {
         Some(vars.heap_element(name, ty, size, offset))
     }
 
+    fn register_holders(&mut self, frames: &[(u64, u64, u64)]) -> Vec<RegHolder> {
+        let mut out = Vec::new();
+        // Where the current frame's value of each register is.
+        let mut source: BTreeMap<u16, RegSource> =
+            (0..16).map(|r| (r, RegSource::Current(r))).collect();
+        for (k, &(ip, sp, fp)) in frames.iter().enumerate() {
+            if k > 0 {
+                // A caller keeps only its callee-saved registers across a
+                // call.
+                source.retain(|r, _| CALLEE_SAVED.contains(r));
+            }
+            let Some((i, fip)) = self.object_at(ip) else {
+                break;
+            };
+            let Some(vars) = self.objects[i].vars.as_ref() else {
+                break;
+            };
+            let Some(frame) = vars.frame(fip, sp, fp) else {
+                break;
+            };
+            let function = vars.function_at(fip).map(|f| f.name.clone());
+            for (v, reg) in vars.register_locals_at(fip) {
+                if let Some(&src) = source.get(&reg) {
+                    out.push(RegHolder {
+                        sp,
+                        var: register_var(v, function.clone().unwrap_or_default()),
+                        source: src,
+                    });
+                }
+            }
+            for (reg, slot) in vars.saved_registers(&frame) {
+                source.insert(reg, RegSource::Saved(slot));
+            }
+        }
+        out
+    }
+
     fn global_name(&mut self, addr: u64) -> Option<VarName> {
         self.global_name_raw(addr)
     }
@@ -1234,6 +1273,23 @@ fn name_in_frame(vars: &DebugVars, frame: &Frame, addr: u64) -> Option<VarName> 
         });
     }
     frame_row(vars, frame, addr)
+}
+
+/// A local that lives in a register, named as an access of its whole
+/// would be (it has no address: `base` is 0).
+fn register_var(v: &Variable, function: String) -> VarName {
+    VarName {
+        name: v.name.clone(),
+        element: String::new(),
+        base: 0,
+        size: v.size,
+        elem_size: 0,
+        dims: Vec::new(),
+        scope: Scope::Stack,
+        client_request: v.is_client_request(),
+        frame_slot: false,
+        function,
+    }
 }
 
 /// The frame slot at `addr` in `frame` (return address, saved register or

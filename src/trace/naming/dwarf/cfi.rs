@@ -291,6 +291,26 @@ impl Unwind {
         spill.then_some(FrameSlot::Spill)
     }
 
+    /// The registers the row at `ip` says are saved in the frame, with
+    /// each slot's address in a frame whose CFA is `cfa` and rbp `fp` (when
+    /// known); the return address is left out.
+    pub(super) fn saved_registers(
+        &self,
+        ip: u64,
+        cfa: Option<u64>,
+        fp: Option<u64>,
+    ) -> Vec<(u16, u64)> {
+        let Some(i) = self.row_index(ip) else {
+            return Vec::new();
+        };
+        let row = &self.rows[i];
+        row.saved
+            .iter()
+            .filter(|slot| slot.register != row.ra)
+            .filter_map(|slot| Some((slot.register, slot.address(cfa, fp)?)))
+            .collect()
+    }
+
     /// The conventional name of DWARF register `reg`, when known.
     fn register_name(&self, reg: u16) -> Option<&'static str> {
         if self.x86_64 {

@@ -130,6 +130,26 @@ impl DebugVars {
         self.covering(frame.ip, addr, |v| self.base_in(frame, v))
     }
 
+    /// The locals of the function executing `ip`, in scope there, that a
+    /// register holds whole at `ip` and that can hold an address (see
+    /// `holds_address`), each with its DWARF register; innermost
+    /// declaration first. Allocates the returned vector.
+    pub fn register_locals_at(&self, ip: u64) -> Vec<(&Variable, u16)> {
+        self.locals_at(ip)
+            .into_iter()
+            .filter(|v| v.type_id.is_some_and(|t| self.types.holds_address(t)))
+            .filter_map(|v| Some((v, v.register_at(ip)?)))
+            .collect()
+    }
+
+    /// The registers `frame` saved in its stack at its instruction, each
+    /// with its slot's address: where the caller's value of each is. The
+    /// return address is left out.
+    pub fn saved_registers(&self, frame: &Frame) -> Vec<(u16, u64)> {
+        self.unwind
+            .saved_registers(frame.ip, frame.cfa, Some(frame.fp))
+    }
+
     /// The frame slot of `frame` holding `addr` when no local covers it
     /// ([`DebugVars::classify_frame_slot`] for a [`Frame`]): `None` at or
     /// above the frame's top.

@@ -383,6 +383,19 @@ impl TypeTable {
         ty
     }
 
+    /// Whether a value of type `ty` can be an address a register holds: a
+    /// pointer or reference, or a record of a pointer's size (a smart
+    /// pointer such as `std::unique_ptr`). Integers are not: a counter
+    /// that happens to equal an address is no holder.
+    pub(super) fn holds_address(&self, ty: TypeId) -> bool {
+        let t = &self.0[self.strip(ty).index()];
+        match t.kind {
+            Kind::Pointer(_) => true,
+            Kind::Record { union: false, .. } => t.size == 8,
+            _ => false,
+        }
+    }
+
     /// Size in bytes of a type; 0 when unknown (void, incomplete types).
     pub(super) fn type_size(&self, ty: TypeId) -> u64 {
         self.0.get(ty.index()).map_or(0, |t| t.size)

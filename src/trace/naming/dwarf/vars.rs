@@ -14,6 +14,12 @@
 //! variable-length array) or on memory (`DW_OP_deref`) is kept with the
 //! reason it cannot be evaluated, so that the frame row it falls in can
 //! say why.
+//!
+//! A local that lives in a register (`DW_OP_regN`, alone or in the entries
+//! of a location list, as optimised code describes most locals) has no
+//! address, but a root snapshot records the registers' values: such a
+//! local is kept with the code ranges in which each register holds it
+//! ([`Variable::registers`]), to name the heap blocks it points to.
 
 use std::ops::Range;
 
@@ -45,6 +51,9 @@ pub enum VarLocation {
     /// A local in memory whose address cannot be computed from the
     /// registers a trace records, and why. No address lookup matches it.
     NotLocated(NotLocated),
+    /// A local that lives in registers, not in memory: where and when is
+    /// [`Variable::registers`]. No address lookup matches it.
+    InRegisters,
 }
 
 /// Why a local in memory cannot be located from a trace, which records the
@@ -112,6 +121,10 @@ pub struct Variable {
     /// Lexical nesting depth: 0 at file scope, 1 in a function body, +1 per
     /// nested block. Used to let inner declarations shadow outer ones.
     pub(super) depth: u32,
+    /// For [`VarLocation::InRegisters`]: the code ranges (file addresses,
+    /// end exclusive) in which a DWARF register holds the whole variable.
+    /// Empty for every other location.
+    pub registers: Vec<(Range<u64>, u16)>,
 }
 
 impl Variable {
@@ -125,6 +138,15 @@ impl Variable {
     /// Whether the variable is in scope at code address `ip`.
     pub fn in_scope(&self, ip: u64) -> bool {
         self.scope.iter().any(|r| r.contains(&ip))
+    }
+
+    /// The DWARF register that holds the whole variable at code address
+    /// `ip`, for a local that lives in registers.
+    pub fn register_at(&self, ip: u64) -> Option<u16> {
+        self.registers
+            .iter()
+            .find(|(r, _)| r.contains(&ip))
+            .map(|&(_, reg)| reg)
     }
 }
 
@@ -225,31 +247,34 @@ pub(super) struct RawVar {
 /// `DW_OP_call_frame_cfa`) or from rsp or rbp (`DW_OP_breg7`,
 /// `DW_OP_breg6`, as in realigned frames), possibly with constants added.
 /// A local in memory whose address depends on another register or on
-/// memory is kept as [`VarLocation::NotLocated`]. Register, location-list,
-/// value and composite locations give `None`: they have no address to
-/// name.
+/// memory is kept as [`VarLocation::NotLocated`]. A local a register
+/// holds whole (`DW_OP_regN` alone, or in entries of a location list) is
+/// [`VarLocation::InRegisters`]. Value and composite locations, and lists
+/// with no register entry, give `None`: nothing to name by them.
 pub(super) fn read_variable<'d>(
     u: UnitRef<'_, R<'d>>,
     entry: &gimli::DebuggingInformationEntry<'_, '_, R<'d>>,
     scope: &Scope,
 ) -> gimli::Result<Option<RawVar>> {
-    let Some(AttributeValue::Exprloc(expr)) = entry.attr_value(gimli::DW_AT_location)? else {
-        return Ok(None);
-    };
-    let mut ops = expr.operations(u.encoding());
-    let first = ops.next()?;
-    let single = ops.next()?.is_none();
-    let location = match first {
-        Some(Operation::Address { address }) if single => VarLocation::Global(address),
-        Some(Operation::AddressIndex { index }) if single => VarLocation::Global(u.address(index)?),
-        _ => match evaluate(u, expr, Some(scope.frame_base)) {
-            Some(Value::At(Base::Cfa, off)) => VarLocation::FrameOffset(off),
-            Some(Value::At(Base::Reg(register), offset)) => {
-                VarLocation::Register { register, offset }
+    let mut registers = Vec::new();
+    let location = match entry.attr_value(gimli::DW_AT_location)? {
+        Some(AttributeValue::Exprloc(expr)) => {
+            match fixed_location(u, expr, scope, &mut registers)? {
+                Some(l) => l,
+                None => return Ok(None),
             }
-            Some(Value::Opaque(why)) => VarLocation::NotLocated(why),
+        }
+        Some(attr) => match u.attr_locations_offset(attr)? {
+            Some(list) if scope.function.is_some() => {
+                registers = register_entries(u, list)?;
+                if registers.is_empty() {
+                    return Ok(None);
+                }
+                VarLocation::InRegisters
+            }
             _ => return Ok(None),
         },
+        None => return Ok(None),
     };
     let Some(name) = die_name(u, entry)? else {
         return Ok(None);
@@ -269,10 +294,63 @@ pub(super) fn read_variable<'d>(
             is_parameter: entry.tag() == gimli::DW_TAG_formal_parameter,
             scope: scope.ranges.clone(),
             depth: scope.depth,
+            registers,
         },
         raw_type: die_type(u, entry)?,
         function_index: if is_local { function_index } else { None },
     }))
+}
+
+/// The location of a single expression: an address ([`VarLocation::Global`],
+/// an offset from the CFA or a register), or a register alone
+/// (`DW_OP_regN`: [`VarLocation::InRegisters`] for the whole scope, the
+/// ranges put in `registers`); `None` for anything else.
+fn fixed_location<'d>(
+    u: UnitRef<'_, R<'d>>,
+    expr: gimli::Expression<R<'d>>,
+    scope: &Scope,
+    registers: &mut Vec<(Range<u64>, u16)>,
+) -> gimli::Result<Option<VarLocation>> {
+    let mut ops = expr.operations(u.encoding());
+    let first = ops.next()?;
+    let single = ops.next()?.is_none();
+    Ok(Some(match first {
+        Some(Operation::Address { address }) if single => VarLocation::Global(address),
+        Some(Operation::AddressIndex { index }) if single => VarLocation::Global(u.address(index)?),
+        Some(Operation::Register { register }) if single && scope.function.is_some() => {
+            registers.extend(scope.ranges.iter().map(|r| (r.clone(), register.0)));
+            VarLocation::InRegisters
+        }
+        _ => match evaluate(u, expr, Some(scope.frame_base)) {
+            Some(Value::At(Base::Cfa, off)) => VarLocation::FrameOffset(off),
+            Some(Value::At(Base::Reg(register), offset)) => {
+                VarLocation::Register { register, offset }
+            }
+            Some(Value::Opaque(why)) => VarLocation::NotLocated(why),
+            _ => return Ok(None),
+        },
+    }))
+}
+
+/// The entries of location list `list` in which the variable is a register
+/// alone (`DW_OP_regN`), as (code range, DWARF register). Entries in
+/// memory, pieces and values are left out: a register snapshot can only
+/// speak for a variable a register holds whole.
+fn register_entries<'d>(
+    u: UnitRef<'_, R<'d>>,
+    list: gimli::LocationListsOffset,
+) -> gimli::Result<Vec<(Range<u64>, u16)>> {
+    let mut out = Vec::new();
+    let mut iter = u.locations(list)?;
+    while let Some(entry) = iter.next()? {
+        let mut ops = entry.data.operations(u.encoding());
+        if let (Some(Operation::Register { register }), None) = (ops.next()?, ops.next()?) {
+            if entry.range.begin < entry.range.end {
+                out.push((entry.range.begin..entry.range.end, register.0));
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// How the frame base expression `expr` is located (see [`FrameBase`]).
