@@ -35,3 +35,46 @@ fn rapidjson() {
     let lib = deb("rapidjson.cpp", &[]);
     corpus(&lib, O0_O2);
 }
+
+/// The builds of the newer C++ cases: as a user builds, with and without
+/// link-time optimisation.
+const ALL4: &[&[&str]] = &[&["-O0"], &["-O2"], &["-O3"], &["-O2", "-flto"]];
+
+#[test]
+fn boost_multi_array() {
+    let lib = deb("boost_multi_array.cpp", &[]);
+    corpus(&lib, ALL4);
+}
+
+#[test]
+fn boost_unordered() {
+    let lib = deb("boost_unordered.cpp", &[]);
+    corpus(&lib, ALL4);
+}
+
+#[test]
+fn xtensor() {
+    let lib = deb("xtensor.cpp", &[]);
+    corpus(&lib, ALL4);
+}
+
+#[test]
+fn nlohmann_json() {
+    let lib = deb("nlohmann_json.cpp", &[]);
+    corpus(&lib, ALL4);
+}
+
+#[test]
+fn toml11() {
+    let lib = deb("toml11.cpp", &[]);
+    corpus(&lib, ALL4);
+}
+
+#[test]
+fn eigen_sparse() {
+    let lib = Lib {
+        includes: &[DEB_INC, "root/usr/include/eigen3"],
+        ..deb("eigen_sparse.cpp", &[])
+    };
+    corpus(&lib, ALL4);
+}

@@ -1,0 +1,33 @@
+// toml11 (Debian's libtoml11-dev): a configuration in TOML held in a
+// std::istringstream, parsed into toml11's value tree and read back into
+// the program's own variables with toml::find.
+#include "corpus.h"
+#include <sstream>
+#include <string>
+#include <toml.hpp>
+#include <vector>
+
+int main(int argc, char **argv)
+{
+   corpus_open(argc, argv);
+   std::string text = "title = \"corpus\"\n[solver]\nsteps = 40\ntolerance = 1e-6\nweights = [";
+   for (int i = 0; i < 24; i++)
+      text += (i ? ", " : "") + std::to_string(i * 0.5);
+   text += "]\n[[stage]]\nname = \"coarse\"\nsize = 8\n[[stage]]\nname = \"fine\"\nsize = 64\n";
+   std::istringstream in(text);
+   corpus_array("text", text.data(), text.size() + 1);
+   CORPUS_START;
+   const toml::value conf = toml::parse(in, "conf.toml");
+   const toml::value &solver = toml::find(conf, "solver");
+   long steps = toml::find<long>(solver, "steps");
+   double tol = toml::find<double>(solver, "tolerance");
+   std::vector<double> weights = toml::find<std::vector<double> >(solver, "weights");
+   long total = 0;
+   for (const toml::value &st : toml::find<toml::array>(conf, "stage"))
+      total += toml::find<long>(st, "size");
+   CORPUS_STOP;
+   corpus_array("weights", weights.data(), sizeof(double) * weights.size());
+   corpus_close();
+   printf("%ld %g %g %ld\n", steps, tol, weights[5], total);
+   return 0;
+}
