@@ -1,15 +1,19 @@
 // Boost.Unordered (Debian's libboost1.74-dev): an unordered_map counting
 // the values of a sequence, then looked up for every key of a range; the
 // map's allocator records its blocks (bucket array and nodes) so that the
-// harness can list them.
+// harness can list them. It keeps each address complemented: a table of
+// the blocks' addresses would hold them, and mapvis names a block by
+// where the program keeps its address.
 #include "corpus.h"
 #include <boost/unordered_map.hpp>
 #include <new>
+#include <stdint.h>
 #include <vector>
 
-/* The blocks the map asked for: its bucket array and every node. */
+/* The blocks the map asked for: its bucket array and every node, each
+ * address complemented (not a pointer to the block). */
 static struct {
-   void *p;
+   uintptr_t notp;
    size_t bytes;
 } blocks[4096];
 static int nblocks, nfreed;
@@ -22,7 +26,7 @@ template <class T> struct Recording {
    {
       T *p = static_cast<T *>(::operator new(n * sizeof(T)));
       if (nblocks < 4096)
-         blocks[nblocks++] = {p, n * sizeof(T)};
+         blocks[nblocks++] = {~(uintptr_t)p, n * sizeof(T)};
       return p;
    }
    void deallocate(T *p, size_t)
@@ -61,7 +65,7 @@ int main(int argc, char **argv)
       return 1;
    }
    for (int b = 0; b < nblocks; b++)
-      corpus_array("m", blocks[b].p, blocks[b].bytes);
+      corpus_array("m", (void *)~blocks[b].notp, blocks[b].bytes);
    corpus_close();
    printf("%zu %ld\n", m.size(), found[7]);
    return 0;
