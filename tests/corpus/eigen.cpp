@@ -17,9 +17,8 @@ int main(int argc, char **argv)
       }
    }
    /* Eigen allocates a matrix's storage in DenseStorage's constructor or
-    * resize, which stores it in its member m_data: mapvis names a block by
-    * the statement that stores the allocation's result, each matrix its
-    * own instance of m_data (a known limit: not the matrix's name). */
+    * resize, into its member m_data: the matrix holds it, and Eigen's
+    * members are left out of the name. */
    corpus_array("A", A.data(), sizeof(double) * n * n);
    corpus_array("B", B.data(), sizeof(double) * n * n);
    corpus_array("x", x.data(), sizeof(double) * n);
