@@ -121,10 +121,10 @@ fn eigen_sparse() {
 #[test]
 fn cli11() {
     let lib = deb("cli11.cpp", &[]);
-    // FAILS with -O2 -flto: the stores to steps and tol (main's locals,
-    // bound to the App's options) are named `<CLI::App::parse frame>`
-    // where `steps` and `tol` are expected, and weights is named `output`
-    // (the parameter of CLI11's lexical_conversion, TypeTools.hpp:1209)
-    // where `weights` is expected.
+    // FAILS with -O2 -flto: the accesses to mode, verbose, steps and tol
+    // (main's locals, bound to the App's options) are named
+    // `<CLI::App::parse frame>` where their own names are expected, and
+    // weights is named `output` (the parameter of CLI11's
+    // lexical_conversion, TypeTools.hpp:1209) where `weights` is expected.
     corpus(&lib, &[&["-O0"], &["-O2"], &["-O3"]]);
 }
