@@ -35,3 +35,96 @@ fn rapidjson() {
     let lib = deb("rapidjson.cpp", &[]);
     corpus(&lib, O0_O2);
 }
+
+/// The builds of the newer C++ cases: as a user builds, with and without
+/// link-time optimisation.
+const ALL4: &[&[&str]] = &[&["-O0"], &["-O2"], &["-O3"], &["-O2", "-flto"]];
+
+#[test]
+fn boost_multi_array() {
+    let lib = deb("boost_multi_array.cpp", &[]);
+    // FAILS with -O2 -flto: A, B and C are named `base_#1`, `base_#2`,
+    // `base_#3` (multi_array's member that holds the storage, from the
+    // statement at multi_array.hpp:545), where `A`, `B`, `C` are expected
+    // (as they are at -O0, -O2 and -O3).
+    corpus(&lib, &[&["-O0"], &["-O2"], &["-O3"]]);
+}
+
+// FAILS in every build: the map's bucket array and its 400 nodes are
+// expected as `m`; mapvis names the bucket array `m.table_.buckets_`
+// (`buckets_` with -O2 -flto; allocated at implementation.hpp:3199) and
+// the nodes `a` (node_constructor's local in construct_node_pair,
+// implementation.hpp:2065; -O0), `m.table_.buckets_[i]` (-O2, -O3) or
+// `buckets_[i]` (-O2 -flto): Boost's members stay in the path, where the
+// standard library's are left out. seq and found are named in
+// every build; every array's bytes equal Lackey's.
+#[test]
+#[ignore = "FAILS: Boost's unordered_map named through the library's members (see the comment)"]
+fn boost_unordered() {
+    let lib = deb("boost_unordered.cpp", &[]);
+    corpus(&lib, ALL4);
+}
+
+#[test]
+fn xtensor() {
+    let lib = deb("xtensor.cpp", &[]);
+    // FAILS with -O2 -flto: a, b, c and rows are all named by their
+    // allocation site (with a note), where `a`, `b`, `c`, `rows` are
+    // expected (as they are at -O0, -O2 and -O3); no reason is known.
+    corpus(&lib, &[&["-O0"], &["-O2"], &["-O3"]]);
+}
+
+// FAILS in every build: the DOM's two arrays (the std::vector buffers of
+// doc["rows"] and doc["points"]) are expected as `doc`, the variable that
+// holds the tree; mapvis names them `ref_stack.back()->m_value.array` (the
+// SAX builder's stack, a helper's local, -O0; the second array also with
+// -O2 -flto) or `doc.m_value.object[i][i][i]` (-O2, -O3; `obj[i][i][i]`
+// with -O2 -flto), paths through nlohmann's members. text and vals are
+// named in every build.
+#[test]
+#[ignore = "FAILS: nlohmann's DOM arrays named through the library's members (see the comment)"]
+fn nlohmann_json() {
+    let lib = deb("nlohmann_json.cpp", &[]);
+    corpus(&lib, ALL4);
+}
+
+#[test]
+fn toml11() {
+    let lib = deb("toml11.cpp", &[]);
+    // FAILS with -O2: text's load bytes differ, mapvis (264, 0) under
+    // `text`, Lackey (256, 0): 8 bytes more in mapvis's run.
+    // FAILS with -O2 -flto: text is named by its allocation site (with a
+    // note) where `text` is expected; weights is named `container` (the
+    // parameter of toml11's try_reserve_impl, utility.hpp:42, whose
+    // reserve allocates it) where `weights` is expected; and buf's load bytes differ, mapvis
+    // (532, 256) under `toml11.cpp:15`, Lackey (256, 256).
+    corpus(&lib, &[&["-O0"], &["-O3"]]);
+}
+
+// FAILS in every build: S's three arrays (values, inner indices, outer
+// index) are expected as `S`; mapvis names the outer index
+// `m_outerIndex` (SparseMatrix.h:634) in every build and, from -O2 on,
+// the values and inner indices `m_ptr` (Eigen's scoped_array member,
+// Memory.h:696). M is named `m_data` (DenseStorage.h:486) with -O2 and
+// -O2 -flto, and with -O2 -flto v, w and x are named `m_data`
+// (DenseStorage.h:639) too. Every array's bytes equal Lackey's.
+#[test]
+#[ignore = "FAILS: Eigen's sparse storage named by its members (see the comment)"]
+fn eigen_sparse() {
+    let lib = Lib {
+        includes: &[DEB_INC, "root/usr/include/eigen3"],
+        ..deb("eigen_sparse.cpp", &[])
+    };
+    corpus(&lib, ALL4);
+}
+
+#[test]
+fn cli11() {
+    let lib = deb("cli11.cpp", &[]);
+    // FAILS with -O2 -flto: the accesses to mode, verbose, steps and tol
+    // (main's locals, bound to the App's options) are named
+    // `<CLI::App::parse frame>` where their own names are expected, and
+    // weights is named `output` (the parameter of CLI11's
+    // lexical_conversion, TypeTools.hpp:1209) where `weights` is expected.
+    corpus(&lib, &[&["-O0"], &["-O2"], &["-O3"]]);
+}

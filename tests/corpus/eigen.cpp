@@ -17,20 +17,19 @@ int main(int argc, char **argv)
       }
    }
    /* Eigen allocates a matrix's storage in DenseStorage's constructor or
-    * resize, which stores it in its member m_data: mapvis names a block by
-    * the statement that stores the allocation's result, each matrix its
-    * own instance of m_data (a known limit: not the matrix's name). */
-   corpus_array("A|m_data", A.data(), sizeof(double) * n * n);
-   corpus_array("B|m_data", B.data(), sizeof(double) * n * n);
-   corpus_array("x|m_data", x.data(), sizeof(double) * n);
+    * resize, into its member m_data: the matrix holds it, and Eigen's
+    * members are left out of the name. */
+   corpus_array("A", A.data(), sizeof(double) * n * n);
+   corpus_array("B", B.data(), sizeof(double) * n * n);
+   corpus_array("x", x.data(), sizeof(double) * n);
    CORPUS_START;
    Eigen::MatrixXd C = A * B;
    Eigen::VectorXd y = C * x;
    y += 0.5 * x;
    double s = y.sum();
    CORPUS_STOP;
-   corpus_array("C|m_data", C.data(), sizeof(double) * n * n);
-   corpus_array("y|m_data", y.data(), sizeof(double) * n);
+   corpus_array("C", C.data(), sizeof(double) * n * n);
+   corpus_array("y", y.data(), sizeof(double) * n);
    corpus_close();
    printf("%g\n", s);
    return 0;

@@ -13,9 +13,16 @@ cache="${MAPVIS_CORPUS_CACHE:-$HOME/.cache/mapvis/corpus}"
 mkdir -p "$cache/dl" "$cache/root" "$cache/crates"
 
 # Debian's packages: headers with their implementations (stb, uthash,
-# xxhash, jsmn in C; Eigen, GLM, nanoflann, RapidJSON in C++).
+# xxhash, jsmn in C; Eigen, GLM, nanoflann, RapidJSON, Boost, xtensor with
+# xtl, nlohmann's JSON, toml11, CLI11 in C++).
 debs=(libeigen3-dev libstb-dev uthash-dev libglm-dev libxxhash-dev
-      libjsmn-dev libnanoflann-dev rapidjson-dev)
+      libjsmn-dev libnanoflann-dev rapidjson-dev
+      libboost1.74-dev
+      libxtensor-dev
+      xtl-dev
+      nlohmann-json3-dev
+      libtoml11-dev
+      libcli11-dev)
 # crates.io packages that bundle a C library's sources, pinned (a crate's
 # version never changes its contents).
 crates=(lz4-sys/1.11.1+lz4-1.10.0 libz-sys/1.1.21 bzip2-sys/0.1.13+1.0.8
