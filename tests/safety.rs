@@ -131,24 +131,27 @@ fn a_killed_program_keeps_the_previous_trace_or_a_usable_new_one() {
         });
         let started = Instant::now();
         let delay = Duration::from_millis(delays[i % delays.len()]);
+        // The two longest delays also wait for the program's first round,
+        // so that a loaded machine, where Valgrind takes longer than the
+        // delay to start, still kills some runs mid-way.
+        let after_a_round = i % delays.len() >= 3;
+        let round_of = |l: String| l.strip_prefix("round ")?.parse::<u64>().ok();
+        let mut rounds = 0;
         // Kill Valgrind (the traced program) after the delay.
         let traced = loop {
+            rounds = rx.try_iter().filter_map(round_of).fold(rounds, u64::max);
             let kids = children(child.id());
-            if started.elapsed() >= delay && !kids.is_empty() {
+            if started.elapsed() >= delay && !kids.is_empty() && (rounds > 0 || !after_a_round) {
                 break kids[0];
             }
             assert!(
-                started.elapsed() < Duration::from_secs(30),
-                "no Valgrind started"
+                started.elapsed() < Duration::from_secs(60),
+                "no Valgrind started, or no round done in 60 s"
             );
             std::thread::sleep(Duration::from_millis(5));
         };
         // Rounds reported before the kill were done before it.
-        let rounds: u64 = rx
-            .try_iter()
-            .filter_map(|l| l.strip_prefix("round ")?.parse().ok())
-            .max()
-            .unwrap_or(0);
+        let rounds = rx.try_iter().filter_map(round_of).fold(rounds, u64::max);
         Command::new("kill")
             .args(["-KILL", &traced.to_string()])
             .status()
