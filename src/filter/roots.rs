@@ -356,7 +356,10 @@ pub(crate) fn general_path(path: &str) -> String {
         };
         out.push_str(&rest[..open]);
         let inner = &rest[open + 1..close];
-        if !inner.is_empty() && inner.bytes().all(|c| c.is_ascii_digit()) {
+        // A letter is an index of a holder's path made general already
+        // (`grid[i]` holding rows at `[3]` is `grid[i][j]`).
+        let numeric = !inner.is_empty() && inner.bytes().all(|c| c.is_ascii_digit());
+        if numeric || LETTERS.contains(&inner) {
             out.push('[');
             out.push_str(LETTERS[depth.min(LETTERS.len() - 1)]);
             out.push(']');
@@ -422,6 +425,8 @@ mod tests {
     fn indices_become_letters_and_internals_go() {
         assert_eq!(general_path("rows[3]"), "rows[i]");
         assert_eq!(general_path("a[2][5]"), "a[i][j]");
+        assert_eq!(general_path("grid[i][3]"), "grid[i][j]");
+        assert_eq!(general_path("t[i][j][0]"), "t[i][j][k]");
         assert_eq!(general_path("x.coefs._M_impl._M_start"), "x.coefs");
         assert_eq!(general_path("A.m_storage.m_data"), "A");
         assert_eq!(general_path("net->w1[7]"), "net->w1[i]");
