@@ -264,9 +264,11 @@ pub(super) fn read_variable<'d>(
                 None => return Ok(None),
             }
         }
-        Some(attr) => match u.attr_locations_offset(attr)? {
+        // A list this reader cannot parse leaves the variable out, never
+        // the unit: its other variables are still named.
+        Some(attr) => match u.attr_locations_offset(attr).ok().flatten() {
             Some(list) if scope.function.is_some() => {
-                registers = register_entries(u, list)?;
+                registers = register_entries(u, list);
                 if registers.is_empty() {
                     return Ok(None);
                 }
@@ -339,18 +341,22 @@ fn fixed_location<'d>(
 fn register_entries<'d>(
     u: UnitRef<'_, R<'d>>,
     list: gimli::LocationListsOffset,
-) -> gimli::Result<Vec<(Range<u64>, u16)>> {
+) -> Vec<(Range<u64>, u16)> {
     let mut out = Vec::new();
-    let mut iter = u.locations(list)?;
-    while let Some(entry) = iter.next()? {
+    let Ok(mut iter) = u.locations(list) else {
+        return out;
+    };
+    // An entry that cannot be read ends the list: the entries before it
+    // stand.
+    while let Ok(Some(entry)) = iter.next() {
         let mut ops = entry.data.operations(u.encoding());
-        if let (Some(Operation::Register { register }), None) = (ops.next()?, ops.next()?) {
+        if let (Ok(Some(Operation::Register { register })), Ok(None)) = (ops.next(), ops.next()) {
             if entry.range.begin < entry.range.end {
                 out.push((entry.range.begin..entry.range.end, register.0));
             }
         }
     }
-    Ok(out)
+    out
 }
 
 /// How the frame base expression `expr` is located (see [`FrameBase`]).
