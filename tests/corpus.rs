@@ -8,12 +8,16 @@ mod common;
 #[path = "corpus/harness.rs"]
 mod harness;
 
-use harness::{bundled, corpus, deb, idiom, O0_O2};
+use harness::{bundled, corpus, deb, idiom, Lib, SiteOk, O0_O2};
 
 const LZ4: &str = "crates/lz4-sys-1.11.1+lz4-1.10.0/liblz4/lib";
 const ZLIB: &str = "crates/libz-sys-1.1.21/src/zlib";
 const BZIP2: &str = "crates/bzip2-sys-0.1.13+1.0.8/bzip2-1.0.8";
 const DEFLATE: &str = "crates/libdeflate-sys-1.26.1/libdeflate";
+const LUA: &str = "crates/lua-src-551.1.0/lua-5.4.9";
+
+/// -O0, -O2, -O3 and -O2 -flto: the builds of the larger libraries.
+const FOUR: &[&[&str]] = &[&["-O0"], &["-O2"], &["-O3"], &["-O2", "-flto"]];
 
 #[test]
 fn uthash() {
@@ -103,6 +107,29 @@ fn libdeflate() {
         ],
     );
     corpus(&lib, O0_O2);
+}
+
+#[test]
+fn lua() {
+    let lib = Lib {
+        // Lua seeds its string hashes with the time and addresses, and
+        // its sort takes pivots from the clock: constants make both runs
+        // alike (see the harness).
+        defines: &["-Dluai_makeseed(L)=0", "-Dl_randomizePivot()=0"],
+        link: &["-lm"],
+        ..bundled(
+            "lua.c",
+            &[LUA],
+            &[
+                "lapi.c", "lauxlib.c", "lbaselib.c", "lcode.c", "lcorolib.c", "lctype.c",
+                "ldblib.c", "ldebug.c", "ldo.c", "ldump.c", "lfunc.c", "lgc.c", "linit.c",
+                "liolib.c", "llex.c", "lmathlib.c", "lmem.c", "loadlib.c", "lobject.c",
+                "lopcodes.c", "loslib.c", "lparser.c", "lstate.c", "lstring.c", "lstrlib.c",
+                "ltable.c", "ltablib.c", "ltm.c", "lundump.c", "lutf8lib.c", "lvm.c", "lzio.c",
+            ],
+        )
+    };
+    corpus(&lib, FOUR);
 }
 
 // The idioms of the issue, each a small program of ours checked the same
