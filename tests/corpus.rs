@@ -15,6 +15,11 @@ const ZLIB: &str = "crates/libz-sys-1.1.21/src/zlib";
 const BZIP2: &str = "crates/bzip2-sys-0.1.13+1.0.8/bzip2-1.0.8";
 const DEFLATE: &str = "crates/libdeflate-sys-1.26.1/libdeflate";
 const LUA: &str = "crates/lua-src-551.1.0/lua-5.4.9";
+const SQLITE: &str = "crates/libsqlite3-sys-0.40.0/sqlite3";
+const TREE_SITTER: &str = "crates/tree-sitter-0.25.10/src";
+const TREE_SITTER_INC: &str = "crates/tree-sitter-0.25.10/include";
+const QUICKJS: &str = "crates/rquickjs-sys-0.14.0/quickjs";
+const ZSTD: &str = "crates/zstd-sys-2.1.3+zstd.1.5.7/zstd/lib";
 
 /// -O0, -O2, -O3 and -O2 -flto: the builds of the larger libraries.
 const FOUR: &[&[&str]] = &[&["-O0"], &["-O2"], &["-O3"], &["-O2", "-flto"]];
@@ -109,24 +114,132 @@ fn libdeflate() {
     corpus(&lib, O0_O2);
 }
 
-#[test]
-fn lua() {
-    let lib = Lib {
-        // Lua seeds its string hashes with the time and addresses, and
-        // its sort takes pivots from the clock: constants make both runs
-        // alike (see the harness).
+/// Lua 5.4's sources, all but the stand-alone interpreter and compiler.
+const LUA_SOURCES: &[&str] = &[
+    "lapi.c", "lauxlib.c", "lbaselib.c", "lcode.c", "lcorolib.c", "lctype.c", "ldblib.c",
+    "ldebug.c", "ldo.c", "ldump.c", "lfunc.c", "lgc.c", "linit.c", "liolib.c", "llex.c",
+    "lmathlib.c", "lmem.c", "loadlib.c", "lobject.c", "lopcodes.c", "loslib.c", "lparser.c",
+    "lstate.c", "lstring.c", "lstrlib.c", "ltable.c", "ltablib.c", "ltm.c", "lundump.c",
+    "lutf8lib.c", "lvm.c", "lzio.c",
+];
+
+/// Lua, with its string hashes' seed and its sort's pivots made constant
+/// (they come from the time and addresses): both runs must do the same
+/// work.
+fn lua_lib() -> Lib {
+    Lib {
         defines: &["-Dluai_makeseed(L)=0", "-Dl_randomizePivot()=0"],
         link: &["-lm"],
+        ..bundled("lua.c", &[LUA], LUA_SOURCES)
+    }
+}
+
+#[test]
+fn lua() {
+    corpus(&lua_lib(), FOUR);
+}
+
+// FAILS: a userdata block that Lua allocates and the harness keeps in
+// `acc` (lua_newuserdata's result, 32 bytes into the block, after Lua's
+// header) is named by Lua's own stack slot that last held it,
+// `(L->l.l.stack.p)[i].val.value_.gc` at -O0 and
+// `(l->g.l_registry.value_.gc[i]->l.l.stack.p)[i].val.value_.gc` at -O2,
+// never `acc`: a holder is looked for only at a block's start (or 8 or 16
+// bytes in). Every build fails so; the harness lists `acc` only when
+// built with -DCORPUS_LUA_USERDATA.
+#[test]
+#[ignore = "FAILS: a Lua userdata block held by the harness is named by Lua's stack slot"]
+fn lua_userdata() {
+    corpus(
+        &lua_lib(),
+        &[
+            &["-O0", "-DCORPUS_LUA_USERDATA"],
+            &["-O2", "-DCORPUS_LUA_USERDATA"],
+        ],
+    );
+}
+
+#[test]
+fn sqlite() {
+    let lib = Lib {
+        // No threads, and randomness seeded by zeros (SQLite reads
+        // /dev/urandom otherwise): both runs must do the same work.
+        defines: &[
+            "-DSQLITE_THREADSAFE=0",
+            "-DSQLITE_OMIT_RANDOMNESS",
+            "-DSQLITE_OMIT_LOAD_EXTENSION",
+        ],
+        link: &["-lm"],
+        ..bundled("sqlite.c", &[SQLITE], &["sqlite3.c"])
+    };
+    // Not -O3 nor plain -O2: the amalgamation (9 MB of C in one unit)
+    // takes gcc about a minute and a half of processor time at each of
+    // them; -O2 -flto runs the -O2 optimiser and inlines across the
+    // harness and the library too.
+    corpus(&lib, &[&["-O0"], &["-O2", "-flto"]]);
+}
+
+#[test]
+fn treesitter() {
+    let lib = Lib {
+        includes: &[TREE_SITTER, TREE_SITTER_INC],
         ..bundled(
-            "lua.c",
-            &[LUA],
-            &[
-                "lapi.c", "lauxlib.c", "lbaselib.c", "lcode.c", "lcorolib.c", "lctype.c",
-                "ldblib.c", "ldebug.c", "ldo.c", "ldump.c", "lfunc.c", "lgc.c", "linit.c",
-                "liolib.c", "llex.c", "lmathlib.c", "lmem.c", "loadlib.c", "lobject.c",
-                "lopcodes.c", "loslib.c", "lparser.c", "lstate.c", "lstring.c", "lstrlib.c",
-                "ltable.c", "ltablib.c", "ltm.c", "lundump.c", "lutf8lib.c", "lvm.c", "lzio.c",
-            ],
+            "treesitter.c",
+            &[TREE_SITTER],
+            // The runtime in one unit, and the C grammar's parser from its
+            // own crate.
+            &["lib.c", "../../tree-sitter-c-0.24.2/src/parser.c"],
+        )
+    };
+    corpus(&lib, FOUR);
+}
+
+#[test]
+fn zstd() {
+    let lib = bundled(
+        "zstd.c",
+        &[ZSTD],
+        &[
+            "common/debug.c",
+            "common/entropy_common.c",
+            "common/error_private.c",
+            "common/fse_decompress.c",
+            "common/pool.c",
+            "common/threading.c",
+            "common/xxhash.c",
+            "common/zstd_common.c",
+            "compress/fse_compress.c",
+            "compress/hist.c",
+            "compress/huf_compress.c",
+            "compress/zstd_compress.c",
+            "compress/zstd_compress_literals.c",
+            "compress/zstd_compress_sequences.c",
+            "compress/zstd_compress_superblock.c",
+            "compress/zstd_double_fast.c",
+            "compress/zstd_fast.c",
+            "compress/zstd_lazy.c",
+            "compress/zstd_ldm.c",
+            "compress/zstd_opt.c",
+            "compress/zstd_preSplit.c",
+            "decompress/huf_decompress.c",
+            "decompress/huf_decompress_amd64.S",
+            "decompress/zstd_ddict.c",
+            "decompress/zstd_decompress.c",
+            "decompress/zstd_decompress_block.c",
+        ],
+    );
+    corpus(&lib, FOUR);
+}
+
+#[test]
+fn quickjs() {
+    let lib = Lib {
+        defines: &["-D_GNU_SOURCE"],
+        link: &["-lm"],
+        ..bundled(
+            "quickjs.c",
+            &[QUICKJS],
+            &["quickjs.c", "libregexp.c", "libunicode.c", "dtoa.c"],
         )
     };
     corpus(&lib, FOUR);

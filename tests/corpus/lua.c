@@ -78,7 +78,10 @@ int main(int argc, char **argv)
    corpus_array("input", input, N * sizeof *input);
    corpus_array("out", out, N * sizeof *out);
    corpus_array("hist", hist, WORDS * sizeof *hist);
+#ifdef CORPUS_LUA_USERDATA
+   /* Left out of the lua case: see the test lua_userdata. */
    corpus_array("acc", acc, 16 * sizeof *acc);
+#endif
    corpus_array("script", script, sizeof script);
    int r;
    size_t jlen = 0;
