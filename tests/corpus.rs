@@ -175,6 +175,8 @@ fn sqlite() {
             "-DSQLITE_THREADSAFE=0",
             "-DSQLITE_OMIT_RANDOMNESS",
             "-DSQLITE_OMIT_LOAD_EXTENSION",
+            // Its own allocator, over the harness's block (see there).
+            "-DSQLITE_ENABLE_MEMSYS5",
         ],
         link: &["-lm"],
         ..bundled("sqlite.c", &[SQLITE], &["sqlite3.c"])
