@@ -299,8 +299,15 @@ const MIMALLOC_WHY: &str = "mimalloc maps its segments with mmap and carves its 
 fn mimalloc() {
     let lib = Lib {
         includes: &[MIMALLOC, MIMALLOC_INC],
-        // A release build, as the crate makes by default.
-        defines: &["-DMI_DEBUG=0"],
+        // A release build, as the crate makes by default; mimalloc prints
+        // its build's date and time (options.c), which would change the
+        // code's hash that keys the stored counts at every build.
+        defines: &[
+            "-DMI_DEBUG=0",
+            "-Wno-builtin-macro-redefined",
+            "-D__DATE__=\"corpus\"",
+            "-D__TIME__=\"corpus\"",
+        ],
         site_ok: &[
             SiteOk { array: "vec", flags: "", why: MIMALLOC_WHY },
             SiteOk { array: "mat", flags: "", why: MIMALLOC_WHY },
