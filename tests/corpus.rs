@@ -8,12 +8,23 @@ mod common;
 #[path = "corpus/harness.rs"]
 mod harness;
 
-use harness::{bundled, corpus, deb, idiom, O0_O2};
+use harness::{bundled, corpus, deb, idiom, Lib, SiteOk, O0_O2};
 
 const LZ4: &str = "crates/lz4-sys-1.11.1+lz4-1.10.0/liblz4/lib";
 const ZLIB: &str = "crates/libz-sys-1.1.21/src/zlib";
 const BZIP2: &str = "crates/bzip2-sys-0.1.13+1.0.8/bzip2-1.0.8";
 const DEFLATE: &str = "crates/libdeflate-sys-1.26.1/libdeflate";
+const LUA: &str = "crates/lua-src-551.1.0/lua-5.4.9";
+const SQLITE: &str = "crates/libsqlite3-sys-0.40.0/sqlite3";
+const TREE_SITTER: &str = "crates/tree-sitter-0.25.10/src";
+const TREE_SITTER_INC: &str = "crates/tree-sitter-0.25.10/include";
+const QUICKJS: &str = "crates/rquickjs-sys-0.14.0/quickjs";
+const MIMALLOC: &str = "crates/libmimalloc-sys-0.1.49/c_src/mimalloc/v2/src";
+const MIMALLOC_INC: &str = "crates/libmimalloc-sys-0.1.49/c_src/mimalloc/v2/include";
+const ZSTD: &str = "crates/zstd-sys-2.1.3+zstd.1.5.7/zstd/lib";
+
+/// -O0, -O2, -O3 and -O2 -flto: the builds of the larger libraries.
+const FOUR: &[&[&str]] = &[&["-O0"], &["-O2"], &["-O3"], &["-O2", "-flto"]];
 
 #[test]
 fn uthash() {
@@ -103,6 +114,210 @@ fn libdeflate() {
         ],
     );
     corpus(&lib, O0_O2);
+}
+
+/// Lua 5.4's sources, all but the stand-alone interpreter and compiler.
+const LUA_SOURCES: &[&str] = &[
+    "lapi.c", "lauxlib.c", "lbaselib.c", "lcode.c", "lcorolib.c", "lctype.c", "ldblib.c",
+    "ldebug.c", "ldo.c", "ldump.c", "lfunc.c", "lgc.c", "linit.c", "liolib.c", "llex.c",
+    "lmathlib.c", "lmem.c", "loadlib.c", "lobject.c", "lopcodes.c", "loslib.c", "lparser.c",
+    "lstate.c", "lstring.c", "lstrlib.c", "ltable.c", "ltablib.c", "ltm.c", "lundump.c",
+    "lutf8lib.c", "lvm.c", "lzio.c",
+];
+
+/// Lua, with its string hashes' seed and its sort's pivots made constant
+/// (they come from the time and addresses): both runs must do the same
+/// work.
+fn lua_lib() -> Lib {
+    Lib {
+        defines: &["-Dluai_makeseed(L)=0", "-Dl_randomizePivot()=0"],
+        link: &["-lm"],
+        ..bundled("lua.c", &[LUA], LUA_SOURCES)
+    }
+}
+
+#[test]
+fn lua() {
+    // FAILS at -O2 -flto: the harness's global `static const char
+    // script[]` comes out as `<static data>` (1503 load bytes, all of
+    // them). With -flto, gcc describes the global in the link-time unit
+    // by a DW_TAG_variable that has only a DW_AT_location and a
+    // DW_AT_abstract_origin into the early-debug unit, where its name is.
+    corpus(&lua_lib(), &[&["-O0"], &["-O2"], &["-O3"]]);
+}
+
+// FAILS: a userdata block that Lua allocates and the harness keeps in
+// `acc` (lua_newuserdata's result, 32 bytes into the block, after Lua's
+// header) is named by Lua's own stack slot that last held it,
+// `(L->l.l.stack.p)[i].val.value_.gc` at -O0 and
+// `(l->g.l_registry.value_.gc[i]->l.l.stack.p)[i].val.value_.gc` at -O2,
+// never `acc`: a holder is looked for only at a block's start (or 8 or 16
+// bytes in). Every build fails so; the harness lists `acc` only when
+// built with -DCORPUS_LUA_USERDATA.
+#[test]
+#[ignore = "FAILS: a Lua userdata block held by the harness is named by Lua's stack slot"]
+fn lua_userdata() {
+    corpus(
+        &lua_lib(),
+        &[
+            &["-O0", "-DCORPUS_LUA_USERDATA"],
+            &["-O2", "-DCORPUS_LUA_USERDATA"],
+        ],
+    );
+}
+
+#[test]
+fn sqlite() {
+    let lib = Lib {
+        // No threads, and randomness seeded by zeros (SQLite reads
+        // /dev/urandom otherwise): both runs must do the same work.
+        defines: &[
+            "-DSQLITE_THREADSAFE=0",
+            "-DSQLITE_OMIT_RANDOMNESS",
+            "-DSQLITE_OMIT_LOAD_EXTENSION",
+            // Its own allocator, over the harness's block (see there).
+            "-DSQLITE_ENABLE_MEMSYS5",
+        ],
+        link: &["-lm"],
+        ..bundled("sqlite.c", &[SQLITE], &["sqlite3.c"])
+    };
+    // Not -O3 nor plain -O2: the amalgamation (9 MB of C in one unit)
+    // takes gcc about a minute and a half of processor time at each of
+    // them; -O2 -flto runs the -O2 optimiser and inlines across the
+    // harness and the library too.
+    corpus(&lib, &[&["-O0"], &["-O2", "-flto"]]);
+}
+
+#[test]
+fn treesitter() {
+    let lib = Lib {
+        includes: &[TREE_SITTER, TREE_SITTER_INC],
+        ..bundled(
+            "treesitter.c",
+            &[TREE_SITTER],
+            // The runtime in one unit, and the C grammar's parser from its
+            // own crate.
+            &["lib.c", "../../tree-sitter-c-0.24.2/src/parser.c"],
+        )
+    };
+    corpus(&lib, FOUR);
+}
+
+#[test]
+fn zstd() {
+    let lib = bundled(
+        "zstd.c",
+        &[ZSTD],
+        &[
+            "common/debug.c",
+            "common/entropy_common.c",
+            "common/error_private.c",
+            "common/fse_decompress.c",
+            "common/pool.c",
+            "common/threading.c",
+            "common/xxhash.c",
+            "common/zstd_common.c",
+            "compress/fse_compress.c",
+            "compress/hist.c",
+            "compress/huf_compress.c",
+            "compress/zstd_compress.c",
+            "compress/zstd_compress_literals.c",
+            "compress/zstd_compress_sequences.c",
+            "compress/zstd_compress_superblock.c",
+            "compress/zstd_double_fast.c",
+            "compress/zstd_fast.c",
+            "compress/zstd_lazy.c",
+            "compress/zstd_ldm.c",
+            "compress/zstd_opt.c",
+            "compress/zstd_preSplit.c",
+            "decompress/huf_decompress.c",
+            "decompress/huf_decompress_amd64.S",
+            "decompress/zstd_ddict.c",
+            "decompress/zstd_decompress.c",
+            "decompress/zstd_decompress_block.c",
+        ],
+    );
+    // FAILS at -O2 -flto: the arena block held by `ar.base` (a struct on
+    // main's stack) is named `ar[0]` (all its 40448 load and 157968 store
+    // bytes), as if `ar` were an array. In the link-time unit `ar` is a
+    // DW_TAG_variable with a location and a DW_AT_abstract_origin into
+    // the early-debug unit, where its name and its type (struct arena)
+    // are; the name is found there, the type seemingly not.
+    corpus(&lib, &[&["-O0"], &["-O2"], &["-O3"]]);
+}
+
+fn quickjs_lib() -> Lib {
+    Lib {
+        defines: &["-D_GNU_SOURCE"],
+        link: &["-lm"],
+        ..bundled(
+            "quickjs.c",
+            &[QUICKJS],
+            &["quickjs.c", "libregexp.c", "libunicode.c", "dtoa.c"],
+        )
+    }
+}
+
+#[test]
+fn quickjs() {
+    // FAILS at -O2 and -O3: `samples`, the harness's malloc block that the
+    // script writes through an ArrayBuffer made over it, is named by a
+    // path through QuickJS's own allocator arenas,
+    // `(((rt->arena_state.free_arena_list[i].prev)[i].free_link.next)[i]
+    // .u.block_idx->arena_state.free_arena_list[i].prev)[i].link.prev`
+    // (all its 2048 load and 2048 store bytes). main keeps `samples` in a
+    // register there; the other holder is the ArrayBuffer's data pointer,
+    // inside a block QuickJS carved from one of its arenas (malloc'd
+    // blocks typed by their allocation statement, not by what is carved
+    // from them), and the path follows the arena's type.
+    // FAILS at -O2 -flto: the same, and the global `static const char
+    // code[]` is `<static data>` (as Lua's `script` at -flto).
+    corpus(&quickjs_lib(), &[&["-O0"]]);
+}
+
+// FAILS: a block the harness allocates with QuickJS's own wrapper
+// (`notes = js_malloc(ctx, ...)`) is carved by QuickJS-ng from one of its
+// arenas (js_arena_malloc), which it allocates with malloc; mapvis sees
+// only the arena and names the block's bytes by the arena's holder,
+// `rt->arena_state.free_arena_list[i].prev` at -O0 (a longer path at
+// -O2), where `notes` is expected. The harness lists `notes` only when
+// built with -DCORPUS_QUICKJS_NOTES.
+#[test]
+#[ignore = "FAILS: a js_malloc block carved from QuickJS's arena is named by the arena's holder"]
+fn quickjs_js_malloc() {
+    corpus(&quickjs_lib(), &[&["-O0", "-DCORPUS_QUICKJS_NOTES"]]);
+}
+
+/// Why mimalloc's blocks come out as `<unrecorded memory>` (with a note).
+const MIMALLOC_WHY: &str = "mimalloc maps its segments with mmap and carves its blocks from \
+     them without telling Valgrind (no client requests), so the tool sees no block and no \
+     holder, only the mapping, which it leaves `<unrecorded memory>` (mimalloc maps it \
+     through layers of helpers, one of which hands the address back through an \
+     out-parameter)";
+
+#[test]
+fn mimalloc() {
+    let lib = Lib {
+        includes: &[MIMALLOC, MIMALLOC_INC],
+        // A release build, as the crate makes by default; mimalloc prints
+        // its build's date and time (options.c), which would change the
+        // code's hash that keys the stored counts at every build.
+        defines: &[
+            "-DMI_DEBUG=0",
+            "-Wno-builtin-macro-redefined",
+            "-D__DATE__=\"corpus\"",
+            "-D__TIME__=\"corpus\"",
+        ],
+        site_ok: &[
+            SiteOk { array: "vec", flags: "", why: MIMALLOC_WHY },
+            SiteOk { array: "mat", flags: "", why: MIMALLOC_WHY },
+            SiteOk { array: "counts", flags: "", why: MIMALLOC_WHY },
+            SiteOk { array: "words", flags: "", why: MIMALLOC_WHY },
+            SiteOk { array: "head", flags: "", why: MIMALLOC_WHY },
+        ],
+        ..bundled("mimalloc.c", &[MIMALLOC], &["static.c"])
+    };
+    corpus(&lib, FOUR);
 }
 
 // The idioms of the issue, each a small program of ours checked the same

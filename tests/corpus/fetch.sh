@@ -24,9 +24,17 @@ debs=(libeigen3-dev libstb-dev uthash-dev libglm-dev libxxhash-dev
       libtoml11-dev
       libcli11-dev)
 # crates.io packages that bundle a C library's sources, pinned (a crate's
-# version never changes its contents).
+# version never changes its contents), one a line.
 crates=(lz4-sys/1.11.1+lz4-1.10.0 libz-sys/1.1.21 bzip2-sys/0.1.13+1.0.8
-        libdeflate-sys/1.26.1)
+        libdeflate-sys/1.26.1
+        lua-src/551.1.0
+        libsqlite3-sys/0.40.0
+        tree-sitter/0.25.10
+        tree-sitter-c/0.24.2
+        zstd-sys/2.1.3+zstd.1.5.7
+        libmimalloc-sys/0.1.49
+        rquickjs-sys/0.14.0
+)
 
 for p in "${debs[@]}"; do
   stamp="$cache/root/.$p"
