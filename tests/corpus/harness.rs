@@ -397,7 +397,11 @@ fn code_hash(exe: &Path, dir: &Path) -> String {
         .arg(&bare)
         .output()
         .expect("run objcopy");
-    assert!(out.status.success(), "objcopy: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "objcopy: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let out = Command::new("sha256sum")
         .arg(&bare)
         .output()
