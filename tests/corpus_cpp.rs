@@ -91,14 +91,17 @@ fn nlohmann_json() {
 #[test]
 fn toml11() {
     let lib = deb("toml11.cpp", &[]);
-    // FAILS with -O2: text's load bytes differ, mapvis (264, 0) under
-    // `text`, Lackey (256, 0): 8 bytes more in mapvis's run.
+    // -O2 once counted 8 load bytes of text that Lackey did not: the tool
+    // wrote an access under another instruction's code after a pending
+    // block's stale list entry wrote into freed memory that the site
+    // table had taken. It is kept as that bug's test.
     // FAILS with -O2 -flto: text is named by its allocation site (with a
     // note) where `text` is expected; weights is named `container` (the
     // parameter of toml11's try_reserve_impl, utility.hpp:42, whose
-    // reserve allocates it) where `weights` is expected; and buf's load bytes differ, mapvis
-    // (532, 256) under `toml11.cpp:15`, Lackey (256, 256).
-    corpus(&lib, &[&["-O0"], &["-O3"]]);
+    // reserve allocates it) where `weights` is expected; buf's load bytes
+    // differed too, mapvis (532, 256) against Lackey (256, 256), measured
+    // before that fix and not since.
+    corpus(&lib, &[&["-O0"], &["-O2"], &["-O3"]]);
 }
 
 // FAILS in every build: S's three arrays (values, inner indices, outer

@@ -572,10 +572,17 @@ static ULong  alloc_serial;         /* blocks allocated so far */
 static ULong  snap_serial;          /* alloc_serial at the last snapshot */
 static ULong  n_accesses;
 
+/* A block stops being pending. It leaves the list at once: the program
+   may free it, and the list must never point at freed memory (a stale
+   pointer there once wrote into memory reused for the site table). Cost:
+   the list's length, once per pending block. */
 static void pending_done(Block* b)
 {
+   UInt i;
    if (!b->pending) return;
    b->pending = 0;
+   for (i = 0; i < n_pend_list; i++)
+      if (pend_list[i] == b) pend_list[i] = NULL;
    if (--n_pending == 0) { pend_lo = ~(Addr)0; pend_span = 0; n_pend_list = 0; }
 }
 
@@ -630,10 +637,6 @@ static void pending_add(Block* b)
 /* A pending block is freed: it leaves the list. */
 static void pending_forget(Block* b)
 {
-   UInt i;
-   if (!b->pending) return;
-   for (i = 0; i < n_pend_list; i++)
-      if (pend_list[i] == b) pend_list[i] = NULL;
    pending_done(b);
 }
 
@@ -812,7 +815,10 @@ static void note_ptr_store(ThreadId tid, Addr addr, Addr sp, UWord value)
       may be a helper's that dies when the helper returns. */
    top = VG_(thread_get_stack_max)(tid);
    if (addr + 128 >= sp && addr <= top) {
-      if (--b->pending == 0) pending_done(b);
+      /* The last stack store ends it through pending_done, which
+         counts it out of n_pending. */
+      if (b->pending == 1) pending_done(b);
+      else b->pending--;
    } else {
       pending_done(b);
    }
