@@ -379,7 +379,9 @@ fn cpp_member_initializers_growing_vectors_and_make_unique_are_named() {
     // (one 8-byte store, one 8-byte load of it, 7 stores copying it: 64
     // stored, 8 loaded), and the copy of the old 8 (64 stored at offsets 0
     // and 32): 72 loaded, 64 + 128 = 192 stored, 8 + 10 = 18 addresses.
-    // series.vals_ (a member vector<float>, grown in Series::fill): reserve(16),
+    // series (its one member, the vector<float> vals_, grown in
+    // Series::fill, is all the heap memory it owns: the row is the
+    // object, the full path `series.vals_` shows under instances): reserve(16),
     // 16 pushes (64 bytes, 16 addresses), copied out (64 loaded); the
     // 17th push reallocates to 32: 64 stored by the copy (2 addresses) + 4
     // (1): 64 loaded, 132 stored, 19 addresses.
@@ -394,7 +396,7 @@ fn cpp_member_initializers_growing_vectors_and_make_unique_are_named() {
             ("f.data_", 0, 24, 6),
             ("grid", 192, 328, 23),
             ("r", 72, 192, 18),
-            ("series.vals_", 64, 132, 19),
+            ("series", 64, 132, 19),
             ("w", 0, 20, 5),
             ("v", 64, 64, 8),
             ("filled", 0, 32, 4),
@@ -422,12 +424,17 @@ fn cpp_member_initializers_growing_vectors_and_make_unique_are_named() {
     );
     let vals_site = site("std::vector<float> vals_;");
     assert_eq!(
-        blocks("series.vals_"),
+        blocks("series"),
         vec![
-            ("series.vals_#1".to_string(), vals_site.clone(), 64),
-            ("series.vals_#2".to_string(), vals_site, 128),
+            ("series#1".to_string(), vals_site.clone(), 64),
+            ("series#2".to_string(), vals_site, 128),
         ]
     );
+    let each = by_var_in(&a, MemKind::Heap, stats::Grouping::Instances);
+    assert_eq!(each.get("series.vals_#1"), Some(&(64, 64, 16)), "{each:?}");
+    assert_eq!(each.get("series.vals_#2"), Some(&(0, 68, 3)), "{each:?}");
+    // A raw pointer member is not a container: f's row keeps it.
+    assert!(each.contains_key("f.data_"), "{each:?}");
     assert_eq!(blocks("r").len(), 2);
     let out_site = site("static void fill(std::vector<double> &out)");
     assert_eq!(blocks("filled"), vec![("filled".to_string(), out_site, 32)]);
@@ -437,7 +444,7 @@ fn cpp_member_initializers_growing_vectors_and_make_unique_are_named() {
     assert_eq!(heap_shape(&a, "f.data_"), (vec![], 4, 24));
     assert_eq!(heap_shape(&a, "w"), (vec![5], 4, 20));
     assert_eq!(heap_shape(&a, "grid#2"), (vec![], 8, 128));
-    assert_eq!(heap_shape(&a, "series.vals_#1"), (vec![], 4, 64));
+    assert_eq!(heap_shape(&a, "series#1"), (vec![], 4, 64));
     assert_eq!(heap_shape(&a, "v"), (vec![], 8, 64));
     assert_eq!(heap_shape(&a, "filled"), (vec![], 8, 32));
     let df = stats::per_variable(&a, MemKind::Heap).unwrap();

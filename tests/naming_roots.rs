@@ -101,3 +101,49 @@ fn registers_name_the_buffers_a_caller_keeps_in_callee_saved_registers() {
         assert_eq!(got.len(), 2, "{opt}: no other heap rows: {got:?}");
     }
 }
+
+#[test]
+fn an_object_owning_one_buffer_is_named_by_the_object() {
+    // Vec x, r, p each own 100 doubles through the member `coefs`, set in
+    // the member initializer list (value-initialised before the region).
+    // r: 100 stores of 8, then 100 loads of 8 (p's loop). p: 100 stores,
+    // then 100 loads (x's loop). x: 100 loads and 100 stores (+=). The
+    // Model m owns two vectors, so its rows keep the members: m.w 10
+    // stores of 8, m.b 10 loads of 8. At -O2 the loops are vectorised
+    // (16-byte moves): the same bytes at half the addresses.
+    for opt in ["-O0", "-O2"] {
+        let (dir, exe, _o, _evs, _end) = trace("tests/c/rt_owner.cpp", &[opt, "-lstdc++"], &[]);
+        let mut namer = ProgramNamer::new(Some(&exe), &[root().join("tests/c")]);
+        let a = mapvis::filter::analyse(&dir.path().join("t.mvt"), &mut namer).expect("analysis");
+        let bytes = |g: &BTreeMap<String, (u64, u64, u64)>, n: &str| g.get(n).map(|v| (v.0, v.1));
+        let root = by_var(&a, stats::Grouping::Root);
+        for (name, want) in [
+            ("x", (800, 800)),
+            ("r", (800, 800)),
+            ("p", (800, 800)),
+            ("m.w", (0, 80)),
+            ("m.b", (80, 0)),
+        ] {
+            assert_eq!(bytes(&root, name), Some(want), "{opt} {name}: {root:?}");
+        }
+        assert_eq!(root.len(), 5, "{opt}: no other heap rows: {root:?}");
+        // Under instances each block shows its whole path.
+        let each = by_var(&a, stats::Grouping::Instances);
+        for (name, want) in [
+            ("x.coefs", (800, 800)),
+            ("r.coefs", (800, 800)),
+            ("p.coefs", (800, 800)),
+            ("m.w", (0, 80)),
+        ] {
+            assert_eq!(bytes(&each, name), Some(want), "{opt} {name}: {each:?}");
+        }
+        assert!(
+            a.summary
+                .notes
+                .iter()
+                .any(|n| n.contains("`x`") && n.contains("`x.coefs`")),
+            "{opt}: {:?}",
+            a.summary.notes
+        );
+    }
+}

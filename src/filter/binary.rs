@@ -619,22 +619,39 @@ impl Naming<'_> {
                     .or_insert_with(|| Some(Default::default()));
                 match (paths.get(&(b as u32)), entry.as_mut()) {
                     (Some(p), Some(set)) => {
-                        set.insert(p.clone());
+                        set.insert(p.path.clone());
                     }
                     _ => *entry = None,
                 }
             }
         }
+        let unrooted = names
+            .iter()
+            .enumerate()
+            .filter(|(b, _)| !paths.contains_key(&(*b as u32)))
+            .map(|(_, n)| n.name.as_str());
+        let owners = roots::owner_rows(
+            paths.values().map(|r| (r.path.as_str(), r.container)),
+            unrooted,
+        );
         let mut differ: std::collections::BTreeMap<(String, String), u64> = Default::default();
-        let mut blocks: Vec<(u32, String)> = paths.into_iter().collect();
+        let mut folded: std::collections::BTreeMap<String, String> = Default::default();
+        let mut blocks: Vec<(u32, String)> = paths.into_iter().map(|(b, r)| (b, r.path)).collect();
         blocks.sort_unstable();
         for (b, path) in blocks {
             let old = &names[b as usize];
             if old.name != path && old.quality == NameQuality::Exact {
                 *differ.entry((path.clone(), old.name.clone())).or_default() += 1;
             }
-            self.reg.rename_block(b, path);
+            match owners.get(&path) {
+                Some(owner) => {
+                    folded.insert(owner.clone(), path.clone());
+                    self.reg.rename_block(b, owner.clone(), Some(path));
+                }
+                None => self.reg.rename_block(b, path, None),
+            }
         }
+        self.note_owners(&folded);
         for ((path, old), n) in differ.iter().take(MAX_DIFFER_NOTES) {
             self.summary.notes.push(format!(
                 "{n} heap block{} named `{path}` by where the program keeps {}; the statement that \
@@ -650,6 +667,24 @@ impl Naming<'_> {
                 "{} more names differ between where the program keeps blocks' addresses and the \
                  statements that allocated them.",
                 differ.len() - MAX_DIFFER_NOTES
+            ));
+        }
+    }
+
+    /// Notes the rows named by the object that owns their blocks (`x` for
+    /// `x.coefs`), eight at most, then a count.
+    fn note_owners(&mut self, folded: &std::collections::BTreeMap<String, String>) {
+        for (owner, path) in folded.iter().take(MAX_DIFFER_NOTES) {
+            self.summary.notes.push(format!(
+                "the heap row `{owner}` is the memory of `{path}`, the only heap memory `{owner}` \
+                 reaches; set_heap_grouping instances shows the full path."
+            ));
+        }
+        if folded.len() > MAX_DIFFER_NOTES {
+            self.summary.notes.push(format!(
+                "{} more heap rows are named by the object that owns their memory; \
+                 set_heap_grouping instances shows the full paths.",
+                folded.len() - MAX_DIFFER_NOTES
             ));
         }
     }

@@ -512,6 +512,10 @@ fn saved_variables(v: &[Variable], shown_as: Vec<String>) -> PolarsResult<DataFr
                 .collect::<Vec<_>>(),
         ),
         Column::new("shown_as".into(), shown_as),
+        Column::new(
+            "path".into(),
+            v.iter().map(|x| x.path.clone()).collect::<Vec<_>>(),
+        ),
     ])
 }
 
@@ -760,6 +764,12 @@ fn read_variables(dir: &Path) -> Result<Vec<Variable>, FilterError> {
     let first = vdf.column("first_access")?.u64()?.clone();
     let last = vdf.column("last_access")?.u64()?.clone();
     let threads = get_str("threads")?;
+    // Analyses saved before owners' rows were kept have no paths.
+    let paths = if vdf.column("path").is_ok() {
+        get_str("path")?
+    } else {
+        vec![]
+    };
     // Analyses saved before the byte spans were kept have no such columns.
     let byte_col = |name: &str| -> Result<Option<UInt64Chunked>, FilterError> {
         match vdf.column(name) {
@@ -798,6 +808,7 @@ fn read_variables(dir: &Path) -> Result<Vec<Variable>, FilterError> {
             // Not saved: read back, an array of structures is drawn by the
             // fields its accesses touched.
             layout: vec![],
+            path: paths.get(i).cloned().unwrap_or_default(),
         })
         .collect())
 }

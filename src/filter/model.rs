@@ -66,6 +66,11 @@ pub struct Variable {
     /// type, an element larger than 4096 bytes (`MAX_LAYOUT_BYTES` of the
     /// fields module), or an analysis read back from files.
     pub layout: Vec<LayoutField>,
+    /// For a heap block shown under the name of the object that owns it
+    /// (the row `x` for the buffer of `x.coefs`, when that is the only
+    /// heap memory `x` reaches): the full path, which `set_heap_grouping
+    /// instances` shows. Empty otherwise.
+    pub path: String,
 }
 
 /// One member of a structure's layout ([`Variable::layout`]).
@@ -111,6 +116,7 @@ impl Variable {
             bytes: None,
             threads: vec![],
             layout: vec![],
+            path: String::new(),
         }
     }
 }

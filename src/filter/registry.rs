@@ -45,6 +45,9 @@ pub(crate) struct Registry {
     block_names: Vec<HeapName>,
     /// Variable row of each block, once first needed.
     block_var: Vec<Option<u32>>,
+    /// The full path of each block shown under its owner's name
+    /// ([`crate::filter::roots::owner_rows`]): `x.coefs` for the row `x`.
+    block_paths: HashMap<u32, String>,
     last_block: Option<(u64, u64, u32)>,
     /// Per variable: whether its elements have member names (a struct, or
     /// an array of them), so new locations get their member path.
@@ -108,6 +111,7 @@ impl Registry {
             elem_type: name.elem_type.clone(),
             alloc_time: Some(b.alloc_time),
             free_time: *free_time,
+            path: self.block_paths.get(&block).cloned().unwrap_or_default(),
             ..Variable::new(name.name.clone(), b.scope)
         };
         let structured = has_members(&var.elem_type);
@@ -209,12 +213,17 @@ impl Registry {
     }
 
     /// Gives block `block` the base name `name` (a name from where the
-    /// program keeps its address): its own row too, if it has one already.
-    pub(crate) fn rename_block(&mut self, block: u32, name: String) {
+    /// program keeps its address), and `path` when the name is its owner's
+    /// and the full path differs: its own row too, if it has one already.
+    pub(crate) fn rename_block(&mut self, block: u32, name: String, path: Option<String>) {
         if let Some(v) = self.block_var.get(block as usize).copied().flatten() {
             let var = &mut self.vars[v as usize];
             var.name = name.clone();
             var.base_name = name.clone();
+            var.path = path.clone().unwrap_or_default();
+        }
+        if let Some(p) = path {
+            self.block_paths.insert(block, p);
         }
         if let Some(n) = self.block_names.get_mut(block as usize) {
             n.name = name;

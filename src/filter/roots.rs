@@ -235,7 +235,7 @@ impl Roots {
         &self,
         names: &[HeapName],
         member: &mut dyn FnMut(u32, u64) -> Option<String>,
-    ) -> HashMap<u32, String> {
+    ) -> HashMap<u32, Resolved> {
         let mut done: HashMap<u32, Option<String>> = HashMap::default();
         let mut blocks: Vec<u32> = self.candidates.keys().copied().collect();
         blocks.sort_unstable();
@@ -244,8 +244,24 @@ impl Roots {
             self.path_of(b, names, member, &mut done, &mut visiting);
         }
         done.into_iter()
-            .filter_map(|(b, p)| Some((b, p?)))
+            .filter_map(|(b, p)| {
+                let path = p?;
+                let container = self.held_by_container(b, &path);
+                Some((b, Resolved { path, container }))
+            })
             .collect()
+    }
+
+    /// Whether block `b`, named `path`, is held by a variable's member
+    /// that is a library container (its holder's path went on into the
+    /// container's internals: `x.coefs._M_impl._M_start`).
+    fn held_by_container(&self, b: u32, path: &str) -> bool {
+        self.candidates.get(&b).is_some_and(|c| {
+            c.iter().any(|c| match &c.holder {
+                Holder::Var(p) => general_path(p) == path && through_internals(p),
+                Holder::Block { .. } => false,
+            })
+        })
     }
 
     /// Whether block `b`'s name may come only from weak holders (see
@@ -373,16 +389,27 @@ pub(crate) fn general_path(path: &str) -> String {
     strip_internals(&out)
 }
 
-/// Leaves out members that are a library's internals: libstdc++'s `_M_*`,
+/// Whether member `m` is a library's internals: libstdc++'s `_M_*`,
 /// libc++'s `__*`, Eigen's `m_storage` and `m_data`.
+fn internal(m: &str) -> bool {
+    let m = m
+        .split(['[', '-'])
+        .next()
+        .unwrap_or(m)
+        .trim_start_matches('>');
+    m.starts_with("_M_") || m.starts_with("__") || m == "m_storage" || m == "m_data"
+}
+
+/// Whether a path goes on into a library's internals after its first part.
+fn through_internals(path: &str) -> bool {
+    path.split('.').skip(1).any(internal)
+}
+
+/// Leaves out members that are a library's internals ([`internal`]).
 fn strip_internals(path: &str) -> String {
-    let internal = |m: &str| {
-        let m = m.trim_start_matches('>');
-        m.starts_with("_M_") || m.starts_with("__") || m == "m_storage" || m == "m_data"
-    };
     let mut out = String::new();
     for (k, part) in path.split('.').enumerate() {
-        if k > 0 && internal(part.split(['[', '-']).next().unwrap_or(part)) {
+        if k > 0 && internal(part) {
             break;
         }
         if k > 0 {
@@ -391,6 +418,87 @@ fn strip_internals(path: &str) -> String {
         out.push_str(part);
     }
     out
+}
+
+/// The variable a path starts from and the rest of it: `("x", ".coefs")`
+/// for `x.coefs`, `("net", "->w1[i]")` for `(net->w1)[i]`; `None` when
+/// the path does not start with a name.
+fn split_root(path: &str) -> Option<(&str, &str)> {
+    let p = path.trim_start_matches('(');
+    let end = p
+        .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+        .unwrap_or(p.len());
+    (end > 0).then(|| (&p[..end], &p[end..]))
+}
+
+/// A block's name from its holders ([`Roots::resolve`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Resolved {
+    /// The path (`x.coefs`, `net->w1[i]`).
+    pub(crate) path: String,
+    /// Whether the path's last member is a library container (a
+    /// `std::vector`, a `std::unique_ptr`) whose internals hold the block.
+    pub(crate) container: bool,
+}
+
+/// The rows of C++ objects that own one container: a path that is a
+/// variable's member alone and a library container (`x.coefs` for the
+/// vector member of `Vec x`), where nothing else on the heap is reached
+/// from that variable, is shown as the variable (`x`), as a person calls
+/// the object whose buffer it is. The full path stays for
+/// `set_heap_grouping instances`. An object that owns several pieces
+/// (`m.w`, `m.b`) keeps its members in the names; so does a plain
+/// pointer member (C's `h.counts`), a pointer's target (`net->w1`) and an
+/// element (`rows[i]`).
+///
+/// `paths` are the names given by holders with whether each ends at a
+/// container, `others` every other heap block's name (the statement
+/// reader's). Returns full path → row name. Cost: a pass over the names
+/// and a hash probe each.
+pub(crate) fn owner_rows<'a>(
+    paths: impl Iterator<Item = (&'a str, bool)>,
+    others: impl Iterator<Item = &'a str>,
+) -> HashMap<String, String> {
+    // Per root variable: the one path reaching from it, or `None` once a
+    // second one is seen.
+    let mut by_root: HashMap<&str, Option<&str>> = HashMap::default();
+    let mut candidates = Vec::new();
+    let note = |path: &'a str, by_root: &mut HashMap<&'a str, Option<&'a str>>| {
+        let Some((root, _)) = split_root(path) else {
+            return;
+        };
+        by_root
+            .entry(root)
+            .and_modify(|p| {
+                if *p != Some(path) {
+                    *p = None
+                }
+            })
+            .or_insert(Some(path));
+    };
+    for (p, container) in paths {
+        note(p, &mut by_root);
+        if container {
+            candidates.push(p);
+        }
+    }
+    for p in others {
+        note(p, &mut by_root);
+    }
+    let members_only = |rest: &str| {
+        rest.starts_with('.')
+            && rest[1..]
+                .split('.')
+                .all(|m| !m.is_empty() && m.chars().all(|c| c.is_alphanumeric() || c == '_'))
+    };
+    candidates
+        .into_iter()
+        .filter_map(|p| {
+            let (root, rest) = split_root(p)?;
+            (!p.starts_with('(') && members_only(rest) && by_root.get(root) == Some(&Some(p)))
+                .then(|| (p.to_string(), root.to_string()))
+        })
+        .collect()
 }
 
 /// The path a stack variable or global gives a block it holds, or `None`
@@ -430,6 +538,53 @@ mod tests {
         assert_eq!(general_path("x.coefs._M_impl._M_start"), "x.coefs");
         assert_eq!(general_path("A.m_storage.m_data"), "A");
         assert_eq!(general_path("net->w1[7]"), "net->w1[i]");
+        assert!(through_internals("x.coefs._M_impl._M_start"));
+        assert!(!through_internals("h.counts"));
+    }
+
+    #[test]
+    fn an_object_owning_one_buffer_is_its_row() {
+        let paths = [
+            "x.coefs",
+            "r.coefs",
+            "m.w",
+            "m.b",
+            "net->w1",
+            "(net->w1)[i]",
+            "s.a.data",
+            "rows[i]",
+            "g.v",
+        ];
+        let others = ["g", "q"];
+        let got = owner_rows(
+            paths
+                .iter()
+                .map(|&p| (p, p != "s.a.data"))
+                .chain([("h.counts", false)]),
+            others.iter().copied(),
+        );
+        assert_eq!(got.get("x.coefs").map(String::as_str), Some("x"));
+        assert_eq!(got.get("r.coefs").map(String::as_str), Some("r"));
+        // Two members, a pointer's target, an element, a root that another
+        // block is named by, and plain pointer members do not fold.
+        for kept in [
+            "m.w",
+            "m.b",
+            "net->w1",
+            "(net->w1)[i]",
+            "rows[i]",
+            "g.v",
+            "s.a.data",
+            "h.counts",
+        ] {
+            assert!(!got.contains_key(kept), "{kept} folded: {got:?}");
+        }
+        // The blocks of one member (a vector's buffers as it grows) fold.
+        let got = owner_rows(
+            [("v.d", true), ("v.d", true)].into_iter(),
+            std::iter::empty(),
+        );
+        assert_eq!(got.get("v.d").map(String::as_str), Some("v"));
     }
 
     #[test]
@@ -468,10 +623,10 @@ mod tests {
         }
         let mut member = |b: u32, off: u64| (b == 0 && off == 8).then(|| ".w1".to_string());
         let got = r.resolve(&names, &mut member);
-        assert_eq!(got[&0], "net");
-        assert_eq!(got[&1], "net->w1");
-        assert_eq!(got[&2], "net->w1[i]");
-        assert_eq!(got[&3], "net->w1[i]");
+        assert_eq!(got[&0].path, "net");
+        assert_eq!(got[&1].path, "net->w1");
+        assert_eq!(got[&2].path, "net->w1[i]");
+        assert_eq!(got[&3].path, "net->w1[i]");
     }
 
     #[test]
@@ -482,7 +637,7 @@ mod tests {
         r.add(0, r.stack_rank(1, 900, 0), Holder::Var("p".into()));
         r.add(0, r.stack_rank(1, 1200, 0), Holder::Var("src".into()));
         let got = r.resolve(&names, &mut |_, _| None);
-        assert_eq!(got[&0], "src");
+        assert_eq!(got[&0].path, "src");
     }
 
     #[test]
@@ -495,7 +650,7 @@ mod tests {
         r.region_start(1, &[(0, 1000, 0), (0, 2000, 0)]);
         r.add(0, r.stack_rank(1, 900, 0), Holder::Var("base".into()));
         let got = r.resolve(&names, &mut |_, _| None);
-        assert_eq!(got[&0], "state");
+        assert_eq!(got[&0].path, "state");
     }
 
     #[test]
@@ -538,8 +693,8 @@ mod tests {
             },
         );
         let got = r.resolve(&names, &mut |_, _| Some(".next".into()));
-        assert_eq!(got[&0], "head");
-        assert_eq!(got[&1], "head");
-        assert_eq!(got[&2], "head");
+        assert_eq!(got[&0].path, "head");
+        assert_eq!(got[&1].path, "head");
+        assert_eq!(got[&2].path, "head");
     }
 }

@@ -102,11 +102,24 @@ pub fn display_rows(a: &Analysis, grouping: Grouping) -> DisplayRows {
             by_key.insert(k, r);
         }
         rows.row_of.push(r);
-        rows.names.push(var.name.clone());
+        rows.names.push(if grouping == Grouping::Instances {
+            instance_name(var)
+        } else {
+            var.name.clone()
+        });
         rows.members.push(vec![VarId(v as u32)]);
     }
     name_groups(a, &mut rows);
     rows
+}
+
+/// A variable's name as its own row: a block shown under the object that
+/// owns it takes its full path (`x.coefs`, `x.coefs#2` for the row `x`).
+fn instance_name(var: &super::model::Variable) -> String {
+    match var.name.strip_prefix(var.base_name.as_str()) {
+        Some(suffix) if !var.path.is_empty() => format!("{}{suffix}", var.path),
+        _ => var.name.clone(),
+    }
 }
 
 /// Names the rows of [`display_rows`] that group several variables.
@@ -564,7 +577,7 @@ fn instances_note(a: &Analysis, names: &StringChunked, grouping: Grouping) -> Op
 /// `grouping`: blocks grouped by site carry their group's name, so that
 /// figures draw them as one variable.
 pub fn variables_for_display(a: &Analysis, grouping: Grouping) -> PolarsResult<DataFrame> {
-    if grouping == Grouping::Instances {
+    if grouping == Grouping::Instances && a.vars.iter().all(|v| v.path.is_empty()) {
         return Ok(a.variables.clone());
     }
     let rows = display_rows(a, grouping);

@@ -165,6 +165,17 @@ impl TypeBuilder {
         while let Some(child) = children.next()? {
             let c = child.entry().clone();
             match c.tag() {
+                // A base class is a member without a name, so that the
+                // path goes on into its members (`x.coefs._M_impl._M_start`
+                // through std::vector's bases). A virtual base's offset is
+                // known only at run time: it is left out.
+                gimli::DW_TAG_inheritance if c.attr_value(gimli::DW_AT_virtuality)?.is_none() => {
+                    members.push(Member {
+                        name: None,
+                        offset: member_offset(u, &c)?,
+                        ty: die_type(u, &c)?,
+                    });
+                }
                 gimli::DW_TAG_member => {
                     let offset = member_offset(u, &c)?;
                     members.push(Member {
@@ -266,9 +277,13 @@ impl TypeTable {
                     ty = *element;
                 }
                 Kind::Record { members, .. } => {
+                    // An empty class (an allocator base) has a size of 1
+                    // but takes no bytes: it covers none.
                     let covering = |m: &&Member<TypeId>| {
                         let size = m.ty.map_or(0, |t| self.type_size(t)).max(1);
-                        offset >= m.offset && offset - m.offset < size
+                        !m.ty.is_some_and(|t| self.empty_record(t))
+                            && offset >= m.offset
+                            && offset - m.offset < size
                     };
                     // Members overlap only in unions and bit fields: the
                     // first covering member is the one named.
@@ -285,6 +300,12 @@ impl TypeTable {
                 _ => return,
             }
         }
+    }
+
+    /// Whether `ty` is a structure or class without members (an empty
+    /// base such as `std::allocator`).
+    fn empty_record(&self, ty: TypeId) -> bool {
+        matches!(&self.0[self.strip(ty).index()].kind, Kind::Record { members, .. } if members.is_empty())
     }
 
     /// A structure, union or class type the program calls `name` (`struct
