@@ -22,6 +22,8 @@ const QUICKJS: &str = "crates/rquickjs-sys-0.14.0/quickjs";
 const MIMALLOC: &str = "crates/libmimalloc-sys-0.1.49/c_src/mimalloc/v2/src";
 const MIMALLOC_INC: &str = "crates/libmimalloc-sys-0.1.49/c_src/mimalloc/v2/include";
 const ZSTD: &str = "crates/zstd-sys-2.1.3+zstd.1.5.7/zstd/lib";
+const LZMA: &str = "crates/lzma-sys-0.1.20/xz-5.2/src";
+const PCRE2: &str = "crates/pcre2-sys-0.2.10/upstream/src";
 
 /// -O0, -O2, -O3 and -O2 -flto: the builds of the larger libraries.
 const FOUR: &[&[&str]] = &[&["-O0"], &["-O2"], &["-O3"], &["-O2", "-flto"]];
@@ -382,6 +384,210 @@ fn mimalloc() {
         ..bundled("mimalloc.c", &[MIMALLOC], &["static.c"])
     };
     corpus(&lib, FOUR);
+}
+
+/// liblzma's sources as the lzma-sys crate compiles them: every file of
+/// its folders but the small CRC variants and the table generators, and
+/// two helpers of xz's common folder.
+const LZMA_SOURCES: &[&str] = &[
+    "common/tuklib_cpucores.c",
+    "common/tuklib_physmem.c",
+    "liblzma/check/check.c",
+    "liblzma/check/crc32_fast.c",
+    "liblzma/check/crc32_table.c",
+    "liblzma/check/crc64_fast.c",
+    "liblzma/check/crc64_table.c",
+    "liblzma/check/sha256.c",
+    "liblzma/common/alone_decoder.c",
+    "liblzma/common/alone_encoder.c",
+    "liblzma/common/auto_decoder.c",
+    "liblzma/common/block_buffer_decoder.c",
+    "liblzma/common/block_buffer_encoder.c",
+    "liblzma/common/block_decoder.c",
+    "liblzma/common/block_encoder.c",
+    "liblzma/common/block_header_decoder.c",
+    "liblzma/common/block_header_encoder.c",
+    "liblzma/common/block_util.c",
+    "liblzma/common/common.c",
+    "liblzma/common/easy_buffer_encoder.c",
+    "liblzma/common/easy_decoder_memusage.c",
+    "liblzma/common/easy_encoder.c",
+    "liblzma/common/easy_encoder_memusage.c",
+    "liblzma/common/easy_preset.c",
+    "liblzma/common/filter_buffer_decoder.c",
+    "liblzma/common/filter_buffer_encoder.c",
+    "liblzma/common/filter_common.c",
+    "liblzma/common/filter_decoder.c",
+    "liblzma/common/filter_encoder.c",
+    "liblzma/common/filter_flags_decoder.c",
+    "liblzma/common/filter_flags_encoder.c",
+    "liblzma/common/hardware_cputhreads.c",
+    "liblzma/common/hardware_physmem.c",
+    "liblzma/common/index.c",
+    "liblzma/common/index_decoder.c",
+    "liblzma/common/index_encoder.c",
+    "liblzma/common/index_hash.c",
+    "liblzma/common/outqueue.c",
+    "liblzma/common/stream_buffer_decoder.c",
+    "liblzma/common/stream_buffer_encoder.c",
+    "liblzma/common/stream_decoder.c",
+    "liblzma/common/stream_encoder.c",
+    "liblzma/common/stream_encoder_mt.c",
+    "liblzma/common/stream_flags_common.c",
+    "liblzma/common/stream_flags_decoder.c",
+    "liblzma/common/stream_flags_encoder.c",
+    "liblzma/common/vli_decoder.c",
+    "liblzma/common/vli_encoder.c",
+    "liblzma/common/vli_size.c",
+    "liblzma/delta/delta_common.c",
+    "liblzma/delta/delta_decoder.c",
+    "liblzma/delta/delta_encoder.c",
+    "liblzma/lz/lz_decoder.c",
+    "liblzma/lz/lz_encoder.c",
+    "liblzma/lz/lz_encoder_mf.c",
+    "liblzma/lzma/fastpos_table.c",
+    "liblzma/lzma/lzma2_decoder.c",
+    "liblzma/lzma/lzma2_encoder.c",
+    "liblzma/lzma/lzma_decoder.c",
+    "liblzma/lzma/lzma_encoder.c",
+    "liblzma/lzma/lzma_encoder_optimum_fast.c",
+    "liblzma/lzma/lzma_encoder_optimum_normal.c",
+    "liblzma/lzma/lzma_encoder_presets.c",
+    "liblzma/rangecoder/price_table.c",
+    "liblzma/simple/arm.c",
+    "liblzma/simple/armthumb.c",
+    "liblzma/simple/ia64.c",
+    "liblzma/simple/powerpc.c",
+    "liblzma/simple/simple_coder.c",
+    "liblzma/simple/simple_decoder.c",
+    "liblzma/simple/simple_encoder.c",
+    "liblzma/simple/sparc.c",
+    "liblzma/simple/x86.c",
+];
+
+#[test]
+fn lzma() {
+    let lib = Lib {
+        // The crate's folders; its own config.h (at the crate's root)
+        // says which coders, checks and match finders are built.
+        includes: &[
+            LZMA,
+            "crates/lzma-sys-0.1.20",
+            "crates/lzma-sys-0.1.20/xz-5.2/src/liblzma/api",
+            "crates/lzma-sys-0.1.20/xz-5.2/src/liblzma/common",
+            "crates/lzma-sys-0.1.20/xz-5.2/src/liblzma/check",
+            "crates/lzma-sys-0.1.20/xz-5.2/src/liblzma/delta",
+            "crates/lzma-sys-0.1.20/xz-5.2/src/liblzma/lz",
+            "crates/lzma-sys-0.1.20/xz-5.2/src/liblzma/lzma",
+            "crates/lzma-sys-0.1.20/xz-5.2/src/liblzma/rangecoder",
+            "crates/lzma-sys-0.1.20/xz-5.2/src/liblzma/simple",
+            "crates/lzma-sys-0.1.20/xz-5.2/src/common",
+        ],
+        defines: &["-DHAVE_CONFIG_H=1", "-std=c99", "-pthread"],
+        ..bundled("lzma.c", &[LZMA], LZMA_SOURCES)
+    };
+    // FAILS at -O2 -flto: the pool block held by `pool.base` (a struct
+    // on main's stack) is named `pool[0]` (all its 1687376 load and
+    // 1175102 store bytes), as zstd's `ar` is: in the link-time unit
+    // `pool` is described through a DW_AT_abstract_origin into the
+    // early-debug unit, and its type (struct pool) is missed.
+    corpus(&lib, &[&["-O0"], &["-O2"], &["-O3"]]);
+}
+
+#[test]
+fn pcre2() {
+    // Not -O3 nor plain -O2: PCRE2 takes gcc about half a minute of
+    // processor time at each (pcre2_match.c alone a dozen seconds at
+    // -O2); -O2 -flto runs the -O2 optimiser and inlines across the
+    // harness and the library too.
+    corpus(&pcre2_lib(), &[&["-O0"], &["-O2", "-flto"]]);
+}
+
+// FAILS: the blocks reached through a member of a PCRE2 structure are
+// named as elements of the structure's block, not by the member: the
+// match data's frames `mdata->heapframes` come out as `mdata[i]` (every
+// build), and at -O2 the character tables `ctypes` (kept only in a
+// register by main) as `cc[i]`, where `cc->tables` is expected. The
+// harness declares `pcre2_match_data *mdata` (and `pcre2_compile_context
+// *cc`), and `pcre2_match_data` is PCRE2's macro for the typedef
+// `pcre2_match_data_8`: the statement reader gives the block the type as
+// spelled in the source, which names no type in the debug information,
+// so the block's members are not found. Declared with the typedefs'
+// own names (`pcre2_match_data_8 *mdata`), both builds name all eight
+// arrays. The harness lists the two only when built with
+// -DCORPUS_PCRE2_MEMBERS.
+#[test]
+#[ignore = "FAILS: a member of a block whose type is spelled through a macro is named as an element"]
+fn pcre2_members() {
+    corpus(
+        &pcre2_lib(),
+        &[
+            &["-O0", "-DCORPUS_PCRE2_MEMBERS"],
+            &["-O2", "-DCORPUS_PCRE2_MEMBERS"],
+        ],
+    );
+}
+
+/// PCRE2, with its 8-bit code units, as the pcre2-sys crate builds it.
+fn pcre2_lib() -> Lib {
+    Lib {
+        includes: &[
+            PCRE2,
+            "crates/pcre2-sys-0.2.10/upstream/deps",
+            "crates/pcre2-sys-0.2.10/upstream/include",
+        ],
+        // The crate's macros but SUPPORT_JIT: the harness does not ask
+        // for the JIT, and its compiler (sljit, in pcre2_jit_compile.c)
+        // would add half again to an optimised build's compile time.
+        defines: &[
+            "-DPCRE2_CODE_UNIT_WIDTH=8",
+            "-DHAVE_STDLIB_H=1",
+            "-DHAVE_MEMMOVE=1",
+            "-DHAVE_CONFIG_H=1",
+            "-DPCRE2_STATIC=1",
+            "-DSTDC_HEADERS=1",
+            "-DSUPPORT_PCRE2_8=1",
+            "-DSUPPORT_UNICODE=1",
+        ],
+        ..bundled(
+            "pcre2.c",
+            &[PCRE2],
+            // Every file of the folder as the crate compiles it
+            // (pcre2_jit_match.c, pcre2_jit_misc.c and
+            // pcre2_ucptables.c are included by others).
+            &[
+                "pcre2_auto_possess.c",
+                "pcre2_chartables.c",
+                "pcre2_chkdint.c",
+                "pcre2_compile.c",
+                "pcre2_compile_class.c",
+                "pcre2_config.c",
+                "pcre2_context.c",
+                "pcre2_convert.c",
+                "pcre2_dfa_match.c",
+                "pcre2_error.c",
+                "pcre2_extuni.c",
+                "pcre2_find_bracket.c",
+                "pcre2_jit_compile.c",
+                "pcre2_maketables.c",
+                "pcre2_match.c",
+                "pcre2_match_data.c",
+                "pcre2_newline.c",
+                "pcre2_ord2utf.c",
+                "pcre2_pattern_info.c",
+                "pcre2_script_run.c",
+                "pcre2_serialize.c",
+                "pcre2_string_utils.c",
+                "pcre2_study.c",
+                "pcre2_substitute.c",
+                "pcre2_substring.c",
+                "pcre2_tables.c",
+                "pcre2_ucd.c",
+                "pcre2_valid_utf.c",
+                "pcre2_xclass.c",
+            ],
+        )
+    }
 }
 
 // The idioms of the issue, each a small program of ours checked the same

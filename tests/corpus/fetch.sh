@@ -34,6 +34,8 @@ crates=(lz4-sys/1.11.1+lz4-1.10.0 libz-sys/1.1.21 bzip2-sys/0.1.13+1.0.8
         zstd-sys/2.1.3+zstd.1.5.7
         libmimalloc-sys/0.1.49
         rquickjs-sys/0.14.0
+        lzma-sys/0.1.20
+        pcre2-sys/0.2.10
 )
 
 for p in "${debs[@]}"; do
