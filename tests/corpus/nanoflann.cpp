@@ -25,7 +25,7 @@ int main(int argc, char **argv)
    cloud.pts.resize(120);
    for (size_t i = 0; i < cloud.pts.size(); i++)
       cloud.pts[i] = {double((i * 37) % 101), double((i * 53) % 89)};
-   corpus_array("cloud.pts", cloud.pts.data(), sizeof(Cloud::Point) * cloud.pts.size());
+   corpus_array("cloud", cloud.pts.data(), sizeof(Cloud::Point) * cloud.pts.size());
    unsigned found[3];
    double dist[3];
    corpus_array("found", found, sizeof found);
