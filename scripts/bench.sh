@@ -27,6 +27,11 @@
 #                                    recursion N frames deep (default 3
 #                                    runs, N = 100000: 200 000 locals) against
 #                                    the bare tool
+#   scripts/bench.sh roots [RUNS] [N]  the tracer's naming evidence (root
+#                                    snapshot, pointer stores) on a region
+#                                    building an N-node tree and one after
+#                                    180 MB of heap, against --tool=none
+#                                    (default 3 runs, N = 100000)
 #   scripts/bench.sh lackey [RUNS] [N]  Lackey --trace-mem against a whole
 #                                    `run_gleipnir` process on a short run
 #                                    (default 5 runs, matmul N=64)
@@ -48,6 +53,9 @@ if [ "${1:-}" = sites ]; then
 fi
 if [ "${1:-}" = recursion ]; then
   exec bash scripts/bench_recursion.sh "${@:2}"
+fi
+if [ "${1:-}" = roots ]; then
+  exec bash scripts/bench_roots.sh "${@:2}"
 fi
 if [ "${1:-}" = lackey ]; then
   exec bash scripts/bench_lackey.sh "${@:2}"

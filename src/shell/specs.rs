@@ -311,7 +311,8 @@ pub const SPECS: &[CommandSpec] = &[
                nodes, named after its head), with their fields summed; site \
                gives the blocks allocated at one site under one name a single \
                row, and blocks named as elements of something (rows[i]) a row \
-               each; instances gives every block its own row (n#1, n#2, ...). \
+               each; instances gives every block its own row (n#1, n#2, ...) \
+               under its full path (x.coefs for the buffer of the object x). \
                The instances of a local variable, one per frame it lived in (a \
                recursion's x#1, x#2, ...), are one row x under root and site and \
                a row each under instances.",
