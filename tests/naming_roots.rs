@@ -115,28 +115,36 @@ fn an_object_owning_one_buffer_is_named_by_the_object() {
         let (dir, exe, _o, _evs, _end) = trace("tests/c/rt_owner.cpp", &[opt, "-lstdc++"], &[]);
         let mut namer = ProgramNamer::new(Some(&exe), &[root().join("tests/c")]);
         let a = mapvis::filter::analyse(&dir.path().join("t.mvt"), &mut namer).expect("analysis");
-        let bytes = |g: &BTreeMap<String, (u64, u64, u64)>, n: &str| g.get(n).map(|v| (v.0, v.1));
-        let root = by_var(&a, stats::Grouping::Root);
-        for (name, want) in [
-            ("x", (800, 800)),
-            ("r", (800, 800)),
-            ("p", (800, 800)),
-            ("m.w", (0, 80)),
-            ("m.b", (80, 0)),
-        ] {
-            assert_eq!(bytes(&root, name), Some(want), "{opt} {name}: {root:?}");
-        }
-        assert_eq!(root.len(), 5, "{opt}: no other heap rows: {root:?}");
+        // The (load, store) bytes of each named row under `grouping`.
+        let check = |grouping, want: &[(&str, (u64, u64))]| {
+            let got = by_var(&a, grouping);
+            for (name, bytes) in want {
+                let row = got.get(*name).map(|v| (v.0, v.1));
+                assert_eq!(row, Some(*bytes), "{opt} {name}: {got:?}");
+            }
+            got.len()
+        };
+        let rows = check(
+            stats::Grouping::Root,
+            &[
+                ("x", (800, 800)),
+                ("r", (800, 800)),
+                ("p", (800, 800)),
+                ("m.w", (0, 80)),
+                ("m.b", (80, 0)),
+            ],
+        );
+        assert_eq!(rows, 5, "{opt}: no other heap rows");
         // Under instances each block shows its whole path.
-        let each = by_var(&a, stats::Grouping::Instances);
-        for (name, want) in [
-            ("x.coefs", (800, 800)),
-            ("r.coefs", (800, 800)),
-            ("p.coefs", (800, 800)),
-            ("m.w", (0, 80)),
-        ] {
-            assert_eq!(bytes(&each, name), Some(want), "{opt} {name}: {each:?}");
-        }
+        check(
+            stats::Grouping::Instances,
+            &[
+                ("x.coefs", (800, 800)),
+                ("r.coefs", (800, 800)),
+                ("p.coefs", (800, 800)),
+                ("m.w", (0, 80)),
+            ],
+        );
         assert!(
             a.summary
                 .notes

@@ -459,31 +459,21 @@ pub(crate) fn owner_rows<'a>(
     paths: impl Iterator<Item = (&'a str, bool)>,
     others: impl Iterator<Item = &'a str>,
 ) -> HashMap<String, String> {
+    let paths: Vec<(&str, bool)> = paths.collect();
     // Per root variable: the one path reaching from it, or `None` once a
     // second one is seen.
     let mut by_root: HashMap<&str, Option<&str>> = HashMap::default();
-    let mut candidates = Vec::new();
-    let note = |path: &'a str, by_root: &mut HashMap<&'a str, Option<&'a str>>| {
-        let Some((root, _)) = split_root(path) else {
-            return;
-        };
-        by_root
-            .entry(root)
-            .and_modify(|p| {
-                if *p != Some(path) {
-                    *p = None
-                }
-            })
-            .or_insert(Some(path));
-    };
-    for (p, container) in paths {
-        note(p, &mut by_root);
-        if container {
-            candidates.push(p);
+    for path in paths.iter().map(|p| p.0).chain(others) {
+        if let Some((root, _)) = split_root(path) {
+            by_root
+                .entry(root)
+                .and_modify(|p| {
+                    if *p != Some(path) {
+                        *p = None
+                    }
+                })
+                .or_insert(Some(path));
         }
-    }
-    for p in others {
-        note(p, &mut by_root);
     }
     let members_only = |rest: &str| {
         rest.starts_with('.')
@@ -491,9 +481,10 @@ pub(crate) fn owner_rows<'a>(
                 .split('.')
                 .all(|m| !m.is_empty() && m.chars().all(|c| c.is_alphanumeric() || c == '_'))
     };
-    candidates
+    paths
         .into_iter()
-        .filter_map(|p| {
+        .filter(|&(_, container)| container)
+        .filter_map(|(p, _)| {
             let (root, rest) = split_root(p)?;
             (!p.starts_with('(') && members_only(rest) && by_root.get(root) == Some(&Some(p)))
                 .then(|| (p.to_string(), root.to_string()))
