@@ -184,12 +184,12 @@ fn lua_lib() -> Lib {
 
 #[test]
 fn lua() {
-    // FAILS at -O2 -flto: the harness's global `static const char
-    // script[]` comes out as `<static data>` (1503 load bytes, all of
-    // them). With -flto, gcc describes the global in the link-time unit
-    // by a DW_TAG_variable that has only a DW_AT_location and a
-    // DW_AT_abstract_origin into the early-debug unit, where its name is.
-    corpus(&lua_lib(), &[&["-O0"], &["-O2"], &["-O3"]]);
+    // With -O2 -flto, gcc describes the harness's global `static const
+    // char script[]` in the link-time unit by a DW_TAG_variable that has
+    // only a DW_AT_location and a DW_AT_abstract_origin into the
+    // compile-time unit, where its name is (a DW_FORM_ref_addr into
+    // another unit).
+    corpus(&lua_lib(), FOUR);
 }
 
 // FAILS: a userdata block that Lua allocates and the harness keeps in
@@ -283,13 +283,11 @@ fn zstd() {
             "decompress/zstd_decompress_block.c",
         ],
     );
-    // FAILS at -O2 -flto: the arena block held by `ar.base` (a struct on
-    // main's stack) is named `ar[0]` (all its 40448 load and 157968 store
-    // bytes), as if `ar` were an array. In the link-time unit `ar` is a
-    // DW_TAG_variable with a location and a DW_AT_abstract_origin into
-    // the early-debug unit, where its name and its type (struct arena)
-    // are; the name is found there, the type seemingly not.
-    corpus(&lib, &[&["-O0"], &["-O2"], &["-O3"]]);
+    // With -O2 -flto, the arena block is held by `ar.base`, a struct on
+    // main's stack that the link-time unit describes through a
+    // DW_AT_abstract_origin into the compile-time unit, where its name
+    // and its type (struct arena) are.
+    corpus(&lib, FOUR);
 }
 
 fn quickjs_lib() -> Lib {
@@ -316,8 +314,8 @@ fn quickjs() {
     // inside a block QuickJS carved from one of its arenas (malloc'd
     // blocks typed by their allocation statement, not by what is carved
     // from them), and the path follows the arena's type.
-    // FAILS at -O2 -flto: the same, and the global `static const char
-    // code[]` is `<static data>` (as Lua's `script` at -flto).
+    // FAILS at -O2 -flto: the same (`samples` named by the path through
+    // the arenas, all its 2048 load and 2048 store bytes).
     corpus(&quickjs_lib(), &[&["-O0"]]);
 }
 
@@ -486,12 +484,9 @@ fn lzma() {
         defines: &["-DHAVE_CONFIG_H=1", "-std=c99", "-pthread"],
         ..bundled("lzma.c", &[LZMA], LZMA_SOURCES)
     };
-    // FAILS at -O2 -flto: the pool block held by `pool.base` (a struct
-    // on main's stack) is named `pool[0]` (all its 1687376 load and
-    // 1175102 store bytes), as zstd's `ar` is: in the link-time unit
-    // `pool` is described through a DW_AT_abstract_origin into the
-    // early-debug unit, and its type (struct pool) is missed.
-    corpus(&lib, &[&["-O0"], &["-O2"], &["-O3"]]);
+    // With -O2 -flto the pool block is held by `pool.base`, a struct on
+    // main's stack read, as zstd's `ar`, through the compile-time unit.
+    corpus(&lib, FOUR);
 }
 
 #[test]

@@ -43,20 +43,18 @@ const ALL4: &[&[&str]] = &[&["-O0"], &["-O2"], &["-O3"], &["-O2", "-flto"]];
 #[test]
 fn boost_multi_array() {
     let lib = deb("boost_multi_array.cpp", &[]);
-    // FAILS with -O2 -flto: A, B and C are named `base_#1`, `base_#2`,
-    // `base_#3` (multi_array's member that holds the storage, from the
-    // statement at multi_array.hpp:545), where `A`, `B`, `C` are expected
-    // (as they are at -O0, -O2 and -O3).
-    corpus(&lib, &[&["-O0"], &["-O2"], &["-O3"]]);
+    // With -O2 -flto, main's A, B and C are described in the link-time
+    // unit through DW_AT_abstract_origin into the compile-time unit.
+    corpus(&lib, ALL4);
 }
 
 // FAILS in every build: the map's bucket array and its 400 nodes are
 // expected as `m`; mapvis names the bucket array `m.table_.buckets_`
-// (`buckets_` with -O2 -flto; allocated at implementation.hpp:3199) and
-// the nodes `a` (node_constructor's local in construct_node_pair,
-// implementation.hpp:2065; -O0), `m.table_.buckets_[i]` (-O2, -O3) or
-// `buckets_[i]` (-O2 -flto): Boost's members stay in the path, where the
-// standard library's are left out. seq and found are named in
+// (allocated at implementation.hpp:3199) and the nodes `a`
+// (node_constructor's local in construct_node_pair,
+// implementation.hpp:2065; -O0) or `m.table_.buckets_[i]` (-O2, -O3,
+// -O2 -flto): Boost's members stay in the path, where the standard
+// library's are left out. seq and found are named in
 // every build; every array's bytes equal Lackey's.
 #[test]
 #[ignore = "FAILS: Boost's unordered_map named through the library's members (see the comment)"]
@@ -68,18 +66,15 @@ fn boost_unordered() {
 #[test]
 fn xtensor() {
     let lib = deb("xtensor.cpp", &[]);
-    // FAILS with -O2 -flto: a, b, c and rows are all named by their
-    // allocation site (with a note), where `a`, `b`, `c`, `rows` are
-    // expected (as they are at -O0, -O2 and -O3); no reason is known.
-    corpus(&lib, &[&["-O0"], &["-O2"], &["-O3"]]);
+    corpus(&lib, ALL4);
 }
 
 // FAILS in every build: the DOM's two arrays (the std::vector buffers of
 // doc["rows"] and doc["points"]) are expected as `doc`, the variable that
 // holds the tree; mapvis names them `ref_stack.back()->m_value.array` (the
-// SAX builder's stack, a helper's local, -O0; the second array also with
-// -O2 -flto) or `doc.m_value.object[i][i][i]` (-O2, -O3; `obj[i][i][i]`
-// with -O2 -flto), paths through nlohmann's members. text and vals are
+// SAX builder's stack, a helper's local, -O0) or
+// `doc.m_value.object[i][j][k]` (-O2, -O3, -O2 -flto), paths through
+// nlohmann's members. text and vals are
 // named in every build.
 #[test]
 #[ignore = "FAILS: nlohmann's DOM arrays named through the library's members (see the comment)"]
@@ -95,13 +90,7 @@ fn toml11() {
     // wrote an access under another instruction's code after a pending
     // block's stale list entry wrote into freed memory that the site
     // table had taken. It is kept as that bug's test.
-    // FAILS with -O2 -flto: text is named by its allocation site (with a
-    // note) where `text` is expected; weights is named `container` (the
-    // parameter of toml11's try_reserve_impl, utility.hpp:42, whose
-    // reserve allocates it) where `weights` is expected; buf's load bytes
-    // differed too, mapvis (532, 256) against Lackey (256, 256), measured
-    // before that fix and not since.
-    corpus(&lib, &[&["-O0"], &["-O2"], &["-O3"]]);
+    corpus(&lib, ALL4);
 }
 
 // FAILS in every build: S's three arrays (values, inner indices, outer
@@ -109,8 +98,7 @@ fn toml11() {
 // `m_outerIndex` (SparseMatrix.h:634) in every build and, from -O2 on,
 // the values and inner indices `m_ptr` (Eigen's scoped_array member,
 // Memory.h:696). M is named `m_data` (DenseStorage.h:486) with -O2 and
-// -O2 -flto, and with -O2 -flto v, w and x are named `m_data`
-// (DenseStorage.h:639) too. Every array's bytes equal Lackey's.
+// -O2 -flto. Every array's bytes equal Lackey's.
 #[test]
 #[ignore = "FAILS: Eigen's sparse storage named by its members (see the comment)"]
 fn eigen_sparse() {
@@ -124,10 +112,5 @@ fn eigen_sparse() {
 #[test]
 fn cli11() {
     let lib = deb("cli11.cpp", &[]);
-    // FAILS with -O2 -flto: the accesses to mode, verbose, steps and tol
-    // (main's locals, bound to the App's options) are named
-    // `<CLI::App::parse frame>` where their own names are expected, and
-    // weights is named `output` (the parameter of CLI11's
-    // lexical_conversion, TypeTools.hpp:1209) where `weights` is expected.
-    corpus(&lib, &[&["-O0"], &["-O2"], &["-O3"]]);
+    corpus(&lib, ALL4);
 }

@@ -1,8 +1,8 @@
 //! Heap blocks named by where the program keeps their addresses (trace
 //! format 6's root snapshot and pointer stores): the idioms the statement
-//! reader cannot name. Every program is compiled -g -O0 (one also -O2)
-//! and traced for real; the expected bytes are worked out by hand in the
-//! comments.
+//! reader cannot name. Every program is compiled -g -O0 (some also -O2,
+//! one -O2 -flto) and traced for real; the expected bytes are worked out
+//! by hand in the comments.
 mod common;
 
 use std::collections::BTreeMap;
@@ -154,4 +154,77 @@ fn an_object_owning_one_buffer_is_named_by_the_object() {
             a.summary.notes
         );
     }
+}
+
+#[test]
+fn link_time_optimised_programs_are_named_from_their_compile_time_units() {
+    // With -flto, gcc describes the code, the frames and the locations in
+    // a link-time unit whose DIEs refer (DW_FORM_ref_addr) to the
+    // compile-time units of lt_main.c and lt_work.c for every name and
+    // type. In the region, fill (a separate unit, not inlined) reads
+    // a->base once into its local b (8 load bytes of ar), stores 32
+    // doubles through b and loads them back (256 + 256 bytes, 32
+    // addresses, of the block ar.base holds), stores a->used once (8
+    // store bytes of ar) and loads table[0..32] once each (256 bytes).
+    let pins = format!("-I{}", root().join("tests/c").display());
+    let work = root().join("tests/c/lt_work.c");
+    let work = work.to_str().unwrap();
+    let (dir, exe, _o, _evs, _end) =
+        trace("tests/c/lt_main.c", &["-O2", "-flto", &pins, work], &[]);
+    let mut namer = ProgramNamer::new(Some(&exe), &[root().join("tests/c")]);
+    let a = mapvis::filter::analyse(&dir.path().join("t.mvt"), &mut namer).expect("analysis");
+    let bytes = |kind| -> BTreeMap<String, (u64, u64)> {
+        by_var_in(&a, kind, stats::Grouping::Root)
+            .into_iter()
+            .map(|(k, v)| (k, (v.0, v.1)))
+            .collect()
+    };
+    let stack = bytes(MemKind::Stack);
+    assert_eq!(
+        stack.get("ar"),
+        Some(&(8, 8)),
+        "main's struct local: {stack:?}"
+    );
+    // The frame rows carry their functions' names, read through the
+    // link-time unit's DW_AT_abstract_origin too.
+    assert!(stack.contains_key("<fill frame>"), "{stack:?}");
+    assert!(!stack.keys().any(|k| k.contains("anonymous")), "{stack:?}");
+    let globals = bytes(MemKind::Global);
+    assert_eq!(globals.get("table"), Some(&(256, 0)), "{globals:?}");
+    assert_eq!(globals.len(), 1, "no other global rows: {globals:?}");
+    let heap = by_var(&a, stats::Grouping::Root);
+    assert_eq!(heap.get("ar.base"), Some(&(256, 256, 32)), "{heap:?}");
+    assert_eq!(heap.len(), 1, "no other heap rows: {heap:?}");
+}
+
+#[test]
+fn the_figures_hover_gives_an_owner_rows_full_path() {
+    // The row `x` is the buffer of x.coefs (100 doubles): the complete
+    // pattern's hover calls the variable `x (x.coefs)` and spells each
+    // element by the path (by byte offset, `x.coefs+56` for coefs[7]: the
+    // block's element type is not known), and the array figure of `x` as
+    // 10 x 10 doubles spells its cells `x.coefs[row][col]`. The figure
+    // files keep the row's name.
+    let (dir, exe) = compile("tests/c/rt_owner.cpp", &["-lstdc++"]);
+    mapvis_script(
+        dir.path(),
+        &format!(
+            "load_exe {}; run_gleipnir; memory_trace_analysis; set_mem_alloc H; \
+             complete_memory_access_pattern; 2d_memory_access_pattern x 10 8",
+            exe.display()
+        ),
+    );
+    let page = |name: &str| {
+        std::fs::read_to_string(dir.path().join("figures").join(name))
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+    };
+    let complete = page("complete_memory_access_pattern.html");
+    assert!(complete.contains("\"x (x.coefs)\""), "variable hover");
+    assert!(complete.contains("\"x.coefs+56\""), "element hover");
+    assert!(
+        !complete.contains("\"x+56\""),
+        "no element by the row's name"
+    );
+    let array = page("2d_memory_access_pattern_x.html");
+    assert!(array.contains("x.coefs[%{y}][%{x}]"), "array hover");
 }

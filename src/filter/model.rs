@@ -85,6 +85,22 @@ pub struct LayoutField {
 }
 
 impl Variable {
+    /// For a heap block shown under the name of the object that owns it,
+    /// its own full path with this block's instance suffix (`x.coefs`,
+    /// `x.coefs#2` for the rows `x`, `x#2`): what `set_heap_grouping
+    /// instances` and the figures' hover show. `None` for every other
+    /// variable.
+    pub fn full_path(&self) -> Option<String> {
+        if self.path.is_empty() {
+            return None;
+        }
+        let suffix = self
+            .name
+            .strip_prefix(self.base_name.as_str())
+            .unwrap_or("");
+        Some(format!("{}{suffix}", self.path))
+    }
+
     /// The dimensions as the tables write them: `12x12`, empty when
     /// unknown.
     pub fn dims_text(&self) -> String {
@@ -259,6 +275,12 @@ pub fn variable_table(vars: &[Variable]) -> PolarsResult<DataFrame> {
         Column::new(
             va::DIMS.into(),
             vars.iter().map(Variable::dims_text).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            va::PATH.into(),
+            vars.iter()
+                .map(|v| v.full_path().unwrap_or_default())
+                .collect::<Vec<_>>(),
         ),
     ])
 }

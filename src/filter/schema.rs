@@ -121,6 +121,10 @@ pub mod variable {
     pub const ELEM_SIZE: &str = "elem_size";
     /// Dimensions such as `12x12`, empty when unknown.
     pub const DIMS: &str = "dims";
+    /// For a heap block shown under the name of the object that owns it,
+    /// its full path (`x.coefs`, `x.coefs#2`); empty otherwise. Readers
+    /// take a table without it as all empty.
+    pub const PATH: &str = "path";
 }
 
 /// Column names of the line table.

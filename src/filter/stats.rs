@@ -103,7 +103,7 @@ pub fn display_rows(a: &Analysis, grouping: Grouping) -> DisplayRows {
         }
         rows.row_of.push(r);
         rows.names.push(if grouping == Grouping::Instances {
-            instance_name(var)
+            var.full_path().unwrap_or_else(|| var.name.clone())
         } else {
             var.name.clone()
         });
@@ -111,15 +111,6 @@ pub fn display_rows(a: &Analysis, grouping: Grouping) -> DisplayRows {
     }
     name_groups(a, &mut rows);
     rows
-}
-
-/// A variable's name as its own row: a block shown under the object that
-/// owns it takes its full path (`x.coefs`, `x.coefs#2` for the row `x`).
-fn instance_name(var: &super::model::Variable) -> String {
-    match var.name.strip_prefix(var.base_name.as_str()) {
-        Some(suffix) if !var.path.is_empty() => format!("{}{suffix}", var.path),
-        _ => var.name.clone(),
-    }
 }
 
 /// Names the rows of [`display_rows`] that group several variables.

@@ -583,6 +583,7 @@ fn array_shape(
     }
     Ok(Shape {
         name: name.clone(),
+        path: info.path.clone(),
         base: info.base,
         size: info.size,
         tb: type_bytes,
@@ -619,6 +620,7 @@ fn struct_shape(
     }
     Ok(Shape {
         name: name.clone(),
+        path: info.path.clone(),
         base: info.base,
         size: info.size,
         tb: elem,

@@ -78,7 +78,7 @@ pub(super) fn exact_scatter(d: &Drawn) -> Result<Plot, VisError> {
         by_class[d.ann.class(it) as usize].push((*it, e));
         true
     })?;
-    let hover = exact_hover(&d.shape.name, is3, !d.shape.fields.is_empty());
+    let hover = exact_hover(d.shape.hover_name(), is3, !d.shape.fields.is_empty());
     let mut p = Plot::new();
     for (c, pts) in by_class.iter().enumerate() {
         if pts.is_empty() {

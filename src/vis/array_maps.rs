@@ -29,8 +29,12 @@ const REPLAY_HEIGHT: u32 = 640;
 
 /// The array geometry: block and element layout.
 pub(super) struct Shape {
-    /// Display name of the variable, for hover text.
+    /// Display name of the variable, for titles and file names.
     pub(super) name: String,
+    /// For a block drawn under the name of the object that owns it, its
+    /// full path (`x.coefs`), which the hover spells elements by; empty
+    /// otherwise.
+    pub(super) path: String,
     pub(super) base: u64,
     pub(super) size: u64,
     /// Element size in bytes.
@@ -44,6 +48,16 @@ pub(super) struct Shape {
 }
 
 impl Shape {
+    /// The name hovers spell elements by: the full path of a block drawn
+    /// under its owner's name (`x.coefs[3][4]`), else the display name.
+    pub(super) fn hover_name(&self) -> &str {
+        if self.path.is_empty() {
+            &self.name
+        } else {
+            &self.path
+        }
+    }
+
     /// `(i, j, k)` of an element; `k` is 0 for 2D arrays.
     pub(super) fn ijk(&self, e: u64) -> (u64, u64, u64) {
         if self.dims.len() == 2 {
@@ -119,7 +133,7 @@ impl Shape {
         if f == 1 && !self.fields.is_empty() {
             format!("{}[%{{y}}].%{{x}}", super::html::escape_html(&self.name))
         } else {
-            hover_element(&self.name, None, f)
+            hover_element(self.hover_name(), None, f)
         }
     }
 
@@ -775,7 +789,7 @@ fn slice_plot(
         let st = HeatStyle {
             label,
             scale: scale.clone(),
-            element: hover_element(&c.shape.name, Some(&sl.index(s)), sl.f),
+            element: hover_element(c.shape.hover_name(), Some(&sl.index(s)), sl.f),
             integer: true,
             max: zmax,
         };

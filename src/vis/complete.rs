@@ -598,6 +598,9 @@ fn scene(names: &[String], max_occ: u64) -> LayoutScene {
 /// (the variables present, ordered by base address).
 struct Labels {
     names: Arc<Vec<String>>,
+    /// What a hover calls each rank: its name, with the full path of a
+    /// block drawn under its owner's name (`x (x.coefs)`).
+    hover_names: Arc<Vec<String>>,
     sources: Arc<Vec<String>>,
     /// Panel of each rank (not of each variable: blocks grouped under one
     /// name share a rank), an index into `kinds`.
@@ -643,14 +646,17 @@ impl Labels {
         // A rank's panel is that of its first (lowest) variable: the
         // variables of one rank share a name and so a memory kind.
         let mut panel = vec![usize::MAX; names.len()];
+        let mut hover_names = names.to_vec();
         for &id in present {
             let slot = &mut panel[rank_of[id.index()] as usize];
             if *slot == usize::MAX {
                 *slot = order.iter().position(|&k| k == kind_of(id)).unwrap_or(0);
+                hover_names[rank_of[id.index()] as usize] = v.hover_name(id);
             }
         }
         Labels {
             names,
+            hover_names: Arc::new(hover_names),
             sources,
             max_occ: 0,
             ann,
@@ -980,7 +986,7 @@ impl<'a> ExactData<'a> {
             AccessField::Time => u64s(&|it| it.time),
             AccessField::Variable => CdCol::Str(
                 rows.iter().map(|&k| self.ranks[k]).collect(),
-                self.lab.names.clone(),
+                self.lab.hover_names.clone(),
             ),
             AccessField::Operation => CdCol::Static(
                 rows.iter().map(|&k| op_index(a[k].op) as u8).collect(),
@@ -1107,7 +1113,7 @@ fn group_custom(gs: &[&Group], lab: &Labels) -> CustomData {
         ),
         GroupField::Variable => CdCol::Str(
             gs.iter().map(|g| key_rank(g.space)).collect(),
-            lab.names.clone(),
+            lab.hover_names.clone(),
         ),
         GroupField::AddrSpan => u64s(&|g| g.coord_max - g.coord_min),
         GroupField::OccMin => u64s(&|g| g.occ_min),

@@ -230,6 +230,9 @@ pub(crate) struct VarInfo {
     pub(crate) dims: Vec<u64>,
     /// Memory kind: `H` heap, `S` stack, `G` global.
     pub(crate) scope: String,
+    /// For a heap block drawn under the name of the object that owns it,
+    /// its full path (`x.coefs`); empty otherwise.
+    pub(crate) path: String,
 }
 
 /// The variable table indexed by `var` id.
@@ -247,6 +250,11 @@ impl Variables {
         let elem = read_num::<UInt32Type>(df, T, variable::ELEM_SIZE)?;
         let dims = read_str(df, T, variable::DIMS)?;
         let scope = read_str(df, T, variable::SCOPE)?;
+        // Optional: tables written before the column existed have no paths.
+        let paths = match df.column(variable::PATH) {
+            Ok(_) => read_str(df, T, variable::PATH)?,
+            Err(_) => vec![String::new(); names.len()],
+        };
         let max = ids
             .slice()
             .iter()
@@ -262,6 +270,7 @@ impl Variables {
                 elem_size: elem.slice()[k],
                 dims: dims[k].split('x').filter_map(|d| d.parse().ok()).collect(),
                 scope: scope[k].clone(),
+                path: paths[k].clone(),
             });
         }
         Ok(Variables { by_id })
@@ -274,11 +283,13 @@ impl Variables {
     }
     /// The element an address falls in, as C writes it: `X[3][4]` for an
     /// array of known shape, `X[12]` for a known element size, `X+12` (byte
-    /// offset) otherwise, and the plain name at offset 0 or outside.
+    /// offset) otherwise, and the plain name at offset 0 or outside. A
+    /// block drawn under its owner's name is spelled by its full path
+    /// (`x.coefs[12]` in the row `x`).
     pub(crate) fn element(&self, id: VarId, addr: u64) -> String {
         match self.get(id) {
             Some(v) => crate::trace::naming::element_path(
-                &v.name,
+                if v.path.is_empty() { &v.name } else { &v.path },
                 v.base,
                 v.size,
                 v.elem_size,
@@ -286,6 +297,17 @@ impl Variables {
                 addr,
             ),
             None => format!("<var {id}>"),
+        }
+    }
+
+    /// The name a hover shows: the display name, followed by the full path
+    /// of a block drawn under its owner's name (`x (x.coefs)`).
+    pub(crate) fn hover_name(&self, id: VarId) -> String {
+        match self.get(id) {
+            Some(v) if !v.path.is_empty() && v.path != v.name => {
+                format!("{} ({})", v.name, v.path)
+            }
+            _ => self.name(id),
         }
     }
 

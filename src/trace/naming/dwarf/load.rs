@@ -5,11 +5,11 @@
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
-use gimli::{AttributeValue, EndianSlice, EntriesTreeNode, RunTimeEndian, UnitRef};
+use gimli::{AttributeValue, EndianSlice, EntriesTreeNode, RunTimeEndian};
 use object::{Object, ObjectSection};
 
 use super::cfi::Unwind;
-use super::die::{die_name, die_ranges, R};
+use super::die::{die_name, die_ranges, Cx, R};
 use super::error::DwarfError;
 use super::functions::{Function, FunctionTable};
 use super::types::{TypeBuilder, TypeId};
@@ -71,22 +71,28 @@ impl DebugVars {
         })?;
         let dwarf = sections.borrow(|s| EndianSlice::new(s, endian));
 
-        let mut builder = Builder::default();
-        let mut units = UnitTable::default();
+        // Every unit is parsed before any is walked, so that a DIE can be
+        // completed from another unit (-flto's link-time unit refers to the
+        // compile-time units for names and types).
+        let mut all = Vec::new();
         let mut headers = dwarf.units();
         while let Some(header) = headers.next().map_err(bad)? {
-            let unit = dwarf.unit(header).map_err(bad)?;
-            let unit_ref = unit.unit_ref(&dwarf);
+            all.push(dwarf.unit(header).map_err(bad)?);
+        }
+        let mut builder = Builder::default();
+        let mut units = UnitTable::default();
+        for unit in &all {
+            let cx = Cx::new(&dwarf, unit, &all);
             let mut tree = unit.entries_tree(None).map_err(bad)?;
             let root = tree.root().map_err(bad)?;
             let scope = Scope {
-                optimized: units.read_unit(unit_ref, root.entry()),
+                optimized: units.read_unit(*cx, root.entry()),
                 function: None,
                 frame_base: FrameBase::Unknown,
                 ranges: Vec::new(),
                 depth: 0,
             };
-            builder.walk(unit_ref, root, &scope).map_err(bad)?;
+            builder.walk(cx, root, &scope).map_err(bad)?;
         }
 
         let unwind = Unwind::read(&obj, endian);
@@ -107,7 +113,7 @@ impl Builder {
     /// and blocks (recursively), variables, and types.
     fn walk<'d>(
         &mut self,
-        u: UnitRef<'_, R<'d>>,
+        u: Cx<'_, 'd>,
         node: EntriesTreeNode<'_, '_, '_, R<'d>>,
         scope: &Scope,
     ) -> gimli::Result<()> {

@@ -11,9 +11,9 @@
 
 use std::collections::HashMap;
 
-use gimli::{AttributeValue, EntriesTreeNode, Operation, UnitRef};
+use gimli::{AttributeValue, EntriesTreeNode, Operation};
 
-use super::die::{die_name, die_type, R};
+use super::die::{die_name, die_type, Cx, R};
 
 /// Bound on type nesting followed by naming and size computation, so that a
 /// malformed (cyclic) type graph cannot hang a query.
@@ -120,7 +120,7 @@ impl TypeBuilder {
     /// not a type of that kind.
     pub(super) fn simple<'d>(
         &mut self,
-        u: UnitRef<'_, R<'d>>,
+        u: Cx<'_, 'd>,
         entry: &gimli::DebuggingInformationEntry<'_, '_, R<'d>>,
     ) -> gimli::Result<bool> {
         match simple_type(u, entry, entry.tag())? {
@@ -137,7 +137,7 @@ impl TypeBuilder {
     fn add_type<'d>(
         &mut self,
         entry: &gimli::DebuggingInformationEntry<'_, '_, R<'d>>,
-        u: UnitRef<'_, R<'d>>,
+        u: Cx<'_, 'd>,
         t: TypeData<u64>,
     ) {
         if let Some(off) = entry.offset().to_debug_info_offset(&u.header) {
@@ -150,7 +150,7 @@ impl TypeBuilder {
     /// in it (members' anonymous structures, say).
     pub(super) fn record_or_array<'d>(
         &mut self,
-        u: UnitRef<'_, R<'d>>,
+        u: Cx<'_, 'd>,
         entry: &gimli::DebuggingInformationEntry<'_, '_, R<'d>>,
         node: EntriesTreeNode<'_, '_, '_, R<'d>>,
     ) -> gimli::Result<()> {
@@ -508,7 +508,7 @@ fn compute_size(
 /// Types without children that matter: base, pointer, typedef, qualifier,
 /// enum, and anything else that can be named (function types, void).
 fn simple_type<'d>(
-    u: UnitRef<'_, R<'d>>,
+    u: Cx<'_, 'd>,
     entry: &gimli::DebuggingInformationEntry<'_, '_, R<'d>>,
     tag: gimli::DwTag,
 ) -> gimli::Result<Option<TypeData<u64>>> {
@@ -544,7 +544,7 @@ fn simple_type<'d>(
 /// `DW_OP_plus_uconst` expression (DWARF 2), or from the bit offset of a
 /// bit field. 0 for union members, which carry no location.
 fn member_offset<'d>(
-    u: UnitRef<'_, R<'d>>,
+    u: Cx<'_, 'd>,
     entry: &gimli::DebuggingInformationEntry<'_, '_, R<'d>>,
 ) -> gimli::Result<u64> {
     match entry.attr_value(gimli::DW_AT_data_member_location)? {

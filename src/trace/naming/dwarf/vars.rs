@@ -23,10 +23,10 @@
 
 use std::ops::Range;
 
-use gimli::{AttributeValue, Operation, UnitRef};
+use gimli::{AttributeValue, Operation};
 
 use super::cfi::{X86_64_RBP, X86_64_RSP};
-use super::die::{die_name, die_type, R};
+use super::die::{die_name, die_type, Cx, R};
 use super::types::TypeId;
 
 /// Where a variable lives.
@@ -252,7 +252,7 @@ pub(super) struct RawVar {
 /// [`VarLocation::InRegisters`]. Value and composite locations, and lists
 /// with no register entry, give `None`: nothing to name by them.
 pub(super) fn read_variable<'d>(
-    u: UnitRef<'_, R<'d>>,
+    u: Cx<'_, 'd>,
     entry: &gimli::DebuggingInformationEntry<'_, '_, R<'d>>,
     scope: &Scope,
 ) -> gimli::Result<Option<RawVar>> {
@@ -308,7 +308,7 @@ pub(super) fn read_variable<'d>(
 /// (`DW_OP_regN`: [`VarLocation::InRegisters`] for the whole scope, the
 /// ranges put in `registers`); `None` for anything else.
 fn fixed_location<'d>(
-    u: UnitRef<'_, R<'d>>,
+    u: Cx<'_, 'd>,
     expr: gimli::Expression<R<'d>>,
     scope: &Scope,
     registers: &mut Vec<(Range<u64>, u16)>,
@@ -338,10 +338,7 @@ fn fixed_location<'d>(
 /// alone (`DW_OP_regN`), as (code range, DWARF register). Entries in
 /// memory, pieces and values are left out: a register snapshot can only
 /// speak for a variable a register holds whole.
-fn register_entries<'d>(
-    u: UnitRef<'_, R<'d>>,
-    list: gimli::LocationListsOffset,
-) -> Vec<(Range<u64>, u16)> {
+fn register_entries<'d>(u: Cx<'_, 'd>, list: gimli::LocationListsOffset) -> Vec<(Range<u64>, u16)> {
     let mut out = Vec::new();
     let Ok(mut iter) = u.locations(list) else {
         return out;
@@ -360,10 +357,7 @@ fn register_entries<'d>(
 }
 
 /// How the frame base expression `expr` is located (see [`FrameBase`]).
-pub(super) fn frame_base_kind<'d>(
-    u: UnitRef<'_, R<'d>>,
-    expr: gimli::Expression<R<'d>>,
-) -> FrameBase {
+pub(super) fn frame_base_kind<'d>(u: Cx<'_, 'd>, expr: gimli::Expression<R<'d>>) -> FrameBase {
     let mut ops = expr.operations(u.encoding());
     // DW_OP_regN as a frame base: the base is the register's value.
     if let (Ok(Some(Operation::Register { register })), Ok(None)) = (ops.next(), ops.next()) {
@@ -396,7 +390,7 @@ fn frame_base_at(v: Value) -> FrameBase {
 /// register, a value, pieces, thread-local storage) or that uses an
 /// operation not evaluated here.
 fn evaluate<'d>(
-    u: UnitRef<'_, R<'d>>,
+    u: Cx<'_, 'd>,
     expr: gimli::Expression<R<'d>>,
     frame_base: Option<FrameBase>,
 ) -> Option<Value> {
