@@ -304,19 +304,16 @@ fn quickjs_lib() -> Lib {
 
 #[test]
 fn quickjs() {
-    // FAILS at -O2 and -O3: `samples`, the harness's malloc block that the
-    // script writes through an ArrayBuffer made over it, is named by a
-    // path through QuickJS's own allocator arenas,
-    // `(((rt->arena_state.free_arena_list[i].prev)[i].free_link.next)[i]
-    // .u.block_idx->arena_state.free_arena_list[i].prev)[i].link.prev`
-    // (all its 2048 load and 2048 store bytes). main keeps `samples` in a
-    // register there; the other holder is the ArrayBuffer's data pointer,
-    // inside a block QuickJS carved from one of its arenas (malloc'd
-    // blocks typed by their allocation statement, not by what is carved
-    // from them), and the path follows the arena's type.
-    // FAILS at -O2 -flto: the same (`samples` named by the path through
-    // the arenas, all its 2048 load and 2048 store bytes).
-    corpus(&quickjs_lib(), &[&["-O0"]]);
+    // From -O2 on, main keeps `samples` (the harness's malloc block that
+    // the script writes through an ArrayBuffer made over it) in a
+    // register; its other holder is the ArrayBuffer's data pointer, in a
+    // block QuickJS carved from one of its arenas, reached from `rt`
+    // through five arena blocks typed by their allocation statements
+    // (`(((rt->arena_state.free_arena_list[i].prev)[j].free_link.next)[k]
+    // .u.block_idx->arena_state.free_arena_list[l].prev)[m].link.prev`).
+    // A path through more than three other blocks does not overrule the
+    // statement, so the block is `samples`, with a note giving the path.
+    corpus(&quickjs_lib(), FOUR);
 }
 
 // FAILS: a block the harness allocates with QuickJS's own wrapper
@@ -498,29 +495,33 @@ fn pcre2() {
     corpus(&pcre2_lib(), &[&["-O0"], &["-O2", "-flto"]]);
 }
 
-// FAILS: the blocks reached through a member of a PCRE2 structure are
-// named as elements of the structure's block, not by the member: the
-// match data's frames `mdata->heapframes` come out as `mdata[i]` (every
-// build), and at -O2 the character tables `ctypes` (kept only in a
-// register by main) as `cc[i]`, where `cc->tables` is expected. The
-// harness declares `pcre2_match_data *mdata` (and `pcre2_compile_context
-// *cc`), and `pcre2_match_data` is PCRE2's macro for the typedef
-// `pcre2_match_data_8`: the statement reader gives the block the type as
-// spelled in the source, which names no type in the debug information,
-// so the block's members are not found. Declared with the typedefs'
-// own names (`pcre2_match_data_8 *mdata`), both builds name all eight
-// arrays. The harness lists the two only when built with
+// The blocks reached through a member of a PCRE2 structure: the match
+// data's frames `mdata->heapframes` and the character tables `ctypes`,
+// also `cc->tables`. The harness declares `pcre2_match_data *mdata` (and
+// `pcre2_compile_context *cc`), and `pcre2_match_data` is PCRE2's macro
+// for the typedef `pcre2_match_data_8`: the type as the statement spells
+// it names none the debug information knows, so the block's members are
+// read with the structure type its holders point to (`match_data` in
+// pcre2_match, whose `pcre2_match_data_8` is complete there; the
+// harness's own is opaque). The match data is no whole number of that
+// type (its ovector is declared 131072 long), so it is one structure,
+// not an array. The harness lists the two only when built with
 // -DCORPUS_PCRE2_MEMBERS.
 #[test]
-#[ignore = "FAILS: a member of a block whose type is spelled through a macro is named as an element"]
 fn pcre2_members() {
-    corpus(
-        &pcre2_lib(),
-        &[
-            &["-O0", "-DCORPUS_PCRE2_MEMBERS"],
-            &["-O2", "-DCORPUS_PCRE2_MEMBERS"],
-        ],
-    );
+    corpus(&pcre2_lib(), &[&["-O0", "-DCORPUS_PCRE2_MEMBERS"]]);
+}
+
+// FAILS at -O2: `mdata->heapframes` is `mdata[i]` (all its 603794 load
+// and 617364 store bytes): no holder of the match data's start with a
+// structure type is seen, so its members are not known. Why is not
+// known yet; main keeps `mdata` in a register there, and the library's
+// locals that hold it live in registers of frames below the region's
+// opener, which the snapshot does not read.
+#[test]
+#[ignore = "FAILS: a member of a block whose type is spelled through a macro is named as an element (-O2)"]
+fn pcre2_members_o2() {
+    corpus(&pcre2_lib(), &[&["-O2", "-DCORPUS_PCRE2_MEMBERS"]]);
 }
 
 /// PCRE2, with its 8-bit code units, as the pcre2-sys crate builds it.

@@ -228,3 +228,19 @@ fn the_figures_hover_gives_an_owner_rows_full_path() {
     let array = page("2d_memory_access_pattern_x.html");
     assert!(array.contains("x.coefs[%{y}][%{x}]"), "array hover");
 }
+
+#[test]
+fn a_block_typed_through_a_macro_is_read_with_its_holders_type() {
+    // rt_macro.c: `box *b` where `box` is a macro for the typedef box_8.
+    // At -O0 the loop loads b->n 65 times (64 iterations and the exit
+    // test) and b->buf 64 times: 129 loads of 8 bytes at 2 addresses of
+    // b's block. It stores 64 doubles through b->buf: 512 bytes at 64
+    // addresses of the block b->buf holds, named by that member, not as
+    // an element of b (`(b)[i].buf`), though b's block is longer than
+    // one box_8.
+    let a = analyse("tests/c/rt_macro.c");
+    let got = by_var(&a, stats::Grouping::Root);
+    assert_eq!(got.get("b"), Some(&(1032, 0, 2)), "{got:?}");
+    assert_eq!(got.get("b->buf"), Some(&(0, 512, 64)), "{got:?}");
+    assert_eq!(got.len(), 2, "no other heap rows: {got:?}");
+}

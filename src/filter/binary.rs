@@ -526,9 +526,8 @@ impl Naming<'_> {
         };
         let (tid, regs) = self.roots.snapshot_at();
         self.note_holder(b, value - start, at, tid, regs);
-        for (sp, path) in self.roots.regs.saved_at(at).to_vec() {
-            let rank = self.roots.stack_rank(tid, sp, value - start);
-            self.roots.add(b, rank, Holder::Var(path));
+        for local in self.roots.regs.saved_at(at).to_vec() {
+            self.add_register_holder(b, tid, local, value - start);
         }
     }
 
@@ -552,10 +551,19 @@ impl Naming<'_> {
             return;
         };
         self.ask_registers();
-        for (sp, path) in self.roots.regs.in_register(u16::from(reg)).to_vec() {
-            let rank = self.roots.stack_rank(tid, sp, value - start);
-            self.roots.add(b, rank, Holder::Var(path));
+        for local in self.roots.regs.in_register(u16::from(reg)).to_vec() {
+            self.add_register_holder(b, tid, local, value - start);
         }
+    }
+
+    /// Adds a local a register held, pointing `offset` bytes into block
+    /// `b`, as a holder of `b`.
+    fn add_register_holder(&mut self, b: u32, tid: u32, local: roots::RegLocal, offset: u64) {
+        let rank = self.roots.stack_rank(tid, local.sp, offset);
+        if offset == 0 {
+            self.roots.note_pointee(b, &local.pointee);
+        }
+        self.roots.add(b, rank, Holder::Var(local.path));
     }
 
     /// Records that the word at `at` holds a pointer `offset` bytes into
@@ -584,7 +592,11 @@ impl Naming<'_> {
         } else {
             (self.namer.global_name(at), Roots::other_rank(true, offset))
         };
-        if let Some(path) = found.as_ref().and_then(roots::var_path) {
+        let Some(found) = found else { return };
+        if let Some(path) = roots::var_path(&found) {
+            if offset == 0 {
+                self.roots.note_pointee(b, &found.pointee);
+            }
             self.roots.add(b, rank, Holder::Var(path));
         }
     }
@@ -599,16 +611,31 @@ impl Naming<'_> {
         let names = self.reg.block_names().to_vec();
         let reg = &self.reg;
         let namer = &mut *self.namer;
+        let roots = &self.roots;
+        // A block's members are read with the type its allocation
+        // statement gives, else with the largest record type its holders
+        // point to (a type the source spells through a macro,
+        // `pcre2_match_data` for DWARF's `pcre2_match_data_8`, names none
+        // DWARF knows; a pointer to its first member points to a smaller
+        // one). A byte no member covers has no member path.
         let mut member = |parent: u32, offset: u64| {
             let (_, size, ty) = reg.block_layout(parent)?;
-            if ty.is_empty() {
-                return None;
-            }
             let name = &names[parent as usize].name;
-            let e = namer.heap_element(&ty, name, size, offset)?;
-            e.strip_prefix(name.as_str()).map(str::to_string)
+            let e = Some(ty.as_str())
+                .filter(|t| !t.is_empty())
+                .and_then(|t| namer.heap_element(t, name, size, offset))
+                .or_else(|| {
+                    let widest = roots
+                        .pointees(parent)
+                        .iter()
+                        .max_by_key(|t| namer.record_size(t).unwrap_or(0))?;
+                    namer.heap_element(widest, name, size, offset)
+                })?;
+            e.strip_prefix(name.as_str())
+                .filter(|m| !m.is_empty())
+                .map(str::to_string)
         };
-        let paths = self.roots.resolve(&names, &mut member);
+        let roots::Resolution { paths, distrusted } = roots.resolve(&names, &mut member);
         // Sites the statement reader could not name, and whether every
         // block of each was named by its holders (and with which names).
         for (b, n) in names.iter().enumerate() {
@@ -652,6 +679,7 @@ impl Naming<'_> {
             }
         }
         self.note_owners(&folded);
+        self.note_distrusted(&distrusted, &names);
         for ((path, old), n) in differ.iter().take(MAX_DIFFER_NOTES) {
             self.summary.notes.push(format!(
                 "{n} heap block{} named `{path}` by where the program keeps {}; the statement that \
@@ -667,6 +695,40 @@ impl Naming<'_> {
                 "{} more names differ between where the program keeps blocks' addresses and the \
                  statements that allocated them.",
                 differ.len() - MAX_DIFFER_NOTES
+            ));
+        }
+    }
+
+    /// Notes the blocks whose holders reach them only through a long
+    /// chain of other blocks (see [`roots::Resolution::distrusted`]) and
+    /// what they are named instead, eight at most, then a count.
+    fn note_distrusted(&mut self, distrusted: &[(u32, String)], names: &[HeapName]) {
+        let mut by: std::collections::BTreeMap<(String, String), u64> = Default::default();
+        for (b, path) in distrusted {
+            let Some(n) = names.get(*b as usize) else {
+                continue;
+            };
+            let kept = if n.quality == NameQuality::Exact {
+                format!(
+                    "keep the name the statement that allocated them gives, `{}`",
+                    n.name
+                )
+            } else {
+                format!("are named by their allocation site, {}", n.site)
+            };
+            *by.entry((path.clone(), kept)).or_default() += 1;
+        }
+        for ((path, kept), n) in by.iter().take(MAX_DIFFER_NOTES) {
+            self.summary.notes.push(format!(
+                "{n} heap block{} reached only through a chain of more than {} other blocks                  (`{path}`), too long to trust as a name, {kept}.",
+                if *n == 1 { " is" } else { "s are" },
+                roots::MAX_TRUSTED_HOPS,
+            ));
+        }
+        if by.len() > MAX_DIFFER_NOTES {
+            self.summary.notes.push(format!(
+                "{} more groups of heap blocks reached only through long chains of blocks keep                  the statement's name or their site.",
+                by.len() - MAX_DIFFER_NOTES
             ));
         }
     }

@@ -74,6 +74,7 @@ impl<'n> GleipnirSource<'n> {
                     client_request: client,
                     frame_slot: false,
                     function: String::new(),
+                    pointee: String::new(),
                 });
                 self.named.insert((scope, name), id);
                 id

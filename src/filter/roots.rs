@@ -41,6 +41,14 @@ const WEAK_CLASS: u8 = 4;
 /// longer than this is no name a person would use).
 const MAX_DEPTH: usize = 12;
 
+/// How many other blocks of different structures a path may pass through
+/// and still overrule the statement that allocated the block: `net->w1[i]`
+/// passes through two (net's block and w1's table), a 3D array built by
+/// nested helpers three. A longer path (QuickJS's ArrayBuffer data reached
+/// through five arena blocks typed by their allocation statements, whose
+/// carved pieces are no members of those types) is kept for a note only.
+pub(crate) const MAX_TRUSTED_HOPS: u32 = 3;
+
 /// What holds a block's address.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Holder {
@@ -102,10 +110,21 @@ pub(crate) struct RegRoots {
     /// The opener's call stack (the callers' instructions one byte back
     /// into their calls), until the namer is asked.
     pub(crate) frames: Option<Vec<(u64, u64, u64)>>,
-    /// By DWARF register: (the holding frame's sp, the local's path).
-    current: HashMap<u16, Vec<(u64, String)>>,
+    /// By DWARF register: the locals it held.
+    current: HashMap<u16, Vec<RegLocal>>,
     /// By the stack slot where a called frame saved the register.
-    saved: HashMap<u64, Vec<(u64, String)>>,
+    saved: HashMap<u64, Vec<RegLocal>>,
+}
+
+/// A local a register held at the region's start.
+#[derive(Clone, Debug)]
+pub(crate) struct RegLocal {
+    /// The holding frame's stack pointer.
+    pub(crate) sp: u64,
+    /// The local's path.
+    pub(crate) path: String,
+    /// The record type it points to, by DWARF ([`VarName::pointee`]).
+    pub(crate) pointee: String,
 }
 
 impl RegRoots {
@@ -119,17 +138,21 @@ impl RegRoots {
                 RegSource::Current(r) => self.current.entry(r).or_default(),
                 RegSource::Saved(at) => self.saved.entry(at).or_default(),
             };
-            list.push((h.sp, path));
+            list.push(RegLocal {
+                sp: h.sp,
+                path,
+                pointee: h.var.pointee,
+            });
         }
     }
 
     /// The locals register `reg` held, with their frames' sp.
-    pub(crate) fn in_register(&self, reg: u16) -> &[(u64, String)] {
+    pub(crate) fn in_register(&self, reg: u16) -> &[RegLocal] {
         self.current.get(&reg).map_or(&[], Vec::as_slice)
     }
 
     /// The locals whose registers were saved in the slot at `at`.
-    pub(crate) fn saved_at(&self, at: u64) -> &[(u64, String)] {
+    pub(crate) fn saved_at(&self, at: u64) -> &[RegLocal] {
         self.saved.get(&at).map_or(&[], Vec::as_slice)
     }
 }
@@ -144,11 +167,37 @@ pub(crate) struct Roots {
     /// the block the stored pointer points.
     pub(crate) pending: Option<(u64, u64)>,
     candidates: HashMap<u32, Vec<Candidate>>,
+    /// By block: the record types the variables holding its start point
+    /// to, by DWARF (at most [`KEEP`]), for a block whose allocation
+    /// statement names no type the debug information knows.
+    pointees: HashMap<u32, Vec<String>>,
     /// Snapshot words and stores seen, for the summary's note.
     pub(crate) evidence: u64,
 }
 
 impl Roots {
+    /// Records that a variable whose pointer type points to the record
+    /// type `pointee` holds the start of block `b` (see
+    /// [`Roots::pointee`]); an empty `pointee` says nothing.
+    pub(crate) fn note_pointee(&mut self, b: u32, pointee: &str) {
+        if pointee.is_empty() {
+            return;
+        }
+        let seen = self.pointees.entry(b).or_default();
+        if seen.len() < KEEP && !seen.iter().any(|p| p == pointee) {
+            seen.push(pointee.to_string());
+        }
+    }
+
+    /// The record types the variables holding block `b`'s start point to,
+    /// by DWARF: what to read the block's members with when its
+    /// allocation statement names no type the debug information knows.
+    /// Several when some holders point to its first member (PCRE2's
+    /// `pcre2_memctl *` into a `pcre2_match_data_8`).
+    pub(crate) fn pointees(&self, b: u32) -> &[String] {
+        self.pointees.get(&b).map_or(&[], Vec::as_slice)
+    }
+
     /// A region opened by thread `tid` with this call stack (innermost
     /// first, each (ip, sp, fp)).
     pub(crate) fn region_start(&mut self, tid: u32, frames: &[(u64, u64, u64)]) {
@@ -235,21 +284,26 @@ impl Roots {
         &self,
         names: &[HeapName],
         member: &mut dyn FnMut(u32, u64) -> Option<String>,
-    ) -> HashMap<u32, Resolved> {
-        let mut done: HashMap<u32, Option<String>> = HashMap::default();
+    ) -> Resolution {
+        let mut walk = Walk::default();
         let mut blocks: Vec<u32> = self.candidates.keys().copied().collect();
         blocks.sort_unstable();
         for b in blocks {
             let mut visiting = Vec::new();
-            self.path_of(b, names, member, &mut done, &mut visiting);
+            self.path_of(b, names, member, &mut walk, &mut visiting);
         }
-        done.into_iter()
+        let paths = walk
+            .done
+            .into_iter()
             .filter_map(|(b, p)| {
-                let path = p?;
+                let (path, _) = p?;
                 let container = self.held_by_container(b, &path);
                 Some((b, Resolved { path, container }))
             })
-            .collect()
+            .collect();
+        let mut distrusted = walk.distrusted;
+        distrusted.sort_unstable();
+        Resolution { paths, distrusted }
     }
 
     /// Whether block `b`, named `path`, is held by a variable's member
@@ -272,49 +326,48 @@ impl Roots {
             .is_none_or(|c| c.iter().all(|c| c.rank.class >= WEAK_CLASS))
     }
 
-    /// Block `b`'s path (memoised in `done`); `visiting` holds the blocks
-    /// on the way here, so a cycle of blocks (a doubly linked list) falls
-    /// to the next holder.
+    /// Block `b`'s path and how many blocks of other structures it passes
+    /// through (memoised in `walk`); `visiting` holds the blocks on the way
+    /// here, so a cycle of blocks (a doubly linked list) falls to the next
+    /// holder. A path through more than [`MAX_TRUSTED_HOPS`] blocks gives
+    /// way to the statement reader's exact name, or to none (the block
+    /// keeps its site), and is put in `walk.distrusted`; so is every path
+    /// that goes on from such a block.
     fn path_of(
         &self,
         b: u32,
         names: &[HeapName],
         member: &mut dyn FnMut(u32, u64) -> Option<String>,
-        done: &mut HashMap<u32, Option<String>>,
+        walk: &mut Walk,
         visiting: &mut Vec<u32>,
-    ) -> Option<String> {
-        if let Some(p) = done.get(&b) {
+    ) -> Option<(String, u32)> {
+        if let Some(p) = walk.done.get(&b) {
             return p.clone();
         }
         if visiting.contains(&b) || visiting.len() > MAX_DEPTH {
             return None;
         }
+        let statement = || exact_name(names, b).map(|n| (n, 0));
         if self.only_weak(b) {
-            let kept = names
-                .get(b as usize)
-                .filter(|n| n.quality == NameQuality::Exact)
-                .map(|n| n.name.clone());
-            done.insert(b, kept.clone());
+            let kept = statement();
+            walk.done.insert(b, kept.clone());
             return kept;
         }
         visiting.push(b);
         let mut found = None;
         for c in self.candidates.get(&b).map_or(&[][..], |v| &v[..]) {
             found = match &c.holder {
-                Holder::Var(path) => Some(general_path(path)),
+                Holder::Var(path) => Some((general_path(path), 0)),
                 Holder::Block { parent, offset } => {
-                    let parent_path = match self.path_of(*parent, names, member, done, visiting) {
-                        Some(p) => Some(p),
-                        None => names
-                            .get(*parent as usize)
-                            .filter(|n| n.quality == NameQuality::Exact)
-                            .map(|n| n.name.clone()),
-                    };
-                    parent_path.map(|p| {
+                    let parent_path = self
+                        .path_of(*parent, names, member, walk, visiting)
+                        .or_else(|| exact_name(names, *parent).map(|n| (n, 0)));
+                    parent_path.map(|(p, hops)| {
                         if same_structure(names, *parent, b) {
-                            p
+                            (p, hops)
                         } else {
-                            general_path(&child_path(&p, member(*parent, *offset), *offset))
+                            let child = child_path(&p, member(*parent, *offset), *offset);
+                            (general_path(&child), hops + 1)
                         }
                     })
                 }
@@ -324,9 +377,47 @@ impl Roots {
             }
         }
         visiting.pop();
-        done.insert(b, found.clone());
+        if let Some((path, hops)) = found.take() {
+            // A block set aside keeps its hop count, so that what it holds
+            // is set aside too, not named through the statement's name.
+            found = if hops > MAX_TRUSTED_HOPS {
+                walk.distrusted.push((b, path));
+                statement().map(|(n, _)| (n, hops))
+            } else {
+                Some((path, hops))
+            };
+        }
+        walk.done.insert(b, found.clone());
         found
     }
+}
+
+/// The statement reader's name of block `b`, when it is exact.
+fn exact_name(names: &[HeapName], b: u32) -> Option<String> {
+    names
+        .get(b as usize)
+        .filter(|n| n.quality == NameQuality::Exact)
+        .map(|n| n.name.clone())
+}
+
+/// The state of one [`Roots::resolve`]: each block's path and hop count
+/// once known (`None`: no path), and the paths set aside as too long.
+#[derive(Default)]
+struct Walk {
+    done: HashMap<u32, Option<(String, u32)>>,
+    distrusted: Vec<(u32, String)>,
+}
+
+/// What [`Roots::resolve`] finds.
+#[derive(Debug, Default)]
+pub(crate) struct Resolution {
+    /// The name of each block named by its holders.
+    pub(crate) paths: HashMap<u32, Resolved>,
+    /// Blocks whose only paths pass through more than
+    /// [`MAX_TRUSTED_HOPS`] other blocks, with that path, by block: they
+    /// keep the statement reader's name (or their site), and a note says
+    /// so.
+    pub(crate) distrusted: Vec<(u32, String)>,
 }
 
 /// Whether blocks `a` and `b` are nodes of one structure (a list, a tree):
@@ -613,7 +704,7 @@ mod tests {
             );
         }
         let mut member = |b: u32, off: u64| (b == 0 && off == 8).then(|| ".w1".to_string());
-        let got = r.resolve(&names, &mut member);
+        let got = r.resolve(&names, &mut member).paths;
         assert_eq!(got[&0].path, "net");
         assert_eq!(got[&1].path, "net->w1");
         assert_eq!(got[&2].path, "net->w1[i]");
@@ -627,7 +718,7 @@ mod tests {
         r.region_start(1, &[(0, 1000, 0), (0, 2000, 0)]);
         r.add(0, r.stack_rank(1, 900, 0), Holder::Var("p".into()));
         r.add(0, r.stack_rank(1, 1200, 0), Holder::Var("src".into()));
-        let got = r.resolve(&names, &mut |_, _| None);
+        let got = r.resolve(&names, &mut |_, _| None).paths;
         assert_eq!(got[&0].path, "src");
     }
 
@@ -640,8 +731,57 @@ mod tests {
         let mut r = Roots::default();
         r.region_start(1, &[(0, 1000, 0), (0, 2000, 0)]);
         r.add(0, r.stack_rank(1, 900, 0), Holder::Var("base".into()));
-        let got = r.resolve(&names, &mut |_, _| None);
+        let got = r.resolve(&names, &mut |_, _| None).paths;
         assert_eq!(got[&0].path, "state");
+    }
+
+    #[test]
+    fn a_path_through_many_other_blocks_gives_way_to_the_statement() {
+        // rt holds block 0, which holds 1, which holds 2, ... up to 5:
+        // blocks of six different sites. Block 3 is three blocks from rt,
+        // still trusted; 4 and 5 are four and five, and keep their
+        // statement names (`s4`, `samples`).
+        let mut names: Vec<HeapName> = (0..6)
+            .map(|k| {
+                name(
+                    &format!("s{k}"),
+                    &format!("q.c:{k}"),
+                    &format!("struct a{k}"),
+                )
+            })
+            .collect();
+        names[5] = name("samples", "h.c:59", "float");
+        let mut r = Roots::default();
+        r.region_start(1, &[(0, 1000, 0)]);
+        r.add(0, r.stack_rank(1, 1100, 0), Holder::Var("rt".into()));
+        for b in 1..6u32 {
+            let parent = b - 1;
+            r.add(
+                b,
+                Roots::other_rank(false, 0),
+                Holder::Block { parent, offset: 8 },
+            );
+        }
+        // Block 0 is a struct whose member `l` holds block 1; each other
+        // block holds the next in the member `n` of its second element.
+        let mut member = |b: u32, _| Some(if b == 0 { ".l" } else { "[1].n" }.to_string());
+        let got = r.resolve(&names, &mut member);
+        assert_eq!(got.paths[&0].path, "rt");
+        assert_eq!(got.paths[&1].path, "rt->l");
+        assert_eq!(got.paths[&3].path, "((rt->l)[i].n)[j].n");
+        assert_eq!(got.paths[&4].path, "s4");
+        assert_eq!(got.paths[&5].path, "samples", "not `s4[i].n`");
+        let set_aside: Vec<u32> = got.distrusted.iter().map(|d| d.0).collect();
+        assert_eq!(set_aside, vec![4, 5]);
+        // Without a statement name, block 4 keeps its site, and so no
+        // path reaches block 5, which keeps its statement's name.
+        names[4].quality = NameQuality::Fallback {
+            hint: String::new(),
+        };
+        let got = r.resolve(&names, &mut member);
+        assert!(!got.paths.contains_key(&4), "{:?}", got.paths);
+        assert!(!got.paths.contains_key(&5), "{:?}", got.paths);
+        assert_eq!(got.distrusted.len(), 1);
     }
 
     #[test]
@@ -683,7 +823,7 @@ mod tests {
                 offset: 16,
             },
         );
-        let got = r.resolve(&names, &mut |_, _| Some(".next".into()));
+        let got = r.resolve(&names, &mut |_, _| Some(".next".into())).paths;
         assert_eq!(got[&0].path, "head");
         assert_eq!(got[&1].path, "head");
         assert_eq!(got[&2].path, "head");

@@ -70,7 +70,10 @@ int main(int argc, char **argv)
    corpus_array("cnt", cnt, GROUPS * sizeof *cnt);
    corpus_array("sums", sums, GROUPS * sizeof *sums);
    corpus_array("first", first, GROUPS * sizeof *first);
-   corpus_array("pool", pool, POOL);
+   /* From -O2 -flto on, main keeps `pool` nowhere once it has handed
+    * it to sqlite3_config: SQLite's global configuration is then all
+    * that holds its address, in the member pHeap. */
+   corpus_array("pool|sqlite3Config.pHeap", pool, POOL);
    int rows = 0, r1, r2, r3;
    CORPUS_START;
    r1 = sqlite3_exec(db,

@@ -128,6 +128,10 @@ pub struct VarName {
     /// two functions' variables of one name can be told apart; empty for
     /// globals and when unknown.
     pub function: String,
+    /// When the byte is in a pointer to a structure, union or class, that
+    /// type's name as DWARF gives it (`pcre2_match_data_8`): the type of
+    /// a heap block the pointer holds. Empty otherwise.
+    pub pointee: String,
 }
 
 /// The element of a variable an address falls in, as C writes it, from the
@@ -265,6 +269,12 @@ pub trait Namer {
         _size: u64,
         _offset: u64,
     ) -> Option<String> {
+        None
+    }
+    /// The size in bytes of the structure, union or class type the
+    /// program calls `type_name` (as [`VarName::pointee`] gives it), when
+    /// the debug information knows one.
+    fn record_size(&mut self, _type_name: &str) -> Option<u64> {
         None
     }
     /// The locals that registers hold at a region's start, in a thread

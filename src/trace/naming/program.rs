@@ -900,20 +900,14 @@ impl Namer for ProgramNamer {
         size: u64,
         offset: u64,
     ) -> Option<String> {
-        let found = match self.heap_types.get(elem_type) {
-            Some(f) => *f,
-            None => {
-                let f = self.objects.iter().enumerate().find_map(|(i, o)| {
-                    let id = o.vars.as_ref()?.type_named(elem_type)?;
-                    Some((i, id))
-                });
-                self.heap_types.insert(elem_type.to_string(), f);
-                f
-            }
-        };
-        let (i, ty) = found?;
+        let (i, ty) = self.record_named(elem_type)?;
         let vars = self.objects[i].vars.as_ref()?;
         Some(vars.heap_element(name, ty, size, offset))
+    }
+
+    fn record_size(&mut self, type_name: &str) -> Option<u64> {
+        let (i, ty) = self.record_named(type_name)?;
+        Some(self.objects[i].vars.as_ref()?.type_size(ty))
     }
 
     fn register_holders(&mut self, frames: &[(u64, u64, u64)]) -> Vec<RegHolder> {
@@ -941,7 +935,7 @@ impl Namer for ProgramNamer {
                 if let Some(&src) = source.get(&reg) {
                     out.push(RegHolder {
                         sp,
-                        var: register_var(v, function.clone().unwrap_or_default()),
+                        var: register_var(vars, v, function.clone().unwrap_or_default()),
                         source: src,
                     });
                 }
@@ -969,6 +963,21 @@ impl Namer for ProgramNamer {
 }
 
 impl ProgramNamer {
+    /// The object and DWARF type of the structure, union or class the
+    /// program calls `name`, from the first object whose debug information
+    /// has one of known size; memoised per name (a scan of the types).
+    fn record_named(&mut self, name: &str) -> Option<(usize, TypeId)> {
+        if let Some(f) = self.heap_types.get(name) {
+            return *f;
+        }
+        let f = self.objects.iter().enumerate().find_map(|(i, o)| {
+            let id = o.vars.as_ref()?.type_named(name)?;
+            Some((i, id))
+        });
+        self.heap_types.insert(name.to_string(), f);
+        f
+    }
+
     /// One frame of [`Namer::heap_name`]'s walk: the call at `loc` (a real
     /// frame's or an inlined one's), in the executable when `exe`.
     fn heap_step(
@@ -1192,9 +1201,10 @@ impl ProgramNamer {
         let vars = self.objects[i].vars.as_ref()?;
         let (v, off) = vars.global_at(fa)?;
         let shape = vars.array_shape(v);
+        let (element, pointee) = vars.element_and_pointee(v, off);
         Some(VarName {
             name: v.name.clone(),
-            element: vars.element_name(v, off),
+            element,
             base: addr - off,
             size: v.size,
             elem_size: shape.as_ref().map(|s| s.1 as u32).unwrap_or(0),
@@ -1203,6 +1213,7 @@ impl ProgramNamer {
             client_request: false,
             frame_slot: false,
             function: String::new(),
+            pointee: pointee.unwrap_or_default(),
         })
     }
 }
@@ -1231,6 +1242,7 @@ impl ProgramNamer {
             client_request: false,
             frame_slot: false,
             function: String::new(),
+            pointee: String::new(),
         }
     }
 }
@@ -1256,9 +1268,10 @@ fn name_in_frame(vars: &DebugVars, frame: &Frame, addr: u64) -> Option<VarName> 
     if let Some((v, off)) = vars.local_in(frame, addr) {
         let shape = vars.array_shape(v);
         let base = vars.local_base(frame, v).unwrap_or(addr - off);
+        let (element, pointee) = vars.element_and_pointee(v, off);
         return Some(VarName {
             name: v.name.clone(),
-            element: vars.element_name(v, off),
+            element,
             base,
             size: v.size,
             elem_size: shape.as_ref().map(|s| s.1 as u32).unwrap_or(0),
@@ -1270,6 +1283,7 @@ fn name_in_frame(vars: &DebugVars, frame: &Frame, addr: u64) -> Option<VarName> 
                 .function_at(ip)
                 .map(|f| f.name.clone())
                 .unwrap_or_default(),
+            pointee: pointee.unwrap_or_default(),
         });
     }
     frame_row(vars, frame, addr)
@@ -1277,8 +1291,9 @@ fn name_in_frame(vars: &DebugVars, frame: &Frame, addr: u64) -> Option<VarName> 
 
 /// A local that lives in a register, named as an access of its whole
 /// would be (it has no address: `base` is 0).
-fn register_var(v: &Variable, function: String) -> VarName {
+fn register_var(vars: &DebugVars, v: &Variable, function: String) -> VarName {
     VarName {
+        pointee: vars.element_and_pointee(v, 0).1.unwrap_or_default(),
         name: v.name.clone(),
         element: String::new(),
         base: 0,
@@ -1320,5 +1335,6 @@ fn frame_row(vars: &DebugVars, frame: &Frame, addr: u64) -> Option<VarName> {
         client_request: false,
         frame_slot: true,
         function: func,
+        pointee: String::new(),
     })
 }

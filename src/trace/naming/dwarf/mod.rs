@@ -133,9 +133,16 @@ impl DebugVars {
     /// and a union names its first member covering the offset. Allocates the
     /// returned string.
     pub fn element_name(&self, var: &Variable, offset: u64) -> String {
+        self.element_and_pointee(var, offset).0
+    }
+
+    /// [`Self::element_name`], and when byte `offset` is in a pointer to a
+    /// structure, union or class, that type's name (`pcre2_match_data_8`):
+    /// the type of the block the pointer holds, as DWARF gives it.
+    pub fn element_and_pointee(&self, var: &Variable, offset: u64) -> (String, Option<String>) {
         let mut out = var.name.clone();
-        self.types.append_path(var.type_id, offset, &mut out);
-        out
+        let leaf = self.types.append_path(var.type_id, offset, &mut out);
+        (out, leaf.and_then(|t| self.types.pointee_record(t)))
     }
 
     /// A structure, union or class type the program calls `name` (`struct

@@ -258,18 +258,23 @@ impl TypeTable {
     /// and pointers. Array indices are computed even past the declared
     /// bound, since an overrun is worth seeing; the path stops at a struct
     /// when the offset falls in padding, and a union names its first member
-    /// covering the offset.
-    pub(super) fn append_path(&self, mut ty: Option<TypeId>, mut offset: u64, out: &mut String) {
+    /// covering the offset. Returns the scalar or pointer type the path
+    /// ends at, `None` when it stops short of one (padding, an unknown
+    /// type).
+    pub(super) fn append_path(
+        &self,
+        mut ty: Option<TypeId>,
+        mut offset: u64,
+        out: &mut String,
+    ) -> Option<TypeId> {
         use std::fmt::Write;
         for _ in 0..MAX_TYPE_DEPTH {
-            let Some(id) = ty else { return };
+            let id = ty?;
             let t = &self.0[id.index()];
             match &t.kind {
                 Kind::Typedef(target) | Kind::Qualified(_, target) => ty = *target,
                 Kind::Array { element, dims } => {
-                    let Some(strides) = self.strides(*element, dims) else {
-                        return;
-                    };
+                    let strides = self.strides(*element, dims)?;
                     for stride in strides {
                         let _ = write!(out, "[{}]", offset / stride);
                         offset %= stride;
@@ -287,9 +292,7 @@ impl TypeTable {
                     };
                     // Members overlap only in unions and bit fields: the
                     // first covering member is the one named.
-                    let Some(m) = members.iter().find(covering) else {
-                        return;
-                    };
+                    let m = members.iter().find(covering)?;
                     if let Some(name) = &m.name {
                         out.push('.');
                         out.push_str(name);
@@ -297,9 +300,23 @@ impl TypeTable {
                     offset -= m.offset;
                     ty = m.ty;
                 }
-                _ => return,
+                _ => return Some(id),
             }
         }
+        None
+    }
+
+    /// When `ty` is a pointer (through typedefs and qualifiers) to a
+    /// structure, union or class, that type as the program names it
+    /// (`pcre2_match_data_8`, `struct node`). The type may be incomplete
+    /// here (a library's opaque type, declared only in its public header):
+    /// its name is looked up where it is complete.
+    pub(super) fn pointee_record(&self, ty: TypeId) -> Option<String> {
+        let Kind::Pointer(Some(target)) = self.0[self.strip(ty).index()].kind else {
+            return None;
+        };
+        let t = &self.0[self.strip(target).index()];
+        matches!(t.kind, Kind::Record { .. }).then(|| self.type_name(target))
     }
 
     /// Whether `ty` is a structure or class without members (an empty
@@ -331,7 +348,8 @@ impl TypeTable {
 
     /// The element path of byte `offset` of a heap block named `name`
     /// holding `block_size` bytes of `ty`: `ps[3].y` for an array of
-    /// structures, `n.next` for a single one.
+    /// structures, `n.next` for a single one, and for a single one with
+    /// trailing data (a block that is no whole number of `ty`).
     pub(super) fn heap_element(
         &self,
         name: &str,
@@ -343,7 +361,10 @@ impl TypeTable {
         let size = self.type_size(ty).max(1);
         let mut out = name.to_string();
         let mut off = offset;
-        if block_size > size {
+        // A block of several elements is a whole number of them; one that
+        // is not is a single structure with trailing data (a flexible
+        // array member allocated past its declared bound).
+        if block_size > size && block_size.is_multiple_of(size) {
             let _ = write!(out, "[{}]", offset / size);
             off = offset % size;
         }
