@@ -560,9 +560,7 @@ impl Naming<'_> {
     /// `b`, as a holder of `b`.
     fn add_register_holder(&mut self, b: u32, tid: u32, local: roots::RegLocal, offset: u64) {
         let rank = self.roots.stack_rank(tid, local.sp, offset);
-        if offset == 0 {
-            self.roots.note_pointee(b, &local.pointee);
-        }
+        self.roots.note_pointee(b, offset, &local.pointee);
         self.roots.add(b, rank, Holder::Var(local.path));
     }
 
@@ -594,9 +592,7 @@ impl Naming<'_> {
         };
         let Some(found) = found else { return };
         if let Some(path) = roots::var_path(&found) {
-            if offset == 0 {
-                self.roots.note_pointee(b, &found.pointee);
-            }
+            self.roots.note_pointee(b, offset, &found.pointee);
             self.roots.add(b, rank, Holder::Var(path));
         }
     }
@@ -709,25 +705,24 @@ impl Naming<'_> {
                 continue;
             };
             let kept = if n.quality == NameQuality::Exact {
-                format!(
-                    "keep the name the statement that allocated them gives, `{}`",
-                    n.name
-                )
+                format!("named `{}`, the allocating statement's name", n.name)
             } else {
-                format!("are named by their allocation site, {}", n.site)
+                format!("named by the allocation site, {}", n.site)
             };
             *by.entry((path.clone(), kept)).or_default() += 1;
         }
         for ((path, kept), n) in by.iter().take(MAX_DIFFER_NOTES) {
             self.summary.notes.push(format!(
-                "{n} heap block{} reached only through a chain of more than {} other blocks                  (`{path}`), too long to trust as a name, {kept}.",
+                "{n} heap block{} reached only through a chain of more than {} other blocks \
+                 (`{path}`), a path too long to trust as a name: {kept}.",
                 if *n == 1 { " is" } else { "s are" },
                 roots::MAX_TRUSTED_HOPS,
             ));
         }
         if by.len() > MAX_DIFFER_NOTES {
             self.summary.notes.push(format!(
-                "{} more groups of heap blocks reached only through long chains of blocks keep                  the statement's name or their site.",
+                "{} more groups of heap blocks reached only through long chains of blocks keep \
+                 the statement's name or their site.",
                 by.len() - MAX_DIFFER_NOTES
             ));
         }

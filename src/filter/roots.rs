@@ -177,10 +177,11 @@ pub(crate) struct Roots {
 
 impl Roots {
     /// Records that a variable whose pointer type points to the record
-    /// type `pointee` holds the start of block `b` (see
-    /// [`Roots::pointee`]); an empty `pointee` says nothing.
-    pub(crate) fn note_pointee(&mut self, b: u32, pointee: &str) {
-        if pointee.is_empty() {
+    /// type `pointee` holds a pointer `offset` bytes into block `b` (see
+    /// [`Roots::pointees`]). Only a pointer to the block's start says what
+    /// the block is; an empty `pointee` says nothing.
+    pub(crate) fn note_pointee(&mut self, b: u32, offset: u64, pointee: &str) {
+        if pointee.is_empty() || offset != 0 {
             return;
         }
         let seen = self.pointees.entry(b).or_default();
