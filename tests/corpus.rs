@@ -8,7 +8,7 @@ mod common;
 #[path = "corpus/harness.rs"]
 mod harness;
 
-use harness::{bundled, corpus, deb, idiom, Lib, SiteOk, O0_O2};
+use harness::{bundled, corpus, deb, idiom, Lib, SiteOk, FOUR};
 
 const LZ4: &str = "crates/lz4-sys-1.11.1+lz4-1.10.0/liblz4/lib";
 const ZLIB: &str = "crates/libz-sys-1.1.21/src/zlib";
@@ -25,13 +25,11 @@ const ZSTD: &str = "crates/zstd-sys-2.1.3+zstd.1.5.7/zstd/lib";
 const LZMA: &str = "crates/lzma-sys-0.1.20/xz-5.2/src";
 const PCRE2: &str = "crates/pcre2-sys-0.2.10/upstream/src";
 
-/// -O0, -O2, -O3 and -O2 -flto: the builds of the larger libraries.
-const FOUR: &[&[&str]] = &[&["-O0"], &["-O2"], &["-O3"], &["-O2", "-flto"]];
 
 #[test]
 fn uthash() {
     let lib = deb("uthash.c", &[]);
-    corpus(&lib, &[&["-O0"], &["-O2"], &["-O0", "-no-pie"]]);
+    corpus(&lib, &[FOUR, &[&["-O0", "-no-pie"]]].concat());
 }
 
 #[test]
@@ -51,7 +49,7 @@ fn xxhash() {
         ],
         ..deb("xxhash.c", &[])
     };
-    corpus(&lib, &[&["-O0"], &["-O2"], &["-O3"], &["-O2", "-static"]]);
+    corpus(&lib, &[FOUR, &[&["-O2", "-static"]]].concat());
 }
 
 /// Why a `-static` executable's heap arrays are `<unrecorded memory>`.
@@ -60,25 +58,25 @@ const STATIC_WHY: &str = "a -static executable links glibc's malloc into itself,
 #[test]
 fn jsmn() {
     let lib = deb("jsmn.c", &[]);
-    corpus(&lib, &[&["-O0"], &["-O2"], &["-O2", "-no-pie"]]);
+    corpus(&lib, &[FOUR, &[&["-O2", "-no-pie"]]].concat());
 }
 
 #[test]
 fn stb_image() {
     let lib = deb("stb_image.c", &["-lm"]);
-    corpus(&lib, O0_O2);
+    corpus(&lib, FOUR);
 }
 
 #[test]
 fn stb_perlin() {
     let lib = deb("stb_perlin.c", &["-lm"]);
-    corpus(&lib, O0_O2);
+    corpus(&lib, FOUR);
 }
 
 #[test]
 fn lz4() {
     let lib = bundled("lz4.c", &[LZ4], &["lz4.c"]);
-    corpus(&lib, &[&["-O0"], &["-O2"], &["-O3"]]);
+    corpus(&lib, FOUR);
 }
 
 #[test]
@@ -99,7 +97,7 @@ fn zlib() {
             "zutil.c",
         ],
     );
-    corpus(&lib, &[&["-O0"], &["-O2"], &["-O2", "-flto"]]);
+    corpus(&lib, FOUR);
 }
 
 #[test]
@@ -117,7 +115,7 @@ fn bzip2() {
             "randtable.c",
         ],
     );
-    corpus(&lib, O0_O2);
+    corpus(&lib, FOUR);
 }
 
 #[test]
@@ -132,7 +130,7 @@ fn libdeflate() {
             "lib/x86/cpu_features.c",
         ],
     );
-    corpus(&lib, O0_O2);
+    corpus(&lib, FOUR);
 }
 
 /// Lua 5.4's sources, all but the stand-alone interpreter and compiler.

@@ -244,3 +244,27 @@ fn a_block_typed_through_a_macro_is_read_with_its_holders_type() {
     assert_eq!(got.get("b->buf"), Some(&(0, 512, 64)), "{got:?}");
     assert_eq!(got.len(), 2, "no other heap rows: {got:?}");
 }
+
+#[test]
+fn a_librarys_private_members_are_left_out_of_a_path() {
+    // rtlib.hpp is installed under a usr/include folder: a library's
+    // header. t (rtlib::Table) keeps its 100 doubles in the private
+    // member cells_: 100 stores of 8 (the first loop) and 100 loads of 8
+    // (the third), named `t`. s (rtlib::Span) keeps 50 doubles in the
+    // public member data: 50 stores of 8, named `s.data`. At -O2 the
+    // loops may move 16 bytes at a time: the same bytes.
+    let sys = format!("-I{}", root().join("tests/c/rt_sys/usr/include").display());
+    for opt in ["-O0", "-O2"] {
+        let (dir, exe, _o, _evs, _end) =
+            trace("tests/c/rt_libmember.cpp", &[opt, &sys, "-lstdc++"], &[]);
+        let mut namer = ProgramNamer::new(Some(&exe), &[root().join("tests/c")]);
+        let a = mapvis::filter::analyse(&dir.path().join("t.mvt"), &mut namer).expect("analysis");
+        let got: BTreeMap<String, (u64, u64)> = by_var(&a, stats::Grouping::Root)
+            .into_iter()
+            .map(|(k, v)| (k, (v.0, v.1)))
+            .collect();
+        assert_eq!(got.get("t"), Some(&(800, 800)), "{opt}: {got:?}");
+        assert_eq!(got.get("s.data"), Some(&(0, 400)), "{opt}: {got:?}");
+        assert_eq!(got.len(), 2, "{opt}: no other heap rows: {got:?}");
+    }
+}

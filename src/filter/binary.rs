@@ -13,7 +13,7 @@
 use polars::prelude::PlHashMap as HashMap;
 use std::path::{Path, PathBuf};
 
-use crate::trace::naming::{HeapName, NameQuality, Namer, Scope, VarName};
+use crate::trace::naming::{ElementPath, HeapName, NameQuality, Namer, Scope, VarName};
 use crate::trace::record::{stop_arg_stores, Seen, StartResult, Verdict, HOLD_BACK};
 use crate::trace::record::{Access, Event, ExitStatus, Op, RegionStop, SiteId, WarningKind};
 use crate::trace::record::{Batch, EndState, TraceReader};
@@ -627,9 +627,11 @@ impl Naming<'_> {
                         .max_by_key(|t| namer.record_size(t).unwrap_or(0))?;
                     namer.heap_element(widest, name, size, offset)
                 })?;
-            e.strip_prefix(name.as_str())
-                .filter(|m| !m.is_empty())
-                .map(str::to_string)
+            let member = e.path.strip_prefix(name.as_str()).filter(|m| !m.is_empty())?;
+            Some(ElementPath {
+                path: member.to_string(),
+                internal_at: e.internal_at.map(|at| at.saturating_sub(name.len())),
+            })
         };
         let roots::Resolution { paths, distrusted } = roots.resolve(&names, &mut member);
         // Sites the statement reader could not name, and whether every
@@ -825,6 +827,7 @@ impl Naming<'_> {
         let (ty, name, size, base) = (&v.elem_type, &v.base_name, v.size, v.base);
         self.namer
             .heap_element(ty, name, size, addr.wrapping_sub(base))
+            .map(|e| e.path)
     }
 
     /// Sets the layout ([`Variable::layout`]) of structured stack variable
@@ -879,7 +882,7 @@ impl Naming<'_> {
                 let paths: Vec<Option<String>> = (0..elem)
                     .map(|off| {
                         let e = self.namer.heap_element(&ty, &name, size, off)?;
-                        member_after(&e, &name).map(str::to_string)
+                        member_after(&e.path, &name).map(str::to_string)
                     })
                     .collect();
                 let layout = layout_of(&paths).unwrap_or_default();

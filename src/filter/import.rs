@@ -75,6 +75,7 @@ impl<'n> GleipnirSource<'n> {
                     frame_slot: false,
                     function: String::new(),
                     pointee: String::new(),
+                    internal_at: None,
                 });
                 self.named.insert((scope, name), id);
                 id

@@ -28,7 +28,7 @@
 //! access.
 use polars::prelude::PlHashMap as HashMap;
 
-use crate::trace::naming::{HeapName, NameQuality, RegHolder, RegSource, VarName};
+use crate::trace::naming::{ElementPath, HeapName, NameQuality, RegHolder, RegSource, VarName};
 
 /// Holders kept per block (the best ones by [`Rank`]).
 const KEEP: usize = 4;
@@ -49,12 +49,31 @@ const MAX_DEPTH: usize = 12;
 /// carved pieces are no members of those types) is kept for a note only.
 pub(crate) const MAX_TRUSTED_HOPS: u32 = 3;
 
+/// A stack variable's or global's path as a holder, as DWARF gives it
+/// (`x`, `s.buf`, `rows[3]`), cut where a library's internals begin
+/// (`m` for Boost's `m.table_.buckets_`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct VarPath {
+    /// The path.
+    pub(crate) path: String,
+    /// Whether the holder went on into a library's internals after it.
+    pub(crate) internal: bool,
+}
+
+impl From<&str> for VarPath {
+    fn from(path: &str) -> VarPath {
+        VarPath {
+            path: path.to_string(),
+            internal: false,
+        }
+    }
+}
+
 /// What holds a block's address.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Holder {
-    /// A stack variable or global, by its path as DWARF gives it (`x`,
-    /// `s.buf`, `rows[3]`).
-    Var(String),
+    /// A stack variable or global.
+    Var(VarPath),
     /// Byte `offset` of heap block `parent` (by its index in the run).
     Block {
         /// The holding block.
@@ -122,7 +141,7 @@ pub(crate) struct RegLocal {
     /// The holding frame's stack pointer.
     pub(crate) sp: u64,
     /// The local's path.
-    pub(crate) path: String,
+    pub(crate) path: VarPath,
     /// The record type it points to, by DWARF ([`VarName::pointee`]).
     pub(crate) pointee: String,
 }
@@ -284,7 +303,7 @@ impl Roots {
     pub(crate) fn resolve(
         &self,
         names: &[HeapName],
-        member: &mut dyn FnMut(u32, u64) -> Option<String>,
+        member: &mut dyn FnMut(u32, u64) -> Option<ElementPath>,
     ) -> Resolution {
         let mut walk = Walk::default();
         let mut blocks: Vec<u32> = self.candidates.keys().copied().collect();
@@ -297,8 +316,8 @@ impl Roots {
             .done
             .into_iter()
             .filter_map(|(b, p)| {
-                let (path, _) = p?;
-                let container = self.held_by_container(b, &path);
+                let Reached { path, internal, .. } = p?;
+                let container = internal || self.held_by_container(b, &path);
                 Some((b, Resolved { path, container }))
             })
             .collect();
@@ -313,7 +332,9 @@ impl Roots {
     fn held_by_container(&self, b: u32, path: &str) -> bool {
         self.candidates.get(&b).is_some_and(|c| {
             c.iter().any(|c| match &c.holder {
-                Holder::Var(p) => general_path(p) == path && through_internals(p),
+                Holder::Var(v) => {
+                    general_path(&v.path) == path && (v.internal || through_internals(&v.path))
+                }
                 Holder::Block { .. } => false,
             })
         })
@@ -338,17 +359,17 @@ impl Roots {
         &self,
         b: u32,
         names: &[HeapName],
-        member: &mut dyn FnMut(u32, u64) -> Option<String>,
+        member: &mut dyn FnMut(u32, u64) -> Option<ElementPath>,
         walk: &mut Walk,
         visiting: &mut Vec<u32>,
-    ) -> Option<(String, u32)> {
+    ) -> Option<Reached> {
         if let Some(p) = walk.done.get(&b) {
             return p.clone();
         }
         if visiting.contains(&b) || visiting.len() > MAX_DEPTH {
             return None;
         }
-        let statement = || exact_name(names, b).map(|n| (n, 0));
+        let statement = || exact_name(names, b).map(Reached::named);
         if self.only_weak(b) {
             let kept = statement();
             walk.done.insert(b, kept.clone());
@@ -358,34 +379,43 @@ impl Roots {
         let mut found = None;
         for c in self.candidates.get(&b).map_or(&[][..], |v| &v[..]) {
             found = match &c.holder {
-                Holder::Var(path) => Some((general_path(path), 0)),
-                Holder::Block { parent, offset } => {
-                    let parent_path = self
-                        .path_of(*parent, names, member, walk, visiting)
-                        .or_else(|| exact_name(names, *parent).map(|n| (n, 0)));
-                    parent_path.map(|(p, hops)| {
-                        if same_structure(names, *parent, b) {
-                            (p, hops)
-                        } else {
-                            let child = child_path(&p, member(*parent, *offset), *offset);
-                            (general_path(&child), hops + 1)
+                Holder::Var(v) => Some(Reached {
+                    path: general_path(&v.path),
+                    hops: 0,
+                    internal: v.internal,
+                }),
+                Holder::Block { parent, offset } => self
+                    .path_of(*parent, names, member, walk, visiting)
+                    .or_else(|| exact_name(names, *parent).map(Reached::named))
+                    .and_then(|p| {
+                        if p.internal || same_structure(names, *parent, b) {
+                            return Some(p);
                         }
-                    })
-                }
+                        // A word no member covers is an element only of
+                        // an array of pointers: in a structure whose type
+                        // the debug information does not know (PCRE2's
+                        // match data at -O2) it is no path at all.
+                        let m = member(*parent, *offset);
+                        (m.is_some() || may_hold_pointers(names, *parent))
+                            .then(|| p.child(m, *offset))
+                    }),
             };
             if found.is_some() {
                 break;
             }
         }
         visiting.pop();
-        if let Some((path, hops)) = found.take() {
+        if let Some(reached) = found.take() {
             // A block set aside keeps its hop count, so that what it holds
             // is set aside too, not named through the statement's name.
-            found = if hops > MAX_TRUSTED_HOPS {
-                walk.distrusted.push((b, path));
-                statement().map(|(n, _)| (n, hops))
+            found = if reached.hops > MAX_TRUSTED_HOPS {
+                walk.distrusted.push((b, reached.path));
+                statement().map(|n| Reached {
+                    hops: reached.hops,
+                    ..n
+                })
             } else {
-                Some((path, hops))
+                Some(reached)
             };
         }
         walk.done.insert(b, found.clone());
@@ -405,8 +435,55 @@ fn exact_name(names: &[HeapName], b: u32) -> Option<String> {
 /// once known (`None`: no path), and the paths set aside as too long.
 #[derive(Default)]
 struct Walk {
-    done: HashMap<u32, Option<(String, u32)>>,
+    done: HashMap<u32, Option<Reached>>,
     distrusted: Vec<(u32, String)>,
+}
+
+/// A block's path as the walk found it.
+#[derive(Clone, Debug)]
+struct Reached {
+    /// The path, made general ([`general_path`]).
+    path: String,
+    /// How many blocks of other structures the path passes through.
+    hops: u32,
+    /// Whether the block is a library's internal storage: its holder's
+    /// path went on into a library's internals, or its holder is such a
+    /// block. What it holds is that storage too, under the same name (a
+    /// hash map's nodes under the map).
+    internal: bool,
+}
+
+impl Reached {
+    /// The statement reader's name `n`, as a path of no hops.
+    fn named(n: String) -> Reached {
+        Reached {
+            path: n,
+            hops: 0,
+            internal: false,
+        }
+    }
+
+    /// The path of the block held at byte `offset` of this one, whose
+    /// member path there is `member`: one hop further, and a library's
+    /// internals where the member is one.
+    fn child(&self, member: Option<ElementPath>, offset: u64) -> Reached {
+        let (member, internal) = match member {
+            Some(m) => match m.internal_at {
+                Some(at) => (Some(m.path[..at.min(m.path.len())].to_string()), true),
+                None => (Some(m.path), false),
+            },
+            None => (None, false),
+        };
+        let path = match member {
+            Some(m) if m.is_empty() => self.path.clone(),
+            m => general_path(&child_path(&self.path, m, offset)),
+        };
+        Reached {
+            path,
+            hops: self.hops + 1,
+            internal,
+        }
+    }
 }
 
 /// What [`Roots::resolve`] finds.
@@ -434,6 +511,15 @@ fn same_structure(names: &[HeapName], a: u32, b: u32) -> bool {
         }
         _ => false,
     }
+}
+
+/// Whether block `b` may be an array of pointers, so that a word of it
+/// with no member path is an element (`rows[i]`): its allocation
+/// statement gives it a pointer type, or none.
+fn may_hold_pointers(names: &[HeapName], b: u32) -> bool {
+    names
+        .get(b as usize)
+        .is_none_or(|n| n.elem_type.is_empty() || n.elem_type.contains('*'))
 }
 
 /// The path of a byte of a block whose path is `parent`: `parent->w1` for
@@ -586,13 +672,22 @@ pub(crate) fn owner_rows<'a>(
 
 /// The path a stack variable or global gives a block it holds, or `None`
 /// for a frame slot or the pins' own block.
-pub(crate) fn var_path(v: &VarName) -> Option<String> {
-    (!v.frame_slot && !v.client_request && !v.name.starts_with('<')).then(|| {
-        if v.element.is_empty() {
-            v.name.clone()
-        } else {
-            v.element.clone()
-        }
+pub(crate) fn var_path(v: &VarName) -> Option<VarPath> {
+    if v.frame_slot || v.client_request || v.name.starts_with('<') {
+        return None;
+    }
+    if v.element.is_empty() {
+        return Some(v.name.as_str().into());
+    }
+    let cut = v
+        .internal_at
+        .filter(|&at| at > 0 && v.element.is_char_boundary(at));
+    Some(match cut {
+        Some(at) => VarPath {
+            path: v.element[..at].to_string(),
+            internal: true,
+        },
+        None => v.element.as_str().into(),
     })
 }
 
@@ -683,8 +778,8 @@ mod tests {
         ];
         let mut r = Roots::default();
         r.region_start(1, &[(0, 1000, 0), (0, 2000, 0)]);
-        r.add(0, r.stack_rank(1, 1500, 0), Holder::Var("net".into()));
-        r.add(1, r.stack_rank(1, 800, 0), Holder::Var("new".into()));
+        r.add(0, r.stack_rank(1, 1500, 0), Holder::Var(VarPath::from("net")));
+        r.add(1, r.stack_rank(1, 800, 0), Holder::Var(VarPath::from("new")));
         r.add(
             1,
             Roots::other_rank(false, 0),
@@ -694,7 +789,7 @@ mod tests {
             },
         );
         for (b, off) in [(2u32, 0u64), (3, 8)] {
-            r.add(b, r.stack_rank(1, 700, 0), Holder::Var("p".into()));
+            r.add(b, r.stack_rank(1, 700, 0), Holder::Var(VarPath::from("p")));
             r.add(
                 b,
                 Roots::other_rank(false, 0),
@@ -704,7 +799,7 @@ mod tests {
                 },
             );
         }
-        let mut member = |b: u32, off: u64| (b == 0 && off == 8).then(|| ".w1".to_string());
+        let mut member = |b: u32, off: u64| (b == 0 && off == 8).then(|| ".w1".into());
         let got = r.resolve(&names, &mut member).paths;
         assert_eq!(got[&0].path, "net");
         assert_eq!(got[&1].path, "net->w1");
@@ -713,12 +808,67 @@ mod tests {
     }
 
     #[test]
+    fn a_librarys_internal_storage_is_one_row_under_its_variable() {
+        // Block 0: a hash map's bucket array, held by the local `m`
+        // through its private member (cut at `m`); blocks 1 and 2: nodes
+        // the buckets hold; block 3: a block a node holds through a
+        // member that a library keeps private too. Block 4 is held by a
+        // public member of a library's structure (`s.data`).
+        let names = vec![
+            name("b", "h.hpp:3", ""),
+            name("n", "h.hpp:9", "node"),
+            name("n", "h.hpp:9", "node"),
+            name("k", "h.hpp:12", "char"),
+            name("p", "u.c:4", "double"),
+        ];
+        let mut r = Roots::default();
+        r.region_start(1, &[(0, 1000, 0), (0, 2000, 0)]);
+        let m = VarPath {
+            path: "m".into(),
+            internal: true,
+        };
+        r.add(0, r.stack_rank(1, 1500, 0), Holder::Var(m));
+        for (b, parent, offset) in [(1u32, 0u32, 0u64), (2, 0, 8), (3, 1, 16)] {
+            r.add(b, Roots::other_rank(false, 0), Holder::Block { parent, offset });
+        }
+        r.add(4, r.stack_rank(1, 1400, 0), Holder::Var(VarPath::from("s.data")));
+        let mut member = |_b: u32, off: u64| {
+            Some(ElementPath {
+                path: format!("[{}].next_", off / 8),
+                internal_at: None,
+            })
+        };
+        let got = r.resolve(&names, &mut member).paths;
+        for b in 0..4 {
+            assert_eq!(got[&b].path, "m", "block {b}: {got:?}");
+            assert!(got[&b].container, "block {b} is the library's storage");
+        }
+        assert_eq!(got[&4].path, "s.data");
+        assert!(!got[&4].container);
+        // A member that is a library's internals ends the path at the
+        // holding block's: a block held by `h->impl_.slot` is `h`.
+        let mut r = Roots::default();
+        r.region_start(1, &[(0, 1000, 0), (0, 2000, 0)]);
+        r.add(0, r.stack_rank(1, 1500, 0), Holder::Var(VarPath::from("h")));
+        r.add(1, Roots::other_rank(false, 0), Holder::Block { parent: 0, offset: 8 });
+        let mut member = |_b: u32, _off: u64| {
+            Some(ElementPath {
+                path: ".impl_.slot".into(),
+                internal_at: Some(0),
+            })
+        };
+        let got = r.resolve(&names[3..5], &mut member).paths;
+        assert_eq!(got[&1].path, "h");
+        assert!(got[&1].container);
+    }
+
+    #[test]
     fn the_openers_variable_beats_a_helpers_local() {
         let names = vec![name("p", "x.c:3", "unsigned char")];
         let mut r = Roots::default();
         r.region_start(1, &[(0, 1000, 0), (0, 2000, 0)]);
-        r.add(0, r.stack_rank(1, 900, 0), Holder::Var("p".into()));
-        r.add(0, r.stack_rank(1, 1200, 0), Holder::Var("src".into()));
+        r.add(0, r.stack_rank(1, 900, 0), Holder::Var(VarPath::from("p")));
+        r.add(0, r.stack_rank(1, 1200, 0), Holder::Var(VarPath::from("src")));
         let got = r.resolve(&names, &mut |_, _| None).paths;
         assert_eq!(got[&0].path, "src");
     }
@@ -731,7 +881,7 @@ mod tests {
         let names = vec![name("state", "x.c:40", "struct st")];
         let mut r = Roots::default();
         r.region_start(1, &[(0, 1000, 0), (0, 2000, 0)]);
-        r.add(0, r.stack_rank(1, 900, 0), Holder::Var("base".into()));
+        r.add(0, r.stack_rank(1, 900, 0), Holder::Var(VarPath::from("base")));
         let got = r.resolve(&names, &mut |_, _| None).paths;
         assert_eq!(got[&0].path, "state");
     }
@@ -754,7 +904,7 @@ mod tests {
         names[5] = name("samples", "h.c:59", "float");
         let mut r = Roots::default();
         r.region_start(1, &[(0, 1000, 0)]);
-        r.add(0, r.stack_rank(1, 1100, 0), Holder::Var("rt".into()));
+        r.add(0, r.stack_rank(1, 1100, 0), Holder::Var(VarPath::from("rt")));
         for b in 1..6u32 {
             let parent = b - 1;
             r.add(
@@ -765,7 +915,7 @@ mod tests {
         }
         // Block 0 is a struct whose member `l` holds block 1; each other
         // block holds the next in the member `n` of its second element.
-        let mut member = |b: u32, _| Some(if b == 0 { ".l" } else { "[1].n" }.to_string());
+        let mut member = |b: u32, _| Some(if b == 0 { ".l" } else { "[1].n" }.into());
         let got = r.resolve(&names, &mut member);
         assert_eq!(got.paths[&0].path, "rt");
         assert_eq!(got.paths[&1].path, "rt->l");
@@ -791,7 +941,7 @@ mod tests {
         let names = vec![name("n", "l.c:9", "struct node"); 3];
         let mut r = Roots::default();
         r.region_start(1, &[(0, 1000, 0)]);
-        r.add(0, r.stack_rank(1, 1100, 0), Holder::Var("head".into()));
+        r.add(0, r.stack_rank(1, 1100, 0), Holder::Var(VarPath::from("head")));
         r.add(
             1,
             Roots::other_rank(false, 0),

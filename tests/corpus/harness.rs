@@ -33,7 +33,9 @@
 //! ```
 //!
 //! (`MAPVIS_CORPUS_LACKEY=all` measures every case afresh and writes
-//! nothing.)
+//! nothing; `MAPVIS_CORPUS_LACKEY=new` stores the counts of the builds
+//! that have none, as a new build or an edited harness needs, and
+//! measures the others as an ordinary run does.)
 //!
 //! Bytes are counted by the access's first byte, as mapvis's tables count
 //! them. Arrays are never realloc'ed inside a region (Valgrind's own
@@ -363,18 +365,21 @@ fn sum_log(log: &Path, m: &Manifest) -> Bytes {
 }
 
 /// What `MAPVIS_CORPUS_LACKEY` asks: measure the sample afresh (unset),
-/// every case (`all`), or every case and store the counts (`write`).
+/// every case (`all`), every case and store the counts (`write`), or the
+/// sample and store the counts of builds that have none (`new`).
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Fresh {
     Sample,
     All,
     Write,
+    New,
 }
 
 fn fresh() -> Fresh {
     match std::env::var("MAPVIS_CORPUS_LACKEY").as_deref() {
         Ok("all") => Fresh::All,
         Ok("write") => Fresh::Write,
+        Ok("new") => Fresh::New,
         _ => Fresh::Sample,
     }
 }
@@ -471,7 +476,7 @@ fn oracle(case: &Case, exe: &Path, dir: &Path, sample: bool) -> (Counts, String)
     let hash = code_hash(exe, dir);
     let kept = stored(case.lib.harness, &flags, &hash);
     let mode = fresh();
-    if let (Some(k), Fresh::Sample, false) = (&kept, mode, sample) {
+    if let (Some(k), Fresh::Sample | Fresh::New, false) = (&kept, mode, sample) {
         return (k.clone(), "stored".into());
     }
     let (m, bytes) = lackey(exe, dir);
@@ -481,7 +486,7 @@ fn oracle(case: &Case, exe: &Path, dir: &Path, sample: bool) -> (Counts, String)
         .zip(&bytes)
         .map(|(a, (l, s))| (a.names[0].clone(), *l, *s))
         .collect();
-    if let (Some(k), Fresh::Sample) = (&kept, mode) {
+    if let (Some(k), Fresh::Sample | Fresh::New) = (&kept, mode) {
         assert_eq!(
             &was,
             k,
@@ -491,7 +496,7 @@ fn oracle(case: &Case, exe: &Path, dir: &Path, sample: bool) -> (Counts, String)
         );
     }
     let how = match (mode, &kept) {
-        (Fresh::Write, _) => {
+        (Fresh::Write, _) | (Fresh::New, None) => {
             store(case.lib.harness, &flags, &hash, &m, &bytes);
             "measured and stored"
         }
@@ -681,3 +686,7 @@ pub fn corpus(lib: &Lib, builds: &[&[&str]]) {
 }
 
 pub const O0_O2: &[&[&str]] = &[&["-O0"], &["-O2"]];
+
+/// -O0, -O2, -O3 and -O2 -flto: every case's builds, as users build (the
+/// issue's "Build at -O0, -O2, -O3 and -flto").
+pub const FOUR: &[&[&str]] = &[&["-O0"], &["-O2"], &["-O3"], &["-O2", "-flto"]];

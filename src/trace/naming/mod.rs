@@ -37,7 +37,7 @@ mod symbolize;
 
 pub use backtrace::{BacktraceSymbolizer, Frame};
 pub use csource::{AllocTarget, ArrayDecl, CSource, Container, SizeExpr};
-pub use dwarf::{DebugVars, DwarfError, FrameSlot, StackAccess, VarLocation};
+pub use dwarf::{DebugVars, DwarfError, ElementPath, FrameSlot, StackAccess, VarLocation};
 pub use namer::{
     element_path, natural_cmp, HeapName, NameQuality, Namer, NullNamer, RegHolder, RegSource,
     Scope, VarName, CALLEE_SAVED,

@@ -132,6 +132,9 @@ pub struct VarName {
     /// type's name as DWARF gives it (`pcre2_match_data_8`): the type of
     /// a heap block the pointer holds. Empty otherwise.
     pub pointee: String,
+    /// Where in `element` a library's internals begin
+    /// ([`super::ElementPath::internal_at`]).
+    pub internal_at: Option<usize>,
 }
 
 /// The element of a variable an address falls in, as C writes it, from the
@@ -268,7 +271,7 @@ pub trait Namer {
         _name: &str,
         _size: u64,
         _offset: u64,
-    ) -> Option<String> {
+    ) -> Option<super::ElementPath> {
         None
     }
     /// The size in bytes of the structure, union or class type the

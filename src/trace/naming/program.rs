@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use super::cmacro::{CondReport, MacroTable};
 use super::csource::{AllocTarget, CSource};
-use super::dwarf::{DebugVars, Frame, FrameSlot, NotLocated, TypeId, Variable};
+use super::dwarf::{DebugVars, ElementPath, Frame, FrameSlot, NotLocated, TypeId, Variable};
 use super::namer::{
     HeapName, NameQuality, Namer, RegHolder, RegSource, Scope, VarName, CALLEE_SAVED,
 };
@@ -492,14 +492,6 @@ fn without_parameters(name: &str) -> String {
     }
 }
 
-/// Whether a source file is a system header (the C++ standard library's
-/// templates, glibc's inlines): its lines never name a user's block.
-fn is_library_source(file: &Path) -> bool {
-    file.starts_with("/usr/include")
-        || file.starts_with("/usr/lib")
-        || file.starts_with("/usr/local/include")
-        || file.components().any(|c| c.as_os_str() == "c++")
-}
 
 /// What [`Namer::heap_name`]'s walk learned so far.
 #[derive(Default)]
@@ -899,7 +891,7 @@ impl Namer for ProgramNamer {
         name: &str,
         size: u64,
         offset: u64,
-    ) -> Option<String> {
+    ) -> Option<ElementPath> {
         let (i, ty) = self.record_named(elem_type)?;
         let vars = self.objects[i].vars.as_ref()?;
         Some(vars.heap_element(name, ty, size, offset))
@@ -987,7 +979,7 @@ impl ProgramNamer {
         comp: Option<PathBuf>,
         exe: bool,
     ) -> Step {
-        if is_library_source(&loc.file) {
+        if super::dwarf::is_library_source(&loc.file) {
             // The standard library's templates, compiled into the
             // program: the user's frame further out names the block.
             walk.through_library = true;
@@ -1204,7 +1196,8 @@ impl ProgramNamer {
         let (element, pointee) = vars.element_and_pointee(v, off);
         Some(VarName {
             name: v.name.clone(),
-            element,
+            element: element.path,
+            internal_at: element.internal_at,
             base: addr - off,
             size: v.size,
             elem_size: shape.as_ref().map(|s| s.1 as u32).unwrap_or(0),
@@ -1243,6 +1236,7 @@ impl ProgramNamer {
             frame_slot: false,
             function: String::new(),
             pointee: String::new(),
+            internal_at: None,
         }
     }
 }
@@ -1271,7 +1265,8 @@ fn name_in_frame(vars: &DebugVars, frame: &Frame, addr: u64) -> Option<VarName> 
         let (element, pointee) = vars.element_and_pointee(v, off);
         return Some(VarName {
             name: v.name.clone(),
-            element,
+            element: element.path,
+            internal_at: element.internal_at,
             base,
             size: v.size,
             elem_size: shape.as_ref().map(|s| s.1 as u32).unwrap_or(0),
@@ -1304,6 +1299,7 @@ fn register_var(vars: &DebugVars, v: &Variable, function: String) -> VarName {
         client_request: v.is_client_request(),
         frame_slot: false,
         function,
+        internal_at: None,
     }
 }
 
@@ -1336,5 +1332,6 @@ fn frame_row(vars: &DebugVars, frame: &Frame, addr: u64) -> Option<VarName> {
         frame_slot: true,
         function: func,
         pointee: String::new(),
+        internal_at: None,
     })
 }

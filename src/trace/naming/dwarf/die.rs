@@ -146,3 +146,35 @@ pub(super) fn die_ranges<'d>(
     }
     Ok(out)
 }
+
+/// The source file that declares `entry` (`DW_AT_decl_file`, read in the
+/// line table of the unit that carries it), as the unit spells it: the
+/// directory joined to the name. `None` when the DIE has no such
+/// attribute or the unit no line table.
+pub(super) fn decl_file<'d>(
+    u: Cx<'_, 'd>,
+    entry: &gimli::DebuggingInformationEntry<'_, '_, R<'d>>,
+) -> gimli::Result<Option<std::path::PathBuf>> {
+    let Some((at, value)) = attr_follow(u, entry, gimli::DW_AT_decl_file)? else {
+        return Ok(None);
+    };
+    let index = match value {
+        AttributeValue::FileIndex(i) => i,
+        v => match v.udata_value() {
+            Some(i) => i,
+            None => return Ok(None),
+        },
+    };
+    let Some(header) = at.line_program.as_ref().map(|p| p.header()) else {
+        return Ok(None);
+    };
+    let Some(file) = header.file(index) else {
+        return Ok(None);
+    };
+    let mut path = std::path::PathBuf::new();
+    if let Some(dir) = file.directory(header) {
+        path.push(&*at.attr_string(dir)?.to_string_lossy());
+    }
+    path.push(&*at.attr_string(file.path_name())?.to_string_lossy());
+    Ok(Some(path))
+}

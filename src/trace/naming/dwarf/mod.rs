@@ -53,11 +53,35 @@ pub use error::DwarfError;
 pub use frames::{Frame, StackAccess};
 pub use functions::Function;
 pub use types::TypeId;
+pub use units::is_library_source;
 pub use vars::{NotLocated, VarLocation, Variable};
 
 use functions::FunctionTable;
 use types::TypeTable;
 use units::UnitTable;
+
+/// A C path inside a value (`x.coefs._M_impl._M_start`, `n.next`,
+/// `ps[3].y`) and where in it a library's internals begin: the first
+/// member that a type declared in a system header keeps private or
+/// protected (`m.table_` in Boost's unordered map is at 1). A name made
+/// from a holder's path stops there; an accessed byte's name does not.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ElementPath {
+    /// The path, starting with the value's name.
+    pub path: String,
+    /// The byte offset in `path` where the internals begin.
+    pub internal_at: Option<usize>,
+}
+
+impl From<&str> for ElementPath {
+    /// A path with no library internals in it.
+    fn from(path: &str) -> ElementPath {
+        ElementPath {
+            path: path.to_string(),
+            internal_at: None,
+        }
+    }
+}
 
 /// All variables, types, functions and unwind rules of one ELF object.
 ///
@@ -133,16 +157,24 @@ impl DebugVars {
     /// and a union names its first member covering the offset. Allocates the
     /// returned string.
     pub fn element_name(&self, var: &Variable, offset: u64) -> String {
-        self.element_and_pointee(var, offset).0
+        self.element_and_pointee(var, offset).0.path
     }
 
     /// [`Self::element_name`], and when byte `offset` is in a pointer to a
     /// structure, union or class, that type's name (`pcre2_match_data_8`):
     /// the type of the block the pointer holds, as DWARF gives it.
-    pub fn element_and_pointee(&self, var: &Variable, offset: u64) -> (String, Option<String>) {
-        let mut out = var.name.clone();
-        let leaf = self.types.append_path(var.type_id, offset, &mut out);
-        (out, leaf.and_then(|t| self.types.pointee_record(t)))
+    /// Also says where in the path a library's internals begin.
+    pub fn element_and_pointee(&self, var: &Variable, offset: u64) -> (ElementPath, Option<String>) {
+        let mut path = var.name.clone();
+        let end = self.types.append_path(var.type_id, offset, &mut path);
+        let pointee = end.leaf.and_then(|t| self.types.pointee_record(t));
+        (
+            ElementPath {
+                path,
+                internal_at: end.internal_at,
+            },
+            pointee,
+        )
     }
 
     /// A structure, union or class type the program calls `name` (`struct
@@ -155,8 +187,9 @@ impl DebugVars {
 
     /// The element path of byte `offset` of a heap block named `name`
     /// holding `block_size` bytes of `ty`: `ps[3].y` for an array of
-    /// structures, `n.next` for a single one.
-    pub fn heap_element(&self, name: &str, ty: TypeId, block_size: u64, offset: u64) -> String {
+    /// structures, `n.next` for a single one; and where in it a library's
+    /// internals begin.
+    pub fn heap_element(&self, name: &str, ty: TypeId, block_size: u64, offset: u64) -> ElementPath {
         self.types.heap_element(name, ty, block_size, offset)
     }
 

@@ -13,7 +13,8 @@ use std::collections::HashMap;
 
 use gimli::{AttributeValue, EntriesTreeNode, Operation};
 
-use super::die::{die_name, die_type, Cx, R};
+use super::die::{decl_file, die_name, die_type, Cx, R};
+use super::units::is_library_source;
 
 /// Bound on type nesting followed by naming and size computation, so that a
 /// malformed (cyclic) type graph cannot hang a query.
@@ -66,6 +67,11 @@ struct Member<T> {
     name: Option<String>,
     offset: u64,
     ty: Option<T>,
+    /// A library's internals: a member that a type declared in a system
+    /// header keeps private or protected (Boost's `table_`, nlohmann's
+    /// `m_value`, Eigen's `m_outerIndex`). A path leaves it out, with all
+    /// that follows it.
+    internal: bool,
 }
 
 impl<T: Copy> Kind<T> {
@@ -86,6 +92,7 @@ impl<T: Copy> Kind<T> {
                         name: m.name.clone(),
                         offset: m.offset,
                         ty: g(&m.ty),
+                        internal: m.internal,
                     })
                     .collect(),
             },
@@ -161,6 +168,10 @@ impl TypeBuilder {
             .and_then(|v| v.udata_value());
         let mut members = Vec::new();
         let mut dims = Vec::new();
+        let library = decl_file(u, entry)?.is_some_and(|f| is_library_source(&f));
+        // Members are private by default in a class, public in a
+        // structure or union (DWARF 5, 5.7.6).
+        let class = tag == gimli::DW_TAG_class_type;
         let mut children = node.children();
         while let Some(child) = children.next()? {
             let c = child.entry().clone();
@@ -174,6 +185,7 @@ impl TypeBuilder {
                         name: None,
                         offset: member_offset(u, &c)?,
                         ty: die_type(u, &c)?,
+                        internal: false,
                     });
                 }
                 gimli::DW_TAG_member => {
@@ -182,6 +194,7 @@ impl TypeBuilder {
                         name: die_name(u, &c)?,
                         offset,
                         ty: die_type(u, &c)?,
+                        internal: library && !is_public(&c, class)?,
                     });
                 }
                 gimli::DW_TAG_subrange_type => dims.push(subrange_count(&c)?),
@@ -248,6 +261,17 @@ impl TypeBuilder {
     }
 }
 
+/// Where [`TypeTable::append_path`] ended.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct PathEnd {
+    /// The scalar or pointer type the path ends at; `None` when it stops
+    /// short of one.
+    pub(super) leaf: Option<TypeId>,
+    /// Where in the path a library's internals begin (the first member a
+    /// system header's type keeps private or protected).
+    pub(super) internal_at: Option<usize>,
+}
+
 /// All types of one object, indexed by [`TypeId`].
 #[derive(Debug, Default)]
 pub(super) struct TypeTable(Vec<Type>);
@@ -259,22 +283,27 @@ impl TypeTable {
     /// bound, since an overrun is worth seeing; the path stops at a struct
     /// when the offset falls in padding, and a union names its first member
     /// covering the offset. Returns the scalar or pointer type the path
-    /// ends at, `None` when it stops short of one (padding, an unknown
-    /// type).
+    /// ends at (`None` when it stops short of one: padding, an unknown
+    /// type) and where in `out` a library's internals begin.
     pub(super) fn append_path(
         &self,
         mut ty: Option<TypeId>,
         mut offset: u64,
         out: &mut String,
-    ) -> Option<TypeId> {
+    ) -> PathEnd {
         use std::fmt::Write;
+        let mut end = PathEnd::default();
         for _ in 0..MAX_TYPE_DEPTH {
-            let id = ty?;
+            let Some(id) = ty else {
+                return end;
+            };
             let t = &self.0[id.index()];
             match &t.kind {
                 Kind::Typedef(target) | Kind::Qualified(_, target) => ty = *target,
                 Kind::Array { element, dims } => {
-                    let strides = self.strides(*element, dims)?;
+                    let Some(strides) = self.strides(*element, dims) else {
+                        return end;
+                    };
                     for stride in strides {
                         let _ = write!(out, "[{}]", offset / stride);
                         offset %= stride;
@@ -292,7 +321,12 @@ impl TypeTable {
                     };
                     // Members overlap only in unions and bit fields: the
                     // first covering member is the one named.
-                    let m = members.iter().find(covering)?;
+                    let Some(m) = members.iter().find(covering) else {
+                        return end;
+                    };
+                    if m.internal && end.internal_at.is_none() {
+                        end.internal_at = Some(out.len());
+                    }
                     if let Some(name) = &m.name {
                         out.push('.');
                         out.push_str(name);
@@ -300,10 +334,13 @@ impl TypeTable {
                     offset -= m.offset;
                     ty = m.ty;
                 }
-                _ => return Some(id),
+                _ => {
+                    end.leaf = Some(id);
+                    return end;
+                }
             }
         }
-        None
+        end
     }
 
     /// When `ty` is a pointer (through typedefs and qualifiers) to a
@@ -356,7 +393,7 @@ impl TypeTable {
         ty: TypeId,
         block_size: u64,
         offset: u64,
-    ) -> String {
+    ) -> super::ElementPath {
         use std::fmt::Write;
         let size = self.type_size(ty).max(1);
         let mut out = name.to_string();
@@ -368,8 +405,11 @@ impl TypeTable {
             let _ = write!(out, "[{}]", offset / size);
             off = offset % size;
         }
-        self.append_path(Some(ty), off, &mut out);
-        out
+        let end = self.append_path(Some(ty), off, &mut out);
+        super::ElementPath {
+            path: out,
+            internal_at: end.internal_at,
+        }
     }
 
     /// Byte stride of each dimension of an array, outermost first.
@@ -559,6 +599,18 @@ fn simple_type<'d>(
         byte_size,
         kind,
     }))
+}
+
+/// Whether member DIE `m` is public: by its `DW_AT_accessibility`, else
+/// by the default of its type (private in a `class`).
+fn is_public(
+    m: &gimli::DebuggingInformationEntry<'_, '_, R<'_>>,
+    in_class: bool,
+) -> gimli::Result<bool> {
+    Ok(match m.attr_value(gimli::DW_AT_accessibility)? {
+        Some(AttributeValue::Accessibility(a)) => a == gimli::DW_ACCESS_public,
+        _ => !in_class,
+    })
 }
 
 /// Byte offset of a struct member: a constant (DWARF 3+), a

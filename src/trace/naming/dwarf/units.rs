@@ -116,6 +116,19 @@ fn command_line_macros<R: gimli::Reader>(
     Some(out)
 }
 
+/// Whether a source file is a system header (the C++ standard library's
+/// templates, glibc's inlines, a package's headers): its lines never name
+/// a user's block. A `usr/include` folder anywhere counts, so a package
+/// unpacked into a root of its own (`dpkg-deb -x pkg.deb root`) is read as
+/// installed.
+pub fn is_library_source(file: &Path) -> bool {
+    let parts: Vec<_> = file.components().map(|c| c.as_os_str()).collect();
+    file.starts_with("/usr/lib")
+        || parts.iter().any(|c| *c == "c++")
+        || parts.windows(2).any(|w| w[0] == "usr" && w[1] == "include")
+        || parts.windows(3).any(|w| w[0] == "usr" && w[1] == "local" && w[2] == "include")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -129,5 +142,14 @@ mod tests {
         assert!(is_optimized("GNU C17 12.2.0 -g -O2"));
         assert!(is_optimized("GNU C17 12.2.0 -g -Os"));
         assert!(!is_optimized("clang version 14.0.6"));
+    }
+
+    #[test]
+    fn package_headers_are_library_sources_wherever_unpacked() {
+        assert!(is_library_source(Path::new("/usr/include/c++/12/bits/stl_vector.h")));
+        assert!(is_library_source(Path::new("/tmp/c/root/usr/include/boost/unordered_map.hpp")));
+        assert!(is_library_source(Path::new("/usr/local/include/Eigen/Core")));
+        assert!(!is_library_source(Path::new("/home/u/src/usr.c")));
+        assert!(!is_library_source(Path::new("/home/u/include/matrix.h")));
     }
 }

@@ -554,7 +554,7 @@ static VgHashTable* blocks;
    stores (docs/naming.md). Cost on the hot path: one subtraction and one
    compare per 8-byte store of a register value, against the span of the
    pending blocks, which is empty when none is pending. */
-#define MAX_PTR_STACK_STORES 8
+#define MAX_PTR_STACK_STORES 32
 /* A block's address is looked for in the stores of the next this many
    accesses after its allocation (a helper returns it long before), and in
    those of at most MAX_PENDING blocks at once: the span stays narrow when
