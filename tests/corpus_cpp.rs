@@ -36,7 +36,6 @@ fn rapidjson() {
     corpus(&lib, FOUR);
 }
 
-
 #[test]
 fn boost_multi_array() {
     let lib = deb("boost_multi_array.cpp", &[]);

@@ -627,7 +627,10 @@ impl Naming<'_> {
                         .max_by_key(|t| namer.record_size(t).unwrap_or(0))?;
                     namer.heap_element(widest, name, size, offset)
                 })?;
-            let member = e.path.strip_prefix(name.as_str()).filter(|m| !m.is_empty())?;
+            let member = e
+                .path
+                .strip_prefix(name.as_str())
+                .filter(|m| !m.is_empty())?;
             Some(ElementPath {
                 path: member.to_string(),
                 internal_at: e.internal_at.map(|at| at.saturating_sub(name.len())),

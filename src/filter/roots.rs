@@ -778,8 +778,16 @@ mod tests {
         ];
         let mut r = Roots::default();
         r.region_start(1, &[(0, 1000, 0), (0, 2000, 0)]);
-        r.add(0, r.stack_rank(1, 1500, 0), Holder::Var(VarPath::from("net")));
-        r.add(1, r.stack_rank(1, 800, 0), Holder::Var(VarPath::from("new")));
+        r.add(
+            0,
+            r.stack_rank(1, 1500, 0),
+            Holder::Var(VarPath::from("net")),
+        );
+        r.add(
+            1,
+            r.stack_rank(1, 800, 0),
+            Holder::Var(VarPath::from("new")),
+        );
         r.add(
             1,
             Roots::other_rank(false, 0),
@@ -829,9 +837,17 @@ mod tests {
         };
         r.add(0, r.stack_rank(1, 1500, 0), Holder::Var(m));
         for (b, parent, offset) in [(1u32, 0u32, 0u64), (2, 0, 8), (3, 1, 16)] {
-            r.add(b, Roots::other_rank(false, 0), Holder::Block { parent, offset });
+            r.add(
+                b,
+                Roots::other_rank(false, 0),
+                Holder::Block { parent, offset },
+            );
         }
-        r.add(4, r.stack_rank(1, 1400, 0), Holder::Var(VarPath::from("s.data")));
+        r.add(
+            4,
+            r.stack_rank(1, 1400, 0),
+            Holder::Var(VarPath::from("s.data")),
+        );
         let mut member = |_b: u32, off: u64| {
             Some(ElementPath {
                 path: format!("[{}].next_", off / 8),
@@ -850,7 +866,14 @@ mod tests {
         let mut r = Roots::default();
         r.region_start(1, &[(0, 1000, 0), (0, 2000, 0)]);
         r.add(0, r.stack_rank(1, 1500, 0), Holder::Var(VarPath::from("h")));
-        r.add(1, Roots::other_rank(false, 0), Holder::Block { parent: 0, offset: 8 });
+        r.add(
+            1,
+            Roots::other_rank(false, 0),
+            Holder::Block {
+                parent: 0,
+                offset: 8,
+            },
+        );
         let mut member = |_b: u32, _off: u64| {
             Some(ElementPath {
                 path: ".impl_.slot".into(),
@@ -863,12 +886,45 @@ mod tests {
     }
 
     #[test]
+    fn a_word_of_a_structure_of_unknown_type_is_no_path() {
+        // Block 0: a structure whose type the debug information does not
+        // know (PCRE2's match data, spelled through a macro), held by
+        // `mdata`; block 1, named `emails` by its statement, is held by a
+        // word of it that no member covers. Under a pointer table the same
+        // word is an element.
+        for (ty, want) in [("pcre2_match_data", None), ("char *", Some("mdata[i]"))] {
+            let names = vec![name("mdata", "p.c:9", ty), name("emails", "p.c:4", "")];
+            let mut r = Roots::default();
+            r.region_start(1, &[(0, 1000, 0), (0, 2000, 0)]);
+            r.add(
+                0,
+                r.stack_rank(1, 1500, 0),
+                Holder::Var(VarPath::from("mdata")),
+            );
+            r.add(
+                1,
+                Roots::other_rank(false, 0),
+                Holder::Block {
+                    parent: 0,
+                    offset: 24,
+                },
+            );
+            let got = r.resolve(&names, &mut |_, _| None).paths;
+            assert_eq!(got.get(&1).map(|r| r.path.as_str()), want, "{ty}");
+        }
+    }
+
+    #[test]
     fn the_openers_variable_beats_a_helpers_local() {
         let names = vec![name("p", "x.c:3", "unsigned char")];
         let mut r = Roots::default();
         r.region_start(1, &[(0, 1000, 0), (0, 2000, 0)]);
         r.add(0, r.stack_rank(1, 900, 0), Holder::Var(VarPath::from("p")));
-        r.add(0, r.stack_rank(1, 1200, 0), Holder::Var(VarPath::from("src")));
+        r.add(
+            0,
+            r.stack_rank(1, 1200, 0),
+            Holder::Var(VarPath::from("src")),
+        );
         let got = r.resolve(&names, &mut |_, _| None).paths;
         assert_eq!(got[&0].path, "src");
     }
@@ -881,7 +937,11 @@ mod tests {
         let names = vec![name("state", "x.c:40", "struct st")];
         let mut r = Roots::default();
         r.region_start(1, &[(0, 1000, 0), (0, 2000, 0)]);
-        r.add(0, r.stack_rank(1, 900, 0), Holder::Var(VarPath::from("base")));
+        r.add(
+            0,
+            r.stack_rank(1, 900, 0),
+            Holder::Var(VarPath::from("base")),
+        );
         let got = r.resolve(&names, &mut |_, _| None).paths;
         assert_eq!(got[&0].path, "state");
     }
@@ -904,7 +964,11 @@ mod tests {
         names[5] = name("samples", "h.c:59", "float");
         let mut r = Roots::default();
         r.region_start(1, &[(0, 1000, 0)]);
-        r.add(0, r.stack_rank(1, 1100, 0), Holder::Var(VarPath::from("rt")));
+        r.add(
+            0,
+            r.stack_rank(1, 1100, 0),
+            Holder::Var(VarPath::from("rt")),
+        );
         for b in 1..6u32 {
             let parent = b - 1;
             r.add(
@@ -941,7 +1005,11 @@ mod tests {
         let names = vec![name("n", "l.c:9", "struct node"); 3];
         let mut r = Roots::default();
         r.region_start(1, &[(0, 1000, 0)]);
-        r.add(0, r.stack_rank(1, 1100, 0), Holder::Var(VarPath::from("head")));
+        r.add(
+            0,
+            r.stack_rank(1, 1100, 0),
+            Holder::Var(VarPath::from("head")),
+        );
         r.add(
             1,
             Roots::other_rank(false, 0),

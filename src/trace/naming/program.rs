@@ -492,7 +492,6 @@ fn without_parameters(name: &str) -> String {
     }
 }
 
-
 /// What [`Namer::heap_name`]'s walk learned so far.
 #[derive(Default)]
 struct Walk {

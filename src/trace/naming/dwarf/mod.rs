@@ -164,7 +164,11 @@ impl DebugVars {
     /// structure, union or class, that type's name (`pcre2_match_data_8`):
     /// the type of the block the pointer holds, as DWARF gives it.
     /// Also says where in the path a library's internals begin.
-    pub fn element_and_pointee(&self, var: &Variable, offset: u64) -> (ElementPath, Option<String>) {
+    pub fn element_and_pointee(
+        &self,
+        var: &Variable,
+        offset: u64,
+    ) -> (ElementPath, Option<String>) {
         let mut path = var.name.clone();
         let end = self.types.append_path(var.type_id, offset, &mut path);
         let pointee = end.leaf.and_then(|t| self.types.pointee_record(t));
@@ -189,7 +193,13 @@ impl DebugVars {
     /// holding `block_size` bytes of `ty`: `ps[3].y` for an array of
     /// structures, `n.next` for a single one; and where in it a library's
     /// internals begin.
-    pub fn heap_element(&self, name: &str, ty: TypeId, block_size: u64, offset: u64) -> ElementPath {
+    pub fn heap_element(
+        &self,
+        name: &str,
+        ty: TypeId,
+        block_size: u64,
+        offset: u64,
+    ) -> ElementPath {
         self.types.heap_element(name, ty, block_size, offset)
     }
 

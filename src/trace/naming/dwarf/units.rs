@@ -126,7 +126,9 @@ pub fn is_library_source(file: &Path) -> bool {
     file.starts_with("/usr/lib")
         || parts.iter().any(|c| *c == "c++")
         || parts.windows(2).any(|w| w[0] == "usr" && w[1] == "include")
-        || parts.windows(3).any(|w| w[0] == "usr" && w[1] == "local" && w[2] == "include")
+        || parts
+            .windows(3)
+            .any(|w| w[0] == "usr" && w[1] == "local" && w[2] == "include")
 }
 
 #[cfg(test)]
@@ -146,9 +148,15 @@ mod tests {
 
     #[test]
     fn package_headers_are_library_sources_wherever_unpacked() {
-        assert!(is_library_source(Path::new("/usr/include/c++/12/bits/stl_vector.h")));
-        assert!(is_library_source(Path::new("/tmp/c/root/usr/include/boost/unordered_map.hpp")));
-        assert!(is_library_source(Path::new("/usr/local/include/Eigen/Core")));
+        assert!(is_library_source(Path::new(
+            "/usr/include/c++/12/bits/stl_vector.h"
+        )));
+        assert!(is_library_source(Path::new(
+            "/tmp/c/root/usr/include/boost/unordered_map.hpp"
+        )));
+        assert!(is_library_source(Path::new(
+            "/usr/local/include/Eigen/Core"
+        )));
         assert!(!is_library_source(Path::new("/home/u/src/usr.c")));
         assert!(!is_library_source(Path::new("/home/u/include/matrix.h")));
     }
