@@ -776,36 +776,17 @@ mod tests {
             name("p", "m.c:5", "float"),
             name("p", "m.c:5", "float"),
         ];
-        let mut r = Roots::default();
-        r.region_start(1, &[(0, 1000, 0), (0, 2000, 0)]);
-        r.add(
-            0,
-            r.stack_rank(1, 1500, 0),
-            Holder::Var(VarPath::from("net")),
-        );
+        let mut r = opened();
+        held_by_var(&mut r, 0, VarPath::from("net"));
         r.add(
             1,
             r.stack_rank(1, 800, 0),
             Holder::Var(VarPath::from("new")),
         );
-        r.add(
-            1,
-            Roots::other_rank(false, 0),
-            Holder::Block {
-                parent: 0,
-                offset: 8,
-            },
-        );
+        held_in(&mut r, 1, 0, 8);
         for (b, off) in [(2u32, 0u64), (3, 8)] {
             r.add(b, r.stack_rank(1, 700, 0), Holder::Var(VarPath::from("p")));
-            r.add(
-                b,
-                Roots::other_rank(false, 0),
-                Holder::Block {
-                    parent: 1,
-                    offset: off,
-                },
-            );
+            held_in(&mut r, b, 1, off);
         }
         let mut member = |b: u32, off: u64| (b == 0 && off == 8).then(|| ".w1".into());
         let got = r.resolve(&names, &mut member).paths;
@@ -815,13 +796,35 @@ mod tests {
         assert_eq!(got[&3].path, "net->w1[i]");
     }
 
+    /// A region opened by thread 1 at sp 1000, whose caller's frame is at
+    /// 2000.
+    fn opened() -> Roots {
+        let mut r = Roots::default();
+        r.region_start(1, &[(0, 1000, 0), (0, 2000, 0)]);
+        r
+    }
+
+    /// Block `b` is held by the opener's variable `v` (at sp 1500).
+    fn held_by_var(r: &mut Roots, b: u32, v: VarPath) {
+        let rank = r.stack_rank(1, 1500, 0);
+        r.add(b, rank, Holder::Var(v));
+    }
+
+    /// Block `b` is held at byte `offset` of block `parent`.
+    fn held_in(r: &mut Roots, b: u32, parent: u32, offset: u64) {
+        r.add(
+            b,
+            Roots::other_rank(false, 0),
+            Holder::Block { parent, offset },
+        );
+    }
+
     #[test]
     fn a_librarys_internal_storage_is_one_row_under_its_variable() {
         // Block 0: a hash map's bucket array, held by the local `m`
         // through its private member (cut at `m`); blocks 1 and 2: nodes
-        // the buckets hold; block 3: a block a node holds through a
-        // member that a library keeps private too. Block 4 is held by a
-        // public member of a library's structure (`s.data`).
+        // the buckets hold; block 3: a block a node holds. Block 4 is held
+        // by a public member of a library's structure (`s.data`).
         let names = vec![
             name("b", "h.hpp:3", ""),
             name("n", "h.hpp:9", "node"),
@@ -829,31 +832,18 @@ mod tests {
             name("k", "h.hpp:12", "char"),
             name("p", "u.c:4", "double"),
         ];
-        let mut r = Roots::default();
-        r.region_start(1, &[(0, 1000, 0), (0, 2000, 0)]);
+        let mut r = opened();
         let m = VarPath {
             path: "m".into(),
             internal: true,
         };
-        r.add(0, r.stack_rank(1, 1500, 0), Holder::Var(m));
+        held_by_var(&mut r, 0, m);
         for (b, parent, offset) in [(1u32, 0u32, 0u64), (2, 0, 8), (3, 1, 16)] {
-            r.add(
-                b,
-                Roots::other_rank(false, 0),
-                Holder::Block { parent, offset },
-            );
+            held_in(&mut r, b, parent, offset);
         }
-        r.add(
-            4,
-            r.stack_rank(1, 1400, 0),
-            Holder::Var(VarPath::from("s.data")),
-        );
-        let mut member = |_b: u32, off: u64| {
-            Some(ElementPath {
-                path: format!("[{}].next_", off / 8),
-                internal_at: None,
-            })
-        };
+        held_by_var(&mut r, 4, VarPath::from("s.data"));
+        let mut member =
+            |_b: u32, off: u64| Some(ElementPath::from(&*format!("[{}].next_", off / 8)));
         let got = r.resolve(&names, &mut member).paths;
         for b in 0..4 {
             assert_eq!(got[&b].path, "m", "block {b}: {got:?}");
@@ -863,17 +853,9 @@ mod tests {
         assert!(!got[&4].container);
         // A member that is a library's internals ends the path at the
         // holding block's: a block held by `h->impl_.slot` is `h`.
-        let mut r = Roots::default();
-        r.region_start(1, &[(0, 1000, 0), (0, 2000, 0)]);
-        r.add(0, r.stack_rank(1, 1500, 0), Holder::Var(VarPath::from("h")));
-        r.add(
-            1,
-            Roots::other_rank(false, 0),
-            Holder::Block {
-                parent: 0,
-                offset: 8,
-            },
-        );
+        let mut r = opened();
+        held_by_var(&mut r, 0, VarPath::from("h"));
+        held_in(&mut r, 1, 0, 8);
         let mut member = |_b: u32, _off: u64| {
             Some(ElementPath {
                 path: ".impl_.slot".into(),
@@ -894,21 +876,9 @@ mod tests {
         // word is an element.
         for (ty, want) in [("pcre2_match_data", None), ("char *", Some("mdata[i]"))] {
             let names = vec![name("mdata", "p.c:9", ty), name("emails", "p.c:4", "")];
-            let mut r = Roots::default();
-            r.region_start(1, &[(0, 1000, 0), (0, 2000, 0)]);
-            r.add(
-                0,
-                r.stack_rank(1, 1500, 0),
-                Holder::Var(VarPath::from("mdata")),
-            );
-            r.add(
-                1,
-                Roots::other_rank(false, 0),
-                Holder::Block {
-                    parent: 0,
-                    offset: 24,
-                },
-            );
+            let mut r = opened();
+            held_by_var(&mut r, 0, VarPath::from("mdata"));
+            held_in(&mut r, 1, 0, 24);
             let got = r.resolve(&names, &mut |_, _| None).paths;
             assert_eq!(got.get(&1).map(|r| r.path.as_str()), want, "{ty}");
         }
