@@ -468,8 +468,8 @@ impl Reached {
     /// internals where the member is one.
     fn child(&self, member: Option<ElementPath>, offset: u64) -> Reached {
         let (member, internal) = match member {
-            Some(m) => match m.internal_at {
-                Some(at) => (Some(m.path[..at.min(m.path.len())].to_string()), true),
+            Some(m) => match m.internal_at.and_then(|at| m.path.get(..at)) {
+                Some(outer) => (Some(outer.to_string()), true),
                 None => (Some(m.path), false),
             },
             None => (None, false),
