@@ -863,3 +863,128 @@ fn filter_names_are_read_through_groups_and_aliases() {
         ]
     );
 }
+
+/// The layers of `filter/` as `docs/architecture.md` lists them ("## Layers
+/// inside `filter/`", a numbered item each, lowest first): each file or
+/// folder named in backquotes (`stats.rs`, `locality/`) with its layer's
+/// number.
+fn documented_filter_layers() -> BTreeMap<String, usize> {
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/architecture.md"))
+            .unwrap();
+    let start = doc
+        .find("## Layers inside `filter/`")
+        .expect("docs/architecture.md has a section on the layers of filter/");
+    let section = &doc[start..];
+    let section = &section[..section[3..].find("\n## ").map_or(section.len(), |e| e + 3)];
+    let mut layers = BTreeMap::new();
+    let mut current = 0;
+    for line in section.lines() {
+        let head = line.split('.').next().unwrap_or("");
+        if let Ok(n) = head.parse::<usize>() {
+            current = n;
+        }
+        if current == 0 {
+            continue;
+        }
+        for (k, piece) in line.split('`').enumerate() {
+            let file = k % 2 == 1 && !piece.contains(' ');
+            if file && (piece.ends_with(".rs") || piece.ends_with('/')) {
+                let name = piece.trim_end_matches(".rs").trim_end_matches('/');
+                layers.entry(name.to_string()).or_insert(current);
+            }
+        }
+    }
+    layers
+}
+
+/// Every file of `filter/` sits in a layer of `docs/architecture.md`, and
+/// imports only files of its own layer or below (a path through the
+/// facade counts as a path to the file behind it).
+#[test]
+fn filter_files_import_only_their_layer_or_below() {
+    let layers = documented_filter_layers();
+    assert!(
+        layers.len() > 20,
+        "too few files read from the doc: {layers:?}"
+    );
+    let layer_of = |m: &Module| layers.get(&m[1]).copied();
+    let mut bad = Vec::new();
+    for (m, to) in stage_edges("filter") {
+        let Some(from) = layer_of(&m) else {
+            bad.push(format!(
+                "{} is in no layer of docs/architecture.md",
+                m.join("/")
+            ));
+            continue;
+        };
+        for t in to {
+            match layer_of(&t) {
+                Some(l) if l > from && t[1] != m[1] => bad.push(format!(
+                    "{} (layer {from}) imports {} (layer {l})",
+                    m.join("/"),
+                    t.join("/")
+                )),
+                _ => {}
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// The items a stage's `mod.rs` defines itself rather than re-exports:
+/// anything but `mod`, `use` and attributes, comments and blank lines.
+fn definitions_in(facade: &Path) -> Vec<String> {
+    let text = code(facade);
+    let mut out = Vec::new();
+    let mut depth = 0usize;
+    for line in text.lines() {
+        let t = line.trim();
+        let top = depth == 0;
+        depth = (depth + t.matches('{').count()).saturating_sub(t.matches('}').count());
+        let declaration = [
+            "pub mod ",
+            "pub(crate) mod ",
+            "mod ",
+            "pub use ",
+            "pub(crate) use ",
+            "use ",
+        ]
+        .iter()
+        .any(|k| t.starts_with(k));
+        if top && !(t.is_empty() || t.starts_with("//") || t.starts_with("#") || declaration) {
+            out.push(t.to_string());
+        }
+    }
+    out
+}
+
+/// `filter/mod.rs`, `vis/mod.rs` and `trace/mod.rs` are pure facades: they
+/// declare files and re-export, and define nothing. No file of the stage
+/// names an item through its own facade (`super::X` or
+/// `crate::filter::X` where X is not a file or folder of the stage): the
+/// facade is for the other stages, and a file that reaches its siblings
+/// through it hides which file it depends on.
+#[test]
+fn stage_facades_are_pure_and_not_used_from_inside() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut bad = Vec::new();
+    for stage in ["filter", "vis", "trace"] {
+        for d in definitions_in(&src.join(stage).join("mod.rs")) {
+            bad.push(format!("src/{stage}/mod.rs defines `{d}`"));
+        }
+        let modules = module_names(stage);
+        for (m, named) in sources() {
+            if m[0] != stage || m.last().is_some_and(|l| l == "mod") && m.len() == 2 {
+                continue;
+            }
+            for p in named {
+                let through = p.len() >= 2 && p[0] == stage && !modules.contains(&p[1]);
+                if through {
+                    bad.push(format!("{} names {}", m.join("/"), p.join("::")));
+                }
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}

@@ -9,9 +9,9 @@ use crate::trace::naming::Namer;
 use super::analysis::Analysis;
 use super::binary::BinarySource;
 use super::driver::{drive, finish, Keep};
+use super::error::FilterError;
 use super::import::GleipnirSource;
 use super::locality::pattern::PatternSink;
-use super::FilterError;
 
 /// Reads the trace at `path` (a mapvis binary trace, or a Gleipnir text
 /// trace) and names every access with `namer`, keeping the whole access

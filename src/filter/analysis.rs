@@ -6,9 +6,9 @@
 //! locality analyses read it. It holds no logic beyond simple accessors.
 use polars::prelude::*;
 
-use super::locality::pattern::PatternStates;
 use super::model::{Allocation, TraceSummary, Variable};
 use super::store::AccessList;
+use super::walks::PatternStates;
 
 /// The complete analysis of one trace. Cloning it is cheap for the tables
 /// (polars shares their buffers) and copies only the small vectors.

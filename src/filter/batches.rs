@@ -18,7 +18,7 @@ use super::analysis::Analysis;
 use super::columns::{extend, Columns};
 use super::occurrence::Occurrences;
 use super::schema::access as ac;
-use super::{FilterError, Selection};
+use super::{error::FilterError, selection::Selection};
 
 /// One batch of accesses, in time order, as columns of equal length.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -429,7 +429,7 @@ impl<'a> SelectionBatches<'a> {
             }
             // The reader stops at its next batch once nobody receives.
             drop(from);
-            let read = super::joined(
+            let read = super::error::joined(
                 reader.join(),
                 "figure reader",
                 "(figure reader thread)".as_ref(),

@@ -20,13 +20,13 @@ use crate::trace::record::{Batch, EndState, TraceReader};
 
 use super::access::{LineId, NamedAccess, VarId};
 use super::dynblocks::OtherBlocks;
-use super::fields::{layout_of, member_after, MAX_LAYOUT_BYTES};
+use super::error::FilterError;
 use super::input::{Fill, Named, Source};
+use super::model::{layout_of, member_after, MAX_LAYOUT_BYTES};
 use super::model::{LayoutField, NewBlock, Span, TraceSummary, Variable};
 use super::registry::Registry;
 use super::roots::{self, Holder, Roots};
 use super::schema::OP_STORE;
-use super::FilterError;
 
 /// The x86-64 System V red zone: a leaf function may use the 128 bytes
 /// below its stack pointer without moving it.

@@ -48,9 +48,9 @@ use polars_parquet::write::Encoding;
 
 use super::columns::Columns;
 use super::dataset::{DatasetFile, Layout};
+use super::error::FilterError;
 use super::io::{link_or_copy, mkdir};
 use super::schema::access as ac;
-use super::FilterError;
 
 /// One run: rows `first..first + rows` of file `file` hold accesses of
 /// variable `var`, in time order.
@@ -820,7 +820,9 @@ impl SorterThread {
     pub(crate) fn finish(&mut self) -> Result<ByVar, FilterError> {
         self.to = None;
         match self.thread.take().map(JoinHandle::join) {
-            Some(end) => super::joined(end, "by-variable writer", "(by-variable dataset)".as_ref()),
+            Some(end) => {
+                super::error::joined(end, "by-variable writer", "(by-variable dataset)".as_ref())
+            }
             None => Err(FilterError::Write {
                 path: PathBuf::from("(by-variable dataset)"),
                 source: std::io::Error::other("the by-variable writer was already finished"),

@@ -23,10 +23,10 @@ use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread::JoinHandle;
 
 use super::access::{NamedAccess, SpanSink, VarId};
+use super::error::FilterError;
 use super::lookup::LookupTable;
 use super::model::Span;
 use super::store::{AccessList, AccessWriter};
-use super::FilterError;
 
 /// Batches waiting for the consumer thread at most.
 const IN_FLIGHT: usize = 4;
@@ -157,7 +157,7 @@ impl<S: SpanSink> ConsumerThread<S> {
     pub(crate) fn finish(&mut self) -> Result<Consumed<S>, FilterError> {
         self.to = None;
         match self.thread.take().map(JoinHandle::join) {
-            Some(end) => super::joined(
+            Some(end) => super::error::joined(
                 end,
                 "analysis consumer",
                 "(analysis consumer thread)".as_ref(),

@@ -22,8 +22,8 @@ use std::sync::mpsc::Receiver;
 
 use polars::prelude::*;
 
+use super::error::FilterError;
 use super::io::{commit, create, workdir_failed, write_failed};
-use super::FilterError;
 use crate::workdir::Pending;
 
 /// A CSV file being written.

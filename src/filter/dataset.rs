@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 
 use polars::prelude::*;
 
+use super::error::FilterError;
 use super::io::write_failed;
 use super::schema::access as ac;
-use super::FilterError;
 
 /// Accesses per file of the dataset: a time window.
 pub const WINDOW: u64 = 1 << 24;

@@ -25,12 +25,12 @@ use crate::trace::naming::Scope;
 use super::access::{NamedAccess, SpanSink};
 use super::analysis::Analysis;
 use super::consume::ConsumerThread;
+use super::error::FilterError;
 use super::input::{Fill, Named, Source};
 use super::lookup::{LookupTable, VarUse};
 use super::model::{variable_table, Variable};
 use super::schema::line as ln;
 use super::store::{AccessList, AccessWriter, Layout};
-use super::FilterError;
 
 /// Accesses per batch from the source to the consumers: large enough to
 /// amortise the calls, small enough (320 KB) to stay in the L2 cache while

@@ -13,7 +13,7 @@ use crate::trace::record::{stop_arg_stores, Seen, StartResult, Verdict, HOLD_BAC
 use crate::trace::record::{Access, Event, Op};
 use crate::trace::record::{Batch, TraceReader};
 
-use super::FilterError;
+use super::error::FilterError;
 
 /// An export being written: under a temporary name beside its file (see
 /// [`crate::workdir::Pending::named`]), which replaces the file only on

@@ -19,16 +19,6 @@ use super::analysis::Analysis;
 use super::model::{LayoutField, Variable};
 use super::schema::location as lc;
 
-/// Largest structure whose layout the analysis reads byte by byte from the
-/// debug information (one name lookup per byte, once per variable or heap
-/// element type); larger ones are drawn by the fields touched.
-pub const MAX_LAYOUT_BYTES: u64 = 4096;
-
-/// Most members a layout may have (inner arrays count an element each);
-/// beyond this a table of one column per member is unreadable, and the
-/// figure falls back to the fields touched.
-pub const MAX_LAYOUT_FIELDS: usize = 256;
-
 /// The name of a column of padding bytes.
 pub const PADDING: &str = "(padding)";
 
@@ -46,37 +36,6 @@ pub struct StructField {
     pub size: u64,
     /// Whether an access of the region started in it.
     pub touched: bool,
-}
-
-/// The layout of one element from the member path at each of its bytes
-/// (`None` where no member covers the byte): one field per run of bytes
-/// with the same path. `None` when no byte has a member, or there are
-/// more than [`MAX_LAYOUT_FIELDS`] members.
-pub(crate) fn layout_of(paths: &[Option<String>]) -> Option<Vec<LayoutField>> {
-    let mut out: Vec<LayoutField> = Vec::new();
-    for (off, p) in paths.iter().enumerate() {
-        let Some(name) = p else { continue };
-        match out.last_mut() {
-            Some(f) if f.name == *name && f.offset + f.size == off as u64 => f.size += 1,
-            _ => out.push(LayoutField {
-                offset: off as u64,
-                size: 1,
-                name: name.clone(),
-            }),
-        }
-    }
-    (!out.is_empty() && out.len() <= MAX_LAYOUT_FIELDS).then_some(out)
-}
-
-/// The member path of an element path of variable `name`: `x` of
-/// `ps[3].x`, `pos.y` of `hp[0].pos.y`, `nbins` of `h.nbins`; `None` for
-/// the element itself (`ps[3]`, a byte of padding) or another variable.
-pub(crate) fn member_after<'e>(element: &'e str, name: &str) -> Option<&'e str> {
-    let mut rest = element.strip_prefix(name)?;
-    while rest.starts_with('[') {
-        rest = &rest[rest.find(']')? + 1..];
-    }
-    rest.strip_prefix('.').filter(|m| !m.is_empty())
 }
 
 /// The columns of a structure of `elem` bytes with layout `layout`: its
@@ -227,6 +186,7 @@ impl Analysis {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::filter::model::{layout_of, member_after};
 
     #[test]
     fn member_paths_follow_the_variable_and_its_indices() {

@@ -9,14 +9,14 @@ use polars::prelude::*;
 
 use super::analysis::Analysis;
 use super::csv::{write_batches, write_csv};
+use super::error::FilterError;
 use super::io::{
     commit, create, link_or_copy, mkdir, read_saved_parquet, write_failed, write_parquet,
     write_whole,
 };
-use super::locality::pattern::PatternStates;
 use super::model::{Allocation, TraceSummary, Variable};
 use super::schema::access as ac;
-use super::FilterError;
+use super::walks::PatternStates;
 use crate::trace::naming::Scope;
 use crate::workdir::Pending;
 
@@ -43,7 +43,7 @@ fn hex(addrs: &UInt64Chunked) -> StringChunked {
 /// thread, source`, one row per selected access in time order (the
 /// original's "Order of Access - Address - Operation - Variable Name",
 /// extended). `rows` holds the access columns of (a slice of) a selection, from
-/// [`super::rows`];
+/// [`super::selection::rows`];
 /// with `hex_addresses` the address is text such as `0x4a38110`.
 pub fn order_data(a: &Analysis, rows: &DataFrame, hex_addresses: bool) -> PolarsResult<DataFrame> {
     let var = rows.column(ac::VAR)?.u32()?;
@@ -103,13 +103,13 @@ pub fn order_data(a: &Analysis, rows: &DataFrame, hex_addresses: bool) -> Polars
 /// is done with the previous one, so at most three batches are alive.
 pub fn write_order_data(
     a: &Analysis,
-    selected: &super::Selection,
+    selected: &super::selection::Selection,
     dir: &Path,
 ) -> Result<Vec<PathBuf>, FilterError> {
     use std::sync::mpsc::sync_channel;
     let pq_path = dir.join("order_data.parquet");
     let csv_path = dir.join("order_data.csv");
-    let empty = super::empty_rows()?;
+    let empty = super::selection::empty_rows()?;
     // Both files are written under temporary names and renamed into place
     // only when both are complete: a failure keeps the previous ones.
     let pq_pending = create(&pq_path)?;
@@ -153,8 +153,8 @@ pub fn write_order_data(
             Ok(to_pq.send(batch.clone()).is_ok() && to_csv.send(batch).is_ok())
         });
         drop((to_pq, to_csv));
-        let pq_done = super::joined(pq_writer.join(), "Parquet writer", &pq_path);
-        let csv_done = super::joined(csv_writer.join(), "CSV writer", &csv_path);
+        let pq_done = super::error::joined(pq_writer.join(), "Parquet writer", &pq_path);
+        let csv_done = super::error::joined(csv_writer.join(), "CSV writer", &csv_path);
         built.and(pq_done).and(csv_done)
     })?;
     Ok(vec![commit(pq_pending)?, commit(csv_pending)?])
@@ -216,7 +216,7 @@ pub fn write_allocation_info(a: &Analysis, dir: &Path) -> Result<Vec<PathBuf>, F
 /// hex) and Parquet (addresses as integers). Returns the files written.
 pub fn write_order_and_allocations(
     a: &Analysis,
-    selected: &super::Selection,
+    selected: &super::selection::Selection,
     dir: &Path,
 ) -> Result<Vec<PathBuf>, FilterError> {
     let mut written = write_order_data(a, selected, dir)?;
@@ -870,7 +870,7 @@ impl Analysis {
     /// See [`write_order_data`].
     pub fn write_order_data(
         &self,
-        selected: &super::Selection,
+        selected: &super::selection::Selection,
         dir: &Path,
     ) -> Result<Vec<PathBuf>, FilterError> {
         write_order_data(self, selected, dir)

@@ -39,7 +39,7 @@ use crate::trace::record::{AllocKind, Event, FreeKind, Mapping};
 use crate::trace::record::{Batch, EndState, TraceReader};
 
 use super::csv::CsvOut;
-use super::FilterError;
+use super::error::FilterError;
 
 /// One allocator call.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -27,8 +27,8 @@ use crate::trace::naming::Namer;
 use crate::trace::record::TraceReader;
 use crate::trace::record::{Event, SyncKind, SyncPrim};
 
+use super::error::FilterError;
 use super::export::{create, summary, walk, werr, Step};
-use super::FilterError;
 
 /// A live heap block.
 struct Live {

@@ -14,10 +14,10 @@ use crate::trace::record::Op;
 use crate::trace::record::{GlEvent, GlName, GleipnirReader};
 
 use super::access::{LineId, NamedAccess, VarId};
+use super::error::FilterError;
 use super::input::{Fill, Named, Source};
 use super::model::{NewBlock, Span, TraceSummary};
 use super::registry::Registry;
-use super::FilterError;
 
 /// A Gleipnir text trace being named.
 pub(crate) struct GleipnirSource<'n> {

@@ -3,9 +3,9 @@
 //! variables and heap blocks ([`Named`]). mapvis' binary traces and
 //! Gleipnir's text traces are the two sources.
 use super::access::{NamedAccess, VarId};
+use super::error::FilterError;
 use super::model::{Span, TraceSummary};
 use super::registry::Registry;
-use super::FilterError;
 
 /// How a source's [`Source::fill`] ended.
 pub(crate) enum Fill {

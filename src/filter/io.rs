@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use polars::prelude::*;
 
-use super::FilterError;
+use super::error::FilterError;
 use crate::workdir::Pending;
 
 /// A working-folder write error on `path` as the filter stage's error,

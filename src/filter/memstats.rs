@@ -19,7 +19,7 @@ use super::stats::{
     grouped_fields, per_address_by, per_variable_by, row_notes, Grouping, ADDRESS_COLUMNS,
     VARIABLE_COLUMNS,
 };
-use super::{FilterError, MemKind};
+use super::{error::FilterError, model::MemKind};
 
 /// What `memory_stats` shows of the variables of one kind.
 #[derive(Clone, Debug)]

@@ -284,3 +284,104 @@ pub fn variable_table(vars: &[Variable]) -> PolarsResult<DataFrame> {
         ),
     ])
 }
+
+/// Largest structure whose layout the analysis reads byte by byte from the
+/// debug information (one name lookup per byte, once per variable or heap
+/// element type); larger ones are drawn by the fields touched.
+pub const MAX_LAYOUT_BYTES: u64 = 4096;
+
+/// Most members a layout may have (inner arrays count an element each);
+/// beyond this a table of one column per member is unreadable, and the
+/// figure falls back to the fields touched.
+pub const MAX_LAYOUT_FIELDS: usize = 256;
+
+/// The layout of one element from the member path at each of its bytes
+/// (`None` where no member covers the byte): one field per run of bytes
+/// with the same path. `None` when no byte has a member, or there are
+/// more than [`MAX_LAYOUT_FIELDS`] members.
+pub(crate) fn layout_of(paths: &[Option<String>]) -> Option<Vec<LayoutField>> {
+    let mut out: Vec<LayoutField> = Vec::new();
+    for (off, p) in paths.iter().enumerate() {
+        let Some(name) = p else { continue };
+        match out.last_mut() {
+            Some(f) if f.name == *name && f.offset + f.size == off as u64 => f.size += 1,
+            _ => out.push(LayoutField {
+                offset: off as u64,
+                size: 1,
+                name: name.clone(),
+            }),
+        }
+    }
+    (!out.is_empty() && out.len() <= MAX_LAYOUT_FIELDS).then_some(out)
+}
+
+/// The member path of an element path of variable `name`: `x` of
+/// `ps[3].x`, `pos.y` of `hp[0].pos.y`, `nbins` of `h.nbins`; `None` for
+/// the element itself (`ps[3]`, a byte of padding) or another variable.
+pub(crate) fn member_after<'e>(element: &'e str, name: &str) -> Option<&'e str> {
+    let mut rest = element.strip_prefix(name)?;
+    while rest.starts_with('[') {
+        rest = &rest[rest.find(']')? + 1..];
+    }
+    rest.strip_prefix('.').filter(|m| !m.is_empty())
+}
+
+/// Which memory kinds an analysis shows (`set_mem_alloc`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum MemKind {
+    /// Heap blocks only (`H`).
+    Heap,
+    /// Stack only (`S`), the original's default.
+    #[default]
+    Stack,
+    /// Globals and statics only (`G`).
+    Global,
+    /// Everything (`all`).
+    All,
+}
+
+impl MemKind {
+    /// Parses `H`, `S`, `G` or `all` (case-insensitive).
+    pub fn parse(s: &str) -> Option<MemKind> {
+        match s.to_ascii_lowercase().as_str() {
+            "h" | "heap" => Some(MemKind::Heap),
+            "s" | "stack" => Some(MemKind::Stack),
+            "g" | "global" | "globals" => Some(MemKind::Global),
+            "all" | "a" => Some(MemKind::All),
+            _ => None,
+        }
+    }
+
+    /// The code the user types.
+    pub fn code(self) -> &'static str {
+        match self {
+            MemKind::Heap => "H",
+            MemKind::Stack => "S",
+            MemKind::Global => "G",
+            MemKind::All => "all",
+        }
+    }
+
+    /// Whether variables of this scope are shown.
+    pub fn includes(self, scope: Scope) -> bool {
+        match self {
+            MemKind::All => true,
+            MemKind::Heap => scope == Scope::Heap,
+            MemKind::Stack => scope == Scope::Stack,
+            MemKind::Global => scope == Scope::Global,
+        }
+    }
+}
+
+/// Whether variable `v` is shown for this kind: of a chosen scope and user
+/// data (Valgrind's client-request block is left out).
+pub fn shows(kind: MemKind, v: &Variable) -> bool {
+    kind.includes(v.scope) && !v.internal
+}
+
+impl MemKind {
+    /// Whether variable `v` is shown for this kind (see [`shows`]).
+    pub fn shows(self, v: &Variable) -> bool {
+        shows(self, v)
+    }
+}

@@ -1,6 +1,6 @@
 //! The one occurrence counter: the n-th access to a location (address,
 //! variable row), from 1, as a pass over the access list counts it. The
-//! figures' batches and the gathered rows of [`super::rows`] both number
+//! figures' batches and the gathered rows of `rows` both number
 //! accesses with it, so an access has the same occurrence everywhere.
 
 use polars::prelude::{InitHashMaps, PlHashMap};

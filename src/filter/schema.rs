@@ -5,7 +5,7 @@
 //! # The access list (one row per access, in time order)
 //!
 //! The row number is the access' time. The analysis keeps the list without
-//! a time column; [`super::select`] adds `time` to the rows it keeps.
+//! a time column; `select` adds `time` to the rows it keeps.
 //!
 //! | column       | dtype  | meaning |
 //! |--------------|--------|---------|

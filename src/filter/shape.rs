@@ -226,7 +226,7 @@ impl BlockStack {
     pub fn variables(
         &self,
         a: &Analysis,
-    ) -> Result<polars::prelude::DataFrame, super::FilterError> {
+    ) -> Result<polars::prelude::DataFrame, super::error::FilterError> {
         let mut vars = a.vars.clone();
         let v = &mut vars[self.first().index()];
         v.name = self.name.clone();
@@ -282,7 +282,7 @@ impl AccessBatches for Stacked<'_> {
         self.inner.len()
     }
 
-    fn visit(&self, f: &mut BatchFn) -> Result<(), super::FilterError> {
+    fn visit(&self, f: &mut BatchFn) -> Result<(), super::error::FilterError> {
         let mut moved = AccessBatch::default();
         self.inner.visit(&mut |b| {
             moved.clone_from(b);

@@ -9,7 +9,7 @@ use polars::prelude::*;
 use super::access::VarId;
 use super::analysis::Analysis;
 use super::schema::location as lc;
-use super::{shows, MemKind};
+use super::{model::shows, model::MemKind};
 use crate::trace::naming::{element_path, Scope};
 use std::collections::{HashMap, HashSet};
 

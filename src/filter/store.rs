@@ -17,7 +17,7 @@
 //! window's `t0` plus its row number in the file, so it costs no bytes
 //! (DuckDB: `t0 + file_row_number`). The occurrence of an access is
 //! derived when the accesses are read back in time order
-//! ([`super::rows`]). PLAIN pages compressed with LZ4 bring a -O0 loop
+//! (`rows`). PLAIN pages compressed with LZ4 bring a -O0 loop
 //! nest to under 1 byte per access (see `DatasetFile` for the choice).
 //!
 //! Writing runs on its own thread, so Parquet encoding overlaps naming and
@@ -34,10 +34,10 @@ use super::access::{NamedAccess, VarId};
 use super::byvar::{ByVar, Limits, SorterThread, VarSorter};
 use super::dataset::{stored_schema, DatasetFile};
 pub use super::dataset::{Layout, ROW_GROUP, WINDOW};
+use super::error::FilterError;
 use super::io::{link_or_copy, mkdir};
 use super::model::owned;
 use super::schema::access as ac;
-use super::FilterError;
 
 /// How much of the access list the analysis keeps in memory, besides the
 /// dataset, by default: later reads of those windows skip the disk. The
@@ -557,7 +557,7 @@ impl DiskWriter {
     fn join(&mut self) -> Result<(), FilterError> {
         self.to = None;
         match self.thread.take().map(JoinHandle::join) {
-            Some(end) => super::joined(end, "dataset writer", "(dataset)".as_ref()),
+            Some(end) => super::error::joined(end, "dataset writer", "(dataset)".as_ref()),
             None => Ok(()),
         }
     }

@@ -38,7 +38,7 @@ pub use crate::filter::batches::ClassNames;
 use crate::filter::batches::{Classify, SelectionBatches};
 use crate::filter::model::owned;
 use crate::filter::schema::{access as ac, pattern as pt};
-use crate::filter::Selection;
+use crate::filter::selection::Selection;
 
 /// How the access figures colour their points (`set_figure_colour`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

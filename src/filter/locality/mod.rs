@@ -30,7 +30,7 @@ pub(crate) mod sweep;
 pub(crate) mod whatif;
 
 use super::analysis::Analysis;
-use super::FilterError;
+use super::error::FilterError;
 
 pub use super::access::{AccessSink, LineId, NamedAccess, VarId};
 

@@ -13,14 +13,15 @@ use polars::prelude::*;
 
 use super::cache::{human_bytes, CacheError, CacheModel, CacheResult, CacheSim, Counts};
 use super::pattern::Differ;
-use super::pattern::{label, PairPattern, PatternSink, PatternStates, RowLabel};
+use super::pattern::{label, PatternSink, RowLabel};
 use super::reuse::{bin_low, Histogram, ReuseResult, ReuseSink, Sampling, BINS};
 use super::sharing::{ByteSet, LineUse, SharingSink};
 use super::{drive, AccessSink, LineId, Names, VarId};
 use crate::filter::analysis::Analysis;
 use crate::filter::schema::location as lc;
 use crate::filter::stats::Grouping;
-use crate::filter::{io, FilterError, MemKind};
+use crate::filter::walks::{PairPattern, PatternStates};
+use crate::filter::{error::FilterError, io, model::MemKind};
 use crate::trace::naming::{element_path, natural_cmp};
 
 /// Errors of the locality reports.
@@ -77,7 +78,7 @@ pub fn cache_stats(
     let shown = a
         .vars
         .iter()
-        .map(|v| crate::filter::shows(kind, v))
+        .map(|v| crate::filter::model::shows(kind, v))
         .collect();
     let names = Names::grouped(a, opts.grouping)?;
     cache_stats_over(names, shown, opts, &mut |sinks| drive(a, sinks))
@@ -537,7 +538,7 @@ impl CacheReport {
             ("miss_ratio_curves", self.mrc_table()?),
         ];
         for (name, mut df) in tables {
-            out.push(crate::filter::write_csv(
+            out.push(crate::filter::csv::write_csv(
                 &mut df,
                 &dir.join(format!("{name}.csv")),
             )?);
@@ -599,7 +600,7 @@ pub fn patterns(
     for (i, &(v, l)) in st.pairs.iter().enumerate() {
         if a.vars
             .get(v.index())
-            .is_some_and(|x| crate::filter::shows(kind, x))
+            .is_some_and(|x| crate::filter::model::shows(kind, x))
         {
             groups.entry((names.row(v), l)).or_default().push(i);
         }
@@ -711,7 +712,7 @@ pub fn sharing_stats(
         let shown = l.threads.iter().flat_map(|t| &t.vars).any(|&v| {
             a.vars
                 .get(v.index())
-                .is_some_and(|x| crate::filter::shows(kind, x))
+                .is_some_and(|x| crate::filter::model::shows(kind, x))
         });
         if shown {
             out.push(shared_line(addr, &l, &names, &locs, line));
@@ -926,7 +927,7 @@ impl SharedLines {
     /// `sharing_stats.parquet` into `dir`; returns both files.
     pub fn save(&self, dir: &Path) -> Result<[PathBuf; 2], FilterError> {
         let mut df = sharing_table(self)?;
-        let csv = crate::filter::write_csv(&mut df, &dir.join("sharing_stats.csv"))?;
+        let csv = crate::filter::csv::write_csv(&mut df, &dir.join("sharing_stats.csv"))?;
         let pq = io::write_parquet(&mut df, &dir.join("sharing_stats.parquet"))?;
         Ok([csv, pq])
     }

@@ -23,8 +23,8 @@ use super::{drive, AccessSink, NamedAccess, Names, VarId, VarInfo};
 use crate::filter::analysis::Analysis;
 use crate::filter::batches::{AccessBatch, AccessBatches, BatchFn};
 use crate::filter::fields::struct_fields;
+use crate::filter::model::MemKind;
 use crate::filter::shape::{infer_shape, DrawShape, ShapeError};
-use crate::filter::MemKind;
 
 /// A layout to predict.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -82,8 +82,8 @@ pub enum WhatIfError {
     Locality(#[from] LocalityError),
 }
 
-impl From<crate::filter::FilterError> for WhatIfError {
-    fn from(e: crate::filter::FilterError) -> Self {
+impl From<crate::filter::error::FilterError> for WhatIfError {
+    fn from(e: crate::filter::error::FilterError) -> Self {
         WhatIfError::Locality(LocalityError::Filter(e))
     }
 }
@@ -384,7 +384,7 @@ fn split(
     names: &mut Names,
     notes: &mut Vec<String>,
 ) -> Result<Map, WhatIfError> {
-    let fields = struct_fields(a, var).map_err(crate::filter::FilterError::from)?;
+    let fields = struct_fields(a, var).map_err(crate::filter::error::FilterError::from)?;
     let elem = v.elem_size as u64;
     if fields.is_empty() || elem == 0 {
         return Err(WhatIfError::Layout(format!(
@@ -514,7 +514,7 @@ impl AccessBatches for Remapped<'_> {
         self.inner.len()
     }
 
-    fn visit(&self, f: &mut BatchFn) -> Result<(), crate::filter::FilterError> {
+    fn visit(&self, f: &mut BatchFn) -> Result<(), crate::filter::error::FilterError> {
         let mut moved = AccessBatch::default();
         self.inner.visit(&mut |b| {
             moved.clone_from(b);
