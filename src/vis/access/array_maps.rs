@@ -14,10 +14,11 @@ use plotly::layout::{Axis, AxisConstrain, AxisRange, Frame, Slider, SliderMethod
 use plotly::{HeatMap, Layout, Plot, Trace, Traces};
 use serde_json::{json, Value};
 
-use super::html::PageFigure;
-use super::input::{op_index, Item};
-use super::traces::{Ext, Typed};
-use super::{FigureOptions, FigureReport};
+use crate::vis::input::tables::{op_index, Item};
+use crate::vis::options::FigureOptions;
+use crate::vis::page::html::PageFigure;
+use crate::vis::page::traces::{Ext, Typed};
+use crate::vis::page::written::FigureReport;
 
 /// Most frames of the 2D traversal replays.
 const REPLAY_FRAMES: u64 = 30;
@@ -131,7 +132,10 @@ impl Shape {
     /// The hovered element of a 2D heatmap cell of `f x f` elements.
     fn hover_cell(&self, f: u64) -> String {
         if f == 1 && !self.fields.is_empty() {
-            format!("{}[%{{y}}].%{{x}}", super::html::escape_html(&self.name))
+            format!(
+                "{}[%{{y}}].%{{x}}",
+                crate::vis::page::html::escape_html(&self.name)
+            )
         } else {
             hover_element(self.hover_name(), None, f)
         }
@@ -244,7 +248,7 @@ struct HeatStyle<'a> {
 /// per cell, with the block size when cells merge blocks of `f x f`
 /// elements; `plane` puts the 3D plane index first.
 fn hover_element(name: &str, plane: Option<&str>, f: u64) -> String {
-    let name = super::html::escape_html(name);
+    let name = crate::vis::page::html::escape_html(name);
     let plane = plane.map(|p| format!("[{p}]")).unwrap_or_default();
     if f > 1 {
         format!("{name}{plane}[%{{y}}..][%{{x}}..] (block of {f} x {f})")

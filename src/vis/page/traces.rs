@@ -18,8 +18,8 @@ use plotly::Trace;
 use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde::Serialize;
 
-use super::classes::ramp;
 pub(crate) use super::typed::Typed;
+use crate::vis::input::classes::ramp;
 
 /// Stops of the class colour ramp (green, light green, yellow, orange,
 /// red): the colour scale of mixed points takes them all.
@@ -188,7 +188,7 @@ pub(crate) fn group_hover<F: GroupFields>(place: &str) -> String {
 /// common fields carry the usual names (`Count`, `TimeMin`, ...).
 macro_rules! group_fields {
     ($name:ident, $what:literal) => {
-        impl $crate::vis::traces::GroupFields for $name {
+        impl $crate::vis::page::traces::GroupFields for $name {
             const WHAT: &'static str = $what;
             const COUNT: Self = $name::Count;
             const TIME_MIN: Self = $name::TimeMin;
@@ -215,7 +215,7 @@ macro_rules! customdata_fields {
         pub(crate) enum $name {
             $($(#[$fdoc])* $field,)+
         }
-        impl $crate::vis::traces::CdField for $name {
+        impl $crate::vis::page::traces::CdField for $name {
             const ALL: &'static [Self] = &[$($name::$field,)+];
             fn index(self) -> usize {
                 self as usize
@@ -602,7 +602,7 @@ pub(crate) const PALETTE: [&str; 10] = [
 ];
 
 /// The colour of variable rank `r`'s accesses of operation `op` (0 load,
-/// 1 store, 2 modify, as [`super::input::op_index`]): loads in the
+/// 1 store, 2 modify, as [`crate::vis::input::tables::op_index`]): loads in the
 /// variable's palette colour, stores in a dark shade of it and modifies in
 /// between, so one variable's stores stand out from its loads while the
 /// hue still says which variable it is.

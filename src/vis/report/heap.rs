@@ -14,12 +14,14 @@ use plotly::{Layout, Plot, Trace};
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use super::html::{write_page, PageFigure, PageMeta};
-use super::{FigureOptions, FigureReport, VisError};
 use crate::filter::csv::CsvOut;
 use crate::filter::heap::{
     lifetime_bins, live_series, size_class_label, HeapReport, HeapRun, LifetimeBins, LiveSeries,
 };
+use crate::vis::error::VisError;
+use crate::vis::options::FigureOptions;
+use crate::vis::page::html::{write_page, PageFigure, PageMeta};
+use crate::vis::page::written::FigureReport;
 
 /// A plotly.js trace written as a JSON object.
 #[derive(Serialize, Clone)]

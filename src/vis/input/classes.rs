@@ -1,6 +1,6 @@
 //! The locality stage's additions to the access figures: a colour class per
 //! access (the access table's `colour` column, with the class names in
-//! [`super::ColourClasses`]) and the pattern label of each (variable,
+//! [`crate::vis::options::ColourClasses`]) and the pattern label of each (variable,
 //! source line) pair (the pattern table, [`crate::filter::schema::pattern`]).
 //!
 //! With classes, every scatter draws one trace per class in the class's
@@ -13,11 +13,11 @@ use std::sync::Arc;
 
 use polars::prelude::*;
 
-use super::error::VisError;
-use super::input::Item;
-use super::FigureOptions;
+use super::tables::Item;
 use crate::filter::schema::pattern as pt;
 use crate::filter::{LineId, VarId};
+use crate::vis::error::VisError;
+use crate::vis::options::FigureOptions;
 
 /// Colour classes as the figures use them.
 pub(crate) struct ClassInfo {

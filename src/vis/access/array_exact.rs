@@ -6,13 +6,13 @@ use plotly::Plot;
 
 use super::array_maps::Shape;
 use super::array_points::Drawn;
-use super::classes::Annot;
 use super::complete::scatter_3d;
-use super::error::VisError;
-use super::input::OP_NAMES;
-use super::input::{op_index, Item};
-use super::traces::{customdata_fields, time_marker, CdCol, CdField, CustomData};
-use super::traces::{symbol_3d, Ext, OneOrMany, PointMarker, Typed};
+use crate::vis::error::VisError;
+use crate::vis::input::classes::Annot;
+use crate::vis::input::tables::OP_NAMES;
+use crate::vis::input::tables::{op_index, Item};
+use crate::vis::page::traces::{customdata_fields, time_marker, CdCol, CdField, CustomData};
+use crate::vis::page::traces::{symbol_3d, Ext, OneOrMany, PointMarker, Typed};
 
 customdata_fields! {
     /// The customdata of one exact element access, in row order.
@@ -54,7 +54,7 @@ pub(super) fn exact_hover(name: &str, is3: bool, fields: bool) -> String {
         "order (time) {time}<br>address 0x{addr}<br>{name}{index}<br>operation {op}<br>thread {tid}<br>occurrence {occ}<br>source {src}<br>pattern {pat}",
         time = Time.at(),
         addr = Address.hex(),
-        name = super::html::escape_html(name),
+        name = crate::vis::page::html::escape_html(name),
         op = Operation.at(),
         tid = Thread.at(),
         occ = Occurrence.at(),
@@ -167,7 +167,7 @@ pub(super) fn column_data(shape: &Shape, j: Vec<u64>) -> CdCol {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::vis::traces::referenced;
+    use crate::vis::page::traces::referenced;
 
     /// Each hover shows every field of its points' customdata row, and no
     /// position beyond it: a 2D element's row ends at its column.

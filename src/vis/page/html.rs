@@ -7,12 +7,12 @@ use std::path::{Path, PathBuf};
 
 use plotly::Plot;
 
-use super::error::VisError;
+use crate::vis::error::VisError;
 
 /// plotly.js v3.0.1 (MIT licence, Copyright 2012-2025 Plotly, Inc.), the copy
 /// bundled in the source of the `plotly` crate 0.13.5 (`resource/plotly.min.js`).
 /// Shipped so that figures open without network access.
-pub const PLOTLY_JS: &[u8] = include_bytes!("assets/plotly.min.js");
+pub const PLOTLY_JS: &[u8] = include_bytes!("../assets/plotly.min.js");
 
 /// File name of the shared plotly.js copy inside the figures directory.
 pub const PLOTLY_JS_NAME: &str = "plotly.min.js";
@@ -614,9 +614,9 @@ pub(crate) struct PageMeta {
     pub(crate) command: String,
     /// What was drawn: `16 x 16 array of 4-byte elements`, `768 accesses`.
     pub(crate) shape: String,
-    /// The trace and program, from [`super::FigureOptions::provenance`].
+    /// The trace and program, from [`crate::vis::options::FigureOptions::provenance`].
     pub(crate) trace: String,
-    /// The analysis drawn, from [`super::FigureOptions::analysis_id`];
+    /// The analysis drawn, from [`crate::vis::options::FigureOptions::analysis_id`];
     /// empty for a page not drawn from the folder's analysis (a heap
     /// profile, saved runs), which is never marked stale.
     pub(crate) analysis: String,
@@ -624,7 +624,7 @@ pub(crate) struct PageMeta {
 
 impl PageMeta {
     /// Whether the page shows a partial analysis: the shell starts the
-    /// provenance of one with `PARTIAL` ([`super::FigureOptions::provenance`]).
+    /// provenance of one with `PARTIAL` ([`crate::vis::options::FigureOptions::provenance`]).
     fn is_partial(&self) -> bool {
         self.trace.starts_with(PARTIAL_MARK)
     }

@@ -8,20 +8,21 @@ use plotly::layout::{Axis, LayoutScene, Legend};
 use plotly::{Layout, Plot, Scatter, Scatter3D};
 use polars::prelude::DataFrame;
 
-use super::aggregate::{aggregate, bin_width, Binned, Binning, ClassFn, Group};
-use super::classes::{Annot, ClassesSeen};
-use super::error::VisError;
-use super::html::{write_page_of, Page, PageFigure, PageMeta};
-use super::input::{for_items, gather, op_index, op_name, FrameBatches, Item};
-use super::input::{Lines, Variables, OP_NAMES};
-use super::traces::{count_sizes, customdata_fields, time_marker, CdField, OneOrMany};
-use super::traces::{draw_order, op_colour, symbol_3d, PointMarker, Typed, RAW_SIZE};
-use super::traces::{group_fields, group_hover, CdCol, CustomData, Ext};
-use super::traces::{hover_with_mix, mix_column, mix_marker, mix_value, MIX_NOTE};
-use super::{FigureOptions, FigureReport};
 use crate::filter::batches::{AccessBatches, VarSpan};
 use crate::filter::csv::CsvOut;
 use crate::filter::VarId;
+use crate::vis::error::VisError;
+use crate::vis::input::aggregate::{aggregate, bin_width, Binned, Binning, ClassFn, Group};
+use crate::vis::input::classes::{Annot, ClassesSeen};
+use crate::vis::input::tables::{for_items, gather, op_index, op_name, FrameBatches, Item};
+use crate::vis::input::tables::{Lines, Variables, OP_NAMES};
+use crate::vis::options::FigureOptions;
+use crate::vis::page::html::{write_page_of, Page, PageFigure, PageMeta};
+use crate::vis::page::traces::{count_sizes, customdata_fields, time_marker, CdField, OneOrMany};
+use crate::vis::page::traces::{draw_order, op_colour, symbol_3d, PointMarker, Typed, RAW_SIZE};
+use crate::vis::page::traces::{group_fields, group_hover, CdCol, CustomData, Ext};
+use crate::vis::page::traces::{hover_with_mix, mix_column, mix_marker, mix_value, MIX_NOTE};
+use crate::vis::page::written::FigureReport;
 
 /// File name of the page written by [`complete_memory_access_pattern`].
 pub(crate) const FILE: &str = "complete_memory_access_pattern.html";
@@ -118,7 +119,7 @@ pub(crate) fn hover_with_class(base: &str, class: Option<&str>) -> String {
     match class {
         Some(c) => format!(
             "{base}<br><b>{}</b><extra></extra>",
-            super::html::escape_html(c)
+            crate::vis::page::html::escape_html(c)
         ),
         None => format!("{base}<extra></extra>"),
     }
@@ -239,7 +240,7 @@ pub fn complete_pattern_of(
             group_figures(&b3, &b2, &labels, t_lo, t_hi)
         }
     };
-    if super::interrupted() {
+    if crate::vis::options::interrupted() {
         return Err(VisError::Interrupted);
     }
     report.html = write_complete_page(&labels, [fig3d, fig2d], &title, n, &report, o)?;
@@ -729,7 +730,7 @@ fn marker_2d(lab: &Labels, r: usize, c: usize, oi: usize) -> PointMarker {
 }
 
 /// A trace of the aggregated 2D view, drawn by the page as a raster: the
-/// page's script (see [`super::html`]) turns its points (x: the midpoint
+/// page's script (see [`crate::vis::page::html`]) turns its points (x: the midpoint
 /// of the group's first and last time, `y`: lowest address, `z`: colour
 /// value with classes) into a plotly
 /// `heatmap` over the axes' visible range with one cell a pixel, a block
@@ -1242,7 +1243,7 @@ fn group_figures(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::vis::traces::referenced;
+    use crate::vis::page::traces::referenced;
 
     /// Each hover shows every field of its points' customdata row, and no
     /// position beyond it.

@@ -13,9 +13,9 @@ use plotly::common::{Marker, MarkerSymbol, Mode, Title};
 use plotly::layout::{Axis, AxisRange};
 use plotly::{Layout, Plot, Scatter};
 
-use super::error::VisError;
-use super::html::{write_page, PageFigure, PageMeta};
-use super::traces::{customdata_fields, CdCol, CdField, CustomData, Ext};
+use crate::vis::error::VisError;
+use crate::vis::page::html::{write_page, PageFigure, PageMeta};
+use crate::vis::page::traces::{customdata_fields, CdCol, CdField, CustomData, Ext};
 
 /// File name of the page.
 pub const FILE: &str = "sharing.html";
@@ -135,7 +135,7 @@ fn line_plot(l: &SharedBytes) -> Plot {
 /// Writes the sharing page into `dir`: the first [`MAX_LINES`] of `lines`
 /// (the caller orders them, most transfers first). Cost: at most 64 points
 /// per thread and line. `analysis_id` says which analysis the lines come
-/// from (see [`super::FigureOptions::analysis_id`]).
+/// from (see [`crate::vis::options::FigureOptions::analysis_id`]).
 ///
 /// # Errors
 /// A file that cannot be written.
@@ -204,6 +204,6 @@ mod tests {
     #[test]
     fn hover_shows_exactly_its_row() {
         let all = (0..ByteField::ALL.len()).collect();
-        assert_eq!(crate::vis::traces::referenced(&hover("read")), all);
+        assert_eq!(crate::vis::page::traces::referenced(&hover("read")), all);
     }
 }

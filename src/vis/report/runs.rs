@@ -7,8 +7,8 @@ use plotly::common::{Mode, Title};
 use plotly::layout::{Axis, AxisType};
 use plotly::{Layout, Plot, Scatter};
 
-use super::error::VisError;
-use super::html::{write_page, PageFigure, PageMeta};
+use crate::vis::error::VisError;
+use crate::vis::page::html::{write_page, PageFigure, PageMeta};
 
 /// One saved run on the page's x axis.
 #[derive(Clone, Debug)]
@@ -44,7 +44,10 @@ pub struct Series {
 /// The page's file name for `metric` (a cache_stats key such as
 /// `misses_L1`, made of letters, digits and `_`).
 pub fn runs_file(metric: &str) -> String {
-    format!("runs_{}.html", super::sanitize_name(metric, 0))
+    format!(
+        "runs_{}.html",
+        crate::vis::page::html::sanitize_name(metric, 0)
+    )
 }
 
 /// Writes the page into `dir`: `metric` of each series against `runs`,

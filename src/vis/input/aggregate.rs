@@ -21,8 +21,8 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-use super::error::VisError;
-use super::input::{op_index, Item};
+use super::tables::{op_index, Item};
+use crate::vis::error::VisError;
 
 /// A small multiply-rotate hasher for integer keys (SipHash is 3-4x slower
 /// here and the keys are not attacker-controlled).

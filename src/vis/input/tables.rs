@@ -12,7 +12,7 @@ use crate::filter::batches::{AccessBatch, AccessBatches, BatchFn};
 use crate::filter::schema::{access, line, variable, OP_LOAD, OP_MODIFY, OP_STORE};
 use crate::filter::{FilterError, LineId, VarId};
 
-use super::error::VisError;
+use crate::vis::error::VisError;
 
 /// One numeric column, cast and rechunked so that it is a single null-free slice.
 pub(crate) struct NumCol<T: PolarsNumericType> {
@@ -176,7 +176,7 @@ pub(crate) fn for_items(
     let mut stopped_by_interrupt = false;
     src.visit(&mut |b| {
         for k in 0..b.len() {
-            if row.is_multiple_of(4096) && super::interrupted() {
+            if row.is_multiple_of(4096) && crate::vis::options::interrupted() {
                 stopped_by_interrupt = true;
                 return Ok(false);
             }

@@ -17,15 +17,15 @@ use plotly::common::{Mode, Title};
 use plotly::layout::{Axis, BarMode};
 use plotly::{Bar, Layout, Plot, Scatter};
 
-use super::aggregate::{aggregate, bin_width, Binned, Binning};
-use super::error::VisError;
-use super::html::{write_page_with_links, PageFigure, PageMeta};
-use super::input::{for_items, Item};
 use super::locality::{curves_of, Curve};
-use super::traces::{trace_sizes, Ext, OneOrMany, PointMarker, Typed, RAW_SIZE};
 use crate::filter::batches::AccessBatches;
 use crate::filter::locality::report::CacheReport;
 use crate::filter::VarId;
+use crate::vis::error::VisError;
+use crate::vis::input::aggregate::{aggregate, bin_width, Binned, Binning};
+use crate::vis::input::tables::{for_items, Item};
+use crate::vis::page::html::{write_page_with_links, PageFigure, PageMeta};
+use crate::vis::page::traces::{trace_sizes, Ext, OneOrMany, PointMarker, Typed, RAW_SIZE};
 
 /// Most variables the page draws (three figures each): those first in the
 /// order given, the comparison's largest changes.
@@ -306,7 +306,7 @@ fn address_figure(v: &str, k: usize, runs: [&RunView; 2], groups: [&RunGroups; 2
             .name(format!("{} ({} points)", r.label, gs.len()))
             .hover_template(format!(
                 "run {}<br>access order %{{x}}<br>offset %{{y}} bytes<extra></extra>",
-                super::html::escape_html(&r.label)
+                crate::vis::page::html::escape_html(&r.label)
             ));
         plot.add_trace(
             Ext::new(*trace)

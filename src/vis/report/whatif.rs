@@ -14,15 +14,16 @@ use plotly::common::{Mode, Title};
 use plotly::layout::{Axis, BarMode};
 use plotly::{Bar, Layout, Plot, Scatter};
 
-use super::aggregate::{aggregate, bin_width, Binned, Binning, Group};
-use super::error::VisError;
-use super::html::{sanitize_name, write_page, PageFigure, PageMeta};
-use super::input::{for_items, Item};
-use super::traces::{customdata_fields, trace_sizes, CdCol, CustomData, Ext};
-use super::traces::{CdField, OneOrMany, PointMarker, Typed, PALETTE};
-use super::{FigureOptions, FigureReport};
 use crate::filter::access::VarId;
 use crate::filter::batches::AccessBatches;
+use crate::vis::error::VisError;
+use crate::vis::input::aggregate::{aggregate, bin_width, Binned, Binning, Group};
+use crate::vis::input::tables::{for_items, Item};
+use crate::vis::options::FigureOptions;
+use crate::vis::page::html::{sanitize_name, write_page, PageFigure, PageMeta};
+use crate::vis::page::traces::{customdata_fields, trace_sizes, CdCol, CustomData, Ext};
+use crate::vis::page::traces::{CdField, OneOrMany, PointMarker, Typed, PALETTE};
+use crate::vis::page::written::FigureReport;
 
 /// One side of the page: the accesses of one layout.
 pub struct Panel<'a> {
@@ -112,7 +113,7 @@ pub fn what_if_figure(f: &WhatIfFigure, o: &FigureOptions) -> Result<FigureRepor
     let budget = (o.point_budget / 2).max(1);
     let before = bin_panel(&f.before, budget)?;
     let after = bin_panel(&f.after, budget)?;
-    if super::interrupted() {
+    if crate::vis::options::interrupted() {
         return Err(VisError::Interrupted);
     }
     let mut plot = Plot::new();

@@ -22,8 +22,8 @@ use std::io::Read;
 use std::path::Path;
 use std::time::SystemTime;
 
-use super::error::VisError;
 use super::escape::escape_html;
+use crate::vis::error::VisError;
 
 /// File name of the index page inside the figures folder.
 pub const INDEX_FILE: &str = "index.html";

@@ -4,10 +4,10 @@
 //! picks and lays out, `array_exact.rs` and `array_groups.rs` draw.
 use std::sync::Arc;
 
-use super::aggregate::Source;
 use super::array_maps::Shape;
-use super::classes::{Annot, ClassesSeen};
-use super::FigureOptions;
+use crate::vis::input::aggregate::Source;
+use crate::vis::input::classes::{Annot, ClassesSeen};
+use crate::vis::options::FigureOptions;
 
 /// The access rows of one variable that touch its block.
 pub(super) struct Picked {

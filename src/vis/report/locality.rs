@@ -7,9 +7,9 @@ use plotly::common::{Mode, Title};
 use plotly::layout::{Axis, AxisType, BarMode};
 use plotly::{Bar, Layout, Plot, Scatter};
 
-use super::error::VisError;
-use super::html::{write_page, PageFigure, PageMeta};
 use crate::filter::locality::report::CacheReport;
+use crate::vis::error::VisError;
+use crate::vis::page::html::{write_page, PageFigure, PageMeta};
 
 /// File name of the page.
 pub const FILE: &str = "cache_stats.html";
@@ -59,7 +59,7 @@ pub fn curves_of(r: &CacheReport) -> Vec<Curve> {
 
 /// Writes the summary page into `dir`; `levels` names the levels (`L1`,
 /// ...), `intro` says what was simulated, `analysis_id` which analysis
-/// (see [`super::FigureOptions::analysis_id`]). Cost: a few points per
+/// (see [`crate::vis::options::FigureOptions::analysis_id`]). Cost: a few points per
 /// variable.
 pub fn cache_summary(
     dir: &Path,

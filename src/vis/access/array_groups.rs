@@ -4,16 +4,18 @@
 
 use plotly::Plot;
 
-use super::aggregate::{aggregate, bin_width, Binned, Binning, ClassFn, Group};
 use super::array_maps::Shape;
 use super::array_points::Drawn;
 use super::complete::scatter_3d;
-use super::error::VisError;
-use super::input::Item;
-use super::traces::CustomData;
-use super::traces::{count_sizes, customdata_fields, group_fields, time_marker, CdCol, CdField};
-use super::traces::{hover_with_mix, mix_column, mix_marker, mix_value};
-use super::traces::{symbol_3d, Ext, OneOrMany, Typed};
+use crate::vis::error::VisError;
+use crate::vis::input::aggregate::{aggregate, bin_width, Binned, Binning, ClassFn, Group};
+use crate::vis::input::tables::Item;
+use crate::vis::page::traces::CustomData;
+use crate::vis::page::traces::{
+    count_sizes, customdata_fields, group_fields, time_marker, CdCol, CdField,
+};
+use crate::vis::page::traces::{hover_with_mix, mix_column, mix_marker, mix_value};
+use crate::vis::page::traces::{symbol_3d, Ext, OneOrMany, Typed};
 
 customdata_fields! {
     /// The customdata of one aggregated group of element accesses, in row
@@ -43,7 +45,7 @@ group_fields!(TouchGroupField, "element accesses");
 
 /// Hover of one aggregated group of element accesses.
 fn touch_hover() -> String {
-    super::traces::group_hover::<TouchGroupField>(&format!(
+    crate::vis::page::traces::group_hover::<TouchGroupField>(&format!(
         "elements {} to {}",
         TouchGroupField::ElemMin.at(),
         TouchGroupField::ElemMax.at()
@@ -216,7 +218,7 @@ pub(super) fn block_key(shape: &Shape, dims: &[u64], e: u64, res: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::vis::traces::referenced;
+    use crate::vis::page::traces::referenced;
 
     /// The groups' hover shows every field of their customdata row.
     #[test]

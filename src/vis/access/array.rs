@@ -20,17 +20,18 @@ use super::array_exact::exact_scatter;
 use super::array_groups::group_scatter;
 use super::array_maps::{Cells, MapCells, Shape};
 use super::array_points::{Drawn, Picked};
-use super::classes::{Annot, ClassesSeen};
 use super::complete::integer_axis;
-use super::error::VisError;
-use super::html::{sanitize_name, write_page_of, Page, PageFigure, PageMeta};
-use super::input::{for_items, op_name, FrameBatches, Item};
-use super::input::{Lines, VarInfo, Variables};
-use super::traces::MIX_NOTE;
-use super::{FigureOptions, FigureReport};
 use crate::filter::batches::AccessBatches;
 use crate::filter::csv::CsvOut;
 use crate::filter::VarId;
+use crate::vis::error::VisError;
+use crate::vis::input::classes::{Annot, ClassesSeen};
+use crate::vis::input::tables::{for_items, op_name, FrameBatches, Item};
+use crate::vis::input::tables::{Lines, VarInfo, Variables};
+use crate::vis::options::FigureOptions;
+use crate::vis::page::html::{sanitize_name, write_page_of, Page, PageFigure, PageMeta};
+use crate::vis::page::traces::MIX_NOTE;
+use crate::vis::page::written::FigureReport;
 
 impl Shape {
     /// First and last element touched by an access, clipped to the block;
@@ -419,7 +420,7 @@ fn draw_array(r: Request, o: &FigureOptions) -> Result<FigureReport, VisError> {
         ));
     }
     intro.extend(report.aggregated.clone());
-    if super::interrupted() {
+    if crate::vis::options::interrupted() {
         return Err(VisError::Interrupted);
     }
     let meta = page_meta(&r, &info.name, &shape, o);
@@ -856,13 +857,15 @@ fn shape_mismatch(info: &VarInfo, inner: &[u64], type_bytes: u64) -> Vec<String>
 /// per-field figure of `ps`; the user should know.
 fn replaced_note(dir: &std::path::Path, stem: &str, meta: &PageMeta) -> Option<String> {
     let file = dir.join(format!("{stem}.html"));
-    let old = super::index::recorded_shape(&file)?;
-    (old != super::html::escape_html(&meta.shape)).then(|| {
+    let old = crate::vis::page::index::recorded_shape(&file)?;
+    (old != crate::vis::page::html::escape_html(&meta.shape)).then(|| {
         format!(
             "{stem}.html showed `{}` ({}); it now shows this shape. Figures are named by variable \
              alone, as in mapvisual: rename the earlier file to keep both.",
-            super::index::unescape(&old),
-            super::index::unescape(&super::index::recorded_command(&file).unwrap_or_default()),
+            crate::vis::page::index::unescape(&old),
+            crate::vis::page::index::unescape(
+                &crate::vis::page::index::recorded_command(&file).unwrap_or_default()
+            ),
         )
     })
 }

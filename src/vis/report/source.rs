@@ -7,10 +7,10 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use super::error::VisError;
-use super::escape::escape_html;
 use crate::filter::locality::cache::Counts;
 use crate::filter::locality::report::CacheReport;
+use crate::vis::error::VisError;
+use crate::vis::page::escape::escape_html;
 
 /// Per line number of one file: counts and [(variable, pattern)].
 type LineNotes = BTreeMap<u32, (Counts, Vec<(String, String)>)>;
