@@ -14,7 +14,14 @@
 //!   the allocator's policy of keeping freed memory.
 //! * [`cancel`]: the one flag that cancels the running command (Ctrl-C),
 //!   which the shell sets and every stage's long loops poll.
+//!
+//! `unsafe` code is denied everywhere but in three modules, each of which
+//! allows it and states its invariants in its header: `shell::tcl` (the
+//! Tcl C library), `trace::record::ffi` (a child's system calls between
+//! `fork` and `exec`) and `oom` (the global allocator and its SIGABRT
+//! action).
 #![deny(missing_docs)]
+#![deny(unsafe_code)]
 
 pub mod cancel;
 pub mod filter;

@@ -1,3 +1,4 @@
+#![deny(unsafe_code)]
 use std::process::ExitCode;
 
 /// The system allocator, noting a failed request so that an abort for want

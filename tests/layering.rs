@@ -988,3 +988,32 @@ fn stage_facades_are_pure_and_not_used_from_inside() {
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
+
+/// The figures name the analysis stage by its facade only:
+/// `crate::filter::X`, X re-exported by `src/filter/mod.rs` (the access
+/// batches, the reports and their rows, the heap series), or
+/// `crate::filter::schema`, the columns' names that are the hand-off's
+/// contract; never another inner module of `filter/`.
+#[test]
+fn vis_uses_only_the_filter_facade() {
+    let facade = facade_names("filter");
+    assert!(facade.contains("AccessBatches"), "{facade:?}");
+    let mut bad = Vec::new();
+    for (m, named) in sources() {
+        if m[0] != "vis" {
+            continue;
+        }
+        for p in named {
+            let inner = p.len() >= 2 && p[0] == "filter" && p[1] != "schema";
+            if inner && !facade.contains(&p[1]) {
+                bad.push(format!("{} names {}", m.join("/"), p.join("::")));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "the figures name filter's inner modules; re-export what they need at filter's root \
+         (src/filter/mod.rs) instead:\n{}",
+        bad.join("\n")
+    );
+}

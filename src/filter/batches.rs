@@ -20,27 +20,30 @@ use super::occurrence::Occurrences;
 use super::schema::access as ac;
 use super::{error::FilterError, selection::Selection};
 
-/// One batch of accesses, in time order, as columns of equal length.
+/// One batch of accesses, in time order, as columns of equal length: the
+/// columns the access list stores (read through `Deref`, `b.addr`), each
+/// access' occurrence and, when coloured, its class.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct AccessBatch {
-    /// Order of the access in the trace.
-    pub time: Vec<u64>,
-    /// `b'L'`, `b'S'` or `b'M'`.
-    pub op: Vec<u8>,
-    /// Address of the first byte.
-    pub addr: Vec<u64>,
-    /// Bytes accessed.
-    pub size: Vec<u16>,
-    /// Thread.
-    pub tid: Vec<u16>,
-    /// Row of the variable table.
-    pub var: Vec<u32>,
-    /// Row of the line table.
-    pub line: Vec<u32>,
+    /// The stored columns: time, op, address, size, thread, variable, line.
+    pub stored: Columns,
     /// Occurrence of the location (address, variable), from 1.
     pub occ: Vec<u64>,
     /// Colour class of each access, when the figure is coloured by class.
     pub colour: Option<Vec<u8>>,
+}
+
+impl std::ops::Deref for AccessBatch {
+    type Target = Columns;
+    fn deref(&self) -> &Columns {
+        &self.stored
+    }
+}
+
+impl std::ops::DerefMut for AccessBatch {
+    fn deref_mut(&mut self) -> &mut Columns {
+        &mut self.stored
+    }
 }
 
 impl AccessBatch {
@@ -57,15 +60,7 @@ impl AccessBatch {
     /// The batch as a table with the columns of the access schema.
     fn into_frame(self) -> PolarsResult<DataFrame> {
         use super::model::owned;
-        let mut stored = Columns {
-            time: self.time,
-            op: self.op,
-            addr: self.addr,
-            size: self.size,
-            tid: self.tid,
-            var: self.var,
-            line: self.line,
-        };
+        let mut stored = self.stored;
         let mut df = stored.take()?;
         df.with_column(owned::<UInt64Type>(ac::OCCURRENCE, self.occ))?;
         if let Some(c) = self.colour {
@@ -77,14 +72,7 @@ impl AccessBatch {
     /// The batch's columns that the access list stores become those of
     /// `df`.
     fn read_stored(&mut self, df: &DataFrame) -> PolarsResult<()> {
-        extend(&mut self.time, df.column(ac::TIME)?.u64()?);
-        extend(&mut self.op, df.column(ac::OP)?.u8()?);
-        extend(&mut self.addr, df.column(ac::ADDR)?.u64()?);
-        extend(&mut self.size, df.column(ac::SIZE)?.u16()?);
-        extend(&mut self.tid, df.column(ac::TID)?.u16()?);
-        extend(&mut self.var, df.column(ac::VAR)?.u32()?);
-        extend(&mut self.line, df.column(ac::LINE)?.u32()?);
-        Ok(())
+        self.stored.read(df)
     }
 
     /// The batch becomes the rows of `df` (a table of [`AccessBatch::frame`]).
@@ -104,13 +92,7 @@ impl AccessBatch {
 
     /// Empties the batch, keeping its room.
     fn clear(&mut self) {
-        self.time.clear();
-        self.op.clear();
-        self.addr.clear();
-        self.size.clear();
-        self.tid.clear();
-        self.var.clear();
-        self.line.clear();
+        self.stored.clear();
         self.occ.clear();
         if let Some(c) = &mut self.colour {
             c.clear();
@@ -122,7 +104,7 @@ impl AccessBatch {
     fn read_plain(&mut self, df: &DataFrame, seen: &mut Occurrences) -> PolarsResult<()> {
         self.read_stored(df)?;
         self.occ.clear();
-        let rows = self.addr.iter().zip(&self.var);
+        let rows = self.stored.addr.iter().zip(&self.stored.var);
         self.occ
             .extend(rows.map(|(&addr, &var)| seen.next(addr, var)));
         Ok(())
@@ -147,25 +129,13 @@ impl AccessBatch {
                 col.push(class);
             }
             self.occ.push(seen.next(r.addr, r.var.0));
-            self.time.push(r.time);
-            self.op.push(r.op);
-            self.addr.push(r.addr);
-            self.size.push(cols.size[k]);
-            self.tid.push(cols.tid[k]);
-            self.var.push(r.var.0);
-            self.line.push(r.line.0);
+            self.stored.push_from(cols, k);
         }
     }
 
     /// Appends rows `r` of `b`.
     fn append(&mut self, b: &AccessBatch, r: std::ops::Range<usize>) {
-        self.time.extend_from_slice(&b.time[r.clone()]);
-        self.op.extend_from_slice(&b.op[r.clone()]);
-        self.addr.extend_from_slice(&b.addr[r.clone()]);
-        self.size.extend_from_slice(&b.size[r.clone()]);
-        self.tid.extend_from_slice(&b.tid[r.clone()]);
-        self.var.extend_from_slice(&b.var[r.clone()]);
-        self.line.extend_from_slice(&b.line[r.clone()]);
+        self.stored.append(&b.stored, r.clone());
         self.occ.extend_from_slice(&b.occ[r.clone()]);
         if let (Some(c), Some(bc)) = (&mut self.colour, &b.colour) {
             c.extend_from_slice(&bc[r]);

@@ -12,15 +12,22 @@ use super::schema::access as ac;
 /// The columns of one frame of the access list, copied out once (the
 /// figures' batches and the locality stage's driver read frames so; the
 /// by-variable dataset sorts and merges accesses in them).
-#[derive(Default)]
-pub(crate) struct Columns {
-    pub(crate) time: Vec<u64>,
-    pub(crate) op: Vec<u8>,
-    pub(crate) addr: Vec<u64>,
-    pub(crate) size: Vec<u16>,
-    pub(crate) tid: Vec<u16>,
-    pub(crate) var: Vec<u32>,
-    pub(crate) line: Vec<u32>,
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Columns {
+    /// Order of the access in the trace.
+    pub time: Vec<u64>,
+    /// `b'L'`, `b'S'` or `b'M'`.
+    pub op: Vec<u8>,
+    /// Address of the first byte.
+    pub addr: Vec<u64>,
+    /// Bytes accessed.
+    pub size: Vec<u16>,
+    /// Thread.
+    pub tid: Vec<u16>,
+    /// Row of the variable table.
+    pub var: Vec<u32>,
+    /// Row of the line table.
+    pub line: Vec<u32>,
 }
 
 impl Columns {
@@ -42,6 +49,17 @@ impl Columns {
     }
 
     /// Room for `n` more accesses in every column.
+    /// Empties the columns, keeping their room.
+    pub(crate) fn clear(&mut self) {
+        self.time.clear();
+        self.op.clear();
+        self.addr.clear();
+        self.size.clear();
+        self.tid.clear();
+        self.var.clear();
+        self.line.clear();
+    }
+
     pub(crate) fn reserve(&mut self, n: usize) {
         self.time.reserve(n);
         self.op.reserve(n);

@@ -99,10 +99,13 @@ pub use error::FilterError;
 pub use files::{AnalysisDir, SavedAnalysis};
 pub use model::{MemKind, Variable};
 pub use selection::{accesses_of, rows, select, Selection};
-// Choosing what to show and draw.
-pub use batches::{AccessBatches, SelectionBatches};
+// Choosing what to show and draw; what the figures read.
+pub use batches::{AccessBatch, AccessBatches, BatchFn, SelectionBatches, VarSpan};
+pub use columns::Columns as AccessColumns;
+pub(crate) use csv::CsvOut;
 pub use fields::StructField;
 pub use locality::colour::{selection_batches, ColourMode};
+pub use model::TraceSummary;
 pub use pick::{UnknownVariable, VarFilter};
 pub use shape::{BlockStack, DrawShape, ShapeError};
 // Statistics.
@@ -121,7 +124,10 @@ pub use locality::reuse::{Histogram, Sampling};
 pub use locality::sweep::{metric_by_run, Metric, RunReport, RunValue, RunValues};
 pub use locality::whatif::{what_if, Layout, Remapped, WhatIf};
 // Heap profiles.
-pub use heap::{ClassStats, HeapReport, HeapRun, Ranking};
+pub use heap::{
+    lifetime_bins, live_series, size_class_label, ClassStats, HeapReport, HeapRun, LifetimeBins,
+    LiveSeries, Ranking,
+};
 // Exports.
 pub use export::{export_memtrace, export_ops};
 pub use hpcmp::export_hpcmp;

@@ -1,6 +1,6 @@
 //! The shell: an embedded Tcl 8.6 interpreter behind a rustyline REPL.
 //!
-//! * [`tcl`]: the safe wrapper over libtcl8.6 (the only `unsafe` code).
+//! * [`tcl`]: the safe wrapper over libtcl8.6 (the shell's only `unsafe` code).
 //! * [`specs`]: the table of every mapvis command (usage, help, arguments).
 //! * [`Registry`]: binds command names to Rust handlers over a state `S`.
 //! * [`Shell`]: an interpreter with the registry's commands and the built-ins

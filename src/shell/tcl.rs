@@ -1,8 +1,9 @@
 //! A minimal, hand-written safe wrapper over libtcl8.6.
 //!
-//! This is one of the two modules of mapvis allowed to contain `unsafe` (the
-//! other is `src/trace/record/ffi.rs`, for the child process of a traced
-//! run). It declares the few Tcl C functions the shell needs and wraps them
+//! This is one of the three modules of mapvis allowed to contain `unsafe`
+//! (the crate denies it elsewhere; the others are `src/trace/record/ffi.rs`,
+//! for the child process of a traced run, and `src/oom.rs`, the global
+//! allocator). It declares the few Tcl C functions the shell needs and wraps them
 //! in [`Interp`], which owns one Tcl interpreter, evaluates scripts, reads
 //! and writes variables and registers Rust closures as Tcl commands.
 //!
@@ -14,6 +15,7 @@
 //!   used from the thread that created them;
 //! * a Rust panic inside a command closure is caught in the trampoline and
 //!   turned into a Tcl error, so no unwinding ever crosses the C boundary.
+#![allow(unsafe_code)]
 
 use std::cell::RefCell;
 use std::ffi::{c_char, c_int, c_void, CString};

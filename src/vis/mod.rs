@@ -1,7 +1,7 @@
 //! The figure stage: plotly figures written as offline HTML into `figures/`.
 //!
 //! The analysis hands over the accesses to draw as a stream of batches in
-//! time order ([`crate::filter::batches::AccessBatches`]: a selection read
+//! time order ([`crate::filter::AccessBatches`]: a selection read
 //! from the access list at each pass, occurrence and colour class computed
 //! as it streams), with two polars tables (see [`crate::filter::schema`]):
 //! variables and source lines. The figures never hold the accesses: each

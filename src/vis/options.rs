@@ -35,7 +35,7 @@ pub struct FigureOptions {
     /// title then says so.
     pub provenance: String,
     /// The id of the analysis the figure is drawn from
-    /// ([`crate::filter::model::TraceSummary::analysis_id`]), recorded in
+    /// ([`crate::filter::TraceSummary::analysis_id`]), recorded in
     /// the page so that the folder's index marks it stale once another
     /// analysis is made; empty when unknown.
     pub analysis_id: String,

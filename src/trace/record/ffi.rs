@@ -1,6 +1,7 @@
 //! The system calls the tracing stage makes through `libc` in a child
-//! process between `fork` and `exec`: the one other module of mapvis
-//! (besides the Tcl wrapper, `shell::tcl`) allowed to contain `unsafe`.
+//! process between `fork` and `exec`: one of the three modules of mapvis
+//! allowed to contain `unsafe` (the crate denies it elsewhere; the others
+//! are the Tcl wrapper, `shell::tcl`, and the global allocator, `oom`).
 //!
 //! Invariant: the closure given to [`CommandExt::pre_exec`] runs in the
 //! forked child, where only async-signal-safe functions may be called; it
@@ -8,6 +9,7 @@
 //! only its captured integer and `errno`, and allocates nothing (its
 //! errors are OS error codes), since another thread may have held the
 //! allocator's lock at the fork.
+#![allow(unsafe_code)]
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 

@@ -8,9 +8,9 @@ use plotly::layout::{Axis, LayoutScene, Legend};
 use plotly::{Layout, Plot, Scatter, Scatter3D};
 use polars::prelude::DataFrame;
 
-use crate::filter::batches::{AccessBatches, VarSpan};
-use crate::filter::csv::CsvOut;
+use crate::filter::CsvOut;
 use crate::filter::VarId;
+use crate::filter::{AccessBatches, VarSpan};
 use crate::vis::error::VisError;
 use crate::vis::input::aggregate::{aggregate, bin_width, Binned, Binning, ClassFn, Group};
 use crate::vis::input::classes::{Annot, ClassesSeen};

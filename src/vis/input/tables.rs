@@ -8,8 +8,8 @@
 
 use polars::prelude::*;
 
-use crate::filter::batches::{AccessBatch, AccessBatches, BatchFn};
 use crate::filter::schema::{access, line, variable, OP_LOAD, OP_MODIFY, OP_STORE};
+use crate::filter::{AccessBatch, AccessBatches, AccessColumns, BatchFn};
 use crate::filter::{FilterError, LineId, VarId};
 
 use crate::vis::error::VisError;
@@ -131,13 +131,15 @@ impl FrameBatches {
         Ok(FrameBatches {
             increasing: time.windows(2).all(|w| w[0] < w[1]),
             batch: AccessBatch {
-                time,
-                op: read_num::<UInt8Type>(df, T, access::OP)?.to_vec(),
-                addr: read_num::<UInt64Type>(df, T, access::ADDR)?.to_vec(),
-                size: read_num::<UInt16Type>(df, T, access::SIZE)?.to_vec(),
-                tid: read_num::<UInt16Type>(df, T, access::TID)?.to_vec(),
-                var: read_num::<UInt32Type>(df, T, access::VAR)?.to_vec(),
-                line: read_num::<UInt32Type>(df, T, access::LINE)?.to_vec(),
+                stored: AccessColumns {
+                    time,
+                    op: read_num::<UInt8Type>(df, T, access::OP)?.to_vec(),
+                    addr: read_num::<UInt64Type>(df, T, access::ADDR)?.to_vec(),
+                    size: read_num::<UInt16Type>(df, T, access::SIZE)?.to_vec(),
+                    tid: read_num::<UInt16Type>(df, T, access::TID)?.to_vec(),
+                    var: read_num::<UInt32Type>(df, T, access::VAR)?.to_vec(),
+                    line: read_num::<UInt32Type>(df, T, access::LINE)?.to_vec(),
+                },
                 occ: read_num::<UInt64Type>(df, T, access::OCCURRENCE)?.to_vec(),
                 colour: match df.column(access::COLOUR) {
                     Ok(_) => Some(read_num::<UInt8Type>(df, T, access::COLOUR)?.to_vec()),

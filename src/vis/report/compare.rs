@@ -18,8 +18,8 @@ use plotly::layout::{Axis, BarMode};
 use plotly::{Bar, Layout, Plot, Scatter};
 
 use super::locality::{curves_of, Curve};
-use crate::filter::batches::AccessBatches;
-use crate::filter::locality::report::CacheReport;
+use crate::filter::AccessBatches;
+use crate::filter::CacheReport;
 use crate::filter::VarId;
 use crate::vis::error::VisError;
 use crate::vis::input::aggregate::{aggregate, bin_width, Binned, Binning};

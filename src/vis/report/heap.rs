@@ -14,8 +14,8 @@ use plotly::{Layout, Plot, Trace};
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use crate::filter::csv::CsvOut;
-use crate::filter::heap::{
+use crate::filter::CsvOut;
+use crate::filter::{
     lifetime_bins, live_series, size_class_label, HeapReport, HeapRun, LifetimeBins, LiveSeries,
 };
 use crate::vis::error::VisError;
@@ -262,7 +262,7 @@ pub fn lifetime_histogram(run: &HeapRun, o: &FigureOptions) -> Result<FigureRepo
     let lifetime = format!("lifetime_{}", run.unit.name());
     let header = ["site", "size", "alloc", "free", &lifetime, "macro_percent"];
     let mut rows = match o.save && run.has_calls() {
-        true => Some(crate::filter::csv::CsvOut::create(
+        true => Some(crate::filter::CsvOut::create(
             &o.visinfo_dir,
             "lifetimes.csv",
             &header,

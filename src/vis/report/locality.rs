@@ -7,7 +7,7 @@ use plotly::common::{Mode, Title};
 use plotly::layout::{Axis, AxisType, BarMode};
 use plotly::{Bar, Layout, Plot, Scatter};
 
-use crate::filter::locality::report::CacheReport;
+use crate::filter::CacheReport;
 use crate::vis::error::VisError;
 use crate::vis::page::html::{write_page, PageFigure, PageMeta};
 

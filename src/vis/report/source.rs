@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use crate::filter::locality::cache::Counts;
-use crate::filter::locality::report::CacheReport;
+use crate::filter::CacheReport;
+use crate::filter::Counts;
 use crate::vis::error::VisError;
 use crate::vis::page::escape::escape_html;
 

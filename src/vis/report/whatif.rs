@@ -14,8 +14,8 @@ use plotly::common::{Mode, Title};
 use plotly::layout::{Axis, BarMode};
 use plotly::{Bar, Layout, Plot, Scatter};
 
-use crate::filter::access::VarId;
-use crate::filter::batches::AccessBatches;
+use crate::filter::AccessBatches;
+use crate::filter::VarId;
 use crate::vis::error::VisError;
 use crate::vis::input::aggregate::{aggregate, bin_width, Binned, Binning, Group};
 use crate::vis::input::tables::{for_items, Item};
