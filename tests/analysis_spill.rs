@@ -3,6 +3,13 @@
 //! in-memory analysis gives, on the test programs, traced for real; and so
 //! does the saved analysis read back. The pattern states gathered while
 //! the analysis streams equal those of a pass over the access list.
+//!
+//! The oracle of every test here is mapvis itself: the in-memory
+//! analysis of the same trace (or, for the spans, a pass over its access
+//! list). That is sound only because the in-memory analysis of each
+//! program is validated against independent numbers elsewhere, named in
+//! each test's comment; a bug shared by both paths is caught there, not
+//! here.
 mod common;
 
 use common::*;
@@ -303,22 +310,47 @@ fn by_var_reads_the_same(a: &Analysis, want: &DataFrame, rel: &str) {
     );
 }
 
+/// tests/c/loc_matmul.c spilled, partly spilled and saved then loaded
+/// gives what the in-memory analysis gives. Oracle: mapvis's in-memory
+/// analysis, whose accesses of this program give cachegrind's D1 and LL
+/// misses line by line in
+/// `tests/locality_cache.rs::ijk_matmul_misses_per_line_agree_with_cachegrind`.
 #[test]
 fn a_matrix_multiply_spilled_is_the_same() {
     same_when_spilled("tests/c/loc_matmul.c", 1);
 }
 
+/// tests/c/an_reuse.c (two regions, a heap address reused) spilled gives
+/// what the in-memory analysis gives. Oracle: mapvis's in-memory
+/// analysis, whose per-variable bytes of this program are checked against
+/// numbers worked out by hand in
+/// `tests/analysis_names.rs::a_reused_address_belongs_to_the_new_block`.
 #[test]
 fn two_regions_spilled_are_the_same() {
     same_when_spilled("tests/c/an_reuse.c", 2);
 }
 
+/// tests/c/an_struct.c and tests/c/an_realloc.c spilled give what the
+/// in-memory analysis gives. Oracle: mapvis's in-memory analysis, whose
+/// per-variable bytes of these programs are checked against numbers
+/// worked out by hand in
+/// `tests/analysis_names.rs::struct_member_allocations_are_named_by_member`
+/// and `tests/analysis_names.rs::realloc_gives_a_new_instance`.
 #[test]
 fn structures_and_realloc_spilled_are_the_same() {
     same_when_spilled("tests/c/an_struct.c", 1);
     same_when_spilled("tests/c/an_realloc.c", 2);
 }
 
+/// The variable spans the tables keep for two threads, a C++ program and
+/// an array of structures equal those of a pass over the access list.
+/// Oracle: mapvis's own access list, whose content for these programs is
+/// checked against hand-worked numbers in
+/// `tests/trace_tool.rs::two_threads_have_distinct_ids_and_both_are_recorded`
+/// (and the golden dump of the same program, `tests/golden.rs`),
+/// `tests/naming_idioms.rs::cpp_allocations_members_containers_and_frames_are_named`
+/// and
+/// `tests/one_naming.rs::an_array_of_structures_shows_the_fields_never_touched`.
 #[test]
 fn threads_and_cpp_spans_are_a_pass() {
     for (rel, cc) in [

@@ -1,6 +1,9 @@
 //! Fuzzing, as the trace reader is fuzzed: any shape given to the figure
-//! commands is drawn or refused with a message, quickly and without a
-//! panic; any variable name in a Gleipnir trace is analysed, tabulated and
+//! commands is drawn or refused, quickly and without a panic, and the
+//! outcome is the one worked out by hand from the shape and the 256
+//! stored ints (the oracle is arithmetic on the shape, not mapvis): the
+//! refusal names the wrong value, and a drawn figure holds every element
+//! touch; any variable name in a Gleipnir trace is analysed, tabulated and
 //! drawn without a panic.
 #[path = "vis_common/mod.rs"]
 mod vis_common;
@@ -27,11 +30,98 @@ fn dim() -> impl Strategy<Value = u64> {
     ]
 }
 
+/// What drawing the 256 stored ints of [`BASE`] (a 1024-byte block) with
+/// inner dimensions `inner` (columns, and depth in 3D) of `tb`-byte
+/// elements must give, worked out from the shape alone: `Err(words)` when
+/// it must be refused, the words the reason must contain (the value that
+/// is wrong), or `Ok(touches)`, the element touches the figure must draw:
+/// a 4-byte store at byte 4e touches elements 4e / tb to (4e + 3) / tb.
+fn expected(inner: &[u64], tb: u64) -> Result<u64, String> {
+    const SIZE: u64 = 1024;
+    if tb == 0 {
+        return Err("The element size of `arr` is 0 bytes".into());
+    }
+    if inner.contains(&0) {
+        return Err("An array dimension of `arr` is 0".into());
+    }
+    let elements = SIZE.div_ceil(tb);
+    let per_row = inner[0] as u128 * inner.get(1).copied().unwrap_or(1) as u128;
+    let fits = per_row <= elements as u128 && per_row * tb as u128 <= u64::MAX as u128;
+    if !fits {
+        let shape = match inner {
+            [c] => format!("{c} columns"),
+            [c, d] => format!("{c} columns x depth {d}"),
+            _ => unreachable!(),
+        };
+        return Err(format!(
+            "`arr` cannot be drawn with {shape}: its block of {SIZE} bytes holds {elements} elements of {tb} bytes"
+        ));
+    }
+    Ok((0..256u64).map(|e| (4 * e + 3) / tb - 4 * e / tb + 1).sum())
+}
+
+/// Checks a figure's outcome against [`expected`]: the same refusal, or a
+/// page whose scatter holds `touches` points (never 0: every int was
+/// stored) and whose access-count heatmaps (one per plane in 3D) add up
+/// to `touches`.
+fn outcome_is(
+    got: Result<mapvis::vis::FigureReport, mapvis::vis::VisError>,
+    want: Result<u64, String>,
+    what: &str,
+    cols: u64,
+    depth: u64,
+    tb: u64,
+) -> Result<(), TestCaseError> {
+    let case = format!("{what} cols {cols} depth {depth} type_bytes {tb}");
+    match (got, want) {
+        (Err(e), Err(words)) => {
+            let e = e.to_string();
+            prop_assert!(
+                e.contains(&words),
+                "{case}: refused with `{e}`, not `{words}`"
+            );
+        }
+        (Ok(r), Ok(touches)) => {
+            prop_assert!(touches >= 256);
+            prop_assert_eq!(r.points as u64, touches, "{}: points drawn", case);
+            let figs = figures(&r.html);
+            let counts: f64 = figs
+                .iter()
+                .flat_map(|f| f["data"].as_array().unwrap().iter())
+                .filter(|t| {
+                    t["type"] == "heatmap"
+                        && t["hovertemplate"]
+                            .as_str()
+                            .is_some_and(|h| h.contains("<br>accesses %{z"))
+                })
+                .flat_map(|t| grid(&t["z"]).into_iter().flatten())
+                .map(|c| c.unwrap_or(0.0))
+                .sum();
+            prop_assert_eq!(counts, touches as f64, "{}: accesses in the heatmaps", case);
+        }
+        (Err(e), Ok(touches)) => {
+            prop_assert!(
+                false,
+                "{case}: refused (`{e}`) but {touches} touches must be drawn"
+            )
+        }
+        (Ok(r), Err(words)) => prop_assert!(
+            false,
+            "{case}: drew {} points but must be refused: `{words}`",
+            r.points
+        ),
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(48))]
 
-    /// 2D and 3D figures of a 256-int array: every shape ends in a page or
-    /// a refusal within a few seconds.
+    /// 2D and 3D figures of a 256-int array (1024 bytes, each int stored
+    /// once): every shape ends, within a few seconds, in exactly the
+    /// outcome [`expected`] works out from the shape alone: a refusal
+    /// naming the wrong value, or a page whose scatter draws every element
+    /// touch and whose access-count heatmaps add up to the same number.
     #[test]
     fn any_array_shape_is_drawn_or_refused(cols in dim(), depth in dim(), tb in dim()) {
         let dir = tempfile::tempdir().unwrap();
@@ -40,19 +130,18 @@ proptest! {
         let acc = acc_df(&fill(BASE, &order));
         let vars = vars_df(&[("arr", BASE, 1024)]);
         let started = Instant::now();
-        match array_2d(Array2d { acc: &acc, vars: &vars, lines: &lines_df(), var: VarId(0), cols, type_bytes: tb }, &o) {
-            Ok(r) => prop_assert!(r.html.is_file()),
-            Err(e) => prop_assert!(e.to_string().ends_with('.'), "{}", e),
-        }
-        match array_3d(Array3d { acc: &acc, vars: &vars, lines: &lines_df(), var: VarId(0), cols, depth, type_bytes: tb }, &o) {
-            Ok(r) => prop_assert!(r.html.is_file()),
-            Err(e) => prop_assert!(e.to_string().ends_with('.'), "{}", e),
-        }
+        let got = array_2d(Array2d { acc: &acc, vars: &vars, lines: &lines_df(), var: VarId(0), cols, type_bytes: tb }, &o);
+        outcome_is(got, expected(&[cols], tb), "2D", cols, depth, tb)?;
+        let got = array_3d(Array3d { acc: &acc, vars: &vars, lines: &lines_df(), var: VarId(0), cols, depth, type_bytes: tb }, &o);
+        outcome_is(got, expected(&[cols, depth], tb), "3D", cols, depth, tb)?;
         prop_assert!(started.elapsed() < Duration::from_secs(20));
     }
 
     /// Gleipnir names of any characters and lengths up to 70 000, at any
-    /// address: analysed, tabulated and drawn without a panic.
+    /// address: analysed, tabulated and drawn without a panic, and the two
+    /// accesses of the trace (an 8-byte store and an 8-byte load, by
+    /// hand) are counted, tabulated and drawn: 2 accesses, 8 bytes each
+    /// way, 2 points.
     #[test]
     fn any_gleipnir_name_is_analysed(
         name in prop_oneof!["[^ \n\r]{1,40}", (1usize..70_000).prop_map(|n| "v".repeat(n))],
@@ -67,14 +156,18 @@ proptest! {
         .unwrap();
         let mut namer = ProgramNamer::new(None, &[]);
         let a = mapvis::filter::analyse_gleipnir(&trace, &mut namer).unwrap();
-        prop_assert!(a.summary.accesses <= 2);
-        stats::per_variable(&a, MemKind::All).unwrap();
+        // By hand: one 8-byte store and one 8-byte load, both kept and
+        // drawn (0 accesses is a failure: the trace holds two).
+        prop_assert_eq!(a.summary.accesses, 2);
+        let df = stats::per_variable(&a, MemKind::All).unwrap();
+        let total = |c: &str| -> u64 { df.column(c).unwrap().u64().unwrap().into_no_null_iter().sum() };
+        prop_assert_eq!((total("load_bytes"), total("store_bytes")), (8, 8));
         let sel = mapvis::filter::select(&a, MemKind::All).unwrap();
         let rows = mapvis::filter::rows(&a, &sel).unwrap();
+        prop_assert_eq!(rows.height(), 2);
         let o = options(dir.path());
-        if rows.height() > 0 {
-            complete_memory_access_pattern(&rows, &a.variables, &a.lines, &o).unwrap();
-        }
+        let r = complete_memory_access_pattern(&rows, &a.variables, &a.lines, &o).unwrap();
+        prop_assert_eq!(r.points, 2);
     }
 }
 

@@ -2,8 +2,11 @@
 //! `save_run`, then `plot_runs` draws a metric of each variable across the
 //! runs. Its numbers must be each run's own `cache_stats` numbers (printed
 //! by the same session as each run was traced), and the page and CSV must
-//! hold them in run order. `scripts/sweep.tcl`, the README's example, is
-//! run end to end on a smaller matrix.
+//! hold them in run order (the oracle there is mapvis's own `cache_stats`,
+//! validated against cachegrind in `tests/locality_cache.rs`).
+//! `scripts/sweep.tcl`, the README's example, is run end to end on a
+//! smaller matrix, its numbers checked against counts worked out by hand
+//! and cachegrind's.
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -132,24 +135,152 @@ fn plot_runs_gives_each_runs_own_numbers() {
     }
 }
 
+/// Cachegrind's D1 write misses on the line of `rel` holding `marker`
+/// (the `nth` such line, from 0), for `exe` with the sweep's caches: a
+/// 32 KiB 8-way D1 and a 256 KiB 8-way LL, 64-byte lines. Read from
+/// cachegrind's own output file (`events:` names the columns; `fl=` and
+/// `fn=` lines open a file's and a function's lines).
+fn cachegrind_write_misses(exe: &Path, dir: &Path, rel: &str, marker: &str, nth: usize) -> u64 {
+    let src = std::fs::read_to_string(common::root().join(rel)).unwrap();
+    let line = src
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.contains(marker))
+        .nth(nth)
+        .expect("marker present")
+        .0
+        + 1;
+    let out = dir.join("cg.out");
+    let st = std::process::Command::new("valgrind")
+        .args([
+            "--tool=cachegrind",
+            "--cache-sim=yes",
+            "--I1=32768,8,64",
+            "--D1=32768,8,64",
+            "--LL=262144,8,64",
+        ])
+        .arg(format!("--cachegrind-out-file={}", out.display()))
+        .arg(exe)
+        .output()
+        .expect("run cachegrind");
+    assert!(st.status.success(), "cachegrind failed: {st:?}");
+    let text = std::fs::read_to_string(&out).unwrap();
+    let events: Vec<&str> = text
+        .lines()
+        .find_map(|l| l.strip_prefix("events:"))
+        .expect("an events: line")
+        .split_whitespace()
+        .collect();
+    let col = events.iter().position(|e| *e == "D1mw").expect("D1mw") + 1;
+    let file = Path::new(rel).file_name().unwrap().to_string_lossy();
+    let mut in_file = false;
+    let mut sum = 0;
+    for l in text.lines() {
+        if let Some(f) = l.strip_prefix("fl=") {
+            in_file = f.ends_with(&*file);
+        } else if in_file {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            if w.first().and_then(|n| n.parse::<usize>().ok()) == Some(line) {
+                sum += w.get(col).map_or(0, |n| n.parse::<u64>().unwrap());
+            }
+        }
+    }
+    sum
+}
+
+/// `scripts/sweep.tcl` at N = 32, end to end: the four runs are kept and
+/// `plot_runs misses_L1` draws X and Y across them, with the numbers an
+/// independent oracle gives, not only the labels.
+///
+/// By hand: X and Y are 32 x 32 doubles (8 KiB each, 64-byte aligned in
+/// .bss: 128 lines each); the script's L1 (32 KiB, 8 ways, 64 sets) holds
+/// both at once, two lines of each per set with ways to spare for the
+/// loop counters, so whatever the tiling every variable misses exactly
+/// its 128 lines, once, in L1 and in L2 (256 KiB), with 32 x 32 = 1024
+/// accesses. Cachegrind, run on the same source built the same way with
+/// the same caches, must count those 128 misses for Y: its D1 write
+/// misses on the copy line `Y[j][i] = X[i][j];` (X's reads do not miss in
+/// cachegrind, which also saw the fill before the pins put X in the
+/// cache, while mapvis's model starts cold at the pins: X's 128 are by
+/// hand only).
 #[test]
 fn the_sweep_script_runs_end_to_end() {
     let dir = tempfile::tempdir().unwrap();
     let script = common::root().join("scripts/sweep.tcl");
-    let out = mapvis(
-        dir.path(),
-        &format!("set N 32; source {{{}}}", script.display()),
-    );
-    for label in ["naive", "b4", "b8", "b16"] {
+    let runs = ["naive", "b4", "b8", "b16"];
+    let mut tcl = format!("set N 32; source {{{}}}; ", script.display());
+    for metric in ["accesses", "misses_L1", "misses_L2"] {
+        tcl += &format!(
+            "foreach d [plot_runs {metric} naive b4 b8 b16] {{ \
+             puts \"V {metric} [dict get $d run] [dict get $d variable] [dict get $d value]\" }}; "
+        );
+    }
+    let out = mapvis(dir.path(), &tcl);
+    for label in runs {
         assert!(out.contains(&format!("kept run {label}")), "{out}");
     }
     assert!(out.contains("plot_runs misses_L1"), "{out}");
-    let figs = vis_common::figures(&dir.path().join("figures/runs_misses_L1.html"));
-    let names: Vec<&str> = figs[0]["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
+    let values: BTreeMap<(String, String, String), u64> = out
+        .lines()
+        .filter_map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            (w.len() == 5 && w[0] == "V").then(|| {
+                (
+                    (w[1].to_string(), w[2].to_string(), w[3].to_string()),
+                    w[4].parse().unwrap(),
+                )
+            })
+        })
         .collect();
-    assert!(names.contains(&"X") && names.contains(&"Y"), "{names:?}");
+    let mut want = BTreeMap::new();
+    for run in runs {
+        for var in ["X", "Y"] {
+            for (metric, n) in [("accesses", 1024), ("misses_L1", 128), ("misses_L2", 128)] {
+                want.insert((metric.to_string(), run.to_string(), var.to_string()), n);
+            }
+        }
+    }
+    assert_eq!(values, want, "per run and variable, by hand:\n{out}");
+    // The page the script drew: a line per variable, the runs in order,
+    // 128 misses each.
+    let figs = vis_common::figures(&dir.path().join("figures/runs_misses_L1.html"));
+    let data = figs[0]["data"].as_array().unwrap();
+    let mut names = Vec::new();
+    for t in data {
+        names.push(t["name"].as_str().unwrap());
+        let x: Vec<&str> = t["x"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s.as_str().unwrap())
+            .collect();
+        assert_eq!(x, runs);
+        assert_eq!(vis_common::nums(&t["y"]), vec![128.0; 4], "{}", t["name"]);
+    }
+    names.sort();
+    assert_eq!(names, ["X", "Y"]);
+    // Cachegrind on Y: the naive copy is the second `Y[j][i] = X[i][j];`
+    // of scripts/transpose.c, the tiled ones the first.
+    for (run, flags, nth) in [
+        ("naive", vec![], 1),
+        ("b4", vec!["-DBLOCK=4"], 0),
+        ("b8", vec!["-DBLOCK=8"], 0),
+        ("b16", vec!["-DBLOCK=16"], 0),
+    ] {
+        let mut cc = vec!["-DN=32"];
+        cc.extend(flags);
+        let (d, exe) = common::compile("scripts/transpose.c", &cc);
+        let cg = cachegrind_write_misses(
+            &exe,
+            d.path(),
+            "scripts/transpose.c",
+            "Y[j][i] = X[i][j];",
+            nth,
+        );
+        assert_eq!(
+            cg,
+            values[&("misses_L1".to_string(), run.to_string(), "Y".to_string())],
+            "{run}: Y's L1 misses, cachegrind and mapvis"
+        );
+    }
 }
