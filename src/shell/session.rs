@@ -16,7 +16,7 @@ use crate::workdir::{self, FolderLock, Manifest, Run, SourceId, WorkFolder};
 use super::error::Context;
 pub use super::error::{CmdError, CmdResult};
 use super::state::Setup;
-use super::text::shown;
+use super::text::path_line as shown;
 
 /// Records `files` in the manifest of `work_dir` (see
 /// [`Session::record_written`]).
@@ -510,6 +510,7 @@ impl Session {
     /// The trace to analyse, or a message saying how to get one.
     pub fn trace_path(&self) -> CmdResult<PathBuf> {
         let t = self
+            .setup
             .trace_file
             .clone()
             .unwrap_or_else(|| self.folder.trace_file());

@@ -146,7 +146,7 @@ impl Setup {
             eprintln!(
                 "warning: the saved settings {} name {} as the Valgrind binary. A program named by a file in the working folder is not run unless you name it yourself, so this session uses valgrind from PATH; to use that binary, give its path to set_valgrind_path.",
                 file.display(),
-                super::text::shown(&v)
+                super::text::path_line(&v)
             );
         }
         let strings = |v: &serde_json::Value| -> Vec<String> {

@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 
 /// A path as one line of terminal-safe text, for messages about paths
 /// read from a file (the saved settings).
-pub fn shown(p: &std::path::Path) -> String {
+pub fn path_line(p: &std::path::Path) -> String {
     terminal_safe(&p.display().to_string()).replace(['\n', '\t'], " ")
 }
 
