@@ -8,8 +8,9 @@
 //!   access list and statistics, as polars tables.
 //! * [`vis`]: draws plotly figures from those tables into self-contained HTML.
 //! * [`shell`]: the Tcl shell and its commands; it only orchestrates the stages.
-//! * [`workdir`]: the working folder's lock, the manifest of the files mapvis
-//!   wrote, and files written whole or not at all.
+//! * [`workdir`]: the working folder's layout and its saved runs, its lock,
+//!   the manifest of the files mapvis wrote, and files written whole or not
+//!   at all.
 //! * [`oom`]: a sentence naming the step when mapvis runs out of memory, and
 //!   the allocator's policy of keeping freed memory.
 //! * [`cancel`]: the one flag that cancels the running command (Ctrl-C),

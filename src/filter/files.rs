@@ -18,7 +18,7 @@ use super::model::{Allocation, TraceSummary, Variable};
 use super::schema::access as ac;
 use super::walks::PatternStates;
 use crate::trace::naming::Scope;
-use crate::workdir::Pending;
+use crate::workdir::{Pending, Run, ANALYSIS_DIR};
 
 /// Addresses as hex text (`0x4a38110`), built in one buffer without an
 /// allocation per row.
@@ -284,7 +284,7 @@ impl AnalysisDir {
         let name = dir
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "analysis".into());
+            .unwrap_or_else(|| ANALYSIS_DIR.into());
         if let Ok(entries) = std::fs::read_dir(parent) {
             for e in entries.flatten() {
                 let n = e.file_name().to_string_lossy().into_owned();
@@ -814,16 +814,19 @@ fn read_variables(dir: &Path) -> Result<Vec<Variable>, FilterError> {
 }
 
 /// Keeps the saved analysis in `dir` and the trace `trace` it was made
-/// from as a run in `run_dir` (a new folder): every file is hard-linked,
+/// from as the run `run` (a new folder, laid out by [`Run`]): every file
+/// is hard-linked,
 /// so a run costs no copy of its data, and the folder's next trace and
 /// analysis replace their own files without touching the run's. The run's
 /// analysis records the run's own trace as its source. Returns the files
 /// written.
 ///
 /// # Errors
-/// No saved analysis in `dir`, `run_dir` already there, or a file that
-/// cannot be linked (or copied, where the file system has no hard links).
-pub fn keep_run(dir: &Path, trace: &Path, run_dir: &Path) -> Result<Vec<PathBuf>, FilterError> {
+/// No saved analysis in `dir`, the run's folder already there, or a file
+/// that cannot be linked (or copied, where the file system has no hard
+/// links).
+pub fn keep_run(dir: &Path, trace: &Path, run: &Run) -> Result<Vec<PathBuf>, FilterError> {
+    let run_dir = run.dir();
     if !has_saved_analysis(dir) {
         return Err(FilterError::Saved {
             path: dir.to_path_buf(),
@@ -844,16 +847,16 @@ pub fn keep_run(dir: &Path, trace: &Path, run_dir: &Path) -> Result<Vec<PathBuf>
         if rel == Path::new(SOURCE_FILE) {
             continue;
         }
-        let to = run_dir.join("analysis").join(rel);
+        let to = run.analysis_dir().join(rel);
         mkdir(to.parent().unwrap_or(run_dir))?;
         link_or_copy(&f, &to)?;
         written.push(to);
     }
-    let run_trace = run_dir.join("trace.mvt");
+    let run_trace = run.trace_file();
     link_or_copy(trace, &run_trace)?;
     written.push(run_trace.clone());
     if let Some(src) = crate::workdir::SourceId::of(&run_trace) {
-        let path = run_dir.join("analysis").join(SOURCE_FILE);
+        let path = run.analysis_dir().join(SOURCE_FILE);
         write_whole(&path, &serde_json::to_vec_pretty(&src).unwrap_or_default())?;
         written.push(path);
     }
@@ -920,8 +923,8 @@ impl SavedAnalysis {
             .collect())
     }
 
-    /// Keeps it and `trace` as a run in `run_dir` (see [`keep_run`]).
-    pub fn keep_as_run(&self, trace: &Path, run_dir: &Path) -> Result<Vec<PathBuf>, FilterError> {
-        keep_run(&self.dir, trace, run_dir)
+    /// Keeps it and `trace` as the run `run` (see [`keep_run`]).
+    pub fn keep_as_run(&self, trace: &Path, run: &Run) -> Result<Vec<PathBuf>, FilterError> {
+        keep_run(&self.dir, trace, run)
     }
 }

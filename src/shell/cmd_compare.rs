@@ -6,7 +6,7 @@
 //! writes the tables and the page.
 use std::path::{Path, PathBuf};
 
-use super::cmd_runs::{existing, info};
+use super::cmd_runs::existing;
 use super::error::{CmdResult, Context};
 use super::handlers::{add, has_save, s};
 use super::session::Session;
@@ -15,6 +15,7 @@ use crate::filter::{
     cache_stats, compare_runs as compare, Analysis, CacheReport, RunComparison, SelectionBatches,
     Side,
 };
+use crate::workdir::Run;
 
 /// Registers `compare_runs` (holding the folder's lock).
 pub fn register(r: &mut Registry<Session>) {
@@ -24,16 +25,17 @@ pub fn register(r: &mut Registry<Session>) {
 /// One run loaded for the comparison.
 struct Loaded {
     label: String,
-    dir: PathBuf,
+    run: Run,
     analysis: Analysis,
     report: CacheReport,
 }
 
-/// Loads the run `label` from `dir` and runs `cache_stats` on it under the
+/// Loads the saved run `run` and runs `cache_stats` on it under the
 /// session's model. Cost: one pass over the run's accesses.
-fn load(st: &Session, label: &str, dir: PathBuf) -> CmdResult<Loaded> {
+fn load(st: &Session, run: Run) -> CmdResult<Loaded> {
+    let label = run.label();
     let analysis = st
-        .load_saved(&dir.join("analysis"))
+        .load_saved(&run.analysis_dir())
         .context(|| format!("reading the run {label} failed"))?;
     if let Some(why) = analysis.summary.partial_reason() {
         println!("warning: run {label} is PARTIAL ({why}): its counts cover only part of the run.");
@@ -42,7 +44,7 @@ fn load(st: &Session, label: &str, dir: PathBuf) -> CmdResult<Loaded> {
     let report = cache_stats(&analysis, st.mem(), &opts)?;
     Ok(Loaded {
         label: label.to_string(),
-        dir,
+        run,
         analysis,
         report,
     })
@@ -55,8 +57,8 @@ fn load(st: &Session, label: &str, dir: PathBuf) -> CmdResult<Loaded> {
 /// `variable`, `a` and `b`.
 fn compare_runs(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     let (da, db) = (existing(st, &a[0])?, existing(st, &a[1])?);
-    let ra = load(st, &a[0], da)?;
-    let rb = load(st, &a[1], db)?;
+    let ra = load(st, da)?;
+    let rb = load(st, db)?;
     let c = compare(&ra.report, &rb.report);
     let (la, lb) = (ra.label.as_str(), rb.label.as_str());
     print!("{}", super::render::comparison(la, lb, &c, &ra.report));
@@ -101,7 +103,7 @@ fn side_dict(side: Option<&Side>, levels: &[String]) -> Value {
 /// Writes the two tables and the page; records every file written.
 fn save(st: &Session, runs: [&Loaded; 2], c: &RunComparison) -> CmdResult<()> {
     let (la, lb) = (runs[0].label.as_str(), runs[1].label.as_str());
-    let dir = st.visinfo_dir();
+    let dir = st.folder().visinfo_dir();
     let mut written = Vec::new();
     let mut df = c
         .var_table(la, lb)
@@ -141,7 +143,7 @@ fn page(
     runs: [&Loaded; 2],
     c: &RunComparison,
 ) -> CmdResult<(crate::vis::ComparePage, Vec<PathBuf>)> {
-    let figures = st.figures_dir();
+    let figures = st.folder().figures_dir();
     let mut sources = Vec::new();
     let mut views = Vec::new();
     let sels = [
@@ -156,7 +158,9 @@ fn page(
     for (r, acc) in runs.iter().zip(&batches) {
         let (links, note, files) = source_pages(st, r, &figures)?;
         sources.extend(files);
-        let program = info(&r.dir)
+        let program = r
+            .run
+            .info()
             .map(|i| {
                 std::iter::once(i.program)
                     .chain(i.arguments)
@@ -185,7 +189,7 @@ type SourcePages = (Vec<(String, String)>, Option<String>, Vec<PathBuf>);
 
 fn source_pages(st: &Session, r: &Loaded, figures: &Path) -> CmdResult<SourcePages> {
     let sub = format!("run_{}", r.label);
-    let traced = std::fs::metadata(r.dir.join("trace.mvt"))
+    let traced = std::fs::metadata(r.run.trace_file())
         .and_then(|m| m.modified())
         .context(|| format!("cannot read the time of run {}'s trace", r.label))?;
     let (pages, edited) =

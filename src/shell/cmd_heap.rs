@@ -30,7 +30,7 @@ fn stamp(p: &Path) -> Option<SystemTime> {
 
 /// Where heap_profile writes the profile.
 pub fn profile_path(st: &Session) -> PathBuf {
-    st.state_dir().join("heap.mvh")
+    st.folder().heap_profile()
 }
 
 /// Refuses `trace` when it is a Gleipnir text trace (loaded with
@@ -224,7 +224,7 @@ fn alloc_sites(st: &mut Session, a: &[String]) -> CmdResult<Value> {
             .map_err(|_| format!("alloc_sites takes a number of sites, not \"{x}\"."))?,
         None => 10,
     };
-    let visinfo = st.visinfo_dir();
+    let visinfo = st.folder().visinfo_dir();
     let work_dir = st.work_dir().to_path_buf();
     let h = heap_state(st)?;
     println!("allocation sites of the {}:", h.run.source);
@@ -328,7 +328,7 @@ fn print_site(h: &mut HeapState, site: u32) -> Value {
 fn heap_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     st.follow_cwd();
     let save = args.iter().any(|x| x == "save");
-    let visinfo = st.visinfo_dir();
+    let visinfo = st.folder().visinfo_dir();
     let work_dir = st.work_dir().to_path_buf();
     let h = heap_state(st)?;
     let r = &h.report;

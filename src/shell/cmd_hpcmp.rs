@@ -46,7 +46,7 @@ fn export_hpcmp(st: &mut Session, a: &[String]) -> CmdResult<Value> {
         st.work_dir().join(file)
     };
     let valgrind = find_valgrind(st.valgrind())?;
-    let trace = st.state_dir().join("hpcmp.mvt");
+    let trace = st.folder().sync_trace();
     println!(
         "tracing {} with thread and sync-object events; reads and writes of {} ({why})...",
         exe.display(),

@@ -146,8 +146,8 @@ fn cache_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     let quiet = args.iter().any(|x| x == "quiet");
     let kind = st.mem();
     let opts = super::handlers::cache_options(st);
-    let dir = st.visinfo_dir();
-    let figures = st.figures_dir();
+    let dir = st.folder().visinfo_dir();
+    let figures = st.folder().figures_dir();
     let src_paths = st.src_paths().to_vec();
     let a = st.analysis()?;
     let r = filter::cache_stats(a, kind, &opts)?;
@@ -335,7 +335,7 @@ fn sharing_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     let save = args.iter().any(|x| x == "save");
     let kind = st.mem();
     let line = st.locality().cache.levels.first().map_or(64, |l| l.line);
-    let dir = st.visinfo_dir();
+    let dir = st.folder().visinfo_dir();
     let grouping = st.grouping();
     let a = st.analysis()?;
     let analysis_id = a.summary.analysis_id.clone();
@@ -349,7 +349,7 @@ fn sharing_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     print!("{}", super::render::sharing_stats(&head, &lines));
     if save {
         let [p1, p2] = lines.save(&dir)?;
-        let p3 = sharing_figure(&lines, line, &st.figures_dir(), &analysis_id)?;
+        let p3 = sharing_figure(&lines, line, &st.folder().figures_dir(), &analysis_id)?;
         println!(
             "wrote {}, {} and {}",
             p1.display(),

@@ -6,17 +6,18 @@
 //! it is. Runs survive sessions and `clear_analysis` removes them with the
 //! rest of mapvis's files. The alignment and the numbers of a comparison
 //! live in the locality stage; these handlers choose the runs and print.
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::error::{CmdResult, Context};
 use super::handlers::{add, fmt_table, s};
-use super::session::{valid_label, Session};
+use super::session::Session;
 use super::text::counted;
 use super::{Registry, Value};
 use crate::filter::{
     cache_stats, metric_by_run, CacheReport, Metric, RunReport, RunValue, RunValues,
 };
 use crate::trace::natural_cmp;
+use crate::workdir::{Run, RunInfo};
 
 /// Registers the run commands (each holding the folder's lock);
 /// `compare_runs` registers in its own file, `cmd_compare.rs`.
@@ -28,35 +29,23 @@ pub fn register(r: &mut Registry<Session>) {
     add(r, "plot_runs", plot_runs);
 }
 
-/// What `run.json` says of a run.
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
-pub(super) struct RunInfo {
-    label: String,
-    pub(super) program: String,
-    pub(super) arguments: Vec<String>,
-    /// When it was saved, seconds since the Unix epoch (UTC).
-    saved: u64,
-    accesses: u64,
-    complete: bool,
-}
-
-fn checked_label(label: &str) -> CmdResult<&str> {
-    if valid_label(label) {
-        Ok(label)
-    } else {
-        Err(format!(
+/// The run `label` of the working folder, saved or not, or a message
+/// saying what a label may be.
+fn checked(st: &Session, label: &str) -> CmdResult<Run> {
+    st.folder().run(label).ok_or_else(|| {
+        format!(
             "\"{}\" cannot label a run: use 1 to 64 letters, digits, '_', '-' or '.', not starting with '.' or '-'.",
             super::text::terminal_safe(label).into_owned()
         )
-        .into())
-    }
+        .into()
+    })
 }
 
-/// The run `label`'s folder, or a message listing the runs there are.
-pub(super) fn existing(st: &Session, label: &str) -> CmdResult<PathBuf> {
-    let dir = st.run_dir(checked_label(label)?);
-    if dir.join("run.json").is_file() {
-        return Ok(dir);
+/// The saved run `label`, or a message listing the runs there are.
+pub(super) fn existing(st: &Session, label: &str) -> CmdResult<Run> {
+    let run = checked(st, label)?;
+    if run.is_saved() {
+        return Ok(run);
     }
     let have = labels(st);
     Err(if have.is_empty() {
@@ -70,31 +59,26 @@ pub(super) fn existing(st: &Session, label: &str) -> CmdResult<PathBuf> {
     .into())
 }
 
-/// The labels of the saved runs, in the order people count.
-fn labels(st: &Session) -> Vec<String> {
-    let mut out: Vec<String> = std::fs::read_dir(st.runs_dir())
-        .map(|d| {
-            d.filter_map(|e| e.ok())
-                .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|l| valid_label(l) && st.run_dir(l).join("run.json").is_file())
-                .collect()
-        })
-        .unwrap_or_default();
-    out.sort_by(|a, b| natural_cmp(a, b));
+/// The saved runs, in the order people count their labels.
+fn saved_runs(st: &Session) -> Vec<Run> {
+    let mut out = st.folder().saved_runs();
+    out.sort_by(|a, b| natural_cmp(a.label(), b.label()));
     out
 }
 
-pub(super) fn info(dir: &Path) -> Option<RunInfo> {
-    let bytes = crate::workdir::read_regular(&dir.join("run.json")).ok()?;
-    serde_json::from_slice(&bytes).ok()
+/// The labels of the saved runs, in the order people count.
+fn labels(st: &Session) -> Vec<String> {
+    saved_runs(st)
+        .iter()
+        .map(|r| r.label().to_string())
+        .collect()
 }
 
 /// `save_run LABEL`: keeps the current trace and its analysis as LABEL.
 fn save_run(st: &mut Session, a: &[String]) -> CmdResult<Value> {
-    let label = checked_label(&a[0])?.to_string();
-    let dir = st.run_dir(&label);
-    if dir.exists() {
+    let run = checked(st, &a[0])?;
+    let label = run.label().to_string();
+    if run.dir().exists() {
         return Err(format!(
             "there is already a run \"{label}\": drop_run {label} first, or choose another label."
         )
@@ -105,7 +89,7 @@ fn save_run(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     let summary = analysis.summary.clone();
     let from = st.analysis_dir();
     let mut written = crate::filter::SavedAnalysis::at(&from)
-        .keep_as_run(&trace, &dir)
+        .keep_as_run(&trace, &run)
         .context(|| format!("keeping the run \"{label}\" failed"))?;
     let saved = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -118,9 +102,9 @@ fn save_run(st: &mut Session, a: &[String]) -> CmdResult<Value> {
         accesses: summary.accesses,
         complete: summary.partial_reason().is_none(),
     };
-    let json = dir.join("run.json");
-    crate::workdir::write_file(&json, &serde_json::to_vec_pretty(&info).unwrap_or_default())
-        .context(|| format!("cannot write {}", json.display()))?;
+    let json = run
+        .write_info(&info)
+        .context(|| format!("cannot write {}", run.info_file().display()))?;
     written.push(json);
     st.record_written(&written);
     println!(
@@ -134,7 +118,7 @@ fn save_run(st: &mut Session, a: &[String]) -> CmdResult<Value> {
 
 /// `runs`: lists the saved runs; returns a list of dicts.
 fn runs(st: &mut Session, _: &[String]) -> CmdResult<Value> {
-    let all = labels(st);
+    let all = saved_runs(st);
     if all.is_empty() {
         println!("no saved runs: keep one with save_run LABEL after memory_trace_analysis.");
         return Ok(Value::List(vec![]));
@@ -142,11 +126,12 @@ fn runs(st: &mut Session, _: &[String]) -> CmdResult<Value> {
     let current = st.current_run().map(String::from);
     let mut rows = Vec::new();
     let mut out = Vec::new();
-    for l in &all {
-        let Some(i) = info(&st.run_dir(l)) else {
+    for run in &all {
+        let l = run.label();
+        let Some(i) = run.info() else {
             continue;
         };
-        let mark = if current.as_deref() == Some(l.as_str()) {
+        let mark = if current.as_deref() == Some(l) {
             " *"
         } else {
             ""
@@ -160,7 +145,7 @@ fn runs(st: &mut Session, _: &[String]) -> CmdResult<Value> {
             if i.complete { "complete" } else { "partial" }.to_string(),
         ]);
         out.push(Value::Dict(vec![
-            ("label".into(), s(l.clone())),
+            ("label".into(), s(l.to_string())),
             ("program".into(), s(i.program.clone())),
             (
                 "arguments".into(),
@@ -210,8 +195,8 @@ fn utc_date(secs: u64) -> String {
 
 /// `use_run LABEL`: makes the run current.
 fn use_run(st: &mut Session, a: &[String]) -> CmdResult<Value> {
-    let dir = existing(st, &a[0])?;
-    st.use_run(&a[0], dir.join("trace.mvt"));
+    let run = existing(st, &a[0])?;
+    st.use_run(run);
     st.analysis()?;
     println!(
         "run {} is current: every command now reads its trace and analysis.",
@@ -222,7 +207,7 @@ fn use_run(st: &mut Session, a: &[String]) -> CmdResult<Value> {
 
 /// `drop_run LABEL`: removes the run's files (those mapvis wrote there).
 fn drop_run(st: &mut Session, a: &[String]) -> CmdResult<Value> {
-    let dir = existing(st, &a[0])?;
+    let run = existing(st, &a[0])?;
     if st.current_run() == Some(a[0].as_str()) {
         st.leave_run(None);
         println!(
@@ -230,7 +215,7 @@ fn drop_run(st: &mut Session, a: &[String]) -> CmdResult<Value> {
             a[0]
         );
     }
-    let cleared = crate::workdir::clear_under(st.work_dir(), &dir)
+    let cleared = crate::workdir::clear_under(st.work_dir(), run.dir())
         .context(|| format!("removing the run {} failed", a[0]))?;
     for (path, why) in &cleared.kept {
         println!("kept {}: {why}", path.display());
@@ -240,10 +225,11 @@ fn drop_run(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     Ok(Value::Int(removed as i64))
 }
 
-/// The cache report of the run in `dir` under the session's model.
-fn run_report(st: &Session, label: &str, dir: &Path) -> CmdResult<CacheReport> {
+/// The cache report of the saved run `run` under the session's model.
+fn run_report(st: &Session, run: &Run) -> CmdResult<CacheReport> {
+    let label = run.label();
     let a = st
-        .load_saved(&dir.join("analysis"))
+        .load_saved(&run.analysis_dir())
         .context(|| format!("reading the run {label} failed"))?;
     if let Some(why) = a.summary.partial_reason() {
         println!("warning: run {label} is PARTIAL ({why}): its counts cover only part of the run.");
@@ -303,11 +289,11 @@ fn plot_runs(st: &mut Session, a: &[String]) -> CmdResult<Value> {
 fn run_reports(st: &Session, labels: &[String]) -> CmdResult<Vec<RunReport>> {
     let mut runs = Vec::new();
     for l in labels {
-        let dir = existing(st, l)?;
-        let report = run_report(st, l, &dir)?;
+        let run = existing(st, l)?;
+        let report = run_report(st, &run)?;
         runs.push(RunReport {
             label: l.clone(),
-            complete: info(&dir).is_none_or(|i| i.complete),
+            complete: run.info().is_none_or(|i| i.complete),
             report,
         });
     }
@@ -393,8 +379,10 @@ fn save_sweep(
     let mut df = values
         .table()
         .context(|| "building the table of runs failed".to_string())?;
-    let csv =
-        crate::filter::write_csv(&mut df, &st.visinfo_dir().join(format!("runs_{name}.csv")))?;
+    let csv = crate::filter::write_csv(
+        &mut df,
+        &st.folder().visinfo_dir().join(format!("runs_{name}.csv")),
+    )?;
     let labels: Vec<RunLabel> = runs
         .iter()
         .map(|r| RunLabel {
@@ -408,7 +396,7 @@ fn save_sweep(
         "{name} of each variable in each saved run, from each run's own cache_stats under one model ({model}), set_mem_alloc {}.",
         st.mem().code()
     )];
-    let page = runs_figure(&st.figures_dir(), name, &labels, &series, &intro)?;
+    let page = runs_figure(&st.folder().figures_dir(), name, &labels, &series, &intro)?;
     println!("wrote {}, {}", csv.display(), page.display());
     let mut out = vec![csv];
     out.extend(

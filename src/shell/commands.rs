@@ -281,7 +281,7 @@ fn memory_trace_analysis(st: &mut Session, _: &[String]) -> CmdResult<Value> {
     };
     // The access list streams into a new saved analysis, which replaces
     // the previous one only when complete.
-    let out = filter::AnalysisDir::begin(&st.own_analysis_dir())?;
+    let out = filter::AnalysisDir::begin(&st.folder().analysis_dir())?;
     let dataset = out.dataset();
     let keep = filter::Keep::on_disk(&dataset);
     let a = filter::analyse_into(&path, &mut namer, &mut progress, &keep);
@@ -338,7 +338,7 @@ fn filtering_process(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     let save = has_save(args);
     let kind = st.mem();
     let sel = st.selected()?;
-    let dir = st.visinfo_dir();
+    let dir = st.folder().visinfo_dir();
     let work_dir = st.work_dir().to_path_buf();
     let a = st.analysis()?;
     let mut files = a.write_allocation_info(&dir)?;
@@ -396,7 +396,7 @@ fn memory_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     let save = has_save(args);
     let sel = st.selected()?;
     let kind = st.mem();
-    let dir = st.visinfo_dir();
+    let dir = st.folder().visinfo_dir();
     let grouping = st.grouping();
     let a = st.analysis()?;
     let m = filter::memory_stats(a, kind, grouping)?;
@@ -730,7 +730,7 @@ fn grind(st: &mut Session, tool: &str) -> CmdResult<Value> {
         tool: tool.to_string(),
         exe: exe.clone(),
         args: st.args().to_vec(),
-        out_dir: st.work_dir().join("grindanalysis"),
+        out_dir: st.folder().grind_dir(),
     };
     println!("running {} under valgrind --tool={tool}...", exe.display());
     let run = trace::run_grind(&req)?;

@@ -12,6 +12,7 @@ use std::error::Error;
 use polars::prelude::PolarsError;
 
 use crate::filter::{CacheError, FilterError, LocalityError, ShapeError, UnknownVariable};
+use crate::trace::CompileError;
 use crate::trace::DumpError;
 use crate::trace::ProfileError;
 use crate::trace::RunError;
@@ -46,6 +47,9 @@ pub enum CmdError {
     /// The trace could not be read.
     #[error(transparent)]
     Trace(#[from] TraceError),
+    /// A C program could not be compiled.
+    #[error(transparent)]
+    Compile(#[from] CompileError),
     /// Dumping the trace failed.
     #[error(transparent)]
     Dump(#[from] DumpError),

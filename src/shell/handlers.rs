@@ -63,8 +63,8 @@ pub(super) fn fmt_table(headers: &[&str], rows: &[Vec<String>]) -> String {
 
 pub(super) fn figure_options(st: &Session, save: bool) -> vis::FigureOptions {
     vis::FigureOptions {
-        figures_dir: st.figures_dir(),
-        visinfo_dir: st.visinfo_dir(),
+        figures_dir: st.folder().figures_dir(),
+        visinfo_dir: st.folder().visinfo_dir(),
         save,
         point_budget: st.point_budget(),
         matrix_orientation: st.matrix_orientation(),

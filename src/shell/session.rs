@@ -2,31 +2,21 @@
 //! analysed. It only orchestrates: every step calls a stage
 //! (`trace`, `filter`, `vis`) through its public API.
 //!
-//! The working folder keeps `.mapvis/` (the last trace, the saved analysis and
-//! the session settings), `figures/` and `visinfo/`. A new session started in
-//! the same folder continues where the last one stopped.
+//! Where each file lives is the working folder's ([`WorkFolder`]), and
+//! the setup is saved in it ([`super::state::Setup`]), so a new session
+//! started in the same folder continues where the last one stopped.
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::{Arc, Weak};
 
 use crate::filter::Analysis;
 use crate::filter::{self, MemKind};
 use crate::trace;
-use crate::workdir::{self, FolderLock, Manifest, SourceId};
-
-/// Folder (in the working folder) where mapvis keeps its own files.
-pub const STATE_DIR: &str = workdir::STATE_DIR;
-/// The pins header, embedded so `compile_exe` works wherever mapvis is installed.
-pub const PINS_HEADER: &str = include_str!("../../pins/gleipnir.h");
+use crate::workdir::{self, FolderLock, Manifest, Run, SourceId, WorkFolder};
 
 use super::error::Context;
 pub use super::error::{CmdError, CmdResult};
-
-/// A path as one line of terminal-safe text, for messages about settings
-/// read from a file.
-fn shown(p: &Path) -> String {
-    super::text::terminal_safe(&p.display().to_string()).replace(['\n', '\t'], " ")
-}
+use super::state::Setup;
+use super::text::path_line as shown;
 
 /// Records `files` in the manifest of `work_dir` (see
 /// [`Session::record_written`]).
@@ -47,20 +37,13 @@ pub fn record_written_in(work_dir: &Path, files: &[PathBuf]) {
 /// just the selection of the previous memory kinds.)
 pub struct Session {
     /// The working folder (figures/, visinfo/, .mapvis/ live here).
-    work_dir: PathBuf,
-    /// Program to trace (`load_exe`).
-    exe: Option<PathBuf>,
-    /// Whether `exe` was restored from `session.json` and has not been
-    /// named to the user yet (see [`Session::program_to_run`]).
+    folder: WorkFolder,
+    /// The program, its arguments, the folders, the memory kinds, the
+    /// trace and the run: saved in `session.json` at each change.
+    setup: Setup,
+    /// Whether `setup.exe` was restored from `session.json` and has not
+    /// been named to the user yet (see [`Session::program_to_run`]).
     exe_restored: bool,
-    /// Folders searched for sources (`set_src_path`).
-    src_paths: Vec<PathBuf>,
-    /// Valgrind binary (`set_valgrind_path`); PATH when unset.
-    valgrind: Option<PathBuf>,
-    /// Program arguments (`set_arguments`).
-    args: Vec<String>,
-    /// Memory kinds shown (`set_mem_alloc`).
-    mem: MemKind,
     /// How heap blocks are grouped in memory_stats (`set_heap_grouping`).
     grouping: filter::Grouping,
     /// Open figures in a browser after writing them.
@@ -73,11 +56,6 @@ pub struct Session {
     analysis: Option<Analysis>,
     /// The accesses of the selected memory kinds (`filtering_process`).
     selected: Option<(MemKind, filter::Selection)>,
-    /// Trace file to analyse (set by run_gleipnir or load_trace).
-    trace_file: Option<PathBuf>,
-    /// The saved run made current by `use_run`, whose trace and analysis
-    /// the commands then read; `None` for the folder's own.
-    run: Option<String>,
     /// The cache model and reuse sampling (`set_cache`, `set_reuse_sampling`).
     locality: super::state::Settings,
     /// The allocator calls last analysed by the heap commands.
@@ -96,31 +74,25 @@ pub struct Session {
 impl Session {
     /// A session in `work_dir`, restoring saved settings when present.
     pub fn new(work_dir: PathBuf) -> Session {
-        let mut s = Session {
-            work_dir,
-            exe: None,
-            exe_restored: false,
-            src_paths: Vec::new(),
-            valgrind: None,
-            args: Vec::new(),
-            mem: MemKind::default(),
+        let folder = WorkFolder::new(work_dir);
+        let setup = Setup::restore(&folder);
+        let locality = super::state::Settings::load(&folder);
+        Session {
+            exe_restored: setup.exe.is_some(),
+            folder,
+            setup,
             grouping: Default::default(),
             open_browser: false,
             point_budget: crate::vis::DEFAULT_POINT_BUDGET,
             matrix_orientation: false,
             analysis: None,
             selected: None,
-            trace_file: None,
-            run: None,
             analysis_source: None,
-            locality: Default::default(),
+            locality,
             heap: None,
             lock: Weak::new(),
             held: None,
-        };
-        s.restore_settings();
-        s.locality = super::state::Settings::load(&s.state_dir());
-        s
+        }
     }
 
     /// Follows the process's working folder: after a Tcl `cd`, the session
@@ -130,7 +102,7 @@ impl Session {
         let Ok(cwd) = std::env::current_dir() else {
             return;
         };
-        if cwd != self.work_dir {
+        if cwd != self.folder.root() {
             *self = Session::new(cwd);
         }
     }
@@ -144,9 +116,9 @@ impl Session {
             self.held = Some(held);
             return Ok(());
         }
-        let dir = self.work_dir.clone();
+        let dir = self.folder.root().to_path_buf();
         let lock = FolderLock::acquire(
-            &self.work_dir,
+            &dir,
             &mut |pid| {
                 eprintln!(
                     "waiting for another mapvis session{} working in {} to finish its command (Ctrl-C gives up)...",
@@ -172,55 +144,35 @@ impl Session {
     /// the list `clear_analysis` removes. A failure is a warning: the files
     /// themselves are written.
     pub fn record_written(&self, files: &[PathBuf]) {
-        record_written_in(&self.work_dir, files);
+        record_written_in(self.folder.root(), files);
     }
 
-    /// `.mapvis/` in the working folder.
-    pub fn state_dir(&self) -> PathBuf {
-        self.work_dir.join(STATE_DIR)
-    }
-
-    /// Where run_gleipnir writes the trace.
-    pub fn default_trace_file(&self) -> PathBuf {
-        self.state_dir().join("trace.mvt")
+    /// The working folder's places (see [`WorkFolder`]).
+    pub fn folder(&self) -> &WorkFolder {
+        &self.folder
     }
 
     /// Where the analysis is saved: the current run's (see
     /// [`Session::use_run`]), else the folder's own.
     pub fn analysis_dir(&self) -> PathBuf {
-        match &self.run {
-            Some(label) => self.run_dir(label).join("analysis"),
-            None => self.own_analysis_dir(),
+        match &self.setup.run {
+            Some(run) => run.analysis_dir(),
+            None => self.folder.analysis_dir(),
         }
-    }
-
-    /// Where `memory_trace_analysis` saves the analysis it makes.
-    pub fn own_analysis_dir(&self) -> PathBuf {
-        self.state_dir().join("analysis")
-    }
-
-    /// `.mapvis/runs/`, where `save_run` keeps runs.
-    pub fn runs_dir(&self) -> PathBuf {
-        self.state_dir().join("runs")
-    }
-
-    /// The folder of the run `label`.
-    pub fn run_dir(&self, label: &str) -> PathBuf {
-        self.runs_dir().join(label)
     }
 
     /// The saved run the commands work on, if one was chosen.
     pub fn current_run(&self) -> Option<&str> {
-        self.run.as_deref()
+        self.setup.run.as_ref().map(Run::label)
     }
 
-    /// Makes the saved run `label` (whose trace is `trace`) current: its
-    /// trace and analysis are then the ones every command reads, until a
-    /// new trace, a new analysis or `use_run` again.
-    pub fn use_run(&mut self, label: &str, trace: PathBuf) {
+    /// Makes the saved run `run` current: its trace and analysis are then
+    /// the ones every command reads, until a new trace, a new analysis or
+    /// `use_run` again.
+    pub fn use_run(&mut self, run: Run) {
         self.forget_analysis();
-        self.run = Some(label.to_string());
-        self.trace_file = Some(trace);
+        self.setup.trace_file = Some(run.trace_file());
+        self.setup.run = Some(run);
         self.save_settings();
     }
 
@@ -228,33 +180,11 @@ impl Session {
     /// (`.mapvis/trace.mvt` unless `trace` names another): before anything
     /// writes a new trace or analysis, so a saved run is never changed.
     pub fn leave_run(&mut self, trace: Option<PathBuf>) {
-        if self.run.take().is_some() {
+        if self.setup.run.take().is_some() {
             self.forget_analysis();
-            self.trace_file = trace;
+            self.setup.trace_file = trace;
             self.save_settings();
         }
-    }
-
-    /// `figures/`.
-    pub fn figures_dir(&self) -> PathBuf {
-        self.work_dir.join("figures")
-    }
-
-    /// `visinfo/`.
-    pub fn visinfo_dir(&self) -> PathBuf {
-        self.work_dir.join("visinfo")
-    }
-
-    /// `p` relative to the working folder when it lies inside it (as
-    /// `session.json` stores it), else `p` itself.
-    fn in_folder(&self, p: &Path) -> PathBuf {
-        let root = self
-            .work_dir
-            .canonicalize()
-            .unwrap_or_else(|_| self.work_dir.clone());
-        p.strip_prefix(&root)
-            .or_else(|_| p.strip_prefix(&self.work_dir))
-            .map_or_else(|_| p.to_path_buf(), Path::to_path_buf)
     }
 
     fn abs(&self, p: &str) -> PathBuf {
@@ -262,117 +192,15 @@ impl Session {
         let p = if p.is_absolute() {
             p.to_path_buf()
         } else {
-            self.work_dir.join(p)
+            self.folder.root().join(p)
         };
         p.canonicalize().unwrap_or(p)
     }
 
-    fn settings_file(&self) -> PathBuf {
-        self.state_dir().join("session.json")
-    }
-
-    /// Saves the settings (exe, arguments, source paths, memory kind) so a
-    /// later session in this folder continues with them.
+    /// Saves the setup (see [`Setup::save`]) so a later session in this
+    /// folder continues with it.
     pub fn save_settings(&self) {
-        let j = serde_json::json!({
-            "exe": self.exe,
-            "args": self.args,
-            "src_paths": self.src_paths,
-            "valgrind": self.valgrind,
-            "mem": self.mem.code(),
-            "trace_file": self.trace_file.as_deref().map(|p| self.in_folder(p)),
-            "run": self.run,
-        });
-        if let Err(e) = workdir::write_file(
-            &self.settings_file(),
-            &serde_json::to_vec_pretty(&j).unwrap_or_default(),
-        ) {
-            eprintln!(
-                "warning: the settings were not saved: {}",
-                super::error::with_causes(&e)
-            );
-        }
-    }
-
-    fn restore_settings(&mut self) {
-        let file = self.settings_file();
-        let text = match workdir::read_regular(&file) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
-            Err(e) => {
-                eprintln!(
-                    "warning: the saved settings {} cannot be read ({e}); this session starts with the default settings.",
-                    file.display()
-                );
-                return;
-            }
-        };
-        let j = match serde_json::from_slice::<serde_json::Value>(&text) {
-            Ok(j) if j.is_object() => j,
-            other => {
-                // Kept aside, not overwritten by the next save.
-                let aside = file.with_extension("json.bad");
-                let moved = std::fs::rename(&file, &aside).is_ok();
-                eprintln!(
-                    "warning: the saved settings {} are damaged ({}); this session starts with the default settings{}.",
-                    file.display(),
-                    match other {
-                        Err(e) => e.to_string(),
-                        Ok(_) => "they are not a JSON object".into(),
-                    },
-                    if moved {
-                        format!(", and the damaged file was kept as {}", aside.display())
-                    } else {
-                        String::new()
-                    }
-                );
-                return;
-            }
-        };
-        let path = |v: &serde_json::Value| v.as_str().map(PathBuf::from);
-        // Settings that name a program to run: the file may come from
-        // someone else (a folder unpacked from a tarball), so the Valgrind
-        // binary is never restored (the one on PATH is used until
-        // set_valgrind_path is given again), and the program to trace is
-        // restored but named before it first runs (see
-        // [`Session::program_to_run`]).
-        if let Some(v) = path(&j["valgrind"]) {
-            eprintln!(
-                "warning: the saved settings {} name {} as the Valgrind binary. A program named by a file in the working folder is not run unless you name it yourself, so this session uses valgrind from PATH; to use that binary, give its path to set_valgrind_path.",
-                file.display(),
-                shown(&v)
-            );
-        }
-        self.exe = path(&j["exe"]);
-        self.exe_restored = self.exe.is_some();
-        // A trace inside the folder is saved relative to it, so a copied
-        // folder analyses its own copy, not the original's.
-        self.trace_file = path(&j["trace_file"]).map(|p| {
-            if p.is_absolute() {
-                p
-            } else {
-                self.work_dir.join(p)
-            }
-        });
-        self.run = j["run"]
-            .as_str()
-            .filter(|r| valid_label(r) && self.run_dir(r).is_dir())
-            .map(String::from);
-        self.args = j["args"]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .filter_map(|x| x.as_str().map(String::from))
-                    .collect()
-            })
-            .unwrap_or_default();
-        self.src_paths = j["src_paths"]
-            .as_array()
-            .map(|a| a.iter().filter_map(path).collect())
-            .unwrap_or_default();
-        if let Some(m) = j["mem"].as_str().and_then(MemKind::parse) {
-            self.mem = m;
-        }
+        self.setup.save(&self.folder);
     }
 
     // -----------------------------------------------------------------
@@ -387,7 +215,7 @@ impl Session {
         let p = self.abs(path);
         trace::check_executable(&p)?;
         let warning = trace::debug_warning(&p);
-        self.exe = Some(p.clone());
+        self.setup.exe = Some(p.clone());
         self.exe_restored = false;
         self.save_settings();
         Ok((p, warning))
@@ -406,7 +234,7 @@ impl Session {
             }
             out.push(p);
         }
-        self.src_paths = out.clone();
+        self.setup.src_paths = out.clone();
         self.save_settings();
         Ok(out)
     }
@@ -424,14 +252,14 @@ impl Session {
         }
         // Only a binary that answers as Valgrind is kept.
         trace::check_valgrind(&p)?;
-        self.valgrind = Some(p.clone());
+        self.setup.valgrind = Some(p.clone());
         self.save_settings();
         Ok(p)
     }
 
     /// `set_arguments ARG ...`.
     pub fn set_arguments(&mut self, args: &[String]) {
-        self.args = args.to_vec();
+        self.setup.args = args.to_vec();
         self.save_settings();
     }
 
@@ -465,8 +293,8 @@ impl Session {
     /// Makes `trace` (or none) the trace to analyse and saves the settings;
     /// the analysis of the previous one is forgotten.
     pub fn set_trace(&mut self, trace: Option<PathBuf>) {
-        self.run = None;
-        self.trace_file = trace;
+        self.setup.run = None;
+        self.setup.trace_file = trace;
         self.forget_analysis();
         self.save_settings();
     }
@@ -474,17 +302,17 @@ impl Session {
     /// The trace set by `run_gleipnir` or `load_trace`, if any (it may no
     /// longer exist; see [`Session::trace_path`]).
     pub fn trace_file(&self) -> Option<&Path> {
-        self.trace_file.as_deref()
+        self.setup.trace_file.as_deref()
     }
 
     /// The working folder (`figures/`, `visinfo/`, `.mapvis/` live here).
     pub fn work_dir(&self) -> &Path {
-        &self.work_dir
+        self.folder.root()
     }
 
     /// The program to trace (`load_exe`, `compile_exe`).
     pub fn exe(&self) -> Option<&Path> {
-        self.exe.as_deref()
+        self.setup.exe.as_deref()
     }
 
     /// The program to trace, for a command about to run it; `missing` is
@@ -493,12 +321,12 @@ impl Session {
     /// before it first runs in this session, so that the file cannot
     /// choose silently what runs.
     pub fn program_to_run(&mut self, missing: &str) -> CmdResult<PathBuf> {
-        let exe = self.exe.clone().ok_or_else(|| missing.to_string())?;
+        let exe = self.setup.exe.clone().ok_or_else(|| missing.to_string())?;
         if std::mem::take(&mut self.exe_restored) {
             println!(
                 "running {}, the program to trace restored from {} (load_exe PATH traces another).",
                 shown(&exe),
-                self.settings_file().display()
+                self.folder.session_file().display()
             );
         }
         Ok(exe)
@@ -506,23 +334,23 @@ impl Session {
 
     /// The folders searched for sources (`set_src_path`).
     pub fn src_paths(&self) -> &[PathBuf] {
-        &self.src_paths
+        &self.setup.src_paths
     }
 
     /// The valgrind binary set by `set_valgrind_path`; `None` means the one
     /// on PATH.
     pub fn valgrind(&self) -> Option<&Path> {
-        self.valgrind.as_deref()
+        self.setup.valgrind.as_deref()
     }
 
     /// The traced program's arguments (`set_arguments`).
     pub fn args(&self) -> &[String] {
-        &self.args
+        &self.setup.args
     }
 
     /// The memory kinds shown (`set_mem_alloc`).
     pub fn mem(&self) -> MemKind {
-        self.mem
+        self.setup.mem
     }
 
     /// How heap blocks are grouped in statistics and figures.
@@ -576,7 +404,7 @@ impl Session {
     /// fails, which the error says.
     pub fn set_locality(&mut self, settings: super::state::Settings) -> CmdResult<()> {
         self.locality = settings;
-        self.locality.save(&self.state_dir())
+        self.locality.save(&self.folder)
     }
 
     /// The allocator calls last analysed by the heap commands, if any.
@@ -600,64 +428,30 @@ impl Session {
         let k = MemKind::parse(kind).ok_or_else(|| {
             format!("set_mem_alloc takes H (heap), S (stack), G (globals) or all, not \"{kind}\".")
         })?;
-        if k != self.mem {
+        if k != self.setup.mem {
             self.selected = None;
         }
-        self.mem = k;
+        self.setup.mem = k;
         self.save_settings();
         Ok(k)
     }
 
-    /// `compile_exe SOURCE.c ?FLAG ...?`: compiles with `cc -g -O0`, the pins
-    /// header on the include path, into `.mapvis/bin/`, then loads it.
+    /// `compile_exe SOURCE.c ?FLAG ...?`: compiles with `cc -g3 -O0`, the
+    /// pins header on the include path, into `.mapvis/bin/` (see
+    /// [`trace::compile_c`]), then loads it; the source's folder becomes
+    /// the source path when none is set.
     pub fn compile_exe(&mut self, source: &str, flags: &[String]) -> CmdResult<PathBuf> {
         let src = self.abs(source);
-        if !src.is_file() {
-            return Err(format!("the source file {} does not exist.", src.display()).into());
-        }
-        let include = self.state_dir().join("include");
-        std::fs::create_dir_all(&include)
-            .context(|| format!("cannot create {}", include.display()))?;
-        let header = include.join("gleipnir.h");
-        if workdir::read_regular(&header).ok().as_deref() != Some(PINS_HEADER.as_bytes()) {
-            workdir::write_file(&header, PINS_HEADER.as_bytes())?;
-        }
-        let bin_dir = self.state_dir().join("bin");
-        std::fs::create_dir_all(&bin_dir)
-            .context(|| format!("cannot create {}", bin_dir.display()))?;
-        let stem = src
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "a.out".into());
-        let out = bin_dir.join(&stem);
-        // The linker writes through a link in place of its output: a link
-        // there (not made by mapvis) is removed, never followed.
-        if std::fs::symlink_metadata(&out).is_ok_and(|m| m.file_type().is_symlink()) {
-            std::fs::remove_file(&out).context(|| format!("cannot replace {}", out.display()))?;
-        }
-        let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-        let status = Command::new(&cc)
-            .args(["-g3", "-O0"])
-            .arg(format!("-I{}", include.display()))
-            .arg("-o")
-            .arg(&out)
-            .arg(&src)
-            .args(flags)
-            .status()
-            .context(|| {
-                format!("cannot run the C compiler `{cc}` (install gcc, Debian: apt-get install gcc, or set CC)")
-            })?;
-        if !status.success() {
-            return Err(format!(
-                "compiling {} failed (see the compiler's messages above).",
-                src.display()
-            )
-            .into());
-        }
+        let out = trace::compile_c(&trace::CompileRequest {
+            source: src.clone(),
+            flags: flags.to_vec(),
+            include_dir: self.folder.include_dir(),
+            bin_dir: self.folder.bin_dir(),
+        })?;
         self.load_exe(&out.to_string_lossy())?;
-        if self.src_paths.is_empty() {
+        if self.setup.src_paths.is_empty() {
             if let Some(dir) = src.parent() {
-                self.src_paths = vec![dir.to_path_buf()];
+                self.setup.src_paths = vec![dir.to_path_buf()];
                 self.save_settings();
             }
         }
@@ -677,17 +471,13 @@ impl Session {
         let exe = self.program_to_run(
             "run_gleipnir needs an executable: use load_exe PATH (or compile_exe SOURCE.c) first.",
         )?;
-        let valgrind = trace::find_valgrind(self.valgrind.as_deref())?;
-        let req = trace::TraceRequest {
+        let valgrind = trace::find_valgrind(self.setup.valgrind.as_deref())?;
+        let req = trace::TraceRequest::accesses(
             valgrind,
             exe,
-            args: self.args.clone(),
-            trace_file: self.default_trace_file(),
-            stack_depth: 8,
-            heap_only: false,
-            from_start: false,
-            sync_events: false,
-        };
+            self.setup.args.clone(),
+            self.folder.trace_file(),
+        );
         // After two seconds, show that the run is moving.
         let mut shown = super::progress::Progress::after(std::time::Duration::from_secs(2));
         let mut progress = |bytes: u64| {
@@ -707,7 +497,7 @@ impl Session {
         let mut written = run.children.clone();
         if run.rejected.is_none() {
             written.push(run.outcome.trace_file.clone());
-            self.trace_file = Some(run.outcome.trace_file.clone());
+            self.setup.trace_file = Some(run.outcome.trace_file.clone());
             self.forget_analysis();
             self.save_settings();
         } else {
@@ -720,9 +510,10 @@ impl Session {
     /// The trace to analyse, or a message saying how to get one.
     pub fn trace_path(&self) -> CmdResult<PathBuf> {
         let t = self
+            .setup
             .trace_file
             .clone()
-            .unwrap_or_else(|| self.default_trace_file());
+            .unwrap_or_else(|| self.folder.trace_file());
         if t.is_file() {
             Ok(t)
         } else {
@@ -764,13 +555,13 @@ impl Session {
     /// see [`workdir::clear_under`]), saying how many. Failures are
     /// warnings: the analysis itself is saved.
     pub fn mark_stale_outputs(&self, id: &str) {
-        let figures = self.figures_dir();
+        let figures = self.folder.figures_dir();
         if figures.join(crate::vis::INDEX_FILE).is_file() {
             if let Err(e) = crate::vis::write_index(&figures, id) {
                 println!("warning: {}", super::error::with_causes(&e));
             }
         }
-        match workdir::clear_under(&self.work_dir, &self.visinfo_dir()) {
+        match workdir::clear_under(self.folder.root(), &self.folder.visinfo_dir()) {
             Ok(c) => {
                 if !c.removed.is_empty() {
                     println!(
@@ -788,7 +579,9 @@ impl Session {
     /// swapped, edited or added file refuses it, naming the file. An
     /// analysis the manifest does not list is loaded with a warning.
     pub fn load_saved(&self, dir: &Path) -> CmdResult<Analysis> {
-        if workdir::verify_saved_analysis(&self.work_dir, dir)? == workdir::Verified::NotRecorded {
+        if workdir::verify_saved_analysis(self.folder.root(), dir)?
+            == workdir::Verified::NotRecorded
+        {
             println!(
                 "warning: the list of files mapvis saved (.mapvis/manifest.json) does not list the saved analysis in {}, so its files could not be checked; run memory_trace_analysis again to be sure of it.",
                 shown(dir)
@@ -800,9 +593,10 @@ impl Session {
     /// The trace results should come from now: the loaded one, else the
     /// folder's last run.
     fn current_trace(&self) -> PathBuf {
-        self.trace_file
+        self.setup
+            .trace_file
             .clone()
-            .unwrap_or_else(|| self.default_trace_file())
+            .unwrap_or_else(|| self.folder.trace_file())
     }
 
     /// Refuses an analysis whose trace has changed since; warns when that
@@ -850,7 +644,7 @@ impl Session {
 
     /// The accesses of the selected memory kinds, computing them if needed.
     pub fn selected(&mut self) -> CmdResult<filter::Selection> {
-        let kind = self.mem;
+        let kind = self.setup.mem;
         // Never a selection of a stale analysis.
         self.analysis()?;
         if let Some((k, df)) = &self.selected {
@@ -864,18 +658,4 @@ impl Session {
         self.selected = Some((kind, df.clone()));
         Ok(df)
     }
-}
-
-/// Whether `label` may name a run: 1 to 64 letters, digits, `_`, `-`
-/// and `.`, not starting with `.` (so it is one plain folder name) nor
-/// with `-` (which commands read as an option, `plot_runs M -vars X`).
-pub fn valid_label(label: &str) -> bool {
-    !label.is_empty()
-        && label.len() <= 64
-        && !label.starts_with('.')
-        // A leading '-' would read as an option (`plot_runs M -vars X`).
-        && !label.starts_with('-')
-        && label
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
 }

@@ -1,14 +1,18 @@
-//! What a session keeps besides its setup: the locality settings (the
-//! cache model, reuse sampling, figure colours) and the analysed heap
-//! profile. The command groups read and change them through the session.
+//! What a session keeps, and how it lasts from one session to the next:
+//! the setup (program, arguments, folders, memory kinds, current trace and
+//! run) saved in `.mapvis/session.json`, the locality settings (the cache
+//! model, reuse sampling, figure colours) saved in `.mapvis/locality.json`,
+//! and the analysed heap profile. The command groups read and change them
+//! through the session.
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 
 use super::error::{CmdResult, Context};
-use crate::filter::{CacheModel, ColourMode, HeapReport, HeapRun};
+use crate::filter::{CacheModel, ColourMode, HeapReport, HeapRun, MemKind};
 use crate::trace::BacktraceSymbolizer;
+use crate::workdir::{self, Run, WorkFolder};
 
 /// The locality settings of a session.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -23,15 +27,11 @@ pub struct Settings {
 }
 
 impl Settings {
-    fn file(state_dir: &Path) -> PathBuf {
-        state_dir.join("locality.json")
-    }
-
-    /// The settings saved in `state_dir`, or the defaults (this machine's
+    /// The settings saved in `folder`, or the defaults (this machine's
     /// caches, exact reuse distance). A saved file that cannot be read or
     /// understood is reported, with its cause, and left as it is.
-    pub fn load(state_dir: &Path) -> Settings {
-        let file = Settings::file(state_dir);
+    pub fn load(folder: &WorkFolder) -> Settings {
+        let file = folder.locality_file();
         let text = match crate::workdir::read_regular(&file) {
             Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Settings::default(),
@@ -52,9 +52,9 @@ impl Settings {
         })
     }
 
-    /// Writes the settings to `.mapvis/locality.json` in `state_dir`.
-    pub(super) fn save(&self, state_dir: &Path) -> CmdResult<()> {
-        let path = Settings::file(state_dir);
+    /// Writes the settings to `.mapvis/locality.json` in `folder`.
+    pub(super) fn save(&self, folder: &WorkFolder) -> CmdResult<()> {
+        let path = folder.locality_file();
         crate::workdir::write_file(&path, &serde_json::to_vec_pretty(self).unwrap_or_default())
             .context(|| {
                 format!(
@@ -76,4 +76,155 @@ pub struct HeapState {
     /// What was computed from them.
     pub report: HeapReport,
     pub(super) sym: BacktraceSymbolizer,
+}
+
+/// The setup a session saves in `.mapvis/session.json` at each change, so
+/// that a later session in the same folder continues with it.
+#[derive(Clone, Debug, Default)]
+pub struct Setup {
+    /// Program to trace (`load_exe`).
+    pub exe: Option<PathBuf>,
+    /// Program arguments (`set_arguments`).
+    pub args: Vec<String>,
+    /// Folders searched for sources (`set_src_path`).
+    pub src_paths: Vec<PathBuf>,
+    /// Valgrind binary (`set_valgrind_path`); PATH when unset. Saved but
+    /// never restored (see [`Setup::restore`]).
+    pub valgrind: Option<PathBuf>,
+    /// Memory kinds shown (`set_mem_alloc`).
+    pub mem: MemKind,
+    /// Trace file to analyse (set by run_gleipnir or load_trace).
+    pub trace_file: Option<PathBuf>,
+    /// The saved run made current by `use_run`; `None` for the folder's
+    /// own trace and analysis.
+    pub run: Option<Run>,
+}
+
+impl Setup {
+    /// Saves the setup in `folder`'s `session.json`, a trace inside the
+    /// folder relative to it. A failure is a warning: the setup applies to
+    /// this session all the same.
+    pub fn save(&self, folder: &WorkFolder) {
+        let j = serde_json::json!({
+            "exe": self.exe,
+            "args": self.args,
+            "src_paths": self.src_paths,
+            "valgrind": self.valgrind,
+            "mem": self.mem.code(),
+            "trace_file": self.trace_file.as_deref().map(|p| in_folder(folder.root(), p)),
+            "run": self.run.as_ref().map(Run::label),
+        });
+        if let Err(e) = workdir::write_file(
+            &folder.session_file(),
+            &serde_json::to_vec_pretty(&j).unwrap_or_default(),
+        ) {
+            eprintln!(
+                "warning: the settings were not saved: {}",
+                super::error::with_causes(&e)
+            );
+        }
+    }
+
+    /// The setup saved in `folder`, or the defaults when there is none or
+    /// it cannot be read (said in a warning; a damaged file is kept aside
+    /// as `session.json.bad`, not overwritten by the next save).
+    pub fn restore(folder: &WorkFolder) -> Setup {
+        read_saved(&folder.session_file())
+            .map(|j| Setup::from_json(folder, &j))
+            .unwrap_or_default()
+    }
+
+    /// The setup `j` describes. The file may come from someone else (a
+    /// folder unpacked from a tarball), so the Valgrind binary it names is
+    /// never restored (the one on PATH is used until set_valgrind_path is
+    /// given again); the program to trace is, and the session names it
+    /// before it first runs.
+    fn from_json(folder: &WorkFolder, j: &serde_json::Value) -> Setup {
+        let file = folder.session_file();
+        let path = |v: &serde_json::Value| v.as_str().map(PathBuf::from);
+        if let Some(v) = path(&j["valgrind"]) {
+            eprintln!(
+                "warning: the saved settings {} name {} as the Valgrind binary. A program named by a file in the working folder is not run unless you name it yourself, so this session uses valgrind from PATH; to use that binary, give its path to set_valgrind_path.",
+                file.display(),
+                super::text::path_line(&v)
+            );
+        }
+        let strings = |v: &serde_json::Value| -> Vec<String> {
+            v.as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|x| x.as_str().map(String::from))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        Setup {
+            exe: path(&j["exe"]),
+            // A trace inside the folder is saved relative to it, so a
+            // copied folder analyses its own copy, not the original's.
+            trace_file: path(&j["trace_file"]).map(|p| folder.root().join(p)),
+            run: j["run"]
+                .as_str()
+                .and_then(|r| folder.run(r))
+                .filter(|r| r.dir().is_dir()),
+            args: strings(&j["args"]),
+            src_paths: j["src_paths"]
+                .as_array()
+                .map(|a| a.iter().filter_map(path).collect())
+                .unwrap_or_default(),
+            mem: j["mem"]
+                .as_str()
+                .and_then(MemKind::parse)
+                .unwrap_or_default(),
+            valgrind: None,
+        }
+    }
+}
+
+/// The JSON object saved in `file`, or `None` (with a warning when the
+/// file exists but cannot be read or is not an object; a damaged file is
+/// renamed to `*.json.bad`).
+fn read_saved(file: &Path) -> Option<serde_json::Value> {
+    let text = match workdir::read_regular(file) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+        Err(e) => {
+            eprintln!(
+                "warning: the saved settings {} cannot be read ({e}); this session starts with the default settings.",
+                file.display()
+            );
+            return None;
+        }
+    };
+    match serde_json::from_slice::<serde_json::Value>(&text) {
+        Ok(j) if j.is_object() => Some(j),
+        other => {
+            // Kept aside, not overwritten by the next save.
+            let aside = file.with_extension("json.bad");
+            let moved = std::fs::rename(file, &aside).is_ok();
+            eprintln!(
+                "warning: the saved settings {} are damaged ({}); this session starts with the default settings{}.",
+                file.display(),
+                match other {
+                    Err(e) => e.to_string(),
+                    Ok(_) => "they are not a JSON object".into(),
+                },
+                if moved {
+                    format!(", and the damaged file was kept as {}", aside.display())
+                } else {
+                    String::new()
+                }
+            );
+            None
+        }
+    }
+}
+
+/// `p` relative to the working folder `root` when it lies inside it (as
+/// `session.json` stores it), else `p` itself.
+fn in_folder(root: &Path, p: &Path) -> PathBuf {
+    let real = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    p.strip_prefix(&real)
+        .or_else(|_| p.strip_prefix(root))
+        .map_or_else(|_| p.to_path_buf(), Path::to_path_buf)
 }

@@ -9,6 +9,12 @@
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
+/// A path as one line of terminal-safe text, for messages about paths
+/// read from a file (the saved settings).
+pub fn path_line(p: &std::path::Path) -> String {
+    terminal_safe(&p.display().to_string()).replace(['\n', '\t'], " ")
+}
+
 /// Longest cell a table shows; longer ones end with `…` (the returned Tcl
 /// values keep the whole text).
 pub const MAX_CELL: usize = 64;

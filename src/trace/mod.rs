@@ -26,8 +26,8 @@ pub mod record;
 pub use heap::{run_profiled_with, ProfileError, ProfileOptions};
 pub use naming::{natural_cmp, BacktraceSymbolizer, ProgramNamer};
 pub use record::{
-    check_executable, check_trace, check_valgrind, debug_warning, default_sync_scope, dump,
-    find_valgrind, install_tool, looks_like_gleipnir, run_grind, run_trace, run_trace_into,
-    sync_request, DumpError, GrindRequest, RunError, SyncScope, TraceError, TraceReader,
-    TraceRequest, TracedRun,
+    check_executable, check_trace, check_valgrind, compile_c, debug_warning, default_sync_scope,
+    dump, find_valgrind, install_tool, looks_like_gleipnir, run_grind, run_trace, run_trace_into,
+    sync_request, CompileError, CompileRequest, DumpError, GrindRequest, RunError, SyncScope,
+    TraceError, TraceReader, TraceRequest, TracedRun,
 };

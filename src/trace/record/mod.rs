@@ -6,9 +6,10 @@
 //! it and Valgrind's own tools (`run.rs`, `grind.rs`, `sync.rs`, and
 //! `ffi.rs` for the child process), the trace format and its numbers
 //! (`format.rs`, `varint.rs`), the streaming reader (`reader.rs`), the
-//! text dump (`dump.rs`), the pins' own accesses (`pins.rs`) and the
-//! Gleipnir importer (`gleipnir.rs`): everything that makes or reads
-//! events, and nothing that names them.
+//! text dump (`dump.rs`), the pins' own accesses (`pins.rs`), the
+//! Gleipnir importer (`gleipnir.rs`) and compiling a C program with the
+//! pins header (`compile.rs`): everything that makes or reads events, and
+//! nothing that names them.
 //!
 //! Files placed by their callers:
 //! - `pins.rs` says which traced accesses the pins make themselves; it
@@ -27,6 +28,7 @@
 //! name `crate::trace::record::Name`, never a file of the room. Items
 //! only the heap profiler needs are `pub(crate)`.
 
+mod compile;
 mod dump;
 mod ffi;
 mod format;
@@ -38,6 +40,7 @@ mod run;
 mod sync;
 mod varint;
 
+pub use compile::{compile_c, install_pins_header, CompileError, CompileRequest, PINS_HEADER};
 pub use dump::{dump, DumpError};
 pub use format::{
     Access, AllocEvent, AllocKind, Event, ExitStatus, Footer, FreeEvent, FreeKind, Header, Mapping,

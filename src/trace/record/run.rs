@@ -304,6 +304,30 @@ pub struct TraceRequest {
     pub sync_events: bool,
 }
 
+impl TraceRequest {
+    /// A request for the accesses of `exe` run with `args` into
+    /// `trace_file`, as `run_gleipnir` traces: the pins (when the program
+    /// has them) choose what is traced, 8 return addresses per heap event,
+    /// every kind of memory, no thread events.
+    pub fn accesses(
+        valgrind: PathBuf,
+        exe: PathBuf,
+        args: Vec<String>,
+        trace_file: PathBuf,
+    ) -> TraceRequest {
+        TraceRequest {
+            valgrind,
+            exe,
+            args,
+            trace_file,
+            stack_depth: 8,
+            heap_only: false,
+            from_start: false,
+            sync_events: false,
+        }
+    }
+}
+
 /// How the traced program ended.
 #[derive(Clone, Debug)]
 pub struct RunOutcome {
