@@ -54,6 +54,7 @@ while IFS= read -r f; do
     elif ! cmp -s "$f" "$work/head/$rel" &&
         ! cmp -s <(mask "$f") <(mask "$work/head/$rel"); then
         echo "differs: $rel"; status=1
+        diff <(mask "$f") <(mask "$work/head/$rel") | head -6 | cut -c1-160
     fi
 done < <(find "$work/base" -type f | sort)
 while IFS= read -r f; do
