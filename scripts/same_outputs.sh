@@ -15,7 +15,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/mapvis-same.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
 # Masks what differs between two runs of one build: analysis ids (16 hex
-# digits), modification and saving times, progress lines, addresses in
+# digits), modification and saving times, run times in seconds, the peak RSS of a profiled run, progress lines, addresses in
 # shared libraries (ASLR) and the heap profiler's times in nanoseconds.
 # The heap pages plot wall-clock times, so every number in them is masked:
 # their counts are compared exactly in alloc_sites.csv and heap_stats.csv.
@@ -27,7 +27,8 @@ mask() {
     sed -E -e 's/\b[0-9a-f]{16}\b/ID/g' \
         -e 's/"(mtime_ns|saved)": [0-9]+/"\1": T/g' \
         -e 's/\b0x7f[0-9a-f]{10}\b/LIBADDR/g' \
-        -e 's/at [0-9]+ ns/at T ns/g' \
+        -e 's/at [0-9]+ ns/at T ns/g' -e 's/\b[0-9]+\.[0-9]+ s\b/T s/g' \
+        -e 's/peak RSS [0-9]+ bytes: [0-9.]+x/peak RSS R/' \
         -e '/^\[mapvis: /d' -e '/^ *[0-9.]+ [kMG]? ?accesses analysed$/d' \
         -e "$numbers" "$1"
 }
