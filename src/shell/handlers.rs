@@ -80,7 +80,7 @@ pub(super) fn figure_options(st: &Session, save: bool) -> vis::FigureOptions {
 /// `run naive: t.mvt of ./prog 10, set_mem_alloc H`: what a figure was
 /// drawn from, with the saved run it shows and, first, the word
 /// `PARTIAL` and its reason when the analysis covers only part of the run
-/// (pages and the index show it; see `write_page` in `src/vis/html.rs`).
+/// (pages and the index show it; see `write_page` in `src/vis/page/html.rs`).
 fn provenance(st: &Session) -> String {
     let trace = st
         .trace_file()
