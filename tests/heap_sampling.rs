@@ -43,15 +43,18 @@ fn row(r: &HeapReport, group: &str, op: &str) -> (u64, u64) {
 /// glibc's own allocations for the second thread (its thread-local
 /// storage: at most a few blocks, kept until the process ends).
 fn check_counts(r: &HeapReport) {
-    assert_eq!(r.frees, MAIN_PAIRS + WORKER_PAIRS);
+    assert_eq!(r.counts.frees, MAIN_PAIRS + WORKER_PAIRS);
     assert!(
-        (MAIN_PAIRS + WORKER_PAIRS..=MAIN_PAIRS + WORKER_PAIRS + 4).contains(&r.allocs),
+        (MAIN_PAIRS + WORKER_PAIRS..=MAIN_PAIRS + WORKER_PAIRS + 4).contains(&r.counts.allocs),
         "{} allocations",
-        r.allocs
+        r.counts.allocs
     );
-    assert_eq!(r.timed_calls.1, r.allocs + r.frees);
-    assert_eq!(r.leaked.1, r.allocs - MAIN_PAIRS - WORKER_PAIRS);
-    assert_eq!(r.unknown_frees, 0);
+    assert_eq!(r.timed_calls.1, r.counts.allocs + r.counts.frees);
+    assert_eq!(
+        r.counts.leaked.1,
+        r.counts.allocs - MAIN_PAIRS - WORKER_PAIRS
+    );
+    assert_eq!(r.counts.unknown_frees, 0);
 }
 
 #[test]

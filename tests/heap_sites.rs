@@ -25,6 +25,7 @@ fn site<'a>(
 ) -> (&'a SiteStats, Vec<String>) {
     let want = at(marker);
     let found: Vec<(&SiteStats, Vec<String>)> = report
+        .counts
         .sites
         .iter()
         .filter(|s| s.allocs > 0)

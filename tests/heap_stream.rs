@@ -410,11 +410,17 @@ fn check_counts(run: &HeapRun) -> HeapReport {
     assert_eq!(run.stacks, vec![vec![], vec![0x401000], vec![0x402000]]);
 
     let r = HeapReport::build(run).unwrap();
-    assert_eq!((r.allocs, r.frees, r.bytes), (5, 4, 780));
-    assert_eq!(r.peak_live, (530, 600));
-    assert_eq!(r.leaked, (30, 1));
-    assert_eq!((r.temporary, r.unknown_frees, r.threads), (2, 0, 2));
-    let a = &r.sites[1];
+    assert_eq!(
+        (r.counts.allocs, r.counts.frees, r.counts.bytes),
+        (5, 4, 780)
+    );
+    assert_eq!(r.counts.peak_live, (530, 600));
+    assert_eq!(r.counts.leaked, (30, 1));
+    assert_eq!(
+        (r.counts.temporary, r.counts.unknown_frees, r.counts.threads),
+        (2, 0, 2)
+    );
+    let a = &r.counts.sites[1];
     assert_eq!(
         (
             a.allocs,
@@ -426,7 +432,7 @@ fn check_counts(run: &HeapRun) -> HeapReport {
         ),
         (3, 700, 500, 0, 0, 1)
     );
-    let b = &r.sites[2];
+    let b = &r.counts.sites[2];
     assert_eq!(
         (
             b.allocs,
@@ -441,7 +447,7 @@ fn check_counts(run: &HeapRun) -> HeapReport {
     // Sizes: 100 in 65-128, 200 in 129-256, 50 in 33-64, 30 in 17-32, 400
     // in 257-512; the frees of 50, 200, 400, 100.
     for (size, frees) in [(100, 1), (200, 1), (50, 1), (30, 0), (400, 1)] {
-        let c = &r.classes[size_class(size)];
+        let c = &r.counts.classes[size_class(size)];
         assert_eq!(
             (c.allocs, c.bytes, c.frees),
             (1, size, frees),
@@ -531,8 +537,11 @@ fn version_6_time_codes_and_escapes_resolve() {
     let want: Vec<(u64, u64)> = calls.iter().map(|c| (c.1 - TSC0, c.3)).collect();
     assert_eq!(got, want);
     let r = HeapReport::build(&run).unwrap();
-    assert_eq!((r.allocs, r.frees, r.bytes), (5, 4, 80));
-    assert_eq!(r.leaked, (16, 1));
+    assert_eq!(
+        (r.counts.allocs, r.counts.frees, r.counts.bytes),
+        (5, 4, 80)
+    );
+    assert_eq!(r.counts.leaked, (16, 1));
 }
 
 /// A version 6 block whose time column is shorter than its calls' codes
@@ -663,10 +672,13 @@ fn version_3_references_resolve() {
     // 16 + 16 + 32 + 16 bytes, all freed; live 16, 0, 16, 48 (the peak,
     // at 16 ns), 32, 48, 16, 0. Temporary (freed while the thread's last
     // allocation): the first block (at 8 ns) and the last (at 32 ns).
-    assert_eq!((r.allocs, r.frees, r.bytes), (4, 4, 80));
-    assert_eq!(r.peak_live, (48, 16));
-    assert_eq!(r.leaked, (0, 0));
-    assert_eq!(r.temporary, 2);
+    assert_eq!(
+        (r.counts.allocs, r.counts.frees, r.counts.bytes),
+        (4, 4, 80)
+    );
+    assert_eq!(r.counts.peak_live, (48, 16));
+    assert_eq!(r.counts.leaked, (0, 0));
+    assert_eq!(r.counts.temporary, 2);
 }
 
 /// Long runs of two threads, merged: thread 1 makes 3000 malloc/free
@@ -731,12 +743,18 @@ fn long_interleaved_runs_merge_exactly() {
     assert_eq!(got.len(), 12_000);
     assert_eq!(got, order);
     let r = HeapReport::build(&run).unwrap();
-    assert_eq!((r.allocs, r.frees, r.bytes), (6000, 6000, 348_000));
-    assert_eq!((r.temporary, r.unknown_frees, r.threads), (6000, 0, 2));
-    assert_eq!(r.leaked, (0, 0));
-    assert_eq!(r.peak_live, (100, 60));
+    assert_eq!(
+        (r.counts.allocs, r.counts.frees, r.counts.bytes),
+        (6000, 6000, 348_000)
+    );
+    assert_eq!(
+        (r.counts.temporary, r.counts.unknown_frees, r.counts.threads),
+        (6000, 0, 2)
+    );
+    assert_eq!(r.counts.leaked, (0, 0));
+    assert_eq!(r.counts.peak_live, (100, 60));
     let site = |s: usize| {
-        let x = &r.sites[s];
+        let x = &r.counts.sites[s];
         (x.allocs, x.bytes, x.peak_live, x.live, x.temporary)
     };
     assert_eq!(site(1), (3000, 48_000, 16, 0, 3000));
@@ -754,8 +772,8 @@ fn cut_profile_keeps_whole_blocks() {
     let (_d, run) = open(cut);
     assert_eq!(run.notes.len(), 1, "{:?}", run.notes);
     let r = HeapReport::build(&run).unwrap();
-    assert_eq!((r.allocs, r.frees), (5, 3));
-    assert_eq!(r.leaked, (430, 2));
+    assert_eq!((r.counts.allocs, r.counts.frees), (5, 3));
+    assert_eq!(r.counts.leaked, (430, 2));
 }
 
 /// A profile of an unknown version is refused with a message naming the
@@ -1006,14 +1024,20 @@ fn version_7_profile_without_calls_takes_its_last_whole_checkpoint() {
         "{n}"
     );
     let r = HeapReport::build(&run).unwrap();
-    assert_eq!((r.allocs, r.frees, r.bytes), (5, 4, 396));
     assert_eq!(
-        (r.peak_live, r.leaked, r.temporary),
+        (r.counts.allocs, r.counts.frees, r.counts.bytes),
+        (5, 4, 396)
+    );
+    assert_eq!(
+        (r.counts.peak_live, r.counts.leaked, r.counts.temporary),
         ((300, 40), (16, 1), 2)
     );
-    let a = &r.sites[1];
+    let a = &r.counts.sites[1];
     assert_eq!((a.allocs, a.bytes, a.peak_live, a.live), (3, 316, 300, 16));
-    assert_eq!((r.sites[2].allocs, r.sites[2].temporary), (2, 2));
+    assert_eq!(
+        (r.counts.sites[2].allocs, r.counts.sites[2].temporary),
+        (2, 2)
+    );
 }
 
 #[test]
@@ -1153,7 +1177,7 @@ fn version_7_profile_without_calls_ended_by_exit_is_whole() {
     assert_eq!(run.end_time, 20_000);
     assert!(run.summary.as_ref().unwrap().at_exit);
     let r = HeapReport::build(&run).unwrap();
-    assert_eq!((r.allocs, r.leaked), (5, (16, 1)));
+    assert_eq!((r.counts.allocs, r.counts.leaked), (5, (16, 1)));
 }
 
 /// Without calls and without a whole summary (killed before the first

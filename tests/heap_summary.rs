@@ -87,25 +87,30 @@ fn profile_encoded_by(
 fn same(sum: &HeapReport, pass: &HeapReport) {
     let counts = |r: &HeapReport| {
         (
-            r.allocs,
-            r.frees,
-            r.bytes,
-            r.peak_live,
-            r.leaked,
-            r.temporary,
-            r.unknown_frees,
-            r.threads,
-            r.region_allocs,
+            r.counts.allocs,
+            r.counts.frees,
+            r.counts.bytes,
+            r.counts.peak_live,
+            r.counts.leaked,
+            r.counts.temporary,
+            r.counts.unknown_frees,
+            r.counts.threads,
+            r.counts.region_allocs,
             r.timed_calls,
             r.dur_sample,
         )
     };
     assert_eq!(counts(sum), counts(pass));
     let used = |r: &HeapReport| -> Vec<SiteStats> {
-        r.sites.iter().filter(|s| s.allocs > 0).cloned().collect()
+        r.counts
+            .sites
+            .iter()
+            .filter(|s| s.allocs > 0)
+            .cloned()
+            .collect()
     };
     assert_eq!(used(sum), used(pass));
-    assert_eq!(sum.classes, pass.classes);
+    assert_eq!(sum.counts.classes, pass.counts.classes);
     assert_eq!(
         sum.times.len(),
         pass.times.len(),
@@ -224,8 +229,8 @@ fn matches_the_source(run: &HeapRun, exe: &std::path::Path) {
         ),
         (TEMPS, 48 * TEMPS, 48, TEMPS, 0)
     );
-    assert_eq!(r.unknown_frees, 0);
-    assert!(r.region_allocs >= GROWS);
+    assert_eq!(r.counts.unknown_frees, 0);
+    assert!(r.counts.region_allocs >= GROWS);
 }
 
 /// scripts/alloc_bench.c built as its benchmark builds it
@@ -245,12 +250,12 @@ fn bench_agrees(run: &HeapRun, threads: u64, pairs: u64) -> HeapReport {
     }
     let calls = threads * pairs;
     assert!(
-        r.frees >= calls && r.allocs >= calls,
+        r.counts.frees >= calls && r.counts.allocs >= calls,
         "{} {}",
-        r.allocs,
-        r.frees
+        r.counts.allocs,
+        r.counts.frees
     );
-    assert_eq!(r.unknown_frees, 0);
+    assert_eq!(r.counts.unknown_frees, 0);
     r
 }
 
@@ -305,7 +310,7 @@ fn a_collector_that_starts_late_keeps_the_summary() {
 fn summary_matches_the_pass_at_sixty_four_threads() {
     let (dir, exe) = alloc_bench();
     let r = bench_agrees(&profile_any(&dir, &exe, &["64", "20000"]), 64, 20_000);
-    assert!(r.threads >= 65, "{}", r.threads);
+    assert!(r.counts.threads >= 65, "{}", r.counts.threads);
 }
 
 /// The encoding state changing hands every 20 ms, between each thread and
@@ -328,7 +333,7 @@ fn summary_matches_the_pass_in_cpp() {
     let run = profile(&dir, &exe, &[]);
     let r = HeapReport::build(&run).unwrap();
     same(&r, &HeapReport::build_by_pass(&run).unwrap());
-    assert!(r.allocs > 0);
+    assert!(r.counts.allocs > 0);
 }
 
 /// Real code as its distribution builds it: CPython (-O2, PIE, its own
@@ -354,10 +359,10 @@ fn summary_matches_the_pass_on_python_threads() {
     let r = HeapReport::build(&run).unwrap();
     same(&r, &HeapReport::build_by_pass(&run).unwrap());
     assert!(
-        r.threads >= 4 && r.allocs > 100_000,
+        r.counts.threads >= 4 && r.counts.allocs > 100_000,
         "{} threads, {} allocations",
-        r.threads,
-        r.allocs
+        r.counts.threads,
+        r.counts.allocs
     );
 }
 
@@ -535,7 +540,13 @@ fn a_killed_program_keeps_its_last_checkpoint() {
     assert!(!s.at_exit);
     let r = HeapReport::build(&run).unwrap();
     assert_eq!(
-        (r.allocs, r.frees, r.bytes, r.peak_live.0, r.leaked),
+        (
+            r.counts.allocs,
+            r.counts.frees,
+            r.counts.bytes,
+            r.counts.peak_live.0,
+            r.counts.leaked
+        ),
         (100, 30, 10_000, 10_000, (7_000, 70))
     );
     let mut sym = BacktraceSymbolizer::new(run.maps.clone(), Some(&exe));
@@ -580,7 +591,7 @@ fn a_stalled_summary_takes_the_stalled_call_late() {
         .map(|x| (x.allocs, x.leaked_blocks))
         .unwrap();
     assert_eq!(site, (2 * pairs, 0));
-    assert_eq!(r.unknown_frees, 0);
+    assert_eq!(r.counts.unknown_frees, 0);
     let note = run.notes.join(" ");
     assert!(note.contains("out of time order"), "{note}");
 }
@@ -596,6 +607,6 @@ fn sixty_four_threads_without_calls_count_every_pair() {
     let r = HeapReport::build(&run).unwrap();
     let top = r.top_sites(1, |x| x.allocs);
     assert_eq!((top[0].allocs, top[0].leaked_blocks), (64 * pairs, 0));
-    assert_eq!(r.unknown_frees, 0);
-    assert!(r.threads >= 65, "{}", r.threads);
+    assert_eq!(r.counts.unknown_frees, 0);
+    assert!(r.counts.threads >= 65, "{}", r.counts.threads);
 }

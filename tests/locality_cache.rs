@@ -96,20 +96,8 @@ fn a_unit_stride_sweep_misses_once_per_line_and_a_column_walk_every_access() {
 /// D1 and LL misses per line of `file` from cachegrind with a 32 KiB
 /// 8-way D1 and a 256 KiB 8-way LL: line -> (D1 misses, LL misses).
 fn cachegrind(exe: &Path, file: &Path, dir: &Path) -> BTreeMap<u32, (u64, u64)> {
-    let out = dir.join("cg.out");
-    let st = Command::new("valgrind")
-        .args([
-            "--tool=cachegrind",
-            "--cache-sim=yes",
-            "--I1=32768,8,64",
-            "--D1=32768,8,64",
-            "--LL=262144,8,64",
-        ])
-        .arg(format!("--cachegrind-out-file={}", out.display()))
-        .arg(exe)
-        .output()
-        .expect("run cachegrind");
-    assert!(st.status.code().is_some(), "cachegrind died");
+    let (status, out) = common::cachegrind(exe, dir);
+    assert!(status.code().is_some(), "cachegrind died");
     let ann = Command::new("cg_annotate")
         .args(["--show=D1mr,DLmr,D1mw,DLmw", "--show-percs=no", "--auto=no"])
         .arg(&out)

@@ -12,10 +12,11 @@ use mapvis::filter::locality::cache::{CacheModel, Level};
 use mapvis::filter::locality::colour::{pattern_table, with_classes, ColourMode};
 use mapvis::filter::locality::report;
 use mapvis::filter::Analysis;
+use mapvis::filter::ClassNames;
 use mapvis::filter::MemKind;
 use mapvis::filter::VarId;
 use mapvis::trace::naming::ProgramNamer;
-use mapvis::vis::{self, ColourClasses, FigureOptions};
+use mapvis::vis::{self, FigureOptions};
 use serde_json::Value;
 
 fn analysed(rel: &str, cc: &[&str]) -> (tempfile::TempDir, Analysis) {
@@ -48,9 +49,10 @@ fn annotated(
     let rows = mapvis::filter::accesses_of(a, var_row(a, name)).unwrap();
     let (rows, classes) = with_classes(a, &rows, mode, &l1_4k()).unwrap();
     let mut o = vis_common::options(dir);
-    o.annotations.classes = classes.map(|c| ColourClasses {
+    o.annotations.classes = classes.map(|c| ClassNames {
         title: c.title,
         labels: c.labels,
+        sparse: false,
     });
     o.annotations.patterns = Some(pattern_table(a).unwrap());
     (rows, o)

@@ -78,12 +78,7 @@ fn plot_runs_gives_each_runs_own_numbers() {
     assert_eq!(data.len(), 2, "X and Y");
     for t in data {
         let v = t["name"].as_str().unwrap();
-        let x: Vec<&str> = t["x"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|s| s.as_str().unwrap())
-            .collect();
+        let x = x_labels(t);
         assert_eq!(x, order);
         let y: Vec<u64> = vis_common::nums(&t["y"])
             .iter()
@@ -135,6 +130,16 @@ fn plot_runs_gives_each_runs_own_numbers() {
     }
 }
 
+/// The x labels of a `plot_runs` trace: the runs, in the page's order.
+fn x_labels(t: &serde_json::Value) -> Vec<&str> {
+    t["x"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap())
+        .collect()
+}
+
 /// Cachegrind's D1 write misses on the line of `rel` holding `marker`
 /// (the `nth` such line, from 0), for `exe` with the sweep's caches: a
 /// 32 KiB 8-way D1 and a 256 KiB 8-way LL, 64-byte lines. Read from
@@ -150,20 +155,8 @@ fn cachegrind_write_misses(exe: &Path, dir: &Path, rel: &str, marker: &str, nth:
         .expect("marker present")
         .0
         + 1;
-    let out = dir.join("cg.out");
-    let st = std::process::Command::new("valgrind")
-        .args([
-            "--tool=cachegrind",
-            "--cache-sim=yes",
-            "--I1=32768,8,64",
-            "--D1=32768,8,64",
-            "--LL=262144,8,64",
-        ])
-        .arg(format!("--cachegrind-out-file={}", out.display()))
-        .arg(exe)
-        .output()
-        .expect("run cachegrind");
-    assert!(st.status.success(), "cachegrind failed: {st:?}");
+    let (status, out) = common::cachegrind(exe, dir);
+    assert!(status.success(), "cachegrind failed: {status:?}");
     let text = std::fs::read_to_string(&out).unwrap();
     let events: Vec<&str> = text
         .lines()
@@ -248,12 +241,7 @@ fn the_sweep_script_runs_end_to_end() {
     let mut names = Vec::new();
     for t in data {
         names.push(t["name"].as_str().unwrap());
-        let x: Vec<&str> = t["x"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|s| s.as_str().unwrap())
-            .collect();
+        let x = x_labels(t);
         assert_eq!(x, runs);
         assert_eq!(vis_common::nums(&t["y"]), vec![128.0; 4], "{}", t["name"]);
     }

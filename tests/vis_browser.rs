@@ -256,9 +256,10 @@ fn every_figure_kind_renders_offline_in_chromium() {
         .with_column(polars::prelude::Column::new("colour".into(), class))
         .unwrap();
     let mut oc = o.clone();
-    oc.annotations.classes = Some(mapvis::vis::ColourClasses {
+    oc.annotations.classes = Some(mapvis::filter::ClassNames {
         title: "cache level".into(),
         labels: vec!["L1 hit".into(), "miss to memory".into()],
+        sparse: false,
     });
     for budget in [200_000, 8] {
         oc.point_budget = budget;

@@ -18,10 +18,11 @@ use common::*;
 use mapvis::filter::locality::cache::{CacheModel, Level};
 use mapvis::filter::locality::colour::{with_classes, ColourMode};
 use mapvis::filter::Analysis;
+use mapvis::filter::ClassNames;
 use mapvis::filter::Selection;
 use mapvis::filter::VarId;
 use mapvis::trace::naming::ProgramNamer;
-use mapvis::vis::{self, ColourClasses, FigureOptions, FigureReport};
+use mapvis::vis::{self, FigureOptions, FigureReport};
 use polars::prelude::DataFrame;
 use serde_json::Value;
 
@@ -60,9 +61,10 @@ fn coloured(a: &Analysis, mode: ColourMode, dir: &Path) -> (DataFrame, FigureOpt
     assert_eq!(rows.height() as u64, ACCESSES);
     let (rows, classes) = with_classes(a, &rows, mode, &l1_32k()).unwrap();
     let mut o = vis_common::options(dir);
-    o.annotations.classes = classes.map(|c| ColourClasses {
+    o.annotations.classes = classes.map(|c| ClassNames {
         title: c.title,
         labels: c.labels,
+        sparse: false,
     });
     (rows, o)
 }

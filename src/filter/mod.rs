@@ -100,7 +100,7 @@ pub use files::{AnalysisDir, SavedAnalysis};
 pub use model::{MemKind, Variable};
 pub use selection::{accesses_of, rows, select, Selection};
 // Choosing what to show and draw; what the figures read.
-pub use batches::{AccessBatch, AccessBatches, BatchFn, SelectionBatches, VarSpan};
+pub use batches::{AccessBatch, AccessBatches, BatchFn, ClassNames, SelectionBatches, VarSpan};
 pub use columns::Columns as AccessColumns;
 pub(crate) use csv::CsvOut;
 pub use fields::StructField;

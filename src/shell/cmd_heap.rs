@@ -184,13 +184,13 @@ fn heap_profile(st: &mut Session, a: &[String]) -> CmdResult<Value> {
          never freed, {} threads, {:.3} s; profile {}.",
         exe.display(),
         outcome.describe(),
-        r.allocs,
-        r.bytes,
-        r.frees,
-        r.peak_live.0,
-        r.leaked.0,
-        r.leaked.1,
-        r.threads,
+        r.counts.allocs,
+        r.counts.bytes,
+        r.counts.frees,
+        r.counts.peak_live.0,
+        r.counts.leaked.0,
+        r.counts.leaked.1,
+        r.counts.threads,
         h.run.end_time as f64 / 1e9,
         h.path.display()
     );
@@ -198,16 +198,16 @@ fn heap_profile(st: &mut Session, a: &[String]) -> CmdResult<Value> {
         println!(
             "{} marked; {} allocations were made inside them.",
             counted(h.run.regions.len() as u64, "pinned region"),
-            r.region_allocs
+            r.counts.region_allocs
         );
     }
     say_notes(h);
     Ok(Value::Dict(vec![
-        ("allocations".into(), Value::Int(r.allocs as i64)),
-        ("frees".into(), Value::Int(r.frees as i64)),
-        ("bytes".into(), Value::Int(r.bytes as i64)),
-        ("peak".into(), Value::Int(r.peak_live.0 as i64)),
-        ("leaked".into(), Value::Int(r.leaked.0 as i64)),
+        ("allocations".into(), Value::Int(r.counts.allocs as i64)),
+        ("frees".into(), Value::Int(r.counts.frees as i64)),
+        ("bytes".into(), Value::Int(r.counts.bytes as i64)),
+        ("peak".into(), Value::Int(r.counts.peak_live.0 as i64)),
+        ("leaked".into(), Value::Int(r.counts.leaked.0 as i64)),
         ("file".into(), s(h.path.display().to_string())),
     ]))
 }
@@ -291,7 +291,7 @@ fn print_rankings(h: &mut HeapState, n: usize) -> Vec<u32> {
 
 /// Prints one site's totals and backtrace; returns them as a dict.
 fn print_site(h: &mut HeapState, site: u32) -> Value {
-    let x = h.report.sites[site as usize].clone();
+    let x = h.report.counts.sites[site as usize].clone();
     let bt = backtrace(h, site);
     println!(
         "site #{site}: {} allocations, {} bytes, peak {} live, {} leaked, {} temporary{}",
@@ -349,10 +349,10 @@ fn heap_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
 /// profile has them).
 fn heap_stats_value(run: &HeapRun, r: &HeapReport) -> Value {
     let mut dict = vec![
-        ("allocations".into(), Value::Int(r.allocs as i64)),
-        ("frees".into(), Value::Int(r.frees as i64)),
-        ("bytes".into(), Value::Int(r.bytes as i64)),
-        ("peak".into(), Value::Int(r.peak_live.0 as i64)),
+        ("allocations".into(), Value::Int(r.counts.allocs as i64)),
+        ("frees".into(), Value::Int(r.counts.frees as i64)),
+        ("bytes".into(), Value::Int(r.counts.bytes as i64)),
+        ("peak".into(), Value::Int(r.counts.peak_live.0 as i64)),
     ];
     if let Some(rss) = r.peak_rss {
         dict.push(("peak_rss".into(), Value::Int(rss as i64)));

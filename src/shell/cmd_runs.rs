@@ -228,8 +228,7 @@ fn drop_run(st: &mut Session, a: &[String]) -> CmdResult<Value> {
 /// The cache report of the saved run `run` under the session's model.
 fn run_report(st: &Session, run: &Run) -> CmdResult<CacheReport> {
     let label = run.label();
-    let a = st
-        .load_saved(&run.analysis_dir())
+    let a = super::pipeline::load_saved(st.folder(), &run.analysis_dir())
         .context(|| format!("reading the run {label} failed"))?;
     if let Some(why) = a.summary.partial_reason() {
         println!("warning: run {label} is PARTIAL ({why}): its counts cover only part of the run.");

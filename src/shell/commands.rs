@@ -198,7 +198,7 @@ fn run_gleipnir(st: &mut Session, _: &[String]) -> CmdResult<Value> {
         st.exe().map(|p| p.display().to_string()).unwrap_or_default(),
         st.args().join(" ")
     );
-    let run = st.run_gleipnir();
+    let run = super::pipeline::run_gleipnir(st);
     // A Ctrl-C during the run went to the traced program too, which ended
     // with a readable trace: the command did its job, so the interrupt is
     // consumed here rather than turned into an error.
@@ -308,7 +308,7 @@ fn memory_trace_analysis(st: &mut Session, _: &[String]) -> CmdResult<Value> {
     a.summary.analysis_id = crate::workdir::new_analysis_id(source.as_ref());
     let files = out.commit(&mut a, source.as_ref())?;
     st.record_written(&files);
-    st.mark_stale_outputs(&a.summary.analysis_id);
+    super::pipeline::mark_stale_outputs(st.folder(), &a.summary.analysis_id);
     let v = Value::Dict(vec![
         ("accesses".into(), Value::Int(a.summary.accesses as i64)),
         ("variables".into(), Value::Int(user_vars as i64)),

@@ -63,8 +63,6 @@ pub(super) fn fmt_table(headers: &[&str], rows: &[Vec<String>]) -> String {
 
 pub(super) fn figure_options(st: &Session, save: bool) -> vis::FigureOptions {
     vis::FigureOptions {
-        figures_dir: st.folder().figures_dir(),
-        visinfo_dir: st.folder().visinfo_dir(),
         save,
         point_budget: st.point_budget(),
         matrix_orientation: st.matrix_orientation(),
@@ -73,7 +71,7 @@ pub(super) fn figure_options(st: &Session, save: bool) -> vis::FigureOptions {
             .loaded_analysis()
             .map(|a| a.summary.analysis_id.clone())
             .unwrap_or_default(),
-        annotations: Default::default(),
+        ..vis::FigureOptions::writing_to(st.folder().figures_dir(), st.folder().visinfo_dir())
     }
 }
 
@@ -156,10 +154,7 @@ pub(super) fn annotate<'a>(
             mode.code()
         );
     }
-    opts.annotations.classes = src.classes().map(|c| crate::vis::ColourClasses {
-        title: c.title.clone(),
-        labels: c.labels.clone(),
-    });
+    opts.annotations.classes = src.classes().cloned();
     opts.annotations.patterns = Some(
         a.pattern_table()
             .context(|| "labelling the access patterns failed".to_string())?,

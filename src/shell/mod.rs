@@ -51,6 +51,7 @@ pub mod commands;
 pub mod error;
 mod handlers;
 pub mod interrupt;
+pub mod pipeline;
 pub mod progress;
 mod render;
 pub mod repl;

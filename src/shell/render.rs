@@ -772,20 +772,20 @@ pub(super) fn heap_stats(run: &HeapRun, r: &HeapReport) -> String {
     wl!(
         out,
         "{} allocations, {} frees, {} bytes requested; peak {} live bytes at {} {}; {} temporary.",
-        r.allocs,
-        r.frees,
-        r.bytes,
-        r.peak_live.0,
-        r.peak_live.1,
+        r.counts.allocs,
+        r.counts.frees,
+        r.counts.bytes,
+        r.counts.peak_live.0,
+        r.counts.peak_live.1,
         run.unit.name(),
-        r.temporary
+        r.counts.temporary
     );
     if let Some(rss) = r.peak_rss {
         wl!(
             out,
             "peak RSS {} bytes: {:.2}x the peak of live heap bytes (blowup; RSS also holds code, stacks and libraries).",
             rss,
-            rss as f64 / r.peak_live.0.max(1) as f64
+            rss as f64 / r.counts.peak_live.0.max(1) as f64
         );
     }
     if run.timed {

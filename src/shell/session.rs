@@ -11,7 +11,7 @@ use std::sync::{Arc, Weak};
 use crate::filter::Analysis;
 use crate::filter::{self, MemKind};
 use crate::trace;
-use crate::workdir::{self, FolderLock, Manifest, Run, SourceId, WorkFolder};
+use crate::workdir::{FolderLock, Freshness, Manifest, Run, SourceId, WorkFolder};
 
 use super::error::Context;
 pub use super::error::{CmdError, CmdResult};
@@ -462,38 +462,10 @@ impl Session {
     // Pipeline
     // -----------------------------------------------------------------
 
-    /// `run_gleipnir`: traces the loaded program. The trace is kept even
-    /// when the program crashes or is interrupted. It is written under a new
-    /// name and replaces the previous trace only when it is usable (see
-    /// [`trace::run_trace_into`]); otherwise the previous trace, and
-    /// the analysis made from it, stay current.
-    pub fn run_gleipnir(&mut self) -> CmdResult<trace::TracedRun> {
-        let exe = self.program_to_run(
-            "run_gleipnir needs an executable: use load_exe PATH (or compile_exe SOURCE.c) first.",
-        )?;
-        let valgrind = trace::find_valgrind(self.setup.valgrind.as_deref())?;
-        let req = trace::TraceRequest::accesses(
-            valgrind,
-            exe,
-            self.setup.args.clone(),
-            self.folder.trace_file(),
-        );
-        // After two seconds, show that the run is moving.
-        let mut shown = super::progress::Progress::after(std::time::Duration::from_secs(2));
-        let mut progress = |bytes: u64| {
-            let secs = shown.elapsed();
-            shown.show(|| {
-                format!(
-                    "[mapvis: {secs:.0} s, {:.1} MB of trace]",
-                    bytes as f64 / 1e6
-                )
-            });
-        };
-        // Cancelling is run_trace_into's own: a Ctrl-C
-        // that ended the program does not stop reading its trace.
-        let run = trace::run_trace_into(&req, &mut progress);
-        shown.finish();
-        let run = run?;
+    /// Takes in a finished trace run: a usable trace becomes the current
+    /// one (the analysis of the previous one is dropped); either way the
+    /// files the run wrote are recorded in the manifest.
+    pub fn adopt_trace(&mut self, run: &trace::TracedRun) {
         let mut written = run.children.clone();
         if run.rejected.is_none() {
             written.push(run.outcome.trace_file.clone());
@@ -504,7 +476,6 @@ impl Session {
             written.push(run.new_file.clone());
         }
         self.record_written(&written);
-        Ok(run)
     }
 
     /// The trace to analyse, or a message saying how to get one.
@@ -534,7 +505,7 @@ impl Session {
             let dir = self.analysis_dir();
             let saved = filter::SavedAnalysis::at(&dir);
             if saved.exists() {
-                let a = self.load_saved(&dir)?;
+                let a = super::pipeline::load_saved(&self.folder, &dir)?;
                 self.analysis_source = saved.source();
                 self.check_fresh()?;
                 self.analysis = Some(a);
@@ -548,48 +519,6 @@ impl Session {
         Ok(self.analysis.as_ref().expect("set above"))
     }
 
-    /// After a new analysis (id `id`) replaced the previous one: marks the
-    /// figures drawn from an earlier analysis stale in
-    /// `figures/index.html`, and removes the data files of `visinfo/` that
-    /// mapvis wrote from it (those the manifest lists, unchanged since;
-    /// see [`workdir::clear_under`]), saying how many. Failures are
-    /// warnings: the analysis itself is saved.
-    pub fn mark_stale_outputs(&self, id: &str) {
-        let figures = self.folder.figures_dir();
-        if figures.join(crate::vis::INDEX_FILE).is_file() {
-            if let Err(e) = crate::vis::write_index(&figures, id) {
-                println!("warning: {}", super::error::with_causes(&e));
-            }
-        }
-        match workdir::clear_under(self.folder.root(), &self.folder.visinfo_dir()) {
-            Ok(c) => {
-                if !c.removed.is_empty() {
-                    println!(
-                        "note: removed {} data file(s) of visinfo/ made from the previous analysis; figures drawn from it are marked STALE in figures/index.html.",
-                        c.removed.len()
-                    );
-                }
-            }
-            Err(e) => println!("warning: {}", super::error::with_causes(&e)),
-        }
-    }
-
-    /// Loads the analysis saved in `dir` after checking that its files are
-    /// the ones mapvis saved ([`workdir::verify_saved_analysis`]): a
-    /// swapped, edited or added file refuses it, naming the file. An
-    /// analysis the manifest does not list is loaded with a warning.
-    pub fn load_saved(&self, dir: &Path) -> CmdResult<Analysis> {
-        if workdir::verify_saved_analysis(self.folder.root(), dir)?
-            == workdir::Verified::NotRecorded
-        {
-            println!(
-                "warning: the list of files mapvis saved (.mapvis/manifest.json) does not list the saved analysis in {}, so its files could not be checked; run memory_trace_analysis again to be sure of it.",
-                shown(dir)
-            );
-        }
-        Ok(filter::SavedAnalysis::at(dir).load()?)
-    }
-
     /// The trace results should come from now: the loaded one, else the
     /// folder's last run.
     fn current_trace(&self) -> PathBuf {
@@ -600,44 +529,24 @@ impl Session {
     }
 
     /// Refuses an analysis whose trace has changed since; warns when that
-    /// cannot be told.
+    /// cannot be told (see [`Freshness`]).
     fn check_fresh(&mut self) -> CmdResult<()> {
         let current = self.current_trace();
-        let Some(source) = self.analysis_source.clone() else {
-            println!(
-                "warning: the saved analysis does not say which trace it was made from (it was saved by an older mapvis); run memory_trace_analysis again to be sure it is of {}.",
-                current.display()
-            );
+        let verdict = Freshness::judge(self.analysis_source.as_ref(), &current);
+        if verdict == Freshness::Unknown {
             // Said once: from now on it is taken as the current trace's.
             self.analysis_source = SourceId::of(&current);
-            return Ok(());
-        };
-        match SourceId::of(&current) {
-            Some(now) if now == source => Ok(()),
-            Some(now) => {
-                self.forget_analysis();
-                Err(format!(
-                    "the analysis was made from the trace {}, but the current trace is {}: it is not shown, so that another run's results are never taken for this one's. Run memory_trace_analysis to analyse the current trace.",
-                    source.describe(),
-                    now.describe()
-                )
-                .into())
-            }
-            None if source.path != current => {
-                let message = format!(
-                    "the analysis was made from the trace {}, but the current trace {} does not exist: run run_gleipnir or load_trace FILE, then memory_trace_analysis.",
-                    source.describe(),
-                    current.display()
-                );
-                self.forget_analysis();
-                Err(message.into())
-            }
-            None => {
-                println!(
-                    "warning: the trace {} that this analysis was made from no longer exists; the results shown are of it as it was.",
-                    source.path.display()
-                );
+        }
+        match super::pipeline::freshness_message(&verdict, &current) {
+            Ok(warning) => {
+                if let Some(w) = warning {
+                    println!("warning: {w}");
+                }
                 Ok(())
+            }
+            Err(e) => {
+                self.forget_analysis();
+                Err(e)
             }
         }
     }

@@ -86,8 +86,7 @@ pub use access::{
 };
 pub use error::VisError;
 pub use options::{
-    Annotations, ColourClasses, FigureOptions, DEFAULT_POINT_BUDGET, MAX_POINTS_3D,
-    MAX_POINT_BUDGET,
+    Annotations, FigureOptions, DEFAULT_POINT_BUDGET, MAX_POINTS_3D, MAX_POINT_BUDGET,
 };
 pub use page::{
     ensure_plotly_js, sanitize_name, write_index, FigureReport, INDEX_FILE, PLOTLY_JS,

@@ -6,6 +6,7 @@
 use std::path::PathBuf;
 
 use super::error::VisError;
+use crate::filter::ClassNames;
 
 /// Largest accepted [`FigureOptions::point_budget`]: beyond this a page would
 /// be several gigabytes and no browser could open it.
@@ -51,19 +52,10 @@ pub struct Annotations {
     /// Colour the scatters by class: the access table then has a `colour`
     /// column (UInt8, see [`crate::filter::schema`]) indexing these names.
     /// `None` colours by time (3D views) and variable (2D view).
-    pub classes: Option<ColourClasses>,
+    pub classes: Option<ClassNames>,
     /// The pattern table ([`crate::filter::schema::pattern`]): each
     /// (variable, line) pair's label, shown in the hover text.
     pub patterns: Option<polars::prelude::DataFrame>,
-}
-
-/// The names of the colour classes of the access table's `colour` column.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ColourClasses {
-    /// What the classes are (legend title and page note).
-    pub title: String,
-    /// Name of each class, best first (`L1 hit`, ..., `miss to memory`).
-    pub labels: Vec<String>,
 }
 
 /// Points a figure draws per view before it groups accesses exactly
@@ -78,11 +70,15 @@ pub const DEFAULT_POINT_BUDGET: usize = 200_000;
 /// view of 256 x 256 elements keeps its pattern at 2 x 2 elements a point.
 pub const MAX_POINTS_3D: usize = 20_000;
 
-impl Default for FigureOptions {
-    fn default() -> Self {
+impl FigureOptions {
+    /// Options writing pages into `figures_dir` and data into
+    /// `visinfo_dir` (where they are is the working folder's to say, see
+    /// `workdir::WorkFolder`), with the default point budget, row 0 at the
+    /// bottom, no `save`, no provenance and no annotations.
+    pub fn writing_to(figures_dir: PathBuf, visinfo_dir: PathBuf) -> FigureOptions {
         FigureOptions {
-            figures_dir: PathBuf::from("figures"),
-            visinfo_dir: PathBuf::from("visinfo"),
+            figures_dir,
+            visinfo_dir,
             save: false,
             point_budget: DEFAULT_POINT_BUDGET,
             matrix_orientation: false,
@@ -91,9 +87,7 @@ impl Default for FigureOptions {
             annotations: Annotations::default(),
         }
     }
-}
 
-impl FigureOptions {
     /// The point budget of a 3D view: the budget, at most
     /// [`MAX_POINTS_3D`].
     pub fn budget_3d(&self) -> usize {

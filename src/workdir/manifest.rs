@@ -5,7 +5,6 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::io::{self, Read};
 use std::path::{Component, Path, PathBuf};
-use std::time::UNIX_EPOCH;
 
 use super::error::{io_err, WorkdirError};
 use super::layout::{ANALYSIS_DIR, MANIFEST_FILE, STATE_DIR};
@@ -33,12 +32,7 @@ impl Written {
         }
         Some(Written {
             size: m.len(),
-            mtime_ns: m
-                .modified()
-                .ok()?
-                .duration_since(UNIX_EPOCH)
-                .ok()?
-                .as_nanos(),
+            mtime_ns: super::source::mtime_ns(&m)?,
             xxh3: None,
         })
     }

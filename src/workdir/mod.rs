@@ -39,5 +39,5 @@ pub use lock::{refuse_linked_folders, FolderLock};
 pub use manifest::{
     checksum, clear, clear_under, verify_saved_analysis, Cleared, Manifest, Verified,
 };
-pub use source::{new_analysis_id, SourceId};
+pub use source::{new_analysis_id, Freshness, SourceId};
 pub use write::{open_regular, read_regular, write_file, Pending};

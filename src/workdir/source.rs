@@ -24,12 +24,7 @@ impl SourceId {
         Some(SourceId {
             path: path.to_path_buf(),
             size: m.len(),
-            mtime_ns: m
-                .modified()
-                .ok()?
-                .duration_since(UNIX_EPOCH)
-                .ok()?
-                .as_nanos(),
+            mtime_ns: mtime_ns(&m)?,
         })
     }
 
@@ -42,6 +37,65 @@ impl SourceId {
             self.size,
             secs
         )
+    }
+}
+
+/// A file's modification time in nanoseconds since the Unix epoch, the
+/// way [`SourceId`] and the manifest record it (`None` where the system
+/// gives no time, or one before the epoch).
+pub(super) fn mtime_ns(m: &fs::Metadata) -> Option<u128> {
+    Some(
+        m.modified()
+            .ok()?
+            .duration_since(UNIX_EPOCH)
+            .ok()?
+            .as_nanos(),
+    )
+}
+
+/// Whether results made from the trace `recorded` still belong to the
+/// trace that is current now, at `current`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Freshness {
+    /// The current trace is the one the results were made from.
+    Same,
+    /// The results do not say which trace they came from (saved by an
+    /// older mapvis): it cannot be told.
+    Unknown,
+    /// Another trace is current now (`now`): the results are stale.
+    Changed {
+        /// The trace the results were made from.
+        was: SourceId,
+        /// The current trace.
+        now: SourceId,
+    },
+    /// The current trace, at another path, does not exist: the results
+    /// cannot be shown as its.
+    Missing {
+        /// The trace the results were made from.
+        was: SourceId,
+    },
+    /// The results' own trace (the current path) has been removed since:
+    /// they are shown as of the trace as it was.
+    Removed {
+        /// The trace the results were made from.
+        was: SourceId,
+    },
+}
+
+impl Freshness {
+    /// Judges results of `recorded` against the trace at `current` now.
+    /// Cost: one `stat`.
+    pub fn judge(recorded: Option<&SourceId>, current: &Path) -> Freshness {
+        let Some(was) = recorded.cloned() else {
+            return Freshness::Unknown;
+        };
+        match SourceId::of(current) {
+            Some(now) if now == was => Freshness::Same,
+            Some(now) => Freshness::Changed { was, now },
+            None if was.path != current => Freshness::Missing { was },
+            None => Freshness::Removed { was },
+        }
     }
 }
 

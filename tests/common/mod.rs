@@ -212,6 +212,7 @@ pub fn sites_at<'a>(
     let file = Path::new(rel).file_name().unwrap().to_string_lossy();
     let want = format!("({file}:{})", line_of(rel, marker));
     report
+        .counts
         .sites
         .iter()
         .filter(|s| s.allocs > 0)
@@ -242,4 +243,26 @@ pub fn by_var_in(
             )
         })
         .collect()
+}
+
+/// Runs cachegrind on `exe` with the caches the locality tests model: a
+/// 32 KiB 8-way I1 and D1 and a 256 KiB 8-way LL, 64-byte lines, writing
+/// its output file into `dir`. Returns the run's exit status (each caller
+/// says what it accepts) and the output file's path.
+#[allow(dead_code)]
+pub fn cachegrind(exe: &Path, dir: &Path) -> (std::process::ExitStatus, PathBuf) {
+    let out = dir.join("cg.out");
+    let st = std::process::Command::new("valgrind")
+        .args([
+            "--tool=cachegrind",
+            "--cache-sim=yes",
+            "--I1=32768,8,64",
+            "--D1=32768,8,64",
+            "--LL=262144,8,64",
+        ])
+        .arg(format!("--cachegrind-out-file={}", out.display()))
+        .arg(exe)
+        .output()
+        .expect("run cachegrind");
+    (st.status, out)
 }

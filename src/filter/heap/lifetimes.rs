@@ -82,7 +82,7 @@ pub struct LifetimeBins {
 
 /// The bin of macro lifetime `s` (percent) among `n` bins over `0..=hi`
 /// (`hi` itself in the last); `None` outside.
-pub(super) fn lifetime_bin(s: f64, hi: f64, n: usize) -> Option<usize> {
+fn lifetime_bin(s: f64, hi: f64, n: usize) -> Option<usize> {
     (0.0..=hi)
         .contains(&s)
         .then(|| ((s / (hi / n as f64)) as usize).min(n - 1))
@@ -140,7 +140,7 @@ pub fn lifetime_bins(
 /// bucket whose shortest and longest lifetimes fall in different bins of
 /// either histogram counts its blocks in [`LifetimeBins::uncertain`].
 /// Cost O(buckets).
-pub(super) fn stored_lifetime_bins(run: &HeapRun, s: &HeapSummary) -> LifetimeBins {
+fn stored_lifetime_bins(run: &HeapRun, s: &HeapSummary) -> LifetimeBins {
     let total = run.end_time.max(1) as f64;
     let share = |units: u64| 100.0 * s.units_ns(units) as f64 / total;
     let mut b = LifetimeBins::empty();

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use crate::trace::heap::HeapOp;
 use crate::trace::heap::HeapSummary;
-use crate::trace::heap::{ClassStats, SiteStats};
+use crate::trace::heap::{ClassStats, HeapCounts, SiteStats};
 use crate::trace::record::{AllocKind, FreeKind};
 
 use crate::filter::csv::CsvOut;
@@ -54,27 +54,13 @@ pub struct TimeRow {
     pub max: u32,
 }
 
-/// Everything computed from a [`HeapRun`].
+/// Everything computed from a [`HeapRun`]: the counts (the profiler's
+/// summary, or this stage's pass over the calls; one type,
+/// [`HeapCounts`]), and what only a native run measures.
 #[derive(Clone, Debug, Default)]
 pub struct HeapReport {
-    /// Per site, indexed by stack id.
-    pub sites: Vec<SiteStats>,
-    /// Allocations (realloc included).
-    pub allocs: u64,
-    /// Frees (a realloc that moved or freed a block counts one).
-    pub frees: u64,
-    /// Bytes requested.
-    pub bytes: u64,
-    /// Peak of live bytes, and when.
-    pub peak_live: (u64, u64),
-    /// Bytes and blocks never freed.
-    pub leaked: (u64, u64),
-    /// Temporary allocations.
-    pub temporary: u64,
-    /// Frees of addresses that were not live blocks.
-    pub unknown_frees: u64,
-    /// The size-class histogram.
-    pub classes: Vec<ClassStats>,
+    /// Totals, sites (one per stack, indexed by stack id) and size classes.
+    pub counts: HeapCounts,
     /// Largest RSS sample, native only.
     pub peak_rss: Option<u64>,
     /// Call durations per size class and per thread (native only): only
@@ -85,23 +71,19 @@ pub struct HeapReport {
     pub timed_calls: (u64, u64),
     /// [`HeapRun::dur_sample`] of the run (0 for a trace).
     pub dur_sample: u64,
-    /// The highest thread number that made a call.
-    pub threads: u32,
-    /// Allocations made while a pinned region was open.
-    pub region_allocs: u64,
 }
 
 /// Durations below this many nanoseconds are counted exactly.
-pub(super) const DUR_EXACT: usize = 1024;
+const DUR_EXACT: usize = 1024;
 /// Sub-buckets per power of two above [`DUR_EXACT`]: relative error under
 /// 1/64 (1.6%).
-pub(super) const DUR_SUB: u32 = 64;
+const DUR_SUB: u32 = 64;
 
 /// A histogram of call durations in nanoseconds: exact below 1024 ns,
 /// then 64 buckets per power of two (a value is known to within 1.6%).
 /// Memory 19 KiB whatever the number of calls; the maximum is exact.
 #[derive(Clone)]
-pub(super) struct DurHist {
+struct DurHist {
     pub(super) counts: Vec<u64>,
     pub(super) n: u64,
     pub(super) max: u32,
@@ -126,7 +108,7 @@ impl DurHist {
     }
 
     /// The smallest duration in bucket `b`.
-    pub(super) fn low(b: usize) -> u32 {
+    fn low(b: usize) -> u32 {
         if b < DUR_EXACT {
             return b as u32;
         }
@@ -143,7 +125,7 @@ impl DurHist {
 
     /// Nearest rank: the smallest value with at least `p` of the calls at
     /// or below it (its bucket's lower end above 1024 ns).
-    pub(super) fn percentile(&self, p: f64) -> u32 {
+    fn percentile(&self, p: f64) -> u32 {
         if self.n == 0 {
             return 0;
         }
@@ -164,14 +146,14 @@ impl DurHist {
 /// of calls of each group, timed or not (durations may be a sample).
 /// Indexed, not hashed: two counts per call, two histogram updates per
 /// timed call.
-pub(super) struct Durations {
+struct Durations {
     /// `[class][op]`, class 18 is `?`; op 0 alloc, 1 free.
     pub(super) classes: Vec<[Option<DurHist>; 2]>,
     /// `[tid][op]`.
     pub(super) threads: Vec<[Option<DurHist>; 2]>,
     /// Calls of each group, indexed alike.
-    pub(super) class_calls: Vec<[u64; 2]>,
-    pub(super) thread_calls: Vec<[u64; 2]>,
+    class_calls: Vec<[u64; 2]>,
+    thread_calls: Vec<[u64; 2]>,
     /// The histograms count the profile's duration units, converted to
     /// nanoseconds when shown (from a summary); `None`: nanoseconds.
     pub(super) units: Option<Arc<HeapSummary>>,
@@ -190,7 +172,7 @@ impl Durations {
 
     /// The groups of a profiler summary, their histograms in its units;
     /// `None` when a group or bucket is out of range.
-    pub(super) fn from_summary(s: &Arc<HeapSummary>) -> Option<Durations> {
+    fn from_summary(s: &Arc<HeapSummary>) -> Option<Durations> {
         let mut d = Durations::new();
         d.units = Some(s.clone());
         for g in &s.durations {
@@ -243,7 +225,7 @@ impl Durations {
 
     /// Calls timed and calls in all (the size-class groups cover every
     /// call once).
-    pub(super) fn totals(&self) -> (u64, u64) {
+    fn totals(&self) -> (u64, u64) {
         let timed = self.classes.iter().flatten().flatten().map(|h| h.n).sum();
         let calls = self.class_calls.iter().flatten().sum();
         (timed, calls)
@@ -286,14 +268,14 @@ impl Durations {
 
 /// The state of one pass over the calls: live blocks by address, the last
 /// block each thread allocated (for temporaries), the running total.
-pub(super) struct Pass {
+struct Pass {
     pub(super) live: FastMap<u64, LiveBlock>,
-    pub(super) last_alloc: LastAlloc,
-    pub(super) total_live: u64,
+    last_alloc: LastAlloc,
+    total_live: u64,
 }
 
 /// Thread numbers below this are kept in [`LastAlloc::dense`].
-pub(super) const DENSE_TIDS: u32 = 1 << 16;
+const DENSE_TIDS: u32 = 1 << 16;
 
 /// The last block each thread allocated and has not freed since (0:
 /// none), read and written on every call. Thread numbers are small and
@@ -301,9 +283,9 @@ pub(super) const DENSE_TIDS: u32 = 1 << 16;
 /// alike), so they index a vector: no hashing on the per-call path. A
 /// larger number (not seen in practice) goes to a map.
 #[derive(Default)]
-pub(super) struct LastAlloc {
-    pub(super) dense: Vec<u64>,
-    pub(super) sparse: FastMap<u32, u64>,
+struct LastAlloc {
+    dense: Vec<u64>,
+    sparse: FastMap<u32, u64>,
 }
 
 impl LastAlloc {
@@ -321,18 +303,108 @@ impl LastAlloc {
     }
 }
 
+impl Pass {
+    /// Counts one call into `n`, in the collector's order (see
+    /// `trace/heap/heapsum.rs`): a free, an allocation, or a realloc as
+    /// the free of its old block then the allocation of its new one.
+    fn take(&mut self, n: &mut HeapCounts, c: &HeapCall, durs: &mut Durations) {
+        n.threads = n.threads.max(c.tid);
+        let freed = match c.op {
+            HeapOp::Free(_) => Some(c.addr),
+            HeapOp::Alloc(AllocKind::Realloc) => c.old.filter(|&o| o != 0),
+            HeapOp::Alloc(_) => None,
+        };
+        let freed_class = freed.map_or(18, |a| self.free(n, a, c.tid));
+        if matches!(c.op, HeapOp::Free(_)) || c.addr == 0 {
+            // A free, or a realloc that only freed: timed as a free.
+            durs.add(freed_class, c.tid, 1, c.dur_ns);
+            return;
+        }
+        let k = self.alloc(n, c);
+        durs.add(k, c.tid, 0, c.dur_ns);
+    }
+
+    /// Frees block `a` for thread `tid`; returns its size class (18 when
+    /// `a` was not a live block).
+    fn free(&mut self, n: &mut HeapCounts, a: u64, tid: u32) -> usize {
+        let Some(b) = self.live.remove(&a) else {
+            n.unknown_frees += 1;
+            return 18;
+        };
+        n.frees += 1;
+        self.total_live -= b.size;
+        let s = &mut n.sites[b.stack as usize];
+        s.live -= b.size;
+        let last = self.last_alloc.slot(tid);
+        if *last == a {
+            s.temporary += 1;
+            n.temporary += 1;
+            *last = 0;
+        }
+        let k = size_class(b.size);
+        n.classes[k].frees += 1;
+        k
+    }
+
+    /// Takes in the block call `c` allocated; returns its size class.
+    fn alloc(&mut self, n: &mut HeapCounts, c: &HeapCall) -> usize {
+        n.allocs += 1;
+        n.bytes += c.size;
+        n.region_allocs += c.in_region as u64;
+        self.total_live += c.size;
+        if self.total_live > n.peak_live.0 {
+            n.peak_live = (self.total_live, c.time);
+        }
+        let s = &mut n.sites[c.stack as usize];
+        s.allocs += 1;
+        s.bytes += c.size;
+        s.live += c.size;
+        s.peak_live = s.peak_live.max(s.live);
+        s.in_region += c.in_region as u64;
+        let k = size_class(c.size);
+        n.classes[k].allocs += 1;
+        n.classes[k].bytes += c.size;
+        n.classes[k].usable += c.size + c.slack.unwrap_or(0);
+        *self.last_alloc.slot(c.tid) = c.addr;
+        let block = LiveBlock {
+            stack: c.stack,
+            size: c.size,
+        };
+        if let Some(old) = self.live.insert(c.addr, block) {
+            // The allocator returned a live address: a free was missed.
+            self.total_live -= old.size;
+            n.sites[old.stack as usize].live -= old.size;
+        }
+        k
+    }
+
+    /// What is left live once every call is in: the leaks.
+    fn finish(&self, n: &mut HeapCounts) {
+        for s in &mut n.sites {
+            s.leaked_blocks = 0;
+        }
+        for b in self.live.values() {
+            n.sites[b.stack as usize].leaked_blocks += 1;
+        }
+        n.leaked = (self.total_live, self.live.len() as u64);
+    }
+}
+
 impl HeapReport {
     /// A report with a row per stack and per size class, and nothing
     /// counted yet.
     pub(super) fn empty(run: &HeapRun) -> HeapReport {
         HeapReport {
-            sites: (0..run.stacks.len() as u32)
-                .map(|stack| SiteStats {
-                    stack,
-                    ..Default::default()
-                })
-                .collect(),
-            classes: vec![ClassStats::default(); 18],
+            counts: HeapCounts {
+                sites: (0..run.stacks.len() as u32)
+                    .map(|stack| SiteStats {
+                        stack,
+                        ..Default::default()
+                    })
+                    .collect(),
+                classes: vec![ClassStats::default(); 18],
+                ..Default::default()
+            },
             ..Default::default()
         }
     }
@@ -367,28 +439,24 @@ impl HeapReport {
 
     /// The report from the profiler's summary; `None` when it does not fit
     /// the run (a site or bucket out of range), so the caller takes a pass.
-    pub(super) fn from_summary(run: &HeapRun, s: &Arc<HeapSummary>) -> Option<HeapReport> {
-        let mut r = HeapReport {
-            allocs: s.allocs,
-            frees: s.frees,
-            bytes: s.bytes,
-            peak_live: s.peak_live,
-            leaked: s.leaked,
-            temporary: s.temporary,
-            unknown_frees: s.unknown_frees,
-            threads: s.threads,
-            region_allocs: s.region_allocs,
-            ..Self::empty(run)
+    fn from_summary(run: &HeapRun, s: &Arc<HeapSummary>) -> Option<HeapReport> {
+        let mut r = Self::empty(run);
+        let (sites, classes) = (r.counts.sites, r.counts.classes);
+        r.counts = HeapCounts {
+            sites,
+            classes,
+            ..s.counts.clone()
         };
-        for x in &s.sites {
-            let site = r.sites.get_mut(x.stack as usize)?;
+        // The record lists the sites that allocated: spread by stack id.
+        for x in &s.counts.sites {
+            let site = r.counts.sites.get_mut(x.stack as usize)?;
             if site.allocs != 0 {
                 return None; // two entries for one site: peaks would not add up
             }
             *site = x.clone();
         }
-        for (k, c) in s.classes.iter().enumerate() {
-            *r.classes.get_mut(k)? = c.clone();
+        for (k, c) in s.counts.classes.iter().enumerate() {
+            *r.counts.classes.get_mut(k)? = c.clone();
         }
         let durs = Durations::from_summary(s)?;
         r.peak_rss = run.rss.iter().map(|x| x.1).max();
@@ -409,14 +477,8 @@ impl HeapReport {
             total_live: 0,
         };
         let mut durs = Durations::new();
-        run.for_each_call(|c| r.take(c, &mut pass, &mut durs))?;
-        for s in &mut r.sites {
-            s.leaked_blocks = 0;
-        }
-        for b in pass.live.values() {
-            r.sites[b.stack as usize].leaked_blocks += 1;
-        }
-        r.leaked = (pass.total_live, pass.live.len() as u64);
+        run.for_each_call(|c| pass.take(&mut r.counts, c, &mut durs))?;
+        pass.finish(&mut r.counts);
         r.peak_rss = run.rss.iter().map(|s| s.1).max();
         r.times = durs.rows();
         r.timed_calls = if run.timed { durs.totals() } else { (0, 0) };
@@ -424,80 +486,10 @@ impl HeapReport {
         Ok(r)
     }
 
-    /// Takes in one call.
-    pub(super) fn take(&mut self, c: &HeapCall, pass: &mut Pass, durs: &mut Durations) {
-        self.threads = self.threads.max(c.tid);
-        let freed = match c.op {
-            HeapOp::Free(_) => Some(c.addr),
-            HeapOp::Alloc(AllocKind::Realloc) => c.old.filter(|&o| o != 0),
-            HeapOp::Alloc(_) => None,
-        };
-        let mut freed_class = 18;
-        if let Some(a) = freed {
-            match pass.live.remove(&a) {
-                Some(b) => {
-                    self.frees += 1;
-                    pass.total_live -= b.size;
-                    let s = &mut self.sites[b.stack as usize];
-                    s.live -= b.size;
-                    let last = pass.last_alloc.slot(c.tid);
-                    if *last == a {
-                        s.temporary += 1;
-                        self.temporary += 1;
-                        *last = 0;
-                    }
-                    let k = size_class(b.size);
-                    self.classes[k].frees += 1;
-                    freed_class = k;
-                }
-                None => self.unknown_frees += 1,
-            }
-        }
-        if matches!(c.op, HeapOp::Free(_)) {
-            durs.add(freed_class, c.tid, 1, c.dur_ns);
-        }
-        if matches!(c.op, HeapOp::Free(_)) {
-            return;
-        }
-        if c.addr == 0 {
-            // A realloc that only freed: timed as a free.
-            durs.add(freed_class, c.tid, 1, c.dur_ns);
-            return;
-        }
-        self.allocs += 1;
-        self.bytes += c.size;
-        self.region_allocs += c.in_region as u64;
-        pass.total_live += c.size;
-        if pass.total_live > self.peak_live.0 {
-            self.peak_live = (pass.total_live, c.time);
-        }
-        let s = &mut self.sites[c.stack as usize];
-        s.allocs += 1;
-        s.bytes += c.size;
-        s.live += c.size;
-        s.peak_live = s.peak_live.max(s.live);
-        s.in_region += c.in_region as u64;
-        let k = size_class(c.size);
-        self.classes[k].allocs += 1;
-        self.classes[k].bytes += c.size;
-        self.classes[k].usable += c.size + c.slack.unwrap_or(0);
-        durs.add(k, c.tid, 0, c.dur_ns);
-        *pass.last_alloc.slot(c.tid) = c.addr;
-        let block = LiveBlock {
-            stack: c.stack,
-            size: c.size,
-        };
-        if let Some(old) = pass.live.insert(c.addr, block) {
-            // The allocator returned a live address: a free was missed.
-            pass.total_live -= old.size;
-            self.sites[old.stack as usize].live -= old.size;
-        }
-    }
-
     /// Sites that allocated, ranked by `key` (largest first, ties by stack
     /// id), at most `n`.
     pub fn top_sites<F: Fn(&SiteStats) -> u64>(&self, n: usize, key: F) -> Vec<&SiteStats> {
-        let mut v: Vec<&SiteStats> = self.sites.iter().filter(|s| key(s) > 0).collect();
+        let mut v: Vec<&SiteStats> = self.counts.sites.iter().filter(|s| key(s) > 0).collect();
         v.sort_by(|a, b| key(b).cmp(&key(a)).then(a.stack.cmp(&b.stack)));
         v.truncate(n);
         v
@@ -506,8 +498,8 @@ impl HeapReport {
     /// Requested and usable bytes over all allocations (usable only when
     /// measured).
     pub fn fragmentation(&self) -> (u64, u64) {
-        let req = self.classes.iter().map(|c| c.bytes).sum();
-        let usable = self.classes.iter().map(|c| c.usable).sum();
+        let req = self.counts.classes.iter().map(|c| c.bytes).sum();
+        let usable = self.counts.classes.iter().map(|c| c.usable).sum();
         (req, usable)
     }
 }
@@ -667,7 +659,7 @@ pub fn write_sites_csv(path: &Path, rows: &[(SiteStats, String)]) -> Result<(), 
 }
 
 /// The folder and file name of `path`.
-pub(super) fn split_path(path: &Path) -> (&Path, String) {
+fn split_path(path: &Path) -> (&Path, String) {
     let dir = path.parent().unwrap_or(Path::new("."));
     let name = path.file_name().unwrap_or_default().to_string_lossy();
     (dir, name.into_owned())
@@ -685,7 +677,13 @@ pub fn write_stats_csv(dir: &Path, r: &HeapReport) -> Result<Vec<PathBuf>, Filte
         "frees",
     ];
     let mut out = CsvOut::create(dir, "heap_size_classes.csv", &header)?;
-    for (k, c) in r.classes.iter().enumerate().filter(|(_, c)| c.allocs > 0) {
+    for (k, c) in r
+        .counts
+        .classes
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.allocs > 0)
+    {
         out.text(&size_class_label(k));
         for v in [c.allocs, c.bytes, c.usable, c.frees] {
             out.num(v);
@@ -744,7 +742,8 @@ impl HeapReport {
     /// The size classes that saw an allocation, in size order, each with
     /// its label (`0-16`, `17-32`, … `>1048576`, see [`size_class_label`]).
     pub fn used_classes(&self) -> impl Iterator<Item = (String, &ClassStats)> {
-        self.classes
+        self.counts
+            .classes
             .iter()
             .enumerate()
             .filter(|(_, c)| c.allocs > 0)
@@ -756,7 +755,7 @@ impl HeapReport {
     pub fn write_sites_csv(&self, path: &Path, sites: &[(u32, String)]) -> Result<(), FilterError> {
         let rows: Vec<(SiteStats, String)> = sites
             .iter()
-            .map(|(k, bt)| (self.sites[*k as usize].clone(), bt.clone()))
+            .map(|(k, bt)| (self.counts.sites[*k as usize].clone(), bt.clone()))
             .collect();
         write_sites_csv(path, &rows)
     }

@@ -80,20 +80,20 @@ pub(super) struct TraceCalls {
 }
 
 /// What a pass over a Valgrind trace gathers besides the calls.
-pub(super) struct TracePass {
+struct TracePass {
     pub(super) maps: Vec<Mapping>,
     pub(super) regions: Vec<(u64, u64)>,
     pub(super) end_time: u64,
     /// A read error that ended the pass early.
     pub(super) error: Option<String>,
-    pub(super) truncated: bool,
+    truncated: bool,
 }
 
 /// One pass over a Valgrind trace's allocator calls, in time order (a
 /// call's time counts the accesses and calls before it), handing each to
 /// `f`; `stack_id` gives an allocation's stack its id. Accesses are only
 /// counted. Memory: the reader's buffers.
-pub(super) fn trace_pass(
+fn trace_pass(
     path: &Path,
     stack_id: &mut dyn FnMut(Vec<u64>) -> u32,
     f: &mut dyn FnMut(&HeapCall),
@@ -219,7 +219,7 @@ pub struct HeapRun {
 }
 
 /// Why a native profile without calls may have no summary either.
-pub(super) const NO_SUMMARY_WHY: &str =
+const NO_SUMMARY_WHY: &str =
     "the program ended (killed, a crash or _exit) before the profiler's \
      first checkpoint, about a second into the run, or the profiler gave its summary up before \
      that checkpoint (it ran out of memory, or fell too far behind the program's threads), or \
@@ -227,7 +227,7 @@ pub(super) const NO_SUMMARY_WHY: &str =
 
 /// The pinned regions of a profile as (start, stop) times; a region left
 /// open ends with the run.
-pub(super) fn profile_regions(p: &Profile) -> Vec<(u64, u64)> {
+fn profile_regions(p: &Profile) -> Vec<(u64, u64)> {
     let mut regions = Vec::new();
     let mut open: Option<u64> = None;
     for r in &p.regions {
@@ -251,7 +251,7 @@ pub(super) fn profile_regions(p: &Profile) -> Vec<(u64, u64)> {
 /// [`HeapSummary::upto_ns`] (the RSS samples and region marks after it,
 /// which the reader would take, are past what the summary holds), or, for
 /// the summary at exit, at least its `upto_ns`.
-pub(super) fn profile_end(p: &Profile, s: Option<&HeapSummary>) -> u64 {
+fn profile_end(p: &Profile, s: Option<&HeapSummary>) -> u64 {
     match s {
         Some(s) if !p.has_calls && !p.complete && !s.at_exit => s.upto_ns,
         Some(s) if !p.has_calls && !p.complete => p.duration_ns.max(s.upto_ns),
@@ -262,7 +262,7 @@ pub(super) fn profile_end(p: &Profile, s: Option<&HeapSummary>) -> u64 {
 /// What the user should know about a profile's data: a missing footer,
 /// a summary that is a checkpoint rather than the one at exit, calls the
 /// summary took out of time order.
-pub(super) fn profile_notes(p: &Profile, s: Option<&HeapSummary>, path: &Path) -> Vec<String> {
+fn profile_notes(p: &Profile, s: Option<&HeapSummary>, path: &Path) -> Vec<String> {
     let file = path.display();
     let mut notes = Vec::new();
     match s {
@@ -295,7 +295,7 @@ pub(super) fn profile_notes(p: &Profile, s: Option<&HeapSummary>, path: &Path) -
 }
 
 /// The note on a profile without calls whose summary is a checkpoint.
-pub(super) fn checkpoint_note(p: &Profile, s: &HeapSummary, path: &Path) -> String {
+fn checkpoint_note(p: &Profile, s: &HeapSummary, path: &Path) -> String {
     let at = run_time_text(s.upto_ns);
     if p.complete {
         return format!(
@@ -317,7 +317,7 @@ pub(super) fn checkpoint_note(p: &Profile, s: &HeapSummary, path: &Path) -> Stri
 
 /// What a profile without footer says of its times: nothing when a CLOCK
 /// record gave the tick rate.
-pub(super) fn ticks_note(p: &Profile) -> &'static str {
+fn ticks_note(p: &Profile) -> &'static str {
     match p.ticks_known {
         true => "",
         false => "; its times are clock ticks taken as nanoseconds (the tick rate is unknown)",
@@ -325,7 +325,7 @@ pub(super) fn ticks_note(p: &Profile) -> &'static str {
 }
 
 /// A time into the run for a note: seconds, or milliseconds below one.
-pub(super) fn run_time_text(ns: u64) -> String {
+fn run_time_text(ns: u64) -> String {
     match ns {
         1_000_000_000.. => format!("{:.3} s", ns as f64 / 1e9),
         _ => format!("{:.3} ms", ns as f64 / 1e6),
@@ -334,7 +334,7 @@ pub(super) fn run_time_text(ns: u64) -> String {
 
 /// Turns a profile's calls into [`HeapCall`]s, marking those inside a
 /// pinned region (`regions` sorted, as [`profile_regions`] gives them).
-pub(super) struct RegionMarker<'a> {
+struct RegionMarker<'a> {
     pub(super) regions: &'a [(u64, u64)],
     pub(super) next: usize,
 }
@@ -385,7 +385,7 @@ impl HeapRun {
         Self::profile_run(p, path, Calls::Memory(Arc::new(calls)))
     }
 
-    pub(super) fn profile_run(mut p: Profile, path: &Path, calls: Calls) -> HeapRun {
+    fn profile_run(mut p: Profile, path: &Path, calls: Calls) -> HeapRun {
         let summary = p.summary.take().map(Arc::new);
         let calls = match p.has_calls {
             true => calls,

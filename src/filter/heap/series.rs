@@ -104,7 +104,7 @@ pub fn live_series(run: &HeapRun, sites: &[u32], points: usize) -> Result<LiveSe
 }
 
 /// The state a sample shows: the total and the sites' live bytes.
-pub(super) struct Sample<'a> {
+struct Sample<'a> {
     pub(super) total: u64,
     pub(super) per: &'a [u64],
 }
@@ -114,7 +114,7 @@ pub(super) struct Sample<'a> {
 /// per site)`, inserted after the samples at or before its time (a sample
 /// at the same time shows the state before the calls of that time), as
 /// the highest of its interval.
-pub(super) fn end_series(
+fn end_series(
     out: &mut LiveSeries,
     run_end: u64,
     last: &Sample,
@@ -149,7 +149,7 @@ pub(super) fn end_series(
 /// last bucket reaches beyond it) is the end of the run: every call taken
 /// comes before it. Cost O(buckets + sites' points); exact to a bucket
 /// (`2^w` time units, about a thousandth of the run or finer).
-pub(super) fn stored_live_series(
+fn stored_live_series(
     run: &HeapRun,
     s: &HeapSummary,
     sites: &[u32],
@@ -193,7 +193,11 @@ pub(super) fn stored_live_series(
         }
     }
     let end = Sample { total, per: &per };
-    let peak = (s.peak_live.1, s.peak_live.0, at_peak.as_slice());
+    let peak = (
+        s.counts.peak_live.1,
+        s.counts.peak_live.0,
+        at_peak.as_slice(),
+    );
     end_series(&mut out, run.end_time, &end, &mut high, peak);
     out
 }
@@ -201,18 +205,18 @@ pub(super) fn stored_live_series(
 /// One asked-for site's stored series, read along the buckets (a site
 /// may have two: stacks the profiler kept apart that the reader found
 /// equal; their values add up).
-pub(super) struct SiteCursor<'a> {
+struct SiteCursor<'a> {
     /// The site's place among those asked for.
     pub(super) slot: usize,
     /// Its points not yet passed: (bucket, live bytes).
-    pub(super) points: &'a [(u64, u64)],
+    points: &'a [(u64, u64)],
     /// Its live bytes after the points passed (0 before the first).
     pub(super) live: u64,
 }
 
 impl SiteCursor<'_> {
     /// The site's live bytes after the calls of bucket `b` and those before.
-    pub(super) fn live_after(&mut self, b: u64) -> u64 {
+    fn live_after(&mut self, b: u64) -> u64 {
         let k = self.points.partition_point(|p| p.0 <= b);
         if k > 0 {
             self.live = self.points[k - 1].1;
@@ -226,7 +230,7 @@ impl SiteCursor<'_> {
 /// merges into one sample: 1 when at most `points` buckets are stored,
 /// else the narrowest that makes at most `points` groups over the span of
 /// bucket numbers.
-pub(super) fn merged_width(s: &HeapSummary, points: u64) -> u64 {
+fn merged_width(s: &HeapSummary, points: u64) -> u64 {
     if s.series.len() as u64 <= points {
         return 1;
     }
@@ -236,7 +240,7 @@ pub(super) fn merged_width(s: &HeapSummary, points: u64) -> u64 {
 
 /// Appends a sample; closes the interval of the one before it with the
 /// highest total seen in it.
-pub(super) fn push_sample(out: &mut LiveSeries, t: u64, total: u64, per: &[u64], high: &mut u64) {
+fn push_sample(out: &mut LiveSeries, t: u64, total: u64, per: &[u64], high: &mut u64) {
     out.3.push(*high);
     *high = total;
     out.0.push(t);

@@ -93,7 +93,7 @@ pub struct SiteSeries {
     /// The stack id, as in [`SiteStats::stack`].
     pub stack: u32,
     /// The site's live bytes at the peak of the total
-    /// ([`HeapSummary::peak_live`]).
+    /// ([`HeapCounts::peak_live`]).
     pub at_peak: u64,
     /// (bucket, live bytes after the bucket's last call) for each bucket in
     /// which a call allocated from the site or freed one of its blocks, in
@@ -109,9 +109,13 @@ const LIFE_SUB: u32 = 512;
 /// The last lifetime bucket: lifetimes whose highest set bit is bit 63.
 const LIFE_LAST: u32 = LIFE_EXACT + (63 - 9) * LIFE_SUB + LIFE_SUB - 1;
 
-/// The whole summary.
+/// What the profiler counts of a run's allocator calls: totals, sites and
+/// size classes. One type for the three places the counts come from: the
+/// collector's SUMMARY record ([`HeapSummary::counts`]), the analysis's
+/// pass over the calls, and the report the commands show, which holds one
+/// of the other two (`filter::heap::HeapReport::counts`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct HeapSummary {
+pub struct HeapCounts {
     /// Allocations (realloc included).
     pub allocs: u64,
     /// Frees of live blocks (a realloc that moved or freed one counts).
@@ -130,10 +134,19 @@ pub struct HeapSummary {
     pub threads: u32,
     /// Allocations made inside a pinned region.
     pub region_allocs: u64,
-    /// Sites that allocated.
+    /// The sites' counts. In a summary record only the sites that
+    /// allocated, in the record's order; in a report one per stack of the
+    /// run, indexed by stack id.
     pub sites: Vec<SiteStats>,
-    /// The size classes.
+    /// The size classes, indexed by `filter::heap::size_class`.
     pub classes: Vec<ClassStats>,
+}
+
+/// The whole summary.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HeapSummary {
+    /// The counts.
+    pub counts: HeapCounts,
     /// Call counts and durations by size class and by thread.
     pub durations: Vec<SummaryDurations>,
     /// Whether this is the summary written at exit; `false` for a
@@ -297,15 +310,18 @@ fn counts(d: &mut Bytes, cv: &Conversion) -> Option<HeapSummary> {
         *x = d.uv()?;
     }
     let mut s = HeapSummary {
-        allocs: t[0],
-        frees: t[1],
-        bytes: t[2],
-        peak_live: (t[3], if t[3] > 0 { cv.ns(t[4]) } else { 0 }),
-        leaked: (t[5], t[6]),
-        temporary: t[7],
-        unknown_frees: t[8],
-        threads: u32::try_from(t[9]).ok()?,
-        region_allocs: t[10],
+        counts: HeapCounts {
+            allocs: t[0],
+            frees: t[1],
+            bytes: t[2],
+            peak_live: (t[3], if t[3] > 0 { cv.ns(t[4]) } else { 0 }),
+            leaked: (t[5], t[6]),
+            temporary: t[7],
+            unknown_frees: t[8],
+            threads: u32::try_from(t[9]).ok()?,
+            region_allocs: t[10],
+            ..Default::default()
+        },
         at_exit: true,
         dur_shift: cv.dur_shift,
         ns_per_tick_fp: cv.ns_per_tick_fp,
@@ -320,7 +336,7 @@ fn counts(d: &mut Bytes, cv: &Conversion) -> Option<HeapSummary> {
         for x in &mut f {
             *x = d.uv()?;
         }
-        s.sites.push(SiteStats {
+        s.counts.sites.push(SiteStats {
             stack,
             allocs: f[0],
             bytes: f[1],
@@ -333,7 +349,7 @@ fn counts(d: &mut Bytes, cv: &Conversion) -> Option<HeapSummary> {
     }
     let nclasses = d.uv()?;
     for _ in 0..nclasses.min(64) {
-        s.classes.push(ClassStats {
+        s.counts.classes.push(ClassStats {
             allocs: d.uv()?,
             bytes: d.uv()?,
             usable: d.uv()?,
@@ -532,8 +548,11 @@ mod tests {
     fn a_version_7_summary_holds_the_series_and_lifetimes() {
         let ids = [0, 0, 0, 0, 0, 2];
         let s = parse(&body_v7(), &cv(&ids), 7).expect("a whole summary");
-        assert_eq!((s.allocs, s.frees, s.bytes), (3, 2, 300));
-        assert_eq!(s.peak_live, (200, 320));
+        assert_eq!(
+            (s.counts.allocs, s.counts.frees, s.counts.bytes),
+            (3, 2, 300)
+        );
+        assert_eq!(s.counts.peak_live, (200, 320));
         assert_eq!(s.durations.len(), 1);
         assert_eq!(
             (s.at_exit, s.upto_ns, s.late, s.series_w),
@@ -616,12 +635,21 @@ mod tests {
     fn a_summary_is_read_with_the_readers_clock_and_stacks() {
         let ids = [0, 0, 0, 0, 0, 2];
         let s = parse(&body(), &cv(&ids), 6).expect("a whole summary");
-        assert_eq!((s.allocs, s.frees, s.bytes), (3, 2, 300));
-        assert_eq!(s.peak_live, (200, 320)); // 640 ticks after tsc0
-        assert_eq!((s.leaked, s.threads, s.region_allocs), ((100, 1), 2, 3));
-        assert_eq!(s.sites.len(), 1);
-        assert_eq!((s.sites[0].stack, s.sites[0].peak_live), (2, 200));
-        assert_eq!(s.classes[0].usable, 384);
+        assert_eq!(
+            (s.counts.allocs, s.counts.frees, s.counts.bytes),
+            (3, 2, 300)
+        );
+        assert_eq!(s.counts.peak_live, (200, 320)); // 640 ticks after tsc0
+        assert_eq!(
+            (s.counts.leaked, s.counts.threads, s.counts.region_allocs),
+            ((100, 1), 2, 3)
+        );
+        assert_eq!(s.counts.sites.len(), 1);
+        assert_eq!(
+            (s.counts.sites[0].stack, s.counts.sites[0].peak_live),
+            (2, 200)
+        );
+        assert_eq!(s.counts.classes[0].usable, 384);
         let g = &s.durations[0];
         assert_eq!(
             (g.thread, g.index, g.op, g.calls, g.timed, g.max),

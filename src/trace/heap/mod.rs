@@ -23,4 +23,6 @@ pub use heapprof::{
     install_preload, read_profile, run_profiled, run_profiled_with, HeapOp, Profile, ProfileError,
     ProfileEvent, ProfileOptions, ProfileReader, RegionMark,
 };
-pub use heapsum::{ClassStats, HeapSummary, SeriesBucket, SiteSeries, SiteStats, SummaryDurations};
+pub use heapsum::{
+    ClassStats, HeapCounts, HeapSummary, SeriesBucket, SiteSeries, SiteStats, SummaryDurations,
+};

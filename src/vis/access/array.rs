@@ -82,7 +82,7 @@ pub fn array_2d(a: Array2d, o: &FigureOptions) -> Result<FigureReport, VisError>
         type_bytes: a.type_bytes,
     };
     let acc = FrameBatches::read(a.acc)?;
-    array_pattern_of(&acc, (a.vars, a.lines), a.var, layout, o)
+    draw_layout(&acc, (a.vars, a.lines), a.var, layout, o)
 }
 
 /// What [`array_2d`] draws: variable `var` as a `rows x cols` matrix of
@@ -126,7 +126,7 @@ pub fn array_3d(a: Array3d, o: &FigureOptions) -> Result<FigureReport, VisError>
         type_bytes: a.type_bytes,
     };
     let acc = FrameBatches::read(a.acc)?;
-    array_pattern_of(&acc, (a.vars, a.lines), a.var, layout, o)
+    draw_layout(&acc, (a.vars, a.lines), a.var, layout, o)
 }
 
 /// What [`array_3d`] draws: variable `var` as a `planes x cols x depth`
@@ -176,7 +176,7 @@ pub fn array_fields(a: ArrayFields, o: &FigureOptions) -> Result<FigureReport, V
     o.validate()?;
     let acc = FrameBatches::read(acc)?;
     let layout = ArrayLayout::Fields { elem_bytes, fields };
-    array_pattern_of(&acc, (vars, lines), var, layout, o)
+    draw_layout(&acc, (vars, lines), var, layout, o)
 }
 
 /// Refuses an array of structures with no field, or fields not in
@@ -293,6 +293,22 @@ pub fn array_pattern_of(
     o: &FigureOptions,
 ) -> Result<FigureReport, VisError> {
     o.validate()?;
+    if let ArrayLayout::Fields { fields, .. } = layout {
+        check_fields(fields)?;
+    }
+    draw_layout(src, (vars, lines), var, layout, o)
+}
+
+/// [`array_pattern_of`] once the options and fields are checked: every
+/// public figure function checks them once, before any work, and then
+/// draws through here.
+fn draw_layout(
+    src: &dyn AccessBatches,
+    (vars, lines): (&DataFrame, &DataFrame),
+    var: VarId,
+    layout: ArrayLayout,
+    o: &FigureOptions,
+) -> Result<FigureReport, VisError> {
     let tables = (src, vars, lines);
     match layout {
         ArrayLayout::Grid2d { cols, type_bytes } => {
@@ -304,7 +320,6 @@ pub fn array_pattern_of(
             type_bytes,
         } => draw_array(Request::grid(tables, var, &[cols, depth], type_bytes), o),
         ArrayLayout::Fields { elem_bytes, fields } => {
-            check_fields(fields)?;
             let inner = [fields.len() as u64];
             let r = Request {
                 acc: src,
@@ -320,8 +335,8 @@ pub fn array_pattern_of(
     }
 }
 
+/// Draws request `r` (options and fields already checked).
 fn draw_array(r: Request, o: &FigureOptions) -> Result<FigureReport, VisError> {
-    o.validate()?;
     let is3 = r.inner.len() == 2;
     let kind = if is3 { "3d" } else { "2d" };
     let v = Variables::read(r.vars)?;

@@ -1,6 +1,6 @@
 //! The locality stage's additions to the access figures: a colour class per
 //! access (the access table's `colour` column, with the class names in
-//! [`crate::vis::options::ColourClasses`]) and the pattern label of each (variable,
+//! [`crate::filter::ClassNames`]) and the pattern label of each (variable,
 //! source line) pair (the pattern table, [`crate::filter::schema::pattern`]).
 //!
 //! With classes, every scatter draws one trace per class in the class's

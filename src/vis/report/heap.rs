@@ -62,7 +62,7 @@ pub fn heap_figures(
     o: &FigureOptions,
 ) -> Result<FigureReport, VisError> {
     o.validate()?;
-    if report.allocs == 0 {
+    if report.counts.allocs == 0 {
         return Err(VisError::Empty(format!(
             "The {} holds no allocation, so there is no heap to draw.",
             run.source
@@ -73,7 +73,7 @@ pub fn heap_figures(
     let live = live_series(run, &ids, 2000)?;
     let mut intro = vec![format!(
         "{} allocations, {} bytes, peak {} live bytes, from the {}.",
-        report.allocs, report.bytes, report.peak_live.0, run.source
+        report.counts.allocs, report.counts.bytes, report.counts.peak_live.0, run.source
     )];
     intro.extend(run.notes.iter().map(|w| format!("Note: {w}")));
     let figures = [
@@ -165,12 +165,18 @@ fn flame_figure(
 
 /// Allocations and bytes per size class.
 fn size_figure(report: &HeapReport) -> PageFigure {
-    let used: Vec<usize> = (0..report.classes.len())
-        .filter(|&k| report.classes[k].allocs > 0)
+    let used: Vec<usize> = (0..report.counts.classes.len())
+        .filter(|&k| report.counts.classes[k].allocs > 0)
         .collect();
     let x: Vec<String> = used.iter().map(|&k| size_class_label(k)).collect();
-    let counts: Vec<u64> = used.iter().map(|&k| report.classes[k].allocs).collect();
-    let bytes: Vec<u64> = used.iter().map(|&k| report.classes[k].bytes).collect();
+    let counts: Vec<u64> = used
+        .iter()
+        .map(|&k| report.counts.classes[k].allocs)
+        .collect();
+    let bytes: Vec<u64> = used
+        .iter()
+        .map(|&k| report.counts.classes[k].bytes)
+        .collect();
     let hist = plot(
         vec![
             json!({"type": "bar", "x": x, "y": counts, "name": "allocations"}),
@@ -226,10 +232,10 @@ fn icicle_nodes(
     let mut ids = vec!["n0".to_string()];
     let mut labels = vec!["all allocations".to_string()];
     let mut parents = vec![String::new()];
-    let mut values = vec![report.bytes];
+    let mut values = vec![report.counts.bytes];
     let mut index: HashMap<(usize, String), usize> = HashMap::new();
     let _ = run;
-    for s in report.sites.iter().filter(|s| s.bytes > 0) {
+    for s in report.counts.sites.iter().filter(|s| s.bytes > 0) {
         let mut node = 0usize;
         let mut names = frames(s.stack);
         if names.is_empty() {
