@@ -219,8 +219,7 @@ pub struct HeapRun {
 }
 
 /// Why a native profile without calls may have no summary either.
-const NO_SUMMARY_WHY: &str =
-    "the program ended (killed, a crash or _exit) before the profiler's \
+const NO_SUMMARY_WHY: &str = "the program ended (killed, a crash or _exit) before the profiler's \
      first checkpoint, about a second into the run, or the profiler gave its summary up before \
      that checkpoint (it ran out of memory, or fell too far behind the program's threads), or \
      every summary in the file is damaged.";

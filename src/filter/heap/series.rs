@@ -149,12 +149,7 @@ fn end_series(
 /// last bucket reaches beyond it) is the end of the run: every call taken
 /// comes before it. Cost O(buckets + sites' points); exact to a bucket
 /// (`2^w` time units, about a thousandth of the run or finer).
-fn stored_live_series(
-    run: &HeapRun,
-    s: &HeapSummary,
-    sites: &[u32],
-    points: usize,
-) -> LiveSeries {
+fn stored_live_series(run: &HeapRun, s: &HeapSummary, sites: &[u32], points: usize) -> LiveSeries {
     let slot: FastMap<u32, usize> = sites.iter().enumerate().map(|(i, s)| (*s, i)).collect();
     let mut cursors: Vec<SiteCursor> = s
         .site_series

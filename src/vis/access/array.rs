@@ -76,13 +76,12 @@ impl Shape {
 /// size 0, no access to draw, tables not following the schema, or a file that
 /// cannot be written.
 pub fn array_2d(a: Array2d, o: &FigureOptions) -> Result<FigureReport, VisError> {
-    o.validate()?;
     let layout = ArrayLayout::Grid2d {
         cols: a.cols,
         type_bytes: a.type_bytes,
     };
     let acc = FrameBatches::read(a.acc)?;
-    draw_layout(&acc, (a.vars, a.lines), a.var, layout, o)
+    array_pattern_of(&acc, (a.vars, a.lines), a.var, layout, o)
 }
 
 /// What [`array_2d`] draws: variable `var` as a `rows x cols` matrix of
@@ -119,14 +118,13 @@ pub struct Array2d<'a> {
 /// # Errors
 /// As [`array_2d`], and `depth` of 0.
 pub fn array_3d(a: Array3d, o: &FigureOptions) -> Result<FigureReport, VisError> {
-    o.validate()?;
     let layout = ArrayLayout::Grid3d {
         cols: a.cols,
         depth: a.depth,
         type_bytes: a.type_bytes,
     };
     let acc = FrameBatches::read(a.acc)?;
-    draw_layout(&acc, (a.vars, a.lines), a.var, layout, o)
+    array_pattern_of(&acc, (a.vars, a.lines), a.var, layout, o)
 }
 
 /// What [`array_3d`] draws: variable `var` as a `planes x cols x depth`
@@ -172,11 +170,9 @@ pub fn array_fields(a: ArrayFields, o: &FigureOptions) -> Result<FigureReport, V
         elem_bytes,
         fields,
     } = a;
-    check_fields(fields)?;
-    o.validate()?;
     let acc = FrameBatches::read(acc)?;
     let layout = ArrayLayout::Fields { elem_bytes, fields };
-    draw_layout(&acc, (vars, lines), var, layout, o)
+    array_pattern_of(&acc, (vars, lines), var, layout, o)
 }
 
 /// Refuses an array of structures with no field, or fields not in
@@ -292,23 +288,12 @@ pub fn array_pattern_of(
     layout: ArrayLayout,
     o: &FigureOptions,
 ) -> Result<FigureReport, VisError> {
+    // The one check of the options and fields on any array figure's
+    // trip, before any work.
     o.validate()?;
     if let ArrayLayout::Fields { fields, .. } = layout {
         check_fields(fields)?;
     }
-    draw_layout(src, (vars, lines), var, layout, o)
-}
-
-/// [`array_pattern_of`] once the options and fields are checked: every
-/// public figure function checks them once, before any work, and then
-/// draws through here.
-fn draw_layout(
-    src: &dyn AccessBatches,
-    (vars, lines): (&DataFrame, &DataFrame),
-    var: VarId,
-    layout: ArrayLayout,
-    o: &FigureOptions,
-) -> Result<FigureReport, VisError> {
     let tables = (src, vars, lines);
     match layout {
         ArrayLayout::Grid2d { cols, type_bytes } => {
