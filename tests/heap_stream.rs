@@ -858,7 +858,7 @@ fn heap_commands_stream_the_profile() {
         "{out}"
     );
     assert!(
-        out.contains("256 bytes in 1 blocks never freed, 1 threads"),
+        out.contains("256 bytes in 1 block never freed, 1 thread,"),
         "{out}"
     );
     assert!(
@@ -866,6 +866,16 @@ fn heap_commands_stream_the_profile() {
         "{out}"
     );
     assert!(out.contains("; 7 temporary."), "{out}");
+    // The peak's time reads in its unit (`22.7 ms`), not in raw ns.
+    let at = out
+        .split("peak 1556 live bytes at ")
+        .nth(1)
+        .and_then(|s| s.split(';').next())
+        .unwrap();
+    let (value, unit) = at.split_once(' ').unwrap();
+    assert!(["ns", "µs", "ms", "s"].contains(&unit), "{at:?}");
+    let v: f64 = value.parse().unwrap();
+    assert!((1.0..1000.0).contains(&v) || unit == "ns", "{at:?}");
     let csv = std::fs::read_to_string(dir.path().join("visinfo/lifetimes.csv")).unwrap();
     assert_eq!(csv.lines().count(), 1 + 10, "{csv}");
     assert!(dir.path().join("figures/heap_profile.html").is_file());

@@ -267,3 +267,30 @@ fn the_first_ctrl_c_stops_a_long_analysis() {
     p.send_line("exit 0").unwrap();
     p.exp_eof().unwrap();
 }
+
+/// A mistyped command is answered with the nearest commands the shell
+/// knows, not only Tcl's bare `invalid command name` (worked by hand:
+/// `cache_stat` is one letter short of `cache_stats`; `frobnicate` is
+/// near nothing, so the answer says where the commands are listed). A
+/// script's own `catch` still gets Tcl's message unchanged.
+#[test]
+fn a_mistyped_command_gets_the_nearest_names() {
+    let home = tempfile::tempdir().unwrap();
+    let mut p = start(home.path());
+    run(
+        &mut p,
+        "cache_stat",
+        "error: invalid command name \"cache_stat\"; did you mean cache_stats? ('help' lists mapvis's commands by group)",
+    );
+    run(
+        &mut p,
+        "frobnicate",
+        "error: invalid command name \"frobnicate\"; 'help' lists mapvis's commands by group.",
+    );
+    run(
+        &mut p,
+        "catch {cache_stat} m; set m",
+        "\r\ninvalid command name \"cache_stat\"\r\n",
+    );
+    finish(p);
+}

@@ -126,7 +126,7 @@ pub use locality::whatif::{what_if, Layout, Remapped, WhatIf};
 // Heap profiles.
 pub use heap::{
     lifetime_bins, live_series, size_class_label, ClassStats, HeapReport, HeapRun, LifetimeBins,
-    LiveSeries, Ranking,
+    LiveSeries, Ranking, TimeUnit,
 };
 // Exports.
 pub use export::{export_memtrace, export_ops};

@@ -180,25 +180,28 @@ fn heap_profile(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     let h = heap_state(st)?;
     let r = &h.report;
     println!(
-        "heap_profile: {} {}; {} allocations ({} bytes), {} frees, peak {} live bytes, {} bytes in {} blocks \
-         never freed, {} threads, {:.3} s; profile {}.",
+        "heap_profile: {} {}; {} ({} bytes), {}, peak {} live bytes, {} bytes in {} \
+         never freed, {}, {:.3} s; profile {}.",
         exe.display(),
         outcome.describe(),
-        r.counts.allocs,
+        counted(r.counts.allocs, "allocation"),
         r.counts.bytes,
-        r.counts.frees,
+        counted(r.counts.frees, "free"),
         r.counts.peak_live.0,
         r.counts.leaked.0,
-        r.counts.leaked.1,
-        r.counts.threads,
+        counted(r.counts.leaked.1, "block"),
+        counted(r.counts.threads, "thread"),
         h.run.end_time as f64 / 1e9,
         h.path.display()
     );
     if !h.run.regions.is_empty() {
         println!(
-            "{} marked; {} allocations were made inside them.",
+            "{} marked; {} made inside them.",
             counted(h.run.regions.len() as u64, "pinned region"),
-            r.counts.region_allocs
+            match r.counts.region_allocs {
+                1 => "1 allocation was".to_string(),
+                n => format!("{n} allocations were"),
+            }
         );
     }
     say_notes(h);
@@ -294,8 +297,8 @@ fn print_site(h: &mut HeapState, site: u32) -> Value {
     let x = h.report.counts.sites[site as usize].clone();
     let bt = backtrace(h, site);
     println!(
-        "site #{site}: {} allocations, {} bytes, peak {} live, {} leaked, {} temporary{}",
-        x.allocs,
+        "site #{site}: {}, {} bytes, peak {} live, {} leaked, {} temporary{}",
+        counted(x.allocs, "allocation"),
         x.bytes,
         x.peak_live,
         x.live,

@@ -293,13 +293,13 @@ fn memory_trace_analysis(st: &mut Session, _: &[String]) -> CmdResult<Value> {
     }
     let user_vars = a.vars.iter().filter(|v| !v.internal).count();
     println!(
-        "{} accesses by {} in {}; {} and heap blocks ({} allocations in the run).",
+        "{} accesses by {} in {}; {} and heap blocks ({} in the run).",
         a.summary.accesses,
         counted(a.summary.threads.len() as u64, "thread"),
         counted(a.summary.regions, "region"),
         counted(user_vars as u64, "variable"),
         // Not the blocks a forked child inherited: those are not its own.
-        a.summary.allocations
+        counted(a.summary.allocations, "allocation")
     );
     if a.summary.threads.len() > 1 {
         println!("note: {THREADS_NOTE}");

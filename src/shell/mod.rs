@@ -58,6 +58,7 @@ pub mod repl;
 pub mod session;
 pub mod specs;
 pub mod state;
+mod suggest;
 pub mod tcl;
 pub mod text;
 
@@ -359,13 +360,25 @@ impl<S: 'static> Shell<S> {
     /// Ctrl-C.
     pub fn eval(&self, script: &str) -> Result<String, TclError> {
         crate::cancel::clear();
-        self.interp.eval(script)
+        self.interp.eval(script).map_err(|e| self.suggested(e))
     }
 
     /// Evaluates a script file; errors carry the file and line.
     pub fn eval_file(&self, path: &Path) -> Result<String, TclError> {
         crate::cancel::clear();
-        self.interp.eval_file(path)
+        self.interp.eval_file(path).map_err(|e| self.suggested(e))
+    }
+
+    /// `e` with the nearest known commands added when it says a command
+    /// does not exist (see [`suggest`]). A script's own `catch` sees Tcl's
+    /// message unchanged: only the error shown to the user gets this.
+    fn suggested(&self, mut e: TclError) -> TclError {
+        if suggest::unknown_command(&e.message).is_some() {
+            let names = self.interp.eval("info commands").unwrap_or_default();
+            let known: Vec<&str> = names.split_whitespace().collect();
+            e.message = suggest::with_suggestion(&e.message, &known);
+        }
+        e
     }
 
     /// Sets `argv0`, `argv` (a list) and `argc` as tclsh does.

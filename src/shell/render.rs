@@ -16,7 +16,7 @@ use super::handlers::THREADS_NOTE;
 use super::text::{counted, table, terminal_safe, text_table};
 use crate::filter::{
     CacheReport, Counts, HeapReport, HeapRun, MemoryStats, PairComparison, PairSide, Row,
-    RunComparison, SharedLine, Side, StructField, VarComparison, WhatIf,
+    RunComparison, SharedLine, Side, StructField, TimeUnit, VarComparison, WhatIf,
 };
 
 /// `writeln!` into a `String`, which cannot fail.
@@ -317,8 +317,8 @@ pub(super) fn cache_report(r: &CacheReport, kind: &str) -> String {
         .collect();
     wl!(
         out,
-        "\nper variable and line ({} pairs{}):",
-        pairs.len(),
+        "\nper variable and line ({}{}):",
+        counted(pairs.len() as u64, "pair"),
         if pairs.len() > 20 {
             ", the 20 missing most shown; cache_stats save writes them all"
         } else {
@@ -522,8 +522,8 @@ fn patterns(out: &mut String, m: &MemoryStats) {
         .to_vec();
     w!(
         out,
-        "\naccess patterns per variable and line ({} pairs{}; cache_stats adds misses and bytes used per line):\n{}",
-        rows.len(),
+        "\naccess patterns per variable and line ({}{}; cache_stats adds misses and bytes used per line):\n{}",
+        counted(rows.len() as u64, "pair"),
         if rows.len() > PATTERNS_SHOWN { ", the 20 busiest shown" } else { "" },
         text_table(&h, &shown)
     );
@@ -771,13 +771,12 @@ pub(super) fn heap_stats(run: &HeapRun, r: &HeapReport) -> String {
     out.push_str(&table(&cols, &rows));
     wl!(
         out,
-        "{} allocations, {} frees, {} bytes requested; peak {} live bytes at {} {}; {} temporary.",
-        r.counts.allocs,
-        r.counts.frees,
+        "{}, {}, {} bytes requested; peak {} live bytes at {}; {} temporary.",
+        counted(r.counts.allocs, "allocation"),
+        counted(r.counts.frees, "free"),
         r.counts.bytes,
         r.counts.peak_live.0,
-        r.counts.peak_live.1,
-        run.unit.name(),
+        heap_time(run, r.counts.peak_live.1),
         r.counts.temporary
     );
     if let Some(rss) = r.peak_rss {
@@ -792,6 +791,15 @@ pub(super) fn heap_stats(run: &HeapRun, r: &HeapReport) -> String {
         heap_times(&mut out, run, r);
     }
     out
+}
+
+/// A time of a heap run: a duration that reads (`22.7 ms`) for a native
+/// profile, operations for a Valgrind trace.
+fn heap_time(run: &HeapRun, t: u64) -> String {
+    match run.unit {
+        TimeUnit::Nanoseconds => super::text::duration(t),
+        TimeUnit::Operations => counted(t, "operation"),
+    }
 }
 
 /// The lines of `heap_stats` on a native profile: internal fragmentation, then

@@ -94,6 +94,26 @@ pub fn counted(n: impl Into<u64>, noun: &str) -> String {
     }
 }
 
+/// A duration of `ns` nanoseconds in the unit that reads, to three
+/// significant digits: `850 ns`, `12.3 µs`, `22.7 ms`, `3.41 s`.
+pub fn duration(ns: u64) -> String {
+    let (value, unit) = match ns {
+        // Bounds where the value would round up to 1000 of the unit.
+        0..=999 => return format!("{ns} ns"),
+        1_000..=999_499 => (ns as f64 / 1e3, "µs"),
+        999_500..=999_499_999 => (ns as f64 / 1e6, "ms"),
+        _ => (ns as f64 / 1e9, "s"),
+    };
+    let digits = if value >= 100.0 {
+        0
+    } else if value >= 10.0 {
+        1
+    } else {
+        2
+    };
+    format!("{value:.digits$} {unit}")
+}
+
 /// `wrote a, b, c`: the line that lists the files a command wrote.
 pub fn wrote(paths: &[std::path::PathBuf]) -> String {
     let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
@@ -143,6 +163,17 @@ mod tests {
         assert_eq!(super::counted(1u64, "variable"), "1 variable");
         assert_eq!(super::counted(0u64, "region"), "0 regions");
         assert_eq!(super::counted(200u32, "block"), "200 blocks");
+    }
+
+    /// Worked by hand: 22 727 416 ns is 22.727 ms, three digits 22.7.
+    #[test]
+    fn durations_read_in_their_unit() {
+        assert_eq!(super::duration(850), "850 ns");
+        assert_eq!(super::duration(12_345), "12.3 µs");
+        assert_eq!(super::duration(22_727_416), "22.7 ms");
+        assert_eq!(super::duration(999_600), "1.00 ms");
+        assert_eq!(super::duration(3_410_000_000), "3.41 s");
+        assert_eq!(super::duration(123_456_000_000), "123 s");
     }
 
     use super::*;
