@@ -43,7 +43,9 @@ fn plot_runs_gives_each_runs_own_numbers() {
     let dir = tempfile::tempdir().unwrap();
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/transpose.c");
     std::fs::copy(&src, dir.path().join("t.c")).unwrap();
-    let blocks = [4u64, 8, 16];
+    // Saved in this order, which is not the labels' natural order (b4, b8,
+    // b16): a sweep's runs are listed in the order they were saved.
+    let blocks = [8u64, 16, 4];
     let mut script = SETUP.to_string();
     for b in blocks {
         script += &format!(
@@ -70,8 +72,9 @@ fn plot_runs_gives_each_runs_own_numbers() {
         }
     }
     assert_eq!(got.len(), 6, "{out2}");
-    // -vars keeps Y; with no runs named, every run in the order of runs.
-    assert!(out2.contains("Q 3 b4"), "{out2}");
+    // -vars keeps Y; with no runs named, every run in the order they were
+    // saved: b8 first.
+    assert!(out2.contains("Q 3 b8"), "{out2}");
     // The page: a line per variable, y in run order, x the labels.
     let figs = vis_common::figures(&dir.path().join("figures/runs_misses_L1.html"));
     let data = figs[0]["data"].as_array().unwrap();

@@ -198,6 +198,53 @@ fn array_names_complete_after_an_analysis() {
     p.flush().unwrap();
     p.exp_string("2d_memory_access_pattern arr").unwrap();
     run(&mut p, " 16 4", "2d_memory_access_pattern_arr.html");
+    // Run labels complete after use_run, drop_run, compare_runs and
+    // plot_runs.
+    run(&mut p, "save_run base16", "kept run base16");
+    for cmd in [
+        "use_run",
+        "drop_run",
+        "compare_runs base16",
+        "plot_runs misses_L1",
+    ] {
+        p.send(&format!("{cmd} bas\t")).unwrap();
+        p.flush().unwrap();
+        p.exp_string(&format!("{cmd} base16"))
+            .unwrap_or_else(|e| panic!("{cmd}: no run label completed: {e}"));
+        // Leave the line without running it.
+        p.send_control('c').unwrap();
+        p.exp_string(PROMPT).unwrap();
+    }
+    // After a Tcl `cd` into a folder without an analysis or runs, nothing
+    // of the previous folder is offered: the command will read the new one.
+    const SUB_PROMPT: &str = "mapvis:~/sub> ";
+    p.send_line("file mkdir sub; cd sub").unwrap();
+    p.exp_string(SUB_PROMPT).unwrap();
+    p.send("2d_memory_access_pattern ar\t").unwrap();
+    p.flush().unwrap();
+    p.send_line(" 16 4").unwrap();
+    // A Tab with nothing to offer rings the bell (BEL) in the echo.
+    let echoed = p
+        .exp_string("there is no analysis yet")
+        .unwrap()
+        .replace('\x07', "");
+    assert!(echoed.contains("pattern ar 16 4"), "{echoed:?}");
+    assert!(
+        !echoed.contains("arr"),
+        "the old folder's array: {echoed:?}"
+    );
+    p.exp_string(SUB_PROMPT).unwrap();
+    p.send("use_run bas\t").unwrap();
+    p.flush().unwrap();
+    p.send_line("").unwrap();
+    let echoed = p.exp_string("there is no run").unwrap();
+    assert!(
+        !echoed.contains("base16"),
+        "the old folder's run: {echoed:?}"
+    );
+    p.exp_string(SUB_PROMPT).unwrap();
+    p.send_line("cd ..").unwrap();
+    p.exp_string(PROMPT).unwrap();
     p.send_line("exit 0").unwrap();
     p.exp_eof().unwrap();
 
@@ -292,5 +339,45 @@ fn a_mistyped_command_gets_the_nearest_names() {
         "catch {cache_stat} m; set m",
         "\r\ninvalid command name \"cache_stat\"\r\n",
     );
+    finish(p);
+}
+
+/// `set_cache` on one level says that level's change in one line, not the
+/// whole model again (worked by hand: 4 KiB in 4 ways of 64-byte lines is
+/// 16 sets); with no argument it prints the whole model, with its policy.
+#[test]
+fn set_cache_says_only_what_changed() {
+    let home = tempfile::tempdir().unwrap();
+    let mut p = start(home.path());
+    for (line, says) in [
+        (
+            "set_cache L1 4K 4 64",
+            "cache: L1 4 KiB, 4-way, 64-byte lines (16 sets)",
+        ),
+        ("set_cache L2 off", "cache: L2 off; levels now L1"),
+    ] {
+        p.send_line(line).unwrap();
+        p.exp_string(says)
+            .unwrap_or_else(|e| panic!("after {line:?}, expected {says:?}: {e}"));
+        let rest = p.exp_string(PROMPT).unwrap();
+        assert!(!rest.contains("LRU"), "{line}: the model again: {rest:?}");
+    }
+    run(&mut p, "set_cache", "LRU, write-allocate");
+    finish(p);
+}
+
+/// `help` fits one screen in the terminal (at most 40 lines), and `help
+/// GROUP` lists that group's commands with their usage.
+#[test]
+fn help_fits_one_screen_and_opens_by_group() {
+    let home = tempfile::tempdir().unwrap();
+    let mut p = start(home.path());
+    p.send_line("help").unwrap();
+    p.exp_string("Commands by group").unwrap();
+    let listing = p.exp_string(PROMPT).unwrap();
+    let lines = listing.lines().count();
+    assert!(lines <= 40, "{lines} lines:\n{listing}");
+    assert!(listing.contains("set_cache"), "{listing}");
+    run(&mut p, "help caches", "set_cache ?LEVEL");
     finish(p);
 }

@@ -34,7 +34,7 @@ struct Loaded {
 /// session's model. Cost: one pass over the run's accesses.
 fn load(st: &Session, run: Run) -> CmdResult<Loaded> {
     let label = run.label();
-    let analysis = super::pipeline::load_saved(st.folder(), &run.analysis_dir())
+    let analysis = super::saved::load_saved(st.folder(), &run.analysis_dir())
         .context(|| format!("reading the run {label} failed"))?;
     if let Some(why) = analysis.summary.partial_reason() {
         println!("warning: run {label} is PARTIAL ({why}): its counts cover only part of the run.");

@@ -58,7 +58,27 @@ fn set_cache(st: &mut Session, a: &[String]) -> CmdResult<Value> {
         settings.cache = model;
         st.set_locality(settings)?;
     }
-    println!("{}", st.locality().cache.describe());
+    // The whole model when asked for it or replaced by the default; after
+    // a change to one level, only that change (a sweep's three calls print
+    // three lines, not the model three times).
+    let cache = &st.locality().cache;
+    match a.len() {
+        2 => println!(
+            "cache: {} off; levels now {}",
+            a[0],
+            level_names(cache.levels.iter().map(|l| l.name()))
+        ),
+        4 => {
+            if let Some(l) = cache
+                .levels
+                .iter()
+                .find(|l| a[0].eq_ignore_ascii_case(&l.name()))
+            {
+                println!("cache: {}", l.describe());
+            }
+        }
+        _ => println!("{}", cache.describe()),
+    }
     Ok(Value::List(
         st.locality()
             .cache
@@ -74,6 +94,15 @@ fn set_cache(st: &mut Session, a: &[String]) -> CmdResult<Value> {
             })
             .collect(),
     ))
+}
+
+/// `L1, L2` (or `none`): the names of a model's levels, for a line.
+fn level_names(names: impl Iterator<Item = String>) -> String {
+    let names: Vec<String> = names.collect();
+    if names.is_empty() {
+        return "none".into();
+    }
+    names.join(", ")
 }
 
 /// `set_figure_colour default|hit|reuse`: how the access figures colour
@@ -264,7 +293,7 @@ fn save_what_if(
 ) -> CmdResult<Vec<PathBuf>> {
     use crate::filter::SelectionBatches;
     use crate::vis::{what_if_figure, what_if_file, WhatIfFigure, WhatIfPanel};
-    let page = what_if_file(name, w.var, words);
+    let page = what_if_file(name, words);
     let csv = fig.visinfo_dir.join(page.replace(".html", ".csv"));
     let mut df = w.table()?;
     let csv = filter::write_csv(&mut df, &csv)?;

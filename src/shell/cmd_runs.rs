@@ -16,7 +16,6 @@ use super::{Registry, Value};
 use crate::filter::{
     cache_stats, metric_by_run, CacheReport, Metric, RunReport, RunValue, RunValues,
 };
-use crate::trace::natural_cmp;
 use crate::workdir::{Run, RunInfo};
 
 /// Registers the run commands (each holding the folder's lock);
@@ -27,6 +26,13 @@ pub fn register(r: &mut Registry<Session>) {
     add(r, "use_run", use_run);
     add(r, "drop_run", drop_run);
     add(r, "plot_runs", plot_runs);
+    r.set_run_source(|st| {
+        st.folder_to_read()
+            .saved_runs()
+            .iter()
+            .map(|r| r.label().to_string())
+            .collect()
+    });
 }
 
 /// The run `label` of the working folder, saved or not, or a message
@@ -59,14 +65,13 @@ pub(super) fn existing(st: &Session, label: &str) -> CmdResult<Run> {
     .into())
 }
 
-/// The saved runs, in the order people count their labels.
+/// The saved runs, in the order they were saved (a sweep's baseline
+/// first; see [`crate::workdir::WorkFolder::saved_runs`]).
 fn saved_runs(st: &Session) -> Vec<Run> {
-    let mut out = st.folder().saved_runs();
-    out.sort_by(|a, b| natural_cmp(a.label(), b.label()));
-    out
+    st.folder().saved_runs()
 }
 
-/// The labels of the saved runs, in the order people count.
+/// The labels of the saved runs, in the order they were saved.
 fn labels(st: &Session) -> Vec<String> {
     saved_runs(st)
         .iter()
@@ -99,6 +104,7 @@ fn save_run(st: &mut Session, a: &[String]) -> CmdResult<Value> {
         program: summary.command.first().cloned().unwrap_or_default(),
         arguments: summary.command.iter().skip(1).cloned().collect(),
         saved,
+        sequence: st.folder().next_run_sequence(),
         accesses: summary.accesses,
         complete: summary.partial_reason().is_none(),
     };
@@ -228,7 +234,7 @@ fn drop_run(st: &mut Session, a: &[String]) -> CmdResult<Value> {
 /// The cache report of the saved run `run` under the session's model.
 fn run_report(st: &Session, run: &Run) -> CmdResult<CacheReport> {
     let label = run.label();
-    let a = super::pipeline::load_saved(st.folder(), &run.analysis_dir())
+    let a = super::saved::load_saved(st.folder(), &run.analysis_dir())
         .context(|| format!("reading the run {label} failed"))?;
     if let Some(why) = a.summary.partial_reason() {
         println!("warning: run {label} is PARTIAL ({why}): its counts cover only part of the run.");

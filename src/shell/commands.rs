@@ -58,13 +58,21 @@ pub fn register_pipeline(r: &mut Registry<Session>) {
 
 /// The array names tab completion offers: those of the session's
 /// analysis, or of the one saved in the working folder (its small
-/// variable table only) before any command has loaded it.
+/// variable table only) before any command has loaded it; after a Tcl
+/// `cd`, those saved in the new folder, which the command will read.
 fn array_names(st: &Session) -> Vec<String> {
+    let saved = |dir: &std::path::Path| {
+        filter::SavedAnalysis::at(dir)
+            .array_names()
+            .unwrap_or_default()
+    };
+    if st.folder_moved() {
+        // After a Tcl `cd` the command will read the new folder's.
+        return saved(&st.folder_to_read().analysis_dir());
+    }
     match st.loaded_analysis() {
         Some(a) => a.array_names().into_iter().map(String::from).collect(),
-        None => filter::SavedAnalysis::at(&st.analysis_dir())
-            .array_names()
-            .unwrap_or_default(),
+        None => saved(&st.analysis_dir()),
     }
 }
 
@@ -501,6 +509,8 @@ fn array_pattern(st: &mut Session, args: &[String], ndim: usize) -> CmdResult<Va
     let nums = &args[1..args.len() - usize::from(save)];
     let name = args[0].clone();
     let mut opts = figure_options(st, save);
+    // The page is named by the user's words (mapvisual's file names).
+    opts.file_name = Some(name.clone());
     st.analysis()?;
     let a = st.loaded_analysis().expect("analysis loaded above");
     let var = match a.resolve_array(&name) {

@@ -55,6 +55,7 @@ pub mod pipeline;
 pub mod progress;
 mod render;
 pub mod repl;
+pub mod saved;
 pub mod session;
 pub mod specs;
 pub mod state;
@@ -76,7 +77,8 @@ pub use tcl::{Interp, TclError, Value};
 /// [`CmdError::user_text`]).
 pub type Handler<S> = Rc<dyn Fn(&mut S, &[String]) -> CmdResult<Value>>;
 
-/// Supplies completion candidates for [`ArgKind::Name`] arguments.
+/// Supplies completion candidates for [`ArgKind::Name`] (or
+/// [`ArgKind::Run`]) arguments.
 type NameSource<S> = Rc<dyn Fn(&S) -> Vec<String>>;
 
 /// The commands of a shell over state `S`: specs and their handlers.
@@ -88,6 +90,7 @@ pub struct Registry<S> {
     specs: Vec<&'static CommandSpec>,
     handlers: HashMap<&'static str, Handler<S>>,
     name_source: Option<NameSource<S>>,
+    run_source: Option<NameSource<S>>,
 }
 
 impl<S: 'static> Default for Registry<S> {
@@ -103,6 +106,7 @@ impl<S: 'static> Registry<S> {
             specs: specs::SPECS.iter().collect(),
             handlers: HashMap::new(),
             name_source: None,
+            run_source: None,
         }
     }
 
@@ -140,6 +144,16 @@ impl<S: 'static> Registry<S> {
         self.name_source = Some(Rc::new(f));
     }
 
+    /// Sets the source of run labels offered by tab completion for
+    /// [`ArgKind::Run`] arguments (the saved runs of the folder the command
+    /// will read). Called on every completion, so it should be cheap.
+    pub fn set_run_source<F>(&mut self, f: F)
+    where
+        F: Fn(&S) -> Vec<String> + 'static,
+    {
+        self.run_source = Some(Rc::new(f));
+    }
+
     /// The spec answering to `word` (name or alias).
     pub fn spec(&self, word: &str) -> Option<&'static CommandSpec> {
         self.specs.iter().copied().find(|s| s.answers_to(word))
@@ -164,6 +178,11 @@ impl<S: 'static> Registry<S> {
         self.name_source
             .as_ref()
             .map_or_else(Vec::new, |f| f(state))
+    }
+
+    /// The run labels the state offers for [`ArgKind::Run`] completion.
+    pub fn runs(&self, state: &S) -> Vec<String> {
+        self.run_source.as_ref().map_or_else(Vec::new, |f| f(state))
     }
 }
 
@@ -468,41 +487,14 @@ fn help_text<S: 'static>(
     topic: Option<&str>,
 ) -> Result<String, String> {
     let Some(topic) = topic else {
-        let mut out = String::from(
-            "Commands (type 'help COMMAND' for details; all Tcl 8.6 commands work too):\n",
-        );
-        // Usage column, then the summary wrapped at 80 columns; a usage
-        // longer than the column puts its summary on the next line.
-        const COLUMN: usize = 24;
-        let indent = " ".repeat(2 + COLUMN + 2);
-        for group in Group::ALL {
-            let specs: Vec<_> = registry
-                .specs()
-                .iter()
-                .filter(|s| s.group == group)
-                .collect();
-            if specs.is_empty() {
-                continue;
-            }
-            out.push('\n');
-            out.push_str(group.title());
-            out.push('\n');
-            for spec in specs {
-                let mut summary = spec.summary().to_string();
-                if !spec.aliases.is_empty() {
-                    summary.push_str(&format!(" Also: {}.", spec.aliases.join(", ")));
-                }
-                let usage = spec.usage();
-                let body = wrap(&summary, 80, &indent);
-                if usage.len() <= COLUMN {
-                    out.push_str(&format!("  {usage:COLUMN$}  {}\n", body.trim_start()));
-                } else {
-                    out.push_str(&format!("  {usage}\n{body}\n"));
-                }
-            }
-        }
-        return Ok(out.trim_end().to_string());
+        return Ok(help_overview(registry));
     };
+    if topic == "all" {
+        return Ok(help_groups(registry, &Group::ALL));
+    }
+    if let Some(group) = Group::named(topic) {
+        return Ok(help_groups(registry, &[group]));
+    }
     if let Some(spec) = registry.spec(topic) {
         let mut out = format!("usage: {}\n\n{}", spec.usage(), wrap(spec.help, 76, ""));
         if !spec.aliases.is_empty() {
@@ -522,6 +514,67 @@ fn help_text<S: 'static>(
     Err(format!(
         "unknown command \"{topic}\": type 'help' to list the mapvis commands"
     ))
+}
+
+/// `help` with no argument: every command's name by group, on one screen
+/// (a line or two a group at 80 columns), and how to see more.
+fn help_overview<S: 'static>(registry: &Registry<S>) -> String {
+    let mut out = String::from(
+        "Commands by group; 'help GROUP' (the word before each group) lists a group's\n\
+         usage and summaries, 'help all' every group's, 'help COMMAND' one command's.\n\
+         Every Tcl 8.6 command works too.\n\n",
+    );
+    const WORD: usize = 13;
+    let indent = " ".repeat(WORD + 1);
+    for group in Group::ALL {
+        let names: Vec<&str> = registry
+            .specs()
+            .iter()
+            .filter(|s| s.group == group)
+            .map(|s| s.name)
+            .collect();
+        if names.is_empty() {
+            continue;
+        }
+        let body = wrap(&names.join(", "), 80, &indent);
+        out.push_str(&format!("{:WORD$} {}\n", group.word(), body.trim_start()));
+    }
+    out.trim_end().to_string()
+}
+
+/// `help GROUP` and `help all`: each command of `groups` with its usage
+/// and summary, the summary wrapped at 80 columns.
+fn help_groups<S: 'static>(registry: &Registry<S>, groups: &[Group]) -> String {
+    let mut out = String::new();
+    // Usage column, then the summary; a usage longer than the column puts
+    // its summary on the next line.
+    const COLUMN: usize = 24;
+    let indent = " ".repeat(2 + COLUMN + 2);
+    for &group in groups {
+        let specs: Vec<_> = registry
+            .specs()
+            .iter()
+            .filter(|s| s.group == group)
+            .collect();
+        if specs.is_empty() {
+            continue;
+        }
+        out.push_str(&format!("\n{} ('help {}')\n", group.title(), group.word()));
+        for spec in specs {
+            let mut summary = spec.summary().to_string();
+            if !spec.aliases.is_empty() {
+                summary.push_str(&format!(" Also: {}.", spec.aliases.join(", ")));
+            }
+            let usage = spec.usage();
+            let body = wrap(&summary, 80, &indent);
+            if usage.len() <= COLUMN {
+                out.push_str(&format!("  {usage:COLUMN$}  {}\n", body.trim_start()));
+            } else {
+                out.push_str(&format!("  {usage}\n{body}\n"));
+            }
+        }
+    }
+    out.trim().to_string()
 }
 
 /// The text of `history`: numbered entries, continuation lines indented.
@@ -682,7 +735,38 @@ mod tests {
     #[test]
     fn help_history_exit() {
         let sh = shell();
-        let all = sh.eval("help").unwrap();
+        // One screen: at most 40 lines of at most 80 columns, naming every
+        // command under its group's word.
+        let overview = sh.eval("help").unwrap();
+        assert!(overview.lines().count() <= 40, "{overview}");
+        assert!(
+            overview.lines().all(|l| l.chars().count() <= 80),
+            "{overview}"
+        );
+        let registry = Registry::<()>::new();
+        for spec in registry.specs() {
+            assert!(
+                overview.contains(spec.name),
+                "{} missing in {overview}",
+                spec.name
+            );
+        }
+        for g in Group::ALL {
+            assert!(
+                overview.contains(&format!("\n{:13} ", g.word())),
+                "{overview}"
+            );
+            assert!(
+                registry.spec(&g.word()).is_none(),
+                "{} is a command",
+                g.word()
+            );
+            let one = sh.eval(&format!("help {}", g.word())).unwrap();
+            assert!(one.starts_with(g.title()), "{one}");
+        }
+        assert!(sh.eval("help caches").unwrap().contains("set_cache"));
+        assert!(!sh.eval("help caches").unwrap().contains("heap_profile"));
+        let all = sh.eval("help all").unwrap();
         for title in [
             "Setup",
             "Pipeline",
@@ -695,7 +779,7 @@ mod tests {
             "Exports",
         ] {
             assert!(
-                all.contains(&format!("\n{title}\n")),
+                all.contains(&format!("\n{title} ('help ")) || all.starts_with(title),
                 "{title} missing in {all}"
             );
         }

@@ -1,21 +1,17 @@
 //! The pipeline's steps that do more than change the session's state:
-//! tracing the loaded program with a progress line, loading a saved
-//! analysis once its files are verified, saying whether an analysis still
-//! belongs to the current trace, and marking an earlier analysis's outputs
-//! stale. [`Session`] keeps the state these read and change; the work is
-//! the stages' (`trace::run_trace_into`, `filter::SavedAnalysis`,
+//! tracing the loaded program with a progress line, and marking an earlier
+//! analysis's outputs stale. [`Session`] keeps the state these read and
+//! change (loading a saved analysis and judging it is `saved.rs`'s, which
+//! the session calls); the work is the stages' (`trace::run_trace_into`,
 //! `workdir`, `vis::write_index`).
-use std::path::Path;
 use std::time::Duration;
 
-use crate::filter::{self, Analysis};
 use crate::trace;
-use crate::workdir::{self, Freshness, WorkFolder};
+use crate::workdir::{self, WorkFolder};
 
 use super::error::{with_causes, CmdResult};
 use super::progress::Progress;
 use super::session::Session;
-use super::text::path_line as shown;
 
 /// `run_gleipnir`: traces the loaded program. The trace is kept even when
 /// the program crashes or is interrupted. It is written under a new name
@@ -51,50 +47,6 @@ fn trace_showing_progress(req: &trace::TraceRequest) -> CmdResult<trace::TracedR
     let run = trace::run_trace_into(req, &mut progress);
     shown.finish();
     Ok(run?)
-}
-
-/// Loads the analysis saved in `dir` of `folder` after checking that its
-/// files are the ones mapvis saved ([`workdir::verify_saved_analysis`]):
-/// a swapped, edited or added file refuses it, naming the file. An
-/// analysis the manifest does not list is loaded with a warning.
-pub fn load_saved(folder: &WorkFolder, dir: &Path) -> CmdResult<Analysis> {
-    if workdir::verify_saved_analysis(folder.root(), dir)? == workdir::Verified::NotRecorded {
-        println!(
-            "warning: the list of files mapvis saved (.mapvis/manifest.json) does not list the saved analysis in {}, so its files could not be checked; run memory_trace_analysis again to be sure of it.",
-            shown(dir)
-        );
-    }
-    Ok(filter::SavedAnalysis::at(dir).load()?)
-}
-
-/// What to say of an analysis judged `verdict` against the trace at
-/// `current`: `Ok(None)` when it is current, `Ok(Some(warning))` when it
-/// is shown with a warning, `Err` (saying what to run) when it must not be
-/// shown, so that another run's results are never taken for this one's.
-pub fn freshness_message(verdict: &Freshness, current: &Path) -> CmdResult<Option<String>> {
-    match verdict {
-        Freshness::Same => Ok(None),
-        Freshness::Unknown => Ok(Some(format!(
-            "the saved analysis does not say which trace it was made from (it was saved by an older mapvis); run memory_trace_analysis again to be sure it is of {}.",
-            current.display()
-        ))),
-        Freshness::Changed { was, now } => Err(format!(
-            "the analysis was made from the trace {}, but the current trace is {}: it is not shown, so that another run's results are never taken for this one's. Run memory_trace_analysis to analyse the current trace.",
-            was.describe(),
-            now.describe()
-        )
-        .into()),
-        Freshness::Missing { was } => Err(format!(
-            "the analysis was made from the trace {}, but the current trace {} does not exist: run run_gleipnir or load_trace FILE, then memory_trace_analysis.",
-            was.describe(),
-            current.display()
-        )
-        .into()),
-        Freshness::Removed { was } => Ok(Some(format!(
-            "the trace {} that this analysis was made from no longer exists; the results shown are of it as it was.",
-            was.path.display()
-        ))),
-    }
 }
 
 /// After a new analysis (id `id`) replaced the previous one: marks the

@@ -241,6 +241,10 @@ impl<S: 'static> ShellHelper<S> {
                 Ok(state) => self.registry.names(&state),
                 Err(_) => Vec::new(),
             },
+            ArgKind::Run => match self.state.try_borrow() {
+                Ok(state) => self.registry.runs(&state),
+                Err(_) => Vec::new(),
+            },
             ArgKind::Path => {
                 return self
                     .files

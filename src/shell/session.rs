@@ -107,6 +107,23 @@ impl Session {
         }
     }
 
+    /// The working folder the next command will read: the process's
+    /// working folder (a command first follows a Tcl `cd`, see
+    /// [`Session::follow_cwd`]), else this session's. For completion,
+    /// which must offer what the command will find.
+    pub fn folder_to_read(&self) -> WorkFolder {
+        match std::env::current_dir() {
+            Ok(cwd) if cwd != self.folder.root() => WorkFolder::new(cwd),
+            _ => self.folder.clone(),
+        }
+    }
+
+    /// Whether the next command will read another folder than this
+    /// session's (after a Tcl `cd`).
+    pub fn folder_moved(&self) -> bool {
+        self.folder_to_read().root() != self.folder.root()
+    }
+
     /// Takes the working folder's lock for the command about to run, so
     /// that no other mapvis session changes the folder meanwhile. While
     /// another session holds it, says so once and waits; Ctrl-C gives up.
@@ -505,7 +522,7 @@ impl Session {
             let dir = self.analysis_dir();
             let saved = filter::SavedAnalysis::at(&dir);
             if saved.exists() {
-                let a = super::pipeline::load_saved(&self.folder, &dir)?;
+                let a = super::saved::load_saved(&self.folder, &dir)?;
                 self.analysis_source = saved.source();
                 self.check_fresh()?;
                 self.analysis = Some(a);
@@ -537,7 +554,7 @@ impl Session {
             // Said once: from now on it is taken as the current trace's.
             self.analysis_source = SourceId::of(&current);
         }
-        match super::pipeline::freshness_message(&verdict, &current) {
+        match super::saved::freshness_message(&verdict, &current) {
             Ok(warning) => {
                 if let Some(w) = warning {
                     println!("warning: {w}");

@@ -55,6 +55,23 @@ impl Group {
             Group::Exports => "Exports",
         }
     }
+
+    /// The word `help WORD` takes for this group: the title's first word,
+    /// in lower case (`figures`, `caches`, `comparing`), none of them a
+    /// command's name.
+    pub fn word(self) -> String {
+        let title = self.title();
+        title
+            .split(' ')
+            .next()
+            .unwrap_or(title)
+            .to_ascii_lowercase()
+    }
+
+    /// The group `help` names by `word` (see [`Group::word`]).
+    pub fn named(word: &str) -> Option<Group> {
+        Group::ALL.into_iter().find(|g| g.word() == word)
+    }
 }
 
 /// The first sentence of `text` (see [`CommandSpec::summary`]).
@@ -87,6 +104,9 @@ pub enum ArgKind {
     /// The name of an array or variable of the traced program (completed from
     /// the state's name source, see [`super::Registry::set_name_source`]).
     Name,
+    /// The label of a saved run (completed from the working folder's runs,
+    /// see [`super::Registry::set_run_source`]).
+    Run,
     /// Exactly one of these words (checked and completed).
     OneOf(&'static [&'static str]),
     /// A non-negative integer (checked).
@@ -458,9 +478,12 @@ pub const SPECS: &[CommandSpec] = &[
         name: "help",
         aliases: &[],
         group: Group::Housekeeping,
-        args: &[opt("COMMAND", ArgKind::Command)],
-        help: "Lists the commands by group, or shows the usage and description of \
-               COMMAND. Every Tcl 8.6 command (set, proc, foreach, ...) works too.",
+        args: &[opt("COMMAND|GROUP|all", ArgKind::Command)],
+        help: "Lists the commands by group on one screen; with a GROUP (the word \
+               help shows before each group: figures, caches, heap, ...) lists that \
+               group's commands with their usage and summary, with all every group's; \
+               with a COMMAND shows its usage and description. Every Tcl 8.6 command \
+               (set, proc, foreach, ...) works too.",
     },
     CommandSpec {
         name: "history",
@@ -712,15 +735,15 @@ pub const SPECS: &[CommandSpec] = &[
         aliases: &[],
         group: Group::Runs,
         args: &[],
-        help: "Lists the saved runs: label, program, arguments, when it was saved, \
-               accesses, and whether its trace is complete or partial; the current \
+        help: "Lists the saved runs in the order they were saved: label, program, \
+               arguments, when it was saved, accesses, and whether its trace is complete or partial; the current \
                run (use_run) is marked. Returns a list of dicts.",
     },
     CommandSpec {
         name: "use_run",
         aliases: &[],
         group: Group::Runs,
-        args: &[req("LABEL", ArgKind::Text)],
+        args: &[req("LABEL", ArgKind::Run)],
         help: "Makes the run LABEL current: every command then reads its trace and \
                analysis (memory_stats, cache_stats, the figures), until run_gleipnir, \
                load_trace or memory_trace_analysis makes a new one, which never \
@@ -730,7 +753,7 @@ pub const SPECS: &[CommandSpec] = &[
         name: "drop_run",
         aliases: &[],
         group: Group::Runs,
-        args: &[req("LABEL", ArgKind::Text)],
+        args: &[req("LABEL", ArgKind::Run)],
         help: "Removes the run LABEL: the files mapvis wrote in its folder, as \
                clear_analysis removes files (a file changed since is kept). \
                Returns the number of files removed.",
@@ -739,7 +762,7 @@ pub const SPECS: &[CommandSpec] = &[
         name: "compare_runs",
         aliases: &[],
         group: Group::Runs,
-        args: &[req("A", ArgKind::Text), req("B", ArgKind::Text), opt("save", SAVE)],
+        args: &[req("A", ArgKind::Run), req("B", ArgKind::Run), opt("save", SAVE)],
         help: "Compares two saved runs variable by variable under the current \
                cache model (set_cache) and memory kinds (set_mem_alloc): \
                variables are aligned by name, never by address, and for each the \
@@ -767,13 +790,13 @@ pub const SPECS: &[CommandSpec] = &[
         name: "plot_runs",
         aliases: &[],
         group: Group::Runs,
-        args: &[req("METRIC", ArgKind::Text), rest("RUN", ArgKind::Text)],
+        args: &[req("METRIC", ArgKind::Text), rest("RUN", ArgKind::Run)],
         help: "Draws one metric of each variable across saved runs, as a sweep \
                over block sizes or layouts: METRIC is a key of cache_stats' \
                per-variable dicts (accesses, misses_L1, misses_L2 … for each \
                level of set_cache, compulsory, miss_ratio, line_bytes_used). The \
                runs are those listed (plot_runs misses_L1 b8 b16 b32), in that \
-               order, or every saved run in the order of runs; after the word \
+               order, or every saved run in the order they were saved (as runs lists them); after the word \
                -vars, only the variables named (plot_runs misses_L1 -vars X Y). \
                Each run's number is its own cache_stats number under the current \
                model and memory kinds; a partial run is marked (partial). Prints \

@@ -89,8 +89,7 @@ pub use options::{
     Annotations, FigureOptions, DEFAULT_POINT_BUDGET, MAX_POINTS_3D, MAX_POINT_BUDGET,
 };
 pub use page::{
-    ensure_plotly_js, sanitize_name, write_index, FigureReport, INDEX_FILE, PLOTLY_JS,
-    PLOTLY_JS_NAME,
+    ensure_plotly_js, file_word, write_index, FigureReport, INDEX_FILE, PLOTLY_JS, PLOTLY_JS_NAME,
 };
 pub use report::{
     cache_summary, compare_page, curves_of, heap_figures, lifetime_histogram, runs_figure,

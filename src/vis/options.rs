@@ -43,6 +43,11 @@ pub struct FigureOptions {
     /// Colour classes and pattern labels from the locality stage, for the
     /// complete pattern and the array figures.
     pub annotations: Annotations,
+    /// The words the user named the drawn variable by (`C`, `net->w1[3]`):
+    /// an array figure's file name is made of them, as mapvisual made it
+    /// (`2d_memory_access_pattern_C.html`, see
+    /// `file_word` in `page/html.rs`). `None`: of the variable's name.
+    pub file_name: Option<String>,
 }
 
 /// What the locality stage adds to the access figures (see
@@ -85,6 +90,7 @@ impl FigureOptions {
             provenance: String::new(),
             analysis_id: String::new(),
             annotations: Annotations::default(),
+            file_name: None,
         }
     }
 

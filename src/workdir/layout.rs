@@ -145,19 +145,38 @@ impl WorkFolder {
         })
     }
 
-    /// The saved runs (a valid label and a `run.json`), in the order the
-    /// folder lists them. Cost: one listing of `.mapvis/runs/` and a
-    /// `stat` per entry.
+    /// The saved runs (a valid label and a `run.json`), in the order they
+    /// were saved: by [`RunInfo::sequence`], then (runs saved before runs
+    /// were numbered) by the second they were saved, then by label. Cost:
+    /// one listing of `.mapvis/runs/` and a read of each `run.json`.
     pub fn saved_runs(&self) -> Vec<Run> {
         let Ok(entries) = fs::read_dir(self.runs_dir()) else {
             return Vec::new();
         };
-        entries
+        let mut runs: Vec<((u64, u64), Run)> = entries
             .filter_map(|e| e.ok())
             .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
             .filter_map(|e| self.run(&e.file_name().to_string_lossy()))
             .filter(Run::is_saved)
-            .collect()
+            .map(|r| {
+                let info = r.info();
+                let key = info.map_or((0, 0), |i| (i.sequence, i.saved));
+                (key, r)
+            })
+            .collect();
+        runs.sort_by(|(a, x), (b, y)| a.cmp(b).then_with(|| x.label.cmp(&y.label)));
+        runs.into_iter().map(|(_, r)| r).collect()
+    }
+
+    /// The number the next run saved gets: one more than the largest of
+    /// the saved runs' (1 for the first). Cost: as [`Self::saved_runs`].
+    pub fn next_run_sequence(&self) -> u64 {
+        self.saved_runs()
+            .iter()
+            .filter_map(|r| r.info())
+            .map(|i| i.sequence)
+            .max()
+            .map_or(1, |m| m + 1)
     }
 
     /// The folders mapvis writes into, relative to the root: each is
@@ -270,6 +289,11 @@ pub struct RunInfo {
     pub arguments: Vec<String>,
     /// When it was saved, seconds since the Unix epoch (UTC).
     pub saved: u64,
+    /// Its place in the order runs were saved in this folder, from 1 (a
+    /// sweep saves several runs a second, so the time cannot order them);
+    /// 0 in a `run.json` written before runs were numbered.
+    #[serde(default)]
+    pub sequence: u64,
     /// The accesses its analysis counted.
     pub accesses: u64,
     /// Whether the whole run was traced (not partial).
@@ -279,6 +303,41 @@ pub struct RunInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A run `label` saved at second `saved` with number `sequence` (None:
+    /// a `run.json` from before runs were numbered).
+    fn keep(w: &WorkFolder, label: &str, saved: u64, sequence: Option<u64>) {
+        let r = w.run(label).unwrap();
+        fs::create_dir_all(r.dir()).unwrap();
+        let mut info = serde_json::json!({"label": label, "program": "p", "arguments": [],
+            "saved": saved, "accesses": 1, "complete": true});
+        if let Some(n) = sequence {
+            info["sequence"] = n.into();
+        }
+        fs::write(r.info_file(), info.to_string()).unwrap();
+    }
+
+    /// Runs come in the order they were saved: unnumbered (older) runs
+    /// first by their second, then by number, whatever their labels'
+    /// order; the next run gets one more than the largest number.
+    #[test]
+    fn runs_are_listed_in_the_order_they_were_saved() {
+        let dir = tempfile::tempdir().unwrap();
+        let w = WorkFolder::new(dir.path().to_path_buf());
+        assert_eq!(w.next_run_sequence(), 1);
+        keep(&w, "b16", 100, Some(1));
+        keep(&w, "a", 100, Some(3));
+        keep(&w, "b4", 100, Some(2));
+        keep(&w, "old2", 50, None);
+        keep(&w, "old1", 40, None);
+        let labels: Vec<String> = w
+            .saved_runs()
+            .iter()
+            .map(|r| r.label().to_string())
+            .collect();
+        assert_eq!(labels, ["old1", "old2", "b16", "b4", "a"]);
+        assert_eq!(w.next_run_sequence(), 4);
+    }
 
     #[test]
     fn a_run_stays_inside_the_runs_folder() {

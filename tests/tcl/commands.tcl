@@ -8,17 +8,17 @@ file mkdir $work
 cd $work
 
 test help-lists-groups {
-    set h [help]
+    set h [help all]
     set found {}
     foreach title {Setup Pipeline Figures {Caches and locality} {Comparing runs}
                    Heap Exports Housekeeping {Valgrind tools}} {
-        if {[string first "\n$title\n" $h] >= 0} { lappend found $title }
+        if {[string first "$title ('help " $h] >= 0} { lappend found $title }
     }
     llength $found
 } 9
 
 test help-lists-every-command {
-    set h [help]
+    set h [help all]
     set missing {}
     foreach cmd {load_exe set_src_path set_valgrind_path set_arguments set_mem_alloc
                  run_gleipnir memory_trace_analysis filtering_process memory_stats
@@ -43,7 +43,7 @@ test help-unknown {
     list [catch {help nosuchcmd} msg] $msg
 } {1 {unknown command "nosuchcmd": type 'help' to list the mapvis commands}}
 
-test help-too-many-args {help a b} {ERROR: wrong # args: should be "help ?COMMAND?"}
+test help-too-many-args {help a b} {ERROR: wrong # args: should be "help ?COMMAND|GROUP|all?"}
 
 test wrong-args-usage {
     catch {2d_memory_access_pattern} msg

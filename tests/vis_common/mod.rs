@@ -92,6 +92,7 @@ pub fn options(dir: &Path) -> FigureOptions {
         provenance: "t.mvt of ./prog".into(),
         analysis_id: String::new(),
         annotations: Default::default(),
+        file_name: None,
     }
 }
 

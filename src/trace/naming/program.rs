@@ -16,7 +16,7 @@ use super::namer::{
     HeapName, NameQuality, Namer, RegHolder, RegSource, Scope, VarName, CALLEE_SAVED,
 };
 use super::symbolize::{SourceFinder, Symbolizer};
-use crate::trace::record::Mapping;
+use crate::trace::record::{Mapping, PINS_FILE, PINS_HEADER};
 
 mod stackblocks;
 
@@ -234,6 +234,12 @@ impl ProgramNamer {
         let mut include = |name: &str, quoted: bool, from: &Path| {
             let beside = from.parent().map(|d| d.join(name)).filter(|p| p.is_file());
             let found = beside.or_else(|| finder.find(Path::new(name), None));
+            if found.is_none() && Path::new(name).file_name() == Some(PINS_FILE.as_ref()) {
+                // The pins header where the program's folders do not hold
+                // it (compile_exe puts it on the include path): mapvis's
+                // own copy, so it is not reported missing.
+                return Some((PathBuf::from(PINS_FILE), PINS_HEADER.to_string()));
+            }
             let Some(found) = found else {
                 if quoted && !missing.iter().any(|m| m == name) {
                     missing.push(name.to_string());

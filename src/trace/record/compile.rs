@@ -13,7 +13,7 @@ use std::process::Command;
 pub const PINS_HEADER: &str = include_str!("../../../pins/gleipnir.h");
 
 /// The pins header's file name in [`CompileRequest::include_dir`].
-const PINS_FILE: &str = "gleipnir.h";
+pub const PINS_FILE: &str = "gleipnir.h";
 
 /// What to compile, and where.
 #[derive(Clone, Debug)]

@@ -40,7 +40,9 @@ mod run;
 mod sync;
 mod varint;
 
-pub use compile::{compile_c, install_pins_header, CompileError, CompileRequest, PINS_HEADER};
+pub use compile::{
+    compile_c, install_pins_header, CompileError, CompileRequest, PINS_FILE, PINS_HEADER,
+};
 pub use dump::{dump, DumpError};
 pub use format::{
     Access, AllocEvent, AllocKind, Event, ExitStatus, Footer, FreeEvent, FreeKind, Header, Mapping,

@@ -29,7 +29,7 @@ use crate::vis::input::classes::{Annot, ClassesSeen};
 use crate::vis::input::tables::{for_items, op_name, FrameBatches, Item};
 use crate::vis::input::tables::{Lines, VarInfo, Variables};
 use crate::vis::options::FigureOptions;
-use crate::vis::page::html::{sanitize_name, write_page_of, Page, PageFigure, PageMeta};
+use crate::vis::page::html::{file_word, write_page_of, Page, PageFigure, PageMeta};
 use crate::vis::page::traces::MIX_NOTE;
 use crate::vis::page::written::FigureReport;
 
@@ -395,10 +395,11 @@ fn draw_array(r: Request, o: &FigureOptions) -> Result<FigureReport, VisError> {
         m.figures(&cells, &mut figures);
     }
 
-    // mapvisual's file name: the variable's alone, whatever the shape.
+    // mapvisual's file name: the variable's alone, in the user's words,
+    // whatever the shape.
     let stem = format!(
         "{kind}_memory_access_pattern_{}",
-        sanitize_name(&info.name, r.var.0)
+        file_word(o.file_name.as_deref().unwrap_or(&info.name))
     );
     let title = format!(
         "{} memory access pattern of {} ({})",

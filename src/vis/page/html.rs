@@ -648,14 +648,18 @@ impl PageMeta {
     }
 }
 
-/// Makes a variable name usable in a file name. Characters other than ASCII
-/// letters, digits, `-`, `_` and `.` become `_`; when anything changed,
-/// `_v` and `tag` are appended so that `a[1]` and `a_1_` never share a
-/// file. The figures of a variable pass its id as `tag` (the number of
-/// [`crate::filter::VarId`]); names that are not a variable's pass 0.
-pub fn sanitize_name(name: &str, tag: u32) -> String {
-    let clean: String = name
+/// The words a user named something by, made usable in a file name and
+/// still read as theirs, with no id added (mapvisual named a figure by the
+/// variable's name alone): ASCII letters, digits, `-`, `_` and `.` are
+/// kept, `->` becomes `.` and `::` `__` (`net->w1[3]` gives `net.w1_3`,
+/// `main::C` gives `main__C`), `]` is dropped and any other character
+/// becomes `_`; leading dots are dropped (no hidden file). Nothing left
+/// gives `unnamed`.
+pub fn file_word(words: &str) -> String {
+    let spelled = words.replace("->", ".").replace("::", "__");
+    let clean: String = spelled
         .chars()
+        .filter(|&c| c != ']')
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
                 c
@@ -664,10 +668,27 @@ pub fn sanitize_name(name: &str, tag: u32) -> String {
             }
         })
         .collect();
-    let clean = clean.trim_start_matches('.').to_string();
-    if clean == name && !clean.is_empty() {
-        clean
+    let clean = clean.trim_start_matches('.');
+    if clean.is_empty() {
+        "unnamed".into()
     } else {
-        format!("{clean}_v{tag}")
+        clean.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::file_word;
+
+    /// Worked by hand from the rule: `->` to `.`, `::` to `__`, `]`
+    /// dropped, any other unsafe character `_`, leading dots dropped.
+    #[test]
+    fn a_file_word_keeps_the_users_spelling() {
+        assert_eq!(file_word("C"), "C");
+        assert_eq!(file_word("main::C"), "main__C");
+        assert_eq!(file_word("net->w1[3]"), "net.w1_3");
+        assert_eq!(file_word("k@S"), "k_S");
+        assert_eq!(file_word("../etc/passwd"), "_etc_passwd");
+        assert_eq!(file_word("..."), "unnamed");
     }
 }

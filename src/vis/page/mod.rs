@@ -11,6 +11,6 @@ pub(in crate::vis) mod traces;
 pub(in crate::vis) mod typed;
 pub(in crate::vis) mod written;
 
-pub use html::{ensure_plotly_js, sanitize_name, PLOTLY_JS, PLOTLY_JS_NAME};
+pub use html::{ensure_plotly_js, file_word, PLOTLY_JS, PLOTLY_JS_NAME};
 pub use index::{write_index, INDEX_FILE};
 pub use written::FigureReport;

@@ -44,10 +44,7 @@ pub struct Series {
 /// The page's file name for `metric` (a cache_stats key such as
 /// `misses_L1`, made of letters, digits and `_`).
 pub fn runs_file(metric: &str) -> String {
-    format!(
-        "runs_{}.html",
-        crate::vis::page::html::sanitize_name(metric, 0)
-    )
+    format!("runs_{}.html", crate::vis::page::html::file_word(metric))
 }
 
 /// Writes the page into `dir`: `metric` of each series against `runs`,

@@ -20,7 +20,7 @@ use crate::vis::error::VisError;
 use crate::vis::input::aggregate::{aggregate, bin_width, Binned, Binning, Group};
 use crate::vis::input::tables::{for_items, Item};
 use crate::vis::options::FigureOptions;
-use crate::vis::page::html::{sanitize_name, write_page, PageFigure, PageMeta};
+use crate::vis::page::html::{file_word, write_page, PageFigure, PageMeta};
 use crate::vis::page::traces::{customdata_fields, trace_sizes, CdCol, CustomData, Ext};
 use crate::vis::page::traces::{CdField, OneOrMany, PointMarker, Typed, PALETTE};
 use crate::vis::page::written::FigureReport;
@@ -65,18 +65,14 @@ pub struct WhatIfFigure<'a> {
 /// The page's file name: `what_if_NAME_LAYOUT.html`, NAME made safe for a
 /// file name as the other figures make it, LAYOUT its words joined by `_`
 /// (`pad 64` and `pad 128` get files of their own).
-pub fn what_if_file(name: &str, var: VarId, layout: &str) -> String {
+pub fn what_if_file(name: &str, layout: &str) -> String {
     let words: Vec<&str> = layout.split_whitespace().collect();
     let layout = if words.is_empty() {
         "layout".to_string()
     } else {
         words.join("_")
     };
-    format!(
-        "what_if_{}_{}.html",
-        sanitize_name(name, var.0),
-        sanitize_name(&layout, var.0)
-    )
+    format!("what_if_{}_{}.html", file_word(name), file_word(&layout))
 }
 
 customdata_fields! {
@@ -148,7 +144,7 @@ pub fn what_if_figure(f: &WhatIfFigure, o: &FigureOptions) -> Result<FigureRepor
     let intro = intro(f, &report);
     report.html = write_page(
         &o.figures_dir,
-        &what_if_file(f.name, f.var, f.layout),
+        &what_if_file(f.name, f.layout),
         &title,
         &intro,
         &figures,
@@ -384,23 +380,14 @@ fn misses_plot(levels: &[String], (before, after): (&[u64], &[u64])) -> Plot {
 
 #[cfg(test)]
 mod tests {
-    use super::{what_if_file, VarId};
+    use super::what_if_file;
 
     /// Every word of the layout is in the file name, so two paddings do
     /// not overwrite each other's page.
     #[test]
     fn layouts_with_arguments_get_files_of_their_own() {
-        assert_eq!(
-            what_if_file("A", VarId(0), "transpose"),
-            "what_if_A_transpose.html"
-        );
-        assert_eq!(
-            what_if_file("A", VarId(0), "pad 64"),
-            "what_if_A_pad_64.html"
-        );
-        assert_ne!(
-            what_if_file("A", VarId(0), "pad 64"),
-            what_if_file("A", VarId(0), "pad 128")
-        );
+        assert_eq!(what_if_file("A", "transpose"), "what_if_A_transpose.html");
+        assert_eq!(what_if_file("A", "pad 64"), "what_if_A_pad_64.html");
+        assert_ne!(what_if_file("A", "pad 64"), what_if_file("A", "pad 128"));
     }
 }
