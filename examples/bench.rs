@@ -232,16 +232,7 @@ fn figures(runs: usize) {
         ])
         .unwrap();
         let dir = std::env::temp_dir().join(format!("mapvis-bench-fig-{}", std::process::id()));
-        let opts = mapvis::vis::FigureOptions {
-            figures_dir: dir.join("figures"),
-            visinfo_dir: dir.join("visinfo"),
-            save: false,
-            point_budget: 200_000,
-            matrix_orientation: false,
-            provenance: String::new(),
-            analysis_id: String::new(),
-            annotations: Default::default(),
-        };
+        let opts = mapvis::vis::FigureOptions::writing_to(dir.join("figures"), dir.join("visinfo"));
         let reps = if n > 1_000_000 { runs.min(3) } else { runs };
         let mut t_complete = Vec::new();
         let mut t_2d = Vec::new();
