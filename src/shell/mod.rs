@@ -159,6 +159,11 @@ impl<S: 'static> Registry<S> {
         self.specs.iter().copied().find(|s| s.answers_to(word))
     }
 
+    /// The specs of `group`, in table order.
+    pub fn specs_in(&self, group: Group) -> impl Iterator<Item = &'static CommandSpec> + '_ {
+        self.specs.iter().copied().filter(move |s| s.group == group)
+    }
+
     /// All specs, in table order.
     pub fn specs(&self) -> &[&'static CommandSpec] {
         &self.specs
@@ -527,12 +532,7 @@ fn help_overview<S: 'static>(registry: &Registry<S>) -> String {
     const WORD: usize = 13;
     let indent = " ".repeat(WORD + 1);
     for group in Group::ALL {
-        let names: Vec<&str> = registry
-            .specs()
-            .iter()
-            .filter(|s| s.group == group)
-            .map(|s| s.name)
-            .collect();
+        let names: Vec<&str> = registry.specs_in(group).map(|s| s.name).collect();
         if names.is_empty() {
             continue;
         }
@@ -551,11 +551,7 @@ fn help_groups<S: 'static>(registry: &Registry<S>, groups: &[Group]) -> String {
     const COLUMN: usize = 24;
     let indent = " ".repeat(2 + COLUMN + 2);
     for &group in groups {
-        let specs: Vec<_> = registry
-            .specs()
-            .iter()
-            .filter(|s| s.group == group)
-            .collect();
+        let specs: Vec<_> = registry.specs_in(group).collect();
         if specs.is_empty() {
             continue;
         }

@@ -150,6 +150,26 @@ impl WorkFolder {
     /// were numbered) by the second they were saved, then by label. Cost:
     /// one listing of `.mapvis/runs/` and a read of each `run.json`.
     pub fn saved_runs(&self) -> Vec<Run> {
+        self.saved_runs_keyed()
+            .into_iter()
+            .map(|(_, r)| r)
+            .collect()
+    }
+
+    /// The number the next run saved gets: one more than the largest of
+    /// the saved runs' (1 for the first). Cost: as [`Self::saved_runs`].
+    pub fn next_run_sequence(&self) -> u64 {
+        self.saved_runs_keyed()
+            .iter()
+            .map(|((sequence, _), _)| *sequence)
+            .max()
+            .map_or(1, |m| m + 1)
+    }
+
+    /// The saved runs, each with its (sequence, second saved) from its
+    /// `run.json` ((0, 0) when that cannot be read), in the order of
+    /// [`Self::saved_runs`]: each `run.json` is read once.
+    fn saved_runs_keyed(&self) -> Vec<((u64, u64), Run)> {
         let Ok(entries) = fs::read_dir(self.runs_dir()) else {
             return Vec::new();
         };
@@ -158,25 +178,10 @@ impl WorkFolder {
             .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
             .filter_map(|e| self.run(&e.file_name().to_string_lossy()))
             .filter(Run::is_saved)
-            .map(|r| {
-                let info = r.info();
-                let key = info.map_or((0, 0), |i| (i.sequence, i.saved));
-                (key, r)
-            })
+            .map(|r| (r.info().map_or((0, 0), |i| (i.sequence, i.saved)), r))
             .collect();
         runs.sort_by(|(a, x), (b, y)| a.cmp(b).then_with(|| x.label.cmp(&y.label)));
-        runs.into_iter().map(|(_, r)| r).collect()
-    }
-
-    /// The number the next run saved gets: one more than the largest of
-    /// the saved runs' (1 for the first). Cost: as [`Self::saved_runs`].
-    pub fn next_run_sequence(&self) -> u64 {
-        self.saved_runs()
-            .iter()
-            .filter_map(|r| r.info())
-            .map(|i| i.sequence)
-            .max()
-            .map_or(1, |m| m + 1)
+        runs
     }
 
     /// The folders mapvis writes into, relative to the root: each is

@@ -73,6 +73,10 @@ pub struct HeapReport {
     pub dur_sample: u64,
 }
 
+/// The duration group of frees of blocks that were not live (their size is
+/// not known): one past the last size class of [`size_class`].
+const UNKNOWN_CLASS: usize = 18;
+
 /// Durations below this many nanoseconds are counted exactly.
 const DUR_EXACT: usize = 1024;
 /// Sub-buckets per power of two above [`DUR_EXACT`]: relative error under
@@ -147,7 +151,7 @@ impl DurHist {
 /// Indexed, not hashed: two counts per call, two histogram updates per
 /// timed call.
 struct Durations {
-    /// `[class][op]`, class 18 is `?`; op 0 alloc, 1 free.
+    /// `[class][op]`, class [`UNKNOWN_CLASS`] is `?`; op 0 alloc, 1 free.
     pub(super) classes: Vec<[Option<DurHist>; 2]>,
     /// `[tid][op]`.
     pub(super) threads: Vec<[Option<DurHist>; 2]>,
@@ -248,7 +252,7 @@ impl Durations {
             }
         };
         for (k, ops) in self.classes.iter().enumerate() {
-            let label = if k == 18 {
+            let label = if k == UNKNOWN_CLASS {
                 "?".to_string()
             } else {
                 size_class_label(k)
@@ -314,7 +318,7 @@ impl Pass {
             HeapOp::Alloc(AllocKind::Realloc) => c.old.filter(|&o| o != 0),
             HeapOp::Alloc(_) => None,
         };
-        let freed_class = freed.map_or(18, |a| self.free(n, a, c.tid));
+        let freed_class = freed.map_or(UNKNOWN_CLASS, |a| self.free(n, a, c.tid));
         if matches!(c.op, HeapOp::Free(_)) || c.addr == 0 {
             // A free, or a realloc that only freed: timed as a free.
             durs.add(freed_class, c.tid, 1, c.dur_ns);
@@ -324,12 +328,12 @@ impl Pass {
         durs.add(k, c.tid, 0, c.dur_ns);
     }
 
-    /// Frees block `a` for thread `tid`; returns its size class (18 when
-    /// `a` was not a live block).
+    /// Frees block `a` for thread `tid`; returns its size class
+    /// ([`UNKNOWN_CLASS`] when `a` was not a live block).
     fn free(&mut self, n: &mut HeapCounts, a: u64, tid: u32) -> usize {
         let Some(b) = self.live.remove(&a) else {
             n.unknown_frees += 1;
-            return 18;
+            return UNKNOWN_CLASS;
         };
         n.frees += 1;
         self.total_live -= b.size;

@@ -148,8 +148,7 @@ pub fn complete_memory_access_pattern(
     lines: &DataFrame,
     o: &FigureOptions,
 ) -> Result<FigureReport, VisError> {
-    o.validate()?;
-    draw_complete(&FrameBatches::read(acc)?, vars, lines, o)
+    complete_pattern_of(&FrameBatches::read(acc)?, vars, lines, o)
 }
 
 /// Draws every access of `src` to `figures/complete_memory_access_pattern.html`.
@@ -187,17 +186,6 @@ pub fn complete_pattern_of(
     o: &FigureOptions,
 ) -> Result<FigureReport, VisError> {
     o.validate()?;
-    draw_complete(src, vars, lines, o)
-}
-
-/// [`complete_pattern_of`] once the options are checked (each public
-/// figure function checks them once, before any work).
-fn draw_complete(
-    src: &dyn AccessBatches,
-    vars: &DataFrame,
-    lines: &DataFrame,
-    o: &FigureOptions,
-) -> Result<FigureReport, VisError> {
     let v = Variables::read(vars)?;
     let l = Lines::read(lines)?;
     let n = src.len();
