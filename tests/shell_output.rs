@@ -53,12 +53,16 @@ fn piped_commands_print_their_results_once() {
 }
 
 #[test]
-fn values_still_reach_scripts_and_tcl_results_still_print() {
+fn values_still_reach_scripts_and_echo_prints_tcl_results() {
     let home = tempfile::tempdir().unwrap();
     let script = "set x [set_mem_alloc S]; set y \"value=$x\"";
     let out = stdout_of(mapvis(home.path()).args(["-c", script]));
     assert_eq!(out, "memory kind: S (stack variables)\nvalue=S\n");
+    // As in a script, -c prints only what the commands print; --echo adds
+    // the last value.
     let out = stdout_of(mapvis(home.path()).args(["-c", "expr {6 * 7}"]));
+    assert_eq!(out, "");
+    let out = stdout_of(mapvis(home.path()).args(["--echo", "-c", "expr {6 * 7}"]));
     assert_eq!(out, "42\n");
     let out = stdout_of(mapvis(home.path()).args(["-c", "help set_mem_alloc"]));
     assert!(out.contains("set_mem_alloc H|S|G|all"), "{out}");

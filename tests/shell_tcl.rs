@@ -115,7 +115,13 @@ fn exit_sets_the_status() {
 #[test]
 fn dash_c_runs_commands() {
     let out = mapvis()
-        .args(["-c", "set x 20; expr {$x + [llength $argv]}", "p", "q"])
+        .args([
+            "--echo",
+            "-c",
+            "set x 20; expr {$x + [llength $argv]}",
+            "p",
+            "q",
+        ])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));

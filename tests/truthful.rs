@@ -70,3 +70,98 @@ fn figure_files_are_named_by_the_users_words() {
         "{out}"
     );
 }
+
+/// `mapvis -c` shows what the commands print, as a script does: the last
+/// command's value (memory_stats' dict, which repeats its table) is not
+/// printed after the table. `--echo` prints it as well, and `help`,
+/// whose value is its text, is shown without it.
+#[test]
+fn dash_c_prints_what_the_commands_print_and_echo_adds_the_value() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(root().join(PROG), dir.path().join("p.c")).unwrap();
+    mapvis_script(
+        dir.path(),
+        "compile_exe p.c; run_gleipnir; memory_trace_analysis",
+    );
+    let quiet = mapvis_script(dir.path(), "set n 1; memory_stats");
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_mapvis"))
+            .current_dir(dir.path())
+            .env("HOME", dir.path())
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let echoed = run(&["--echo", "-c", "set n 1; memory_stats"]);
+    let value = echoed
+        .strip_prefix(quiet.as_str())
+        .unwrap_or_else(|| panic!("--echo changed the table:\n{quiet}\n---\n{echoed}"));
+    assert!(
+        value.trim().len() > 20,
+        "--echo printed no value:\n{echoed}"
+    );
+    assert!(quiet.contains("accesses"), "no table:\n{quiet}");
+    let first = value.lines().next().unwrap();
+    assert!(
+        !quiet.contains(first),
+        "the value is printed without --echo:\n{quiet}"
+    );
+    assert_eq!(run(&["-c", "set x 5"]), "");
+    assert_eq!(run(&["--echo", "-c", "set x 5"]), "5\n");
+    assert!(run(&["-c", "help"]).contains("help GROUP"));
+}
+
+/// `alloc_sites` on a Valgrind trace shows the program's frames and ends
+/// each stack at `main`: no C start-up frames (`_start`,
+/// `__libc_start_main`) and no words read past the first frame (`0x37
+/// (?)`). With the C library's debug file (libc6-dbg, installed by
+/// `.ci/run`), its internal functions are named, not shown as addresses.
+/// The oracle is scripts/rowcol.c: `malloc` on line 16 in main, and a
+/// `printf` in main whose stdio buffer the C library allocates.
+#[test]
+fn alloc_sites_stacks_end_at_main_with_every_frame_named() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(root().join("scripts/rowcol.c"), dir.path().join("rowcol.c")).unwrap();
+    let out = mapvis_script(
+        dir.path(),
+        "compile_exe rowcol.c; set_mem_alloc all; run_gleipnir; alloc_sites",
+    );
+    let stacks: Vec<Vec<&str>> = out
+        .split("\nsite #")
+        .skip(1)
+        .map(|s| {
+            s.lines()
+                .skip(1)
+                .take_while(|l| l.starts_with("    "))
+                .map(str::trim)
+                .collect()
+        })
+        .collect();
+    assert_eq!(stacks.len(), 2, "two sites (main's and stdio's):\n{out}");
+    for stack in &stacks {
+        assert!(
+            stack
+                .last()
+                .is_some_and(|f| f.starts_with("main (rowcol.c:")),
+            "the stack does not end at main: {stack:?}\n{out}"
+        );
+        for f in stack {
+            assert!(!f.starts_with("0x"), "an unnamed frame {f}: {stack:?}");
+            assert!(!f.contains("_start"), "a start-up frame {f}: {stack:?}");
+        }
+    }
+    let line = line_of("scripts/rowcol.c", "malloc");
+    assert!(
+        stacks.contains(&vec![format!("main (rowcol.c:{line})").as_str()]),
+        "{stacks:?}"
+    );
+    assert!(
+        stacks
+            .iter()
+            .any(|s| s[0].starts_with("_IO_file_doallocate")
+                && s.iter().any(|f| f.starts_with("printf"))),
+        "{stacks:?}"
+    );
+}

@@ -761,3 +761,103 @@ fn hover_on_the_aggregated_raster_shows_its_groups_fields() {
     // Zooming in gridded both traces anew over the zoomed range.
     assert_eq!(got[4], "x0 zoomed,zoomed");
 }
+
+/// The heap page as Chromium draws it, for tests/c/many_small.c (20000
+/// allocations of 16 bytes and one of 1 MiB, worked by hand): in the size
+/// histogram the allocation-count bar and the bytes bar of one size class
+/// stand side by side, neither hiding the other, and their heights are
+/// plotly's data of 20000 and 1 allocations, 320000 and 1048576 bytes; in
+/// the flame graph the root is drawn above `main`, as its note says
+/// ("callers above callees"), and no C start-up frame is drawn; the page
+/// says which profile of which program it was drawn from.
+#[test]
+fn the_heap_page_shows_both_bars_and_callers_above_callees() {
+    let Some(bin) = chromium_or_skip("the heap page was not checked") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        common::root().join("tests/c/many_small.c"),
+        dir.path().join("m.c"),
+    )
+    .unwrap();
+    common::mapvis_script(dir.path(), "compile_exe m.c; heap_profile; heap_figures");
+    let html = dir.path().join("figures/heap_profile.html");
+    let text = std::fs::read_to_string(&html).unwrap();
+    let drawn = text
+        .split("id=\"mapvis-drawn-from\">")
+        .nth(1)
+        .and_then(|s| s.split('<').next())
+        .unwrap();
+    assert!(
+        drawn.starts_with("Drawn from heap profile ")
+            && drawn.contains("/.mapvis/bin/m, recorded "),
+        "{drawn}"
+    );
+    let probe = r#"<script>
+(function () {
+  function go() {
+    if (!document.body.hasAttribute('data-rendered-traces')) { return setTimeout(go, 50); }
+    var out = [];
+    var bars = document.getElementById('fig2');
+    bars._fullData.forEach(function (t) {
+      out.push('data ' + t.name + ' ' + JSON.stringify(t.x) + ' ' + JSON.stringify(t.y));
+    });
+    bars.querySelectorAll('.barlayer .trace').forEach(function (t, k) {
+      t.querySelectorAll('.point path').forEach(function (p, i) {
+        var r = p.getBoundingClientRect();
+        out.push(['bar', k, i, r.left, r.right, r.top, r.bottom].join(' '));
+      });
+    });
+    document.getElementById('fig1').querySelectorAll('g.slice').forEach(function (s) {
+      var r = s.querySelector('path').getBoundingClientRect();
+      out.push('slice ' + r.top + ' ' + s.textContent);
+    });
+    document.body.setAttribute('data-hover', JSON.stringify(out));
+  }
+  go();
+})();
+</script>
+</body>"#;
+    let got = probed(&bin, &html, probe, "heap_probe.html");
+    let data: Vec<&String> = got.iter().filter(|l| l.starts_with("data ")).collect();
+    assert_eq!(
+        data,
+        [
+            "data allocations [\"0-16\",\"524289-1048576\"] [20000,1]",
+            "data bytes [\"0-16\",\"524289-1048576\"] [320000,1048576]"
+        ],
+        "{got:?}"
+    );
+    let bar = |k: usize, i: usize| -> [f64; 4] {
+        let l = got
+            .iter()
+            .find(|l| l.starts_with(&format!("bar {k} {i} ")))
+            .unwrap_or_else(|| panic!("no bar {k} {i}: {got:?}"));
+        let v: Vec<f64> = l.split(' ').skip(3).map(|x| x.parse().unwrap()).collect();
+        [v[0], v[1], v[2], v[3]]
+    };
+    for i in 0..2 {
+        let (a, b) = (bar(0, i), bar(1, i));
+        assert!(
+            a[1] <= b[0] + 0.5 || b[1] <= a[0] + 0.5,
+            "size class {i}: the bars overlap, {a:?} and {b:?}"
+        );
+        assert!(a[3] - a[2] > 0.5 && b[3] - b[2] > 0.5, "{a:?} {b:?}");
+    }
+    let top_of = |label: &str| -> f64 {
+        got.iter()
+            .filter_map(|l| l.strip_prefix("slice "))
+            .find_map(|l| {
+                let (y, text) = l.split_once(' ')?;
+                text.starts_with(label).then(|| y.parse().unwrap())
+            })
+            .unwrap_or_else(|| panic!("no slice {label}: {got:?}"))
+    };
+    assert!(top_of("all allocations") < top_of("main"), "{got:?}");
+    assert!(
+        !got.iter()
+            .any(|l| l.starts_with("slice ") && (l.contains("libc_start") || l.contains("0x"))),
+        "a start-up frame is drawn: {got:?}"
+    );
+}

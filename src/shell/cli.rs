@@ -5,7 +5,11 @@
 //!   failed).
 //! * `mapvis SCRIPT.tcl [ARG ...]`: runs the script with `argv0`, `argv` and
 //!   `argc` set; on error prints `error: MESSAGE` and `  at FILE:LINE`.
-//! * `mapvis -c 'CMD; CMD' [ARG ...]`: runs the commands and prints the result.
+//! * `mapvis -c 'CMD; CMD' [ARG ...]`: runs the commands. As in a script,
+//!   only what the commands print is shown, not the last command's value
+//!   (a mapvis command's dict repeats the table it printed); `help` and
+//!   `history`, whose value is their text, are shown.
+//! * `--echo` before `-c` or a script also prints the last command's value.
 //! * `mapvis --help`, `mapvis --version`.
 
 use std::io::IsTerminal;
@@ -24,7 +28,10 @@ Usage:
                               when it is not a terminal)
   mapvis SCRIPT.tcl [ARG ...] run a Tcl script; ARGs are in $argv
   mapvis -c 'CMD; CMD' [ARG ...]
-                              run the commands and print the result
+                              run the commands; only what they print is
+                              shown, as in a script
+  mapvis --echo -c '...'      (or --echo SCRIPT.tcl) print the last
+                              command's value as well
   mapvis --dump-trace FILE [LIMIT]
                               print a binary trace as text (all events, or
                               the first LIMIT)
@@ -54,6 +61,10 @@ pub fn main() -> ExitCode {
             );
             return ExitCode::from(2);
         }
+    };
+    let (echo, args) = match args.split_first() {
+        Some((first, rest)) if first == "--echo" => (true, rest.to_vec()),
+        _ => (false, args),
     };
     match args.first().map(String::as_str) {
         Some("--help" | "-h") => {
@@ -103,7 +114,7 @@ pub fn main() -> ExitCode {
         Some("-c") => match args.get(1) {
             Some(script) => with_shell("mapvis", &args[2..], |shell| {
                 shell.enable_interrupts_or_warn();
-                run_command(shell, script)
+                run_command(shell, script, echo)
             }),
             None => {
                 eprintln!("error: -c needs the commands to run, e.g. mapvis -c 'help'");
@@ -116,7 +127,7 @@ pub fn main() -> ExitCode {
         }
         Some(script) => with_shell(script, &args[1..], |shell| {
             shell.enable_interrupts_or_warn();
-            run_script(shell, script)
+            run_script(shell, script, echo)
         }),
         None => with_shell("mapvis", &[], |shell| {
             let stdin = std::io::stdin();
@@ -161,16 +172,17 @@ fn failure_code() -> ExitCode {
     }
 }
 
-/// `mapvis -c`: evaluates `script`, prints a non-empty result.
-fn run_command<S>(shell: &Shell<S>, script: &str) -> ExitCode {
+/// `mapvis -c`: evaluates `script`; prints its non-empty value only when
+/// `echo` is set or the value is the text of `help`/`history`.
+fn run_command<S>(shell: &Shell<S>, script: &str, echo: bool) -> ExitCode {
     let result = shell.eval(script);
     if let Some(code) = shell.exit_requested() {
         return ExitCode::from(code);
     }
     match result {
         Ok(text) => {
-            if !text.is_empty() && !shell.speaks_for_itself(script) {
-                repl::say(&super::text::terminal_safe(&text));
+            if echo || shell.value_is_its_text(script) {
+                echo_value(&text);
             }
             ExitCode::SUCCESS
         }
@@ -181,14 +193,28 @@ fn run_command<S>(shell: &Shell<S>, script: &str) -> ExitCode {
     }
 }
 
-/// `mapvis SCRIPT.tcl`: runs the file; reports `FILE:LINE` on error.
-fn run_script<S>(shell: &Shell<S>, script: &str) -> ExitCode {
+/// Prints a command's value unless it is empty, with control characters
+/// escaped (it may hold names from a trace).
+fn echo_value(text: &str) {
+    if !text.is_empty() {
+        repl::say(&super::text::terminal_safe(text));
+    }
+}
+
+/// `mapvis SCRIPT.tcl`: runs the file; reports `FILE:LINE` on error. With
+/// `echo`, prints the value of the script's last command.
+fn run_script<S>(shell: &Shell<S>, script: &str, echo: bool) -> ExitCode {
     let result = shell.eval_file(Path::new(script));
     if let Some(code) = shell.exit_requested() {
         return ExitCode::from(code);
     }
     match result {
-        Ok(_) => ExitCode::SUCCESS,
+        Ok(text) => {
+            if echo {
+                echo_value(&text);
+            }
+            ExitCode::SUCCESS
+        }
         Err(e) => {
             report_script_error(&e);
             failure_code()

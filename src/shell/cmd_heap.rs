@@ -96,6 +96,28 @@ fn heap_state(st: &mut Session) -> CmdResult<&mut HeapState> {
     }))
 }
 
+/// What a heap page was drawn from: `heap profile FILE of ./prog 2 100,
+/// recorded 2026-11-29 11:40 UTC`. A heap page shows the allocator's
+/// calls, not the analysed accesses, so the trace, the memory kind and
+/// the analysis of the access figures' line do not apply to it.
+fn heap_provenance(h: &HeapState) -> String {
+    let command = h.run.command.join(" ");
+    let mut out = h.run.source.clone();
+    if !command.is_empty() {
+        out.push_str(&format!(" of {command}"));
+    }
+    let recorded = h
+        .stamp
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
+    if let Some(t) = recorded {
+        out.push_str(&format!(
+            ", recorded {} UTC",
+            super::text::utc_date(t.as_secs())
+        ));
+    }
+    out
+}
+
 fn say_notes(h: &HeapState) {
     for n in &h.run.notes {
         println!("note: {n}");
@@ -133,8 +155,9 @@ pub fn register(r: &mut Registry<Session>) {
 fn lifetime_histogram(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     st.follow_cwd();
     let save = a.iter().any(|x| x == "save");
-    let opts = figure_options(st, save);
+    let mut opts = figure_options(st, save);
     let h = heap_state(st)?;
+    opts.provenance = heap_provenance(h);
     say_notes(h);
     let rep = crate::vis::lifetime_histogram(&h.run, &opts)?;
     Ok(report_figure(st, &rep))
@@ -381,8 +404,9 @@ fn heap_figures(st: &mut Session, a: &[String]) -> CmdResult<Value> {
             .map_err(|_| format!("heap_figures takes a number of sites, not \"{x}\"."))?,
         None => 5,
     };
-    let opts = figure_options(st, save);
+    let mut opts = figure_options(st, save);
     let h = heap_state(st)?;
+    opts.provenance = heap_provenance(h);
     let top: Vec<u32> = h
         .report
         .top_sites(n, |x| x.peak_live)

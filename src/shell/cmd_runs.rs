@@ -146,7 +146,7 @@ fn runs(st: &mut Session, _: &[String]) -> CmdResult<Value> {
             format!("{l}{mark}"),
             super::text::terminal_safe(&i.program).into_owned(),
             super::text::terminal_safe(&i.arguments.join(" ")).into_owned(),
-            utc_date(i.saved),
+            super::text::utc_date(i.saved),
             i.accesses.to_string(),
             if i.complete { "complete" } else { "partial" }.to_string(),
         ]);
@@ -157,7 +157,7 @@ fn runs(st: &mut Session, _: &[String]) -> CmdResult<Value> {
                 "arguments".into(),
                 Value::List(i.arguments.iter().map(|a| s(a.clone())).collect()),
             ),
-            ("date".into(), s(utc_date(i.saved))),
+            ("date".into(), s(super::text::utc_date(i.saved))),
             ("accesses".into(), Value::Int(i.accesses as i64)),
             ("complete".into(), Value::Int(i.complete as i64)),
         ]));
@@ -180,23 +180,6 @@ fn runs(st: &mut Session, _: &[String]) -> CmdResult<Value> {
         println!("* the current run (use_run); a new trace or analysis leaves it.");
     }
     Ok(Value::List(out))
-}
-
-/// `2026-11-25 04:05` from seconds since the epoch (UTC), by the civil
-/// calendar's arithmetic (days to year, month and day).
-fn utc_date(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let (h, m) = ((secs % 86_400) / 3600, (secs % 3600) / 60);
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let mo = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(mo <= 2);
-    format!("{y:04}-{mo:02}-{d:02} {h:02}:{m:02}")
 }
 
 /// `use_run LABEL`: makes the run current.
@@ -434,17 +417,4 @@ fn series_of(runs: &[RunReport], values: &[RunValue]) -> Vec<crate::vis::RunSeri
         }
     }
     series
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn dates_are_the_civil_calendars() {
-        assert_eq!(utc_date(0), "1970-01-01 00:00");
-        // 2026-11-25 04:05 UTC.
-        assert_eq!(utc_date(1_795_579_500), "2026-11-25 04:05");
-        assert_eq!(utc_date(951_782_400), "2000-02-29 00:00");
-    }
 }

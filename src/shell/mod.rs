@@ -380,6 +380,16 @@ impl<S: 'static> Shell<S> {
             .is_some_and(|spec| self.registry.handlers.contains_key(spec.name))
     }
 
+    /// True when `script` is one call of a command whose value is the text
+    /// it shows (`help`, `history`): `mapvis -c help` prints that value,
+    /// while a mapvis command's dict, which repeats the table it printed,
+    /// stays unprinted outside the prompt.
+    pub fn value_is_its_text(&self, script: &str) -> bool {
+        let script = script.trim();
+        !script.contains([';', '\n', '['])
+            && matches!(script.split_whitespace().next(), Some("help" | "history"))
+    }
+
     /// Evaluates `script` at global level, after forgetting any earlier
     /// Ctrl-C.
     pub fn eval(&self, script: &str) -> Result<String, TclError> {

@@ -114,6 +114,23 @@ pub fn duration(ns: u64) -> String {
     format!("{value:.digits$} {unit}")
 }
 
+/// `2026-11-25 04:05` from seconds since the epoch (UTC), by the civil
+/// calendar's arithmetic (days to year, month and day).
+pub fn utc_date(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let (h, m) = ((secs % 86_400) / 3600, (secs % 3600) / 60);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let mo = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(mo <= 2);
+    format!("{y:04}-{mo:02}-{d:02} {h:02}:{m:02}")
+}
+
 /// `wrote a, b, c`: the line that lists the files a command wrote.
 pub fn wrote(paths: &[std::path::PathBuf]) -> String {
     let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
@@ -163,6 +180,14 @@ mod tests {
         assert_eq!(super::counted(1u64, "variable"), "1 variable");
         assert_eq!(super::counted(0u64, "region"), "0 regions");
         assert_eq!(super::counted(200u32, "block"), "200 blocks");
+    }
+
+    #[test]
+    fn dates_are_the_civil_calendars() {
+        assert_eq!(super::utc_date(0), "1970-01-01 00:00");
+        // 2026-11-25 04:05 UTC.
+        assert_eq!(super::utc_date(1_795_579_500), "2026-11-25 04:05");
+        assert_eq!(super::utc_date(951_782_400), "2000-02-29 00:00");
     }
 
     /// Worked by hand: 22 727 416 ns is 22.727 ms, three digits 22.7.

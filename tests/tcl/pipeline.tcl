@@ -154,7 +154,7 @@ test filter-unknown {catch {complete_memory_access_pattern nosuch} m; string mat
 
 # A later session in this folder continues without tracing again.
 test persist {
-    set out [exec [info nameofexecutable] -c {set_mem_alloc H; llength [memory_stats]}]
+    set out [exec [info nameofexecutable] --echo -c {set_mem_alloc H; llength [memory_stats]}]
     lindex [split [string trim $out] \n] end
 } 1
 

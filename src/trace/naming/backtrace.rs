@@ -93,7 +93,7 @@ impl BacktraceSymbolizer {
             .map(|i| self.maps[i].clone())
             .filter(|m| ret < m.start + m.len)
         else {
-            return vec![unknown(ret, "?")];
+            return vec![unknown(ret, UNMAPPED)];
         };
         let object = Path::new(&m.path)
             .file_name()
@@ -128,10 +128,43 @@ impl BacktraceSymbolizer {
             .collect()
     }
 
-    /// All frames of a stack of return addresses, innermost first.
+    /// All frames of a stack of return addresses, innermost first, ending
+    /// at the program's own root: `main`, or `start_thread` for a thread.
+    ///
+    /// What lies below the root is the C runtime's start-up
+    /// (`__libc_start_call_main`, `_start`, often unsymbolized in a libc
+    /// without its symbol table) and, after `_start`, words the unwinder
+    /// read past the first frame (`0x37 (?)`): not frames of the program.
+    /// Valgrind hides them the same way (`--show-below-main=no`). Trailing
+    /// frames in no mapped object are dropped for the same reason when no
+    /// root is found.
     pub fn backtrace(&mut self, stack: &[u64]) -> Vec<Frame> {
-        stack.iter().flat_map(|&a| self.frames(a)).collect()
+        let mut out = Vec::new();
+        for &a in stack {
+            let frames = self.frames(a);
+            let root = frames.iter().position(is_root);
+            match root {
+                Some(i) => {
+                    out.extend_from_slice(&frames[..=i]);
+                    return out;
+                }
+                None => out.extend(frames),
+            }
+        }
+        while out.last().is_some_and(|f| f.object == UNMAPPED) {
+            out.pop();
+        }
+        out
     }
+}
+
+/// The object name of an address in no mapping.
+const UNMAPPED: &str = "?";
+
+/// Whether `f` is the outermost frame of the program's own code: `main`,
+/// or the C library's thread entry, whose caller is `clone`.
+fn is_root(f: &Frame) -> bool {
+    matches!(f.function.as_deref(), Some("main" | "start_thread")) && !f.inlined
 }
 
 fn unknown(addr: u64, object: &str) -> Frame {

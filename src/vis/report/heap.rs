@@ -147,14 +147,15 @@ fn flame_figure(
     let (ids, labels, parents, values) = icicle_nodes(run, report, frames);
     PageFigure {
         heading: "Allocated bytes by call stack (flame graph)".into(),
-        note:
-            "Callers above callees; a box's width is the bytes allocated below it. Click to zoom."
-                .into(),
+        note: "The program's outermost function at the top, callers above callees; a box's \
+               width is the bytes allocated by the calls through it. Frames below main (the C \
+               library's start-up) are left out. Click a box to zoom."
+            .into(),
         plot: plot(
             vec![
                 json!({"type": "icicle", "ids": ids, "labels": labels, "parents": parents,
                 "values": values, "branchvalues": "total",
-                "tiling": {"orientation": "v", "flip": "y"},
+                "tiling": {"orientation": "v"},
                 "hovertemplate": "%{label}<br>%{value} bytes<extra></extra>"}),
             ],
             Layout::new(),
@@ -179,8 +180,12 @@ fn size_figure(report: &HeapReport) -> PageFigure {
         .collect();
     let hist = plot(
         vec![
-            json!({"type": "bar", "x": x, "y": counts, "name": "allocations"}),
-            json!({"type": "bar", "x": x, "y": bytes, "name": "bytes", "yaxis": "y2"}),
+            // One offset group each: bars on two y axes are otherwise drawn
+            // at the same place, the taller hiding the other.
+            json!({"type": "bar", "x": x, "y": counts, "name": "allocations",
+                "offsetgroup": "allocations"}),
+            json!({"type": "bar", "x": x, "y": bytes, "name": "bytes", "yaxis": "y2",
+                "offsetgroup": "bytes"}),
         ],
         Layout::new()
             .bar_mode(BarMode::Group)
@@ -194,7 +199,7 @@ fn size_figure(report: &HeapReport) -> PageFigure {
     );
     PageFigure {
         heading: "Allocation sizes".into(),
-        note: "Allocations and bytes per size class.".into(),
+        note: "Allocations (left axis) and bytes (right axis) per size class, side by side.".into(),
         plot: hist,
         height: 450,
     }
