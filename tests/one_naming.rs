@@ -246,6 +246,18 @@ fn an_array_of_structures_shows_the_fields_never_touched() {
         "{out}"
     );
     let figs = dir.path().join("figures");
+    // The page says so too, as the README does (every field a column, the
+    // untouched ones blank and named).
+    let page = |f: &str| std::fs::read_to_string(figs.join(f)).unwrap();
+    assert!(page("2d_memory_access_pattern_ps.html")
+        .contains("Field m is never touched in the region: its column is blank"));
+    assert!(page("2d_memory_access_pattern_hp.html")
+        .contains("Fields x, y are never touched in the region: their columns are blank"));
+    let readme = std::fs::read_to_string(common::root().join("README.md")).unwrap();
+    assert!(
+        readme.contains("Every field gets a\ncolumn") && !readme.contains("Only fields that the"),
+        "the README's arrays-of-structures paragraph disagrees with the figure"
+    );
     let ps = column_counts(&figs.join("2d_memory_access_pattern_ps.html"));
     assert_eq!(
         ps,

@@ -381,3 +381,103 @@ fn help_fits_one_screen_and_opens_by_group() {
     run(&mut p, "help caches", "set_cache ?LEVEL");
     finish(p);
 }
+
+/// Many notes of one kind print as one line with a count, and `notes`
+/// lists them all. tests/c/many_notes.c passes six blocks' addresses to a
+/// function instead of storing them (worked from the source: one note per
+/// allocating line, six of one kind): the analysis prints two of them and
+/// "4 more notes like the one above", and `notes` numbers all six, each
+/// naming its own line.
+#[test]
+fn notes_of_one_kind_print_once_with_a_count_and_notes_lists_them() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/many_notes.c"),
+        home.path().join("n.c"),
+    )
+    .unwrap();
+    let mut p = start(home.path());
+    run(&mut p, "compile_exe n.c", "compiled and loaded");
+    p.send_line("run_gleipnir").unwrap();
+    p.exp_string("accesses in 1 region were recorded").unwrap();
+    p.exp_string(PROMPT).unwrap();
+    p.send_line("memory_trace_analysis").unwrap();
+    let printed = p.exp_string("accesses by 1 thread").unwrap();
+    p.exp_string(PROMPT).unwrap();
+    let passed = printed.matches("is passed to use, not stored").count();
+    assert_eq!(passed, 2, "{printed}");
+    assert!(
+        printed.contains("note: 4 more notes like the one above ('notes' lists them all)."),
+        "{printed}"
+    );
+    p.send_line("notes").unwrap();
+    for k in 1..=6 {
+        let line = 11 + k;
+        p.exp_string(&format!(
+            "the result of malloc on line {line} is passed to use"
+        ))
+        .unwrap_or_else(|e| panic!("notes lacks line {line}: {e}"));
+    }
+    p.exp_string(PROMPT).unwrap();
+    finish(p);
+}
+
+/// At the prompt, tables fit the terminal (a pty is 80 columns): no table
+/// line of `compare_runs` is wider (a heading ending in `:` wraps as
+/// prose), and no label is cut (`…`); scripts/transpose.c reads Y by
+/// columns, and its pattern label, cut in the 136-column table that `-c`
+/// keeps for scripts, is shown whole on its own line.
+#[test]
+fn wide_tables_fit_the_terminal_and_keep_whole_labels() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/transpose.c"),
+        home.path().join("transpose.c"),
+    )
+    .unwrap();
+    let c = |script: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_mapvis"))
+            .current_dir(home.path())
+            .env("HOME", home.path())
+            .env("MAPVIS_HISTORY", home.path().join("history"))
+            .args(["-c", script])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    c(
+        "compile_exe transpose.c; set_mem_alloc all; run_gleipnir; memory_trace_analysis; \
+       save_run a; save_run b",
+    );
+    let script = c("compare_runs a b");
+    const LABEL: &str = "8 of 64 bytes per line used";
+    assert!(
+        script.lines().any(|l| l.chars().count() > 80) && script.contains("8 of 64 bytes per lin…"),
+        "-c's table is laid out as before, the label cut:\n{script}"
+    );
+    let mut p = start(home.path());
+    p.send_line("compare_runs a b").unwrap();
+    p.exp_string("by the largest change in L1 misses:").unwrap();
+    let shown = p.exp_string(PROMPT).unwrap();
+    for l in shown.lines().map(|l| l.trim_end_matches('\r')) {
+        if !l.ends_with(':') {
+            assert!(
+                l.chars().count() <= 80,
+                "{} columns: {l}\n{shown}",
+                l.chars().count()
+            );
+        }
+    }
+    assert!(!shown.contains('…'), "a label is cut:\n{shown}");
+    // A label longer than the terminal wraps between words, its later
+    // lines indented by six spaces.
+    let joined = shown.replace("\r\n      ", " ");
+    assert!(
+        joined
+            .lines()
+            .any(|l| l.trim_start().starts_with("pattern: column-wise") && l.contains(LABEL)),
+        "the pattern label is not on a line of its own:\n{shown}"
+    );
+    finish(p);
+}

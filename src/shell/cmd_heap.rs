@@ -119,7 +119,7 @@ fn heap_provenance(h: &HeapState) -> String {
 }
 
 fn say_notes(h: &HeapState) {
-    for n in &h.run.notes {
+    for n in super::notes::grouped(&h.run.notes) {
         println!("note: {n}");
     }
     if let Some(n) = h.run.timing_note() {

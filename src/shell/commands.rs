@@ -50,6 +50,7 @@ pub fn register_pipeline(r: &mut Registry<Session>) {
     add(r, "load_trace", load_trace);
     add(r, "dump_trace", dump_trace);
     add(r, "clear_analysis", clear_analysis);
+    add(r, "notes", notes);
     for tool in ["lackey", "helgrind", "cachegrind", "massif", "dhat"] {
         add(r, tool, move |st, _| grind(st, tool));
     }
@@ -296,8 +297,8 @@ fn memory_trace_analysis(st: &mut Session, _: &[String]) -> CmdResult<Value> {
     shown.finish();
     crate::cancel::clear();
     let mut a = a?;
-    for n in &a.summary.notes {
-        println!("note: {}", super::text::terminal_safe(n));
+    for n in super::notes::grouped(&a.summary.notes) {
+        println!("note: {}", super::text::terminal_safe(&n));
     }
     let user_vars = a.vars.iter().filter(|v| !v.internal).count();
     println!(
@@ -400,6 +401,26 @@ fn filtering_process(st: &mut Session, args: &[String]) -> CmdResult<Value> {
 
 /// `memory_stats ?save?`: prints the per-variable and per-address
 /// statistics; returns a list of per-variable dicts.
+/// `notes`: every note of the saved analysis, numbered, as the analysis
+/// made them (memory_trace_analysis prints many notes of one kind as one
+/// line with a count). Returns them as a list.
+fn notes(st: &mut Session, _: &[String]) -> CmdResult<Value> {
+    let a = st.analysis()?;
+    let notes = &a.summary.notes;
+    if notes.is_empty() {
+        println!(
+            "the analysis of {} made no note.",
+            super::text::terminal_safe(&a.summary.command.join(" "))
+        );
+    }
+    for (i, n) in notes.iter().enumerate() {
+        println!("{:>3}. {}", i + 1, super::text::terminal_safe(n));
+    }
+    Ok(Value::List(
+        notes.iter().map(|n| Value::Str(n.clone())).collect(),
+    ))
+}
+
 fn memory_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     let save = has_save(args);
     let sel = st.selected()?;

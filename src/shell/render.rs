@@ -435,7 +435,7 @@ pub(super) fn memory_stats(m: &MemoryStats) -> String {
     let mut out = String::new();
     let cols = MemoryStats::VARIABLE_COLUMNS;
     w!(out, "{}", table(&cols, &variable_rows(m)));
-    for line in &m.notes {
+    for line in super::notes::grouped(&m.notes) {
         wl!(out, "note: {line}");
     }
     if m.threads > 1 {

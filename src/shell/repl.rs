@@ -391,7 +391,11 @@ pub fn run_interactive<S: 'static>(shell: &Shell<S>) -> ExitCode {
                         }
                     }
                 }
+                // Tables fit the terminal as it is now (it may have been
+                // resized since the last command).
+                super::fit::set_width(editor.dimensions().map(|(cols, _)| cols as usize));
                 let result = shell.eval(&line);
+                super::fit::set_width(None);
                 if let Some(code) = shell.exit_requested() {
                     shell.flush();
                     return ExitCode::from(code);

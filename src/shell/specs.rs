@@ -362,6 +362,17 @@ pub const SPECS: &[CommandSpec] = &[
                later session in this folder can go on without tracing again.",
     },
     CommandSpec {
+        name: "notes",
+        aliases: &[],
+        group: Group::Pipeline,
+        args: &[],
+        help: "Lists every note of the saved analysis, numbered, as \
+               memory_trace_analysis made them: what could not be named and why, \
+               accesses left out, conditions that could not be evaluated. \
+               memory_trace_analysis prints many notes of one kind as one line \
+               with a count. Returns the notes as a list.",
+    },
+    CommandSpec {
         name: "filtering_process",
         aliases: &[],
         group: Group::Pipeline,

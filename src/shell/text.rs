@@ -38,10 +38,15 @@ pub fn terminal_safe(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// A cell made terminal-safe and put on one line.
+fn one_line(cell: &str) -> String {
+    terminal_safe(cell).replace(['\n', '\t'], " ")
+}
+
 /// One table cell as shown: made terminal-safe, on one line, and cut at
 /// [`MAX_CELL`] characters.
 fn shown(cell: &str) -> String {
-    let safe = terminal_safe(cell).replace(['\n', '\t'], " ");
+    let safe = one_line(cell);
     if safe.chars().count() <= MAX_CELL {
         safe
     } else {
@@ -52,8 +57,17 @@ fn shown(cell: &str) -> String {
 }
 
 /// A text table: the first column left-aligned, the others right-aligned,
-/// two spaces apart, one line per row. Cost: O(total text).
+/// two spaces apart, one line per row; at the prompt, fitted to the
+/// terminal instead (see [`super::fit`]). Cost: O(total text).
 pub fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
+    if let Some(width) = super::fit::width() {
+        let head: Vec<String> = headers.iter().map(|h| one_line(h)).collect();
+        let body: Vec<Vec<String>> = rows
+            .iter()
+            .map(|r| r.iter().map(|c| one_line(c)).collect())
+            .collect();
+        return super::fit::fitted(&head, &body, width);
+    }
     let head: Vec<String> = headers.iter().map(|h| shown(h)).collect();
     let body: Vec<Vec<String>> = rows
         .iter()
@@ -142,6 +156,9 @@ pub fn wrote(paths: &[std::path::PathBuf]) -> String {
 /// (`cache_stats`, `what_if`) use it; the cells are mapvis's own numbers
 /// and names already shown elsewhere.
 pub fn text_table(headers: &[String], rows: &[Vec<String>]) -> String {
+    if let Some(width) = super::fit::width() {
+        return super::fit::fitted(headers, rows, width);
+    }
     let mut w: Vec<usize> = headers.iter().map(|h| h.len()).collect();
     for r in rows {
         for (i, c) in r.iter().enumerate() {

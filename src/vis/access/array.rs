@@ -350,6 +350,9 @@ fn draw_array(r: Request, o: &FigureOptions) -> Result<FigureReport, VisError> {
     let maps = RefCell::new(Some(MapCells::new(&cells, &mut report)));
     let filled = Cell::new(false);
     let (src, var, sh) = (r.acc, r.var, &shape);
+    // Which fields of an array of structures the region touched: every
+    // field gets a column, and the page names the ones left blank.
+    let touched: Vec<Cell<bool>> = shape.fields.iter().map(|_| Cell::new(false)).collect();
     let each = |f: &mut dyn FnMut(&Item, u64) -> bool| {
         let mut guard = maps.borrow_mut();
         let mut fill = guard.as_mut().filter(|_| !filled.get());
@@ -360,6 +363,9 @@ fn draw_array(r: Request, o: &FigureOptions) -> Result<FigureReport, VisError> {
             }
             if let Some((e0, e1)) = sh.span(it.addr, it.size as u32) {
                 for e in e0..=e1 {
+                    if let Some(t) = touched.get(sh.ijk(e).1 as usize) {
+                        t.set(true);
+                    }
                     if let Some(m) = &mut fill {
                         m.add(&cells, it, e);
                     }
@@ -421,6 +427,7 @@ fn draw_array(r: Request, o: &FigureOptions) -> Result<FigureReport, VisError> {
         ));
     }
     intro.extend(report.aggregated.clone());
+    intro.extend(untouched_fields_note(&shape.fields, &touched));
     if crate::vis::options::interrupted() {
         return Err(VisError::Interrupted);
     }
@@ -503,6 +510,29 @@ fn shape_text(shape: &Shape) -> String {
     }
     let names: Vec<&str> = shape.fields.iter().map(|f| f.1.as_str()).collect();
     format!("{} x fields {}", shape.dims[0], names.join(", "))
+}
+
+/// The page's note on the fields of an array of structures that the
+/// region never touched, whose columns stay blank: a field that a loop
+/// brings into the cache with its neighbours but never uses.
+fn untouched_fields_note(fields: &[(u64, String)], touched: &[Cell<bool>]) -> Option<String> {
+    let blank: Vec<&str> = fields
+        .iter()
+        .zip(touched)
+        .filter(|(_, t)| !t.get())
+        .map(|(f, _)| f.1.as_str())
+        .collect();
+    match blank.len() {
+        0 => None,
+        1 => Some(format!(
+            "Field {} is never touched in the region: its column is blank, though its bytes share the cache lines of the fields that are.",
+            blank[0]
+        )),
+        _ => Some(format!(
+            "Fields {} are never touched in the region: their columns are blank, though their bytes share the cache lines of the fields that are.",
+            blank.join(", ")
+        )),
+    }
 }
 
 /// `12 x 12` for dimensions `[12, 12]`.
