@@ -283,6 +283,7 @@ fn the_sharing_page_shows_each_threads_bytes_of_the_false_shared_line() {
             transfers: l.transfers,
             threads: l.masks.clone(),
             byte_names: l.byte_names.clone(),
+            variables: l.variables.clone(),
         })
         .collect();
     let page = vis::sharing_figure(&d.path().join("figures"), &drawn, &[], "").unwrap();

@@ -295,6 +295,7 @@ fn every_figure_kind_renders_offline_in_chromium() {
         transfers: 9,
         threads: vec![(2, 0xff, 0xff), (3, 0xff00, 0)],
         byte_names: (0..64).map(|b| format!("s+{b}")).collect(),
+        variables: vec!["s".into()],
     };
     let page = mapvis::vis::sharing_figure(&dir.path().join("figures"), &[line], &[], "").unwrap();
     let r = FigureReport {

@@ -178,6 +178,9 @@ fn cache_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     let dir = st.folder().visinfo_dir();
     let figures = st.folder().figures_dir();
     let src_paths = st.src_paths().to_vec();
+    // Loaded first, so that the source pages record the analysis drawn.
+    st.analysis()?;
+    let pages = super::handlers::figure_options(st, true);
     let a = st.analysis()?;
     let r = filter::cache_stats(a, kind, &opts)?;
     if !quiet {
@@ -188,7 +191,7 @@ fn cache_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     }
     if save {
         let mut written = r.save(&dir)?;
-        written.extend(crate::vis::write_source_pages(&r, &src_paths, &figures)?);
+        written.extend(crate::vis::write_source_pages(&r, &src_paths, &pages)?);
         let page = summary_figure(&r, &figures, &a.summary.analysis_id)?;
         written.push(page.clone());
         // The page's shared plotly.js and the folder's index are mapvis's too.
@@ -350,6 +353,7 @@ fn sharing_figure(
             transfers: l.transfers,
             threads: l.masks.clone(),
             byte_names: l.byte_names.clone(),
+            variables: l.variables.clone(),
         })
         .collect();
     let intro = vec![format!(

@@ -820,7 +820,12 @@ impl LocationNames {
                 .get(v.index())
                 .is_some_and(|var| var.base <= x && x < var.base + var.size.max(1))
         }) else {
-            return String::new();
+            // A row with no extent (`<unrecorded memory>`, `<stack>`):
+            // a touched byte is named by the location the access started at.
+            return match touched {
+                true => self.touched_name(x, vars),
+                false => String::new(),
+            };
         };
         let var = &names.vars[v.index()];
         if touched {
@@ -836,6 +841,20 @@ impl LocationNames {
             }
         }
         element_path(&var.name, var.base, var.size, var.elem_size, &var.dims, x)
+    }
+
+    /// The name of the nearest location at or below `x`, within a line's
+    /// reach, that belongs to one of `vars`: where the access that touched
+    /// byte `x` started. Empty when there is none.
+    fn touched_name(&self, x: u64, vars: &[VarId]) -> String {
+        let mut i = self.addr.partition_point(|&a| a <= x);
+        while i > 0 && self.addr[i - 1] + 64 > x {
+            i -= 1;
+            if vars.iter().any(|v| v.0 == self.var[i]) {
+                return self.element[i].clone();
+            }
+        }
+        String::new()
     }
 
     /// Names of the locations of variable `v` on the line at `line_addr`

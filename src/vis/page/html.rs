@@ -630,7 +630,7 @@ impl PageMeta {
     }
 
     /// `<meta name="mapvis-…">` tags, read back by [`super::index`].
-    fn tags(&self) -> String {
+    pub(crate) fn tags(&self) -> String {
         [
             ("command", &self.command),
             ("shape", &self.shape),

@@ -38,6 +38,9 @@ pub struct SharedBytes {
     pub threads: Vec<(u32, u64, u64)>,
     /// Name of each byte of the line (variable and field).
     pub byte_names: Vec<String>,
+    /// The variables on the line, as `sharing_stats` lists them (also
+    /// rows without an extent of their own, such as `<stack>`).
+    pub variables: Vec<String>,
 }
 
 /// What a thread did to a byte, in drawing order.
@@ -159,20 +162,13 @@ pub fn sharing_figure(
         .iter()
         .take(MAX_LINES)
         .map(|l| {
-            let mut vars: Vec<&str> = Vec::new();
-            for n in &l.byte_names {
-                let v = n.split(['.', '[', '+']).next().unwrap_or("");
-                if !v.is_empty() && !vars.contains(&v) {
-                    vars.push(v);
-                }
-            }
             PageFigure {
                 heading: format!(
                     "line 0x{:x}: {} sharing, {} transfers ({})",
                     l.addr,
                     l.kind,
                     l.transfers,
-                    vars.join(", ")
+                    l.variables.join(", ")
                 ),
                 note: "Each square is a byte a thread touched: read, written, or both. Disjoint bytes written by different threads are false sharing; the same bytes are true sharing. Hover for the variable and field.".into(),
                 plot: line_plot(l),

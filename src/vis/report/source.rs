@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 use crate::filter::CacheReport;
 use crate::filter::Counts;
 use crate::vis::error::VisError;
+use crate::vis::options::FigureOptions;
 use crate::vis::page::escape::escape_html;
+use crate::vis::page::html::PageMeta;
 
 /// Per line number of one file: counts and [(variable, pattern)].
 type LineNotes = BTreeMap<u32, (Counts, Vec<(String, String)>)>;
@@ -72,17 +74,29 @@ fn find_source(file: &str, dirs: &[PathBuf]) -> Option<PathBuf> {
 }
 
 /// Writes one page per traced source file found in `src_paths` into
-/// `figures`; returns the pages written. Files that cannot be found are
-/// skipped (the CSV tables still hold their lines).
+/// `o.figures_dir`; returns the pages written. Files that cannot be found
+/// are skipped (the CSV tables still hold their lines). Each page records,
+/// as every figure does, the command that writes it (`cache_stats save`),
+/// what it shows, and the trace and analysis of `o`, for the folder's
+/// index.
 pub fn write_pages(
     r: &CacheReport,
     src_paths: &[PathBuf],
-    figures: &Path,
+    o: &FigureOptions,
 ) -> Result<Vec<PathBuf>, VisError> {
-    Ok(write_pages_if(r, src_paths, figures, &mut |_| true)?
-        .into_iter()
-        .map(|(_, p)| p)
-        .collect())
+    let meta = PageMeta {
+        command: "cache_stats save".into(),
+        shape: String::new(),
+        trace: o.provenance.clone(),
+        analysis: o.analysis_id.clone(),
+    };
+    let figures = &o.figures_dir;
+    Ok(
+        write_pages_if(r, src_paths, figures, Some(&meta), &mut |_| true)?
+            .into_iter()
+            .map(|(_, p)| p)
+            .collect(),
+    )
 }
 
 /// What [`write_run_pages`] did: the pages written, as (source file as
@@ -103,7 +117,7 @@ pub fn write_run_pages(
     traced: std::time::SystemTime,
 ) -> Result<RunPages, VisError> {
     let mut edited = Vec::new();
-    let pages = write_pages_if(r, src_paths, dir, &mut |p: &Path| {
+    let pages = write_pages_if(r, src_paths, dir, None, &mut |p: &Path| {
         let newer = std::fs::metadata(p)
             .and_then(|m| m.modified())
             .map_or(true, |t| t > traced);
@@ -115,11 +129,13 @@ pub fn write_run_pages(
     Ok((pages, edited))
 }
 
-/// Writes the pages of the source files found whose path `keep` accepts.
+/// Writes the pages of the source files found whose path `keep` accepts,
+/// each with `meta`'s tags (its shape: the file's lines), if given.
 fn write_pages_if(
     r: &CacheReport,
     src_paths: &[PathBuf],
     figures: &Path,
+    meta: Option<&PageMeta>,
     keep: &mut dyn FnMut(&Path) -> bool,
 ) -> Result<Vec<(String, PathBuf)>, VisError> {
     let mut out = Vec::new();
@@ -143,7 +159,16 @@ fn write_pages_if(
             })
             .unwrap_or_else(|| "source".into());
         let page = figures.join(format!("source_{stem}.html"));
-        let html = page_html(r, &file, &text, &lines);
+        let tags = meta.map(|m| {
+            PageMeta {
+                shape: format!("accesses and misses by line of {file}"),
+                command: m.command.clone(),
+                trace: m.trace.clone(),
+                analysis: m.analysis.clone(),
+            }
+            .tags()
+        });
+        let html = page_html(r, &file, &text, &lines, tags.as_deref().unwrap_or(""));
         crate::workdir::write_file(&page, html.as_bytes())
             .map_err(|e| VisError::from_workdir(&page, e))?;
         out.push((file, page));
@@ -151,12 +176,12 @@ fn write_pages_if(
     Ok(out)
 }
 
-fn page_html(r: &CacheReport, file: &str, text: &str, lines: &LineNotes) -> String {
+fn page_html(r: &CacheReport, file: &str, text: &str, lines: &LineNotes, tags: &str) -> String {
     let levels = &r.cache.model.levels;
     let mut h = String::new();
     let _ = write!(
         h,
-        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{f}: accesses and misses</title>\n\
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">\n{tags}<title>{f}: accesses and misses</title>\n\
          <style>body{{font-family:sans-serif}} table{{border-collapse:collapse;font-size:13px}} \
          td,th{{padding:1px 6px;vertical-align:top}} td.n{{text-align:right;color:#333}} \
          pre{{margin:0}} tr.hot{{background:#fde2e2}} tr.warm{{background:#fff4d6}} \
