@@ -165,3 +165,42 @@ fn alloc_sites_stacks_end_at_main_with_every_frame_named() {
         "{stacks:?}"
     );
 }
+
+/// A note is about the region: tests/c/outside_notes.c passes two blocks'
+/// addresses to a function instead of storing them, one before GL_START
+/// (never touched in the region) and one inside. The analysis prints the
+/// note on the inside block's line only; `notes` lists both, the other
+/// under its own heading, and the saved analysis keeps it.
+#[test]
+fn notes_on_blocks_the_region_never_touches_are_kept_but_not_printed() {
+    const SRC: &str = "tests/c/outside_notes.c";
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(root().join(SRC), dir.path().join("o.c")).unwrap();
+    let out = mapvis_script(
+        dir.path(),
+        "compile_exe o.c; run_gleipnir; memory_trace_analysis",
+    );
+    let (before, inside) = (line_of(SRC, "/* before */"), line_of(SRC, "/* inside */"));
+    let says = |text: &str, line: u32| {
+        text.contains(&format!(
+            "the result of malloc on line {line} is passed to use"
+        ))
+    };
+    assert!(says(&out, inside), "no note on the region's block:\n{out}");
+    assert!(
+        !says(&out, before),
+        "a note on a block outside the region:\n{out}"
+    );
+    let listed = mapvis_script(dir.path(), "notes");
+    let heading = listed
+        .find("about heap blocks the region never touched")
+        .unwrap_or_else(|| panic!("{listed}"));
+    let at = |line: u32| {
+        listed
+            .find(&format!(
+                "the result of malloc on line {line} is passed to use"
+            ))
+            .unwrap_or_else(|| panic!("notes lacks line {line}:\n{listed}"))
+    };
+    assert!(at(inside) < heading && heading < at(before), "{listed}");
+}

@@ -820,6 +820,19 @@ fn the_heap_page_shows_both_bars_and_callers_above_callees() {
 })();
 </script>
 </body>"#;
+    // Every trace drawn, and a screenshot that is not blank.
+    let traces: usize = figures(&html)
+        .iter()
+        .map(|f| f["data"].as_array().map_or(0, Vec::len))
+        .sum();
+    check_page(
+        &bin,
+        &FigureReport {
+            html: html.clone(),
+            ..Default::default()
+        },
+        traces,
+    );
     let got = probed(&bin, &html, probe, "heap_probe.html");
     let data: Vec<&String> = got.iter().filter(|l| l.starts_with("data ")).collect();
     assert_eq!(

@@ -370,7 +370,12 @@ impl Source for BinarySource<'_> {
             .into_iter()
             .map(|note| n.reword_site_note(note))
             .collect::<Vec<_>>();
-        n.summary.notes.extend(notes);
+        let accessed = n.reg.accessed_sites();
+        let (inside, outside): (Vec<String>, Vec<String>) = notes
+            .into_iter()
+            .partition(|note| noted_site(note).is_none_or(|site| accessed.contains(site)));
+        n.summary.notes.extend(inside);
+        n.summary.outside_notes = outside;
         Named {
             registry: n.reg,
             lines: n.lines,
@@ -1206,4 +1211,13 @@ fn element_bytes(v: &Variable) -> u64 {
         0 => v.size,
         e => u64::from(e),
     }
+}
+
+/// The allocation site a namer's note is about: `file.c:LINE` in "heap
+/// blocks allocated at file.c:LINE are named ...", the namer's sentence
+/// for the blocks of one site. `None` for any other note.
+fn noted_site(note: &str) -> Option<&str> {
+    note.strip_prefix("heap blocks allocated at ")?
+        .split_once(" are named ")
+        .map(|(site, _)| site)
 }

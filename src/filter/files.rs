@@ -559,6 +559,7 @@ fn write_summary(
         "complete": s.complete,
         "partial": s.partial,
         "notes": s.notes,
+        "outside_notes": s.outside_notes,
         "analysis_id": s.analysis_id,
     });
     let path = dir.join("summary.json");
@@ -639,6 +640,7 @@ pub fn load_analysis(dir: &Path) -> Result<Analysis, FilterError> {
         complete: j["complete"].as_bool().unwrap_or(false),
         partial: j["partial"].as_str().map(String::from),
         notes: strs(&j["notes"]),
+        outside_notes: strs(&j["outside_notes"]),
         analysis_id: j["analysis_id"].as_str().unwrap_or("").to_string(),
     };
     let windows: Vec<super::store::WindowInfo> =

@@ -161,6 +161,11 @@ pub struct TraceSummary {
     pub partial: Option<String>,
     /// Tool warnings and reader notes.
     pub notes: Vec<String>,
+    /// Notes on heap blocks of allocation sites none of whose blocks the
+    /// region touched (a C++ program's string constants built before
+    /// GL_START): true, but not about the region, so they are not printed
+    /// with the analysis; `notes` lists them after the others.
+    pub outside_notes: Vec<String>,
     /// Which analysis this is: set by the shell when the analysis is made
     /// (see [`crate::workdir::new_analysis_id`]), saved in `summary.json`
     /// and recorded in every figure drawn from it, so that figures of an

@@ -61,6 +61,17 @@ impl Registry {
         self.structured.get(v as usize) == Some(&true)
     }
 
+    /// The allocation sites (`file.c:LINE`) of the blocks accessed so far:
+    /// those that have a variable row before [`Self::into_parts`].
+    pub(crate) fn accessed_sites(&self) -> std::collections::HashSet<&str> {
+        self.block_names
+            .iter()
+            .zip(&self.block_var)
+            .filter(|(_, v)| v.is_some())
+            .map(|(n, _)| n.site.as_str())
+            .collect()
+    }
+
     /// Gives every heap block a variable row, also blocks never accessed,
     /// so the allocation info lists every block with its name; returns the
     /// variables and blocks.

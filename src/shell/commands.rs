@@ -403,11 +403,12 @@ fn filtering_process(st: &mut Session, args: &[String]) -> CmdResult<Value> {
 /// statistics; returns a list of per-variable dicts.
 /// `notes`: every note of the saved analysis, numbered, as the analysis
 /// made them (memory_trace_analysis prints many notes of one kind as one
-/// line with a count). Returns them as a list.
+/// line with a count), then those about heap blocks the region never
+/// touched, which it does not print. Returns them all as a list.
 fn notes(st: &mut Session, _: &[String]) -> CmdResult<Value> {
     let a = st.analysis()?;
-    let notes = &a.summary.notes;
-    if notes.is_empty() {
+    let (notes, outside) = (&a.summary.notes, &a.summary.outside_notes);
+    if notes.is_empty() && outside.is_empty() {
         println!(
             "the analysis of {} made no note.",
             super::text::terminal_safe(&a.summary.command.join(" "))
@@ -416,8 +417,24 @@ fn notes(st: &mut Session, _: &[String]) -> CmdResult<Value> {
     for (i, n) in notes.iter().enumerate() {
         println!("{:>3}. {}", i + 1, super::text::terminal_safe(n));
     }
+    if !outside.is_empty() {
+        println!(
+            "about heap blocks the region never touched (not printed by memory_trace_analysis):"
+        );
+    }
+    for (i, n) in outside.iter().enumerate() {
+        println!(
+            "{:>3}. {}",
+            notes.len() + i + 1,
+            super::text::terminal_safe(n)
+        );
+    }
     Ok(Value::List(
-        notes.iter().map(|n| Value::Str(n.clone())).collect(),
+        notes
+            .iter()
+            .chain(outside)
+            .map(|n| Value::Str(n.clone()))
+            .collect(),
     ))
 }
 
