@@ -2,7 +2,7 @@
 //!
 //! At the interactive prompt the shell knows the terminal's width (the
 //! line editor asks the terminal before each command) and sets it here;
-//! the tables of [`super::text`] then fit it instead of running past the
+//! the tables of the `text` module then fit it instead of running past the
 //! edge or cutting long labels. Scripts, `-c` and pipes set no width, and
 //! their tables stay as they always were, since scripts and tests read
 //! them.
