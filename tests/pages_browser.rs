@@ -21,8 +21,7 @@ mod common;
 mod vis_common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 use common::chromium_or_skip;
 use serde_json::Value;
@@ -149,58 +148,6 @@ fn rowcol_pages() -> (tempfile::TempDir, String) {
     )
 }
 
-/// Runs Chromium on `page` (with `fragment` appended to its address) and
-/// `extra` arguments, under a virtual time budget of `budget_ms`; kills it
-/// after 120 s. Returns its standard output.
-fn run_chromium(
-    bin: &Path,
-    page: &Path,
-    fragment: &str,
-    extra: &[String],
-    budget_ms: u32,
-) -> String {
-    let profile = tempfile::tempdir().unwrap();
-    let mut args: Vec<String> = [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        // Software WebGL for the 3D and WebGL scatters.
-        "--use-angle=swiftshader",
-        "--enable-unsafe-swiftshader",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    args.push(format!("--virtual-time-budget={budget_ms}"));
-    args.push(format!("--user-data-dir={}", profile.path().display()));
-    args.extend_from_slice(extra);
-    args.push(format!("file://{}{fragment}", page.display()));
-    // stdout goes to a file: a pipe nobody reads would block a large DOM dump.
-    let out_path = profile.path().join("stdout.html");
-    let out_file = std::fs::File::create(&out_path).unwrap();
-    let mut child = Command::new(bin)
-        .args(&args)
-        .stdout(Stdio::from(out_file))
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start chromium");
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            child.kill().ok();
-            child.wait().ok();
-            panic!("chromium did not finish within 120 s on {page:?}");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    String::from_utf8_lossy(&std::fs::read(&out_path).unwrap()).into_owned()
-}
-
 /// The script put before a page's `</body>`: once the page has drawn its
 /// figures (or failed), it records in the body's `data-probe` attribute,
 /// as JSON, every plotly graph (`id`, the `heading` above it, `traces`:
@@ -308,7 +255,7 @@ fn read_page(bin: &Path, html: &Path, fragment: &str) -> Value {
     let name = html.file_name().unwrap().to_string_lossy();
     let copy = html.with_file_name(format!("probe_{name}"));
     std::fs::write(&copy, text.replacen("</body>", PROBE, 1)).unwrap();
-    let dom = run_chromium(
+    let dom = vis_common::chromium(
         bin,
         &copy.canonicalize().unwrap(),
         fragment,
@@ -353,7 +300,7 @@ fn rgb_pixels(png: &Path) -> Vec<[u8; 3]> {
 fn assert_screenshot_not_blank(bin: &Path, html: &Path, fragment: &str, coloured: bool) {
     let page = html.canonicalize().unwrap();
     let png = page.with_extension("shot.png");
-    run_chromium(
+    vis_common::chromium(
         bin,
         &page,
         fragment,

@@ -56,7 +56,7 @@ fn piped_commands_print_their_results_once() {
 fn values_still_reach_scripts_and_echo_prints_tcl_results() {
     let home = tempfile::tempdir().unwrap();
     let script = "set x [set_mem_alloc S]; set y \"value=$x\"";
-    let out = stdout_of(mapvis(home.path()).args(["-c", script]));
+    let out = stdout_of(mapvis(home.path()).args(["--echo", "-c", script]));
     assert_eq!(out, "memory kind: S (stack variables)\nvalue=S\n");
     // As in a script, -c prints only what the commands print; --echo adds
     // the last value.

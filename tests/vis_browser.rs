@@ -9,8 +9,7 @@ mod common;
 mod vis_common;
 
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 use common::chromium_or_skip;
 use mapvis::filter::schema::{OP_LOAD, OP_MODIFY, OP_STORE};
@@ -27,51 +26,10 @@ fn run_chromium(bin: &Path, page: &Path, extra: &[String]) -> String {
     run_chromium_at(bin, page, "", extra)
 }
 
-/// [`run_chromium`] on the page's address with `fragment` (`#3d`) appended.
+/// [`run_chromium`] on the page's address with `fragment` (`#3d`) appended,
+/// under a virtual time budget of 5 s.
 fn run_chromium_at(bin: &Path, page: &Path, fragment: &str, extra: &[String]) -> String {
-    let profile = tempfile::tempdir().unwrap();
-    let mut args: Vec<String> = [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        // Software WebGL for the 3D and WebGL scatters.
-        "--use-angle=swiftshader",
-        "--enable-unsafe-swiftshader",
-        "--virtual-time-budget=5000",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    args.push(format!("--user-data-dir={}", profile.path().display()));
-    args.extend_from_slice(extra);
-    args.push(format!("file://{}{fragment}", page.display()));
-    // stdout goes to a file: a pipe nobody reads would block a large DOM dump.
-    let out_path = profile.path().join("stdout.html");
-    let out_file = std::fs::File::create(&out_path).unwrap();
-    let mut child = Command::new(bin)
-        .args(&args)
-        .stdout(Stdio::from(out_file))
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start chromium");
-    let deadline = Instant::now() + Duration::from_secs(90);
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            break;
-        }
-        if Instant::now() > deadline {
-            child.kill().ok();
-            child.wait().ok();
-            panic!("chromium did not finish within 90 s on {page:?}");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    String::from_utf8_lossy(&std::fs::read(&out_path).unwrap()).into_owned()
+    chromium(bin, page, fragment, extra, 5000)
 }
 
 /// Asserts the page rendered `traces` traces and gives a non-blank

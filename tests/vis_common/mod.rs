@@ -3,6 +3,8 @@
 #![allow(dead_code)]
 
 use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use mapvis::filter::schema::{OP_LOAD, OP_STORE};
 use mapvis::filter::VarId;
@@ -295,4 +297,56 @@ pub fn aggregated_scalar(dir: &Path) -> FigureReport {
     let r = mapvis::vis::complete_memory_access_pattern(&acc, &vars, &lines_df(), &o).unwrap();
     assert!(r.aggregated.is_some());
     r
+}
+
+/// Runs Chromium on `page` (with `fragment` appended to its address) and
+/// `extra` arguments, under a virtual time budget of `budget_ms`; kills it
+/// after 120 s. Returns its standard output.
+pub fn chromium(
+    bin: &Path,
+    page: &Path,
+    fragment: &str,
+    extra: &[String],
+    budget_ms: u32,
+) -> String {
+    let profile = tempfile::tempdir().unwrap();
+    let mut args: Vec<String> = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        // Software WebGL for the 3D and WebGL scatters.
+        "--use-angle=swiftshader",
+        "--enable-unsafe-swiftshader",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.push(format!("--virtual-time-budget={budget_ms}"));
+    args.push(format!("--user-data-dir={}", profile.path().display()));
+    args.extend_from_slice(extra);
+    args.push(format!("file://{}{fragment}", page.display()));
+    // stdout goes to a file: a pipe nobody reads would block a large DOM dump.
+    let out_path = profile.path().join("stdout.html");
+    let out_file = std::fs::File::create(&out_path).unwrap();
+    let mut child = Command::new(bin)
+        .args(&args)
+        .stdout(Stdio::from(out_file))
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start chromium");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            child.kill().ok();
+            child.wait().ok();
+            panic!("chromium did not finish within 120 s on {page:?}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    String::from_utf8_lossy(&std::fs::read(&out_path).unwrap()).into_owned()
 }
