@@ -363,8 +363,12 @@ fn draw_array(r: Request, o: &FigureOptions) -> Result<FigureReport, VisError> {
             }
             if let Some((e0, e1)) = sh.span(it.addr, it.size as u32) {
                 for e in e0..=e1 {
-                    if let Some(t) = touched.get(sh.ijk(e).1 as usize) {
-                        t.set(true);
+                    // Only an array of structures has fields to mark; a
+                    // plain array's touches pay no division for it.
+                    if !touched.is_empty() {
+                        if let Some(t) = touched.get(sh.ijk(e).1 as usize) {
+                            t.set(true);
+                        }
                     }
                     if let Some(m) = &mut fill {
                         m.add(&cells, it, e);
