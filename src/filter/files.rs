@@ -280,7 +280,7 @@ impl AnalysisDir {
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
-        std::fs::create_dir_all(parent).map_err(failed(parent))?;
+        super::io::mkdir(parent)?;
         let name = dir
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())

@@ -83,12 +83,12 @@ pub(crate) fn read_saved_parquet(
         .map_err(|e| saved(e.to_string()))
 }
 
-/// Creates the folder `dir` and those above it.
+/// Creates the folder `dir` and those above it, never through a link
+/// (see [`crate::workdir::create_dir`]).
 pub(crate) fn mkdir(dir: &Path) -> Result<(), FilterError> {
-    std::fs::create_dir_all(dir).map_err(|source| FilterError::Write {
-        path: dir.to_path_buf(),
-        source,
-    })
+    crate::workdir::create_dir(dir)
+        .map(drop)
+        .map_err(workdir_failed(dir))
 }
 
 /// Hard-links `from` as `to`, or copies it where a link cannot be made

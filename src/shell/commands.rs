@@ -207,6 +207,9 @@ fn run_gleipnir(st: &mut Session, _: &[String]) -> CmdResult<Value> {
         st.exe().map(|p| p.display().to_string()).unwrap_or_default(),
         st.args().join(" ")
     );
+    // The previous trace as it was, to tell whether it is still kept: the
+    // traced program may have written to it by name.
+    let before = st.trace_file().and_then(crate::workdir::SourceId::of);
     let run = super::pipeline::run_gleipnir(st);
     // A Ctrl-C during the run went to the traced program too, which ended
     // with a readable trace: the command did its job, so the interrupt is
@@ -228,16 +231,20 @@ fn run_gleipnir(st: &mut Session, _: &[String]) -> CmdResult<Value> {
         );
     }
     if let Some(why) = &run.rejected {
-        let kept = st.trace_file().filter(|t| t.is_file());
+        let now = st.trace_file().and_then(crate::workdir::SourceId::of);
         return Err(format!(
             "the program {}, and {why}. {} The new trace was left in {}.",
             outcome.describe(),
-            match kept {
-                Some(t) => format!(
+            match (&before, &now) {
+                (Some(b), Some(n)) if b == n => format!(
                     "The previous trace {} is kept, with its analysis.",
-                    t.display()
+                    b.path.display()
                 ),
-                None => "There was no previous trace.".to_string(),
+                (Some(b), _) => format!(
+                    "The previous trace {} was changed or removed while the program ran (did the program write to it?), so it no longer holds what was analysed: run run_gleipnir again.",
+                    b.path.display()
+                ),
+                (None, _) => "There was no previous trace.".to_string(),
             },
             run.new_file.display()
         )

@@ -33,7 +33,7 @@ impl FolderLock {
     ) -> Result<FolderLock, WorkdirError> {
         refuse_linked(work_dir, Path::new(STATE_DIR))?;
         let state = work_dir.join(STATE_DIR);
-        fs::create_dir_all(&state).map_err(io_err("create the folder", &state))?;
+        super::safe::SafeDir::open_under(work_dir, Path::new(STATE_DIR), true)?;
         let path = state.join(LOCK_FILE);
         let mut file = open_lock_file(&path).map_err(io_err("open the lock file", &path))?;
         let mut told = false;

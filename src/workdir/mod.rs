@@ -28,6 +28,7 @@ mod error;
 mod layout;
 mod lock;
 mod manifest;
+mod safe;
 mod source;
 mod write;
 
@@ -39,5 +40,6 @@ pub use lock::{refuse_linked_folders, FolderLock};
 pub use manifest::{
     checksum, clear, clear_under, verify_saved_analysis, Cleared, Manifest, Verified,
 };
+pub use safe::{create_dir, fresh_file, remove_file, SafeDir};
 pub use source::{new_analysis_id, Freshness, SourceId};
 pub use write::{open_regular, read_regular, write_file, Pending};

@@ -1,18 +1,22 @@
 //! Files written whole or not at all, and files read only when they are
 //! regular files: the one safe way mapvis writes and reads its own files
 //! in the working folder.
+use std::ffi::OsString;
 use std::fs::{self, File};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
 use super::error::{io_err, WorkdirError};
+use super::safe::{split, SafeDir};
 
 /// A file being written under a temporary name in its final folder. It
 /// replaces `target` only on [`Pending::commit`]; dropped without a commit
 /// (an error, a panic) it is removed and `target` is untouched.
 ///
 /// A file of the working folder ([`Pending::new`]) is only ever written as
-/// a new regular file: the temporary file is created with `O_CREAT |
+/// a new regular file in a folder reached without following links
+/// ([`SafeDir`]): a symbolic link on the way (`figures/run_x -> /tmp`) is
+/// refused, naming it. The temporary file is created with `O_CREAT |
 /// O_EXCL` (which never opens an existing file, nor follows a symbolic
 /// link in its place) and renamed over the destination, and a rename
 /// replaces whatever name is there (a symbolic link, a named pipe, a
@@ -32,17 +36,35 @@ pub struct Pending {
 
 enum Inner {
     Temp {
-        tmp: tempfile::NamedTempFile,
-        target: PathBuf,
+        file: File,
+        dir: SafeDir,
+        tmp: OsString,
+        name: OsString,
+        done: bool,
     },
     Direct(File),
 }
 
+impl Drop for Pending {
+    fn drop(&mut self) {
+        if let Inner::Temp {
+            dir,
+            tmp,
+            done: false,
+            ..
+        } = &self.inner
+        {
+            let _ = dir.remove_file(tmp);
+        }
+    }
+}
+
 impl Pending {
     /// Starts writing `path`, a file of the working folder, as a new
-    /// regular file: creates its folder if needed and a temporary file
-    /// beside it. A symbolic link, named pipe or device node at `path` is
-    /// never opened; [`Pending::commit`] replaces it.
+    /// regular file: creates its folder if needed (without following a
+    /// link, see [`SafeDir::open`]) and a temporary file beside it. A
+    /// symbolic link, named pipe or device node at `path` is never opened;
+    /// [`Pending::commit`] replaces it.
     pub fn new(path: &Path) -> Result<Pending, WorkdirError> {
         if fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
             return Err(io_err("write", path)(io::Error::new(
@@ -50,7 +72,9 @@ impl Pending {
                 "a folder has its name; move the folder away",
             )));
         }
-        Pending::beside(path, path.to_path_buf())
+        let (dir, _) = split(path)?;
+        let dir = SafeDir::open(&dir, true)?;
+        Pending::beside(dir, path, path)
     }
 
     /// Starts writing `path`, a file the user named: as [`Pending::new`],
@@ -78,30 +102,24 @@ impl Pending {
             },
             _ => path.to_path_buf(),
         };
-        Pending::beside(path, target)
+        let (dir, _) = split(&target)?;
+        let dir = SafeDir::open(&dir, true)?;
+        Pending::beside(dir, path, &target)
     }
 
-    /// A temporary file in the folder of `target`, to be renamed to
+    /// A temporary file in `dir`, the folder of `target`, to be renamed to
     /// `target`; `shown` is the path messages name.
-    fn beside(shown: &Path, target: PathBuf) -> Result<Pending, WorkdirError> {
-        let dir = match target.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        fs::create_dir_all(&dir).map_err(io_err("create the folder", &dir))?;
-        let name = target
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        // `tempfile` creates the file with O_CREAT | O_EXCL under a random
-        // name: it never opens an existing file or follows a link.
-        let tmp = tempfile::Builder::new()
-            .prefix(&format!(".{name}."))
-            .suffix(".partial")
-            .tempfile_in(&dir)
-            .map_err(io_err("write", shown))?;
+    fn beside(dir: SafeDir, shown: &Path, target: &Path) -> Result<Pending, WorkdirError> {
+        let (_, name) = split(target)?;
+        let (file, tmp) = dir.create_temp(&name).map_err(io_err("write", shown))?;
         Ok(Pending {
-            inner: Inner::Temp { tmp, target },
+            inner: Inner::Temp {
+                file,
+                dir,
+                tmp,
+                name,
+                done: false,
+            },
             shown: shown.to_path_buf(),
         })
     }
@@ -109,7 +127,7 @@ impl Pending {
     /// The open temporary file.
     pub fn file(&mut self) -> &mut File {
         match &mut self.inner {
-            Inner::Temp { tmp, .. } => tmp.as_file_mut(),
+            Inner::Temp { file, .. } => file,
             Inner::Direct(f) => f,
         }
     }
@@ -117,7 +135,7 @@ impl Pending {
     /// A second handle on the temporary file (for a writer thread).
     pub fn handle(&self) -> Result<File, WorkdirError> {
         let f = match &self.inner {
-            Inner::Temp { tmp, .. } => tmp.as_file(),
+            Inner::Temp { file, .. } => file,
             Inner::Direct(f) => f,
         };
         f.try_clone().map_err(io_err("write", &self.shown))
@@ -130,17 +148,20 @@ impl Pending {
 
     /// Renames the complete file into place (replacing a link, not its
     /// target, for [`Pending::new`]) and returns its path.
-    pub fn commit(self) -> Result<PathBuf, WorkdirError> {
-        let Pending { inner, shown } = self;
-        if let Inner::Temp { tmp, target } = inner {
-            use std::os::unix::fs::PermissionsExt;
-            let _ = tmp
-                .as_file()
-                .set_permissions(fs::Permissions::from_mode(0o644));
-            tmp.persist(&target)
-                .map_err(|e| io_err("write", &shown)(e.error))?;
+    pub fn commit(mut self) -> Result<PathBuf, WorkdirError> {
+        if let Inner::Temp {
+            dir,
+            tmp,
+            name,
+            done,
+            ..
+        } = &mut self.inner
+        {
+            dir.rename(tmp, name)
+                .map_err(|e| io_err("write", &self.shown)(e))?;
+            *done = true;
         }
-        Ok(shown)
+        Ok(self.shown.clone())
     }
 }
 

@@ -1404,13 +1404,12 @@ pub fn run_profiled_with(
     crate::trace::record::check_executable(exe)?;
     let lib = install_preload()?;
     if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
-        fs::create_dir_all(parent).map_err(|source| RunError::Io {
-            what: "could not create the folder",
-            path: parent.to_path_buf(),
-            source,
-        })?;
+        crate::workdir::create_dir(parent)?;
     }
-    let _ = fs::remove_file(out);
+    // The preload library creates the profile as a new file (O_EXCL): a
+    // stale profile, or a link in its place, is removed first, never
+    // followed.
+    crate::workdir::remove_file(out)?;
     let mut preload = lib.display().to_string();
     if let Some(old) = std::env::var_os("LD_PRELOAD").filter(|v| !v.is_empty()) {
         preload = format!("{preload}:{}", old.to_string_lossy());

@@ -128,10 +128,15 @@ pub fn install_pins_header(include_dir: &Path) -> Result<(), CompileError> {
     Ok(())
 }
 
-/// Creates `dir` and its parents.
+/// Creates `dir` and its parents, never through a link (see
+/// [`crate::workdir::create_dir`]): `.mapvis/bin -> ~/bin` is refused.
 fn create_dir(dir: &Path) -> Result<(), CompileError> {
-    std::fs::create_dir_all(dir).map_err(|source| CompileError::Folder {
-        path: dir.to_path_buf(),
-        source,
-    })
+    match crate::workdir::create_dir(dir) {
+        Ok(_) => Ok(()),
+        Err(crate::workdir::WorkdirError::Io { source, .. }) => Err(CompileError::Folder {
+            path: dir.to_path_buf(),
+            source,
+        }),
+        Err(e) => Err(CompileError::Header(e)),
+    }
 }

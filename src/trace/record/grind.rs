@@ -62,11 +62,7 @@ fn partial(p: &Path) -> PathBuf {
 /// The output folder cannot be made, or Valgrind cannot be started.
 pub fn run_grind(req: &GrindRequest) -> Result<GrindRun, RunError> {
     let dir = &req.out_dir;
-    std::fs::create_dir_all(dir).map_err(|source| RunError::Io {
-        what: "could not create the folder",
-        path: dir.clone(),
-        source,
-    })?;
+    crate::workdir::create_dir(dir)?;
     let tool = req.tool.as_str();
     let stem = req
         .exe

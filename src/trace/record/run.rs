@@ -75,6 +75,10 @@ pub enum RunError {
         /// What it printed.
         answer: String,
     },
+    /// A folder of the working folder could not be made or reached
+    /// without passing through a link.
+    #[error(transparent)]
+    Folder(#[from] crate::workdir::WorkdirError),
     /// A file operation failed.
     #[error("{what} {path}: {source}.")]
     Io {
@@ -501,6 +505,37 @@ fn start_bytes(exe: &Path, args: &[String], env: &BTreeMap<OsString, OsString>) 
     2 * exe + 8 + args + vars
 }
 
+/// Removes what has the names the tool is about to create: `trace` and
+/// its forked children's `trace.<pid>`. The tool creates each as a new
+/// file (`O_EXCL`), so a file left there (a stale trace, or a link
+/// prepared to make it write outside the working folder) would otherwise
+/// cost the trace; a link is removed, never followed. Cost: one listing
+/// of the trace's folder.
+fn remove_stale_outputs(trace: &Path) -> Result<(), RunError> {
+    let (Some(dir), Some(name)) = (trace.parent(), trace.file_name()) else {
+        return Ok(());
+    };
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    let dir = crate::workdir::SafeDir::open(dir, true)?;
+    let prefix = format!("{}.", name.to_string_lossy());
+    let names = dir.names().map_err(io_err("could not list", dir.path()))?;
+    for n in names {
+        let s = n.to_string_lossy();
+        let child = s
+            .strip_prefix(&prefix)
+            .is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()));
+        if n == name || child {
+            dir.remove_file(&n)
+                .map_err(io_err("could not remove", &dir.path().join(&n)))?;
+        }
+    }
+    Ok(())
+}
+
 /// Runs the program under the mapvis tool. Its stdin, stdout and stderr
 /// pass through. Blocks until it ends; a Ctrl-C at the terminal reaches the
 /// program (same process group), which then ends with a readable trace.
@@ -529,8 +564,9 @@ pub fn run_trace_with(
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
     {
-        fs::create_dir_all(parent).map_err(io_err("could not create the folder", parent))?;
+        crate::workdir::create_dir(parent)?;
     }
+    remove_stale_outputs(&req.trace_file)?;
     let cwd = std::env::current_dir().ok();
     let (env, start) = StartBlock::environment(
         &req.exe,

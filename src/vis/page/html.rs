@@ -22,7 +22,7 @@ pub const PLOTLY_JS_NAME: &str = "plotly.min.js";
 /// Cost: one read of the existing file (4.6 MB) to compare, one write when it
 /// differs or is missing.
 pub fn ensure_plotly_js(dir: &Path) -> Result<PathBuf, VisError> {
-    fs::create_dir_all(dir).map_err(|e| VisError::io(dir, e))?;
+    crate::workdir::create_dir(dir).map_err(|e| VisError::from_workdir(dir, e))?;
     let path = dir.join(PLOTLY_JS_NAME);
     // Only a regular file is kept: a link (even to an identical copy) is
     // replaced by one, and a named pipe is never read.

@@ -2957,7 +2957,9 @@ __attribute__((constructor)) static void start(void)
    const char *slow = getenv("MAPVIS_HEAP_SLOW_CALL");
    for (; slow && *slow >= '0' && *slow <= '9' && slow_call_at < (1ull << 40); slow++)
       slow_call_at = slow_call_at * 10 + (uint64_t)(*slow - '0');
-   out_fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+   /* A new file only: mapvis removed whatever had the name, so a link
+      placed there since is not followed. */
+   out_fd = open(out, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
    unsetenv("MAPVIS_HEAP_OUT");
    if (out_fd < 0)
       return;

@@ -1942,21 +1942,43 @@ static void mv_child_after_fork(ThreadId tid)
    }
 }
 
+/* Valgrind's own: moves a descriptor above the limit the client sees,
+   where the client's system calls on it are refused (m_libcfile.c). Not
+   in the tool headers, but in libcoregrind, which every tool links. */
+extern Int VG_(safe_fd)(Int oldfd);
+
+#define MV_O_NOFOLLOW 0400000   /* x86-64 Linux; vki names no O_NOFOLLOW */
+
+/* Creates the trace file `path` as a new file, never opening an existing
+   name (a stale file or a link someone left there: mapvis removes those
+   before the run), and moves its descriptor out of the client's reach, so
+   a program that writes to every descriptor cannot write into its trace.
+   Returns the descriptor, or -1. */
+static Int create_trace_file(const HChar* path)
+{
+   SysRes sres = VG_(open)(path, VKI_O_CREAT | VKI_O_EXCL | VKI_O_WRONLY
+                                 | MV_O_NOFOLLOW, 0644);
+   if (sr_isError(sres))
+      return -1;
+   return VG_(safe_fd)(sr_Res(sres));
+}
+
 /* Opens <trace file>.<pid> and writes the header naming this process; the
    buffer then holds the preamble and the child's records. */
 static void open_child_trace(void)
 {
    HChar path[4200];
-   SysRes sres;
+   Int fd;
    child_pending = False;
    VG_(snprintf)(path, sizeof path, "%s.%d", clo_trace_file, VG_(getpid)());
-   sres = VG_(open)(path, VKI_O_CREAT | VKI_O_TRUNC | VKI_O_WRONLY, 0644);
-   if (sr_isError(sres)) {
+   fd = create_trace_file(path);
+   if (fd < 0) {
       VG_(umsg)("mapvis: error: can't create the trace file '%s' of the "
-                "forked child.\n", path);
+                "forked child (a file of that name was left in the way?).\n",
+                path);
       return;
    }
-   out_fd = sr_Res(sres);
+   out_fd = fd;
    bytes_written = 0;
    write_header();
 }
@@ -1972,14 +1994,13 @@ static void mv_post_clo_init(void)
    thread_no = VG_(calloc)("mapvis.thread_no", VG_N_THREADS, sizeof(UInt));
    if (early_thread > 0 && early_thread < VG_N_THREADS)
       thread_no[early_thread] = ++threads_numbered;
-   SysRes sres = VG_(open)(clo_trace_file,
-                           VKI_O_CREAT | VKI_O_TRUNC | VKI_O_WRONLY, 0644);
-   if (sr_isError(sres)) {
+   out_fd = create_trace_file(clo_trace_file);
+   if (out_fd < 0) {
       VG_(umsg)("mapvis: error: can't create the trace file '%s': check that "
-                "its folder exists and is writable.\n", clo_trace_file);
+                "its folder exists and is writable, and that no file has "
+                "its name.\n", clo_trace_file);
       VG_(exit)(1);
    }
-   out_fd = sr_Res(sres);
    write_header();
    flush_buf();
    VG_(atfork)(NULL, NULL, mv_child_after_fork);

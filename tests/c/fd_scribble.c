@@ -1,0 +1,28 @@
+/* A hostile traced program, for tests/hostile.rs.
+   No argument: inside the pins, writes junk to every descriptor from 3 to
+   4095 (as a program that closes or fills "all" descriptors does), then
+   stores 100 ints into a heap array `a`.
+   Argument "cut": truncates .mapvis/trace.mvt by name and exits before
+   any region. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "gleipnir.h"
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "cut") == 0) {
+        return truncate(".mapvis/trace.mvt", 0) == 0 ? 3 : 4;
+    }
+    int *a = malloc(100 * sizeof *a);
+    GL_START;
+    for (int fd = 3; fd < 4096; fd++) {
+        (void)!write(fd, "junk junk junk junk", 19);
+    }
+    for (int i = 0; i < 100; i++) {
+        a[i] = i;
+    }
+    GL_STOP;
+    free(a);
+    return 0;
+}
