@@ -352,3 +352,35 @@ fn no_path_mapvis_writes_leads_outside_the_folder() {
     }
     assert!(cases >= 100, "{cases} cases");
 }
+
+/// Item 9: a layout whose numbers would wrap an address past 2^64 is
+/// refused, saying why, instead of giving a confident prediction; a sane
+/// one on the same array still works.
+#[test]
+fn a_layout_past_the_address_space_is_refused() {
+    let (dir, exe) = compile("tests/c/hostile_walk.c", &[]);
+    let o = session(
+        dir.path(),
+        &format!(
+            "load_exe {}; run_gleipnir; memory_trace_analysis",
+            exe.display()
+        ),
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    for layout in [
+        "pad 18446744073709551615",
+        "pad 18446744073709543424",
+        "align 18446744073709551615",
+        "transpose 4294967296 4294967296 8",
+    ] {
+        let o = session(dir.path(), &format!("what_if A {layout}"));
+        let said = text(&o);
+        assert!(!o.status.success(), "{layout}: {said}");
+        assert!(
+            said.contains("past the end of the 64-bit address space"),
+            "{layout}: {said}"
+        );
+    }
+    let o = session(dir.path(), "what_if A pad 64");
+    assert!(o.status.success(), "{}", text(&o));
+}

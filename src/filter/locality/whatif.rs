@@ -319,7 +319,12 @@ fn build(
         Layout::Soa => split(a, var, &v, names, notes)?,
         Layout::Pad(pad) => padded(a, model, var, &v, *pad, names, notes)?,
         Layout::Align(to) => {
-            let base = v.base.div_ceil(*to) * to;
+            let base = v
+                .base
+                .div_ceil(*to)
+                .checked_mul(*to)
+                .filter(|b| b.checked_add(v.size).is_some())
+                .ok_or_else(|| past_the_address_space(&v.name, &format!("align {to}")))?;
             notes.push(format!(
                 "{} moved from {:#x} to {:#x} (aligned to {to} bytes)",
                 v.name, v.base, base
@@ -360,7 +365,13 @@ fn transpose(
             }
         },
     };
-    if rows * cols * elem > v.size || rows * cols == 0 {
+    let bytes = rows
+        .checked_mul(cols)
+        .and_then(|n| n.checked_mul(elem))
+        .ok_or_else(|| {
+            past_the_address_space(&v.name, &format!("transpose {rows} {cols} {elem}"))
+        })?;
+    if bytes > v.size || rows * cols == 0 {
         return Err(WhatIfError::Layout(format!(
             "{rows} x {cols} elements of {elem} bytes do not fit in \"{}\" ({} bytes)",
             v.name, v.size
@@ -464,7 +475,23 @@ fn padded(
         .unwrap_or(0)
         .max(4096)
         .next_power_of_two();
-    let base = survey.end.div_ceil(way) * way + v.base % way;
+    // Every byte of the new layout must have an address: a pad so large
+    // that the rows' stride or the array's end passes 2^64 is refused
+    // rather than wrapped round to a confident, wrong prediction.
+    let size = (v.size / unit)
+        .checked_mul(unit.checked_add(pad).unwrap_or(u64::MAX))
+        .filter(|_| unit.checked_add(pad).is_some());
+    let base = survey
+        .end
+        .div_ceil(way)
+        .checked_mul(way)
+        .and_then(|b| b.checked_add(v.base % way));
+    let (Some(size), Some(base)) = (size, base) else {
+        return Err(past_the_address_space(&v.name, &format!("pad {pad}")));
+    };
+    if base.checked_add(size).is_none() {
+        return Err(past_the_address_space(&v.name, &format!("pad {pad}")));
+    }
     let what = if v.dims.len() >= 2 { "row" } else { "element" };
     notes.push(format!(
         "each {what} of {unit} bytes padded by {pad}: {} placed at {base:#x}, past the highest address the trace touches, at the same offset within {way} bytes as its recorded base {:#x}",
@@ -472,8 +499,16 @@ fn padded(
     ));
     let vi = &mut names.vars[var.index()];
     vi.base = base;
-    vi.size = v.size / unit * (unit + pad);
+    vi.size = size;
     Ok(Map::Pad { unit, pad, base })
+}
+
+/// The refusal of a layout that would place bytes of `name` past the end
+/// of the 64-bit address space.
+fn past_the_address_space(name: &str, layout: &str) -> WhatIfError {
+    WhatIfError::Layout(format!(
+        "\"{layout}\" would place bytes of \"{name}\" past the end of the 64-bit address space, where no program can have them, so there is nothing to predict: give a smaller number"
+    ))
 }
 
 /// One pass over the accesses: the highest address and the field widths.
