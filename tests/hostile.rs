@@ -384,3 +384,323 @@ fn a_layout_past_the_address_space_is_refused() {
     let o = session(dir.path(), "what_if A pad 64");
     assert!(o.status.success(), "{}", text(&o));
 }
+
+/// A folder with two saved runs: `cut`, the SIGSEGV program's partial
+/// run (50 stores into `arr`, then the crash), and `whole`, the same
+/// variable name's complete run of a copy without the crash.
+fn partial_and_whole() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let w = dir.path();
+    let src = std::fs::read_to_string(root().join("tests/c/trace_segv.c")).unwrap();
+    std::fs::write(w.join("cut.c"), &src).unwrap();
+    std::fs::write(w.join("whole.c"), src.replace("*bad = 1;", "(void)bad;")).unwrap();
+    let o = session(
+        w,
+        "set_mem_alloc H; compile_exe cut.c; catch run_gleipnir; memory_trace_analysis; save_run cut; \
+         compile_exe whole.c; run_gleipnir; memory_trace_analysis; save_run whole",
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    dir
+}
+
+/// The rows of a CSV file as maps from its header's names.
+fn csv_rows(path: &Path) -> Vec<BTreeMap<String, String>> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text.lines();
+    let head: Vec<String> = lines.next().unwrap().split(',').map(String::from).collect();
+    lines
+        .map(|l| {
+            // The values tested here hold no comma but the reason, which
+            // is quoted and last or next to last; split on the first
+            // commas only.
+            let mut cells = Vec::new();
+            let mut rest = l;
+            while !rest.is_empty() {
+                if let Some(q) = rest.strip_prefix('"') {
+                    let end = q.find('"').unwrap();
+                    cells.push(q[..end].to_string());
+                    rest = q[end + 1..].strip_prefix(',').unwrap_or("");
+                } else {
+                    let end = rest.find(',').unwrap_or(rest.len());
+                    cells.push(rest[..end].to_string());
+                    rest = rest.get(end + 1..).unwrap_or("");
+                }
+            }
+            head.iter().cloned().zip(cells).collect()
+        })
+        .collect()
+}
+
+/// Item 5: `run.json` edited to call the partial run complete, with ten
+/// times its accesses, changes nothing: `runs` and `plot_runs` (its
+/// table, CSV and value) take both from the run's own summary.
+#[test]
+fn an_edited_run_json_does_not_make_a_partial_run_complete() {
+    let dir = partial_and_whole();
+    let w = dir.path();
+    let info = w.join(".mapvis/runs/cut/run.json");
+    let mut j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&info).unwrap()).unwrap();
+    assert_eq!(j["version"], 2, "{j}");
+    assert!(
+        j.get("complete").is_none() && j.get("accesses").is_none(),
+        "{j}"
+    );
+    j["complete"] = true.into();
+    j["accesses"] = 10_000_000.into();
+    std::fs::write(&info, j.to_string()).unwrap();
+    let o = session(
+        w,
+        "set_mem_alloc H; foreach r [runs] { puts \"RUN [dict get $r label] [dict get $r accesses] [dict get $r complete]\" }; \
+         foreach v [plot_runs accesses] { puts \"PLOT [dict get $v run] [dict get $v variable] [dict get $v value] [dict get $v complete]\" }",
+    );
+    let said = text(&o);
+    assert!(o.status.success(), "{said}");
+    let run = |l: &str| {
+        said.lines()
+            .find(|x| x.starts_with(&format!("RUN {l} ")))
+            .unwrap_or_else(|| panic!("{l}: {said}"))
+            .to_string()
+    };
+    let cut = run("cut");
+    assert!(cut.ends_with(" 0"), "{cut}");
+    assert!(!cut.contains("10000000"), "{cut}");
+    assert!(run("whole").ends_with(" 1"), "{said}");
+    assert!(
+        said.lines().any(|l| l == "PLOT cut arr 50 0"),
+        "plot_runs' value: {said}"
+    );
+    let rows = csv_rows(&w.join("visinfo/runs_accesses.csv"));
+    let cut_rows: Vec<_> = rows.iter().filter(|r| r["run"] == "cut").collect();
+    assert!(!cut_rows.is_empty(), "{rows:?}");
+    assert!(
+        cut_rows.iter().all(|r| r["complete"] == "false"),
+        "{rows:?}"
+    );
+}
+
+/// Item 7: the comparison's CSVs and `what_if`'s report and CSV mark the
+/// partial run on every row, with its reason; the complete run's rows say
+/// complete.
+#[test]
+fn comparison_and_what_if_tables_mark_a_partial_run() {
+    let dir = partial_and_whole();
+    let w = dir.path();
+    let o = session(
+        w,
+        "set_mem_alloc H; compare_runs cut whole save; use_run cut; what_if arr pad 64 save",
+    );
+    let said = text(&o);
+    assert!(o.status.success(), "{said}");
+    let rows = csv_rows(&w.join("visinfo/compare_cut_whole.csv"));
+    assert!(rows.len() >= 2, "{rows:?}");
+    for r in &rows {
+        let want = if r["run"] == "cut" {
+            "PARTIAL: the program was ended by signal 11"
+        } else {
+            "complete"
+        };
+        assert!(r["trace"].starts_with(want), "{r:?}");
+    }
+    let pairs = csv_rows(&w.join("visinfo/compare_cut_whole_pairs.csv"));
+    assert!(!pairs.is_empty());
+    for r in &pairs {
+        assert!(r["trace_a"].starts_with("PARTIAL: "), "{r:?}");
+        assert_eq!(r["trace_b"], "complete", "{r:?}");
+    }
+    assert!(
+        said.lines()
+            .any(|l| l.starts_with("warning: this analysis is PARTIAL")
+                && l.contains("the prediction covers only the accesses recorded")),
+        "{said}"
+    );
+    let rows = csv_rows(&w.join("visinfo/what_if_arr_pad_64.csv"));
+    assert!(!rows.is_empty());
+    assert!(
+        rows.iter().all(|r| r["trace"].starts_with("PARTIAL: ")),
+        "{rows:?}"
+    );
+}
+
+/// Item 11: a run folder without `run.json` (what a kill during
+/// `save_run` left before runs were built under a temporary name) is
+/// listed as half-made, `save_run` names it, and `drop_run` removes it
+/// whole; a run being built (`.LABEL.partial`) is removed by
+/// `clear_analysis`. Then `save_run` of the label works.
+#[test]
+fn a_half_made_run_is_listed_and_removed() {
+    let (dir, exe) = compile("tests/c/hostile_walk.c", &[]);
+    let w = dir.path();
+    let o = session(
+        w,
+        &format!(
+            "load_exe {}; run_gleipnir; memory_trace_analysis",
+            exe.display()
+        ),
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let half = w.join(".mapvis/runs/x");
+    std::fs::create_dir_all(half.join("analysis/accesses")).unwrap();
+    for f in [
+        "trace.mvt",
+        "analysis/summary.json",
+        "analysis/accesses/p.parquet",
+    ] {
+        std::fs::write(half.join(f), b"half").unwrap();
+    }
+    let o = session(w, "runs");
+    assert!(
+        text(&o).contains("is a half-made run") && text(&o).contains("drop_run x"),
+        "{}",
+        text(&o)
+    );
+    let o = session(w, "save_run x");
+    assert!(!o.status.success());
+    assert!(text(&o).contains("drop_run x removes it"), "{}", text(&o));
+    let o = session(w, "drop_run x");
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("removed the half-made run x (3 files)"),
+        "{}",
+        text(&o)
+    );
+    assert!(!half.exists());
+    let o = session(w, "save_run x; runs");
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(w.join(".mapvis/runs/x/run.json").is_file());
+    // A run being built when its save stopped.
+    let staged = w.join(".mapvis/runs/.y.partial");
+    std::fs::create_dir_all(&staged).unwrap();
+    std::fs::write(staged.join("trace.mvt"), b"half").unwrap();
+    let o = session(w, "clear_analysis");
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(!staged.exists());
+    assert!(!w.join(".mapvis/runs/x").exists());
+}
+
+/// Item 11 under kills: `save_run` killed with SIGKILL at moments spread
+/// over its run leaves either the whole run or none, never a folder that
+/// blocks the label; the label can always be saved afterwards.
+#[test]
+fn save_run_killed_at_any_moment_leaves_a_whole_run_or_none() {
+    let (dir, exe) = compile("tests/c/hostile_walk.c", &[]);
+    let w = dir.path();
+    let o = session(
+        w,
+        &format!(
+            "load_exe {}; run_gleipnir; memory_trace_analysis",
+            exe.display()
+        ),
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let home = w.with_extension("home");
+    for i in 0..30u64 {
+        let label = format!("k{i}");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_mapvis"))
+            .current_dir(w)
+            .env("HOME", &home)
+            .env_remove("MAPVIS_HISTORY")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .args(["-c", &format!("save_run {label}")])
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_micros(2_000 + i * 1_500));
+        let _ = child.kill();
+        let _ = child.wait();
+        let run = w.join(".mapvis/runs").join(&label);
+        assert!(
+            !run.exists() || run.join("run.json").is_file(),
+            "kill {i} left {} without run.json",
+            run.display()
+        );
+        if !run.exists() {
+            let o = session(w, &format!("save_run {label}"));
+            assert!(o.status.success(), "after kill {i}: {}", text(&o));
+        }
+    }
+}
+
+/// Item 14: a saved analysis another user owns, unreadable to this one,
+/// is named with the permission problem, not called missing. Root ignores
+/// file modes, so under root mapvis runs as `nobody` (`setpriv`), from a
+/// copy of the binary that user can read.
+#[test]
+fn an_unreadable_analysis_is_named_as_such() {
+    use std::os::unix::fs::PermissionsExt;
+    let (dir, exe) = compile("tests/c/hostile_walk.c", &[]);
+    let w = dir.path();
+    let o = session(
+        w,
+        &format!(
+            "load_exe {}; run_gleipnir; memory_trace_analysis",
+            exe.display()
+        ),
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let open = |p: &Path, mode: u32| {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap()
+    };
+    let root_user = effective_uid() == 0;
+    let bin = w.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::copy(env!("CARGO_BIN_EXE_mapvis"), bin.join("mapvis")).unwrap();
+    let home = w.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    if root_user {
+        // The folder is nobody's, but for the analysis, which stays
+        // root's and closed.
+        let ok = Command::new("chown")
+            .args(["-R", "nobody"])
+            .arg(w)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok);
+        let ok = Command::new("chown")
+            .args(["-R", "root"])
+            .arg(w.join(".mapvis/analysis"))
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok);
+    }
+    open(w, 0o755);
+    open(&w.join(".mapvis/analysis"), 0o700);
+    let mut cmd = if root_user {
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"])
+            .arg(bin.join("mapvis"));
+        c
+    } else {
+        Command::new(bin.join("mapvis"))
+    };
+    let o = cmd
+        .current_dir(w)
+        .env("HOME", &home)
+        .env_remove("MAPVIS_HISTORY")
+        .stdin(Stdio::null())
+        .args(["-c", "memory_stats"])
+        .output()
+        .unwrap();
+    open(&w.join(".mapvis/analysis"), 0o755);
+    let said = text(&o);
+    assert!(!o.status.success(), "{said}");
+    assert!(!said.contains("there is no analysis yet"), "{said}");
+    assert!(
+        said.contains(".mapvis/analysis cannot be read (Permission denied"),
+        "{said}"
+    );
+}
+
+/// The effective user id, from `/proc/self/status` (no `unsafe` call).
+fn effective_uid() -> u32 {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|u| u.parse().ok())
+        .unwrap()
+}

@@ -167,6 +167,62 @@ fn push_hex(buf: &mut Vec<u8>, mut v: u64) {
 
 /// Writes a table as CSV with a header row, whole or not at all.
 pub fn write_csv(df: &mut DataFrame, path: &Path) -> Result<PathBuf, FilterError> {
+    write_csv_inner(df, path)
+}
+
+/// The word a table's `trace` column holds for a trace `partial` says
+/// is cut short (its reason) or not: `complete`, or `PARTIAL: REASON`.
+pub fn trace_state(partial: Option<&str>) -> String {
+    match partial {
+        None => "complete".to_string(),
+        Some(why) => format!("PARTIAL: {why}"),
+    }
+}
+
+/// Adds the column `trace` to `df`: for each row, the state
+/// ([`trace_state`]) of the run its column `by` names, from `states`
+/// (run, state); rows of a run not listed get the first state. So a
+/// table of a partial run says so on every row, in the file itself.
+///
+/// # Errors
+/// `by` is not a text column of `df`.
+pub fn add_trace_column(
+    df: &mut DataFrame,
+    by: &str,
+    states: &[(&str, String)],
+) -> Result<(), FilterError> {
+    let fallback = states.first().map(|s| s.1.clone()).unwrap_or_default();
+    let col = df.column(by).and_then(|c| c.str().cloned());
+    let values: Vec<String> = match col {
+        Ok(c) => c
+            .into_iter()
+            .map(|run| {
+                states
+                    .iter()
+                    .find(|(r, _)| Some(*r) == run)
+                    .map_or(fallback.clone(), |s| s.1.clone())
+            })
+            .collect(),
+        Err(_) => vec![fallback; df.height()],
+    };
+    df.with_column(Column::new("trace".into(), values))?;
+    Ok(())
+}
+
+/// Adds the column `name` holding `value` on every row of `df` (a run's
+/// trace state in a table of two runs' pairs, say).
+///
+/// # Errors
+/// Only if polars refuses the column (it has the table's height).
+pub fn add_text_column(df: &mut DataFrame, name: &str, value: &str) -> Result<(), FilterError> {
+    df.with_column(Column::new(
+        name.into(),
+        vec![value.to_string(); df.height()],
+    ))?;
+    Ok(())
+}
+
+fn write_csv_inner(df: &mut DataFrame, path: &Path) -> Result<PathBuf, FilterError> {
     let mut f = create(path)?;
     let mut out = std::io::BufWriter::new(f.file());
     CsvWriter::new(&mut out)

@@ -598,22 +598,67 @@ fn read_table(path: &Path, columns: &[&str]) -> Result<DataFrame, FilterError> {
     Ok(df)
 }
 
+/// Why the saved analysis in `dir` cannot be read although something is
+/// there (a folder or a file mapvis cannot open: another user's folder),
+/// naming the file: `None` when it can be read or is simply not there.
+/// Cost: a few `stat`s and opens.
+pub fn unreadable_saved_analysis(dir: &Path) -> Option<String> {
+    let denied = |p: &Path, e: std::io::Error| {
+        (e.kind() == std::io::ErrorKind::PermissionDenied).then(|| {
+            format!(
+                "{} cannot be read ({e}): it belongs to another user, or its permissions were changed. Ask its owner for read access, or work in a folder of your own",
+                p.display()
+            )
+        })
+    };
+    if let Err(e) = std::fs::read_dir(dir) {
+        return denied(dir, e);
+    }
+    for p in [dir.join("summary.json"), dir.join(DATASET)] {
+        let opened = if p.is_dir() {
+            std::fs::read_dir(&p).map(drop)
+        } else {
+            std::fs::File::open(&p).map(drop)
+        };
+        if let Err(e) = opened {
+            if let Some(why) = denied(&p, e) {
+                return Some(why);
+            }
+        }
+    }
+    None
+}
+
 /// Whether `dir` holds a saved analysis.
 pub fn has_saved_analysis(dir: &Path) -> bool {
     dir.join("summary.json").is_file() && dir.join(DATASET).is_dir()
 }
 
-/// Loads an analysis saved by [`save_analysis`].
-pub fn load_analysis(dir: &Path) -> Result<Analysis, FilterError> {
+/// The `summary.json` of the analysis saved in `dir`, parsed, after its
+/// version is checked. Cost: one small file read.
+fn read_summary_json(dir: &Path) -> Result<serde_json::Value, FilterError> {
     let bad = |reason: String| FilterError::Saved {
         path: dir.to_path_buf(),
         reason,
     };
-    let text = std::fs::read_to_string(dir.join("summary.json")).map_err(|e| bad(e.to_string()))?;
-    let j: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+    let bytes =
+        crate::workdir::read_regular(&dir.join("summary.json")).map_err(|e| bad(e.to_string()))?;
+    let j: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| bad(e.to_string()))?;
     if j["version"] != SAVED_VERSION {
         return Err(bad("it was saved by another version of mapvis".into()));
     }
+    Ok(j)
+}
+
+/// The trace summary of the analysis saved in `dir` (its accesses, whether
+/// the trace was complete and why not), without loading the rest: what
+/// `runs` and `plot_runs` show of a run. Cost: one small file read.
+pub fn load_summary(dir: &Path) -> Result<TraceSummary, FilterError> {
+    Ok(summary_from(&read_summary_json(dir)?))
+}
+
+/// [`TraceSummary`] from a parsed `summary.json`.
+fn summary_from(j: &serde_json::Value) -> TraceSummary {
     let strs = |v: &serde_json::Value| -> Vec<String> {
         v.as_array()
             .map(|a| {
@@ -623,7 +668,7 @@ pub fn load_analysis(dir: &Path) -> Result<Analysis, FilterError> {
             })
             .unwrap_or_default()
     };
-    let summary = TraceSummary {
+    TraceSummary {
         command: strs(&j["command"]),
         accesses: j["accesses"].as_u64().unwrap_or(0),
         regions: j["regions"].as_u64().unwrap_or(0) as u32,
@@ -642,7 +687,17 @@ pub fn load_analysis(dir: &Path) -> Result<Analysis, FilterError> {
         notes: strs(&j["notes"]),
         outside_notes: strs(&j["outside_notes"]),
         analysis_id: j["analysis_id"].as_str().unwrap_or("").to_string(),
+    }
+}
+
+/// Loads an analysis saved by [`save_analysis`].
+pub fn load_analysis(dir: &Path) -> Result<Analysis, FilterError> {
+    let bad = |reason: String| FilterError::Saved {
+        path: dir.to_path_buf(),
+        reason,
     };
+    let j = read_summary_json(dir)?;
+    let summary = summary_from(&j);
     let windows: Vec<super::store::WindowInfo> =
         serde_json::from_value(j["windows"].clone()).map_err(|e| bad(e.to_string()))?;
     let by_var = super::byvar::ByVar::load(&super::byvar::folder_for(&dir.join(DATASET)))?;
@@ -816,18 +871,23 @@ fn read_variables(dir: &Path) -> Result<Vec<Variable>, FilterError> {
 }
 
 /// Keeps the saved analysis in `dir` and the trace `trace` it was made
-/// from as the run `run` (a new folder, laid out by [`Run`]): every file
-/// is hard-linked,
-/// so a run costs no copy of its data, and the folder's next trace and
-/// analysis replace their own files without touching the run's. The run's
-/// analysis records the run's own trace as its source. Returns the files
-/// written.
+/// from as the run `run` (a new folder, laid out by [`Run`]; `save_run`
+/// builds it under a temporary name and renames it): every file is
+/// hard-linked, so a run costs no copy of its data, and the folder's next
+/// trace and analysis replace their own files without touching the run's.
+/// The run's analysis records the run's own trace, `final_trace` (where it
+/// will be once renamed), as its source. Returns the files written.
 ///
 /// # Errors
 /// No saved analysis in `dir`, the run's folder already there, or a file
 /// that cannot be linked (or copied, where the file system has no hard
 /// links).
-pub fn keep_run(dir: &Path, trace: &Path, run: &Run) -> Result<Vec<PathBuf>, FilterError> {
+pub fn keep_run(
+    dir: &Path,
+    trace: &Path,
+    run: &Run,
+    final_trace: &Path,
+) -> Result<Vec<PathBuf>, FilterError> {
     let run_dir = run.dir();
     if !has_saved_analysis(dir) {
         return Err(FilterError::Saved {
@@ -839,7 +899,7 @@ pub fn keep_run(dir: &Path, trace: &Path, run: &Run) -> Result<Vec<PathBuf>, Fil
         let p = p.to_path_buf();
         move |source| FilterError::Write { path: p, source }
     };
-    std::fs::create_dir_all(run_dir.parent().unwrap_or(Path::new("."))).map_err(failed(run_dir))?;
+    mkdir(run_dir.parent().unwrap_or(Path::new(".")))?;
     std::fs::create_dir(run_dir).map_err(failed(run_dir))?;
     let mut files = Vec::new();
     files_under(dir, &mut files).map_err(failed(dir))?;
@@ -857,7 +917,10 @@ pub fn keep_run(dir: &Path, trace: &Path, run: &Run) -> Result<Vec<PathBuf>, Fil
     let run_trace = run.trace_file();
     link_or_copy(trace, &run_trace)?;
     written.push(run_trace.clone());
-    if let Some(src) = crate::workdir::SourceId::of(&run_trace) {
+    if let Some(mut src) = crate::workdir::SourceId::of(&run_trace) {
+        // The trace's identity where it will be read from: a rename keeps
+        // its size and time.
+        src.path = final_trace.to_path_buf();
         let path = run.analysis_dir().join(SOURCE_FILE);
         write_whole(&path, &serde_json::to_vec_pretty(&src).unwrap_or_default())?;
         written.push(path);
@@ -904,9 +967,20 @@ impl SavedAnalysis {
         has_saved_analysis(&self.dir)
     }
 
+    /// Why it cannot be read, when it is there but not readable (see
+    /// [`unreadable_saved_analysis`]).
+    pub fn unreadable(&self) -> Option<String> {
+        unreadable_saved_analysis(&self.dir)
+    }
+
     /// The identity of the trace it was made from, when recorded.
     pub fn source(&self) -> Option<crate::workdir::SourceId> {
         saved_source(&self.dir)
+    }
+
+    /// Its trace summary alone (see [`load_summary`]).
+    pub fn summary(&self) -> Result<TraceSummary, FilterError> {
+        load_summary(&self.dir)
     }
 
     /// Loads it (see [`load_analysis`]).
@@ -925,8 +999,14 @@ impl SavedAnalysis {
             .collect())
     }
 
-    /// Keeps it and `trace` as the run `run` (see [`keep_run`]).
-    pub fn keep_as_run(&self, trace: &Path, run: &Run) -> Result<Vec<PathBuf>, FilterError> {
-        keep_run(&self.dir, trace, run)
+    /// Keeps it and `trace` as the run `run`, built in `staging` (see
+    /// [`keep_run`]).
+    pub fn keep_as_run(
+        &self,
+        trace: &Path,
+        staging: &Run,
+        run: &Run,
+    ) -> Result<Vec<PathBuf>, FilterError> {
+        keep_run(&self.dir, trace, staging, &run.trace_file())
     }
 }

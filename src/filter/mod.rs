@@ -93,7 +93,7 @@ mod memstats;
 pub use access::{LineId, VarId};
 pub use analyse::{analyse, analyse_gleipnir, analyse_into};
 pub use analysis::Analysis;
-pub use csv::write_csv;
+pub use csv::{add_text_column, add_trace_column, trace_state, write_csv};
 pub use driver::Keep;
 pub use error::FilterError;
 pub use files::{AnalysisDir, SavedAnalysis};

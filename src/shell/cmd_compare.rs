@@ -30,6 +30,13 @@ struct Loaded {
     report: CacheReport,
 }
 
+impl Loaded {
+    /// `complete`, or `PARTIAL: REASON` (see [`crate::filter::trace_state`]).
+    fn trace_state(&self) -> String {
+        crate::filter::trace_state(self.analysis.summary.partial_reason().as_deref())
+    }
+}
+
 /// Loads the saved run `run` and runs `cache_stats` on it under the
 /// session's model. Cost: one pass over the run's accesses.
 fn load(st: &Session, run: Run) -> CmdResult<Loaded> {
@@ -104,9 +111,11 @@ fn save(st: &Session, runs: [&Loaded; 2], c: &RunComparison) -> CmdResult<()> {
     let (la, lb) = (runs[0].label.as_str(), runs[1].label.as_str());
     let dir = st.folder().visinfo_dir();
     let mut written = Vec::new();
+    let states = [(la, runs[0].trace_state()), (lb, runs[1].trace_state())];
     let mut df = c
         .var_table(la, lb)
         .context(|| "building the comparison table failed".to_string())?;
+    crate::filter::add_trace_column(&mut df, "run", &states)?;
     written.push(crate::filter::write_csv(
         &mut df,
         &dir.join(format!("compare_{la}_{lb}.csv")),
@@ -114,6 +123,9 @@ fn save(st: &Session, runs: [&Loaded; 2], c: &RunComparison) -> CmdResult<()> {
     let mut df = c
         .pair_table()
         .context(|| "building the pair comparison table failed".to_string())?;
+    for (side, (_, state)) in ["a", "b"].iter().zip(&states) {
+        crate::filter::add_text_column(&mut df, &format!("trace_{side}"), state)?;
+    }
     written.push(crate::filter::write_csv(
         &mut df,
         &dir.join(format!("compare_{la}_{lb}_pairs.csv")),

@@ -273,8 +273,8 @@ fn what_if(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     let var = a.resolve_array(&name)?;
     let w = filter::what_if(a, kind, &opts, var, &layout).map_err(|e| e.to_string())?;
     print!("{}", super::render::what_if(&w, &name));
-    if !a.summary.complete {
-        println!("note: the trace is partial (cut short): the prediction covers only the accesses recorded.");
+    if let Some(why) = a.summary.partial_reason() {
+        println!("warning: this analysis is PARTIAL ({why}): the prediction covers only the accesses recorded.");
     }
     if save {
         let words = args[1..].join(" ");
@@ -299,6 +299,8 @@ fn save_what_if(
     let page = what_if_file(name, words);
     let csv = fig.visinfo_dir.join(page.replace(".html", ".csv"));
     let mut df = w.table()?;
+    let state = filter::trace_state(a.summary.partial_reason().as_deref());
+    filter::add_trace_column(&mut df, "variable", &[("", state)])?;
     let csv = filter::write_csv(&mut df, &csv)?;
     let keep = (0..a.vars.len()).map(|v| v == w.var.index()).collect();
     let before = SelectionBatches::plain(a, filter::Selection::of(a, keep)?);
@@ -324,7 +326,7 @@ fn save_what_if(
         levels: &levels,
         misses: (&mb, &ma),
         notes: &w.notes,
-        partial: !a.summary.complete,
+        partial: a.summary.partial_reason().is_some(),
     };
     let r = what_if_figure(&f, fig)?;
     if let Some(agg) = &r.aggregated {

@@ -6,7 +6,7 @@
 //! it is. Runs survive sessions and `clear_analysis` removes them with the
 //! rest of mapvis's files. The alignment and the numbers of a comparison
 //! live in the locality stage; these handlers choose the runs and print.
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::error::{CmdResult, Context};
 use super::handlers::{add, fmt_table, s};
@@ -80,12 +80,22 @@ fn labels(st: &Session) -> Vec<String> {
 }
 
 /// `save_run LABEL`: keeps the current trace and its analysis as LABEL.
+/// The run is built under a temporary name (`.LABEL.partial`), listed in
+/// the manifest, and renamed into place last: a kill or a full disk
+/// leaves no run, or a whole one, never a folder that blocks the label.
 fn save_run(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     let run = checked(st, &a[0])?;
     let label = run.label().to_string();
-    if run.dir().exists() {
+    if run.is_saved() {
         return Err(format!(
             "there is already a run \"{label}\": drop_run {label} first, or choose another label."
+        )
+        .into());
+    }
+    if run.dir().exists() {
+        return Err(format!(
+            "{} is a half-made run (a save_run that did not finish left it, without its run.json): drop_run {label} removes it.",
+            run.dir().display()
         )
         .into());
     }
@@ -93,45 +103,79 @@ fn save_run(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     let analysis = st.analysis()?;
     let summary = analysis.summary.clone();
     let from = st.analysis_dir();
-    let mut written = crate::filter::SavedAnalysis::at(&from)
-        .keep_as_run(&trace, &run)
+    let staging = st
+        .folder()
+        .staging_run(&label)
+        .ok_or_else(|| format!("\"{label}\" cannot label a run."))?;
+    let mut gone = crate::workdir::Cleared::default();
+    crate::workdir::remove_half_made(st.work_dir(), staging.dir(), &mut gone);
+    let kept = keep_staged(st, &from, &trace, (&staging, &run), &summary);
+    let written = match kept {
+        Ok(w) => w,
+        Err(e) => {
+            crate::workdir::remove_half_made(st.work_dir(), staging.dir(), &mut gone);
+            return Err(e);
+        }
+    };
+    if let Err(e) = crate::workdir::install_run(st.work_dir(), &staging, &run, &written) {
+        crate::workdir::remove_half_made(st.work_dir(), staging.dir(), &mut gone);
+        return Err(e.into());
+    }
+    let partial = summary.partial_reason().is_some();
+    println!(
+        "kept run {label}: {} accesses of {}{}",
+        summary.accesses,
+        super::text::terminal_safe(&summary.command.join(" ")),
+        if partial { " (partial)" } else { "" }
+    );
+    Ok(s(label))
+}
+
+/// Builds the run in `staging`: the analysis in `from` (hard links), the
+/// trace and `run.json`. Returns the files written there.
+fn keep_staged(
+    st: &Session,
+    from: &Path,
+    trace: &Path,
+    (staging, run): (&Run, &Run),
+    summary: &crate::filter::TraceSummary,
+) -> CmdResult<Vec<PathBuf>> {
+    let label = staging.label();
+    let mut written = crate::filter::SavedAnalysis::at(from)
+        .keep_as_run(trace, staging, run)
         .context(|| format!("keeping the run \"{label}\" failed"))?;
     let saved = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
     let info = RunInfo {
-        label: label.clone(),
+        version: crate::workdir::RUN_INFO_VERSION,
+        label: label.to_string(),
         program: summary.command.first().cloned().unwrap_or_default(),
         arguments: summary.command.iter().skip(1).cloned().collect(),
         saved,
         sequence: st.folder().next_run_sequence(),
-        accesses: summary.accesses,
-        complete: summary.partial_reason().is_none(),
     };
-    let json = run
+    let json = staging
         .write_info(&info)
-        .context(|| format!("cannot write {}", run.info_file().display()))?;
+        .context(|| format!("cannot write {}", staging.info_file().display()))?;
     written.push(json);
-    st.record_written(&written);
-    println!(
-        "kept run {label}: {} accesses of {}{}",
-        info.accesses,
-        super::text::terminal_safe(&summary.command.join(" ")),
-        if info.complete { "" } else { " (partial)" }
-    );
-    Ok(s(label))
+    Ok(written)
 }
 
-/// `runs`: lists the saved runs; returns a list of dicts.
+/// `runs`: lists the saved runs, then any half-made one; returns a list
+/// of dicts. The accesses and whether a run is complete come from the
+/// run's own analysis (see [`run_summary`]).
 fn runs(st: &mut Session, _: &[String]) -> CmdResult<Value> {
     let all = saved_runs(st);
-    if all.is_empty() {
+    let half = st.folder().half_made_runs();
+    if all.is_empty() && half.is_empty() {
         println!("no saved runs: keep one with save_run LABEL after memory_trace_analysis.");
         return Ok(Value::List(vec![]));
     }
     let current = st.current_run().map(String::from);
     let mut rows = Vec::new();
     let mut out = Vec::new();
+    let mut problems = Vec::new();
     for run in &all {
         let l = run.label();
         let Some(i) = run.info() else {
@@ -142,15 +186,30 @@ fn runs(st: &mut Session, _: &[String]) -> CmdResult<Value> {
         } else {
             ""
         };
+        let summary = run_summary(st, run);
+        let (accesses, trace, complete) = match &summary {
+            Ok(sm) => (
+                sm.accesses.to_string(),
+                match sm.partial_reason() {
+                    None => "complete".to_string(),
+                    Some(_) => "partial".to_string(),
+                },
+                sm.partial_reason().is_none(),
+            ),
+            Err(_) => ("?".to_string(), "unreadable".to_string(), false),
+        };
+        if let Err(why) = &summary {
+            problems.push(format!("run {l}: {why}"));
+        }
         rows.push(vec![
             format!("{l}{mark}"),
             super::text::terminal_safe(&i.program).into_owned(),
             super::text::terminal_safe(&i.arguments.join(" ")).into_owned(),
             super::text::utc_date(i.saved),
-            i.accesses.to_string(),
-            if i.complete { "complete" } else { "partial" }.to_string(),
+            accesses,
+            trace.clone(),
         ]);
-        out.push(Value::Dict(vec![
+        let mut dict = vec![
             ("label".into(), s(l.to_string())),
             ("program".into(), s(i.program.clone())),
             (
@@ -158,8 +217,25 @@ fn runs(st: &mut Session, _: &[String]) -> CmdResult<Value> {
                 Value::List(i.arguments.iter().map(|a| s(a.clone())).collect()),
             ),
             ("date".into(), s(super::text::utc_date(i.saved))),
-            ("accesses".into(), Value::Int(i.accesses as i64)),
-            ("complete".into(), Value::Int(i.complete as i64)),
+        ];
+        if let Ok(sm) = &summary {
+            dict.push(("accesses".into(), Value::Int(sm.accesses as i64)));
+        }
+        dict.push(("complete".into(), Value::Int(complete as i64)));
+        dict.push(("trace".into(), s(trace)));
+        out.push(Value::Dict(dict));
+    }
+    for (dir, label) in &half {
+        let shown = super::text::terminal_safe(&dir.display().to_string()).into_owned();
+        problems.push(match label {
+            Some(l) => format!("{shown} is a half-made run (a save_run that did not finish left it, without its run.json): drop_run {l} or clear_analysis removes it."),
+            None => format!("{shown} is a run that was being kept when its save_run stopped: the next save_run or clear_analysis removes it."),
+        });
+        out.push(Value::Dict(vec![
+            ("label".into(), s(label.clone().unwrap_or_default())),
+            ("folder".into(), s(dir.display().to_string())),
+            ("complete".into(), Value::Int(0)),
+            ("trace".into(), s("half-made")),
         ]));
     }
     print!(
@@ -179,6 +255,9 @@ fn runs(st: &mut Session, _: &[String]) -> CmdResult<Value> {
     if current.is_some() {
         println!("* the current run (use_run); a new trace or analysis leaves it.");
     }
+    for p in &problems {
+        println!("note: {p}");
+    }
     Ok(Value::List(out))
 }
 
@@ -194,8 +273,24 @@ fn use_run(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     Ok(s(a[0].clone()))
 }
 
-/// `drop_run LABEL`: removes the run's files (those mapvis wrote there).
+/// `drop_run LABEL`: removes the run's files (those mapvis wrote there),
+/// or the whole of a half-made run (see
+/// [`crate::workdir::WorkFolder::half_made_runs`]).
 fn drop_run(st: &mut Session, a: &[String]) -> CmdResult<Value> {
+    let maybe = checked(st, &a[0])?;
+    if !maybe.is_saved() && maybe.dir().is_dir() {
+        let mut out = crate::workdir::Cleared::default();
+        let n = crate::workdir::remove_half_made(st.work_dir(), maybe.dir(), &mut out);
+        for (path, why) in &out.kept {
+            println!("kept {}: {why}", path.display());
+        }
+        println!(
+            "removed the half-made run {} ({})",
+            a[0],
+            counted(n as u64, "file")
+        );
+        return Ok(Value::Int(n as i64));
+    }
     let run = existing(st, &a[0])?;
     if st.current_run() == Some(a[0].as_str()) {
         st.leave_run(None);
@@ -214,16 +309,32 @@ fn drop_run(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     Ok(Value::Int(removed as i64))
 }
 
-/// The cache report of the saved run `run` under the session's model.
-fn run_report(st: &Session, run: &Run) -> CmdResult<CacheReport> {
+/// The cache report of the saved run `run` under the session's model,
+/// and whether its trace is complete (from the run's own summary, never
+/// from `run.json`).
+fn run_report(st: &Session, run: &Run) -> CmdResult<(CacheReport, bool)> {
     let label = run.label();
     let a = super::saved::load_saved(st.folder(), &run.analysis_dir())
         .context(|| format!("reading the run {label} failed"))?;
-    if let Some(why) = a.summary.partial_reason() {
+    let partial = a.summary.partial_reason();
+    if let Some(why) = &partial {
         println!("warning: run {label} is PARTIAL ({why}): its counts cover only part of the run.");
     }
     let opts = super::handlers::cache_options(st);
-    Ok(cache_stats(&a, st.mem(), &opts)?)
+    Ok((cache_stats(&a, st.mem(), &opts)?, partial.is_none()))
+}
+
+/// What a saved run's own analysis says of its trace (accesses, whether
+/// it is complete and why not): `analysis/summary.json`, after the run's
+/// files are checked against the manifest, so an edited `run.json` or
+/// summary cannot pass a partial run as complete. `Err` says why it
+/// cannot be told.
+fn run_summary(st: &Session, run: &Run) -> Result<crate::filter::TraceSummary, String> {
+    let dir = run.analysis_dir();
+    crate::workdir::verify_saved_analysis(st.work_dir(), &dir).map_err(|e| e.to_string())?;
+    crate::filter::SavedAnalysis::at(&dir)
+        .summary()
+        .map_err(|e| e.to_string())
 }
 
 /// `plot_runs METRIC ?RUN ...?`, the runs optionally followed by `-vars
@@ -278,10 +389,10 @@ fn run_reports(st: &Session, labels: &[String]) -> CmdResult<Vec<RunReport>> {
     let mut runs = Vec::new();
     for l in labels {
         let run = existing(st, l)?;
-        let report = run_report(st, &run)?;
+        let (report, complete) = run_report(st, &run)?;
         runs.push(RunReport {
             label: l.clone(),
-            complete: run.info().is_none_or(|i| i.complete),
+            complete,
             report,
         });
     }

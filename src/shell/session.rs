@@ -527,6 +527,8 @@ impl Session {
                 self.check_fresh()?;
                 self.analysis = Some(a);
                 self.selected = None;
+            } else if let Some(why) = saved.unreadable() {
+                return Err(format!("the saved analysis cannot be read: {why}.").into());
             } else {
                 return Err("there is no analysis yet: run memory_trace_analysis first.".into());
             }

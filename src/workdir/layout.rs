@@ -184,6 +184,45 @@ impl WorkFolder {
         runs
     }
 
+    /// Where `save_run LABEL` builds the run before renaming it into place
+    /// (`.mapvis/runs/.LABEL.partial`): a name no label can take, so a
+    /// run killed while being kept is never mistaken for one. `None` when
+    /// `label` is not [`valid_label`].
+    pub fn staging_run(&self, label: &str) -> Option<Run> {
+        valid_label(label).then(|| Run {
+            label: label.to_string(),
+            dir: self.runs_dir().join(format!(".{label}.partial")),
+        })
+    }
+
+    /// Folders of `.mapvis/runs/` that are not whole runs: a run being
+    /// built that was never renamed into place (`.LABEL.partial`, left by
+    /// a kill or a full disk), and a run folder without `run.json` (left
+    /// so by a mapvis before runs were built under a temporary name).
+    /// Each is (path, the label it blocks, if any). Cost: one listing.
+    pub fn half_made_runs(&self) -> Vec<(PathBuf, Option<String>)> {
+        let Ok(entries) = fs::read_dir(self.runs_dir()) else {
+            return Vec::new();
+        };
+        let mut out: Vec<(PathBuf, Option<String>)> = entries
+            .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .filter_map(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if let Some(r) = self.run(&name) {
+                    return (!r.is_saved()).then(|| (e.path(), Some(name)));
+                }
+                let staged = name
+                    .strip_prefix('.')
+                    .and_then(|n| n.strip_suffix(".partial"))
+                    .is_some_and(valid_label);
+                staged.then(|| (e.path(), None))
+            })
+            .collect();
+        out.sort();
+        out
+    }
+
     /// The folders mapvis writes into, relative to the root: each is
     /// created as a real folder when missing, and refused when it is a
     /// symbolic link (see [`super::refuse_linked_folders`]), as is each
@@ -283,9 +322,21 @@ impl Run {
     }
 }
 
-/// What `run.json` says of a run. The fields' order is the file's.
+/// The version of `run.json` this mapvis writes: 2 since the accesses and
+/// completeness moved out (they are read from the run's own
+/// `analysis/summary.json`, which the manifest covers, so an edited
+/// `run.json` cannot pass a partial run as complete).
+pub const RUN_INFO_VERSION: u32 = 2;
+
+/// What `run.json` says of a run: only what nothing else records (see
+/// docs/data-files.md). The fields' order is the file's. A `run.json` of
+/// version 1 (no `version` field) also held `accesses` and `complete`;
+/// they are ignored.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct RunInfo {
+    /// The file's version ([`RUN_INFO_VERSION`]; 1 when absent).
+    #[serde(default = "version_one")]
+    pub version: u32,
     /// The run's label.
     pub label: String,
     /// The traced program.
@@ -299,10 +350,11 @@ pub struct RunInfo {
     /// 0 in a `run.json` written before runs were numbered.
     #[serde(default)]
     pub sequence: u64,
-    /// The accesses its analysis counted.
-    pub accesses: u64,
-    /// Whether the whole run was traced (not partial).
-    pub complete: bool,
+}
+
+/// The version of a `run.json` without one.
+fn version_one() -> u32 {
+    1
 }
 
 #[cfg(test)]

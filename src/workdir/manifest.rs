@@ -7,7 +7,7 @@ use std::io::{self, Read};
 use std::path::{Component, Path, PathBuf};
 
 use super::error::{io_err, WorkdirError};
-use super::layout::{ANALYSIS_DIR, MANIFEST_FILE, STATE_DIR};
+use super::layout::{WorkFolder, ANALYSIS_DIR, MANIFEST_FILE, STATE_DIR};
 use super::write::{open_regular, read_regular, write_file};
 
 /// What mapvis knows of a file it wrote: enough to tell whether the user
@@ -131,6 +131,16 @@ impl Manifest {
     /// and saves the manifest. Files outside `work_dir` are not recorded
     /// (mapvis never removes them).
     pub fn record(work_dir: &Path, paths: &[PathBuf]) -> Result<(), WorkdirError> {
+        let pairs: Vec<(PathBuf, PathBuf)> = paths.iter().map(|p| (p.clone(), p.clone())).collect();
+        Manifest::record_as(work_dir, &pairs)
+    }
+
+    /// [`Manifest::record`] of files about to be renamed: each `(now,
+    /// then)` records the file at `now` as it is, under the path `then`
+    /// it will have. A folder built under a temporary name is recorded
+    /// before the rename that puts it in place, so a kill between the two
+    /// leaves either no folder or one whose files are all listed.
+    pub fn record_as(work_dir: &Path, pairs: &[(PathBuf, PathBuf)]) -> Result<(), WorkdirError> {
         // A background save records its files while a command may record
         // others: one read-modify-write at a time in this process (other
         // processes are kept out by the folder lock).
@@ -141,22 +151,25 @@ impl Manifest {
         // A saved analysis is recorded whole, each time it is written: the
         // entries of the one it replaced (which may have had more files)
         // go, or they would be missed when it is checked.
-        let roots: std::collections::BTreeSet<PathBuf> = paths
+        let abs = |p: &PathBuf| {
+            if p.is_absolute() {
+                p.clone()
+            } else {
+                work_dir.join(p)
+            }
+        };
+        let roots: std::collections::BTreeSet<PathBuf> = pairs
             .iter()
-            .filter_map(|p| relative(work_dir, &work_dir.join(p)))
+            .filter_map(|(_, p)| relative(work_dir, &abs(p)))
             .filter_map(|rel| analysis_root(&rel))
             .collect();
         m.files
             .retain(|k, _| !roots.iter().any(|r| Path::new(k).starts_with(r)));
-        for p in paths {
-            let abs = if p.is_absolute() {
-                p.clone()
-            } else {
-                work_dir.join(p)
-            };
-            if let (Some(rel), Some(mut w)) = (relative(work_dir, &abs), Written::of(&abs)) {
+        for (now, then) in pairs {
+            let (now, then) = (abs(now), abs(then));
+            if let (Some(rel), Some(mut w)) = (relative(work_dir, &then), Written::of(&now)) {
                 if is_saved_analysis_file(&rel) {
-                    w.xxh3 = checksum(&abs).ok();
+                    w.xxh3 = checksum(&now).ok();
                 }
                 m.files.insert(rel.to_string_lossy().into_owned(), w);
             }
@@ -322,7 +335,79 @@ fn through_link(work_dir: &Path, rel: &Path) -> bool {
 pub fn clear(work_dir: &Path) -> Result<Cleared, WorkdirError> {
     let mut out = clear_matching(work_dir, &|_| true)?;
     sweep_unfinished(work_dir, &mut out);
+    for (dir, _) in WorkFolder::new(work_dir.to_path_buf()).half_made_runs() {
+        remove_half_made(work_dir, &dir, &mut out);
+    }
     Ok(out)
+}
+
+/// Removes `dir`, a half-made run of `.mapvis/runs/` (see
+/// [`WorkFolder::half_made_runs`]), whole: its files were never all in
+/// the manifest (a save that did not finish), and the folder is mapvis's
+/// own, built by `save_run`. Nothing is followed: a link inside is removed
+/// as a link, and a folder on the way that is a link is left alone.
+/// Returns the number of files removed.
+pub fn remove_half_made(work_dir: &Path, dir: &Path, out: &mut Cleared) -> usize {
+    let Some(rel) = relative(work_dir, dir) else {
+        return 0;
+    };
+    if through_link(work_dir, &rel.join("x"))
+        || fs::symlink_metadata(dir).map_or(true, |m| !m.is_dir())
+    {
+        out.kept.push((
+            dir.to_path_buf(),
+            "a folder on its way is a symbolic link".into(),
+        ));
+        return 0;
+    }
+    let mut files = Vec::new();
+    count_files(dir, &mut files);
+    // `remove_dir_all` removes links as links, never what they point at.
+    match fs::remove_dir_all(dir) {
+        Ok(()) => {
+            let n = files.len();
+            out.removed.extend(files);
+            n
+        }
+        Err(e) => {
+            out.kept.push((dir.to_path_buf(), e.to_string()));
+            0
+        }
+    }
+}
+
+/// Puts the run built in `staging` (its files `written`) in place as
+/// `run`: records the files in the manifest under their final paths, then
+/// renames the folder. A kill between the two leaves no run folder (the
+/// entries name files that are not there, and a later save replaces
+/// them); after the rename every file of the run is listed.
+pub fn install_run(
+    work_dir: &Path,
+    staging: &super::Run,
+    run: &super::Run,
+    written: &[PathBuf],
+) -> Result<(), WorkdirError> {
+    let pairs: Vec<(PathBuf, PathBuf)> = written
+        .iter()
+        .map(|p| {
+            let rel = p.strip_prefix(staging.dir()).unwrap_or(p);
+            (p.clone(), run.dir().join(rel))
+        })
+        .collect();
+    Manifest::record_as(work_dir, &pairs)?;
+    fs::rename(staging.dir(), run.dir()).map_err(io_err("put in place", run.dir()))
+}
+
+/// Every entry under `dir` that is not a folder (links included, not
+/// followed).
+fn count_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in fs::read_dir(dir).into_iter().flatten().flatten() {
+        if e.file_type().is_ok_and(|t| t.is_dir()) {
+            count_files(&e.path(), out);
+        } else {
+            out.push(e.path());
+        }
+    }
 }
 
 /// Removes the traces a run was writing under its temporary name

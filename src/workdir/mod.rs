@@ -34,11 +34,13 @@ mod write;
 
 pub use error::{describe_io, is_disk_full, WorkdirError};
 pub use layout::{
-    valid_label, Run, RunInfo, WorkFolder, ANALYSIS_DIR, LOCK_FILE, MANIFEST_FILE, STATE_DIR,
+    valid_label, Run, RunInfo, WorkFolder, ANALYSIS_DIR, LOCK_FILE, MANIFEST_FILE,
+    RUN_INFO_VERSION, STATE_DIR,
 };
 pub use lock::{refuse_linked_folders, FolderLock};
 pub use manifest::{
-    checksum, clear, clear_under, verify_saved_analysis, Cleared, Manifest, Verified,
+    checksum, clear, clear_under, install_run, remove_half_made, verify_saved_analysis, Cleared,
+    Manifest, Verified,
 };
 pub use safe::{create_dir, fresh_file, remove_file, SafeDir};
 pub use source::{new_analysis_id, Freshness, SourceId};
