@@ -704,3 +704,57 @@ fn effective_uid() -> u32 {
         .and_then(|u| u.parse().ok())
         .unwrap()
 }
+
+/// Item 12: a source folder holding 300 links to itself (named again by
+/// the restored session) costs `cache_stats save` and `compare_runs save`
+/// no walk into the loop: each finishes in seconds and annotates the
+/// source. A folder too big to walk stops the search with a note naming
+/// it.
+#[test]
+fn a_source_folder_of_links_to_itself_is_walked_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = dir.path();
+    let src = w.join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::copy(root().join("tests/c/hostile_walk.c"), src.join("w.c")).unwrap();
+    for i in 0..300 {
+        symlink(".", src.join(format!("l{i}"))).unwrap();
+    }
+    let o = session(
+        w,
+        "set_src_path src; compile_exe src/w.c; run_gleipnir; memory_trace_analysis; save_run x; save_run y",
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    for (script, page) in [
+        ("cache_stats save", "figures/source_w.c.html"),
+        ("compare_runs x y save", "figures/run_y/source_w.c.html"),
+    ] {
+        let t0 = std::time::Instant::now();
+        let o = session(w, script);
+        let took = t0.elapsed();
+        assert!(o.status.success(), "{script}: {}", text(&o));
+        assert!(
+            took < std::time::Duration::from_secs(20),
+            "{script} took {took:?}"
+        );
+        assert!(w.join(page).is_file(), "{script}: {}", text(&o));
+    }
+    // 10 001 files before the source: the walk stops and says where.
+    let big = w.join("big");
+    std::fs::create_dir_all(big.join("zz")).unwrap();
+    for i in 0..10_001 {
+        std::fs::File::create(big.join(format!("f{i:05}"))).unwrap();
+    }
+    std::fs::copy(root().join("tests/c/hostile_walk.c"), big.join("zz/w.c")).unwrap();
+    std::fs::remove_dir_all(&src).unwrap();
+    let o = session(w, "set_src_path big; cache_stats save");
+    let said = text(&o);
+    assert!(o.status.success(), "{said}");
+    assert!(
+        said.contains(&format!(
+            "the search for source files stopped at {}",
+            big.display()
+        )),
+        "{said}"
+    );
+}

@@ -203,8 +203,11 @@ fn source_pages(st: &Session, r: &Loaded, figures: &Path) -> CmdResult<SourcePag
     let traced = std::fs::metadata(r.run.trace_file())
         .and_then(|m| m.modified())
         .context(|| format!("cannot read the time of run {}'s trace", r.label))?;
-    let (pages, edited) =
+    let (pages, edited, walk_note) =
         crate::vis::write_run_source_pages(&r.report, st.src_paths(), &figures.join(&sub), traced)?;
+    if let Some(note) = walk_note {
+        println!("note: {note}");
+    }
     let note = (!edited.is_empty()).then(|| {
         format!(
             "not annotated, as edited since the run was traced: {}",

@@ -191,7 +191,11 @@ fn cache_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     }
     if save {
         let mut written = r.save(&dir)?;
-        written.extend(crate::vis::write_source_pages(&r, &src_paths, &pages)?);
+        let (sources, note) = crate::vis::write_source_pages(&r, &src_paths, &pages)?;
+        if let Some(note) = note {
+            println!("note: {note}");
+        }
+        written.extend(sources);
         let page = summary_figure(&r, &figures, &a.summary.analysis_id)?;
         written.push(page.clone());
         // The page's shared plotly.js and the folder's index are mapvis's too.

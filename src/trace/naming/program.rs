@@ -173,6 +173,9 @@ impl ProgramNamer {
     /// it, else as C.
     fn source(&mut self, path: &Path, comp_dir: Option<&Path>, cpp: bool) -> Option<&CSource> {
         let found = self.finder.find(path, comp_dir);
+        if let Some(note) = self.finder.walk_note() {
+            self.notes.insert(note);
+        }
         let key = found.clone().unwrap_or_else(|| path.to_path_buf());
         let cpp = cpp && !has_source_extension(&key);
         let skey = (key.clone(), cpp);

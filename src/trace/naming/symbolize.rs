@@ -548,8 +548,13 @@ fn collect_comp_dirs(dwarf: &gimli::Dwarf<Reader>) -> Result<Vec<PathBuf>, gimli
 #[derive(Debug)]
 pub struct SourceFinder {
     search_dirs: Vec<PathBuf>,
-    by_name: OnceCell<HashMap<OsString, Vec<PathBuf>>>,
+    by_name: OnceCell<(HashMap<OsString, Vec<PathBuf>>, Option<PathBuf>)>,
 }
+
+/// Entries the walk of the search folders reads at most, all together.
+const WALK_ENTRIES: usize = 10_000;
+/// Folders below a search folder the walk descends at most.
+const WALK_DEPTH: usize = 32;
 
 impl SourceFinder {
     /// A finder that searches `search_dirs` (recursively) when the DWARF path
@@ -582,7 +587,7 @@ impl SourceFinder {
             }
         }
         let name = dwarf_path.file_name()?;
-        let index = self.by_name.get_or_init(|| self.walk());
+        let (index, _) = self.by_name.get_or_init(|| self.walk());
         let candidates = index.get(name)?;
         // Candidates are in search-directory order and only a strictly
         // better one replaces the best so far, so ties keep the earliest.
@@ -604,17 +609,41 @@ impl SourceFinder {
         best.map(|(path, _)| path.clone())
     }
 
-    /// Indexes every regular file below the search directories by name.
-    fn walk(&self) -> HashMap<OsString, Vec<PathBuf>> {
+    /// The note saying the walk of the search folders stopped at a bound
+    /// (see [`SourceFinder::walk`]), once a search has walked them.
+    pub fn walk_note(&self) -> Option<String> {
+        let (_, cut) = self.by_name.get()?;
+        cut.as_ref().map(|d| {
+            format!(
+                "the search for source files stopped at {} (after {WALK_ENTRIES} entries or {WALK_DEPTH} folders deep), so sources below it were not read: point set_src_path at the program's own source folder.",
+                d.display()
+            )
+        })
+    }
+
+    /// Indexes every regular file below the search directories by name,
+    /// and where the walk stopped at a bound. Links to folders are not
+    /// entered (so a link to itself cannot loop), at most [`WALK_DEPTH`]
+    /// folders deep and [`WALK_ENTRIES`] entries in all, and a Ctrl-C ends
+    /// the walk (the analysis then stops at its next check).
+    fn walk(&self) -> (HashMap<OsString, Vec<PathBuf>>, Option<PathBuf>) {
         let mut index: HashMap<OsString, Vec<PathBuf>> = HashMap::new();
+        let mut read = 0usize;
         for root in &self.search_dirs {
-            let mut stack = vec![root.clone()];
-            while let Some(dir) = stack.pop() {
+            let mut stack = vec![(root.clone(), 0usize)];
+            while let Some((dir, depth)) = stack.pop() {
+                if crate::cancel::requested() {
+                    return (index, None);
+                }
                 let Ok(entries) = std::fs::read_dir(&dir) else {
                     continue;
                 };
                 let mut subdirs = Vec::new();
                 for entry in entries.flatten() {
+                    read += 1;
+                    if read > WALK_ENTRIES || depth > WALK_DEPTH {
+                        return (index, Some(dir));
+                    }
                     let Ok(kind) = entry.file_type() else {
                         continue;
                     };
@@ -628,10 +657,10 @@ impl SourceFinder {
                     }
                 }
                 subdirs.sort();
-                stack.extend(subdirs.into_iter().rev());
+                stack.extend(subdirs.into_iter().rev().map(|d| (d, depth + 1)));
             }
         }
-        index
+        (index, None)
     }
 }
 

@@ -40,42 +40,103 @@ fn annotations(r: &CacheReport) -> Annotations {
     out
 }
 
-/// Finds `file` (as the line table names it) in the source folders: the
-/// path itself, then each folder and its subfolders (three levels down).
-fn find_source(file: &str, dirs: &[PathBuf]) -> Option<PathBuf> {
-    let p = Path::new(file);
-    if p.is_absolute() && p.is_file() {
-        return Some(p.to_path_buf());
-    }
-    let name = p.file_name()?;
-    fn walk(dir: &Path, name: &std::ffi::OsStr, depth: u32) -> Option<PathBuf> {
-        let direct = dir.join(name);
-        if direct.is_file() {
-            return Some(direct);
+/// Entries a walk of the source folders reads at most, all folders
+/// together: a source folder of thousands of links to itself, or `/`,
+/// ends the walk here (with a note) instead of running for minutes.
+const WALK_ENTRIES: usize = 10_000;
+/// Folders below a source folder a walk descends at most.
+const WALK_DEPTH: usize = 32;
+
+/// The source files below the source folders, by file name: the first
+/// found, shallowest first, in name order within a folder. Built once per
+/// set of pages by a walk that never enters a folder twice (a link to a
+/// folder already seen, such as a link to itself, is skipped), descends
+/// at most [`WALK_DEPTH`] folders, reads at most [`WALK_ENTRIES`] entries,
+/// and stops on Ctrl-C. Cost: one listing per folder, within those bounds.
+struct SourceIndex {
+    by_name: std::collections::HashMap<std::ffi::OsString, PathBuf>,
+    /// The folder where the walk stopped at a bound, for the note.
+    cut_at: Option<PathBuf>,
+}
+
+impl SourceIndex {
+    /// Walks `dirs` (see [`SourceIndex`]).
+    fn build(dirs: &[PathBuf]) -> Result<SourceIndex, VisError> {
+        use std::os::unix::fs::MetadataExt;
+        let mut index = SourceIndex {
+            by_name: Default::default(),
+            cut_at: None,
+        };
+        let mut seen = std::collections::HashSet::new();
+        let mut entries = 0usize;
+        let mut queue: std::collections::VecDeque<(PathBuf, usize)> =
+            dirs.iter().map(|d| (d.clone(), 0)).collect();
+        while let Some((dir, depth)) = queue.pop_front() {
+            if crate::cancel::requested() {
+                return Err(VisError::Interrupted);
+            }
+            let Ok(m) = std::fs::metadata(&dir) else {
+                continue;
+            };
+            if !m.is_dir() || !seen.insert((m.dev(), m.ino())) {
+                continue;
+            }
+            let Ok(list) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            let mut names: Vec<(std::ffi::OsString, PathBuf)> = Vec::new();
+            for e in list.flatten() {
+                entries += 1;
+                if entries > WALK_ENTRIES {
+                    index.cut_at = Some(dir.clone());
+                    return Ok(index);
+                }
+                names.push((e.file_name(), e.path()));
+            }
+            names.sort();
+            for (name, path) in names {
+                if path.is_file() {
+                    index.by_name.entry(name).or_insert(path);
+                } else if depth < WALK_DEPTH
+                    && !name.to_string_lossy().starts_with('.')
+                    && path.is_dir()
+                {
+                    queue.push_back((path, depth + 1));
+                }
+            }
+            if depth >= WALK_DEPTH && index.cut_at.is_none() {
+                index.cut_at = Some(dir.clone());
+            }
         }
-        if depth == 0 {
-            return None;
-        }
-        let mut subs: Vec<PathBuf> = std::fs::read_dir(dir)
-            .ok()?
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| {
-                p.is_dir()
-                    && !p
-                        .file_name()
-                        .is_some_and(|n| n.to_string_lossy().starts_with('.'))
-            })
-            .collect();
-        subs.sort();
-        subs.iter().find_map(|d| walk(d, name, depth - 1))
+        Ok(index)
     }
-    dirs.iter().find_map(|d| walk(d, name, 3))
+
+    /// `file` (as the line table names it): the path itself when it is
+    /// absolute and there, else a file of that name below the folders.
+    fn find(&self, file: &str) -> Option<PathBuf> {
+        let p = Path::new(file);
+        if p.is_absolute() && p.is_file() {
+            return Some(p.to_path_buf());
+        }
+        self.by_name.get(p.file_name()?).cloned()
+    }
+
+    /// The note saying the walk stopped at a bound, if it did.
+    fn note(&self) -> Option<String> {
+        self.cut_at.as_ref().map(|d| {
+            format!(
+                "the search for source files stopped at {} (after {WALK_ENTRIES} entries or {WALK_DEPTH} folders deep): sources below it were not annotated; point set_src_path at the program's own source folder",
+                d.display()
+            )
+        })
+    }
 }
 
 /// Writes one page per traced source file found in `src_paths` into
-/// `o.figures_dir`; returns the pages written. Files that cannot be found
-/// are skipped (the CSV tables still hold their lines). Each page records,
+/// `o.figures_dir`; returns the pages written, and a note when the search
+/// for source files stopped at a bound (see [`SourceIndex`]). Files that
+/// cannot be found are skipped (the CSV tables still hold their lines).
+/// Each page records,
 /// as every figure does, the command that writes it (`cache_stats save`),
 /// what it shows, and the trace and analysis of `o`, for the folder's
 /// index.
@@ -83,7 +144,7 @@ pub fn write_pages(
     r: &CacheReport,
     src_paths: &[PathBuf],
     o: &FigureOptions,
-) -> Result<Vec<PathBuf>, VisError> {
+) -> Result<(Vec<PathBuf>, Option<String>), VisError> {
     let meta = PageMeta {
         command: "cache_stats save".into(),
         shape: String::new(),
@@ -91,18 +152,15 @@ pub fn write_pages(
         analysis: o.analysis_id.clone(),
     };
     let figures = &o.figures_dir;
-    Ok(
-        write_pages_if(r, src_paths, figures, Some(&meta), &mut |_| true)?
-            .into_iter()
-            .map(|(_, p)| p)
-            .collect(),
-    )
+    let (pages, note) = write_pages_if(r, src_paths, figures, Some(&meta), &mut |_| true)?;
+    Ok((pages.into_iter().map(|(_, p)| p).collect(), note))
 }
 
 /// What [`write_run_pages`] did: the pages written, as (source file as
-/// the line table names it, page), and the source files left out because
-/// they were modified after the run's trace.
-pub type RunPages = (Vec<(String, PathBuf)>, Vec<String>);
+/// the line table names it, page), the source files left out because
+/// they were modified after the run's trace, and the note of a search for
+/// sources cut short (see [`write_pages`]).
+pub type RunPages = (Vec<(String, PathBuf)>, Vec<String>, Option<String>);
 
 /// Writes a saved run's annotated source pages into `dir`, as
 /// [`write_pages`] does, for the source files found in `src_paths` that
@@ -117,7 +175,7 @@ pub fn write_run_pages(
     traced: std::time::SystemTime,
 ) -> Result<RunPages, VisError> {
     let mut edited = Vec::new();
-    let pages = write_pages_if(r, src_paths, dir, None, &mut |p: &Path| {
+    let (pages, note) = write_pages_if(r, src_paths, dir, None, &mut |p: &Path| {
         let newer = std::fs::metadata(p)
             .and_then(|m| m.modified())
             .map_or(true, |t| t > traced);
@@ -126,7 +184,7 @@ pub fn write_run_pages(
         }
         !newer
     })?;
-    Ok((pages, edited))
+    Ok((pages, edited, note))
 }
 
 /// Writes the pages of the source files found whose path `keep` accepts,
@@ -137,10 +195,21 @@ fn write_pages_if(
     figures: &Path,
     meta: Option<&PageMeta>,
     keep: &mut dyn FnMut(&Path) -> bool,
-) -> Result<Vec<(String, PathBuf)>, VisError> {
+) -> Result<(Vec<(String, PathBuf)>, Option<String>), VisError> {
     let mut out = Vec::new();
+    // Walked on the first file not found by its own path.
+    let mut index: Option<SourceIndex> = None;
     for (file, lines) in annotations(r) {
-        let Some(path) = find_source(&file, src_paths) else {
+        let direct = Path::new(&file);
+        let found = if direct.is_absolute() && direct.is_file() {
+            Some(direct.to_path_buf())
+        } else {
+            if index.is_none() {
+                index = Some(SourceIndex::build(src_paths)?);
+            }
+            index.as_ref().and_then(|i| i.find(&file))
+        };
+        let Some(path) = found else {
             continue;
         };
         if !keep(&path) {
@@ -173,7 +242,7 @@ fn write_pages_if(
             .map_err(|e| VisError::from_workdir(&page, e))?;
         out.push((file, page));
     }
-    Ok(out)
+    Ok((out, index.and_then(|i| i.note())))
 }
 
 fn page_html(r: &CacheReport, file: &str, text: &str, lines: &LineNotes, tags: &str) -> String {
