@@ -758,3 +758,48 @@ fn a_source_folder_of_links_to_itself_is_walked_once() {
         "{said}"
     );
 }
+
+/// Item 8: a `heap_profile calls` profile cut anywhere from 3/20 to 19/20
+/// of its length is PARTIAL in every command's output and on its page, as
+/// a trace without its footer is; the whole profile is not.
+#[test]
+fn a_cut_heap_profile_is_partial_everywhere() {
+    let (dir, exe) = compile("tests/c/many_small.c", &[]);
+    let w = dir.path();
+    let o = session(
+        w,
+        &format!(
+            "load_exe {}; heap_profile calls; heap_stats; heap_figures 5 save",
+            exe.display()
+        ),
+    );
+    let said = text(&o);
+    assert!(o.status.success(), "{said}");
+    assert!(!said.contains("PARTIAL"), "{said}");
+    let page = w.join("figures/heap_profile.html");
+    assert!(!std::fs::read_to_string(&page).unwrap().contains("PARTIAL"));
+    let whole = std::fs::read(w.join(".mapvis/heap.mvh")).unwrap();
+    for twentieths in [3usize, 10, 19] {
+        let cut = whole.len() * twentieths / 20;
+        std::fs::write(w.join(".mapvis/heap.mvh"), &whole[..cut]).unwrap();
+        let o = session(w, "heap_stats; alloc_sites 3; heap_figures 5 save");
+        let said = text(&o);
+        assert!(o.status.success(), "{twentieths}/20: {said}");
+        let warnings = said
+            .lines()
+            .filter(|l| l.starts_with("warning: this heap profile") && l.contains("is PARTIAL"))
+            .count();
+        assert_eq!(warnings, 3, "{twentieths}/20: {said}");
+        let html = std::fs::read_to_string(&page).unwrap();
+        assert!(
+            html.contains("(PARTIAL heap profile)</h1>"),
+            "{twentieths}/20"
+        );
+        assert!(
+            html.contains(
+                "<p class=\"partial\" id=\"mapvis-drawn-from\">Drawn from PARTIAL heap profile"
+            ),
+            "{twentieths}/20"
+        );
+    }
+}

@@ -102,7 +102,10 @@ fn heap_state(st: &mut Session) -> CmdResult<&mut HeapState> {
 /// the analysis of the access figures' line do not apply to it.
 fn heap_provenance(h: &HeapState) -> String {
     let command = h.run.command.join(" ");
-    let mut out = h.run.source.clone();
+    let mut out = match &h.run.partial {
+        Some(why) => format!("PARTIAL heap profile ({why}): {}", h.run.source),
+        None => h.run.source.clone(),
+    };
     if !command.is_empty() {
         out.push_str(&format!(" of {command}"));
     }
@@ -118,7 +121,15 @@ fn heap_provenance(h: &HeapState) -> String {
     out
 }
 
+/// Says what the user should know of the run: first that it is PARTIAL,
+/// with why, then its notes.
 fn say_notes(h: &HeapState) {
+    if let Some(why) = &h.run.partial {
+        println!(
+            "warning: this {} is PARTIAL ({why}): its counts cover only part of the run.",
+            h.run.source
+        );
+    }
     for n in super::notes::grouped(&h.run.notes) {
         println!("note: {n}");
     }
@@ -407,6 +418,7 @@ fn heap_figures(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     let mut opts = figure_options(st, save);
     let h = heap_state(st)?;
     opts.provenance = heap_provenance(h);
+    say_notes(h);
     let top: Vec<u32> = h
         .report
         .top_sites(n, |x| x.peak_live)

@@ -211,6 +211,10 @@ pub struct HeapRun {
     pub command: Vec<String>,
     /// Things the user should know about the data.
     pub notes: Vec<String>,
+    /// Why the run's calls are not all there (a profile or trace without
+    /// its end), or `None` when they are: a partial run is marked PARTIAL
+    /// wherever it is shown, as a partial analysis is.
+    pub partial: Option<String>,
     /// What the profiler summarised as it recorded (native, format 5):
     /// `HeapReport::build` takes it instead of a pass over the calls. For
     /// a run without calls ([`HeapRun::has_calls`]) it is all there is: the
@@ -265,12 +269,9 @@ fn profile_notes(p: &Profile, s: Option<&HeapSummary>, path: &Path) -> Vec<Strin
     let file = path.display();
     let mut notes = Vec::new();
     match s {
-        _ if p.has_calls => notes.extend((!p.complete).then(|| {
-            format!(
-                "the heap profile {file} has no footer: the program did not end through exit() \
-                 (killed, _exit or a crash), so calls of its last milliseconds may be missing."
-            )
-        })),
+        // Calls without the footer: the run is PARTIAL (see
+        // `profile_partial`), which every command says first.
+        _ if p.has_calls => {}
         // No calls and no summary: every report is an error saying why.
         None => {}
         Some(s) if !s.at_exit => notes.push(checkpoint_note(p, s, path)),
@@ -291,6 +292,23 @@ fn profile_notes(p: &Profile, s: Option<&HeapSummary>, path: &Path) -> Vec<Strin
         ));
     }
     notes
+}
+
+/// Why a profile's calls or counts are not all there: calls without the
+/// footer that ends a profile, or a summary that is a checkpoint rather
+/// than the one at exit. A summary at exit without a footer is whole.
+fn profile_partial(p: &Profile, s: Option<&HeapSummary>) -> Option<String> {
+    match s {
+        _ if p.has_calls && !p.complete => Some(
+            "the profile has no footer: the program did not end through exit() (killed, _exit or a crash), or the file was cut, so the calls of its end are missing"
+                .to_string(),
+        ),
+        Some(s) if !s.at_exit => Some(format!(
+            "its summary is the checkpoint at {}: the program ended before exit()",
+            run_time_text(s.upto_ns)
+        )),
+        _ => None,
+    }
 }
 
 /// The note on a profile without calls whose summary is a checkpoint.
@@ -393,6 +411,7 @@ impl HeapRun {
         p.duration_ns = profile_end(&p, summary.as_deref());
         let regions = profile_regions(&p);
         let notes = profile_notes(&p, summary.as_deref(), path);
+        let partial = profile_partial(&p, summary.as_deref());
         HeapRun {
             source: format!("heap profile {}", path.display()),
             timed: true,
@@ -406,6 +425,7 @@ impl HeapRun {
             regions,
             command: p.command,
             notes,
+            partial,
             summary,
         }
     }
@@ -443,17 +463,20 @@ impl HeapRun {
             regions: pass.regions,
             command: header,
             notes: Vec::new(),
+            partial: None,
             summary: None,
         };
         if let Some(e) = pass.error {
             run.notes
                 .push(format!("{e} The allocations before it were used."));
+            run.partial = Some(format!("the trace is damaged: {e}"));
         }
         if pass.truncated {
             run.notes.push(format!(
                 "the trace {} ends without its footer: the allocations up to its end were used.",
                 path.display()
             ));
+            run.partial = Some("the trace ends without its footer".into());
         }
         Ok(run)
     }

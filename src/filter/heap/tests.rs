@@ -69,6 +69,7 @@ pub(crate) fn late_free_run() -> HeapRun {
         regions: Vec::new(),
         command: Vec::new(),
         notes: Vec::new(),
+        partial: None,
         summary: None,
     }
 }

@@ -524,7 +524,9 @@ pub(crate) fn write_page_of(dir: &Path, file_name: &str, page: &Page) -> Result<
     let mut html: Vec<u8> = Vec::new();
     let partial = meta.is_partial();
     let title = if partial {
-        format!("{title} (PARTIAL analysis)")
+        // "PARTIAL analysis", "PARTIAL heap profile": what is partial.
+        let what = meta.trace.split(" (").next().unwrap_or(PARTIAL_MARK);
+        format!("{title} ({what})")
     } else {
         title.to_string()
     };
