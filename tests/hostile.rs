@@ -803,3 +803,81 @@ fn a_cut_heap_profile_is_partial_everywhere() {
         );
     }
 }
+
+/// Item 10: an edit of a run's file that keeps its size and restores its
+/// time (as `cp -a` of an edited folder does) is found: `use_run` and
+/// `compare_runs` refuse the run, naming the file, and `verify_analysis`
+/// lists it as changed and every other file as ok.
+#[test]
+fn an_edit_with_size_and_time_kept_is_found_by_hashing() {
+    let (dir, exe) = compile("tests/c/hostile_walk.c", &[]);
+    let w = dir.path();
+    let o = session(
+        w,
+        &format!(
+            "load_exe {}; run_gleipnir; memory_trace_analysis; save_run x; save_run y",
+            exe.display()
+        ),
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let o = session(w, "set v [verify_analysis x]; puts \"OK [llength [dict get $v ok]] CHANGED [llength [dict get $v changed]]\"");
+    let said = text(&o);
+    assert!(o.status.success(), "{said}");
+    let files = files_in(&w.join(".mapvis/runs/x"));
+    assert!(
+        said.contains(&format!("OK {} CHANGED 0", files)),
+        "{files}: {said}"
+    );
+    let info = w.join(".mapvis/runs/x/run.json");
+    let when = std::fs::metadata(&info).unwrap().modified().unwrap();
+    let json = std::fs::read_to_string(&info).unwrap();
+    let edited = json.replacen("\"label\": \"x\"", "\"label\": \"z\"", 1);
+    assert_ne!(json, edited);
+    assert_eq!(json.len(), edited.len());
+    std::fs::write(&info, edited).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&info)
+        .unwrap()
+        .set_modified(when)
+        .unwrap();
+    for script in ["use_run x", "compare_runs x y"] {
+        let o = session(w, script);
+        let said = text(&o);
+        assert!(!o.status.success(), "{script}: {said}");
+        assert!(
+            said.contains("the run x is not the one mapvis saved")
+                && said.contains(".mapvis/runs/x/run.json has changed"),
+            "{script}: {said}"
+        );
+    }
+    let o = session(
+        w,
+        "set v [verify_analysis x]; puts \"CHANGED [dict get $v changed]\"",
+    );
+    let said = text(&o);
+    assert!(said.contains("CHANGED .mapvis/runs/x/run.json"), "{said}");
+    assert!(
+        said.lines()
+            .any(|l| l.starts_with("changed  .mapvis/runs/x/run.json")),
+        "{said}"
+    );
+    let o = session(w, "use_run y");
+    assert!(o.status.success(), "{}", text(&o));
+}
+
+/// How many regular files are under `dir`.
+fn files_in(dir: &Path) -> usize {
+    let mut n = 0;
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            if e.file_type().unwrap().is_dir() {
+                todo.push(e.path());
+            } else {
+                n += 1;
+            }
+        }
+    }
+    n
+}

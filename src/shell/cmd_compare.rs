@@ -41,6 +41,7 @@ impl Loaded {
 /// session's model. Cost: one pass over the run's accesses.
 fn load(st: &Session, run: Run) -> CmdResult<Loaded> {
     let label = run.label();
+    super::saved::hash_run(st.folder(), &run)?;
     let analysis = super::saved::load_saved(st.folder(), &run.analysis_dir())
         .context(|| format!("reading the run {label} failed"))?;
     if let Some(why) = analysis.summary.partial_reason() {

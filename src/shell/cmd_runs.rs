@@ -25,6 +25,7 @@ pub fn register(r: &mut Registry<Session>) {
     add(r, "runs", runs);
     add(r, "use_run", use_run);
     add(r, "drop_run", drop_run);
+    add(r, "verify_analysis", verify_analysis);
     add(r, "plot_runs", plot_runs);
     r.set_run_source(|st| {
         st.folder_to_read()
@@ -261,9 +262,51 @@ fn runs(st: &mut Session, _: &[String]) -> CmdResult<Value> {
     Ok(Value::List(out))
 }
 
+/// `verify_analysis ?RUN?`: hashes every file of the run (or of the
+/// folder's saved analysis) against the manifest; prints a line per file
+/// and returns a dict of the lists `ok`, `changed`, `missing`, `added`.
+fn verify_analysis(st: &mut Session, a: &[String]) -> CmdResult<Value> {
+    let dir = match a.first() {
+        Some(label) => existing(st, label)?.dir().to_path_buf(),
+        None => st.folder().analysis_dir(),
+    };
+    let c = crate::workdir::check_files(st.work_dir(), &dir, true)?;
+    if c.ok.is_empty() && c.changed.is_empty() && c.missing.is_empty() {
+        println!(
+            "the manifest lists no file of {}: nothing to check (saved by an older mapvis, or the manifest was removed).",
+            dir.display()
+        );
+    }
+    let show = |p: &PathBuf| super::text::terminal_safe(&p.display().to_string()).into_owned();
+    for p in &c.ok {
+        println!("ok       {}", show(p));
+    }
+    for (p, why) in &c.changed {
+        println!("changed  {} ({why})", show(p));
+    }
+    for p in &c.missing {
+        println!("missing  {}", show(p));
+    }
+    for p in &c.added {
+        println!("added    {} (not written by mapvis)", show(p));
+    }
+    let list = |v: Vec<String>| Value::List(v.into_iter().map(s).collect());
+    let text = |p: &PathBuf| p.display().to_string();
+    Ok(Value::Dict(vec![
+        ("ok".into(), list(c.ok.iter().map(text).collect())),
+        (
+            "changed".into(),
+            list(c.changed.iter().map(|(p, _)| text(p)).collect()),
+        ),
+        ("missing".into(), list(c.missing.iter().map(text).collect())),
+        ("added".into(), list(c.added.iter().map(text).collect())),
+    ]))
+}
+
 /// `use_run LABEL`: makes the run current.
 fn use_run(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     let run = existing(st, &a[0])?;
+    super::saved::hash_run(st.folder(), &run)?;
     st.use_run(run);
     st.analysis()?;
     println!(

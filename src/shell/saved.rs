@@ -23,6 +23,45 @@ pub fn load_saved(folder: &WorkFolder, dir: &Path) -> CmdResult<Analysis> {
     Ok(filter::SavedAnalysis::at(dir).load()?)
 }
 
+/// Runs totalling less than this are hashed whole by `use_run` and
+/// `compare_runs` (see [`hash_run`]); larger ones keep the size-and-time
+/// check, which reads nothing.
+pub const HASH_RUNS_UNDER: u64 = 256 << 20;
+
+/// Refuses the saved run `run` when any of its files (trace, analysis,
+/// `run.json`) is not the one mapvis wrote: when they total under
+/// [`HASH_RUNS_UNDER`], every file is hashed, so an edit that kept a
+/// file's size and time is found too. Cost: reading the run once.
+pub fn hash_run(folder: &WorkFolder, run: &workdir::Run) -> CmdResult<()> {
+    if workdir::files_size(run.dir()) >= HASH_RUNS_UNDER {
+        return Ok(());
+    }
+    let c = workdir::check_files(folder.root(), run.dir(), true)?;
+    let first = c
+        .changed
+        .first()
+        .map(|(p, why)| format!("{} has changed since mapvis saved it ({why})", p.display()))
+        .or_else(|| {
+            c.missing
+                .first()
+                .map(|p| format!("{} is missing", p.display()))
+        })
+        .or_else(|| {
+            c.added
+                .first()
+                .map(|p| format!("{} was not saved by mapvis", p.display()))
+        });
+    match first {
+        None => Ok(()),
+        Some(why) => Err(format!(
+            "the run {} is not the one mapvis saved: {why}. It is not used, so that counts from different files are never mixed: verify_analysis {} lists every file; save the run again from a new analysis.",
+            run.label(),
+            run.label()
+        )
+        .into()),
+    }
+}
+
 /// What to say of an analysis judged `verdict` against the trace at
 /// `current`: `Ok(None)` when it is current, `Ok(Some(warning))` when it
 /// is shown with a warning, `Err` (saying what to run) when it must not be

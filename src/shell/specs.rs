@@ -761,6 +761,20 @@ pub const SPECS: &[CommandSpec] = &[
                changes the saved run. Returns the label.",
     },
     CommandSpec {
+        name: "verify_analysis",
+        aliases: &[],
+        group: Group::Runs,
+        args: &[opt("RUN", ArgKind::Run)],
+        help: "Hashes every file of the saved run RUN (its trace, analysis and \
+               run.json), or of the folder's own saved analysis, and compares each \
+               with what mapvis recorded when it wrote it: prints one line per file \
+               (ok, changed, missing or added) and returns a dict with those four \
+               lists. Finds an edit that kept a file's size and time (a folder \
+               copied with cp -a from an edited one), which the quick check by size \
+               and time cannot. use_run and compare_runs hash a run's files this way \
+               whenever they total under 256 MB. Cost: reading every file once.",
+    },
+    CommandSpec {
         name: "drop_run",
         aliases: &[],
         group: Group::Runs,

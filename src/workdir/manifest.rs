@@ -91,6 +91,14 @@ fn is_saved_analysis_file(rel: &Path) -> bool {
     rel.starts_with(STATE_DIR) && rel.components().any(|c| c.as_os_str() == ANALYSIS_DIR)
 }
 
+/// Whether the manifest keeps a checksum of `rel`: a saved analysis' file
+/// or any file of a saved run (its trace and `run.json` too), so that
+/// [`check_files`] can tell a run's files from copies with the same size
+/// and time.
+fn keeps_checksum(rel: &Path) -> bool {
+    is_saved_analysis_file(rel) || rel.starts_with(Path::new(STATE_DIR).join("runs"))
+}
+
 /// The files mapvis wrote in one working folder, relative to it, kept in
 /// `.mapvis/manifest.json`. Stages report the files they write and the
 /// shell records them here as soon as they are complete.
@@ -168,7 +176,9 @@ impl Manifest {
         for (now, then) in pairs {
             let (now, then) = (abs(now), abs(then));
             if let (Some(rel), Some(mut w)) = (relative(work_dir, &then), Written::of(&now)) {
-                if is_saved_analysis_file(&rel) {
+                // A run's trace of 256 MB or more keeps the check by size
+                // and time (its run is not hashed whole either).
+                if is_saved_analysis_file(&rel) || (keeps_checksum(&rel) && w.size < 256 << 20) {
                     w.xxh3 = checksum(&now).ok();
                 }
                 m.files.insert(rel.to_string_lossy().into_owned(), w);
@@ -276,6 +286,111 @@ pub fn verify_saved_analysis(work_dir: &Path, dir: &Path) -> Result<Verified, Wo
         }
     }
     Ok(Verified::Checked)
+}
+
+/// The files of a folder checked against the manifest by
+/// [`check_files`], each relative to the working folder.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct FileCheck {
+    /// As mapvis wrote them.
+    pub ok: Vec<PathBuf>,
+    /// Changed since, each with how.
+    pub changed: Vec<(PathBuf, String)>,
+    /// Listed in the manifest but not there.
+    pub missing: Vec<PathBuf>,
+    /// There but not written by mapvis (or not a regular file).
+    pub added: Vec<PathBuf>,
+}
+
+impl FileCheck {
+    /// Whether every file is as mapvis wrote it.
+    pub fn all_ok(&self) -> bool {
+        self.changed.is_empty() && self.missing.is_empty() && self.added.is_empty()
+    }
+}
+
+/// The total size of the regular files under `dir` (not following links).
+/// Cost: one `lstat` per file.
+pub fn files_size(dir: &Path) -> u64 {
+    let mut total = 0;
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in fs::read_dir(&d).into_iter().flatten().flatten() {
+            match e.file_type() {
+                Ok(t) if t.is_dir() => todo.push(e.path()),
+                Ok(t) if t.is_file() => total += e.metadata().map_or(0, |m| m.len()),
+                _ => {}
+            }
+        }
+    }
+    total
+}
+
+/// Checks every file under `dir` (inside `work_dir`) against the
+/// manifest, listing all that differ rather than stopping at the first.
+/// With `hash`, every file whose checksum the manifest keeps is read and
+/// hashed, whatever its time, so a file edited with its size kept and its
+/// time restored (or a folder copied with `cp -a` from an edited one) is
+/// found; without, as [`verify_saved_analysis`]: a file whose size and
+/// time are those recorded is taken as unchanged. Cost with `hash`:
+/// reading every file once (XXH3 runs faster than the disk).
+pub fn check_files(work_dir: &Path, dir: &Path, hash: bool) -> Result<FileCheck, WorkdirError> {
+    let mut out = FileCheck::default();
+    let Some(prefix) = relative(work_dir, dir) else {
+        return Ok(out);
+    };
+    let m = Manifest::load(work_dir)?;
+    let recorded: BTreeMap<PathBuf, &Written> = m
+        .files
+        .iter()
+        .map(|(k, w)| (PathBuf::from(k), w))
+        .filter(|(k, _)| k.starts_with(&prefix))
+        .collect();
+    let mut on_disk = Vec::new();
+    if fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir()) {
+        list_files(work_dir, &prefix, &mut on_disk).map_err(io_err("read", dir))?;
+    }
+    for (rel, is_file) in &on_disk {
+        if !is_file || !recorded.contains_key(rel) {
+            out.added.push(rel.clone());
+        }
+    }
+    for (rel, w) in &recorded {
+        let abs = work_dir.join(rel);
+        let Some(now) = Written::of(&abs) else {
+            if fs::symlink_metadata(&abs).is_err() {
+                out.missing.push(rel.clone());
+            }
+            continue;
+        };
+        if now.size != w.size {
+            out.changed.push((
+                rel.clone(),
+                format!("{} bytes, mapvis wrote {}", now.size, w.size),
+            ));
+            continue;
+        }
+        let same_time = now.mtime_ns == w.mtime_ns;
+        match &w.xxh3 {
+            Some(sum) if hash || !same_time => {
+                let got = checksum(&abs).map_err(io_err("read", &abs))?;
+                if &got == sum {
+                    out.ok.push(rel.clone());
+                } else {
+                    out.changed.push((
+                        rel.clone(),
+                        format!("its checksum is {got}, mapvis wrote {sum}"),
+                    ));
+                }
+            }
+            None if !same_time => out
+                .changed
+                .push((rel.clone(), "its modification time differs".into())),
+            _ => out.ok.push(rel.clone()),
+        }
+    }
+    out.added.sort();
+    Ok(out)
 }
 
 /// Every entry under `work_dir/rel`, at any depth, relative to `work_dir`,

@@ -39,8 +39,8 @@ pub use layout::{
 };
 pub use lock::{refuse_linked_folders, FolderLock};
 pub use manifest::{
-    checksum, clear, clear_under, install_run, remove_half_made, verify_saved_analysis, Cleared,
-    Manifest, Verified,
+    check_files, checksum, clear, clear_under, files_size, install_run, remove_half_made,
+    verify_saved_analysis, Cleared, FileCheck, Manifest, Verified,
 };
 pub use safe::{create_dir, fresh_file, remove_file, SafeDir};
 pub use source::{new_analysis_id, Freshness, SourceId};
