@@ -881,3 +881,103 @@ fn files_in(dir: &Path) -> usize {
     }
     n
 }
+
+/// The row of `figures/index.html` that links `file`.
+fn index_row(w: &Path, file: &str) -> String {
+    let index = std::fs::read_to_string(w.join("figures/index.html")).unwrap();
+    let at = index
+        .find(&format!("<a href=\"{file}\">"))
+        .unwrap_or_else(|| panic!("{file} not in the index:\n{index}"));
+    let end = index[at..].find("</tr>").unwrap() + at;
+    index[at..end].to_string()
+}
+
+/// Item 6: a page is STALE exactly when what it was drawn from no longer
+/// exists as it was. Pages of runs x and y go stale when x is dropped and
+/// saved again from another analysis, and not before; a figure drawn under
+/// `use_run k` leaves the other runs' pages current, and the index offers
+/// it with its `use_run`; a heap page goes stale when the profile is
+/// recorded again.
+#[test]
+fn pages_are_stale_exactly_when_their_sources_changed() {
+    let (dir, exe) = compile("tests/c/hostile_walk.c", &[]);
+    let w = dir.path();
+    let run = |script: &str| {
+        let o = session(w, script);
+        assert!(o.status.success(), "{script}: {}", text(&o));
+    };
+    run(&format!("load_exe {}", exe.display()));
+    for label in ["x", "y", "k"] {
+        // Each run from an analysis of its own.
+        run(&format!(
+            "run_gleipnir; memory_trace_analysis; save_run {label}"
+        ));
+    }
+    run("compare_runs x y save; plot_runs accesses x y; heap_profile; heap_figures 3 save");
+    run("use_run y; 2d_memory_access_pattern A 32 8 save");
+    for f in [
+        "compare_x_y.html",
+        "runs_accesses.html",
+        "heap_profile.html",
+        "2d_memory_access_pattern_A.html",
+    ] {
+        assert!(
+            !index_row(w, f).contains("STALE"),
+            "{f}: {}",
+            index_row(w, f)
+        );
+    }
+    // A figure drawn under use_run k: the others stay current, and it is
+    // offered with its use_run.
+    run("use_run k; what_if A pad 64 save");
+    for f in [
+        "compare_x_y.html",
+        "runs_accesses.html",
+        "2d_memory_access_pattern_A.html",
+    ] {
+        assert!(
+            !index_row(w, f).contains("STALE"),
+            "{f}: {}",
+            index_row(w, f)
+        );
+    }
+    let what_if = index_row(w, "what_if_A_pad_64.html");
+    assert!(
+        what_if.contains("<code>use_run k; what_if A pad 64"),
+        "{what_if}"
+    );
+    assert!(
+        index_row(w, "2d_memory_access_pattern_A.html")
+            .contains("<code>use_run y; 2d_memory_access_pattern A"),
+        "{}",
+        index_row(w, "2d_memory_access_pattern_A.html")
+    );
+    // x dropped and kept again from k's analysis.
+    run("drop_run x; use_run k; save_run x");
+    for f in ["compare_x_y.html", "runs_accesses.html"] {
+        let r = index_row(w, f);
+        assert!(
+            r.contains("STALE: made from run x as it was saved then"),
+            "{f}: {r}"
+        );
+    }
+    for f in [
+        "2d_memory_access_pattern_A.html",
+        "what_if_A_pad_64.html",
+        "heap_profile.html",
+    ] {
+        assert!(
+            !index_row(w, f).contains("STALE"),
+            "{f}: {}",
+            index_row(w, f)
+        );
+    }
+    // The heap profile recorded again.
+    run("heap_profile");
+    run("use_run y; 2d_memory_access_pattern A 32 8 save");
+    let r = index_row(w, "heap_profile.html");
+    assert!(
+        r.contains("STALE: made from .mapvis/heap.mvh as it was then"),
+        "{r}"
+    );
+}

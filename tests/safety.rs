@@ -1226,7 +1226,7 @@ fn figures_of_an_earlier_analysis_are_marked_stale() {
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(
         html.contains(&format!(
-            "<meta name=\"mapvis-analysis\" content=\"{first}\">"
+            "<meta name=\"mapvis-analysis\" content=\"A:{first}:.mapvis/analysis\">"
         )),
         "the page records its analysis"
     );

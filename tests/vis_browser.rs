@@ -299,6 +299,7 @@ fn runs_page_renders_in_chromium() {
         .map(|(l, c)| RunLabel {
             label: l.to_string(),
             complete: *c,
+            source: String::new(),
         })
         .collect();
     let series = vec![

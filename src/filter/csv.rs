@@ -170,23 +170,14 @@ pub fn write_csv(df: &mut DataFrame, path: &Path) -> Result<PathBuf, FilterError
     write_csv_inner(df, path)
 }
 
-/// The word a table's `trace` column holds for a trace `partial` says
-/// is cut short (its reason) or not: `complete`, or `PARTIAL: REASON`.
-pub fn trace_state(partial: Option<&str>) -> String {
-    match partial {
-        None => "complete".to_string(),
-        Some(why) => format!("PARTIAL: {why}"),
-    }
-}
-
-/// Adds the column `trace` to `df`: for each row, the state
-/// ([`trace_state`]) of the run its column `by` names, from `states`
+/// Adds the column `trace` to `df`: for each row, the state (`complete`
+/// or `PARTIAL: REASON`) of the run its column `by` names, from `states`
 /// (run, state); rows of a run not listed get the first state. So a
 /// table of a partial run says so on every row, in the file itself.
 ///
 /// # Errors
 /// `by` is not a text column of `df`.
-pub fn add_trace_column(
+pub(crate) fn add_trace_column(
     df: &mut DataFrame,
     by: &str,
     states: &[(&str, String)],
@@ -214,7 +205,11 @@ pub fn add_trace_column(
 ///
 /// # Errors
 /// Only if polars refuses the column (it has the table's height).
-pub fn add_text_column(df: &mut DataFrame, name: &str, value: &str) -> Result<(), FilterError> {
+pub(crate) fn add_text_column(
+    df: &mut DataFrame,
+    name: &str,
+    value: &str,
+) -> Result<(), FilterError> {
     df.with_column(Column::new(
         name.into(),
         vec![value.to_string(); df.height()],

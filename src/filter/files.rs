@@ -650,6 +650,19 @@ fn read_summary_json(dir: &Path) -> Result<serde_json::Value, FilterError> {
     Ok(j)
 }
 
+/// The id of the analysis saved in `dir` (its `summary.json`'s
+/// `analysis_id`), or `None` when there is none or it cannot be read: what
+/// the figures' index compares a page's recorded analysis with. Cost: one
+/// small file read.
+pub fn saved_analysis_id(dir: &Path) -> Option<String> {
+    let bytes = crate::workdir::read_regular(&dir.join("summary.json")).ok()?;
+    let j: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+    j["analysis_id"]
+        .as_str()
+        .filter(|s| !s.is_empty())
+        .map(String::from)
+}
+
 /// The trace summary of the analysis saved in `dir` (its accesses, whether
 /// the trace was complete and why not), without loading the rest: what
 /// `runs` and `plot_runs` show of a run. Cost: one small file read.
@@ -976,6 +989,11 @@ impl SavedAnalysis {
     /// The identity of the trace it was made from, when recorded.
     pub fn source(&self) -> Option<crate::workdir::SourceId> {
         saved_source(&self.dir)
+    }
+
+    /// Its id (see [`saved_analysis_id`]).
+    pub fn id(&self) -> Option<String> {
+        saved_analysis_id(&self.dir)
     }
 
     /// Its trace summary alone (see [`load_summary`]).

@@ -93,10 +93,10 @@ mod memstats;
 pub use access::{LineId, VarId};
 pub use analyse::{analyse, analyse_gleipnir, analyse_into};
 pub use analysis::Analysis;
-pub use csv::{add_text_column, add_trace_column, trace_state, write_csv};
+pub use csv::write_csv;
 pub use driver::Keep;
 pub use error::FilterError;
-pub use files::{AnalysisDir, SavedAnalysis};
+pub use files::{saved_analysis_id, AnalysisDir, SavedAnalysis};
 pub use model::{MemKind, Variable};
 pub use selection::{accesses_of, rows, select, Selection};
 // Choosing what to show and draw; what the figures read.

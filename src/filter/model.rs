@@ -175,6 +175,15 @@ pub struct TraceSummary {
 }
 
 impl TraceSummary {
+    /// What a table's `trace` column says of this analysis: `complete`, or
+    /// `PARTIAL: REASON`.
+    pub fn trace_state(&self) -> String {
+        match self.partial_reason() {
+            None => "complete".to_string(),
+            Some(why) => format!("PARTIAL: {why}"),
+        }
+    }
+
     /// Why the analysis is partial, or `None` when it covers the whole
     /// region. A trace read without its footer is partial even when no
     /// reason was recorded (an analysis saved before reasons were kept).

@@ -30,13 +30,6 @@ struct Loaded {
     report: CacheReport,
 }
 
-impl Loaded {
-    /// `complete`, or `PARTIAL: REASON` (see [`crate::filter::trace_state`]).
-    fn trace_state(&self) -> String {
-        crate::filter::trace_state(self.analysis.summary.partial_reason().as_deref())
-    }
-}
-
 /// Loads the saved run `run` and runs `cache_stats` on it under the
 /// session's model. Cost: one pass over the run's accesses.
 fn load(st: &Session, run: Run) -> CmdResult<Loaded> {
@@ -112,21 +105,21 @@ fn save(st: &Session, runs: [&Loaded; 2], c: &RunComparison) -> CmdResult<()> {
     let (la, lb) = (runs[0].label.as_str(), runs[1].label.as_str());
     let dir = st.folder().visinfo_dir();
     let mut written = Vec::new();
-    let states = [(la, runs[0].trace_state()), (lb, runs[1].trace_state())];
+    let states = [
+        runs[0].analysis.summary.trace_state(),
+        runs[1].analysis.summary.trace_state(),
+    ];
+    let states = [states[0].as_str(), states[1].as_str()];
     let mut df = c
-        .var_table(la, lb)
+        .var_table_marked(la, lb, states)
         .context(|| "building the comparison table failed".to_string())?;
-    crate::filter::add_trace_column(&mut df, "run", &states)?;
     written.push(crate::filter::write_csv(
         &mut df,
         &dir.join(format!("compare_{la}_{lb}.csv")),
     )?);
     let mut df = c
-        .pair_table()
+        .pair_table_marked(states)
         .context(|| "building the pair comparison table failed".to_string())?;
-    for (side, (_, state)) in ["a", "b"].iter().zip(&states) {
-        crate::filter::add_text_column(&mut df, &format!("trace_{side}"), state)?;
-    }
     written.push(crate::filter::write_csv(
         &mut df,
         &dir.join(format!("compare_{la}_{lb}_pairs.csv")),
@@ -187,6 +180,7 @@ fn page(
             accesses: acc,
             source_pages: links,
             note,
+            source: super::cmd_runs::run_source(st, &r.run),
         });
     }
     let names: Vec<String> = c.vars.iter().map(|v| v.variable.clone()).collect();

@@ -167,8 +167,10 @@ fn lifetime_histogram(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     st.follow_cwd();
     let save = a.iter().any(|x| x == "save");
     let mut opts = figure_options(st, save);
+    let root = st.work_dir().to_path_buf();
     let h = heap_state(st)?;
     opts.provenance = heap_provenance(h);
+    opts.analysis_id = crate::vis::file_source(&root, &h.path);
     say_notes(h);
     let rep = crate::vis::lifetime_histogram(&h.run, &opts)?;
     Ok(report_figure(st, &rep))
@@ -239,14 +241,17 @@ fn heap_profile(st: &mut Session, a: &[String]) -> CmdResult<Value> {
         );
     }
     say_notes(h);
-    Ok(Value::Dict(vec![
+    let out = Value::Dict(vec![
         ("allocations".into(), Value::Int(r.counts.allocs as i64)),
         ("frees".into(), Value::Int(r.counts.frees as i64)),
         ("bytes".into(), Value::Int(r.counts.bytes as i64)),
         ("peak".into(), Value::Int(r.counts.peak_live.0 as i64)),
         ("leaked".into(), Value::Int(r.counts.leaked.0 as i64)),
         ("file".into(), s(h.path.display().to_string())),
-    ]))
+    ]);
+    // Heap pages of the previous profile are no longer current.
+    super::pipeline::refresh_index(st.folder());
+    Ok(out)
 }
 
 /// `alloc_sites ?N? ?save?`: lists the top N allocation sites by bytes,
@@ -416,8 +421,10 @@ fn heap_figures(st: &mut Session, a: &[String]) -> CmdResult<Value> {
         None => 5,
     };
     let mut opts = figure_options(st, save);
+    let root = st.work_dir().to_path_buf();
     let h = heap_state(st)?;
     opts.provenance = heap_provenance(h);
+    opts.analysis_id = crate::vis::file_source(&root, &h.path);
     say_notes(h);
     let top: Vec<u32> = h
         .report

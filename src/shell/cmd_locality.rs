@@ -196,7 +196,7 @@ fn cache_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
             println!("note: {note}");
         }
         written.extend(sources);
-        let page = summary_figure(&r, &figures, &a.summary.analysis_id)?;
+        let page = summary_figure(&r, &figures, &pages.analysis_id)?;
         written.push(page.clone());
         // The page's shared plotly.js and the folder's index are mapvis's too.
         let mut recorded = written.clone();
@@ -302,9 +302,7 @@ fn save_what_if(
     use crate::vis::{what_if_figure, what_if_file, WhatIfFigure, WhatIfPanel};
     let page = what_if_file(name, words);
     let csv = fig.visinfo_dir.join(page.replace(".html", ".csv"));
-    let mut df = w.table()?;
-    let state = filter::trace_state(a.summary.partial_reason().as_deref());
-    filter::add_trace_column(&mut df, "variable", &[("", state)])?;
+    let mut df = w.table_marked(&a.summary.trace_state())?;
     let csv = filter::write_csv(&mut df, &csv)?;
     let keep = (0..a.vars.len()).map(|v| v == w.var.index()).collect();
     let before = SelectionBatches::plain(a, filter::Selection::of(a, keep)?);
@@ -376,8 +374,9 @@ fn sharing_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     let line = st.locality().cache.levels.first().map_or(64, |l| l.line);
     let dir = st.folder().visinfo_dir();
     let grouping = st.grouping();
+    st.analysis()?;
+    let analysis_id = super::handlers::source_token(st);
     let a = st.analysis()?;
-    let analysis_id = a.summary.analysis_id.clone();
     let lines = SharedLines(filter::sharing_stats(a, kind, line, grouping)?);
     let head = super::render::SharingHead {
         line,

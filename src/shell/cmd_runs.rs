@@ -122,6 +122,7 @@ fn save_run(st: &mut Session, a: &[String]) -> CmdResult<Value> {
         crate::workdir::remove_half_made(st.work_dir(), staging.dir(), &mut gone);
         return Err(e.into());
     }
+    super::pipeline::refresh_index(st.folder());
     let partial = summary.partial_reason().is_some();
     println!(
         "kept run {label}: {} accesses of {}{}",
@@ -348,6 +349,7 @@ fn drop_run(st: &mut Session, a: &[String]) -> CmdResult<Value> {
         println!("kept {}: {why}", path.display());
     }
     let removed = cleared.removed.len() as u64;
+    super::pipeline::refresh_index(st.folder());
     println!("dropped run {} ({})", a[0], counted(removed, "file"));
     Ok(Value::Int(removed as i64))
 }
@@ -365,6 +367,17 @@ fn run_report(st: &Session, run: &Run) -> CmdResult<(CacheReport, bool)> {
     }
     let opts = super::handlers::cache_options(st);
     Ok((cache_stats(&a, st.mem(), &opts)?, partial.is_none()))
+}
+
+/// What a page drawn from the saved run `run` records it was drawn from
+/// (see [`crate::vis::analysis_source`]): its analysis' id and folder.
+pub(super) fn run_source(st: &Session, run: &Run) -> String {
+    let dir = run.analysis_dir();
+    let id = crate::filter::SavedAnalysis::at(&dir)
+        .id()
+        .unwrap_or_default();
+    let rel = dir.strip_prefix(st.work_dir()).unwrap_or(&dir);
+    crate::vis::analysis_source(&id, rel)
 }
 
 /// What a saved run's own analysis says of its trace (accesses, whether
@@ -530,6 +543,11 @@ fn save_sweep(
         .map(|r| RunLabel {
             label: r.label.clone(),
             complete: r.complete,
+            source: st
+                .folder()
+                .run(&r.label)
+                .map(|run| run_source(st, &run))
+                .unwrap_or_default(),
         })
         .collect();
     let series = series_of(runs, values);

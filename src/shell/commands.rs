@@ -324,7 +324,7 @@ fn memory_trace_analysis(st: &mut Session, _: &[String]) -> CmdResult<Value> {
     a.summary.analysis_id = crate::workdir::new_analysis_id(source.as_ref());
     let files = out.commit(&mut a, source.as_ref())?;
     st.record_written(&files);
-    super::pipeline::mark_stale_outputs(st.folder(), &a.summary.analysis_id);
+    super::pipeline::mark_stale_outputs(st.folder());
     let v = Value::Dict(vec![
         ("accesses".into(), Value::Int(a.summary.accesses as i64)),
         ("variables".into(), Value::Int(user_vars as i64)),

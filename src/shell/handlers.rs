@@ -67,12 +67,22 @@ pub(super) fn figure_options(st: &Session, save: bool) -> vis::FigureOptions {
         point_budget: st.point_budget(),
         matrix_orientation: st.matrix_orientation(),
         provenance: provenance(st),
-        analysis_id: st
-            .loaded_analysis()
-            .map(|a| a.summary.analysis_id.clone())
-            .unwrap_or_default(),
+        analysis_id: source_token(st),
         ..vis::FigureOptions::writing_to(st.folder().figures_dir(), st.folder().visinfo_dir())
     }
+}
+
+/// What a figure drawn now is drawn from, for the folder's index (see
+/// [`crate::vis::analysis_source`]): the loaded analysis and the folder
+/// it is saved in (the folder's own, or the current run's), so that the
+/// page is STALE exactly when that analysis no longer is there.
+pub(super) fn source_token(st: &Session) -> String {
+    let Some(a) = st.loaded_analysis() else {
+        return String::new();
+    };
+    let dir = st.analysis_dir();
+    let rel = dir.strip_prefix(st.work_dir()).unwrap_or(&dir);
+    vis::analysis_source(&a.summary.analysis_id, rel)
 }
 
 /// `run naive: t.mvt of ./prog 10, set_mem_alloc H`: what a figure was

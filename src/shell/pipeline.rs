@@ -49,16 +49,29 @@ fn trace_showing_progress(req: &trace::TraceRequest) -> CmdResult<trace::TracedR
     Ok(run?)
 }
 
-/// After a new analysis (id `id`) replaced the previous one: marks the
+/// Rewrites `figures/index.html`, when there is one, after something its
+/// pages were drawn from changed (a run saved or dropped, a heap profile
+/// recorded again): each page is marked STALE exactly when one of its
+/// sources no longer exists as it was. A failure is a warning.
+pub fn refresh_index(folder: &WorkFolder) {
+    let figures = folder.figures_dir();
+    if figures.join(crate::vis::INDEX_FILE).is_file() {
+        if let Err(e) = crate::vis::write_index(&figures) {
+            println!("warning: {}", with_causes(&e));
+        }
+    }
+}
+
+/// After a new analysis replaced the previous one: marks the
 /// figures drawn from an earlier analysis stale in `figures/index.html`,
 /// and removes the data files of `visinfo/` that mapvis wrote from it
 /// (those the manifest lists, unchanged since; see
 /// [`workdir::clear_under`]), saying how many. Failures are warnings: the
 /// analysis itself is saved.
-pub fn mark_stale_outputs(folder: &WorkFolder, id: &str) {
+pub fn mark_stale_outputs(folder: &WorkFolder) {
     let figures = folder.figures_dir();
     if figures.join(crate::vis::INDEX_FILE).is_file() {
-        if let Err(e) = crate::vis::write_index(&figures, id) {
+        if let Err(e) = crate::vis::write_index(&figures) {
             println!("warning: {}", with_causes(&e));
         }
     }

@@ -89,7 +89,8 @@ pub use options::{
     Annotations, FigureOptions, DEFAULT_POINT_BUDGET, MAX_POINTS_3D, MAX_POINT_BUDGET,
 };
 pub use page::{
-    ensure_plotly_js, file_word, write_index, FigureReport, INDEX_FILE, PLOTLY_JS, PLOTLY_JS_NAME,
+    analysis_source, ensure_plotly_js, file_source, file_word, write_index, FigureReport,
+    INDEX_FILE, PLOTLY_JS, PLOTLY_JS_NAME,
 };
 pub use report::{
     cache_summary, compare_page, curves_of, heap_figures, lifetime_histogram, runs_figure,

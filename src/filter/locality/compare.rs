@@ -477,6 +477,44 @@ pub fn compare_runs(a: &CacheReport, b: &CacheReport) -> RunComparison {
 }
 
 impl RunComparison {
+    /// [`RunComparison::var_table`] with a last column `trace`: on each
+    /// row, the state of that row's run (`states`, for `la` and `lb`:
+    /// `complete` or `PARTIAL: REASON`), so a partial run is marked in the
+    /// file itself.
+    ///
+    /// # Errors
+    /// Only if polars refuses the columns.
+    pub fn var_table_marked(
+        &self,
+        la: &str,
+        lb: &str,
+        states: [&str; 2],
+    ) -> Result<DataFrame, crate::filter::error::FilterError> {
+        let mut df = self.var_table(la, lb)?;
+        crate::filter::csv::add_trace_column(
+            &mut df,
+            "run",
+            &[(la, states[0].to_string()), (lb, states[1].to_string())],
+        )?;
+        Ok(df)
+    }
+
+    /// [`RunComparison::pair_table`] with each side's trace state
+    /// ([`crate::filter::model::TraceSummary::trace_state`]) in the columns
+    /// `trace_a` and `trace_b`.
+    ///
+    /// # Errors
+    /// Only if polars refuses the columns.
+    pub fn pair_table_marked(
+        &self,
+        states: [&str; 2],
+    ) -> Result<DataFrame, crate::filter::error::FilterError> {
+        let mut df = self.pair_table()?;
+        crate::filter::csv::add_text_column(&mut df, "trace_a", states[0])?;
+        crate::filter::csv::add_text_column(&mut df, "trace_b", states[1])?;
+        Ok(df)
+    }
+
     /// The comparison as a table: one row per variable and run (labelled
     /// `la` and `lb`), and on run B's row of a variable in both runs, its
     /// changes from run A (absolute, and in percent of A; reuse distance

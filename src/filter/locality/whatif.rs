@@ -684,6 +684,21 @@ impl WhatIf {
         before_after_table(self)
     }
 
+    /// [`WhatIf::table`] with a last column `trace` holding `state` (the
+    /// analysis' [`crate::filter::model::TraceSummary::trace_state`]) on every
+    /// row, so a partial analysis is marked in the file itself.
+    ///
+    /// # Errors
+    /// Only if polars refuses the columns.
+    pub fn table_marked(
+        &self,
+        state: &str,
+    ) -> Result<polars::prelude::DataFrame, crate::filter::error::FilterError> {
+        let mut df = self.table()?;
+        crate::filter::csv::add_text_column(&mut df, "trace", state)?;
+        Ok(df)
+    }
+
     /// See [`variable_misses`].
     pub fn variable_misses(&self) -> (Vec<u64>, Vec<u64>) {
         variable_misses(self)

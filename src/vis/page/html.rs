@@ -601,7 +601,7 @@ pub(crate) fn write_page_of(dir: &Path, file_name: &str, page: &Page) -> Result<
     html.extend_from_slice(RENDER_JS.as_bytes());
     html.extend_from_slice(b"</script>\n</body>\n</html>\n");
     crate::workdir::write_file(&path, &html).map_err(|e| VisError::from_workdir(&path, e))?;
-    super::index::write_index(dir, &meta.analysis)?;
+    super::index::write_index(dir)?;
     Ok(path)
 }
 

@@ -8,14 +8,17 @@
 //! the folder each time a figure is written. Pages that mapvis did not
 //! write are listed too, without details.
 //!
-//! A page drawn from the folder's analysis records that analysis' id; once
-//! another analysis is made (the program recompiled, traced or analysed
-//! again), the index marks such a page "STALE: made from an earlier
-//! analysis", so that no figure of an old run passes for one of the new.
-//! The index records the current analysis' id itself, so that writing a
-//! page not drawn from the analysis (a heap figure) keeps the marks.
+//! Each page records what it was drawn from (see `sources.rs`): the
+//! folder's analysis, a saved run's, several runs', a heap profile. The
+//! index marks a page "STALE" exactly when one of those no longer exists
+//! as it was (another analysis made, the run dropped or saved again, the
+//! profile recorded again), saying which, so that no figure of an old run
+//! passes for one of the new, and a figure of a run that is still there is
+//! not marked. The command it offers draws the page again: a page drawn
+//! under `use_run LABEL` is offered with that `use_run` first.
 //!
-//! Cost: one directory listing and a read of the first 4 KiB of each page.
+//! Cost: one directory listing, a read of the first 4 KiB of each page,
+//! and a small read or `stat` per recorded source.
 
 use std::fs;
 use std::io::Read;
@@ -23,6 +26,7 @@ use std::path::Path;
 use std::time::SystemTime;
 
 use super::escape::escape_html;
+use super::sources::parse;
 use crate::vis::error::VisError;
 
 /// File name of the index page inside the figures folder.
@@ -137,23 +141,37 @@ fn entries(dir: &Path) -> Result<Vec<Entry>, VisError> {
     Ok(out)
 }
 
-/// The mark of a page drawn from an analysis other than `current`, or
-/// `None` when it is current, not drawn from the analysis, or the current
-/// analysis is unknown.
-fn stale_mark(e: &Entry, current: &str) -> Option<String> {
-    (!e.analysis.is_empty() && !current.is_empty() && e.analysis != current).then(|| {
-        format!(
-            "STALE: made from an earlier analysis ({}), not the current one ({}); draw it again with its command",
-            e.analysis, current
-        )
-    })
+/// The mark of a page one of whose sources no longer exists as it was
+/// (see [`super::sources::Source::stale_why`]), or `None` when all are; `root` is the
+/// working folder.
+fn stale_mark(e: &Entry, root: &Path) -> Option<String> {
+    let why: Vec<String> = parse(&e.analysis)
+        .iter()
+        .filter_map(|s| s.stale_why(root))
+        .collect();
+    (!why.is_empty()).then(|| format!("STALE: {}; draw it again with its command", why.join("; ")))
+}
+
+/// The command that draws the page again: the recorded one, after
+/// `use_run LABEL; ` when the page was drawn from one saved run's analysis
+/// alone (under `use_run`), since the recorded command reads the current
+/// run.
+fn redraw_command(e: &Entry) -> String {
+    let sources = parse(&e.analysis);
+    match sources.as_slice() {
+        [one] => match one.run_label() {
+            Some(run) => format!("use_run {run}; {}", e.command),
+            None => e.command.clone(),
+        },
+        _ => e.command.clone(),
+    }
 }
 
 /// One table row. Everything taken from the page, its file name and what
 /// it records alike, is escaped: the index holds no markup it did not
 /// write itself.
-fn row(e: &Entry, current: &str) -> String {
-    let stale = stale_mark(e, current)
+fn row(e: &Entry, root: &Path) -> String {
+    let stale = stale_mark(e, root)
         .map(|m| format!("<br><span class=\"stale\">{}</span>", escape_html(&m)))
         .unwrap_or_default();
     let file = escape_html(&e.file);
@@ -161,7 +179,7 @@ fn row(e: &Entry, current: &str) -> String {
     let command = if e.command.is_empty() {
         "(not written by mapvis)".to_string()
     } else {
-        format!("<code>{}</code>", escape_html(&e.command))
+        format!("<code>{}</code>", escape_html(&redraw_command(e)))
     };
     format!(
         "<tr><td><a href=\"{href}\">{}</a></td><td>{command}</td><td>{}</td><td>{}{stale}</td></tr>\n",
@@ -191,56 +209,38 @@ fn percent_encode_href(name: &str) -> String {
     out
 }
 
-/// The current analysis' id the index at `dir/index.html` recorded
-/// (empty when none).
-fn recorded_current(dir: &Path) -> String {
-    let mut head = Vec::new();
-    let read = crate::workdir::open_regular(&dir.join(INDEX_FILE))
-        .and_then(|f| f.take(HEAD_BYTES).read_to_end(&mut head));
-    match read {
-        Ok(_) => meta(&String::from_utf8_lossy(&head), "current-analysis"),
-        Err(_) => String::new(),
-    }
-}
-
-/// Rewrites `dir/index.html` from the pages in `dir`, marking stale the
-/// pages drawn from an analysis other than `current` (the id of the
-/// folder's analysis now). An empty `current` keeps the one the index
-/// recorded.
+/// Rewrites `dir/index.html` (the figures folder of the working folder,
+/// its parent) from the pages in `dir`, marking stale each page one of
+/// whose recorded sources no longer exists as it was (see
+/// [`super::sources::Source::stale_why`]).
 ///
 /// # Errors
 /// The folder cannot be listed or the index cannot be written.
-pub fn write_index(dir: &Path, current: &str) -> Result<(), VisError> {
-    let current = match current {
-        "" => recorded_current(dir),
-        c => c.to_string(),
-    };
+pub fn write_index(dir: &Path) -> Result<(), VisError> {
+    let root = dir.parent().unwrap_or(Path::new("."));
     let list = entries(dir)?;
     let stale = list
         .iter()
-        .filter(|e| stale_mark(e, &current).is_some())
+        .filter(|e| stale_mark(e, root).is_some())
         .count();
-    let rows: String = list.iter().map(|e| row(e, &current)).collect();
+    let rows: String = list.iter().map(|e| row(e, root)).collect();
     let note = match stale {
         0 => String::new(),
         n => format!(
-            "<p class=\"stale\">{n} figure{} below {} made from an earlier analysis than the current one ({}): {} no longer the current trace's results.</p>\n",
+            "<p class=\"stale\">{n} figure{} below {} made from an analysis, run or profile that no longer exists as it was: {} no longer what is there.</p>\n",
             if n == 1 { "" } else { "s" },
             if n == 1 { "was" } else { "were" },
-            escape_html(&current),
             if n == 1 { "it shows" } else { "they show" },
         ),
     };
     let html = format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>mapvis figures</title>\n\
-         <meta name=\"mapvis-current-analysis\" content=\"{}\">\n\
          <style>\nbody {{ font-family: sans-serif; margin: 1em 1.5em; }}\n\
          td, th {{ text-align: left; padding: 0.2em 1em 0.2em 0; vertical-align: top; }}\n\
          .stale {{ color: #b00; font-weight: bold; }}\n</style>\n</head>\n<body>\n\
          <h1>mapvis figures</h1>\n<p>Every figure of this folder, newest first. Each page opens offline; \
          the command draws it again in the mapvis shell.</p>\n{note}\
-         <table>\n<tr><th>figure</th><th>command</th><th>shows</th><th>trace</th></tr>\n{rows}</table>\n</body>\n</html>\n",
-        escape_html(&current)
+         <table>\n<tr><th>figure</th><th>command</th><th>shows</th><th>trace</th></tr>\n{rows}</table>\n</body>\n</html>\n"
     );
     let path = dir.join(INDEX_FILE);
     crate::workdir::write_file(&path, html.as_bytes())

@@ -54,6 +54,9 @@ pub struct RunView<'a> {
     /// Something the reader should know about the run's pages (source
     /// files edited since the trace, so not annotated).
     pub note: Option<String>,
+    /// What the run's numbers were drawn from, for the folder's index (see
+    /// `page::sources::analysis_source`).
+    pub source: String,
 }
 
 /// What the page drew, for the shell's message and tests.
@@ -118,7 +121,7 @@ pub fn compare_page(
             b.label
         ),
         trace: format!("runs {} and {}", a.label, b.label),
-        analysis: String::new(),
+        analysis: format!("{} {}", a.source, b.source),
     };
     let file = file_name(&a.label, &b.label);
     let html = write_page_with_links(dir, &file, &title, &intro, &links, &figures, &meta)?;

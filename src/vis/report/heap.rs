@@ -91,7 +91,7 @@ pub fn heap_figures(
             command: "heap_figures".into(),
             shape: "live heap over time, allocations by site, sizes".into(),
             trace: o.provenance.clone(),
-            analysis: String::new(),
+            analysis: o.analysis_id.clone(),
         },
     )?;
     report_out.points = live.0.len();
@@ -364,7 +364,7 @@ pub fn lifetime_histogram(run: &HeapRun, o: &FigureOptions) -> Result<FigureRepo
                 command: "lifetime_histogram".into(),
                 shape: "macro lifetimes of the heap blocks".into(),
                 trace: o.provenance.clone(),
-                analysis: String::new(),
+                analysis: o.analysis_id.clone(),
             },
         )?,
         points: bins.freed as usize,

@@ -18,6 +18,9 @@ pub struct RunLabel {
     /// Whether its trace and analysis were complete; a partial run is
     /// marked on the axis and in the page's notes.
     pub complete: bool,
+    /// What its numbers were drawn from, for the folder's index (see
+    /// `page::sources::analysis_source`).
+    pub source: String,
 }
 
 impl RunLabel {
@@ -106,7 +109,11 @@ pub fn runs_figure(
         ),
         shape: format!("{} runs, {} variables", runs.len(), series.len()),
         trace: format!("runs {}", x.join(", ")),
-        analysis: String::new(),
+        analysis: runs
+            .iter()
+            .map(|r| r.source.as_str())
+            .collect::<Vec<_>>()
+            .join(" "),
     };
     let title = format!(
         "{metric} across runs{}",
