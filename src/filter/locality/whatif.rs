@@ -478,9 +478,9 @@ fn padded(
     // Every byte of the new layout must have an address: a pad so large
     // that the rows' stride or the array's end passes 2^64 is refused
     // rather than wrapped round to a confident, wrong prediction.
-    let size = (v.size / unit)
-        .checked_mul(unit.checked_add(pad).unwrap_or(u64::MAX))
-        .filter(|_| unit.checked_add(pad).is_some());
+    let size = unit
+        .checked_add(pad)
+        .and_then(|stride| (v.size / unit).checked_mul(stride));
     let base = survey
         .end
         .div_ceil(way)

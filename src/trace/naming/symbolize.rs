@@ -548,8 +548,12 @@ fn collect_comp_dirs(dwarf: &gimli::Dwarf<Reader>) -> Result<Vec<PathBuf>, gimli
 #[derive(Debug)]
 pub struct SourceFinder {
     search_dirs: Vec<PathBuf>,
-    by_name: OnceCell<(HashMap<OsString, Vec<PathBuf>>, Option<PathBuf>)>,
+    by_name: OnceCell<SourceWalk>,
 }
+
+/// The files below the search folders by name, and the folder where the
+/// walk stopped at a bound, if it did.
+type SourceWalk = (HashMap<OsString, Vec<PathBuf>>, Option<PathBuf>);
 
 /// Entries the walk of the search folders reads at most, all together.
 const WALK_ENTRIES: usize = 10_000;
@@ -626,7 +630,7 @@ impl SourceFinder {
     /// entered (so a link to itself cannot loop), at most [`WALK_DEPTH`]
     /// folders deep and [`WALK_ENTRIES`] entries in all, and a Ctrl-C ends
     /// the walk (the analysis then stops at its next check).
-    fn walk(&self) -> (HashMap<OsString, Vec<PathBuf>>, Option<PathBuf>) {
+    fn walk(&self) -> SourceWalk {
         let mut index: HashMap<OsString, Vec<PathBuf>> = HashMap::new();
         let mut read = 0usize;
         for root in &self.search_dirs {

@@ -156,6 +156,10 @@ pub fn write_pages(
     Ok((pages.into_iter().map(|(_, p)| p).collect(), note))
 }
 
+/// The pages written, as (source file, page), and the note of a search for
+/// sources cut short.
+type PagesAndNote = (Vec<(String, PathBuf)>, Option<String>);
+
 /// What [`write_run_pages`] did: the pages written, as (source file as
 /// the line table names it, page), the source files left out because
 /// they were modified after the run's trace, and the note of a search for
@@ -195,7 +199,7 @@ fn write_pages_if(
     figures: &Path,
     meta: Option<&PageMeta>,
     keep: &mut dyn FnMut(&Path) -> bool,
-) -> Result<(Vec<(String, PathBuf)>, Option<String>), VisError> {
+) -> Result<PagesAndNote, VisError> {
     let mut out = Vec::new();
     // Walked on the first file not found by its own path.
     let mut index: Option<SourceIndex> = None;
