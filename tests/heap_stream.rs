@@ -770,7 +770,8 @@ fn cut_profile_keeps_whole_blocks() {
     // followed by the footer (1 + 2 + 2 + 1 + 1 bytes) and END (7 bytes).
     let cut = &full[..full.len() - 14 - 2];
     let (_d, run) = open(cut);
-    assert_eq!(run.notes.len(), 1, "{:?}", run.notes);
+    let partial = run.partial.as_deref().unwrap_or_default();
+    assert!(partial.contains("the profile has no footer"), "{partial}");
     let r = HeapReport::build(&run).unwrap();
     assert_eq!((r.counts.allocs, r.counts.frees), (5, 3));
     assert_eq!(r.counts.leaked, (430, 2));

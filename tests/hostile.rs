@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use common::*;
-use mapvis::trace::record::{EndState, Event, Op, TraceReader};
+use mapvis::trace::record::{EndState, Op};
 
 /// `mapvis -c script` in `dir`, with a HOME of its own beside it (so no
 /// history or setting leaks in, and mapvis's cache is not in the folder).
@@ -34,6 +34,21 @@ fn text(o: &Output) -> String {
         String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr)
     )
+}
+
+/// A folder where `c/hostile_walk.c` was compiled, traced and analysed,
+/// then `more` run.
+fn analysed_walk(more: &str) -> tempfile::TempDir {
+    let (dir, exe) = compile("tests/c/hostile_walk.c", &[]);
+    let o = session(
+        dir.path(),
+        &format!(
+            "load_exe {}; run_gleipnir; memory_trace_analysis; {more}",
+            exe.display()
+        ),
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    dir
 }
 
 /// Everything under `dir`: relative path to (kind, content of files,
@@ -80,27 +95,18 @@ fn outside(base: &Path) -> (PathBuf, PathBuf, PathBuf) {
 
 /// Stores to `[base, base + len)` in a trace, and whether it is complete.
 fn stores_into(trace: &Path, base: u64, len: u64) -> (u64, bool) {
-    let mut r = TraceReader::open(trace).expect("the trace has a header");
-    let mut n = 0;
-    while let Some(e) = r.next_event().expect("the trace is not corrupt") {
-        if let Event::Access(a) = e {
-            if a.op == Op::Store && a.addr >= base && a.addr < base + len {
-                n += 1;
-            }
-        }
-    }
-    (n, matches!(r.end_state(), EndState::Complete))
+    let (events, end) = read_events(trace);
+    let n = accesses(&events)
+        .iter()
+        .filter(|a| a.op == Op::Store && a.addr >= base && a.addr < base + len)
+        .count();
+    (n as u64, end == EndState::Complete)
 }
 
 /// The first heap block of a trace: (address, size).
 fn first_block(trace: &Path) -> (u64, u64) {
-    let mut r = TraceReader::open(trace).unwrap();
-    while let Some(e) = r.next_event().unwrap() {
-        if let Event::Alloc(a) = e {
-            return (a.addr, a.size);
-        }
-    }
-    panic!("no heap block in {}", trace.display())
+    let (events, _) = read_events(trace);
+    allocs(&events)[0]
 }
 
 /// The pid the system will give next (its last one plus one).
@@ -358,15 +364,7 @@ fn no_path_mapvis_writes_leads_outside_the_folder() {
 /// one on the same array still works.
 #[test]
 fn a_layout_past_the_address_space_is_refused() {
-    let (dir, exe) = compile("tests/c/hostile_walk.c", &[]);
-    let o = session(
-        dir.path(),
-        &format!(
-            "load_exe {}; run_gleipnir; memory_trace_analysis",
-            exe.display()
-        ),
-    );
-    assert!(o.status.success(), "{}", text(&o));
+    let dir = analysed_walk("");
     for layout in [
         "pad 18446744073709551615",
         "pad 18446744073709543424",
@@ -529,16 +527,8 @@ fn comparison_and_what_if_tables_mark_a_partial_run() {
 /// `clear_analysis`. Then `save_run` of the label works.
 #[test]
 fn a_half_made_run_is_listed_and_removed() {
-    let (dir, exe) = compile("tests/c/hostile_walk.c", &[]);
+    let dir = analysed_walk("");
     let w = dir.path();
-    let o = session(
-        w,
-        &format!(
-            "load_exe {}; run_gleipnir; memory_trace_analysis",
-            exe.display()
-        ),
-    );
-    assert!(o.status.success(), "{}", text(&o));
     let half = w.join(".mapvis/runs/x");
     std::fs::create_dir_all(half.join("analysis/accesses")).unwrap();
     for f in [
@@ -583,16 +573,8 @@ fn a_half_made_run_is_listed_and_removed() {
 /// blocks the label; the label can always be saved afterwards.
 #[test]
 fn save_run_killed_at_any_moment_leaves_a_whole_run_or_none() {
-    let (dir, exe) = compile("tests/c/hostile_walk.c", &[]);
+    let dir = analysed_walk("");
     let w = dir.path();
-    let o = session(
-        w,
-        &format!(
-            "load_exe {}; run_gleipnir; memory_trace_analysis",
-            exe.display()
-        ),
-    );
-    assert!(o.status.success(), "{}", text(&o));
     let home = w.with_extension("home");
     for i in 0..30u64 {
         let label = format!("k{i}");
@@ -629,16 +611,8 @@ fn save_run_killed_at_any_moment_leaves_a_whole_run_or_none() {
 #[test]
 fn an_unreadable_analysis_is_named_as_such() {
     use std::os::unix::fs::PermissionsExt;
-    let (dir, exe) = compile("tests/c/hostile_walk.c", &[]);
+    let dir = analysed_walk("");
     let w = dir.path();
-    let o = session(
-        w,
-        &format!(
-            "load_exe {}; run_gleipnir; memory_trace_analysis",
-            exe.display()
-        ),
-    );
-    assert!(o.status.success(), "{}", text(&o));
     let open = |p: &Path, mode: u32| {
         std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap()
     };
@@ -810,16 +784,8 @@ fn a_cut_heap_profile_is_partial_everywhere() {
 /// lists it as changed and every other file as ok.
 #[test]
 fn an_edit_with_size_and_time_kept_is_found_by_hashing() {
-    let (dir, exe) = compile("tests/c/hostile_walk.c", &[]);
+    let dir = analysed_walk("save_run x; save_run y");
     let w = dir.path();
-    let o = session(
-        w,
-        &format!(
-            "load_exe {}; run_gleipnir; memory_trace_analysis; save_run x; save_run y",
-            exe.display()
-        ),
-    );
-    assert!(o.status.success(), "{}", text(&o));
     let o = session(w, "set v [verify_analysis x]; puts \"OK [llength [dict get $v ok]] CHANGED [llength [dict get $v changed]]\"");
     let said = text(&o);
     assert!(o.status.success(), "{said}");

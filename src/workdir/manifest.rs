@@ -187,6 +187,16 @@ impl Manifest {
         m.save(work_dir)
     }
 
+    /// The entries under `prefix` (relative to the working folder), by
+    /// path.
+    fn entries_under(&self, prefix: &Path) -> BTreeMap<PathBuf, &Written> {
+        self.files
+            .iter()
+            .map(|(k, w)| (PathBuf::from(k), w))
+            .filter(|(k, _)| k.starts_with(prefix))
+            .collect()
+    }
+
     fn save(&self, work_dir: &Path) -> Result<(), WorkdirError> {
         let bytes = serde_json::to_vec_pretty(self).unwrap_or_default();
         write_file(&manifest_path(work_dir), &bytes).map(drop)
@@ -222,12 +232,7 @@ pub fn verify_saved_analysis(work_dir: &Path, dir: &Path) -> Result<Verified, Wo
         return Ok(Verified::NotRecorded);
     };
     let m = Manifest::load(work_dir)?;
-    let recorded: BTreeMap<PathBuf, &Written> = m
-        .files
-        .iter()
-        .map(|(k, w)| (PathBuf::from(k), w))
-        .filter(|(k, _)| k.starts_with(&prefix))
-        .collect();
+    let recorded = m.entries_under(&prefix);
     if recorded.is_empty() {
         return Ok(Verified::NotRecorded);
     }
@@ -340,12 +345,7 @@ pub fn check_files(work_dir: &Path, dir: &Path, hash: bool) -> Result<FileCheck,
         return Ok(out);
     };
     let m = Manifest::load(work_dir)?;
-    let recorded: BTreeMap<PathBuf, &Written> = m
-        .files
-        .iter()
-        .map(|(k, w)| (PathBuf::from(k), w))
-        .filter(|(k, _)| k.starts_with(&prefix))
-        .collect();
+    let recorded = m.entries_under(&prefix);
     let mut on_disk = Vec::new();
     if fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir()) {
         list_files(work_dir, &prefix, &mut on_disk).map_err(io_err("read", dir))?;

@@ -122,9 +122,13 @@ impl SafeDir {
     /// [`WorkdirError::LinkedFolder`] when it is a symbolic link.
     fn why_not_a_folder(&self, name: &OsStr, e: rustix::io::Errno, root: &Path) -> WorkdirError {
         let path = self.path.join(name);
-        let is_link = rustix::fs::statat(&self.fd, name, AtFlags::SYMLINK_NOFOLLOW)
-            .is_ok_and(|s| rustix::fs::FileType::from_raw_mode(s.st_mode).is_symlink());
-        if is_link {
+        let kind = rustix::fs::statat(&self.fd, name, AtFlags::SYMLINK_NOFOLLOW)
+            .map(|s| rustix::fs::FileType::from_raw_mode(s.st_mode));
+        if kind.is_ok_and(|k| !k.is_symlink() && !k.is_dir()) {
+            // A file in the folder's place: what `mkdir` says of it.
+            return io_err("create the folder", &path)(rustix::io::Errno::EXIST.into());
+        }
+        if kind.is_ok_and(|k| k.is_symlink()) {
             let target = rustix::fs::readlinkat(&self.fd, name, Vec::new())
                 .map(|t| PathBuf::from(OsString::from_vec(t.into_bytes())))
                 .unwrap_or_default();
