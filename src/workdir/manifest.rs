@@ -307,13 +307,6 @@ pub struct FileCheck {
     pub added: Vec<PathBuf>,
 }
 
-impl FileCheck {
-    /// Whether every file is as mapvis wrote it.
-    pub fn all_ok(&self) -> bool {
-        self.changed.is_empty() && self.missing.is_empty() && self.added.is_empty()
-    }
-}
-
 /// The total size of the regular files under `dir` (not following links).
 /// Cost: one `lstat` per file.
 pub fn files_size(dir: &Path) -> u64 {

@@ -42,6 +42,6 @@ pub use manifest::{
     check_files, checksum, clear, clear_under, files_size, install_run, remove_half_made,
     verify_saved_analysis, Cleared, FileCheck, Manifest, Verified,
 };
-pub use safe::{create_dir, fresh_file, remove_file, SafeDir};
+pub use safe::{create_dir, remove_file, SafeDir};
 pub use source::{new_analysis_id, Freshness, SourceId};
 pub use write::{open_regular, read_regular, write_file, Pending};

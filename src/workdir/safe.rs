@@ -219,19 +219,6 @@ pub fn create_dir(dir: &Path) -> Result<PathBuf, WorkdirError> {
     SafeDir::open(dir, true).map(|d| d.path)
 }
 
-/// Creates `path`, a file of the working folder, as a new, empty regular
-/// file for another program to write (the compiler, the Valgrind tool):
-/// its folder is reached without following links, and whatever had the
-/// name (a stale file, a link to a file outside) is removed first, so the
-/// program writes into the new file only. Returns the path.
-pub fn fresh_file(path: &Path) -> Result<PathBuf, WorkdirError> {
-    let (dir, name) = split(path)?;
-    let d = SafeDir::open(&dir, true)?;
-    d.remove_file(&name).map_err(io_err("remove", path))?;
-    d.create_new(&name).map_err(io_err("create", path))?;
-    Ok(path.to_path_buf())
-}
-
 /// Removes `path`, a file (or a link) of the working folder, reached
 /// without following links; a missing file is no error.
 pub fn remove_file(path: &Path) -> Result<(), WorkdirError> {
