@@ -260,6 +260,10 @@ impl Source for BinarySource<'_> {
                     }
                 }
                 Err(e) => {
+                    n.summary.mark_partial(format!(
+                        "the trace is corrupt after its first {} accesses",
+                        self.reader.accesses_read()
+                    ));
                     n.summary
                         .notes
                         .push(format!("{e} Analysis continued with what was read."));

@@ -39,7 +39,8 @@ compile_exe [file join $root scripts rowcol.c]
 run_gleipnir
 memory_trace_analysis
 # A trace damaged in its middle: the reader's reason reaches the user
-# through dump_trace's error, with the file and the offset.
+# through dump_trace's error, with the file and the block that failed its
+# checksum.
 set f [open .mapvis/trace.mvt rb]
 set bytes [read $f]
 close $f
@@ -49,7 +50,7 @@ puts -nonewline $f [string range $bytes 0 $half-1][string repeat \xff 64][string
 close $f
 test corrupt-trace {
     catch {dump_trace mid.mvt 100000} m
-    string match "mid.mvt is corrupt at byte *: *. The * accesses before that point were read." $m
+    string match "mid.mvt is corrupt: block * (bytes * to *) does not match its checksum, so the trace was changed after it was written. The * accesses before that block were read and are intact; *" $m
 } 1
 # A missing trace: the reader's sentence holds the system's reason, which
 # is not said a second time.

@@ -51,6 +51,13 @@ pub fn dump(path: &Path, limit: Option<u64>, out: &mut dyn Write) -> Result<(), 
         )?,
         EndState::Reading => {}
     }
+    if r.header().version >= 7 {
+        writeln!(
+            out,
+            "checked: {} blocks, each matched its checksum",
+            r.blocks_checked()
+        )?;
+    }
     Ok(())
 }
 
@@ -58,13 +65,19 @@ pub fn dump(path: &Path, limit: Option<u64>, out: &mut dyn Write) -> Result<(), 
 fn write_header(out: &mut dyn Write, h: &Header) -> io::Result<()> {
     writeln!(
         out,
-        "header: version {}, pid {}, valgrind {}, stack depth {}, heap only {}{}, command: {}",
+        "header: version {}, pid {}, valgrind {}, stack depth {}, heap only {}{}{}, command: {}",
         h.version,
         h.pid,
         h.valgrind_version,
         h.stack_depth,
         h.heap_only,
         if h.sync_events { ", sync events" } else { "" },
+        // Only version 7 records it; older traces are pins by default.
+        if h.version >= 7 {
+            format!(", regions {}", h.regions)
+        } else {
+            String::new()
+        },
         h.command.join(" ")
     )
 }

@@ -15,6 +15,7 @@
 pub mod wire {
     include!(concat!(env!("OUT_DIR"), "/mv_format.rs"));
 }
+pub(crate) use wire::{BLOCK_HEADER_BYTES, MAX_BLOCK_BYTES, REC_BLOCK};
 pub(crate) use wire::{
     KEY_ACCESS_BASE, REC_ALLOC, REC_END, REC_EXIT, REC_FOOTER, REC_FP, REC_FREE, REC_ICOUNT,
     REC_MAP, REC_MMAP, REC_PTR_STORE, REC_RECODE, REC_REGION_START, REC_REGION_STOP, REC_ROOTS,
@@ -24,11 +25,25 @@ pub(crate) use wire::{
 
 /// The first eight bytes of every binary trace.
 pub const MAGIC: &[u8; 8] = b"MVTRACE\n";
-/// The format version the tool writes; the reader also reads versions 1
-/// and 2.
+/// The format version the tool writes; the reader also reads every
+/// earlier version.
 pub const FORMAT_VERSION: u64 = wire::MV_FORMAT_VERSION;
 /// The last bytes of a complete trace: the END record and its text.
 pub const END_MARKER: &[u8; 7] = b"\0MVEND\n";
+/// `records` as one checked block of a version 7 trace whose BLOCK record
+/// starts at file offset `at`: the key, the records' length (4 bytes,
+/// little-endian), their XXH64 seeded with `at` (8 bytes), then the
+/// records. The tool writes every block so (`seal_block` in `mv_main.c`);
+/// mapvis writes the one that holds the exit status it appends.
+pub(crate) fn block(records: &[u8], at: u64) -> Vec<u8> {
+    let mut b = Vec::with_capacity(records.len() + BLOCK_HEADER_BYTES as usize);
+    b.push(REC_BLOCK as u8);
+    b.extend_from_slice(&(records.len() as u32).to_le_bytes());
+    b.extend_from_slice(&xxhash_rust::xxh64::xxh64(records, at).to_le_bytes());
+    b.extend_from_slice(records);
+    b
+}
+
 /// The first access key of a version 1 trace (control records 0..15),
 /// which this reader still reads.
 pub(crate) const KEY_ACCESS_BASE_V1: u64 = 16;
@@ -441,6 +456,10 @@ pub struct Header {
     pub sync_events: bool,
     /// The traced command line, program first.
     pub command: Vec<String>,
+    /// What the trace's regions are (version 7): `pins` (GL_START to
+    /// GL_STOP) or `whole` (the whole run, `--trace-from-start`). Older
+    /// traces say `pins`, which is all their tool could record.
+    pub regions: String,
 }
 
 /// An instruction moved a thread's stack pointer down by an amount the

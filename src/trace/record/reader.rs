@@ -42,6 +42,22 @@ pub enum TraceError {
         /// Its version.
         version: u64,
     },
+    /// A block of records does not match its checksum (version 7): the
+    /// trace was changed after the tool wrote it, or the disk corrupted it.
+    /// Nothing of the block was decoded.
+    #[error("{path} is corrupt: block {block} (bytes {start} to {end}) does not match its checksum, so the trace was changed after it was written. The {accesses} accesses before that block were read and are intact; trace the program again for a whole trace.")]
+    BadBlock {
+        /// The file.
+        path: PathBuf,
+        /// The block's number, from 1.
+        block: u64,
+        /// File offset of its BLOCK record.
+        start: u64,
+        /// File offset just past its records.
+        end: u64,
+        /// Accesses decoded before it.
+        accesses: u64,
+    },
     /// The bytes do not form a valid record.
     #[error("{path} is corrupt at byte {offset}: {what}. The {accesses} accesses before that point were read.")]
     Corrupt {
@@ -141,6 +157,18 @@ pub struct TraceReader<R: Read> {
     footer: Option<Footer>,
     /// The first access key: 32, or 16 in a version 1 trace.
     access_base: u64,
+    /// Version 7: every record lies in a block that is checked before it
+    /// is decoded.
+    blocked: bool,
+    /// File offset just past the current block's records; a new BLOCK
+    /// record must start exactly there.
+    block_end: u64,
+    /// Blocks checked so far.
+    blocks: u64,
+    /// The last block runs past the end of the file, so it could not be
+    /// checked: its records are read as those of a cut trace, and a
+    /// footer among them does not make the trace complete.
+    unchecked_tail: bool,
 }
 
 impl TraceReader<File> {
@@ -183,6 +211,7 @@ impl<R: Read> TraceReader<R> {
                 heap_only: false,
                 sync_events: false,
                 command: Vec::new(),
+                regions: String::new(),
             },
             sites: Vec::new(),
             codes: Vec::new(),
@@ -194,6 +223,10 @@ impl<R: Read> TraceReader<R> {
             end: EndState::Reading,
             footer: None,
             access_base: KEY_ACCESS_BASE,
+            blocked: false,
+            block_end: 0,
+            blocks: 0,
+            unchecked_tail: false,
         };
         r.fill(4096)?;
         if r.len < 8 || &r.buf[..8] != MAGIC {
@@ -228,6 +261,8 @@ impl<R: Read> TraceReader<R> {
         if r.header.version == 1 {
             r.access_base = KEY_ACCESS_BASE_V1;
         }
+        r.blocked = r.header.version >= 7;
+        r.block_end = if r.blocked { r.offset() } else { u64::MAX };
         Ok(r)
     }
 
@@ -250,6 +285,11 @@ impl<R: Read> TraceReader<R> {
     /// Accesses decoded so far.
     pub fn accesses_read(&self) -> u64 {
         self.accesses
+    }
+
+    /// Blocks whose checksum was checked (version 7; 0 before).
+    pub fn blocks_checked(&self) -> u64 {
+        self.blocks
     }
 
     /// File offset of the next unread byte.
@@ -375,6 +415,7 @@ impl<R: Read> TraceReader<R> {
                 heap_only: false,
                 sync_events: false,
                 command: Vec::new(),
+                regions: String::new(),
             });
         }
         let pid = self.uv()?;
@@ -389,6 +430,13 @@ impl<R: Read> TraceReader<R> {
             return Err(Need::Bad(format!("the header claims {argc} arguments")));
         }
         let command = (0..argc).map(|_| self.string()).collect::<Dec<Vec<_>>>()?;
+        let regions = if version >= 7 {
+            let regions = self.string()?;
+            self.header_checksum()?;
+            regions
+        } else {
+            "pins".to_string()
+        };
         Ok(Header {
             version,
             pid,
@@ -398,7 +446,96 @@ impl<R: Read> TraceReader<R> {
             heap_only,
             sync_events,
             command,
+            regions,
         })
+    }
+
+    /// Version 7: the header ends with the XXH64 (seed 0) of its bytes
+    /// before it. The header is read from the buffer's start.
+    fn header_checksum(&mut self) -> Dec<()> {
+        if self.len - self.pos < 8 {
+            return Err(Need::Eof);
+        }
+        let want = le_u64(&self.buf[self.pos..self.pos + 8]);
+        if xxhash_rust::xxh64::xxh64(&self.buf[..self.pos], 0) != want {
+            return Err(Need::Bad(
+                "the header does not match its checksum: the trace was changed after it was written".into(),
+            ));
+        }
+        self.pos += 8;
+        Ok(())
+    }
+
+    /// Reads the BLOCK record at `self.pos` (a record boundary, exactly
+    /// where the previous block ended) and checks the block's records
+    /// against its checksum before any of them is decoded. Cost: one
+    /// XXH64 pass over the block (64 KiB as the tool writes them), several
+    /// GB/s. A block that runs past the end of the file (the tool was
+    /// killed while writing it) cannot be checked: its whole records are
+    /// read as a cut trace's, and the trace is not complete.
+    ///
+    /// Returns false when the file ends inside the BLOCK record itself.
+    fn open_block(&mut self) -> Result<bool, TraceError> {
+        let hdr = BLOCK_HEADER_BYTES as usize;
+        self.fill(hdr)?;
+        let start = self.offset();
+        if self.len - self.pos < hdr {
+            return Ok(false);
+        }
+        let p = self.pos;
+        let n = u32::from_le_bytes(self.buf[p + 1..p + 5].try_into().expect("4 bytes")) as usize;
+        let want = le_u64(&self.buf[p + 5..p + 13]);
+        if n > MAX_BLOCK_BYTES as usize {
+            return Err(self.corrupt(
+                start,
+                format!("a block claims {n} bytes, more than the tool ever writes at once"),
+            ));
+        }
+        self.fill(hdr + n)?;
+        let p = self.pos;
+        self.pos += hdr;
+        if self.len - p < hdr + n {
+            self.unchecked_tail = true;
+            self.block_end = u64::MAX;
+            return Ok(true);
+        }
+        if xxhash_rust::xxh64::xxh64(&self.buf[p + hdr..p + hdr + n], start) != want {
+            return Err(TraceError::BadBlock {
+                path: self.path.clone(),
+                block: self.blocks + 1,
+                start,
+                end: start + (hdr + n) as u64,
+                accesses: self.accesses,
+            });
+        }
+        self.blocks += 1;
+        self.block_end = start + (hdr + n) as u64;
+        Ok(true)
+    }
+
+    /// At a record boundary of a version 7 trace: opens the next block
+    /// when the current one is used up. Errors when a record ran past its
+    /// block's end, or when the bytes after a block are not a BLOCK record.
+    /// Returns false when the file ends inside a BLOCK record.
+    fn at_boundary(&mut self) -> Result<bool, TraceError> {
+        let off = self.offset();
+        if off < self.block_end || self.pos == self.len {
+            return Ok(true);
+        }
+        if off > self.block_end {
+            return Err(self.corrupt(
+                self.block_end,
+                "a record runs past the end of its checked block".into(),
+            ));
+        }
+        if self.buf[self.pos] != REC_BLOCK as u8 {
+            return Err(self.corrupt(
+                off,
+                "bytes outside any checked block (a version 7 trace holds its records in blocks)"
+                    .into(),
+            ));
+        }
+        self.open_block()
     }
 
     /// Decodes the next event. Returns `Ok(None)` at the end of the trace;
@@ -412,6 +549,15 @@ impl<R: Read> TraceReader<R> {
             if self.len - self.pos < 128 && !self.eof {
                 self.fill(128)?;
             }
+            if self.blocked {
+                if !self.at_boundary()? {
+                    self.end = self.end_at_cut();
+                    return Ok(None);
+                }
+                if self.len - self.pos < 128 && !self.eof {
+                    self.fill(128)?;
+                }
+            }
             let start = self.pos;
             // Fast path: accesses are almost every record.
             if let Ok(key) = self.uv() {
@@ -423,14 +569,7 @@ impl<R: Read> TraceReader<R> {
             }
             self.pos = start;
             if start == self.len {
-                self.end = if self.footer.is_some() {
-                    EndState::Complete
-                } else {
-                    EndState::Truncated {
-                        offset: self.offset(),
-                        partial_bytes: 0,
-                    }
-                };
+                self.end = self.end_at_cut();
                 return Ok(None);
             }
             let res = self.record();
@@ -448,22 +587,29 @@ impl<R: Read> TraceReader<R> {
                             continue;
                         }
                     }
-                    // A cut after the footer (in the end marker or the
-                    // appended exit status) loses nothing that was traced.
-                    self.end = if self.footer.is_some() {
-                        EndState::Complete
-                    } else {
-                        EndState::Truncated {
-                            offset: self.offset(),
-                            partial_bytes: (self.len - self.pos) as u64,
-                        }
-                    };
+                    self.end = self.end_at_cut();
                     return Ok(None);
                 }
                 Err(Need::Bad(what)) => {
                     let off = self.base + start as u64;
                     return Err(self.corrupt(off, what));
                 }
+            }
+        }
+    }
+
+    /// How the trace ends when the file ends at `self.pos`, before the
+    /// `len - pos` bytes of a cut record. A cut after the footer (in the
+    /// end marker or the appended exit status) loses nothing that was
+    /// traced; a footer is only taken from a checked block (see
+    /// [`Self::footer_record`]).
+    fn end_at_cut(&self) -> EndState {
+        if self.footer.is_some() {
+            EndState::Complete
+        } else {
+            EndState::Truncated {
+                offset: self.offset(),
+                partial_bytes: (self.len - self.pos) as u64,
             }
         }
     }
@@ -524,7 +670,12 @@ impl<R: Read> TraceReader<R> {
         let codes = &self.codes[..];
         let mut pos = self.pos;
         let mut n = self.accesses;
-        let safe = self.len.saturating_sub(RUN_SLACK);
+        // Stop at the block's end too, where the careful path opens the next.
+        let block_end = self.block_end.saturating_sub(self.base);
+        let safe = self
+            .len
+            .saturating_sub(RUN_SLACK)
+            .min(usize::try_from(block_end).unwrap_or(usize::MAX));
         while pos < safe && n < stop {
             let Some((key, p)) = varint(buf, pos) else {
                 break;
@@ -670,6 +821,9 @@ impl<R: Read> TraceReader<R> {
                 arg_block: self.uv()?,
                 time,
             }),
+            REC_BLOCK if self.blocked => {
+                return Err(Need::Bad("a BLOCK record inside a block".into()))
+            }
             REC_WARNING => self.warning_record()?,
             REC_EXIT => self.exit_record()?,
             REC_FOOTER => self.footer_record()?,
@@ -903,8 +1057,14 @@ impl<R: Read> TraceReader<R> {
         }))
     }
 
-    /// The FOOTER record, kept for [`Self::footer`].
+    /// The FOOTER record, kept for [`Self::footer`]. In a block that runs
+    /// past the end of the file, and so could not be checked, the footer
+    /// is where the trace is taken to be cut: it cannot vouch for a whole
+    /// trace.
     fn footer_record(&mut self) -> Dec<Event> {
+        if self.unchecked_tail {
+            return Err(Need::Eof);
+        }
         let footer = Footer {
             accesses: self.uv()?,
             regions: self.uv()?,
@@ -948,6 +1108,11 @@ pub fn footer_at_end(path: &Path) -> Option<Footer> {
         .find_map(|k| footer_from(&body[k + 1..]))
 }
 
+/// A little-endian u64 from the first 8 bytes of `b`.
+fn le_u64(b: &[u8]) -> u64 {
+    u64::from_le_bytes(b[..8].try_into().expect("8 bytes"))
+}
+
 /// The last position of `needle` in `hay`.
 fn find_last(hay: &[u8], needle: &[u8]) -> Option<usize> {
     hay.windows(needle.len()).rposition(|w| w == needle)
@@ -978,9 +1143,11 @@ mod tests {
 
     use crate::trace::record::{put_sv as sv, put_uv as uv};
 
+    /// A version 6 header: these tests write records unblocked; the
+    /// version 7 tests below wrap them in checked blocks.
     fn header() -> Vec<u8> {
         let mut b = MAGIC.to_vec();
-        uv(&mut b, FORMAT_VERSION);
+        uv(&mut b, 6);
         uv(&mut b, 42); // pid
         uv(&mut b, 7); // time
         uv(&mut b, 6);
@@ -992,6 +1159,205 @@ mod tests {
         uv(&mut b, 4);
         b.extend_from_slice(b"prog");
         b
+    }
+
+    /// A version 7 header, with its regions and its checksum.
+    fn v7_header() -> Vec<u8> {
+        let mut b = header();
+        b[8] = 7;
+        uv(&mut b, 4);
+        b.extend_from_slice(b"pins");
+        let sum = xxhash_rust::xxh64::xxh64(&b, 0);
+        b.extend_from_slice(&sum.to_le_bytes());
+        b
+    }
+
+    /// A version 7 trace: `records` cut into checked blocks at `cuts`
+    /// (offsets into `records`), as the tool writes them.
+    fn v7_trace(records: &[u8], cuts: &[usize]) -> Vec<u8> {
+        let mut b = v7_header();
+        let mut from = 0;
+        for &to in cuts.iter().chain([&records.len()]) {
+            let at = b.len() as u64;
+            b.extend_from_slice(&super::super::format::block(&records[from..to], at));
+            from = to;
+        }
+        b
+    }
+
+    /// Records of a small whole trace: two sites, a RECODE, accesses, the
+    /// footer and the end marker; with the offsets at which blocks may be
+    /// cut (after the sites, after the RECODE).
+    fn v7_records() -> (Vec<u8>, [usize; 2]) {
+        let mut b = Vec::new();
+        for (id, ip, op) in [(0u64, 0x401000u64, b'L'), (1, 0x401010, b'S')] {
+            uv(&mut b, REC_SITE);
+            uv(&mut b, id);
+            uv(&mut b, ip);
+            b.push(op);
+            uv(&mut b, 8);
+        }
+        uv(&mut b, REC_THREAD);
+        uv(&mut b, 1);
+        let sites = b.len();
+        uv(&mut b, KEY_ACCESS_BASE + 1);
+        sv(&mut b, 0x1000);
+        uv(&mut b, KEY_ACCESS_BASE + 2 + 1);
+        sv(&mut b, 0x9000);
+        uv(&mut b, REC_RECODE);
+        uv(&mut b, 0);
+        uv(&mut b, 1);
+        let recode = b.len();
+        for _ in 0..40 {
+            uv(&mut b, KEY_ACCESS_BASE);
+            uv(&mut b, KEY_ACCESS_BASE + 2);
+        }
+        for v in [REC_FOOTER, 82, 0, 0, 0, 2, 0] {
+            uv(&mut b, v);
+        }
+        b.extend_from_slice(END_MARKER);
+        (b, [sites, recode])
+    }
+
+    fn accesses(evs: &[Event]) -> Vec<(u64, u32)> {
+        evs.iter()
+            .filter_map(|e| match e {
+                Event::Access(a) => Some((a.addr, a.site.0)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// A version 7 trace reads as the same records unblocked would, every
+    /// block checked, and a cut anywhere reads a prefix of its accesses.
+    #[test]
+    fn checked_blocks_read_as_their_records() {
+        let (recs, cuts) = v7_records();
+        let b = v7_trace(&recs, &cuts);
+        let mut r = TraceReader::new(&b[..], Path::new("t.mvt")).unwrap();
+        assert_eq!(r.header().regions, "pins");
+        let mut n = 0;
+        while let Some(ev) = r.next_event().unwrap() {
+            n += matches!(ev, Event::Access(_)) as u64;
+        }
+        assert_eq!((n, r.end_state()), (82, &EndState::Complete));
+        assert_eq!(r.blocks_checked(), 3);
+        let whole = accesses(&read_all(&b).0);
+        let mut fast = vec![];
+        let mut r = TraceReader::new(&b[..], Path::new("t.mvt")).unwrap();
+        while !matches!(
+            r.for_each_access(u64::MAX, |a| fast.push((a.addr, a.site.0)))
+                .unwrap(),
+            Batch::End
+        ) {}
+        assert_eq!(fast, whole, "the fast path reads the same accesses");
+        for cut in 0..b.len() {
+            let (evs, end) = read_all(&b[..cut]);
+            let got = accesses(&evs);
+            assert_eq!(got[..], whole[..got.len()], "cut at {cut}");
+            if cut > 60 {
+                assert!(
+                    matches!(end, Ok(EndState::Truncated { .. })),
+                    "cut at {cut}: {end:?}"
+                );
+            }
+        }
+    }
+
+    /// The case format 5 read as complete: one code of a RECODE record
+    /// changed. Now the block holding it fails its check before any of its
+    /// records is decoded, and the message names the block; the accesses
+    /// of the blocks before it are read.
+    #[test]
+    fn a_changed_recode_is_named_by_its_block() {
+        let (recs, cuts) = v7_records();
+        let b = v7_trace(&recs, &cuts);
+        let whole = accesses(&read_all(&b).0);
+        let hdr = v7_header().len();
+        // The RECODE's first code: the byte after its key, in block 2.
+        let first_block = hdr + BLOCK_HEADER_BYTES as usize + cuts[0];
+        let at = first_block + BLOCK_HEADER_BYTES as usize + (cuts[1] - cuts[0]) - 2;
+        assert_eq!(b[at - 1] as u64, REC_RECODE);
+        let mut bad = b.clone();
+        bad[at] = 1; // swap codes 1 and 1: a valid record, a different trace
+        let (evs, end) = read_all(&bad);
+        let e = end.unwrap_err();
+        assert!(
+            e.contains(&format!("block 2 (bytes {first_block} to")) && e.contains("checksum"),
+            "{e}"
+        );
+        assert!(accesses(&evs).is_empty(), "block 1 holds no access");
+        // Without blocks (version 6), the same change reads as a whole
+        // trace of other accesses: what this check is for.
+        let mut v6 = [header(), recs.clone()].concat();
+        let k = header().len() + cuts[1] - 2;
+        assert_eq!(v6[k - 1] as u64, REC_RECODE);
+        v6[k] = 1;
+        let (evs, end) = read_all(&v6);
+        assert_eq!(end, Ok(EndState::Complete));
+        assert_eq!(accesses(&evs).len(), whole.len());
+        assert_ne!(accesses(&evs), whole);
+    }
+
+    /// No change of one byte, nor a block dropped or repeated, reads as a
+    /// complete trace: each is an error or, when a block length grew past
+    /// the file, a cut trace.
+    #[test]
+    fn no_changed_byte_reads_as_complete() {
+        let (recs, cuts) = v7_records();
+        let b = v7_trace(&recs, &cuts);
+        for i in 0..b.len() {
+            for bit in [0x01u8, 0x80] {
+                let mut bad = b.clone();
+                bad[i] ^= bit;
+                let (_, end) = read_all(&bad);
+                assert_ne!(end, Ok(EndState::Complete), "byte {i} ^ {bit:#x}");
+            }
+        }
+        let hdr = v7_header().len();
+        let second = hdr + BLOCK_HEADER_BYTES as usize + cuts[0];
+        let third = second + BLOCK_HEADER_BYTES as usize + (cuts[1] - cuts[0]);
+        let dropped = [&b[..second], &b[third..]].concat();
+        assert!(read_all(&dropped).1.unwrap_err().contains("block 2"));
+        let repeated = [&b[..third], &b[second..]].concat();
+        assert!(read_all(&repeated).1.unwrap_err().contains("block 3"));
+        let mut outside = b.clone();
+        outside.insert(second, KEY_ACCESS_BASE as u8);
+        assert!(read_all(&outside)
+            .1
+            .unwrap_err()
+            .contains("outside any checked block"));
+    }
+
+    /// The exit status mapvis appends is a block of its own, and a cut
+    /// inside it loses nothing; a footer in a block cut short does not
+    /// make the trace complete.
+    #[test]
+    fn the_appended_exit_block_and_cut_footers() {
+        let (recs, cuts) = v7_records();
+        let mut b = v7_trace(&recs, &cuts);
+        let tool_end = b.len();
+        let mut exit = vec![REC_EXIT as u8, 0];
+        sv(&mut exit, 3);
+        exit.extend_from_slice(END_MARKER);
+        let at = b.len() as u64;
+        b.extend_from_slice(&super::super::format::block(&exit, at));
+        let (evs, end) = read_all(&b);
+        assert_eq!(end, Ok(EndState::Complete));
+        assert!(evs.contains(&Event::Exit(ExitStatus::Code(3))));
+        for cut in tool_end..b.len() {
+            assert_eq!(
+                read_all(&b[..cut]).1,
+                Ok(EndState::Complete),
+                "cut at {cut}"
+            );
+        }
+        for cut in tool_end - END_MARKER.len()..tool_end {
+            assert!(
+                matches!(read_all(&b[..cut]).1, Ok(EndState::Truncated { .. })),
+                "cut at {cut}"
+            );
+        }
     }
 
     fn read_all(bytes: &[u8]) -> (Vec<Event>, Result<EndState, String>) {
@@ -1342,9 +1708,17 @@ mod tests {
                 doc.contains(&format!("| {n} | {name} |")),
                 "REC_{name} ({n}) is not documented"
             );
-            let mut b = header();
-            uv(&mut b, *n);
-            b.extend_from_slice(&[0u8; 64]);
+            let mut rec = Vec::new();
+            uv(&mut rec, *n);
+            rec.extend_from_slice(&[0u8; 64]);
+            // BLOCK frames the others: after a block, it is read as one.
+            let b = if *n == REC_BLOCK {
+                let mut b = v7_header();
+                b.extend_from_slice(&rec);
+                b
+            } else {
+                [header(), rec].concat()
+            };
             let (_, end) = read_all(&b);
             if let Err(e) = end {
                 assert!(!e.contains("unknown record type"), "REC_{name}: {e}");

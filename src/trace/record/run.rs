@@ -678,8 +678,22 @@ fn append_exit_status(trace: &Path, outcome: &RunOutcome) -> bool {
     let mut rec = vec![super::format::REC_EXIT as u8, kind];
     super::varint::put_sv(&mut rec, code);
     rec.extend_from_slice(END_MARKER);
+    let rec = match (f.metadata(), trace_version(&mut f)) {
+        (Ok(m), Some(v)) if v >= 7 => super::format::block(&rec, m.len()),
+        _ => rec,
+    };
     let _ = f.write_all(&rec);
     true
+}
+
+/// The format version in the header of the trace open as `f` (its ninth
+/// byte: every version so far is a one-byte varint).
+fn trace_version(f: &mut fs::File) -> Option<u64> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut head = [0u8; 9];
+    f.seek(SeekFrom::Start(0)).ok()?;
+    f.read_exact(&mut head).ok()?;
+    (&head[..8] == super::format::MAGIC && head[8] < 0x80).then_some(u64::from(head[8]))
 }
 
 /// Checks that `valgrind` answers `--version` as Valgrind does

@@ -13,7 +13,7 @@
 
 
 #define MV_MAGIC          "MVTRACE\n"
-#define MV_FORMAT_VERSION 6
+#define MV_FORMAT_VERSION 7
 
 #define REC_SITE          1
 #define REC_THREAD        2
@@ -39,6 +39,9 @@
 #define REC_ROOTS         21   /* version 6: words that point into heap blocks */
 #define REC_ROOT_REGS     22   /* version 6: registers that point into heap blocks */
 #define REC_PTR_STORE     23   /* version 6: the next access stores a new block's address */
+#define REC_BLOCK         24   /* version 7: a checked block of records follows */
+#define BLOCK_HEADER_BYTES 13  /* version 7: key, length (4 bytes), XXH64 (8 bytes) */
+#define MAX_BLOCK_BYTES   4194304 /* version 7: a block's records; the tool's buffer */
 #define KEY_ACCESS_BASE   32   /* keys 0..31 are control records */
 #define HOT_CODES         48   /* site codes whose access keys take one byte */
 

@@ -139,7 +139,7 @@ static void mv_print_debug_usage(void)
 /*--- The output buffer                                    ---*/
 /*------------------------------------------------------------*/
 
-#define BUF_SIZE   (4 * 1024 * 1024)
+#define BUF_SIZE   MAX_BLOCK_BYTES
 #define BUF_SLACK  512    /* room always left for one small record */
 
 /* What a SIGKILL can lose is bounded: the buffer is written out once it
@@ -166,11 +166,117 @@ static Bool   child_pending;
 static void write_header(void);
 static void open_child_trace(void);
 
+/*------------------------------------------------------------*/
+/*--- Checksums: XXH64                                     ---*/
+/*------------------------------------------------------------*/
+
+/* XXH64 (the xxHash specification, 64-bit variant), which the reader
+   computes with the xxhash-rust crate. A tool cannot link a library, so
+   the one-shot form is written out here; it runs at several GB/s, far
+   above the rate the tool writes a trace. */
+#define XXP1 0x9E3779B185EBCA87ULL
+#define XXP2 0xC2B2AE3D27D4EB4FULL
+#define XXP3 0x165667B19E3779F9ULL
+#define XXP4 0x85EBCA77C2B2AE63ULL
+#define XXP5 0x27D4EB2F165667C5ULL
+
+static __inline__ ULong xx_rotl(ULong x, UInt r) { return (x << r) | (x >> (64 - r)); }
+
+static __inline__ ULong xx_read64(const UChar* p)
+{
+   ULong v;
+   __builtin_memcpy(&v, p, 8);      /* x86-64: little-endian, unaligned ok */
+   return v;
+}
+
+static __inline__ ULong xx_round(ULong acc, ULong input)
+{
+   acc += input * XXP2;
+   acc = xx_rotl(acc, 31);
+   return acc * XXP1;
+}
+
+static __inline__ ULong xx_merge(ULong acc, ULong v)
+{
+   acc ^= xx_round(0, v);
+   return acc * XXP1 + XXP4;
+}
+
+static ULong xxh64(const UChar* p, SizeT len, ULong seed)
+{
+   const UChar* end = p + len;
+   ULong h;
+   if (len >= 32) {
+      ULong v1 = seed + XXP1 + XXP2, v2 = seed + XXP2, v3 = seed, v4 = seed - XXP1;
+      do {
+         v1 = xx_round(v1, xx_read64(p));
+         v2 = xx_round(v2, xx_read64(p + 8));
+         v3 = xx_round(v3, xx_read64(p + 16));
+         v4 = xx_round(v4, xx_read64(p + 24));
+         p += 32;
+      } while (p + 32 <= end);
+      h = xx_rotl(v1, 1) + xx_rotl(v2, 7) + xx_rotl(v3, 12) + xx_rotl(v4, 18);
+      h = xx_merge(h, v1);
+      h = xx_merge(h, v2);
+      h = xx_merge(h, v3);
+      h = xx_merge(h, v4);
+   } else {
+      h = seed + XXP5;
+   }
+   h += (ULong)len;
+   for (; p + 8 <= end; p += 8) {
+      h ^= xx_round(0, xx_read64(p));
+      h = xx_rotl(h, 27) * XXP1 + XXP4;
+   }
+   if (p + 4 <= end) {
+      UInt w;
+      __builtin_memcpy(&w, p, 4);
+      h ^= (ULong)w * XXP1;
+      h = xx_rotl(h, 23) * XXP2 + XXP3;
+      p += 4;
+   }
+   for (; p < end; p++) {
+      h ^= (ULong)(*p) * XXP5;
+      h = xx_rotl(h, 11) * XXP1;
+   }
+   h ^= h >> 33;
+   h *= XXP2;
+   h ^= h >> 29;
+   h *= XXP3;
+   h ^= h >> 32;
+   return h;
+}
+
+static void put_le(UChar* at, ULong v, UInt bytes)
+{
+   UInt i;
+   for (i = 0; i < bytes; i++) at[i] = (UChar)(v >> (8 * i));
+}
+
+/* Version 7: the buffer's first BLOCK_HEADER_BYTES are kept for the BLOCK
+   record that precedes its records in the file: its length, and the
+   XXH64 of its records seeded with the record's file offset (so a block
+   moved, repeated or dropped does not check either). A reader checks each
+   block before it decodes a record of it. */
+static void seal_block(void)
+{
+   UInt len = buf_pos - BLOCK_HEADER_BYTES;
+   ULong at = bytes_written;
+   buf[0] = REC_BLOCK;
+   put_le(buf + 1, len, 4);
+   put_le(buf + 5, xxh64(buf + BLOCK_HEADER_BYTES, len, at), 8);
+}
+
 static void flush_buf(void)
 {
    UInt done = 0;
    if (child_pending) open_child_trace();
    if (out_fd < 0) return;          /* before the file is open: keep */
+   if (buf_pos <= BLOCK_HEADER_BYTES) {
+      last_flush_ms = VG_(read_millisecond_timer)();
+      return;
+   }
+   seal_block();
    while (done < buf_pos) {
       Int n = VG_(write)(out_fd, buf + done, buf_pos - done);
       if (n <= 0) {
@@ -184,14 +290,15 @@ static void flush_buf(void)
       done += n;
    }
    bytes_written += done;
-   buf_pos = 0;
+   buf_pos = BLOCK_HEADER_BYTES;
    last_flush_ms = VG_(read_millisecond_timer)();
 }
 
 /* The time half of the bound: called now and then, not per access. */
 static void flush_if_old(void)
 {
-   if (buf_pos > 0 && VG_(read_millisecond_timer)() - last_flush_ms >= FLUSH_MS)
+   if (buf_pos > BLOCK_HEADER_BYTES
+       && VG_(read_millisecond_timer)() - last_flush_ms >= FLUSH_MS)
       flush_buf();
 }
 
@@ -1845,7 +1952,7 @@ static void write_header(void)
 {
    struct vki_timeval tv;
    UInt i, n = VG_(sizeXA)(VG_(args_for_client));
-   SizeT cap = 64 + MAX_RECORD_STR + MAX_ARG_BYTES + 10;
+   SizeT cap = 128 + 2 * MAX_RECORD_STR + MAX_ARG_BYTES + 10;
    UChar* saved = buf;
    UInt saved_pos = buf_pos;
    UChar* hdr;
@@ -1873,6 +1980,10 @@ static void write_header(void)
    put_str_cap(VG_(args_the_exename), MAX_ARG_BYTES);
    for (i = 0; i < n; i++)
       put_str_cap(*(HChar**)VG_(indexXA)(VG_(args_for_client), i), MAX_ARG_BYTES);
+   /* Version 7: what the regions are, then the header's own checksum. */
+   put_str_cap(clo_trace_from_start ? "whole" : "pins", MAX_RECORD_STR);
+   put_le(buf + buf_pos, xxh64(buf, buf_pos, 0), 8);
+   buf_pos += 8;
    tl_assert(buf_pos <= cap);
    VG_(write)(out_fd, hdr, buf_pos);
    bytes_written += buf_pos;
@@ -1903,7 +2014,7 @@ static void mv_child_after_fork(ThreadId tid)
    if (out_fd >= 0) VG_(close)(out_fd);
    out_fd = -1;
    child_pending = True;
-   buf_pos = 0;
+   buf_pos = BLOCK_HEADER_BYTES;
    n_accesses = n_allocs = n_frees = n_regions = 0;
    emitted_tid = 0;
    VG_(memset)(last_sp, 0, VG_N_THREADS * sizeof(Addr));
@@ -2131,7 +2242,7 @@ static void mv_pre_clo_init(void)
    VG_(track_start_client_code)(mv_start_client_code);
 
    buf = VG_(malloc)("mv.buf", BUF_SIZE);
-   buf_pos = 0;
+   buf_pos = BLOCK_HEADER_BYTES;
    blocks = VG_(HT_construct)("mv.blocks");
    map_log = VG_(newXA)(VG_(malloc), "mv.maps", VG_(free), sizeof(MapEntry));
 }
