@@ -58,14 +58,14 @@ fn a_unit_stride_sweep_misses_once_per_line_and_a_column_walk_every_access() {
     let sweep = v["sweep"];
     assert_eq!(sweep.accesses, 4096);
     assert_eq!(sweep.misses[0], 4096 * 8 / 64, "one miss per line");
-    assert_eq!(sweep.compulsory, 512);
+    assert_eq!(sweep.compulsory(), 512);
     assert_eq!(sweep.used_bytes, 512 * 64, "every byte of each line used");
     let grid = v["grid"];
     assert_eq!(grid.accesses, 64 * 64);
     assert_eq!(grid.misses[0], 64 * 64, "every access misses");
     // Each line holds 8 columns: 64 rows x 8 lines per row = 512 lines
     // are touched for the first time.
-    assert_eq!(grid.compulsory, 512);
+    assert_eq!(grid.compulsory(), 512);
     // 8 of 64 bytes of each fetched line used before eviction.
     assert_eq!(grid.used_bytes, 64 * 64 * 8);
     // Per line, the source names: the sweep line and the column line.
@@ -225,4 +225,62 @@ fn transposed_copy_misses_per_line_agree_with_cachegrind() {
 #[test]
 fn stencil_misses_per_line_agree_with_cachegrind() {
     compare_with_cachegrind("tests/c/loc_stencil.c");
+}
+
+/// The 3C model, worked by hand on `loc_3c.c` with a 32 KiB 8-way L1 of
+/// 64-byte lines (64 sets, 512 lines), for the named arrays only.
+/// - `grid`'s column walk: every one of its 131 072 loads misses (a
+///   column's 128 lines share one set of 8 ways). 128 x 128 = 16 384 lines
+///   are touched for the first time; every other miss is a conflict: a
+///   line comes back after the 127 other lines of its column group (and a
+///   few stack lines), far fewer than 512, so a fully associative cache
+///   of the same size would hit.
+/// - `big`'s two sweeps of 1024 lines: the first misses once per line
+///   (compulsory), the second again (capacity: 1024 distinct lines since
+///   the last use, more than 512).
+/// - An L2 of 256 KiB, 8-way (512 sets), sees the L1's misses: `grid`'s
+///   column group spreads over 4 of its sets, 32 lines to a set of 8
+///   ways, so it misses every time too, by conflict again (128 lines, far
+///   fewer than its 4096); `big`'s second sweep hits there.
+/// - Fully associative (512 ways, one set), `grid` has no conflict misses
+///   left: only its 16 384 compulsory ones.
+#[test]
+fn misses_by_class_compulsory_capacity_conflict() {
+    let (_d, _exe, a) = analysed("tests/c/loc_3c.c");
+    let r = run(&a, model(&[(1, 32 << 10, 8), (2, 256 << 10, 8)]));
+    let v = by_var(&r);
+    let grid = v["grid"];
+    assert_eq!(grid.accesses, 128 * 1024);
+    assert_eq!(grid.misses[0], 128 * 1024);
+    let want = (16_384, 0, 114_688);
+    let l1 = grid.classes[0];
+    assert_eq!((l1.compulsory, l1.capacity, l1.conflict), want);
+    assert_eq!(grid.compulsory(), 16_384);
+    assert_eq!(grid.misses[1], 128 * 1024);
+    let l2 = grid.classes[1];
+    assert_eq!((l2.compulsory, l2.capacity, l2.conflict), want);
+    let big = v["big"];
+    assert_eq!(big.accesses, 2 * 8192);
+    let l1 = big.classes[0];
+    assert_eq!((l1.compulsory, l1.capacity, l1.conflict), (1024, 1024, 0));
+    let l2 = big.classes[1];
+    assert_eq!(
+        (big.misses[1], l2.compulsory, l2.capacity, l2.conflict),
+        (1024, 1024, 0, 0)
+    );
+    // Every variable's classes sum to its misses, at each level.
+    for (name, c) in &v {
+        for l in 0..2 {
+            assert_eq!(c.classes[l].total(), c.misses[l], "{name} L{}", l + 1);
+        }
+    }
+    let full = by_var(&run(&a, model(&[(1, 32 << 10, 512)])));
+    let l1 = full["grid"].classes[0];
+    assert_eq!((l1.compulsory, l1.capacity, l1.conflict), (16_384, 0, 0));
+    assert_eq!(full["grid"].misses[0], 16_384);
+    let l1 = full["big"].classes[0];
+    assert_eq!((l1.compulsory, l1.capacity, l1.conflict), (1024, 1024, 0));
+    for (name, c) in &full {
+        assert_eq!(c.classes[0].conflict, 0, "{name}: fully associative");
+    }
 }

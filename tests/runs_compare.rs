@@ -262,7 +262,17 @@ fn check_page(dir: &Path, get: &dyn Fn(&str, &str) -> [u64; 3]) {
         let fig = figure_after(&html, &format!("{v}: address over time"));
         assert_eq!(fig["data"].as_array().unwrap().len(), 2, "{v}: both runs");
         let fig = figure_after(&html, &format!("{v}: miss-ratio curves"));
-        assert_eq!(fig["data"].as_array().unwrap().len(), 2, "{v}: both curves");
+        let data = fig["data"].as_array().unwrap();
+        let names: Vec<&str> = data.iter().map(|t| t["name"].as_str().unwrap()).collect();
+        // Both runs' curves, then a dashed mark at each level's size.
+        assert_eq!(names[..2], ["naive", "blocked"], "{v}: both curves");
+        assert_eq!(
+            names[2..],
+            ["L1 size (4 KiB)", "L2 size (32 KiB)"],
+            "{v}: level marks"
+        );
+        assert_eq!(data[2]["x"], serde_json::json!([4096, 4096]));
+        assert_eq!(data[3]["x"], serde_json::json!([32768, 32768]));
     }
     assert!(
         html.contains("href=\"run_naive/source_t.c.html\""),

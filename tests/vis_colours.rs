@@ -143,7 +143,12 @@ fn classes(hits: u64, misses: u64) -> BTreeMap<String, u64> {
 /// Draws the complete pattern of X and Y coloured by cache level; returns
 /// the report and what its 3D and 2D views show.
 fn complete_hit(a: &Analysis, dir: &Path) -> (FigureReport, [Shown; 2]) {
-    let (rows, o) = coloured(a, ColourMode::Hit, dir);
+    complete_in(a, ColourMode::Hit, dir)
+}
+
+/// Draws the complete pattern of X and Y coloured by `mode`.
+fn complete_in(a: &Analysis, mode: ColourMode, dir: &Path) -> (FigureReport, [Shown; 2]) {
+    let (rows, o) = coloured(a, mode, dir);
     let r = vis::complete_memory_access_pattern(&rows, &a.variables, &a.lines, &o).unwrap();
     assert!(r.aggregated.is_some(), "131072 accesses are aggregated");
     let figs = vis_common::figures(&r.html);
@@ -203,6 +208,37 @@ fn aggregated_points_show_the_mix_of_hits_and_misses() {
         assert!((s.by_count - ratio).abs() < 1e-9, "{s:?} against {ratio}");
     }
     rendered_shares(&naive_page, &tiled_page);
+}
+
+/// `set_figure_colour miss`: each access by why it missed L1 (the 3C
+/// model), worked by hand. The naive copy: X's 8192 lines and Y's 8192 are
+/// first uses (compulsory); Y's other 57 344 writes miss by conflict (its
+/// column's 256 lines share 2 sets, but a line comes back after fewer than
+/// 320 distinct lines, within L1's 512). The tiled copy misses only on
+/// first uses.
+#[test]
+fn miss_colours_give_each_access_its_class() {
+    let want = |hit: u64, conflict: u64, compulsory: u64| -> BTreeMap<String, u64> {
+        [
+            ("L1 hit", hit),
+            ("L1 conflict miss", conflict),
+            ("L1 compulsory miss", compulsory),
+        ]
+        .into_iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(k, n)| (k.to_string(), n))
+        .collect()
+    };
+    for (cc, expect) in [
+        (&[][..], want(ACCESSES - 16_384 - 57_344, 57_344, 16_384)),
+        (&["-DBLOCK=8"][..], want(ACCESSES - 16_384, 0, 16_384)),
+    ] {
+        let (d, a) = analysed(cc);
+        let (_, views) = complete_in(&a, ColourMode::Miss(1), d.path());
+        for v in &views {
+            assert_eq!(v.per_class, expect, "{cc:?}: {v:?}");
+        }
+    }
 }
 
 #[test]

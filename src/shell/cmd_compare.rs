@@ -90,9 +90,15 @@ fn side_dict(side: Option<&Side>, levels: &[String]) -> Value {
     for (i, n) in levels.iter().enumerate() {
         d.push((format!("misses_{n}"), Value::Int(x.counts.misses[i] as i64)));
     }
-    d.push(("compulsory".into(), Value::Int(x.counts.compulsory as i64)));
+    d.push((
+        "compulsory".into(),
+        Value::Int(x.counts.compulsory() as i64),
+    ));
     d.push(("miss_ratio".into(), Value::Float(x.miss_ratio)));
     d.push(("line_bytes_used".into(), Value::Float(x.line_bytes_used)));
+    for (k, v) in x.counts.class_columns(levels) {
+        d.push((k, Value::Int(v as i64)));
+    }
     let [p50, p90] = x.reuse_texts();
     d.push(("reuse_median".into(), s(p50)));
     d.push(("reuse_p90".into(), s(p90)));

@@ -105,15 +105,25 @@ fn level_names(names: impl Iterator<Item = String>) -> String {
     names.join(", ")
 }
 
-/// `set_figure_colour default|hit|reuse`: how the access figures colour
-/// their points; returns the mode.
+/// `set_figure_colour default|hit|reuse|miss ?LEVEL?`: how the access
+/// figures colour their points; returns the mode.
 fn set_figure_colour(st: &mut Session, a: &[String]) -> CmdResult<Value> {
-    let mode = ColourMode::parse(&a[0]).ok_or_else(|| {
+    let mode = ColourMode::parse(&a[0], a.get(1).map(String::as_str)).ok_or_else(|| {
         format!(
-            "set_figure_colour takes default, hit or reuse, not \"{}\".",
-            a[0]
+            "set_figure_colour takes default, hit, reuse, or miss with a level (miss L2), not \"{}\".",
+            a.join(" ")
         )
     })?;
+    if let ColourMode::Miss(l) = mode {
+        let cache = &st.locality().cache;
+        if !cache.levels.iter().any(|x| x.level == l) {
+            return Err(format!(
+                "the cache model has no L{l} (it has {}): add it with set_cache, or colour by a level it has.",
+                cache.levels_text()
+            )
+            .into());
+        }
+    }
     let mut settings = st.locality().clone();
     settings.figure_colour = mode;
     st.set_locality(settings)?;
@@ -128,6 +138,10 @@ fn set_figure_colour(st: &mut Session, a: &[String]) -> CmdResult<Value> {
         ColourMode::Reuse => println!(
             "figures: coloured by reuse distance in distinct {}-byte lines (exact), first touch apart",
             st.locality().cache.levels.first().map_or(64, |l| l.line)
+        ),
+        ColourMode::Miss(l) => println!(
+            "figures: coloured by why each access missed L{l} (conflict, capacity, compulsory), under this model:\n{}",
+            st.locality().cache.describe()
         ),
     }
     Ok(s(mode.code()))
@@ -216,16 +230,12 @@ fn cache_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
 }
 
 /// The per-variable dicts `cache_stats` and `what_if` return: `variable`,
-/// `accesses`, `misses_L1` … per level, `compulsory`, `miss_ratio`,
-/// `line_bytes_used`.
+/// `accesses`, `misses_L1` … per level, `compulsory` (L1's), `miss_ratio`,
+/// `line_bytes_used`, then `compulsory_L1`, `capacity_L1`, `conflict_L1`
+/// … per level (the 3C model).
 fn variable_dicts(r: &CacheReport) -> Value {
-    let names: Vec<String> = r
-        .cache
-        .model
-        .levels
-        .iter()
-        .map(|l| format!("misses_{}", l.name()))
-        .collect();
+    let levels: Vec<String> = r.cache.model.levels.iter().map(|l| l.name()).collect();
+    let names: Vec<String> = levels.iter().map(|l| format!("misses_{l}")).collect();
     Value::List(
         r.per_variable()
             .iter()
@@ -242,10 +252,13 @@ fn variable_dicts(r: &CacheReport) -> Value {
                 }
                 d.push((
                     "compulsory".into(),
-                    Value::Int(row.counts.compulsory as i64),
+                    Value::Int(row.counts.compulsory() as i64),
                 ));
                 d.push(("miss_ratio".into(), Value::Float(row.miss_ratio())));
                 d.push(("line_bytes_used".into(), Value::Float(row.bytes_per_line())));
+                for (k, v) in row.counts.class_columns(&levels) {
+                    d.push((k, Value::Int(v as i64)));
+                }
                 Value::Dict(d)
             })
             .collect(),
@@ -443,7 +456,13 @@ fn shared_lines_value(lines: &[SharedLine]) -> Value {
 /// miss-ratio curves.
 fn summary_figure(r: &CacheReport, figures: &Path, analysis_id: &str) -> CmdResult<PathBuf> {
     use crate::vis::{cache_summary, VarMisses};
-    let levels: Vec<String> = r.level_names();
+    let levels: Vec<(String, u64)> = r
+        .cache
+        .model
+        .levels
+        .iter()
+        .map(|l| (l.name(), l.size))
+        .collect();
     let vars: Vec<VarMisses> = r
         .per_variable()
         .iter()

@@ -179,6 +179,9 @@ fn mode_words(mode: ColourMode) -> &'static str {
             "cache level that served each access (set_cache model, cold at GL_START)"
         }
         ColourMode::Reuse => "reuse distance in distinct cache lines",
+        ColourMode::Miss(_) => {
+            "why each access missed that level (3C: conflict, capacity, compulsory)"
+        }
     }
 }
 

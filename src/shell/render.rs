@@ -15,8 +15,8 @@ use polars::prelude::{AnyValue, DataFrame};
 use super::handlers::THREADS_NOTE;
 use super::text::{counted, table, terminal_safe, text_table};
 use crate::filter::{
-    CacheReport, Counts, HeapReport, HeapRun, MemoryStats, PairComparison, PairSide, Row,
-    RunComparison, SharedLine, Side, StructField, TimeUnit, VarComparison, WhatIf,
+    CacheReport, Counts, HeapReport, HeapRun, MemoryStats, MissClasses, PairComparison, PairSide,
+    Row, RunComparison, SharedLine, Side, StructField, TimeUnit, VarComparison, WhatIf,
 };
 
 /// `writeln!` into a `String`, which cannot fail.
@@ -109,11 +109,35 @@ fn count_cells(r: &CacheReport, row: &Row) -> Vec<String> {
     for i in 0..r.cache.model.levels.len() {
         v.push(row.counts.misses[i].to_string());
     }
-    v.push(row.counts.compulsory.to_string());
+    v.push(row.counts.compulsory().to_string());
     v.push(format!("{:.4}", row.miss_ratio()));
     v.push(format!("{:.1}", row.bytes_per_line()));
+    for c in &row.counts.classes[..r.cache.model.levels.len()] {
+        v.push(classes_text(c));
+    }
     v
 }
+
+/// A level's misses by class: `compulsory/capacity/conflict`.
+fn classes_text(c: &MissClasses) -> String {
+    format!("{}/{}/{}", c.compulsory, c.capacity, c.conflict)
+}
+
+/// The change of each class from `b` to `a`: `+0/-1024/+16`.
+fn classes_change(b: &MissClasses, a: &MissClasses) -> String {
+    let d = |x: u64, y: u64| format!("{:+}", y as i128 - x as i128);
+    format!(
+        "{}/{}/{}",
+        d(b.compulsory, a.compulsory),
+        d(b.capacity, a.capacity),
+        d(b.conflict, a.conflict)
+    )
+}
+
+/// The line that explains the `cmp/cap/cnf` columns.
+pub(super) const CLASSES_LEGEND: &str = "cmp/cap/cnf: the misses of each level by class (3C): \
+     compulsory (the line's first use at that level), capacity (a fully associative cache \
+     of the same size would miss too), conflict (only the mapping of lines to sets lost it).";
 
 /// The headers of [`count_cells`], after `first` and before `last`.
 fn count_headers(r: &CacheReport, first: &[&str], last: Option<&str>) -> Vec<String> {
@@ -123,6 +147,9 @@ fn count_headers(r: &CacheReport, first: &[&str], last: Option<&str>) -> Vec<Str
         h.push(format!("misses_{}", l.name()));
     }
     h.extend(["compulsory", "miss_ratio", "line_bytes_used"].map(String::from));
+    for l in &r.cache.model.levels {
+        h.push(format!("{}_cmp/cap/cnf", l.name()));
+    }
     h.extend(last.map(String::from));
     h
 }
@@ -173,7 +200,10 @@ fn change_cells(r: &CacheReport, b: &Counts, a: &Counts) -> Vec<String> {
     for i in 0..r.cache.model.levels.len() {
         v.push(change(b.misses[i], a.misses[i]));
     }
-    v.push(change(b.compulsory, a.compulsory));
+    v.push(change(b.compulsory(), a.compulsory()));
+    for i in 0..r.cache.model.levels.len() {
+        v.push(classes_change(&b.classes[i], &a.classes[i]));
+    }
     v
 }
 
@@ -184,6 +214,9 @@ fn change_headers(r: &CacheReport, first: &str) -> Vec<String> {
         h.push(format!("misses_{}", l.name()));
     }
     h.push("compulsory".into());
+    for l in &r.cache.model.levels {
+        h.push(format!("{}_cmp/cap/cnf", l.name()));
+    }
     h
 }
 
@@ -266,6 +299,7 @@ pub(super) fn cache_report(r: &CacheReport, kind: &str) -> String {
     if r.cache.threads > 1 {
         wl!(out, "note: {}", THREADS_NOTE);
     }
+    wl!(out, "  {CLASSES_LEGEND}");
     let vars = r.per_variable();
     let rows: Vec<Vec<String>> = vars
         .iter()
@@ -604,16 +638,9 @@ fn var_comparison(
         .map(String::from)
         .to_vec();
     head.extend(levels.iter().map(|l| format!("{l} misses")));
-    head.extend(
-        [
-            "miss ratio",
-            "bytes used/line",
-            "reuse p50",
-            "reuse p90",
-            "pattern",
-        ]
-        .map(String::from),
-    );
+    head.extend(["miss ratio", "bytes used/line", "reuse p50", "reuse p90"].map(String::from));
+    head.extend(levels.iter().map(|l| format!("{l} cmp/cap/cnf")));
+    head.push("pattern".into());
     let mut rows_out = Vec::new();
     for c in rows.iter().filter(|c| c.in_both()) {
         let (x, y) = (c.a.as_ref().expect("both"), c.b.as_ref().expect("both"));
@@ -646,6 +673,7 @@ fn side_cells(name: &str, run: &str, x: &Side, levels: usize) -> Vec<String> {
     v.push(format!("{:.4}", x.miss_ratio));
     v.push(format!("{:.1}", x.line_bytes_used));
     v.extend(x.reuse_texts());
+    v.extend(x.counts.classes[..levels].iter().map(classes_text));
     v.push(x.pattern.clone());
     v
 }
@@ -662,6 +690,9 @@ fn side_change_cells(x: &Side, y: &Side, levels: usize) -> Vec<String> {
     d.push(change_text(x.miss_ratio, y.miss_ratio));
     d.push(change_text(x.line_bytes_used, y.line_bytes_used));
     d.extend(x.reuse_steps_to(y).map(steps_text));
+    for i in 0..levels {
+        d.push(classes_change(&x.counts.classes[i], &y.counts.classes[i]));
+    }
     d.push(String::new());
     d
 }

@@ -644,10 +644,13 @@ pub const SPECS: &[CommandSpec] = &[
         name: "set_figure_colour",
         aliases: &[],
         group: Group::Figures,
-        args: &[req(
-            "default|hit|reuse",
-            ArgKind::OneOf(&["default", "hit", "reuse"]),
-        )],
+        args: &[
+            req(
+                "default|hit|reuse|miss",
+                ArgKind::OneOf(&["default", "hit", "reuse", "miss"]),
+            ),
+            opt("LEVEL", ArgKind::OneOf(&["L1", "L2", "L3"])),
+        ],
         help: "Chooses how complete_memory_access_pattern and the 2D and 3D array \
                figures colour their accesses: default colours by time (3D views) \
                and by variable (2D view); hit by the level of the set_cache model \
@@ -655,7 +658,10 @@ pub const SPECS: &[CommandSpec] = &[
                simulated as cache_stats does from cold caches at GL_START over all \
                accesses in time order, even when the figure shows one variable; \
                reuse by the exact reuse distance in distinct cache lines, in \
-               power-of-two bins (reuse 64-127 lines), with first touch apart. \
+               power-of-two bins (reuse 64-127 lines), with first touch apart; \
+               miss ?LEVEL? by why each access missed that level (L1 by \
+               default) in the 3C model of cache_stats: conflict, capacity or \
+               compulsory miss, or no miss there. \
                Each class is a trace of its own with its name in the legend; \
                above the point budget a point groups accesses of several classes \
                and is coloured by their mix (mean class; the miss ratio with one \
@@ -671,7 +677,12 @@ pub const SPECS: &[CommandSpec] = &[
         help: "Simulates the cache model (set_cache) over the traced region, caches \
                cold at GL_START, and prints per variable, per source line and per \
                (variable, line): accesses, misses at each level, compulsory misses, \
-               miss ratio and the bytes used of each fetched line; the access \
+               miss ratio and the bytes used of each fetched line; each level's \
+               misses by class (the 3C model: compulsory, the line's first use \
+               there; capacity, a fully associative cache of the same size would \
+               miss too; conflict, only the mapping of lines to sets lost it), \
+               in the dicts as compulsory_L1, capacity_L1, conflict_L1 … per \
+               level (compulsory alone is L1's); the access \
                pattern of each (variable, line) (row-wise, column-wise, stride, \
                irregular); and the reuse distance per variable with the miss ratio \
                it implies. Runs on the saved analysis, so a new set_cache needs no \
@@ -819,7 +830,8 @@ pub const SPECS: &[CommandSpec] = &[
         help: "Draws one metric of each variable across saved runs, as a sweep \
                over block sizes or layouts: METRIC is a key of cache_stats' \
                per-variable dicts (accesses, misses_L1, misses_L2 … for each \
-               level of set_cache, compulsory, miss_ratio, line_bytes_used). The \
+               level of set_cache, compulsory, miss_ratio, line_bytes_used, \
+               conflict_L1, capacity_L1 …). The \
                runs are those listed (plot_runs misses_L1 b8 b16 b32), in that \
                order, or every saved run in the order they were saved (as runs lists them); after the word \
                -vars, only the variables named (plot_runs misses_L1 -vars X Y). \

@@ -50,9 +50,9 @@ proc first_line {path} {
     return $l
 }
 test csv-vars {first_line visinfo/cache_stats.csv} \
-    variable,accesses,misses_L1,misses_L2,compulsory,miss_ratio,line_bytes_used
+    variable,accesses,misses_L1,misses_L2,compulsory,miss_ratio,line_bytes_used,compulsory_L1,capacity_L1,conflict_L1,compulsory_L2,capacity_L2,conflict_L2
 test csv-lines {first_line visinfo/cache_stats_lines.csv} \
-    source,accesses,misses_L1,misses_L2,compulsory,miss_ratio,line_bytes_used,variables
+    source,accesses,misses_L1,misses_L2,compulsory,miss_ratio,line_bytes_used,compulsory_L1,capacity_L1,conflict_L1,compulsory_L2,capacity_L2,conflict_L2,variables
 test parquet {file exists visinfo/cache_stats.parquet} 1
 test reuse-csv {file exists visinfo/reuse_distance.csv} 1
 test mrc-csv {file exists visinfo/miss_ratio_curves.csv} 1
@@ -91,6 +91,12 @@ test colour-bad {catch {set_figure_colour misses} m; string match {bad value "mi
 test colour-hit {set_figure_colour hit} hit
 set_cache L1 4K 8 64
 set_cache L2 off
+test colour-miss {set_figure_colour miss} {miss L1}
+test colour-miss-no-level {
+    catch {set_figure_colour miss L2} m
+    string match {the cache model has no L2 (it has L1 4 KiB*): add it with set_cache, or colour by a level it has.} $m
+} 1
+test colour-miss-back {set_figure_colour hit} hit
 proc count_class {path class} {
     set f [open $path]
     set n 0

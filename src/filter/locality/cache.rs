@@ -23,20 +23,32 @@
 //! - L1 is private to each thread; the outer levels are shared by all
 //!   threads. (Cachegrind models one L1 for all threads.)
 //! - Caches start cold at the first traced access (`GL_START`).
-//! - A compulsory miss is an access that misses at every level and touches
-//!   a line never touched before in the trace.
+//! - Every miss at every level has a class (the 3C model), over the
+//!   references that reach that level, at that level's line size:
+//!   *compulsory* when its line was never looked up at that level before
+//!   (in that thread's L1, for a private L1); *capacity* when a fully
+//!   associative LRU cache of the same size, fed the same references,
+//!   misses too (the line's reuse distance is at least the level's number
+//!   of lines); *conflict* otherwise: the set-associative placement alone
+//!   lost it. An access that spans lines takes the strongest class of the
+//!   lines that missed (compulsory, then capacity, then conflict). The
+//!   three classes sum to the level's misses.
 //! - For each line fetched into L1 the simulator records which bytes were
 //!   touched before the line was evicted (or the trace ended), and charges
 //!   them to the (variable, source line) whose access fetched it.
 //!
 //! Cost per access: one tag compare at each level looked up, plus a move to
-//! the front of the set on a hit below the most recent way. Memory: the tag
+//! the front of the set on a hit below the most recent way; for the 3C
+//! yardstick, a scan of its 8 most recent lines and, beyond them, one hash
+//! probe. The yardstick keeps one slot per line of its level (8 MiB of L3:
+//! 131 072 slots, 3 MB) and a set of the lines seen, which grows with the
+//! distinct lines that miss. Memory: the tag
 //! arrays are zero-initialised, so the operating system maps only the sets
 //! the trace touches; the rest grows with the (variable, line) pairs and the
 //! distinct lines that miss everywhere.
 use std::path::Path;
 
-use polars::prelude::PlHashSet;
+use polars::prelude::{PlHashMap, PlHashSet};
 use serde::{Deserialize, Serialize};
 
 use super::{to_front, AccessSink, LineId, NamedAccess, PairIndex, VarId};
@@ -72,6 +84,14 @@ pub enum CacheError {
         ways: u64,
         /// Line size.
         line: u64,
+    },
+    /// A level the model does not have was asked for.
+    #[error("the cache model has no {level} (it has {model}): add it with set_cache, or name a level it has.")]
+    NoLevel {
+        /// The level asked for (`L3`).
+        level: String,
+        /// The model's levels.
+        model: String,
     },
     /// The model has no level left.
     #[error("the cache model has no level: add one with set_cache L1 32K 8 64.")]
@@ -382,12 +402,12 @@ impl Tags {
     }
 
     /// Looks up every line of [addr, addr + size) and fills the misses;
-    /// true when any of them missed.
+    /// the class of the miss (see [`MissClass`]), None when every line hit.
     #[inline]
-    fn access(&mut self, addr: u64, size: u32) -> bool {
+    fn access(&mut self, addr: u64, size: u32, y: &mut Yardstick) -> Option<MissClass> {
         let first = addr >> self.line_bits;
         let last = (addr + size as u64 - 1) >> self.line_bits;
-        let mut miss = false;
+        let mut miss = None;
         for b in first..=last {
             let (base, way) = self.find(b);
             let i = way.unwrap_or(self.ways - 1);
@@ -396,10 +416,212 @@ impl Tags {
             }
             if way.is_none() {
                 self.tags[base] = b + 1;
-                miss = true;
             }
+            miss = miss.max(y.judge(b, way.is_some()));
         }
         miss
+    }
+}
+
+/// Why a miss happened (the 3C model), weakest first: an access that
+/// spans lines takes the largest class of its lines that missed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum MissClass {
+    /// A fully associative cache of the same size would have hit.
+    Conflict,
+    /// A fully associative LRU cache of the same size misses too.
+    Capacity,
+    /// The line was never looked up at this level before.
+    Compulsory,
+}
+
+/// The misses of one level by class. They sum to the level's misses.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MissClasses {
+    /// First references to a line at this level.
+    pub compulsory: u64,
+    /// Misses a fully associative LRU of the same size has too.
+    pub capacity: u64,
+    /// Misses of the set-associative placement alone.
+    pub conflict: u64,
+}
+
+impl MissClasses {
+    fn count(&mut self, c: MissClass) {
+        match c {
+            MissClass::Compulsory => self.compulsory += 1,
+            MissClass::Capacity => self.capacity += 1,
+            MissClass::Conflict => self.conflict += 1,
+        }
+    }
+
+    fn add(&mut self, o: &MissClasses) {
+        self.compulsory += o.compulsory;
+        self.capacity += o.capacity;
+        self.conflict += o.conflict;
+    }
+
+    /// Their sum: the level's misses.
+    pub fn total(&self) -> u64 {
+        self.compulsory + self.capacity + self.conflict
+    }
+}
+
+/// Slot number of "no slot" in [`FullLru`]'s list.
+const NIL: u32 = u32::MAX;
+
+/// Lines [`FullLru`] keeps in recency order outside its hashed list: loop
+/// counters and the current line of each array, looked up with no probe.
+const FA_TOP: usize = 8;
+
+/// A fully associative LRU cache of a level's number of lines: the
+/// yardstick that tells a capacity miss from a conflict miss. The
+/// [`FA_TOP`] most recent lines sit in a small array; the others in a
+/// doubly linked recency list over fixed slots, found through a hash map.
+/// O(1) per reference; one slot per line of the level.
+#[derive(Clone, Debug)]
+struct FullLru {
+    top: [u64; FA_TOP],
+    top_len: usize,
+    top_cap: usize,
+    /// Lines the list may hold: the level's lines beyond the top's.
+    list_cap: usize,
+    slot: PlHashMap<u64, u32>,
+    line: Vec<u64>,
+    prev: Vec<u32>,
+    next: Vec<u32>,
+    /// Slots allocated and not in the list.
+    spare: Vec<u32>,
+    /// Most recent slot of the list, and least recent.
+    head: u32,
+    tail: u32,
+}
+
+impl FullLru {
+    fn new(lines: u64) -> FullLru {
+        let top_cap = (lines as usize).min(FA_TOP);
+        FullLru {
+            top: [0; FA_TOP],
+            top_len: 0,
+            top_cap,
+            list_cap: lines as usize - top_cap,
+            slot: PlHashMap::default(),
+            line: Vec::new(),
+            prev: Vec::new(),
+            next: Vec::new(),
+            spare: Vec::new(),
+            head: NIL,
+            tail: NIL,
+        }
+    }
+
+    /// References line `b`, making it the most recent; true when it was
+    /// in the cache.
+    #[inline]
+    fn touch(&mut self, b: u64) -> bool {
+        if let Some(p) = self.top[..self.top_len].iter().position(|&t| t == b) {
+            to_front(&mut self.top[..=p], p);
+            return true;
+        }
+        let hit = match self.slot.remove(&b) {
+            Some(s) => {
+                self.unlink(s);
+                self.spare.push(s);
+                true
+            }
+            None => false,
+        };
+        if self.top_len < self.top_cap {
+            self.top_len += 1;
+        } else {
+            // The least recent of the top moves to the head of the list.
+            let old = self.top[self.top_cap - 1];
+            self.demote(old);
+        }
+        let n = self.top_len - 1;
+        to_front(&mut self.top[..=n], n);
+        self.top[0] = b;
+        hit
+    }
+
+    /// Puts `b` at the head of the list, evicting the list's least recent
+    /// line when the cache is full.
+    fn demote(&mut self, b: u64) {
+        if self.list_cap == 0 {
+            return;
+        }
+        let s = if let Some(s) = self.spare.pop() {
+            s
+        } else if self.line.len() < self.list_cap {
+            self.line.push(0);
+            self.prev.push(NIL);
+            self.next.push(NIL);
+            (self.line.len() - 1) as u32
+        } else {
+            let t = self.tail;
+            self.unlink(t);
+            self.slot.remove(&self.line[t as usize]);
+            t
+        };
+        self.line[s as usize] = b;
+        self.slot.insert(b, s);
+        self.prev[s as usize] = NIL;
+        self.next[s as usize] = self.head;
+        if self.head != NIL {
+            self.prev[self.head as usize] = s;
+        }
+        self.head = s;
+        if self.tail == NIL {
+            self.tail = s;
+        }
+    }
+
+    fn unlink(&mut self, s: u32) {
+        let (p, n) = (self.prev[s as usize], self.next[s as usize]);
+        if p != NIL {
+            self.next[p as usize] = n;
+        } else {
+            self.head = n;
+        }
+        if n != NIL {
+            self.prev[n as usize] = p;
+        } else {
+            self.tail = p;
+        }
+    }
+}
+
+/// What classifies one cache's misses: the lines it has looked up, and the
+/// fully associative cache of its size.
+#[derive(Clone, Debug)]
+struct Yardstick {
+    seen: PlHashSet<u64>,
+    full: FullLru,
+}
+
+impl Yardstick {
+    fn new(l: &Level) -> Yardstick {
+        Yardstick {
+            seen: PlHashSet::default(),
+            full: FullLru::new(l.size / u64::from(l.line)),
+        }
+    }
+
+    /// Line `b` was looked up, and `hit` says whether the set-associative
+    /// cache had it: the class of its miss, None on a hit.
+    #[inline]
+    fn judge(&mut self, b: u64, hit: bool) -> Option<MissClass> {
+        let full_hit = self.full.touch(b);
+        if hit {
+            return None;
+        }
+        Some(if self.seen.insert(b) {
+            MissClass::Compulsory
+        } else if full_hit {
+            MissClass::Conflict
+        } else {
+            MissClass::Capacity
+        })
     }
 }
 
@@ -412,6 +634,7 @@ struct First {
     owner: Vec<u32>,
     /// log2 of the bytes per bit of `used` (lines up to 64 bytes: 0).
     gran_bits: u32,
+    yard: Yardstick,
 }
 
 impl First {
@@ -423,6 +646,7 @@ impl First {
             used: vec![0; n],
             owner: vec![0; n],
             gran_bits: (l.line.max(64) / 64).trailing_zeros(),
+            yard: Yardstick::new(l),
         }
     }
 
@@ -435,15 +659,22 @@ impl First {
         m << lo
     }
 
-    /// Looks up every line of the access; true when any missed. Evicted
-    /// lines' used bytes are charged to their owners in `counts`.
+    /// Looks up every line of the access; the class of its miss, None when
+    /// every line hit. Evicted lines' used bytes are charged to their
+    /// owners in `counts`.
     #[inline]
-    fn access(&mut self, addr: u64, size: u32, pair: u32, counts: &mut [Counts]) -> bool {
+    fn access(
+        &mut self,
+        addr: u64,
+        size: u32,
+        pair: u32,
+        counts: &mut [Counts],
+    ) -> Option<MissClass> {
         let bits = self.tags.line_bits;
         let end = addr + size as u64 - 1;
         let (first, last) = (addr >> bits, end >> bits);
         let line_mask = (1u64 << bits) - 1;
-        let mut miss = false;
+        let mut miss = None;
         for b in first..=last {
             let lo = if b == first { addr & line_mask } else { 0 };
             let hi = if b == last {
@@ -453,6 +684,7 @@ impl First {
             };
             let m = self.mask(lo, hi);
             let (base, way) = self.tags.find(b);
+            miss = miss.max(self.yard.judge(b, way.is_some()));
             match way {
                 Some(0) => self.used[base] |= m,
                 Some(i) => {
@@ -470,7 +702,6 @@ impl First {
                     self.used[base] = m;
                     self.owner[base] = pair;
                     counts[pair as usize].fetched += 1;
-                    miss = true;
                 }
             }
         }
@@ -503,8 +734,8 @@ pub struct Counts {
     /// Misses at each modelled level, innermost first (level i is looked up
     /// only after a miss at level i - 1).
     pub misses: [u64; 3],
-    /// Misses at every level on a line never touched before.
-    pub compulsory: u64,
+    /// The misses of each level by class (the 3C model), innermost first.
+    pub classes: [MissClasses; 3],
     /// Lines fetched into the first level by these accesses.
     pub fetched: u64,
     /// Bytes of those lines touched before their eviction.
@@ -514,13 +745,39 @@ pub struct Counts {
 }
 
 impl Counts {
+    /// The first level's compulsory misses: first references to a line
+    /// (the `compulsory` of scripts and `plot_runs`).
+    pub fn compulsory(&self) -> u64 {
+        self.classes[0].compulsory
+    }
+
+    /// The classes of each level as named columns, in the order scripts
+    /// and CSVs get them: `compulsory_L1`, `capacity_L1`, `conflict_L1`,
+    /// then the same for each next level of `levels` (the model's level
+    /// names, innermost first).
+    pub fn class_columns(&self, levels: &[String]) -> Vec<(String, u64)> {
+        levels
+            .iter()
+            .zip(&self.classes)
+            .flat_map(|(l, c)| {
+                [
+                    (format!("compulsory_{l}"), c.compulsory),
+                    (format!("capacity_{l}"), c.capacity),
+                    (format!("conflict_{l}"), c.conflict),
+                ]
+            })
+            .collect()
+    }
+
     /// Adds `o` into `self`.
     pub fn add(&mut self, o: &Counts) {
         self.accesses += o.accesses;
         for i in 0..3 {
             self.misses[i] += o.misses[i];
         }
-        self.compulsory += o.compulsory;
+        for i in 0..3 {
+            self.classes[i].add(&o.classes[i]);
+        }
         self.fetched += o.fetched;
         self.used_bytes += o.used_bytes;
         self.bytes += o.bytes;
@@ -550,32 +807,34 @@ pub struct CacheSim {
     first: Vec<Option<First>>,
     private_first: bool,
     outer: Vec<Tags>,
-    seen: PlHashSet<u64>,
-    last_bits: u32,
+    /// The 3C yardstick of each outer level.
+    outer_yard: Vec<Yardstick>,
     pairs: PairIndex,
     counts: Vec<Counts>,
     accesses: u64,
     /// Per access, the level that served it (0 = L1, levels = memory),
     /// when asked for with [`CacheSim::record_levels`].
     levels: Option<Vec<u8>>,
+    /// The class of the last access's miss at each level (None: no miss
+    /// there, or it was served above).
+    last: [Option<MissClass>; 3],
 }
 
 impl CacheSim {
     /// A cold simulator of `model`.
     pub fn new(model: &CacheModel) -> Result<CacheSim, CacheError> {
         let first = model.levels.first().ok_or(CacheError::Empty)?;
-        let last = model.levels.last().expect("non-empty");
         Ok(CacheSim {
             private_first: first.level == 1,
             first: Vec::new(),
             outer: model.levels[1..].iter().map(Tags::new).collect(),
-            seen: PlHashSet::default(),
-            last_bits: last.line.trailing_zeros(),
+            outer_yard: model.levels[1..].iter().map(Yardstick::new).collect(),
             model: model.clone(),
             pairs: PairIndex::new(),
             counts: Vec::new(),
             accesses: 0,
             levels: None,
+            last: [None; 3],
         })
     }
 
@@ -606,29 +865,29 @@ impl CacheSim {
             self.first.resize(slot + 1, None);
         }
         let first = self.first[slot].get_or_insert_with(|| First::new(&self.model.levels[0]));
-        if !first.access(r.addr, r.size, pair, &mut self.counts) {
+        self.last = [None; 3];
+        let Some(class) = first.access(r.addr, r.size, pair, &mut self.counts) else {
             return 0;
-        }
+        };
+        self.last[0] = Some(class);
         let c = &mut self.counts[pair as usize];
         c.misses[0] += 1;
-        for (i, t) in self.outer.iter_mut().enumerate() {
-            if !t.access(r.addr, r.size) {
+        c.classes[0].count(class);
+        for (i, (t, y)) in self.outer.iter_mut().zip(&mut self.outer_yard).enumerate() {
+            let Some(class) = t.access(r.addr, r.size, y) else {
                 return i as u8 + 1;
-            }
+            };
+            self.last[i + 1] = Some(class);
             c.misses[i + 1] += 1;
-        }
-        let (a, b) = (
-            r.addr >> self.last_bits,
-            (r.addr + r.size as u64 - 1) >> self.last_bits,
-        );
-        let mut new = false;
-        for blk in a..=b {
-            new |= self.seen.insert(blk);
-        }
-        if new {
-            c.compulsory += 1;
+            c.classes[i + 1].count(class);
         }
         self.model.levels.len() as u8
+    }
+
+    /// The class of the last access's miss at the level of index `i` in
+    /// the model; None when it did not miss there.
+    pub fn last_class(&self, i: usize) -> Option<MissClass> {
+        self.last.get(i).copied().flatten()
     }
 
     /// The counts so far, charging the lines still resident.
@@ -721,8 +980,49 @@ mod tests {
         }
         let r = sim.finish();
         assert_eq!(r.counts[0].misses[0], 128);
-        assert_eq!(r.counts[0].compulsory, 128);
+        assert_eq!(r.counts[0].compulsory(), 128);
         assert_eq!(r.counts[0].used_bytes, 128 * 64);
+    }
+
+    proptest::proptest! {
+        /// The fully associative yardstick hits exactly where a plain
+        /// list of the `cap` most recent lines holds the line.
+        #[test]
+        fn the_yardstick_is_an_exact_lru(
+            cap in 1u64..24,
+            trace in proptest::collection::vec(0u64..48, 0..600),
+        ) {
+            let mut lru = FullLru::new(cap);
+            let mut naive: Vec<u64> = Vec::new();
+            for &b in &trace {
+                let want = naive.contains(&b);
+                naive.retain(|&x| x != b);
+                naive.insert(0, b);
+                naive.truncate(cap as usize);
+                proptest::prop_assert_eq!(lru.touch(b), want);
+            }
+        }
+    }
+
+    /// A 2-way, 1-set cache against the yardstick of its 2 lines: A B A C
+    /// B. The C evicts B in both; the last B is a capacity miss. With one
+    /// way (direct-mapped 2 sets of 1), A and C share a set: A C A is a
+    /// conflict miss for the second A.
+    #[test]
+    fn misses_are_classed_by_hand() {
+        let line = |b: u64| rec(b * 64, 8);
+        let mut sim = CacheSim::new(&model(&[(1, 128, 2, 64)])).unwrap();
+        for b in [0, 1, 0, 2, 1] {
+            sim.access(&line(b));
+        }
+        let c = sim.finish().counts[0].classes[0];
+        assert_eq!((c.compulsory, c.capacity, c.conflict), (3, 1, 0));
+        let mut sim = CacheSim::new(&model(&[(1, 128, 1, 64)])).unwrap();
+        for b in [0, 2, 0] {
+            sim.access(&line(b));
+        }
+        let c = sim.finish().counts[0].classes[0];
+        assert_eq!((c.compulsory, c.capacity, c.conflict), (2, 0, 1));
     }
 
     #[test]

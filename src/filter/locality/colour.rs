@@ -17,6 +17,10 @@
 //!   the sampling of `set_reuse_sampling` gives no distance to most
 //!   accesses, so it does not apply here.
 //!
+//! - [`ColourMode::Miss`]: why the access missed at one level of the
+//!   model (the 3C model of `cache_stats`): `conflict`, `capacity` or
+//!   `compulsory` miss, or no miss there (it hit at that level or above).
+//!
 //! Classes are numbered from the best (`L1 hit`, the shortest reuse) to
 //! the worst (`miss to memory`, `first touch`), so that a figure can colour
 //! them along one ramp.
@@ -50,25 +54,36 @@ pub enum ColourMode {
     Hit,
     /// By reuse distance.
     Reuse,
+    /// By the class of the access's miss at the level of this number
+    /// (1 for L1).
+    Miss(u8),
 }
 
 impl ColourMode {
     /// The words `set_figure_colour` takes.
-    pub const WORDS: [&'static str; 3] = ["default", "hit", "reuse"];
+    pub const WORDS: [&'static str; 4] = ["default", "hit", "reuse", "miss"];
 
-    /// The mode a word names.
-    pub fn parse(word: &str) -> Option<ColourMode> {
-        match word {
-            "default" => Some(ColourMode::Default),
-            "hit" => Some(ColourMode::Hit),
-            "reuse" => Some(ColourMode::Reuse),
+    /// The mode a word names; `miss` takes the level from `level` (`L2`),
+    /// L1 when absent.
+    pub fn parse(word: &str, level: Option<&str>) -> Option<ColourMode> {
+        match (word, level) {
+            ("default", None) => Some(ColourMode::Default),
+            ("hit", None) => Some(ColourMode::Hit),
+            ("reuse", None) => Some(ColourMode::Reuse),
+            ("miss", None) => Some(ColourMode::Miss(1)),
+            ("miss", Some(l)) => super::cache::parse_level(l).ok().map(ColourMode::Miss),
             _ => None,
         }
     }
 
-    /// The word of the mode.
-    pub fn code(self) -> &'static str {
-        Self::WORDS[self as usize]
+    /// The words of the mode, as `set_figure_colour` takes them.
+    pub fn code(self) -> String {
+        match self {
+            ColourMode::Default => "default".into(),
+            ColourMode::Hit => "hit".into(),
+            ColourMode::Reuse => "reuse".into(),
+            ColourMode::Miss(l) => format!("miss L{l}"),
+        }
     }
 }
 
@@ -98,6 +113,8 @@ struct ClassSink<'a> {
 #[derive(Clone)]
 enum How {
     Hit(Box<CacheSim>),
+    /// The miss class at the level of this index in the model.
+    Miss(Box<CacheSim>, usize),
     Reuse {
         stack: Box<StackDistance>,
         bits: u32,
@@ -111,6 +128,9 @@ impl How {
         Ok(Some(match mode {
             ColourMode::Default => return Ok(None),
             ColourMode::Hit => How::Hit(Box::new(CacheSim::new(model)?)),
+            ColourMode::Miss(l) => {
+                How::Miss(Box::new(CacheSim::new(model)?), level_index(model, l)?)
+            }
             ColourMode::Reuse => How::Reuse {
                 stack: Box::default(),
                 bits: model
@@ -127,6 +147,10 @@ impl How {
     fn class(&mut self, r: &NamedAccess) -> u8 {
         match self {
             How::Hit(sim) => sim.access(r),
+            How::Miss(sim, i) => {
+                sim.access(r);
+                sim.last_class(*i).map_or(0, |c| c as u8 + 1)
+            }
             How::Reuse { stack, bits } => {
                 let a = r.addr >> *bits;
                 let b = (r.addr + r.size as u64 - 1) >> *bits;
@@ -182,6 +206,14 @@ impl Classifier {
         let names = match mode {
             ColourMode::Hit => {
                 let (title, labels) = hit_labels(model);
+                ClassNames {
+                    title,
+                    labels,
+                    sparse: false,
+                }
+            }
+            ColourMode::Miss(l) => {
+                let (title, labels) = miss_labels(model, l);
                 ClassNames {
                     title,
                     labels,
@@ -263,6 +295,7 @@ pub fn classes(
     let mut class = sink.out;
     let (title, labels) = match mode {
         ColourMode::Hit => hit_labels(model),
+        ColourMode::Miss(l) => miss_labels(model, l),
         _ => dense_reuse(&mut class, model.levels[0].line),
     };
     Ok(Some(Classes {
@@ -282,6 +315,45 @@ fn hit_labels(model: &CacheModel) -> (String, Vec<String>) {
     labels.push("miss to memory".into());
     let title = format!(
         "cache level that served the access ({}; cold caches at GL_START, all accesses in time order)",
+        model.levels_text()
+    );
+    (title, labels)
+}
+
+/// The index in `model` of level `l` (1 for L1).
+///
+/// # Errors
+/// The model has no such level: the message names those it has.
+fn level_index(model: &CacheModel, l: u8) -> Result<usize, LocalityError> {
+    model
+        .levels
+        .iter()
+        .position(|x| x.level == l)
+        .ok_or_else(|| {
+            LocalityError::Cache(super::cache::CacheError::NoLevel {
+                level: format!("L{l}"),
+                model: model.levels_text(),
+            })
+        })
+}
+
+/// The title and class names of [`ColourMode::Miss`] at level `l`: no
+/// miss there, then the classes from the mildest.
+fn miss_labels(model: &CacheModel, l: u8) -> (String, Vec<String>) {
+    let labels = vec![
+        if l == 1 {
+            "L1 hit".to_string()
+        } else {
+            format!("hit in L{l} or above")
+        },
+        format!("L{l} conflict miss"),
+        format!("L{l} capacity miss"),
+        format!("L{l} compulsory miss"),
+    ];
+    let title = format!(
+        "why the access missed L{l} ({}; 3C model: compulsory, the line's first use; capacity, a \
+         fully associative cache of the same size misses too; conflict, only the set mapping \
+         lost it)",
         model.levels_text()
     );
     (title, labels)
@@ -392,10 +464,17 @@ mod tests {
 
     #[test]
     fn modes_parse_and_reuse_bins_are_named() {
-        for w in ColourMode::WORDS {
-            assert_eq!(ColourMode::parse(w).unwrap().code(), w);
+        for w in ["default", "hit", "reuse"] {
+            assert_eq!(ColourMode::parse(w, None).unwrap().code(), w);
         }
-        assert_eq!(ColourMode::parse("miss"), None);
+        assert_eq!(ColourMode::parse("miss", None), Some(ColourMode::Miss(1)));
+        assert_eq!(
+            ColourMode::parse("miss", Some("L2")).unwrap().code(),
+            "miss L2"
+        );
+        assert_eq!(ColourMode::parse("miss", Some("L4")), None);
+        assert_eq!(ColourMode::parse("hit", Some("L2")), None);
+        assert_eq!(ColourMode::parse("misses", None), None);
         assert_eq!(reuse_label(0), "reuse 0 lines");
         assert_eq!(reuse_label(1), "reuse 1 line");
         assert_eq!(reuse_label(2), "reuse 2–3 lines");

@@ -605,18 +605,41 @@ struct VarTable {
     steps: [Vec<Option<i64>>; 2],
 }
 
-/// The numbers of a side whose changes the table gives: accesses, bytes,
-/// misses per level, miss ratio, bytes used per line.
+/// The counts of a side, as the table's count columns: accesses, bytes,
+/// misses per level, then each level's misses by class (compulsory,
+/// capacity, conflict).
+fn count_values(x: &Side, levels: usize) -> Vec<u64> {
+    let mut v = vec![x.counts.accesses, x.counts.bytes];
+    v.extend((0..levels).map(|i| x.counts.misses[i]));
+    for c in &x.counts.classes[..levels] {
+        v.extend([c.compulsory, c.capacity, c.conflict]);
+    }
+    v
+}
+
+/// The names of [`count_values`] after accesses and bytes.
+fn level_count_names(levels: &[String]) -> Vec<String> {
+    let mut v: Vec<String> = levels.iter().map(|l| format!("misses_{l}")).collect();
+    for l in levels {
+        v.extend(["compulsory", "capacity", "conflict"].map(|c| format!("{c}_{l}")));
+    }
+    v
+}
+
+/// The numbers of a side whose changes the table gives: its counts, miss
+/// ratio and bytes used per line.
 fn measures(x: &Side, levels: usize) -> Vec<f64> {
-    let mut v = vec![x.counts.accesses as f64, x.counts.bytes as f64];
-    v.extend((0..levels).map(|i| x.counts.misses[i] as f64));
+    let mut v: Vec<f64> = count_values(x, levels)
+        .into_iter()
+        .map(|n| n as f64)
+        .collect();
     v.extend([x.miss_ratio, x.line_bytes_used]);
     v
 }
 
 fn measure_names(levels: &[String]) -> Vec<String> {
     let mut v = vec!["accesses".to_string(), "bytes".to_string()];
-    v.extend(levels.iter().map(|l| format!("misses_{l}")));
+    v.extend(level_count_names(levels));
     v.extend(["miss_ratio", "line_bytes_used"].map(String::from));
     v
 }
@@ -624,8 +647,8 @@ fn measure_names(levels: &[String]) -> Vec<String> {
 impl VarTable {
     fn new(levels: usize) -> VarTable {
         VarTable {
-            counts: vec![Vec::new(); 2 + levels],
-            change: vec![Vec::new(); 2 * (4 + levels)],
+            counts: vec![Vec::new(); 2 + 4 * levels],
+            change: vec![Vec::new(); 2 * (4 + 4 * levels)],
             ..Default::default()
         }
     }
@@ -642,10 +665,8 @@ impl VarTable {
         for (col, v) in self.text.iter_mut().zip(texts) {
             col.push(v);
         }
-        let levels = self.counts.len() - 2;
-        let mut counts = vec![x.counts.accesses, x.counts.bytes];
-        counts.extend((0..levels).map(|i| x.counts.misses[i]));
-        for (col, v) in self.counts.iter_mut().zip(counts) {
+        let levels = (self.counts.len() - 2) / 4;
+        for (col, v) in self.counts.iter_mut().zip(count_values(x, levels)) {
             col.push(v);
         }
         self.ratios[0].push(x.miss_ratio);
@@ -672,8 +693,10 @@ impl VarTable {
         let accesses = counts.next().unwrap_or_default();
         let bytes = counts.next().unwrap_or_default();
         cols.push(Column::new("accesses".into(), accesses));
-        for (l, m) in levels.iter().zip(counts) {
-            cols.push(Column::new(format!("misses_{l}").into(), m));
+        let names = level_count_names(levels);
+        let (misses, classes) = names.split_at(levels.len());
+        for (name, m) in misses.iter().zip(counts.by_ref()) {
+            cols.push(Column::new(name.into(), m));
         }
         cols.push(Column::new("bytes".into(), bytes));
         let [ratio, used] = self.ratios;
@@ -682,6 +705,9 @@ impl VarTable {
         cols.push(Column::new("reuse_p50".into(), p50));
         cols.push(Column::new("reuse_p90".into(), p90));
         cols.push(Column::new("pattern".into(), pat));
+        for (name, c) in classes.iter().zip(counts) {
+            cols.push(Column::new(name.into(), c));
+        }
         let mut change = self.change.into_iter();
         for name in measure_names(levels) {
             cols.push(Column::new(

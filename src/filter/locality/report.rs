@@ -397,7 +397,9 @@ impl CacheReport {
         }
         cols.push(Column::new(
             "compulsory".into(),
-            rows.iter().map(|r| r.counts.compulsory).collect::<Vec<_>>(),
+            rows.iter()
+                .map(|r| r.counts.compulsory())
+                .collect::<Vec<_>>(),
         ));
         cols.push(Column::new(
             "miss_ratio".into(),
@@ -411,6 +413,12 @@ impl CacheReport {
                 .map(|r| round4(r.bytes_per_line()))
                 .collect::<Vec<_>>(),
         ));
+        let levels: Vec<String> = self.cache.model.levels.iter().map(|l| l.name()).collect();
+        let names = Counts::default().class_columns(&levels);
+        for (k, (name, _)) in names.into_iter().enumerate() {
+            let values = rows.iter().map(|r| r.counts.class_columns(&levels)[k].1);
+            cols.push(Column::new(name.into(), values.collect::<Vec<_>>()));
+        }
         match extra {
             Some("pattern") => cols.push(Column::new(
                 "pattern".into(),

@@ -10,8 +10,11 @@ pub enum Metric {
     Accesses,
     /// `misses_LEVEL`: misses at the level of this index, innermost first.
     Misses(usize),
-    /// `compulsory`.
+    /// `compulsory`: the first level's compulsory misses.
     Compulsory,
+    /// `compulsory_LEVEL`, `capacity_LEVEL`, `conflict_LEVEL`: the level's
+    /// misses of that class (0, 1, 2 in that order).
+    Class(usize, usize),
     /// `miss_ratio`: L1 misses per access.
     MissRatio,
     /// `line_bytes_used`: bytes used per line fetched into L1.
@@ -28,6 +31,16 @@ impl Metric {
         let level = name
             .strip_prefix("misses_")
             .and_then(|l| levels.iter().position(|x| x == l));
+        let class = ["compulsory_", "capacity_", "conflict_"]
+            .iter()
+            .enumerate()
+            .find_map(|(k, p)| {
+                let l = name.strip_prefix(p)?;
+                Some(Metric::Class(levels.iter().position(|x| x == l)?, k))
+            });
+        if let Some(m) = class {
+            return Ok(m);
+        }
         match (name, level) {
             (_, Some(i)) => Ok(Metric::Misses(i)),
             ("accesses", _) => Ok(Metric::Accesses),
@@ -46,6 +59,9 @@ impl Metric {
         let mut v = vec!["accesses".to_string()];
         v.extend(levels.iter().map(|l| format!("misses_{l}")));
         v.extend(["compulsory", "miss_ratio", "line_bytes_used"].map(String::from));
+        for l in levels {
+            v.extend(["compulsory", "capacity", "conflict"].map(|c| format!("{c}_{l}")));
+        }
         v
     }
 
@@ -60,7 +76,12 @@ impl Metric {
         match self {
             Metric::Accesses => c.accesses as f64,
             Metric::Misses(i) => c.misses.get(i).copied().unwrap_or(0) as f64,
-            Metric::Compulsory => c.compulsory as f64,
+            Metric::Compulsory => c.compulsory() as f64,
+            Metric::Class(i, k) => {
+                c.classes
+                    .get(i)
+                    .map_or(0, |m| [m.compulsory, m.capacity, m.conflict][k]) as f64
+            }
             Metric::MissRatio => row.miss_ratio(),
             Metric::LineBytesUsed => row.bytes_per_line(),
         }

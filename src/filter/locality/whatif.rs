@@ -633,7 +633,7 @@ pub fn before_after_table(w: &WhatIf) -> polars::prelude::PolarsResult<polars::p
     for (i, l) in levels.iter().enumerate() {
         cols.push(col(&format!("misses_{l}"), &|r| r.counts.misses[i]));
     }
-    cols.push(col("compulsory", &|r| r.counts.compulsory));
+    cols.push(col("compulsory", &|r| r.counts.compulsory()));
     cols.push(Column::new(
         "miss_ratio".into(),
         rows.iter().map(|r| r.miss_ratio).collect::<Vec<_>>(),
@@ -642,6 +642,11 @@ pub fn before_after_table(w: &WhatIf) -> polars::prelude::PolarsResult<polars::p
         "line_bytes_used".into(),
         rows.iter().map(|r| r.line_bytes_used).collect::<Vec<_>>(),
     ));
+    let names = Counts::default().class_columns(&levels);
+    for (k, (name, _)) in names.into_iter().enumerate() {
+        let values = rows.iter().map(|r| r.counts.class_columns(&levels)[k].1);
+        cols.push(Column::new(name.into(), values.collect::<Vec<u64>>()));
+    }
     DataFrame::new(cols)
 }
 

@@ -379,10 +379,19 @@ fn curve_figure(v: &str, runs: [&RunView; 2], curves: [&[Curve]; 2]) -> PageFigu
             );
         }
     }
+    let levels: Vec<(String, u64)> = runs[0]
+        .report
+        .cache
+        .model
+        .levels
+        .iter()
+        .map(|l| (l.name(), l.size))
+        .collect();
+    super::locality::add_level_marks(&mut plot, &levels);
     plot.set_layout(super::locality::miss_ratio_layout());
     PageFigure {
         heading: format!("{v}: miss-ratio curves"),
-        note: "From each run's reuse distance: the share of the variable's line references a fully associative LRU cache of each size would miss.".into(),
+        note: format!("From each run's reuse distance: the share of the variable's line references a fully associative LRU cache of each size would miss. {}", super::locality::LEVEL_NOTE),
         plot,
         height: 360,
     }

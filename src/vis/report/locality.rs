@@ -63,14 +63,14 @@ pub fn curves_of(r: &CacheReport) -> Vec<Curve> {
 /// variable.
 pub fn cache_summary(
     dir: &Path,
-    levels: &[String],
+    levels: &[(String, u64)],
     vars: &[VarMisses],
     curves: &[Curve],
     intro: &[String],
     analysis_id: &str,
 ) -> Result<PathBuf, VisError> {
     let mut bars = Plot::new();
-    for (i, l) in levels.iter().enumerate() {
+    for (i, (l, _)) in levels.iter().enumerate() {
         let x: Vec<String> = vars.iter().map(|v| v.name.clone()).collect();
         let y: Vec<u64> = vars
             .iter()
@@ -92,6 +92,7 @@ pub fn cache_summary(
                 .name(c.name.clone()),
         );
     }
+    add_level_marks(&mut mrc, levels);
     mrc.set_layout(miss_ratio_layout());
     let figures = [
         PageFigure {
@@ -102,7 +103,7 @@ pub fn cache_summary(
         },
         PageFigure {
             heading: "Miss-ratio curves".into(),
-            note: "From the exact reuse distance (or its sampled estimate): the share of a variable's line references that a fully associative LRU cache of each size would miss. A curve that drops at some size says how much cache the variable's reuse needs.".into(),
+            note: format!("From the exact reuse distance (or its sampled estimate): the share of a variable's line references that a fully associative LRU cache of each size would miss. A curve that drops at some size says how much cache the variable's reuse needs. {LEVEL_NOTE}"),
             plot: mrc,
             height: 480,
         },
@@ -121,6 +122,36 @@ pub fn cache_summary(
         &figures,
         &meta,
     )
+}
+
+/// What the level marks of a miss-ratio curve mean, and why cache_stats'
+/// count can be higher than the curve at a level's size.
+pub(crate) const LEVEL_NOTE: &str = "The dashed lines mark the sizes of the levels of the cache model (set_cache). At a level's size, cache_stats can count more misses than the curve: those are conflict misses, of lines that map to the same few sets of a set-associative cache, which a fully associative one does not have.";
+
+/// Adds a dashed vertical line at each level's size (`(name, bytes)`,
+/// innermost first) across a miss-ratio curve's height, as traces so that
+/// they sit at data coordinates on the log axis and show in the legend.
+pub(crate) fn add_level_marks(plot: &mut Plot, levels: &[(String, u64)]) {
+    use plotly::common::{DashType, Line};
+    for (name, bytes) in levels {
+        plot.add_trace(
+            Scatter::new(vec![*bytes, *bytes], vec![0.0, 1.05])
+                .mode(Mode::Lines)
+                .name(format!("{name} size ({})", size_text(*bytes)))
+                .line(Line::new().dash(DashType::Dash).color("#777777")),
+        );
+    }
+}
+
+/// `32 KiB`, `8 MiB`, or bytes.
+fn size_text(b: u64) -> String {
+    if b >= 1 << 20 && b.is_multiple_of(1 << 20) {
+        format!("{} MiB", b >> 20)
+    } else if b >= 1 << 10 && b.is_multiple_of(1 << 10) {
+        format!("{} KiB", b >> 10)
+    } else {
+        format!("{b} bytes")
+    }
 }
 
 /// The axes of a miss-ratio curve: fully associative LRU cache size in
