@@ -173,7 +173,7 @@ const PROBE: &str = r#"<script>
   }
   function pick(t) {
     var o = {};
-    ['type', 'name', 'x', 'y', 'z', 'customdata', 'visible', 'zmin', 'zmax'].forEach(function (k) {
+    ['type', 'name', 'x', 'y', 'z', 'customdata', 'visible', 'zmin', 'zmax', 'xaxis', 'yaxis'].forEach(function (k) {
       if (t[k] !== undefined) { o[k] = plain(t[k], 0); }
     });
     if (t.colorbar && t.colorbar.title) { o.colorbar = String(t.colorbar.title.text || ''); }
@@ -187,7 +187,11 @@ const PROBE: &str = r#"<script>
     return '';
   }
   function graph(div) {
-    var g = { id: div.id, heading: heading(div), traces: div._fullData.map(pick), hidden: [], frames: [] };
+    var g = { id: div.id, heading: heading(div), traces: div._fullData.map(pick), hidden: [], frames: [], axes: {} };
+    ['xaxis', 'xaxis2', 'yaxis', 'yaxis2'].forEach(function (k) {
+      var a = div._fullLayout && div._fullLayout[k];
+      if (a) { g.axes[k] = { domain: plain(a.domain, 0), matches: a.matches || null, range: plain(a.range, 0) }; }
+    });
     var vis = div._fullData.map(function (t) { return t.visible; });
     var chain = Promise.resolve();
     vis.forEach(function (v, k) {
@@ -1019,6 +1023,30 @@ fn compare_page_shows_both_runs_walks_misses_and_curves() {
     let g0 = graph(&page, "fig0");
     let naive = trace(g0, "naive (256 points)");
     let transposed = trace(g0, "transposed (256 points)");
+    // Side by side: run A left, run B right, on shared axes, as drawn.
+    assert_eq!(
+        (&naive["xaxis"], &naive["yaxis"]),
+        (&"x".into(), &"y".into())
+    );
+    assert_eq!(
+        (&transposed["xaxis"], &transposed["yaxis"]),
+        (&"x2".into(), &"y2".into())
+    );
+    let axes = &g0["axes"];
+    assert_eq!(axes["xaxis2"]["matches"], "x", "{axes}");
+    assert_eq!(axes["yaxis2"]["matches"], "y", "{axes}");
+    assert!(
+        nums(&axes["xaxis"]["domain"])[1] < nums(&axes["xaxis2"]["domain"])[0],
+        "{axes}"
+    );
+    assert_eq!(
+        axes["xaxis"]["range"], axes["xaxis2"]["range"],
+        "one time scale"
+    );
+    assert_eq!(
+        axes["yaxis"]["range"], axes["yaxis2"]["range"],
+        "one offset scale"
+    );
     let t: Vec<i64> = (0..256).collect();
     assert_eq!(ints(&naive["x"]), t);
     assert_eq!(ints(&transposed["x"]), t);

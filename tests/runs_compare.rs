@@ -260,7 +260,25 @@ fn check_page(dir: &Path, get: &dyn Fn(&str, &str) -> [u64; 3]) {
             assert_eq!(y, get(key, v)[1..].to_vec(), "{v}: run {name}'s misses");
         }
         let fig = figure_after(&html, &format!("{v}: address over time"));
-        assert_eq!(fig["data"].as_array().unwrap().len(), 2, "{v}: both runs");
+        let data = fig["data"].as_array().unwrap();
+        assert_eq!(data.len(), 2, "{v}: both runs");
+        // Side by side, one panel a run, on shared axes.
+        assert_eq!(
+            (&data[0]["xaxis"], &data[0]["yaxis"]),
+            (&"x".into(), &"y".into())
+        );
+        assert_eq!(
+            (&data[1]["xaxis"], &data[1]["yaxis"]),
+            (&"x2".into(), &"y2".into())
+        );
+        let layout = &fig["layout"];
+        assert_eq!(layout["xaxis2"]["matches"], "x", "{v}: one time scale");
+        assert_eq!(layout["yaxis2"]["matches"], "y", "{v}: one offset scale");
+        let (l, r) = (&layout["xaxis"]["domain"], &layout["xaxis2"]["domain"]);
+        assert!(
+            l[1].as_f64().unwrap() < r[0].as_f64().unwrap(),
+            "{v}: panels apart"
+        );
         let fig = figure_after(&html, &format!("{v}: miss-ratio curves"));
         let data = fig["data"].as_array().unwrap();
         let names: Vec<&str> = data.iter().map(|t| t["name"].as_str().unwrap()).collect();

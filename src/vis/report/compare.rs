@@ -303,9 +303,14 @@ fn address_figure(v: &str, k: usize, runs: [&RunView; 2], groups: [&RunGroups; 2
         } else {
             trace_sizes(&counts)
         };
+        // Run A on the left panel, run B on the right: drawn on one axis,
+        // the run drawn second hid the first wherever they overlap.
+        let (xa, ya) = [("x", "y"), ("x2", "y2")][i];
         let trace = Box::new(Scatter::<f64, f64>::default())
             .web_gl_mode(true)
             .mode(Mode::Markers)
+            .x_axis(xa)
+            .y_axis(ya)
             .name(format!("{} ({} points)", r.label, gs.len()))
             .hover_template(format!(
                 "run {}<br>access order %{{x}}<br>offset %{{y}} bytes<extra></extra>",
@@ -321,17 +326,40 @@ fn address_figure(v: &str, k: usize, runs: [&RunView; 2], groups: [&RunGroups; 2
                 .boxed(),
         );
     }
-    plot.set_layout(
-        Layout::new()
-            .x_axis(Axis::new().title(Title::with_text("access order in its run")))
-            .y_axis(Axis::new().title(Title::with_text("byte offset in the variable"))),
-    );
+    plot.set_layout(side_by_side(runs[0].label.as_str(), runs[1].label.as_str()));
     PageFigure {
         heading: format!("{v}: address over time"),
-        note: "Each run's accesses to the variable, as byte offsets from its base, against the order of the access in its own run.".into(),
+        note: "Each run's accesses to the variable, as byte offsets from its base, against the order of the access in its own run: run A on the left, run B on the right, on shared axes (zooming one zooms both).".into(),
         plot,
         height: 420,
     }
+}
+
+/// Two panels side by side, run A's on the left and run B's on the right;
+/// the right one's axes follow the left one's, so the runs are read on one
+/// scale.
+fn side_by_side(a: &str, b: &str) -> Layout {
+    let offset = "byte offset in the variable";
+    Layout::new()
+        .x_axis(
+            Axis::new()
+                .domain(&[0.0, 0.47])
+                .title(Title::with_text(format!("run {a}: access order").as_str())),
+        )
+        .y_axis(Axis::new().title(Title::with_text(offset)))
+        .x_axis2(
+            Axis::new()
+                .domain(&[0.53, 1.0])
+                .anchor("y2")
+                .matches("x")
+                .title(Title::with_text(format!("run {b}: access order").as_str())),
+        )
+        .y_axis2(
+            Axis::new()
+                .anchor("x2")
+                .matches("y")
+                .title(Title::with_text(offset)),
+        )
 }
 
 /// Misses of variable `v` per level, run A beside run B.
