@@ -112,6 +112,7 @@ pub use shape::{BlockStack, DrawShape, ShapeError};
 pub use memstats::{memory_stats, MemoryStats};
 pub use stats::Grouping;
 // Locality.
+pub use locality::advise::{advise, Advice, Suggestion};
 pub use locality::cache::{CacheError, CacheModel, Counts, MissClasses};
 pub use locality::compare::{
     compare_runs, PairComparison, PairSide, RunComparison, Side, VarComparison,

@@ -33,6 +33,62 @@ pub fn register(r: &mut Registry<Session>) {
     add(r, "cache_stats", cache_stats);
     add(r, "sharing_stats", sharing_stats);
     add(r, "what_if", what_if);
+    add(r, "advise", advise);
+}
+
+/// `advise ?NAME ...? ?save?`: the layout changes `what_if` predicts for
+/// the named arrays (or the three with the most L1 misses), ranked by
+/// misses saved; prints them and returns their dicts. With `save`, also
+/// writes `visinfo/advice.csv`.
+fn advise(st: &mut Session, args: &[String]) -> CmdResult<Value> {
+    let save = args.last().is_some_and(|x| x == "save");
+    let names = &args[..args.len() - usize::from(save)];
+    let kind = st.mem();
+    let opts = super::handlers::cache_options(st);
+    let fig = super::handlers::figure_options(st, true);
+    st.analysis()?;
+    let a = st.loaded_analysis().expect("analysis loaded above");
+    let advice = filter::advise(a, kind, &opts, names).map_err(|e| e.to_string())?;
+    print!("{}", super::render::advice(&advice));
+    if let Some(why) = a.summary.partial_reason() {
+        println!("warning: this analysis is PARTIAL ({why}): the predictions cover only the accesses recorded.");
+    }
+    if save {
+        let mut df = advice.table_marked(&a.summary.trace_state())?;
+        let csv = filter::write_csv(&mut df, &fig.visinfo_dir.join("advice.csv"))?;
+        println!("{}", super::text::wrote(std::slice::from_ref(&csv)));
+        st.record_written(&[csv]);
+    }
+    Ok(advice_dicts(&advice))
+}
+
+/// `advise`'s dicts: change, variable, lines, misses before and after per
+/// level, why, command.
+fn advice_dicts(advice: &filter::Advice) -> Value {
+    Value::List(
+        advice
+            .suggestions
+            .iter()
+            .map(|x| {
+                let mut d = vec![
+                    ("change".to_string(), s(x.change.clone())),
+                    ("variable".to_string(), s(x.variable.clone())),
+                    (
+                        "lines".to_string(),
+                        Value::List(x.lines.iter().map(|l| s(l.clone())).collect()),
+                    ),
+                ];
+                for (i, l) in advice.levels.iter().enumerate() {
+                    let at = |v: &[u64]| Value::Int(v.get(i).copied().unwrap_or(0) as i64);
+                    d.push((format!("misses_before_{l}"), at(&x.before)));
+                    d.push((format!("misses_after_{l}"), at(&x.after)));
+                }
+                d.push(("why".to_string(), s(x.why.clone())));
+                d.push(("command".to_string(), s(x.command.clone())));
+                Value::Dict(d)
+            })
+            .collect(),
+    )
 }
 
 /// `set_cache ?LEVEL? ?SIZE? ?WAYS? ?LINE?`: `LEVEL SIZE WAYS LINE` sets

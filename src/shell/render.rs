@@ -15,8 +15,8 @@ use polars::prelude::{AnyValue, DataFrame};
 use super::handlers::THREADS_NOTE;
 use super::text::{counted, table, terminal_safe, text_table};
 use crate::filter::{
-    CacheReport, Counts, HeapReport, HeapRun, MemoryStats, MissClasses, PairComparison, PairSide,
-    Row, RunComparison, SharedLine, Side, StructField, TimeUnit, VarComparison, WhatIf,
+    Advice, CacheReport, Counts, HeapReport, HeapRun, MemoryStats, MissClasses, PairComparison,
+    PairSide, Row, RunComparison, SharedLine, Side, StructField, TimeUnit, VarComparison, WhatIf,
 };
 
 /// `writeln!` into a `String`, which cannot fail.
@@ -218,6 +218,50 @@ fn change_headers(r: &CacheReport, first: &str) -> Vec<String> {
         h.push(format!("{}_cmp/cap/cnf", l.name()));
     }
     h
+}
+
+/// What `advise` prints: the ranked suggestions as a table, then each
+/// one's reason and command, then the notes.
+pub(super) fn advice(a: &Advice) -> String {
+    let mut out = String::new();
+    if a.suggestions.is_empty() {
+        wl!(out, "advise: nothing to suggest.");
+    } else {
+        wl!(
+            out,
+            "advise: {} ranked by L1 misses saved (predicted from the recorded trace, as what_if does):",
+            counted(a.suggestions.len() as u64, "change")
+        );
+        let mut head: Vec<String> = ["rank", "variable", "change"].map(String::from).to_vec();
+        head.extend(a.levels.iter().map(|l| format!("{l} misses")));
+        head.push("lines".into());
+        let rows: Vec<Vec<String>> = a
+            .suggestions
+            .iter()
+            .enumerate()
+            .map(|(k, x)| {
+                let mut v = vec![
+                    (k + 1).to_string(),
+                    terminal_safe(&x.variable).into_owned(),
+                    x.change.clone(),
+                ];
+                for i in 0..a.levels.len() {
+                    let (b, n) = (x.before[i], x.after[i]);
+                    v.push(change(b, n));
+                }
+                v.push(x.lines.join(" "));
+                v
+            })
+            .collect();
+        w!(out, "{}", text_table(&head, &rows));
+        for (k, x) in a.suggestions.iter().enumerate() {
+            wl!(out, "  {}. {}: {}", k + 1, x.command, x.why);
+        }
+    }
+    for n in &a.notes {
+        wl!(out, "note: {n}");
+    }
+    out
 }
 
 /// What `what_if` prints: the layout's notes, then before and after per

@@ -727,6 +727,24 @@ pub const SPECS: &[CommandSpec] = &[
                page is a prediction from the recorded trace, not a new trace.",
     },
     CommandSpec {
+        name: "advise",
+        aliases: &[],
+        group: Group::Locality,
+        args: &[rest("NAME|save", ArgKind::Name)],
+        help: "Tries every layout change what_if can predict (align to a line, pad \
+               each row by one and by two lines, soa, transpose) on the named \
+               arrays, or on the three with the most L1 misses, and prints those \
+               that save misses, ranked by L1 misses saved (then L2, then the least \
+               invasive change): the change, the variable and its source lines, its \
+               misses per level before and after, why (from its miss classes and \
+               access pattern) and the what_if command that reproduces the \
+               prediction. A variable no change helps gets nothing to suggest, with \
+               the reason. Loop interchange and tiling are not predicted yet, and \
+               advise says so. Returns a list of dicts (change, variable, lines, \
+               misses_before_L1, misses_after_L1 … per level, why, command); with a \
+               last word save, also writes visinfo/advice.csv.",
+    },
+    CommandSpec {
         name: "sharing_stats",
         aliases: &[],
         group: Group::Locality,

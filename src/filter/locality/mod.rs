@@ -17,8 +17,10 @@
 //! - the annotated source page is drawn by the figures stage from a
 //!   cache report;
 //! - [`colour`]: per-access colour classes and pattern labels for figures;
-//! - [`whatif`]: the report under another layout of one variable.
+//! - [`whatif`]: the report under another layout of one variable;
+//! - [`advise`]: the layout changes `what_if` predicts, ranked.
 
+pub(crate) mod advise;
 pub mod cache;
 pub mod colour;
 pub(crate) mod compare;
