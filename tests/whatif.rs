@@ -269,7 +269,23 @@ fn advise_puts_the_hand_made_change_first() {
         ("wi_pad.c", "-DCOLS=72", "A", "pad_64", "A"),
         ("wi_soa.c", "-DSOA", "p", "soa", "x"),
     ] {
-        let (out, _) = session(prog, "", &format!("set adv [advise]; {PRINT_ADVICE}"));
+        let (out, _) = session(
+            prog,
+            "",
+            &format!(
+                "set adv [advise save]; {PRINT_ADVICE} set f [open visinfo/advice.csv]; \
+                 puts \"CSV [gets $f]\"; puts \"CSV [gets $f]\"; close $f"
+            ),
+        );
+        let csv: Vec<&str> = out.lines().filter_map(|l| l.strip_prefix("CSV ")).collect();
+        assert_eq!(
+            csv[0],
+            "rank,variable,change,lines,misses_before_L1,misses_after_L1,misses_before_L2,\
+             misses_after_L2,why,command,trace",
+            "{out}"
+        );
+        let first = format!("1,{top_var},{},", top_change.replace('_', " "));
+        assert!(csv[1].starts_with(&first), "{out}");
         let (out2, m) = session(prog, flags, "");
         let adv = advice(&out);
         let (var, change, predicted) = adv.first().unwrap_or_else(|| panic!("{out}"));

@@ -36,10 +36,10 @@ pub fn register(r: &mut Registry<Session>) {
     add(r, "advise", advise);
 }
 
-/// `advise ?NAME ...? ?save?`: the layout changes `what_if` predicts for
+/// `advise ?NAME|save ...?`: the layout changes `what_if` predicts for
 /// the named arrays (or the three with the most L1 misses), ranked by
-/// misses saved; prints them and returns their dicts. With `save`, also
-/// writes `visinfo/advice.csv`.
+/// misses saved; prints them and returns their dicts. With a last word
+/// save, also writes `visinfo/advice.csv`.
 fn advise(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     let save = args.last().is_some_and(|x| x == "save");
     let names = &args[..args.len() - usize::from(save)];
@@ -62,7 +62,7 @@ fn advise(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     Ok(advice_dicts(&advice))
 }
 
-/// `advise`'s dicts: change, variable, lines, misses before and after per
+/// The dicts `advise` returns: change, variable, lines, misses before and after per
 /// level, why, command.
 fn advice_dicts(advice: &filter::Advice) -> Value {
     Value::List(

@@ -212,7 +212,11 @@ fn sets_note(a: &Analysis, var: VarId, opts: &Options, layout: &Layout) -> Strin
     };
     let (line, sets) = (u64::from(l1.line), l1.sets());
     let row = v.dims.iter().skip(1).product::<u64>() * u64::from(v.elem_size);
-    if !matches!(layout, Layout::Pad(_)) || v.dims.len() < 2 || row == 0 || !row.is_multiple_of(line) {
+    if !matches!(layout, Layout::Pad(_))
+        || v.dims.len() < 2
+        || row == 0
+        || !row.is_multiple_of(line)
+    {
         return String::new();
     }
     let gcd = |mut x: u64, mut y: u64| {
