@@ -81,6 +81,8 @@ LIB=$("$MAPVIS" --install-tool)
 none=(); ours=()
 for _ in $(seq "$RUNS"); do
   none+=("$(timeit valgrind --tool=none "$WORK/matmul" ijk 128)")
+  # The tool creates its trace as a new file (O_EXCL): remove the last run's.
+  rm -f "$WORK/mm.mvt"
   ours+=("$(timeit env VALGRIND_LIB="$LIB" valgrind --tool=mapvis -q --trace-file="$WORK/mm.mvt" "$WORK/matmul" ijk 128)")
 done
 t_none=$(median "${none[@]}"); t_ours=$(median "${ours[@]}")

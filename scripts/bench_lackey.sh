@@ -34,6 +34,8 @@ for _ in $(seq "$RUNS"); do
   t0=$(now)
   (cd "$WORK" && "$MAPVIS" run.tcl >/dev/null 2>&1)
   ours+=("$(since "$t0")")
+  # The tool creates its trace as a new file (O_EXCL): remove the last run's.
+  rm -f "$WORK/bare.mvt"
   t0=$(now)
   VALGRIND_LIB="$LIB" valgrind --tool=mapvis -q --trace-file="$WORK/bare.mvt" "$WORK/matmul" ijk "$N" >/dev/null 2>&1
   bare+=("$(since "$t0")")

@@ -55,6 +55,8 @@ TCL
     t0=$(now)
     valgrind --tool=none "$WORK/recursion" "$n" >/dev/null 2>&1
     none+=("$(since "$t0")")
+    # The tool creates its trace as a new file (O_EXCL): remove the last run's.
+    rm -f "$dir/bare.mvt"
     t0=$(now)
     VALGRIND_LIB="$LIB" valgrind --tool=mapvis -q --trace-file="$dir/bare.mvt" "$WORK/recursion" "$n" >/dev/null 2>&1
     bare+=("$(since "$t0")")

@@ -48,6 +48,8 @@ puts "TIMES [dict get \$a accesses] [expr {\$t1 - \$t0}] [expr {\$t2 - \$t1}] [e
 TCL
   rows=()
   for _ in $(seq "$RUNS"); do
+    # The tool creates its trace as a new file (O_EXCL): remove the last run's.
+    rm -f "$dir/bare.mvt"
     t0=$(now)
     VALGRIND_LIB="$LIB" valgrind --tool=mapvis -q --trace-file="$dir/bare.mvt" "$WORK/matmul" ijk "$n" >/dev/null
     tbare=$(since "$t0")
