@@ -512,13 +512,7 @@ fn shared_lines_value(lines: &[SharedLine]) -> Value {
 /// miss-ratio curves.
 fn summary_figure(r: &CacheReport, figures: &Path, analysis_id: &str) -> CmdResult<PathBuf> {
     use crate::vis::{cache_summary, VarMisses};
-    let levels: Vec<(String, u64)> = r
-        .cache
-        .model
-        .levels
-        .iter()
-        .map(|l| (l.name(), l.size))
-        .collect();
+    let levels = r.cache.model.level_sizes();
     let vars: Vec<VarMisses> = r
         .per_variable()
         .iter()

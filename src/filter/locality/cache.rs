@@ -332,6 +332,12 @@ impl CacheModel {
             .join("; ")
     }
 
+    /// Each level's name and size in bytes, innermost first: where the
+    /// miss-ratio curves mark the levels.
+    pub fn level_sizes(&self) -> Vec<(String, u64)> {
+        self.levels.iter().map(|l| (l.name(), l.size)).collect()
+    }
+
     /// One line per level, and where the model came from.
     pub fn describe(&self) -> String {
         let mut s = String::new();

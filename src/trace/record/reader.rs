@@ -1161,6 +1161,20 @@ mod tests {
         b
     }
 
+    /// Defines site 0 (an 8-byte load at 0x401000) and site 1 (an 8-byte
+    /// store at 0x401010), and makes thread 1 current.
+    fn two_sites_on_thread_1(b: &mut Vec<u8>) {
+        for (id, ip, op) in [(0u64, 0x401000u64, b'L'), (1, 0x401010, b'S')] {
+            uv(b, REC_SITE);
+            uv(b, id);
+            uv(b, ip);
+            b.push(op);
+            uv(b, 8);
+        }
+        uv(b, REC_THREAD);
+        uv(b, 1);
+    }
+
     /// A version 7 header, with its regions and its checksum.
     fn v7_header() -> Vec<u8> {
         let mut b = header();
@@ -1190,15 +1204,7 @@ mod tests {
     /// cut (after the sites, after the RECODE).
     fn v7_records() -> (Vec<u8>, [usize; 2]) {
         let mut b = Vec::new();
-        for (id, ip, op) in [(0u64, 0x401000u64, b'L'), (1, 0x401010, b'S')] {
-            uv(&mut b, REC_SITE);
-            uv(&mut b, id);
-            uv(&mut b, ip);
-            b.push(op);
-            uv(&mut b, 8);
-        }
-        uv(&mut b, REC_THREAD);
-        uv(&mut b, 1);
+        two_sites_on_thread_1(&mut b);
         let sites = b.len();
         uv(&mut b, KEY_ACCESS_BASE + 1);
         sv(&mut b, 0x1000);
@@ -1382,15 +1388,7 @@ mod tests {
     #[test]
     fn recode_swaps_the_sites_of_two_codes() {
         let mut b = header();
-        for (id, ip, op) in [(0u64, 0x401000u64, b'L'), (1, 0x401010, b'S')] {
-            uv(&mut b, REC_SITE);
-            uv(&mut b, id);
-            uv(&mut b, ip);
-            b.push(op);
-            uv(&mut b, 8);
-        }
-        uv(&mut b, REC_THREAD);
-        uv(&mut b, 1);
+        two_sites_on_thread_1(&mut b);
         // code 0 = site 0 at 0x1000, code 1 = site 1 at 0x9000
         uv(&mut b, KEY_ACCESS_BASE + 1);
         sv(&mut b, 0x1000);

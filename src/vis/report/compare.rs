@@ -407,14 +407,7 @@ fn curve_figure(v: &str, runs: [&RunView; 2], curves: [&[Curve]; 2]) -> PageFigu
             );
         }
     }
-    let levels: Vec<(String, u64)> = runs[0]
-        .report
-        .cache
-        .model
-        .levels
-        .iter()
-        .map(|l| (l.name(), l.size))
-        .collect();
+    let levels = runs[0].report.cache.model.level_sizes();
     super::locality::add_level_marks(&mut plot, &levels);
     plot.set_layout(super::locality::miss_ratio_layout());
     PageFigure {
