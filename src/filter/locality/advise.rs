@@ -54,7 +54,8 @@ pub struct Suggestion {
 }
 
 impl Suggestion {
-    /// First-level misses saved (negative when the change adds misses).
+    /// Misses saved at the level of index `level` (0 for the first;
+    /// negative when the change adds misses there).
     pub fn saved(&self, level: usize) -> i64 {
         let (b, a) = (self.before.get(level), self.after.get(level));
         b.copied().unwrap_or(0) as i64 - a.copied().unwrap_or(0) as i64
