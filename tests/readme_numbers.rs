@@ -1351,6 +1351,71 @@ fn what_if_writes_the_files_the_readme_names() {
     bad.assert_none("What if the array were laid out another way?", &out);
 }
 
+/// The `advise` paragraph, on the README's naive transpose (its setup
+/// and caches, from "Did my change help?"): the first suggestion, its L1
+/// misses before and after, the share of conflicts, the rows' distance
+/// and the sets a column falls into, `X`'s "nothing to suggest", and the
+/// file `save` writes.
+#[test]
+fn advise_gives_the_readmes_advice() {
+    let p = prose(&section(WHAT_IF));
+    let (setup, _) = prompt_session(&prompt_blocks(&section(CHANGE))[0]);
+    let naive: Vec<&str> = setup.lines().take(3).collect();
+    assert!(
+        naive[1].starts_with("compile_exe") && !naive[1].contains("BLOCK"),
+        "the README's naive transpose: {naive:?}"
+    );
+    let naive = naive.join("\n");
+    let dir = tempfile::tempdir().unwrap();
+    copy_programs(dir.path(), &naive);
+    let out = mapvis_script(dir.path(), &format!("{naive}\nadvise save"));
+    let mut bad = Mismatches::default();
+    let first = said(&p, "it puts `", "` first for `Y`");
+    bad.check(out.contains(&format!("1. what_if Y {first}: ")), || {
+        format!("README: `{first}` first for Y")
+    });
+    let (b, a) = (
+        said_num(&p, "first for `Y` (", " L1 misses down to"),
+        said_num(&p, "L1 misses down to ", ","),
+    );
+    let row = out
+        .lines()
+        .find(|l| l.starts_with("1 ") || l.trim_start().starts_with("1 "))
+        .unwrap_or_default();
+    bad.check(row.contains(&format!("{b} -> {a} ")), || {
+        format!("README: Y's L1 misses {b} -> {a}; advise's first row: `{row}`")
+    });
+    let pct = said_num(&p, "and says why: ", "% of `Y`'s misses are conflicts");
+    bad.check(
+        out.contains(&format!("{pct}% of Y's L1 misses are conflicts")),
+        || format!("README: {pct}% conflicts"),
+    );
+    let rows = said_num(&p, "since its rows are ", " bytes apart");
+    let sets = said_pair(&p, "a column's lines fall into ", " sets", " of L1's ");
+    bad.check(
+        out.contains(&format!(
+            "its rows are {rows} bytes apart, so a column's lines fall into {} of L1's {} sets",
+            sets.0, sets.1
+        )),
+        || format!("README: rows {rows} bytes apart, {sets:?} sets"),
+    );
+    says(
+        &p,
+        "`X` gets \"nothing to suggest\": its misses are all first uses of a line",
+    );
+    bad.check(
+        out.contains("X: nothing to suggest: all its") && out.contains("are first uses of a line"),
+        || "README: X gets nothing to suggest".into(),
+    );
+    bad.check(dir.path().join("visinfo/advice.csv").is_file(), || {
+        "README names visinfo/advice.csv; advise save did not write it".into()
+    });
+    bad.assert_none(
+        "What if the array were laid out another way? (advise)",
+        &out,
+    );
+}
+
 /// Every figure or data file these sections name is one a test here
 /// looks for: a new name in the README fails this test until a test
 /// checks it.
@@ -1371,6 +1436,7 @@ fn every_file_these_sections_name_is_checked() {
         "visinfo/what_if_NAME_LAYOUT.csv",
         "figures/what_if_NAME_LAYOUT.html",
         "what_if_A_pad_64.html",
+        "visinfo/advice.csv",
     ];
     let mut named = Vec::new();
     for h in [USING_IT, CHANGE, TUTORIAL] {
