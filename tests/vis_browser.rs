@@ -438,8 +438,9 @@ fn aggregated_points_stay_as_visible_as_raw_ones() {
 
 /// The page of `compare_runs A B save` renders: a naive and a blocked
 /// transpose (16 x 16 doubles) traced and kept as runs; per variable (X
-/// and Y, the globals) it draws both runs' address over time, their
-/// misses per level and their miss-ratio curves: 2 traces each.
+/// and Y, the globals) it draws both runs' address over time and their
+/// misses per level (2 traces each), and their miss-ratio curves with a
+/// dashed mark at each of the model's 2 levels (4 traces).
 #[test]
 fn the_compare_page_renders_in_chromium() {
     let Some(bin) = chromium_or_skip("the compare page was not rendered") else {
@@ -465,7 +466,7 @@ fn the_compare_page_renders_in_chromium() {
         html: dir.path().join("figures/compare_naive_blocked.html"),
         ..Default::default()
     };
-    let dom = check_page(&bin, &report, 12);
+    let dom = check_page(&bin, &report, 16);
     assert!(
         dom.contains("data-rendered-figures=\"6\""),
         "two variables, three figures each"
