@@ -731,8 +731,9 @@ pub const SPECS: &[CommandSpec] = &[
         aliases: &[],
         group: Group::Locality,
         args: &[rest("NAME|save", ArgKind::Name)],
-        help: "Tries every layout change what_if can predict (align to a line, pad \
-               each row by one and by two lines, soa, transpose) on the named \
+        help: "Tries every layout change what_if can predict (align to a line; pad \
+               each row by the fewest lines that spread a column over every set of \
+               L1, and by one line; soa; transpose) on the named \
                arrays, or on the three with the most L1 misses, and prints those \
                that save misses, ranked by L1 misses saved (then L2, then the least \
                invasive change): the change, the variable and its source lines, its \

@@ -3,7 +3,9 @@
 //!
 //! For each variable it tries, from the least to the most invasive change:
 //! moving its base to a line boundary (when it does not start on one),
-//! padding each row (or element) by one and by two lines, splitting an
+//! padding each row by the fewest lines that spread a column over every
+//! cache set, and by one line (one and two lines when the rows are not
+//! whole lines apart, or for elements of a 1D array), splitting an
 //! array of structures into arrays (`soa`) and transposing a 2D array.
 //! A change that does not fit the variable (`soa` of an array of doubles,
 //! `transpose` of a 1D array) is left out. Each prediction is a `what_if`
@@ -144,17 +146,50 @@ fn targets(
 
 /// The candidate changes for variable `var`, least invasive first, with
 /// their rank.
-fn candidates(a: &Analysis, var: VarId, line: u64) -> Vec<(Layout, u8)> {
+///
+/// The row padding is chosen from the conflict pattern when the variable
+/// is a 2D array whose rows are whole lines apart: the fewest lines that
+/// spread a column over every set of the first level ([`spreading_pad`]),
+/// and one line. Otherwise one and two lines are tried.
+fn candidates(a: &Analysis, var: VarId, opts: &Options) -> Vec<(Layout, u8)> {
     let v = &a.vars[var.index()];
+    let (line, sets) = opts
+        .model
+        .levels
+        .first()
+        .map_or((64, 64), |l| (u64::from(l.line), l.sets()));
     let mut out = Vec::new();
     if !v.base.is_multiple_of(line) {
         out.push((Layout::Align(line), 0));
     }
-    out.push((Layout::Pad(line), 1));
-    out.push((Layout::Pad(2 * line), 1));
+    let row = v.dims.iter().skip(1).product::<u64>() * u64::from(v.elem_size);
+    let pads = match (v.dims.len() >= 2 && row > 0 && row.is_multiple_of(line))
+        .then(|| spreading_pad(row / line, sets))
+        .flatten()
+    {
+        Some(1) | None => vec![1, 2],
+        Some(p) => vec![p, 1],
+    };
+    out.extend(pads.into_iter().map(|p| (Layout::Pad(p * line), 1)));
     out.push((Layout::Soa, 2));
     out.push((Layout::Transpose(None), 3));
     out
+}
+
+/// The fewest lines `p` (1 to `sets`) by which to pad rows that are
+/// `row_lines` lines apart so that a column's lines fall into every one of
+/// `sets` sets: rows `r` lines apart use `sets / gcd(sets, r)` of them, so
+/// the smallest `p` with `gcd(sets, row_lines + p) = 1`. None when no
+/// padding up to `sets` lines does it.
+pub(crate) fn spreading_pad(row_lines: u64, sets: u64) -> Option<u64> {
+    (1..=sets).find(|p| gcd(sets, row_lines + p) == 1)
+}
+
+fn gcd(mut x: u64, mut y: u64) -> u64 {
+    while y != 0 {
+        (x, y) = (y, x % y);
+    }
+    x
 }
 
 /// The suggestions for one variable: each candidate that fits and saves
@@ -169,10 +204,9 @@ fn advise_one(
     name: &str,
     notes: &mut Vec<String>,
 ) -> Result<Vec<Suggestion>, WhatIfError> {
-    let line = opts.model.levels.first().map_or(64, |l| u64::from(l.line));
     let lines = lines_of(before, name);
     let mut out = Vec::new();
-    for (layout, rank) in candidates(a, var, line) {
+    for (layout, rank) in candidates(a, var, opts) {
         let w = match what_if(a, kind, opts, var, &layout) {
             Ok(w) => w,
             Err(WhatIfError::Locality(e)) => return Err(WhatIfError::Locality(e)),
@@ -220,12 +254,6 @@ fn sets_note(a: &Analysis, var: VarId, opts: &Options, layout: &Layout) -> Strin
     {
         return String::new();
     }
-    let gcd = |mut x: u64, mut y: u64| {
-        while y != 0 {
-            (x, y) = (y, x % y);
-        }
-        x
-    };
     format!(
         " (its rows are {row} bytes apart, so a column's lines fall into {} of L1's {sets} sets)",
         sets / gcd(sets, row / line)
@@ -358,5 +386,24 @@ impl Advice {
         let mut df = DataFrame::new(cols)?;
         crate::filter::csv::add_text_column(&mut df, "trace", state)?;
         Ok(df)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Rows 8 lines apart over 64 sets use 8 of them: one more line makes
+    /// the distance odd and uses all 64. Rows 9 lines apart already use
+    /// every set (no pad needed but the smallest that keeps it: 2 lines).
+    /// With 48 sets (not a power of two), rows 8 lines apart need 3 more
+    /// (11 is prime to 48).
+    #[test]
+    fn the_pad_spreads_a_column_over_every_set() {
+        assert_eq!(spreading_pad(8, 64), Some(1));
+        assert_eq!(spreading_pad(32, 64), Some(1));
+        assert_eq!(spreading_pad(9, 64), Some(2));
+        assert_eq!(spreading_pad(8, 48), Some(3));
+        assert_eq!(spreading_pad(0, 1), Some(1));
     }
 }
