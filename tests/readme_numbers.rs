@@ -898,15 +898,7 @@ fn an_array_of_structures_is_drawn_by_field() {
 #[test]
 fn hit_classes_reuse_bins_and_point_budgets() {
     let tp = prose(&section(TUTORIAL));
-    let (setup, _) = prompt_session(&prompt_blocks(&section(CHANGE))[0]);
-    let naive: Vec<&str> = setup.lines().take(3).collect();
-    assert!(
-        naive[1].starts_with("compile_exe") && !naive[1].contains("BLOCK"),
-        "the README's naive transpose: {naive:?}"
-    );
-    let naive = naive.join("\n");
-    let dir = tempfile::tempdir().unwrap();
-    copy_programs(dir.path(), &naive);
+    let (dir, naive) = readme_naive_transpose();
     let out = mapvis_script(
         dir.path(),
         &format!(
@@ -1351,14 +1343,10 @@ fn what_if_writes_the_files_the_readme_names() {
     bad.assert_none("What if the array were laid out another way?", &out);
 }
 
-/// The `advise` paragraph, on the README's naive transpose (its setup
-/// and caches, from "Did my change help?"): the first suggestion, its L1
-/// misses before and after, the share of conflicts, the rows' distance
-/// and the sets a column falls into, `X`'s "nothing to suggest", and the
-/// file `save` writes.
-#[test]
-fn advise_gives_the_readmes_advice() {
-    let p = prose(&section(WHAT_IF));
+/// The first three lines of "Did my change help?"'s session (the caches,
+/// then compiling and tracing the naive transpose), and a folder holding
+/// the programs they name.
+fn readme_naive_transpose() -> (tempfile::TempDir, String) {
     let (setup, _) = prompt_session(&prompt_blocks(&section(CHANGE))[0]);
     let naive: Vec<&str> = setup.lines().take(3).collect();
     assert!(
@@ -1368,6 +1356,18 @@ fn advise_gives_the_readmes_advice() {
     let naive = naive.join("\n");
     let dir = tempfile::tempdir().unwrap();
     copy_programs(dir.path(), &naive);
+    (dir, naive)
+}
+
+/// The `advise` paragraph, on the README's naive transpose (its setup
+/// and caches, from "Did my change help?"): the first suggestion, its L1
+/// misses before and after, the share of conflicts, the rows' distance
+/// and the sets a column falls into, `X`'s "nothing to suggest", and the
+/// file `save` writes.
+#[test]
+fn advise_gives_the_readmes_advice() {
+    let p = prose(&section(WHAT_IF));
+    let (dir, naive) = readme_naive_transpose();
     let out = mapvis_script(dir.path(), &format!("{naive}\nadvise save"));
     let mut bad = Mismatches::default();
     let first = said(&p, "it puts `", "` first for `Y`");

@@ -1175,6 +1175,18 @@ mod tests {
         uv(b, 1);
     }
 
+    /// Code 0 (site 0) accesses 0x1000 and code 1 (site 1) 0x9000, then
+    /// a RECODE swaps codes 0 and 1.
+    fn first_accesses_then_recode(b: &mut Vec<u8>) {
+        uv(b, KEY_ACCESS_BASE + 1);
+        sv(b, 0x1000);
+        uv(b, KEY_ACCESS_BASE + 2 + 1);
+        sv(b, 0x9000);
+        uv(b, REC_RECODE);
+        uv(b, 0);
+        uv(b, 1);
+    }
+
     /// A version 7 header, with its regions and its checksum.
     fn v7_header() -> Vec<u8> {
         let mut b = header();
@@ -1206,13 +1218,7 @@ mod tests {
         let mut b = Vec::new();
         two_sites_on_thread_1(&mut b);
         let sites = b.len();
-        uv(&mut b, KEY_ACCESS_BASE + 1);
-        sv(&mut b, 0x1000);
-        uv(&mut b, KEY_ACCESS_BASE + 2 + 1);
-        sv(&mut b, 0x9000);
-        uv(&mut b, REC_RECODE);
-        uv(&mut b, 0);
-        uv(&mut b, 1);
+        first_accesses_then_recode(&mut b);
         let recode = b.len();
         for _ in 0..40 {
             uv(&mut b, KEY_ACCESS_BASE);
@@ -1389,14 +1395,7 @@ mod tests {
     fn recode_swaps_the_sites_of_two_codes() {
         let mut b = header();
         two_sites_on_thread_1(&mut b);
-        // code 0 = site 0 at 0x1000, code 1 = site 1 at 0x9000
-        uv(&mut b, KEY_ACCESS_BASE + 1);
-        sv(&mut b, 0x1000);
-        uv(&mut b, KEY_ACCESS_BASE + 2 + 1);
-        sv(&mut b, 0x9000);
-        uv(&mut b, REC_RECODE);
-        uv(&mut b, 0);
-        uv(&mut b, 1);
+        first_accesses_then_recode(&mut b);
         // code 0 is now site 1: predicted 0x9000 + 0x9000 (its stride)
         uv(&mut b, KEY_ACCESS_BASE);
         // code 1 is site 0: predicted 0x2000
