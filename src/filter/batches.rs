@@ -374,9 +374,12 @@ impl<'a> SelectionBatches<'a> {
             let reader = std::thread::Builder::new()
                 .name("mapvis-figure-reader".into())
                 .spawn_scoped(scope, move || read_selection(a, sel, classifier, channels))
-                .map_err(|source| FilterError::Write {
-                    path: "(figure reader thread)".into(),
-                    source,
+                .map_err(|source| {
+                    super::error::thread_not_started(
+                        "figure reader",
+                        "(figure reader thread)".into(),
+                        source,
+                    )
                 })?;
             let mut whole = true;
             let mut failed = None;

@@ -783,9 +783,8 @@ impl SorterThread {
                 }
                 sorter.finish()
             })
-            .map_err(|source| FilterError::Write {
-                path: root.to_path_buf(),
-                source,
+            .map_err(|source| {
+                super::error::thread_not_started("by-variable sorter", root.to_path_buf(), source)
             })?;
         Ok(SorterThread {
             to: Some(to),

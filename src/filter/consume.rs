@@ -108,9 +108,12 @@ impl<S: SpanSink> ConsumerThread<S> {
         let thread = std::thread::Builder::new()
             .name("mapvis-tables".into())
             .spawn(move || run(c, from, give_back))
-            .map_err(|source| FilterError::Write {
-                path: "(analysis consumer thread)".into(),
-                source,
+            .map_err(|source| {
+                super::error::thread_not_started(
+                    "analysis consumer",
+                    "(analysis consumer thread)".into(),
+                    source,
+                )
             })?;
         Ok(ConsumerThread {
             to: Some(to),

@@ -79,6 +79,33 @@ pub enum FilterError {
     },
 }
 
+/// The error of a thread of the analysis that could not be started, `what`
+/// (`the dataset writer`) writing `path`. The system refuses a new thread
+/// (EAGAIN, ENOMEM) when it cannot map the thread's stack, which under a
+/// memory limit (`ulimit -v`, a container's) means the command ran out of
+/// memory: that is raised as the panic a thread that ran out of memory
+/// carries (see [`joined`]), so the shell says which command ran out and
+/// what to try, not that a folder is not writable. Any other failure is a
+/// [`FilterError::Write`].
+pub(crate) fn thread_not_started(
+    what: &str,
+    path: std::path::PathBuf,
+    source: std::io::Error,
+) -> FilterError {
+    use std::io::ErrorKind;
+    if matches!(
+        source.kind(),
+        ErrorKind::WouldBlock | ErrorKind::OutOfMemory
+    ) && !std::thread::panicking()
+    {
+        panic!(
+            "could not start the {what} thread ({source}): Cannot allocate memory for its \
+             stack, or the process may start no more threads"
+        );
+    }
+    FilterError::Write { path, source }
+}
+
 /// The end of one of the analysis' threads, `what` writing `path`: its
 /// result, or its panic carried on into the joining thread, so that a
 /// thread that ran out of memory (it could not even map its signal stack

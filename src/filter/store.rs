@@ -523,9 +523,12 @@ impl DiskWriter {
         let thread = std::thread::Builder::new()
             .name("mapvis-dataset".into())
             .spawn(move || write_files(from))
-            .map_err(|source| FilterError::Write {
-                path: PathBuf::from("(dataset writer thread)"),
-                source,
+            .map_err(|source| {
+                super::error::thread_not_started(
+                    "dataset writer",
+                    PathBuf::from("(dataset writer thread)"),
+                    source,
+                )
             })?;
         Ok(DiskWriter {
             to: Some(to),
