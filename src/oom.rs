@@ -26,8 +26,8 @@
 //! `unsafe` here (one of the three modules allowed it; the crate denies it
 //! elsewhere), and its invariants: the allocator forwards to `System`
 //! unchanged (so `GlobalAlloc`'s contract holds as `System` keeps it), and
-//! the signal action calls only `write(2)` on buffers on its own stack and
-//! reads atomics (async-signal-safe, no allocation, no lock).
+//! the signal action calls only `write(2)` on a buffer on its own stack and
+//! reads and swaps atomics (async-signal-safe, no allocation, no lock).
 #![allow(unsafe_code)]
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
@@ -180,33 +180,75 @@ pub const TOP_PAD: i32 = 64 << 20;
 /// [`keep_freed_memory`]): the row groups in flight at once, with room.
 pub const KEEP_FREED: i32 = 512 << 20;
 
-/// Writes `bytes` to standard error, ignoring failures (async-signal-safe).
-fn say(bytes: &[u8]) {
-    // SAFETY: `bytes` is a valid buffer for its length; fd 2 may be closed,
-    // which write(2) reports as an error that is ignored.
-    let _ = unsafe { libc::write(2, bytes.as_ptr().cast(), bytes.len()) };
+/// A message built on the stack, to be written in one `write(2)`: two
+/// threads that run out of memory at once each abort, and pieces written
+/// one by one would interleave into text that names no step.
+struct Message {
+    buf: [u8; 1024],
+    len: usize,
 }
 
-/// The SIGABRT action: one sentence when an allocation failed.
+impl Message {
+    /// Appends `bytes`, cut at the buffer's end (async-signal-safe).
+    fn push(&mut self, bytes: &[u8]) {
+        let n = bytes.len().min(self.buf.len() - self.len);
+        self.buf[self.len..self.len + n].copy_from_slice(&bytes[..n]);
+        self.len += n;
+    }
+
+    /// Writes the message to standard error, ignoring failures.
+    fn write(&self) {
+        // SAFETY: `buf[..len]` is a valid buffer; fd 2 may be closed, which
+        // write(2) reports as an error that is ignored.
+        let _ = unsafe { libc::write(2, self.buf.as_ptr().cast(), self.len) };
+    }
+}
+
+/// Whether the sentence was written: only the first thread to abort for
+/// want of memory writes it.
+static EXPLAINED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// Whether the sentence is out (the threads that did not write it wait).
+static WRITTEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// The SIGABRT action: one sentence when an allocation failed, written
+/// once, whole, however many threads abort.
 fn explain() {
     let size = FAILED.load(Ordering::Relaxed);
     if size == 0 {
         return;
     }
+    if EXPLAINED.swap(true, Ordering::AcqRel) {
+        // Another thread writes it: wait (a bounded spin, well under a
+        // second) so that this thread's abort does not end the process
+        // before the sentence is out.
+        for _ in 0..100_000_000u64 {
+            if WRITTEN.load(Ordering::Acquire) {
+                break;
+            }
+            std::hint::spin_loop();
+        }
+        return;
+    }
     let step = STEP.load(Ordering::Relaxed);
-    say(b"\nmapvis ran out of memory");
+    let mut m = Message {
+        buf: [0; 1024],
+        len: 0,
+    };
+    m.push(b"\nmapvis ran out of memory");
     if !step.is_null() {
-        say(b" in ");
+        m.push(b" in ");
         // SAFETY: `STEP` holds null or a pointer from `set_step`, to a
         // `&'static str` that lives for the whole run.
-        say(unsafe { *step }.as_bytes());
+        m.push(unsafe { *step }.as_bytes());
     }
-    say(b": it needed ");
+    m.push(b": it needed ");
     let mut digits = [0u8; 20];
-    say(decimal(size, &mut digits));
-    say(b" more bytes and the system (or a limit such as ulimit -v, or a container's) refused them, so mapvis stopped. ");
-    say(ADVICE.as_bytes());
-    say(b"\n");
+    m.push(decimal(size, &mut digits));
+    m.push(b" more bytes and the system (or a limit such as ulimit -v, or a container's) refused them, so mapvis stopped. ");
+    m.push(ADVICE.as_bytes());
+    m.push(b"\n");
+    m.write();
+    WRITTEN.store(true, Ordering::Release);
 }
 
 /// What to try after running out of memory.
