@@ -62,8 +62,8 @@ fn advise(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     Ok(advice_dicts(&advice))
 }
 
-/// The dicts `advise` returns: change, variable, lines, misses before and after per
-/// level, why, command.
+/// The dicts `advise` returns: change, variable, touches, lines, misses
+/// before and after per level, why, command.
 fn advice_dicts(advice: &filter::Advice) -> Value {
     Value::List(
         advice
@@ -73,6 +73,10 @@ fn advice_dicts(advice: &filter::Advice) -> Value {
                 let mut d = vec![
                     ("change".to_string(), s(x.change.clone())),
                     ("variable".to_string(), s(x.variable.clone())),
+                    (
+                        "touches".to_string(),
+                        Value::List(x.touches.iter().map(|t| s(t.clone())).collect()),
+                    ),
                     (
                         "lines".to_string(),
                         Value::List(x.lines.iter().map(|l| s(l.clone())).collect()),
@@ -323,7 +327,9 @@ fn variable_dicts(r: &CacheReport) -> Value {
 
 /// `what_if NAME LAYOUT ?ARGS ...?`: rewrites NAME's addresses as if laid
 /// out as LAYOUT (`transpose ?ROWS COLS ELEMBYTES?`, `soa`, `pad BYTES`,
-/// `align BYTES`), simulates again and prints before and after per
+/// `align BYTES`), or replays the nest that walks it column by column in
+/// another order (`interchange ?FILE:LINE?`, `tile SIZE ?FILE:LINE?`),
+/// simulates again and prints before and after per
 /// variable and per line of NAME; with a last argument `save`, also writes the before and
 /// after table to `visinfo/` and NAME's figure under the new layout to
 /// `figures/`. Returns the per-variable dicts of the new layout, as

@@ -702,7 +702,7 @@ pub const SPECS: &[CommandSpec] = &[
             req("NAME", ArgKind::Name),
             req(
                 "LAYOUT",
-                ArgKind::OneOf(&["transpose", "soa", "pad", "align"]),
+                ArgKind::OneOf(&["transpose", "soa", "pad", "align", "interchange", "tile"]),
             ),
             rest("ARGS", ArgKind::Text),
         ],
@@ -713,7 +713,14 @@ pub const SPECS: &[CommandSpec] = &[
                array (each element of a 1D array or array of structures), placing \
                the array past the highest address the trace touches at the same \
                offset within the largest cache way; align BYTES moves the base up \
-               to a multiple of BYTES. Shapes are inferred as the 2D figure infers \
+               to a multiple of BYTES. Two loop changes replay the accesses in \
+               another order instead: interchange ?FILE:LINE? swaps the two loops of \
+               the nest that walks the 2D array column by column on that line (the \
+               array's line with the most L1 misses by default), and tile SIZE \
+               ?FILE:LINE? cuts both loops into blocks of SIZE; the nest must show \
+               in the trace (one element per iteration, the same accesses to heap \
+               and global data in each), or nothing is predicted and the reason is \
+               given. Shapes are inferred as the 2D figure infers \
                them. The addresses of NAME's accesses are rewritten and the cache \
                model (set_cache) and reuse distance run again over every access, \
                so conflicts with other variables are still modelled; accesses that \
@@ -731,17 +738,20 @@ pub const SPECS: &[CommandSpec] = &[
         aliases: &[],
         group: Group::Locality,
         args: &[rest("NAME|save", ArgKind::Name)],
-        help: "Tries every layout change what_if can predict (align to a line; pad \
+        help: "Tries every change what_if can predict (align to a line; pad \
                each row by the fewest lines that spread a column over every set of \
-               L1, and by one line; soa; transpose) on the named \
-               arrays, or on the three with the most L1 misses, and prints those \
+               L1, and by one line; interchange of the nest that walks it column by \
+               column; soa; tiling that nest, with tile sizes from L1's geometry; \
+               transpose) on the named arrays, or on the three with the most L1 misses, and prints those \
                that save misses, ranked by L1 misses saved (then L2, then the least \
                invasive change): the change, the variable and its source lines, its \
                misses per level before and after, why (from its miss classes and \
                access pattern) and the what_if command that reproduces the \
                prediction. A variable no change helps gets nothing to suggest, with \
-               the reason. Loop interchange and tiling are not predicted yet, and \
-               advise says so. Returns a list of dicts (change, variable, lines, \
+               the reason, and a nest the trace does not show gets no loop change, \
+               with the reason. A loop change is ranked by the misses of every array \
+               its iterations access. Returns a list of dicts (change, variable, \
+               touches, lines, \
                misses_before_L1, misses_after_L1 … per level, why, command); with a \
                last word save, also writes visinfo/advice.csv.",
     },

@@ -1,31 +1,36 @@
-//! `advise`: the layout changes `what_if` can predict, tried on the
-//! variables with the most misses and ranked by the misses they save.
+//! `advise`: the changes `what_if` can predict, tried on the variables
+//! with the most misses and ranked by the misses they save.
 //!
 //! For each variable it tries, from the least to the most invasive change:
 //! moving its base to a line boundary (when it does not start on one),
 //! padding each row by the fewest lines that spread a column over every
 //! cache set, and by one line (one and two lines when the rows are not
-//! whole lines apart, or for elements of a 1D array), splitting an
-//! array of structures into arrays (`soa`) and transposing a 2D array.
-//! A change that does not fit the variable (`soa` of an array of doubles,
-//! `transpose` of a 1D array) is left out. Each prediction is a `what_if`
-//! over the recorded trace, so the numbers are those `what_if` prints and
-//! its `command` reproduces them.
+//! whole lines apart, or for elements of a 1D array), interchanging the
+//! loops of the nest that walks it column by column, splitting an array of
+//! structures into arrays (`soa`), tiling that nest (tile sizes from the
+//! cache geometry: whole lines of elements, doubled while a tile of two
+//! arrays fits the first level) and transposing a 2D array. A change that
+//! does not fit the variable (`soa` of an array of doubles, `transpose` of
+//! a 1D array) is left out; a nest the trace does not show is noted with
+//! the reason, never guessed. Each prediction is a `what_if` over the
+//! recorded trace, so the numbers are those `what_if` prints and its
+//! `command` reproduces them.
 //!
 //! Suggestions are ranked by the first level's misses saved for the
-//! variables the change touches, then the next level's, then the least
-//! invasive change first. A change that saves nothing is not suggested;
-//! when none does, the notes say why, from the miss classes (the 3C model
-//! of `cache_stats`): first uses of a line no layout can cut.
+//! variables the change touches (a loop change touches every array its
+//! iterations access), then the next level's, then the least invasive
+//! change first. A change that saves less than 1% of those misses at
+//! every level, or adds first-level misses, is not suggested; when none
+//! does, the notes say why, from the miss classes (the 3C model of
+//! `cache_stats`): first uses of a line no layout can cut.
 //!
-//! Loop interchange and tiling are not predicted yet; the notes say so
-//! rather than suggest them without numbers.
-//!
-//! Cost: two passes over the access list per candidate (each a `what_if`),
-//! about five candidates per variable, three variables unless named.
+//! Cost: the recorded report once, then per candidate the passes of its
+//! `what_if` (one simulation, plus a survey for `soa`, `pad` and the loop
+//! changes): about eight candidates per variable, three variables unless
+//! named.
 use super::cache::Counts;
 use super::report::{cache_stats, CacheReport, Options};
-use super::whatif::{what_if, Layout, WhatIfError};
+use super::whatif::{what_if_after, Layout, WhatIfError};
 use super::VarId;
 use crate::filter::analysis::Analysis;
 use crate::filter::model::MemKind;
@@ -39,11 +44,17 @@ pub const TOP_VARIABLES: usize = 3;
 pub struct Suggestion {
     /// The change, as `what_if` takes it (`pad 64`).
     pub change: String,
-    /// The variable it changes.
+    /// The variable it changes (for a loop change, the one walked column
+    /// by column).
     pub variable: String,
-    /// The source lines that access the variable, most misses first.
+    /// Every variable the change touches, `variable` first: a loop change
+    /// moves the accesses of every array its iterations access.
+    pub touches: Vec<String>,
+    /// The source lines that access the variable, most misses first (for
+    /// a loop change, the nest's lines).
     pub lines: Vec<String>,
-    /// The variable's misses per level, innermost first, as recorded.
+    /// The touched variables' misses per level, innermost first, as
+    /// recorded.
     pub before: Vec<u64>,
     /// The same, predicted under the change (for `soa`, its arrays summed).
     pub after: Vec<u64>,
@@ -51,11 +62,20 @@ pub struct Suggestion {
     pub why: String,
     /// The `what_if` command that reproduces the prediction.
     pub command: String,
-    /// Order of invasiveness, for ties: 0 align, 1 pad, 2 soa, 3 transpose.
+    /// Order of invasiveness, for ties: 0 align, 1 pad, 2 interchange,
+    /// 3 soa, 4 tile, 5 transpose.
     rank: u8,
 }
 
 impl Suggestion {
+    /// Whether the change is worth suggesting: it saves at least 1% of the
+    /// touched misses (and at least one) at some level, and adds none at
+    /// the first.
+    fn worth_it(&self) -> bool {
+        self.saved(0) >= 0
+            && (0..self.before.len()).any(|l| self.saved(l) >= (self.before[l] as i64 / 100).max(1))
+    }
+
     /// Misses saved at the level of index `level` (0 for the first;
     /// negative when the change adds misses there).
     pub fn saved(&self, level: usize) -> i64 {
@@ -94,7 +114,7 @@ pub fn advise(
         ..Advice::default()
     };
     for (var, name) in targets(a, &before, names, &mut advice.notes)? {
-        let found = advise_one(a, kind, opts, &before, var, &name, &mut advice.notes)?;
+        let found = advise_one(a, opts, &before, var, &name, &mut advice.notes)?;
         if found.is_empty() {
             advice.notes.push(nothing_to_suggest(&before, &name));
         }
@@ -106,9 +126,6 @@ pub fn advise(
             .fold(std::cmp::Ordering::Equal, |o, n| o.then(n))
             .then(x.rank.cmp(&y.rank))
     });
-    advice.notes.push(
-        "loop interchange and tiling are not predicted yet: advise suggests layouts only".into(),
-    );
     Ok(advice)
 }
 
@@ -144,35 +161,103 @@ fn targets(
     Ok(out)
 }
 
+/// What the recorded report says of one variable, computed once.
+struct Facts {
+    /// Its counts.
+    counts: Counts,
+    /// The pattern of its line with the most first-level misses.
+    pattern: String,
+    /// Its source lines, most first-level misses first.
+    lines: Vec<String>,
+}
+
+impl Facts {
+    fn of(r: &CacheReport, name: &str) -> Facts {
+        let counts = (r.per_variable().into_iter())
+            .find(|row| row.key == name)
+            .map(|row| row.counts)
+            .unwrap_or_default();
+        let mut pairs: Vec<_> = r.per_pair().into_iter().filter(|p| p.key == name).collect();
+        pairs.sort_by(|x, y| y.counts.misses[0].cmp(&x.counts.misses[0]));
+        Facts {
+            counts,
+            pattern: pairs.first().map(|p| p.pattern.clone()).unwrap_or_default(),
+            lines: pairs.into_iter().map(|p| p.source).collect(),
+        }
+    }
+}
+
+/// Bytes between the starts of two rows of a 2D array (0 otherwise).
+fn row_bytes(a: &Analysis, var: VarId) -> u64 {
+    let v = &a.vars[var.index()];
+    if v.dims.len() < 2 {
+        return 0;
+    }
+    v.dims.iter().skip(1).product::<u64>() * u64::from(v.elem_size)
+}
+
+/// The first level's (line bytes, sets, size).
+fn first_level(opts: &Options) -> (u64, u64, u64) {
+    opts.model
+        .levels
+        .first()
+        .map_or((64, 64, 32768), |l| (u64::from(l.line), l.sets(), l.size))
+}
+
 /// The candidate changes for variable `var`, least invasive first, with
-/// their rank.
+/// their rank. `line` is the source line with the most misses, where a
+/// loop change looks for the nest.
 ///
 /// The row padding is chosen from the conflict pattern when the variable
 /// is a 2D array whose rows are whole lines apart: the fewest lines that
 /// spread a column over every set of the first level ([`spreading_pad`]),
 /// and one line. Otherwise one and two lines are tried.
-fn candidates(a: &Analysis, var: VarId, opts: &Options) -> Vec<(Layout, u8)> {
+fn candidates(a: &Analysis, var: VarId, opts: &Options, line: Option<&str>) -> Vec<(Layout, u8)> {
     let v = &a.vars[var.index()];
-    let (line, sets) = opts
-        .model
-        .levels
-        .first()
-        .map_or((64, 64), |l| (u64::from(l.line), l.sets()));
+    let (line_bytes, sets, _) = first_level(opts);
     let mut out = Vec::new();
-    if !v.base.is_multiple_of(line) {
-        out.push((Layout::Align(line), 0));
+    if !v.base.is_multiple_of(line_bytes) {
+        out.push((Layout::Align(line_bytes), 0));
     }
-    let row = v.dims.iter().skip(1).product::<u64>() * u64::from(v.elem_size);
-    let pads = match (v.dims.len() >= 2 && row > 0 && row.is_multiple_of(line))
-        .then(|| spreading_pad(row / line, sets))
+    let row = row_bytes(a, var);
+    let pads = match (row > 0 && row.is_multiple_of(line_bytes))
+        .then(|| spreading_pad(row / line_bytes, sets))
         .flatten()
     {
         Some(1) | None => vec![1, 2],
         Some(p) => vec![p, 1],
     };
-    out.extend(pads.into_iter().map(|p| (Layout::Pad(p * line), 1)));
-    out.push((Layout::Soa, 2));
-    out.push((Layout::Transpose(None), 3));
+    out.extend(pads.into_iter().map(|p| (Layout::Pad(p * line_bytes), 1)));
+    let nest = line.filter(|_| v.dims.len() >= 2).map(String::from);
+    if nest.is_some() {
+        out.push((Layout::Interchange(nest.clone()), 2));
+    }
+    out.push((Layout::Soa, 3));
+    if nest.is_some() {
+        let sizes = tile_sizes(u64::from(v.elem_size), opts);
+        out.extend(
+            sizes
+                .into_iter()
+                .map(|t| (Layout::Tile(t, nest.clone()), 4)),
+        );
+    }
+    out.push((Layout::Transpose(None), 5));
+    out
+}
+
+/// Tile sizes to try for elements of `elem` bytes: a line's worth of
+/// elements, doubled while a square tile of two such arrays fits the
+/// first level (the source and destination of a transpose, or the two
+/// operands of a product).
+fn tile_sizes(elem: u64, opts: &Options) -> Vec<u64> {
+    let (line, _, size) = first_level(opts);
+    let elem = elem.max(1);
+    let mut t = (line / elem).max(2);
+    let mut out = Vec::new();
+    while 2 * t * t * elem <= size && out.len() < 4 {
+        out.push(t);
+        t *= 2;
+    }
     out
 }
 
@@ -194,22 +279,32 @@ fn gcd(mut x: u64, mut y: u64) -> u64 {
 
 /// The suggestions for one variable: each candidate that fits and saves
 /// first-level misses. A candidate that does not fit is skipped silently
-/// (most do not fit most variables); an error of the simulation is not.
+/// (most do not fit most variables), but for a loop change, whose reason
+/// is noted once; an error of the simulation is not skipped.
 fn advise_one(
     a: &Analysis,
-    kind: MemKind,
     opts: &Options,
     before: &CacheReport,
     var: VarId,
     name: &str,
     notes: &mut Vec<String>,
 ) -> Result<Vec<Suggestion>, WhatIfError> {
-    let lines = lines_of(before, name);
+    let facts = Facts::of(before, name);
     let mut out = Vec::new();
-    for (layout, rank) in candidates(a, var, opts) {
-        let w = match what_if(a, kind, opts, var, &layout) {
+    let mut no_nest = false;
+    for (layout, rank) in candidates(a, var, opts, facts.lines.first().map(String::as_str)) {
+        let reorders = matches!(layout, Layout::Interchange(_) | Layout::Tile(..));
+        if reorders && no_nest {
+            continue;
+        }
+        let w = match what_if_after(a, opts, before.clone(), var, &layout) {
             Ok(w) => w,
             Err(WhatIfError::Locality(e)) => return Err(WhatIfError::Locality(e)),
+            Err(e) if reorders => {
+                notes.push(format!("{name}: no loop interchange or tiling: {e}"));
+                no_nest = true;
+                continue;
+            }
             Err(_) => continue,
         };
         if w.unmapped > 0 && w.mapped == 0 {
@@ -217,17 +312,33 @@ fn advise_one(
             continue;
         }
         let (b, after) = w.variable_misses();
+        let names = |vars: &[VarId]| -> Vec<String> {
+            let mut n: Vec<String> = vars
+                .iter()
+                .map(|&v| w.before.names.var_name(v).to_string())
+                .collect();
+            n.sort_by_key(|x| x != name);
+            n.dedup();
+            n
+        };
+        let lines = match &w.reorder {
+            Some((nest, _)) => (nest.lines.iter())
+                .map(|&l| w.before.names.source(l).to_string())
+                .collect(),
+            None => facts.lines.clone(),
+        };
         let s = Suggestion {
             change: words(&layout),
             variable: name.to_string(),
-            lines: lines.clone(),
-            why: why(before, name, &layout),
+            touches: names(&w.before_vars),
+            lines,
+            why: why(&facts, name, &layout),
             command: format!("what_if {name} {}", words(&layout)),
             before: b,
             after,
             rank,
         };
-        if s.saved(0) > 0 {
+        if s.worth_it() {
             out.push(Suggestion {
                 why: format!("{}{}", s.why, sets_note(a, var, opts, &layout)),
                 ..s
@@ -241,17 +352,9 @@ fn advise_one(
 /// column's lines fall into now (rows a multiple of a line apart share
 /// `sets / gcd(sets, rows apart in lines)` sets), as a clause.
 fn sets_note(a: &Analysis, var: VarId, opts: &Options, layout: &Layout) -> String {
-    let v = &a.vars[var.index()];
-    let Some(l1) = opts.model.levels.first() else {
-        return String::new();
-    };
-    let (line, sets) = (u64::from(l1.line), l1.sets());
-    let row = v.dims.iter().skip(1).product::<u64>() * u64::from(v.elem_size);
-    if !matches!(layout, Layout::Pad(_))
-        || v.dims.len() < 2
-        || row == 0
-        || !row.is_multiple_of(line)
-    {
+    let (line, sets, _) = first_level(opts);
+    let row = row_bytes(a, var);
+    if !matches!(layout, Layout::Pad(_)) || row == 0 || !row.is_multiple_of(line) {
         return String::new();
     }
     format!(
@@ -268,43 +371,19 @@ fn words(l: &Layout) -> String {
         Layout::Soa => "soa".into(),
         Layout::Pad(b) => format!("pad {b}"),
         Layout::Align(b) => format!("align {b}"),
+        Layout::Interchange(None) => "interchange".into(),
+        Layout::Interchange(Some(l)) => format!("interchange {l}"),
+        Layout::Tile(t, None) => format!("tile {t}"),
+        Layout::Tile(t, Some(l)) => format!("tile {t} {l}"),
     }
-}
-
-/// The source lines that access `name`, most first-level misses first.
-fn lines_of(r: &CacheReport, name: &str) -> Vec<String> {
-    let mut pairs: Vec<_> = r.per_pair().into_iter().filter(|p| p.key == name).collect();
-    pairs.sort_by(|x, y| y.counts.misses[0].cmp(&x.counts.misses[0]));
-    pairs.into_iter().map(|p| p.source).collect()
-}
-
-/// The variable's counts in the recorded report.
-fn counts_of(r: &CacheReport, name: &str) -> Counts {
-    r.per_variable()
-        .into_iter()
-        .find(|row| row.key == name)
-        .map(|row| row.counts)
-        .unwrap_or_default()
-}
-
-/// The pattern of the variable's line with the most misses.
-fn pattern_of(r: &CacheReport, name: &str) -> String {
-    r.per_pair()
-        .into_iter()
-        .filter(|p| p.key == name)
-        .max_by_key(|p| p.counts.misses[0])
-        .map(|p| p.pattern)
-        .unwrap_or_default()
 }
 
 /// Why the variable misses at the first level, in one sentence from its
 /// miss classes and its access pattern, and what the change acts on.
-fn why(r: &CacheReport, name: &str, layout: &Layout) -> String {
-    let c = counts_of(r, name);
-    let m = c.classes[0];
+fn why(f: &Facts, name: &str, layout: &Layout) -> String {
+    let m = f.counts.classes[0];
     let total = m.total().max(1) as f64;
     let pct = |n: u64| (100.0 * n as f64 / total).round();
-    let pattern = pattern_of(r, name);
     let cause = if m.conflict >= m.capacity && m.conflict >= m.compulsory {
         format!("{}% of {name}'s L1 misses are conflicts", pct(m.conflict))
     } else if m.capacity >= m.compulsory {
@@ -319,21 +398,30 @@ fn why(r: &CacheReport, name: &str, layout: &Layout) -> String {
         )
     };
     let acts = match layout {
-        Layout::Align(_) => "aligning its base keeps each element within one line",
-        Layout::Pad(_) => "padding each row spreads its lines over more cache sets",
-        Layout::Soa => "splitting it brings the field that is read together into whole lines",
-        Layout::Transpose(_) => "transposing it makes the walk run along its lines",
+        Layout::Align(_) => "aligning its base keeps each element within one line".to_string(),
+        Layout::Pad(_) => "padding each row spreads its lines over more cache sets".to_string(),
+        Layout::Soa => {
+            "splitting it brings the field that is read together into whole lines".to_string()
+        }
+        Layout::Transpose(_) => "transposing it makes the walk run along its lines".to_string(),
+        Layout::Interchange(_) => {
+            "interchanging the nest's loops makes the walk run along its rows, using each line whole"
+                .to_string()
+        }
+        Layout::Tile(t, _) => format!(
+            "tiling the nest in blocks of {t} x {t} iterations uses each line the block brings in before it is evicted"
+        ),
     };
-    if pattern.is_empty() {
+    if f.pattern.is_empty() {
         format!("{cause}; {acts}")
     } else {
-        format!("{cause} (pattern: {pattern}); {acts}")
+        format!("{cause} (pattern: {}); {acts}", f.pattern)
     }
 }
 
 /// The note for a variable no change helps, from its miss classes.
 fn nothing_to_suggest(r: &CacheReport, name: &str) -> String {
-    let m = counts_of(r, name).classes[0];
+    let m = Facts::of(r, name).counts.classes[0];
     if m.total() > 0 && m.compulsory == m.total() {
         format!(
             "{name}: nothing to suggest: all its {} L1 misses are first uses of a line, which no \
@@ -342,7 +430,7 @@ fn nothing_to_suggest(r: &CacheReport, name: &str) -> String {
         )
     } else {
         format!(
-            "{name}: nothing to suggest: no layout advise tries saves L1 misses (compulsory {}, \
+            "{name}: nothing to suggest: no change advise tries saves L1 misses (compulsory {}, \
              capacity {}, conflict {})",
             m.compulsory, m.capacity, m.conflict
         )
@@ -351,7 +439,7 @@ fn nothing_to_suggest(r: &CacheReport, name: &str) -> String {
 
 impl Advice {
     /// The suggestions as a table, best first: `rank, variable, change,
-    /// lines` (space-separated), `misses_before_L1, misses_after_L1` … per
+    /// touches, lines` (space-separated), `misses_before_L1, misses_after_L1` … per
     /// level, `why, command`, and a `trace` column saying whether the
     /// analysis was whole (`state`, as [`crate::filter::csv`] writes it).
     ///
@@ -368,6 +456,7 @@ impl Advice {
             Column::new("rank".into(), (1..=s.len() as u64).collect::<Vec<u64>>()),
             Column::new("variable".into(), text(&|x| x.variable.clone())),
             Column::new("change".into(), text(&|x| x.change.clone())),
+            Column::new("touches".into(), text(&|x| x.touches.join(" "))),
             Column::new("lines".into(), text(&|x| x.lines.join(" "))),
         ];
         for (i, l) in self.levels.iter().enumerate() {

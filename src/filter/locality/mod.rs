@@ -25,6 +25,7 @@ pub mod cache;
 pub mod colour;
 pub(crate) mod compare;
 pub(crate) mod pattern;
+pub(crate) mod reorder;
 pub mod report;
 pub(crate) mod reuse;
 pub(crate) mod sharing;

@@ -18,8 +18,9 @@
 use std::collections::BTreeMap;
 
 use super::cache::{CacheModel, Counts};
+use super::reorder::{Finder, Grid, Nest, Order, Replay};
 use super::report::{cache_stats, cache_stats_over, CacheReport, LocalityError, Options};
-use super::{drive, AccessSink, NamedAccess, Names, VarId, VarInfo};
+use super::{drive, AccessSink, LineId, NamedAccess, Names, VarId, VarInfo};
 use crate::filter::analysis::Analysis;
 use crate::filter::batches::{AccessBatch, AccessBatches, BatchFn};
 use crate::filter::fields::struct_fields;
@@ -39,11 +40,18 @@ pub enum Layout {
     Pad(u64),
     /// The base moved up to the next multiple of this many bytes.
     Align(u64),
+    /// Not a layout but a loop order: the two loops of the nest that walks
+    /// the array column by column on the given source line (the line of
+    /// its accesses with the most L1 misses when `None`) swapped.
+    Interchange(Option<String>),
+    /// As [`Layout::Interchange`], the nest's two loops cut into blocks of
+    /// this many iterations instead.
+    Tile(u64, Option<String>),
 }
 
 impl Layout {
-    /// Parses `transpose ?ROWS COLS ELEMBYTES?`, `soa`, `pad BYTES` or
-    /// `align BYTES`.
+    /// Parses `transpose ?ROWS COLS ELEMBYTES?`, `soa`, `pad BYTES`,
+    /// `align BYTES`, `interchange ?FILE:LINE?` or `tile SIZE ?FILE:LINE?`.
     ///
     /// # Errors
     /// An unknown layout, or missing or malformed numbers, in words.
@@ -60,8 +68,12 @@ impl Layout {
             ("soa", []) => Ok(Layout::Soa),
             ("pad", [b]) => Ok(Layout::Pad(num(b)?)),
             ("align", [b]) => Ok(Layout::Align(num(b)?)),
+            ("interchange", []) => Ok(Layout::Interchange(None)),
+            ("interchange", [l]) => Ok(Layout::Interchange(Some(l.clone()))),
+            ("tile", [t]) => Ok(Layout::Tile(num(t)?, None)),
+            ("tile", [t, l]) => Ok(Layout::Tile(num(t)?, Some(l.clone()))),
             _ => Err(WhatIfError::Layout(format!(
-                "\"{name} {}\" is not a layout: give transpose ?ROWS COLS ELEMBYTES?, soa, pad BYTES or align BYTES",
+                "\"{name} {}\" is not a layout: give transpose ?ROWS COLS ELEMBYTES?, soa, pad BYTES, align BYTES, interchange ?FILE:LINE? or tile SIZE ?FILE:LINE?",
                 args.join(" ")
             ))),
         }
@@ -98,7 +110,10 @@ pub struct WhatIf {
     pub after: CacheReport,
     /// The variable's row (the same in both reports).
     pub var: VarId,
-    /// The rows of `after` that hold the variable's accesses.
+    /// The rows of `before` the change touches: the variable's, or for a
+    /// loop order every variable its iterations access.
+    pub before_vars: Vec<VarId>,
+    /// The rows of `after` that hold the accesses the change touches.
     pub after_vars: Vec<VarId>,
     /// Accesses of the variable moved to the new layout.
     pub mapped: u64,
@@ -107,8 +122,10 @@ pub struct WhatIf {
     /// What the layout did, in words (shape used, new base, fields).
     pub notes: Vec<String>,
     /// Where the variable's bytes went: what [`Remapped`] applies to the
-    /// accesses a figure reads.
+    /// accesses a figure reads (for a loop order, nowhere).
     pub map: LayoutMap,
+    /// For a loop order: the nest found and its new order.
+    pub reorder: Option<(Nest, Order)>,
 }
 
 /// Where one variable's bytes go under a layout.
@@ -268,7 +285,24 @@ pub fn what_if(
     var: VarId,
     layout: &Layout,
 ) -> Result<WhatIf, WhatIfError> {
-    let before = cache_stats(a, kind, opts)?;
+    what_if_after(a, opts, cache_stats(a, kind, opts)?, var, layout)
+}
+
+/// [`what_if`] given the recorded report `before` (which `advise`
+/// computes once for all its candidates).
+///
+/// # Errors
+/// As [`what_if`].
+pub(crate) fn what_if_after(
+    a: &Analysis,
+    opts: &Options,
+    before: CacheReport,
+    var: VarId,
+    layout: &Layout,
+) -> Result<WhatIf, WhatIfError> {
+    if let Some((order, line)) = layout.order() {
+        return what_if_order(a, opts, before, var, order, line);
+    }
     let mut names = Names::grouped(a, opts.grouping)?;
     let mut shown = before.shown.clone();
     let mut notes = Vec::new();
@@ -294,12 +328,151 @@ pub fn what_if(
         before,
         after,
         var,
+        before_vars: vec![var],
         after_vars,
         mapped,
         unmapped,
         notes,
         map: mapper,
+        reorder: None,
     })
+}
+
+impl Layout {
+    /// The loop order and its source line, for the changes that reorder
+    /// accesses rather than move them.
+    fn order(&self) -> Option<(Order, Option<&str>)> {
+        match self {
+            Layout::Interchange(l) => Some((Order::Interchange, l.as_deref())),
+            Layout::Tile(t, l) => Some((Order::Tile(*t), l.as_deref())),
+            _ => None,
+        }
+    }
+}
+
+/// [`what_if`] for a loop order: finds the nest on the variable's line
+/// (one pass, see [`super::reorder`]) and simulates its iterations in
+/// the new order (a second pass, holding one run of the nest).
+fn what_if_order(
+    a: &Analysis,
+    opts: &Options,
+    before: CacheReport,
+    var: VarId,
+    order: Order,
+    line: Option<&str>,
+) -> Result<WhatIf, WhatIfError> {
+    let names = Names::grouped(a, opts.grouping)?;
+    let v = names.vars[var.index()].clone();
+    let line = nest_line(&before, var, &v.name, line)?;
+    let (rows, cols, elem) = shape(a, var, &v)?;
+    let grid = Grid {
+        base: v.base,
+        cols,
+        rows,
+        elem,
+    };
+    let fixed: Vec<bool> = (names.vars.iter())
+        .map(|x| x.internal || x.scope == crate::trace::naming::Scope::Stack)
+        .collect();
+    let mut finder = Finder::new(var, line, grid, &fixed);
+    drive(a, &mut [&mut finder])?;
+    let source = names.source(line).to_string();
+    let nest = finder.finish().map_err(|e| {
+        WhatIfError::Layout(format!(
+            "the trace shows no loop nest to reorder over \"{}\" on {source}: {e}",
+            v.name
+        ))
+    })?;
+    let notes = vec![nest_note(&nest, &order, &v.name, &source)];
+    let shown = before.shown.clone();
+    let (mut moved, mut mismatched) = (0, 0);
+    let after = cache_stats_over(names, shown, opts, &mut |sinks| {
+        let mut replay = Replay::new(&nest, &order, &fixed, sinks);
+        let n = drive(a, &mut [&mut replay])?;
+        (moved, mismatched) = (replay.moved, replay.mismatched);
+        Ok(n)
+    })?;
+    if mismatched > 0 {
+        return Err(WhatIfError::Layout(format!(
+            "{mismatched} runs of the nest on {source} did not replay as found: the analysis changed between the passes; run the command again"
+        )));
+    }
+    Ok(WhatIf {
+        before,
+        after,
+        var,
+        before_vars: nest.touched.clone(),
+        after_vars: nest.touched.clone(),
+        mapped: moved,
+        unmapped: 0,
+        notes,
+        map: LayoutMap {
+            var,
+            base: v.base,
+            size: v.size,
+            after_base: v.base,
+            map: Map::Shift { base: v.base },
+        },
+        reorder: Some((nest, order)),
+    })
+}
+
+/// The line of the nest: the one named (`file.c:LINE`, or `LINE` when one
+/// file has it), or the variable's line with the most first-level misses.
+fn nest_line(
+    before: &CacheReport,
+    var: VarId,
+    name: &str,
+    line: Option<&str>,
+) -> Result<LineId, WhatIfError> {
+    let lines = (before.cache.pairs.iter().enumerate()).filter(|(_, (v, _))| *v == var);
+    match line {
+        None => lines
+            .max_by_key(|(i, _)| before.cache.counts[*i].misses.first().copied())
+            .map(|(_, &(_, l))| l)
+            .ok_or_else(|| WhatIfError::Layout(format!("\"{name}\" is not accessed in the trace"))),
+        Some(want) => {
+            let found: Vec<LineId> = lines
+                .map(|(_, &(_, l))| l)
+                .filter(|&l| {
+                    let s = before.names.source(l);
+                    s == want || s.rsplit_once(':').is_some_and(|(_, n)| n == want)
+                })
+                .collect();
+            match found[..] {
+                [l] => Ok(l),
+                [] => Err(WhatIfError::Layout(format!(
+                    "no access of \"{name}\" is on line {want}: give one of the lines cache_stats lists for it"
+                ))),
+                _ => Err(WhatIfError::Layout(format!(
+                    "\"{want}\" names several lines that access \"{name}\": give FILE:LINE"
+                ))),
+            }
+        }
+    }
+}
+
+/// The nest and its new order, in words.
+fn nest_note(n: &Nest, order: &Order, name: &str, source: &str) -> String {
+    let how = match order {
+        Order::Interchange => "interchanged: the walk runs along the rows".to_string(),
+        Order::Tile(t) => format!("tiled in blocks of {t} x {t} iterations"),
+    };
+    format!(
+        "the nest on {source} walks {} rows of {name} down each of {} columns{}, {} to heap and global data an iteration; {how} (accesses to the stack keep their place)",
+        n.inner,
+        n.outer,
+        if n.reps > 1 {
+            format!(", {} times over", n.reps)
+        } else {
+            String::new()
+        },
+        if n.chunk == 1 {
+            "1 access".to_string()
+        } else {
+            format!("{} accesses", n.chunk)
+        }
+    )
 }
 
 /// The map of the variable under `layout`; updates its entry in `names`
@@ -315,6 +488,11 @@ fn build(
 ) -> Result<LayoutMap, WhatIfError> {
     let v = names.vars[var.index()].clone();
     let map = match layout {
+        Layout::Interchange(_) | Layout::Tile(..) => {
+            return Err(WhatIfError::Layout(
+                "a loop order moves no address: see what_if_order".into(),
+            ))
+        }
         Layout::Transpose(shape) => transpose(a, var, &v, *shape, names, notes)?,
         Layout::Soa => split(a, var, &v, names, notes)?,
         Layout::Pad(pad) => padded(a, model, var, &v, *pad, names, notes)?,
@@ -353,17 +531,7 @@ fn transpose(
 ) -> Result<Map, WhatIfError> {
     let (rows, cols, elem) = match shape {
         Some(s) => s,
-        None => match infer_shape(a, var, 2)? {
-            DrawShape::Grid { cols, elem, .. } if cols * elem > 0 => {
-                (v.size / (cols * elem), cols, elem)
-            }
-            _ => {
-                return Err(WhatIfError::Layout(format!(
-                    "\"{}\" is not a 2D array of known shape: give transpose ROWS COLS ELEMBYTES",
-                    v.name
-                )))
-            }
-        },
+        None => self::shape(a, var, v)?,
     };
     let bytes = rows
         .checked_mul(cols)
@@ -383,6 +551,20 @@ fn transpose(
     ));
     names.vars[var.index()].dims = vec![cols, rows];
     Ok(Map::Transpose { rows, cols, elem })
+}
+
+/// (rows, columns, element bytes) of a 2D array, as the 2D figure infers
+/// them.
+fn shape(a: &Analysis, var: VarId, v: &VarInfo) -> Result<(u64, u64, u64), WhatIfError> {
+    match infer_shape(a, var, 2)? {
+        DrawShape::Grid { cols, elem, .. } if cols * elem > 0 => {
+            Ok((v.size / (cols * elem), cols, elem))
+        }
+        _ => Err(WhatIfError::Layout(format!(
+            "\"{}\" is not a 2D array of known shape: give transpose ROWS COLS ELEMBYTES",
+            v.name
+        ))),
+    }
 }
 
 /// The split of an array of structures: one array per accessed field, at
@@ -650,9 +832,11 @@ pub fn before_after_table(w: &WhatIf) -> polars::prelude::PolarsResult<polars::p
     DataFrame::new(cols)
 }
 
-/// Misses per level of the variable in both layouts: the recorded
-/// variable's row before, and after the sum over the rows that hold its
-/// accesses (the per-field arrays of a split). Per level, innermost first.
+/// Misses per level of what the change touches, before and after: the
+/// recorded variable's row before, and after the sum over the rows that
+/// hold its accesses (the per-field arrays of a split); for a loop order,
+/// every variable its iterations access, on both sides. Per level,
+/// innermost first.
 pub fn variable_misses(w: &WhatIf) -> (Vec<u64>, Vec<u64>) {
     let sum = |r: &CacheReport, vars: &[VarId]| {
         let mut c = Counts::default();
@@ -666,7 +850,7 @@ pub fn variable_misses(w: &WhatIf) -> (Vec<u64>, Vec<u64>) {
             .map(|l| c.misses.get(l).copied().unwrap_or(0))
             .collect::<Vec<u64>>()
     };
-    (sum(&w.before, &[w.var]), sum(&w.after, &w.after_vars))
+    (sum(&w.before, &w.before_vars), sum(&w.after, &w.after_vars))
 }
 
 /// Counts per source line of the accesses of variable rows `vars` in a
