@@ -1133,6 +1133,75 @@ fn runs_page_shows_each_runs_metric() {
     assert_screenshot_not_blank(&bin, &html, "", true);
 }
 
+/// `advise save` on the column walk: the advice page ranks loop
+/// interchange first (its L1 misses 256 -> 16, worked out above; L2 16 ->
+/// 16) and transposing A second (the same numbers, a larger change), both
+/// as bars of the drawn graph; padding saves nothing (a column's 16 lines
+/// never fit the 4-line L1) and is not listed. Each suggestion links its
+/// what-if page, which exists, and the walk's line in the annotated
+/// source, whose row carries that anchor.
+#[test]
+fn advice_page_ranks_the_changes_and_links_their_pages() {
+    let Some(bin) = chromium_or_skip("the advice page was not read back") else {
+        return;
+    };
+    let (dir, out) = traced(
+        "cw.c",
+        COLWALK_C,
+        "compile_exe cw.c; run_gleipnir; memory_trace_analysis; advise save",
+    );
+    let line = line_in(COLWALK_C, "column walk");
+    let html = dir.path().join("figures/advice.html");
+    let page = read_page(&bin, &html, "");
+    let g = graph(&page, "fig0");
+    let labels = serde_json::json!(["1. A interchange", "2. A transpose"]);
+    for (name, want) in [
+        ("L1 misses before", [NAIVE_MISSES[0]; 2]),
+        ("L1 misses after", [SEQUENTIAL_MISSES[0]; 2]),
+        ("L2 misses before", [NAIVE_MISSES[1]; 2]),
+        ("L2 misses after", [SEQUENTIAL_MISSES[1]; 2]),
+    ] {
+        let bars = trace(g, name);
+        assert_eq!(bars["x"], labels, "{name}\n{out}");
+        assert_eq!(ints(&bars["y"]), want, "{name}");
+    }
+    let links: Vec<(String, String)> = page["links"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|l| Some((l[0].as_str()?.into(), l[1].as_str()?.into())))
+        .filter(|(_, h): &(String, String)| !h.starts_with("http"))
+        .collect();
+    let source = (format!("cw.c:{line}"), format!("source_cw.c.html#L{line}"));
+    assert_eq!(
+        links,
+        [
+            (
+                "what-if figure".to_string(),
+                format!("what_if_A_interchange_cw.c_{line}.html")
+            ),
+            source.clone(),
+            (
+                "what-if figure".to_string(),
+                "what_if_A_transpose.html".to_string()
+            ),
+            source,
+        ],
+        "{out}"
+    );
+    for (_, href) in &links {
+        let file = href.split('#').next().unwrap();
+        assert!(dir.path().join("figures").join(file).is_file(), "{href}");
+    }
+    let src = std::fs::read_to_string(dir.path().join("figures/source_cw.c.html")).unwrap();
+    assert!(
+        src.contains(&format!("<tr id=\"L{line}\"")),
+        "the line's anchor"
+    );
+    assert_drawn_as_embedded(&page, &html);
+    assert_screenshot_not_blank(&bin, &html, "", true);
+}
+
 /// `share.c` traced with `sharing_stats save`: its page and the CSV.
 fn sharing_page() -> (tempfile::TempDir, PathBuf, Vec<Vec<String>>) {
     let (dir, _) = traced(

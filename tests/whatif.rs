@@ -234,6 +234,51 @@ fn whatif_save_draws_the_transposed_layout() {
     }
 }
 
+/// `what_if A interchange save` draws the nest replayed: at the times the
+/// recorded column walk read A, the interchanged walk reads A row by row,
+/// so sorted by time its offsets are 0, 8, 16, … over the same times; the
+/// page's bars are the misses what_if returned, the whole-line walk's.
+#[test]
+fn whatif_save_draws_the_interchanged_nest() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/wi_transpose.c");
+    std::fs::copy(&src, dir.path().join("t.c")).unwrap();
+    let script = format!(
+        "{CACHES} compile_exe t.c; run_gleipnir; memory_trace_analysis; \
+         set w [what_if A interchange save]; {}",
+        print_list("w", "w")
+    );
+    let out = mapvis(dir.path(), &script);
+    let w = get(&numbers(&out), "w", "A", &out);
+    // 48 x 64 doubles read once each, a line of 8 at a time.
+    assert_eq!(w[..2], [48 * 64, 48 * 64 / 8], "{out}");
+    assert!(
+        out.contains("walks 48 rows of A down each of 64 columns"),
+        "{out}"
+    );
+    let figs = vis_common::figures(&dir.path().join("figures/what_if_A_interchange.html"));
+    let data = figs[0]["data"].as_array().unwrap();
+    let (before, after) = (offsets_by_time(&data[0]), offsets_by_time(&data[1]));
+    assert_eq!(before.len(), 48 * 64);
+    assert!(before.keys().eq(after.keys()), "the same times");
+    let column: Vec<u64> = (0..64)
+        .flat_map(|j| (0..48).map(move |i| (i * 64 + j) * 8))
+        .collect();
+    assert!(
+        before.values().copied().eq(column),
+        "recorded: column by column"
+    );
+    assert!(
+        after.values().copied().eq((0..48 * 64).map(|k| k * 8)),
+        "interchanged: row by row"
+    );
+    let bars = figs[1]["data"].as_array().unwrap();
+    assert_eq!(
+        vis_common::nums(&bars[1]["y"]),
+        vec![w[1] as f64, w[2] as f64]
+    );
+}
+
 /// Tcl printing `ADV rank variable change misses_after_L1 misses_after_L2`
 /// per suggestion of `advise` (in Tcl variable `adv`).
 const PRINT_ADVICE: &str =

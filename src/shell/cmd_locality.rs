@@ -16,8 +16,7 @@ use super::handlers::add;
 use super::session::Session;
 use super::{Registry, Value};
 use crate::filter::{
-    self, CacheModel, CacheReport, ColourMode, Layout, Remapped, Sampling, SharedLine, SharedLines,
-    WhatIf,
+    self, CacheModel, CacheReport, ColourMode, Layout, Sampling, SharedLine, SharedLines, WhatIf,
 };
 
 fn s(v: impl Into<String>) -> Value {
@@ -45,8 +44,9 @@ fn advise(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     let names = &args[..args.len() - usize::from(save)];
     let kind = st.mem();
     let opts = super::handlers::cache_options(st);
-    let fig = super::handlers::figure_options(st, true);
+    let src_paths = st.src_paths().to_vec();
     st.analysis()?;
+    let fig = super::handlers::figure_options(st, true);
     let a = st.loaded_analysis().expect("analysis loaded above");
     let advice = filter::advise(a, kind, &opts, names).map_err(|e| e.to_string())?;
     print!("{}", super::render::advice(&advice));
@@ -54,12 +54,89 @@ fn advise(st: &mut Session, args: &[String]) -> CmdResult<Value> {
         println!("warning: this analysis is PARTIAL ({why}): the predictions cover only the accesses recorded.");
     }
     if save {
-        let mut df = advice.table_marked(&a.summary.trace_state())?;
-        let csv = filter::write_csv(&mut df, &fig.visinfo_dir.join("advice.csv"))?;
-        println!("{}", super::text::wrote(std::slice::from_ref(&csv)));
-        st.record_written(&[csv]);
+        let written = save_advice(a, &advice, &fig, &src_paths)?;
+        st.record_written(&written);
     }
     Ok(advice_dicts(&advice))
+}
+
+/// What a last `save` of `advise` writes: `visinfo/advice.csv`, each
+/// suggestion's what-if page, the annotated source pages of the lines
+/// they touch, and `figures/advice.html` linking them; returns the files
+/// written (plotly.js and the folder's index too).
+fn save_advice(
+    a: &filter::Analysis,
+    advice: &filter::Advice,
+    fig: &crate::vis::FigureOptions,
+    src_paths: &[PathBuf],
+) -> CmdResult<Vec<PathBuf>> {
+    let mut df = advice.table_marked(&a.summary.trace_state())?;
+    let csv = filter::write_csv(&mut df, &fig.visinfo_dir.join("advice.csv"))?;
+    let mut written = vec![csv];
+    let mut entries = Vec::new();
+    let mut sources: Vec<(String, PathBuf)> = Vec::new();
+    if let Some(first) = advice.suggestions.first() {
+        let (pages, note) =
+            crate::vis::write_source_pages(&first.prediction.before, src_paths, fig)?;
+        if let Some(note) = note {
+            println!("note: {note}");
+        }
+        written.extend(pages.iter().map(|(_, p)| p.clone()));
+        sources = pages;
+    }
+    for x in &advice.suggestions {
+        let page = save_what_if(a, &x.prediction, &x.variable, &x.change, fig, false)?;
+        let html = page
+            .iter()
+            .find(|p| p.extension().is_some_and(|e| e == "html"));
+        let name = html
+            .and_then(|p| p.file_name())
+            .map(|n| n.to_string_lossy().into_owned());
+        written.extend(page);
+        entries.push(crate::vis::AdviceEntry {
+            variable: x.variable.clone(),
+            change: x.change.clone(),
+            touches: x.touches.clone(),
+            before: x.before.clone(),
+            after: x.after.clone(),
+            why: x.why.clone(),
+            command: x.command.clone(),
+            page: name,
+            lines: x
+                .lines
+                .iter()
+                .map(|l| (l.clone(), source_anchor(&sources, l)))
+                .collect(),
+        });
+    }
+    let html = crate::vis::advice_figure(&entries, &advice.levels, &advice.notes, fig)?;
+    let report = crate::vis::FigureReport {
+        html: html.clone(),
+        ..Default::default()
+    };
+    written.push(html);
+    written.extend(report.files());
+    let mut seen = std::collections::HashSet::new();
+    written.retain(|p| seen.insert(p.clone()));
+    // The shared plotly.js and the folder's index are recorded, not listed.
+    let shared = [crate::vis::PLOTLY_JS_NAME, crate::vis::INDEX_FILE];
+    let listed: Vec<PathBuf> = (written.iter())
+        .filter(|p| {
+            !p.file_name()
+                .is_some_and(|n| shared.iter().any(|s| n == *s))
+        })
+        .cloned()
+        .collect();
+    println!("{}", super::text::wrote(&listed));
+    Ok(written)
+}
+
+/// The annotated source page and line anchor of `file.c:LINE`, when its
+/// page was written (`source_file.c.html#L12`).
+fn source_anchor(pages: &[(String, PathBuf)], line: &str) -> Option<String> {
+    let (file, n) = line.rsplit_once(':')?;
+    let (_, page) = pages.iter().find(|(f, _)| f == file)?;
+    Some(format!("{}#L{n}", page.file_name()?.to_string_lossy()))
 }
 
 /// The dicts `advise` returns: change, variable, touches, lines, misses
@@ -266,6 +343,7 @@ fn cache_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     if save {
         let mut written = r.save(&dir)?;
         let (sources, note) = crate::vis::write_source_pages(&r, &src_paths, &pages)?;
+        let sources = sources.into_iter().map(|(_, p)| p);
         if let Some(note) = note {
             println!("note: {note}");
         }
@@ -357,7 +435,7 @@ fn what_if(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     }
     if save {
         let words = args[1..].join(" ");
-        let written = save_what_if(a, &w, &name, &words, &fig)?;
+        let written = save_what_if(a, &w, &name, &words, &fig, true)?;
         st.record_written(&written);
     }
     Ok(variable_dicts(&w.after))
@@ -365,13 +443,16 @@ fn what_if(st: &mut Session, args: &[String]) -> CmdResult<Value> {
 
 /// What a last `save` of `what_if` writes: the before and after table as
 /// `visinfo/what_if_NAME_LAYOUT.csv` and NAME's page; returns the files
-/// written (the page's plotly.js and the folder's index too).
+/// written (the page's CSV first, then its HTML, plotly.js and the
+/// folder's index). `say`: print what was written (`advise save` prints
+/// its own list).
 fn save_what_if(
     a: &filter::Analysis,
     w: &WhatIf,
     name: &str,
     words: &str,
     fig: &crate::vis::FigureOptions,
+    say: bool,
 ) -> CmdResult<Vec<PathBuf>> {
     use crate::filter::SelectionBatches;
     use crate::vis::{what_if_figure, what_if_file, WhatIfFigure, WhatIfPanel};
@@ -381,7 +462,7 @@ fn save_what_if(
     let csv = filter::write_csv(&mut df, &csv)?;
     let keep = (0..a.vars.len()).map(|v| v == w.var.index()).collect();
     let before = SelectionBatches::plain(a, filter::Selection::of(a, keep)?);
-    let after = Remapped::new(&before, &w.map);
+    let after = w.after_accesses(&before);
     let names_before = [(w.var, name.to_string())];
     let names_after: Vec<(filter::VarId, String)> = (w.after_vars.iter())
         .map(|&v| (v, w.after.names.vars[v.index()].name.clone()))
@@ -399,17 +480,19 @@ fn save_what_if(
         var: w.var,
         layout: words,
         before: panel(&before, w.map.base(), &names_before),
-        after: panel(&after, w.map.after_base(), &names_after),
+        after: panel(after.as_ref(), w.map.after_base(), &names_after),
         levels: &levels,
         misses: (&mb, &ma),
         notes: &w.notes,
         partial: a.summary.partial_reason().is_some(),
     };
     let r = what_if_figure(&f, fig)?;
-    if let Some(agg) = &r.aggregated {
+    if let (Some(agg), true) = (&r.aggregated, say) {
         println!("note: {agg}");
     }
-    println!("wrote {}, {}", csv.display(), r.html.display());
+    if say {
+        println!("wrote {}, {}", csv.display(), r.html.display());
+    }
     let mut out = vec![csv];
     out.extend(r.files());
     Ok(out)

@@ -93,7 +93,8 @@ pub use page::{
     INDEX_FILE, PLOTLY_JS, PLOTLY_JS_NAME,
 };
 pub use report::{
-    cache_summary, compare_page, curves_of, heap_figures, lifetime_histogram, runs_figure,
-    sharing_figure, what_if_figure, what_if_file, write_run_source_pages, write_source_pages,
-    ComparePage, RunLabel, RunSeries, RunView, SharedBytes, VarMisses, WhatIfFigure, WhatIfPanel,
+    advice_figure, cache_summary, compare_page, curves_of, heap_figures, lifetime_histogram,
+    runs_figure, sharing_figure, what_if_figure, what_if_file, write_run_source_pages,
+    write_source_pages, AdviceEntry, ComparePage, RunLabel, RunSeries, RunView, SharedBytes,
+    VarMisses, WhatIfFigure, WhatIfPanel, ADVICE_FILE,
 };

@@ -62,6 +62,8 @@ pub struct Suggestion {
     pub why: String,
     /// The `what_if` command that reproduces the prediction.
     pub command: String,
+    /// The prediction itself: both reports, for the what-if page.
+    pub prediction: Box<super::whatif::WhatIf>,
     /// Order of invasiveness, for ties: 0 align, 1 pad, 2 interchange,
     /// 3 soa, 4 tile, 5 transpose.
     rank: u8,
@@ -292,7 +294,12 @@ fn advise_one(
     let facts = Facts::of(before, name);
     let mut out = Vec::new();
     let mut no_nest = false;
-    for (layout, rank) in candidates(a, var, opts, facts.lines.first().map(String::as_str)) {
+    // The loop changes are for a walk down the columns: an array already
+    // walked along its rows is not offered them (nor noted).
+    let nest = (facts.lines.first())
+        .filter(|_| !facts.pattern.starts_with("row-wise"))
+        .map(String::as_str);
+    for (layout, rank) in candidates(a, var, opts, nest) {
         let reorders = matches!(layout, Layout::Interchange(_) | Layout::Tile(..));
         if reorders && no_nest {
             continue;
@@ -337,6 +344,7 @@ fn advise_one(
             before: b,
             after,
             rank,
+            prediction: Box::new(w),
         };
         if s.worth_it() {
             out.push(Suggestion {
@@ -425,7 +433,7 @@ fn nothing_to_suggest(r: &CacheReport, name: &str) -> String {
     if m.total() > 0 && m.compulsory == m.total() {
         format!(
             "{name}: nothing to suggest: all its {} L1 misses are first uses of a line, which no \
-             layout cuts (only touching fewer lines would)",
+             layout or loop order cuts (only touching fewer lines would)",
             m.total()
         )
     } else {

@@ -29,6 +29,8 @@
 use std::collections::BTreeSet;
 
 use super::{AccessSink, LineId, NamedAccess, VarId, BATCH};
+use crate::filter::batches::{AccessBatch, AccessBatches, BatchFn, ClassNames};
+use crate::filter::error::FilterError;
 
 /// Accesses of one repetition of the nest that the prediction holds at
 /// most (40 bytes each: 320 MB).
@@ -525,6 +527,104 @@ impl AccessSink for Replay<'_, '_> {
             }
         }
         self.send();
+    }
+}
+
+/// The accesses a figure reads, with the nest's anchor accesses in the new
+/// order: the figure of `what_if NAME interchange|tile ... save`. Each
+/// anchor access takes the time of the place it fills, so the batches stay
+/// in time order; other accesses pass as recorded. Holds one repetition's
+/// anchor accesses (one a cell of the walk) at a time.
+pub struct Reordered<'a> {
+    inner: &'a dyn AccessBatches,
+    nest: &'a Nest,
+    seq: Vec<u64>,
+}
+
+impl<'a> Reordered<'a> {
+    /// The accesses of `inner`, `nest`'s anchor accesses replayed in
+    /// `order`.
+    pub fn new(inner: &'a dyn AccessBatches, nest: &'a Nest, order: &Order) -> Reordered<'a> {
+        Reordered {
+            inner,
+            nest,
+            seq: nest.sequence(order),
+        }
+    }
+
+    /// Whether row `k` of `b` is an anchor access inside the nest.
+    fn is_anchor(&self, b: &AccessBatch, k: usize) -> bool {
+        (self.nest.start..=self.nest.end).contains(&b.time[k])
+            && b.var[k] == self.nest.anchor.0
+            && b.line[k] == self.nest.line.0
+    }
+}
+
+/// Appends row `k` of `from` to `to`, with time `time`.
+fn push_row(to: &mut AccessBatch, from: &AccessBatch, k: usize, time: u64) {
+    to.stored.time.push(time);
+    to.stored.op.push(from.op[k]);
+    to.stored.addr.push(from.addr[k]);
+    to.stored.size.push(from.size[k]);
+    to.stored.tid.push(from.tid[k]);
+    to.stored.var.push(from.var[k]);
+    to.stored.line.push(from.line[k]);
+    to.occ.push(from.occ[k]);
+    if let (Some(t), Some(f)) = (to.colour.as_mut(), from.colour.as_ref()) {
+        t.push(f[k]);
+    }
+}
+
+impl AccessBatches for Reordered<'_> {
+    fn len(&self) -> u64 {
+        self.inner.len()
+    }
+
+    fn visit(&self, f: &mut BatchFn) -> Result<(), FilterError> {
+        let mut held = AccessBatch::default();
+        let mut out = AccessBatch::default();
+        let mut go = true;
+        self.inner.visit(&mut |b| {
+            out = AccessBatch {
+                colour: b.colour.as_ref().map(|_| Vec::new()),
+                ..AccessBatch::default()
+            };
+            if held.is_empty() {
+                held.colour = b.colour.as_ref().map(|_| Vec::new());
+            }
+            for k in 0..b.len() {
+                if !self.is_anchor(b, k) {
+                    push_row(&mut out, b, k, b.time[k]);
+                    continue;
+                }
+                push_row(&mut held, b, k, b.time[k]);
+                if held.len() == self.seq.len() {
+                    for (q, &src) in self.seq.iter().enumerate() {
+                        push_row(&mut out, &held, src as usize, held.time[q]);
+                    }
+                    held = AccessBatch {
+                        colour: b.colour.as_ref().map(|_| Vec::new()),
+                        ..AccessBatch::default()
+                    };
+                }
+            }
+            go = f(&out)?;
+            Ok(go)
+        })?;
+        if go && !held.is_empty() {
+            // A repetition cut short (a selection that ends inside it):
+            // its accesses as recorded.
+            f(&held)?;
+        }
+        Ok(())
+    }
+
+    fn classes(&self) -> Option<&ClassNames> {
+        self.inner.classes()
+    }
+
+    fn unique_times(&self) -> bool {
+        self.inner.unique_times()
     }
 }
 

@@ -18,7 +18,7 @@
 use std::collections::BTreeMap;
 
 use super::cache::{CacheModel, Counts};
-use super::reorder::{Finder, Grid, Nest, Order, Replay};
+use super::reorder::{Finder, Grid, Nest, Order, Reordered, Replay};
 use super::report::{cache_stats, cache_stats_over, CacheReport, LocalityError, Options};
 use super::{drive, AccessSink, LineId, NamedAccess, Names, VarId, VarInfo};
 use crate::filter::analysis::Analysis;
@@ -868,6 +868,19 @@ pub fn per_line_of(r: &CacheReport, vars: &[VarId]) -> BTreeMap<String, super::c
 }
 
 impl WhatIf {
+    /// The accesses a figure reads under the change, from `before` (the
+    /// recorded ones): the variable's addresses moved by the layout, or
+    /// for a loop order the nest's accesses replayed in the new order.
+    pub fn after_accesses<'a>(
+        &'a self,
+        before: &'a dyn AccessBatches,
+    ) -> Box<dyn AccessBatches + 'a> {
+        match &self.reorder {
+            Some((nest, order)) => Box::new(Reordered::new(before, nest, order)),
+            None => Box::new(Remapped::new(before, &self.map)),
+        }
+    }
+
     /// See [`before_after_table`].
     pub fn table(&self) -> polars::prelude::PolarsResult<polars::prelude::DataFrame> {
         before_after_table(self)

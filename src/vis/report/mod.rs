@@ -1,9 +1,10 @@
 //! The report pages, each drawn from a report of the analysis stage: the
-//! cache summary (`locality.rs`), two runs side by side (`compare.rs`), a
+//! advice (`advice.rs`), the cache summary (`locality.rs`), two runs side by side (`compare.rs`), a
 //! metric across runs (`runs.rs`), cache lines shared between threads
 //! (`sharing.rs`), a layout's what-if (`whatif.rs`), the annotated source
 //! (`source.rs`) and the heap profile (`heap.rs`).
 
+pub(in crate::vis) mod advice;
 pub(in crate::vis) mod compare;
 pub(in crate::vis) mod heap;
 pub(in crate::vis) mod locality;
@@ -12,6 +13,7 @@ pub(in crate::vis) mod sharing;
 pub(in crate::vis) mod source;
 pub(in crate::vis) mod whatif;
 
+pub use advice::{advice_figure, AdviceEntry, ADVICE_FILE};
 pub use compare::{compare_page, ComparePage, RunView};
 pub use heap::{heap_figures, lifetime_histogram};
 pub use locality::{cache_summary, curves_of, VarMisses};

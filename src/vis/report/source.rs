@@ -133,7 +133,8 @@ impl SourceIndex {
 }
 
 /// Writes one page per traced source file found in `src_paths` into
-/// `o.figures_dir`; returns the pages written, and a note when the search
+/// `o.figures_dir`; returns the pages written, as (source file as the line
+/// table names it, page), and a note when the search
 /// for source files stopped at a bound (see [`SourceIndex`]). Files that
 /// cannot be found are skipped (the CSV tables still hold their lines).
 /// Each page records,
@@ -144,7 +145,7 @@ pub fn write_pages(
     r: &CacheReport,
     src_paths: &[PathBuf],
     o: &FigureOptions,
-) -> Result<(Vec<PathBuf>, Option<String>), VisError> {
+) -> Result<PagesAndNote, VisError> {
     let meta = PageMeta {
         command: "cache_stats save".into(),
         shape: String::new(),
@@ -152,13 +153,12 @@ pub fn write_pages(
         analysis: o.analysis_id.clone(),
     };
     let figures = &o.figures_dir;
-    let (pages, note) = write_pages_if(r, src_paths, figures, Some(&meta), &mut |_| true)?;
-    Ok((pages.into_iter().map(|(_, p)| p).collect(), note))
+    write_pages_if(r, src_paths, figures, Some(&meta), &mut |_| true)
 }
 
 /// The pages written, as (source file, page), and the note of a search for
 /// sources cut short.
-type PagesAndNote = (Vec<(String, PathBuf)>, Option<String>);
+pub type PagesAndNote = (Vec<(String, PathBuf)>, Option<String>);
 
 /// What [`write_run_pages`] did: the pages written, as (source file as
 /// the line table names it, page), the source files left out because
@@ -297,7 +297,7 @@ fn page_html(r: &CacheReport, file: &str, text: &str, lines: &LineNotes, tags: &
         };
         let _ = writeln!(
             h,
-            "<tr{class}><td class=\"n\">{n}</td>{cells}<td><pre>{}</pre></td><td class=\"v\">{vars}</td></tr>",
+            "<tr id=\"L{n}\"{class}><td class=\"n\">{n}</td>{cells}<td><pre>{}</pre></td><td class=\"v\">{vars}</td></tr>",
             escape_html(code)
         );
     }
