@@ -234,6 +234,7 @@ pub(super) fn advice(a: &Advice) -> String {
         );
         let mut head: Vec<String> = ["rank", "variable", "change"].map(String::from).to_vec();
         head.extend(a.levels.iter().map(|l| format!("{l} misses")));
+        head.push("touches".into());
         head.push("lines".into());
         let rows: Vec<Vec<String>> = a
             .suggestions
@@ -249,6 +250,7 @@ pub(super) fn advice(a: &Advice) -> String {
                     let (b, n) = (x.before[i], x.after[i]);
                     v.push(change(b, n));
                 }
+                v.push(terminal_safe(&x.touches.join(",")).into_owned());
                 v.push(x.lines.join(" "));
                 v
             })
