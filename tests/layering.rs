@@ -749,6 +749,7 @@ const SHELL_CALLS: &[&str] = &[
     "cache_stats",
     "sharing_stats",
     "what_if",
+    "what_if_many",
     "advise",
     "compare_runs",
     "metric_by_run",

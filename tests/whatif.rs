@@ -279,6 +279,42 @@ fn whatif_save_draws_the_interchanged_nest() {
     );
 }
 
+/// `what_if A -layouts {...}` predicts several changes over one pass: each
+/// layout's dicts are those of `what_if` run alone with that layout, in
+/// the order given, and a layout that does not fit is named by its place.
+#[test]
+fn whatif_layouts_together_give_each_alone() {
+    let layouts = ["pad 64", "transpose", "interchange", "align 4096", "tile 8"];
+    let mut tail = format!(
+        "set m [what_if A -layouts {{{}}}]; set k 0; foreach l $m {{ incr k; {} }}; ",
+        layouts.map(|l| format!("{{{l}}}")).join(" "),
+        print_list("m$k", "l")
+    );
+    for (k, l) in layouts.iter().enumerate() {
+        tail.push_str(&format!(
+            "set w [what_if A {l}]; {}",
+            print_list(&format!("w{}", k + 1), "w")
+        ));
+    }
+    tail.push_str("catch {what_if A -layouts {{pad 64} {soa}}} e; puts \"ERR $e\"");
+    let (out, n) = session("wi_pad.c", "", &tail);
+    let mut rows = 0;
+    for k in 1..=layouts.len() {
+        for ((key, var), counts) in n.iter().filter(|((key, _), _)| key == &format!("m{k}")) {
+            assert_eq!(
+                Some(counts),
+                n.get(&(format!("w{k}"), var.clone())),
+                "{key} {var}: {}\n{out}",
+                layouts[k - 1]
+            );
+            rows += 1;
+        }
+    }
+    assert!(rows >= layouts.len(), "{out}");
+    assert_ne!(get(&n, "m1", "A", &out), get(&n, "m4", "A", &out), "{out}");
+    assert!(out.contains("ERR layout 2 of 2: "), "{out}");
+}
+
 /// Tcl printing `ADV rank variable change misses_after_L1 misses_after_L2`
 /// per suggestion of `advise` (in Tcl variable `adv`).
 const PRINT_ADVICE: &str =

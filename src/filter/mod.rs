@@ -18,7 +18,7 @@
 //!   coloured; the analysis' own methods name arrays, shapes and fields;
 //! - **reports**: [`memory_stats`] ([`MemoryStats`]), [`cache_stats`]
 //!   ([`CacheReport`]), [`sharing_stats`] ([`SharedLine`]s, saved as
-//!   [`SharedLines`]), [`what_if`] ([`WhatIf`]), [`compare_runs`]
+//!   [`SharedLines`]), [`what_if`] and [`what_if_many`] ([`WhatIf`]), [`compare_runs`]
 //!   ([`RunComparison`]) and [`metric_by_run`] ([`RunValues`]); each
 //!   report's methods give its tables and save its files;
 //! - **heap profiles**: [`HeapRun`] and [`HeapReport`], built and saved
@@ -123,7 +123,7 @@ pub use locality::report::{
 };
 pub use locality::reuse::{Histogram, Sampling};
 pub use locality::sweep::{metric_by_run, Metric, RunReport, RunValue, RunValues};
-pub use locality::whatif::{what_if, Layout, Remapped, WhatIf};
+pub use locality::whatif::{what_if, what_if_many, Layout, Remapped, WhatIf};
 // Heap profiles.
 pub use heap::{
     lifetime_bins, live_series, size_class_label, ClassStats, HeapReport, HeapRun, LifetimeBins,

@@ -415,6 +415,11 @@ fn variable_dicts(r: &CacheReport) -> Value {
 fn what_if(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     let save = args.len() > 2 && args.last().is_some_and(|x| x == "save");
     let args = &args[..args.len() - usize::from(save)];
+    if let [name, flag, rest @ ..] = args {
+        if flag == "-layouts" {
+            return what_if_layouts(st, name, rest, save);
+        }
+    }
     let (name, layout) = match args {
         [n, l, rest @ ..] => (
             n.clone(),
@@ -439,6 +444,52 @@ fn what_if(st: &mut Session, args: &[String]) -> CmdResult<Value> {
         st.record_written(&written);
     }
     Ok(variable_dicts(&w.after))
+}
+
+/// `what_if NAME -layouts {{LAYOUT ...} ...} ?save?`: several layouts (or
+/// loop orders) of NAME predicted together over one pass; prints each and
+/// returns one list of per-variable dicts per layout, in the order given.
+fn what_if_layouts(st: &mut Session, name: &str, rest: &[String], save: bool) -> CmdResult<Value> {
+    let usage = "usage: what_if NAME -layouts {{transpose} {pad 64} ...} ?save?";
+    let items = match rest {
+        [one] => super::tcl::Interp::split_list(one)
+            .ok_or_else(|| format!("-layouts takes a Tcl list of layouts; {usage}"))?,
+        _ => return Err(usage.into()),
+    };
+    if items.is_empty() {
+        return Err(format!("-layouts names no layout; {usage}").into());
+    }
+    let mut layouts = Vec::new();
+    for item in &items {
+        let words = super::tcl::Interp::split_list(item).unwrap_or_default();
+        let [first, more @ ..] = &words[..] else {
+            return Err(format!("an empty layout in -layouts; {usage}").into());
+        };
+        layouts.push(Layout::parse(first, more).map_err(|e| e.to_string())?);
+    }
+    let kind = st.mem();
+    let opts = super::handlers::cache_options(st);
+    let fig = super::handlers::figure_options(st, true);
+    st.analysis()?;
+    let a = st.loaded_analysis().expect("analysis loaded above");
+    let var = a.resolve_array(name)?;
+    let ws = filter::what_if_many(a, kind, &opts, var, &layouts).map_err(|e| e.to_string())?;
+    let mut written = Vec::new();
+    for (w, item) in ws.iter().zip(&items) {
+        println!("layout {item}:");
+        print!("{}", super::render::what_if(w, name));
+        if save {
+            let words = item.split_whitespace().collect::<Vec<_>>().join(" ");
+            written.extend(save_what_if(a, w, name, &words, &fig, true)?);
+        }
+    }
+    if let Some(why) = a.summary.partial_reason() {
+        println!("warning: this analysis is PARTIAL ({why}): the predictions cover only the accesses recorded.");
+    }
+    st.record_written(&written);
+    Ok(Value::List(
+        ws.iter().map(|w| variable_dicts(&w.after)).collect(),
+    ))
 }
 
 /// What a last `save` of `what_if` writes: the before and after table as

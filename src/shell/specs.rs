@@ -702,7 +702,15 @@ pub const SPECS: &[CommandSpec] = &[
             req("NAME", ArgKind::Name),
             req(
                 "LAYOUT",
-                ArgKind::OneOf(&["transpose", "soa", "pad", "align", "interchange", "tile"]),
+                ArgKind::OneOf(&[
+                    "transpose",
+                    "soa",
+                    "pad",
+                    "align",
+                    "interchange",
+                    "tile",
+                    "-layouts",
+                ]),
             ),
             rest("ARGS", ArgKind::Text),
         ],
@@ -720,7 +728,9 @@ pub const SPECS: &[CommandSpec] = &[
                ?FILE:LINE? cuts both loops into blocks of SIZE; the nest must show \
                in the trace (one element per iteration, the same accesses to heap \
                and global data in each), or nothing is predicted and the reason is \
-               given. Shapes are inferred as the 2D figure infers \
+               given. what_if NAME -layouts {{transpose} {pad 64} {interchange}} \
+               predicts several together over one pass of the trace and returns \
+               one list of per-variable dicts per layout, in the order given. Shapes are inferred as the 2D figure infers \
                them. The addresses of NAME's accesses are rewritten and the cache \
                model (set_cache) and reuse distance run again over every access, \
                so conflicts with other variables are still modelled; accesses that \

@@ -96,6 +96,13 @@ extern "C" {
     ) -> *mut c_void;
     fn Tcl_GetStringFromObj(obj: *mut RawObj, length: *mut c_int) -> *const c_char;
     fn Tcl_CommandComplete(cmd: *const c_char) -> c_int;
+    fn Tcl_SplitList(
+        interp: *mut RawInterp,
+        list: *const c_char,
+        argc: *mut c_int,
+        argv: *mut *mut *const c_char,
+    ) -> c_int;
+    fn Tcl_Free(ptr: *mut c_char);
     fn Tcl_SetVar2Ex(
         interp: *mut RawInterp,
         name1: *const c_char,
@@ -673,6 +680,35 @@ impl Interp {
             // only parses it.
             Ok(c) => unsafe { Tcl_CommandComplete(c.as_ptr()) != 0 },
             Err(_) => true,
+        }
+    }
+
+    /// The elements of Tcl list `list` (`{transpose} {pad 64}` gives
+    /// `transpose` and `pad 64`), split by Tcl's own `Tcl_SplitList`;
+    /// `None` when it is not a well-formed list (an open brace or quote).
+    pub fn split_list(list: &str) -> Option<Vec<String>> {
+        ensure_library();
+        let c = CString::new(list).ok()?;
+        let mut argc: c_int = 0;
+        let mut argv: *mut *const c_char = std::ptr::null_mut();
+        // SAFETY: `c` is NUL-terminated and alive for the call; a null
+        // interpreter is allowed (no error message is left anywhere). On
+        // success Tcl sets `argv` to one allocation holding `argc` pointers
+        // to NUL-terminated strings, which we copy before freeing it once
+        // with Tcl_Free.
+        unsafe {
+            if Tcl_SplitList(std::ptr::null_mut(), c.as_ptr(), &mut argc, &mut argv) != TCL_OK {
+                return None;
+            }
+            let out = (0..argc as usize)
+                .map(|k| {
+                    std::ffi::CStr::from_ptr(*argv.add(k))
+                        .to_string_lossy()
+                        .into_owned()
+                })
+                .collect();
+            Tcl_Free(argv.cast());
+            Some(out)
         }
     }
 

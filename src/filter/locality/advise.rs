@@ -24,13 +24,15 @@
 //! does, the notes say why, from the miss classes (the 3C model of
 //! `cache_stats`): first uses of a line no layout can cut.
 //!
-//! Cost: the recorded report once, then per candidate the passes of its
-//! `what_if` (one simulation, plus a survey for `soa`, `pad` and the loop
-//! changes): about eight candidates per variable, three variables unless
+//! Cost: the recorded report once; per variable, the surveys its
+//! candidates need (the highest address and field widths for `soa` and
+//! `pad`, one pass to find the nest for the loop changes), then one pass
+//! that simulates every candidate together (`whatif::simulate`): a report's
+//! sinks per candidate, about eight per variable, three variables unless
 //! named.
 use super::cache::Counts;
 use super::report::{cache_stats, CacheReport, Options};
-use super::whatif::{what_if_after, Layout, WhatIfError};
+use super::whatif::{prepare, simulate, Layout, Nests, WhatIfError};
 use super::VarId;
 use crate::filter::analysis::Analysis;
 use crate::filter::model::MemKind;
@@ -292,28 +294,32 @@ fn advise_one(
     notes: &mut Vec<String>,
 ) -> Result<Vec<Suggestion>, WhatIfError> {
     let facts = Facts::of(before, name);
-    let mut out = Vec::new();
-    let mut no_nest = false;
     // The loop changes are for a walk down the columns: an array already
     // walked along its rows is not offered them (nor noted).
     let nest = (facts.lines.first())
         .filter(|_| !facts.pattern.starts_with("row-wise"))
         .map(String::as_str);
+    let mut out = Vec::new();
+    let mut nests = Nests::default();
+    let (mut prepared, mut tried) = (Vec::new(), Vec::new());
+    let mut noted = false;
     for (layout, rank) in candidates(a, var, opts, nest) {
         let reorders = matches!(layout, Layout::Interchange(_) | Layout::Tile(..));
-        if reorders && no_nest {
-            continue;
-        }
-        let w = match what_if_after(a, opts, before.clone(), var, &layout) {
-            Ok(w) => w,
-            Err(WhatIfError::Locality(e)) => return Err(WhatIfError::Locality(e)),
-            Err(e) if reorders => {
-                notes.push(format!("{name}: no loop interchange or tiling: {e}"));
-                no_nest = true;
-                continue;
+        match prepare(a, opts, before, var, &layout, &mut nests) {
+            Ok(p) => {
+                prepared.push(p);
+                tried.push((layout, rank));
             }
-            Err(_) => continue,
-        };
+            Err(WhatIfError::Locality(e)) => return Err(WhatIfError::Locality(e)),
+            Err(e) if reorders && !noted => {
+                notes.push(format!("{name}: no loop interchange or tiling: {e}"));
+                noted = true;
+            }
+            Err(_) => {}
+        }
+    }
+    let predicted = simulate(a, opts, before, var, prepared)?;
+    for ((layout, rank), w) in tried.into_iter().zip(predicted) {
         if w.unmapped > 0 && w.mapped == 0 {
             notes.push(format!("{name}: {} moved no access", words(&layout)));
             continue;

@@ -100,36 +100,68 @@ pub fn cache_stats_over(
     opts: &Options,
     feed: &mut Feed<'_>,
 ) -> Result<CacheReport, LocalityError> {
-    let mut sim = CacheSim::new(&opts.model)?;
-    let line = opts.model.levels[0].line;
-    let mut reuse = ReuseSink::new(line, opts.sampling);
-    let mut pat = PatternSink::new(&names.vars);
-    feed(&mut [&mut sim, &mut reuse, &mut pat])?;
-    let cache = sim.finish();
-    let (ppairs, pstates) = pat.finish();
-    // Both sinks number pairs in order of first appearance over the same
-    // accesses, so the ids agree; map by key all the same.
-    let mut by_key: BTreeMap<(VarId, LineId), usize> = BTreeMap::new();
-    for (i, p) in ppairs.iter().enumerate() {
-        by_key.insert(*p, i);
-    }
-    let patterns = cache
-        .pairs
-        .iter()
-        .map(|p| {
-            by_key
-                .get(p)
-                .map(|&i| pstates[i].clone())
-                .unwrap_or_default()
+    let mut sinks = ReportSinks::new(&names, opts)?;
+    feed(&mut sinks.as_sinks())?;
+    Ok(sinks.finish(names, shown))
+}
+
+/// The sinks of one cache report (the cache model, reuse distance and
+/// patterns), for callers that feed several reports from one pass (the
+/// layouts `what_if` predicts together). Memory: the model's state, one
+/// entry per distinct line for the reuse distance, one pattern state per
+/// (variable, line) pair.
+pub(crate) struct ReportSinks {
+    sim: CacheSim,
+    reuse: ReuseSink,
+    pat: PatternSink,
+}
+
+impl ReportSinks {
+    /// Empty sinks for the variables of `names`.
+    ///
+    /// # Errors
+    /// The cache model is unusable.
+    pub(crate) fn new(names: &Names, opts: &Options) -> Result<ReportSinks, LocalityError> {
+        Ok(ReportSinks {
+            sim: CacheSim::new(&opts.model)?,
+            reuse: ReuseSink::new(opts.model.levels[0].line, opts.sampling),
+            pat: PatternSink::new(&names.vars),
         })
-        .collect();
-    Ok(CacheReport {
-        shown,
-        names,
-        cache,
-        reuse: reuse.finish(),
-        patterns,
-    })
+    }
+
+    /// The sinks, to be fed the same accesses.
+    pub(crate) fn as_sinks(&mut self) -> [&mut dyn AccessSink; 3] {
+        [&mut self.sim, &mut self.reuse, &mut self.pat]
+    }
+
+    /// The report of what the sinks were fed.
+    pub(crate) fn finish(self, names: Names, shown: Vec<bool>) -> CacheReport {
+        let cache = self.sim.finish();
+        let (ppairs, pstates) = self.pat.finish();
+        // Both sinks number pairs in order of first appearance over the
+        // same accesses, so the ids agree; map by key all the same.
+        let mut by_key: BTreeMap<(VarId, LineId), usize> = BTreeMap::new();
+        for (i, p) in ppairs.iter().enumerate() {
+            by_key.insert(*p, i);
+        }
+        let patterns = cache
+            .pairs
+            .iter()
+            .map(|p| {
+                by_key
+                    .get(p)
+                    .map(|&i| pstates[i].clone())
+                    .unwrap_or_default()
+            })
+            .collect();
+        CacheReport {
+            shown,
+            names,
+            cache,
+            reuse: self.reuse.finish(),
+            patterns,
+        }
+    }
 }
 
 /// One row of a summary: a name and its counts.

@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 
 use super::cache::{CacheModel, Counts};
 use super::reorder::{Finder, Grid, Nest, Order, Reordered, Replay};
-use super::report::{cache_stats, cache_stats_over, CacheReport, LocalityError, Options};
+use super::report::{cache_stats, CacheReport, LocalityError, Options, ReportSinks};
 use super::{drive, AccessSink, LineId, NamedAccess, Names, VarId, VarInfo};
 use crate::filter::analysis::Analysis;
 use crate::filter::batches::{AccessBatch, AccessBatches, BatchFn};
@@ -293,49 +293,69 @@ pub fn what_if(
 ///
 /// # Errors
 /// As [`what_if`].
-pub(crate) fn what_if_after(
+fn what_if_after(
     a: &Analysis,
     opts: &Options,
     before: CacheReport,
     var: VarId,
     layout: &Layout,
 ) -> Result<WhatIf, WhatIfError> {
-    if let Some((order, line)) = layout.order() {
-        return what_if_order(a, opts, before, var, order, line);
+    let p = prepare(a, opts, &before, var, layout, &mut Nests::default())?;
+    let mut out = simulate(a, opts, &before, var, vec![p])?;
+    Ok(out.remove(0))
+}
+
+/// Predicts several layouts (and loop orders) of one variable together:
+/// each is prepared (its surveys), then all are simulated over one pass
+/// of the access list, a report's sinks per layout, each fed the stream
+/// through its own address map or replay. The reports are those
+/// [`what_if`] gives for each alone. Cost: one decode of the access list
+/// for all, the sinks' work once per layout.
+///
+/// # Errors
+/// The first layout that does not fit, named by its position, or
+/// simulating fails.
+pub fn what_if_many(
+    a: &Analysis,
+    kind: MemKind,
+    opts: &Options,
+    var: VarId,
+    layouts: &[Layout],
+) -> Result<Vec<WhatIf>, WhatIfError> {
+    let before = cache_stats(a, kind, opts)?;
+    let mut nests = Nests::default();
+    let mut prepared = Vec::new();
+    for (k, l) in layouts.iter().enumerate() {
+        match prepare(a, opts, &before, var, l, &mut nests) {
+            Ok(p) => prepared.push(p),
+            Err(WhatIfError::Layout(e)) => {
+                return Err(WhatIfError::Layout(format!(
+                    "layout {} of {}: {e}",
+                    k + 1,
+                    layouts.len()
+                )))
+            }
+            Err(e) => return Err(e),
+        }
     }
-    let mut names = Names::grouped(a, opts.grouping)?;
-    let mut shown = before.shown.clone();
-    let mut notes = Vec::new();
-    let mapper = build(a, &opts.model, var, layout, &mut names, &mut notes)?;
-    let after_vars: Vec<VarId> = std::iter::once(var)
-        .chain((a.vars.len() as u32..names.vars.len() as u32).map(VarId))
-        .collect();
-    shown.resize(names.vars.len(), true);
-    let (mut mapped, mut unmapped) = (0, 0);
-    let after = cache_stats_over(names, shown, opts, &mut |sinks| {
-        let mut rw = Rewrite {
-            mapper: &mapper,
-            sinks,
-            buf: Vec::new(),
-            mapped: 0,
-            unmapped: 0,
-        };
-        let n = drive(a, &mut [&mut rw])?;
-        (mapped, unmapped) = (rw.mapped, rw.unmapped);
-        Ok(n)
-    })?;
-    Ok(WhatIf {
-        before,
-        after,
-        var,
-        before_vars: vec![var],
-        after_vars,
-        mapped,
-        unmapped,
-        notes,
-        map: mapper,
-        reorder: None,
-    })
+    simulate(a, opts, &before, var, prepared)
+}
+
+/// The nests found so far, by source line: a nest does not depend on the
+/// order it is replayed in, so the candidates of one line share one pass.
+#[derive(Default)]
+pub(crate) struct Nests(BTreeMap<LineId, Result<Nest, String>>);
+
+/// A change ready to simulate: the names of the new layout and how the
+/// stream is changed.
+pub(crate) struct Prepared {
+    names: Names,
+    shown: Vec<bool>,
+    notes: Vec<String>,
+    map: LayoutMap,
+    after_vars: Vec<VarId>,
+    before_vars: Vec<VarId>,
+    order: Option<(Nest, Order, Vec<bool>)>,
 }
 
 impl Layout {
@@ -350,62 +370,86 @@ impl Layout {
     }
 }
 
-/// [`what_if`] for a loop order: finds the nest on the variable's line
-/// (one pass, see [`super::reorder`]) and simulates its iterations in
-/// the new order (a second pass, holding one run of the nest).
-fn what_if_order(
+/// Prepares `layout` of `var`: the surveys a layout needs (the highest
+/// address, field widths) or the nest a loop order replays (found once
+/// per line, kept in `nests`).
+///
+/// # Errors
+/// The layout does not fit, or the trace shows no nest to reorder.
+pub(crate) fn prepare(
     a: &Analysis,
     opts: &Options,
-    before: CacheReport,
+    before: &CacheReport,
+    var: VarId,
+    layout: &Layout,
+    nests: &mut Nests,
+) -> Result<Prepared, WhatIfError> {
+    if let Some((order, line)) = layout.order() {
+        return prepare_order(a, opts, before, var, order, line, nests);
+    }
+    let mut names = Names::grouped(a, opts.grouping)?;
+    let mut shown = before.shown.clone();
+    let mut notes = Vec::new();
+    let map = build(a, &opts.model, var, layout, &mut names, &mut notes)?;
+    let after_vars: Vec<VarId> = std::iter::once(var)
+        .chain((a.vars.len() as u32..names.vars.len() as u32).map(VarId))
+        .collect();
+    shown.resize(names.vars.len(), true);
+    Ok(Prepared {
+        names,
+        shown,
+        notes,
+        map,
+        after_vars,
+        before_vars: vec![var],
+        order: None,
+    })
+}
+
+/// [`prepare`] for a loop order: finds the nest on the variable's line
+/// (one pass, see [`super::reorder`]).
+fn prepare_order(
+    a: &Analysis,
+    opts: &Options,
+    before: &CacheReport,
     var: VarId,
     order: Order,
     line: Option<&str>,
-) -> Result<WhatIf, WhatIfError> {
+    nests: &mut Nests,
+) -> Result<Prepared, WhatIfError> {
     let names = Names::grouped(a, opts.grouping)?;
     let v = names.vars[var.index()].clone();
-    let line = nest_line(&before, var, &v.name, line)?;
-    let (rows, cols, elem) = shape(a, var, &v)?;
-    let grid = Grid {
-        base: v.base,
-        cols,
-        rows,
-        elem,
-    };
+    let line = nest_line(before, var, &v.name, line)?;
     let fixed: Vec<bool> = (names.vars.iter())
         .map(|x| x.internal || x.scope == crate::trace::naming::Scope::Stack)
         .collect();
-    let mut finder = Finder::new(var, line, grid, &fixed);
-    drive(a, &mut [&mut finder])?;
     let source = names.source(line).to_string();
-    let nest = finder.finish().map_err(|e| {
+    let found = match nests.0.get(&line) {
+        Some(n) => n.clone(),
+        None => {
+            let (rows, cols, elem) = shape(a, var, &v)?;
+            let grid = Grid {
+                base: v.base,
+                cols,
+                rows,
+                elem,
+            };
+            let mut finder = Finder::new(var, line, grid, &fixed);
+            drive(a, &mut [&mut finder])?;
+            let n = finder.finish().map_err(|e| e.0);
+            nests.0.insert(line, n.clone());
+            n
+        }
+    };
+    let nest = found.map_err(|e| {
         WhatIfError::Layout(format!(
             "the trace shows no loop nest to reorder over \"{}\" on {source}: {e}",
             v.name
         ))
     })?;
-    let notes = vec![nest_note(&nest, &order, &v.name, &source)];
-    let shown = before.shown.clone();
-    let (mut moved, mut mismatched) = (0, 0);
-    let after = cache_stats_over(names, shown, opts, &mut |sinks| {
-        let mut replay = Replay::new(&nest, &order, &fixed, sinks);
-        let n = drive(a, &mut [&mut replay])?;
-        (moved, mismatched) = (replay.moved, replay.mismatched);
-        Ok(n)
-    })?;
-    if mismatched > 0 {
-        return Err(WhatIfError::Layout(format!(
-            "{mismatched} runs of the nest on {source} did not replay as found: the analysis changed between the passes; run the command again"
-        )));
-    }
-    Ok(WhatIf {
-        before,
-        after,
-        var,
-        before_vars: nest.touched.clone(),
-        after_vars: nest.touched.clone(),
-        mapped: moved,
-        unmapped: 0,
-        notes,
+    Ok(Prepared {
+        notes: vec![nest_note(&nest, &order, &v.name, &source)],
+        shown: before.shown.clone(),
         map: LayoutMap {
             var,
             base: v.base,
@@ -413,8 +457,94 @@ fn what_if_order(
             after_base: v.base,
             map: Map::Shift { base: v.base },
         },
-        reorder: Some((nest, order)),
+        after_vars: nest.touched.clone(),
+        before_vars: nest.touched.clone(),
+        order: Some((nest, order, fixed)),
+        names,
     })
+}
+
+/// A prepared change's hold on the stream: its address map or its replay,
+/// in front of its report's sinks.
+enum Changer<'a, 'b> {
+    Rewrite(Rewrite<'a, 'b>),
+    Replay(Replay<'a, 'b>),
+}
+
+impl AccessSink for Changer<'_, '_> {
+    fn accesses(&mut self, batch: &[NamedAccess]) {
+        match self {
+            Changer::Rewrite(r) => r.accesses(batch),
+            Changer::Replay(r) => r.accesses(batch),
+        }
+    }
+}
+
+/// Simulates the prepared changes over one pass of the access list; the
+/// reports, in the order given.
+///
+/// # Errors
+/// Simulating fails, or a nest did not replay as found.
+pub(crate) fn simulate(
+    a: &Analysis,
+    opts: &Options,
+    before: &CacheReport,
+    var: VarId,
+    prepared: Vec<Prepared>,
+) -> Result<Vec<WhatIf>, WhatIfError> {
+    let mut sinks: Vec<ReportSinks> = (prepared.iter())
+        .map(|p| ReportSinks::new(&p.names, opts))
+        .collect::<Result<_, _>>()?;
+    let mut arrays: Vec<[&mut dyn AccessSink; 3]> =
+        sinks.iter_mut().map(|s| s.as_sinks()).collect();
+    let mut changers: Vec<Changer> = (prepared.iter().zip(arrays.iter_mut()))
+        .map(|(p, sinks)| match &p.order {
+            Some((nest, order, fixed)) => Changer::Replay(Replay::new(nest, order, fixed, sinks)),
+            None => Changer::Rewrite(Rewrite {
+                mapper: &p.map,
+                sinks,
+                buf: Vec::new(),
+                mapped: 0,
+                unmapped: 0,
+            }),
+        })
+        .collect();
+    let mut feed: Vec<&mut dyn AccessSink> = changers
+        .iter_mut()
+        .map(|c| c as &mut dyn AccessSink)
+        .collect();
+    drive(a, &mut feed)?;
+    drop(feed);
+    let counts: Vec<(u64, u64)> = (changers.iter())
+        .map(|c| match c {
+            Changer::Rewrite(r) => (r.mapped, r.unmapped),
+            Changer::Replay(r) => (r.moved, r.mismatched),
+        })
+        .collect();
+    drop(changers);
+    drop(arrays);
+    let mut out = Vec::new();
+    for ((p, s), (moved, other)) in prepared.into_iter().zip(sinks).zip(counts) {
+        if p.order.is_some() && other > 0 {
+            return Err(WhatIfError::Layout(format!(
+                "{other} runs of a nest did not replay as found: the analysis changed between the passes; run the command again"
+            )));
+        }
+        let reorder = p.order.map(|(n, o, _)| (n, o));
+        out.push(WhatIf {
+            before: before.clone(),
+            after: s.finish(p.names, p.shown),
+            var,
+            before_vars: p.before_vars,
+            after_vars: p.after_vars,
+            mapped: moved,
+            unmapped: if reorder.is_some() { 0 } else { other },
+            notes: p.notes,
+            map: p.map,
+            reorder,
+        });
+    }
+    Ok(out)
 }
 
 /// The line of the nest: the one named (`file.c:LINE`, or `LINE` when one
