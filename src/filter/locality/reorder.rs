@@ -428,20 +428,31 @@ impl AccessSink for Finder<'_> {
     }
 }
 
-/// The sink that replays the nest's iterations in another order and hands
-/// every access on, in time order, to `sinks`.
-pub struct Replay<'a, 'b> {
-    nest: &'a Nest,
-    fixed: &'a [bool],
+/// One order a [`Replay`] serves: its sequence and the sinks it feeds.
+struct Target<'a, 'b> {
     /// Original iteration index per new position, for one repetition.
     seq: Vec<u64>,
     sinks: &'a mut [&'b mut dyn AccessSink],
+}
+
+/// The sink that replays the nest's iterations in other orders and hands
+/// every access on, in time order, to each order's sinks. The orders of
+/// one nest share one held repetition: memory is that repetition (40
+/// bytes an access, bounded by [`MAX_REPETITION`]) and a batch per order,
+/// however many orders.
+pub struct Replay<'a, 'b> {
+    nest: &'a Nest,
+    fixed: &'a [bool],
+    targets: Vec<Target<'a, 'b>>,
     /// The current repetition's accesses, in recorded order.
     held: Vec<NamedAccess>,
     /// Positions in `held` of the moved accesses.
     moved_at: Vec<u32>,
+    /// Accesses outside the nest, queued for every order.
     out: Vec<NamedAccess>,
-    /// Accesses moved.
+    /// One order's next batch.
+    scratch: Vec<NamedAccess>,
+    /// Accesses moved, per order.
     pub moved: u64,
     /// Repetitions whose iterations did not come out as the finder saw
     /// them (left as recorded; 0 when the trace is the one surveyed).
@@ -449,56 +460,84 @@ pub struct Replay<'a, 'b> {
 }
 
 impl<'a, 'b> Replay<'a, 'b> {
-    /// A replay of `nest` in `order`; `fixed` as for [`Finder::new`].
+    /// A replay of `nest` in each of `orders`, each feeding its sinks;
+    /// `fixed` as for [`Finder::new`].
     pub fn new(
         nest: &'a Nest,
-        order: &Order,
         fixed: &'a [bool],
-        sinks: &'a mut [&'b mut dyn AccessSink],
+        orders: Vec<(&Order, &'a mut [&'b mut dyn AccessSink])>,
     ) -> Replay<'a, 'b> {
         Replay {
             nest,
             fixed,
-            seq: nest.sequence(order),
-            sinks,
+            targets: (orders.into_iter())
+                .map(|(o, sinks)| Target {
+                    seq: nest.sequence(o),
+                    sinks,
+                })
+                .collect(),
             held: Vec::new(),
             moved_at: Vec::new(),
             out: Vec::new(),
+            scratch: Vec::new(),
             moved: 0,
             mismatched: 0,
         }
     }
 
-    /// Moves the held repetition's iterations into their new places and
-    /// queues its accesses.
+    /// Serves one more order, feeding `sinks`.
+    pub fn add(&mut self, order: &Order, sinks: &'a mut [&'b mut dyn AccessSink]) {
+        self.targets.push(Target {
+            seq: self.nest.sequence(order),
+            sinks,
+        });
+    }
+
+    /// Hands on what came before the held repetition, then the repetition
+    /// in each order (as recorded when it did not hold the iterations the
+    /// finder saw); keeps the buffers' room for the next one.
     fn flush(&mut self) {
+        self.send();
         let k = self.nest.chunk;
-        if self.moved_at.len() == self.seq.len() * k {
-            let vals: Vec<NamedAccess> = self
-                .moved_at
-                .iter()
-                .map(|&p| self.held[p as usize])
-                .collect();
-            for (q, &src) in self.seq.iter().enumerate() {
-                for t in 0..k {
-                    let dst = self.moved_at[q * k + t] as usize;
-                    let mut x = vals[src as usize * k + t];
-                    x.time = self.held[dst].time;
-                    self.held[dst] = x;
-                }
-            }
-            self.moved += vals.len() as u64;
+        let whole = self.moved_at.len() == self.nest.iterations() as usize * k;
+        if whole {
+            self.moved += self.moved_at.len() as u64;
         } else if !self.held.is_empty() {
             self.mismatched += 1;
         }
-        self.out.append(&mut self.held);
+        for t in self.targets.iter_mut() {
+            let mut m = 0;
+            for (p, r) in self.held.iter().enumerate() {
+                let moved = whole && self.moved_at.get(m) == Some(&(p as u32));
+                let x = if moved {
+                    let src = self.moved_at[t.seq[m / k] as usize * k + m % k];
+                    m += 1;
+                    NamedAccess {
+                        time: r.time,
+                        ..self.held[src as usize]
+                    }
+                } else {
+                    *r
+                };
+                self.scratch.push(x);
+                if self.scratch.len() == BATCH {
+                    t.sinks.iter_mut().for_each(|s| s.accesses(&self.scratch));
+                    self.scratch.clear();
+                }
+            }
+            if !self.scratch.is_empty() {
+                t.sinks.iter_mut().for_each(|s| s.accesses(&self.scratch));
+                self.scratch.clear();
+            }
+        }
+        self.held.clear();
         self.moved_at.clear();
     }
 
     fn send(&mut self) {
         for part in self.out.chunks(BATCH) {
-            for s in self.sinks.iter_mut() {
-                s.accesses(part);
+            for t in self.targets.iter_mut() {
+                t.sinks.iter_mut().for_each(|s| s.accesses(part));
             }
         }
         self.out.clear();
@@ -508,7 +547,7 @@ impl<'a, 'b> Replay<'a, 'b> {
 impl AccessSink for Replay<'_, '_> {
     fn accesses(&mut self, batch: &[NamedAccess]) {
         let (start, end) = (self.nest.start, self.nest.end);
-        let per_rep = self.seq.len() * self.nest.chunk;
+        let per_rep = self.nest.iterations() as usize * self.nest.chunk;
         for r in batch {
             let fixed = self.fixed.get(r.var.index()).copied().unwrap_or(true);
             if r.time < start || r.time > end || (fixed && self.held.is_empty()) {
@@ -752,13 +791,23 @@ mod tests {
     fn the_replay_walks_the_rows_and_keeps_the_stack_in_place() {
         let w = walk();
         let n = find(&w).unwrap();
-        let mut keep = Keep(Vec::new());
+        let (mut keep, mut tiled) = (Keep(Vec::new()), Keep(Vec::new()));
         let mut sinks: [&mut dyn AccessSink; 1] = [&mut keep];
-        let mut r = Replay::new(&n, &Order::Interchange, &FIXED, &mut sinks);
+        let mut tile_sinks: [&mut dyn AccessSink; 1] = [&mut tiled];
+        let mut r = Replay::new(&n, &FIXED, vec![(&Order::Interchange, &mut sinks[..])]);
+        r.add(&Order::Tile(2), &mut tile_sinks[..]);
         for part in w.chunks(5) {
             r.accesses(part);
         }
         assert_eq!((r.moved, r.mismatched), (48, 0));
+        // The same held repetitions, tiled 2 x 2: columns 0-1 of rows 0-1,
+        // then of rows 2-3, then column 2.
+        let order: Vec<u64> = (tiled.0.iter())
+            .filter(|a| a.var == VarId(0) && a.line == LineId(7))
+            .map(|a| (a.addr - 0x1000) / 8)
+            .collect();
+        let once = [0, 3, 1, 4, 6, 9, 7, 10, 2, 5, 8, 11];
+        assert_eq!(order, [once, once].concat());
         let got = keep.0;
         assert_eq!(got.len(), w.len());
         assert!(got.iter().zip(&w).all(|(g, o)| g.time == o.time));

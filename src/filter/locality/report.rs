@@ -100,7 +100,7 @@ pub fn cache_stats_over(
     opts: &Options,
     feed: &mut Feed<'_>,
 ) -> Result<CacheReport, LocalityError> {
-    let mut sinks = ReportSinks::new(&names, opts)?;
+    let mut sinks = ReportSinks::new(&names, opts, true)?;
     feed(&mut sinks.as_sinks())?;
     Ok(sinks.finish(names, shown))
 }
@@ -112,26 +112,41 @@ pub fn cache_stats_over(
 /// (variable, line) pair.
 pub(crate) struct ReportSinks {
     sim: CacheSim,
-    reuse: ReuseSink,
+    /// None for a prediction, whose reuse distances no command shows.
+    reuse: Option<ReuseSink>,
     pat: PatternSink,
+    line: u32,
 }
 
 impl ReportSinks {
-    /// Empty sinks for the variables of `names`.
+    /// Empty sinks for the variables of `names`; `reuse`: measure reuse
+    /// distances too (a prediction's report leaves them out: no command
+    /// shows them, and the exact measure costs as much as the cache
+    /// model).
     ///
     /// # Errors
     /// The cache model is unusable.
-    pub(crate) fn new(names: &Names, opts: &Options) -> Result<ReportSinks, LocalityError> {
+    pub(crate) fn new(
+        names: &Names,
+        opts: &Options,
+        reuse: bool,
+    ) -> Result<ReportSinks, LocalityError> {
+        let line = opts.model.levels[0].line;
         Ok(ReportSinks {
             sim: CacheSim::new(&opts.model)?,
-            reuse: ReuseSink::new(opts.model.levels[0].line, opts.sampling),
+            reuse: reuse.then(|| ReuseSink::new(line, opts.sampling)),
             pat: PatternSink::new(&names.vars),
+            line,
         })
     }
 
     /// The sinks, to be fed the same accesses.
-    pub(crate) fn as_sinks(&mut self) -> [&mut dyn AccessSink; 3] {
-        [&mut self.sim, &mut self.reuse, &mut self.pat]
+    pub(crate) fn as_sinks(&mut self) -> Vec<&mut dyn AccessSink> {
+        let mut out: Vec<&mut dyn AccessSink> = vec![&mut self.sim, &mut self.pat];
+        if let Some(r) = self.reuse.as_mut() {
+            out.push(r);
+        }
+        out
     }
 
     /// The report of what the sinks were fed.
@@ -158,7 +173,9 @@ impl ReportSinks {
             shown,
             names,
             cache,
-            reuse: self.reuse.finish(),
+            reuse: (self.reuse)
+                .unwrap_or_else(|| ReuseSink::new(self.line, None))
+                .finish(),
             patterns,
         }
     }

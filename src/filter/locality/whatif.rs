@@ -493,30 +493,54 @@ pub(crate) fn simulate(
     prepared: Vec<Prepared>,
 ) -> Result<Vec<WhatIf>, WhatIfError> {
     let mut sinks: Vec<ReportSinks> = (prepared.iter())
-        .map(|p| ReportSinks::new(&p.names, opts))
+        .map(|p| ReportSinks::new(&p.names, opts, false))
         .collect::<Result<_, _>>()?;
-    let mut arrays: Vec<[&mut dyn AccessSink; 3]> =
+    let mut arrays: Vec<Vec<&mut dyn AccessSink>> =
         sinks.iter_mut().map(|s| s.as_sinks()).collect();
-    let mut changers: Vec<Changer> = (prepared.iter().zip(arrays.iter_mut()))
-        .map(|(p, sinks)| match &p.order {
-            Some((nest, order, fixed)) => Changer::Replay(Replay::new(nest, order, fixed, sinks)),
-            None => Changer::Rewrite(Rewrite {
-                mapper: &p.map,
-                sinks,
-                buf: Vec::new(),
-                mapped: 0,
-                unmapped: 0,
-            }),
-        })
-        .collect();
+    // The orders of one nest share one replay (one held repetition).
+    let mut changers: Vec<Changer> = Vec::new();
+    let mut which = Vec::with_capacity(prepared.len());
+    let mut by_nest: Vec<(LineId, usize)> = Vec::new();
+    for (p, sinks) in prepared.iter().zip(arrays.iter_mut()) {
+        let shared = (p.order.as_ref())
+            .and_then(|(nest, _, _)| by_nest.iter().find(|(l, _)| *l == nest.line))
+            .map(|&(_, c)| c);
+        match (&p.order, shared) {
+            (Some((_, order, _)), Some(c)) => {
+                if let Changer::Replay(r) = &mut changers[c] {
+                    r.add(order, sinks);
+                }
+                which.push(c);
+            }
+            (Some((nest, order, fixed)), None) => {
+                by_nest.push((nest.line, changers.len()));
+                which.push(changers.len());
+                changers.push(Changer::Replay(Replay::new(
+                    nest,
+                    fixed,
+                    vec![(order, sinks)],
+                )));
+            }
+            (None, _) => {
+                which.push(changers.len());
+                changers.push(Changer::Rewrite(Rewrite {
+                    mapper: &p.map,
+                    sinks,
+                    buf: Vec::new(),
+                    mapped: 0,
+                    unmapped: 0,
+                }));
+            }
+        }
+    }
     let mut feed: Vec<&mut dyn AccessSink> = changers
         .iter_mut()
         .map(|c| c as &mut dyn AccessSink)
         .collect();
     drive(a, &mut feed)?;
     drop(feed);
-    let counts: Vec<(u64, u64)> = (changers.iter())
-        .map(|c| match c {
+    let counts: Vec<(u64, u64)> = (which.iter())
+        .map(|&c| match &changers[c] {
             Changer::Rewrite(r) => (r.mapped, r.unmapped),
             Changer::Replay(r) => (r.moved, r.mismatched),
         })
