@@ -433,7 +433,8 @@ fn assert_within_5(what: &str, predicted: [u64; 2], measured: [u64; 3], out: &st
 /// `advise` against loops changed by hand. The column walk over a 256 x
 /// 256 array (a column is more lines than L1 holds, so no padding helps
 /// L1) gets loop interchange first, and its prediction is the
-/// interchanged program's misses; the transpose whose result is then
+/// interchanged program's misses; so does the ijk matrix product, whose
+/// interchanged nest (run once per i) is the ikj product; the transpose whose result is then
 /// summed by rows gets tiling first, and the program tiled by hand with
 /// the tile size advise picked has the predicted misses of A and B (the
 /// arrays the nest touches). A walk reading two elements an iteration
@@ -455,6 +456,20 @@ fn advise_predicts_interchange_and_tiling() {
     assert_eq!(measured[..2], [65536, 8192], "{out2}");
     assert_within_5("interchange", *predicted, measured, &out);
     assert!(out.contains("what_if A interchange t.c:"), "{out}");
+
+    // The (j, k) nest of an ijk product, run once per i: interchanged, it
+    // is the ikj product, whose A, B and C misses the prediction sums.
+    let (out, _) = session(
+        "wi_matmul.c",
+        "",
+        &format!("set adv [advise B]; {PRINT_ADVICE}"),
+    );
+    let adv = advice(&out);
+    let (var, change, predicted) = adv.first().unwrap_or_else(|| panic!("{out}"));
+    assert!(var == "B" && change.starts_with("interchange_"), "{out}");
+    let (out2, m) = session("wi_matmul.c", "-DIKJ", "");
+    let measured = summed(&m, "cs", &["A", "B", "C"], &out2);
+    assert_within_5("interchange in a product", *predicted, measured, &out);
 
     let (out, _) = session(
         "wi_tile.c",

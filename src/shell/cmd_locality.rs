@@ -446,9 +446,10 @@ fn what_if(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     Ok(variable_dicts(&w.after))
 }
 
-/// `what_if NAME -layouts {{LAYOUT ...} ...} ?save?`: several layouts (or
-/// loop orders) of NAME predicted together over one pass; prints each and
-/// returns one list of per-variable dicts per layout, in the order given.
+/// The `-layouts` form of `what_if` (`what_if NAME -layouts {{LAYOUT ...}
+/// ...} ?save?`): several layouts (or loop orders) of NAME predicted
+/// together over one pass; prints each and returns one list of
+/// per-variable dicts per layout, in the order given.
 fn what_if_layouts(st: &mut Session, name: &str, rest: &[String], save: bool) -> CmdResult<Value> {
     let usage = "usage: what_if NAME -layouts {{transpose} {pad 64} ...} ?save?";
     let items = match rest {
