@@ -19,6 +19,8 @@
  * its client request and GL_STOP after its own, so under Valgrind the test
  * of the pointer lies outside the traced region.
  *
+ * Built with -DGL_NOPINS the pins are empty statements (see below).
+ *
  * This header is in the public domain.
  */
 #ifndef MAPVIS_GLEIPNIR_H
@@ -40,7 +42,13 @@ extern
 #endif
 void mapvis_heap_pin(int start) __attribute__((weak));
 
-/* Gleipnir's names, kept so existing programs build. */
+/* Gleipnir's names, kept so existing programs build.  Built with
+   -DGL_NOPINS the pins are empty: the program is the one you did not
+   edit, for tracing it with set_region off (or by function or lines). */
+#ifdef GL_NOPINS
+#define GL_START do { } while (0)
+#define GL_STOP do { } while (0)
+#else
 #define GL_START                                                               \
    do {                                                                        \
       if (mapvis_heap_pin)                                                     \
@@ -53,6 +61,7 @@ void mapvis_heap_pin(int start) __attribute__((weak));
       if (mapvis_heap_pin)                                                     \
          mapvis_heap_pin(0);                                                   \
    } while (0)
+#endif
 #define GL_START_INSTR GL_START
 #define GL_STOP_INSTR GL_STOP
 

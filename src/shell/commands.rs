@@ -31,6 +31,7 @@ pub fn register_pipeline(r: &mut Registry<Session>) {
     add(r, "set_valgrind_path", set_valgrind_path);
     add(r, "set_arguments", set_arguments);
     add(r, "set_mem_alloc", set_mem_alloc);
+    add(r, "set_region", set_region);
     add(r, "set_heap_grouping", set_heap_grouping);
     add(r, "set_open_browser", set_open_browser);
     add(r, "set_point_budget", set_point_budget);
@@ -103,6 +104,48 @@ fn set_valgrind_path(st: &mut Session, a: &[String]) -> CmdResult<Value> {
 fn set_arguments(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     st.set_arguments(a);
     Ok(Value::List(a.iter().map(|x| s(x.clone())).collect()))
+}
+
+/// `set_region ?pins|off? ?ARGS ...?`: what `run_gleipnir`
+/// traces. `pins` (the default) the accesses between GL_START and
+/// GL_STOP, `off` the whole run; alone, prints the setting. Regions by
+/// function, source lines or window are refused with what to use
+/// instead until they are built. Returns the setting's word.
+fn set_region(st: &mut Session, a: &[String]) -> CmdResult<Value> {
+    use super::state::Region;
+    let region = match a.first().map(String::as_str) {
+        None => {
+            println!("region: {}", st.region().describe());
+            return Ok(Value::Str(st.region().word().into()));
+        }
+        Some("pins") if a.len() == 1 => Region::Pins,
+        Some("off") if a.len() == 1 => Region::Whole,
+        Some(k @ ("function" | "lines" | "window")) => {
+            return Err(format!(
+                "set_region {k} is not available yet: this mapvis traces between the pins \
+                 (set_region pins, the default) or the whole run (set_region off). To trace part \
+                 of a program you cannot edit, trace the whole run; the region setting is \
+                 unchanged ({}).",
+                st.region().word()
+            )
+            .into())
+        }
+        Some(_) => {
+            return Err(format!(
+                "set_region takes pins (between GL_START and GL_STOP) or off (the whole run), \
+                 not \"{}\".",
+                a.join(" ")
+                    .replace('"', "'")
+                    .chars()
+                    .take(80)
+                    .collect::<String>()
+            )
+            .into())
+        }
+    };
+    st.set_region(region);
+    println!("region: {}", region.describe());
+    Ok(Value::Str(region.word().into()))
 }
 
 /// `set_mem_alloc H|S|G|all`: chooses the memory kinds kept; returns the

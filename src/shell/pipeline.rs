@@ -13,7 +13,8 @@ use super::error::{with_causes, CmdResult};
 use super::progress::Progress;
 use super::session::Session;
 
-/// `run_gleipnir`: traces the loaded program. The trace is kept even when
+/// `run_gleipnir`: traces the loaded program, between its pins or, after
+/// `set_region off`, the whole run. The trace is kept even when
 /// the program crashes or is interrupted. It is written under a new name
 /// and replaces the previous trace only when it is usable (see
 /// [`trace::run_trace_into`]); otherwise the previous trace, and the
@@ -23,8 +24,9 @@ pub fn run_gleipnir(st: &mut Session) -> CmdResult<trace::TracedRun> {
         "run_gleipnir needs an executable: use load_exe PATH (or compile_exe SOURCE.c) first.",
     )?;
     let valgrind = trace::find_valgrind(st.valgrind())?;
-    let req =
+    let mut req =
         trace::TraceRequest::accesses(valgrind, exe, st.args().to_vec(), st.folder().trace_file());
+    req.from_start = st.region() == super::state::Region::Whole;
     let run = trace_showing_progress(&req)?;
     st.adopt_trace(&run);
     Ok(run)

@@ -440,6 +440,17 @@ impl Session {
         self.heap.as_mut()
     }
 
+    /// What `run_gleipnir` traces (`set_region`).
+    pub fn region(&self) -> super::state::Region {
+        self.setup.region
+    }
+
+    /// `set_region pins|off`: saved with the session's settings.
+    pub fn set_region(&mut self, region: super::state::Region) {
+        self.setup.region = region;
+        self.save_settings();
+    }
+
     /// `set_mem_alloc H|S|G|all`.
     pub fn set_mem_alloc(&mut self, kind: &str) -> CmdResult<MemKind> {
         let k = MemKind::parse(kind).ok_or_else(|| {

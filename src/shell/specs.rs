@@ -317,6 +317,24 @@ pub const SPECS: &[CommandSpec] = &[
                next filtering_process on.",
     },
     CommandSpec {
+        name: "set_region",
+        aliases: &[],
+        group: Group::Setup,
+        args: &[
+            opt(
+                "pins|off",
+                ArgKind::OneOf(&["pins", "off", "function", "lines", "window"]),
+            ),
+            rest("ARGS", ArgKind::Text),
+        ],
+        help: "Chooses what run_gleipnir traces: pins (the default) the accesses \
+               between the program's GL_START and GL_STOP, off the whole run from \
+               its first instruction, the pins ignored (export_hpcmp then traces \
+               the whole run too). Alone, prints the setting. It is saved with the \
+               folder's settings. Regions by function, source lines or window are \
+               not available yet, and set_region says so. Returns pins or off.",
+    },
+    CommandSpec {
         name: "set_heap_grouping",
         aliases: &[],
         group: Group::Setup,

@@ -98,6 +98,38 @@ pub struct Setup {
     /// The saved run made current by `use_run`; `None` for the folder's
     /// own trace and analysis.
     pub run: Option<Run>,
+    /// What `run_gleipnir` traces (`set_region`).
+    pub region: Region,
+}
+
+/// What a traced run records (`set_region`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Region {
+    /// Between the program's GL_START and GL_STOP (the default).
+    #[default]
+    Pins,
+    /// The whole run, from the first instruction; the pins are ignored.
+    Whole,
+}
+
+impl Region {
+    /// The word `set_region` takes and prints: `pins` or `off`.
+    pub fn word(self) -> &'static str {
+        match self {
+            Region::Pins => "pins",
+            Region::Whole => "off",
+        }
+    }
+
+    /// What it traces, in words.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Region::Pins => "pins: the accesses between GL_START and GL_STOP",
+            Region::Whole => {
+                "off: the whole run, from the first instruction (the pins are ignored)"
+            }
+        }
+    }
 }
 
 impl Setup {
@@ -113,6 +145,7 @@ impl Setup {
             "mem": self.mem.code(),
             "trace_file": self.trace_file.as_deref().map(|p| in_folder(folder.root(), p)),
             "run": self.run.as_ref().map(Run::label),
+            "region": self.region.word(),
         });
         if let Err(e) = workdir::write_file(
             &folder.session_file(),
@@ -177,6 +210,10 @@ impl Setup {
                 .and_then(MemKind::parse)
                 .unwrap_or_default(),
             valgrind: None,
+            region: match j["region"].as_str() {
+                Some("off") => Region::Whole,
+                _ => Region::Pins,
+            },
         }
     }
 }

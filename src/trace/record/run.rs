@@ -906,7 +906,7 @@ pub fn run_trace_into(
             outcome.signal.unwrap_or(0)
         )),
         Ok(c) if c.regions == 0 => Some(
-            "no region was traced: are GL_START/GL_STOP in the code that ran? (include pins/gleipnir.h and put GL_START; and GL_STOP; around the code to see)".into(),
+            "no region was traced: are GL_START/GL_STOP in the code that ran? (include pins/gleipnir.h and put GL_START; and GL_STOP; around the code to see, or trace the whole run with set_region off)".into(),
         ),
         Ok(_) => None,
     };
