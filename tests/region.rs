@@ -1,7 +1,8 @@
 //! `set_region`: what `run_gleipnir` traces. `pins` (the default) the
 //! accesses between GL_START and GL_STOP, `off` the whole run; the setting
 //! is saved with the folder's; `-DGL_NOPINS` empties the pins; the kinds
-//! not built yet are refused and change nothing. Counts worked by hand
+//! not built yet are refused and change nothing; pages name the region.
+//! Counts worked by hand
 //! from `tests/c/rg_pinned.c`: 64 loads of `a` between the pins, 64
 //! stores and 64 loads in the whole run.
 mod common;
@@ -41,6 +42,31 @@ fn set_region_off_traces_the_whole_run_and_is_kept() {
         ),
     );
     assert_eq!(counts(&out), ["A 64 64 0", "A 128 64 64"], "{out}");
+    // The pages say which region they were drawn from.
+    let drawn = |script: &str| {
+        mapvis_script(dir.path(), script);
+        let page = dir
+            .path()
+            .join("figures/complete_memory_access_pattern.html");
+        let html = std::fs::read_to_string(page).unwrap();
+        let p = html
+            .find("id=\"mapvis-drawn-from\">")
+            .expect("a Drawn from line");
+        html[p..].lines().next().unwrap().to_string()
+    };
+    let whole = drawn("complete_memory_access_pattern a");
+    assert!(whole.contains(", region: the whole run"), "{whole}");
+    let pinned = drawn(
+        "set_region pins; run_gleipnir; memory_trace_analysis; complete_memory_access_pattern a",
+    );
+    assert!(
+        pinned.contains(", region: pins (GL_START to GL_STOP)"),
+        "{pinned}"
+    );
+    mapvis_script(
+        dir.path(),
+        "set_region off; run_gleipnir; memory_trace_analysis",
+    );
     assert!(out.contains("R pins") && out.contains("R off"), "{out}");
     assert!(out.contains("region: off: the whole run"), "{out}");
     // A new session in the folder keeps it; export_hpcmp follows it.

@@ -208,6 +208,7 @@ impl<'n> BinarySource<'n> {
         let reader = TraceReader::open(path)?;
         let summary = TraceSummary {
             command: reader.header().command.clone(),
+            scope: reader.header().regions.clone(),
             ..Default::default()
         };
         Ok(BinarySource {

@@ -561,6 +561,7 @@ fn write_summary(
         "notes": s.notes,
         "outside_notes": s.outside_notes,
         "analysis_id": s.analysis_id,
+        "scope": s.scope,
     });
     let path = dir.join("summary.json");
     std::fs::write(
@@ -685,6 +686,7 @@ fn summary_from(j: &serde_json::Value) -> TraceSummary {
         command: strs(&j["command"]),
         accesses: j["accesses"].as_u64().unwrap_or(0),
         regions: j["regions"].as_u64().unwrap_or(0) as u32,
+        scope: j["scope"].as_str().unwrap_or("").to_string(),
         allocations: j["allocations"].as_u64().unwrap_or(0),
         frees: j["frees"].as_u64().unwrap_or(0),
         threads: j["threads"]

@@ -146,6 +146,10 @@ pub struct TraceSummary {
     pub accesses: u64,
     /// Regions seen.
     pub regions: u32,
+    /// What the regions are, as the trace's header says: `pins` (GL_START
+    /// to GL_STOP) or `whole` (the whole run); empty when the trace or
+    /// the saved analysis does not say.
+    pub scope: String,
     /// Heap allocations seen (whole run).
     pub allocations: u64,
     /// Frees seen (whole run).

@@ -664,7 +664,7 @@ fn summary_figure(r: &CacheReport, figures: &Path, analysis_id: &str) -> CmdResu
         .collect();
     let curves = crate::vis::curves_of(r);
     let intro = vec![format!(
-        "{} accesses of the traced region simulated from cold caches at GL_START; model: {}.",
+        "{} accesses of the traced region simulated from cold caches at the start of the region; model: {}.",
         r.cache.accesses,
         r.cache.model.levels_text()
     )];

@@ -103,8 +103,13 @@ fn provenance(st: &Session) -> String {
         .current_run()
         .map(|r| format!("run {r}: "))
         .unwrap_or_default();
+    let region = match a.map(|a| a.summary.scope.as_str()) {
+        Some("whole") => ", region: the whole run",
+        Some("pins") => ", region: pins (GL_START to GL_STOP)",
+        _ => "",
+    };
     format!(
-        "{partial}{run}{trace} of {command}, set_mem_alloc {}",
+        "{partial}{run}{trace} of {command}, set_mem_alloc {}{region}",
         st.mem().code()
     )
 }
@@ -176,7 +181,7 @@ fn mode_words(mode: ColourMode) -> &'static str {
     match mode {
         ColourMode::Default => "time and variable",
         ColourMode::Hit => {
-            "cache level that served each access (set_cache model, cold at GL_START)"
+            "cache level that served each access (set_cache model, cold at the start of the region)"
         }
         ColourMode::Reuse => "reuse distance in distinct cache lines",
         ColourMode::Miss(_) => {

@@ -272,7 +272,7 @@ pub(super) fn what_if(w: &WhatIf, name: &str) -> String {
     let mut out = String::new();
     wl!(
         out,
-        "what_if {name} ({} accesses simulated; caches start cold at GL_START):",
+        "what_if {name} ({} accesses simulated; caches start cold at the start of the region):",
         w.after.cache.accesses
     );
     for n in &w.notes {
@@ -335,7 +335,7 @@ pub(super) fn cache_report(r: &CacheReport, kind: &str) -> String {
     let mut out = String::new();
     wl!(
         out,
-        "cache_stats ({} accesses simulated, set_mem_alloc {kind}; caches start cold at GL_START):",
+        "cache_stats ({} accesses simulated, set_mem_alloc {kind}; caches start cold at the start of the region):",
         r.cache.accesses
     );
     for l in &r.cache.model.levels {

@@ -673,7 +673,7 @@ pub const SPECS: &[CommandSpec] = &[
                figures colour their accesses: default colours by time (3D views) \
                and by variable (2D view); hit by the level of the set_cache model \
                that served each access (L1 hit, L2 hit, L3 hit, miss to memory), \
-               simulated as cache_stats does from cold caches at GL_START over all \
+               simulated as cache_stats does from cold caches at the region's start over all \
                accesses in time order, even when the figure shows one variable; \
                reuse by the exact reuse distance in distinct cache lines, in \
                power-of-two bins (reuse 64-127 lines), with first touch apart; \
@@ -693,7 +693,7 @@ pub const SPECS: &[CommandSpec] = &[
         group: Group::Locality,
         args: &[rest("save|quiet", ArgKind::OneOf(&["save", "quiet"]))],
         help: "Simulates the cache model (set_cache) over the traced region, caches \
-               cold at GL_START, and prints per variable, per source line and per \
+               cold at its start (GL_START, or the program's first instruction under set_region off), and prints per variable, per source line and per \
                (variable, line): accesses, misses at each level, compulsory misses, \
                miss ratio and the bytes used of each fetched line; each level's \
                misses by class (the 3C model: compulsory, the line's first use \

@@ -314,7 +314,7 @@ fn hit_labels(model: &CacheModel) -> (String, Vec<String>) {
         .collect();
     labels.push("miss to memory".into());
     let title = format!(
-        "cache level that served the access ({}; cold caches at GL_START, all accesses in time order)",
+        "cache level that served the access ({}; cold caches at the region's start, all accesses in time order)",
         model.levels_text()
     );
     (title, labels)

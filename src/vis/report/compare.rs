@@ -143,7 +143,7 @@ fn intro(
         format!("Run A: {} ({}).", a.label, a.program),
         format!("Run B: {} ({}).", b.label, b.program),
         format!(
-            "Both simulated from cold caches at GL_START under one model: {}. Variables are aligned by name; addresses are byte offsets from each variable's base in its own run.",
+            "Both simulated from cold caches at the start of each traced region under one model: {}. Variables are aligned by name; addresses are byte offsets from each variable's base in its own run.",
             a.report.cache.model.levels_text()
         ),
     ];

@@ -259,7 +259,7 @@ fn page_html(r: &CacheReport, file: &str, text: &str, lines: &LineNotes, tags: &
          td,th{{padding:1px 6px;vertical-align:top}} td.n{{text-align:right;color:#333}} \
          pre{{margin:0}} tr.hot{{background:#fde2e2}} tr.warm{{background:#fff4d6}} \
          td.v{{font-size:12px;color:#225}}</style></head><body>\n\
-         <h2>{f}</h2>\n<p>Accesses and misses per source line in the traced region (caches cold at GL_START). \
+         <h2>{f}</h2>\n<p>Accesses and misses per source line in the traced region (caches cold at the start of the traced region). \
          Model: {m}. Rows with at least 10% of the file's first-level misses are red, 1% yellow.</p>\n\
          <table>\n<tr><th>line</th><th>accesses</th>",
         f = escape_html(file),
