@@ -272,11 +272,14 @@ impl ProgramNamer {
         // Names reserved for the implementation (`__OPTIMIZE__`, `_WIN32`)
         // are the compiler's to define, not the command line's: once the
         // compiler said what it defines, the rest are truly not defined.
+        // The pins header's own switch (`-DGL_NOPINS` empties the pins)
+        // names nothing, so whether it was defined cannot change a name.
         let names: Vec<&str> = report
             .tested
             .iter()
             .map(String::as_str)
             .filter(|n| known == Predefined::Guessed || !is_reserved(n))
+            .filter(|n| *n != "GL_NOPINS")
             .collect();
         if !names.is_empty() && known != Predefined::FromDwarf {
             self.notes.insert(format!(
