@@ -430,6 +430,22 @@ fn assert_within_5(what: &str, predicted: [u64; 2], measured: [u64; 3], out: &st
     }
 }
 
+/// `advise NAMES` on `prog` as written: what it printed, and its top
+/// suggestion's variable, change (`_` for spaces) and predicted L1 and L2
+/// misses.
+fn top_advice(prog: &str, names: &str) -> (String, String, String, [u64; 2]) {
+    let (out, _) = session(
+        prog,
+        "",
+        &format!("set adv [advise {names}]; {PRINT_ADVICE}"),
+    );
+    let (var, change, predicted) = advice(&out)
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| panic!("{out}"));
+    (out, var, change, predicted)
+}
+
 /// `advise` against loops changed by hand. The column walk over a 256 x
 /// 256 array (a column is more lines than L1 holds, so no padding helps
 /// L1) gets loop interchange first, and its prediction is the
@@ -441,43 +457,25 @@ fn assert_within_5(what: &str, predicted: [u64; 2], measured: [u64; 3], out: &st
 /// gets no loop change, and says why.
 #[test]
 fn advise_predicts_interchange_and_tiling() {
-    let (out, _) = session(
-        "wi_nest.c",
-        "",
-        &format!("set adv [advise]; {PRINT_ADVICE}"),
-    );
-    let adv = advice(&out);
-    let (var, change, predicted) = adv.first().unwrap_or_else(|| panic!("{out}"));
+    let (out, var, change, predicted) = top_advice("wi_nest.c", "");
     assert_eq!(var, "A", "{out}");
     assert!(change.starts_with("interchange_t.c:"), "{out}");
     let (out2, m) = session("wi_nest.c", "-DINTERCHANGED", "");
     let measured = get(&m, "cs", "A", &out2);
     // 65536 reads, one miss per line of eight doubles once rows are walked.
     assert_eq!(measured[..2], [65536, 8192], "{out2}");
-    assert_within_5("interchange", *predicted, measured, &out);
+    assert_within_5("interchange", predicted, measured, &out);
     assert!(out.contains("what_if A interchange t.c:"), "{out}");
 
     // The (j, k) nest of an ijk product, run once per i: interchanged, it
     // is the ikj product, whose A, B and C misses the prediction sums.
-    let (out, _) = session(
-        "wi_matmul.c",
-        "",
-        &format!("set adv [advise B]; {PRINT_ADVICE}"),
-    );
-    let adv = advice(&out);
-    let (var, change, predicted) = adv.first().unwrap_or_else(|| panic!("{out}"));
+    let (out, var, change, predicted) = top_advice("wi_matmul.c", "B");
     assert!(var == "B" && change.starts_with("interchange_"), "{out}");
     let (out2, m) = session("wi_matmul.c", "-DIKJ", "");
     let measured = summed(&m, "cs", &["A", "B", "C"], &out2);
-    assert_within_5("interchange in a product", *predicted, measured, &out);
+    assert_within_5("interchange in a product", predicted, measured, &out);
 
-    let (out, _) = session(
-        "wi_tile.c",
-        "",
-        &format!("set adv [advise B]; {PRINT_ADVICE}"),
-    );
-    let adv = advice(&out);
-    let (var, change, predicted) = adv.first().unwrap_or_else(|| panic!("{out}"));
+    let (out, var, change, predicted) = top_advice("wi_tile.c", "B");
     assert_eq!(var, "B", "{out}");
     let tile: u64 = change
         .strip_prefix("tile_")
@@ -491,7 +489,7 @@ fn advise_predicts_interchange_and_tiling() {
         measured[1] * 2 < before[1],
         "tiling halves L1 misses: {out2}"
     );
-    assert_within_5("tile", *predicted, measured, &out);
+    assert_within_5("tile", predicted, measured, &out);
 
     let (out, _) = session(
         "wi_nest.c",

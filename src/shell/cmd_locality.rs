@@ -85,14 +85,14 @@ fn save_advice(
         sources = pages;
     }
     for x in &advice.suggestions {
-        let page = save_what_if(a, &x.prediction, &x.variable, &x.change, fig, false)?;
-        let html = page
-            .iter()
-            .find(|p| p.extension().is_some_and(|e| e == "html"));
-        let name = html
-            .and_then(|p| p.file_name())
-            .map(|n| n.to_string_lossy().into_owned());
-        written.extend(page);
+        written.extend(save_what_if(
+            a,
+            &x.prediction,
+            &x.variable,
+            &x.change,
+            fig,
+            false,
+        )?);
         entries.push(crate::vis::AdviceEntry {
             variable: x.variable.clone(),
             change: x.change.clone(),
@@ -101,7 +101,7 @@ fn save_advice(
             after: x.after.clone(),
             why: x.why.clone(),
             command: x.command.clone(),
-            page: name,
+            page: crate::vis::what_if_file(&x.variable, &x.change),
             lines: x
                 .lines
                 .iter()

@@ -72,8 +72,6 @@ pub struct Nest {
     pub touched: Vec<VarId>,
     /// The source lines of the moved accesses.
     pub lines: Vec<LineId>,
-    /// The most accesses (moved or not) one repetition holds.
-    pub largest_rep: u64,
 }
 
 impl Nest {
@@ -412,7 +410,6 @@ impl<'a> Finder<'a> {
             end,
             touched: touched.into_iter().collect(),
             lines: lines.into_iter().collect(),
-            largest_rep,
         })
     }
 }

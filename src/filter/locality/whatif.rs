@@ -644,7 +644,7 @@ fn build(
     let map = match layout {
         Layout::Interchange(_) | Layout::Tile(..) => {
             return Err(WhatIfError::Layout(
-                "a loop order moves no address: see what_if_order".into(),
+                "a loop order moves no address: prepare hands it to prepare_order".into(),
             ))
         }
         Layout::Transpose(shape) => transpose(a, var, &v, *shape, names, notes)?,

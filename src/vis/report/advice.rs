@@ -34,9 +34,8 @@ pub struct AdviceEntry {
     pub why: String,
     /// The `what_if` command that reproduces it.
     pub command: String,
-    /// Its `what_if ... save` page (a file name in the figures folder),
-    /// when written.
-    pub page: Option<String>,
+    /// Its `what_if ... save` page (a file name in the figures folder).
+    pub page: String,
     /// The source lines it touches, each with its annotated source page
     /// and line anchor (`source_t.c.html#L12`) when that page exists.
     pub lines: Vec<(String, Option<String>)>,
@@ -162,10 +161,7 @@ fn caption(k: usize, e: &AdviceEntry, levels: &[String]) -> String {
 
 /// A suggestion's links: its what-if page, then its source lines.
 fn targets(e: &AdviceEntry) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    if let Some(p) = &e.page {
-        out.push(("what-if figure".to_string(), p.clone()));
-    }
+    let mut out = vec![("what-if figure".to_string(), e.page.clone())];
     out.extend(
         (e.lines.iter())
             .filter_map(|(line, href)| href.as_ref().map(|h| (line.clone(), h.clone()))),
