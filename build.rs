@@ -11,7 +11,12 @@ use std::env;
 use std::path::{Path, PathBuf};
 use std::process::{exit, Command};
 
-const TOOL_SOURCE: &str = "src/trace/record/tool/mv_main.c";
+/// The tool's C files, compiled alike and linked together.
+const TOOL_SOURCES: [&str; 2] = [
+    "src/trace/record/tool/mv_main.c",
+    "src/trace/record/tool/mv_region.c",
+];
+const REGION_HEADER: &str = "src/trace/record/tool/mv_region.h";
 const HEAP_PRELOAD_SOURCE: &str = "src/trace/heap/preload/mv_heap.c";
 const PTHREAD_WRAPPERS_SOURCE: &str = "src/trace/record/tool/mv_pthread.c";
 const SYNC_HEADER: &str = "src/trace/record/tool/mv_sync.h";
@@ -56,10 +61,13 @@ fn run(cmd: &mut Command, what: &str) {
 }
 
 fn main() {
-    println!("cargo:rerun-if-changed={TOOL_SOURCE}");
+    for src in TOOL_SOURCES {
+        println!("cargo:rerun-if-changed={src}");
+    }
     println!("cargo:rerun-if-changed=pins/gleipnir.h");
     println!("cargo:rerun-if-changed={PTHREAD_WRAPPERS_SOURCE}");
     println!("cargo:rerun-if-changed={SYNC_HEADER}");
+    println!("cargo:rerun-if-changed={REGION_HEADER}");
     println!("cargo:rerun-if-changed={FORMAT_HEADER}");
     write_format_consts(Path::new(
         &std::env::var("OUT_DIR").expect("OUT_DIR is set"),
@@ -95,39 +103,16 @@ fn main() {
     let cc = env::var("CC").unwrap_or_else(|_| "cc".to_string());
 
     // 1. The tool.
-    let obj = out_dir.join("mv_main.o");
-    run(
-        Command::new(&cc)
-            .args([
-                "-c",
-                "-O2",
-                "-g",
-                "-m64",
-                "-fno-stack-protector",
-                "-fno-builtin",
-                "-fno-pie",
-                "-fno-strict-aliasing",
-                "-fno-omit-frame-pointer",
-                "-Wall",
-                "-Wno-unused-parameter",
-                "-DVGA_amd64=1",
-                "-DVGO_linux=1",
-                "-DVGP_amd64_linux=1",
-                "-DVGPV_amd64_linux_vanilla=1",
-            ])
-            .arg(format!("-DMAPVIS_VG_VERSION=\"{version}\""))
-            .arg(format!("-I{includedir}"))
-            .arg(TOOL_SOURCE)
-            .arg("-o")
-            .arg(&obj),
-        "compile the Valgrind tool",
-    );
+    let objs: Vec<PathBuf> = TOOL_SOURCES
+        .iter()
+        .map(|src| compile_tool_source(&cc, src, &version, &includedir, &out_dir))
+        .collect();
     let tool = tool_dir.join("mapvis-amd64-linux");
     run(
         Command::new(&cc)
             .arg("-o")
             .arg(&tool)
-            .arg(&obj)
+            .args(&objs)
             .args([
                 "-static",
                 "-nodefaultlibs",
@@ -243,4 +228,48 @@ fn write_format_consts(out: &Path) {
         }
     }
     std::fs::write(out.join("mv_format.rs"), rust).expect("OUT_DIR is writable");
+}
+
+/// Compiles one C file of the tool to an object in `out_dir`, with the
+/// flags Valgrind's own tools are built with.
+fn compile_tool_source(
+    cc: &str,
+    src: &str,
+    version: &str,
+    includedir: &str,
+    out_dir: &Path,
+) -> PathBuf {
+    let obj = out_dir.join(
+        Path::new(src)
+            .with_extension("o")
+            .file_name()
+            .expect("a source file name"),
+    );
+    run(
+        Command::new(cc)
+            .args([
+                "-c",
+                "-O2",
+                "-g",
+                "-m64",
+                "-fno-stack-protector",
+                "-fno-builtin",
+                "-fno-pie",
+                "-fno-strict-aliasing",
+                "-fno-omit-frame-pointer",
+                "-Wall",
+                "-Wno-unused-parameter",
+                "-DVGA_amd64=1",
+                "-DVGO_linux=1",
+                "-DVGP_amd64_linux=1",
+                "-DVGPV_amd64_linux_vanilla=1",
+            ])
+            .arg(format!("-DMAPVIS_VG_VERSION=\"{version}\""))
+            .arg(format!("-I{includedir}"))
+            .arg(src)
+            .arg("-o")
+            .arg(&obj),
+        "compile the Valgrind tool",
+    );
+    obj
 }

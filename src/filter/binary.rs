@@ -466,6 +466,10 @@ impl Naming<'_> {
                 self.in_region = false;
                 self.drop_client_request_tail(out, &r)
             }
+            Event::Warning {
+                kind: WarningKind::RegionCalls,
+                text,
+            } => self.summary.note_region_entries(&text),
             Event::Warning { kind, text } => {
                 match kind {
                     WarningKind::Exec => {

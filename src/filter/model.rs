@@ -147,8 +147,10 @@ pub struct TraceSummary {
     /// Regions seen.
     pub regions: u32,
     /// What the regions are, as the trace's header says: `pins` (GL_START
-    /// to GL_STOP) or `whole` (the whole run); empty when the trace or
-    /// the saved analysis does not say.
+    /// to GL_STOP), `whole` (the whole run), or a region by code
+    /// (`function kernel, calls all`, then how often it was entered:
+    /// `function kernel, calls all (entered 5 times, 5 traced)`); empty
+    /// when the trace or the saved analysis does not say.
     pub scope: String,
     /// Heap allocations seen (whole run).
     pub allocations: u64,
@@ -196,6 +198,38 @@ impl TraceSummary {
             (Some(r), _) => Some(r.clone()),
             (None, false) => Some("the trace or its analysis was cut short".into()),
             (None, true) => None,
+        }
+    }
+
+    /// The region in words, for a page's provenance: `the whole run`,
+    /// `pins (GL_START to GL_STOP)`, `function kernel, call 3 (entered 12
+    /// times, 1 traced)`; `None` when the trace did not say.
+    pub fn region_text(&self) -> Option<String> {
+        match self.scope.as_str() {
+            "" => None,
+            "whole" => Some("the whole run".into()),
+            "pins" => Some("pins (GL_START to GL_STOP)".into()),
+            other => Some(other.to_string()),
+        }
+    }
+
+    /// Adds to a region by code's scope how often its code was entered,
+    /// from the tool's `entered N, traced M`; the text is kept as a note
+    /// when it does not read so.
+    pub fn note_region_entries(&mut self, text: &str) {
+        let count = |key: &str| {
+            text.split(", ")
+                .find_map(|part| part.strip_prefix(key)?.trim().parse::<u64>().ok())
+        };
+        match (count("entered "), count("traced ")) {
+            (Some(n), Some(m)) => {
+                let entered = match n {
+                    1 => "entered once".to_string(),
+                    n => format!("entered {n} times"),
+                };
+                self.scope = format!("{} ({entered}, {m} traced)", self.scope);
+            }
+            _ => self.notes.push(format!("the tool reported: {text}")),
         }
     }
 

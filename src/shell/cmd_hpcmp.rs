@@ -35,7 +35,7 @@ fn export_hpcmp(st: &mut Session, a: &[String]) -> CmdResult<Value> {
                 .ok_or_else(|| format!("export_hpcmp's scope is whole or pins, not \"{w}\"."))?,
             "as asked",
         ),
-        None if st.region() == super::state::Region::Whole => {
+        None if *st.region() == super::state::Region::Whole => {
             (SyncScope::Whole, "set_region is off")
         }
         None => match default_sync_scope(&exe)? {

@@ -106,46 +106,42 @@ fn set_arguments(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     Ok(Value::List(a.iter().map(|x| s(x.clone())).collect()))
 }
 
-/// `set_region ?pins|off? ?ARGS ...?`: what `run_gleipnir`
-/// traces. `pins` (the default) the accesses between GL_START and
-/// GL_STOP, `off` the whole run; alone, prints the setting. Regions by
-/// function, source lines or window are refused with what to use
-/// instead until they are built. Returns the setting's word.
+/// `set_region ?pins|off|function|lines? ?ARGS ...?`: what
+/// `run_gleipnir` traces: `pins` (the default), `off` the whole run,
+/// `function NAME ?CALLS?` or `lines FILE:FIRST-LAST`; alone, prints the
+/// setting. A function or lines are looked up in the loaded program at
+/// once, so a name that matches nothing or several functions is refused
+/// here with the candidates and the setting is unchanged. Windows are
+/// refused until they are built. Returns the setting's words.
 fn set_region(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     use super::state::Region;
-    let region = match a.first().map(String::as_str) {
-        None => {
-            println!("region: {}", st.region().describe());
-            return Ok(Value::Str(st.region().word().into()));
-        }
-        Some("pins") if a.len() == 1 => Region::Pins,
-        Some("off") if a.len() == 1 => Region::Whole,
-        Some(k @ ("function" | "lines" | "window")) => {
-            return Err(format!(
-                "set_region {k} is not available yet: this mapvis traces between the pins \
-                 (set_region pins, the default) or the whole run (set_region off). To trace part \
-                 of a program you cannot edit, trace the whole run; the region setting is \
-                 unchanged ({}).",
-                st.region().word()
+    let words = |r: &Region| Value::List(r.words().into_iter().map(s).collect());
+    if a.is_empty() {
+        println!("region: {}", st.region().describe());
+        return Ok(words(st.region()));
+    }
+    if a[0] == "window" {
+        return Err(format!(
+            "set_region window is not available yet: this mapvis traces between the pins, the \
+             whole run (set_region off), a function (set_region function NAME) or source lines \
+             (set_region lines FILE:FIRST-LAST). The region setting is unchanged ({}).",
+            st.region().words().join(" ")
+        )
+        .into());
+    }
+    let region = Region::parse(a)?;
+    if let Some(exe) = st.exe() {
+        super::pipeline::code_region(&region, exe).map_err(|e| {
+            format!(
+                "{}; the region setting is unchanged ({}).",
+                e.to_string().trim_end_matches("; nothing was traced."),
+                st.region().words().join(" ")
             )
-            .into())
-        }
-        Some(_) => {
-            return Err(format!(
-                "set_region takes pins (between GL_START and GL_STOP) or off (the whole run), \
-                 not \"{}\".",
-                a.join(" ")
-                    .replace('"', "'")
-                    .chars()
-                    .take(80)
-                    .collect::<String>()
-            )
-            .into())
-        }
-    };
-    st.set_region(region);
+        })?;
+    }
+    st.set_region(region.clone());
     println!("region: {}", region.describe());
-    Ok(Value::Str(region.word().into()))
+    Ok(words(&region))
 }
 
 /// `set_mem_alloc H|S|G|all`: chooses the memory kinds kept; returns the

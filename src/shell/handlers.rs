@@ -103,11 +103,10 @@ fn provenance(st: &Session) -> String {
         .current_run()
         .map(|r| format!("run {r}: "))
         .unwrap_or_default();
-    let region = match a.map(|a| a.summary.scope.as_str()) {
-        Some("whole") => ", region: the whole run",
-        Some("pins") => ", region: pins (GL_START to GL_STOP)",
-        _ => "",
-    };
+    let region = a
+        .and_then(|a| a.summary.region_text())
+        .map(|r| format!(", region: {r}"))
+        .unwrap_or_default();
     format!(
         "{partial}{run}{trace} of {command}, set_mem_alloc {}{region}",
         st.mem().code()

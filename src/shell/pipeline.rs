@@ -26,10 +26,28 @@ pub fn run_gleipnir(st: &mut Session) -> CmdResult<trace::TracedRun> {
     let valgrind = trace::find_valgrind(st.valgrind())?;
     let mut req =
         trace::TraceRequest::accesses(valgrind, exe, st.args().to_vec(), st.folder().trace_file());
-    req.from_start = st.region() == super::state::Region::Whole;
+    req.from_start = *st.region() == super::state::Region::Whole;
+    req.region = code_region(st.region(), &req.exe)?;
     let run = trace_showing_progress(&req)?;
     st.adopt_trace(&run);
     Ok(run)
+}
+
+/// The code a function or lines region watches in `exe`, found in its
+/// DWARF; `None` for the pins and the whole run.
+pub fn code_region(
+    region: &super::state::Region,
+    exe: &std::path::Path,
+) -> CmdResult<Option<trace::CodeRegion>> {
+    use super::state::Region;
+    let found = match region {
+        Region::Pins | Region::Whole => return Ok(None),
+        Region::Function { name, calls } => trace::function_region(exe, name, *calls),
+        Region::Lines { file, first, last } => trace::lines_region(exe, file, *first, *last),
+    };
+    found
+        .map(Some)
+        .map_err(|e| format!("{e}; nothing was traced.").into())
 }
 
 /// Runs `req`, showing after two seconds that the run is moving (time and

@@ -441,11 +441,11 @@ impl Session {
     }
 
     /// What `run_gleipnir` traces (`set_region`).
-    pub fn region(&self) -> super::state::Region {
-        self.setup.region
+    pub fn region(&self) -> &super::state::Region {
+        &self.setup.region
     }
 
-    /// `set_region pins|off`: saved with the session's settings.
+    /// `set_region`: saved with the session's settings.
     pub fn set_region(&mut self, region: super::state::Region) {
         self.setup.region = region;
         self.save_settings();

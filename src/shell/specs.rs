@@ -322,17 +322,25 @@ pub const SPECS: &[CommandSpec] = &[
         group: Group::Setup,
         args: &[
             opt(
-                "pins|off",
+                "pins|off|function|lines",
                 ArgKind::OneOf(&["pins", "off", "function", "lines", "window"]),
             ),
             rest("ARGS", ArgKind::Text),
         ],
         help: "Chooses what run_gleipnir traces: pins (the default) the accesses \
-               between the program's GL_START and GL_STOP, off the whole run from \
-               its first instruction, the pins ignored (export_hpcmp then traces \
-               the whole run too). Alone, prints the setting. It is saved with the \
-               folder's settings. Regions by function, source lines or window are \
-               not available yet, and set_region says so. Returns pins or off.",
+               between the program's GL_START and GL_STOP; off the whole run from \
+               its first instruction (export_hpcmp then traces the whole run too); \
+               function NAME ?CALLS? each call of a function, entry to return, \
+               callees included, in the thread that makes it, also where the \
+               compiler inlined it (NAME as the source writes it: kernel, \
+               Domain::CalcForce, kernel<double>, or with parameter types for \
+               overloads; CALLS all, N or A-B, counted across threads from 1); \
+               lines FILE:FIRST-LAST each execution of those lines, callees \
+               included. Under function and lines the pins are ignored, and a name \
+               that matches no function or several is refused with the \
+               candidates. Alone, prints the setting. It is saved with the \
+               folder's settings. Windows of a run are not available yet, and \
+               set_region says so. Returns the setting's words.",
     },
     CommandSpec {
         name: "set_heap_grouping",

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::error::{CmdResult, Context};
 use crate::filter::{CacheModel, ColourMode, HeapReport, HeapRun, MemKind};
-use crate::trace::BacktraceSymbolizer;
+use crate::trace::{BacktraceSymbolizer, Calls};
 use crate::workdir::{self, Run, WorkFolder};
 
 /// The locality settings of a session.
@@ -103,33 +103,127 @@ pub struct Setup {
 }
 
 /// What a traced run records (`set_region`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum Region {
     /// Between the program's GL_START and GL_STOP (the default).
     #[default]
     Pins,
     /// The whole run, from the first instruction; the pins are ignored.
     Whole,
+    /// Each call of a function (entry to return, callees included), or
+    /// the calls `calls` names; the pins are ignored.
+    Function {
+        /// The function's name as the user gave it.
+        name: String,
+        /// Which calls.
+        calls: Calls,
+    },
+    /// Each execution of some source lines, callees included; the pins
+    /// are ignored.
+    Lines {
+        /// The source file as the user gave it (a path or its end).
+        file: String,
+        /// First line.
+        first: u64,
+        /// Last line.
+        last: u64,
+    },
 }
 
 impl Region {
-    /// The word `set_region` takes and prints: `pins` or `off`.
-    pub fn word(self) -> &'static str {
+    /// Reads `set_region`'s arguments: `pins`, `off`, `function NAME
+    /// ?CALLS?`, `lines FILE:FIRST-LAST`.
+    ///
+    /// # Errors
+    /// A sentence saying what was wrong and what `set_region` takes.
+    pub fn parse(a: &[String]) -> Result<Region, String> {
+        let shown = || {
+            a.join(" ")
+                .replace('"', "'")
+                .chars()
+                .take(80)
+                .collect::<String>()
+        };
+        match (a.first().map(String::as_str), a.len()) {
+            (Some("pins"), 1) => Ok(Region::Pins),
+            (Some("off"), 1) => Ok(Region::Whole),
+            (Some("function"), 2 | 3) => Ok(Region::Function {
+                name: a[1].clone(),
+                calls: match a.get(2) {
+                    Some(c) => Calls::parse(c)?,
+                    None => Calls::All,
+                },
+            }),
+            (Some("function"), _) => Err(
+                "set_region function takes the function's name and, optionally, which calls:                  set_region function NAME ?all|N|A-B?"
+                    .into(),
+            ),
+            (Some("lines"), 2) => parse_lines(&a[1]),
+            (Some("lines"), _) => {
+                Err("set_region lines takes one FILE:FIRST-LAST, as set_region lines mm.c:10-14".into())
+            }
+            _ => Err(format!(
+                "set_region takes pins (between GL_START and GL_STOP), off (the whole run), \
+                 function NAME ?CALLS? or lines FILE:FIRST-LAST, not \"{}\".",
+                shown()
+            )),
+        }
+    }
+
+    /// The arguments `parse` reads back.
+    pub fn words(&self) -> Vec<String> {
         match self {
-            Region::Pins => "pins",
-            Region::Whole => "off",
+            Region::Pins => vec!["pins".into()],
+            Region::Whole => vec!["off".into()],
+            Region::Function { name, calls } => {
+                vec!["function".into(), name.clone(), calls.word()]
+            }
+            Region::Lines { file, first, last } => {
+                vec!["lines".into(), format!("{file}:{first}-{last}")]
+            }
         }
     }
 
     /// What it traces, in words.
-    pub fn describe(self) -> &'static str {
+    pub fn describe(&self) -> String {
         match self {
-            Region::Pins => "pins: the accesses between GL_START and GL_STOP",
+            Region::Pins => "pins: the accesses between GL_START and GL_STOP".into(),
             Region::Whole => {
-                "off: the whole run, from the first instruction (the pins are ignored)"
+                "off: the whole run, from the first instruction (the pins are ignored)".into()
             }
+            Region::Function { name, calls } => format!(
+                "function {name}, {}: from entry to return, callees included, in the thread \
+                 that calls it (the pins are ignored)",
+                calls.describe()
+            ),
+            Region::Lines { file, first, last } => format!(
+                "lines {file}:{first}-{last}: each time they run, callees included (the pins \
+                 are ignored)"
+            ),
         }
     }
+}
+
+/// `FILE:FIRST-LAST`, FIRST <= LAST, both from 1.
+fn parse_lines(spec: &str) -> Result<Region, String> {
+    let bad = || {
+        format!(
+            "set_region lines takes FILE:FIRST-LAST (as mm.c:10-14), not \"{}\"",
+            spec.chars().take(80).collect::<String>()
+        )
+    };
+    let (file, span) = spec.rsplit_once(':').ok_or_else(bad)?;
+    let (first, last) = span.split_once('-').unwrap_or((span, span));
+    let first: u64 = first.trim().parse().map_err(|_| bad())?;
+    let last: u64 = last.trim().parse().map_err(|_| bad())?;
+    if file.is_empty() || first == 0 || last < first {
+        return Err(bad());
+    }
+    Ok(Region::Lines {
+        file: file.to_string(),
+        first,
+        last,
+    })
 }
 
 impl Setup {
@@ -145,7 +239,7 @@ impl Setup {
             "mem": self.mem.code(),
             "trace_file": self.trace_file.as_deref().map(|p| in_folder(folder.root(), p)),
             "run": self.run.as_ref().map(Run::label),
-            "region": self.region.word(),
+            "region": self.region.words(),
         });
         if let Err(e) = workdir::write_file(
             &folder.session_file(),
@@ -210,9 +304,11 @@ impl Setup {
                 .and_then(MemKind::parse)
                 .unwrap_or_default(),
             valgrind: None,
+            // A string before code regions, a list of set_region's words
+            // since; anything unreadable is the default.
             region: match j["region"].as_str() {
-                Some("off") => Region::Whole,
-                _ => Region::Pins,
+                Some(word) => Region::parse(&[word.to_string()]).unwrap_or_default(),
+                None => Region::parse(&strings(&j["region"])).unwrap_or_default(),
             },
         }
     }

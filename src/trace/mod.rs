@@ -24,10 +24,12 @@ pub mod naming;
 pub mod record;
 
 pub use heap::{run_profiled_with, ProfileError, ProfileOptions};
-pub use naming::{natural_cmp, BacktraceSymbolizer, ProgramNamer};
+pub use naming::{
+    function_region, lines_region, natural_cmp, BacktraceSymbolizer, CodeError, ProgramNamer,
+};
 pub use record::{
     check_executable, check_trace, check_valgrind, compile_c, debug_warning, default_sync_scope,
     dump, find_valgrind, install_tool, looks_like_gleipnir, run_grind, run_trace, run_trace_into,
-    sync_request, CompileError, CompileRequest, DumpError, GrindRequest, RunError, SyncScope,
-    TraceError, TraceReader, TraceRequest, TracedRun,
+    sync_request, Calls, CodeRegion, CompileError, CompileRequest, DumpError, GrindRequest,
+    RunError, SyncScope, TraceError, TraceReader, TraceRequest, TracedRun,
 };

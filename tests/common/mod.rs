@@ -50,6 +50,7 @@ pub fn request(dir: &Path, exe: &Path, args: &[&str]) -> TraceRequest {
         heap_only: false,
         from_start: false,
         sync_events: false,
+        region: None,
     }
 }
 

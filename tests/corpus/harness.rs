@@ -520,6 +520,7 @@ fn mapvis(exe: &Path, dir: &Path, src_paths: &[PathBuf]) -> (Manifest, Analysis)
         heap_only: false,
         from_start: false,
         sync_events: false,
+        region: None,
     };
     let outcome = run_trace(&req).expect("run the tracer");
     assert_eq!(outcome.exit_code, Some(0), "{}", outcome.describe());

@@ -10,7 +10,9 @@
 //! preprocessor's macros, `predef.rs` the compiler's own macros,
 //! `ctype.rs` types, `cconst.rs` constant expressions, `csites.rs` the
 //! allocation statements, `csource.rs` + `csource/` the allocation's
-//! target and size). Naming works offline, on a trace already made: it
+//! target and size). `code.rs` turns a function's name or a range of
+//! source lines into the code a region by code watches, from the same
+//! DWARF. Naming works offline, on a trace already made: it
 //! reads the program, never runs it.
 //!
 //! Files placed by their callers:
@@ -25,6 +27,7 @@
 mod backtrace;
 mod cconst;
 mod cmacro;
+mod code;
 mod csites;
 mod csource;
 mod csyntax;
@@ -36,6 +39,7 @@ mod program;
 mod symbolize;
 
 pub use backtrace::{BacktraceSymbolizer, Frame};
+pub use code::{function_region, lines_region, CodeError};
 pub use csource::{AllocTarget, ArrayDecl, CSource, Container, SizeExpr};
 pub use dwarf::{DebugVars, DwarfError, ElementPath, FrameSlot, StackAccess, VarLocation};
 pub use namer::{

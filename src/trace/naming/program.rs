@@ -480,7 +480,7 @@ impl ProgramNamer {
 /// type and parameter list: `Grid::at(int, int)` gives `Grid::at`,
 /// `double& std::vector<double>::emplace_back<double>(double&&)` gives
 /// `std::vector<double>::emplace_back<double>`, `main` stays `main`.
-fn without_parameters(name: &str) -> String {
+pub(super) fn without_parameters(name: &str) -> String {
     let mut depth = 0i32;
     let mut start = 0;
     let mut end = name.len();

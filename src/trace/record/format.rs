@@ -405,6 +405,10 @@ pub enum WarningKind {
     ExecFailed,
     /// The root snapshot left memory out (its text says which).
     SnapshotPartial,
+    /// How often a code region (`set_region function` or `lines`) was
+    /// entered and how many of those entries were traced; its text is
+    /// `entered N, traced M`.
+    RegionCalls,
     /// A code this reader does not know.
     Other(u64),
 }

@@ -6,7 +6,8 @@
 //! it and Valgrind's own tools (`run.rs`, `grind.rs`, `sync.rs`, and
 //! `ffi.rs` for the child process), the trace format and its numbers
 //! (`format.rs`, `varint.rs`), the streaming reader (`reader.rs`), the
-//! text dump (`dump.rs`), the pins' own accesses (`pins.rs`), the
+//! text dump (`dump.rs`), the pins' own accesses (`pins.rs`), what the
+//! tool is told of a region by code (`region.rs`, `tool/mv_region.c`), the
 //! Gleipnir importer (`gleipnir.rs`) and compiling a C program with the
 //! pins header (`compile.rs`): everything that makes or reads events, and
 //! nothing that names them.
@@ -36,6 +37,7 @@ mod gleipnir;
 mod grind;
 mod pins;
 mod reader;
+mod region;
 mod run;
 mod sync;
 mod varint;
@@ -53,6 +55,7 @@ pub use gleipnir::{looks_like_gleipnir, GlEvent, GlName, GlSite, GleipnirReader,
 pub use grind::{run_grind, GrindRequest, GrindRun};
 pub use pins::{is_client_request_local, stop_arg_stores, Seen, StartResult, Verdict, HOLD_BACK};
 pub use reader::{Batch, EndState, TraceError, TraceReader};
+pub use region::{Calls, CodeRange, CodeRegion, RangeKind};
 pub use run::{
     check_executable, check_trace, check_valgrind, debug_warning, find_valgrind, install_tool,
     run_trace, run_trace_into, signal_name, RunError, RunOutcome, TraceCheck, TraceRequest,

@@ -112,8 +112,13 @@ pub enum Verdict {
 
 impl StartResult {
     /// The result store to expect after `start`; `None` when the event
-    /// carries no call stack (the request's address is unknown).
+    /// carries no call stack (the request's address is unknown) or came
+    /// from no client request (argument block 0: a region by code, which
+    /// begins at the program's own instruction).
     pub fn after(start: &RegionStart) -> Option<StartResult> {
+        if start.arg_block == 0 {
+            return None;
+        }
         start.frames.first().map(|f| StartResult {
             tid: start.tid,
             ip: f.0 + REQUEST_TAIL_BYTES,

@@ -1039,6 +1039,7 @@ impl<R: Read> TraceReader<R> {
             W_EXEC => WarningKind::Exec,
             W_EXEC_FAILED => WarningKind::ExecFailed,
             W_SNAPSHOT_PARTIAL => WarningKind::SnapshotPartial,
+            W_REGION_CALLS => WarningKind::RegionCalls,
             c => WarningKind::Other(c),
         };
         Ok(Event::Warning { kind, text })

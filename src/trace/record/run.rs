@@ -306,6 +306,9 @@ pub struct TraceRequest {
     /// counts for the whole run (`--sync-events`); costs one add per
     /// superblock exit of every superblock run.
     pub sync_events: bool,
+    /// A region by code (a function, source lines) instead of the pins;
+    /// the pins are then ignored. Not with `from_start`.
+    pub region: Option<super::region::CodeRegion>,
 }
 
 impl TraceRequest {
@@ -328,6 +331,7 @@ impl TraceRequest {
             heap_only: false,
             from_start: false,
             sync_events: false,
+            region: None,
         }
     }
 }
@@ -593,6 +597,7 @@ pub fn run_trace_with(
             "--sync-events={}",
             if req.sync_events { "yes" } else { "no" }
         ))
+        .args(req.region.iter().flat_map(|r| r.tool_args()))
         .arg(&req.exe)
         .args(&req.args)
         .stdin(Stdio::inherit())
@@ -905,9 +910,13 @@ pub fn run_trace_into(
             "the program was ended by signal {} before any region was traced",
             outcome.signal.unwrap_or(0)
         )),
-        Ok(c) if c.regions == 0 => Some(
-            "no region was traced: are GL_START/GL_STOP in the code that ran? (include pins/gleipnir.h and put GL_START; and GL_STOP; around the code to see, or trace the whole run with set_region off)".into(),
-        ),
+        Ok(c) if c.regions == 0 => Some(match &req.region {
+            Some(r) => format!(
+                "no region was traced: the code of the region ({}) did not run, or not as often as asked, in this run",
+                r.label
+            ),
+            None => "no region was traced: are GL_START/GL_STOP in the code that ran? (include pins/gleipnir.h and put GL_START; and GL_STOP; around the code to see, or trace the whole run with set_region off)".into(),
+        }),
         Ok(_) => None,
     };
     let mut children = Vec::new();

@@ -83,5 +83,6 @@ pub fn request(
         heap_only: false,
         from_start: scope == Scope::Whole,
         sync_events: true,
+        region: None,
     }
 }

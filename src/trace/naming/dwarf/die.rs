@@ -102,6 +102,39 @@ pub(super) fn attr_follow<'a, 'd>(
     Ok(None)
 }
 
+/// `.debug_info` offset of the DIE that `entry` completes, following
+/// `DW_AT_abstract_origin` and `DW_AT_specification` to the last (at most
+/// four links): the one DIE every copy of a function refers to. `entry`'s
+/// own offset when it completes none.
+pub(super) fn origin_offset<'d>(
+    u: Cx<'_, 'd>,
+    entry: &gimli::DebuggingInformationEntry<'_, '_, R<'d>>,
+) -> gimli::Result<u64> {
+    let own = entry
+        .offset()
+        .to_debug_info_offset(&u.header)
+        .map_or(0, |o| o.0 as u64);
+    let mut here = u;
+    let mut at = own;
+    let mut origin = origin_of(entry)?;
+    for _ in 0..4 {
+        let (next_unit, offset) = match origin {
+            Some(AttributeValue::UnitRef(o)) => (here, o),
+            Some(AttributeValue::DebugInfoRef(o)) => match here.unit_of(o) {
+                Some(found) => found,
+                None => break,
+            },
+            _ => break,
+        };
+        here = next_unit;
+        at = offset
+            .to_debug_info_offset(&here.header)
+            .map_or(at, |o| o.0 as u64);
+        origin = origin_of(&here.entry(offset)?)?;
+    }
+    Ok(at)
+}
+
 /// The `DW_AT_abstract_origin` or `DW_AT_specification` of `entry`.
 fn origin_of<'d>(
     entry: &gimli::DebuggingInformationEntry<'_, '_, R<'d>>,
@@ -155,7 +188,17 @@ pub(super) fn decl_file<'d>(
     u: Cx<'_, 'd>,
     entry: &gimli::DebuggingInformationEntry<'_, '_, R<'d>>,
 ) -> gimli::Result<Option<std::path::PathBuf>> {
-    let Some((at, value)) = attr_follow(u, entry, gimli::DW_AT_decl_file)? else {
+    file_attr(u, entry, gimli::DW_AT_decl_file)
+}
+
+/// The source file a file attribute of `entry` (`DW_AT_decl_file`,
+/// `DW_AT_call_file`) names, as [`decl_file`] reads it.
+pub(super) fn file_attr<'d>(
+    u: Cx<'_, 'd>,
+    entry: &gimli::DebuggingInformationEntry<'_, '_, R<'d>>,
+    attr: gimli::DwAt,
+) -> gimli::Result<Option<std::path::PathBuf>> {
+    let Some((at, value)) = attr_follow(u, entry, attr)? else {
         return Ok(None);
     };
     let index = match value {

@@ -33,71 +33,96 @@ impl DebugVars {
     /// [`DwarfError::NoDebugInfo`] if it has no `.debug_info` (compiled
     /// without `-g`), [`DwarfError::BadDwarf`] if the DWARF is malformed.
     pub fn load(path: &Path) -> Result<DebugVars, DwarfError> {
-        let data = std::fs::read(path).map_err(|source| DwarfError::Read {
-            path: path.to_owned(),
-            source,
-        })?;
-        let obj = object::File::parse(&*data).map_err(|source| DwarfError::NotObject {
-            path: path.to_owned(),
-            source,
-        })?;
-        let has_info = obj
-            .section_by_name(".debug_info")
-            .is_some_and(|s| s.size() > 0);
-        if !has_info {
-            return Err(DwarfError::NoDebugInfo {
+        with_units(path, |dwarf, all, obj| {
+            let bad = |source| DwarfError::BadDwarf {
                 path: path.to_owned(),
-            });
-        }
-        let endian = if obj.is_little_endian() {
-            RunTimeEndian::Little
-        } else {
-            RunTimeEndian::Big
-        };
-        let bad = |source| DwarfError::BadDwarf {
-            path: path.to_owned(),
-            source,
-        };
-        let sections = gimli::DwarfSections::load(|id| -> Result<Cow<[u8]>, DwarfError> {
-            match obj.section_by_name(id.name()) {
-                Some(s) => s
-                    .uncompressed_data()
-                    .map_err(|source| DwarfError::NotObject {
-                        path: path.to_owned(),
-                        source,
-                    }),
-                None => Ok(Cow::Borrowed(&[][..])),
-            }
-        })?;
-        let dwarf = sections.borrow(|s| EndianSlice::new(s, endian));
-
-        // Every unit is parsed before any is walked, so that a DIE can be
-        // completed from another unit (-flto's link-time unit refers to the
-        // compile-time units for names and types).
-        let mut all = Vec::new();
-        let mut headers = dwarf.units();
-        while let Some(header) = headers.next().map_err(bad)? {
-            all.push(dwarf.unit(header).map_err(bad)?);
-        }
-        let mut builder = Builder::default();
-        let mut units = UnitTable::default();
-        for unit in &all {
-            let cx = Cx::new(&dwarf, unit, &all);
-            let mut tree = unit.entries_tree(None).map_err(bad)?;
-            let root = tree.root().map_err(bad)?;
-            let scope = Scope {
-                optimized: units.read_unit(*cx, root.entry()),
-                function: None,
-                frame_base: FrameBase::Unknown,
-                ranges: Vec::new(),
-                depth: 0,
+                source,
             };
-            builder.walk(cx, root, &scope).map_err(bad)?;
-        }
-
-        let unwind = Unwind::read(&obj, endian);
-        Ok(builder.finish(path.to_owned(), unwind, units))
+            let mut builder = Builder::default();
+            let mut units = UnitTable::default();
+            for unit in all {
+                let cx = Cx::new(dwarf, unit, all);
+                let mut tree = unit.entries_tree(None).map_err(bad)?;
+                let root = tree.root().map_err(bad)?;
+                let scope = Scope {
+                    optimized: units.read_unit(*cx, root.entry()),
+                    function: None,
+                    frame_base: FrameBase::Unknown,
+                    ranges: Vec::new(),
+                    depth: 0,
+                };
+                builder.walk(cx, root, &scope).map_err(bad)?;
+            }
+            let endian = if obj.is_little_endian() {
+                RunTimeEndian::Little
+            } else {
+                RunTimeEndian::Big
+            };
+            let unwind = Unwind::read(obj, endian);
+            Ok(builder.finish(path.to_owned(), unwind, units))
+        })
     }
+}
+
+/// Reads `path` and calls `f` with its DWARF, every unit of it (parsed
+/// before any is walked, so that a DIE can be completed from another
+/// unit: -flto's link-time unit refers to the compile-time units for
+/// names and types) and the object. The file is held in memory for the
+/// call only.
+///
+/// # Errors
+/// As [`DebugVars::load`], and whatever `f` returns.
+pub(super) fn with_units<T>(
+    path: &Path,
+    f: impl FnOnce(
+        &gimli::Dwarf<R<'_>>,
+        &[gimli::Unit<R<'_>>],
+        &object::File<'_>,
+    ) -> Result<T, DwarfError>,
+) -> Result<T, DwarfError> {
+    let data = std::fs::read(path).map_err(|source| DwarfError::Read {
+        path: path.to_owned(),
+        source,
+    })?;
+    let obj = object::File::parse(&*data).map_err(|source| DwarfError::NotObject {
+        path: path.to_owned(),
+        source,
+    })?;
+    let has_info = obj
+        .section_by_name(".debug_info")
+        .is_some_and(|s| s.size() > 0);
+    if !has_info {
+        return Err(DwarfError::NoDebugInfo {
+            path: path.to_owned(),
+        });
+    }
+    let endian = if obj.is_little_endian() {
+        RunTimeEndian::Little
+    } else {
+        RunTimeEndian::Big
+    };
+    let bad = |source| DwarfError::BadDwarf {
+        path: path.to_owned(),
+        source,
+    };
+    let sections = gimli::DwarfSections::load(|id| -> Result<Cow<[u8]>, DwarfError> {
+        match obj.section_by_name(id.name()) {
+            Some(s) => s
+                .uncompressed_data()
+                .map_err(|source| DwarfError::NotObject {
+                    path: path.to_owned(),
+                    source,
+                }),
+            None => Ok(Cow::Borrowed(&[][..])),
+        }
+    })?;
+    let dwarf = sections.borrow(|s| EndianSlice::new(s, endian));
+    let mut all = Vec::new();
+    let mut headers = dwarf.units();
+    while let Some(header) = headers.next().map_err(bad)? {
+        all.push(dwarf.unit(header).map_err(bad)?);
+    }
+    f(&dwarf, &all, &obj)
 }
 
 /// Accumulates everything found while walking the units.

@@ -37,6 +37,7 @@
 //! file is the public face: [`DebugVars`] and its queries.
 
 mod cfi;
+mod code;
 mod die;
 mod error;
 mod frames;
@@ -49,6 +50,7 @@ mod vars;
 use std::path::{Path, PathBuf};
 
 pub use cfi::FrameSlot;
+pub use code::{code_functions, line_code, merge, CodeFunction};
 pub use error::DwarfError;
 pub use frames::{Frame, StackAccess};
 pub use functions::Function;

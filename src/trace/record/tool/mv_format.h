@@ -86,6 +86,7 @@
 #define W_EXEC           6   /* the program called exec: the trace may end here */
 #define W_EXEC_FAILED    7   /* ... and the exec failed: the trace goes on */
 #define W_SNAPSHOT_PARTIAL 8 /* version 6: the root snapshot left memory out */
+#define W_REGION_CALLS   9   /* a code region's entries: "entered N, traced M" */
 
 /* Added to an ALLOC record's kind: a block the process inherited at
    fork(), not one it allocated. */

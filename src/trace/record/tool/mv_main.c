@@ -76,6 +76,7 @@
 
 #include "../../../../pins/gleipnir.h"
 #include "mv_sync.h"
+#include "mv_region.h"
 
 #ifndef MAPVIS_VG_VERSION
 #define MAPVIS_VG_VERSION "unknown"
@@ -107,6 +108,7 @@ static Bool mv_process_cmd_line_option(const HChar* arg)
    else if VG_BOOL_CLO(arg, "--trace-from-start", clo_trace_from_start) {}
    else if VG_BOOL_CLO(arg, "--heap-only", clo_heap_only) {}
    else if VG_BOOL_CLO(arg, "--sync-events", clo_sync_events) {}
+   else if (mv_rg_option(arg)) {}
    else
       return VG_(replacement_malloc_process_cmd_line_option)(arg);
    return True;
@@ -127,6 +129,13 @@ static void mv_print_usage(void)
 "                              rwlocks, condition variables and semaphores\n"
 "                              for the whole run,\n"
 "                              with per-thread instruction counts [no]\n"
+"    --region-object=<file>    the object whose code --region-range gives\n"
+"    --region-range=f:LO-HI    a region by code instead of the pins: a\n"
+"                              function's own code (f) or inlined code or\n"
+"                              source lines (i), file addresses in hex;\n"
+"                              repeated for each range\n"
+"    --region-calls=A-B        trace entries A to B (B 0: all after A) [1-0]\n"
+"    --region-label=<text>     what the header says the regions are\n"
    );
 }
 
@@ -870,6 +879,7 @@ static void mv_access(UWord id, Addr addr, Addr sp, Addr fp)
    ThreadId tid = VG_(get_running_tid)();
    Addr predicted;
 
+   if (UNLIKELY(mv_rg_gate) && !mv_rg_on[tid]) return;
    if (UNLIKELY(clo_heap_only) && !in_heap_block(addr)) return;
    if (UNLIKELY(tid != emitted_tid
                 || sp != last_sp[tid] || fp != last_fp[tid]))
@@ -937,7 +947,8 @@ static void mv_access_ptr(UWord id, Addr addr, Addr sp, Addr fp, UWord value)
 {
    if (UNLIKELY(value - pend_lo < pend_span)) {
       ThreadId tid = VG_(get_running_tid)();
-      if (!(UNLIKELY(clo_heap_only) && !in_heap_block(addr))) {
+      if (!(UNLIKELY(clo_heap_only) && !in_heap_block(addr))
+          && !(UNLIKELY(mv_rg_gate) && !mv_rg_on[tid])) {
          if (UNLIKELY(tid != emitted_tid
                       || sp != last_sp[tid] || fp != last_fp[tid]))
             emit_thread_and_sp(tid, sp, fp);
@@ -971,6 +982,9 @@ static UInt    cur_ordinal;
 static ULong   n_instrs;        /* instructions not yet added to icount_all */
 static IRTemp  cur_sp_tmp;
 static IRTemp  cur_fp_tmp;
+/* The current instruction is in a code region's ranges (mv_region.c):
+   its accesses are instrumented even while no thread is traced. */
+static Bool    cur_in_region;
 
 static void flush_events(IRSB* sb)
 {
@@ -1030,7 +1044,7 @@ static void add_event_data(IRSB* sb, UChar op, IRExpr* addr, Int size,
                            IRExpr* guard, IRExpr* data)
 {
    tl_assert(isIRAtom(addr));
-   if (size <= 0 || !tracing) return;  /* counting instructions only */
+   if (size <= 0 || !(tracing || cur_in_region)) return;  /* counting instructions only */
    if (op == OP_STORE && guard == NULL && n_events > 0) {
       Event* prev = &events[n_events - 1];
       if (prev->op == OP_LOAD && prev->size == size && prev->guard == NULL
@@ -1246,6 +1260,8 @@ static IRSB* mv_instrument(VgCallbackClosure* closure, IRSB* sbIn,
    n_events = 0;
    n_instrs = 0;
    cur_ip = 0;
+   cur_in_region = False;
+   mv_rg_prepare();
 
    for (; i < sbIn->stmts_used; i++) {
       IRStmt* st = sbIn->stmts[i];
@@ -1254,12 +1270,25 @@ static IRSB* mv_instrument(VgCallbackClosure* closure, IRSB* sbIn,
       switch (st->tag) {
          case Ist_IMark: {
             Bool touches = False;
+            Bool first = cur_ip == 0;
+            Bool was_in = cur_in_region;
             flush_events(sbOut);
             addStmtToIRSB(sbOut, st);
             cur_ip = st->Ist.IMark.addr + st->Ist.IMark.delta;
             cur_ordinal = 0;
             n_instrs++;
-            for (j = i + 1; tracing && j < sbIn->stmts_used
+            if (mv_rg_gate && first)
+               mv_rg_add_epoch_check(sbOut, st->Ist.IMark.addr);
+            if (mv_rg_gate) {
+               /* Where execution passes into a code region's ranges, or
+                  (while a thread is inside) out of them. */
+               cur_in_region = mv_rg_in(st->Ist.IMark.addr);
+               if (cur_in_region && (first || !was_in))
+                  mv_rg_add_call(sbOut, st->Ist.IMark.addr, True);
+               else if (!cur_in_region && (first || was_in) && mv_rg_checking())
+                  mv_rg_add_call(sbOut, st->Ist.IMark.addr, False);
+            }
+            for (j = i + 1; (tracing || cur_in_region) && j < sbIn->stmts_used
                             && sbIn->stmts[j]->tag != Ist_IMark; j++)
                if (stmt_accesses_memory(sbIn->stmts[j])) { touches = True; break; }
             if (touches) {
@@ -1412,7 +1441,7 @@ static void record_alloc(ThreadId tid, UChar kind, Addr a, SizeT size, Addr old)
    b->serial = ++alloc_serial;
    for (k = 0; k < n; k++) b->ips[k] = ips[k + 1];
    VG_(HT_add_node)(blocks, b);
-   if (tracing) pending_add(b);
+   if (tracing && !(mv_rg_gate && !mv_rg_on[tid])) pending_add(b);
    iv_dirty = True;
    n_allocs++;
    record_icount(tid);
@@ -1625,6 +1654,7 @@ static void mv_thread_create(ThreadId parent, ThreadId child)
       early_thread = child;
    } else if (child < VG_N_THREADS) {
       keep_unjoined(child);
+      mv_rg_thread_create(child);
       thread_no[child] = ++threads_numbered;
       last_sp[child] = last_fp[child] = 0;
       if (emitted_tid == child) emitted_tid = 0;
@@ -1649,6 +1679,7 @@ static void mv_thread_create(ThreadId parent, ThreadId child)
 
 static void mv_thread_exit(ThreadId tid)
 {
+   mv_rg_thread_exit(tid);
    if (thread_alive && tid < VG_N_THREADS) {
       if (clo_sync_events && thread_alive[tid]) record_sync(SK_EXIT, tid, 0);
       thread_alive[tid] = False;
@@ -1892,6 +1923,73 @@ static void start_region(ThreadId tid, Addr arg_block)
    set_tracing(True);
 }
 
+/* A code region (mv_region.c) opens: its first traced thread `tid`
+   entered at `ip` with stack pointer `sp` and frame pointer `fp`. As
+   start_region, without a client request (argument block 0) and without
+   changing what is instrumented, which mv_region.c decides.
+
+   Inside a helper the guest state's instruction pointer may lag behind
+   (it is exact only at memory accesses), so the innermost frame is the
+   one the helper was given; when it entered at a function's first
+   instruction (`call`), the caller's frame is the return address at sp,
+   and the unwound frames at or below sp are dropped. */
+void mv_region_begin(ThreadId tid, Addr ip, Addr sp, Addr fp, Bool call)
+{
+   Addr ips[32], sps[32], fps[32];
+   UInt n, k, m = 0;
+   region_id++;
+   n_regions++;
+   open_region.tid = tid;
+   open_region.arg_block = 0;
+   n = VG_(get_StackTrace)(tid, ips, 32, sps, fps, 0);
+   open_region.ips[m] = ip;
+   open_region.sps[m] = sp;
+   open_region.fps[m++] = fp;
+   if (call) {
+      open_region.ips[m] = *(Addr*)sp;
+      open_region.sps[m] = sp + 8;
+      open_region.fps[m++] = fp;
+   }
+   for (k = 0; k < n && m < 32; k++)
+      if (sps[k] > open_region.sps[m - 1]) {
+         open_region.ips[m] = ips[k];
+         open_region.sps[m] = sps[k];
+         open_region.fps[m++] = fps[k];
+      }
+   open_region.n = m;
+   put_region_start();
+   root_snapshot();
+}
+
+void mv_region_end(ThreadId tid)
+{
+   ensure(48);
+   put_uv(REC_REGION_STOP);
+   put_uv(region_id);
+   put_uv(tno(tid));
+   put_uv(0);
+}
+
+void mv_set_instrumentation(Bool trace)
+{
+   tracing = trace;
+}
+
+void mv_region_note(const HChar* text)
+{
+   warn(W_REGION_CALLS, text);
+}
+
+/* Whether accesses are being recorded now: a region is open. */
+static Bool region_open(void)
+{
+   UInt t;
+   if (!mv_rg_gate) return tracing;
+   for (t = 1; t < VG_N_THREADS; t++)
+      if (mv_rg_on[t]) return True;
+   return False;
+}
+
 static void stop_region(ThreadId tid, Addr arg_block)
 {
    ensure(48);
@@ -1906,8 +2004,8 @@ static Bool mv_handle_client_request(ThreadId tid, UWord* arg, UWord* ret)
 {
    if (!VG_IS_TOOL_USERREQ('G', 'L', arg[0])) return False;
    if (arg[0] >= MV_USERREQ__SYNC_ON) return handle_sync_request(tid, arg, ret);
-   /* Recording the whole run: the pins change nothing. */
-   if (clo_trace_from_start
+   /* Recording the whole run or a code region: the pins change nothing. */
+   if ((clo_trace_from_start || mv_rg_gate)
        && (arg[0] == VG_USERREQ__GL_START || arg[0] == VG_USERREQ__GL_STOP)) {
       *ret = 0;
       return True;
@@ -1981,7 +2079,8 @@ static void write_header(void)
    for (i = 0; i < n; i++)
       put_str_cap(*(HChar**)VG_(indexXA)(VG_(args_for_client), i), MAX_ARG_BYTES);
    /* Version 7: what the regions are, then the header's own checksum. */
-   put_str_cap(clo_trace_from_start ? "whole" : "pins", MAX_RECORD_STR);
+   put_str_cap(clo_trace_from_start ? "whole" : mv_rg_asked() ? mv_rg_label() : "pins",
+               MAX_RECORD_STR);
    put_le(buf + buf_pos, xxh64(buf, buf_pos, 0), 8);
    buf_pos += 8;
    tl_assert(buf_pos <= cap);
@@ -2047,7 +2146,7 @@ static void mv_child_after_fork(ThreadId tid)
    VG_(HT_ResetIter)(blocks);
    while ((b = VG_(HT_Next)(blocks)) != NULL)
       put_alloc(b->kind | AK_INHERITED, b->tid, b->key, b->size, 0, b->n_ips, b->ips);
-   if (tracing) {
+   if (region_open()) {
       n_regions = 1;
       put_region_start();
    }
@@ -2116,6 +2215,12 @@ static void mv_post_clo_init(void)
    flush_buf();
    VG_(atfork)(NULL, NULL, mv_child_after_fork);
    thread_alive[1] = True;    /* the main thread */
+   mv_rg_init();
+   if (mv_rg_asked() && clo_trace_from_start) {
+      VG_(umsg)("mapvis: error: --trace-from-start and --region-range ask for "
+                "two kinds of region; give one.\n");
+      VG_(exit)(1);
+   }
    if (clo_trace_from_start) {
       region_id = 1;
       n_regions = 1;
@@ -2153,7 +2258,7 @@ static void mv_pre_syscall(ThreadId tid, UInt syscallno, UWord* args,
                            UInt nArgs)
 {
    if (!is_exec(syscallno)) return;
-   warn(W_EXEC, tracing
+   warn(W_EXEC, region_open()
         ? "the program called exec inside the region: the new program replaced "
           "the traced one, so the trace ends at the exec"
         : "the program called exec after its regions: the new program replaced "
@@ -2179,7 +2284,8 @@ static void mv_fini(Int exitcode)
          record_sync(SK_EXIT, t, 0);
          thread_alive[t] = False;
       }
-   if (tracing && !clo_trace_from_start) {
+   mv_rg_finish();
+   if (region_open() && !clo_trace_from_start) {
       VG_(umsg)("mapvis: warning: region %u was still open at exit "
                 "(GL_STOP not reached).\n", region_id);
       warn(W_OPEN_AT_EXIT, "a region was still open at exit (GL_STOP not reached)");

@@ -1,0 +1,288 @@
+//! Regions by code from names: `set_region function NAME` and `set_region
+//! lines FILE:FIRST-LAST` turned into the code ranges the tool watches,
+//! from the executable's DWARF ([`super::dwarf::code_functions`],
+//! [`super::dwarf::line_code`]).
+//!
+//! A name that matches no function, or several, is refused with the
+//! candidates: tracing a neighbour of the function asked for would give a
+//! plausible wrong answer.
+
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use super::dwarf::{self, CodeFunction, DwarfError};
+use super::program::without_parameters;
+use crate::trace::record::{Calls, CodeRange, CodeRegion, RangeKind};
+
+/// Why a region by code could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum CodeError {
+    /// The executable's debug information could not be read.
+    #[error(transparent)]
+    Dwarf(#[from] DwarfError),
+    /// No function with code has the name.
+    #[error("{exe} has no function with code named \"{name}\"{}", near_list(.near))]
+    NoFunction {
+        /// The executable.
+        exe: PathBuf,
+        /// The name asked for.
+        name: String,
+        /// Functions whose names are close.
+        near: Vec<String>,
+    },
+    /// Several functions have the name.
+    #[error("\"{name}\" names {} functions of {exe}: {}; give the one you mean (with its parameter types for C++ overloads)", .candidates.len(), .candidates.join(", "))]
+    Ambiguous {
+        /// The executable.
+        exe: PathBuf,
+        /// The name asked for.
+        name: String,
+        /// Each match, with where it is declared.
+        candidates: Vec<String>,
+    },
+    /// The lines have no code.
+    #[error("lines {file}:{first}-{last} have no code in {exe} (comments, declarations, or a file it was not built from?); give lines of statements in one of its source files")]
+    NoLines {
+        /// The executable.
+        exe: PathBuf,
+        /// The file asked for.
+        file: String,
+        /// First line.
+        first: u64,
+        /// Last line.
+        last: u64,
+    },
+    /// The file name matches several source files.
+    #[error("\"{file}\" matches several source files of {exe}: {}; give more of its path", .files.join(", "))]
+    AmbiguousFile {
+        /// The executable.
+        exe: PathBuf,
+        /// The file asked for.
+        file: String,
+        /// The files it matches.
+        files: Vec<String>,
+    },
+}
+
+fn near_list(near: &[String]) -> String {
+    if near.is_empty() {
+        " (was it compiled with -g, and is it called?)".into()
+    } else {
+        format!("; functions with close names: {}", near.join(", "))
+    }
+}
+
+/// A function's name without its return type: `Grid::at(int, int)` for
+/// `double Grid::at(int, int)`; a C function's name as it is.
+fn signature(full: &str) -> &str {
+    let q = without_parameters(full);
+    full.find(&q).map_or(full, |at| &full[at..])
+}
+
+/// Whether `name` names function `full`: its qualified name
+/// (`Domain::CalcForce`, `kernel<double>`), its name with parameter types
+/// (`Domain::CalcForce(int)`), compared without spaces.
+fn names(full: &str, name: &str) -> bool {
+    let squeeze = |s: &str| s.chars().filter(|c| !c.is_whitespace()).collect::<String>();
+    let name = squeeze(name);
+    if name.contains('(') {
+        squeeze(signature(full)) == name
+    } else {
+        squeeze(&without_parameters(full)) == name
+    }
+}
+
+/// What a candidate is called in a message: its signature and where it is
+/// declared.
+fn shown(f: &CodeFunction) -> String {
+    match &f.decl {
+        Some((file, line)) => format!(
+            "{} ({}:{line})",
+            signature(&f.full),
+            file.file_name().map_or(file.display().to_string(), |n| n
+                .to_string_lossy()
+                .into_owned())
+        ),
+        None => signature(&f.full).to_string(),
+    }
+}
+
+/// The region of function `name` of `exe`: its own code and every copy
+/// inlined elsewhere. A qualified name that matches nothing is tried as
+/// the last part of one (`CalcForce` for `Domain::CalcForce`), which must
+/// then match one function only.
+///
+/// # Errors
+/// [`CodeError::NoFunction`], [`CodeError::Ambiguous`], or the DWARF's.
+pub fn function_region(exe: &Path, name: &str, calls: Calls) -> Result<CodeRegion, CodeError> {
+    let all = dwarf::code_functions(exe)?;
+    let mut found: Vec<&CodeFunction> = all.iter().filter(|f| names(&f.full, name)).collect();
+    if found.is_empty() && !name.contains("::") {
+        found = all
+            .iter()
+            .filter(|f| {
+                without_parameters(&f.full)
+                    .rsplit_once("::")
+                    .is_some_and(|(_, last)| names(last, name))
+            })
+            .collect();
+    }
+    match found.as_slice() {
+        [] => Err(CodeError::NoFunction {
+            exe: exe.to_owned(),
+            name: name.to_owned(),
+            near: near_names(&all, name),
+        }),
+        [f] => Ok(CodeRegion {
+            object: exe.to_owned(),
+            ranges: function_ranges(f),
+            calls,
+            label: format!("function {}, {}", signature(&f.full), calls.describe()),
+        }),
+        several => {
+            let mut candidates: Vec<String> = several.iter().map(|f| shown(f)).collect();
+            candidates.sort();
+            Err(CodeError::Ambiguous {
+                exe: exe.to_owned(),
+                name: name.to_owned(),
+                candidates,
+            })
+        }
+    }
+}
+
+/// Up to five function names closest to `name`.
+fn near_names(all: &[CodeFunction], name: &str) -> Vec<String> {
+    let mut scored: Vec<(f64, String)> = all
+        .iter()
+        .map(|f| without_parameters(&f.full))
+        .map(|q| (strsim::jaro_winkler(&q, name), q))
+        .filter(|(score, _)| *score > 0.8)
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    scored.dedup_by(|a, b| a.1 == b.1);
+    scored.into_iter().take(5).map(|(_, q)| q).collect()
+}
+
+/// A function's ranges: its own code (entered by a call), and its inlined
+/// copies' code outside it.
+fn function_ranges(f: &CodeFunction) -> Vec<CodeRange> {
+    let own = dwarf::merge(f.own.clone());
+    let inlined = dwarf::merge(f.inlined.iter().flatten().cloned().collect());
+    let mut out: Vec<CodeRange> = own
+        .iter()
+        .map(|r| CodeRange {
+            start: r.start,
+            end: r.end,
+            kind: RangeKind::Own,
+        })
+        .collect();
+    for r in inlined {
+        for piece in subtract(r, &own) {
+            out.push(CodeRange {
+                start: piece.start,
+                end: piece.end,
+                kind: RangeKind::Inlined,
+            });
+        }
+    }
+    out.sort_by_key(|r| r.start);
+    out
+}
+
+/// The parts of `r` outside the sorted, disjoint `cut`.
+fn subtract(r: Range<u64>, cut: &[Range<u64>]) -> Vec<Range<u64>> {
+    let mut out = Vec::new();
+    let mut at = r.start;
+    for c in cut.iter().filter(|c| c.end > r.start && c.start < r.end) {
+        if c.start > at {
+            out.push(at..c.start);
+        }
+        at = at.max(c.end);
+    }
+    if at < r.end {
+        out.push(at..r.end);
+    }
+    out
+}
+
+/// The region of lines `first` to `last` of source `file` (a path or its
+/// end: `mm.c`, `src/mm.c`).
+///
+/// # Errors
+/// [`CodeError::NoLines`], [`CodeError::AmbiguousFile`], or the DWARF's.
+pub fn lines_region(
+    exe: &Path,
+    file: &str,
+    first: u64,
+    last: u64,
+) -> Result<CodeRegion, CodeError> {
+    let code = dwarf::line_code(exe, Path::new(file), first..=last)?;
+    let mut files: Vec<String> = code.files.iter().map(|f| f.display().to_string()).collect();
+    files.sort();
+    files.dedup();
+    // One file spelled two ways (the line table's directory and name, a
+    // call's file index) is one file.
+    let same = |a: &str, b: &str| Path::new(a).ends_with(b) || Path::new(b).ends_with(a);
+    let mut distinct: Vec<String> = Vec::new();
+    for f in files {
+        if !distinct.iter().any(|d| same(d, &f)) {
+            distinct.push(f);
+        }
+    }
+    let files = distinct;
+    if files.len() > 1 {
+        return Err(CodeError::AmbiguousFile {
+            exe: exe.to_owned(),
+            file: file.to_owned(),
+            files,
+        });
+    }
+    if code.ranges.is_empty() {
+        return Err(CodeError::NoLines {
+            exe: exe.to_owned(),
+            file: file.to_owned(),
+            first,
+            last,
+        });
+    }
+    Ok(CodeRegion {
+        object: exe.to_owned(),
+        ranges: code
+            .ranges
+            .into_iter()
+            .map(|r| CodeRange {
+                start: r.start,
+                end: r.end,
+                kind: RangeKind::Lines,
+            })
+            .collect(),
+        calls: Calls::All,
+        label: format!("lines {file}:{first}-{last}"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_name_matches_its_qualified_name_or_its_signature() {
+        let full = "double Domain::CalcForce(int, double*)";
+        assert!(names(full, "Domain::CalcForce"));
+        assert!(names(full, "Domain::CalcForce(int, double*)"));
+        assert!(names(full, "Domain::CalcForce(int,double *)"));
+        assert!(!names(full, "Domain::CalcForce(int)"));
+        assert!(!names(full, "CalcForce"));
+        assert!(names("void kernel<double>(double*, int)", "kernel<double>"));
+        assert!(names("kernel_gemm", "kernel_gemm"));
+        assert_eq!(signature("double Grid::at(int, int)"), "Grid::at(int, int)");
+    }
+
+    #[test]
+    fn inlined_code_inside_the_own_copy_is_left_to_it() {
+        assert_eq!(subtract(0..10, &[2..4, 6..7]), vec![0..2, 4..6, 7..10]);
+        assert_eq!(subtract(3..5, &[0..10]), Vec::<Range<u64>>::new());
+        assert_eq!(subtract(3..5, &[]), vec![3..5]);
+    }
+}
