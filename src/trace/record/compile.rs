@@ -98,7 +98,7 @@ pub fn compile_c(req: &CompileRequest) -> Result<PathBuf, CompileError> {
             source,
         })?;
     }
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let cc = compiler_for(&req.source);
     let status = Command::new(&cc)
         .args(["-g3", "-O0"])
         .arg(format!("-I{}", req.include_dir.display()))
@@ -115,6 +115,18 @@ pub fn compile_c(req: &CompileRequest) -> Result<PathBuf, CompileError> {
         return Err(CompileError::Failed(req.source.clone()));
     }
     Ok(out)
+}
+
+/// The compiler for `source`: `$CXX` (else `c++`) for a C++ file (`.cpp`,
+/// `.cc`, `.cxx`, `.C`), which needs the C++ library linked, else `$CC`
+/// (else `cc`).
+fn compiler_for(source: &Path) -> String {
+    let cpp = source
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| matches!(e, "cpp" | "cc" | "cxx" | "C" | "c++"));
+    let (var, default) = if cpp { ("CXX", "c++") } else { ("CC", "cc") };
+    std::env::var(var).unwrap_or_else(|_| default.into())
 }
 
 /// Writes [`PINS_HEADER`] into `include_dir` unless the file there holds
