@@ -78,6 +78,27 @@ fn lz4() {
     corpus(&lib, FOUR);
 }
 
+/// Traced by function, as built, the pins ignored: the one call of
+/// LZ4_decompress_safe (inlined into main under -flto).
+#[test]
+fn lz4_by_function() {
+    let lib = Lib {
+        function: Some(("LZ4_decompress_safe", "all")),
+        ..bundled("rg_lz4.c", &[LZ4], &["lz4.c"])
+    };
+    corpus(&lib, FOUR);
+}
+
+/// Traced by function on the third of five calls, the pins ignored.
+#[test]
+fn zlib_third_call() {
+    let lib = Lib {
+        function: Some(("adler32", "3")),
+        ..bundled("rg_zlib.c", &[ZLIB], &["adler32.c", "zutil.c"])
+    };
+    corpus(&lib, FOUR);
+}
+
 #[test]
 fn zlib() {
     let lib = bundled(

@@ -30,6 +30,16 @@ fn nanoflann() {
     corpus(&lib, FOUR);
 }
 
+/// Traced by a method of a class template, as built, the pins ignored.
+#[test]
+fn nanoflann_by_method() {
+    let lib = Lib {
+        function: Some(("KDTreeSingleIndexAdaptor::knnSearch", "all")),
+        ..deb("rg_nanoflann.cpp", &[])
+    };
+    corpus(&lib, FOUR);
+}
+
 #[test]
 fn rapidjson() {
     let lib = deb("rapidjson.cpp", &[]);

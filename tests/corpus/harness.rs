@@ -131,6 +131,10 @@ pub struct Lib {
     /// The arrays that may be named by their site, and why. Empty for
     /// most cases: every array must carry a variable's name.
     pub site_ok: &'static [SiteOk],
+    /// A region by function for mapvis instead of the pins (which it then
+    /// ignores): the function's name and which calls (`all`, `3`). The
+    /// harness's markers enclose exactly those calls, for Lackey.
+    pub function: Option<(&'static str, &'static str)>,
 }
 
 pub const DEB_INC: &str = "root/usr/include";
@@ -145,6 +149,7 @@ pub fn deb(harness: &'static str, link: &'static [&'static str]) -> Lib {
         defines: &[],
         link,
         site_ok: &[],
+        function: None,
     }
 }
 
@@ -163,6 +168,7 @@ pub fn bundled(
         defines: &[],
         link: &[],
         site_ok: &[],
+        function: None,
     }
 }
 
@@ -176,6 +182,7 @@ pub fn idiom(harness: &'static str, own: &'static [&'static str]) -> Lib {
         defines: &[],
         link: &[],
         site_ok: &[],
+        function: None,
     }
 }
 
@@ -509,8 +516,13 @@ fn oracle(case: &Case, exe: &Path, dir: &Path, sample: bool) -> (Counts, String)
 
 /// Traces `exe` under mapvis and analyses it with the library's folders
 /// as set_src_path.
-fn mapvis(exe: &Path, dir: &Path, src_paths: &[PathBuf]) -> (Manifest, Analysis) {
+fn mapvis(case: &Case, exe: &Path, dir: &Path, src_paths: &[PathBuf]) -> (Manifest, Analysis) {
     let manifest = dir.join("mapvis.manifest");
+    let region = case.lib.function.map(|(name, calls)| {
+        let calls = mapvis::trace::record::Calls::parse(calls).expect("the case's calls");
+        mapvis::trace::naming::function_region(exe, name, calls)
+            .unwrap_or_else(|e| panic!("{}: {e}", case.label()))
+    });
     let req = TraceRequest {
         valgrind: find_valgrind(None).expect("valgrind on PATH"),
         exe: exe.to_path_buf(),
@@ -520,7 +532,7 @@ fn mapvis(exe: &Path, dir: &Path, src_paths: &[PathBuf]) -> (Manifest, Analysis)
         heap_only: false,
         from_start: false,
         sync_events: false,
-        region: None,
+        region,
     };
     let outcome = run_trace(&req).expect("run the tracer");
     assert_eq!(outcome.exit_code, Some(0), "{}", outcome.describe());
@@ -623,7 +635,7 @@ fn run_case(case: &Case, src_paths: &[PathBuf], sample: bool) -> Outcome {
     let dir = tempfile::tempdir().expect("tempdir");
     let exe = build(case, dir.path());
     let (want, how) = oracle(case, &exe, dir.path(), sample);
-    let (mm, a) = mapvis(&exe, dir.path(), src_paths);
+    let (mm, a) = mapvis(case, &exe, dir.path(), src_paths);
     let listed: Vec<&str> = mm.arrays.iter().map(|a| a.names[0].as_str()).collect();
     let counted: Vec<&str> = want.iter().map(|w| w.0.as_str()).collect();
     assert_eq!(

@@ -79,17 +79,63 @@ fn signature(full: &str) -> &str {
     full.find(&q).map_or(full, |at| &full[at..])
 }
 
-/// Whether `name` names function `full`: its qualified name
-/// (`Domain::CalcForce`, `kernel<double>`), its name with parameter types
-/// (`Domain::CalcForce(int)`), compared without spaces.
+/// The parts of a qualified name split at the `::` outside template
+/// arguments and parameter lists: `ns::Grid<a::B>::at` gives `ns`,
+/// `Grid<a::B>`, `at`.
+fn components(q: &str) -> Vec<&str> {
+    let (mut depth, mut start, mut out) = (0i32, 0, Vec::new());
+    let bytes = q.as_bytes();
+    let mut k = 0;
+    while k < bytes.len() {
+        match bytes[k] {
+            b'<' | b'(' => depth += 1,
+            b'>' | b')' => depth -= 1,
+            b':' if depth == 0 && bytes.get(k + 1) == Some(&b':') => {
+                out.push(&q[start..k]);
+                start = k + 2;
+                k += 1;
+            }
+            _ => {}
+        }
+        k += 1;
+    }
+    out.push(&q[start..]);
+    out
+}
+
+/// `part` without its template arguments: `Grid<double>` gives `Grid`.
+fn without_template(part: &str) -> &str {
+    part.find('<').map_or(part, |at| &part[..at])
+}
+
+/// Whether `name` names function `full`. Compared without spaces: the
+/// name's parts (split at `::`) must be the last parts of the function's
+/// qualified name, each equal, or equal once the function's template
+/// arguments are dropped when the name gives none (`Tree::knnSearch` for
+/// `nanoflann::KDTreeSingleIndexAdaptor<...>::knnSearch`); with a
+/// parameter list (`Domain::CalcForce(int)`) the parameters must match
+/// too. A C function's name is its one part.
 fn names(full: &str, name: &str) -> bool {
     let squeeze = |s: &str| s.chars().filter(|c| !c.is_whitespace()).collect::<String>();
     let name = squeeze(name);
-    if name.contains('(') {
-        squeeze(signature(full)) == name
-    } else {
-        squeeze(&without_parameters(full)) == name
+    let (name_q, name_params) = match name.find('(') {
+        Some(at) => (&name[..at], Some(&name[at..])),
+        None => (name.as_str(), None),
+    };
+    let sig = squeeze(signature(full));
+    let q = squeeze(&without_parameters(full));
+    if let Some(params) = name_params {
+        if sig.get(q.len()..) != Some(params) {
+            return false;
+        }
     }
+    let want = components(name_q);
+    let have = components(&q);
+    want.len() <= have.len()
+        && want
+            .iter()
+            .zip(&have[have.len() - want.len()..])
+            .all(|(w, h)| w == h || (!w.contains('<') && *w == without_template(h)))
 }
 
 /// What a candidate is called in a message: its signature and where it is
@@ -108,25 +154,15 @@ fn shown(f: &CodeFunction) -> String {
 }
 
 /// The region of function `name` of `exe`: its own code and every copy
-/// inlined elsewhere. A qualified name that matches nothing is tried as
-/// the last part of one (`CalcForce` for `Domain::CalcForce`), which must
-/// then match one function only.
+/// inlined elsewhere. The name may leave out the leading parts of a
+/// qualified name (`CalcForce` for `Domain::CalcForce`) and template
+/// arguments, as long as it then matches one function only.
 ///
 /// # Errors
 /// [`CodeError::NoFunction`], [`CodeError::Ambiguous`], or the DWARF's.
 pub fn function_region(exe: &Path, name: &str, calls: Calls) -> Result<CodeRegion, CodeError> {
     let all = dwarf::code_functions(exe)?;
-    let mut found: Vec<&CodeFunction> = all.iter().filter(|f| names(&f.full, name)).collect();
-    if found.is_empty() && !name.contains("::") {
-        found = all
-            .iter()
-            .filter(|f| {
-                without_parameters(&f.full)
-                    .rsplit_once("::")
-                    .is_some_and(|(_, last)| names(last, name))
-            })
-            .collect();
-    }
+    let found: Vec<&CodeFunction> = all.iter().filter(|f| names(&f.full, name)).collect();
     match found.as_slice() {
         [] => Err(CodeError::NoFunction {
             exe: exe.to_owned(),
@@ -273,7 +309,14 @@ mod tests {
         assert!(names(full, "Domain::CalcForce(int, double*)"));
         assert!(names(full, "Domain::CalcForce(int,double *)"));
         assert!(!names(full, "Domain::CalcForce(int)"));
-        assert!(!names(full, "CalcForce"));
+        assert!(names(full, "CalcForce"));
+        assert!(!names(full, "Force"));
+        assert!(!names(full, "Other::CalcForce"));
+        let knn = "unsigned long nanoflann::KDTreeSingleIndexAdaptor<nanoflann::L2_Simple_Adaptor<double, Cloud>, Cloud, 2>::knnSearch(double const*, unsigned long, unsigned int*, double*) const";
+        assert!(names(knn, "KDTreeSingleIndexAdaptor::knnSearch"));
+        assert!(names(knn, "nanoflann::KDTreeSingleIndexAdaptor::knnSearch"));
+        assert!(!names(knn, "KDTreeSingleIndexAdaptor<int>::knnSearch"));
+        assert_eq!(components("ns::Grid<a::B>::at"), ["ns", "Grid<a::B>", "at"]);
         assert!(names("void kernel<double>(double*, int)", "kernel<double>"));
         assert!(names("kernel_gemm", "kernel_gemm"));
         assert_eq!(signature("double Grid::at(int, int)"), "Grid::at(int, int)");
