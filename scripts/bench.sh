@@ -32,6 +32,9 @@
 #                                    building an N-node tree and one after
 #                                    180 MB of heap, against --tool=none
 #                                    (default 3 runs, N = 100000)
+#   scripts/bench.sh region [RUNS] [STEPS]  tracing by function against the
+#                                    pins and --tool=none, 10 s outside the
+#                                    region (default 3 runs, 500 M steps)
 #   scripts/bench.sh lackey [RUNS] [N]  Lackey --trace-mem against a whole
 #                                    `run_gleipnir` process on a short run
 #                                    (default 5 runs, matmul N=64)
@@ -56,6 +59,9 @@ if [ "${1:-}" = recursion ]; then
 fi
 if [ "${1:-}" = roots ]; then
   exec bash scripts/bench_roots.sh "${@:2}"
+fi
+if [ "${1:-}" = region ]; then
+  exec bash scripts/bench_region.sh "${@:2}"
 fi
 if [ "${1:-}" = lackey ]; then
   exec bash scripts/bench_lackey.sh "${@:2}"

@@ -200,8 +200,9 @@ fn loop_nests_traced_by_their_lines_agree_with_the_pins() {
     assert!(s[0].contains(&"v 0 800".to_string()), "{s:?}");
 }
 
-/// `set_region function NAME CALLS`: the third call of five alone, calls
-/// 2-3, a C++ overload given with its parameters; a name for two
+/// `set_region function NAME CALLS`: the third call of five alone (and
+/// export_hpcmp following it), calls 2-3, a C++ overload given with its
+/// parameters; a name for two
 /// overloads, an unknown name and lines without code refused with the
 /// candidates and the setting kept; a call that never comes traces
 /// nothing and keeps the previous trace; the page names the region.
@@ -216,8 +217,11 @@ fn calls_overloads_and_bad_names() {
         &format!(
             "set_mem_alloc all; {NAMED}; compile_exe rg_calls.c; \
              set_region function step 3; run_gleipnir; memory_trace_analysis; named C3; \
+             puts \"H [dict get [export_hpcmp h.json] scope]\"; save_run c3; \
              set_region function step 2-3; run_gleipnir; memory_trace_analysis; named C23; \
-             complete_memory_access_pattern a; \
+             complete_memory_access_pattern a; save_run c23; \
+             foreach r [runs] {{ puts \"W [dict get $r label]: [dict get $r region]\" }}; \
+             compare_runs c3 c23; \
              set_region function step all; run_gleipnir; memory_trace_analysis; named Call; \
              puts \"U [catch {{set_region function stpe}} e] $e\"; \
              puts \"N [catch {{set_region lines rg_calls.c:1-3}} e] $e\"; \
@@ -236,6 +240,22 @@ fn calls_overloads_and_bad_names() {
             .collect::<Vec<_>>()
     };
     assert_eq!(a("C3"), ["a 120 120"], "{out}");
+    // Saved runs name their region, and runs of different regions
+    // compared say so.
+    assert!(
+        out.contains("W c3: function step, call 3 (entered 3 times, 1 traced)")
+            && out.contains("W c23: function step, calls 2-3 (entered 3 times, 2 traced)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("note: the runs hold different regions (c3: function step, call 3"),
+        "{out}"
+    );
+    // export_hpcmp follows the region.
+    assert!(
+        out.contains("H function") && out.contains("scope: function step, call 3;"),
+        "{out}"
+    );
     assert_eq!(a("C23"), ["a 200 200"], "{out}");
     assert_eq!(a("Call"), ["a 600 600"], "{out}");
     assert_eq!(a("kept"), ["a 600 600"], "{out}");

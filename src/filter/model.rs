@@ -213,6 +213,14 @@ impl TraceSummary {
         }
     }
 
+    /// The region as asked, without how often its code was entered: two
+    /// analyses of the same region compare equal.
+    pub fn region_asked(&self) -> &str {
+        self.scope
+            .split_once(" (entered ")
+            .map_or(self.scope.as_str(), |(asked, _)| asked)
+    }
+
     /// Adds to a region by code's scope how often its code was entered,
     /// from the tool's `entered N, traced M`; the text is kept as a note
     /// when it does not read so.

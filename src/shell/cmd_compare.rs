@@ -62,6 +62,16 @@ fn compare_runs(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     let c = compare(&ra.report, &rb.report);
     let (la, lb) = (ra.label.as_str(), rb.label.as_str());
     print!("{}", super::render::comparison(la, lb, &c, &ra.report));
+    let regions = [&ra, &rb].map(|r| r.analysis.summary.region_text());
+    if ra.analysis.summary.region_asked() != rb.analysis.summary.region_asked() {
+        let shown = |r: &Option<String>| r.clone().unwrap_or_else(|| "not recorded".into());
+        println!(
+            "note: the runs hold different regions ({la}: {}; {lb}: {}), so their counts are of \
+             different code.",
+            shown(&regions[0]),
+            shown(&regions[1])
+        );
+    }
     if has_save(a) {
         save(st, [&ra, &rb], &c)?;
     }

@@ -21,7 +21,8 @@ pub fn register(r: &mut Registry<Session>) {
 }
 
 /// `export_hpcmp FILE ?SCOPE?`: traces the loaded program with its thread
-/// and mutex events and writes HPCMP's JSON, SCOPE `whole` or `pins`;
+/// and mutex events and writes HPCMP's JSON, SCOPE `whole` or `pins`
+/// (without SCOPE, set_region's: a function or lines are traced as such);
 /// returns a dict with the `file` written and the `scope` used.
 fn export_hpcmp(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     let (file, scope) = (&a[0], a.get(1).map(String::as_str));
@@ -29,12 +30,18 @@ fn export_hpcmp(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     let exe = st.program_to_run(
         "export_hpcmp traces the loaded program: load_exe PATH (or compile_exe SOURCE.c) first.",
     )?;
+    // Without a scope, a region by code set by set_region is traced.
+    let code = match scope {
+        None => super::pipeline::code_region(st.region(), &exe)?,
+        Some(_) => None,
+    };
     let (scope, why) = match scope {
         Some(w) => (
             SyncScope::parse(w)
                 .ok_or_else(|| format!("export_hpcmp's scope is whole or pins, not \"{w}\"."))?,
             "as asked",
         ),
+        None if code.is_some() => (SyncScope::Pins, "set_region names code"),
         None if *st.region() == super::state::Region::Whole => {
             (SyncScope::Whole, "set_region is off")
         }
@@ -53,15 +60,20 @@ fn export_hpcmp(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     println!(
         "tracing {} with thread and sync-object events; reads and writes of {} ({why})...",
         exe.display(),
-        scope.describe()
+        code.as_ref().map_or(scope.describe(), |c| c.label.as_str())
     );
-    let req = sync_request(
+    let mut req = sync_request(
         valgrind,
         exe.clone(),
         st.args().to_vec(),
         trace.clone(),
         scope,
     );
+    let described = match &code {
+        Some(c) => c.label.clone(),
+        None => scope.describe().to_string(),
+    };
+    req.region = code;
     let outcome = run_trace(&req);
     // A Ctrl-C went to the program too, which ended with a readable trace.
     crate::cancel::clear();
@@ -73,24 +85,25 @@ fn export_hpcmp(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     let mut namer = crate::trace::ProgramNamer::new(Some(&exe), st.src_paths());
     let summary = crate::filter::export_hpcmp(&trace, &out, &mut namer)?;
     println!("{summary}");
-    println!(
-        "scope: {}; the trace is {}.",
-        scope.describe(),
-        trace.display()
-    );
-    if scope == SyncScope::Pins && trace_has_region(&trace) == Some(false) {
+    println!("scope: {described}; the trace is {}.", trace.display());
+    if req.region.is_some() && trace_has_region(&trace) == Some(false) {
+        println!(
+            "note: the region's code ({described}) did not run, so no read or write was counted."
+        );
+    } else if scope == SyncScope::Pins && trace_has_region(&trace) == Some(false) {
         println!(
             "note: no pinned region was reached, so no read or write was counted; \
              export_hpcmp {file} whole counts those of the whole run."
         );
     }
-    let word = match scope {
-        SyncScope::Whole => "whole",
-        SyncScope::Pins => "pins",
+    let word = match (&req.region, scope) {
+        (Some(_), _) => st.region().words()[0].clone(),
+        (None, SyncScope::Whole) => "whole".into(),
+        (None, SyncScope::Pins) => "pins".into(),
     };
     Ok(Value::Dict(vec![
         ("file".into(), Value::Str(out.display().to_string())),
-        ("scope".into(), Value::Str(word.into())),
+        ("scope".into(), Value::Str(word)),
     ]))
 }
 

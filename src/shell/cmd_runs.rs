@@ -189,6 +189,11 @@ fn runs(st: &mut Session, _: &[String]) -> CmdResult<Value> {
             ""
         };
         let summary = run_summary(st, run);
+        let region = summary
+            .as_ref()
+            .ok()
+            .and_then(|sm| sm.region_text())
+            .unwrap_or_else(|| "?".into());
         let (accesses, trace, complete) = match &summary {
             Ok(sm) => (
                 sm.accesses.to_string(),
@@ -208,6 +213,7 @@ fn runs(st: &mut Session, _: &[String]) -> CmdResult<Value> {
             super::text::terminal_safe(&i.program).into_owned(),
             super::text::terminal_safe(&i.arguments.join(" ")).into_owned(),
             super::text::utc_date(i.saved),
+            super::text::terminal_safe(&region).into_owned(),
             accesses,
             trace.clone(),
         ]);
@@ -223,6 +229,7 @@ fn runs(st: &mut Session, _: &[String]) -> CmdResult<Value> {
         if let Ok(sm) = &summary {
             dict.push(("accesses".into(), Value::Int(sm.accesses as i64)));
         }
+        dict.push(("region".into(), s(region)));
         dict.push(("complete".into(), Value::Int(complete as i64)));
         dict.push(("trace".into(), s(trace)));
         out.push(Value::Dict(dict));
@@ -248,6 +255,7 @@ fn runs(st: &mut Session, _: &[String]) -> CmdResult<Value> {
                 "program",
                 "arguments",
                 "saved (UTC)",
+                "region",
                 "accesses",
                 "trace"
             ],
