@@ -79,7 +79,7 @@ fn set_region_off_traces_the_whole_run_and_is_kept() {
 }
 
 #[test]
-fn gl_nopins_empties_the_pins_and_windows_are_refused() {
+fn gl_nopins_empties_the_pins_and_bad_regions_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     program(dir.path());
     let out = mapvis_script(
@@ -87,7 +87,8 @@ fn gl_nopins_empties_the_pins_and_windows_are_refused() {
         &format!(
             "set_mem_alloc G; compile_exe r.c -DGL_NOPINS; \
              puts \"E [catch {{run_gleipnir}} e] $e\"; \
-             puts \"K [catch {{set_region window 0 10}} e] $e\"; \
+             foreach r {{{{window 0 10 5}} {{window 0 0}} {{window x 10}} {{lines r.c}} {{function}}}} {{ \
+             puts \"K [catch {{set_region {{*}}$r}} e] $e\" }}; \
              puts \"R [set_region]\"; set_region off; run_gleipnir; memory_trace_analysis; {A_COUNTS}"
         ),
     );
@@ -97,12 +98,13 @@ fn gl_nopins_empties_the_pins_and_windows_are_refused() {
             && l.contains("set_region off")),
         "{out}"
     );
-    assert!(
-        out.lines()
-            .any(|l| l.starts_with("K 1 ") && l.contains("is not available yet")),
-        "{out}"
-    );
-    assert!(out.contains("R pins"), "the refusal changes nothing: {out}");
+    let refused: Vec<&str> = out.lines().filter(|l| l.starts_with("K 1 ")).collect();
+    assert_eq!(refused.len(), 5, "{out}");
+    assert!(refused[0].contains("EVERY is at least COUNT"), "{out}");
+    assert!(refused[1].contains("at least one access"), "{out}");
+    assert!(refused[2].contains("numbers of accesses"), "{out}");
+    assert!(refused[3].contains("FILE:FIRST-LAST"), "{out}");
+    assert!(out.contains("R pins"), "the refusals change nothing: {out}");
     assert_eq!(counts(&out), ["A 128 64 64"], "{out}");
 }
 
@@ -347,4 +349,75 @@ fn a_function_run_by_four_threads_is_traced_in_each_while_inside() {
         (1..4).contains(&regions),
         "the threads were inside together, so their calls share regions: {regions}"
     );
+}
+
+/// `set_region window 0 1000000 10000000` on a run of just under 10^8
+/// accesses holds exactly 10 windows of 10^6 accesses, by the trace's own
+/// count (its regions' start and stop times) and the tool's count of the
+/// run's accesses; the analysis and the page say which windows; a window
+/// beyond the run traces nothing and keeps the previous trace.
+#[test]
+fn windows_hold_exactly_their_count_and_say_so() {
+    use mapvis::trace::record::{Event, Footer};
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        common::root().join("tests/c/rg_window.c"),
+        dir.path().join("w.c"),
+    )
+    .unwrap();
+    let out = mapvis_script(
+        dir.path(),
+        "set_mem_alloc H; compile_exe w.c -O2; set_region window 0 1000000 10000000; \
+         run_gleipnir; memory_trace_analysis; complete_memory_access_pattern v; \
+         set_region window 200000000 10; puts \"F [catch {run_gleipnir} e] $e\"; \
+         puts \"S [set_region]\"",
+    );
+    let (evs, _) = common::read_events(&dir.path().join(".mapvis/trace.mvt"));
+    let (mut starts, mut stops) = (vec![], vec![]);
+    for e in &evs {
+        match e {
+            Event::RegionStart(r) => starts.push(r.time),
+            Event::RegionStop(r) => stops.push(r.time),
+            _ => {}
+        }
+    }
+    assert_eq!(starts.len(), 10, "{out}");
+    let lengths: Vec<u64> = starts.iter().zip(&stops).map(|(a, b)| b - a).collect();
+    assert_eq!(lengths, vec![1_000_000; 10]);
+    let footer = evs.iter().find_map(|e| match e {
+        Event::Footer(Footer { accesses, .. }) => Some(*accesses),
+        _ => None,
+    });
+    assert_eq!(footer, Some(10_000_000));
+    // The tool counted the run: 2 accesses per step and the start-up's.
+    let run: u64 = out
+        .split("; the run made ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no count of the run: {out}"));
+    assert!(
+        (99_900_000 + 1024..100_000_000).contains(&run),
+        "the run made {run} accesses"
+    );
+    assert!(
+        out.contains("region: window 0 1000000 10000000 (10 windows; the run made"),
+        "{out}"
+    );
+    let html = std::fs::read_to_string(
+        dir.path()
+            .join("figures/complete_memory_access_pattern.html"),
+    )
+    .unwrap();
+    assert!(html.contains("region: window 0 1000000 10000000 (10 windows;"));
+    let failed = out
+        .lines()
+        .find(|l| l.starts_with("F 1 "))
+        .unwrap_or_default();
+    assert!(
+        failed.contains("the run ended before the window's start (200000000 accesses)")
+            && failed.contains("is kept"),
+        "{out}"
+    );
+    assert!(out.contains("S window 200000000 10"), "{out}");
 }

@@ -213,11 +213,12 @@ impl TraceSummary {
         }
     }
 
-    /// The region as asked, without how often its code was entered: two
-    /// analyses of the same region compare equal.
+    /// The region as asked, without how often its code was entered or
+    /// how many windows the run had: two analyses of the same region
+    /// compare equal.
     pub fn region_asked(&self) -> &str {
         self.scope
-            .split_once(" (entered ")
+            .split_once(" (")
             .map_or(self.scope.as_str(), |(asked, _)| asked)
     }
 
@@ -229,6 +230,20 @@ impl TraceSummary {
             text.split(", ")
                 .find_map(|part| part.strip_prefix(key)?.trim().parse::<u64>().ok())
         };
+        if let (Some(n), Some(short), Some(run)) =
+            (count("windows "), count("short "), count("run "))
+        {
+            let cut = match short {
+                0 => String::new(),
+                s => format!(", the last cut short by the run's end {s} accesses early"),
+            };
+            let windows = if n == 1 { "window" } else { "windows" };
+            self.scope = format!(
+                "{} ({n} {windows}{cut}; the run made {run} accesses)",
+                self.scope
+            );
+            return;
+        }
         match (count("entered "), count("traced ")) {
             (Some(n), Some(m)) => {
                 let entered = match n {

@@ -26,6 +26,7 @@ pub fn register(r: &mut Registry<Session>) {
 /// returns a dict with the `file` written and the `scope` used.
 fn export_hpcmp(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     let (file, scope) = (&a[0], a.get(1).map(String::as_str));
+    let scope_arg = scope;
     st.follow_cwd();
     let exe = st.program_to_run(
         "export_hpcmp traces the loaded program: load_exe PATH (or compile_exe SOURCE.c) first.",
@@ -42,6 +43,9 @@ fn export_hpcmp(st: &mut Session, a: &[String]) -> CmdResult<Value> {
             "as asked",
         ),
         None if code.is_some() => (SyncScope::Pins, "set_region names code"),
+        None if matches!(st.region(), super::state::Region::Window(_)) => {
+            (SyncScope::Pins, "set_region names windows")
+        }
         None if *st.region() == super::state::Region::Whole => {
             (SyncScope::Whole, "set_region is off")
         }
@@ -69,11 +73,15 @@ fn export_hpcmp(st: &mut Session, a: &[String]) -> CmdResult<Value> {
         trace.clone(),
         scope,
     );
-    let described = match &code {
-        Some(c) => c.label.clone(),
-        None => scope.describe().to_string(),
+    let described = match (&code, st.region()) {
+        (Some(c), _) => c.label.clone(),
+        (None, super::state::Region::Window(w)) if scope_arg.is_none() => w.label(),
+        (None, _) => scope.describe().to_string(),
     };
     req.region = code;
+    if let (None, super::state::Region::Window(w)) = (scope_arg, st.region()) {
+        req.window = Some(*w);
+    }
     let outcome = run_trace(&req);
     // A Ctrl-C went to the program too, which ended with a readable trace.
     crate::cancel::clear();
@@ -98,6 +106,7 @@ fn export_hpcmp(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     }
     let word = match (&req.region, scope) {
         (Some(_), _) => st.region().words()[0].clone(),
+        (None, _) if req.window.is_some() => "window".into(),
         (None, SyncScope::Whole) => "whole".into(),
         (None, SyncScope::Pins) => "pins".into(),
     };

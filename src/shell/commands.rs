@@ -106,28 +106,20 @@ fn set_arguments(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     Ok(Value::List(a.iter().map(|x| s(x.clone())).collect()))
 }
 
-/// `set_region ?pins|off|function|lines? ?ARGS ...?`: what
+/// `set_region ?pins|off|function|lines|window? ?ARGS ...?`: what
 /// `run_gleipnir` traces: `pins` (the default), `off` the whole run,
 /// `function NAME ?CALLS?` or `lines FILE:FIRST-LAST`; alone, prints the
 /// setting. A function or lines are looked up in the loaded program at
 /// once, so a name that matches nothing or several functions is refused
-/// here with the candidates and the setting is unchanged. Windows are
-/// refused until they are built. Returns the setting's words.
+/// here with the candidates and the setting is unchanged. `window SKIP
+/// COUNT ?EVERY?` traces windows of the run's accesses. Returns the
+/// setting's words.
 fn set_region(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     use super::state::Region;
     let words = |r: &Region| Value::List(r.words().into_iter().map(s).collect());
     if a.is_empty() {
         println!("region: {}", st.region().describe());
         return Ok(words(st.region()));
-    }
-    if a[0] == "window" {
-        return Err(format!(
-            "set_region window is not available yet: this mapvis traces between the pins, the \
-             whole run (set_region off), a function (set_region function NAME) or source lines \
-             (set_region lines FILE:FIRST-LAST). The region setting is unchanged ({}).",
-            st.region().words().join(" ")
-        )
-        .into());
     }
     let region = Region::parse(a)?;
     if let Some(exe) = st.exe() {
@@ -356,6 +348,13 @@ fn memory_trace_analysis(st: &mut Session, _: &[String]) -> CmdResult<Value> {
         // Not the blocks a forked child inherited: those are not its own.
         counted(a.summary.allocations, "allocation")
     );
+    if let Some(r) = a
+        .summary
+        .region_text()
+        .filter(|_| a.summary.scope != "pins")
+    {
+        println!("region: {}", super::text::terminal_safe(&r));
+    }
     if a.summary.threads.len() > 1 {
         println!("note: {THREADS_NOTE}");
     }

@@ -28,6 +28,9 @@ pub fn run_gleipnir(st: &mut Session) -> CmdResult<trace::TracedRun> {
         trace::TraceRequest::accesses(valgrind, exe, st.args().to_vec(), st.folder().trace_file());
     req.from_start = *st.region() == super::state::Region::Whole;
     req.region = code_region(st.region(), &req.exe)?;
+    if let super::state::Region::Window(w) = st.region() {
+        req.window = Some(*w);
+    }
     let run = trace_showing_progress(&req)?;
     st.adopt_trace(&run);
     Ok(run)
@@ -41,7 +44,7 @@ pub fn code_region(
 ) -> CmdResult<Option<trace::CodeRegion>> {
     use super::state::Region;
     let found = match region {
-        Region::Pins | Region::Whole => return Ok(None),
+        Region::Pins | Region::Whole | Region::Window(_) => return Ok(None),
         Region::Function { name, calls } => trace::function_region(exe, name, *calls),
         Region::Lines { file, first, last } => trace::lines_region(exe, file, *first, *last),
     };

@@ -322,7 +322,7 @@ pub const SPECS: &[CommandSpec] = &[
         group: Group::Setup,
         args: &[
             opt(
-                "pins|off|function|lines",
+                "pins|off|function|lines|window",
                 ArgKind::OneOf(&["pins", "off", "function", "lines", "window"]),
             ),
             rest("ARGS", ArgKind::Text),
@@ -339,8 +339,11 @@ pub const SPECS: &[CommandSpec] = &[
                included. Under function and lines the pins are ignored, and a name \
                that matches no function or several is refused with the \
                candidates. Alone, prints the setting. It is saved with the \
-               folder's settings. Windows of a run are not available yet, and \
-               set_region says so. Returns the setting's words.",
+               folder's settings. window SKIP COUNT ?EVERY? traces COUNT accesses \
+               after the first SKIP of the run (all threads), and again every \
+               EVERY accesses from one window's start to the next: each window \
+               holds exactly COUNT accesses, and the analysis says which windows \
+               it holds. Returns the setting's words.",
     },
     CommandSpec {
         name: "set_heap_grouping",

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::error::{CmdResult, Context};
 use crate::filter::{CacheModel, ColourMode, HeapReport, HeapRun, MemKind};
-use crate::trace::{BacktraceSymbolizer, Calls};
+use crate::trace::{BacktraceSymbolizer, Calls, Window};
 use crate::workdir::{self, Run, WorkFolder};
 
 /// The locality settings of a session.
@@ -118,6 +118,8 @@ pub enum Region {
         /// Which calls.
         calls: Calls,
     },
+    /// Windows of the run: counts of accesses; the pins are ignored.
+    Window(Window),
     /// Each execution of some source lines, callees included; the pins
     /// are ignored.
     Lines {
@@ -159,6 +161,21 @@ impl Region {
                     .into(),
             ),
             (Some("lines"), 2) => parse_lines(&a[1]),
+            (Some("window"), 3 | 4) => {
+                let n = |k: usize| -> Result<u64, String> {
+                    a.get(k).map_or(Ok(0), |w| {
+                        w.parse().map_err(|_| {
+                            format!("set_region window takes numbers of accesses, not \"{w}\"")
+                        })
+                    })
+                };
+                Ok(Region::Window(Window::new(n(1)?, n(2)?, n(3)?)?))
+            }
+            (Some("window"), _) => Err(
+                "set_region window takes SKIP COUNT ?EVERY?: COUNT accesses after the first SKIP, \
+                 again every EVERY accesses"
+                    .into(),
+            ),
             (Some("lines"), _) => {
                 Err("set_region lines takes one FILE:FIRST-LAST, as set_region lines mm.c:10-14".into())
             }
@@ -181,6 +198,13 @@ impl Region {
             Region::Lines { file, first, last } => {
                 vec!["lines".into(), format!("{file}:{first}-{last}")]
             }
+            Region::Window(w) => {
+                let mut words = vec!["window".into(), w.skip.to_string(), w.count.to_string()];
+                if w.every != 0 {
+                    words.push(w.every.to_string());
+                }
+                words
+            }
         }
     }
 
@@ -195,6 +219,16 @@ impl Region {
                 "function {name}, {}: from entry to return, callees included, in the thread \
                  that calls it (the pins are ignored)",
                 calls.describe()
+            ),
+            Region::Window(w) if w.every == 0 => format!(
+                "window: {} accesses after the first {} of the run, from all threads (the pins \
+                 are ignored)",
+                w.count, w.skip
+            ),
+            Region::Window(w) => format!(
+                "window: {} accesses after the first {} of the run, and again every {} (the pins \
+                 are ignored)",
+                w.count, w.skip, w.every
             ),
             Region::Lines { file, first, last } => format!(
                 "lines {file}:{first}-{last}: each time they run, callees included (the pins \

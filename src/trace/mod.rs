@@ -31,5 +31,5 @@ pub use record::{
     check_executable, check_trace, check_valgrind, compile_c, debug_warning, default_sync_scope,
     dump, find_valgrind, install_tool, looks_like_gleipnir, run_grind, run_trace, run_trace_into,
     sync_request, Calls, CodeRegion, CompileError, CompileRequest, DumpError, GrindRequest,
-    RunError, SyncScope, TraceError, TraceReader, TraceRequest, TracedRun,
+    RunError, SyncScope, TraceError, TraceReader, TraceRequest, TracedRun, Window,
 };

@@ -51,6 +51,7 @@ pub fn request(dir: &Path, exe: &Path, args: &[&str]) -> TraceRequest {
         from_start: false,
         sync_events: false,
         region: None,
+        window: None,
     }
 }
 

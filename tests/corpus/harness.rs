@@ -533,6 +533,7 @@ fn mapvis(case: &Case, exe: &Path, dir: &Path, src_paths: &[PathBuf]) -> (Manife
         from_start: false,
         sync_events: false,
         region,
+        window: None,
     };
     let outcome = run_trace(&req).expect("run the tracer");
     assert_eq!(outcome.exit_code, Some(0), "{}", outcome.describe());

@@ -55,7 +55,7 @@ pub use gleipnir::{looks_like_gleipnir, GlEvent, GlName, GlSite, GleipnirReader,
 pub use grind::{run_grind, GrindRequest, GrindRun};
 pub use pins::{is_client_request_local, stop_arg_stores, Seen, StartResult, Verdict, HOLD_BACK};
 pub use reader::{Batch, EndState, TraceError, TraceReader};
-pub use region::{Calls, CodeRange, CodeRegion, RangeKind};
+pub use region::{Calls, CodeRange, CodeRegion, RangeKind, Window};
 pub use run::{
     check_executable, check_trace, check_valgrind, debug_warning, find_valgrind, install_tool,
     run_trace, run_trace_into, signal_name, RunError, RunOutcome, TraceCheck, TraceRequest,

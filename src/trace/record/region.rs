@@ -134,6 +134,58 @@ impl CodeRegion {
     }
 }
 
+/// Windows of a run (`set_region window SKIP COUNT ?EVERY?`): COUNT
+/// accesses after the first SKIP of the run, and again every EVERY
+/// accesses (from one window's start to the next) when EVERY is not 0.
+/// The tool counts the run's accesses per superblock between windows (a
+/// guarded access counts whether or not it happens, so a window may open a
+/// few accesses after its nominal start) and exactly inside them: each
+/// window holds exactly COUNT accesses unless the run ends first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Window {
+    /// Accesses of the run before the first window.
+    pub skip: u64,
+    /// Accesses in each window, at least 1.
+    pub count: u64,
+    /// From one window's start to the next; 0 for one window, else at
+    /// least `count`.
+    pub every: u64,
+}
+
+impl Window {
+    /// A window, checked.
+    ///
+    /// # Errors
+    /// A sentence saying what is wrong.
+    pub fn new(skip: u64, count: u64, every: u64) -> Result<Window, String> {
+        if count == 0 {
+            return Err("a window holds at least one access (COUNT >= 1)".into());
+        }
+        if every != 0 && every < count {
+            return Err(format!(
+                "windows of {count} accesses cannot start every {every}: EVERY is at least COUNT (or 0 for one window)"
+            ));
+        }
+        Ok(Window { skip, count, every })
+    }
+
+    /// What the trace's header says: `window SKIP COUNT EVERY`.
+    pub fn label(self) -> String {
+        format!("window {} {} {}", self.skip, self.count, self.every)
+    }
+
+    /// The tool's options.
+    pub fn tool_args(self) -> Vec<String> {
+        vec![
+            format!(
+                "--region-window={},{},{}",
+                self.skip, self.count, self.every
+            ),
+            format!("--region-label={}", self.label()),
+        ]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -309,6 +309,9 @@ pub struct TraceRequest {
     /// A region by code (a function, source lines) instead of the pins;
     /// the pins are then ignored. Not with `from_start`.
     pub region: Option<super::region::CodeRegion>,
+    /// Windows of the run instead of the pins; not with `from_start` or
+    /// `region`.
+    pub window: Option<super::region::Window>,
 }
 
 impl TraceRequest {
@@ -332,6 +335,7 @@ impl TraceRequest {
             from_start: false,
             sync_events: false,
             region: None,
+            window: None,
         }
     }
 }
@@ -598,6 +602,7 @@ pub fn run_trace_with(
             if req.sync_events { "yes" } else { "no" }
         ))
         .args(req.region.iter().flat_map(|r| r.tool_args()))
+        .args(req.window.iter().flat_map(|w| w.tool_args()))
         .arg(&req.exe)
         .args(&req.args)
         .stdin(Stdio::inherit())
@@ -910,12 +915,16 @@ pub fn run_trace_into(
             "the program was ended by signal {} before any region was traced",
             outcome.signal.unwrap_or(0)
         )),
-        Ok(c) if c.regions == 0 => Some(match &req.region {
-            Some(r) => format!(
+        Ok(c) if c.regions == 0 => Some(match (&req.region, req.window) {
+            (_, Some(w)) => format!(
+                "no region was traced: the run ended before the window's start ({} accesses)",
+                w.skip
+            ),
+            (Some(r), _) => format!(
                 "no region was traced: the code of the region ({}) did not run, or not as often as asked, in this run",
                 r.label
             ),
-            None => "no region was traced: are GL_START/GL_STOP in the code that ran? (include pins/gleipnir.h and put GL_START; and GL_STOP; around the code to see, or trace the whole run with set_region off)".into(),
+            (None, None) => "no region was traced: are GL_START/GL_STOP in the code that ran? (include pins/gleipnir.h and put GL_START; and GL_STOP; around the code to see, or trace the whole run with set_region off)".into(),
         }),
         Ok(_) => None,
     };

@@ -84,5 +84,6 @@ pub fn request(
         from_start: scope == Scope::Whole,
         sync_events: true,
         region: None,
+        window: None,
     }
 }

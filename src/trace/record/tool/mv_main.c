@@ -879,7 +879,10 @@ static void mv_access(UWord id, Addr addr, Addr sp, Addr fp)
    ThreadId tid = VG_(get_running_tid)();
    Addr predicted;
 
-   if (UNLIKELY(mv_rg_gate) && !mv_rg_on[tid]) return;
+   if (UNLIKELY(mv_rg_gate) && !mv_rg_on[tid]) {
+      if (UNLIKELY(mv_win_on)) mv_win_run++;
+      return;
+   }
    if (UNLIKELY(clo_heap_only) && !in_heap_block(addr)) return;
    if (UNLIKELY(tid != emitted_tid
                 || sp != last_sp[tid] || fp != last_fp[tid]))
@@ -899,6 +902,7 @@ static void mv_access(UWord id, Addr addr, Addr sp, Addr fp)
       else s->count = PROMOTE_AT / 2;   /* the list is full: noted later */
    }
    n_accesses++;
+   if (UNLIKELY(mv_win_on)) mv_win_recorded(tid);
    if (UNLIKELY(buf_pos >= FLUSH_AT)) flush_buf();
    else if (UNLIKELY((n_accesses & 4095) == 0)) flush_if_old();
    if (UNLIKELY((n_accesses & 4095) == 0) && n_candidates) recode();
@@ -982,6 +986,8 @@ static UInt    cur_ordinal;
 static ULong   n_instrs;        /* instructions not yet added to icount_all */
 static IRTemp  cur_sp_tmp;
 static IRTemp  cur_fp_tmp;
+/* Accesses of the superblock not yet added to mv_win_run (windows). */
+static ULong   n_win_events;
 /* The current instruction is in a code region's ranges (mv_region.c):
    its accesses are instrumented even while no thread is traced. */
 static Bool    cur_in_region;
@@ -989,6 +995,12 @@ static Bool    cur_in_region;
 static void flush_events(IRSB* sb)
 {
    Int i;
+   if (!tracing && !cur_in_region) {
+      /* Windows: outside them the accesses are only counted. */
+      n_win_events += n_events;
+      n_events = 0;
+      return;
+   }
    for (i = 0; i < n_events; i++) {
       Event* ev = &events[i];
       UInt id = site_id(cur_ip, cur_ordinal++, ev->op, ev->size);
@@ -1033,6 +1045,37 @@ static void add_count(IRSB* sb)
 static void add_event_data(IRSB* sb, UChar op, IRExpr* addr, Int size,
                            IRExpr* guard, IRExpr* data);
 
+/* Windows: adds the accesses counted since the last add to mv_win_run, and
+   opens a window (mv_win_cross) when that reaches mv_win_next; before each
+   side exit and at the end, as add_count. A guarded access is counted
+   whether or not it happens, so a window may open a few accesses after
+   its nominal start; inside a window the helper counts exactly. */
+static void add_window_count(IRSB* sb)
+{
+   IRTemp old, sum, next, cross;
+   IRDirty* di;
+   IRExpr* run = mkIRExpr_HWord((HWord)&mv_win_run);
+   if (!mv_win_on || n_win_events == 0) return;
+   old = newIRTemp(sb->tyenv, Ity_I64);
+   sum = newIRTemp(sb->tyenv, Ity_I64);
+   next = newIRTemp(sb->tyenv, Ity_I64);
+   cross = newIRTemp(sb->tyenv, Ity_I1);
+   addStmtToIRSB(sb, IRStmt_WrTmp(old, IRExpr_Load(Iend_LE, Ity_I64, run)));
+   addStmtToIRSB(sb, IRStmt_WrTmp(sum, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(old),
+                                        IRExpr_Const(IRConst_U64(n_win_events)))));
+   addStmtToIRSB(sb, IRStmt_Store(Iend_LE, mkIRExpr_HWord((HWord)&mv_win_run),
+                                  IRExpr_RdTmp(sum)));
+   addStmtToIRSB(sb, IRStmt_WrTmp(next, IRExpr_Load(Iend_LE, Ity_I64,
+                                        mkIRExpr_HWord((HWord)&mv_win_next))));
+   addStmtToIRSB(sb, IRStmt_WrTmp(cross, IRExpr_Binop(Iop_CmpLE64U, IRExpr_RdTmp(next),
+                                                     IRExpr_RdTmp(sum))));
+   di = unsafeIRDirty_0_N(0, "mv_win_cross", VG_(fnptr_to_fnentry)(&mv_win_cross),
+                          mkIRExprVec_0());
+   di->guard = IRExpr_RdTmp(cross);
+   addStmtToIRSB(sb, IRStmt_Dirty(di));
+   n_win_events = 0;
+}
+
 static void add_event(IRSB* sb, UChar op, IRExpr* addr, Int size, IRExpr* guard)
 {
    add_event_data(sb, op, addr, size, guard, NULL);
@@ -1044,7 +1087,7 @@ static void add_event_data(IRSB* sb, UChar op, IRExpr* addr, Int size,
                            IRExpr* guard, IRExpr* data)
 {
    tl_assert(isIRAtom(addr));
-   if (size <= 0 || !(tracing || cur_in_region)) return;  /* counting instructions only */
+   if (size <= 0 || !(tracing || cur_in_region || mv_win_on)) return;  /* counting instructions only */
    if (op == OP_STORE && guard == NULL && n_events > 0) {
       Event* prev = &events[n_events - 1];
       if (prev->op == OP_LOAD && prev->size == size && prev->guard == NULL
@@ -1259,6 +1302,7 @@ static IRSB* mv_instrument(VgCallbackClosure* closure, IRSB* sbIn,
    }
    n_events = 0;
    n_instrs = 0;
+   n_win_events = 0;
    cur_ip = 0;
    cur_in_region = False;
    mv_rg_prepare();
@@ -1380,6 +1424,7 @@ static IRSB* mv_instrument(VgCallbackClosure* closure, IRSB* sbIn,
             /* A side exit leaves the block: emit what happened before it. */
             flush_events(sbOut);
             add_count(sbOut);
+            add_window_count(sbOut);
             addStmtToIRSB(sbOut, st);
             break;
          default:
@@ -1389,6 +1434,7 @@ static IRSB* mv_instrument(VgCallbackClosure* closure, IRSB* sbIn,
    }
    flush_events(sbOut);
    add_count(sbOut);
+   add_window_count(sbOut);
    return sbOut;
 }
 
@@ -1959,6 +2005,19 @@ void mv_region_begin(ThreadId tid, Addr ip, Addr sp, Addr fp, Bool call)
    open_region.n = m;
    put_region_start();
    root_snapshot();
+}
+
+void mv_region_begin_here(ThreadId tid)
+{
+   region_id++;
+   n_regions++;
+   open_region.tid = tid;
+   open_region.arg_block = 0;
+   open_region.n = tid == 0 ? 0
+                   : VG_(get_StackTrace)(tid, open_region.ips, 32, open_region.sps,
+                                         open_region.fps, 0);
+   put_region_start();
+   if (tid != 0) root_snapshot();
 }
 
 void mv_region_end(ThreadId tid)

@@ -149,10 +149,35 @@ static void parse_calls(const HChar* arg, const HChar* v)
       VG_(fmsg_bad_option)(arg, "expected FIRST-LAST with LAST 0 or >= FIRST\n");
 }
 
+Bool  mv_win_on;
+ULong mv_win_run;
+ULong mv_win_next = ~0ULL;
+static ULong win_skip, win_count, win_every;
+static ULong win_left;        /* accesses still to record in the open window */
+static ULong win_n;           /* windows opened */
+static Bool  win_open;
+
+/* "SKIP,COUNT,EVERY", decimal; EVERY 0 for one window. */
+static void parse_window(const HChar* arg, const HChar* v)
+{
+   HChar* end;
+   win_skip = VG_(strtoull10)(v, &end);
+   if (*end != ',') VG_(fmsg_bad_option)(arg, "expected SKIP,COUNT,EVERY\n");
+   win_count = VG_(strtoull10)(end + 1, &end);
+   if (*end != ',') VG_(fmsg_bad_option)(arg, "expected SKIP,COUNT,EVERY\n");
+   win_every = VG_(strtoull10)(end + 1, &end);
+   if (*end != '\0' || win_count == 0 || (win_every != 0 && win_every < win_count))
+      VG_(fmsg_bad_option)(arg, "expected SKIP,COUNT,EVERY with COUNT >= 1 and "
+                           "EVERY 0 or >= COUNT\n");
+   mv_win_on = True;
+   mv_win_next = win_skip;
+}
+
 Bool mv_rg_option(const HChar* arg)
 {
    const HChar* v;
    if VG_STR_CLO(arg, "--region-object", object) {}
+   else if VG_STR_CLO(arg, "--region-window", v) parse_window(arg, v);
    else if VG_STR_CLO(arg, "--region-label", label) {}
    else if VG_STR_CLO(arg, "--region-calls", v) parse_calls(arg, v);
    else if VG_STR_CLO(arg, "--region-range", v) parse_range(arg, v);
@@ -160,12 +185,56 @@ Bool mv_rg_option(const HChar* arg)
    return True;
 }
 
-Bool mv_rg_asked(void) { return n_ranges > 0; }
+Bool mv_rg_asked(void) { return n_ranges > 0 || mv_win_on; }
 
 const HChar* mv_rg_label(void) { return label; }
 
+static void set_all_on(Bool on)
+{
+   UInt t;
+   for (t = 0; t < VG_N_THREADS; t++) mv_rg_on[t] = on;
+}
+
+static void window_open(ThreadId tid)
+{
+   win_open = True;
+   win_left = win_count;
+   win_n++;
+   set_all_on(True);
+   mv_region_begin_here(tid);
+   mv_set_instrumentation(True);
+   epoch++;
+}
+
+void mv_win_cross(void)
+{
+   if (win_open || mv_win_run < mv_win_next) return;
+   window_open(VG_(get_running_tid)());
+}
+
+void mv_win_recorded(ThreadId tid)
+{
+   mv_win_run++;
+   if (!win_open || --win_left > 0) return;
+   win_open = False;
+   set_all_on(False);
+   mv_region_end(tid);
+   mv_win_next = win_every == 0 ? ~0ULL : win_skip + win_n * win_every;
+   mv_set_instrumentation(False);
+   epoch++;
+}
+
 void mv_rg_init(void)
 {
+   if (mv_win_on) {
+      if (n_ranges > 0)
+         VG_(fmsg_bad_option)("--region-window", "is not for --region-range too\n");
+      mv_rg_gate = True;
+      mv_rg_on = VG_(calloc)("mv.rg.on", VG_N_THREADS, sizeof(Bool));
+      /* A window at the run's start opens before its first instruction. */
+      if (win_skip == 0) window_open(0);
+      return;
+   }
    if (!mv_rg_asked()) return;
    if (object == NULL)
       VG_(fmsg_bad_option)("--region-range", "needs --region-object\n");
@@ -213,7 +282,7 @@ void mv_rg_prepare(void)
    const DebugInfo* di;
    PtrdiffT bias;
    UInt i;
-   if (relocated || !mv_rg_asked()) return;
+   if (relocated || n_ranges == 0) return;
    di = find_object();
    if (di == NULL) return;
    bias = VG_(DebugInfo_get_text_bias)(di);
@@ -371,7 +440,7 @@ void mv_rg_add_call(IRSB* sb, Addr ip, Bool in)
 
 void mv_rg_thread_exit(ThreadId tid)
 {
-   if (!mv_rg_asked() || tid >= VG_N_THREADS) return;
+   if (n_ranges == 0 || tid >= VG_N_THREADS) return;
    if (entry_sp[tid] != 0) leave(tid, False);
    if (lingering && linger_tid == tid) end_lingering();
 }
@@ -384,6 +453,16 @@ void mv_rg_thread_create(ThreadId tid)
 void mv_rg_finish(void)
 {
    HChar text[128];
+   if (mv_win_on) {
+      VG_(snprintf)(text, sizeof text, "windows %llu, short %llu, run %llu", win_n,
+                    win_open ? win_left : 0ULL, mv_win_run);
+      if (win_open) {
+         set_all_on(False);
+         mv_region_end(1);
+      }
+      mv_region_note(text);
+      return;
+   }
    if (!mv_rg_asked()) return;
    end_lingering();
    VG_(snprintf)(text, sizeof text, "entered %llu, traced %llu", calls, calls_traced);

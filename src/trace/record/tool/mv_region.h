@@ -48,16 +48,30 @@ void mv_rg_thread_create(ThreadId tid);
 /* Writes the count of entries (a warning record) at the end. */
 void mv_rg_finish(void);
 
-/* Set when a code region was asked for: the access helpers then record
-   only threads whose mv_rg_on slot is set. */
+/* Set when a code region or windows were asked for: the access helpers
+   then record only threads whose mv_rg_on slot is set. */
 extern Bool  mv_rg_gate;
 extern Bool* mv_rg_on;
+
+/* Windows of the run (--region-window=SKIP,COUNT,EVERY): the run's
+   accesses are counted (mv_win_run), inline per superblock outside the
+   windows and by the access helper inside them. */
+extern Bool  mv_win_on;          /* windows were asked for */
+extern ULong mv_win_run;         /* the run's accesses so far */
+extern ULong mv_win_next;        /* where the next window starts */
+/* Helper, called where mv_win_run reached mv_win_next: opens a window. */
+void mv_win_cross(void);
+/* An access was recorded inside a window (or dropped by the gate). */
+void mv_win_recorded(ThreadId tid);
 
 /* mv_main.c's side. */
 /* The first traced thread `tid` entered at `ip` with these stack and
    frame pointers; `call`: at a function's own code, so that sp holds the
    return address. */
 void mv_region_begin(ThreadId tid, Addr ip, Addr sp, Addr fp, Bool call);
+/* A region opens without a precise frame (a window): the thread's stack as
+   the guest state has it, or none when tid is 0 (at start-up). */
+void mv_region_begin_here(ThreadId tid);
 void mv_region_end(ThreadId tid);
 /* Sets whether accesses are instrumented everywhere (`trace`), for the
    superblocks translated from now on. */
