@@ -325,7 +325,7 @@ mod tests {
     #[test]
     fn inlined_code_inside_the_own_copy_is_left_to_it() {
         assert_eq!(subtract(0..10, &[2..4, 6..7]), vec![0..2, 4..6, 7..10]);
-        let all: Vec<Range<u64>> = vec![0..10];
+        let all = [Range { start: 0, end: 10 }];
         assert_eq!(subtract(3..5, &all), Vec::<Range<u64>>::new());
         assert_eq!(subtract(3..5, &[]), vec![3..5]);
     }
