@@ -49,6 +49,28 @@ int main(void)
 }
 "#;
 
+/// The row stores and the column loads of ROWCOL_C as two regions, the
+/// pins around each loop nest: 16 stores, then 16 loads.
+const TWO_REGIONS_C: &str = r#"/* 4 x 4 ints: rows written, then columns read, each pinned. */
+#include "gleipnir.h"
+int a[4][4] __attribute__((aligned(64)));
+int main(void)
+{
+    register int i, j, s = 0;
+    GL_START;
+    for (i = 0; i < 4; i++)
+        for (j = 0; j < 4; j++)
+            a[i][j] = i * 4 + j;
+    GL_STOP;
+    GL_START;
+    for (j = 0; j < 4; j++)
+        for (i = 0; i < 4; i++)
+            s += a[i][j];
+    GL_STOP;
+    return s != 120;
+}
+"#;
+
 /// A 16 x 16 int array (a row is one 64-byte line, 16 lines in all), set
 /// before the pins and read column by column between them: 256 loads, the
 /// only accesses of the traced region. With `-DTRANSPOSED` it is declared
@@ -187,7 +209,10 @@ const PROBE: &str = r#"<script>
     return '';
   }
   function graph(div) {
-    var g = { id: div.id, heading: heading(div), traces: div._fullData.map(pick), hidden: [], frames: [], axes: {} };
+    var g = { id: div.id, heading: heading(div), traces: div._fullData.map(pick), hidden: [], frames: [], axes: {},
+              shapes: ((div._fullLayout && div._fullLayout.shapes) || []).map(function (s) {
+                return { type: s.type, x0: plain(s.x0, 0), x1: plain(s.x1, 0), dash: s.line ? s.line.dash : null };
+              }) };
     ['xaxis', 'xaxis2', 'yaxis', 'yaxis2'].forEach(function (k) {
       var a = div._fullLayout && div._fullLayout[k];
       if (a) { g.axes[k] = { domain: plain(a.domain, 0), matches: a.matches || null, range: plain(a.range, 0) }; }
@@ -1384,4 +1409,38 @@ fn sharing_page_headings_name_the_lines_variables() {
             row[5]
         );
     }
+}
+
+/// Two regions on the complete page's access-order view: one dashed line
+/// between the 16 stores of the first and the 16 loads of the second, at
+/// the first load's time, so that the two are not read as one run.
+#[test]
+fn complete_page_marks_the_gap_between_regions() {
+    let Some(bin) = chromium_or_skip("the gap between regions was not read back") else {
+        return;
+    };
+    let (dir, _) = traced(
+        "two.c",
+        TWO_REGIONS_C,
+        "compile_exe two.c; run_gleipnir; memory_trace_analysis; \
+         complete_memory_access_pattern a",
+    );
+    let html = dir
+        .path()
+        .join("figures/complete_memory_access_pattern.html");
+    let page = read_page(&bin, &html, "");
+    let g = graph(&page, "fig1");
+    let stores = ints(&trace(g, "a store")["x"]);
+    let loads = ints(&trace(g, "a load")["x"]);
+    assert_eq!((stores.len(), loads.len()), (16, 16));
+    let shapes = g["shapes"].as_array().unwrap();
+    assert_eq!(shapes.len(), 1, "{shapes:?}");
+    let at = shapes[0]["x0"].as_f64().unwrap() as i64;
+    assert_eq!(shapes[0]["dash"], "dash");
+    assert_eq!(
+        at,
+        *loads.iter().min().unwrap(),
+        "the line is at the second region's start"
+    );
+    assert!(stores.iter().all(|&t| t < at), "every store lies before it");
 }

@@ -410,6 +410,14 @@ fn windows_hold_exactly_their_count_and_say_so() {
     )
     .unwrap();
     assert!(html.contains("region: window 0 1000000 10000000 (10 windows;"));
+    // The access-order view marks the 9 gaps, one at each window's start.
+    let lines: Vec<u64> = html
+        .split("\"type\":\"line\",\"xref\":\"x\",\"x0\":")
+        .skip(1)
+        .map(|t| t.split(',').next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(lines, (1..10).map(|k| k * 1_000_000).collect::<Vec<u64>>());
+    assert!(html.contains("dashed lines: 9 gaps"));
     let failed = out
         .lines()
         .find(|l| l.starts_with("F 1 "))

@@ -456,6 +456,10 @@ impl Naming<'_> {
             }
             Event::RegionStart(r) => {
                 self.in_region = true;
+                // The figures' access order counts the accesses kept.
+                if self.summary.region_starts.len() < super::model::MAX_REGION_STARTS {
+                    self.summary.region_starts.push(self.named);
+                }
                 self.summary.regions = self.summary.regions.max(r.id);
                 self.start_frames(r.tid, &r.frames);
                 self.roots.region_start(r.tid, &r.frames);

@@ -562,6 +562,7 @@ fn write_summary(
         "outside_notes": s.outside_notes,
         "analysis_id": s.analysis_id,
         "scope": s.scope,
+        "region_starts": s.region_starts,
     });
     let path = dir.join("summary.json");
     std::fs::write(
@@ -687,6 +688,10 @@ fn summary_from(j: &serde_json::Value) -> TraceSummary {
         accesses: j["accesses"].as_u64().unwrap_or(0),
         regions: j["regions"].as_u64().unwrap_or(0) as u32,
         scope: j["scope"].as_str().unwrap_or("").to_string(),
+        region_starts: j["region_starts"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|x| x.as_u64()).collect())
+            .unwrap_or_default(),
         allocations: j["allocations"].as_u64().unwrap_or(0),
         frees: j["frees"].as_u64().unwrap_or(0),
         threads: j["threads"]

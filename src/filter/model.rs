@@ -137,6 +137,11 @@ impl Variable {
     }
 }
 
+/// Most region starts an analysis keeps (see
+/// [`TraceSummary::region_starts`]): a function called a million times has
+/// as many regions, and no figure could draw their marks.
+pub const MAX_REGION_STARTS: usize = 1001;
+
 /// What the trace said about itself.
 #[derive(Clone, Debug, Default)]
 pub struct TraceSummary {
@@ -152,6 +157,10 @@ pub struct TraceSummary {
     /// `function kernel, calls all (entered 5 times, 5 traced)`); empty
     /// when the trace or the saved analysis does not say.
     pub scope: String,
+    /// The access-order time at which each region began, the first
+    /// [`MAX_REGION_STARTS`] of them: the figures mark where the run went
+    /// on untraced between regions.
+    pub region_starts: Vec<u64>,
     /// Heap allocations seen (whole run).
     pub allocations: u64,
     /// Frees seen (whole run).

@@ -68,6 +68,10 @@ pub(super) fn figure_options(st: &Session, save: bool) -> vis::FigureOptions {
         matrix_orientation: st.matrix_orientation(),
         provenance: provenance(st),
         analysis_id: source_token(st),
+        gaps: st
+            .loaded_analysis()
+            .map(|a| a.summary.region_starts.iter().skip(1).copied().collect())
+            .unwrap_or_default(),
         ..vis::FigureOptions::writing_to(st.folder().figures_dir(), st.folder().visinfo_dir())
     }
 }

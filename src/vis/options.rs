@@ -48,6 +48,12 @@ pub struct FigureOptions {
     /// (`2d_memory_access_pattern_C.html`, see
     /// `file_word` in `page/html.rs`). `None`: of the variable's name.
     pub file_name: Option<String>,
+    /// Access-order times at which a traced region begins after a stretch
+    /// of the run that was not traced (every region after the first: the
+    /// next window, call or pinned region); the views over access order
+    /// mark each, so that two regions are never drawn as one continuous
+    /// run.
+    pub gaps: Vec<u64>,
 }
 
 /// What the locality stage adds to the access figures (see
@@ -91,6 +97,7 @@ impl FigureOptions {
             analysis_id: String::new(),
             annotations: Annotations::default(),
             file_name: None,
+            gaps: Vec::new(),
         }
     }
 

@@ -95,6 +95,7 @@ pub fn options(dir: &Path) -> FigureOptions {
         analysis_id: String::new(),
         annotations: Default::default(),
         file_name: None,
+        gaps: Vec::new(),
     }
 }
 
