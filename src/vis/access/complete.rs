@@ -18,6 +18,7 @@ use crate::vis::input::tables::{for_items, gather, op_index, op_name, FrameBatch
 use crate::vis::input::tables::{Lines, Variables, OP_NAMES};
 use crate::vis::options::FigureOptions;
 use crate::vis::page::html::{write_page_of, Page, PageFigure, PageMeta};
+use crate::vis::page::traces::mark_gaps;
 use crate::vis::page::traces::{count_sizes, customdata_fields, time_marker, CdField, OneOrMany};
 use crate::vis::page::traces::{draw_order, op_colour, symbol_3d, PointMarker, Typed, RAW_SIZE};
 use crate::vis::page::traces::{group_fields, group_hover, CdCol, CustomData, Ext};
@@ -239,7 +240,7 @@ pub fn complete_pattern_of(
             group_figures(&b3, &b2, &labels, t_lo, t_hi)
         }
     };
-    mark_gaps(&mut fig2d, &o.gaps, (t_lo, t_hi));
+    mark_gaps(&mut fig2d, &o.gaps, (t_lo, t_hi), &["x"]);
     if crate::vis::options::interrupted() {
         return Err(VisError::Interrupted);
     }
@@ -249,67 +250,6 @@ pub fn complete_pattern_of(
     }
     Ok(report)
 }
-
-/// Marks on the 2D view, over the access order, each time in `gaps` that
-/// lies within `span`: a dashed line across every panel where a traced
-/// region begins after a stretch of the run that was not traced (the next
-/// window, call or pinned region), and a note above saying so, so that two
-/// regions are never read as one continuous run. At most
-/// [`MAX_GAP_MARKS`] lines; the note says when there are more.
-fn mark_gaps(p2: &mut Plot, gaps: &[u64], span: (u64, u64)) {
-    use plotly::common::DashType;
-    use plotly::layout::{Annotation, Shape, ShapeLine, ShapeType};
-    let inside: Vec<u64> = gaps
-        .iter()
-        .copied()
-        .filter(|&t| t > span.0 && t <= span.1)
-        .collect();
-    if inside.is_empty() {
-        return;
-    }
-    let shapes = inside
-        .iter()
-        .take(MAX_GAP_MARKS)
-        .map(|&t| {
-            Shape::new()
-                .shape_type(ShapeType::Line)
-                .x_ref("x")
-                .y_ref("paper")
-                .x0(t)
-                .x1(t)
-                .y0(0)
-                .y1(1)
-                .line(
-                    ShapeLine::new()
-                        .dash(DashType::Dash)
-                        .width(1.0)
-                        .color("gray"),
-                )
-        })
-        .collect();
-    let more = match inside.len().saturating_sub(MAX_GAP_MARKS) {
-        0 => String::new(),
-        n => format!(" (the first {MAX_GAP_MARKS} drawn, {n} more)"),
-    };
-    let note = Annotation::new()
-        .text(format!(
-            "dashed lines: {} gap{}{more}, where the run went on untraced before the next region",
-            inside.len(),
-            if inside.len() == 1 { "" } else { "s" }
-        ))
-        .x_ref("paper")
-        .y_ref("paper")
-        .x(0.0)
-        .y(1.0)
-        .x_anchor(Anchor::Left)
-        .y_anchor(Anchor::Bottom)
-        .show_arrow(false);
-    let layout = p2.layout().clone().shapes(shapes).annotations(vec![note]);
-    p2.set_layout(layout);
-}
-
-/// Most gap lines one view draws (see [`mark_gaps`]).
-const MAX_GAP_MARKS: usize = 1000;
 
 /// What the complete pattern needs to know of its accesses before it bins
 /// them: the variables present, each one's address range, the spans of

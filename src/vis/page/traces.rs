@@ -629,6 +629,67 @@ pub(crate) fn draw_order(nv: usize) -> impl Iterator<Item = usize> {
         .flat_map(move |op| (0..nv).map(move |r| r * 4 + op))
 }
 
+/// Marks on a view over the access order (its x axes `axes`), each time
+/// in `gaps` that lies within `span`: a dashed line across every panel where a traced
+/// region begins after a stretch of the run that was not traced (the next
+/// window, call or pinned region), and a note above saying so, so that two
+/// regions are never read as one continuous run. At most
+/// [`MAX_GAP_MARKS`] lines; the note says when there are more.
+pub(crate) fn mark_gaps(p2: &mut plotly::Plot, gaps: &[u64], span: (u64, u64), axes: &[&str]) {
+    use plotly::common::DashType;
+    use plotly::layout::{Annotation, Shape, ShapeLine, ShapeType};
+    let inside: Vec<u64> = gaps
+        .iter()
+        .copied()
+        .filter(|&t| t > span.0 && t <= span.1)
+        .collect();
+    if inside.is_empty() {
+        return;
+    }
+    let shapes = axes
+        .iter()
+        .flat_map(|axis| inside.iter().take(MAX_GAP_MARKS).map(move |&t| (axis, t)))
+        .map(|(axis, t)| {
+            Shape::new()
+                .shape_type(ShapeType::Line)
+                .x_ref(*axis)
+                .y_ref("paper")
+                .x0(t)
+                .x1(t)
+                .y0(0)
+                .y1(1)
+                .line(
+                    ShapeLine::new()
+                        .dash(DashType::Dash)
+                        .width(1.0)
+                        .color("gray"),
+                )
+        })
+        .collect();
+    let more = match inside.len().saturating_sub(MAX_GAP_MARKS) {
+        0 => String::new(),
+        n => format!(" (the first {MAX_GAP_MARKS} drawn, {n} more)"),
+    };
+    let note = Annotation::new()
+        .text(format!(
+            "dashed lines: {} gap{}{more}, where the run went on untraced before the next region",
+            inside.len(),
+            if inside.len() == 1 { "" } else { "s" }
+        ))
+        .x_ref("paper")
+        .y_ref("paper")
+        .x(0.0)
+        .y(1.0)
+        .x_anchor(plotly::common::Anchor::Left)
+        .y_anchor(plotly::common::Anchor::Bottom)
+        .show_arrow(false);
+    let layout = p2.layout().clone().shapes(shapes).annotations(vec![note]);
+    p2.set_layout(layout);
+}
+
+/// Most gap lines one view draws (see [`mark_gaps`]).
+const MAX_GAP_MARKS: usize = 1000;
+
 /// The customdata positions a hover template refers to.
 #[cfg(test)]
 pub(crate) fn referenced(template: &str) -> std::collections::BTreeSet<usize> {

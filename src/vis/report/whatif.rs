@@ -122,6 +122,14 @@ pub fn what_if_figure(f: &WhatIfFigure, o: &FigureOptions) -> Result<FigureRepor
         "after (predicted)",
     );
     plot.set_layout(scatter_layout(f.name));
+    let span = before
+        .binned
+        .groups
+        .iter()
+        .fold((u64::MAX, 0), |(lo, hi), g| {
+            (lo.min(g.t_min), hi.max(g.t_max))
+        });
+    crate::vis::page::traces::mark_gaps(&mut plot, &o.gaps, span, &["x", "x2"]);
     let mut report = FigureReport {
         points: before.binned.groups.len().max(after.binned.groups.len()),
         ..Default::default()
