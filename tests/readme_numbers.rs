@@ -1,7 +1,7 @@
 //! The README's numbers, checked against what mapvis prints when the
 //! README's commands are run as a user runs them. The oracle is README.md
-//! itself, read at test time: the sections "Using it", "Did my change
-//! help?" (with "A sweep: which tile size?" and "What if the array were
+//! itself, read at test time: the sections "Using it", "Tracing a program
+//! you cannot edit", "Did my change help?" (with "A sweep: which tile size?" and "What if the array were
 //! laid out another way?") and "Reading the figures: a short tutorial".
 //!
 //! - A fenced block typed at the `mapvis>` prompt is run as those
@@ -44,6 +44,7 @@ use serde_json::Value;
 
 const USING_IT: &str = "## Using it";
 const CHANGE: &str = "## Did my change help?";
+const CANNOT_EDIT: &str = "## Tracing a program you cannot edit";
 const SWEEP: &str = "### A sweep: which tile size?";
 const WHAT_IF: &str = "### What if the array were laid out another way?";
 const TUTORIAL: &str = "## Reading the figures: a short tutorial";
@@ -1507,4 +1508,37 @@ fn every_file_these_sections_name_is_checked() {
         "README.md names files no test here checks: {new:?}"
     );
     assert!(named.len() >= checked.len(), "{named:?}");
+}
+
+/// "Tracing a program you cannot edit": both sessions (a function's third
+/// call, a line range) print what the README shows, and the prose's count
+/// of inner points is `v`'s stores.
+#[test]
+fn tracing_by_function_and_lines_prints_the_readmes_tables() {
+    let sec = section(CANNOT_EDIT);
+    let p = prose(&sec);
+    let mut bad = Mismatches::default();
+    let mut outs = String::new();
+    for command in ["set_region function", "set_region lines"] {
+        let (script, shown) = prompt_session(&session_with(&sec, command));
+        let dir = tempfile::tempdir().unwrap();
+        copy_programs(dir.path(), &script);
+        let out = mapvis_script(dir.path(), &script);
+        bad.shown(&format!("Tracing a program you cannot edit ({command})"), &shown, &out);
+        outs += &out;
+        if command == "set_region function" {
+            let inner = said_num(&p, "for each of the ", " inner points");
+            let v = out
+                .lines()
+                .find(|l| l.starts_with("v "))
+                .unwrap_or_default()
+                .split_whitespace()
+                .nth(4)
+                .and_then(|n| n.parse::<u64>().ok());
+            bad.check(v == Some(inner), || {
+                format!("README: {inner} inner points, v's stores {v:?}")
+            });
+        }
+    }
+    bad.assert_none("Tracing a program you cannot edit", &outs);
 }
