@@ -429,3 +429,31 @@ fn windows_hold_exactly_their_count_and_say_so() {
     );
     assert!(out.contains("S window 200000000 10"), "{out}");
 }
+
+/// A recursive function's region is its outermost call: sum(10) then
+/// sum(20) are two entries, and the second alone holds its 20 levels' 20
+/// stores and 20 loads of a.
+#[test]
+fn a_recursive_function_is_one_call_per_outermost_call() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        common::root().join("tests/c/rg_recurse.c"),
+        dir.path().join("rec.c"),
+    )
+    .unwrap();
+    let out = mapvis_script(
+        dir.path(),
+        &format!(
+            "set_mem_alloc G; {NAMED}; compile_exe rec.c; set_region function sum 2; \
+             run_gleipnir; memory_trace_analysis; named second; set_region function sum; \
+             run_gleipnir; memory_trace_analysis; named all"
+        ),
+    );
+    assert_eq!(named(&out, "second"), ["a 160 160"], "{out}");
+    assert_eq!(named(&out, "all"), ["a 240 240"], "{out}");
+    assert!(
+        out.contains("region: function sum, call 2 (entered 2 times, 1 traced)")
+            && out.contains("region: function sum, calls all (entered 2 times, 2 traced)"),
+        "{out}"
+    );
+}
