@@ -2,21 +2,7 @@
 // whose points are a std::vector member; the tree's nodes and index come
 // from the header's own allocators.
 #include "corpus.h"
-#include <nanoflann.hpp>
-#include <vector>
-
-struct Cloud {
-   struct Point {
-      double x, y;
-   };
-   std::vector<Point> pts;
-   size_t kdtree_get_point_count() const { return pts.size(); }
-   double kdtree_get_pt(size_t i, size_t d) const { return d == 0 ? pts[i].x : pts[i].y; }
-   template <class B> bool kdtree_get_bbox(B &) const { return false; }
-};
-
-typedef nanoflann::KDTreeSingleIndexAdaptor<
-   nanoflann::L2_Simple_Adaptor<double, Cloud>, Cloud, 2> Tree;
+#include "nanoflann_cloud.h"
 
 int main(int argc, char **argv)
 {

@@ -1027,18 +1027,25 @@ static void flush_events(IRSB* sb)
 /* Adds the instructions seen since the last add to icount_all: before
    each side exit and at the end of the superblock, so every executed
    instruction is counted once whichever way the block is left. */
+/* Adds `n` to the 64-bit counter at `counter` (a load, an add, a store);
+   returns the temporary holding the new value. */
+static IRTemp add_to_counter(IRSB* sb, ULong* counter, ULong n)
+{
+   IRTemp old = newIRTemp(sb->tyenv, Ity_I64);
+   IRTemp sum = newIRTemp(sb->tyenv, Ity_I64);
+   addStmtToIRSB(sb, IRStmt_WrTmp(old, IRExpr_Load(Iend_LE, Ity_I64,
+                                                  mkIRExpr_HWord((HWord)counter))));
+   addStmtToIRSB(sb, IRStmt_WrTmp(sum, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(old),
+                                        IRExpr_Const(IRConst_U64(n)))));
+   addStmtToIRSB(sb, IRStmt_Store(Iend_LE, mkIRExpr_HWord((HWord)counter),
+                                  IRExpr_RdTmp(sum)));
+   return sum;
+}
+
 static void add_count(IRSB* sb)
 {
-   IRTemp old, sum;
-   IRExpr* where = mkIRExpr_HWord((HWord)&icount_all);
    if (!clo_sync_events || n_instrs == 0) return;
-   old = newIRTemp(sb->tyenv, Ity_I64);
-   sum = newIRTemp(sb->tyenv, Ity_I64);
-   addStmtToIRSB(sb, IRStmt_WrTmp(old, IRExpr_Load(Iend_LE, Ity_I64, where)));
-   addStmtToIRSB(sb, IRStmt_WrTmp(sum, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(old),
-                                        IRExpr_Const(IRConst_U64(n_instrs)))));
-   addStmtToIRSB(sb, IRStmt_Store(Iend_LE, mkIRExpr_HWord((HWord)&icount_all),
-                                  IRExpr_RdTmp(sum)));
+   add_to_counter(sb, &icount_all, n_instrs);
    n_instrs = 0;
 }
 
@@ -1052,19 +1059,12 @@ static void add_event_data(IRSB* sb, UChar op, IRExpr* addr, Int size,
    its nominal start; inside a window the helper counts exactly. */
 static void add_window_count(IRSB* sb)
 {
-   IRTemp old, sum, next, cross;
+   IRTemp sum, next, cross;
    IRDirty* di;
-   IRExpr* run = mkIRExpr_HWord((HWord)&mv_win_run);
    if (!mv_win_on || n_win_events == 0) return;
-   old = newIRTemp(sb->tyenv, Ity_I64);
-   sum = newIRTemp(sb->tyenv, Ity_I64);
+   sum = add_to_counter(sb, &mv_win_run, n_win_events);
    next = newIRTemp(sb->tyenv, Ity_I64);
    cross = newIRTemp(sb->tyenv, Ity_I1);
-   addStmtToIRSB(sb, IRStmt_WrTmp(old, IRExpr_Load(Iend_LE, Ity_I64, run)));
-   addStmtToIRSB(sb, IRStmt_WrTmp(sum, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(old),
-                                        IRExpr_Const(IRConst_U64(n_win_events)))));
-   addStmtToIRSB(sb, IRStmt_Store(Iend_LE, mkIRExpr_HWord((HWord)&mv_win_run),
-                                  IRExpr_RdTmp(sum)));
    addStmtToIRSB(sb, IRStmt_WrTmp(next, IRExpr_Load(Iend_LE, Ity_I64,
                                         mkIRExpr_HWord((HWord)&mv_win_next))));
    addStmtToIRSB(sb, IRStmt_WrTmp(cross, IRExpr_Binop(Iop_CmpLE64U, IRExpr_RdTmp(next),
