@@ -223,7 +223,7 @@ fn calls_overloads_and_bad_names() {
              set_region function step 2-3; run_gleipnir; memory_trace_analysis; named C23; \
              complete_memory_access_pattern a; save_run c23; \
              foreach r [runs] {{ puts \"W [dict get $r label]: [dict get $r region]\" }}; \
-             compare_runs c3 c23; \
+             compare_runs c3 c23 save; \
              set_region function step all; run_gleipnir; memory_trace_analysis; named Call; \
              puts \"U [catch {{set_region function stpe}} e] $e\"; \
              puts \"N [catch {{set_region lines rg_calls.c:1-3}} e] $e\"; \
@@ -252,6 +252,12 @@ fn calls_overloads_and_bad_names() {
     assert!(
         out.contains("note: the runs hold different regions (c3: function step, call 3"),
         "{out}"
+    );
+    let page = std::fs::read_to_string(dir.path().join("figures/compare_c3_c23.html")).unwrap();
+    assert!(
+        page.contains("region: function step, call 3 (entered 3 times, 1 traced)")
+            && page.contains("region: function step, calls 2-3 (entered 3 times, 2 traced)"),
+        "the comparison page names both runs' regions"
     );
     // export_hpcmp follows the region.
     assert!(

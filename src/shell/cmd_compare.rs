@@ -189,6 +189,11 @@ fn page(
                     .join(" ")
             })
             .unwrap_or_default();
+        // The page names each run's region, as every page does.
+        let program = match r.analysis.summary.region_text() {
+            Some(region) => format!("{program}; region: {region}"),
+            None => program,
+        };
         views.push(crate::vis::RunView {
             label: r.label.clone(),
             program,
