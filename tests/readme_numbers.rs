@@ -1524,7 +1524,11 @@ fn tracing_by_function_and_lines_prints_the_readmes_tables() {
         let dir = tempfile::tempdir().unwrap();
         copy_programs(dir.path(), &script);
         let out = mapvis_script(dir.path(), &script);
-        bad.shown(&format!("Tracing a program you cannot edit ({command})"), &shown, &out);
+        bad.shown(
+            &format!("Tracing a program you cannot edit ({command})"),
+            &shown,
+            &out,
+        );
         outs += &out;
         if command == "set_region function" {
             let inner = said_num(&p, "for each of the ", " inner points");

@@ -229,6 +229,13 @@ impl<'a> Finder<'a> {
             self.before.push_back(seen);
             return;
         }
+        if r.tid != self.tid {
+            return self.fail(
+                "another thread touches heap or global data while the nest runs, so the nest's \
+                 accesses are not one thread's to reorder"
+                    .into(),
+            );
+        }
         self.rep_count += 1;
         self.since += 1;
         let limit = if self.sig.is_empty() {
@@ -751,6 +758,14 @@ mod tests {
         assert!(find(&w).unwrap_err().0.contains("another line"));
         let row_walk: Vec<NamedAccess> = (0..12).map(|k| access(k, 0, 7, 0x1000 + k * 8)).collect();
         assert!(find(&row_walk).is_err());
+        // Another thread's write of the global inside the nest: no replay
+        // of one thread's order could place it.
+        let mut w = walk();
+        w[8].tid = 2;
+        assert!(find(&w).unwrap_err().0.contains("another thread"));
+        let mut w = walk();
+        w[9].tid = 2;
+        assert!(find(&w).unwrap_err().0.contains("more than one thread"));
     }
 
     /// When the global is read before the grid in each iteration, the
