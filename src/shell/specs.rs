@@ -327,23 +327,21 @@ pub const SPECS: &[CommandSpec] = &[
             ),
             rest("ARGS", ArgKind::Text),
         ],
-        help: "Chooses what run_gleipnir traces: pins (the default) the accesses \
-               between the program's GL_START and GL_STOP; off the whole run from \
-               its first instruction (export_hpcmp then traces the whole run too); \
-               function NAME ?CALLS? each call of a function, entry to return, \
-               callees included, in the thread that makes it, also where the \
-               compiler inlined it (NAME as the source writes it: kernel, \
-               Domain::CalcForce, kernel<double>, or with parameter types for \
-               overloads; CALLS all, N or A-B, counted across threads from 1); \
-               lines FILE:FIRST-LAST each execution of those lines, callees \
-               included. Under function and lines the pins are ignored, and a name \
-               that matches no function or several is refused with the \
-               candidates. Alone, prints the setting. It is saved with the \
-               folder's settings. window SKIP COUNT ?EVERY? traces COUNT accesses \
-               after the first SKIP of the run (all threads), and again every \
-               EVERY accesses from one window's start to the next: each window \
-               holds exactly COUNT accesses, and the analysis says which windows \
-               it holds. Returns the setting's words.",
+        help: "Chooses what run_gleipnir and export_hpcmp trace: pins (the default) \
+               the accesses between the program's GL_START and GL_STOP; off the whole \
+               run from its first instruction; function NAME ?CALLS? each call of a \
+               function, entry to return, callees included, in the thread that makes \
+               it, also where the compiler inlined it (NAME as the source writes it: \
+               kernel, Domain::CalcForce, kernel<double>, or with parameter types for \
+               overloads; CALLS all, N or A-B, counted across threads from 1); lines \
+               FILE:FIRST-LAST each execution of those lines, callees included; window \
+               SKIP COUNT ?EVERY? COUNT accesses after the first SKIP of the run (all \
+               threads), and again every EVERY accesses from one window's start to the \
+               next, each window exactly COUNT accesses. Under function, lines and \
+               window the pins are ignored; a name that matches no function or several \
+               is refused with the candidates. The analysis and every page say which \
+               region they hold. Alone, prints the setting; it is saved with the \
+               folder's settings. Returns the setting's words.",
     },
     CommandSpec {
         name: "set_heap_grouping",
