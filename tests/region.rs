@@ -259,6 +259,13 @@ fn calls_overloads_and_bad_names() {
             && page.contains("region: function step, calls 2-3 (entered 3 times, 2 traced)"),
         "the comparison page names both runs' regions"
     );
+    // Run c23's panel (the right, x2) marks the gap between its two calls;
+    // c3, one call, has none.
+    assert!(
+        page.contains("\"type\":\"line\",\"xref\":\"x2\"")
+            && !page.contains("\"type\":\"line\",\"xref\":\"x\","),
+        "the gap is marked on c23's panel alone"
+    );
     // export_hpcmp follows the region.
     assert!(
         out.contains("H function") && out.contains("scope: function step, call 3;"),

@@ -202,6 +202,14 @@ fn page(
             source_pages: links,
             note,
             source: super::cmd_runs::run_source(st, &r.run),
+            gaps: r
+                .analysis
+                .summary
+                .region_starts
+                .iter()
+                .skip(1)
+                .copied()
+                .collect(),
         });
     }
     let names: Vec<String> = c.vars.iter().map(|v| v.variable.clone()).collect();

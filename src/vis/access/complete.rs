@@ -240,7 +240,7 @@ pub fn complete_pattern_of(
             group_figures(&b3, &b2, &labels, t_lo, t_hi)
         }
     };
-    mark_gaps(&mut fig2d, &o.gaps, (t_lo, t_hi), &["x"]);
+    mark_gaps(&mut fig2d, &[("x", &o.gaps, (t_lo, t_hi))]);
     if crate::vis::options::interrupted() {
         return Err(VisError::Interrupted);
     }

@@ -629,30 +629,34 @@ pub(crate) fn draw_order(nv: usize) -> impl Iterator<Item = usize> {
         .flat_map(move |op| (0..nv).map(move |r| r * 4 + op))
 }
 
-/// Marks on a view over the access order (its x axes `axes`), each time
-/// in `gaps` that lies within `span`: a dashed line across every panel where a traced
-/// region begins after a stretch of the run that was not traced (the next
-/// window, call or pinned region), and a note above saying so, so that two
-/// regions are never read as one continuous run. At most
-/// [`MAX_GAP_MARKS`] lines; the note says when there are more.
-pub(crate) fn mark_gaps(p2: &mut plotly::Plot, gaps: &[u64], span: (u64, u64), axes: &[&str]) {
+/// Gaps to mark on one x axis of a view over the access order: the axis,
+/// the access-order times at which a traced region begins after a stretch
+/// of the run that was not traced, and the span of times drawn there.
+pub(crate) type GapMarks<'a> = (&'a str, &'a [u64], (u64, u64));
+
+/// Marks on a view over the access order, for each of `marks`, each of its
+/// times that lies within its span: a dashed line across every panel
+/// where a traced region begins after a stretch of the run that was not
+/// traced (the next window, call or pinned region), and a note above
+/// saying so, so that two regions are never read as one continuous run.
+/// At most [`MAX_GAP_MARKS`] lines an axis; the note says when there are
+/// more.
+pub(crate) fn mark_gaps(p2: &mut plotly::Plot, marks: &[GapMarks]) {
     use plotly::common::DashType;
     use plotly::layout::{Annotation, Shape, ShapeLine, ShapeType};
-    let inside: Vec<u64> = gaps
-        .iter()
-        .copied()
-        .filter(|&t| t > span.0 && t <= span.1)
-        .collect();
-    if inside.is_empty() {
-        return;
-    }
-    let shapes = axes
-        .iter()
-        .flat_map(|axis| inside.iter().take(MAX_GAP_MARKS).map(move |&t| (axis, t)))
-        .map(|(axis, t)| {
+    let (mut shapes, mut shown, mut all) = (Vec::new(), 0, 0);
+    for &(axis, gaps, span) in marks {
+        let inside: Vec<u64> = gaps
+            .iter()
+            .copied()
+            .filter(|&t| t > span.0 && t <= span.1)
+            .collect();
+        all = all.max(inside.len());
+        shown = shown.max(inside.len().min(MAX_GAP_MARKS));
+        shapes.extend(inside.iter().take(MAX_GAP_MARKS).map(|&t| {
             Shape::new()
                 .shape_type(ShapeType::Line)
-                .x_ref(*axis)
+                .x_ref(axis)
                 .y_ref("paper")
                 .x0(t)
                 .x1(t)
@@ -664,17 +668,19 @@ pub(crate) fn mark_gaps(p2: &mut plotly::Plot, gaps: &[u64], span: (u64, u64), a
                         .width(1.0)
                         .color("gray"),
                 )
-        })
-        .collect();
-    let more = match inside.len().saturating_sub(MAX_GAP_MARKS) {
+        }));
+    }
+    if shapes.is_empty() {
+        return;
+    }
+    let more = match all - shown {
         0 => String::new(),
-        n => format!(" (the first {MAX_GAP_MARKS} drawn, {n} more)"),
+        n => format!(" (the first {shown} drawn, {n} more)"),
     };
     let note = Annotation::new()
         .text(format!(
-            "dashed lines: {} gap{}{more}, where the run went on untraced before the next region",
-            inside.len(),
-            if inside.len() == 1 { "" } else { "s" }
+            "dashed lines: {all} gap{}{more}, where the run went on untraced before the next region",
+            if all == 1 { "" } else { "s" }
         ))
         .x_ref("paper")
         .y_ref("paper")

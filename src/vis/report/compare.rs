@@ -57,6 +57,9 @@ pub struct RunView<'a> {
     /// What the run's numbers were drawn from, for the folder's index (see
     /// `page::sources::analysis_source`).
     pub source: String,
+    /// Access-order times at which the run's regions after the first
+    /// begin: its panel marks each (see `FigureOptions::gaps`).
+    pub gaps: Vec<u64>,
 }
 
 /// What the page drew, for the shell's message and tests.
@@ -283,6 +286,7 @@ fn spans(
 /// Both runs' accesses to variable `k` (named `v`): offset over time.
 fn address_figure(v: &str, k: usize, runs: [&RunView; 2], groups: [&RunGroups; 2]) -> PageFigure {
     let mut plot = Plot::new();
+    let mut spans = [(0, 0); 2];
     for (i, (r, g)) in runs.iter().zip(groups).enumerate() {
         let gs: Vec<_> = g
             .binned
@@ -291,6 +295,9 @@ fn address_figure(v: &str, k: usize, runs: [&RunView; 2], groups: [&RunGroups; 2
             .filter(|x| (x.space >> RANK_SHIFT) as usize == k)
             .collect();
         let t: Vec<u64> = gs.iter().map(|x| x.t_min).collect();
+        spans[i] = gs.iter().fold((u64::MAX, 0), |(lo, hi), x| {
+            (lo.min(x.t_min), hi.max(x.t_max))
+        });
         let off: Vec<u64> = gs
             .iter()
             .map(|x| x.coord_min.saturating_sub(g.base[k]))
@@ -327,6 +334,13 @@ fn address_figure(v: &str, k: usize, runs: [&RunView; 2], groups: [&RunGroups; 2
         );
     }
     plot.set_layout(side_by_side(runs[0].label.as_str(), runs[1].label.as_str()));
+    crate::vis::page::traces::mark_gaps(
+        &mut plot,
+        &[
+            ("x", &runs[0].gaps, spans[0]),
+            ("x2", &runs[1].gaps, spans[1]),
+        ],
+    );
     PageFigure {
         heading: format!("{v}: address over time"),
         note: "Each run's accesses to the variable, as byte offsets from its base, against the order of the access in its own run: run A on the left, run B on the right, on shared axes (zooming one zooms both).".into(),

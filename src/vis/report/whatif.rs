@@ -129,7 +129,7 @@ pub fn what_if_figure(f: &WhatIfFigure, o: &FigureOptions) -> Result<FigureRepor
         .fold((u64::MAX, 0), |(lo, hi), g| {
             (lo.min(g.t_min), hi.max(g.t_max))
         });
-    crate::vis::page::traces::mark_gaps(&mut plot, &o.gaps, span, &["x", "x2"]);
+    crate::vis::page::traces::mark_gaps(&mut plot, &[("x", &o.gaps, span), ("x2", &o.gaps, span)]);
     let mut report = FigureReport {
         points: before.binned.groups.len().max(after.binned.groups.len()),
         ..Default::default()
