@@ -470,3 +470,39 @@ fn a_recursive_function_is_one_call_per_outermost_call() {
         "{out}"
     );
 }
+
+/// A program built without -g: a function is found by its symbol (its
+/// own code: the label says inlined copies are not traced), the third
+/// call of step() still gives its 30 loads and 30 stores of 4 bytes, and
+/// lines are refused, since only debug information has them.
+#[test]
+fn without_debug_information_a_function_is_found_by_its_symbol() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = dir.path().join("nodbg");
+    let built = std::process::Command::new("cc")
+        .args(["-O0", "-o"])
+        .arg(&exe)
+        .arg(common::root().join("tests/c/rg_calls.c"))
+        .status()
+        .unwrap();
+    assert!(built.success());
+    let out = mapvis_script(
+        dir.path(),
+        "set_mem_alloc G; load_exe nodbg; set_region function step 3; run_gleipnir; \
+         memory_trace_analysis; foreach d [memory_stats] { puts \"V [dict get $d variable] \
+         [dict get $d load_bytes] [dict get $d store_bytes]\" }; \
+         puts \"L [catch {set_region lines rg_calls.c:10-12} e] $e\"",
+    );
+    assert!(out.contains("V <static data> 120 120"), "{out}");
+    assert!(
+        out.contains("region: function step, call 3 (by its symbol, the program having no debug information: copies the compiler inlined elsewhere are not traced)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("L 1 ")
+            && out.contains(
+                "has no debug information: compile it with -g; the region setting is unchanged"
+            ),
+        "{out}"
+    );
+}

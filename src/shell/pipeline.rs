@@ -48,9 +48,13 @@ pub fn code_region(
         Region::Function { name, calls } => trace::function_region(exe, name, *calls),
         Region::Lines { file, first, last } => trace::lines_region(exe, file, *first, *last),
     };
-    found
-        .map(Some)
-        .map_err(|e| format!("{e}; nothing was traced.").into())
+    found.map(Some).map_err(|e| {
+        format!(
+            "{}; nothing was traced.",
+            e.to_string().trim_end_matches('.')
+        )
+        .into()
+    })
 }
 
 /// Runs `req`, showing after two seconds that the run is moving (time and

@@ -161,7 +161,13 @@ fn shown(f: &CodeFunction) -> String {
 /// # Errors
 /// [`CodeError::NoFunction`], [`CodeError::Ambiguous`], or the DWARF's.
 pub fn function_region(exe: &Path, name: &str, calls: Calls) -> Result<CodeRegion, CodeError> {
-    let all = dwarf::code_functions(exe)?;
+    // Without debug information, the symbol table still gives each
+    // function's own code; the label says that inlined copies are missed.
+    let (all, by_symbol) = match dwarf::code_functions(exe) {
+        Ok(all) => (all, false),
+        Err(DwarfError::NoDebugInfo { .. }) => (symbol_functions(exe)?, true),
+        Err(e) => return Err(e.into()),
+    };
     let found: Vec<&CodeFunction> = all.iter().filter(|f| names(&f.full, name)).collect();
     match found.as_slice() {
         [] => Err(CodeError::NoFunction {
@@ -173,7 +179,17 @@ pub fn function_region(exe: &Path, name: &str, calls: Calls) -> Result<CodeRegio
             object: exe.to_owned(),
             ranges: function_ranges(f),
             calls,
-            label: format!("function {}, {}", signature(&f.full), calls.describe()),
+            label: format!(
+                "function {}, {}{}",
+                signature(&f.full),
+                calls.describe(),
+                if by_symbol {
+                    " (by its symbol, the program having no debug information: copies the \
+                     compiler inlined elsewhere are not traced)"
+                } else {
+                    ""
+                }
+            ),
         }),
         several => {
             let mut candidates: Vec<String> = several.iter().map(|f| shown(f)).collect();
@@ -185,6 +201,42 @@ pub fn function_region(exe: &Path, name: &str, calls: Calls) -> Result<CodeRegio
             })
         }
     }
+}
+
+/// The functions of `exe`'s symbol table (its own code only: no inlined
+/// copies, no declarations), for a program without debug information.
+/// C++ names are demangled.
+///
+/// # Errors
+/// [`CodeError::Dwarf`] when the file cannot be read or is not an object.
+fn symbol_functions(exe: &Path) -> Result<Vec<CodeFunction>, CodeError> {
+    use object::{Object, ObjectSymbol, SymbolKind};
+    let data = std::fs::read(exe).map_err(|source| DwarfError::Read {
+        path: exe.to_owned(),
+        source,
+    })?;
+    let obj = object::File::parse(&*data).map_err(|source| DwarfError::NotObject {
+        path: exe.to_owned(),
+        source,
+    })?;
+    let mut out: Vec<CodeFunction> = Vec::new();
+    for sym in obj.symbols().chain(obj.dynamic_symbols()) {
+        let (Ok(raw), true) = (sym.name(), sym.kind() == SymbolKind::Text && sym.size() > 0) else {
+            continue;
+        };
+        let range = sym.address()..sym.address() + sym.size();
+        if out.iter().any(|f| f.own.contains(&range)) {
+            continue;
+        }
+        out.push(CodeFunction {
+            full: addr2line::demangle(raw, gimli::DW_LANG_C_plus_plus)
+                .unwrap_or_else(|| raw.to_string()),
+            decl: None,
+            own: vec![range],
+            inlined: Vec::new(),
+        });
+    }
+    Ok(out)
 }
 
 /// Up to five function names closest to `name`.
