@@ -506,3 +506,52 @@ fn without_debug_information_a_function_is_found_by_its_symbol() {
         "{out}"
     );
 }
+
+/// A function of a shared library the program links (found through the
+/// executable's DT_NEEDED and DT_RUNPATH, the library built with -g):
+/// the second of three calls of lib_fill stores 20 doubles into a.
+#[test]
+fn a_function_of_a_shared_library_is_traced() {
+    let dir = tempfile::tempdir().unwrap();
+    let cc = |args: &[&str]| {
+        let ok = std::process::Command::new("cc")
+            .current_dir(dir.path())
+            .args(args)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "cc {args:?}");
+    };
+    let src = |f: &str| common::root().join("tests/c").join(f).display().to_string();
+    cc(&[
+        "-g",
+        "-O0",
+        "-shared",
+        "-fPIC",
+        "-o",
+        "librglib.so",
+        &src("rg_lib.c"),
+    ]);
+    cc(&[
+        "-g",
+        "-O0",
+        "-o",
+        "uselib",
+        &src("rg_uselib.c"),
+        "-L.",
+        "-lrglib",
+        "-Wl,-rpath,$ORIGIN",
+    ]);
+    let out = mapvis_script(
+        dir.path(),
+        &format!(
+            "set_mem_alloc H; {NAMED}; load_exe uselib; set_region function lib_fill 2; \
+             run_gleipnir; memory_trace_analysis; named lib"
+        ),
+    );
+    assert_eq!(named(&out, "lib"), ["a 0 160"], "{out}");
+    assert!(
+        out.contains("region: function lib_fill, call 2 (entered 2 times, 1 traced)"),
+        "{out}"
+    );
+}

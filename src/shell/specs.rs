@@ -333,7 +333,8 @@ pub const SPECS: &[CommandSpec] = &[
                function, entry to return, callees included, in the thread that makes \
                it, also where the compiler inlined it (NAME as the source writes it: \
                kernel, Domain::CalcForce, kernel<double>, or with parameter types for \
-               overloads; CALLS all, N or A-B, counted across threads from 1); lines \
+               overloads, in the program or a shared library it links; CALLS all, N \
+               or A-B, counted across threads from 1); lines \
                FILE:FIRST-LAST each execution of those lines, callees included; window \
                SKIP COUNT ?EVERY? COUNT accesses after the first SKIP of the run (all \
                threads), and again every EVERY accesses from one window's start to the \

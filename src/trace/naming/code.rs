@@ -161,19 +161,61 @@ fn shown(f: &CodeFunction) -> String {
 /// # Errors
 /// [`CodeError::NoFunction`], [`CodeError::Ambiguous`], or the DWARF's.
 pub fn function_region(exe: &Path, name: &str, calls: Calls) -> Result<CodeRegion, CodeError> {
-    // Without debug information, the symbol table still gives each
-    // function's own code; the label says that inlined copies are missed.
-    let (all, by_symbol) = match dwarf::code_functions(exe) {
-        Ok(all) => (all, false),
-        Err(DwarfError::NoDebugInfo { .. }) => (symbol_functions(exe)?, true),
-        Err(e) => return Err(e.into()),
-    };
+    let (all, by_symbol) = functions_of(exe)?;
     let found: Vec<&CodeFunction> = all.iter().filter(|f| names(&f.full, name)).collect();
+    if found.is_empty() {
+        // A function of a shared library the program links.
+        for lib in needed_libraries(exe) {
+            if let Ok(region) = function_region_in(&lib, name, calls) {
+                return Ok(region);
+            }
+        }
+    }
+    region_of(exe, name, calls, &all, found, by_symbol)
+}
+
+/// [`function_region`] in one object (a shared library), not looking
+/// further.
+fn function_region_in(object: &Path, name: &str, calls: Calls) -> Result<CodeRegion, CodeError> {
+    let (all, by_symbol) = functions_of(object)?;
+    let found: Vec<&CodeFunction> = all.iter().filter(|f| names(&f.full, name)).collect();
+    if found.is_empty() {
+        return Err(CodeError::NoFunction {
+            exe: object.to_owned(),
+            name: name.to_owned(),
+            near: Vec::new(),
+        });
+    }
+    region_of(object, name, calls, &all, found, by_symbol)
+}
+
+/// The functions of `object` with code, from its DWARF or, without debug
+/// information, its symbol table (then `true`: their own code only, the
+/// label says that inlined copies are missed).
+fn functions_of(object: &Path) -> Result<(Vec<CodeFunction>, bool), CodeError> {
+    match dwarf::code_functions(object) {
+        Ok(all) => Ok((all, false)),
+        Err(DwarfError::NoDebugInfo { .. }) => Ok((symbol_functions(object)?, true)),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The region of the one function of `found` (those of `all`, the
+/// functions of `exe`, that `name` names), or the error for none or
+/// several.
+fn region_of(
+    exe: &Path,
+    name: &str,
+    calls: Calls,
+    all: &[CodeFunction],
+    found: Vec<&CodeFunction>,
+    by_symbol: bool,
+) -> Result<CodeRegion, CodeError> {
     match found.as_slice() {
         [] => Err(CodeError::NoFunction {
             exe: exe.to_owned(),
             name: name.to_owned(),
-            near: near_names(&all, name),
+            near: near_names(all, name),
         }),
         [f] => Ok(CodeRegion {
             object: exe.to_owned(),
@@ -237,6 +279,62 @@ fn symbol_functions(exe: &Path) -> Result<Vec<CodeFunction>, CodeError> {
         });
     }
     Ok(out)
+}
+
+/// The shared libraries `exe` links (its `DT_NEEDED` entries), found as
+/// the dynamic loader finds them: in its `DT_RPATH` and `DT_RUNPATH`
+/// folders (`$ORIGIN` is its folder), then the system's library folders.
+/// Each as its real path (Valgrind names a mapped object by it). Read from
+/// the file: the program is not run.
+fn needed_libraries(exe: &Path) -> Vec<std::path::PathBuf> {
+    use object::read::elf::{Dyn, ElfFile64};
+    let Ok(data) = std::fs::read(exe) else {
+        return Vec::new();
+    };
+    let Ok(elf) = ElfFile64::<object::Endianness>::parse(&*data) else {
+        return Vec::new();
+    };
+    let (endian, sections) = (elf.endian(), elf.elf_section_table());
+    let Ok(Some((entries, link))) = sections.dynamic(endian, &*data) else {
+        return Vec::new();
+    };
+    let Ok(strings) = sections.strings(endian, &*data, link) else {
+        return Vec::new();
+    };
+    let origin = exe.parent().unwrap_or(Path::new("."));
+    let (mut needed, mut dirs) = (Vec::new(), Vec::new());
+    for d in entries {
+        let Ok(text) = d.string(endian, strings) else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(text).into_owned();
+        match d.tag32(endian) {
+            Some(object::elf::DT_NEEDED) => needed.push(text),
+            Some(object::elf::DT_RPATH | object::elf::DT_RUNPATH) => dirs.extend(
+                text.split(':')
+                    .map(|p| p.replace("$ORIGIN", &origin.to_string_lossy()))
+                    .map(std::path::PathBuf::from),
+            ),
+            _ => {}
+        }
+    }
+    dirs.extend(
+        [
+            "/lib/x86_64-linux-gnu",
+            "/usr/lib/x86_64-linux-gnu",
+            "/lib64",
+            "/usr/lib64",
+            "/lib",
+            "/usr/lib",
+            "/usr/local/lib",
+        ]
+        .map(std::path::PathBuf::from),
+    );
+    needed
+        .iter()
+        .filter_map(|n| dirs.iter().map(|d| d.join(n)).find(|p| p.is_file()))
+        .filter_map(|p| p.canonicalize().ok())
+        .collect()
 }
 
 /// Up to five function names closest to `name`.
