@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use super::error::CmdResult;
 use super::session::Session;
+use super::state::Region;
 use super::{Registry, Value};
 use crate::trace::{
     check_trace, default_sync_scope, find_valgrind, run_trace, sync_request, SyncScope,
@@ -26,32 +27,24 @@ pub fn register(r: &mut Registry<Session>) {
 /// returns a dict with the `file` written and the `scope` used.
 fn export_hpcmp(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     let (file, scope) = (&a[0], a.get(1).map(String::as_str));
-    let scope_arg = scope;
     st.follow_cwd();
     let exe = st.program_to_run(
         "export_hpcmp traces the loaded program: load_exe PATH (or compile_exe SOURCE.c) first.",
     )?;
-    // Without a scope, a region by code set by set_region is traced.
-    let code = match scope {
-        None => super::pipeline::code_region(st.region(), &exe)?,
-        Some(_) => None,
-    };
-    let (scope, why) = match scope {
+    let (scope, why, follow) = match scope {
         Some(w) => (
             SyncScope::parse(w)
                 .ok_or_else(|| format!("export_hpcmp's scope is whole or pins, not \"{w}\"."))?,
             "as asked",
+            false,
         ),
-        None if code.is_some() => (SyncScope::Pins, "set_region names code"),
-        None if matches!(st.region(), super::state::Region::Window(_)) => {
-            (SyncScope::Pins, "set_region names windows")
-        }
-        None if *st.region() == super::state::Region::Whole => {
-            (SyncScope::Whole, "set_region is off")
-        }
-        None => match default_sync_scope(&exe)? {
-            SyncScope::Pins => (SyncScope::Pins, "the program has pins"),
-            SyncScope::Whole => (SyncScope::Whole, "the program has no pins"),
+        None => match st.region() {
+            Region::Whole => (SyncScope::Whole, "set_region is off", true),
+            Region::Pins => match default_sync_scope(&exe)? {
+                SyncScope::Pins => (SyncScope::Pins, "the program has pins", false),
+                SyncScope::Whole => (SyncScope::Whole, "the program has no pins", false),
+            },
+            _ => (SyncScope::Pins, "set_region names code or windows", true),
         },
     };
     let out = if Path::new(file).is_absolute() {
@@ -61,11 +54,6 @@ fn export_hpcmp(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     };
     let valgrind = find_valgrind(st.valgrind())?;
     let trace = st.folder().sync_trace();
-    println!(
-        "tracing {} with thread and sync-object events; reads and writes of {} ({why})...",
-        exe.display(),
-        code.as_ref().map_or(scope.describe(), |c| c.label.as_str())
-    );
     let mut req = sync_request(
         valgrind,
         exe.clone(),
@@ -73,15 +61,20 @@ fn export_hpcmp(st: &mut Session, a: &[String]) -> CmdResult<Value> {
         trace.clone(),
         scope,
     );
-    let described = match (&code, st.region()) {
-        (Some(c), _) => c.label.clone(),
-        (None, super::state::Region::Window(w)) if scope_arg.is_none() => w.label(),
-        (None, _) => scope.describe().to_string(),
+    // Without a scope, a region by code or windows set by set_region are
+    // traced as such.
+    let label = if follow {
+        super::pipeline::apply_region(st.region(), &mut req)?
+    } else {
+        None
     };
-    req.region = code;
-    if let (None, super::state::Region::Window(w)) = (scope_arg, st.region()) {
-        req.window = Some(*w);
-    }
+    let described = label
+        .clone()
+        .unwrap_or_else(|| scope.describe().to_string());
+    println!(
+        "tracing {} with thread and sync-object events; reads and writes of {described} ({why})...",
+        exe.display()
+    );
     let outcome = run_trace(&req);
     // A Ctrl-C went to the program too, which ended with a readable trace.
     crate::cancel::clear();
@@ -94,9 +87,9 @@ fn export_hpcmp(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     let summary = crate::filter::export_hpcmp(&trace, &out, &mut namer)?;
     println!("{summary}");
     println!("scope: {described}; the trace is {}.", trace.display());
-    if req.region.is_some() && trace_has_region(&trace) == Some(false) {
+    if label.is_some() && trace_has_region(&trace) == Some(false) {
         println!(
-            "note: the region's code ({described}) did not run, so no read or write was counted."
+            "note: the region ({described}) was not reached, so no read or write was counted."
         );
     } else if scope == SyncScope::Pins && trace_has_region(&trace) == Some(false) {
         println!(
@@ -104,9 +97,8 @@ fn export_hpcmp(st: &mut Session, a: &[String]) -> CmdResult<Value> {
              export_hpcmp {file} whole counts those of the whole run."
         );
     }
-    let word = match (&req.region, scope) {
+    let word = match (&label, scope) {
         (Some(_), _) => st.region().words()[0].clone(),
-        (None, _) if req.window.is_some() => "window".into(),
         (None, SyncScope::Whole) => "whole".into(),
         (None, SyncScope::Pins) => "pins".into(),
     };

@@ -26,18 +26,42 @@ pub fn run_gleipnir(st: &mut Session) -> CmdResult<trace::TracedRun> {
     let valgrind = trace::find_valgrind(st.valgrind())?;
     let mut req =
         trace::TraceRequest::accesses(valgrind, exe, st.args().to_vec(), st.folder().trace_file());
-    req.from_start = *st.region() == super::state::Region::Whole;
-    req.region = code_region(st.region(), &req.exe)?;
-    if let super::state::Region::Window(w) = st.region() {
-        req.window = Some(*w);
-    }
+    apply_region(st.region(), &mut req)?;
     let run = trace_showing_progress(&req)?;
     st.adopt_trace(&run);
     Ok(run)
 }
 
+/// Asks `req` to trace `region` instead of the pins: the whole run, a
+/// function's or lines' code (found in `req.exe`), or windows. Returns
+/// the region's label for a region by code or windows, `None` for the
+/// pins and the whole run.
+pub fn apply_region(
+    region: &super::state::Region,
+    req: &mut trace::TraceRequest,
+) -> CmdResult<Option<String>> {
+    use super::state::Region;
+    match region {
+        Region::Pins => Ok(None),
+        Region::Whole => {
+            req.from_start = true;
+            Ok(None)
+        }
+        Region::Window(w) => {
+            req.window = Some(*w);
+            Ok(Some(w.label()))
+        }
+        Region::Function { .. } | Region::Lines { .. } => {
+            let code = code_region(region, &req.exe)?;
+            let label = code.as_ref().map(|c| c.label.clone());
+            req.region = code;
+            Ok(label)
+        }
+    }
+}
+
 /// The code a function or lines region watches in `exe`, found in its
-/// DWARF; `None` for the pins and the whole run.
+/// DWARF; `None` for the pins, the whole run and windows.
 pub fn code_region(
     region: &super::state::Region,
     exe: &std::path::Path,

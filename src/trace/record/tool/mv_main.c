@@ -1956,14 +1956,33 @@ static void root_snapshot(void)
    snap_serial = alloc_serial;
 }
 
-static void start_region(ThreadId tid, Addr arg_block)
+/* Numbers a new region opened by thread `tid` (0: none, at start-up)
+   and keeps its start in open_region, with the thread's stack as the
+   guest state has it; the caller writes the record. */
+static void number_region(ThreadId tid, Addr arg_block)
 {
    region_id++;
    n_regions++;
    open_region.tid = tid;
    open_region.arg_block = arg_block;
-   open_region.n = VG_(get_StackTrace)(tid, open_region.ips, 32, open_region.sps,
-                                       open_region.fps, 0);
+   open_region.n = tid == 0 ? 0
+                   : VG_(get_StackTrace)(tid, open_region.ips, 32, open_region.sps,
+                                         open_region.fps, 0);
+}
+
+/* REGION_STOP of the current region, stopped by thread `tid`. */
+static void put_region_stop(ThreadId tid, Addr arg_block)
+{
+   ensure(48);
+   put_uv(REC_REGION_STOP);
+   put_uv(region_id);
+   put_uv(tno(tid));
+   put_uv(arg_block);
+}
+
+static void start_region(ThreadId tid, Addr arg_block)
+{
+   number_region(tid, arg_block);
    put_region_start();
    root_snapshot();
    set_tracing(True);
@@ -1983,11 +2002,11 @@ void mv_region_begin(ThreadId tid, Addr ip, Addr sp, Addr fp, Bool call)
 {
    Addr ips[32], sps[32], fps[32];
    UInt n, k, m = 0;
-   region_id++;
-   n_regions++;
-   open_region.tid = tid;
-   open_region.arg_block = 0;
-   n = VG_(get_StackTrace)(tid, ips, 32, sps, fps, 0);
+   number_region(tid, 0);
+   n = open_region.n;
+   VG_(memcpy)(ips, open_region.ips, n * sizeof(Addr));
+   VG_(memcpy)(sps, open_region.sps, n * sizeof(Addr));
+   VG_(memcpy)(fps, open_region.fps, n * sizeof(Addr));
    open_region.ips[m] = ip;
    open_region.sps[m] = sp;
    open_region.fps[m++] = fp;
@@ -2009,24 +2028,14 @@ void mv_region_begin(ThreadId tid, Addr ip, Addr sp, Addr fp, Bool call)
 
 void mv_region_begin_here(ThreadId tid)
 {
-   region_id++;
-   n_regions++;
-   open_region.tid = tid;
-   open_region.arg_block = 0;
-   open_region.n = tid == 0 ? 0
-                   : VG_(get_StackTrace)(tid, open_region.ips, 32, open_region.sps,
-                                         open_region.fps, 0);
+   number_region(tid, 0);
    put_region_start();
    if (tid != 0) root_snapshot();
 }
 
 void mv_region_end(ThreadId tid)
 {
-   ensure(48);
-   put_uv(REC_REGION_STOP);
-   put_uv(region_id);
-   put_uv(tno(tid));
-   put_uv(0);
+   put_region_stop(tid, 0);
 }
 
 void mv_set_instrumentation(Bool trace)
@@ -2042,20 +2051,12 @@ void mv_region_note(const HChar* text)
 /* Whether accesses are being recorded now: a region is open. */
 static Bool region_open(void)
 {
-   UInt t;
-   if (!mv_rg_gate) return tracing;
-   for (t = 1; t < VG_N_THREADS; t++)
-      if (mv_rg_on[t]) return True;
-   return False;
+   return mv_rg_gate ? mv_rg_recording() : tracing;
 }
 
 static void stop_region(ThreadId tid, Addr arg_block)
 {
-   ensure(48);
-   put_uv(REC_REGION_STOP);
-   put_uv(region_id);
-   put_uv(tno(tid));
-   put_uv(arg_block);
+   put_region_stop(tid, arg_block);
    set_tracing(False);
 }
 

@@ -313,6 +313,8 @@ Bool mv_rg_in(Addr ip)
 
 Bool mv_rg_checking(void) { return now_checking; }
 
+Bool mv_rg_recording(void) { return traced_n > 0 || win_open; }
+
 /*------------------------------------------------------------*/
 /*--- Entering and leaving                                 ---*/
 /*------------------------------------------------------------*/

@@ -38,6 +38,9 @@ void mv_rg_add_epoch_check(IRSB* sb, Addr start);
 /* Adds, before the instruction at `ip`, the call that enters the region
    (`in`: ip is in the code) or checks whether the thread left it. */
 void mv_rg_add_call(IRSB* sb, Addr ip, Bool in);
+/* Whether some thread's accesses are being recorded: a traced call is
+   under way or a window is open. */
+Bool mv_rg_recording(void);
 /* Whether the checks of leaving are to be added to code outside the
    ranges: some thread is inside. */
 Bool mv_rg_checking(void);
