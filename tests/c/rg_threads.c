@@ -2,9 +2,10 @@
  * array: thread k (0..3, numbered k + 2 in the trace, the main thread
  * being 1) stores (k + 1) * 10 doubles into data. Before and after the
  * call each thread stores 8 bytes into scratch, outside the function.
- * Inside work() each thread first spins on registers long enough for
- * Valgrind to switch threads, so that the threads are inside at the same
- * time. Under set_region function work the trace holds exactly those
+ * Inside work() each thread first waits at a barrier for the other
+ * three, so that all four are inside at the same time whatever the
+ * scheduler does (the barrier's own accesses are libc's, into the
+ * barrier). Under set_region function work the trace holds exactly those
  * stores into data, per thread, and nothing of scratch. */
 #include <pthread.h>
 #include <stdlib.h>
@@ -14,15 +15,14 @@
 
 static double *data;
 static char *scratch;
+static pthread_barrier_t inside;
 
 __attribute__((noinline)) static void work(double *p, int n)
 {
-    register unsigned long x = 1;
     register long i;
-    for (i = 0; i < 3000000; i++)
-        x = x * 6364136223846793005UL + 1442695040888963407UL;
+    pthread_barrier_wait(&inside);
     for (i = 0; i < n; i++)
-        p[i] = (double) (x & 7) + i;
+        p[i] = (double) i;
 }
 
 static void *run(void *arg)
@@ -43,6 +43,7 @@ int main(void)
     long k;
     data = malloc(T * PART * sizeof *data);
     scratch = malloc(777);
+    pthread_barrier_init(&inside, NULL, T);
     for (k = 0; k < T; k++)
         pthread_create(&t[k], NULL, run, (void *) k);
     for (k = 0; k < T; k++)
