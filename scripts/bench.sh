@@ -35,6 +35,11 @@
 #   scripts/bench.sh region [RUNS] [STEPS]  tracing by function against the
 #                                    pins and --tool=none, 10 s outside the
 #                                    region (default 3 runs, 500 M steps)
+#   scripts/bench.sh footprint [RUNS] [N...]  every command as a whole
+#                                    process on a naive heap transpose of
+#                                    N x N doubles (default 3 runs, N=3000:
+#                                    18 M addresses), wall, accesses/s and
+#                                    peak RSS against the goals
 #   scripts/bench.sh lackey [RUNS] [N]  Lackey --trace-mem against a whole
 #                                    `run_gleipnir` process on a short run
 #                                    (default 5 runs, matmul N=64)
@@ -44,6 +49,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "${1:-}" = heap ]; then
   exec bash scripts/bench_heap.sh "${@:2}"
+fi
+if [ "${1:-}" = footprint ]; then
+  exec bash scripts/bench_footprint.sh "${@:2}"
 fi
 if [ "${1:-}" = scale ]; then
   exec bash scripts/bench_scale.sh "${@:2}"

@@ -67,8 +67,9 @@ fn row_addresses_inside(a: &Analysis, row: &str, base: u64, size: u64) -> Vec<u6
     let ids: Vec<u32> = (0..a.vars.len() as u32)
         .filter(|&i| a.vars[i as usize].name == row)
         .collect();
-    let vars = a.locations.column(lc::VAR).unwrap().u32().unwrap().clone();
-    let addrs = a.locations.column(lc::ADDR).unwrap().u64().unwrap().clone();
+    let locs = a.locations.frame().unwrap();
+    let vars = locs.column(lc::VAR).unwrap().u32().unwrap().clone();
+    let addrs = locs.column(lc::ADDR).unwrap().u64().unwrap().clone();
     vars.into_iter()
         .zip(&addrs)
         .filter_map(|(v, addr)| Some((v?, addr?)))

@@ -11,7 +11,6 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::process::Command;
 
 /// The program of the sweep.
@@ -52,17 +51,6 @@ print(json.dumps({
 }))
 "#;
 
-/// The fenced block that follows `<!-- marker -->` in `docs/scale.md`.
-fn doc_block(doc: &str, marker: &str, lang: &str) -> String {
-    let at = doc
-        .find(&format!("<!-- {marker} -->"))
-        .unwrap_or_else(|| panic!("docs/scale.md has no {marker} marker"));
-    let fence = format!("```{lang}\n");
-    let start = at + doc[at..].find(&fence).expect("a fenced block") + fence.len();
-    let end = start + doc[start..].find("```").expect("the block's end");
-    doc[start..end].to_string()
-}
-
 /// Whether python3 can import duckdb; without it the test is skipped,
 /// loudly, or fails under CI (`CI=true`, or `MAPVIS_REQUIRE_DUCKDB` set).
 fn duckdb_available() -> bool {
@@ -83,80 +71,29 @@ fn duckdb_available() -> bool {
     ok
 }
 
-/// Traces and analyses `exe N NODES` in the working folder `work` through
-/// the mapvis binary, with `memory_stats save`.
-fn trace_and_analyse(script: &Path, work: &Path, exe: &Path, n: u32, nodes: u32) {
-    std::fs::create_dir_all(work).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_mapvis"))
-        .arg(script)
-        .arg(exe)
-        .arg(n.to_string())
-        .arg(nodes.to_string())
-        .current_dir(work)
-        .env("HOME", work)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "mapvis failed in {}:\n{}\n{}",
-        work.display(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-/// The rows of `visinfo/memory_stats.csv` (no field holds a comma here).
-fn memory_stats_csv(work: &Path) -> Vec<Vec<String>> {
-    let text = std::fs::read_to_string(work.join("visinfo/memory_stats.csv")).unwrap();
-    text.lines()
-        .skip(1)
-        .map(|l| {
-            l.split(',')
-                .map(|f| f.trim_matches('"').to_string())
-                .collect()
-        })
-        .collect()
-}
-
 #[test]
 fn duckdb_reproduces_memory_stats_over_a_sweep() {
     if !duckdb_available() {
         return;
     }
-    let doc = std::fs::read_to_string(common::root().join("docs/scale.md")).unwrap();
-    let views = doc_block(&doc, "duckdb:views", "sql");
-    let stats = doc_block(&doc, "sql:memory_stats", "sql");
-    let compare = doc_block(&doc, "duckdb:compare", "sql");
-    let by_var = doc_block(&doc, "duckdb:by_var", "sql");
+    let doc = |marker: &str, lang: &str| common::doc_block("docs/scale.md", marker, lang);
+    let views = doc("duckdb:views", "sql");
+    let stats = doc("sql:memory_stats", "sql");
+    let compare = doc("duckdb:compare", "sql");
+    let by_var = doc("duckdb:by_var", "sql");
     // The Spark script runs the same memory_stats text.
     assert!(
-        doc_block(&doc, "spark:script", "python").contains(stats.trim()),
+        doc("spark:script", "python").contains(stats.trim()),
         "the Spark script of docs/scale.md must hold the memory_stats query as written above it"
     );
 
-    let (bin, exe) = common::compile(PROGRAM, &[]);
-    let script = bin.path().join("sweep.tcl");
-    std::fs::write(
-        &script,
-        "load_exe [lindex $argv 0]\n\
-         set_arguments [lindex $argv 1] [lindex $argv 2]\n\
-         set_mem_alloc all\n\
-         run_gleipnir\n\
-         memory_trace_analysis\n\
-         memory_stats save\n",
-    )
-    .unwrap();
+    // `_dir` holds the executable: kept to the end.
+    let (_dir, exe) = common::compile(PROGRAM, &[]);
     let runs = tempfile::tempdir().unwrap();
     // The sweep: (trace folder, N, list nodes).
     let sweep = [("n4", 4u64, 3u64), ("n6", 6, 5)];
     for (name, n, nodes) in sweep {
-        trace_and_analyse(
-            &script,
-            &runs.path().join(name),
-            &exe,
-            n as u32,
-            nodes as u32,
-        );
+        common::scale_sweep_run(&runs.path().join(name), &exe, n, nodes);
     }
 
     let glob = format!("{}/*/.mapvis/analysis", runs.path().display());
@@ -202,7 +139,7 @@ fn duckdb_reproduces_memory_stats_over_a_sweep() {
         // Exactly memory_stats, row for row, in its order.
         assert_eq!(
             *duck,
-            memory_stats_csv(&runs.path().join(name)),
+            common::memory_stats_csv(&runs.path().join(name)),
             "DuckDB against memory_stats in {name}"
         );
         let row = |var: &str| -> BTreeMap<&str, String> {

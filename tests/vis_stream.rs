@@ -94,6 +94,7 @@ fn figures_stream_a_spilled_selection_in_bounded_memory() {
         dataset: Some(&ds),
         memory_budget: 0,
         layout: small,
+        lookup_rows: usize::MAX,
     };
     let disk = analyse(dir.path(), &exe, &keep);
     let (var, sel) = only(&disk, "mat");

@@ -6,6 +6,7 @@
 //! locality analyses read it. It holds no logic beyond simple accessors.
 use polars::prelude::*;
 
+use super::locations::Locations;
 use super::model::{Allocation, TraceSummary, Variable};
 use super::store::AccessList;
 use super::walks::PatternStates;
@@ -18,8 +19,9 @@ pub struct Analysis {
     /// read back in batches.
     pub accesses: AccessList,
     /// The lookup table: one row per unique location (address and
-    /// variable), with its counts (columns: the schema module).
-    pub locations: DataFrame,
+    /// variable), with its counts (columns: the schema module), kept in a
+    /// file and read in batches, with each variable's totals.
+    pub locations: Locations,
     /// One row per variable.
     pub variables: DataFrame,
     /// One row per source line.
@@ -38,18 +40,11 @@ pub struct Analysis {
 }
 
 impl Analysis {
-    /// Accesses per variable row, from the lookup table. Cost: one pass
-    /// over the unique locations.
+    /// Accesses per variable row, from the lookup table's totals. Cost:
+    /// one step per variable.
     pub fn accesses_per_var(&self) -> PolarsResult<Vec<u64>> {
-        use super::schema::location as lc;
-        let mut n = vec![0u64; self.vars.len()];
-        let var = self.locations.column(lc::VAR)?.u32()?;
-        let acc = self.locations.column(lc::ACCESSES)?.u64()?;
-        for (v, k) in var.into_no_null_iter().zip(acc.into_no_null_iter()) {
-            if let Some(slot) = n.get_mut(v as usize) {
-                *slot += k;
-            }
-        }
-        Ok(n)
+        Ok((0..self.vars.len())
+            .map(|v| self.locations.totals(v).accesses)
+            .collect())
     }
 }

@@ -226,38 +226,25 @@ pub struct VarSpan {
 /// analysis saved before the variables kept their byte spans, or tables
 /// that disagree with each other (hand-made ones).
 ///
-/// Cost: one pass over the lookup table (the unique locations), none over
-/// the accesses.
+/// Cost: a step per variable (the lookup table's totals), none over the
+/// locations or the accesses.
 pub fn spans_from_tables(a: &Analysis, keep: &[bool]) -> Option<Vec<Option<VarSpan>>> {
-    use super::schema::location as lc;
-    let kept = |v: usize| keep.get(v).copied().unwrap_or(false);
     let mut out: Vec<Option<VarSpan>> = vec![None; a.vars.len()];
-    let var = a.locations.column(lc::VAR).ok()?.u32().ok()?;
-    let addr = a.locations.column(lc::ADDR).ok()?.u64().ok()?;
-    let acc = a.locations.column(lc::ACCESSES).ok()?.u64().ok()?;
-    let rows = var.into_no_null_iter().zip(addr.into_no_null_iter());
-    for ((v, ad), n) in rows.zip(acc.into_no_null_iter()) {
-        let v = v as usize;
-        if !kept(v) || n == 0 {
+    for (v, slot) in out.iter_mut().enumerate() {
+        let t = a.locations.totals(v);
+        if !keep.get(v).copied().unwrap_or(false) || t.accesses == 0 {
             continue;
         }
-        let s = match &mut out[v] {
-            Some(s) => s,
-            slot => {
-                // None for a saved analysis that predates byte spans.
-                let x = a.vars.get(v)?;
-                let (time, bytes) = x.accessed.zip(x.bytes)?;
-                slot.insert(VarSpan {
-                    time,
-                    addr: (u64::MAX, 0),
-                    last_byte: bytes.1,
-                    ..VarSpan::default()
-                })
-            }
-        };
-        s.accesses += n;
-        s.addr = (s.addr.0.min(ad), s.addr.1.max(ad));
-        s.max_occ = s.max_occ.max(n);
+        // None for a saved analysis that predates byte spans.
+        let x = a.vars.get(v)?;
+        let (time, bytes) = x.accessed.zip(x.bytes)?;
+        *slot = Some(VarSpan {
+            accesses: t.accesses,
+            time,
+            addr: (t.lowest, t.highest),
+            last_byte: bytes.1,
+            max_occ: t.most,
+        });
     }
     Some(out)
 }

@@ -70,7 +70,7 @@ impl<S: SpanSink> Consumers<S> {
         self.spans.extend_from_slice(&w.spans);
         let spans = &self.spans;
         let span = |v: VarId| spans.get(v.index()).copied().unwrap_or_default();
-        self.lookup.add(&w.batch, &span);
+        self.lookup.add(&w.batch, &span)?;
         if let Some(p) = &mut self.extra {
             p.add(&w.batch, &|v| {
                 let s = span(v);
@@ -91,16 +91,18 @@ pub(crate) struct ConsumerThread<S> {
 }
 
 impl<S: SpanSink> ConsumerThread<S> {
-    /// Starts the thread with its consumers: `extra` is the caller's own
+    /// Starts the thread with its consumers: `lookup` is the empty lookup
+    /// table (spilling or not), `extra` is the caller's own
     /// (if any), `writer` is where the access list goes.
     pub(crate) fn start(
+        lookup: LookupTable,
         extra: Option<S>,
         writer: AccessWriter,
     ) -> Result<ConsumerThread<S>, FilterError> {
         let (to, from) = sync_channel::<Work>(IN_FLIGHT);
         let (give_back, back) = sync_channel::<Vec<NamedAccess>>(IN_FLIGHT + 2);
         let c = Consumers {
-            lookup: LookupTable::new(),
+            lookup,
             extra,
             writer,
             spans: Vec::new(),

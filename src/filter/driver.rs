@@ -56,6 +56,10 @@ pub struct Keep<'p> {
     pub memory_budget: u64,
     /// How the dataset is cut into files and row groups.
     pub layout: Layout,
+    /// Rows of the lookup table of unique locations held in memory at
+    /// most; beyond them the rows go to sorted runs on disk, beside the
+    /// dataset, merged when the analysis ends. Only with a dataset.
+    pub lookup_rows: usize,
 }
 
 impl Keep<'_> {
@@ -64,6 +68,7 @@ impl Keep<'_> {
         dataset: None,
         memory_budget: u64::MAX,
         layout: Layout::DEFAULT,
+        lookup_rows: usize::MAX,
     };
 
     /// The access list streamed into the dataset folder `dataset`, with
@@ -73,13 +78,74 @@ impl Keep<'_> {
             dataset: Some(dataset),
             memory_budget: super::store::DEFAULT_MEMORY_BUDGET,
             layout: Layout::DEFAULT,
+            lookup_rows: DEFAULT_LOOKUP_ROWS,
         }
     }
+
+    /// The access list streamed into `dataset` within a memory limit of
+    /// `limit` bytes for the analysis as a whole: the share of the access
+    /// list kept in memory and the rows of the lookup table held before
+    /// they spill to disk are cut from it (see [`Keep::budgets`]).
+    pub fn within(dataset: &Path, limit: u64) -> Keep<'_> {
+        let (memory_budget, lookup_rows) = Keep::budgets(limit);
+        Keep {
+            dataset: Some(dataset),
+            memory_budget,
+            layout: Layout::DEFAULT,
+            lookup_rows,
+        }
+    }
+
+    /// The access list's bytes in memory and the lookup table's rows for
+    /// a memory limit of `limit` bytes: an eighth for the access list (at
+    /// most the default 256 MB), and a third for the lookup table at
+    /// [`LOOKUP_ROW_BYTES`] a row. The rest is for the naming state, the
+    /// by-variable buffers (about 120 MB), the direct indexes (at most
+    /// 256 MB) and the batches in flight.
+    pub fn budgets(limit: u64) -> (u64, usize) {
+        let list = (limit / 8).min(super::store::DEFAULT_MEMORY_BUDGET);
+        let rows = (limit / 3 / LOOKUP_ROW_BYTES).max(1 << 16);
+        (list, usize::try_from(rows).unwrap_or(usize::MAX))
+    }
+
+    /// The lookup table as this keeping says: spilling beside the
+    /// dataset, or held whole in memory.
+    fn lookup(&self) -> LookupTable {
+        match self.dataset {
+            Some(d) if self.lookup_rows < usize::MAX => {
+                LookupTable::spilling(spill_folder(d), self.lookup_rows)
+            }
+            _ => LookupTable::new(),
+        }
+    }
+}
+
+/// Rows of the lookup table held in memory by default: 4 M, about 360 MB
+/// with their index.
+pub const DEFAULT_LOOKUP_ROWS: usize = 4 << 20;
+
+/// Memory a row of the lookup table takes while it is counted: the row
+/// (56 bytes) and its hash-map entry, with the map's slack.
+pub const LOOKUP_ROW_BYTES: u64 = 96;
+
+/// The folder of the lookup table's sorted runs, beside the dataset
+/// `dataset` (in the analysis folder being built, which is removed whole
+/// when the analysis fails).
+fn spill_folder(dataset: &Path) -> std::path::PathBuf {
+    dataset.with_file_name("lookup-runs")
+}
+
+/// Where the lookup table is written for the dataset `dataset`: the
+/// analysis folder's `locations.parquet`; `None` keeps it in memory.
+fn locations_file(dataset: Option<&Path>) -> Option<std::path::PathBuf> {
+    dataset.map(|d| d.with_file_name(super::locations::FILE))
 }
 
 /// What the driver built from the named accesses.
 pub(crate) struct Driven<S> {
     lookup: LookupTable,
+    /// Where the lookup table is written (see [`locations_file`]).
+    locations: Option<std::path::PathBuf>,
     extra: Option<S>,
     list: AccessList,
     stopped: bool,
@@ -101,7 +167,7 @@ pub(crate) fn drive<S: SpanSink>(
 ) -> Result<Driven<S>, FilterError> {
     let writer = AccessWriter::new(keep.dataset, keep.memory_budget, keep.layout)?;
     let extra = extra.filter(|_| src.spans_final());
-    let mut to = ConsumerThread::start(extra, writer)?;
+    let mut to = ConsumerThread::start(keep.lookup(), extra, writer)?;
     let mut batch: Vec<NamedAccess> = Vec::with_capacity(BATCH);
     let (mut time, mut region, mut stopped) = (0u64, 1u32, false);
     loop {
@@ -133,6 +199,7 @@ pub(crate) fn drive<S: SpanSink>(
     let c = to.finish()?;
     Ok(Driven {
         lookup: c.lookup,
+        locations: locations_file(keep.dataset),
         extra: c.extra,
         list: c.list,
         stopped,
@@ -170,7 +237,10 @@ pub(crate) fn finish<S>(
     d: Driven<S>,
 ) -> Result<(Analysis, Option<S>), FilterError> {
     let threads = d.lookup.threads().to_vec();
-    let (locations, mut uses) = d.lookup.finish(&mut |addr, var| src.element(addr, var))?;
+    let runs = d.lookup.runs();
+    let (locations, mut uses) = d
+        .lookup
+        .finish(&mut |addr, var| src.element(addr, var), d.locations)?;
     let Named {
         registry,
         mut lines,
@@ -190,6 +260,9 @@ pub(crate) fn finish<S>(
         var.threads = threads;
     }
     summary.accesses = d.list.len();
+    if runs > 0 {
+        summary.notes.push(spilled_note(locations.len(), runs));
+    }
     if d.stopped {
         summary.mark_partial(format!(
             "the analysis was interrupted after {} accesses",
@@ -217,6 +290,14 @@ pub(crate) fn finish<S>(
         patterns: None,
     };
     Ok((a, d.extra))
+}
+
+/// The note of an analysis whose lookup table outgrew its memory.
+fn spilled_note(locations: u64, runs: usize) -> String {
+    format!(
+        "the {locations} unique locations did not fit in the analysis' memory limit: they were counted in {} parts on disk and merged (set_memory_limit sets the limit).",
+        runs + 1
+    )
 }
 
 /// Gives blocks that share a name instance numbers: `rows[i]#1`, `#2`, ...

@@ -14,6 +14,9 @@ pub enum FilterError {
     /// The heap profile could not be read.
     #[error(transparent)]
     Profile(#[from] crate::trace::heap::ProfileError),
+    /// Ctrl-C was pressed while a command read the analysis.
+    #[error("interrupted by Ctrl-C: nothing was written, and earlier results are as they were.")]
+    Interrupted,
     /// A table operation failed (a bug, or out of memory).
     #[error("a table operation failed: {0}.")]
     Table(#[from] PolarsError),

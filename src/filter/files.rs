@@ -228,7 +228,7 @@ pub fn write_order_and_allocations(
 // The saved analysis
 // ---------------------------------------------------------------------------
 
-const SAVED_VERSION: &str = "4";
+const SAVED_VERSION: &str = "5";
 
 /// The access list's dataset folder inside a saved analysis.
 pub const DATASET: &str = "accesses";
@@ -336,6 +336,7 @@ impl AnalysisDir {
         }
         swap_into_place(partial, &dir)?;
         a.accesses.relocate(&dir.join(DATASET));
+        a.locations.relocate(&dir);
         let mut written = Vec::new();
         files_under(&dir, &mut written).map_err(failed(&dir))?;
         written.sort();
@@ -392,17 +393,8 @@ pub fn saved_source(dir: &Path) -> Option<crate::workdir::SourceId> {
 /// locations (Snappy Parquet), the line, variable and allocation tables,
 /// and `summary.json`.
 fn write_analysis(a: &Analysis, dir: &Path) -> Result<(), FilterError> {
-    // Snappy: the lookup table may be large for a large footprint.
-    let fast = |df: &DataFrame, name: &str| -> Result<(), FilterError> {
-        let path = dir.join(name);
-        let mut f = create(&path)?;
-        ParquetWriter::new(f.file())
-            .with_compression(ParquetCompression::Snappy)
-            .finish(&mut df.clone())
-            .map_err(write_failed(&path))?;
-        commit(f).map(drop)
-    };
-    fast(&a.locations, "locations.parquet")?;
+    // Written as the analysis ended, unless it was built in memory.
+    a.locations.write_into(dir)?;
     let mut lines = a.lines.clone();
     write_parquet(&mut lines, &dir.join("lines.parquet"))?;
     // The name memory_stats shows each variable under by default, so a
@@ -722,11 +714,8 @@ pub fn load_analysis(dir: &Path) -> Result<Analysis, FilterError> {
         serde_json::from_value(j["windows"].clone()).map_err(|e| bad(e.to_string()))?;
     let by_var = super::byvar::ByVar::load(&super::byvar::folder_for(&dir.join(DATASET)))?;
     let accesses = super::store::AccessList::open(&dir.join(DATASET), &windows).with_by_var(by_var);
-    use super::schema::{line as ln, location as lc};
-    let locations = read_table(
-        &dir.join("locations.parquet"),
-        &[lc::ADDR, lc::VAR, lc::ACCESSES],
-    )?;
+    use super::schema::line as ln;
+    let locations = super::locations::Locations::open(dir)?;
     let lines = read_table(&dir.join("lines.parquet"), &[ln::LINE, ln::SOURCE])?;
     let vars = read_variables(dir)?;
     let adf = read_table(

@@ -7,34 +7,25 @@
 //! accesses. Memory: about 60 bytes per unique location plus the direct
 //! indexes (see [`DENSE_MAX`]); nothing per access.
 
+use std::io::{BufReader, BufWriter, Read, Write};
+use std::path::PathBuf;
+
 use polars::prelude::PlHashMap as HashMap;
-use polars::prelude::*;
 
 use super::access::{NamedAccess, VarId};
+use super::error::FilterError;
+use super::locations::{LocRow, LocationSink, Locations};
 use super::model::Span;
-use super::schema::{location as lc, OP_LOAD, OP_MODIFY};
+use super::schema::{OP_LOAD, OP_MODIFY};
 
 /// Most slots of one variable's direct location index (4 bytes each, one
 /// per aligned grain of the variable; see [`grain`]).
-const DENSE_MAX: u64 = 1 << 22;
-/// Total memory the direct indexes may take.
+const DENSE_MAX: u64 = 1 << 25;
+/// Total memory the direct indexes may take (less for a spilling table).
 const DENSE_BUDGET: usize = 256 << 20;
 /// An empty slot of a direct index (rows are below 2^32 - 1: one per
 /// unique location).
 const NO_ROW: u32 = u32::MAX;
-
-/// One row of the lookup table while it is built. Counts are 64-bit: one
-/// location may be touched more than 2^32 times.
-#[derive(Clone, Copy)]
-struct Loc {
-    addr: u64,
-    var: VarId,
-    loads: u64,
-    stores: u64,
-    modifies: u64,
-    load_bytes: u64,
-    store_bytes: u64,
-}
 
 /// What the lookup table learnt about one variable.
 #[derive(Clone, Debug, Default)]
@@ -89,9 +80,16 @@ pub(crate) struct LookupTable {
     /// where the direct index stays in cache and a hash probe would miss.
     dense: Vec<Option<Dense>>,
     dense_bytes: usize,
+    /// Bytes the direct indexes may take together.
+    dense_budget: usize,
     /// Per variable: whether [`Self::make_dense`] has seen it.
     seen: Vec<bool>,
-    locs: Vec<Loc>,
+    locs: Vec<LocRow>,
+    /// Where rows go when there are too many to hold; `None` holds them
+    /// all.
+    spill: Option<Spill>,
+    /// The sorted runs written to disk so far.
+    runs: Vec<PathBuf>,
     /// The last location touched: (address, variable, row).
     last: Option<(u64, VarId, u32)>,
     uses: Vec<VarUse>,
@@ -105,14 +103,55 @@ impl LookupTable {
     pub(crate) fn new() -> LookupTable {
         LookupTable {
             last_tid: u32::MAX,
+            dense_budget: DENSE_BUDGET,
             ..Default::default()
         }
     }
 
+    /// An empty table that holds at most `max_rows` rows in memory and
+    /// writes them to a sorted run in the folder `dir` when it has more
+    /// (see [`Spill`]).
+    /// Room for the rows is made at once, so that the table never
+    /// doubles past its share of memory while it fills; the direct
+    /// indexes take at most a third of what the rows take.
+    pub(crate) fn spilling(dir: PathBuf, max_rows: usize) -> LookupTable {
+        let max_rows = max_rows.max(1);
+        // A batch may add a row per access past the limit before it spills.
+        let room = max_rows.saturating_add(1 << 13).min(1 << 26);
+        LookupTable {
+            spill: Some(Spill { dir, max_rows }),
+            locs: Vec::with_capacity(room),
+            dense_budget: DENSE_BUDGET.min(max_rows.saturating_mul(32)),
+            ..LookupTable::new()
+        }
+    }
+
+    /// Sorted runs written to disk so far (0 when the table fits).
+    pub(crate) fn runs(&self) -> usize {
+        self.runs.len()
+    }
+
     /// Counts a batch of accesses. `span(var)` says where a variable lies,
-    /// asked when the variable is first seen.
+    /// asked when the variable is first seen. When the table has outgrown
+    /// its memory, its rows then go to disk as a sorted run.
     /// Cost: a direct-index or hash probe per access.
-    pub(crate) fn add(&mut self, batch: &[NamedAccess], span: &dyn Fn(VarId) -> Span) {
+    ///
+    /// # Errors
+    /// A run could not be written (a full disk).
+    pub(crate) fn add(
+        &mut self,
+        batch: &[NamedAccess],
+        span: &dyn Fn(VarId) -> Span,
+    ) -> Result<(), FilterError> {
+        self.count(batch, span);
+        match &self.spill {
+            Some(s) if self.locs.len() >= s.max_rows => self.spill_run(),
+            _ => Ok(()),
+        }
+    }
+
+    /// Counts a batch of accesses into the rows in memory.
+    fn count(&mut self, batch: &[NamedAccess], span: &dyn Fn(VarId) -> Span) {
         for a in batch {
             let row = match self.last {
                 Some((addr, var, row)) if addr == a.addr && var == a.var => row,
@@ -198,9 +237,9 @@ impl LookupTable {
             None => *self.loc_of.entry((addr, var)).or_insert(next),
         };
         if r == next {
-            self.locs.push(Loc {
+            self.locs.push(LocRow {
                 addr,
-                var,
+                var: var.0,
                 loads: 0,
                 stores: 0,
                 modifies: 0,
@@ -223,7 +262,9 @@ impl LookupTable {
         self.seen[v] = true;
         let g = grain(span, first);
         let slots = span.size.div_ceil(g);
-        if slots > 0 && slots <= DENSE_MAX && self.dense_bytes + 4 * slots as usize <= DENSE_BUDGET
+        if slots > 0
+            && slots <= DENSE_MAX
+            && self.dense_bytes + 4 * slots as usize <= self.dense_budget
         {
             self.dense[v] = Some(Dense {
                 base: span.base,
@@ -239,40 +280,191 @@ impl LookupTable {
         &self.threads
     }
 
-    /// The table, sorted by address then variable, with the member path
-    /// `element(address, variable)` of each location, and what each
-    /// variable's accesses were (by variable row, as far as the last
-    /// variable accessed).
-    pub(crate) fn finish(
-        self,
-        element: &mut dyn FnMut(u64, VarId) -> Option<String>,
-    ) -> PolarsResult<(DataFrame, Vec<VarUse>)> {
-        let uses = self.uses;
-        let mut locs = self.locs;
-        locs.sort_unstable_by_key(|l| (l.addr, l.var));
-        let col = |f: fn(&Loc) -> u64| locs.iter().map(f).collect::<Vec<u64>>();
-        let df = DataFrame::new(vec![
-            Column::new(lc::ADDR.into(), col(|l| l.addr)),
-            Column::new(
-                lc::VAR.into(),
-                locs.iter().map(|l| l.var.0).collect::<Vec<u32>>(),
-            ),
-            Column::new(
-                lc::ACCESSES.into(),
-                col(|l| l.loads + l.stores + l.modifies),
-            ),
-            Column::new(lc::LOADS.into(), col(|l| l.loads)),
-            Column::new(lc::STORES.into(), col(|l| l.stores)),
-            Column::new(lc::MODIFIES.into(), col(|l| l.modifies)),
-            Column::new(lc::LOAD_BYTES.into(), col(|l| l.load_bytes)),
-            Column::new(lc::STORE_BYTES.into(), col(|l| l.store_bytes)),
-            Column::new(
-                lc::ELEMENT.into(),
-                locs.iter()
-                    .map(|l| element(l.addr, l.var).unwrap_or_default())
-                    .collect::<Vec<String>>(),
-            ),
-        ])?;
-        Ok((df, uses))
+    /// Writes the rows in memory to disk as a run sorted by address then
+    /// variable, and forgets them: later accesses to the same locations
+    /// start new rows, which [`LookupTable::finish`] merges.
+    #[cold]
+    fn spill_run(&mut self) -> Result<(), FilterError> {
+        let Some(s) = &self.spill else {
+            return Ok(());
+        };
+        if self.runs.is_empty() {
+            super::io::mkdir(&s.dir)?;
+        }
+        let path = s.dir.join(format!("run-{}.bin", self.runs.len()));
+        self.locs.sort_unstable_by_key(|l| (l.addr, l.var));
+        write_run(&path, &self.locs)?;
+        self.runs.push(path);
+        self.locs.clear();
+        self.loc_of.clear();
+        for d in self.dense.iter_mut().flatten() {
+            d.rows.fill(NO_ROW);
+        }
+        self.last = None;
+        Ok(())
     }
+
+    /// The table, sorted by address then variable, with the member path
+    /// `element(address, variable)` of each location, written to `path`
+    /// (or kept in memory when `path` is `None`), and what each variable's
+    /// accesses were (by variable row, as far as the last variable
+    /// accessed). Runs on disk are merged with the rows in memory and
+    /// removed. Memory: the rows in memory, a read buffer per run and one
+    /// batch of the table.
+    ///
+    /// # Errors
+    /// A run could not be read, or the table could not be written.
+    pub(crate) fn finish(
+        mut self,
+        element: &mut dyn FnMut(u64, VarId) -> Option<String>,
+        path: Option<PathBuf>,
+    ) -> Result<(Locations, Vec<VarUse>), FilterError> {
+        let uses = std::mem::take(&mut self.uses);
+        let mut locs = std::mem::take(&mut self.locs);
+        locs.sort_unstable_by_key(|l| (l.addr, l.var));
+        let mut sink = LocationSink::new(path)?;
+        let mut put = |r: LocRow| {
+            let e = element(r.addr, VarId(r.var)).unwrap_or_default();
+            sink.push(r, e)
+        };
+        if self.runs.is_empty() {
+            locs.into_iter().try_for_each(&mut put)?;
+        } else {
+            merge_runs(&self.runs, locs, &mut put)?;
+            if let Some(s) = &self.spill {
+                let _ = std::fs::remove_dir_all(&s.dir);
+            }
+        }
+        Ok((sink.finish()?, uses))
+    }
+}
+
+/// Where the lookup table goes when it outgrows its memory: sorted runs in
+/// a folder of the analysis being built.
+///
+/// Why runs by hand and not polars: a group-by of the named accesses by
+/// location in polars' streaming engine would hold every group in memory
+/// (its out-of-core group-by and sort are not built yet), which is the
+/// very table that does not fit.
+struct Spill {
+    dir: PathBuf,
+    /// Rows held in memory at most (about 90 bytes each with their index).
+    max_rows: usize,
+}
+
+/// Bytes of a row in a run: address, variable and five counts.
+const RUN_ROW: usize = 8 + 4 + 5 * 8;
+
+/// Writes `rows` to a new run file at `path`, little-endian.
+fn write_run(path: &std::path::Path, rows: &[LocRow]) -> Result<(), FilterError> {
+    let failed = |source| FilterError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    let f = std::fs::File::create(path).map_err(failed)?;
+    let mut w = BufWriter::with_capacity(1 << 20, f);
+    for r in rows {
+        let mut b = [0u8; RUN_ROW];
+        b[..8].copy_from_slice(&r.addr.to_le_bytes());
+        b[8..12].copy_from_slice(&r.var.to_le_bytes());
+        let counts = [r.loads, r.stores, r.modifies, r.load_bytes, r.store_bytes];
+        for (k, c) in counts.iter().enumerate() {
+            b[12 + 8 * k..20 + 8 * k].copy_from_slice(&c.to_le_bytes());
+        }
+        w.write_all(&b).map_err(failed)?;
+    }
+    w.flush().map_err(failed)
+}
+
+/// Reads a run's rows back in order.
+struct RunReader {
+    path: PathBuf,
+    r: BufReader<std::fs::File>,
+}
+
+impl RunReader {
+    fn open(path: &std::path::Path) -> Result<RunReader, FilterError> {
+        let f = std::fs::File::open(path).map_err(|source| FilterError::Write {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Ok(RunReader {
+            path: path.to_path_buf(),
+            r: BufReader::with_capacity(1 << 20, f),
+        })
+    }
+
+    /// The next row, `None` at the end.
+    fn next_row(&mut self) -> Result<Option<LocRow>, FilterError> {
+        let mut b = [0u8; RUN_ROW];
+        match self.r.read_exact(&mut b) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
+            Err(source) => {
+                return Err(FilterError::Write {
+                    path: self.path.clone(),
+                    source,
+                })
+            }
+        }
+        let u = |k: usize| u64::from_le_bytes(b[k..k + 8].try_into().unwrap_or_default());
+        Ok(Some(LocRow {
+            addr: u(0),
+            var: u32::from_le_bytes(b[8..12].try_into().unwrap_or_default()),
+            loads: u(12),
+            stores: u(20),
+            modifies: u(28),
+            load_bytes: u(36),
+            store_bytes: u(44),
+        }))
+    }
+}
+
+/// Merges the sorted runs at `runs` and the sorted rows `last` into one
+/// sequence by address then variable, rows of one location summed, and
+/// hands each to `put`. Memory: a read buffer per run.
+fn merge_runs(
+    runs: &[PathBuf],
+    last: Vec<LocRow>,
+    put: &mut dyn FnMut(LocRow) -> Result<(), FilterError>,
+) -> Result<(), FilterError> {
+    use std::cmp::Reverse;
+    let mut readers = runs
+        .iter()
+        .map(|p| RunReader::open(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut tail = last.into_iter();
+    let mut heads: Vec<Option<LocRow>> = Vec::with_capacity(readers.len() + 1);
+    for r in &mut readers {
+        heads.push(r.next_row()?);
+    }
+    heads.push(tail.next());
+    let mut heap = std::collections::BinaryHeap::new();
+    for (k, h) in heads.iter().enumerate() {
+        if let Some(r) = h {
+            heap.push(Reverse((r.addr, r.var, k)));
+        }
+    }
+    let mut pending: Option<LocRow> = None;
+    while let Some(Reverse((_, _, k))) = heap.pop() {
+        let Some(row) = heads[k].take() else {
+            continue;
+        };
+        heads[k] = match readers.get_mut(k) {
+            Some(r) => r.next_row()?,
+            None => tail.next(),
+        };
+        if let Some(n) = &heads[k] {
+            heap.push(Reverse((n.addr, n.var, k)));
+        }
+        match &mut pending {
+            Some(p) if (p.addr, p.var) == (row.addr, row.var) => p.merge(&row),
+            _ => {
+                if let Some(p) = pending.replace(row) {
+                    put(p)?;
+                }
+            }
+        }
+    }
+    pending.map_or(Ok(()), put)
 }

@@ -9,15 +9,14 @@
 //! pattern labels), beside `analyse.rs`.
 use std::path::{Path, PathBuf};
 
-use polars::prelude::DataFrame;
+use polars::prelude::*;
 
 use super::analysis::Analysis;
-use super::csv::write_csv;
-use super::files::hex_column;
+use super::csv::{write_csv, CsvOut};
 use super::locality::report::{patterns, LocalityError, PatternRow};
 use super::stats::{
-    grouped_fields, per_address_by, per_variable_by, row_notes, Grouping, ADDRESS_COLUMNS,
-    VARIABLE_COLUMNS,
+    grouped_fields, per_address_batches, per_variable_by, row_notes, shown_vars, Grouping,
+    ADDRESS_COLUMNS, VARIABLE_COLUMNS,
 };
 use super::{error::FilterError, model::MemKind};
 
@@ -27,9 +26,16 @@ pub struct MemoryStats {
     /// One row per variable (or group of blocks), columns
     /// [`MemoryStats::VARIABLE_COLUMNS`], busiest first.
     pub per_variable: DataFrame,
-    /// One row per address, columns [`MemoryStats::ADDRESS_COLUMNS`]
-    /// (`address` as UInt64).
-    pub per_address: DataFrame,
+    /// The first [`MemoryStats::ADDRESSES_SHOWN`] rows of the
+    /// per-address table (one row per address, columns
+    /// [`MemoryStats::ADDRESS_COLUMNS`], `address` as UInt64): the rest
+    /// is never held, and [`MemoryStats::save`] writes it all.
+    pub first_addresses: DataFrame,
+    /// Rows of the whole per-address table.
+    pub addresses: u64,
+    /// What the table was made of, for [`MemoryStats::save`].
+    kind: MemKind,
+    grouping: Grouping,
     /// What the rows that sum several blocks or instances stand for.
     pub notes: Vec<String>,
     /// The fields of rows grouping several heap blocks, summed over the
@@ -45,26 +51,75 @@ pub struct MemoryStats {
 impl MemoryStats {
     /// The columns of [`MemoryStats::per_variable`], in order.
     pub const VARIABLE_COLUMNS: [&'static str; 14] = VARIABLE_COLUMNS;
-    /// The columns of [`MemoryStats::per_address`], in order.
+    /// The columns of the per-address table, in order.
     pub const ADDRESS_COLUMNS: [&'static str; 7] = ADDRESS_COLUMNS;
+    /// Rows of the per-address table kept in [`MemoryStats::first_addresses`].
+    pub const ADDRESSES_SHOWN: usize = 20;
 
     /// Writes `memory_stats.csv` (per variable) and
     /// `memory_stats_addresses.csv` (per address, addresses in hex) into
-    /// `dir`; returns both files. The frames are copied (their columns
-    /// are shared, so that costs one hex column).
-    pub fn save(&self, dir: &Path) -> Result<[PathBuf; 2], FilterError> {
+    /// `dir`; returns both files. The per-address table is made again from
+    /// `a` (the analysis these statistics are of) and written as it is
+    /// made. Cost: one pass over the lookup table; memory: one batch.
+    /// Ctrl-C stops it within a batch, leaving the files as they were.
+    pub fn save(&self, a: &Analysis, dir: &Path) -> Result<[PathBuf; 2], FilterError> {
+        let mut out = CsvOut::create(dir, "memory_stats_addresses.csv", &ADDRESS_COLUMNS)?;
+        let mut failed = None;
+        per_address_batches(a, self.kind, self.grouping, &mut |df| {
+            write_address_rows(&mut out, df).map_err(|e| {
+                failed = Some(e);
+                PolarsError::ComputeError("write".into())
+            })?;
+            Ok(true)
+        })
+        .map_err(|e| failed.take().unwrap_or_else(|| table_error(e)))?;
+        let p2 = out.finish()?;
         let mut per_var = self.per_variable.clone();
         let p1 = write_csv(&mut per_var, &dir.join("memory_stats.csv"))?;
-        let mut per_addr = self.per_address.clone();
-        hex_column(&mut per_addr, "address")?;
-        let p2 = write_csv(&mut per_addr, &dir.join("memory_stats_addresses.csv"))?;
         Ok([p1, p2])
     }
 }
 
+/// A polars error from a pass over the lookup table as the stage's error:
+/// an interruption passed through polars stays an interruption.
+fn table_error(e: PolarsError) -> FilterError {
+    if crate::cancel::requested() {
+        FilterError::Interrupted
+    } else {
+        FilterError::Table(e)
+    }
+}
+
+/// Writes one batch of the per-address table, addresses in hex.
+fn write_address_rows(out: &mut CsvOut, df: &DataFrame) -> Result<(), FilterError> {
+    let u = |c: &str| -> PolarsResult<Vec<u64>> {
+        Ok(df.column(c)?.u64()?.into_no_null_iter().collect())
+    };
+    let (index, count, addr) = (u("index")?, u("appearance_count")?, u("address")?);
+    let (stored, loaded) = (u("bytes_stored")?, u("bytes_loaded")?);
+    let var = df.column("variable")?.str()?;
+    let el = df.column("element")?.str()?;
+    for (i, (v, e)) in var.into_iter().zip(el).enumerate() {
+        out.num(index[i]);
+        out.num(count[i]);
+        out.hex(addr[i]);
+        out.num(stored[i]);
+        out.num(loaded[i]);
+        out.text(v.unwrap_or(""));
+        out.text(e.unwrap_or(""));
+        out.end_row()?;
+    }
+    Ok(())
+}
+
 /// The statistics of the variables of `kind` in `a`, heap blocks grouped
-/// as `grouping` says. Cost: the per-variable and per-address tables (one
-/// pass over the unique locations), and one pass over the pattern states.
+/// as `grouping` says. Cost: the per-variable table (the lookup table's
+/// totals, and a pass over it only for groups of blocks that reused each
+/// other's addresses), the fields of grouped blocks (a pass over their
+/// locations), the first rows of the per-address table (its first batch)
+/// and one pass over the pattern states. Memory: a row per variable, per
+/// grouped field and per pattern, and one batch of the lookup table; never
+/// a row per address.
 ///
 /// # Errors
 /// A table operation failed, or the pattern states could not be read.
@@ -73,15 +128,46 @@ pub fn memory_stats(
     kind: MemKind,
     grouping: Grouping,
 ) -> Result<MemoryStats, LocalityError> {
-    let per_variable = per_variable_by(a, kind, grouping)?;
-    let per_address = per_address_by(a, kind, grouping)?;
+    let per_variable = per_variable_by(a, kind, grouping).map_err(table_error)?;
+    let first_addresses = first_addresses(a, kind, grouping).map_err(table_error)?;
+    let shown = shown_vars(a, kind);
+    let addresses = (0..a.vars.len())
+        .filter(|&v| shown[v])
+        .map(|v| a.locations.totals(v).locations)
+        .sum();
     let notes = row_notes(a, &per_variable, grouping);
     Ok(MemoryStats {
         notes,
-        grouped_fields: grouped_fields(a, kind, grouping)?,
+        grouped_fields: grouped_fields(a, kind, grouping).map_err(table_error)?,
         patterns: patterns(a, kind, grouping)?,
         per_variable,
-        per_address,
+        first_addresses,
+        addresses,
+        kind,
+        grouping,
         threads: a.summary.threads.len(),
     })
+}
+
+/// The first [`MemoryStats::ADDRESSES_SHOWN`] rows of the per-address
+/// table: the pass stops at the first batch that holds them.
+fn first_addresses(a: &Analysis, kind: MemKind, grouping: Grouping) -> PolarsResult<DataFrame> {
+    let mut first: Option<DataFrame> = None;
+    per_address_batches(a, kind, grouping, &mut |df| {
+        let df = df.head(Some(MemoryStats::ADDRESSES_SHOWN));
+        match &mut first {
+            Some(f) => {
+                let n = MemoryStats::ADDRESSES_SHOWN - f.height();
+                f.vstack_mut(&df.head(Some(n)))?;
+            }
+            None => first = Some(df),
+        }
+        Ok(first
+            .as_ref()
+            .is_some_and(|f| f.height() < MemoryStats::ADDRESSES_SHOWN))
+    })?;
+    match first {
+        Some(f) => Ok(f),
+        None => super::stats::per_address_by(a, kind, grouping),
+    }
 }

@@ -43,21 +43,22 @@ pub(crate) mod error;
 pub(crate) mod model;
 pub(crate) mod occurrence;
 pub mod schema;
-// 2. Naming: the inputs, the registry of variables, the lookup table of
-//    unique locations.
+// 2. Naming: the inputs, the registry of variables.
 pub(crate) mod binary;
 pub(crate) mod dynblocks;
 pub(crate) mod import;
 pub(crate) mod input;
-pub(crate) mod lookup;
 pub(crate) mod registry;
 pub(crate) mod roots;
-// 3. The dataset: files, the access list, its by-variable copy.
+// 3. The dataset: files, the access list, its by-variable copy, the lookup
+//    table of unique locations (counted in memory, merged on disk).
 pub(crate) mod byvar;
 pub(crate) mod columns;
 pub(crate) mod csv;
 pub(crate) mod dataset;
 pub(crate) mod io;
+pub mod locations;
+pub(crate) mod lookup;
 pub mod store;
 // 4. The analysis, what it gathers of each walk, the driver that builds
 //    it, selections of it and the batches that read it back.

@@ -7,23 +7,35 @@ use polars::prelude::{InitHashMaps, PlHashMap};
 
 use super::model::Variable;
 
-/// Blocks up to this size count their accesses' occurrences in a table of
-/// their own, one counter per byte: 32 MB of counters at most per block.
-const DENSE_BYTES: u64 = 1 << 22;
+/// Bytes the direct counters of all blocks may take together: 4 bytes a
+/// grain, so 256 MB counts 512 MB of doubles. Blocks met once it is spent
+/// are counted in the hash map.
+const DENSE_BUDGET: u64 = 256 << 20;
+
+/// One block's direct counters: slot `k` counts the location `base + k <<
+/// shift`.
+struct Dense {
+    base: u64,
+    shift: u32,
+    counts: Vec<u32>,
+}
 
 /// The occurrence of each access as a pass counts it: the n-th access to
 /// its location (address, variable), from 1, in 64 bits.
 ///
-/// A block of up to [`DENSE_BYTES`] gets a counter per byte of its own
-/// (made on its first access): one indexed add per access, where a hash
-/// probe into a table of every location selected would miss the cache.
-/// Larger blocks, and accesses outside their block, are counted in a hash
-/// map.
+/// A block gets a 32-bit counter per grain of its own (the largest power
+/// of two up to 16 that divides its element size; 8 bytes when that is
+/// unknown), made on its first access, while [`DENSE_BUDGET`] allows: one
+/// indexed add per access, where a hash probe into a table of every
+/// location would miss the cache and take 8 times the memory. Accesses
+/// off the grain or outside their block, blocks beyond the budget, and a
+/// counter that reaches 2^32 - 1 are counted in a hash map.
 pub(crate) struct Occurrences<'a> {
     vars: &'a [Variable],
     /// Per variable row: `None` not yet met; `Some(None)` counted in the
-    /// map; `Some(Some(counters))` from its base.
-    dense: Vec<Option<Option<Vec<u64>>>>,
+    /// map; `Some(Some(counters))` directly.
+    dense: Vec<Option<Option<Dense>>>,
+    dense_bytes: u64,
     other: PlHashMap<(u64, u32), u64>,
 }
 
@@ -33,7 +45,8 @@ impl<'a> Occurrences<'a> {
     pub(crate) fn new(vars: &'a [Variable]) -> Occurrences<'a> {
         Occurrences {
             vars,
-            dense: vec![None; vars.len()],
+            dense: (0..vars.len()).map(|_| None).collect(),
+            dense_bytes: 0,
             other: PlHashMap::new(),
         }
     }
@@ -42,22 +55,55 @@ impl<'a> Occurrences<'a> {
     #[inline]
     pub(crate) fn next(&mut self, addr: u64, var: u32) -> u64 {
         let v = var as usize;
-        if let Some(slot) = self.dense.get_mut(v) {
-            let table = slot.get_or_insert_with(|| {
-                let size = self.vars[v].size;
-                (size > 0 && size <= DENSE_BYTES).then(|| vec![0; size as usize])
-            });
-            if let Some(t) = table {
-                let off = addr.wrapping_sub(self.vars[v].base);
-                if let Some(n) = t.get_mut(off as usize) {
-                    *n += 1;
-                    return *n;
+        if v < self.dense.len() {
+            if self.dense[v].is_none() {
+                self.dense[v] = Some(self.make_dense(v));
+            }
+            if let Some(Some(d)) = &mut self.dense[v] {
+                let off = addr.wrapping_sub(d.base);
+                let k = off >> d.shift;
+                if k << d.shift == off {
+                    if let Some(n) = d.counts.get_mut(k as usize) {
+                        if *n < u32::MAX - 1 {
+                            *n += 1;
+                            return u64::from(*n);
+                        }
+                        // Past 2^32 - 2: the map goes on from here.
+                        *n = u32::MAX;
+                        let m = self
+                            .other
+                            .entry((addr, var))
+                            .or_insert(u64::from(u32::MAX) - 1);
+                        *m += 1;
+                        return *m;
+                    }
                 }
             }
         }
         let n = self.other.entry((addr, var)).or_insert(0);
         *n += 1;
         *n
+    }
+
+    /// Direct counters for variable row `v`, when the budget allows.
+    #[cold]
+    fn make_dense(&mut self, v: usize) -> Option<Dense> {
+        let var = &self.vars[v];
+        let grain: u64 = match var.elem_size {
+            0 => 8,
+            e => (1u64 << e.trailing_zeros()).min(16),
+        };
+        let slots = var.size.div_ceil(grain);
+        let bytes = slots * 4;
+        if slots == 0 || self.dense_bytes + bytes > DENSE_BUDGET {
+            return None;
+        }
+        self.dense_bytes += bytes;
+        Some(Dense {
+            base: var.base,
+            shift: grain.trailing_zeros(),
+            counts: vec![0; slots as usize],
+        })
     }
 }
 

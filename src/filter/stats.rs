@@ -211,17 +211,87 @@ pub const ADDRESS_COLUMNS: [&str; 7] = [
     "element",
 ];
 
-/// The lookup-table rows of the variables shown for `kind`.
-fn shown_locations(a: &Analysis, kind: MemKind) -> PolarsResult<DataFrame> {
-    let keep: Vec<bool> = a.vars.iter().map(|v| shows(kind, v)).collect();
-    let mask: BooleanChunked = a
-        .locations
-        .column(lc::VAR)?
-        .u32()?
-        .into_iter()
-        .map(|v| v.map(|v| keep.get(v as usize).copied().unwrap_or(false)))
+/// Per variable row: whether it is shown for `kind`.
+pub(crate) fn shown_vars(a: &Analysis, kind: MemKind) -> Vec<bool> {
+    a.vars.iter().map(|v| shows(kind, v)).collect()
+}
+
+/// Calls `f` with the lookup table's rows of the variables `keep` holds, a
+/// batch at a time (address order), until it says to stop (false).
+/// Memory: one batch. Ctrl-C stops it (a polars error, which
+/// `crate::cancel::requested` tells from others).
+fn kept_locations(
+    a: &Analysis,
+    keep: &[bool],
+    f: &mut dyn FnMut(&DataFrame) -> PolarsResult<bool>,
+) -> PolarsResult<()> {
+    a.locations
+        .for_each_batch(&mut |df| {
+            let mask: BooleanChunked = df
+                .column(lc::VAR)?
+                .u32()?
+                .into_iter()
+                .map(|v| v.map(|v| keep.get(v as usize).copied().unwrap_or(false)))
+                .collect();
+            Ok(f(&df.filter(&mask)?)?)
+        })
+        .map_err(|e| match e {
+            super::error::FilterError::Table(e) => e,
+            e => PolarsError::ComputeError(e.to_string().into()),
+        })
+}
+
+/// Distinct addresses per display row, over the variables `keep` holds.
+/// Rows of one variable, and groups whose members' address spans do not
+/// overlap, sum their members' locations; a group whose blocks reused
+/// each other's addresses (a block freed, another allocated there) is
+/// counted in one pass over the lookup table, where one address' rows are
+/// next to each other. Memory: a count per row.
+fn addresses_per_row(a: &Analysis, rows: &DisplayRows, keep: &[bool]) -> PolarsResult<Vec<u64>> {
+    let kept = |v: &VarId| keep.get(v.index()).copied().unwrap_or(false);
+    let mut out = vec![0u64; rows.names.len()];
+    let mut overlapping = vec![false; rows.names.len()];
+    for (r, members) in rows.members.iter().enumerate() {
+        let mut spans: Vec<(u64, u64)> = Vec::new();
+        for v in members.iter().filter(|v| kept(v)) {
+            let t = a.locations.totals(v.index());
+            if t.locations > 0 {
+                out[r] += t.locations;
+                spans.push((t.lowest, t.highest));
+            }
+        }
+        spans.sort_unstable();
+        overlapping[r] = spans.windows(2).any(|w| w[1].0 <= w[0].1);
+    }
+    if !overlapping.iter().any(|&o| o) {
+        return Ok(out);
+    }
+    let recount: Vec<bool> = (0..a.vars.len())
+        .map(|v| keep.get(v).copied().unwrap_or(false) && overlapping[rows.row_of[v] as usize])
         .collect();
-    a.locations.filter(&mask)
+    for (r, o) in overlapping.iter().enumerate() {
+        if *o {
+            out[r] = 0;
+        }
+    }
+    let (mut at, mut seen) = (None::<u64>, Vec::<u32>::new());
+    kept_locations(a, &recount, &mut |df| {
+        let addr = df.column(lc::ADDR)?.u64()?;
+        let var = df.column(lc::VAR)?.u32()?;
+        for (x, v) in addr.into_no_null_iter().zip(var.into_no_null_iter()) {
+            if at != Some(x) {
+                at = Some(x);
+                seen.clear();
+            }
+            let r = rows.row_of[v as usize];
+            if !seen.contains(&r) {
+                seen.push(r);
+                out[r as usize] += 1;
+            }
+        }
+        Ok(true)
+    })?;
+    Ok(out)
 }
 
 /// Per-variable statistics, one row per variable shown for `kind` with at
@@ -241,33 +311,49 @@ pub fn per_variable(a: &Analysis, kind: MemKind) -> PolarsResult<DataFrame> {
 /// their allocation site.
 pub fn per_variable_by(a: &Analysis, kind: MemKind, grouping: Grouping) -> PolarsResult<DataFrame> {
     let rows = display_rows(a, grouping);
-    let loc = shown_locations(a, kind)?;
-    let row_col: Vec<u32> = loc
-        .column(lc::VAR)?
-        .u32()?
-        .into_no_null_iter()
-        .map(|v| rows.row_of[v as usize])
+    let keep = shown_vars(a, kind);
+    let addresses = addresses_per_row(a, &rows, &keep)?;
+    let mut sums: Vec<[u64; 6]> = vec![[0; 6]; rows.names.len()];
+    for (v, &k) in keep.iter().enumerate() {
+        let t = a.locations.totals(v);
+        if !k || t.locations == 0 {
+            continue;
+        }
+        let s = &mut sums[rows.row_of[v] as usize];
+        let add = [
+            t.accesses,
+            t.loads,
+            t.stores,
+            t.modifies,
+            t.load_bytes,
+            t.store_bytes,
+        ];
+        for (x, y) in s.iter_mut().zip(add) {
+            *x += y;
+        }
+    }
+    let ids: Vec<u32> = (0..rows.names.len() as u32)
+        .filter(|&r| addresses[r as usize] > 0)
         .collect();
-    let mut loc = loc;
-    loc.with_column(Column::new("row".into(), row_col))?;
-    let sum = |c: &str| col(c).sum().alias(c);
-    let agg = loc
-        .lazy()
-        .group_by([col("row")])
-        .agg([
-            sum(lc::ACCESSES),
-            sum(lc::LOADS),
-            sum(lc::STORES),
-            sum(lc::MODIFIES),
-            sum(lc::LOAD_BYTES),
-            sum(lc::STORE_BYTES),
-            col(lc::ADDR)
-                .n_unique()
-                .cast(DataType::UInt64)
-                .alias("addresses"),
-        ])
-        .collect()?;
-    let ids: Vec<u32> = agg.column("row")?.u32()?.into_no_null_iter().collect();
+    let sum = |k: usize| {
+        ids.iter()
+            .map(|&r| sums[r as usize][k])
+            .collect::<Vec<u64>>()
+    };
+    let agg = DataFrame::new(vec![
+        Column::new(lc::ACCESSES.into(), sum(0)),
+        Column::new(lc::LOADS.into(), sum(1)),
+        Column::new(lc::STORES.into(), sum(2)),
+        Column::new(lc::MODIFIES.into(), sum(3)),
+        Column::new(lc::LOAD_BYTES.into(), sum(4)),
+        Column::new(lc::STORE_BYTES.into(), sum(5)),
+        Column::new(
+            "addresses".into(),
+            ids.iter()
+                .map(|&r| addresses[r as usize])
+                .collect::<Vec<u64>>(),
+        ),
+    ])?;
     let members = |r: u32| rows.members[r as usize].iter().map(|&v| &a.vars[v.index()]);
     // First and last access of each row: the span over its members'.
     let (first, last): (Vec<u64>, Vec<u64>) = ids
@@ -310,7 +396,7 @@ pub fn per_variable_by(a: &Analysis, kind: MemKind, grouping: Grouping) -> Polar
         .iter()
         .map(|&r| rows.names[r as usize].clone())
         .collect();
-    let mut out = agg.drop("row")?;
+    let mut out = agg;
     out.insert_column(0, Column::new("variable".into(), names))?;
     out.insert_column(1, Column::new("scope".into(), scopes))?;
     out.with_column(Column::new("first_access".into(), first))?;
@@ -326,97 +412,176 @@ pub fn per_variable_by(a: &Analysis, kind: MemKind, grouping: Grouping) -> Polar
 /// from one site), summed over the blocks: the rows of [`per_element`]
 /// whose variable has more than one block, in its columns.
 pub fn grouped_fields(a: &Analysis, kind: MemKind, grouping: Grouping) -> PolarsResult<DataFrame> {
-    let per_var = per_variable_by(a, kind, grouping)?;
-    let names = per_var.column("variable")?.str()?;
-    let blocks = per_var.column("blocks")?.u64()?;
-    let grouped: HashSet<&str> = names
+    let rows = display_rows(a, grouping);
+    let heap = |m: &Vec<VarId>| {
+        m.iter()
+            .filter(|v| a.vars[v.index()].scope == Scope::Heap)
+            .count()
+            > 1
+    };
+    let grouped: Vec<bool> = rows.members.iter().map(heap).collect();
+    let keep: Vec<bool> = shown_vars(a, kind)
         .into_iter()
-        .zip(blocks)
-        .filter_map(|(n, b)| (b? > 1).then_some(n?))
+        .enumerate()
+        .map(|(v, k)| k && grouped[rows.row_of[v] as usize])
         .collect();
-    let elements = per_element(a, kind, grouping)?;
-    let mask: BooleanChunked = elements
-        .column("variable")?
-        .str()?
-        .into_iter()
-        .map(|n| n.is_some_and(|n| grouped.contains(n)))
-        .collect();
-    elements.filter(&mask)
+    elements_of(a, &rows, &keep)
 }
 
 /// Per element of the rows shown for `kind`: the fields of grouped heap
 /// blocks summed over the blocks (`n.val`, `n.next`), array elements
 /// (`X[3]`) and members (`h.nbins`). Columns: `variable, element, accesses,
 /// load_bytes, store_bytes, addresses`, sorted by variable then element.
+/// Memory: a row per element, which for an array is a row per address:
+/// for small analyses and tests.
 pub fn per_element(a: &Analysis, kind: MemKind, grouping: Grouping) -> PolarsResult<DataFrame> {
     let rows = display_rows(a, grouping);
-    let loc = shown_locations(a, kind)?;
-    let addrs = loc.column(lc::ADDR)?.u64()?;
-    let vars = loc.column(lc::VAR)?.u32()?;
-    let stored = loc.column(lc::ELEMENT)?.str()?;
-    let mut names = Vec::with_capacity(loc.height());
-    let mut elements = Vec::with_capacity(loc.height());
-    for i in 0..loc.height() {
-        let (Some(v), Some(addr)) = (vars.get(i), addrs.get(i)) else {
-            names.push(String::new());
-            elements.push(String::new());
-            continue;
-        };
-        let var = &a.vars[v as usize];
-        let row = rows.row_of[v as usize] as usize;
-        let grouped = rows.members[row].len() > 1;
-        let e = match stored.get(i) {
-            Some(e) if !e.is_empty() => e.to_string(),
-            _ => {
-                let name = if grouped { &var.base_name } else { &var.name };
-                element_path(name, var.base, var.size, var.elem_size, &var.dims, addr)
+    elements_of(a, &rows, &shown_vars(a, kind))
+}
+
+/// [`per_element`] over the variables `keep` holds. Cost: one pass over
+/// the lookup table, a batch at a time; memory: a row per element met.
+fn elements_of(a: &Analysis, rows: &DisplayRows, keep: &[bool]) -> PolarsResult<DataFrame> {
+    // (row, element) -> accesses, load bytes, store bytes, addresses.
+    let mut sums: std::collections::BTreeMap<(u32, String), [u64; 4]> = Default::default();
+    let (mut at, mut seen) = (None::<u64>, Vec::<(u32, String)>::new());
+    if keep.iter().any(|&k| k) {
+        kept_locations(a, keep, &mut |loc| {
+            let addrs = loc.column(lc::ADDR)?.u64()?;
+            let vars = loc.column(lc::VAR)?.u32()?;
+            let stored = loc.column(lc::ELEMENT)?.str()?;
+            let acc = loc.column(lc::ACCESSES)?.u64()?;
+            let lb = loc.column(lc::LOAD_BYTES)?.u64()?;
+            let sb = loc.column(lc::STORE_BYTES)?.u64()?;
+            for i in 0..loc.height() {
+                let (Some(v), Some(addr)) = (vars.get(i), addrs.get(i)) else {
+                    continue;
+                };
+                let row = rows.row_of[v as usize];
+                let e = element_of(a, rows, v, addr, stored.get(i));
+                if at != Some(addr) {
+                    at = Some(addr);
+                    seen.clear();
+                }
+                let key = (row, e);
+                let s = sums.entry(key.clone()).or_insert([0; 4]);
+                s[0] += acc.get(i).unwrap_or(0);
+                s[1] += lb.get(i).unwrap_or(0);
+                s[2] += sb.get(i).unwrap_or(0);
+                if !seen.contains(&key) {
+                    s[3] += 1;
+                    seen.push(key);
+                }
             }
-        };
-        names.push(rows.names[row].clone());
-        elements.push(e);
+            Ok(true)
+        })?;
     }
-    let mut df = loc.select([lc::ADDR, lc::ACCESSES, lc::LOAD_BYTES, lc::STORE_BYTES])?;
-    df.with_column(Column::new("variable".into(), names))?;
-    df.with_column(Column::new("element".into(), elements))?;
-    let sum = |c: &str| col(c).sum().alias(c);
-    df.lazy()
-        .group_by([col("variable"), col("element")])
-        .agg([
-            sum(lc::ACCESSES),
-            sum(lc::LOAD_BYTES),
-            sum(lc::STORE_BYTES),
-            col(lc::ADDR)
-                .n_unique()
-                .cast(DataType::UInt64)
-                .alias("addresses"),
-        ])
-        .sort(["variable", "element"], Default::default())
-        .collect()?
-        .select([
-            "variable",
-            "element",
-            lc::ACCESSES,
-            lc::LOAD_BYTES,
-            lc::STORE_BYTES,
-            "addresses",
-        ])
+    let mut out: Vec<(&str, &str, [u64; 4])> = sums
+        .iter()
+        .map(|((r, e), s)| (rows.names[*r as usize].as_str(), e.as_str(), *s))
+        .collect();
+    out.sort();
+    let col = |k: usize| out.iter().map(|o| o.2[k]).collect::<Vec<u64>>();
+    DataFrame::new(vec![
+        Column::new(
+            "variable".into(),
+            out.iter().map(|o| o.0).collect::<Vec<&str>>(),
+        ),
+        Column::new(
+            "element".into(),
+            out.iter().map(|o| o.1).collect::<Vec<&str>>(),
+        ),
+        Column::new(lc::ACCESSES.into(), col(0)),
+        Column::new(lc::LOAD_BYTES.into(), col(1)),
+        Column::new(lc::STORE_BYTES.into(), col(2)),
+        Column::new("addresses".into(), col(3)),
+    ])
+}
+
+/// The element of location `addr` in variable `v` as [`per_element`]
+/// names it: the stored member path, else the element the variable's shape
+/// gives, under the base name when the row groups several variables.
+fn element_of(a: &Analysis, rows: &DisplayRows, v: u32, addr: u64, stored: Option<&str>) -> String {
+    match stored {
+        Some(e) if !e.is_empty() => e.to_string(),
+        _ => {
+            let var = &a.vars[v as usize];
+            let grouped = rows.members[rows.row_of[v as usize] as usize].len() > 1;
+            let name = if grouped { &var.base_name } else { &var.name };
+            element_path(name, var.base, var.size, var.elem_size, &var.dims, addr)
+        }
+    }
 }
 
 /// The original's per-address table: `index, appearance_count, address,
 /// bytes_stored, bytes_loaded, variable`, plus `element` (`u[3][4]`,
 /// `h.nbins`), one row per location (address and
-/// variable) shown for `kind`, sorted by address.
+/// variable) shown for `kind`, sorted by address. Memory: the whole table:
+/// for small analyses and tests ([`per_address_batches`] streams it).
 pub fn per_address(a: &Analysis, kind: MemKind) -> PolarsResult<DataFrame> {
     per_address_by(a, kind, Grouping::Instances)
 }
 
 /// [`per_address`] with each location's variable named by its display row
-/// under `grouping`, as [`per_variable_by`] names it: under
-/// [`Grouping::BySite`] a list's nodes are `n` and the pointer sharing that
-/// name is `n@S`, in both tables. A scalar's element is its row's name.
+/// under `grouping`. Memory: the whole table (see [`per_address`]).
 pub fn per_address_by(a: &Analysis, kind: MemKind, grouping: Grouping) -> PolarsResult<DataFrame> {
-    let loc = shown_locations(a, kind)?;
+    let mut out: Option<DataFrame> = None;
+    per_address_batches(a, kind, grouping, &mut |df| {
+        match &mut out {
+            Some(o) => {
+                o.vstack_mut(df)?;
+            }
+            None => out = Some(df.clone()),
+        }
+        Ok(true)
+    })?;
+    match out {
+        Some(df) => Ok(df),
+        None => DataFrame::new(
+            ADDRESS_COLUMNS
+                .iter()
+                .map(|c| match *c {
+                    "variable" | "element" => Column::new((*c).into(), Vec::<String>::new()),
+                    _ => Column::new((*c).into(), Vec::<u64>::new()),
+                })
+                .collect(),
+        ),
+    }
+}
+
+/// [`per_address`]' rows with each location's variable named by its
+/// display row under `grouping`, as [`per_variable_by`] names it, handed
+/// to `f` a batch at a time (columns [`ADDRESS_COLUMNS`], `index` counting
+/// on from batch to batch): under [`Grouping::BySite`] a list's nodes are
+/// `n` and the pointer sharing that name is `n@S`, in both tables. A
+/// scalar's element is its row's name. `f` says whether to go on. Cost:
+/// one pass over the lookup table; memory: one batch.
+pub fn per_address_batches(
+    a: &Analysis,
+    kind: MemKind,
+    grouping: Grouping,
+    f: &mut dyn FnMut(&DataFrame) -> PolarsResult<bool>,
+) -> PolarsResult<()> {
     let rows = display_rows(a, grouping);
+    let mut index = 0u64;
+    kept_locations(a, &shown_vars(a, kind), &mut |loc| {
+        let out = address_rows(a, &rows, loc, index)?;
+        index += out.height() as u64;
+        match out.height() {
+            0 => Ok(true),
+            _ => f(&out),
+        }
+    })
+}
+
+/// One batch of [`per_address_batches`]: the locations `loc`, numbered
+/// from `index`.
+fn address_rows(
+    a: &Analysis,
+    rows: &DisplayRows,
+    loc: &DataFrame,
+    index: u64,
+) -> PolarsResult<DataFrame> {
     let names: Vec<String> = loc
         .column(lc::VAR)?
         .u32()?
@@ -429,7 +594,7 @@ pub fn per_address_by(a: &Analysis, kind: MemKind, grouping: Grouping) -> Polars
         .collect();
     let n = loc.height() as u64;
     let mut out = DataFrame::new(vec![
-        Column::new("index".into(), (0..n).collect::<Vec<u64>>()),
+        Column::new("index".into(), (index..index + n).collect::<Vec<u64>>()),
         loc.column(lc::ACCESSES)?
             .clone()
             .with_name("appearance_count".into()),

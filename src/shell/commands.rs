@@ -33,6 +33,7 @@ pub fn register_pipeline(r: &mut Registry<Session>) {
     add(r, "set_mem_alloc", set_mem_alloc);
     add(r, "set_region", set_region);
     add(r, "set_heap_grouping", set_heap_grouping);
+    add(r, "set_memory_limit", set_memory_limit);
     add(r, "set_open_browser", set_open_browser);
     add(r, "set_point_budget", set_point_budget);
     add(r, "set_matrix_orientation", set_matrix_orientation);
@@ -148,6 +149,39 @@ fn set_mem_alloc(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     };
     println!("memory kind: {} ({what})", k.code());
     Ok(s(k.code()))
+}
+
+/// `set_memory_limit ?SIZE?`: the memory the analysis may use (bytes, or
+/// with K, M or G); alone, prints it. Returns the limit in bytes.
+fn set_memory_limit(st: &mut Session, a: &[String]) -> CmdResult<Value> {
+    use super::state::{parse_size, MIN_MEMORY_LIMIT};
+    if let Some(text) = a.first() {
+        let bytes = parse_size(text)?;
+        if bytes < MIN_MEMORY_LIMIT {
+            return Err(format!(
+                "{text} is below the smallest memory limit, 512M (the analysis needs about that much whatever the trace); the limit is unchanged ({})",
+                mib(st.memory_limit().0)
+            )
+            .into());
+        }
+        st.set_memory_limit(bytes);
+    }
+    let (bytes, set) = st.memory_limit();
+    println!(
+        "memory limit: {}{}; memory_trace_analysis counts what does not fit on disk in .mapvis/",
+        mib(bytes),
+        if set {
+            ""
+        } else {
+            " (the default: a quarter of this machine's memory, at most 2G)"
+        }
+    );
+    Ok(Value::Int(bytes as i64))
+}
+
+/// `bytes` in MiB, as `set_memory_limit` shows it (`1024M`).
+fn mib(bytes: u64) -> String {
+    format!("{}M", bytes >> 20)
 }
 
 /// `set_heap_grouping root|site|instances`: how statistics and figures
@@ -330,7 +364,7 @@ fn memory_trace_analysis(st: &mut Session, _: &[String]) -> CmdResult<Value> {
     // the previous one only when complete.
     let out = filter::AnalysisDir::begin(&st.folder().analysis_dir())?;
     let dataset = out.dataset();
-    let keep = filter::Keep::on_disk(&dataset);
+    let keep = filter::Keep::within(&dataset, st.memory_limit().0);
     let a = filter::analyse_into(&path, &mut namer, &mut progress, &keep);
     shown.finish();
     crate::cancel::clear();
@@ -501,7 +535,7 @@ fn memory_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     }
     print!("{}", super::render::memory_stats(&m));
     if save {
-        let [p1, p2] = m.save(&dir)?;
+        let [p1, p2] = m.save(a, &dir)?;
         st.record_written(std::slice::from_ref(&p1));
         println!("wrote {} and {}", p1.display(), p2.display());
         st.record_written(std::slice::from_ref(&p2));

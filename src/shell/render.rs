@@ -501,10 +501,6 @@ pub(super) fn variable_rows(m: &MemoryStats) -> Vec<Vec<String>> {
     cells(&m.per_variable, &MemoryStats::VARIABLE_COLUMNS)
 }
 
-/// Rows of the per-address table `memory_stats` prints; the rest are in
-/// the saved file.
-const ADDRESSES_SHOWN: usize = 20;
-
 /// Access pattern pairs `memory_stats` prints.
 const PATTERNS_SHOWN: usize = 20;
 
@@ -522,9 +518,9 @@ pub(super) fn memory_stats(m: &MemoryStats) -> String {
         wl!(out, "note: {THREADS_NOTE}");
     }
     grouped_fields(&mut out, &m.grouped_fields);
-    let per_addr = &m.per_address;
+    let per_addr = &m.first_addresses;
     let addr_cols = MemoryStats::ADDRESS_COLUMNS;
-    let shown = per_addr.height().min(ADDRESSES_SHOWN);
+    let shown = per_addr.height();
     let rows: Vec<Vec<String>> = (0..shown)
         .map(|i| {
             addr_cols
@@ -547,8 +543,8 @@ pub(super) fn memory_stats(m: &MemoryStats) -> String {
     wl!(
         out,
         "\nper address ({} addresses{}):",
-        per_addr.height(),
-        if shown < per_addr.height() {
+        m.addresses,
+        if (shown as u64) < m.addresses {
             ", the first 20 shown; memory_stats save writes them all"
         } else {
             ""

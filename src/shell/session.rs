@@ -451,6 +451,21 @@ impl Session {
         self.save_settings();
     }
 
+    /// The memory the analysis may use, in bytes, and whether it was set
+    /// (`set_memory_limit`) rather than the default.
+    pub fn memory_limit(&self) -> (u64, bool) {
+        match self.setup.memory_limit {
+            Some(b) => (b, true),
+            None => (super::state::default_memory_limit(), false),
+        }
+    }
+
+    /// `set_memory_limit SIZE`, already checked; saved with the settings.
+    pub fn set_memory_limit(&mut self, bytes: u64) {
+        self.setup.memory_limit = Some(bytes);
+        self.save_settings();
+    }
+
     /// `set_mem_alloc H|S|G|all`.
     pub fn set_mem_alloc(&mut self, kind: &str) -> CmdResult<MemKind> {
         let k = MemKind::parse(kind).ok_or_else(|| {

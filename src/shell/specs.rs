@@ -345,6 +345,21 @@ pub const SPECS: &[CommandSpec] = &[
                folder's settings. Returns the setting's words.",
     },
     CommandSpec {
+        name: "set_memory_limit",
+        aliases: &[],
+        group: Group::Setup,
+        args: &[opt("SIZE", ArgKind::Text)],
+        help: "Sets the memory mapvis's analysis may use: SIZE in bytes, or with \
+               K, M or G (512M, 2G; at least 512M). memory_trace_analysis holds at \
+               most a third of it as its table of unique locations and an eighth \
+               as accesses; the locations that do not fit are counted in parts on \
+               disk in .mapvis/ and merged at its end, and it says so. The other \
+               commands read the saved analysis in batches. The default is a \
+               quarter of the machine's memory, at most 2G. Alone, prints the \
+               setting; it is saved with the folder's settings. Returns the limit \
+               in bytes.",
+    },
+    CommandSpec {
         name: "set_heap_grouping",
         aliases: &[],
         group: Group::Setup,

@@ -100,6 +100,51 @@ pub struct Setup {
     pub run: Option<Run>,
     /// What `run_gleipnir` traces (`set_region`).
     pub region: Region,
+    /// The memory the analysis may use, in bytes (`set_memory_limit`);
+    /// `None` for the default, [`default_memory_limit`].
+    pub memory_limit: Option<u64>,
+}
+
+/// The memory limit when none is set: a quarter of the machine's memory
+/// (`MemTotal` of `/proc/meminfo`), at most 2 GiB; 2 GiB when the
+/// machine does not say.
+pub fn default_memory_limit() -> u64 {
+    const MAX: u64 = 2 << 30;
+    let total = std::fs::read_to_string("/proc/meminfo").ok().and_then(|t| {
+        let line = t.lines().find(|l| l.starts_with("MemTotal:"))?;
+        let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kb * 1024)
+    });
+    total.map_or(MAX, |t| (t / 4).min(MAX))
+}
+
+/// The smallest memory limit `set_memory_limit` takes: below it the
+/// analysis' fixed parts (the by-variable buffers, about 120 MB, and the
+/// batches in flight) would not fit.
+pub const MIN_MEMORY_LIMIT: u64 = 512 << 20;
+
+/// Parses a memory size: a whole number of bytes, or with the suffix `K`,
+/// `M` or `G` (powers of 1024; `KB`, `MiB` and lower case are taken too).
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(digits);
+    let shift = match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        _ => u32::MAX,
+    };
+    let n: Option<u64> = num.parse().ok();
+    match n.zip((shift != u32::MAX).then_some(shift)) {
+        Some((n, sh)) => n
+            .checked_mul(1u64 << sh)
+            .ok_or_else(|| format!("{text} is too large a size")),
+        None => Err(format!(
+            "\"{text}\" is not a size: give bytes, or a number with K, M or G (512M, 2G)"
+        )),
+    }
 }
 
 /// What a traced run records (`set_region`).
@@ -274,6 +319,7 @@ impl Setup {
             "trace_file": self.trace_file.as_deref().map(|p| in_folder(folder.root(), p)),
             "run": self.run.as_ref().map(Run::label),
             "region": self.region.words(),
+            "memory_limit": self.memory_limit,
         });
         if let Err(e) = workdir::write_file(
             &folder.session_file(),
@@ -344,6 +390,9 @@ impl Setup {
                 Some(word) => Region::parse(&[word.to_string()]).unwrap_or_default(),
                 None => Region::parse(&strings(&j["region"])).unwrap_or_default(),
             },
+            memory_limit: j["memory_limit"]
+                .as_u64()
+                .filter(|&b| b >= MIN_MEMORY_LIMIT),
         }
     }
 }

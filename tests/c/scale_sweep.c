@@ -1,12 +1,12 @@
 /*
- * scale_sweep.c: the program of tests/scale_duckdb.rs, run as a small
- * parameter sweep.
+ * scale_sweep.c: the program of tests/scale_duckdb.rs and
+ * tests/scale_spark.rs, run as a parameter sweep.
  *
  *   scale_sweep N NODES
  *
  * Region 1: Z = X * Y for N x N doubles on the heap, ijk order.
  * Region 2: the sum of a list of NODES nodes, all allocated on one line
- * (one allocation site, so memory_stats shows them as one row `n`).
+ * (one allocation site, so memory_stats shows them as one row, `head`).
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -268,3 +268,47 @@ pub fn cachegrind(exe: &Path, dir: &Path) -> (std::process::ExitStatus, PathBuf)
         .expect("run cachegrind");
     (st.status, out)
 }
+
+/// The fenced block (```` ```lang ````) that follows `<!-- marker -->` in
+/// the Markdown file `rel`: the doc's own text, so a test that runs it
+/// cannot drift from what the doc shows.
+pub fn doc_block(rel: &str, marker: &str, lang: &str) -> String {
+    let doc = std::fs::read_to_string(root().join(rel)).unwrap();
+    let at = doc
+        .find(&format!("<!-- {marker} -->"))
+        .unwrap_or_else(|| panic!("{rel} has no {marker} marker"));
+    let fence = format!("```{lang}\n");
+    let start = at + doc[at..].find(&fence).expect("a fenced block") + fence.len();
+    let end = start + doc[start..].find("```").expect("the block's end");
+    doc[start..end].to_string()
+}
+
+/// One run of the sweeps of `scale_duckdb.rs` and `scale_spark.rs`: traces
+/// `exe N NODES` (`c/scale_sweep.c`, compiled) in the working folder `work`
+/// with `set_mem_alloc all`, analyses it (the dataset in
+/// `.mapvis/analysis/`) and writes `visinfo/memory_stats.csv`.
+pub fn scale_sweep_run(work: &Path, exe: &Path, n: u64, nodes: u64) {
+    std::fs::create_dir_all(work).unwrap();
+    mapvis_script(
+        work,
+        &format!(
+            "load_exe {{{}}}; set_arguments {n} {nodes}; set_mem_alloc all; \
+             run_gleipnir; memory_trace_analysis; memory_stats save",
+            exe.display()
+        ),
+    );
+}
+
+/// The rows of `visinfo/memory_stats.csv` in the working folder `work`, in
+/// its order, without the header (no field holds a comma here).
+pub fn memory_stats_csv(work: &Path) -> Vec<Vec<String>> {
+    let text = std::fs::read_to_string(work.join("visinfo/memory_stats.csv")).unwrap();
+    text.lines()
+        .skip(1)
+        .map(|l| {
+            l.split(',')
+                .map(|f| f.trim_matches('"').to_string())
+                .collect()
+        })
+        .collect()
+}

@@ -555,7 +555,7 @@ enum Verdict {
 /// `[lo, hi)`, leaving out heap blocks freed inside the region (Valgrind
 /// hands their memory to later blocks, the array among them).
 fn mapvis_bytes(a: &Analysis, lo: u64, hi: u64) -> BTreeMap<u32, (u64, u64)> {
-    let df = &a.locations;
+    let df = &a.locations.in_range(lo, hi).unwrap();
     let addr = df.column("addr").unwrap().u64().unwrap();
     let var = df.column("var").unwrap().u32().unwrap();
     let lb = df.column("load_bytes").unwrap().u64().unwrap();

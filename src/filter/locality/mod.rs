@@ -167,6 +167,10 @@ pub fn drive(a: &Analysis, sinks: &mut [&mut dyn AccessSink]) -> Result<u64, Fil
     let mut cols = crate::filter::columns::Columns::default();
     let mut fed = 0u64;
     a.accesses.for_each(None, &mut |df| {
+        // A batch of the list is about a tenth of a second of work.
+        if crate::cancel::requested() {
+            return Err(FilterError::Interrupted);
+        }
         let n = df.height();
         let mut start = 0usize;
         while start < n {

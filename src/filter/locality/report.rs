@@ -760,12 +760,19 @@ pub fn sharing_stats(
     line: u32,
     grouping: Grouping,
 ) -> Result<Vec<SharedLine>, LocalityError> {
+    // One thread shares no line: no pass (and none of its memory, a
+    // history per line touched).
+    if a.summary.threads.len() < 2 {
+        return Ok(Vec::new());
+    }
     let mut sink = SharingSink::new(line);
     drive(a, &mut [&mut sink])?;
     let names = Names::grouped(a, grouping)?;
-    let locs = LocationNames::of(a)?;
+    let lines = sink.finish();
+    let starts: Vec<u64> = lines.iter().map(|(addr, _)| *addr).collect();
+    let locs = LocationNames::of(a, &starts, line)?;
     let mut out = Vec::new();
-    for (addr, l) in sink.finish() {
+    for (addr, l) in lines {
         let shown = l.threads.iter().flat_map(|t| &t.vars).any(|&v| {
             a.vars
                 .get(v.index())
@@ -843,8 +850,9 @@ fn shared_line(
     }
 }
 
-/// The lookup table's addresses, variables and member names, for naming
-/// the bytes of a line (sorted by address, as the analysis keeps it).
+/// The lookup table's addresses, variables and member names near the
+/// shared lines, for naming the bytes of a line (sorted by address, as the
+/// analysis keeps it).
 struct LocationNames {
     addr: Vec<u64>,
     var: Vec<u32>,
@@ -852,18 +860,42 @@ struct LocationNames {
 }
 
 impl LocationNames {
-    fn of(a: &Analysis) -> Result<LocationNames, LocalityError> {
-        let df = a.locations.sort([lc::ADDR], Default::default())?;
-        Ok(LocationNames {
-            addr: df.column(lc::ADDR)?.u64()?.into_no_null_iter().collect(),
-            var: df.column(lc::VAR)?.u32()?.into_no_null_iter().collect(),
-            element: df
-                .column(lc::ELEMENT)?
-                .str()?
-                .into_iter()
-                .map(|s| s.unwrap_or("").to_string())
-                .collect(),
-        })
+    /// The locations from 64 bytes before each line of `starts` (an
+    /// access that began there reaches into it) to its end. Cost: one pass
+    /// over the lookup table, a batch at a time; memory: the rows kept.
+    fn of(a: &Analysis, starts: &[u64], line: u32) -> Result<LocationNames, LocalityError> {
+        let mut starts = starts.to_vec();
+        starts.sort_unstable();
+        let near = |x: u64| {
+            let k = starts.partition_point(|&s| s <= x.saturating_add(64));
+            k > 0 && x < starts[k - 1].saturating_add(u64::from(line))
+        };
+        let mut out = LocationNames {
+            addr: Vec::new(),
+            var: Vec::new(),
+            element: Vec::new(),
+        };
+        if starts.is_empty() {
+            return Ok(out);
+        }
+        a.locations.for_each_batch(&mut |df| {
+            let addr = df.column(lc::ADDR)?.u64()?;
+            let var = df.column(lc::VAR)?.u32()?;
+            let el = df.column(lc::ELEMENT)?.str()?;
+            for ((x, v), e) in addr
+                .into_no_null_iter()
+                .zip(var.into_no_null_iter())
+                .zip(el)
+            {
+                if near(x) {
+                    out.addr.push(x);
+                    out.var.push(v);
+                    out.element.push(e.unwrap_or("").to_string());
+                }
+            }
+            Ok(true)
+        })?;
+        Ok(out)
     }
 
     /// The name of the byte at `x`, of one of `vars`: for a touched byte,
