@@ -7,8 +7,8 @@ use polars::prelude::{InitHashMaps, PlHashMap};
 
 use super::model::Variable;
 
-/// Bytes the direct counters of all blocks may take together: 4 bytes a
-/// grain, so 256 MB counts 512 MB of doubles. Blocks met once it is spent
+/// Bytes the direct counters of all blocks may take together: 2 bytes a
+/// grain, so 256 MB counts 1 GB of doubles. Blocks met once it is spent
 /// are counted in the hash map.
 const DENSE_BUDGET: u64 = 256 << 20;
 
@@ -17,19 +17,20 @@ const DENSE_BUDGET: u64 = 256 << 20;
 struct Dense {
     base: u64,
     shift: u32,
-    counts: Vec<u32>,
+    counts: Vec<u16>,
 }
 
 /// The occurrence of each access as a pass counts it: the n-th access to
 /// its location (address, variable), from 1, in 64 bits.
 ///
-/// A block gets a 32-bit counter per grain of its own (the largest power
+/// A block gets a 16-bit counter per grain of its own (the largest power
 /// of two up to 16 that divides its element size; 8 bytes when that is
 /// unknown), made on its first access, while [`DENSE_BUDGET`] allows: one
 /// indexed add per access, where a hash probe into a table of every
-/// location would miss the cache and take 8 times the memory. Accesses
-/// off the grain or outside their block, blocks beyond the budget, and a
-/// counter that reaches 2^32 - 1 are counted in a hash map.
+/// location would miss the cache and take 16 times the memory. Accesses
+/// off the grain or outside their block, blocks beyond the budget, and the
+/// locations touched more than 2^16 - 2 times (a loop counter) are counted
+/// in a hash map.
 pub(crate) struct Occurrences<'a> {
     vars: &'a [Variable],
     /// Per variable row: `None` not yet met; `Some(None)` counted in the
@@ -64,16 +65,16 @@ impl<'a> Occurrences<'a> {
                 let k = off >> d.shift;
                 if k << d.shift == off {
                     if let Some(n) = d.counts.get_mut(k as usize) {
-                        if *n < u32::MAX - 1 {
+                        if *n < u16::MAX - 1 {
                             *n += 1;
                             return u64::from(*n);
                         }
-                        // Past 2^32 - 2: the map goes on from here.
-                        *n = u32::MAX;
+                        // Past 2^16 - 2: the map goes on from here.
+                        *n = u16::MAX;
                         let m = self
                             .other
                             .entry((addr, var))
-                            .or_insert(u64::from(u32::MAX) - 1);
+                            .or_insert(u64::from(u16::MAX) - 1);
                         *m += 1;
                         return *m;
                     }
@@ -94,7 +95,7 @@ impl<'a> Occurrences<'a> {
             e => (1u64 << e.trailing_zeros()).min(16),
         };
         let slots = var.size.div_ceil(grain);
-        let bytes = slots * 4;
+        let bytes = slots * 2;
         if slots == 0 || self.dense_bytes + bytes > DENSE_BUDGET {
             return None;
         }
@@ -128,5 +129,20 @@ mod tests {
         assert_eq!(o.next(0x2000, 0), 2);
         assert_eq!(o.next(0x2000, 7), 1);
         assert_eq!(o.next(0x1000, 0), 3);
+    }
+
+    /// A location touched more than a 16-bit counter holds goes on
+    /// counting in the map, without a gap or a repeat.
+    #[test]
+    fn counts_go_on_past_the_direct_counter() {
+        let mut v = Variable::new("a".into(), crate::trace::naming::Scope::Heap);
+        v.base = 0x1000;
+        v.size = 16;
+        let vars = vec![v];
+        let mut o = Occurrences::new(&vars);
+        for k in 1..=70_000u64 {
+            assert_eq!(o.next(0x1000, 0), k);
+        }
+        assert_eq!(o.next(0x1008, 0), 1);
     }
 }
