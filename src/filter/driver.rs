@@ -108,6 +108,13 @@ impl Keep<'_> {
         (list, usize::try_from(rows).unwrap_or(usize::MAX))
     }
 
+    /// Parts the running analysis' lookup table has written to disk so
+    /// far, because it outgrew its share of the memory limit (0 when it
+    /// fits): what the progress line says.
+    pub fn spilled_runs() -> usize {
+        super::lookup::spilled_runs()
+    }
+
     /// The lookup table as this keeping says: spilling beside the
     /// dataset, or held whole in memory.
     fn lookup(&self) -> LookupTable {

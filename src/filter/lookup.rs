@@ -116,6 +116,7 @@ impl LookupTable {
     /// indexes take at most a third of what the rows take.
     pub(crate) fn spilling(dir: PathBuf, max_rows: usize) -> LookupTable {
         let max_rows = max_rows.max(1);
+        SPILLED.store(0, std::sync::atomic::Ordering::Relaxed);
         // A batch may add a row per access past the limit before it spills.
         let room = max_rows.saturating_add(1 << 13).min(1 << 26);
         LookupTable {
@@ -295,6 +296,7 @@ impl LookupTable {
         self.locs.sort_unstable_by_key(|l| (l.addr, l.var));
         write_run(&path, &self.locs)?;
         self.runs.push(path);
+        SPILLED.store(self.runs.len(), std::sync::atomic::Ordering::Relaxed);
         self.locs.clear();
         self.loc_of.clear();
         for d in self.dense.iter_mut().flatten() {
@@ -350,6 +352,19 @@ struct Spill {
     dir: PathBuf,
     /// Rows held in memory at most (about 90 bytes each with their index).
     max_rows: usize,
+}
+
+/// Runs the lookup table of the running analysis has written so far: what
+/// the progress line shows (see [`spilled_runs`]). One counter for the
+/// process, as there is one running command: analyses run side by side
+/// (tests) share it, and it is only ever shown, never used.
+static SPILLED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Runs the running analysis' lookup table has written to disk so far (0
+/// when it fits in memory): for the progress line, which says that the
+/// analysis spills.
+pub fn spilled_runs() -> usize {
+    SPILLED.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// Bytes of a row in a run: address, variable and five counts.

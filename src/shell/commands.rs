@@ -358,7 +358,17 @@ fn memory_trace_analysis(st: &mut Session, _: &[String]) -> CmdResult<Value> {
     );
     let mut shown = super::progress::Progress::after(std::time::Duration::from_secs(1));
     let mut progress = |n: u64| {
-        shown.show(|| format!("  {:.1} M accesses analysed", n as f64 / 1e6));
+        shown.show(|| {
+            let runs = filter::Keep::spilled_runs();
+            let spill = match runs {
+                0 => String::new(),
+                r => format!(
+                    "; the locations outgrew the memory limit and spill to .mapvis/ ({r} part{} on disk)",
+                    if r == 1 { "" } else { "s" }
+                ),
+            };
+            format!("  {:.1} M accesses analysed{spill}", n as f64 / 1e6)
+        });
     };
     // The access list streams into a new saved analysis, which replaces
     // the previous one only when complete.
