@@ -357,12 +357,12 @@ fn parquet_rows(path: &Path) -> Result<u64, FilterError> {
 /// The totals' columns, in [`LocTotals`]' field order after `var`.
 const TOTAL_COLUMNS: [&str; 10] = [
     "locations",
-    "accesses",
-    "loads",
-    "stores",
-    "modifies",
-    "load_bytes",
-    "store_bytes",
+    lc::ACCESSES,
+    lc::LOADS,
+    lc::STORES,
+    lc::MODIFIES,
+    lc::LOAD_BYTES,
+    lc::STORE_BYTES,
     "lowest",
     "highest",
     "most",

@@ -112,14 +112,19 @@ impl<'a> Occurrences<'a> {
 mod tests {
     use super::*;
 
+    /// One heap block of 16 bytes at 0x1000.
+    fn one_block() -> Vec<Variable> {
+        let mut v = Variable::new("a".into(), crate::trace::naming::Scope::Heap);
+        v.base = 0x1000;
+        v.size = 16;
+        vec![v]
+    }
+
     /// Dense (per byte of a block) and hashed (outside any block, or a
     /// block too large) counts number the same way: per (address, row).
     #[test]
     fn each_location_counts_from_one() {
-        let mut v = Variable::new("a".into(), crate::trace::naming::Scope::Heap);
-        v.base = 0x1000;
-        v.size = 16;
-        let vars = vec![v];
+        let vars = one_block();
         let mut o = Occurrences::new(&vars);
         assert_eq!(o.next(0x1000, 0), 1);
         assert_eq!(o.next(0x1008, 0), 1);
@@ -135,10 +140,7 @@ mod tests {
     /// counting in the map, without a gap or a repeat.
     #[test]
     fn counts_go_on_past_the_direct_counter() {
-        let mut v = Variable::new("a".into(), crate::trace::naming::Scope::Heap);
-        v.base = 0x1000;
-        v.size = 16;
-        let vars = vec![v];
+        let vars = one_block();
         let mut o = Occurrences::new(&vars);
         for k in 1..=70_000u64 {
             assert_eq!(o.next(0x1000, 0), k);
