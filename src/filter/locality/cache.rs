@@ -41,14 +41,15 @@
 //! the front of the set on a hit below the most recent way; for the 3C
 //! yardstick, a scan of its 8 most recent lines and, beyond them, one hash
 //! probe. The yardstick keeps one slot per line of its level (8 MiB of L3:
-//! 131 072 slots, 3 MB) and a set of the lines seen, which grows with the
-//! distinct lines that miss. Memory: the tag
+//! 131 072 slots, 3 MB) and a bitmap of the lines seen ([`LineSet`]: a bit
+//! a line, 4 KiB for each 2 MiB of memory touched, so 2 MB for a program
+//! that touches 1 GB). Memory: the tag
 //! arrays are zero-initialised, so the operating system maps only the sets
 //! the trace touches; the rest grows with the (variable, line) pairs and the
 //! distinct lines that miss everywhere.
 use std::path::Path;
 
-use polars::prelude::{PlHashMap, PlHashSet};
+use polars::prelude::PlHashMap;
 use serde::{Deserialize, Serialize};
 
 use super::{to_front, AccessSink, LineId, NamedAccess, PairIndex, VarId};
@@ -597,18 +598,68 @@ impl FullLru {
     }
 }
 
+/// Lines per page of a [`LineSet`]: 32768, a bit each (4 KiB), 2 MiB of
+/// memory with 64-byte lines.
+const SET_PAGE_BITS: u32 = 15;
+
+/// A set of line numbers as a bitmap in pages, made as lines are met: a
+/// bit per line where a hash set takes about 16 bytes, and a walk stays in
+/// one page, found again without a probe.
+#[derive(Clone, Debug)]
+struct LineSet {
+    /// Page number to its index in `pages`.
+    index: PlHashMap<u64, u32>,
+    pages: Vec<Box<[u64]>>,
+    /// The page of the last line added, and its index (`u64::MAX`: none;
+    /// no line's page is that high).
+    last: (u64, u32),
+}
+
+impl Default for LineSet {
+    fn default() -> LineSet {
+        LineSet {
+            index: PlHashMap::default(),
+            pages: Vec::new(),
+            last: (u64::MAX, 0),
+        }
+    }
+}
+
+impl LineSet {
+    /// Adds line `b`; whether it was not there before.
+    #[inline]
+    fn insert(&mut self, b: u64) -> bool {
+        let page = b >> SET_PAGE_BITS;
+        if self.last.0 != page {
+            let next = self.pages.len() as u32;
+            let i = *self.index.entry(page).or_insert(next);
+            if i == next {
+                let words = 1usize << (SET_PAGE_BITS - 6);
+                self.pages.push(vec![0u64; words].into_boxed_slice());
+            }
+            self.last = (page, i);
+        }
+        let p = &mut self.pages[self.last.1 as usize];
+        let k = (b & ((1 << SET_PAGE_BITS) - 1)) as usize;
+        let (w, bit) = (k >> 6, 1u64 << (k & 63));
+        let new = p[w] & bit == 0;
+        p[w] |= bit;
+        new
+    }
+}
+
 /// What classifies one cache's misses: the lines it has looked up, and the
 /// fully associative cache of its size.
 #[derive(Clone, Debug)]
 struct Yardstick {
-    seen: PlHashSet<u64>,
+    seen: LineSet,
     full: FullLru,
 }
 
 impl Yardstick {
     fn new(l: &Level) -> Yardstick {
         Yardstick {
-            seen: PlHashSet::default(),
+            seen: LineSet::default(),
             full: FullLru::new(l.size / u64::from(l.line)),
         }
     }
@@ -937,6 +988,30 @@ impl AccessSink for CacheSim {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The bitmap set answers as a hash set does, across pages and back.
+    #[test]
+    fn line_set_is_a_set() {
+        let mut set = LineSet::default();
+        let mut plain = std::collections::HashSet::new();
+        let lines = [
+            0u64,
+            1,
+            63,
+            64,
+            32767,
+            32768,
+            5,
+            1 << 40,
+            0,
+            32768,
+            (1 << 40) + 1,
+            1 << 40,
+        ];
+        for b in lines {
+            assert_eq!(set.insert(b), plain.insert(b), "line {b}");
+        }
+    }
 
     fn rec(addr: u64, size: u32) -> NamedAccess {
         NamedAccess {
