@@ -155,6 +155,13 @@ fn same_when_spilled(rel: &str, regions: u32) {
         },
     );
     let (want_rows, want_locs, want_vars, want_pat, want_windows) = digest(&mem);
+    assert!(mem.locality.is_none());
+    let want_locality = locality_digest(&mem);
+    let plan = f::LocalityPlan {
+        model: small_model(),
+        sampling: None,
+        budget: u64::MAX,
+    };
     spans_are_a_pass(&mem, rel);
     assert!(want_rows.height() as u64 == n && n > 2 * layout.window);
     // The pattern states the analysis gathered as it streamed are what a
@@ -186,7 +193,23 @@ fn same_when_spilled(rel: &str, regions: u32) {
             layout,
             lookup_rows,
         };
-        let spilled = analyse(dir.path(), &exe, &keep);
+        let mut namer = ProgramNamer::new(Some(&exe), &[root().join("tests/c")]);
+        let spilled = mapvis::filter::analyse_recording(
+            &dir.path().join("t.mvt"),
+            &mut namer,
+            &mut |_| {},
+            &keep,
+            Some(&plan),
+        )
+        .expect("analysis");
+        // The cache model fed as the analysis streamed counts what a
+        // simulation over the in-memory analysis' accesses counts.
+        assert!(spilled.locality.is_some(), "{rel}: nothing recorded");
+        assert_eq!(
+            locality_digest(&spilled),
+            want_locality,
+            "{rel}, budget {budget}: recorded cache counts differ"
+        );
         let runs = spilled
             .summary
             .notes
@@ -231,7 +254,43 @@ fn same_when_spilled(rel: &str, regions: u32) {
             "{rel}: loaded lookup table differs"
         );
         assert_eq!(pat, want_pat, "{rel}: loaded patterns differ");
+        assert_eq!(back.locality, spilled.locality, "{rel}: loaded counts");
+        assert_eq!(locality_digest(&back), want_locality, "{rel}: loaded");
     }
+}
+
+/// A small cache model, so that the test programs miss at every level.
+fn small_model() -> f::CacheModel {
+    use mapvis::filter::locality::cache::Level;
+    f::CacheModel {
+        levels: vec![
+            Level::new(1, 1024, 2, 64).unwrap(),
+            Level::new(2, 4096, 4, 64).unwrap(),
+        ],
+        origin: "test".into(),
+    }
+}
+
+/// What `cache_stats` reports of `a` under [`small_model`]: the counts per
+/// (variable, line) pair, the reuse histograms and the pattern labels.
+fn locality_digest(a: &Analysis) -> String {
+    let opts = report::Options {
+        model: small_model(),
+        sampling: None,
+        grouping: f::Grouping::Instances,
+    };
+    let r = f::cache_stats(a, MemKind::All, &opts).unwrap();
+    format!(
+        "{:?}\n{:?}\n{:?}\n{:?}\n{}",
+        r.cache.pairs,
+        r.cache.counts,
+        r.reuse.per_var,
+        r.reuse.most_distant,
+        (0..r.patterns.len())
+            .map(|i| r.pattern_text(i))
+            .collect::<Vec<_>>()
+            .join("; ")
+    )
 }
 
 /// The columns the by-variable dataset and the access list share.

@@ -741,7 +741,7 @@ fn facades_are_read_and_followed() {
 /// laying the text out in `src/shell/render.rs`.
 const SHELL_CALLS: &[&str] = &[
     // Analysing and choosing what to show.
-    "analyse_into",
+    "analyse_recording",
     "select",
     "selection_batches",
     // Reports.

@@ -1,6 +1,7 @@
 //! The analysis' entry points: an input (a mapvis binary trace or a
 //! Gleipnir text trace) through the driver, with the pattern states as the
-//! driver's extra consumer. This is where the naming inputs, the driver
+//! driver's extra consumer and, when asked, the cache model as its
+//! follower. This is where the naming inputs, the driver
 //! and the pattern sink meet, so that none of them imports another.
 use std::path::Path;
 
@@ -12,6 +13,7 @@ use super::driver::{drive, finish, Keep};
 use super::error::FilterError;
 use super::import::GleipnirSource;
 use super::locality::pattern::PatternSink;
+use super::locality::recorded::{LocalityFeed, LocalityPlan};
 
 /// Reads the trace at `path` (a mapvis binary trace, or a Gleipnir text
 /// trace) and names every access with `namer`, keeping the whole access
@@ -35,11 +37,33 @@ pub fn analyse_into(
     progress: &mut dyn FnMut(u64),
     keep: &Keep,
 ) -> Result<Analysis, FilterError> {
+    analyse_recording(path, namer, progress, keep, None)
+}
+
+/// [`analyse_into`], also feeding the cache model and reuse distances of
+/// `plan` as the accesses stream (on a thread of their own), so that the
+/// analysis records their counts ([`Analysis::locality`]) and
+/// `cache_stats` for that model only reads them. Memory: at most the
+/// plan's budget more; past it the feed stops and nothing is recorded.
+pub fn analyse_recording(
+    path: &Path,
+    namer: &mut dyn Namer,
+    progress: &mut dyn FnMut(u64),
+    keep: &Keep,
+    plan: Option<&LocalityPlan>,
+) -> Result<Analysis, FilterError> {
+    let feed = plan.and_then(LocalityFeed::new);
     if crate::trace::record::looks_like_gleipnir(path) {
-        analyse_text(path, namer, progress, keep)
+        analyse_text(path, namer, progress, keep, feed)
     } else {
         let mut src = Box::new(BinarySource::open(path, namer)?);
-        let driven = drive(src.as_mut(), Some(PatternSink::streaming()), progress, keep)?;
+        let driven = drive(
+            src.as_mut(),
+            Some(PatternSink::streaming()),
+            feed,
+            progress,
+            keep,
+        )?;
         with_patterns(finish(src, driven)?)
     }
 }
@@ -47,7 +71,7 @@ pub fn analyse_into(
 /// Analyses a Gleipnir text trace, whatever its first lines look like,
 /// keeping the access list in memory.
 pub fn analyse_gleipnir(path: &Path, namer: &mut dyn Namer) -> Result<Analysis, FilterError> {
-    analyse_text(path, namer, &mut |_| {}, &Keep::MEMORY)
+    analyse_text(path, namer, &mut |_| {}, &Keep::MEMORY, None)
 }
 
 /// [`analyse_into`] for a Gleipnir text trace.
@@ -56,15 +80,26 @@ fn analyse_text(
     namer: &mut dyn Namer,
     progress: &mut dyn FnMut(u64),
     keep: &Keep,
+    feed: Option<LocalityFeed>,
 ) -> Result<Analysis, FilterError> {
     let mut src = Box::new(GleipnirSource::open(path, namer)?);
-    let driven = drive(src.as_mut(), Some(PatternSink::streaming()), progress, keep)?;
+    let driven = drive(
+        src.as_mut(),
+        Some(PatternSink::streaming()),
+        feed,
+        progress,
+        keep,
+    )?;
     src.check_nonempty(path)?;
     with_patterns(finish(src, driven)?)
 }
 
-/// The analysis with the pattern states its sink gathered.
-fn with_patterns((mut a, sink): (Analysis, Option<PatternSink>)) -> Result<Analysis, FilterError> {
+/// The analysis with the pattern states its sink gathered and the counts
+/// its locality feed recorded.
+fn with_patterns(
+    (mut a, sink, feed): (Analysis, Option<PatternSink>, Option<LocalityFeed>),
+) -> Result<Analysis, FilterError> {
     a.patterns = sink.map(PatternSink::into_states);
+    a.locality = feed.and_then(LocalityFeed::finish);
     Ok(a)
 }

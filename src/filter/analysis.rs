@@ -8,6 +8,7 @@ use polars::prelude::*;
 
 use super::locations::Locations;
 use super::model::{Allocation, TraceSummary, Variable};
+use super::recorded::RecordedLocality;
 use super::store::AccessList;
 use super::walks::PatternStates;
 
@@ -37,6 +38,10 @@ pub struct Analysis {
     /// lie only at the end (Gleipnir text traces), and `memory_stats` makes
     /// its own pass over the access list.
     pub patterns: Option<PatternStates>,
+    /// The counts of the cache model and reuse distances fed while the
+    /// analysis streamed, for the model set then; `None` when none was
+    /// fed, or the feed outgrew its memory budget.
+    pub locality: Option<RecordedLocality>,
 }
 
 impl Analysis {

@@ -108,6 +108,19 @@ impl Columns {
         ])
     }
 
+    /// The columns as slices.
+    pub(crate) fn slices(&self) -> Slices<'_> {
+        Slices {
+            time: &self.time,
+            op: &self.op,
+            addr: &self.addr,
+            size: &self.size,
+            tid: &self.tid,
+            var: &self.var,
+            line: &self.line,
+        }
+    }
+
     /// Row `k` as a named access (as the locality stage's driver reads it).
     #[inline]
     pub(crate) fn access(&self, k: usize) -> NamedAccess {
@@ -128,5 +141,80 @@ pub(crate) fn extend<T: PolarsNumericType>(out: &mut Vec<T::Native>, c: &Chunked
     out.clear();
     for arr in c.downcast_iter() {
         out.extend_from_slice(arr.values().as_slice());
+    }
+}
+
+/// The columns of one frame of the access list, borrowed: from a frame
+/// whose columns are each one chunk, with no copy.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Slices<'a> {
+    time: &'a [u64],
+    op: &'a [u8],
+    addr: &'a [u64],
+    size: &'a [u16],
+    tid: &'a [u16],
+    var: &'a [u32],
+    line: &'a [u32],
+}
+
+impl<'a> Slices<'a> {
+    /// The columns of `df` (a frame of the access list, with its times),
+    /// when each is one chunk; None otherwise (read them into
+    /// [`Columns`] then).
+    pub(crate) fn of(df: &'a DataFrame) -> PolarsResult<Option<Slices<'a>>> {
+        fn one<'b, T: PolarsNumericType>(
+            df: &'b DataFrame,
+            name: &str,
+            get: impl Fn(&'b Series) -> PolarsResult<&'b ChunkedArray<T>>,
+        ) -> PolarsResult<Option<&'b [T::Native]>> {
+            let s = df.column(name)?.as_materialized_series();
+            Ok(get(s)?.cont_slice().ok())
+        }
+        let (Some(time), Some(op), Some(addr), Some(size), Some(tid), Some(var), Some(line)) = (
+            one(df, ac::TIME, |s| s.u64())?,
+            one(df, ac::OP, |s| s.u8())?,
+            one(df, ac::ADDR, |s| s.u64())?,
+            one(df, ac::SIZE, |s| s.u16())?,
+            one(df, ac::TID, |s| s.u16())?,
+            one(df, ac::VAR, |s| s.u32())?,
+            one(df, ac::LINE, |s| s.u32())?,
+        ) else {
+            return Ok(None);
+        };
+        Ok(Some(Slices {
+            time,
+            op,
+            addr,
+            size,
+            tid,
+            var,
+            line,
+        }))
+    }
+
+    /// Rows `r` as named accesses, appended to `out`, over the columns
+    /// together (no bounds check per row).
+    pub(crate) fn accesses_into(&self, r: std::ops::Range<usize>, out: &mut Vec<NamedAccess>) {
+        let rows = self.time[r.clone()]
+            .iter()
+            .zip(&self.op[r.clone()])
+            .zip(&self.addr[r.clone()])
+            .zip(&self.size[r.clone()])
+            .zip(&self.tid[r.clone()])
+            .zip(&self.var[r.clone()])
+            .zip(&self.line[r]);
+        out.extend(
+            rows.map(
+                |((((((&time, &op), &addr), &size), &tid), &var), &line)| NamedAccess {
+                    time,
+                    op,
+                    addr,
+                    size: (size as u32).max(1),
+                    tid: tid as u32,
+                    var: VarId(var),
+                    line: LineId(line),
+                },
+            ),
+        );
     }
 }

@@ -9,7 +9,11 @@
 //!    table ([`super::lookup`]) and the caller's extra consumer (a
 //!    [`SpanSink`]: the pattern states) and copies it into the access
 //!    list's columns ([`super::store::AccessWriter`]);
-//! 3. the access list's own thread encodes and writes the dataset.
+//! 3. the access list's own thread encodes and writes the dataset;
+//! 4. when the caller hands one in, a follower thread feeds each batch,
+//!    once the consumer thread is done with it, to the caller's
+//!    [`AccessSink`] (the cache model and the reuse distances), and gives
+//!    the batch back to the naming thread.
 //!
 //! Batches travel by ownership, never by copy: the naming thread sends a
 //! full batch and takes an emptied one back. At most [`IN_FLIGHT`] batches
@@ -22,6 +26,7 @@
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread::JoinHandle;
 
+use super::access::AccessSink;
 use super::access::{NamedAccess, SpanSink, VarId};
 use super::error::FilterError;
 use super::lookup::LookupTable;
@@ -42,10 +47,12 @@ struct Work {
 }
 
 /// What the consumers built, once every batch is in.
-pub(crate) struct Consumed<S> {
+pub(crate) struct Consumed<S, F> {
     pub(crate) lookup: LookupTable,
     pub(crate) extra: Option<S>,
     pub(crate) list: AccessList,
+    /// The follower's sink, when one was handed in.
+    pub(crate) follow: Option<F>,
 }
 
 /// The consumers as the thread owns them.
@@ -82,34 +89,40 @@ impl<S: SpanSink> Consumers<S> {
 }
 
 /// The consumer thread, seen from the naming thread.
-pub(crate) struct ConsumerThread<S> {
+pub(crate) struct ConsumerThread<S, F> {
     to: Option<SyncSender<Work>>,
     back: Receiver<Vec<NamedAccess>>,
-    thread: Option<JoinHandle<Result<Consumed<S>, FilterError>>>,
+    thread: Option<JoinHandle<Result<Consumed<S, F>, FilterError>>>,
     /// Variable rows whose spans were sent.
     spans_sent: usize,
 }
 
-impl<S: SpanSink> ConsumerThread<S> {
+impl<S: SpanSink, F: AccessSink + Send + 'static> ConsumerThread<S, F> {
     /// Starts the thread with its consumers: `lookup` is the empty lookup
     /// table (spilling or not), `extra` is the caller's own
-    /// (if any), `writer` is where the access list goes.
+    /// (if any), `writer` is where the access list goes; `follow`, when
+    /// given, is fed every batch after them on a thread of its own.
     pub(crate) fn start(
         lookup: LookupTable,
         extra: Option<S>,
         writer: AccessWriter,
-    ) -> Result<ConsumerThread<S>, FilterError> {
+        follow: Option<F>,
+    ) -> Result<ConsumerThread<S, F>, FilterError> {
         let (to, from) = sync_channel::<Work>(IN_FLIGHT);
-        let (give_back, back) = sync_channel::<Vec<NamedAccess>>(IN_FLIGHT + 2);
+        let (give_back, back) = sync_channel::<Vec<NamedAccess>>(2 * IN_FLIGHT + 2);
         let c = Consumers {
             lookup,
             extra,
             writer,
             spans: Vec::new(),
         };
+        let follow = match follow {
+            Some(f) => Some(Follower::start(f, give_back.clone())?),
+            None => None,
+        };
         let thread = std::thread::Builder::new()
             .name("mapvis-tables".into())
-            .spawn(move || run(c, from, give_back))
+            .spawn(move || run(c, from, give_back, follow))
             .map_err(|source| {
                 super::error::thread_not_started(
                     "analysis consumer",
@@ -159,7 +172,7 @@ impl<S: SpanSink> ConsumerThread<S> {
     }
 
     /// Waits for every batch to be consumed and returns what was built.
-    pub(crate) fn finish(&mut self) -> Result<Consumed<S>, FilterError> {
+    pub(crate) fn finish(&mut self) -> Result<Consumed<S, F>, FilterError> {
         self.to = None;
         match self.thread.take().map(JoinHandle::join) {
             Some(end) => super::error::joined(
@@ -172,7 +185,7 @@ impl<S: SpanSink> ConsumerThread<S> {
     }
 }
 
-impl<S> Drop for ConsumerThread<S> {
+impl<S, F> Drop for ConsumerThread<S, F> {
     /// An analysis abandoned on an error still stops its threads (and
     /// closes the dataset's files) before its folder is removed.
     fn drop(&mut self) {
@@ -191,20 +204,103 @@ fn stopped() -> FilterError {
 }
 
 /// The thread's loop: consume each batch, give the emptied batch back.
-fn run<S: SpanSink>(
+fn run<S: SpanSink, F: AccessSink + Send + 'static>(
     mut c: Consumers<S>,
     from: Receiver<Work>,
     give_back: SyncSender<Vec<NamedAccess>>,
-) -> Result<Consumed<S>, FilterError> {
+    mut follow: Option<Follower<F>>,
+) -> Result<Consumed<S, F>, FilterError> {
     for w in from {
         c.take(&w)?;
         let mut b = w.batch;
+        if let Some(f) = &mut follow {
+            b = match f.pass(b) {
+                None => continue,
+                // The feed's thread stopped: it answers at the end.
+                Some(b) => b,
+            };
+        }
         b.clear();
         let _ = give_back.try_send(b);
     }
+    let follow = match follow {
+        Some(f) => Some(f.finish()?),
+        None => None,
+    };
     Ok(Consumed {
         lookup: c.lookup,
         extra: c.extra,
         list: c.writer.finish()?,
+        follow,
     })
+}
+
+/// The follower thread, seen from the consumer thread: it feeds each batch
+/// to the caller's sink and gives it back to the naming thread.
+struct Follower<F> {
+    to: Option<SyncSender<Vec<NamedAccess>>>,
+    thread: Option<JoinHandle<F>>,
+}
+
+impl<F: AccessSink + Send + 'static> Follower<F> {
+    fn start(
+        mut feed: F,
+        give_back: SyncSender<Vec<NamedAccess>>,
+    ) -> Result<Follower<F>, FilterError> {
+        let (to, from) = sync_channel::<Vec<NamedAccess>>(IN_FLIGHT);
+        let thread = std::thread::Builder::new()
+            .name("mapvis-follow".into())
+            .spawn(move || {
+                for mut b in from {
+                    feed.accesses(&b);
+                    b.clear();
+                    let _ = give_back.try_send(b);
+                }
+                feed
+            })
+            .map_err(|source| {
+                super::error::thread_not_started(
+                    "analysis follower",
+                    "(analysis follower thread)".into(),
+                    source,
+                )
+            })?;
+        Ok(Follower {
+            to: Some(to),
+            thread: Some(thread),
+        })
+    }
+
+    /// Hands `b` over; gives it back when the thread has stopped.
+    fn pass(&mut self, b: Vec<NamedAccess>) -> Option<Vec<NamedAccess>> {
+        match self.to.as_ref().map(|t| t.send(b)) {
+            Some(Ok(())) => None,
+            Some(Err(e)) => Some(e.0),
+            None => None,
+        }
+    }
+
+    /// Waits for the thread to feed every batch, and returns the feed.
+    fn finish(mut self) -> Result<F, FilterError> {
+        self.to = None;
+        let end = self.thread.take().map(|t| t.join().map(Ok));
+        match end {
+            Some(end) => super::error::joined(
+                end,
+                "analysis follower",
+                "(analysis follower thread)".as_ref(),
+            ),
+            None => Err(stopped()),
+        }
+    }
+}
+
+impl<F> Drop for Follower<F> {
+    /// Stops the thread with the analysis that dropped it.
+    fn drop(&mut self) {
+        self.to = None;
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
 }

@@ -22,7 +22,7 @@ use polars::prelude::*;
 
 use crate::trace::naming::Scope;
 
-use super::access::{NamedAccess, SpanSink};
+use super::access::{AccessSink, NamedAccess, SpanSink};
 use super::analysis::Analysis;
 use super::consume::ConsumerThread;
 use super::error::FilterError;
@@ -96,6 +96,13 @@ impl Keep<'_> {
         }
     }
 
+    /// The memory the locality feed may take under a memory limit of
+    /// `limit` bytes: an eighth of it. Past it the feed stops, and
+    /// `cache_stats` simulates from the saved accesses instead.
+    pub fn locality_budget(limit: u64) -> u64 {
+        limit / 8
+    }
+
     /// The access list's bytes in memory and the lookup table's rows for
     /// a memory limit of `limit` bytes: an eighth for the access list (at
     /// most the default 256 MB), and a third for the lookup table at
@@ -149,32 +156,38 @@ fn locations_file(dataset: Option<&Path>) -> Option<std::path::PathBuf> {
 }
 
 /// What the driver built from the named accesses.
-pub(crate) struct Driven<S> {
+pub(crate) struct Driven<S, F> {
     lookup: LookupTable,
     /// Where the lookup table is written (see [`locations_file`]).
     locations: Option<std::path::PathBuf>,
     extra: Option<S>,
     list: AccessList,
     stopped: bool,
+    /// The follower's sink, when one was handed in.
+    follow: Option<F>,
 }
 
 /// The one driver: pulls batches of named accesses from `src`, stamps
 /// their times and hands them to the consumers on their own thread (see
 /// [`ConsumerThread`]), so naming and counting run on both cores. `extra`
 /// sees every access too, when the source knows where its variables lie
-/// while it streams (else it is dropped). `progress` is called every
+/// while it streams (else it is dropped). `follow`, when given, is fed
+/// every batch after the consumers, on a thread of its own (the cache
+/// model: its work runs beside naming and counting instead of after
+/// them). `progress` is called every
 /// [`PROGRESS_EVERY`] accesses with the number named so far; when
 /// cancelling was requested then ([`crate::cancel`], Ctrl-C) the driver
 /// stops there, and the analysis covers the accesses up to that point.
-pub(crate) fn drive<S: SpanSink>(
+pub(crate) fn drive<S: SpanSink, F: AccessSink + Send + 'static>(
     src: &mut dyn Source,
     extra: Option<S>,
+    follow: Option<F>,
     progress: &mut dyn FnMut(u64),
     keep: &Keep,
-) -> Result<Driven<S>, FilterError> {
+) -> Result<Driven<S, F>, FilterError> {
     let writer = AccessWriter::new(keep.dataset, keep.memory_budget, keep.layout)?;
     let extra = extra.filter(|_| src.spans_final());
-    let mut to = ConsumerThread::start(keep.lookup(), extra, writer)?;
+    let mut to = ConsumerThread::start(keep.lookup(), extra, writer, follow)?;
     let mut batch: Vec<NamedAccess> = Vec::with_capacity(BATCH);
     let (mut time, mut region, mut stopped) = (0u64, 1u32, false);
     loop {
@@ -210,13 +223,14 @@ pub(crate) fn drive<S: SpanSink>(
         extra: c.extra,
         list: c.list,
         stopped,
+        follow: c.follow,
     })
 }
 
 /// Stamps the times of the first `ready` accesses of `batch` and sends
 /// them to the consumers; returns the batch to fill next, holding the rest.
-fn hand_over<S: SpanSink>(
-    to: &mut ConsumerThread<S>,
+fn hand_over<S: SpanSink, F: AccessSink + Send + 'static>(
+    to: &mut ConsumerThread<S, F>,
     src: &dyn Source,
     mut batch: Vec<NamedAccess>,
     ready: usize,
@@ -237,12 +251,13 @@ fn hand_over<S: SpanSink>(
 }
 
 /// Turns what the source and the driver built into the tables: the
-/// analysis (its pattern states not set: they are the caller's, with
-/// whatever else its own consumer gathered, returned beside it).
-pub(crate) fn finish<S>(
+/// analysis (its pattern states and recorded counts not set: they are the
+/// caller's, with whatever else its own consumer and follower gathered,
+/// returned beside it).
+pub(crate) fn finish<S, F>(
     mut src: Box<dyn Source + '_>,
-    d: Driven<S>,
-) -> Result<(Analysis, Option<S>), FilterError> {
+    d: Driven<S, F>,
+) -> Result<(Analysis, Option<S>, Option<F>), FilterError> {
     let threads = d.lookup.threads().to_vec();
     let runs = d.lookup.runs();
     let (locations, mut uses) = d
@@ -295,8 +310,9 @@ pub(crate) fn finish<S>(
         allocations,
         summary,
         patterns: None,
+        locality: None,
     };
-    Ok((a, d.extra))
+    Ok((a, d.extra, d.follow))
 }
 
 /// The note of an analysis whose lookup table outgrew its memory.

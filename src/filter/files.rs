@@ -412,6 +412,9 @@ fn write_analysis(a: &Analysis, dir: &Path) -> Result<(), FilterError> {
     if let Some(p) = &a.patterns {
         write_parquet(&mut p.to_frame()?, &dir.join(PATTERNS))?;
     }
+    if let Some(r) = &a.locality {
+        r.write_into(dir)?;
+    }
     write_summary(&a.summary, &a.accesses.windows(), dir)?;
     if let Some(bv) = a.accesses.by_var() {
         bv.write_index()?;
@@ -778,6 +781,7 @@ pub fn load_analysis(dir: &Path) -> Result<Analysis, FilterError> {
         allocations,
         summary,
         patterns,
+        locality: super::recorded::RecordedLocality::read(dir),
     })
 }
 

@@ -66,6 +66,7 @@ pub mod analysis;
 pub mod batches;
 pub(crate) mod consume;
 pub(crate) mod driver;
+pub(crate) mod recorded;
 pub(crate) mod selection;
 pub(crate) mod walks;
 // 5. Derived tables: statistics, picking variables, shapes, fields, saved analyses,
@@ -92,7 +93,7 @@ mod memstats;
 // the types they take and return, whose methods do the smaller things.
 // Analysing and keeping.
 pub use access::{LineId, VarId};
-pub use analyse::{analyse, analyse_gleipnir, analyse_into};
+pub use analyse::{analyse, analyse_gleipnir, analyse_into, analyse_recording};
 pub use analysis::Analysis;
 pub use csv::write_csv;
 pub use driver::Keep;
@@ -118,6 +119,7 @@ pub use locality::cache::{CacheError, CacheModel, Counts, MissClasses};
 pub use locality::compare::{
     compare_runs, PairComparison, PairSide, RunComparison, Side, VarComparison,
 };
+pub use locality::recorded::LocalityPlan;
 pub use locality::report::{
     cache_stats, sharing_stats, CacheReport, LocalityError, Options as CacheOptions, PatternRow,
     Row, SharedLine, SharedLines, SharingKind, ThreadBytes,

@@ -374,8 +374,17 @@ fn memory_trace_analysis(st: &mut Session, _: &[String]) -> CmdResult<Value> {
     // the previous one only when complete.
     let out = filter::AnalysisDir::begin(&st.folder().analysis_dir())?;
     let dataset = out.dataset();
-    let keep = filter::Keep::within(&dataset, st.memory_limit().0);
-    let a = filter::analyse_into(&path, &mut namer, &mut progress, &keep);
+    let limit = st.memory_limit().0;
+    // The cache model set now is fed as the analysis streams, so that
+    // cache_stats for it only prints.
+    let opts = super::handlers::cache_options(st);
+    let plan = filter::LocalityPlan {
+        model: opts.model,
+        sampling: opts.sampling,
+        budget: filter::Keep::locality_budget(limit),
+    };
+    let keep = filter::Keep::within(&dataset, limit);
+    let a = filter::analyse_recording(&path, &mut namer, &mut progress, &keep, Some(&plan));
     shown.finish();
     crate::cancel::clear();
     let mut a = a?;

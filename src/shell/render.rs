@@ -333,9 +333,14 @@ per line, accesses of {name} (before -> after):"
 /// missing lines, per (variable, line) pair and the reuse distances.
 pub(super) fn cache_report(r: &CacheReport, kind: &str) -> String {
     let mut out = String::new();
+    let when = if r.recorded {
+        " as the trace was analysed"
+    } else {
+        ""
+    };
     wl!(
         out,
-        "cache_stats ({} accesses simulated, set_mem_alloc {kind}; caches start cold at the start of the region):",
+        "cache_stats ({} accesses simulated{when}, set_mem_alloc {kind}; caches start cold at the start of the region):",
         r.cache.accesses
     );
     for l in &r.cache.model.levels {

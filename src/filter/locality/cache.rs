@@ -50,6 +50,8 @@
 use std::path::Path;
 
 use polars::prelude::PlHashMap;
+
+use super::slots::SlotTable;
 use serde::{Deserialize, Serialize};
 
 use super::{to_front, AccessSink, LineId, NamedAccess, PairIndex, VarId};
@@ -484,7 +486,8 @@ const FA_TOP: usize = 8;
 /// A fully associative LRU cache of a level's number of lines: the
 /// yardstick that tells a capacity miss from a conflict miss. The
 /// [`FA_TOP`] most recent lines sit in a small array; the others in a
-/// doubly linked recency list over fixed slots, found through a hash map.
+/// doubly linked recency list over fixed slots, found through a
+/// [`SlotTable`].
 /// O(1) per reference; one slot per line of the level.
 #[derive(Clone, Debug)]
 struct FullLru {
@@ -493,7 +496,7 @@ struct FullLru {
     top_cap: usize,
     /// Lines the list may hold: the level's lines beyond the top's.
     list_cap: usize,
-    slot: PlHashMap<u64, u32>,
+    slot: SlotTable,
     line: Vec<u64>,
     prev: Vec<u32>,
     next: Vec<u32>,
@@ -512,7 +515,7 @@ impl FullLru {
             top_len: 0,
             top_cap,
             list_cap: lines as usize - top_cap,
-            slot: PlHashMap::default(),
+            slot: SlotTable::new(lines as usize - top_cap),
             line: Vec::new(),
             prev: Vec::new(),
             next: Vec::new(),
@@ -530,7 +533,7 @@ impl FullLru {
             to_front(&mut self.top[..=p], p);
             return true;
         }
-        let hit = match self.slot.remove(&b) {
+        let hit = match self.slot.remove(b) {
             Some(s) => {
                 self.unlink(s);
                 self.spare.push(s);
@@ -567,7 +570,7 @@ impl FullLru {
         } else {
             let t = self.tail;
             self.unlink(t);
-            self.slot.remove(&self.line[t as usize]);
+            self.slot.remove(self.line[t as usize]);
             t
         };
         self.line[s as usize] = b;
@@ -692,6 +695,11 @@ struct First {
     /// log2 of the bytes per bit of `used` (lines up to 64 bytes: 0).
     gran_bits: u32,
     yard: Yardstick,
+    /// The line the last access ended on and its slot: the most recent way
+    /// of its set and the yardstick's most recent line, so that another
+    /// access within it changes no recency and only marks its bytes.
+    /// `u64::MAX`: none yet.
+    last: (u64, usize),
 }
 
 impl First {
@@ -704,6 +712,7 @@ impl First {
             owner: vec![0; n],
             gran_bits: (l.line.max(64) / 64).trailing_zeros(),
             yard: Yardstick::new(l),
+            last: (u64::MAX, 0),
         }
     }
 
@@ -731,6 +740,12 @@ impl First {
         let end = addr + size as u64 - 1;
         let (first, last) = (addr >> bits, end >> bits);
         let line_mask = (1u64 << bits) - 1;
+        if first == last && first == self.last.0 {
+            // Again in the line just used: a hit that moves nothing.
+            let m = self.mask(addr & line_mask, end & line_mask);
+            self.used[self.last.1] |= m;
+            return None;
+        }
         let mut miss = None;
         for b in first..=last {
             let lo = if b == first { addr & line_mask } else { 0 };
@@ -761,6 +776,7 @@ impl First {
                     counts[pair as usize].fetched += 1;
                 }
             }
+            self.last = (b, base);
         }
         miss
     }

@@ -18,17 +18,21 @@
 //!   cache report;
 //! - [`colour`]: per-access colour classes and pattern labels for figures;
 //! - [`whatif`]: the report under another layout of one variable;
-//! - [`advise`]: the layout changes `what_if` predicts, ranked.
+//! - [`advise`]: the layout changes `what_if` predicts, ranked;
+//! - [`recorded`]: the cache model fed while the analysis streams, and the
+//!   counts it saves.
 
 pub(crate) mod advise;
 pub mod cache;
 pub mod colour;
 pub(crate) mod compare;
 pub(crate) mod pattern;
+pub mod recorded;
 pub(crate) mod reorder;
 pub mod report;
 pub(crate) mod reuse;
 pub(crate) mod sharing;
+mod slots;
 pub(crate) mod sweep;
 pub(crate) mod whatif;
 
@@ -159,34 +163,86 @@ pub const BATCH: usize = 1 << 16;
 /// Feeds every access of `a`, in time order, to each sink, a batch of at
 /// most [`BATCH`] rows at a time. Returns the number of accesses fed.
 ///
+/// The access list is read and turned into named accesses on a thread of
+/// its own, so that on two cores decoding costs the sinks no time; the
+/// sinks run on the caller's thread.
+///
 /// Cost: one pass over the access list, read back a row group at a time
-/// (from disk for windows not in memory); memory is one row group and one
-/// batch of records, whatever the trace's length.
+/// (from disk for windows not in memory); memory is one row group and
+/// [`IN_FLIGHT`] batches of records, whatever the trace's length.
 pub fn drive(a: &Analysis, sinks: &mut [&mut dyn AccessSink]) -> Result<u64, FilterError> {
-    let mut batch: Vec<NamedAccess> = Vec::with_capacity(BATCH);
-    let mut cols = crate::filter::columns::Columns::default();
-    let mut fed = 0u64;
+    use std::sync::mpsc::sync_channel;
+    let (to, from) = sync_channel::<Vec<NamedAccess>>(IN_FLIGHT);
+    let (give_back, back) = sync_channel::<Vec<NamedAccess>>(IN_FLIGHT + 2);
+    std::thread::scope(|scope| {
+        let reader = std::thread::Builder::new()
+            .name("mapvis-read".into())
+            .spawn_scoped(scope, move || read_batches(a, &to, &back))
+            .map_err(|source| {
+                crate::filter::error::thread_not_started(
+                    "access list reader",
+                    "(access list reader thread)".into(),
+                    source,
+                )
+            })?;
+        let mut fed = 0u64;
+        for mut batch in from {
+            for s in sinks.iter_mut() {
+                s.accesses(&batch);
+            }
+            fed += batch.len() as u64;
+            batch.clear();
+            let _ = give_back.try_send(batch);
+        }
+        crate::filter::error::joined(
+            reader.join(),
+            "access list reader",
+            "(access list reader thread)".as_ref(),
+        )?;
+        Ok(fed)
+    })
+}
+
+/// Batches read ahead of the sinks at most.
+const IN_FLIGHT: usize = 3;
+
+/// [`drive`]'s reader: every access of `a` in batches of [`BATCH`] sent
+/// to `to`, refilling the emptied batches `back` returns. Stops early,
+/// without error, when the sinks' end has hung up.
+fn read_batches(
+    a: &Analysis,
+    to: &std::sync::mpsc::SyncSender<Vec<NamedAccess>>,
+    back: &std::sync::mpsc::Receiver<Vec<NamedAccess>>,
+) -> Result<(), FilterError> {
+    use crate::filter::columns::{Columns, Slices};
+    let mut cols = Columns::default();
     a.accesses.for_each(None, &mut |df| {
-        // A batch of the list is about a tenth of a second of work.
+        // A row group of the list is about a tenth of a second of work.
         if crate::cancel::requested() {
             return Err(FilterError::Interrupted);
         }
         let n = df.height();
+        let slices = match Slices::of(&df)? {
+            Some(s) => s,
+            None => {
+                cols.read(&df)?;
+                cols.slices()
+            }
+        };
         let mut start = 0usize;
         while start < n {
             let len = BATCH.min(n - start);
-            cols.read(&df.slice(start as i64, len))?;
-            batch.clear();
-            batch.extend((0..len).map(|i| cols.access(i)));
-            for s in sinks.iter_mut() {
-                s.accesses(&batch);
+            let mut batch = back
+                .try_recv()
+                .unwrap_or_else(|_| Vec::with_capacity(BATCH));
+            slices.accesses_into(start..start + len, &mut batch);
+            if to.send(batch).is_err() {
+                return Ok(false);
             }
             start += len;
-            fed += len as u64;
         }
         Ok(true)
-    })?;
-    Ok(fed)
+    })
 }
 
 /// Index of (variable, source line) pairs, assigned in order of first

@@ -6,6 +6,7 @@
 //! chosen memory kind are listed; per source line, every access on the line
 //! counts (as cachegrind counts them), whatever the memory kind. The cache
 //! itself always sees every access: an unlisted variable still evicts lines.
+use super::recorded::Recorded;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -66,10 +67,16 @@ pub struct CacheReport {
     pub reuse: ReuseResult,
     /// Pattern per cache pair id (same ids as `cache.pairs`).
     pub patterns: Vec<PairPattern>,
+    /// The counts are those the analysis recorded as it streamed (see
+    /// [`super::recorded`]), not a simulation of this command's.
+    pub recorded: bool,
 }
 
 /// Simulates the caches, measures reuse distance and labels the patterns,
-/// in one pass over the accesses of `a`.
+/// in one pass over the accesses of `a`; or, when the analysis recorded
+/// them for this model and sampling while it streamed (see
+/// [`super::recorded`]), reads its counts and pattern states without a
+/// pass.
 pub fn cache_stats(
     a: &Analysis,
     kind: MemKind,
@@ -81,7 +88,62 @@ pub fn cache_stats(
         .map(|v| crate::filter::model::shows(kind, v))
         .collect();
     let names = Names::grouped(a, opts.grouping)?;
-    cache_stats_over(names, shown, opts, &mut |sinks| drive(a, sinks))
+    let rec = a.locality.as_ref();
+    if let Some(rec) = rec.filter(|r| r.answers(&opts.model, opts.sampling)) {
+        let st = pattern_states(a, &names)?;
+        // The same levels; where the model came from is today's.
+        let cache = rec.cache_result(&opts.model);
+        let patterns = patterns_by_pair(&cache.pairs, &st.pairs, &st.states);
+        return Ok(CacheReport {
+            names,
+            shown,
+            cache,
+            reuse: rec.reuse_result(),
+            patterns,
+            recorded: true,
+        });
+    }
+    // Another model: the reuse distances recorded at the same line size
+    // and the analysis' pattern states still hold; only the model runs.
+    let line = opts.model.levels.first().map_or(0, |l| l.line);
+    let known = Known {
+        reuse: rec
+            .filter(|r| r.reuse_answers(line, opts.sampling))
+            .map(|r| r.reuse_result()),
+        patterns: a.patterns.as_ref(),
+    };
+    let mut sinks = ReportSinks::with_known(&names, opts, &known)?;
+    drive(a, &mut sinks.as_sinks())?;
+    Ok(sinks.finish_with(names, shown, known))
+}
+
+/// What a report need not compute again: reuse distances and pattern
+/// states the analysis recorded.
+struct Known<'a> {
+    reuse: Option<ReuseResult>,
+    patterns: Option<&'a PatternStates>,
+}
+
+/// The pattern state of each cache pair (`cache`, by pair id), from states
+/// numbered by `ppairs`: both number pairs in order of first appearance
+/// over the same accesses, so the ids agree; they are matched by key all
+/// the same. A pair with no state gets an empty one.
+fn patterns_by_pair(
+    cache: &[(VarId, LineId)],
+    ppairs: &[(VarId, LineId)],
+    pstates: &[PairPattern],
+) -> Vec<PairPattern> {
+    let by_key: BTreeMap<(VarId, LineId), usize> =
+        ppairs.iter().enumerate().map(|(i, p)| (*p, i)).collect();
+    cache
+        .iter()
+        .map(|p| {
+            by_key
+                .get(p)
+                .map(|&i| pstates[i].clone())
+                .unwrap_or_default()
+        })
+        .collect()
 }
 
 /// A pass over accesses in time order that hands each to every sink, and
@@ -112,9 +174,11 @@ pub fn cache_stats_over(
 /// (variable, line) pair.
 pub(crate) struct ReportSinks {
     sim: CacheSim,
-    /// None for a prediction, whose reuse distances no command shows.
+    /// None for a prediction, whose reuse distances no command shows, or
+    /// when they are known.
     reuse: Option<ReuseSink>,
-    pat: PatternSink,
+    /// None when the pattern states are known.
+    pat: Option<PatternSink>,
     line: u32,
 }
 
@@ -135,14 +199,31 @@ impl ReportSinks {
         Ok(ReportSinks {
             sim: CacheSim::new(&opts.model)?,
             reuse: reuse.then(|| ReuseSink::new(line, opts.sampling)),
-            pat: PatternSink::new(&names.vars),
+            pat: Some(PatternSink::new(&names.vars)),
             line,
         })
     }
 
+    /// Sinks for what `known` leaves to compute: always the model, reuse
+    /// distances and patterns unless known.
+    fn with_known(
+        names: &Names,
+        opts: &Options,
+        known: &Known<'_>,
+    ) -> Result<ReportSinks, LocalityError> {
+        let mut s = ReportSinks::new(names, opts, known.reuse.is_none())?;
+        if known.patterns.is_some() {
+            s.pat = None;
+        }
+        Ok(s)
+    }
+
     /// The sinks, to be fed the same accesses.
     pub(crate) fn as_sinks(&mut self) -> Vec<&mut dyn AccessSink> {
-        let mut out: Vec<&mut dyn AccessSink> = vec![&mut self.sim, &mut self.pat];
+        let mut out: Vec<&mut dyn AccessSink> = vec![&mut self.sim];
+        if let Some(p) = self.pat.as_mut() {
+            out.push(p);
+        }
         if let Some(r) = self.reuse.as_mut() {
             out.push(r);
         }
@@ -151,32 +232,39 @@ impl ReportSinks {
 
     /// The report of what the sinks were fed.
     pub(crate) fn finish(self, names: Names, shown: Vec<bool>) -> CacheReport {
+        self.finish_with(
+            names,
+            shown,
+            Known {
+                reuse: None,
+                patterns: None,
+            },
+        )
+    }
+
+    /// The report of what the sinks were fed, with what `known` held.
+    fn finish_with(self, names: Names, shown: Vec<bool>, known: Known<'_>) -> CacheReport {
         let cache = self.sim.finish();
-        let (ppairs, pstates) = self.pat.finish();
-        // Both sinks number pairs in order of first appearance over the
-        // same accesses, so the ids agree; map by key all the same.
-        let mut by_key: BTreeMap<(VarId, LineId), usize> = BTreeMap::new();
-        for (i, p) in ppairs.iter().enumerate() {
-            by_key.insert(*p, i);
-        }
-        let patterns = cache
-            .pairs
-            .iter()
-            .map(|p| {
-                by_key
-                    .get(p)
-                    .map(|&i| pstates[i].clone())
-                    .unwrap_or_default()
-            })
-            .collect();
+        let patterns = match (self.pat, known.patterns) {
+            (Some(p), _) => {
+                let (ppairs, pstates) = p.finish();
+                patterns_by_pair(&cache.pairs, &ppairs, &pstates)
+            }
+            (None, Some(st)) => patterns_by_pair(&cache.pairs, &st.pairs, &st.states),
+            (None, None) => vec![PairPattern::default(); cache.pairs.len()],
+        };
+        let reuse = match (self.reuse, known.reuse) {
+            (Some(r), _) => r.finish(),
+            (None, Some(r)) => r,
+            (None, None) => ReuseSink::new(self.line, None).finish(),
+        };
         CacheReport {
             shown,
             names,
             cache,
-            reuse: (self.reuse)
-                .unwrap_or_else(|| ReuseSink::new(self.line, None))
-                .finish(),
+            reuse,
             patterns,
+            recorded: false,
         }
     }
 }

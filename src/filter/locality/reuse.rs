@@ -423,6 +423,11 @@ impl ReuseSink {
         }
     }
 
+    /// Distinct lines tracked so far: what its memory grows with.
+    pub fn distinct_lines(&self) -> usize {
+        self.stack.distinct()
+    }
+
     #[inline]
     fn line_ref(&mut self, line: u64, r: &NamedAccess) {
         if let Some(s) = &self.sampling {

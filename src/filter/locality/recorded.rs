@@ -1,0 +1,286 @@
+//! The cache model and reuse distances fed while the analysis streams, and
+//! the counts it saves, so that `cache_stats` for the model that was set
+//! when the trace was analysed only reads and prints.
+//!
+//! The analysis hands every batch of named accesses, after its own
+//! consumers, to a [`LocalityFeed`] on a thread of its own (see the consume
+//! module): the set-associative simulation with its 3C yardsticks and the
+//! exact (or sampled) reuse distances, the sinks `cache_stats` runs. The
+//! pattern labels are the analysis' own pattern states. What they found is
+//! saved with the analysis as `locality.json` ([`RecordedLocality`]): the
+//! model and sampling it was computed for, the counts per (variable, line)
+//! pair and the reuse histogram per variable. `cache_stats`, `what_if`'s
+//! and `advise`'s recorded report, and `compare_runs` take it when the
+//! model and sampling asked for are the same; any other model simulates
+//! again from the saved accesses, as before.
+//!
+//! Memory: the reuse distances keep state per distinct line (about
+//! [`LINE_STATE_BYTES`]), which grows with the memory the program touches.
+//! Past the plan's budget the feed stops and frees its state, and the
+//! analysis saves no counts: `cache_stats` then simulates from the saved
+//! accesses, within its own bound. So the analysis' peak grows by at most
+//! the budget.
+use super::cache::{CacheModel, CacheResult, CacheSim, Counts, Level, MissClasses};
+use super::reuse::{Histogram, ReuseResult, ReuseSink, Sampling, BINS};
+use super::{AccessSink, LineId, NamedAccess, VarId};
+use crate::filter::recorded::PairCounts;
+pub use crate::filter::recorded::RecordedLocality;
+
+/// Bytes of reuse-distance state per distinct line, counted against the
+/// feed's budget: its index entry, its state and its share of the tree,
+/// with room for their vectors' doubling.
+pub const LINE_STATE_BYTES: u64 = 128;
+
+/// What the analysis feeds: the model and sampling `cache_stats` would use
+/// now, and the memory the feed may take.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LocalityPlan {
+    /// The cache model (`set_cache`).
+    pub model: CacheModel,
+    /// Sampled reuse distances (`set_reuse_sampling`), or exact.
+    pub sampling: Option<Sampling>,
+    /// Bytes of state the feed may hold before it stops.
+    pub budget: u64,
+}
+
+/// The cache simulation and reuse distances as one consumer of the
+/// analysis' batches.
+pub(crate) struct LocalityFeed {
+    /// None once the feed stopped for want of memory.
+    sinks: Option<(CacheSim, ReuseSink)>,
+    plan: LocalityPlan,
+}
+
+impl LocalityFeed {
+    /// A cold feed of `plan`; None when the model cannot be simulated
+    /// (no level).
+    pub(crate) fn new(plan: &LocalityPlan) -> Option<LocalityFeed> {
+        let sim = CacheSim::new(&plan.model).ok()?;
+        let line = plan.model.levels.first()?.line;
+        Some(LocalityFeed {
+            sinks: Some((sim, ReuseSink::new(line, plan.sampling))),
+            plan: plan.clone(),
+        })
+    }
+
+    /// What was fed, unless the feed stopped for want of memory.
+    pub(crate) fn finish(self) -> Option<RecordedLocality> {
+        let (sim, reuse) = self.sinks?;
+        Some(record(&self.plan, sim.finish(), reuse.finish()))
+    }
+}
+
+impl AccessSink for LocalityFeed {
+    fn accesses(&mut self, batch: &[NamedAccess]) {
+        let Some((sim, reuse)) = &mut self.sinks else {
+            return;
+        };
+        sim.accesses(batch);
+        reuse.accesses(batch);
+        if reuse.distinct_lines() as u64 * LINE_STATE_BYTES > self.plan.budget {
+            self.sinks = None;
+        }
+    }
+}
+
+/// The counts of `c` and `r`, fed `plan`'s model, as the analysis keeps
+/// them.
+fn record(plan: &LocalityPlan, c: CacheResult, r: ReuseResult) -> RecordedLocality {
+    RecordedLocality {
+        levels: (plan.model.levels.iter())
+            .map(|l| (l.level, l.size, l.ways, l.line))
+            .collect(),
+        sampling: plan.sampling.map(|s| s.rate),
+        accesses: c.accesses,
+        threads: c.threads,
+        pairs: c.pairs.iter().map(|(v, l)| (v.0, l.0)).collect(),
+        counts: c.counts.iter().map(save_counts).collect(),
+        reuse_line: r.line,
+        reuse: (r.per_var.iter())
+            .map(|h| {
+                let used = h.last_bin().map_or(0, |k| k + 1);
+                (h.bins[..used].to_vec(), h.cold)
+            })
+            .collect(),
+        most_distant: (r.most_distant.iter())
+            .map(|&(l, d, a, v)| (l, d, a, v.0))
+            .collect(),
+        distinct_lines: r.distinct_lines,
+    }
+}
+
+/// Reading recorded counts back as the locality stage's reports take them.
+pub trait Recorded {
+    /// Whether these counts are what `cache_stats` would compute for
+    /// `model` and `sampling`: the same levels (wherever they were read
+    /// from) and the same sampling.
+    fn answers(&self, model: &CacheModel, sampling: Option<Sampling>) -> bool;
+    /// Whether the recorded reuse distances are what a model whose first
+    /// level has `line`-byte lines would measure with `sampling`: they do
+    /// not depend on sizes or ways.
+    fn reuse_answers(&self, line: u32, sampling: Option<Sampling>) -> bool;
+    /// The simulation's counts, as [`CacheSim::finish`] gave them, for
+    /// `model` (which it [`Recorded::answers`]).
+    fn cache_result(&self, model: &CacheModel) -> CacheResult;
+    /// The reuse distances, as [`ReuseSink::finish`] gave them.
+    fn reuse_result(&self) -> ReuseResult;
+}
+
+impl Recorded for RecordedLocality {
+    fn answers(&self, model: &CacheModel, sampling: Option<Sampling>) -> bool {
+        let same = |l: &Level, &(level, size, ways, line): &(u8, u64, u32, u32)| {
+            (l.level, l.size, l.ways, l.line) == (level, size, ways, line)
+        };
+        model.levels.len() == self.levels.len()
+            && model
+                .levels
+                .iter()
+                .zip(&self.levels)
+                .all(|(a, b)| same(a, b))
+            && self.sampling == sampling.map(|s| s.rate)
+    }
+
+    fn reuse_answers(&self, line: u32, sampling: Option<Sampling>) -> bool {
+        self.reuse_line == line && self.sampling == sampling.map(|s| s.rate)
+    }
+
+    fn cache_result(&self, model: &CacheModel) -> CacheResult {
+        CacheResult {
+            model: model.clone(),
+            pairs: (self.pairs.iter())
+                .map(|&(v, l)| (VarId(v), LineId(l)))
+                .collect(),
+            counts: self.counts.iter().map(load_counts).collect(),
+            accesses: self.accesses,
+            threads: self.threads,
+        }
+    }
+
+    fn reuse_result(&self) -> ReuseResult {
+        ReuseResult {
+            line: self.reuse_line,
+            per_var: (self.reuse.iter())
+                .map(|(bins, cold)| {
+                    let mut h = Histogram {
+                        cold: *cold,
+                        ..Histogram::default()
+                    };
+                    for (b, n) in h.bins.iter_mut().zip(bins.iter().take(BINS)) {
+                        *b = *n;
+                    }
+                    h
+                })
+                .collect(),
+            most_distant: (self.most_distant.iter())
+                .map(|&(l, d, a, v)| (l, d, a, VarId(v)))
+                .collect(),
+            distinct_lines: self.distinct_lines,
+            sampling: self.sampling.and_then(Sampling::new),
+        }
+    }
+}
+
+fn save_counts(c: &Counts) -> PairCounts {
+    let k = |m: &MissClasses| [m.compulsory, m.capacity, m.conflict];
+    let [a, b, c3] = [k(&c.classes[0]), k(&c.classes[1]), k(&c.classes[2])];
+    [
+        c.accesses,
+        c.misses[0],
+        c.misses[1],
+        c.misses[2],
+        a[0],
+        a[1],
+        a[2],
+        b[0],
+        b[1],
+        b[2],
+        c3[0],
+        c3[1],
+        c3[2],
+        c.fetched,
+        c.used_bytes,
+        c.bytes,
+    ]
+}
+
+fn load_counts(s: &PairCounts) -> Counts {
+    let m = |i: usize| MissClasses {
+        compulsory: s[i],
+        capacity: s[i + 1],
+        conflict: s[i + 2],
+    };
+    Counts {
+        accesses: s[0],
+        misses: [s[1], s[2], s[3]],
+        classes: [m(4), m(7), m(10)],
+        fetched: s[13],
+        used_bytes: s[14],
+        bytes: s[15],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Counts and histograms come back from their saved form unchanged.
+    #[test]
+    fn recorded_counts_survive_saving() {
+        let model = CacheModel::fallback();
+        let plan = LocalityPlan {
+            model: model.clone(),
+            sampling: None,
+            budget: u64::MAX,
+        };
+        let mut feed = LocalityFeed::new(&plan).unwrap();
+        let batch: Vec<NamedAccess> = (0..20_000u64)
+            .map(|i| NamedAccess {
+                time: i,
+                addr: 0x10_0000 + (i * 72) % 300_000,
+                size: 8,
+                var: VarId((i % 3) as u32),
+                line: LineId((i % 5) as u32),
+                tid: 1,
+                ..Default::default()
+            })
+            .collect();
+        let mut sim = CacheSim::new(&model).unwrap();
+        let mut reuse = ReuseSink::new(64, None);
+        feed.accesses(&batch);
+        sim.accesses(&batch);
+        reuse.accesses(&batch);
+        let rec = feed.finish().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        rec.write_into(dir.path()).unwrap();
+        let back = RecordedLocality::read(dir.path()).unwrap();
+        assert_eq!(back, rec);
+        let (c, r) = (sim.finish(), reuse.finish());
+        assert_eq!(back.cache_result(&model).counts, c.counts);
+        assert_eq!(back.cache_result(&model).pairs, c.pairs);
+        assert_eq!(back.reuse_result().per_var, r.per_var);
+        assert_eq!(back.reuse_result().most_distant, r.most_distant);
+        assert!(back.answers(&model, None));
+        assert!(!back.answers(&model, Sampling::new(0.5)));
+    }
+
+    /// Past its budget the feed stops and records nothing.
+    #[test]
+    fn a_feed_over_its_budget_records_nothing() {
+        let plan = LocalityPlan {
+            model: CacheModel::fallback(),
+            sampling: None,
+            budget: 100 * LINE_STATE_BYTES,
+        };
+        let mut feed = LocalityFeed::new(&plan).unwrap();
+        let batch: Vec<NamedAccess> = (0..1000u64)
+            .map(|i| NamedAccess {
+                addr: i * 64,
+                size: 8,
+                tid: 1,
+                ..Default::default()
+            })
+            .collect();
+        feed.accesses(&batch);
+        assert!(feed.finish().is_none());
+    }
+}
