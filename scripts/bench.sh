@@ -40,6 +40,12 @@
 #                                    N x N doubles (default 3 runs, N=3000:
 #                                    18 M addresses), wall, accesses/s and
 #                                    peak RSS against the goals
+#   scripts/bench.sh locality [RUNS]  run_gleipnir, memory_trace_analysis
+#                                    and cache_stats against cachegrind
+#                                    --cache-sim=yes on one binary, a new
+#                                    geometry, what_if with 1 and 8 layouts
+#                                    (default 3 runs: matmul N=256, a
+#                                    2000 x 2000 transpose)
 #   scripts/bench.sh lackey [RUNS] [N]  Lackey --trace-mem against a whole
 #                                    `run_gleipnir` process on a short run
 #                                    (default 5 runs, matmul N=64)
@@ -70,6 +76,9 @@ if [ "${1:-}" = roots ]; then
 fi
 if [ "${1:-}" = region ]; then
   exec bash scripts/bench_region.sh "${@:2}"
+fi
+if [ "${1:-}" = locality ]; then
+  exec bash scripts/bench_locality.sh "${@:2}"
 fi
 if [ "${1:-}" = lackey ]; then
   exec bash scripts/bench_lackey.sh "${@:2}"

@@ -729,7 +729,9 @@ pub const SPECS: &[CommandSpec] = &[
                pattern of each (variable, line) (row-wise, column-wise, stride, \
                irregular); and the reuse distance per variable with the miss ratio \
                it implies. Runs on the saved analysis, so a new set_cache needs no \
-               new trace. With save, writes visinfo/cache_stats.csv, \
+               new trace. The model set when memory_trace_analysis ran is \
+               simulated as the trace is analysed, so for that model cache_stats \
+               only reads its counts and says so. With save, writes visinfo/cache_stats.csv, \
                cache_stats_lines.csv, cache_stats_pairs.csv, reuse_distance.csv and \
                miss_ratio_curves.csv (and Parquet), figures/cache_stats.html (misses \
                per level and miss-ratio curves by variable) and \
