@@ -14,14 +14,15 @@
 #     cachegrind (goal <= 5x) and `cache_stats` alone (goal < 1 s);
 #   - `cache_stats quiet` after `set_cache L1 64K 8 64` (a new geometry:
 #     simulated again from the saved accesses; goal >= 60 M accesses/s);
-#   - `what_if Y pad 64` and `what_if Y -layouts {8 layouts}` (goal: the 8
-#     cost at most twice the one).
+#   - `what_if V pad 64` and `what_if V -layouts {8 layouts}` (goal: the 8
+#     cost at most twice the one), V the matrix multiply's Y (built -g3,
+#     so that its element type, a -D macro, is known) and the transpose's X.
 # Peak RSS is printed for the analysis and the simulations.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${1:-3}
 . scripts/bench_common.sh
-cc -g -O0 -Ipins -DTYPE=double -o "$WORK/matmul" scripts/matmul.c
+cc -g3 -O0 -Ipins -DTYPE=double -o "$WORK/matmul" scripts/matmul.c
 cc -g -O0 -Ipins -DN=2000 -o "$WORK/transpose" scripts/transpose.c
 MODEL="set_cache L1 32K 8 64; set_cache L2 256K 8 64; set_cache L3 off"
 CG_MODEL=(--I1=32768,8,64 --D1=32768,8,64 --LL=262144,8,64)
@@ -36,10 +37,10 @@ timed() {
   tail -1 "$WORK/time"
 }
 
-# name exe args... : the program's steps, RUNS times.
+# name exe var args... : the program's steps, RUNS times (what_if on var).
 bench() {
-  local name=$1 exe=$2
-  shift 2
+  local name=$1 exe=$2 var=$3
+  shift 3
   local d="$WORK/$name"
   mkdir -p "$d"
   local args=""
@@ -63,9 +64,9 @@ bench() {
     read -r w kb <<<"$(timed "$d" "set_cache L1 64K 8 64; cache_stats quiet; $MODEL")"
     resim+=("$w")
     resim_kb+=("$kb")
-    read -r w _ <<<"$(timed "$d" "what_if Y pad 64")"
+    read -r w _ <<<"$(timed "$d" "what_if $var pad 64")"
     one+=("$w")
-    read -r w _ <<<"$(timed "$d" "what_if Y -layouts {{pad 64} {pad 128} {pad 8} {align 4096} {transpose} {pad 16} {pad 32} {align 64}}")"
+    read -r w _ <<<"$(timed "$d" "what_if $var -layouts {{pad 64} {pad 128} {pad 8} {align 4096} {transpose} {pad 16} {pad 32} {align 64}}")"
     eight+=("$w")
   done
   local acc
@@ -92,11 +93,11 @@ print(f"  memory_trace_analysis           {an:7.2f} s  {acc / an / 1e6:5.1f} M/s
 print(f"  cache_stats (recorded)          {cs:7.2f} s  (goal < 1 s)")
 print(f"  trace + analysis + cache_stats  {total:7.2f} s  = {total / cg:4.1f}x cachegrind (goal <= 5x)")
 print(f"  cache_stats, new geometry       {re_:7.2f} s  {acc / re_ / 1e6:5.1f} M/s  {float(re_kb) / 1024:6.0f} MB (goal >= 60 M/s)")
-print(f"  what_if Y pad 64                {one:7.2f} s")
-print(f"  what_if Y -layouts (8)          {eight:7.2f} s  = {eight / one:4.1f}x one (goal <= 2x)")
+print(f"  what_if pad 64                  {one:7.2f} s")
+print(f"  what_if -layouts (8 layouts)    {eight:7.2f} s  = {eight / one:4.1f}x one (goal <= 2x)")
 EOF
 }
 
 echo "# locality against cachegrind, $(date -u +%Y-%m-%d), commit $(git rev-parse --short HEAD), $(nproc) cores, $RUNS runs, load $(cut -d' ' -f1-3 /proc/loadavg)"
-bench matmul256 "$WORK/matmul" ijk 256
-bench transpose2000 "$WORK/transpose"
+bench matmul256 "$WORK/matmul" Y ijk 256
+bench transpose2000 "$WORK/transpose" X

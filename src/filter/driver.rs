@@ -8,8 +8,11 @@
 //! as the analysis streams, on a third thread, kept in memory within a
 //! budget), and any further consumer the caller hands in as a
 //! [`SpanSink`] (the pattern states, so `memory_stats` labels patterns
-//! without rescanning the accesses). The driver knows no analysis of its
-//! own: what the extra consumer is, is the caller's business.
+//! without rescanning the accesses), and after them a follower
+//! [`AccessSink`] on a thread of its own (the cache model, so
+//! `cache_stats` reads its counts). The driver knows no analysis of its
+//! own: what the extra consumer and the follower are, is the caller's
+//! business.
 //!
 //! Memory is bounded by the program's footprint (variables, unique
 //! locations, instruction sites), never by the trace's length: about 60
@@ -105,13 +108,15 @@ impl Keep<'_> {
 
     /// The access list's bytes in memory and the lookup table's rows for
     /// a memory limit of `limit` bytes: an eighth for the access list (at
-    /// most the default 256 MB), and a third for the lookup table at
-    /// [`LOOKUP_ROW_BYTES`] a row. The rest is for the naming state, the
+    /// most the default 256 MB), and a quarter for the lookup table at
+    /// [`LOOKUP_ROW_BYTES`] a row. An eighth goes to the cache model fed
+    /// as the analysis streams ([`Keep::locality_budget`]); the rest is for
+    /// the naming state, the
     /// by-variable buffers (about 120 MB), the direct indexes (at most
     /// 256 MB) and the batches in flight.
     pub fn budgets(limit: u64) -> (u64, usize) {
         let list = (limit / 8).min(super::store::DEFAULT_MEMORY_BUDGET);
-        let rows = (limit / 3 / LOOKUP_ROW_BYTES).max(1 << 16);
+        let rows = (limit / 4 / LOOKUP_ROW_BYTES).max(1 << 16);
         (list, usize::try_from(rows).unwrap_or(usize::MAX))
     }
 

@@ -351,8 +351,9 @@ pub const SPECS: &[CommandSpec] = &[
         args: &[opt("SIZE", ArgKind::Text)],
         help: "Sets the memory mapvis's analysis may use: SIZE in bytes, or with \
                K, M or G (512M, 2G; at least 512M). memory_trace_analysis holds at \
-               most a third of it as its table of unique locations and an eighth \
-               as accesses; the locations that do not fit are counted in parts on \
+               most a quarter of it as its table of unique locations, an eighth \
+               as accesses and an eighth for the cache model it simulates as it \
+               streams (past that, cache_stats simulates later); the locations that do not fit are counted in parts on \
                disk in .mapvis/ and merged at its end, and it says so. The other \
                commands read the saved analysis in batches. The default is a \
                quarter of the machine's memory, at most 2G. Alone, prints the \

@@ -629,6 +629,11 @@ impl Default for LineSet {
 }
 
 impl LineSet {
+    /// Bytes of its pages.
+    fn bytes(&self) -> u64 {
+        (self.pages.len() << (SET_PAGE_BITS - 3)) as u64
+    }
+
     /// Adds line `b`; whether it was not there before.
     #[inline]
     fn insert(&mut self, b: u64) -> bool {
@@ -955,6 +960,16 @@ impl CacheSim {
             c.classes[i + 1].count(class);
         }
         self.model.levels.len() as u8
+    }
+
+    /// Bytes of the state that grows with the trace: each yardstick's
+    /// lines seen and the counts per (variable, line) pair. The tag arrays
+    /// and the fully associative yardsticks are the model's fixed size.
+    pub fn state_bytes(&self) -> u64 {
+        let seen: u64 = (self.first.iter().flatten().map(|f| f.yard.seen.bytes()))
+            .chain(self.outer_yard.iter().map(|y| y.seen.bytes()))
+            .sum();
+        seen + (self.counts.capacity() * std::mem::size_of::<Counts>()) as u64
     }
 
     /// The class of the last access's miss at the level of index `i` in

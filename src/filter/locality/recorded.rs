@@ -14,9 +14,11 @@
 //! model and sampling asked for are the same; any other model simulates
 //! again from the saved accesses, as before.
 //!
-//! Memory: the reuse distances keep state per distinct line (about
-//! [`LINE_STATE_BYTES`]), which grows with the memory the program touches.
-//! Past the plan's budget the feed stops and frees its state, and the
+//! Memory: the reuse distances keep state per distinct line (about 60 to
+//! 110 bytes, with their vectors' slack), which grows with the memory the
+//! program touches; the model's own state is fixed but for a bit per line
+//! seen. Past the plan's budget (counted as allocated, after each batch)
+//! the feed stops and frees its state, and the
 //! analysis saves no counts: `cache_stats` then simulates from the saved
 //! accesses, within its own bound. So the analysis' peak grows by at most
 //! the budget.
@@ -25,11 +27,6 @@ use super::reuse::{Histogram, ReuseResult, ReuseSink, Sampling, BINS};
 use super::{AccessSink, LineId, NamedAccess, VarId};
 use crate::filter::recorded::PairCounts;
 pub use crate::filter::recorded::RecordedLocality;
-
-/// Bytes of reuse-distance state per distinct line, counted against the
-/// feed's budget: its index entry, its state and its share of the tree,
-/// with room for their vectors' doubling.
-pub const LINE_STATE_BYTES: u64 = 128;
 
 /// What the analysis feeds: the model and sampling `cache_stats` would use
 /// now, and the memory the feed may take.
@@ -77,7 +74,7 @@ impl AccessSink for LocalityFeed {
         };
         sim.accesses(batch);
         reuse.accesses(batch);
-        if reuse.distinct_lines() as u64 * LINE_STATE_BYTES > self.plan.budget {
+        if sim.state_bytes() + reuse.state_bytes() > self.plan.budget {
             self.sinks = None;
         }
     }
@@ -269,7 +266,7 @@ mod tests {
         let plan = LocalityPlan {
             model: CacheModel::fallback(),
             sampling: None,
-            budget: 100 * LINE_STATE_BYTES,
+            budget: 10_000,
         };
         let mut feed = LocalityFeed::new(&plan).unwrap();
         let batch: Vec<NamedAccess> = (0..1000u64)

@@ -252,6 +252,16 @@ impl StackDistance {
         self.lines.len()
     }
 
+    /// Bytes its state holds: the lines' states, their index and the tree,
+    /// as allocated (what grows with the distinct lines).
+    pub fn bytes(&self) -> u64 {
+        let line = std::mem::size_of::<(u64, LineState)>();
+        // A hash-map entry and its control byte.
+        let entry = std::mem::size_of::<(u64, u32)>() + 1;
+        (self.lines.capacity() * line + self.index.capacity() * entry + self.tree.t.capacity() * 4)
+            as u64
+    }
+
     #[inline]
     fn note(&mut self, idx: u32, d: u64, addr: u64, var: VarId) {
         let st = &mut self.lines[idx as usize].1;
@@ -423,9 +433,10 @@ impl ReuseSink {
         }
     }
 
-    /// Distinct lines tracked so far: what its memory grows with.
-    pub fn distinct_lines(&self) -> usize {
-        self.stack.distinct()
+    /// Bytes of state held so far, which grow with the distinct lines
+    /// tracked (see [`StackDistance::bytes`]).
+    pub fn state_bytes(&self) -> u64 {
+        self.stack.bytes() + (self.per_var.capacity() * std::mem::size_of::<Histogram>()) as u64
     }
 
     #[inline]
