@@ -317,6 +317,7 @@ fn locality(trace: &Path, exe: &Path, runs: usize) {
     let opts = report::Options {
         model: CacheModel::host(),
         sampling: None,
+        auto_above: None,
         grouping: mapvis::filter::stats::Grouping::BySite,
     };
     let mut lines = 0;

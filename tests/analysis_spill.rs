@@ -160,6 +160,7 @@ fn same_when_spilled(rel: &str, regions: u32) {
     let plan = f::LocalityPlan {
         model: small_model(),
         sampling: None,
+        auto_above: None,
         budget: u64::MAX,
     };
     spans_are_a_pass(&mem, rel);
@@ -277,6 +278,7 @@ fn locality_digest(a: &Analysis) -> String {
     let opts = report::Options {
         model: small_model(),
         sampling: None,
+        auto_above: None,
         grouping: f::Grouping::Instances,
     };
     let r = f::cache_stats(a, MemKind::All, &opts).unwrap();

@@ -36,6 +36,7 @@ fn run(a: &Analysis, m: CacheModel) -> CacheReport {
     let opts = Options {
         model: m,
         sampling: None,
+        auto_above: None,
         grouping: mapvis::filter::stats::Grouping::BySite,
     };
     report::cache_stats(a, MemKind::All, &opts).expect("cache_stats")

@@ -101,3 +101,40 @@ fn cache_stats_reads_what_the_analysis_recorded_and_simulates_other_models() {
     let want = ("2048".to_string(), "128".to_string());
     assert_eq!(cold, vec![want; 3], "{out}");
 }
+
+/// `set_reuse_sampling auto N`: past N accesses the analysis records the
+/// model's counts but not exact reuse distances, and `cache_stats` samples
+/// them, saying so; the misses are the same exact counts.
+#[test]
+fn past_the_auto_threshold_reuse_distances_are_sampled_and_said_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/loc_twice.c");
+    std::fs::copy(&src, dir.path().join("t.c")).unwrap();
+    let script = format!(
+        "set_mem_alloc G; set_cache L1 1K 2 64; set_cache L2 4K 4 64; set_cache L3 off; \
+         set_reuse_sampling auto 1000; compile_exe t.c; run_gleipnir; memory_trace_analysis; \
+         {} cache_stats; set_reuse_sampling auto; cache_stats",
+        counts("auto")
+    );
+    let out = mapvis(dir.path(), &script);
+    assert_eq!(numbers(&out, "auto"), vec![2048, 256, 256, 128, 128, 0]);
+    let h = headers(&out);
+    assert_eq!(h.len(), 2, "{out}");
+    assert!(
+        h.iter().all(|l| l.contains("as the trace was analysed")),
+        "{out}"
+    );
+    let reuse: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("reuse distance in distinct"))
+        .collect();
+    assert_eq!(reuse.len(), 2, "{out}");
+    assert!(
+        reuse[0].contains("SHARDS sampling of 1.0000%"),
+        "{}",
+        reuse[0]
+    );
+    assert!(reuse[1].contains("exact"), "{}", reuse[1]);
+    let said = "so the reuse distances are sampled (set_reuse_sampling auto 1000)";
+    assert_eq!(out.matches(said).count(), 1, "{out}");
+}

@@ -124,6 +124,7 @@ pub use locality::report::{
     cache_stats, sharing_stats, CacheReport, LocalityError, Options as CacheOptions, PatternRow,
     Row, SharedLine, SharedLines, SharingKind, ThreadBytes,
 };
+pub use locality::report::{AUTO_ABOVE, AUTO_RATE};
 pub use locality::reuse::{Histogram, Sampling};
 pub use locality::sweep::{metric_by_run, Metric, RunReport, RunValue, RunValues};
 pub use locality::whatif::{what_if, what_if_many, Layout, Remapped, WhatIf};

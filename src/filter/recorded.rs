@@ -22,8 +22,6 @@ pub type PairCounts = [u64; 16];
 pub struct RecordedLocality {
     /// The model's levels, innermost first: (level, size, ways, line).
     pub levels: Vec<(u8, u64, u32, u32)>,
-    /// The sampling rate of the reuse distances; None: exact.
-    pub sampling: Option<f64>,
     /// Accesses simulated.
     pub accesses: u64,
     /// Threads that had their own first level.
@@ -32,14 +30,25 @@ pub struct RecordedLocality {
     pub pairs: Vec<(u32, u32)>,
     /// Counts by pair id.
     pub counts: Vec<PairCounts>,
-    /// The reuse distances' line size.
-    pub reuse_line: u32,
-    /// Per variable row: its reuse histogram's bins (trailing empty bins
-    /// left out) and its cold references.
-    pub reuse: Vec<(Vec<u64>, u64)>,
+    /// The reuse distances; None when the feed left them out (past
+    /// `set_reuse_sampling auto`'s threshold, where they are sampled by
+    /// `cache_stats` instead).
+    pub reuse: Option<RecordedReuse>,
+}
+
+/// The reuse distances fed during the analysis.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RecordedReuse {
+    /// Their line size.
+    pub line: u32,
+    /// The sampling rate; None: exact.
+    pub sampling: Option<f64>,
+    /// Per variable row: its histogram's bins (trailing empty bins left
+    /// out) and its cold references.
+    pub per_var: Vec<(Vec<u64>, u64)>,
     /// Most distant reuses: (line address, distance, address, variable).
     pub most_distant: Vec<(u64, u64, u64, u32)>,
-    /// Distinct lines the reuse distances tracked.
+    /// Distinct lines tracked.
     pub distinct_lines: usize,
 }
 

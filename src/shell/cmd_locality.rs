@@ -284,38 +284,59 @@ fn set_figure_colour(st: &mut Session, a: &[String]) -> CmdResult<Value> {
     Ok(s(mode.code()))
 }
 
-/// `set_reuse_sampling RATE|off`: samples the reuse distance at RATE, or
-/// computes it exactly; returns the rate or `off`.
+/// `set_reuse_sampling RATE|off|auto ?N?`: samples the reuse distance at
+/// RATE, computes it exactly, or exactly up to N accesses and sampled above
+/// (the default, N = 10^9); returns the rate, `off` or `auto N`.
 fn set_reuse_sampling(st: &mut Session, a: &[String]) -> CmdResult<Value> {
-    let rate = if a[0] == "off" {
-        None
-    } else {
-        let r: f64 = a[0].trim_end_matches('%').parse().map_err(|_| {
-            format!(
-                "set_reuse_sampling takes a rate such as 0.01 (1% of lines), or off, not \"{}\".",
-                a[0]
-            )
-        })?;
-        let r = if a[0].ends_with('%') { r / 100.0 } else { r };
-        Sampling::new(r).ok_or_else(|| {
-            format!(
-                "the sampling rate must be above 0 and at most 1, not {}.",
-                a[0]
-            )
-        })?;
-        Some(r)
+    let (rate, auto_above) = match a[0].as_str() {
+        "off" => (None, None),
+        "auto" => (None, Some(auto_threshold(a.get(1))?)),
+        word => (Some(sampling_rate(word)?), None),
     };
     let mut settings = st.locality().clone();
     settings.sampling = rate;
+    settings.auto_above = auto_above;
     st.set_locality(settings)?;
-    match rate {
-        Some(r) => println!(
+    match (rate, auto_above) {
+        (Some(r), _) => println!(
             "reuse distance: sampled (SHARDS), {:.4}% of cache lines; counts are estimates",
             r * 100.0
         ),
-        None => println!("reuse distance: exact"),
+        (None, Some(n)) => println!(
+            "reuse distance: exact up to {n} accesses; above, sampled (SHARDS) at {:.0}% of cache lines, and the reports say so",
+            filter::AUTO_RATE * 100.0
+        ),
+        (None, None) => println!("reuse distance: exact"),
     }
-    Ok(rate.map_or(s("off"), Value::Float))
+    Ok(match (rate, auto_above) {
+        (Some(r), _) => Value::Float(r),
+        (None, Some(n)) => Value::List(vec![s("auto"), Value::Int(n as i64)]),
+        (None, None) => s("off"),
+    })
+}
+
+/// A rate as `set_reuse_sampling` takes it: 0.01 or 1%, in (0, 1].
+fn sampling_rate(word: &str) -> CmdResult<f64> {
+    let r: f64 = word.trim_end_matches('%').parse().map_err(|_| {
+        format!(
+            "set_reuse_sampling takes a rate such as 0.01 (1% of lines), off or auto ?N?, not \"{word}\"."
+        )
+    })?;
+    let r = if word.ends_with('%') { r / 100.0 } else { r };
+    Sampling::new(r).map(|_| r).ok_or_else(|| {
+        format!("the sampling rate must be above 0 and at most 1, not {word}.").into()
+    })
+}
+
+/// `auto`'s threshold in accesses: the word given, else 10^9.
+fn auto_threshold(word: Option<&String>) -> CmdResult<u64> {
+    let Some(w) = word else {
+        return Ok(filter::AUTO_ABOVE);
+    };
+    w.replace('_', "").parse().map_err(|_| {
+        format!("set_reuse_sampling auto takes a number of accesses (1000000000), not \"{w}\".")
+            .into()
+    })
 }
 
 /// `cache_stats ?save|quiet ...?`: simulates the cache model over the region
@@ -337,6 +358,11 @@ fn cache_stats(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     if !quiet {
         if let Some(w) = super::handlers::partial_warning(a) {
             println!("{w}");
+        }
+        if let (None, Some(n), Some(_)) = (opts.sampling, opts.auto_above, r.reuse.sampling) {
+            println!(
+                "note: the trace has more than {n} accesses, so the reuse distances are sampled (set_reuse_sampling auto {n}); set_reuse_sampling off computes them exactly."
+            );
         }
         print!("{}", super::render::cache_report(&r, kind.code()));
     }

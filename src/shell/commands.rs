@@ -381,6 +381,7 @@ fn memory_trace_analysis(st: &mut Session, _: &[String]) -> CmdResult<Value> {
     let plan = filter::LocalityPlan {
         model: opts.model,
         sampling: opts.sampling,
+        auto_above: opts.auto_above,
         budget: filter::Keep::locality_budget(limit),
     };
     let keep = filter::Keep::within(&dataset, limit);

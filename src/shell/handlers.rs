@@ -199,6 +199,7 @@ pub(super) fn cache_options(st: &Session) -> filter::CacheOptions {
     filter::CacheOptions {
         model: st.locality().cache.clone(),
         sampling: st.locality().sampling.and_then(filter::Sampling::new),
+        auto_above: st.locality().auto_above,
         grouping: st.grouping(),
     }
 }

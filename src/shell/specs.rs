@@ -679,10 +679,12 @@ pub const SPECS: &[CommandSpec] = &[
         name: "set_reuse_sampling",
         aliases: &[],
         group: Group::Locality,
-        args: &[req("RATE|off", ArgKind::Text)],
+        args: &[req("RATE|off|auto", ArgKind::Text), opt("N", ArgKind::Int)],
         help: "Makes cache_stats estimate reuse distance from a sample of the cache \
                lines (SHARDS spatial sampling, e.g. 0.01 for 1% of lines) instead of \
-               exactly, for very long traces; off goes back to exact distances.",
+               exactly, for very long traces; off computes exact distances always; \
+               auto N (the default, N = 1000000000) is exact up to N accesses and \
+               samples 1% of the lines above them, and the report says so.",
     },
     CommandSpec {
         name: "set_figure_colour",

@@ -15,15 +15,38 @@ use crate::trace::{BacktraceSymbolizer, Calls, Window};
 use crate::workdir::{self, Run, WorkFolder};
 
 /// The locality settings of a session.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Settings {
     /// The cache hierarchy `cache_stats` simulates.
     pub cache: CacheModel,
     /// SHARDS sampling rate of the reuse distance, None for exact.
     pub sampling: Option<f64>,
+    /// `set_reuse_sampling auto N`: with no rate, exact up to N accesses
+    /// and sampled above (None: `off`, exact always). Files saved before
+    /// it get the default.
+    #[serde(default = "auto_above")]
+    pub auto_above: Option<u64>,
     /// How the access figures colour their points (`set_figure_colour`).
     #[serde(default)]
     pub figure_colour: ColourMode,
+}
+
+/// The default of [`Settings::auto_above`]: sampled above 10^9 accesses.
+fn auto_above() -> Option<u64> {
+    Some(crate::filter::AUTO_ABOVE)
+}
+
+impl Default for Settings {
+    /// This machine's caches, exact reuse distances up to 10^9 accesses,
+    /// the default colours.
+    fn default() -> Settings {
+        Settings {
+            cache: CacheModel::default(),
+            sampling: None,
+            auto_above: auto_above(),
+            figure_colour: ColourMode::default(),
+        }
+    }
 }
 
 impl Settings {

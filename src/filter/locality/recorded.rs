@@ -25,8 +25,8 @@
 use super::cache::{CacheModel, CacheResult, CacheSim, Counts, Level, MissClasses};
 use super::reuse::{Histogram, ReuseResult, ReuseSink, Sampling, BINS};
 use super::{AccessSink, LineId, NamedAccess, VarId};
-use crate::filter::recorded::PairCounts;
 pub use crate::filter::recorded::RecordedLocality;
+use crate::filter::recorded::{PairCounts, RecordedReuse};
 
 /// What the analysis feeds: the model and sampling `cache_stats` would use
 /// now, and the memory the feed may take.
@@ -34,8 +34,12 @@ pub use crate::filter::recorded::RecordedLocality;
 pub struct LocalityPlan {
     /// The cache model (`set_cache`).
     pub model: CacheModel,
-    /// Sampled reuse distances (`set_reuse_sampling`), or exact.
+    /// Sampled reuse distances (`set_reuse_sampling RATE`), or exact.
     pub sampling: Option<Sampling>,
+    /// `set_reuse_sampling auto N`: exact reuse distances are fed only up
+    /// to N accesses; past them the feed leaves them out, and
+    /// `cache_stats` samples them (see [`super::report::Options`]).
+    pub auto_above: Option<u64>,
     /// Bytes of state the feed may hold before it stops.
     pub budget: u64,
 }
@@ -44,7 +48,10 @@ pub struct LocalityPlan {
 /// analysis' batches.
 pub(crate) struct LocalityFeed {
     /// None once the feed stopped for want of memory.
-    sinks: Option<(CacheSim, ReuseSink)>,
+    sim: Option<CacheSim>,
+    /// None once left out (past the plan's `auto_above`).
+    reuse: Option<ReuseSink>,
+    fed: u64,
     plan: LocalityPlan,
 }
 
@@ -55,45 +62,63 @@ impl LocalityFeed {
         let sim = CacheSim::new(&plan.model).ok()?;
         let line = plan.model.levels.first()?.line;
         Some(LocalityFeed {
-            sinks: Some((sim, ReuseSink::new(line, plan.sampling))),
+            sim: Some(sim),
+            reuse: Some(ReuseSink::new(line, plan.sampling)),
+            fed: 0,
             plan: plan.clone(),
         })
     }
 
     /// What was fed, unless the feed stopped for want of memory.
     pub(crate) fn finish(self) -> Option<RecordedLocality> {
-        let (sim, reuse) = self.sinks?;
-        Some(record(&self.plan, sim.finish(), reuse.finish()))
+        let sim = self.sim?;
+        let reuse = self.reuse.map(|r| record_reuse(&self.plan, r.finish()));
+        Some(record(&self.plan, sim.finish(), reuse))
     }
 }
 
 impl AccessSink for LocalityFeed {
     fn accesses(&mut self, batch: &[NamedAccess]) {
-        let Some((sim, reuse)) = &mut self.sinks else {
+        let Some(sim) = &mut self.sim else {
             return;
         };
         sim.accesses(batch);
-        reuse.accesses(batch);
-        if sim.state_bytes() + reuse.state_bytes() > self.plan.budget {
-            self.sinks = None;
+        self.fed += batch.len() as u64;
+        let exact = self.plan.sampling.is_none();
+        if exact && self.plan.auto_above.is_some_and(|n| self.fed > n) {
+            self.reuse = None;
+        }
+        if let Some(r) = &mut self.reuse {
+            r.accesses(batch);
+        }
+        let reuse = self.reuse.as_ref().map_or(0, ReuseSink::state_bytes);
+        if sim.state_bytes() + reuse > self.plan.budget {
+            (self.sim, self.reuse) = (None, None);
         }
     }
 }
 
-/// The counts of `c` and `r`, fed `plan`'s model, as the analysis keeps
-/// them.
-fn record(plan: &LocalityPlan, c: CacheResult, r: ReuseResult) -> RecordedLocality {
+/// The counts of `c`, fed `plan`'s model, and the reuse distances `reuse`,
+/// as the analysis keeps them.
+fn record(plan: &LocalityPlan, c: CacheResult, reuse: Option<RecordedReuse>) -> RecordedLocality {
     RecordedLocality {
         levels: (plan.model.levels.iter())
             .map(|l| (l.level, l.size, l.ways, l.line))
             .collect(),
-        sampling: plan.sampling.map(|s| s.rate),
         accesses: c.accesses,
         threads: c.threads,
         pairs: c.pairs.iter().map(|(v, l)| (v.0, l.0)).collect(),
         counts: c.counts.iter().map(save_counts).collect(),
-        reuse_line: r.line,
-        reuse: (r.per_var.iter())
+        reuse,
+    }
+}
+
+/// The reuse distances `r` as the analysis keeps them.
+fn record_reuse(plan: &LocalityPlan, r: ReuseResult) -> RecordedReuse {
+    RecordedReuse {
+        line: r.line,
+        sampling: plan.sampling.map(|s| s.rate),
+        per_var: (r.per_var.iter())
             .map(|h| {
                 let used = h.last_bin().map_or(0, |k| k + 1);
                 (h.bins[..used].to_vec(), h.cold)
@@ -108,23 +133,20 @@ fn record(plan: &LocalityPlan, c: CacheResult, r: ReuseResult) -> RecordedLocali
 
 /// Reading recorded counts back as the locality stage's reports take them.
 pub trait Recorded {
-    /// Whether these counts are what `cache_stats` would compute for
-    /// `model` and `sampling`: the same levels (wherever they were read
-    /// from) and the same sampling.
-    fn answers(&self, model: &CacheModel, sampling: Option<Sampling>) -> bool;
-    /// Whether the recorded reuse distances are what a model whose first
-    /// level has `line`-byte lines would measure with `sampling`: they do
-    /// not depend on sizes or ways.
-    fn reuse_answers(&self, line: u32, sampling: Option<Sampling>) -> bool;
+    /// Whether these counts are what `cache_stats` would simulate for
+    /// `model`: the same levels, wherever they were read from.
+    fn answers(&self, model: &CacheModel) -> bool;
     /// The simulation's counts, as [`CacheSim::finish`] gave them, for
     /// `model` (which it [`Recorded::answers`]).
     fn cache_result(&self, model: &CacheModel) -> CacheResult;
-    /// The reuse distances, as [`ReuseSink::finish`] gave them.
-    fn reuse_result(&self) -> ReuseResult;
+    /// The reuse distances, as [`ReuseSink::finish`] gave them, when they
+    /// were recorded for a first level of `line`-byte lines and `sampling`
+    /// (they do not depend on sizes or ways).
+    fn reuse_result(&self, line: u32, sampling: Option<Sampling>) -> Option<ReuseResult>;
 }
 
 impl Recorded for RecordedLocality {
-    fn answers(&self, model: &CacheModel, sampling: Option<Sampling>) -> bool {
+    fn answers(&self, model: &CacheModel) -> bool {
         let same = |l: &Level, &(level, size, ways, line): &(u8, u64, u32, u32)| {
             (l.level, l.size, l.ways, l.line) == (level, size, ways, line)
         };
@@ -134,11 +156,6 @@ impl Recorded for RecordedLocality {
                 .iter()
                 .zip(&self.levels)
                 .all(|(a, b)| same(a, b))
-            && self.sampling == sampling.map(|s| s.rate)
-    }
-
-    fn reuse_answers(&self, line: u32, sampling: Option<Sampling>) -> bool {
-        self.reuse_line == line && self.sampling == sampling.map(|s| s.rate)
     }
 
     fn cache_result(&self, model: &CacheModel) -> CacheResult {
@@ -153,10 +170,14 @@ impl Recorded for RecordedLocality {
         }
     }
 
-    fn reuse_result(&self) -> ReuseResult {
-        ReuseResult {
-            line: self.reuse_line,
-            per_var: (self.reuse.iter())
+    fn reuse_result(&self, line: u32, sampling: Option<Sampling>) -> Option<ReuseResult> {
+        let r = self.reuse.as_ref()?;
+        if r.line != line || r.sampling != sampling.map(|s| s.rate) {
+            return None;
+        }
+        Some(ReuseResult {
+            line: r.line,
+            per_var: (r.per_var.iter())
                 .map(|(bins, cold)| {
                     let mut h = Histogram {
                         cold: *cold,
@@ -168,12 +189,12 @@ impl Recorded for RecordedLocality {
                     h
                 })
                 .collect(),
-            most_distant: (self.most_distant.iter())
+            most_distant: (r.most_distant.iter())
                 .map(|&(l, d, a, v)| (l, d, a, VarId(v)))
                 .collect(),
-            distinct_lines: self.distinct_lines,
-            sampling: self.sampling.and_then(Sampling::new),
-        }
+            distinct_lines: r.distinct_lines,
+            sampling: r.sampling.and_then(Sampling::new),
+        })
     }
 }
 
@@ -227,6 +248,7 @@ mod tests {
         let plan = LocalityPlan {
             model: model.clone(),
             sampling: None,
+            auto_above: None,
             budget: u64::MAX,
         };
         let mut feed = LocalityFeed::new(&plan).unwrap();
@@ -254,10 +276,12 @@ mod tests {
         let (c, r) = (sim.finish(), reuse.finish());
         assert_eq!(back.cache_result(&model).counts, c.counts);
         assert_eq!(back.cache_result(&model).pairs, c.pairs);
-        assert_eq!(back.reuse_result().per_var, r.per_var);
-        assert_eq!(back.reuse_result().most_distant, r.most_distant);
-        assert!(back.answers(&model, None));
-        assert!(!back.answers(&model, Sampling::new(0.5)));
+        let reuse = back.reuse_result(64, None).unwrap();
+        assert_eq!(reuse.per_var, r.per_var);
+        assert_eq!(reuse.most_distant, r.most_distant);
+        assert!(back.answers(&model));
+        assert!(back.reuse_result(64, Sampling::new(0.5)).is_none());
+        assert!(back.reuse_result(128, None).is_none());
     }
 
     /// Past its budget the feed stops and records nothing.
@@ -266,6 +290,7 @@ mod tests {
         let plan = LocalityPlan {
             model: CacheModel::fallback(),
             sampling: None,
+            auto_above: None,
             budget: 10_000,
         };
         let mut feed = LocalityFeed::new(&plan).unwrap();
@@ -279,5 +304,32 @@ mod tests {
             .collect();
         feed.accesses(&batch);
         assert!(feed.finish().is_none());
+    }
+
+    /// Past `auto_above` accesses the feed leaves the exact reuse
+    /// distances out and still records the model's counts.
+    #[test]
+    fn past_the_auto_threshold_the_reuse_distances_are_left_out() {
+        let plan = LocalityPlan {
+            model: CacheModel::fallback(),
+            sampling: None,
+            auto_above: Some(500),
+            budget: u64::MAX,
+        };
+        let mut feed = LocalityFeed::new(&plan).unwrap();
+        let batch: Vec<NamedAccess> = (0..400u64)
+            .map(|i| NamedAccess {
+                addr: i * 64,
+                size: 8,
+                tid: 1,
+                ..Default::default()
+            })
+            .collect();
+        feed.accesses(&batch);
+        feed.accesses(&batch);
+        let rec = feed.finish().unwrap();
+        assert!(rec.reuse.is_none());
+        assert_eq!(rec.accesses, 800);
+        assert!(rec.answers(&CacheModel::fallback()));
     }
 }

@@ -49,9 +49,35 @@ pub struct Options {
     pub model: CacheModel,
     /// SHARDS sampling of the reuse distance, None for exact.
     pub sampling: Option<Sampling>,
+    /// `set_reuse_sampling auto N`: with `sampling` None, exact reuse
+    /// distances up to N accesses, sampled at [`AUTO_RATE`] above them
+    /// (see [`Options::for_accesses`]); None: as `sampling` says, always.
+    pub auto_above: Option<u64>,
     /// How heap blocks are grouped into rows (`set_heap_grouping`), as in
     /// `memory_stats`.
     pub grouping: Grouping,
+}
+
+/// The SHARDS rate `set_reuse_sampling auto` samples at above its
+/// threshold: 1% of the lines.
+pub const AUTO_RATE: f64 = 0.01;
+
+/// The default threshold of `set_reuse_sampling auto`: 10^9 accesses,
+/// above every test program, where exact distances would cost minutes.
+pub const AUTO_ABOVE: u64 = 1_000_000_000;
+
+impl Options {
+    /// The options for a trace of `accesses` accesses: the automatic
+    /// sampling decided (sampled at [`AUTO_RATE`] when they are more than
+    /// the threshold), the rest unchanged.
+    pub fn for_accesses(&self, accesses: u64) -> Options {
+        let mut o = self.clone();
+        if o.sampling.is_none() && o.auto_above.is_some_and(|n| accesses > n) {
+            o.sampling = Sampling::new(AUTO_RATE);
+        }
+        o.auto_above = None;
+        o
+    }
 }
 
 /// Everything `cache_stats` found in one pass.
@@ -88,30 +114,26 @@ pub fn cache_stats(
         .map(|v| crate::filter::model::shows(kind, v))
         .collect();
     let names = Names::grouped(a, opts.grouping)?;
+    let opts = &opts.for_accesses(a.summary.accesses);
     let rec = a.locality.as_ref();
-    if let Some(rec) = rec.filter(|r| r.answers(&opts.model, opts.sampling)) {
-        let st = pattern_states(a, &names)?;
-        // The same levels; where the model came from is today's.
-        let cache = rec.cache_result(&opts.model);
-        let patterns = patterns_by_pair(&cache.pairs, &st.pairs, &st.states);
-        return Ok(CacheReport {
-            names,
-            shown,
-            cache,
-            reuse: rec.reuse_result(),
-            patterns,
-            recorded: true,
-        });
-    }
-    // Another model: the reuse distances recorded at the same line size
-    // and the analysis' pattern states still hold; only the model runs.
     let line = opts.model.levels.first().map_or(0, |l| l.line);
+    // What the analysis recorded for this model, and reuse distances at the
+    // same line size and sampling, hold; only the rest is computed.
     let known = Known {
-        reuse: rec
-            .filter(|r| r.reuse_answers(line, opts.sampling))
-            .map(|r| r.reuse_result()),
+        cache: rec
+            .filter(|r| r.answers(&opts.model))
+            .map(|r| r.cache_result(&opts.model)),
+        reuse: rec.and_then(|r| r.reuse_result(line, opts.sampling)),
         patterns: a.patterns.as_ref(),
     };
+    if let (Some(_), Some(_)) = (&known.cache, &known.reuse) {
+        let st = pattern_states(a, &names)?;
+        let known = Known {
+            patterns: Some(&st),
+            ..known
+        };
+        return Ok(ReportSinks::none().finish_with(names, shown, known));
+    }
     let mut sinks = ReportSinks::with_known(&names, opts, &known)?;
     drive(a, &mut sinks.as_sinks())?;
     Ok(sinks.finish_with(names, shown, known))
@@ -120,6 +142,7 @@ pub fn cache_stats(
 /// What a report need not compute again: reuse distances and pattern
 /// states the analysis recorded.
 struct Known<'a> {
+    cache: Option<CacheResult>,
     reuse: Option<ReuseResult>,
     patterns: Option<&'a PatternStates>,
 }
@@ -173,7 +196,8 @@ pub fn cache_stats_over(
 /// entry per distinct line for the reuse distance, one pattern state per
 /// (variable, line) pair.
 pub(crate) struct ReportSinks {
-    sim: CacheSim,
+    /// None when the model's counts are known.
+    sim: Option<CacheSim>,
     /// None for a prediction, whose reuse distances no command shows, or
     /// when they are known.
     reuse: Option<ReuseSink>,
@@ -197,11 +221,21 @@ impl ReportSinks {
     ) -> Result<ReportSinks, LocalityError> {
         let line = opts.model.levels[0].line;
         Ok(ReportSinks {
-            sim: CacheSim::new(&opts.model)?,
+            sim: Some(CacheSim::new(&opts.model)?),
             reuse: reuse.then(|| ReuseSink::new(line, opts.sampling)),
             pat: Some(PatternSink::new(&names.vars)),
             line,
         })
+    }
+
+    /// No sink: everything is known.
+    fn none() -> ReportSinks {
+        ReportSinks {
+            sim: None,
+            reuse: None,
+            pat: None,
+            line: 0,
+        }
     }
 
     /// Sinks for what `known` leaves to compute: always the model, reuse
@@ -215,12 +249,18 @@ impl ReportSinks {
         if known.patterns.is_some() {
             s.pat = None;
         }
+        if known.cache.is_some() {
+            s.sim = None;
+        }
         Ok(s)
     }
 
     /// The sinks, to be fed the same accesses.
     pub(crate) fn as_sinks(&mut self) -> Vec<&mut dyn AccessSink> {
-        let mut out: Vec<&mut dyn AccessSink> = vec![&mut self.sim];
+        let mut out: Vec<&mut dyn AccessSink> = Vec::new();
+        if let Some(s) = self.sim.as_mut() {
+            out.push(s);
+        }
         if let Some(p) = self.pat.as_mut() {
             out.push(p);
         }
@@ -236,6 +276,7 @@ impl ReportSinks {
             names,
             shown,
             Known {
+                cache: None,
                 reuse: None,
                 patterns: None,
             },
@@ -244,7 +285,12 @@ impl ReportSinks {
 
     /// The report of what the sinks were fed, with what `known` held.
     fn finish_with(self, names: Names, shown: Vec<bool>, known: Known<'_>) -> CacheReport {
-        let cache = self.sim.finish();
+        let recorded = self.sim.is_none();
+        let cache = match (self.sim, known.cache) {
+            (Some(s), _) => s.finish(),
+            (None, Some(c)) => c,
+            (None, None) => unreachable!("a report's sinks simulate the model unless it is known"),
+        };
         let patterns = match (self.pat, known.patterns) {
             (Some(p), _) => {
                 let (ppairs, pstates) = p.finish();
@@ -264,7 +310,7 @@ impl ReportSinks {
             cache,
             reuse,
             patterns,
-            recorded: false,
+            recorded,
         }
     }
 }
