@@ -38,7 +38,7 @@ pub struct LocalityPlan {
     pub sampling: Option<Sampling>,
     /// `set_reuse_sampling auto N`: exact reuse distances are fed only up
     /// to N accesses; past them the feed leaves them out, and
-    /// `cache_stats` samples them (see [`super::report::Options`]).
+    /// `cache_stats` samples them (see the report's options).
     pub auto_above: Option<u64>,
     /// Bytes of state the feed may hold before it stops.
     pub budget: u64,
