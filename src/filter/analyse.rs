@@ -57,13 +57,7 @@ pub fn analyse_recording(
         analyse_text(path, namer, progress, keep, feed)
     } else {
         let mut src = Box::new(BinarySource::open(path, namer)?);
-        let driven = drive(
-            src.as_mut(),
-            Some(PatternSink::streaming()),
-            feed,
-            progress,
-            keep,
-        )?;
+        let driven = drive_named(src.as_mut(), feed, progress, keep)?;
         with_patterns(finish(src, driven)?)
     }
 }
@@ -83,15 +77,20 @@ fn analyse_text(
     feed: Option<LocalityFeed>,
 ) -> Result<Analysis, FilterError> {
     let mut src = Box::new(GleipnirSource::open(path, namer)?);
-    let driven = drive(
-        src.as_mut(),
-        Some(PatternSink::streaming()),
-        feed,
-        progress,
-        keep,
-    )?;
+    let driven = drive_named(src.as_mut(), feed, progress, keep)?;
     src.check_nonempty(path)?;
     with_patterns(finish(src, driven)?)
+}
+
+/// The driver over `src`, with the pattern states as its extra consumer
+/// and `feed` (if any) as its follower.
+fn drive_named(
+    src: &mut dyn super::input::Source,
+    feed: Option<LocalityFeed>,
+    progress: &mut dyn FnMut(u64),
+    keep: &Keep,
+) -> Result<super::driver::Driven<PatternSink, LocalityFeed>, FilterError> {
+    drive(src, Some(PatternSink::streaming()), feed, progress, keep)
 }
 
 /// The analysis with the pattern states its sink gathered and the counts

@@ -46,7 +46,7 @@ use std::thread::JoinHandle;
 use polars::prelude::*;
 use polars_parquet::write::Encoding;
 
-use super::columns::Columns;
+use super::columns::{slice_of, Columns};
 use super::dataset::{DatasetFile, Layout};
 use super::error::FilterError;
 use super::io::{link_or_copy, mkdir};
@@ -429,18 +429,6 @@ struct Stored<'a> {
     tid: &'a [u16],
     var: &'a [u32],
     line: &'a [u32],
-}
-
-/// One column of `df` as a slice, when it is one chunk (the access list's
-/// row groups as the writer hands them over are).
-fn slice_of<'a, T: PolarsNumericType>(
-    df: &'a DataFrame,
-    name: &str,
-    ca: impl Fn(&'a Column) -> PolarsResult<&'a ChunkedArray<T>>,
-) -> PolarsResult<&'a [T::Native]> {
-    ca(df.column(name)?)?
-        .cont_slice()
-        .map_err(|_| polars_err!(ComputeError: "column `{name}` is not one null-free chunk"))
 }
 
 impl<'a> Stored<'a> {

@@ -144,6 +144,19 @@ pub(crate) fn extend<T: PolarsNumericType>(out: &mut Vec<T::Native>, c: &Chunked
     }
 }
 
+/// One column of `df` as a slice, when it is one chunk (the access list's
+/// row groups as the writer hands them over, and as they are read back,
+/// are).
+pub(crate) fn slice_of<'a, T: PolarsNumericType>(
+    df: &'a DataFrame,
+    name: &str,
+    ca: impl Fn(&'a Column) -> PolarsResult<&'a ChunkedArray<T>>,
+) -> PolarsResult<&'a [T::Native]> {
+    ca(df.column(name)?)?
+        .cont_slice()
+        .map_err(|_| polars_err!(ComputeError: "column `{name}` is not one null-free chunk"))
+}
+
 /// The columns of one frame of the access list, borrowed: from a frame
 /// whose columns are each one chunk, with no copy.
 #[derive(Clone, Copy, Debug)]
@@ -159,37 +172,18 @@ pub(crate) struct Slices<'a> {
 
 impl<'a> Slices<'a> {
     /// The columns of `df` (a frame of the access list, with its times),
-    /// when each is one chunk; None otherwise (read them into
-    /// [`Columns`] then).
-    pub(crate) fn of(df: &'a DataFrame) -> PolarsResult<Option<Slices<'a>>> {
-        fn one<'b, T: PolarsNumericType>(
-            df: &'b DataFrame,
-            name: &str,
-            get: impl Fn(&'b Series) -> PolarsResult<&'b ChunkedArray<T>>,
-        ) -> PolarsResult<Option<&'b [T::Native]>> {
-            let s = df.column(name)?.as_materialized_series();
-            Ok(get(s)?.cont_slice().ok())
-        }
-        let (Some(time), Some(op), Some(addr), Some(size), Some(tid), Some(var), Some(line)) = (
-            one(df, ac::TIME, |s| s.u64())?,
-            one(df, ac::OP, |s| s.u8())?,
-            one(df, ac::ADDR, |s| s.u64())?,
-            one(df, ac::SIZE, |s| s.u16())?,
-            one(df, ac::TID, |s| s.u16())?,
-            one(df, ac::VAR, |s| s.u32())?,
-            one(df, ac::LINE, |s| s.u32())?,
-        ) else {
-            return Ok(None);
-        };
-        Ok(Some(Slices {
-            time,
-            op,
-            addr,
-            size,
-            tid,
-            var,
-            line,
-        }))
+    /// when each is there and one chunk; None otherwise (read them into
+    /// [`Columns`] then, which says what is wrong).
+    pub(crate) fn of(df: &'a DataFrame) -> Option<Slices<'a>> {
+        Some(Slices {
+            time: slice_of(df, ac::TIME, |c| c.u64()).ok()?,
+            op: slice_of(df, ac::OP, |c| c.u8()).ok()?,
+            addr: slice_of(df, ac::ADDR, |c| c.u64()).ok()?,
+            size: slice_of(df, ac::SIZE, |c| c.u16()).ok()?,
+            tid: slice_of(df, ac::TID, |c| c.u16()).ok()?,
+            var: slice_of(df, ac::VAR, |c| c.u32()).ok()?,
+            line: slice_of(df, ac::LINE, |c| c.u32()).ok()?,
+        })
     }
 
     /// Rows `r` as named accesses, appended to `out`, over the columns

@@ -39,8 +39,9 @@
 //!
 //! Cost per access: one tag compare at each level looked up, plus a move to
 //! the front of the set on a hit below the most recent way; for the 3C
-//! yardstick, a scan of its 8 most recent lines and, beyond them, one hash
-//! probe. The yardstick keeps one slot per line of its level (8 MiB of L3:
+//! yardstick, a scan of its 8 most recent lines and, beyond them, one probe
+//! of its slot table (open addressing, sized once). An access within the
+//! line the last one used costs only its byte mask: nothing else moves. The yardstick keeps one slot per line of its level (8 MiB of L3:
 //! 131 072 slots, 3 MB) and a bitmap of the lines seen ([`LineSet`]: a bit
 //! a line, 4 KiB for each 2 MiB of memory touched, so 2 MB for a program
 //! that touches 1 GB). Memory: the tag

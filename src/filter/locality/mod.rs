@@ -222,7 +222,7 @@ fn read_batches(
             return Err(FilterError::Interrupted);
         }
         let n = df.height();
-        let slices = match Slices::of(&df)? {
+        let slices = match Slices::of(&df) {
             Some(s) => s,
             None => {
                 cols.read(&df)?;

@@ -284,6 +284,18 @@ mod tests {
         assert!(back.reuse_result(128, None).is_none());
     }
 
+    /// One 8-byte access to each of `lines` lines in turn.
+    fn sweep(lines: u64) -> Vec<NamedAccess> {
+        (0..lines)
+            .map(|i| NamedAccess {
+                addr: i * 64,
+                size: 8,
+                tid: 1,
+                ..Default::default()
+            })
+            .collect()
+    }
+
     /// Past its budget the feed stops and records nothing.
     #[test]
     fn a_feed_over_its_budget_records_nothing() {
@@ -294,15 +306,7 @@ mod tests {
             budget: 10_000,
         };
         let mut feed = LocalityFeed::new(&plan).unwrap();
-        let batch: Vec<NamedAccess> = (0..1000u64)
-            .map(|i| NamedAccess {
-                addr: i * 64,
-                size: 8,
-                tid: 1,
-                ..Default::default()
-            })
-            .collect();
-        feed.accesses(&batch);
+        feed.accesses(&sweep(1000));
         assert!(feed.finish().is_none());
     }
 
@@ -317,16 +321,8 @@ mod tests {
             budget: u64::MAX,
         };
         let mut feed = LocalityFeed::new(&plan).unwrap();
-        let batch: Vec<NamedAccess> = (0..400u64)
-            .map(|i| NamedAccess {
-                addr: i * 64,
-                size: 8,
-                tid: 1,
-                ..Default::default()
-            })
-            .collect();
-        feed.accesses(&batch);
-        feed.accesses(&batch);
+        feed.accesses(&sweep(400));
+        feed.accesses(&sweep(400));
         let rec = feed.finish().unwrap();
         assert!(rec.reuse.is_none());
         assert_eq!(rec.accesses, 800);
