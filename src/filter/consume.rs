@@ -26,8 +26,7 @@
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread::JoinHandle;
 
-use super::access::AccessSink;
-use super::access::{NamedAccess, SpanSink, VarId};
+use super::access::{AccessSink, NamedAccess, SpanSink, VarId};
 use super::error::FilterError;
 use super::lookup::LookupTable;
 use super::model::Span;

@@ -139,8 +139,8 @@ pub fn cache_stats(
     Ok(sinks.finish_with(names, shown, known))
 }
 
-/// What a report need not compute again: reuse distances and pattern
-/// states the analysis recorded.
+/// What a report need not compute again: the model's counts and reuse
+/// distances the analysis recorded, and the pattern states it gathered.
 struct Known<'a> {
     cache: Option<CacheResult>,
     reuse: Option<ReuseResult>,
