@@ -32,7 +32,7 @@
 //! named.
 use super::cache::Counts;
 use super::report::{cache_stats, CacheReport, Options};
-use super::whatif::{prepare, simulate, Layout, Nests, WhatIfError};
+use super::whatif::{prepare, simulate, Layout, Prepass, WhatIfError};
 use super::VarId;
 use crate::filter::analysis::Analysis;
 use crate::filter::model::MemKind;
@@ -300,12 +300,12 @@ fn advise_one(
         .filter(|_| !facts.pattern.starts_with("row-wise"))
         .map(String::as_str);
     let mut out = Vec::new();
-    let mut nests = Nests::default();
+    let mut pre = Prepass::default();
     let (mut prepared, mut tried) = (Vec::new(), Vec::new());
     let mut noted = false;
     for (layout, rank) in candidates(a, var, opts, nest) {
         let reorders = matches!(layout, Layout::Interchange(_) | Layout::Tile(..));
-        match prepare(a, opts, before, var, &layout, &mut nests) {
+        match prepare(a, opts, before, var, &layout, &mut pre) {
             Ok(p) => {
                 prepared.push(p);
                 tried.push((layout, rank));

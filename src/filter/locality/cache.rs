@@ -917,6 +917,11 @@ impl CacheSim {
         })
     }
 
+    /// The model simulated.
+    pub fn model(&self) -> &CacheModel {
+        &self.model
+    }
+
     /// Also keeps, per access, the level that served it (one byte per
     /// access: for figures of one variable, not for whole long traces).
     pub fn record_levels(mut self) -> CacheSim {

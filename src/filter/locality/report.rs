@@ -191,15 +191,15 @@ pub fn cache_stats_over(
 }
 
 /// The sinks of one cache report (the cache model, reuse distance and
-/// patterns), for callers that feed several reports from one pass (the
-/// layouts `what_if` predicts together). Memory: the model's state, one
+/// patterns), each left out when already known; a prediction's report is
+/// made from its model alone ([`ReportSinks::prediction`]). Memory: the model's state, one
 /// entry per distinct line for the reuse distance, one pattern state per
 /// (variable, line) pair.
 pub(crate) struct ReportSinks {
     /// None when the model's counts are known.
     sim: Option<CacheSim>,
-    /// None for a prediction, whose reuse distances no command shows, or
-    /// when they are known.
+    /// None when they are known (and for a prediction, see
+    /// [`ReportSinks::prediction`]).
     reuse: Option<ReuseSink>,
     /// None when the pattern states are known.
     pat: Option<PatternSink>,
@@ -226,6 +226,20 @@ impl ReportSinks {
             pat: Some(PatternSink::new(&names.vars)),
             line,
         })
+    }
+
+    /// The report of a prediction: what `sim` counted, with neither reuse
+    /// distances nor patterns (no command shows them for a prediction:
+    /// `what_if` and `advise` print misses, classes and bytes used).
+    pub(crate) fn prediction(sim: CacheSim, names: Names, shown: Vec<bool>) -> CacheReport {
+        let line = sim.model().levels.first().map_or(64, |l| l.line);
+        ReportSinks {
+            sim: Some(sim),
+            reuse: None,
+            pat: None,
+            line,
+        }
+        .finish(names, shown)
     }
 
     /// No sink: everything is known.

@@ -4,9 +4,11 @@
 //! The accesses of one variable are moved to where they would fall had the
 //! data been laid out another way (a 2D array transposed, an array of
 //! structures split into one array per field, rows or elements padded, the
-//! base aligned), and the cache model, reuse distance and patterns of the
-//! `cache_stats` report run again over the whole access stream, so the
-//! variable still competes with every other variable for the caches. No
+//! base aligned), and the cache model of the `cache_stats` report runs
+//! again over the whole access stream, so the variable still competes with
+//! every other variable for the caches. A prediction counts misses, their
+//! classes and the bytes used per line, what `what_if` and `advise` show;
+//! not reuse distances or patterns, which neither shows. No
 //! new trace is made: the order of the accesses is the recorded one, which
 //! is right as long as the program would run the same loops over the new
 //! layout.
@@ -17,10 +19,10 @@
 
 use std::collections::BTreeMap;
 
-use super::cache::{CacheModel, Counts};
+use super::cache::{CacheModel, CacheSim, Counts};
 use super::reorder::{Finder, Grid, Nest, Order, Reordered, Replay};
 use super::report::{cache_stats, CacheReport, LocalityError, Options, ReportSinks};
-use super::{drive, AccessSink, LineId, NamedAccess, Names, VarId, VarInfo};
+use super::{drive, drive_split, AccessSink, LineId, NamedAccess, Names, VarId, VarInfo};
 use crate::filter::analysis::Analysis;
 use crate::filter::batches::{AccessBatch, AccessBatches, BatchFn};
 use crate::filter::fields::struct_fields;
@@ -213,31 +215,34 @@ impl LayoutMap {
     }
 }
 
-/// A sink that rewrites the variable's accesses and passes every batch on.
-struct Rewrite<'a, 'b> {
+/// The cache model of one layout, fed the stream with the variable's
+/// accesses moved: each access is rewritten as it is simulated, so no
+/// batch is copied.
+struct Rewrite<'a> {
     mapper: &'a LayoutMap,
-    sinks: &'a mut [&'b mut dyn AccessSink],
-    buf: Vec<NamedAccess>,
+    sim: CacheSim,
     mapped: u64,
     unmapped: u64,
 }
 
-impl AccessSink for Rewrite<'_, '_> {
+impl AccessSink for Rewrite<'_> {
     fn accesses(&mut self, batch: &[NamedAccess]) {
-        self.buf.clear();
-        self.buf.extend_from_slice(batch);
-        for r in self.buf.iter_mut().filter(|r| r.var == self.mapper.var) {
+        let var = self.mapper.var;
+        for r in batch {
+            if r.var != var {
+                self.sim.access(r);
+                continue;
+            }
             match self.mapper.map(r.addr, r.size) {
                 Some((addr, var)) => {
-                    r.addr = addr;
-                    r.var = var;
                     self.mapped += 1;
+                    self.sim.access(&NamedAccess { addr, var, ..*r });
                 }
-                None => self.unmapped += 1,
+                None => {
+                    self.unmapped += 1;
+                    self.sim.access(r);
+                }
             }
-        }
-        for s in self.sinks.iter_mut() {
-            s.accesses(&self.buf);
         }
     }
 }
@@ -245,6 +250,7 @@ impl AccessSink for Rewrite<'_, '_> {
 /// What one pass learns before the layout is built: the highest byte the
 /// trace touches, and per byte offset within the variable's element the
 /// widest access starting there.
+#[derive(Clone)]
 struct Survey {
     var: VarId,
     base: u64,
@@ -270,10 +276,11 @@ impl AccessSink for Survey {
 
 /// Predicts the cache report of `a` had variable row `var` been laid out
 /// as `layout`: the recorded report, and the report over the accesses with
-/// the variable's addresses rewritten. Cost: two passes over the access
-/// list with every `cache_stats` sink (three for `soa` and `pad`, which
-/// first survey field widths and the highest address); memory as for
-/// `cache_stats`.
+/// the variable's addresses rewritten. Cost: the recorded report (read,
+/// or simulated when the model differs from the analysis'), then one pass
+/// over the access list with the cache model (two for `soa` and `pad`,
+/// which first survey field widths and the highest address); memory as
+/// for `cache_stats`.
 ///
 /// # Errors
 /// The layout does not fit the variable (its shape is unknown, a `soa`
@@ -300,17 +307,18 @@ fn what_if_after(
     var: VarId,
     layout: &Layout,
 ) -> Result<WhatIf, WhatIfError> {
-    let p = prepare(a, opts, &before, var, layout, &mut Nests::default())?;
+    let p = prepare(a, opts, &before, var, layout, &mut Prepass::default())?;
     let mut out = simulate(a, opts, &before, var, vec![p])?;
     Ok(out.remove(0))
 }
 
 /// Predicts several layouts (and loop orders) of one variable together:
 /// each is prepared (its surveys), then all are simulated over one pass
-/// of the access list, a report's sinks per layout, each fed the stream
+/// of the access list, a cache model per layout, each fed the stream
 /// through its own address map or replay. The reports are those
 /// [`what_if`] gives for each alone. Cost: one decode of the access list
-/// for all, the sinks' work once per layout.
+/// for all (and one survey per variable for `pad` and `soa`), the model's
+/// work once per layout, on two threads.
 ///
 /// # Errors
 /// The first layout that does not fit, named by its position, or
@@ -323,10 +331,10 @@ pub fn what_if_many(
     layouts: &[Layout],
 ) -> Result<Vec<WhatIf>, WhatIfError> {
     let before = cache_stats(a, kind, opts)?;
-    let mut nests = Nests::default();
+    let mut pre = Prepass::default();
     let mut prepared = Vec::new();
     for (k, l) in layouts.iter().enumerate() {
-        match prepare(a, opts, &before, var, l, &mut nests) {
+        match prepare(a, opts, &before, var, l, &mut pre) {
             Ok(p) => prepared.push(p),
             Err(WhatIfError::Layout(e)) => {
                 return Err(WhatIfError::Layout(format!(
@@ -341,10 +349,16 @@ pub fn what_if_many(
     simulate(a, opts, &before, var, prepared)
 }
 
-/// The nests found so far, by source line: a nest does not depend on the
-/// order it is replayed in, so the candidates of one line share one pass.
+/// What the passes before a simulation found, kept for the next
+/// candidates: the nests by source line (a nest does not depend on the
+/// order it is replayed in, so the candidates of one line share one pass)
+/// and the surveys by variable and element size (every `pad` of a variable
+/// shares one).
 #[derive(Default)]
-pub(crate) struct Nests(BTreeMap<LineId, Result<Nest, String>>);
+pub(crate) struct Prepass {
+    nests: BTreeMap<LineId, Result<Nest, String>>,
+    surveys: BTreeMap<(VarId, u64, u64), Survey>,
+}
 
 /// A change ready to simulate: the names of the new layout and how the
 /// stream is changed.
@@ -372,7 +386,7 @@ impl Layout {
 
 /// Prepares `layout` of `var`: the surveys a layout needs (the highest
 /// address, field widths) or the nest a loop order replays (found once
-/// per line, kept in `nests`).
+/// per line, kept in `pre`).
 ///
 /// # Errors
 /// The layout does not fit, or the trace shows no nest to reorder.
@@ -382,15 +396,15 @@ pub(crate) fn prepare(
     before: &CacheReport,
     var: VarId,
     layout: &Layout,
-    nests: &mut Nests,
+    pre: &mut Prepass,
 ) -> Result<Prepared, WhatIfError> {
     if let Some((order, line)) = layout.order() {
-        return prepare_order(a, opts, before, var, order, line, nests);
+        return prepare_order(a, opts, before, var, order, line, pre);
     }
     let mut names = Names::grouped(a, opts.grouping)?;
     let mut shown = before.shown.clone();
     let mut notes = Vec::new();
-    let map = build(a, &opts.model, var, layout, &mut names, &mut notes)?;
+    let map = build(a, &opts.model, var, layout, &mut names, &mut notes, pre)?;
     let after_vars: Vec<VarId> = std::iter::once(var)
         .chain((a.vars.len() as u32..names.vars.len() as u32).map(VarId))
         .collect();
@@ -415,7 +429,7 @@ fn prepare_order(
     var: VarId,
     order: Order,
     line: Option<&str>,
-    nests: &mut Nests,
+    pre: &mut Prepass,
 ) -> Result<Prepared, WhatIfError> {
     let names = Names::grouped(a, opts.grouping)?;
     let v = names.vars[var.index()].clone();
@@ -424,7 +438,7 @@ fn prepare_order(
         .map(|x| x.internal || x.scope == crate::trace::naming::Scope::Stack)
         .collect();
     let source = names.source(line).to_string();
-    let found = match nests.0.get(&line) {
+    let found = match pre.nests.get(&line) {
         Some(n) => n.clone(),
         None => {
             let (rows, cols, elem) = shape(a, var, &v)?;
@@ -437,7 +451,7 @@ fn prepare_order(
             let mut finder = Finder::new(var, line, grid, &fixed);
             drive(a, &mut [&mut finder])?;
             let n = finder.finish().map_err(|e| e.0);
-            nests.0.insert(line, n.clone());
+            pre.nests.insert(line, n.clone());
             n
         }
     };
@@ -464,24 +478,12 @@ fn prepare_order(
     })
 }
 
-/// A prepared change's hold on the stream: its address map or its replay,
-/// in front of its report's sinks.
-enum Changer<'a, 'b> {
-    Rewrite(Rewrite<'a, 'b>),
-    Replay(Replay<'a, 'b>),
-}
-
-impl AccessSink for Changer<'_, '_> {
-    fn accesses(&mut self, batch: &[NamedAccess]) {
-        match self {
-            Changer::Rewrite(r) => r.accesses(batch),
-            Changer::Replay(r) => r.accesses(batch),
-        }
-    }
-}
-
 /// Simulates the prepared changes over one pass of the access list; the
-/// reports, in the order given.
+/// reports, in the order given. Each change has a cache model of its own
+/// (no reuse distances or patterns: a prediction shows neither). The
+/// layouts' models run on two threads (see [`drive_split`]); the loop
+/// orders replay on the caller's, the orders of one nest sharing one
+/// replay (one held repetition).
 ///
 /// # Errors
 /// Simulating fails, or a nest did not replay as found.
@@ -492,63 +494,80 @@ pub(crate) fn simulate(
     var: VarId,
     prepared: Vec<Prepared>,
 ) -> Result<Vec<WhatIf>, WhatIfError> {
-    let mut sinks: Vec<ReportSinks> = (prepared.iter())
-        .map(|p| ReportSinks::new(&p.names, opts, false))
-        .collect::<Result<_, _>>()?;
-    let mut arrays: Vec<Vec<&mut dyn AccessSink>> =
-        sinks.iter_mut().map(|s| s.as_sinks()).collect();
-    // The orders of one nest share one replay (one held repetition).
-    let mut changers: Vec<Changer> = Vec::new();
-    let mut which = Vec::with_capacity(prepared.len());
+    let sim = || CacheSim::new(&opts.model).map_err(LocalityError::from);
+    let mut rewrites: Vec<Rewrite> = Vec::new();
+    let mut order_sims: Vec<CacheSim> = Vec::new();
+    // Per change: its rewrite's index, or its order's (sim, replay).
+    let mut which: Vec<Result<usize, (usize, usize)>> = Vec::with_capacity(prepared.len());
     let mut by_nest: Vec<(LineId, usize)> = Vec::new();
-    for (p, sinks) in prepared.iter().zip(arrays.iter_mut()) {
-        let shared = (p.order.as_ref())
-            .and_then(|(nest, _, _)| by_nest.iter().find(|(l, _)| *l == nest.line))
-            .map(|&(_, c)| c);
-        match (&p.order, shared) {
-            (Some((_, order, _)), Some(c)) => {
-                if let Changer::Replay(r) = &mut changers[c] {
-                    r.add(order, sinks);
-                }
-                which.push(c);
-            }
-            (Some((nest, order, fixed)), None) => {
-                by_nest.push((nest.line, changers.len()));
-                which.push(changers.len());
-                changers.push(Changer::Replay(Replay::new(
-                    nest,
-                    fixed,
-                    vec![(order, sinks)],
-                )));
-            }
-            (None, _) => {
-                which.push(changers.len());
-                changers.push(Changer::Rewrite(Rewrite {
+    for p in &prepared {
+        match &p.order {
+            None => {
+                which.push(Ok(rewrites.len()));
+                rewrites.push(Rewrite {
                     mapper: &p.map,
-                    sinks,
-                    buf: Vec::new(),
+                    sim: sim()?,
                     mapped: 0,
                     unmapped: 0,
-                }));
+                });
+            }
+            Some((nest, _, _)) => {
+                let replay = match by_nest.iter().find(|(l, _)| *l == nest.line) {
+                    Some(&(_, r)) => r,
+                    None => {
+                        by_nest.push((nest.line, by_nest.len()));
+                        by_nest.len() - 1
+                    }
+                };
+                which.push(Err((order_sims.len(), replay)));
+                order_sims.push(sim()?);
             }
         }
     }
-    let mut feed: Vec<&mut dyn AccessSink> = changers
+    let mut order_refs: Vec<[&mut dyn AccessSink; 1]> = order_sims
         .iter_mut()
-        .map(|c| c as &mut dyn AccessSink)
+        .map(|s| [s as &mut dyn AccessSink])
         .collect();
-    drive(a, &mut feed)?;
-    drop(feed);
-    let counts: Vec<(u64, u64)> = (which.iter())
-        .map(|&c| match &changers[c] {
-            Changer::Rewrite(r) => (r.mapped, r.unmapped),
-            Changer::Replay(r) => (r.moved, r.mismatched),
-        })
+    let mut replays: Vec<Replay> = Vec::new();
+    let mut refs = order_refs.iter_mut();
+    for (p, w) in prepared.iter().zip(&which) {
+        if let (Some((nest, order, fixed)), Err((_, r))) = (&p.order, w) {
+            let sinks = refs.next().expect("one sink array per order");
+            match replays.get_mut(*r) {
+                Some(replay) => replay.add(order, sinks),
+                None => replays.push(Replay::new(nest, fixed, vec![(order, sinks)])),
+            }
+        }
+    }
+    // The caller's thread takes the replays and the first half of the
+    // layouts; the other thread the rest.
+    let half = rewrites.len() / 2;
+    let (first, second) = rewrites.split_at_mut(half);
+    let mut mine: Vec<&mut dyn AccessSink> = (replays.iter_mut())
+        .map(|r| r as &mut dyn AccessSink)
+        .chain(first.iter_mut().map(|r| r as &mut dyn AccessSink))
         .collect();
-    drop(changers);
-    drop(arrays);
+    let mut theirs: Vec<&mut (dyn AccessSink + Send)> = (second.iter_mut())
+        .map(|r| r as &mut (dyn AccessSink + Send))
+        .collect();
+    drive_split(a, &mut mine, &mut theirs)?;
+    drop((mine, theirs));
+    let replayed: Vec<(u64, u64)> = replays.iter().map(|r| (r.moved, r.mismatched)).collect();
+    drop(replays);
+    drop(order_refs);
+    let mut rewrites: Vec<Option<(CacheSim, u64, u64)>> = (rewrites.into_iter())
+        .map(|r| Some((r.sim, r.mapped, r.unmapped)))
+        .collect();
+    let mut order_sims: Vec<Option<CacheSim>> = order_sims.into_iter().map(Some).collect();
     let mut out = Vec::new();
-    for ((p, s), (moved, other)) in prepared.into_iter().zip(sinks).zip(counts) {
+    for (p, w) in prepared.into_iter().zip(which) {
+        let (sim, moved, other) = match w {
+            Ok(k) => rewrites[k].take().expect("each rewrite taken once"),
+            Err((k, r)) => {
+                let s = order_sims[k].take().expect("each order's model taken once");
+                (s, replayed[r].0, replayed[r].1)
+            }
+        };
         if p.order.is_some() && other > 0 {
             return Err(WhatIfError::Layout(format!(
                 "{other} runs of a nest did not replay as found: the analysis changed between the passes; run the command again"
@@ -557,7 +576,7 @@ pub(crate) fn simulate(
         let reorder = p.order.map(|(n, o, _)| (n, o));
         out.push(WhatIf {
             before: before.clone(),
-            after: s.finish(p.names, p.shown),
+            after: ReportSinks::prediction(sim, p.names, p.shown),
             var,
             before_vars: p.before_vars,
             after_vars: p.after_vars,
@@ -639,6 +658,7 @@ fn build(
     layout: &Layout,
     names: &mut Names,
     notes: &mut Vec<String>,
+    pre: &mut Prepass,
 ) -> Result<LayoutMap, WhatIfError> {
     let v = names.vars[var.index()].clone();
     let map = match layout {
@@ -648,8 +668,12 @@ fn build(
             ))
         }
         Layout::Transpose(shape) => transpose(a, var, &v, *shape, names, notes)?,
-        Layout::Soa => split(a, var, &v, names, notes)?,
-        Layout::Pad(pad) => padded(a, model, var, &v, *pad, names, notes)?,
+        Layout::Soa => split(a, var, &v, names, notes, pre)?,
+        Layout::Pad(pad) => {
+            let elem = v.elem_size as u64;
+            let mut end = || Ok(survey(a, pre, var, v.base, elem)?.end);
+            padded(model, var, &v, *pad, names, notes, &mut end)?
+        }
         Layout::Align(to) => {
             let base = v
                 .base
@@ -730,6 +754,7 @@ fn split(
     v: &VarInfo,
     names: &mut Names,
     notes: &mut Vec<String>,
+    pre: &mut Prepass,
 ) -> Result<Map, WhatIfError> {
     let fields = struct_fields(a, var).map_err(crate::filter::error::FilterError::from)?;
     let elem = v.elem_size as u64;
@@ -739,7 +764,7 @@ fn split(
             v.name
         )));
     }
-    let survey = survey(a, var, v.base, elem)?;
+    let survey = survey(a, pre, var, v.base, elem)?;
     let n = v.size / elem;
     let mut base = v.base;
     let mut out = Vec::new();
@@ -783,13 +808,13 @@ fn split(
 /// way (at least a page) as the recorded base, so its first line falls in
 /// the same set of every level.
 fn padded(
-    a: &Analysis,
     model: &CacheModel,
     var: VarId,
     v: &VarInfo,
     pad: u64,
     names: &mut Names,
     notes: &mut Vec<String>,
+    end: &mut dyn FnMut() -> Result<u64, WhatIfError>,
 ) -> Result<Map, WhatIfError> {
     let elem = v.elem_size as u64;
     let unit = match v.dims.len() {
@@ -802,7 +827,7 @@ fn padded(
             v.name
         )));
     }
-    let survey = survey(a, var, v.base, elem)?;
+    let end = end()?;
     let way = model
         .levels
         .iter()
@@ -817,8 +842,7 @@ fn padded(
     let size = unit
         .checked_add(pad)
         .and_then(|stride| (v.size / unit).checked_mul(stride));
-    let base = survey
-        .end
+    let base = end
         .div_ceil(way)
         .checked_mul(way)
         .and_then(|b| b.checked_add(v.base % way));
@@ -847,17 +871,31 @@ fn past_the_address_space(name: &str, layout: &str) -> WhatIfError {
     ))
 }
 
-/// One pass over the accesses: the highest address and the field widths.
-fn survey(a: &Analysis, var: VarId, base: u64, elem: u64) -> Result<Survey, WhatIfError> {
-    let mut s = Survey {
-        var,
-        base,
-        elem,
-        end: 0,
-        widths: BTreeMap::new(),
-    };
-    drive(a, &mut [&mut s])?;
-    Ok(s)
+/// One pass over the accesses: the highest address and the field widths;
+/// kept in `pre`, so the candidates of one variable and element size share
+/// the pass.
+fn survey<'p>(
+    a: &Analysis,
+    pre: &'p mut Prepass,
+    var: VarId,
+    base: u64,
+    elem: u64,
+) -> Result<&'p Survey, WhatIfError> {
+    use std::collections::btree_map::Entry;
+    match pre.surveys.entry((var, base, elem)) {
+        Entry::Occupied(e) => Ok(e.into_mut()),
+        Entry::Vacant(e) => {
+            let mut s = Survey {
+                var,
+                base,
+                elem,
+                end: 0,
+                widths: BTreeMap::new(),
+            };
+            drive(a, &mut [&mut s])?;
+            Ok(e.insert(s))
+        }
+    }
 }
 
 /// Accesses read for a figure with one variable's addresses rewritten by
