@@ -673,6 +673,22 @@ impl Yardstick {
         }
     }
 
+    /// The yardstick of a level of `l`'s size whose recency is `recent`
+    /// (lines, most recent first; only the level's many count) and which
+    /// has seen `seen`: what it would hold had it been fed the stream
+    /// that ordered them. O(lines seen).
+    fn rebuilt(l: &Level, recent: &[u64], seen: impl Iterator<Item = u64>) -> Yardstick {
+        let mut y = Yardstick::new(l);
+        let cap = (l.size / u64::from(l.line)) as usize;
+        for &b in recent[..recent.len().min(cap)].iter().rev() {
+            y.full.touch(b);
+        }
+        for b in seen {
+            y.seen.insert(b);
+        }
+        y
+    }
+
     /// Line `b` was looked up, and `hit` says whether the set-associative
     /// cache had it: the class of its miss, None on a hit.
     #[inline]
@@ -734,6 +750,10 @@ impl First {
     /// Looks up every line of the access; the class of its miss, None when
     /// every line hit. Evicted lines' used bytes are charged to their
     /// owners in `counts`.
+    ///
+    /// With `told`, the yardstick is not consulted: the class comes from
+    /// each line's reuse distance, one per line of the access in order
+    /// (see [`Told`]).
     #[inline]
     fn access(
         &mut self,
@@ -741,6 +761,7 @@ impl First {
         size: u32,
         pair: u32,
         counts: &mut [Counts],
+        mut told: Option<&mut Told<'_>>,
     ) -> Option<MissClass> {
         let bits = self.tags.line_bits;
         let end = addr + size as u64 - 1;
@@ -750,6 +771,9 @@ impl First {
             // Again in the line just used: a hit that moves nothing.
             let m = self.mask(addr & line_mask, end & line_mask);
             self.used[self.last.1] |= m;
+            if let Some(t) = told {
+                t.pos += 1;
+            }
             return None;
         }
         let mut miss = None;
@@ -762,7 +786,11 @@ impl First {
             };
             let m = self.mask(lo, hi);
             let (base, way) = self.tags.find(b);
-            miss = miss.max(self.yard.judge(b, way.is_some()));
+            let class = match told.as_deref_mut() {
+                Some(t) => t.judge(way.is_some()),
+                None => self.yard.judge(b, way.is_some()),
+            };
+            miss = miss.max(class);
             match way {
                 Some(0) => self.used[base] |= m,
                 Some(i) => {
@@ -802,6 +830,43 @@ impl First {
                     (self.used[i].count_ones() as u64) << self.gran_bits;
             }
         }
+    }
+}
+
+/// The reuse distances of a batch's line references, in order (one per
+/// line of each access, [`TOLD_COLD`] for a first reference), standing in
+/// for the first level's yardstick: a fully associative LRU cache of C
+/// lines holds a line exactly when fewer than C other lines were used
+/// since its last use, so its hits are the distances below C, and the
+/// level's compulsory misses are the first references. Exact, and saves
+/// the yardstick's own LRU when the reuse distances are measured anyway
+/// (the analysis' feed: one stream, the first level's line size, exact).
+pub struct Told<'a> {
+    dists: &'a [u64],
+    pos: usize,
+    lines: u64,
+}
+
+/// A first reference in [`Told`]'s distances.
+pub const TOLD_COLD: u64 = u64::MAX;
+
+impl Told<'_> {
+    /// The class of the next line's miss (None on a hit), `hit` saying
+    /// whether the set-associative level had it.
+    #[inline]
+    fn judge(&mut self, hit: bool) -> Option<MissClass> {
+        let d = self.dists[self.pos];
+        self.pos += 1;
+        if hit {
+            return None;
+        }
+        Some(if d == TOLD_COLD {
+            MissClass::Compulsory
+        } else if d < self.lines {
+            MissClass::Conflict
+        } else {
+            MissClass::Capacity
+        })
     }
 }
 
@@ -933,6 +998,12 @@ impl CacheSim {
     /// first level, the number of levels for memory).
     #[inline]
     pub fn access(&mut self, r: &NamedAccess) -> u8 {
+        self.access_told(r, None)
+    }
+
+    /// [`CacheSim::access`], the first level's misses classed by `told`.
+    #[inline]
+    fn access_told(&mut self, r: &NamedAccess, told: Option<&mut Told<'_>>) -> u8 {
         let pair = self.pairs.id(r.var, r.line);
         if pair as usize >= self.counts.len() {
             self.counts.push(Counts::default());
@@ -950,7 +1021,7 @@ impl CacheSim {
         }
         let first = self.first[slot].get_or_insert_with(|| First::new(&self.model.levels[0]));
         self.last = [None; 3];
-        let Some(class) = first.access(r.addr, r.size, pair, &mut self.counts) else {
+        let Some(class) = first.access(r.addr, r.size, pair, &mut self.counts, told) else {
             return 0;
         };
         self.last[0] = Some(class);
@@ -966,6 +1037,62 @@ impl CacheSim {
             c.classes[i + 1].count(class);
         }
         self.model.levels.len() as u8
+    }
+
+    /// Whether the first level's misses may be classed from the reuse
+    /// distances of one stream over lines of `line` bytes (see [`Told`]):
+    /// the level sees that whole stream, which holds while it is shared
+    /// or there has been one thread; for a batch with `tid`s only.
+    pub fn may_be_told(&self, line: u32, batch: &[NamedAccess]) -> bool {
+        let Some(l) = self.model.levels.first() else {
+            return false;
+        };
+        if l.line != line {
+            return false;
+        }
+        if !self.private_first {
+            return true;
+        }
+        let seen = self.first.len();
+        match batch.first() {
+            None => true,
+            Some(r0) => {
+                (seen == 0
+                    || (seen == r0.tid as usize + 1
+                        && self.first[..seen - 1].iter().all(Option::is_none)))
+                    && batch.iter().all(|r| r.tid == r0.tid)
+            }
+        }
+    }
+
+    /// Feeds `batch`, the first level's misses classed from `dists` (one
+    /// reuse distance per line of each access, in order, [`TOLD_COLD`]
+    /// for a first reference); [`CacheSim::may_be_told`] must hold, and
+    /// the first level's yardstick is left as it was.
+    pub fn accesses_told(&mut self, batch: &[NamedAccess], dists: &[u64]) {
+        let lines = self.model.levels[0].size / u64::from(self.model.levels[0].line);
+        let mut told = Told {
+            dists,
+            pos: 0,
+            lines,
+        };
+        for r in batch {
+            let l = self.access_told(r, Some(&mut told));
+            if let Some(v) = &mut self.levels {
+                v.push(l);
+            }
+        }
+        debug_assert_eq!(told.pos, dists.len(), "one distance per line reference");
+    }
+
+    /// The first level's yardstick made again from the reuse distances'
+    /// state (`recent`: lines most recent first; `seen`: every line), for
+    /// a simulation that was told and from now on is not.
+    pub fn untell(&mut self, recent: &[u64], seen: impl Iterator<Item = u64>) {
+        let level = self.model.levels[0].clone();
+        if let Some(f) = self.first.iter_mut().flatten().next() {
+            f.yard = Yardstick::rebuilt(&level, recent, seen);
+        }
     }
 
     /// Bytes of the state that grows with the trace: each yardstick's
@@ -1191,5 +1318,43 @@ mod tests {
             m.set("L2", "1000", "8", "64"),
             Err(CacheError::Geometry { .. })
         ));
+    }
+
+    /// A yardstick made again from the reuse distances' state judges the
+    /// rest of the stream as one fed all along does.
+    #[test]
+    fn a_rebuilt_yardstick_carries_on_as_the_fed_one() {
+        use super::super::reuse::StackDistance;
+        let level = Level::new(1, 2048, 1, 64).unwrap();
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            if x.is_multiple_of(3) {
+                x % 500
+            } else {
+                x % 40
+            }
+        };
+        let (mut fed, mut stack) = (Yardstick::new(&level), StackDistance::default());
+        for _ in 0..5000 {
+            let b = next();
+            fed.judge(b, false);
+            stack.reference(b);
+        }
+        let mut rebuilt = Yardstick::rebuilt(&level, &stack.recent(32), stack.lines());
+        let mut differ = 0;
+        let mut classes = std::collections::BTreeSet::new();
+        for k in 0..5000 {
+            let b = next();
+            let (f, r) = (fed.judge(b, false), rebuilt.judge(b, false));
+            differ += usize::from(f != r);
+            if k < 200 {
+                classes.insert(format!("{f:?}"));
+            }
+        }
+        assert_eq!(differ, 0);
+        assert!(classes.len() >= 2, "{classes:?}");
     }
 }

@@ -5,7 +5,11 @@
 //! The analysis hands every batch of named accesses, after its own
 //! consumers, to a [`LocalityFeed`] on a thread of its own (see the consume
 //! module): the set-associative simulation with its 3C yardsticks and the
-//! exact (or sampled) reuse distances, the sinks `cache_stats` runs. The
+//! exact (or sampled) reuse distances, the sinks `cache_stats` runs. While
+//! the distances are exact and of one stream the first level sees whole
+//! (one thread, or a shared first level), the first level's misses are
+//! classed from them rather than by its own fully associative yardstick,
+//! which would only repeat their work (the cache module's `Told`). The
 //! pattern labels are the analysis' own pattern states. What they found is
 //! saved with the analysis as `locality.json` ([`RecordedLocality`]): the
 //! model and sampling it was computed for, the counts per (variable, line)
@@ -22,7 +26,7 @@
 //! analysis saves no counts: `cache_stats` then simulates from the saved
 //! accesses, within its own bound. So the analysis' peak grows by at most
 //! the budget.
-use super::cache::{CacheModel, CacheResult, CacheSim, Counts, Level, MissClasses};
+use super::cache::{CacheModel, CacheResult, CacheSim, Counts, Level, MissClasses, TOLD_COLD};
 use super::reuse::{Histogram, ReuseResult, ReuseSink, Sampling, BINS};
 use super::{AccessSink, LineId, NamedAccess, VarId};
 pub use crate::filter::recorded::RecordedLocality;
@@ -53,6 +57,14 @@ pub(crate) struct LocalityFeed {
     reuse: Option<ReuseSink>,
     fed: u64,
     plan: LocalityPlan,
+    /// Whether the model's first level is classed from the reuse
+    /// distances (its own yardstick left idle, see the cache module's
+    /// `Told`): while the distances are exact and of one stream the level
+    /// sees whole. Once not, the yardstick is made again from them and
+    /// takes over.
+    told: bool,
+    /// The distances of the batch being fed.
+    dists: Vec<u64>,
 }
 
 impl LocalityFeed {
@@ -66,6 +78,8 @@ impl LocalityFeed {
             reuse: Some(ReuseSink::new(line, plan.sampling)),
             fed: 0,
             plan: plan.clone(),
+            told: plan.sampling.is_none(),
+            dists: Vec::new(),
         })
     }
 
@@ -82,15 +96,37 @@ impl AccessSink for LocalityFeed {
         let Some(sim) = &mut self.sim else {
             return;
         };
-        sim.accesses(batch);
-        self.fed += batch.len() as u64;
+        let fed = self.fed + batch.len() as u64;
         let exact = self.plan.sampling.is_none();
-        if exact && self.plan.auto_above.is_some_and(|n| self.fed > n) {
-            self.reuse = None;
+        // Past `auto N` the exact distances are left out, from the batch
+        // that crosses N.
+        let drop_reuse = exact && self.plan.auto_above.is_some_and(|n| fed > n);
+        let l1 = &self.plan.model.levels[0];
+        let tell = self.told && !drop_reuse && sim.may_be_told(l1.line, batch);
+        if self.told && !tell {
+            if let Some(r) = &self.reuse {
+                let lines = (l1.size / u64::from(l1.line)) as usize;
+                sim.untell(&r.recent(lines), r.lines());
+            }
+            self.told = false;
         }
-        if let Some(r) = &mut self.reuse {
-            r.accesses(batch);
+        match &mut self.reuse {
+            Some(r) if tell => {
+                self.dists.clear();
+                r.accesses_telling(batch, &mut self.dists, TOLD_COLD);
+                sim.accesses_told(batch, &self.dists);
+            }
+            _ => {
+                sim.accesses(batch);
+                if drop_reuse {
+                    self.reuse = None;
+                }
+                if let Some(r) = &mut self.reuse {
+                    r.accesses(batch);
+                }
+            }
         }
+        self.fed = fed;
         let reuse = self.reuse.as_ref().map_or(0, ReuseSink::state_bytes);
         if sim.state_bytes() + reuse > self.plan.budget {
             (self.sim, self.reuse) = (None, None);
@@ -327,5 +363,80 @@ mod tests {
         assert!(rec.reuse.is_none());
         assert_eq!(rec.accesses, 800);
         assert!(rec.answers(&CacheModel::fallback()));
+    }
+
+    /// A small two-level model where every miss class occurs.
+    fn small() -> CacheModel {
+        CacheModel {
+            levels: vec![
+                Level::new(1, 1024, 1, 64).unwrap(),
+                Level::new(2, 4096, 4, 64).unwrap(),
+            ],
+            origin: "test".into(),
+        }
+    }
+
+    /// A stream that reuses lines near and far, with accesses spanning two
+    /// lines, on thread `tid` until `switch` (then on thread 2).
+    fn mixed(n: u64, switch: u64) -> Vec<NamedAccess> {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        (0..n)
+            .map(|i| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let far = x.is_multiple_of(4);
+                let addr = if far {
+                    (x >> 8) % 40_000
+                } else {
+                    (i * 24) % 3000
+                };
+                NamedAccess {
+                    time: i,
+                    addr: 0x1000 + addr,
+                    size: if x.is_multiple_of(7) { 16 } else { 8 },
+                    var: VarId((x % 3) as u32),
+                    line: LineId((i % 4) as u32),
+                    tid: if i < switch { 1 } else { 2 },
+                    ..Default::default()
+                }
+            })
+            .collect()
+    }
+
+    /// The feed classes its first level's misses from the reuse distances
+    /// while it may; the counts are those of a plain simulation, whether
+    /// the stream stays on one thread, a second thread starts within it,
+    /// or the exact distances are left out part way (the yardstick made
+    /// again from the distances each time).
+    #[test]
+    fn told_classes_are_the_yardsticks() {
+        for (switch, auto) in [(u64::MAX, None), (23_456, None), (u64::MAX, Some(30_000))] {
+            let plan = LocalityPlan {
+                model: small(),
+                sampling: None,
+                auto_above: auto,
+                budget: u64::MAX,
+            };
+            let stream = mixed(60_000, switch);
+            let mut feed = LocalityFeed::new(&plan).unwrap();
+            let mut sim = CacheSim::new(&plan.model).unwrap();
+            for b in stream.chunks(1000) {
+                feed.accesses(b);
+                sim.accesses(b);
+            }
+            let rec = feed.finish().unwrap();
+            let c = sim.finish();
+            let got = rec.cache_result(&plan.model);
+            assert_eq!(got.pairs, c.pairs, "switch {switch} auto {auto:?}");
+            assert_eq!(got.counts, c.counts, "switch {switch} auto {auto:?}");
+            let total = |k: usize| -> [u64; 3] {
+                let m = c.counts.iter().map(|x| x.classes[k]);
+                m.fold([0; 3], |a, x| {
+                    [a[0] + x.compulsory, a[1] + x.capacity, a[2] + x.conflict]
+                })
+            };
+            assert!(total(0).iter().all(|&n| n > 0), "{:?}", total(0));
+        }
     }
 }

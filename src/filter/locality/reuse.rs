@@ -328,6 +328,27 @@ impl StackDistance {
         d
     }
 
+    /// Up to `n` lines, most recently referenced first. O(distinct lines
+    /// log) when it reaches into the tree.
+    pub fn recent(&self, n: usize) -> Vec<u64> {
+        let mut out: Vec<u64> = self.top[..self.top_len].iter().map(|t| t.0).collect();
+        if out.len() < n {
+            let mut rest: Vec<(u32, u64)> = (self.lines.iter())
+                .filter(|(_, st)| st.last != IN_TOP)
+                .map(|(l, st)| (st.last, *l))
+                .collect();
+            rest.sort_unstable_by_key(|e| std::cmp::Reverse(e.0));
+            out.extend(rest.into_iter().map(|(_, l)| l));
+        }
+        out.truncate(n);
+        out
+    }
+
+    /// Every line referenced so far.
+    pub fn lines(&self) -> impl Iterator<Item = u64> + '_ {
+        self.lines.iter().map(|(l, _)| *l)
+    }
+
     /// [`StackDistance::reference_at`] without the reuse bookkeeping.
     pub fn reference(&mut self, line: u64) -> Option<u64> {
         self.reference_at(line, 0, VarId(0))
@@ -437,6 +458,44 @@ impl ReuseSink {
     /// tracked (see [`StackDistance::bytes`]).
     pub fn state_bytes(&self) -> u64 {
         self.stack.bytes() + (self.per_var.capacity() * std::mem::size_of::<Histogram>()) as u64
+    }
+
+    /// The reuse distance state: lines most recent first, up to `n`, and
+    /// every line seen (see [`StackDistance::recent`]).
+    pub fn recent(&self, n: usize) -> Vec<u64> {
+        self.stack.recent(n)
+    }
+
+    /// Every line referenced so far.
+    pub fn lines(&self) -> impl Iterator<Item = u64> + '_ {
+        self.stack.lines()
+    }
+
+    /// As [`AccessSink::accesses`], also appending to `out` each line
+    /// reference's distance in order (`cold` for a first reference): what
+    /// a cache model of this line size can class its first level's misses
+    /// by. Unsampled sinks only.
+    pub fn accesses_telling(&mut self, batch: &[NamedAccess], out: &mut Vec<u64>, cold: u64) {
+        debug_assert!(self.sampling.is_none(), "distances of every line");
+        let bits = self.line_bits;
+        for r in batch {
+            let a = r.addr >> bits;
+            let b = (r.addr + r.size as u64 - 1) >> bits;
+            for l in a..=b {
+                let d = self.stack.reference_at(l, r.addr, r.var);
+                self.count(r.var, d);
+                out.push(d.unwrap_or(cold));
+            }
+        }
+    }
+
+    #[inline]
+    fn count(&mut self, var: VarId, d: Option<u64>) {
+        let v = var.index();
+        if v >= self.per_var.len() {
+            self.per_var.resize(v + 1, Histogram::default());
+        }
+        self.per_var[v].add(d, 1);
     }
 
     #[inline]
