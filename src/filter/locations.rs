@@ -89,6 +89,19 @@ pub struct LocTotals {
 }
 
 impl LocTotals {
+    /// The counts a table's row sums, in the lookup table's column order:
+    /// accesses, loads, stores, modifies, load bytes, store bytes.
+    pub fn counts(&self) -> [u64; 6] {
+        [
+            self.accesses,
+            self.loads,
+            self.stores,
+            self.modifies,
+            self.load_bytes,
+            self.store_bytes,
+        ]
+    }
+
     /// Counts one location in.
     fn add(&mut self, r: &LocRow) {
         if self.locations == 0 {
@@ -370,14 +383,15 @@ const TOTAL_COLUMNS: [&str; 10] = [
 
 /// The fields of `t`, in [`TOTAL_COLUMNS`]' order.
 fn total_fields(t: &LocTotals) -> [u64; 10] {
+    let c = t.counts();
     [
         t.locations,
-        t.accesses,
-        t.loads,
-        t.stores,
-        t.modifies,
-        t.load_bytes,
-        t.store_bytes,
+        c[0],
+        c[1],
+        c[2],
+        c[3],
+        c[4],
+        c[5],
         t.lowest,
         t.highest,
         t.most,

@@ -320,15 +320,7 @@ pub fn per_variable_by(a: &Analysis, kind: MemKind, grouping: Grouping) -> Polar
             continue;
         }
         let s = &mut sums[rows.row_of[v] as usize];
-        let add = [
-            t.accesses,
-            t.loads,
-            t.stores,
-            t.modifies,
-            t.load_bytes,
-            t.store_bytes,
-        ];
-        for (x, y) in s.iter_mut().zip(add) {
+        for (x, y) in s.iter_mut().zip(t.counts()) {
             *x += y;
         }
     }

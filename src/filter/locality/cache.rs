@@ -761,7 +761,7 @@ impl First {
         size: u32,
         pair: u32,
         counts: &mut [Counts],
-        mut told: Option<&mut Told<'_>>,
+        judge: &mut impl Judge,
     ) -> Option<MissClass> {
         let bits = self.tags.line_bits;
         let end = addr + size as u64 - 1;
@@ -771,9 +771,7 @@ impl First {
             // Again in the line just used: a hit that moves nothing.
             let m = self.mask(addr & line_mask, end & line_mask);
             self.used[self.last.1] |= m;
-            if let Some(t) = told {
-                t.pos += 1;
-            }
+            judge.skip();
             return None;
         }
         let mut miss = None;
@@ -786,11 +784,7 @@ impl First {
             };
             let m = self.mask(lo, hi);
             let (base, way) = self.tags.find(b);
-            let class = match told.as_deref_mut() {
-                Some(t) => t.judge(way.is_some()),
-                None => self.yard.judge(b, way.is_some()),
-            };
-            miss = miss.max(class);
+            miss = miss.max(judge.judge(&mut self.yard, b, way.is_some()));
             match way {
                 Some(0) => self.used[base] |= m,
                 Some(i) => {
@@ -850,11 +844,38 @@ pub struct Told<'a> {
 /// A first reference in [`Told`]'s distances.
 pub const TOLD_COLD: u64 = u64::MAX;
 
-impl Told<'_> {
-    /// The class of the next line's miss (None on a hit), `hit` saying
-    /// whether the set-associative level had it.
+/// What classes the first level's misses: its own yardstick ([`Own`]) or
+/// the reuse distances ([`Told`]); a type each, so that the simulation's
+/// loop is made once for each with no test per line.
+trait Judge {
+    /// The class of line `b`'s miss (None on a hit), `hit` saying whether
+    /// the set-associative level had it.
+    fn judge(&mut self, yard: &mut Yardstick, b: u64, hit: bool) -> Option<MissClass>;
+    /// An access within the line just used: a hit that moves nothing.
+    fn skip(&mut self);
+}
+
+/// The level's own yardstick judges.
+struct Own;
+
+impl Judge for Own {
     #[inline]
-    fn judge(&mut self, hit: bool) -> Option<MissClass> {
+    fn judge(&mut self, yard: &mut Yardstick, b: u64, hit: bool) -> Option<MissClass> {
+        yard.judge(b, hit)
+    }
+
+    #[inline]
+    fn skip(&mut self) {}
+}
+
+impl Judge for Told<'_> {
+    #[inline]
+    fn skip(&mut self) {
+        self.pos += 1;
+    }
+
+    #[inline]
+    fn judge(&mut self, _: &mut Yardstick, _: u64, hit: bool) -> Option<MissClass> {
         let d = self.dists[self.pos];
         self.pos += 1;
         if hit {
@@ -998,12 +1019,12 @@ impl CacheSim {
     /// first level, the number of levels for memory).
     #[inline]
     pub fn access(&mut self, r: &NamedAccess) -> u8 {
-        self.access_told(r, None)
+        self.access_judged(r, &mut Own)
     }
 
-    /// [`CacheSim::access`], the first level's misses classed by `told`.
+    /// [`CacheSim::access`], the first level's misses classed by `judge`.
     #[inline]
-    fn access_told(&mut self, r: &NamedAccess, told: Option<&mut Told<'_>>) -> u8 {
+    fn access_judged(&mut self, r: &NamedAccess, judge: &mut impl Judge) -> u8 {
         let pair = self.pairs.id(r.var, r.line);
         if pair as usize >= self.counts.len() {
             self.counts.push(Counts::default());
@@ -1021,7 +1042,7 @@ impl CacheSim {
         }
         let first = self.first[slot].get_or_insert_with(|| First::new(&self.model.levels[0]));
         self.last = [None; 3];
-        let Some(class) = first.access(r.addr, r.size, pair, &mut self.counts, told) else {
+        let Some(class) = first.access(r.addr, r.size, pair, &mut self.counts, judge) else {
             return 0;
         };
         self.last[0] = Some(class);
@@ -1077,7 +1098,7 @@ impl CacheSim {
             lines,
         };
         for r in batch {
-            let l = self.access_told(r, Some(&mut told));
+            let l = self.access_judged(r, &mut told);
             if let Some(v) = &mut self.levels {
                 v.push(l);
             }
