@@ -247,22 +247,19 @@ impl AccessSink for Rewrite<'_> {
     }
 }
 
-/// What one pass learns before the layout is built: the highest byte the
-/// trace touches, and per byte offset within the variable's element the
-/// widest access starting there.
+/// What one pass learns before a split is built: per byte offset within
+/// the variable's element, the widest access starting there.
 #[derive(Clone)]
 struct Survey {
     var: VarId,
     base: u64,
     elem: u64,
-    end: u64,
     widths: BTreeMap<u64, u64>,
 }
 
 impl AccessSink for Survey {
     fn accesses(&mut self, batch: &[NamedAccess]) {
         for r in batch {
-            self.end = self.end.max(r.addr + r.size as u64);
             if r.var == self.var && r.addr >= self.base && self.elem > 0 {
                 let w = self
                     .widths
@@ -278,9 +275,8 @@ impl AccessSink for Survey {
 /// as `layout`: the recorded report, and the report over the accesses with
 /// the variable's addresses rewritten. Cost: the recorded report (read,
 /// or simulated when the model differs from the analysis'), then one pass
-/// over the access list with the cache model (two for `soa` and `pad`,
-/// which first survey field widths and the highest address); memory as
-/// for `cache_stats`.
+/// over the access list with the cache model (two for `soa`, which first
+/// surveys the fields' widths); memory as for `cache_stats`.
 ///
 /// # Errors
 /// The layout does not fit the variable (its shape is unknown, a `soa`
@@ -317,7 +313,7 @@ fn what_if_after(
 /// of the access list, a cache model per layout, each fed the stream
 /// through its own address map or replay. The reports are those
 /// [`what_if`] gives for each alone. Cost: one decode of the access list
-/// for all (and one survey per variable for `pad` and `soa`), the model's
+/// for all (and one survey per variable for `soa`), the model's
 /// work once per layout, on two threads.
 ///
 /// # Errors
@@ -352,8 +348,7 @@ pub fn what_if_many(
 /// What the passes before a simulation found, kept for the next
 /// candidates: the nests by source line (a nest does not depend on the
 /// order it is replayed in, so the candidates of one line share one pass)
-/// and the surveys by variable and element size (every `pad` of a variable
-/// shares one).
+/// and the surveys by variable and element size.
 #[derive(Default)]
 pub(crate) struct Prepass {
     nests: BTreeMap<LineId, Result<Nest, String>>,
@@ -669,11 +664,7 @@ fn build(
         }
         Layout::Transpose(shape) => transpose(a, var, &v, *shape, names, notes)?,
         Layout::Soa => split(a, var, &v, names, notes, pre)?,
-        Layout::Pad(pad) => {
-            let elem = v.elem_size as u64;
-            let mut end = || Ok(survey(a, pre, var, v.base, elem)?.end);
-            padded(model, var, &v, *pad, names, notes, &mut end)?
-        }
+        Layout::Pad(pad) => padded(model, var, &v, *pad, names, notes, past_every_access(a))?,
         Layout::Align(to) => {
             let base = v
                 .base
@@ -814,7 +805,7 @@ fn padded(
     pad: u64,
     names: &mut Names,
     notes: &mut Vec<String>,
-    end: &mut dyn FnMut() -> Result<u64, WhatIfError>,
+    end: u64,
 ) -> Result<Map, WhatIfError> {
     let elem = v.elem_size as u64;
     let unit = match v.dims.len() {
@@ -827,7 +818,6 @@ fn padded(
             v.name
         )));
     }
-    let end = end()?;
     let way = model
         .levels
         .iter()
@@ -871,9 +861,24 @@ fn past_the_address_space(name: &str, layout: &str) -> WhatIfError {
     ))
 }
 
-/// One pass over the accesses: the highest address and the field widths;
-/// kept in `pre`, so the candidates of one variable and element size share
-/// the pass.
+/// An address past every byte the trace touches: the highest location
+/// any variable's accesses start at (the lookup table's totals, read with
+/// no pass) plus the widest access the access list can hold (its sizes
+/// are 16-bit). A padded array placed from here at its base's offset
+/// within the largest cache way falls in the same sets as anywhere else
+/// past the trace, so the prediction does not depend on how far past it
+/// is.
+fn past_every_access(a: &Analysis) -> u64 {
+    let highest = (0..a.vars.len())
+        .map(|v| a.locations.totals(v))
+        .filter(|t| t.locations > 0)
+        .map(|t| t.highest)
+        .max();
+    highest.map_or(0, |h| h.saturating_add(u64::from(u16::MAX) + 1))
+}
+
+/// One pass over the accesses: the field widths; kept in `pre`, so the
+/// candidates of one variable and element size share the pass.
 fn survey<'p>(
     a: &Analysis,
     pre: &'p mut Prepass,
@@ -889,7 +894,6 @@ fn survey<'p>(
                 var,
                 base,
                 elem,
-                end: 0,
                 widths: BTreeMap::new(),
             };
             drive(a, &mut [&mut s])?;
