@@ -27,14 +27,17 @@ cc -g -O0 -Ipins -DN=2000 -o "$WORK/transpose" scripts/transpose.c
 MODEL="set_cache L1 32K 8 64; set_cache L2 256K 8 64; set_cache L3 off"
 CG_MODEL=(--I1=32768,8,64 --D1=32768,8,64 --LL=262144,8,64)
 
-# One mapvis command as a whole process in folder $1; prints "WALL RSS_KB".
+# One mapvis command as a whole process in folder $1; prints "WALL RSS_KB",
+# or "nan 0" when the command failed (its time is no answer's).
 timed() {
   local dir=$1 cmd=$2
-  (cd "$dir" && /usr/bin/time -f '%e %M' -o "$WORK/time" "$MAPVIS" -c "$cmd" >"$WORK/out" 2>&1) || {
+  if (cd "$dir" && /usr/bin/time -f '%e %M' -o "$WORK/time" "$MAPVIS" -c "$cmd" >"$WORK/out" 2>&1); then
+    tail -1 "$WORK/time"
+  else
     echo "failed: $cmd" >&2
     tail -5 "$WORK/out" >&2
-  }
-  tail -1 "$WORK/time"
+    echo "nan 0"
+  fi
 }
 
 # name exe var args... : the program's steps, RUNS times (what_if on var).
@@ -93,8 +96,11 @@ print(f"  memory_trace_analysis           {an:7.2f} s  {acc / an / 1e6:5.1f} M/s
 print(f"  cache_stats (recorded)          {cs:7.2f} s  (goal < 1 s)")
 print(f"  trace + analysis + cache_stats  {total:7.2f} s  = {total / cg:4.1f}x cachegrind (goal <= 5x)")
 print(f"  cache_stats, new geometry       {re_:7.2f} s  {acc / re_ / 1e6:5.1f} M/s  {float(re_kb) / 1024:6.0f} MB (goal >= 60 M/s)")
-print(f"  what_if pad 64                  {one:7.2f} s")
-print(f"  what_if -layouts (8 layouts)    {eight:7.2f} s  = {eight / one:4.1f}x one (goal <= 2x)")
+if one != one or eight != eight:
+    print("  what_if                         refused (see the errors above): no time")
+else:
+    print(f"  what_if pad 64                  {one:7.2f} s")
+    print(f"  what_if -layouts (8 layouts)    {eight:7.2f} s  = {eight / one:4.1f}x one (goal <= 2x)")
 EOF
 }
 

@@ -777,11 +777,12 @@ pub const SPECS: &[CommandSpec] = &[
                in the trace (one element per iteration, the same accesses to heap \
                and global data in each), or nothing is predicted and the reason is \
                given. what_if NAME -layouts {{transpose} {pad 64} {interchange}} \
-               predicts several together over one pass of the trace and returns \
-               one list of per-variable dicts per layout, in the order given. Shapes are inferred as the 2D figure infers \
-               them. The addresses of NAME's accesses are rewritten and the cache \
-               model (set_cache) and reuse distance run again over every access, \
-               so conflicts with other variables are still modelled; accesses that \
+               predicts several together over one pass of the trace (their models \
+               on two threads) and returns one list of per-variable dicts per \
+               layout, in the order given. Shapes are inferred as the 2D figure \
+               infers them. The addresses of NAME's accesses are rewritten and the \
+               cache model (set_cache) runs again over every access, so conflicts \
+               with other variables are still modelled; accesses that \
                straddle elements are kept as recorded and counted. Prints before \
                and after per variable and per source line of NAME, and returns the \
                per-variable dicts of the new layout, as cache_stats does. With a \
