@@ -21,14 +21,17 @@ SIZES=("$@")
 . scripts/bench_common.sh
 cc -g -O0 -Ipins -o "$WORK/footprint" scripts/footprint.c
 
-# One command as a whole process in folder $1; prints "WALL RSS_KB".
+# One command as a whole process in folder $1; prints "WALL RSS_KB", or
+# "nan 0" when the command failed (its time is no answer's).
 timed() {
   local dir=$1 cmd=$2
-  (cd "$dir" && /usr/bin/time -f '%e %M' -o "$WORK/time" "$MAPVIS" -c "$cmd" >"$WORK/out" 2>&1) || {
+  if (cd "$dir" && /usr/bin/time -f '%e %M' -o "$WORK/time" "$MAPVIS" -c "$cmd" >"$WORK/out" 2>&1); then
+    tail -1 "$WORK/time"
+  else
     echo "failed: $cmd" >&2
     tail -5 "$WORK/out" >&2
-  }
-  cat "$WORK/time" | tail -1
+    echo "nan 0"
+  fi
 }
 
 for n in "${SIZES[@]}"; do
@@ -70,6 +73,10 @@ for n in "${SIZES[@]}"; do
     w=$(median ${walls[$c]})
     # shellcheck disable=SC2086
     m=$(MEDIAN_DIGITS=0 median ${rss[$c]})
+    if [ "$w" = nan ]; then
+      printf '%-34s %9s %12s %9s  %s\n' "$c" - - - "FAILED (see the errors above)"
+      continue
+    fi
     runs=1
     case $c in compare_runs*|plot_runs*) runs=2 ;; esac
     rate=$(python3 -c "print('%.1f' % ($acc * $runs / max($w, 0.001) / 1e6))")
