@@ -21,18 +21,6 @@ SIZES=("$@")
 . scripts/bench_common.sh
 cc -g -O0 -Ipins -o "$WORK/footprint" scripts/footprint.c
 
-# One command as a whole process in folder $1; prints "WALL RSS_KB", or
-# "nan 0" when the command failed (its time is no answer's).
-timed() {
-  local dir=$1 cmd=$2
-  if (cd "$dir" && /usr/bin/time -f '%e %M' -o "$WORK/time" "$MAPVIS" -c "$cmd" >"$WORK/out" 2>&1); then
-    tail -1 "$WORK/time"
-  else
-    echo "failed: $cmd" >&2
-    tail -5 "$WORK/out" >&2
-    echo "nan 0"
-  fi
-}
 
 for n in "${SIZES[@]}"; do
   d="$WORK/n$n"
@@ -62,7 +50,7 @@ for n in "${SIZES[@]}"; do
   declare -A walls rss
   for _ in $(seq "$RUNS"); do
     for c in "${cmds[@]}"; do
-      read -r w m < <(timed "$d" "${limit}$c")
+      read -r w m < <(timed_command "$d" "${limit}$c")
       walls[$c]+="$w "
       rss[$c]+="$m "
     done

@@ -27,18 +27,6 @@ cc -g -O0 -Ipins -DN=2000 -o "$WORK/transpose" scripts/transpose.c
 MODEL="set_cache L1 32K 8 64; set_cache L2 256K 8 64; set_cache L3 off"
 CG_MODEL=(--I1=32768,8,64 --D1=32768,8,64 --LL=262144,8,64)
 
-# One mapvis command as a whole process in folder $1; prints "WALL RSS_KB",
-# or "nan 0" when the command failed (its time is no answer's).
-timed() {
-  local dir=$1 cmd=$2
-  if (cd "$dir" && /usr/bin/time -f '%e %M' -o "$WORK/time" "$MAPVIS" -c "$cmd" >"$WORK/out" 2>&1); then
-    tail -1 "$WORK/time"
-  else
-    echo "failed: $cmd" >&2
-    tail -5 "$WORK/out" >&2
-    echo "nan 0"
-  fi
-}
 
 # name exe var args... : the program's steps, RUNS times (what_if on var).
 bench() {
@@ -57,19 +45,19 @@ bench() {
     valgrind --tool=cachegrind --cache-sim=yes "${CG_MODEL[@]}" \
       --cachegrind-out-file=/dev/null "$exe" "$@" >/dev/null 2>&1
     cg+=("$(since "$t0")")
-    read -r w _ <<<"$(timed "$d" "run_gleipnir")"
+    read -r w _ <<<"$(timed_command "$d" "run_gleipnir")"
     trace+=("$w")
-    read -r w kb <<<"$(timed "$d" "memory_trace_analysis")"
+    read -r w kb <<<"$(timed_command "$d" "memory_trace_analysis")"
     an+=("$w")
     an_kb+=("$kb")
-    read -r w _ <<<"$(timed "$d" "cache_stats quiet")"
+    read -r w _ <<<"$(timed_command "$d" "cache_stats quiet")"
     cs+=("$w")
-    read -r w kb <<<"$(timed "$d" "set_cache L1 64K 8 64; cache_stats quiet; $MODEL")"
+    read -r w kb <<<"$(timed_command "$d" "set_cache L1 64K 8 64; cache_stats quiet; $MODEL")"
     resim+=("$w")
     resim_kb+=("$kb")
-    read -r w _ <<<"$(timed "$d" "what_if $var pad 64")"
+    read -r w _ <<<"$(timed_command "$d" "what_if $var pad 64")"
     one+=("$w")
-    read -r w _ <<<"$(timed "$d" "what_if $var -layouts {{pad 64} {pad 128} {pad 8} {align 4096} {transpose} {pad 16} {pad 32} {align 64}}")"
+    read -r w _ <<<"$(timed_command "$d" "what_if $var -layouts {{pad 64} {pad 128} {pad 8} {align 4096} {transpose} {pad 16} {pad 32} {align 64}}")"
     eight+=("$w")
   done
   local acc

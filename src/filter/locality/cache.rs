@@ -41,7 +41,8 @@
 //! the front of the set on a hit below the most recent way; for the 3C
 //! yardstick, a scan of its 8 most recent lines and, beyond them, one probe
 //! of its slot table (open addressing, sized once). An access within the
-//! line the last one used costs only its byte mask: nothing else moves. The yardstick keeps one slot per line of its level (8 MiB of L3:
+//! line the last one used costs only its byte mask: nothing else moves.
+//! The yardstick keeps one slot per line of its level (8 MiB of L3:
 //! 131 072 slots, 3 MB) and a bitmap of the lines seen ([`LineSet`]: a bit
 //! a line, 4 KiB for each 2 MiB of memory touched, so 2 MB for a program
 //! that touches 1 GB). Memory: the tag
@@ -130,6 +131,11 @@ impl Level {
             ways: ways as u32,
             line: line as u32,
         })
+    }
+
+    /// Number of lines it holds.
+    pub fn lines(&self) -> u64 {
+        self.size / u64::from(self.line)
     }
 
     /// Number of sets.
@@ -669,7 +675,7 @@ impl Yardstick {
     fn new(l: &Level) -> Yardstick {
         Yardstick {
             seen: LineSet::default(),
-            full: FullLru::new(l.size / u64::from(l.line)),
+            full: FullLru::new(l.lines()),
         }
     }
 
@@ -679,7 +685,7 @@ impl Yardstick {
     /// that ordered them. O(lines seen).
     fn rebuilt(l: &Level, recent: &[u64], seen: impl Iterator<Item = u64>) -> Yardstick {
         let mut y = Yardstick::new(l);
-        let cap = (l.size / u64::from(l.line)) as usize;
+        let cap = l.lines() as usize;
         for &b in recent[..recent.len().min(cap)].iter().rev() {
             y.full.touch(b);
         }
@@ -751,9 +757,9 @@ impl First {
     /// every line hit. Evicted lines' used bytes are charged to their
     /// owners in `counts`.
     ///
-    /// With `told`, the yardstick is not consulted: the class comes from
-    /// each line's reuse distance, one per line of the access in order
-    /// (see [`Told`]).
+    /// `judge` classes each line's miss: the level's own yardstick
+    /// ([`Own`]), or the reuse distances, one per line of the access in
+    /// order ([`Told`]).
     #[inline]
     fn access(
         &mut self,
@@ -1061,16 +1067,11 @@ impl CacheSim {
     }
 
     /// Whether the first level's misses may be classed from the reuse
-    /// distances of one stream over lines of `line` bytes (see [`Told`]):
-    /// the level sees that whole stream, which holds while it is shared
-    /// or there has been one thread; for a batch with `tid`s only.
-    pub fn may_be_told(&self, line: u32, batch: &[NamedAccess]) -> bool {
-        let Some(l) = self.model.levels.first() else {
-            return false;
-        };
-        if l.line != line {
-            return false;
-        }
+    /// distances of the whole stream, over lines of the first level's size
+    /// (see [`Told`]): the level sees that whole stream, which holds while
+    /// it is shared or there has been one thread; for a batch with `tid`s
+    /// only.
+    pub fn may_be_told(&self, batch: &[NamedAccess]) -> bool {
         if !self.private_first {
             return true;
         }
@@ -1091,11 +1092,10 @@ impl CacheSim {
     /// for a first reference); [`CacheSim::may_be_told`] must hold, and
     /// the first level's yardstick is left as it was.
     pub fn accesses_told(&mut self, batch: &[NamedAccess], dists: &[u64]) {
-        let lines = self.model.levels[0].size / u64::from(self.model.levels[0].line);
         let mut told = Told {
             dists,
             pos: 0,
-            lines,
+            lines: self.model.levels[0].lines(),
         };
         for r in batch {
             let l = self.access_judged(r, &mut told);
@@ -1110,9 +1110,8 @@ impl CacheSim {
     /// state (`recent`: lines most recent first; `seen`: every line), for
     /// a simulation that was told and from now on is not.
     pub fn untell(&mut self, recent: &[u64], seen: impl Iterator<Item = u64>) {
-        let level = self.model.levels[0].clone();
         if let Some(f) = self.first.iter_mut().flatten().next() {
-            f.yard = Yardstick::rebuilt(&level, recent, seen);
+            f.yard = Yardstick::rebuilt(&self.model.levels[0], recent, seen);
         }
     }
 

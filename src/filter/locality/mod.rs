@@ -175,16 +175,9 @@ pub fn drive(a: &Analysis, sinks: &mut [&mut dyn AccessSink]) -> Result<u64, Fil
     let (to, from) = sync_channel::<Vec<NamedAccess>>(IN_FLIGHT);
     let (give_back, back) = sync_channel::<Vec<NamedAccess>>(IN_FLIGHT + 2);
     std::thread::scope(|scope| {
-        let reader = std::thread::Builder::new()
-            .name("mapvis-read".into())
-            .spawn_scoped(scope, move || read_batches(a, &to, &back))
-            .map_err(|source| {
-                crate::filter::error::thread_not_started(
-                    "access list reader",
-                    "(access list reader thread)".into(),
-                    source,
-                )
-            })?;
+        let reader = spawn_named(scope, "mapvis-read", "access list reader", move || {
+            read_batches(a, &to, &back)
+        })?;
         let mut fed = 0u64;
         for mut batch in from {
             for s in sinks.iter_mut() {
@@ -194,11 +187,7 @@ pub fn drive(a: &Analysis, sinks: &mut [&mut dyn AccessSink]) -> Result<u64, Fil
             batch.clear();
             let _ = give_back.try_send(batch);
         }
-        crate::filter::error::joined(
-            reader.join(),
-            "access list reader",
-            "(access list reader thread)".as_ref(),
-        )?;
+        join_named(reader, "access list reader")?;
         Ok(fed)
     })
 }
@@ -281,13 +270,19 @@ pub fn drive_split(
         while !pending.is_empty() {
             recycle(&mut pending);
         }
-        let joined = |h: std::thread::ScopedJoinHandle<'_, Result<(), FilterError>>, what| {
-            crate::filter::error::joined(h.join(), what, format!("({what} thread)").as_ref())
-        };
-        joined(sims, "second simulation")?;
-        joined(reader, "access list reader")?;
+        join_named(sims, "second simulation")?;
+        join_named(reader, "access list reader")?;
         Ok(fed)
     })
+}
+
+/// The end of a thread [`spawn_named`] started: its result, or the error
+/// naming it (`what`) when it panicked.
+fn join_named(
+    h: std::thread::ScopedJoinHandle<'_, Result<(), FilterError>>,
+    what: &str,
+) -> Result<(), FilterError> {
+    crate::filter::error::joined(h.join(), what, format!("({what} thread)").as_ref())
 }
 
 /// Starts `f` on a scoped thread called `name`; `what` names it in the

@@ -60,8 +60,9 @@ pub(crate) struct LocalityFeed {
     /// Whether the model's first level is classed from the reuse
     /// distances (its own yardstick left idle, see the cache module's
     /// `Told`): while the distances are exact and of one stream the level
-    /// sees whole. Once not, the yardstick is made again from them and
-    /// takes over.
+    /// sees whole (they are over its lines: `reuse` is made at its line
+    /// size). Once not, the yardstick is made again from them and takes
+    /// over.
     told: bool,
     /// The distances of the batch being fed.
     dists: Vec<u64>,
@@ -101,11 +102,10 @@ impl AccessSink for LocalityFeed {
         // Past `auto N` the exact distances are left out, from the batch
         // that crosses N.
         let drop_reuse = exact && self.plan.auto_above.is_some_and(|n| fed > n);
-        let l1 = &self.plan.model.levels[0];
-        let tell = self.told && !drop_reuse && sim.may_be_told(l1.line, batch);
+        let tell = self.told && !drop_reuse && sim.may_be_told(batch);
         if self.told && !tell {
             if let Some(r) = &self.reuse {
-                let lines = (l1.size / u64::from(l1.line)) as usize;
+                let lines = self.plan.model.levels[0].lines() as usize;
                 sim.untell(&r.recent(lines), r.lines());
             }
             self.told = false;
@@ -377,7 +377,7 @@ mod tests {
     }
 
     /// A stream that reuses lines near and far, with accesses spanning two
-    /// lines, on thread `tid` until `switch` (then on thread 2).
+    /// lines, on thread 1 until access `switch`, then on thread 2.
     fn mixed(n: u64, switch: u64) -> Vec<NamedAccess> {
         let mut x = 0x2545_f491_4f6c_dd1du64;
         (0..n)

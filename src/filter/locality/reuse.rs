@@ -460,8 +460,8 @@ impl ReuseSink {
         self.stack.bytes() + (self.per_var.capacity() * std::mem::size_of::<Histogram>()) as u64
     }
 
-    /// The reuse distance state: lines most recent first, up to `n`, and
-    /// every line seen (see [`StackDistance::recent`]).
+    /// Up to `n` lines, most recently referenced first (see
+    /// [`StackDistance::recent`]).
     pub fn recent(&self, n: usize) -> Vec<u64> {
         self.stack.recent(n)
     }
@@ -489,6 +489,8 @@ impl ReuseSink {
         }
     }
 
+    /// Counts one reference of `var` at distance `d` (None: cold) in its
+    /// histogram.
     #[inline]
     fn count(&mut self, var: VarId, d: Option<u64>) {
         let v = var.index();
@@ -506,15 +508,11 @@ impl ReuseSink {
             }
         }
         let d = self.stack.reference_at(line, r.addr, r.var);
-        let v = r.var.index();
-        if v >= self.per_var.len() {
-            self.per_var.resize(v + 1, Histogram::default());
-        }
         let d = match self.sampling {
             Some(_) => d.map(|d| (d as f64 * self.scale) as u64),
             None => d,
         };
-        self.per_var[v].add(d, 1);
+        self.count(r.var, d);
     }
 
     /// The histograms (scaled to estimates when sampled) and the most

@@ -249,7 +249,6 @@ impl AccessSink for Rewrite<'_> {
 
 /// What one pass learns before a split is built: per byte offset within
 /// the variable's element, the widest access starting there.
-#[derive(Clone)]
 struct Survey {
     var: VarId,
     base: u64,
@@ -379,9 +378,8 @@ impl Layout {
     }
 }
 
-/// Prepares `layout` of `var`: the surveys a layout needs (the highest
-/// address, field widths) or the nest a loop order replays (found once
-/// per line, kept in `pre`).
+/// Prepares `layout` of `var`: the survey a split needs (field widths) or
+/// the nest a loop order replays (each found once, kept in `pre`).
 ///
 /// # Errors
 /// The layout does not fit, or the trace shows no nest to reorder.
@@ -473,6 +471,14 @@ fn prepare_order(
     })
 }
 
+/// Where [`simulate`] keeps one change's model: a layout's rewrite, or a
+/// loop order's model and the replay of its nest.
+#[derive(Clone, Copy)]
+enum Slot {
+    Layout(usize),
+    Order { sim: usize, replay: usize },
+}
+
 /// Simulates the prepared changes over one pass of the access list; the
 /// reports, in the order given. Each change has a cache model of its own
 /// (no reuse distances or patterns: a prediction shows neither). The
@@ -492,13 +498,13 @@ pub(crate) fn simulate(
     let sim = || CacheSim::new(&opts.model).map_err(LocalityError::from);
     let mut rewrites: Vec<Rewrite> = Vec::new();
     let mut order_sims: Vec<CacheSim> = Vec::new();
-    // Per change: its rewrite's index, or its order's (sim, replay).
-    let mut which: Vec<Result<usize, (usize, usize)>> = Vec::with_capacity(prepared.len());
-    let mut by_nest: Vec<(LineId, usize)> = Vec::new();
+    let mut which: Vec<Slot> = Vec::with_capacity(prepared.len());
+    // The nests' lines, a replay each.
+    let mut nest_lines: Vec<LineId> = Vec::new();
     for p in &prepared {
         match &p.order {
             None => {
-                which.push(Ok(rewrites.len()));
+                which.push(Slot::Layout(rewrites.len()));
                 rewrites.push(Rewrite {
                     mapper: &p.map,
                     sim: sim()?,
@@ -507,14 +513,17 @@ pub(crate) fn simulate(
                 });
             }
             Some((nest, _, _)) => {
-                let replay = match by_nest.iter().find(|(l, _)| *l == nest.line) {
-                    Some(&(_, r)) => r,
+                let replay = match nest_lines.iter().position(|&l| l == nest.line) {
+                    Some(r) => r,
                     None => {
-                        by_nest.push((nest.line, by_nest.len()));
-                        by_nest.len() - 1
+                        nest_lines.push(nest.line);
+                        nest_lines.len() - 1
                     }
                 };
-                which.push(Err((order_sims.len(), replay)));
+                which.push(Slot::Order {
+                    sim: order_sims.len(),
+                    replay,
+                });
                 order_sims.push(sim()?);
             }
         }
@@ -526,7 +535,7 @@ pub(crate) fn simulate(
     let mut replays: Vec<Replay> = Vec::new();
     let mut refs = order_refs.iter_mut();
     for (p, w) in prepared.iter().zip(&which) {
-        if let (Some((nest, order, fixed)), Err((_, r))) = (&p.order, w) {
+        if let (Some((nest, order, fixed)), Slot::Order { replay: r, .. }) = (&p.order, w) {
             let sinks = refs.next().expect("one sink array per order");
             match replays.get_mut(*r) {
                 Some(replay) => replay.add(order, sinks),
@@ -557,10 +566,12 @@ pub(crate) fn simulate(
     let mut out = Vec::new();
     for (p, w) in prepared.into_iter().zip(which) {
         let (sim, moved, other) = match w {
-            Ok(k) => rewrites[k].take().expect("each rewrite taken once"),
-            Err((k, r)) => {
-                let s = order_sims[k].take().expect("each order's model taken once");
-                (s, replayed[r].0, replayed[r].1)
+            Slot::Layout(k) => rewrites[k].take().expect("each rewrite taken once"),
+            Slot::Order { sim, replay } => {
+                let s = order_sims[sim]
+                    .take()
+                    .expect("each order's model taken once");
+                (s, replayed[replay].0, replayed[replay].1)
             }
         };
         if p.order.is_some() && other > 0 {
