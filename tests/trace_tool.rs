@@ -363,6 +363,36 @@ fn thread_ids_above_1024_keep_their_own_stacks() {
     assert_eq!(tids.len(), 1040, "each store from its own thread");
 }
 
+/// Every record lies whole inside one checked block, wherever the 64 KiB
+/// flush point falls. `tests/c/trace_churn.c` allocates, writes and frees
+/// 200 000 blocks inside the pins, then maps and unmaps its own file
+/// 20 000 times, so the trace is mostly FREE records with call stacks and
+/// MAP records with a name, and crosses the flush point hundreds of times.
+/// The tool once wrote such a record's first fields, then flushed before
+/// its call stack or name, which the reader refuses as a record running
+/// past its block (under load, the timed flush did it in any program).
+/// Counted by construction: one allocation and one free per turn of the
+/// first loop, one map of the file per turn of the second.
+#[test]
+fn records_never_straddle_a_block() {
+    let (_d, exe, outcome, evs, end) = trace("tests/c/trace_churn.c", &[], &[]);
+    assert_eq!(outcome.exit_code, Some(0));
+    assert_eq!(end, EndState::Complete);
+    assert_eq!(allocs(&evs).len(), 200_000);
+    let frees = evs.iter().filter(|e| matches!(e, Event::Free(_))).count();
+    assert_eq!(frees, 200_000);
+    let name = exe.file_name().unwrap().to_str().unwrap();
+    let start = evs
+        .iter()
+        .position(|e| matches!(e, Event::RegionStart(_)))
+        .unwrap();
+    let maps = evs[start..]
+        .iter()
+        .filter(|e| matches!(e, Event::Map(m) if m.path.ends_with(name) && m.len == 4096))
+        .count();
+    assert_eq!(maps, 20_000);
+}
+
 /// The loop's stores in `tests/c/trace_codes.c`.
 const CODES_N: u64 = 100_000;
 

@@ -174,6 +174,7 @@ static Bool   child_pending;
 
 static void write_header(void);
 static void open_child_trace(void);
+static void warn(UInt code, const HChar* text);
 
 /*------------------------------------------------------------*/
 /*--- Checksums: XXH64                                     ---*/
@@ -311,7 +312,11 @@ static void flush_if_old(void)
       flush_buf();
 }
 
-/* Make room for a record of at most n bytes. */
+/* Make room for a record of at most n bytes. Called once per record,
+   before its first byte: it may write the buffer out as a block, and a
+   record must lie whole inside one block (the reader refuses one that runs
+   past its block's end), so nothing that writes part of a record may call
+   it again. */
 static void ensure(UInt n)
 {
    if (buf_pos + n + BUF_SLACK > BUF_SIZE || buf_pos >= FLUSH_AT) flush_buf();
@@ -336,7 +341,7 @@ static __inline__ void put_sv(Long v)
 }
 
 /* Strings are length-prefixed and cut at `cap` bytes; the caller has made
-   room for cap + 10 bytes. */
+   room for cap + 10 bytes in its record's ensure. */
 static void put_str_cap(const HChar* s, UInt cap)
 {
    UInt len = s ? VG_(strlen)(s) : 0;
@@ -346,12 +351,13 @@ static void put_str_cap(const HChar* s, UInt cap)
    buf_pos += len;
 }
 
-/* Names and notes in records are cut at 4000 bytes. */
+/* Names and notes in records are cut at 4000 bytes; a record with a
+   string asks ensure for STR_ROOM more bytes than its other fields. */
 #define MAX_RECORD_STR 4000
+#define STR_ROOM (MAX_RECORD_STR + 16)
 
 static void put_str(const HChar* s)
 {
-   ensure(MAX_RECORD_STR + 16);
    put_str_cap(s, MAX_RECORD_STR);
 }
 
@@ -1442,16 +1448,16 @@ static IRSB* mv_instrument(VgCallbackClosure* closure, IRSB* sbIn,
 /*--- Heap events                                          ---*/
 /*------------------------------------------------------------*/
 
-static void put_callstack(ThreadId tid)
+/* The call stack of a heap event of `tid` into ips[0..n), n returned:
+   the caller of the replacement function first (ips[0] as Valgrind gives
+   it is inside the replacement function in the preload). `ips` has room
+   for clo_stack_depth + 1 entries. */
+static UInt heap_callers(ThreadId tid, Addr* ips)
 {
-   Addr ips[65];
-   UInt n, k;
-   n = VG_(get_StackTrace)(tid, ips, clo_stack_depth + 1, NULL, NULL, 0);
-   /* ips[0] is inside the replacement function in the preload. */
-   if (n > 0) n--;
-   ensure(16 + 10 * n);
-   put_uv(n);
-   for (k = 0; k < n; k++) put_uv(ips[k + 1]);
+   UInt n = VG_(get_StackTrace)(tid, ips, clo_stack_depth + 1, NULL, NULL, 0), k;
+   if (n == 0) return 0;
+   for (k = 1; k < n; k++) ips[k - 1] = ips[k];
+   return n - 1;
 }
 
 /* ALLOC of thread number `thread` (tno). */
@@ -1473,10 +1479,8 @@ static void put_alloc(UChar kind, ULong thread, Addr a, SizeT size, Addr old,
 static void record_alloc(ThreadId tid, UChar kind, Addr a, SizeT size, Addr old)
 {
    Addr ips[65];
-   UInt n = VG_(get_StackTrace)(tid, ips, clo_stack_depth + 1, NULL, NULL, 0), k;
+   UInt n = heap_callers(tid, ips), k;
    Block* b;
-   /* ips[0] is inside the replacement function in the preload. */
-   if (n > 0) n--;
    b = VG_(malloc)("mv.block", sizeof(Block) + n * sizeof(Addr));
    b->key = a;
    b->size = size;
@@ -1485,7 +1489,7 @@ static void record_alloc(ThreadId tid, UChar kind, Addr a, SizeT size, Addr old)
    b->n_ips = n;
    b->pending = 0;
    b->serial = ++alloc_serial;
-   for (k = 0; k < n; k++) b->ips[k] = ips[k + 1];
+   for (k = 0; k < n; k++) b->ips[k] = ips[k];
    VG_(HT_add_node)(blocks, b);
    if (tracing && !(mv_rg_gate && !mv_rg_on[tid])) pending_add(b);
    iv_dirty = True;
@@ -1509,14 +1513,17 @@ static SSizeT forget_block(Addr a)
 
 static void record_free(ThreadId tid, UChar kind, Addr a)
 {
+   Addr ips[65];
+   UInt n = heap_callers(tid, ips), k;
    n_frees++;
    record_icount(tid);
-   ensure(48);
+   ensure(48 + 10 * n);
    put_uv(REC_FREE);
    put_u8(kind);
    put_uv(tno(tid));
    put_uv(a);
-   put_callstack(tid);
+   put_uv(n);
+   for (k = 0; k < n; k++) put_uv(ips[k]);
 }
 
 static void* new_block(ThreadId tid, SizeT n, SizeT align, Bool zero, UChar kind)
@@ -1534,10 +1541,7 @@ static void free_block(ThreadId tid, void* p, UChar kind)
 {
    if (!p) return;
    if (forget_block((Addr)p) < 0) {
-      ensure(48);
-      put_uv(REC_WARNING);
-      put_uv(W_BAD_FREE);
-      put_str("free of an address that is not a live heap block");
+      warn(W_BAD_FREE, "free of an address that is not a live heap block");
       return;
    }
    record_free(tid, kind, (Addr)p);
@@ -1616,7 +1620,7 @@ static XArray* map_log;
 
 static void put_map(const MapEntry* m)
 {
-   ensure(32);
+   ensure(32 + STR_ROOM);
    put_uv(m->unmap ? REC_UNMAP : REC_MAP);
    put_uv(m->start);
    put_uv(m->len);
@@ -1741,7 +1745,7 @@ static void mv_thread_exit(ThreadId tid)
 
 static void warn(UInt code, const HChar* text)
 {
-   ensure(64);
+   ensure(32 + STR_ROOM);
    put_uv(REC_WARNING);
    put_uv(code);
    put_str(text);
