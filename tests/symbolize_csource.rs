@@ -495,3 +495,28 @@ fn more_allocation_shapes() {
         Some(size(&[Some(6)], Some(8), Some("double")))
     );
 }
+
+/// The element size of an allocation whose type is a macro, as in the
+/// matrix multiply's `TYPE *Y = (TYPE *) malloc(N * N * sizeof(TYPE))`:
+/// the size is evaluated as the compiler saw it, with the file's macros
+/// expanded, so the `#ifndef` default gives 4 bytes for `int`, and a
+/// definition before it (as `-DTYPE=double` read from `-g3` debug
+/// information puts in the table) gives 8. Without the expansion the
+/// element size was unknown, and `what_if` refused the variable.
+#[test]
+fn a_type_macro_in_the_size_is_expanded() {
+    let body = "#ifndef TYPE\n#define TYPE int\n#endif\nint main(void)\n{\n    int n = 4;\n    \
+                TYPE *Y = (TYPE *) malloc(n * n * sizeof(TYPE));\n    return Y == 0;\n}\n";
+    for (before, bytes) in [("", 4), ("#define TYPE double\n", 8)] {
+        let text = format!("#include <stdlib.h>\n{before}{body}");
+        let line = text.lines().position(|l| l.contains("malloc")).unwrap() as u32 + 1;
+        let (target, size) = CSource::parse(text.clone()).resolve_allocation(line, 0);
+        assert!(
+            matches!(target, AllocTarget::Named { ref name, .. } if name == "Y"),
+            "{target:?}"
+        );
+        let size = size.unwrap();
+        assert_eq!(size.elem_bytes, Some(bytes), "{before:?}");
+        assert_eq!(size.factors, vec![None, None], "{before:?}");
+    }
+}

@@ -261,10 +261,27 @@ impl CSource {
         let size = match &target {
             AllocTarget::Named {
                 size_expr: Some(e), ..
-            } => self.eval_size_at(e, line),
+            } => self.eval_size_expanded(e, line),
             _ => None,
         };
         (target, size)
+    }
+
+    /// The allocation size `expr` at `line` evaluated as the compiler saw
+    /// it: when its element size is not known as written, again with the
+    /// file's macros expanded, so that `sizeof(TYPE)` with `#define TYPE
+    /// double` (or `-DTYPE=double`, read from `-g3` debug information)
+    /// gives 8. An expansion that fails (a runaway macro) keeps the
+    /// expression as written.
+    fn eval_size_expanded(&self, expr: &str, line: u32) -> Option<SizeExpr> {
+        let plain = self.eval_size_at(expr, line);
+        if plain.as_ref().is_some_and(|s| s.elem_bytes.is_some()) {
+            return plain;
+        }
+        match self.macros.expand(expr) {
+            Ok(e) if e != expr => self.eval_size_at(&e, line).or(plain),
+            _ => plain,
+        }
     }
 
     /// The C++ object whose buffer a standard container allocated on
