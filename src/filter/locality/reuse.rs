@@ -177,7 +177,7 @@ impl Marks {
         let mut m = Marks::new(cap);
         let full = k / 64;
         m.bits[..full].fill(u64::MAX);
-        if k % 64 != 0 {
+        if !k.is_multiple_of(64) {
             m.bits[full] = (1u64 << (k % 64)) - 1;
         }
         let n = m.blocks.len() - 1;
