@@ -444,30 +444,61 @@ fn read_totals(path: &Path) -> Result<Vec<LocTotals>, FilterError> {
 /// The lookup table while it is written, a row at a time in address
 /// order: rows gather in columns and leave as a row group (or a frame) of
 /// [`BATCH_ROWS`], and each variable's totals are summed on the way.
-/// Memory: one batch of rows.
+/// A file's row groups are encoded and written on a thread of their own
+/// (`mapvis-locations`), so that the caller's merge and member paths run
+/// beside the encoding instead of before it. Memory: three batches of
+/// rows at most (one gathering, one waiting, one being written).
 pub(crate) struct LocationSink {
-    file: Option<(PathBuf, DatasetFile)>,
-    frames: Vec<DataFrame>,
+    out: Out,
     rows: Vec<LocRow>,
     elements: Vec<String>,
     totals: Vec<LocTotals>,
     written: u64,
 }
 
+/// Where a [`LocationSink`]'s batches go.
+enum Out {
+    /// Kept as frames.
+    Memory(Vec<DataFrame>),
+    /// Written to `path` by `thread`, fed through `to`.
+    File {
+        path: PathBuf,
+        to: Option<std::sync::mpsc::SyncSender<Batch>>,
+        thread: Option<std::thread::JoinHandle<Result<(), FilterError>>>,
+    },
+}
+
+/// One batch of rows and their member paths.
+type Batch = (Vec<LocRow>, Vec<String>);
+
 impl LocationSink {
     /// A sink writing `path` (the analysis folder's [`FILE`]), or keeping
     /// the table in memory when `path` is `None`.
     ///
     /// # Errors
-    /// The file cannot be created.
+    /// The file cannot be created, or its thread not started.
     pub(crate) fn new(path: Option<PathBuf>) -> Result<LocationSink, FilterError> {
-        let file = match path {
-            Some(p) => Some((p.clone(), DatasetFile::create(p, &table_schema())?)),
-            None => None,
+        let out = match path {
+            Some(p) => {
+                let file = DatasetFile::create(p.clone(), &table_schema())?;
+                let (to, from) = std::sync::mpsc::sync_channel::<Batch>(1);
+                let thread = std::thread::Builder::new()
+                    .name("mapvis-locations".into())
+                    .spawn(move || write_batches(file, from))
+                    .map_err(|source| FilterError::Write {
+                        path: p.clone(),
+                        source,
+                    })?;
+                Out::File {
+                    path: p,
+                    to: Some(to),
+                    thread: Some(thread),
+                }
+            }
+            None => Out::Memory(Vec::new()),
         };
         Ok(LocationSink {
-            file,
-            frames: Vec::new(),
+            out,
             rows: Vec::with_capacity(BATCH_ROWS.min(1 << 16)),
             elements: Vec::new(),
             totals: Vec::new(),
@@ -494,40 +525,48 @@ impl LocationSink {
         Ok(())
     }
 
-    /// Writes the rows gathered as one row group (or frame).
+    /// Sends the rows gathered on as one row group (or keeps them as a
+    /// frame).
     fn flush(&mut self) -> Result<(), FilterError> {
         if self.rows.is_empty() {
             return Ok(());
         }
-        let df = self.frame()?;
-        self.written += df.height() as u64;
-        match &mut self.file {
-            Some((_, f)) => f.write(&df)?,
-            None => self.frames.push(df),
+        self.written += self.rows.len() as u64;
+        let rows = std::mem::take(&mut self.rows);
+        let elements = std::mem::take(&mut self.elements);
+        match &mut self.out {
+            Out::Memory(frames) => frames.push(frame(&rows, elements)?),
+            Out::File { to, .. } => {
+                let sent = to
+                    .as_ref()
+                    .is_some_and(|t| t.send((rows, elements)).is_ok());
+                if !sent {
+                    // The writer stopped: its error says why.
+                    self.stop_writer()?;
+                }
+            }
         }
-        self.rows.clear();
         Ok(())
     }
 
-    /// The gathered rows as a frame of the table's columns; takes their
-    /// member paths.
-    fn frame(&mut self) -> PolarsResult<DataFrame> {
-        let rows = &self.rows;
-        let col = |f: fn(&LocRow) -> u64| rows.iter().map(f).collect::<Vec<u64>>();
-        DataFrame::new(vec![
-            Column::new(lc::ADDR.into(), col(|r| r.addr)),
-            Column::new(
-                lc::VAR.into(),
-                rows.iter().map(|r| r.var).collect::<Vec<u32>>(),
-            ),
-            Column::new(lc::ACCESSES.into(), col(LocRow::accesses)),
-            Column::new(lc::LOADS.into(), col(|r| r.loads)),
-            Column::new(lc::STORES.into(), col(|r| r.stores)),
-            Column::new(lc::MODIFIES.into(), col(|r| r.modifies)),
-            Column::new(lc::LOAD_BYTES.into(), col(|r| r.load_bytes)),
-            Column::new(lc::STORE_BYTES.into(), col(|r| r.store_bytes)),
-            Column::new(lc::ELEMENT.into(), std::mem::take(&mut self.elements)),
-        ])
+    /// Waits for the writer thread (if any) to write what it was sent
+    /// and close the file; its error if it failed.
+    fn stop_writer(&mut self) -> Result<(), FilterError> {
+        let Out::File { path, to, thread } = &mut self.out else {
+            return Ok(());
+        };
+        *to = None;
+        match thread.take().map(std::thread::JoinHandle::join) {
+            Some(Ok(r)) => r,
+            Some(Err(_)) => Err(FilterError::Write {
+                path: path.clone(),
+                source: std::io::Error::other("the thread writing the locations stopped"),
+            }),
+            None => Err(FilterError::Write {
+                path: path.clone(),
+                source: std::io::Error::other("the locations' file was already closed"),
+            }),
+        }
     }
 
     /// The table written: its file closed, or its frame.
@@ -536,13 +575,11 @@ impl LocationSink {
     /// The last row group or the footer could not be written.
     pub(crate) fn finish(mut self) -> Result<Locations, FilterError> {
         self.flush()?;
-        let place = match self.file {
-            Some((path, f)) => {
-                f.finish()?;
-                Place::File(path)
-            }
-            None => {
-                let mut frames = self.frames.into_iter();
+        self.stop_writer()?;
+        let place = match std::mem::replace(&mut self.out, Out::Memory(Vec::new())) {
+            Out::File { path, .. } => Place::File(path),
+            Out::Memory(frames) => {
+                let mut frames = frames.into_iter();
                 let mut df = match frames.next() {
                     Some(df) => df,
                     None => DataFrame::empty_with_schema(&table_schema()),
@@ -556,7 +593,46 @@ impl LocationSink {
         Ok(Locations {
             rows: self.written,
             place,
-            totals: self.totals,
+            totals: std::mem::take(&mut self.totals),
         })
     }
+}
+
+impl Drop for LocationSink {
+    /// A sink dropped on an error still stops its writer (which closes the
+    /// file) before the analysis folder is removed.
+    fn drop(&mut self) {
+        let _ = self.stop_writer();
+    }
+}
+
+/// The writer thread: encodes and writes each batch as a row group, then
+/// closes the file.
+fn write_batches(
+    mut file: DatasetFile,
+    from: std::sync::mpsc::Receiver<Batch>,
+) -> Result<(), FilterError> {
+    for (rows, elements) in from {
+        file.write(&frame(&rows, elements)?)?;
+    }
+    file.finish()
+}
+
+/// `rows` as a frame of the table's columns, with their member paths.
+fn frame(rows: &[LocRow], elements: Vec<String>) -> PolarsResult<DataFrame> {
+    let col = |f: fn(&LocRow) -> u64| rows.iter().map(f).collect::<Vec<u64>>();
+    DataFrame::new(vec![
+        Column::new(lc::ADDR.into(), col(|r| r.addr)),
+        Column::new(
+            lc::VAR.into(),
+            rows.iter().map(|r| r.var).collect::<Vec<u32>>(),
+        ),
+        Column::new(lc::ACCESSES.into(), col(LocRow::accesses)),
+        Column::new(lc::LOADS.into(), col(|r| r.loads)),
+        Column::new(lc::STORES.into(), col(|r| r.stores)),
+        Column::new(lc::MODIFIES.into(), col(|r| r.modifies)),
+        Column::new(lc::LOAD_BYTES.into(), col(|r| r.load_bytes)),
+        Column::new(lc::STORE_BYTES.into(), col(|r| r.store_bytes)),
+        Column::new(lc::ELEMENT.into(), elements),
+    ])
 }

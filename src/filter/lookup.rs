@@ -311,8 +311,9 @@ impl LookupTable {
     /// (or kept in memory when `path` is `None`), and what each variable's
     /// accesses were (by variable row, as far as the last variable
     /// accessed). Runs on disk are merged with the rows in memory and
-    /// removed. Memory: the rows in memory, a read buffer per run and one
-    /// batch of the table.
+    /// removed. Memory: the rows in memory, a read buffer per run and
+    /// three batches of the table (gathering, waiting, written by the
+    /// [`LocationSink`]'s thread).
     ///
     /// # Errors
     /// A run could not be read, or the table could not be written.
