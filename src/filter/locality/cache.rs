@@ -493,40 +493,43 @@ const FA_TOP: usize = 8;
 /// A fully associative LRU cache of a level's number of lines: the
 /// yardstick that tells a capacity miss from a conflict miss. The
 /// [`FA_TOP`] most recent lines sit in a small array; the others in a
-/// doubly linked recency list over fixed slots, found through a
-/// [`SlotTable`].
-/// O(1) per reference; one slot per line of the level.
+/// doubly linked recency list over fixed nodes. Every line held, in the
+/// array or the list, keeps its node for as long as it is held, found
+/// through a [`SlotTable`]: a reference to a line in the list is one probe
+/// and a move to the array, and only a line that enters or leaves the
+/// cache changes the table (a line that left it for the array and came
+/// back once cost a removal with its shifts and an insertion).
+/// O(1) per reference; one node per line of the level.
 #[derive(Clone, Debug)]
 struct FullLru {
-    top: [u64; FA_TOP],
+    /// The most recent lines and their nodes, most recent first.
+    top: [(u64, u32); FA_TOP],
     top_len: usize,
     top_cap: usize,
-    /// Lines the list may hold: the level's lines beyond the top's.
-    list_cap: usize,
+    /// Lines the cache holds at most.
+    cap: usize,
+    /// Line to node, for every line held.
     slot: SlotTable,
     line: Vec<u64>,
     prev: Vec<u32>,
     next: Vec<u32>,
-    /// Slots allocated and not in the list.
-    spare: Vec<u32>,
-    /// Most recent slot of the list, and least recent.
+    /// Most recent node of the list, and least recent.
     head: u32,
     tail: u32,
 }
 
 impl FullLru {
     fn new(lines: u64) -> FullLru {
-        let top_cap = (lines as usize).min(FA_TOP);
+        let cap = lines as usize;
         FullLru {
-            top: [0; FA_TOP],
+            top: [(0, NIL); FA_TOP],
             top_len: 0,
-            top_cap,
-            list_cap: lines as usize - top_cap,
-            slot: SlotTable::new(lines as usize - top_cap),
+            top_cap: cap.min(FA_TOP),
+            cap,
+            slot: SlotTable::new(cap),
             line: Vec::new(),
             prev: Vec::new(),
             next: Vec::new(),
-            spare: Vec::new(),
             head: NIL,
             tail: NIL,
         }
@@ -536,52 +539,60 @@ impl FullLru {
     /// in the cache.
     #[inline]
     fn touch(&mut self, b: u64) -> bool {
-        if let Some(p) = self.top[..self.top_len].iter().position(|&t| t == b) {
+        if let Some(p) = self.top[..self.top_len].iter().position(|t| t.0 == b) {
             to_front(&mut self.top[..=p], p);
             return true;
         }
-        let hit = match self.slot.remove(b) {
-            Some(s) => {
-                self.unlink(s);
-                self.spare.push(s);
-                true
+        let (node, hit) = match self.slot.get(b) {
+            Some(n) => {
+                self.unlink(n);
+                (n, true)
             }
-            None => false,
+            None => (self.take_node(b), false),
         };
         if self.top_len < self.top_cap {
             self.top_len += 1;
-        } else {
-            // The least recent of the top moves to the head of the list.
-            let old = self.top[self.top_cap - 1];
-            self.demote(old);
+        } else if self.line.len() > self.top_cap || hit {
+            // The least recent of the top moves to the head of the list
+            // (unless it was the line evicted to make room).
+            let (_, old) = self.top[self.top_cap - 1];
+            self.link_head(old);
         }
         let n = self.top_len - 1;
         to_front(&mut self.top[..=n], n);
-        self.top[0] = b;
+        self.top[0] = (b, node);
         hit
     }
 
-    /// Puts `b` at the head of the list, evicting the list's least recent
-    /// line when the cache is full.
-    fn demote(&mut self, b: u64) {
-        if self.list_cap == 0 {
-            return;
-        }
-        let s = if let Some(s) = self.spare.pop() {
-            s
-        } else if self.line.len() < self.list_cap {
-            self.line.push(0);
+    /// A node for `b`, which is not held: a new one while the cache has
+    /// room, else the least recent line's (the list's tail, or the top's
+    /// last when there is no list), which leaves the cache.
+    fn take_node(&mut self, b: u64) -> u32 {
+        let n = if self.line.len() < self.cap {
+            self.line.push(b);
             self.prev.push(NIL);
             self.next.push(NIL);
             (self.line.len() - 1) as u32
-        } else {
+        } else if self.tail != NIL {
             let t = self.tail;
             self.unlink(t);
             self.slot.remove(self.line[t as usize]);
             t
+        } else {
+            // No list (a cache of at most FA_TOP lines): the top's least
+            // recent leaves; its place is taken below.
+            let (old, t) = self.top[self.top_cap - 1];
+            self.slot.remove(old);
+            self.top_len -= 1;
+            t
         };
-        self.line[s as usize] = b;
-        self.slot.insert(b, s);
+        self.line[n as usize] = b;
+        self.slot.insert(b, n);
+        n
+    }
+
+    /// Puts node `s` at the head of the list.
+    fn link_head(&mut self, s: u32) {
         self.prev[s as usize] = NIL;
         self.next[s as usize] = self.head;
         if self.head != NIL {

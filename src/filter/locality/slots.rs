@@ -65,7 +65,7 @@ impl SlotTable {
     }
 
     /// The slot of `line`, if it is held.
-    #[cfg(test)]
+    #[inline]
     pub(crate) fn get(&self, line: u64) -> Option<u32> {
         match self.find(line) {
             (i, true) => Some(self.entries[i].1),
