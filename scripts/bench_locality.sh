@@ -16,7 +16,9 @@
 #     simulated again from the saved accesses; goal >= 60 M accesses/s);
 #   - `what_if V pad 64` and `what_if V -layouts {8 layouts}` (goal: the 8
 #     cost at most twice the one), V the matrix multiply's Y (built -g3,
-#     so that its element type, a -D macro, is known) and the transpose's X.
+#     so that its element type, a -D macro, is known; a malloc'd N * N
+#     block, so its transpose layout is given the shape 256 256 8) and the
+#     transpose's X.
 # Peak RSS is printed for the analysis and the simulations.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,10 +30,12 @@ MODEL="set_cache L1 32K 8 64; set_cache L2 256K 8 64; set_cache L3 off"
 CG_MODEL=(--I1=32768,8,64 --D1=32768,8,64 --LL=262144,8,64)
 
 
-# name exe var args... : the program's steps, RUNS times (what_if on var).
+# name exe var shape args... : the program's steps, RUNS times (what_if on
+# var; shape, "ROWS COLS ELEMBYTES" or empty, is what its transpose layout
+# needs when the shape cannot be inferred, as for a malloc'd N * N block).
 bench() {
-  local name=$1 exe=$2 var=$3
-  shift 3
+  local name=$1 exe=$2 var=$3 shape=$4
+  shift 4
   local d="$WORK/$name"
   mkdir -p "$d"
   local args=""
@@ -57,7 +61,7 @@ bench() {
     resim_kb+=("$kb")
     read -r w _ <<<"$(timed_command "$d" "what_if $var pad 64")"
     one+=("$w")
-    read -r w _ <<<"$(timed_command "$d" "what_if $var -layouts {{pad 64} {pad 128} {pad 8} {align 4096} {transpose} {pad 16} {pad 32} {align 64}}")"
+    read -r w _ <<<"$(timed_command "$d" "what_if $var -layouts {{pad 64} {pad 128} {pad 8} {align 4096} {transpose $shape} {pad 16} {pad 32} {align 64}}")"
     eight+=("$w")
   done
   local acc
@@ -93,5 +97,5 @@ EOF
 }
 
 echo "# locality against cachegrind, $(date -u +%Y-%m-%d), commit $(git rev-parse --short HEAD), $(nproc) cores, $RUNS runs, load $(cut -d' ' -f1-3 /proc/loadavg)"
-bench matmul256 "$WORK/matmul" Y ijk 256
-bench transpose2000 "$WORK/transpose" X
+bench matmul256 "$WORK/matmul" Y "256 256 8" ijk 256
+bench transpose2000 "$WORK/transpose" X ""

@@ -574,14 +574,14 @@ fn address_rows(
     loc: &DataFrame,
     index: u64,
 ) -> PolarsResult<DataFrame> {
-    let names: Vec<String> = loc
-        .column(lc::VAR)?
-        .u32()?
+    let vars = loc.column(lc::VAR)?.u32()?;
+    // Names and member paths are borrowed where they already exist (a row
+    // per location: millions in a large program's table).
+    let names: Vec<&str> = vars
         .into_iter()
         .map(|v| {
             v.and_then(|v| rows.row_of.get(v as usize))
-                .map(|&r| rows.names[r as usize].clone())
-                .unwrap_or_default()
+                .map_or("", |&r| rows.names[r as usize].as_str())
         })
         .collect();
     let n = loc.height() as u64;
@@ -598,33 +598,27 @@ fn address_rows(
             .clone()
             .with_name("bytes_loaded".into()),
     ])?;
-    out.with_column(Column::new("variable".into(), names.clone()))?;
-    // Member paths come from the analysis; array elements from the shape.
+    out.with_column(Column::new("variable".into(), &names))?;
+    // Member paths come from the analysis; array elements from the shape;
+    // a scalar's element (its own name) is its row's name.
     let stored = loc.column(lc::ELEMENT)?.str()?;
     let addrs = loc.column(lc::ADDR)?.u64()?;
-    let vars = loc.column(lc::VAR)?.u32()?;
-    let elements: Vec<String> = (0..loc.height())
-        .map(|i| match stored.get(i) {
-            Some(e) if !e.is_empty() => e.to_string(),
-            _ => match (
-                vars.get(i).and_then(|v| a.vars.get(v as usize)),
-                addrs.get(i),
-            ) {
-                (Some(v), Some(addr)) => {
-                    element_path(&v.name, v.base, v.size, v.elem_size, &v.dims, addr)
-                }
-                _ => String::new(),
-            },
-        })
-        .zip(vars.into_iter().zip(&names))
-        .map(
-            |(e, (v, row))| match v.and_then(|v| a.vars.get(v as usize)) {
-                Some(var) if e == var.name => row.clone(),
-                _ => e,
-            },
-        )
-        .collect();
-    out.with_column(Column::new("element".into(), elements))?;
+    let mut elements = StringChunkedBuilder::new("element".into(), loc.height());
+    for (i, row) in names.iter().enumerate() {
+        let var = vars.get(i).and_then(|v| a.vars.get(v as usize));
+        match (stored.get(i), var, addrs.get(i)) {
+            (Some(e), Some(v), _) if !e.is_empty() => {
+                elements.append_value(if e == v.name { *row } else { e })
+            }
+            (Some(e), None, _) if !e.is_empty() => elements.append_value(e),
+            (_, Some(v), Some(addr)) => {
+                let e = element_path(&v.name, v.base, v.size, v.elem_size, &v.dims, addr);
+                elements.append_value(if e == v.name { row } else { e.as_str() })
+            }
+            _ => elements.append_value(""),
+        }
+    }
+    out.with_column(elements.finish().into_column())?;
     out.select(ADDRESS_COLUMNS)
 }
 
