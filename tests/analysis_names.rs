@@ -97,6 +97,17 @@ fn a_global_array_and_a_static_are_named_from_dwarf() {
     expect(&got, &[("garr", 0, 256), ("scale", 512, 0)]);
 }
 
+/// Two 32 MB static arrays are named whole, their ends as well as their
+/// starts: most of a large `.bss` lies past every page mapped from the
+/// file (an anonymous mapping), and was named `<unrecorded memory>`
+/// there. By the hand-worked counts of `tests/c/an_big_bss.c`.
+#[test]
+fn a_large_static_array_is_named_past_the_files_pages() {
+    let got = bytes_by_var("tests/c/an_big_bss.c", &[], MemKind::Global);
+    expect(&got, &[("big", 0, 16), ("big2", 0, 16), ("small", 4, 0)]);
+    assert!(!got.contains_key("<unrecorded memory>"), "{got:?}");
+}
+
 #[test]
 fn struct_members_are_named_per_location() {
     let (dir, exe, _o, _evs, _end) = trace("tests/c/an_members.c", &[], &[]);

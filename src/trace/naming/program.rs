@@ -101,16 +101,34 @@ impl ProgramNamer {
     /// mapped anonymously), so they can overlap the next object: the one
     /// starting nearest below `a` holds it (libc, not ld.so mapped before it).
     fn object_at(&mut self, a: u64) -> Option<(usize, u64)> {
-        let i = self
-            .objects
-            .iter()
-            .enumerate()
+        let inside = (self.objects.iter().enumerate())
             .filter(|(_, o)| a >= o.lo && a < o.hi)
             .max_by_key(|(_, o)| o.lo)
-            .map(|(i, _)| i)?;
+            .map(|(i, _)| i);
+        let i = match inside {
+            Some(i) => i,
+            None => return self.past_file_maps(a),
+        };
         self.ensure_loaded(i);
         let o = &self.objects[i];
         Some((i, a.wrapping_sub(o.bias?)))
+    }
+
+    /// The object whose image holds `a` past every mapping of its file: the
+    /// tail of a large `.bss`, which the loader maps as anonymous memory
+    /// after the file's last page (a 32 MB `static double Y[2000][2000]`).
+    /// Only the object mapped nearest below `a` can, and only when its
+    /// segments' end reaches `a`; the heap that follows an executable's
+    /// image stays outside it.
+    fn past_file_maps(&mut self, a: u64) -> Option<(usize, u64)> {
+        let i = (self.objects.iter().enumerate())
+            .filter(|(_, o)| o.hi <= a)
+            .max_by_key(|(_, o)| o.hi)
+            .map(|(i, _)| i)?;
+        self.ensure_loaded(i);
+        let o = &self.objects[i];
+        let fa = a.wrapping_sub(o.bias?);
+        (fa < o.image_end?).then_some((i, fa))
     }
 
     fn ensure_loaded(&mut self, i: usize) {
