@@ -832,23 +832,25 @@ mod tests {
         }
     }
 
-    /// Distances that span many blocks of marks, through renumbering: a
-    /// cyclic sweep of 5000 lines, three times.
+    /// The distances of a cyclic sweep of `n` lines made three times,
+    /// checked: the first sweep cold, every later reference at `n - 1`.
+    fn cyclic_sweep(n: u64) -> Vec<Option<u64>> {
+        let trace: Vec<u64> = (0..3).flat_map(|_| 0..n).collect();
+        let d = fast(&trace, 8);
+        assert!(d[..n as usize].iter().all(|x| x.is_none()));
+        assert!(d[n as usize..].iter().all(|x| *x == Some(n - 1)));
+        d
+    }
+
+    /// Distances that span many blocks of marks, through renumbering.
     #[test]
     fn a_long_cyclic_sweep_has_distance_n_minus_one() {
-        let trace: Vec<u64> = (0..3).flat_map(|_| 0..5000u64).collect();
-        let d = fast(&trace, 8);
-        assert!(d[..5000].iter().all(|x| x.is_none()));
-        assert!(d[5000..].iter().all(|x| *x == Some(4999)));
+        cyclic_sweep(5000);
     }
 
     #[test]
     fn a_cyclic_sweep_has_distance_n_minus_one() {
-        let trace: Vec<u64> = (0..3).flat_map(|_| 0..100u64).collect();
-        let d = fast(&trace, 8);
-        assert!(d[..100].iter().all(|x| x.is_none()));
-        assert!(d[100..].iter().all(|x| *x == Some(99)));
-        let h = hist(&d);
+        let h = hist(&cyclic_sweep(100));
         // A 64-line fully associative LRU cache misses every reference of
         // a 100-line cyclic sweep; a 128-line one only the cold ones.
         assert_eq!(h.misses_at(6), 300);
