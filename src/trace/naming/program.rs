@@ -96,10 +96,10 @@ impl ProgramNamer {
         }
     }
 
-    /// The object containing runtime address `a`, and `a` as a file address.
-    /// Objects' ranges reach 16 MiB past their last mapping (for a `.bss`
-    /// mapped anonymously), so they can overlap the next object: the one
-    /// starting nearest below `a` holds it (libc, not ld.so mapped before it).
+    /// The object containing runtime address `a`, and `a` as a file address:
+    /// the one whose file mappings span `a` (the one starting nearest below
+    /// `a` when spans overlap), else the one whose image reaches past its
+    /// file mappings to `a` ([`Self::past_file_maps`]).
     fn object_at(&mut self, a: u64) -> Option<(usize, u64)> {
         let inside = (self.objects.iter().enumerate())
             .filter(|(_, o)| a >= o.lo && a < o.hi)
@@ -777,9 +777,9 @@ impl Namer for ProgramNamer {
         };
         let o = &mut self.objects[idx];
         o.lo = o.lo.min(m.start);
-        // The object's memory image extends past its last file mapping
-        // (.bss): allow 16 MiB past the end of what is mapped from the file.
-        o.hi = o.hi.max(m.start + m.len + (16 << 20));
+        // What lies past the last file mapping (a large `.bss`) is the
+        // object's as far as its image goes: see `past_file_maps`.
+        o.hi = o.hi.max(m.start + m.len);
         if m.offset == 0 && o.bias.is_none() {
             o.bias = Some(m.start);
             o.first_map = Some(m.start);
