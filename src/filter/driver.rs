@@ -108,15 +108,16 @@ impl Keep<'_> {
 
     /// The access list's bytes in memory and the lookup table's rows for
     /// a memory limit of `limit` bytes: a thirty-second for the access list (at
-    /// most the default 256 MB; it only spares later reads the disk), and a
-    /// fifth for the lookup table at [`LOOKUP_ROW_BYTES`] a row. An eighth
+    /// most the default 256 MB; it only spares later reads the disk), and an
+    /// eighth for the lookup table at [`LOOKUP_ROW_BYTES`] a row (rows past
+    /// it cost about 7 bytes each on disk, written and read once). An eighth
     /// goes to the cache model fed as the analysis streams
     /// ([`Keep::locality_budget`]); the rest is for the naming state, the
     /// by-variable buffers (about 120 MB), the direct indexes (at most
     /// 256 MB) and the batches in flight.
     pub fn budgets(limit: u64) -> (u64, usize) {
         let list = (limit / 32).min(super::store::DEFAULT_MEMORY_BUDGET);
-        let rows = (limit / 5 / LOOKUP_ROW_BYTES).max(1 << 16);
+        let rows = (limit / 8 / LOOKUP_ROW_BYTES).max(1 << 16);
         (list, usize::try_from(rows).unwrap_or(usize::MAX))
     }
 

@@ -351,7 +351,7 @@ pub const SPECS: &[CommandSpec] = &[
         args: &[opt("SIZE", ArgKind::Text)],
         help: "Sets the memory mapvis's analysis may use: SIZE in bytes, or with \
                K, M or G (512M, 2G; at least 512M). memory_trace_analysis holds at \
-               most a fifth of it as its table of unique locations, a thirty-second \
+               most an eighth of it as its table of unique locations, a thirty-second \
                as accesses and an eighth for the cache model it simulates as it \
                streams (past that, cache_stats simulates later); the locations that do not fit are counted in parts on \
                disk in .mapvis/ and merged at its end, and it says so. The other \
