@@ -26,6 +26,7 @@ pub(crate) mod advise;
 pub mod cache;
 pub mod colour;
 pub(crate) mod compare;
+mod pages;
 pub(crate) mod pattern;
 pub mod recorded;
 pub(crate) mod reorder;

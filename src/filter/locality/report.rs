@@ -16,7 +16,7 @@ use super::cache::{human_bytes, CacheError, CacheModel, CacheResult, CacheSim, C
 use super::pattern::Differ;
 use super::pattern::{label, PatternSink, RowLabel};
 use super::reuse::{bin_low, Histogram, ReuseResult, ReuseSink, Sampling, BINS};
-use super::sharing::{ByteSet, LineUse, SharingSink};
+use super::sharing::{ByteSet, LineUse, SharingCandidates, SharingSink};
 use super::{drive, AccessSink, LineId, Names, VarId};
 use crate::filter::analysis::Analysis;
 use crate::filter::schema::location as lc;
@@ -913,7 +913,15 @@ pub fn sharing_stats(
     if a.summary.threads.len() < 2 {
         return Ok(Vec::new());
     }
-    let mut sink = SharingSink::new(line);
+    // Two passes: the lines that can be shared, then their histories (see
+    // the sharing module: a history for every line would take twice the
+    // program's memory).
+    let mut first = SharingCandidates::new(line);
+    drive(a, &mut [&mut first])?;
+    if first.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut sink = SharingSink::only(first);
     drive(a, &mut [&mut sink])?;
     let names = Names::grouped(a, grouping)?;
     let lines = sink.finish();

@@ -28,8 +28,8 @@
 //! hash falls under the rate are tracked, their distances are scaled by
 //! 1/rate and each sampled reference stands for 1/rate references. The
 //! results are then estimates, and say so.
-use polars::prelude::PlHashMap;
 
+use super::pages::LinePages;
 use super::{to_front, AccessSink, NamedAccess, VarId};
 
 /// Number of histogram bins: bin 0 holds distance 0, bin k (k >= 1)
@@ -254,7 +254,7 @@ impl Marks {
 
 /// Per line: its last reference time (or [`IN_TOP`], or [`UNSEEN`]), and
 /// its most distant reuse.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 struct LineState {
     last: u32,
     max_var: VarId,
@@ -265,107 +265,13 @@ struct LineState {
 /// `last` of a line never referenced (a free slot of its page).
 const UNSEEN: u32 = u32::MAX - 1;
 
-/// Lines per page of [`LinePages`].
-const PAGE_LINES: u64 = 512;
-
-/// The lines' states, in pages of [`PAGE_LINES`] consecutive lines made
-/// when one of their lines is first referenced; a line's slot is its
-/// page's index times [`PAGE_LINES`] plus its place in the page.
-///
-/// Why pages and not a hash map from line to state: the map's probe and
-/// the state it leads to are two or three cache misses per reference once
-/// millions of lines are tracked (most of the reuse distances' time on a
-/// large array), where a page's slot is one, and neighbouring lines (an
-/// array walked in order) share a page found once. The page directory is
-/// small (one entry per 512 lines) and stays in cache. Memory: 24 bytes
-/// per line of every page touched, so at most 12 KB for a lone line and
-/// the same 24 bytes a line for arrays; [`StackDistance::bytes`] counts
-/// it against the feed's budget.
-#[derive(Clone, Debug, Default)]
-struct LinePages {
-    /// Page number (line / [`PAGE_LINES`]) to index in `pages`.
-    dir: PlHashMap<u64, u32>,
-    pages: Vec<Box<[LineState]>>,
-    /// Each page's number.
-    numbers: Vec<u64>,
-    /// The page last looked up: (its number, its index).
-    last: Option<(u64, u32)>,
-    distinct: usize,
-}
-
-impl LinePages {
-    /// The slot of `line`, its page made if need be.
-    #[inline]
-    fn slot(&mut self, line: u64) -> u32 {
-        let number = line / PAGE_LINES;
-        let index = match self.last {
-            Some((n, i)) if n == number => i,
-            _ => {
-                let i = match self.dir.get(&number) {
-                    Some(&i) => i,
-                    None => self.new_page(number),
-                };
-                self.last = Some((number, i));
-                i
-            }
-        };
-        index * PAGE_LINES as u32 + (line % PAGE_LINES) as u32
-    }
-
-    #[cold]
-    fn new_page(&mut self, number: u64) -> u32 {
-        let i = u32::try_from(self.pages.len())
-            .ok()
-            .filter(|&i| (i as u64) < (u64::from(u32::MAX) / PAGE_LINES))
-            .expect("more distinct lines than u32 slots");
-        let free = LineState {
-            last: UNSEEN,
-            max_var: VarId(0),
-            max_dist: 0,
-            max_addr: 0,
-        };
-        self.pages
-            .push(vec![free; PAGE_LINES as usize].into_boxed_slice());
-        self.numbers.push(number);
-        self.dir.insert(number, i);
-        i
-    }
-
-    #[inline]
-    fn get_mut(&mut self, slot: u32) -> &mut LineState {
-        &mut self.pages[(slot / PAGE_LINES as u32) as usize][(slot % PAGE_LINES as u32) as usize]
-    }
-
-    /// Every line referenced: (line, slot, state), by page.
-    fn iter(&self) -> impl Iterator<Item = (u64, u32, &LineState)> + '_ {
-        self.pages
-            .iter()
-            .zip(&self.numbers)
-            .enumerate()
-            .flat_map(|(p, (page, n))| {
-                (page.iter().enumerate())
-                    .filter(|(_, st)| st.last != UNSEEN)
-                    .map(move |(k, st)| {
-                        (
-                            n * PAGE_LINES + k as u64,
-                            p as u32 * PAGE_LINES as u32 + k as u32,
-                            st,
-                        )
-                    })
-            })
-    }
-
-    /// Bytes held, as allocated.
-    fn bytes(&self) -> usize {
-        let page = PAGE_LINES as usize * std::mem::size_of::<LineState>();
-        // A directory entry and its control byte.
-        let entry = std::mem::size_of::<(u64, u32)>() + 1;
-        self.pages.len() * page
-            + self.pages.capacity() * std::mem::size_of::<Box<[LineState]>>()
-            + self.numbers.capacity() * 8
-            + self.dir.capacity() * entry
-    }
-}
+/// The state of a line never referenced (a free slot of its page).
+const FREE: LineState = LineState {
+    last: UNSEEN,
+    max_var: VarId(0),
+    max_dist: 0,
+    max_addr: 0,
+};
 
 /// Records a reuse at distance `d` (at `addr` of `var`) in `st` if it is
 /// the line's most distant yet.
@@ -394,7 +300,12 @@ const TOP: usize = 8;
 /// time in the tree, so the tree keeps the order of all other lines.
 #[derive(Clone, Debug)]
 pub struct StackDistance {
-    lines: LinePages,
+    /// Each line's state, by slot (see [`LinePages`]): 24 bytes per line
+    /// of every page touched, counted against the feed's budget by
+    /// [`StackDistance::bytes`].
+    lines: LinePages<LineState>,
+    /// Distinct lines seen.
+    distinct: usize,
     top: [(u64, u32); TOP],
     top_len: usize,
     tree: Marks,
@@ -415,7 +326,8 @@ impl StackDistance {
     pub fn with_capacity(cap: usize) -> StackDistance {
         let cap = cap.max(2);
         StackDistance {
-            lines: LinePages::default(),
+            lines: LinePages::new(FREE),
+            distinct: 0,
             top: [(0, 0); TOP],
             top_len: 0,
             tree: Marks::new(cap),
@@ -427,7 +339,7 @@ impl StackDistance {
 
     /// Distinct lines seen.
     pub fn distinct(&self) -> usize {
-        self.lines.distinct
+        self.distinct
     }
 
     /// Bytes its state holds: the lines' states, their index and the tree,
@@ -462,7 +374,7 @@ impl StackDistance {
                 max_dist: 0,
                 max_addr: addr,
             };
-            self.lines.distinct += 1;
+            self.distinct += 1;
             None
         } else {
             let last = st.last as usize;
