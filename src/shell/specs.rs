@@ -352,7 +352,7 @@ pub const SPECS: &[CommandSpec] = &[
         help: "Sets the memory mapvis's analysis may use: SIZE in bytes, or with \
                K, M or G (512M, 2G; at least 512M). memory_trace_analysis holds at \
                most an eighth of it as its table of unique locations, a thirty-second \
-               as accesses and an eighth for the cache model it simulates as it \
+               as accesses and a sixth for the cache model it simulates as it \
                streams (past that, cache_stats simulates later); the locations that do not fit are counted in parts on \
                disk in .mapvis/ and merged at its end, and it says so. The other \
                commands read the saved analysis in batches. The default is a \

@@ -253,14 +253,20 @@ impl Marks {
 }
 
 /// Per line: its last reference time (or [`IN_TOP`], or [`UNSEEN`]), and
-/// its most distant reuse.
+/// its most distant reuse: the distance (in lines, at most `u32::MAX`,
+/// which is 256 GiB of 64-byte lines), the variable, and the low 16 bits
+/// of the address (the offset in the line, lines being at most 4096
+/// bytes). 16 bytes, so that the reuse distances of a program touching
+/// 1 GB (16 M lines) fit in the feed's share of the memory limit.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct LineState {
     last: u32,
     max_var: VarId,
-    max_dist: u64,
-    max_addr: u64,
+    max_dist: u32,
+    max_low: u16,
 }
+
+const _: () = assert!(std::mem::size_of::<LineState>() == 16);
 
 /// `last` of a line never referenced (a free slot of its page).
 const UNSEEN: u32 = u32::MAX - 1;
@@ -270,16 +276,16 @@ const FREE: LineState = LineState {
     last: UNSEEN,
     max_var: VarId(0),
     max_dist: 0,
-    max_addr: 0,
+    max_low: 0,
 };
 
 /// Records a reuse at distance `d` (at `addr` of `var`) in `st` if it is
 /// the line's most distant yet.
 #[inline]
 fn note(st: &mut LineState, d: u64, addr: u64, var: VarId) {
-    if d > st.max_dist {
-        st.max_dist = d;
-        st.max_addr = addr;
+    if d > u64::from(st.max_dist) {
+        st.max_dist = u32::try_from(d).unwrap_or(u32::MAX);
+        st.max_low = addr as u16;
         st.max_var = var;
     }
 }
@@ -372,7 +378,7 @@ impl StackDistance {
                 last: IN_TOP,
                 max_var: var,
                 max_dist: 0,
-                max_addr: addr,
+                max_low: addr as u16,
             };
             self.distinct += 1;
             None
@@ -449,14 +455,15 @@ impl StackDistance {
         self.now = k as u32;
     }
 
-    /// The `n` lines with the most distant reuses: (line, distance, address
-    /// and variable of that access), most distant first.
-    pub fn most_distant(&self, n: usize) -> Vec<(u64, u64, u64, VarId)> {
+    /// The `n` lines with the most distant reuses: (line, distance, the
+    /// low 16 bits of the address and the variable of that access), most
+    /// distant first.
+    pub fn most_distant(&self, n: usize) -> Vec<(u64, u64, u16, VarId)> {
         let mut v: Vec<_> = self
             .lines
             .iter()
             .filter(|(_, _, s)| s.max_dist > 0)
-            .map(|(l, _, s)| (l, s.max_dist, s.max_addr, s.max_var))
+            .map(|(l, _, s)| (l, u64::from(s.max_dist), s.max_low, s.max_var))
             .collect();
         v.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         v.truncate(n);
@@ -612,7 +619,11 @@ impl ReuseSink {
                 .stack
                 .most_distant(20)
                 .into_iter()
-                .map(|(l, d, a, v)| (l << bits, (d as f64 * self.scale) as u64, a, v))
+                .map(|(l, d, low, v)| {
+                    // The line's address and the access's offset in it.
+                    let a = (l << bits) | (u64::from(low) & ((1 << bits) - 1));
+                    (l << bits, (d as f64 * self.scale) as u64, a, v)
+                })
                 .collect(),
             distinct_lines: self.stack.distinct(),
             sampling: self.sampling,
