@@ -1460,11 +1460,20 @@ static UInt heap_callers(ThreadId tid, Addr* ips)
    return n - 1;
 }
 
+/* A call stack: its frame count, then its n frames, inside a record
+   whose ensure() counted 10 bytes a frame (the widest varint). The one
+   writer of the call stacks of ALLOC, FREE and MMAP records. */
+static void put_ips(UInt n, const Addr* ips)
+{
+   UInt k;
+   put_uv(n);
+   for (k = 0; k < n; k++) put_uv(ips[k]);
+}
+
 /* ALLOC of thread number `thread` (tno). */
 static void put_alloc(UChar kind, ULong thread, Addr a, SizeT size, Addr old,
                       UInt n, const Addr* ips)
 {
-   UInt k;
    ensure(64 + 10 * n);
    put_uv(REC_ALLOC);
    put_u8(kind);
@@ -1472,8 +1481,7 @@ static void put_alloc(UChar kind, ULong thread, Addr a, SizeT size, Addr old,
    put_uv(a);
    put_uv(size);
    put_uv(old);
-   put_uv(n);
-   for (k = 0; k < n; k++) put_uv(ips[k]);
+   put_ips(n, ips);
 }
 
 static void record_alloc(ThreadId tid, UChar kind, Addr a, SizeT size, Addr old)
@@ -1514,7 +1522,7 @@ static SSizeT forget_block(Addr a)
 static void record_free(ThreadId tid, UChar kind, Addr a)
 {
    Addr ips[65];
-   UInt n = heap_callers(tid, ips), k;
+   UInt n = heap_callers(tid, ips);
    n_frees++;
    record_icount(tid);
    ensure(48 + 10 * n);
@@ -1522,8 +1530,7 @@ static void record_free(ThreadId tid, UChar kind, Addr a)
    put_u8(kind);
    put_uv(tno(tid));
    put_uv(a);
-   put_uv(n);
-   for (k = 0; k < n; k++) put_uv(ips[k]);
+   put_ips(n, ips);
 }
 
 static void* new_block(ThreadId tid, SizeT n, SizeT align, Bool zero, UChar kind)
@@ -1659,7 +1666,7 @@ static void record_data_mapping(Addr a, SizeT len)
 {
    ThreadId tid = VG_(get_running_tid)();
    Addr ips[65];
-   UInt n, k;
+   UInt n;
    if (tid == VG_INVALID_THREADID) return;
    n = VG_(get_StackTrace)(tid, ips, clo_stack_depth, NULL, NULL, 0);
    ensure(48 + 10 * n);
@@ -1667,8 +1674,7 @@ static void record_data_mapping(Addr a, SizeT len)
    put_uv(tno(tid));
    put_uv(a);
    put_uv(len);
-   put_uv(n);
-   for (k = 0; k < n; k++) put_uv(ips[k]);
+   put_ips(n, ips);
 }
 
 static void mv_new_mem_mmap(Addr a, SizeT len, Bool rr, Bool ww, Bool xx,
