@@ -490,6 +490,14 @@ const NIL: u32 = u32::MAX;
 /// counters and the current line of each array, looked up with no probe.
 const FA_TOP: usize = 8;
 
+/// A line of a [`FullLru`]'s list and its neighbours ([`NIL`]: none).
+#[derive(Clone, Copy, Debug)]
+struct Node {
+    line: u64,
+    prev: u32,
+    next: u32,
+}
+
 /// A fully associative LRU cache of a level's number of lines: the
 /// yardstick that tells a capacity miss from a conflict miss. The
 /// [`FA_TOP`] most recent lines sit in a small array; the others in a
@@ -510,9 +518,10 @@ struct FullLru {
     cap: usize,
     /// Line to node, for every line held.
     slot: SlotTable,
-    line: Vec<u64>,
-    prev: Vec<u32>,
-    next: Vec<u32>,
+    /// The list's nodes: one cache line holds four, so a node's line and
+    /// links cost one miss where three arrays cost three (a large last
+    /// level's list does not stay in the machine's caches).
+    nodes: Vec<Node>,
     /// Most recent node of the list, and least recent.
     head: u32,
     tail: u32,
@@ -527,9 +536,7 @@ impl FullLru {
             top_cap: cap.min(FA_TOP),
             cap,
             slot: SlotTable::new(cap),
-            line: Vec::new(),
-            prev: Vec::new(),
-            next: Vec::new(),
+            nodes: Vec::new(),
             head: NIL,
             tail: NIL,
         }
@@ -552,7 +559,7 @@ impl FullLru {
         };
         if self.top_len < self.top_cap {
             self.top_len += 1;
-        } else if self.line.len() > self.top_cap || hit {
+        } else if self.nodes.len() > self.top_cap || hit {
             // The least recent of the top moves to the head of the list
             // (unless it was the line evicted to make room).
             let (_, old) = self.top[self.top_cap - 1];
@@ -568,15 +575,17 @@ impl FullLru {
     /// room, else the least recent line's (the list's tail, or the top's
     /// last when there is no list), which leaves the cache.
     fn take_node(&mut self, b: u64) -> u32 {
-        let n = if self.line.len() < self.cap {
-            self.line.push(b);
-            self.prev.push(NIL);
-            self.next.push(NIL);
-            (self.line.len() - 1) as u32
+        let n = if self.nodes.len() < self.cap {
+            self.nodes.push(Node {
+                line: b,
+                prev: NIL,
+                next: NIL,
+            });
+            (self.nodes.len() - 1) as u32
         } else if self.tail != NIL {
             let t = self.tail;
             self.unlink(t);
-            self.slot.remove(self.line[t as usize]);
+            self.slot.remove(self.nodes[t as usize].line);
             t
         } else {
             // No list (a cache of at most FA_TOP lines): the top's least
@@ -586,17 +595,19 @@ impl FullLru {
             self.top_len -= 1;
             t
         };
-        self.line[n as usize] = b;
+        self.nodes[n as usize].line = b;
         self.slot.insert(b, n);
         n
     }
 
     /// Puts node `s` at the head of the list.
     fn link_head(&mut self, s: u32) {
-        self.prev[s as usize] = NIL;
-        self.next[s as usize] = self.head;
-        if self.head != NIL {
-            self.prev[self.head as usize] = s;
+        let head = self.head;
+        let node = &mut self.nodes[s as usize];
+        node.prev = NIL;
+        node.next = head;
+        if head != NIL {
+            self.nodes[head as usize].prev = s;
         }
         self.head = s;
         if self.tail == NIL {
@@ -605,14 +616,16 @@ impl FullLru {
     }
 
     fn unlink(&mut self, s: u32) {
-        let (p, n) = (self.prev[s as usize], self.next[s as usize]);
+        let Node {
+            prev: p, next: n, ..
+        } = self.nodes[s as usize];
         if p != NIL {
-            self.next[p as usize] = n;
+            self.nodes[p as usize].next = n;
         } else {
             self.head = n;
         }
         if n != NIL {
-            self.prev[n as usize] = p;
+            self.nodes[n as usize].prev = p;
         } else {
             self.tail = p;
         }
