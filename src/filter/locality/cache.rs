@@ -40,10 +40,11 @@
 //! Cost per access: one tag compare at each level looked up, plus a move to
 //! the front of the set on a hit below the most recent way; for the 3C
 //! yardstick, a scan of its 8 most recent lines and, beyond them, one probe
-//! of its slot table (open addressing, sized once). An access within the
+//! of its slots (see [`LineSlots`]). An access within the
 //! line the last one used costs only its byte mask: nothing else moves.
-//! The yardstick keeps one slot per line of its level (8 MiB of L3:
-//! 131 072 slots, 3 MB) and a bitmap of the lines seen ([`LineSet`]: a bit
+//! The yardstick keeps a node per line of its level, a slot table for a
+//! level of up to 4 MiB (32 bytes a line) and pages of slots beyond it (4
+//! bytes per line of memory touched), and a bitmap of the lines seen ([`LineSet`]: a bit
 //! a line, 4 KiB for each 2 MiB of memory touched, so 2 MB for a program
 //! that touches 1 GB). Memory: the tag
 //! arrays are zero-initialised, so the operating system maps only the sets
@@ -53,7 +54,7 @@ use std::path::Path;
 
 use polars::prelude::PlHashMap;
 
-use super::slots::SlotTable;
+use super::slots::LineSlots;
 use serde::{Deserialize, Serialize};
 
 use super::{to_front, AccessSink, LineId, NamedAccess, PairIndex, VarId};
@@ -503,7 +504,7 @@ struct Node {
 /// [`FA_TOP`] most recent lines sit in a small array; the others in a
 /// doubly linked recency list over fixed nodes. Every line held, in the
 /// array or the list, keeps its node for as long as it is held, found
-/// through a [`SlotTable`]: a reference to a line in the list is one probe
+/// through its [`LineSlots`]: a reference to a line in the list is one probe
 /// and a move to the array, and only a line that enters or leaves the
 /// cache changes the table (a line that left it for the array and came
 /// back once cost a removal with its shifts and an insertion).
@@ -517,7 +518,7 @@ struct FullLru {
     /// Lines the cache holds at most.
     cap: usize,
     /// Line to node, for every line held.
-    slot: SlotTable,
+    slot: LineSlots,
     /// The list's nodes: one cache line holds four, so a node's line and
     /// links cost one miss where three arrays cost three (a large last
     /// level's list does not stay in the machine's caches).
@@ -535,7 +536,7 @@ impl FullLru {
             top_len: 0,
             top_cap: cap.min(FA_TOP),
             cap,
-            slot: SlotTable::new(cap),
+            slot: LineSlots::new(cap),
             nodes: Vec::new(),
             head: NIL,
             tail: NIL,
@@ -696,6 +697,12 @@ struct Yardstick {
 }
 
 impl Yardstick {
+    /// Bytes that grow with the memory the program touched: the lines
+    /// seen, and a large level's pages of slots.
+    fn bytes(&self) -> u64 {
+        self.seen.bytes() + self.full.slot.growing_bytes()
+    }
+
     fn new(l: &Level) -> Yardstick {
         Yardstick {
             seen: LineSet::default(),
@@ -1143,8 +1150,8 @@ impl CacheSim {
     /// lines seen and the counts per (variable, line) pair. The tag arrays
     /// and the fully associative yardsticks are the model's fixed size.
     pub fn state_bytes(&self) -> u64 {
-        let seen: u64 = (self.first.iter().flatten().map(|f| f.yard.seen.bytes()))
-            .chain(self.outer_yard.iter().map(|y| y.seen.bytes()))
+        let seen: u64 = (self.first.iter().flatten().map(|f| f.yard.bytes()))
+            .chain(self.outer_yard.iter().map(Yardstick::bytes))
             .sum();
         seen + (self.counts.capacity() * std::mem::size_of::<Counts>()) as u64
     }

@@ -15,6 +15,8 @@
 //! level (260 MiB is 4.3 M lines) takes memory for the lines the program
 //! touched, not for the whole cache.
 
+use super::pages::LinePages;
+
 /// An empty entry's key: line numbers are stored plus one.
 const EMPTY: u64 = 0;
 
@@ -151,6 +153,87 @@ impl SlotTable {
     }
 }
 
+/// A [`SlotTable`] serves a level of at most this many lines (4 MiB of
+/// 64-byte lines: a table of 1 MB, which stays in the machine's caches);
+/// a larger level looks its lines up in pages.
+const TABLE_MOST: usize = 1 << 16;
+
+/// The slot of a line not held, in pages.
+const NO_SLOT: u32 = u32::MAX;
+
+/// Line number to slot for a fully associative cache of a level's lines:
+/// a [`SlotTable`] for a level of up to [`TABLE_MOST`] lines, and for a
+/// larger one (a last level of 260 MiB is 4.3 M lines) pages of slots by
+/// line ([`LinePages`]).
+///
+/// Why two: a small level's table stays in cache and costs nothing that
+/// grows with the program. A large level's table would miss the cache on
+/// every probe anyway, take 32 bytes per line of the level (134 MB for
+/// 260 MiB) and shift entries back on every removal; its pages take 4
+/// bytes per line of the memory the program touched, found through a
+/// directory that stays in cache, and a removal is one store.
+#[derive(Clone, Debug)]
+pub(crate) enum LineSlots {
+    Table(SlotTable),
+    Pages(LinePages<u32>),
+}
+
+impl LineSlots {
+    /// Slots for at most `most` lines at once.
+    pub(crate) fn new(most: usize) -> LineSlots {
+        if most <= TABLE_MOST {
+            LineSlots::Table(SlotTable::new(most))
+        } else {
+            LineSlots::Pages(LinePages::new(NO_SLOT))
+        }
+    }
+
+    /// The slot of `line`, if it is held.
+    #[inline]
+    pub(crate) fn get(&mut self, line: u64) -> Option<u32> {
+        match self {
+            LineSlots::Table(t) => t.get(line),
+            LineSlots::Pages(p) => {
+                let k = p.slot(line);
+                Some(*p.get_mut(k)).filter(|&s| s != NO_SLOT)
+            }
+        }
+    }
+
+    /// Holds `line` at `slot` (below `u32::MAX`); `line` is not held.
+    #[inline]
+    pub(crate) fn insert(&mut self, line: u64, slot: u32) {
+        match self {
+            LineSlots::Table(t) => t.insert(line, slot),
+            LineSlots::Pages(p) => {
+                let k = p.slot(line);
+                *p.get_mut(k) = slot;
+            }
+        }
+    }
+
+    /// Takes `line` out; its slot, None when it was not held.
+    #[inline]
+    pub(crate) fn remove(&mut self, line: u64) -> Option<u32> {
+        match self {
+            LineSlots::Table(t) => t.remove(line),
+            LineSlots::Pages(p) => {
+                let k = p.slot(line);
+                Some(std::mem::replace(p.get_mut(k), NO_SLOT)).filter(|&s| s != NO_SLOT)
+            }
+        }
+    }
+
+    /// Bytes that grow with the memory the program touched: the pages'
+    /// (a table's size is the level's, fixed).
+    pub(crate) fn growing_bytes(&self) -> u64 {
+        match self {
+            LineSlots::Table(_) => 0,
+            LineSlots::Pages(p) => p.bytes() as u64,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -209,5 +292,39 @@ mod tests {
             let want = (k >= 300_000 || k % 2 == 1).then_some(k as u32);
             assert_eq!(t.get(line(k)), want, "line {k}");
         }
+    }
+
+    /// Both kinds of slots answer alike: a level small enough for a table,
+    /// and one looked up in pages.
+    #[test]
+    fn pages_answer_as_the_table_does() {
+        let mut small = LineSlots::new(1000);
+        let mut large = LineSlots::new(TABLE_MOST + 1);
+        assert!(matches!(small, LineSlots::Table(_)));
+        assert!(matches!(large, LineSlots::Pages(_)));
+        let mut plain = std::collections::HashMap::new();
+        let mut x = 0x5EED_u64;
+        for step in 0..100_000u32 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let line = (x % 1500) * 3 + (x >> 50);
+            if let Some(want) = plain.remove(&line) {
+                assert_eq!(small.remove(line), Some(want));
+                assert_eq!(large.remove(line), Some(want));
+            } else if plain.len() < 1000 {
+                assert_eq!((small.get(line), large.get(line)), (None, None));
+                small.insert(line, step);
+                large.insert(line, step);
+                plain.insert(line, step);
+            } else {
+                assert_eq!(large.remove(line), None);
+            }
+        }
+        for (&l, &v) in &plain {
+            assert_eq!((small.get(l), large.get(l)), (Some(v), Some(v)));
+        }
+        assert_eq!(small.growing_bytes(), 0);
+        assert!(large.growing_bytes() > 0);
     }
 }
