@@ -10,10 +10,10 @@
 //! probing, a multiplicative hash, and deletion by shifting the following
 //! entries back (no tombstones), so a lookup is a hash and one or two
 //! compares in a table that stays in the machine's own caches for an L1 or
-//! L2 yardstick. It grows by doubling while it is at most half full, up
-//! to the size its largest count needs, so the yardstick of a large last
-//! level (260 MiB is 4.3 M lines) takes memory for the lines the program
-//! touched, not for the whole cache.
+//! L2 yardstick. A level too large for such a table (over [`TABLE_MOST`]
+//! lines: a last level of 260 MiB is 4.3 M lines) looks its lines up in
+//! pages instead, which take memory for the lines the program touched, not
+//! for the whole cache (see [`LineSlots`]).
 
 use super::pages::LinePages;
 
@@ -22,10 +22,9 @@ const EMPTY: u64 = 0;
 
 /// Line number to slot, for at most a fixed number of lines at once.
 ///
-/// Memory: 16 bytes an entry, for twice the lines held so far, rounded up
-/// to a power of two; at most the power of two at or above 10/7 of the
-/// lines held at most (so the table is at most 70% full, and mostly about
-/// half).
+/// Memory: 16 bytes an entry, for the power of two at or above 10/7 of
+/// the lines held at most (so the table is at most 70% full), made at
+/// once: at most 2 MB, for a level of [`TABLE_MOST`] lines.
 #[derive(Clone, Debug)]
 pub(crate) struct SlotTable {
     /// (line + 1, slot) by position; `EMPTY` key: free.
@@ -34,42 +33,16 @@ pub(crate) struct SlotTable {
     mask: usize,
     /// log2 of `entries.len()`.
     bits: u32,
-    /// Lines held.
-    held: usize,
-    /// The length the table grows to at most.
-    most_len: usize,
 }
-
-/// Entries of a new table, at most: a small cache's whole table, and a
-/// large cache's first.
-const FIRST_LEN: usize = 1 << 12;
 
 impl SlotTable {
     /// A table for at most `most` lines at once.
     pub(crate) fn new(most: usize) -> SlotTable {
-        let most_len = (most.max(1) * 10 / 7 + 1).next_power_of_two().max(16);
-        let len = most_len.min(FIRST_LEN);
+        let len = (most.max(1) * 10 / 7 + 1).next_power_of_two().max(16);
         SlotTable {
             entries: vec![(EMPTY, 0); len],
             mask: len - 1,
             bits: len.trailing_zeros(),
-            held: 0,
-            most_len,
-        }
-    }
-
-    /// Doubles the table, its entries placed again.
-    #[cold]
-    fn grow(&mut self) {
-        let len = self.entries.len() * 2;
-        let old = std::mem::replace(&mut self.entries, vec![(EMPTY, 0); len]);
-        self.mask = len - 1;
-        self.bits = len.trailing_zeros();
-        for (key, slot) in old {
-            if key != EMPTY {
-                let (i, _) = self.find(key - 1);
-                self.entries[i] = (key, slot);
-            }
         }
     }
 
@@ -110,13 +83,9 @@ impl SlotTable {
     /// within the table's size, and `line` not held already.
     #[inline]
     pub(crate) fn insert(&mut self, line: u64, slot: u32) {
-        if 2 * (self.held + 1) > self.entries.len() && self.entries.len() < self.most_len {
-            self.grow();
-        }
         let (i, held) = self.find(line);
         debug_assert!(!held, "line {line} inserted twice");
         self.entries[i] = (line + 1, slot);
-        self.held += 1;
     }
 
     /// Takes `line` out; its slot, None when it was not held.
@@ -148,7 +117,6 @@ impl SlotTable {
             }
         }
         self.entries[i] = (EMPTY, 0);
-        self.held -= 1;
         Some(slot)
     }
 }
@@ -265,32 +233,6 @@ mod tests {
                     assert_eq!(t.get(k), Some(v));
                 }
             }
-        }
-    }
-
-    /// A table for many lines grows as it fills, holds every line across
-    /// its doublings, and stops at the size its largest count needs.
-    #[test]
-    fn a_large_table_grows_as_it_fills() {
-        let most = 1 << 20;
-        let mut t = SlotTable::new(most);
-        assert_eq!(t.entries.len(), FIRST_LEN);
-        let line = |k: u64| k.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 8;
-        for k in 0..300_000u64 {
-            t.insert(line(k), k as u32);
-        }
-        assert_eq!(t.entries.len(), 1 << 20, "twice the lines held");
-        for k in (0..300_000u64).step_by(2) {
-            assert_eq!(t.remove(line(k)), Some(k as u32));
-        }
-        for k in 300_000..(most as u64 + 150_000) {
-            t.insert(line(k), k as u32);
-        }
-        assert_eq!(t.held, most);
-        assert_eq!(t.entries.len(), 1 << 21, "at most 70% full");
-        for k in 0..(most as u64 + 150_000) {
-            let want = (k >= 300_000 || k % 2 == 1).then_some(k as u32);
-            assert_eq!(t.get(line(k)), want, "line {k}");
         }
     }
 
