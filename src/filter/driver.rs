@@ -141,13 +141,14 @@ impl Keep<'_> {
     }
 }
 
-/// Rows of the lookup table held in memory by default: 4 M, about 360 MB
-/// with their index.
+/// Rows of the lookup table held in memory by default: 4 M, about 470 MB
+/// with their index and sort keys.
 pub const DEFAULT_LOOKUP_ROWS: usize = 4 << 20;
 
 /// Memory a row of the lookup table takes while it is counted: the row
-/// (56 bytes) and its hash-map entry, with the map's slack.
-pub const LOOKUP_ROW_BYTES: u64 = 96;
+/// (56 bytes), its hash-map entry with the map's slack, and its sort key
+/// when the rows are written in order (16 bytes).
+pub const LOOKUP_ROW_BYTES: u64 = 112;
 
 /// The folder of the lookup table's sorted runs, beside the dataset
 /// `dataset` (in the analysis folder being built, which is removed whole
