@@ -441,7 +441,7 @@ fn read_selection(
         Some(_) => None,
         None => sel.var_filter(a),
     };
-    let mut seen = Occurrences::new(&a.vars);
+    let mut seen = Occurrences::new(&a.vars, sel.occurrence_budget);
     let mut cols = Columns::default();
     let mut complete = true;
     a.accesses.for_each(filter, &mut |df| {
@@ -452,6 +452,9 @@ fn read_selection(
                 cols.read(&df)?;
                 b.read_coloured(&cols, c.as_mut(), &sel.keep, &mut seen);
             }
+        }
+        if seen.uncounted() > 0 {
+            return Err(sel.too_many_locations());
         }
         if b.is_empty() {
             return Ok(true);

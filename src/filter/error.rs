@@ -37,6 +37,20 @@ pub enum FilterError {
     /// An imported (Gleipnir text) trace could not be read.
     #[error("{0}")]
     Import(String),
+    /// Numbering the accesses of a selection by location (their
+    /// occurrence) would take more than the selection's share of the
+    /// memory limit.
+    #[error(
+        "the accesses drawn touch more distinct locations than their occurrences can be \
+         counted in {budget_mb} MB (a quarter of set_memory_limit): draw fewer of them (one \
+         array with 2d_memory_access_pattern NAME, a filter such as NAME on \
+         complete_memory_access_pattern, or set_mem_alloc with fewer kinds), or raise \
+         set_memory_limit."
+    )]
+    TooManyLocations {
+        /// The counters' share of the memory limit, in MB.
+        budget_mb: u64,
+    },
     /// Gathering the accesses a figure needs would take more memory than
     /// the machine has free.
     #[error(

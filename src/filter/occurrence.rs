@@ -7,10 +7,10 @@ use polars::prelude::{InitHashMaps, PlHashMap};
 
 use super::model::Variable;
 
-/// Bytes the direct counters of all blocks may take together: 2 bytes a
-/// grain, so 256 MB counts 1 GB of doubles. Blocks met once it is spent
-/// are counted in the hash map.
-const DENSE_BUDGET: u64 = 256 << 20;
+/// Bytes a location counted in the hash map is charged: its entry (24
+/// bytes and a control byte) times the map's slack, up to twice its items
+/// just after it has doubled.
+const MAP_ENTRY_BYTES: u64 = 64;
 
 /// One block's direct counters: slot `k` counts the location `base + k <<
 /// shift`.
@@ -25,12 +25,18 @@ struct Dense {
 ///
 /// A block gets a 16-bit counter per grain of its own (the largest power
 /// of two up to 16 that divides its element size; 8 bytes when that is
-/// unknown), made on its first access, while [`DENSE_BUDGET`] allows: one
+/// unknown), made on its first access, while its budget allows: one
 /// indexed add per access, where a hash probe into a table of every
 /// location would miss the cache and take 16 times the memory. Accesses
 /// off the grain or outside their block, blocks beyond the budget, and the
 /// locations touched more than 2^16 - 2 times (a loop counter) are counted
-/// in a hash map.
+/// in a hash map, at [`MAP_ENTRY_BYTES`] a location.
+///
+/// Memory: at most `budget` bytes for the counters and the map together
+/// (2 bytes a grain: 512 MB counts 2 GB of doubles). A location that would
+/// take the map past it is not counted: its accesses' occurrence is 0, and
+/// [`Occurrences::uncounted`] says how many there were, so the caller can
+/// refuse rather than show a wrong number.
 pub(crate) struct Occurrences<'a> {
     vars: &'a [Variable],
     /// Per variable row: `None` not yet met; `Some(None)` counted in the
@@ -38,18 +44,49 @@ pub(crate) struct Occurrences<'a> {
     dense: Vec<Option<Option<Dense>>>,
     dense_bytes: u64,
     other: PlHashMap<(u64, u32), u64>,
+    /// Bytes the counters and the map may take together.
+    budget: u64,
+    /// Accesses not counted, for want of memory.
+    uncounted: u64,
 }
 
 impl<'a> Occurrences<'a> {
     /// A counter for accesses to the variable rows `vars` (an analysis's
-    /// `vars`: the `var` of an access indexes them), all at 0.
-    pub(crate) fn new(vars: &'a [Variable]) -> Occurrences<'a> {
+    /// `vars`: the `var` of an access indexes them), all at 0, in at most
+    /// `budget` bytes.
+    pub(crate) fn new(vars: &'a [Variable], budget: u64) -> Occurrences<'a> {
         Occurrences {
             vars,
             dense: (0..vars.len()).map(|_| None).collect(),
             dense_bytes: 0,
             other: PlHashMap::new(),
+            budget,
+            uncounted: 0,
         }
+    }
+
+    /// Accesses given occurrence 0 because their location would have
+    /// taken the counters past their budget.
+    pub(crate) fn uncounted(&self) -> u64 {
+        self.uncounted
+    }
+
+    /// The map's count of (`addr`, `var`) after one more access, starting
+    /// from `from` for a new entry; 0 when a new entry would not fit the
+    /// budget.
+    #[inline]
+    fn count_in_map(&mut self, addr: u64, var: u32, from: u64) -> u64 {
+        if let Some(n) = self.other.get_mut(&(addr, var)) {
+            *n += 1;
+            return *n;
+        }
+        let bytes = (self.other.len() as u64 + 1) * MAP_ENTRY_BYTES;
+        if self.dense_bytes + bytes > self.budget {
+            self.uncounted += 1;
+            return 0;
+        }
+        self.other.insert((addr, var), from + 1);
+        from + 1
     }
 
     /// Counts one access and returns its occurrence.
@@ -71,19 +108,12 @@ impl<'a> Occurrences<'a> {
                         }
                         // Past 2^16 - 2: the map goes on from here.
                         *n = u16::MAX;
-                        let m = self
-                            .other
-                            .entry((addr, var))
-                            .or_insert(u64::from(u16::MAX) - 1);
-                        *m += 1;
-                        return *m;
+                        return self.count_in_map(addr, var, u64::from(u16::MAX) - 1);
                     }
                 }
             }
         }
-        let n = self.other.entry((addr, var)).or_insert(0);
-        *n += 1;
-        *n
+        self.count_in_map(addr, var, 0)
     }
 
     /// Direct counters for variable row `v`, when the budget allows.
@@ -96,7 +126,8 @@ impl<'a> Occurrences<'a> {
         };
         let slots = var.size.div_ceil(grain);
         let bytes = slots * 2;
-        if slots == 0 || self.dense_bytes + bytes > DENSE_BUDGET {
+        let map = self.other.len() as u64 * MAP_ENTRY_BYTES;
+        if slots == 0 || self.dense_bytes + map + bytes > self.budget {
             return None;
         }
         self.dense_bytes += bytes;
@@ -125,7 +156,7 @@ mod tests {
     #[test]
     fn each_location_counts_from_one() {
         let vars = one_block();
-        let mut o = Occurrences::new(&vars);
+        let mut o = Occurrences::new(&vars, u64::MAX);
         assert_eq!(o.next(0x1000, 0), 1);
         assert_eq!(o.next(0x1008, 0), 1);
         assert_eq!(o.next(0x1000, 0), 2);
@@ -141,10 +172,31 @@ mod tests {
     #[test]
     fn counts_go_on_past_the_direct_counter() {
         let vars = one_block();
-        let mut o = Occurrences::new(&vars);
+        let mut o = Occurrences::new(&vars, u64::MAX);
         for k in 1..=70_000u64 {
             assert_eq!(o.next(0x1000, 0), k);
         }
         assert_eq!(o.next(0x1008, 0), 1);
+    }
+
+    /// Within a budget of the block's counters and two map entries: the
+    /// block and two locations outside it are counted, a third location
+    /// is not (occurrence 0, every time, and said), and the counted ones
+    /// go on counting.
+    #[test]
+    fn a_location_past_the_budget_is_not_counted() {
+        let vars = one_block();
+        // 16 bytes of doubles: 2 grains, 2 bytes each.
+        let mut o = Occurrences::new(&vars, 4 + 2 * MAP_ENTRY_BYTES);
+        assert_eq!(o.next(0x1000, 0), 1);
+        assert_eq!(o.next(0x2000, 0), 1);
+        assert_eq!(o.next(0x3000, 0), 1);
+        assert_eq!(o.uncounted(), 0);
+        assert_eq!(o.next(0x4000, 0), 0);
+        assert_eq!(o.next(0x4000, 0), 0);
+        assert_eq!(o.uncounted(), 2);
+        assert_eq!(o.next(0x2000, 0), 2);
+        assert_eq!(o.next(0x1000, 0), 2);
+        assert_eq!(o.uncounted(), 2);
     }
 }

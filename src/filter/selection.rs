@@ -13,13 +13,20 @@ use super::{occurrence, schema};
 /// A selection of the access list: the variables whose accesses it keeps,
 /// and how many accesses those are. It refers to the access list rather
 /// than listing accesses, so it costs nothing per access.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Selection {
     /// Per variable row: whether its accesses are selected.
     pub keep: Vec<bool>,
     /// Accesses selected.
     pub count: u64,
+    /// Bytes a pass may take to number the accesses by location (their
+    /// occurrence): a quarter of the memory limit ([`Selection::within`]).
+    pub occurrence_budget: u64,
 }
+
+/// [`Selection::occurrence_budget`] unless [`Selection::within`] says
+/// otherwise: a quarter of the default memory limit of 2 GB.
+pub const OCCURRENCE_BUDGET: u64 = 512 << 20;
 
 impl Selection {
     /// The selection of the variables `keep` holds.
@@ -31,7 +38,26 @@ impl Selection {
             .filter(|(_, k)| **k)
             .map(|(n, _)| n)
             .sum();
-        Ok(Selection { keep, count })
+        Ok(Selection {
+            keep,
+            count,
+            occurrence_budget: OCCURRENCE_BUDGET,
+        })
+    }
+
+    /// This selection under a memory limit of `limit` bytes: its passes
+    /// number the accesses by location in a quarter of it.
+    #[must_use]
+    pub fn within(mut self, limit: u64) -> Selection {
+        self.occurrence_budget = limit / 4;
+        self
+    }
+
+    /// The error for a pass whose occurrence counters ran out of budget.
+    pub(crate) fn too_many_locations(&self) -> FilterError {
+        FilterError::TooManyLocations {
+            budget_mb: self.occurrence_budget >> 20,
+        }
     }
 
     /// Accesses selected.
@@ -64,7 +90,9 @@ impl Selection {
             .enumerate()
             .map(|(v, k)| *k && keep.get(v).copied().unwrap_or(false))
             .collect();
-        Selection::of(a, both)
+        let mut s = Selection::of(a, both)?;
+        s.occurrence_budget = self.occurrence_budget;
+        Ok(s)
     }
 }
 
@@ -96,7 +124,7 @@ pub fn rows(a: &Analysis, sel: &Selection) -> Result<DataFrame, FilterError> {
     check_fits(sel.count)?;
     use schema::access as ac;
     let mut parts: Vec<DataFrame> = Vec::new();
-    let mut seen = occurrence::Occurrences::new(&a.vars);
+    let mut seen = occurrence::Occurrences::new(&a.vars, sel.occurrence_budget);
     a.accesses.for_each(sel.var_filter(a), &mut |mut df| {
         let addr = df.column(ac::ADDR)?.u64()?.clone();
         let var = df.column(ac::VAR)?.u32()?.clone();
@@ -105,6 +133,9 @@ pub fn rows(a: &Analysis, sel: &Selection) -> Result<DataFrame, FilterError> {
             .zip(var.into_no_null_iter())
             .map(|(addr, var)| seen.next(addr, var))
             .collect();
+        if seen.uncounted() > 0 {
+            return Err(sel.too_many_locations());
+        }
         df.with_column(model::owned::<UInt64Type>(ac::OCCURRENCE, occ))?;
         parts.push(df);
         Ok(true)

@@ -174,7 +174,7 @@ fn page(
     let batches: Vec<_> = runs
         .iter()
         .zip(sels)
-        .map(|(r, sel)| SelectionBatches::plain(&r.analysis, sel))
+        .map(|(r, sel)| SelectionBatches::plain(&r.analysis, sel.within(st.memory_limit().0)))
         .collect();
     for (r, acc) in runs.iter().zip(&batches) {
         let (links, note, files) = source_pages(st, r, &figures)?;

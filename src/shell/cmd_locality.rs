@@ -54,7 +54,7 @@ fn advise(st: &mut Session, args: &[String]) -> CmdResult<Value> {
         println!("warning: this analysis is PARTIAL ({why}): the predictions cover only the accesses recorded.");
     }
     if save {
-        let written = save_advice(a, &advice, &fig, &src_paths)?;
+        let written = save_advice(a, &advice, &fig, &src_paths, st.memory_limit().0)?;
         st.record_written(&written);
     }
     Ok(advice_dicts(&advice))
@@ -69,6 +69,7 @@ fn save_advice(
     advice: &filter::Advice,
     fig: &crate::vis::FigureOptions,
     src_paths: &[PathBuf],
+    limit: u64,
 ) -> CmdResult<Vec<PathBuf>> {
     let mut df = advice.table_marked(&a.summary.trace_state())?;
     let csv = filter::write_csv(&mut df, &fig.visinfo_dir.join("advice.csv"))?;
@@ -92,6 +93,7 @@ fn save_advice(
             &x.change,
             fig,
             false,
+            limit,
         )?);
         entries.push(crate::vis::AdviceEntry {
             variable: x.variable.clone(),
@@ -466,7 +468,7 @@ fn what_if(st: &mut Session, args: &[String]) -> CmdResult<Value> {
     }
     if save {
         let words = args[1..].join(" ");
-        let written = save_what_if(a, &w, &name, &words, &fig, true)?;
+        let written = save_what_if(a, &w, &name, &words, &fig, true, st.memory_limit().0)?;
         st.record_written(&written);
     }
     Ok(variable_dicts(&w.after))
@@ -507,7 +509,15 @@ fn what_if_layouts(st: &mut Session, name: &str, rest: &[String], save: bool) ->
         print!("{}", super::render::what_if(w, name));
         if save {
             let words = item.split_whitespace().collect::<Vec<_>>().join(" ");
-            written.extend(save_what_if(a, w, name, &words, &fig, true)?);
+            written.extend(save_what_if(
+                a,
+                w,
+                name,
+                &words,
+                &fig,
+                true,
+                st.memory_limit().0,
+            )?);
         }
     }
     if let Some(why) = a.summary.partial_reason() {
@@ -531,6 +541,7 @@ fn save_what_if(
     words: &str,
     fig: &crate::vis::FigureOptions,
     say: bool,
+    limit: u64,
 ) -> CmdResult<Vec<PathBuf>> {
     use crate::filter::SelectionBatches;
     use crate::vis::{what_if_figure, what_if_file, WhatIfFigure, WhatIfPanel};
@@ -539,7 +550,8 @@ fn save_what_if(
     let mut df = w.table_marked(&a.summary.trace_state())?;
     let csv = filter::write_csv(&mut df, &csv)?;
     let keep = (0..a.vars.len()).map(|v| v == w.var.index()).collect();
-    let before = SelectionBatches::plain(a, filter::Selection::of(a, keep)?);
+    let sel = filter::Selection::of(a, keep)?.within(limit);
+    let before = SelectionBatches::plain(a, sel);
     let after = w.after_accesses(&before);
     let names_before = [(w.var, name.to_string())];
     let names_after: Vec<(filter::VarId, String)> = (w.after_vars.iter())

@@ -162,6 +162,7 @@ pub(super) fn annotate<'a>(
     opts: &mut crate::vis::FigureOptions,
 ) -> CmdResult<filter::SelectionBatches<'a>> {
     use crate::filter::AccessBatches;
+    let sel = sel.within(st.memory_limit().0);
     let mode = st.locality().figure_colour;
     let src = filter::selection_batches(a, sel, mode, &st.locality().cache)
         .context(|| "computing the figure's colours failed".to_string())?;

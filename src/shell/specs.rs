@@ -355,7 +355,10 @@ pub const SPECS: &[CommandSpec] = &[
                as accesses and a sixth for the cache model it simulates as it \
                streams (past that, cache_stats simulates later); the locations that do not fit are counted in parts on \
                disk in .mapvis/ and merged at its end, and it says so. The other \
-               commands read the saved analysis in batches. The default is a \
+               commands read the saved analysis in batches; a figure numbers the \
+               accesses it draws by location (their occurrence) in at most a quarter of \
+               it, and refuses, saying so, the accesses of more locations than that \
+               counts. The default is a \
                quarter of the machine's memory, at most 2G. Alone, prints the \
                setting; it is saved with the folder's settings. Returns the limit \
                in bytes.",
