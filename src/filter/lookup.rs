@@ -4,7 +4,8 @@
 //! One row per location (an address in a variable) with its counts, as
 //! mapvisual's lookup table has it, plus each variable's first and last
 //! access and its threads, so that the statistics never rescan the
-//! accesses. Memory: about 60 bytes per unique location plus the direct
+//! accesses. Memory: about 72 bytes per unique location held (the row and
+//! its sort key; rows past the limit go to disk) plus the direct
 //! indexes (see [`DENSE_MAX`]); nothing per access.
 
 use std::io::{Read, Write};
@@ -315,9 +316,9 @@ impl LookupTable {
     /// (or kept in memory when `path` is `None`), and what each variable's
     /// accesses were (by variable row, as far as the last variable
     /// accessed). Runs on disk are merged with the rows in memory and
-    /// removed. Memory: the rows in memory, a read buffer per run and
-    /// three batches of the table (gathering, waiting, written by the
-    /// [`LocationSink`]'s thread).
+    /// removed. Memory: the rows in memory and their sort keys (16 bytes
+    /// a row), a read buffer per run and three batches of the table
+    /// (gathering, waiting, written by the [`LocationSink`]'s thread).
     ///
     /// # Errors
     /// A run could not be read, or the table could not be written.
@@ -356,7 +357,7 @@ impl LookupTable {
 struct Spill {
     dir: PathBuf,
     /// Rows held in memory at most (about 112 bytes each with their index
-    /// and sort key: [`super::driver::LOOKUP_ROW_BYTES`]).
+    /// and sort key: the driver's `LOOKUP_ROW_BYTES`).
     max_rows: usize,
 }
 
@@ -414,7 +415,7 @@ fn encode_row(prev_addr: u64, r: &LocRow, out: &mut Vec<u8>) {
 /// reading each row once in their order takes about half the time of
 /// sorting the 56-byte rows in place (0.15 s against 0.29 s for the 2.6 M
 /// rows of a run of the 3000 x 3000 transpose, whose two arrays' rows come
-/// interleaved), for 16 bytes a row ([`super::driver::LOOKUP_ROW_BYTES`]
+/// interleaved), for 16 bytes a row (the driver's `LOOKUP_ROW_BYTES`
 /// counts them).
 fn sort_order(rows: &[LocRow], order: &mut Vec<(u64, u64)>) {
     order.clear();
