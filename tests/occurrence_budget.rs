@@ -8,37 +8,13 @@ mod vis_common;
 
 use common::*;
 use mapvis::filter::batches::SelectionBatches;
-use mapvis::filter::{self as f, Selection};
-use mapvis::filter::{Analysis, Keep, VarId};
-use mapvis::trace::naming::ProgramNamer;
+use mapvis::filter::{self as f, Keep};
 use mapvis::vis;
-use serde_json::Value;
 use vis_common::*;
 
 /// The matrix's side and the program's rounds (tests/c/vis_stream.c).
 const M: u64 = 64;
 const R: u64 = 64;
-
-fn analyse(dir: &std::path::Path, exe: &std::path::Path, keep: &Keep) -> Analysis {
-    let mut namer = ProgramNamer::new(Some(exe), &[root().join("tests/c")]);
-    mapvis::filter::analyse_into(&dir.join("t.mvt"), &mut namer, &mut |_| {}, keep)
-        .expect("analysis")
-}
-
-/// The selection of the variable named `name` alone.
-fn only(a: &Analysis, name: &str) -> (VarId, Selection) {
-    let var = VarId(a.vars.iter().position(|v| v.name == name).expect("mat") as u32);
-    let keep = (0..a.vars.len()).map(|v| v == var.index()).collect();
-    (var, Selection::of(a, keep).unwrap())
-}
-
-/// Highest of customdata column `k` over the points of trace `t`.
-fn cd_max(t: &Value, k: usize) -> u64 {
-    (t["customdata"].as_array().unwrap().iter())
-        .map(|c| c[k].as_u64().unwrap())
-        .max()
-        .unwrap()
-}
 
 /// A figure numbers its accesses by location (their occurrence) within a
 /// quarter of the memory limit, and refuses, naming the cause, the
@@ -51,8 +27,8 @@ fn cd_max(t: &Value, k: usize) -> u64 {
 #[test]
 fn a_figure_past_its_occurrence_budget_is_refused() {
     let (dir, exe, _o, _evs, _end) = trace("tests/c/vis_stream.c", &[], &[]);
-    let mem = analyse(dir.path(), &exe, &Keep::MEMORY);
-    let (_, sel) = only(&mem, "mat");
+    let mem = analyse_trace(dir.path(), &exe, &Keep::MEMORY);
+    let (_, sel) = only_var(&mem, "mat");
     let counters = 2 * M * M;
 
     let fits = sel.clone().within(4 * counters);

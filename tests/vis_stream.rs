@@ -13,9 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use common::*;
 use mapvis::filter::batches::SelectionBatches;
 use mapvis::filter::store::Layout;
-use mapvis::filter::{self as f, Selection};
-use mapvis::filter::{Analysis, Keep, VarId};
-use mapvis::trace::naming::ProgramNamer;
+use mapvis::filter::{self as f, Keep};
 use mapvis::vis::{self, ArrayLayout};
 use serde_json::Value;
 use vis_common::*;
@@ -49,19 +47,6 @@ static ALLOC: Counting = Counting;
 const M: u64 = 64;
 const R: u64 = 64;
 
-fn analyse(dir: &std::path::Path, exe: &std::path::Path, keep: &Keep) -> Analysis {
-    let mut namer = ProgramNamer::new(Some(exe), &[root().join("tests/c")]);
-    mapvis::filter::analyse_into(&dir.join("t.mvt"), &mut namer, &mut |_| {}, keep)
-        .expect("analysis")
-}
-
-/// The selection of the variable named `name` alone.
-fn only(a: &Analysis, name: &str) -> (VarId, Selection) {
-    let var = VarId(a.vars.iter().position(|v| v.name == name).expect("mat") as u32);
-    let keep = (0..a.vars.len()).map(|v| v == var.index()).collect();
-    (var, Selection::of(a, keep).unwrap())
-}
-
 /// Sum of customdata column `k` over the points of trace `t`.
 fn cd_sum(t: &Value, k: usize) -> u64 {
     t["customdata"]
@@ -70,11 +55,6 @@ fn cd_sum(t: &Value, k: usize) -> u64 {
         .iter()
         .map(|c| c[k].as_u64().unwrap())
         .sum()
-}
-
-fn cd_max(t: &Value, k: usize) -> u64 {
-    let c = t["customdata"].as_array().unwrap();
-    c.iter().map(|c| c[k].as_u64().unwrap()).max().unwrap()
 }
 
 fn strip(mut figs: Vec<Value>) -> Vec<Value> {
@@ -96,8 +76,8 @@ fn figures_stream_a_spilled_selection_in_bounded_memory() {
         layout: small,
         lookup_rows: usize::MAX,
     };
-    let disk = analyse(dir.path(), &exe, &keep);
-    let (var, sel) = only(&disk, "mat");
+    let disk = analyse_trace(dir.path(), &exe, &keep);
+    let (var, sel) = only_var(&disk, "mat");
     let n = 2 * R * M * M;
     assert_eq!(sel.count, n, "R x 4096 stores and as many loads of mat");
     // A small part of the list: the first pass writes it aside for the others.
@@ -126,8 +106,8 @@ fn figures_stream_a_spilled_selection_in_bounded_memory() {
     let streamed_peak = complete_peak.max(PEAK.load(Ordering::Relaxed) - base);
 
     // Gathered from the analysis in memory, as the figures were drawn before.
-    let mem = analyse(dir.path(), &exe, &Keep::MEMORY);
-    let (var_m, sel_m) = only(&mem, "mat");
+    let mem = analyse_trace(dir.path(), &exe, &Keep::MEMORY);
+    let (var_m, sel_m) = only_var(&mem, "mat");
     assert_eq!(var_m, var);
     let base = LIVE.load(Ordering::Relaxed);
     PEAK.store(base, Ordering::Relaxed);

@@ -7,7 +7,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use mapvis::filter::schema::{OP_LOAD, OP_STORE};
-use mapvis::filter::VarId;
+use mapvis::filter::{Analysis, Keep, Selection, VarId};
+use mapvis::trace::naming::ProgramNamer;
 use mapvis::vis::{Array2d, FigureOptions, FigureReport, VisError};
 use polars::prelude::*;
 use serde_json::Value;
@@ -350,4 +351,26 @@ pub fn chromium(
         std::thread::sleep(Duration::from_millis(100));
     }
     String::from_utf8_lossy(&std::fs::read(&out_path).unwrap()).into_owned()
+}
+
+/// The analysis of the trace `dir/t.mvt` of `exe` (a program of
+/// `tests/c/`), kept as `keep` says.
+pub fn analyse_trace(dir: &Path, exe: &Path, keep: &Keep) -> Analysis {
+    let sources = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c");
+    let mut namer = ProgramNamer::new(Some(exe), &[sources]);
+    mapvis::filter::analyse_into(&dir.join("t.mvt"), &mut namer, &mut |_| {}, keep)
+        .expect("analysis")
+}
+
+/// The selection of the variable named `name` alone, and its row.
+pub fn only_var(a: &Analysis, name: &str) -> (VarId, Selection) {
+    let var = VarId(a.vars.iter().position(|v| v.name == name).expect(name) as u32);
+    let keep = (0..a.vars.len()).map(|v| v == var.index()).collect();
+    (var, Selection::of(a, keep).unwrap())
+}
+
+/// Highest of customdata column `k` over the points of trace `t`.
+pub fn cd_max(t: &Value, k: usize) -> u64 {
+    let c = t["customdata"].as_array().unwrap();
+    c.iter().map(|c| c[k].as_u64().unwrap()).max().unwrap()
 }
