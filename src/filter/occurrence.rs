@@ -76,17 +76,29 @@ impl<'a> Occurrences<'a> {
     /// budget.
     #[inline]
     fn count_in_map(&mut self, addr: u64, var: u32, from: u64) -> u64 {
-        if let Some(n) = self.other.get_mut(&(addr, var)) {
-            *n += 1;
+        if self.fits(MAP_ENTRY_BYTES) {
+            let n = (self.other.entry((addr, var)))
+                .and_modify(|n| *n += 1)
+                .or_insert(from + 1);
             return *n;
         }
-        let bytes = (self.other.len() as u64 + 1) * MAP_ENTRY_BYTES;
-        if self.dense_bytes + bytes > self.budget {
-            self.uncounted += 1;
-            return 0;
+        match self.other.get_mut(&(addr, var)) {
+            Some(n) => {
+                *n += 1;
+                *n
+            }
+            None => {
+                self.uncounted += 1;
+                0
+            }
         }
-        self.other.insert((addr, var), from + 1);
-        from + 1
+    }
+
+    /// Whether `more` bytes fit the budget beside the direct counters and
+    /// the map's entries.
+    #[inline]
+    fn fits(&self, more: u64) -> bool {
+        self.dense_bytes + self.other.len() as u64 * MAP_ENTRY_BYTES + more <= self.budget
     }
 
     /// Counts one access and returns its occurrence.
@@ -126,8 +138,7 @@ impl<'a> Occurrences<'a> {
         };
         let slots = var.size.div_ceil(grain);
         let bytes = slots * 2;
-        let map = self.other.len() as u64 * MAP_ENTRY_BYTES;
-        if slots == 0 || self.dense_bytes + map + bytes > self.budget {
+        if slots == 0 || !self.fits(bytes) {
             return None;
         }
         self.dense_bytes += bytes;
