@@ -248,13 +248,17 @@ fn every_command_keeps_within_the_memory_limit_and_stops_on_ctrl_c() {
         }
     }
     // The per-address table saved by memory_stats: every address, X's
-    // and Y's once each with one access.
+    // and Y's once each with one access, and in address order each array's
+    // elements X[0], X[1], ... (doubles, one address each).
     let saved = big.work.join("visinfo/memory_stats_addresses.csv");
     let csv = std::fs::read_to_string(&saved).unwrap();
     let mut per_var = std::collections::BTreeMap::<&str, (u64, u64)>::new();
     for l in csv.lines().skip(1) {
         let f: Vec<&str> = l.split(',').collect();
         let e = per_var.entry(f[5]).or_default();
+        if f[5] == "X" || f[5] == "Y" {
+            assert_eq!(f[6], format!("{}[{}]", f[5], e.0), "{l}");
+        }
         e.0 += 1;
         e.1 += f[1].parse::<u64>().unwrap();
     }

@@ -15,8 +15,8 @@ use super::analysis::Analysis;
 use super::csv::{write_csv, CsvOut};
 use super::locality::report::{patterns, LocalityError, PatternRow};
 use super::stats::{
-    grouped_fields, per_address_batches, per_variable_by, row_notes, shown_vars, Grouping,
-    ADDRESS_COLUMNS, VARIABLE_COLUMNS,
+    for_each_address_row, grouped_fields, per_address_head, per_variable_by, row_notes, shown_vars,
+    AddressRow, Grouping, ADDRESS_COLUMNS, VARIABLE_COLUMNS,
 };
 use super::{error::FilterError, model::MemKind};
 
@@ -64,15 +64,10 @@ impl MemoryStats {
     /// Ctrl-C stops it within a batch, leaving the files as they were.
     pub fn save(&self, a: &Analysis, dir: &Path) -> Result<[PathBuf; 2], FilterError> {
         let mut out = CsvOut::create(dir, "memory_stats_addresses.csv", &ADDRESS_COLUMNS)?;
-        let mut failed = None;
-        per_address_batches(a, self.kind, self.grouping, &mut |df| {
-            write_address_rows(&mut out, df).map_err(|e| {
-                failed = Some(e);
-                PolarsError::ComputeError("write".into())
-            })?;
-            Ok(true)
+        for_each_address_row(a, self.kind, self.grouping, &mut |r| {
+            write_address_row(&mut out, r)
         })
-        .map_err(|e| failed.take().unwrap_or_else(|| table_error(e)))?;
+        .map_err(table_error)?;
         let p2 = out.finish()?;
         let mut per_var = self.per_variable.clone();
         let p1 = write_csv(&mut per_var, &dir.join("memory_stats.csv"))?;
@@ -90,26 +85,17 @@ fn table_error(e: PolarsError) -> FilterError {
     }
 }
 
-/// Writes one batch of the per-address table, addresses in hex.
-fn write_address_rows(out: &mut CsvOut, df: &DataFrame) -> Result<(), FilterError> {
-    let u = |c: &str| -> PolarsResult<Vec<u64>> {
-        Ok(df.column(c)?.u64()?.into_no_null_iter().collect())
-    };
-    let (index, count, addr) = (u("index")?, u("appearance_count")?, u("address")?);
-    let (stored, loaded) = (u("bytes_stored")?, u("bytes_loaded")?);
-    let var = df.column("variable")?.str()?;
-    let el = df.column("element")?.str()?;
-    for (i, (v, e)) in var.into_iter().zip(el).enumerate() {
-        out.num(index[i]);
-        out.num(count[i]);
-        out.hex(addr[i]);
-        out.num(stored[i]);
-        out.num(loaded[i]);
-        out.text(v.unwrap_or(""));
-        out.text(e.unwrap_or(""));
-        out.end_row()?;
-    }
-    Ok(())
+/// Writes one row of the per-address table, its address in hex; whether
+/// to go on (false once a write failed: [`CsvOut::finish`] says why).
+fn write_address_row(out: &mut CsvOut, r: &AddressRow<'_>) -> bool {
+    out.num(r.index);
+    out.num(r.accesses);
+    out.hex(r.address);
+    out.num(r.stored);
+    out.num(r.loaded);
+    out.text(r.variable);
+    out.text(r.element);
+    out.row_done()
 }
 
 /// The statistics of the variables of `kind` in `a`, heap blocks grouped
@@ -129,7 +115,8 @@ pub fn memory_stats(
     grouping: Grouping,
 ) -> Result<MemoryStats, LocalityError> {
     let per_variable = per_variable_by(a, kind, grouping).map_err(table_error)?;
-    let first_addresses = first_addresses(a, kind, grouping).map_err(table_error)?;
+    let first_addresses =
+        per_address_head(a, kind, grouping, MemoryStats::ADDRESSES_SHOWN).map_err(table_error)?;
     let shown = shown_vars(a, kind);
     let addresses = (0..a.vars.len())
         .filter(|&v| shown[v])
@@ -147,27 +134,4 @@ pub fn memory_stats(
         grouping,
         threads: a.summary.threads.len(),
     })
-}
-
-/// The first [`MemoryStats::ADDRESSES_SHOWN`] rows of the per-address
-/// table: the pass stops at the first batch that holds them.
-fn first_addresses(a: &Analysis, kind: MemKind, grouping: Grouping) -> PolarsResult<DataFrame> {
-    let mut first: Option<DataFrame> = None;
-    per_address_batches(a, kind, grouping, &mut |df| {
-        let df = df.head(Some(MemoryStats::ADDRESSES_SHOWN));
-        match &mut first {
-            Some(f) => {
-                let n = MemoryStats::ADDRESSES_SHOWN - f.height();
-                f.vstack_mut(&df.head(Some(n)))?;
-            }
-            None => first = Some(df),
-        }
-        Ok(first
-            .as_ref()
-            .is_some_and(|f| f.height() < MemoryStats::ADDRESSES_SHOWN))
-    })?;
-    match first {
-        Some(f) => Ok(f),
-        None => super::stats::per_address_by(a, kind, grouping),
-    }
 }

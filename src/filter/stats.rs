@@ -10,7 +10,7 @@ use super::access::VarId;
 use super::analysis::Analysis;
 use super::schema::location as lc;
 use super::{model::shows, model::MemKind};
-use crate::trace::naming::{element_path, Scope};
+use crate::trace::naming::{element_path, push_element_path, Scope};
 use std::collections::{HashMap, HashSet};
 
 /// How heap blocks, and the instances of a local, are shown in the
@@ -509,7 +509,7 @@ fn element_of(a: &Analysis, rows: &DisplayRows, v: u32, addr: u64, stored: Optio
 /// bytes_stored, bytes_loaded, variable`, plus `element` (`u[3][4]`,
 /// `h.nbins`), one row per location (address and
 /// variable) shown for `kind`, sorted by address. Memory: the whole table:
-/// for small analyses and tests ([`per_address_batches`] streams it).
+/// for small analyses and tests ([`for_each_address_row`] streams it).
 pub fn per_address(a: &Analysis, kind: MemKind) -> PolarsResult<DataFrame> {
     per_address_by(a, kind, Grouping::Instances)
 }
@@ -517,109 +517,236 @@ pub fn per_address(a: &Analysis, kind: MemKind) -> PolarsResult<DataFrame> {
 /// [`per_address`] with each location's variable named by its display row
 /// under `grouping`. Memory: the whole table (see [`per_address`]).
 pub fn per_address_by(a: &Analysis, kind: MemKind, grouping: Grouping) -> PolarsResult<DataFrame> {
-    let mut out: Option<DataFrame> = None;
-    per_address_batches(a, kind, grouping, &mut |df| {
-        match &mut out {
-            Some(o) => {
-                o.vstack_mut(df)?;
-            }
-            None => out = Some(df.clone()),
-        }
-        Ok(true)
-    })?;
-    match out {
-        Some(df) => Ok(df),
-        None => DataFrame::new(
-            ADDRESS_COLUMNS
-                .iter()
-                .map(|c| match *c {
-                    "variable" | "element" => Column::new((*c).into(), Vec::<String>::new()),
-                    _ => Column::new((*c).into(), Vec::<u64>::new()),
-                })
-                .collect(),
-        ),
+    per_address_head(a, kind, grouping, usize::MAX)
+}
+
+/// The first `n` rows of [`per_address_by`]'s table: the pass stops once it
+/// has them. Memory: those rows.
+pub fn per_address_head(
+    a: &Analysis,
+    kind: MemKind,
+    grouping: Grouping,
+    n: usize,
+) -> PolarsResult<DataFrame> {
+    let mut cols = AddressColumns::default();
+    if n > 0 {
+        for_each_address_row(a, kind, grouping, &mut |r| {
+            cols.push(r);
+            cols.index.len() < n
+        })?;
     }
+    cols.frame()
+}
+
+/// One row of the per-address table ([`per_address_by`]), borrowed from
+/// the lookup table's batch and the analysis' names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AddressRow<'a> {
+    /// Place of the row in the whole table, from 0.
+    pub index: u64,
+    /// Accesses to the location (`appearance_count`).
+    pub accesses: u64,
+    /// The location's address.
+    pub address: u64,
+    /// Bytes stored to it.
+    pub stored: u64,
+    /// Bytes loaded from it.
+    pub loaded: u64,
+    /// The variable's display row name.
+    pub variable: &'a str,
+    /// The element (`u[3][4]`, `h.nbins`; a scalar: its row's name).
+    pub element: &'a str,
 }
 
 /// [`per_address`]' rows with each location's variable named by its
 /// display row under `grouping`, as [`per_variable_by`] names it, handed
-/// to `f` a batch at a time (columns [`ADDRESS_COLUMNS`], `index` counting
-/// on from batch to batch): under [`Grouping::BySite`] a list's nodes are
-/// `n` and the pointer sharing that name is `n@S`, in both tables. A
-/// scalar's element is its row's name. `f` says whether to go on. Cost:
-/// one pass over the lookup table; memory: one batch.
-pub fn per_address_batches(
+/// to `f` one at a time in address order, with no table made (the whole
+/// table of a large program is millions of rows, and a table per batch
+/// cost a string column for the names and a `String` per element): under
+/// [`Grouping::BySite`] a list's nodes are `n` and the pointer sharing
+/// that name is `n@S`, in both tables. A scalar's element is its row's
+/// name. `f` says whether to go on. Cost: one pass over the lookup table;
+/// memory: one batch of it. Ctrl-C stops it between batches.
+pub fn for_each_address_row(
     a: &Analysis,
     kind: MemKind,
     grouping: Grouping,
-    f: &mut dyn FnMut(&DataFrame) -> PolarsResult<bool>,
+    f: &mut dyn FnMut(&AddressRow<'_>) -> bool,
 ) -> PolarsResult<()> {
     let rows = display_rows(a, grouping);
+    let keep = shown_vars(a, kind);
     let mut index = 0u64;
-    kept_locations(a, &shown_vars(a, kind), &mut |loc| {
-        let out = address_rows(a, &rows, loc, index)?;
-        index += out.height() as u64;
-        match out.height() {
-            0 => Ok(true),
-            _ => f(&out),
-        }
-    })
+    let mut element = String::new();
+    a.locations
+        .for_each_batch(&mut |df| {
+            let cols = BatchColumns::of(df)?;
+            for i in 0..cols.len() {
+                let v = cols.var[i] as usize;
+                if !keep.get(v).copied().unwrap_or(false) {
+                    continue;
+                }
+                let row = AddressRow {
+                    index,
+                    accesses: cols.accesses[i],
+                    address: cols.addr[i],
+                    stored: cols.stored[i],
+                    loaded: cols.loaded[i],
+                    variable: (rows.row_of.get(v)).map_or("", |&r| rows.names[r as usize].as_str()),
+                    element: "",
+                };
+                let stored = cols.element.get(i).unwrap_or("");
+                let row = AddressRow {
+                    element: element_at(a, v, &row, stored, &mut element),
+                    ..row
+                };
+                index += 1;
+                if !f(&row) {
+                    return Ok(false);
+                }
+            }
+            Ok(true)
+        })
+        .map_err(|e| match e {
+            super::error::FilterError::Table(e) => e,
+            e => PolarsError::ComputeError(e.to_string().into()),
+        })
 }
 
-/// One batch of [`per_address_batches`]: the locations `loc`, numbered
-/// from `index`.
-fn address_rows(
+/// The element of `row` (of variable `v`) as the per-address table names
+/// it: the member path the analysis stored, else the element the
+/// variable's shape gives (made in `buf`); the variable's own name (a
+/// scalar, or an address outside its elements) reads as its row's name.
+fn element_at<'a>(
     a: &Analysis,
-    rows: &DisplayRows,
-    loc: &DataFrame,
-    index: u64,
-) -> PolarsResult<DataFrame> {
-    let vars = loc.column(lc::VAR)?.u32()?;
-    // Names and member paths are borrowed where they already exist (a row
-    // per location: millions in a large program's table).
-    let names: Vec<&str> = vars
-        .into_iter()
-        .map(|v| {
-            v.and_then(|v| rows.row_of.get(v as usize))
-                .map_or("", |&r| rows.names[r as usize].as_str())
-        })
-        .collect();
-    let n = loc.height() as u64;
-    let mut out = DataFrame::new(vec![
-        Column::new("index".into(), (index..index + n).collect::<Vec<u64>>()),
-        loc.column(lc::ACCESSES)?
-            .clone()
-            .with_name("appearance_count".into()),
-        loc.column(lc::ADDR)?.clone().with_name("address".into()),
-        loc.column(lc::STORE_BYTES)?
-            .clone()
-            .with_name("bytes_stored".into()),
-        loc.column(lc::LOAD_BYTES)?
-            .clone()
-            .with_name("bytes_loaded".into()),
-    ])?;
-    out.with_column(Column::new("variable".into(), &names))?;
-    // Member paths come from the analysis; array elements from the shape;
-    // a scalar's element (its own name) is its row's name.
-    let stored = loc.column(lc::ELEMENT)?.str()?;
-    let addrs = loc.column(lc::ADDR)?.u64()?;
-    let mut elements = StringChunkedBuilder::new("element".into(), loc.height());
-    for (i, row) in names.iter().enumerate() {
-        let var = vars.get(i).and_then(|v| a.vars.get(v as usize));
-        match (stored.get(i), var, addrs.get(i)) {
-            (Some(e), Some(v), _) if !e.is_empty() => {
-                elements.append_value(if e == v.name { *row } else { e })
+    v: usize,
+    row: &AddressRow<'a>,
+    stored: &'a str,
+    buf: &'a mut String,
+) -> &'a str {
+    match a.vars.get(v) {
+        Some(var) if !stored.is_empty() => {
+            if stored == var.name {
+                row.variable
+            } else {
+                stored
             }
-            (Some(e), None, _) if !e.is_empty() => elements.append_value(e),
-            (_, Some(v), Some(addr)) => {
-                let e = element_path(&v.name, v.base, v.size, v.elem_size, &v.dims, addr);
-                elements.append_value(if e == v.name { row } else { e.as_str() })
+        }
+        None => stored,
+        Some(var) => {
+            buf.clear();
+            push_element_path(
+                buf,
+                &var.name,
+                var.base,
+                var.size,
+                var.elem_size,
+                &var.dims,
+                row.address,
+            );
+            if *buf == var.name {
+                row.variable
+            } else {
+                buf.as_str()
             }
-            _ => elements.append_value(""),
         }
     }
-    out.with_column(elements.finish().into_column())?;
-    out.select(ADDRESS_COLUMNS)
+}
+
+/// The columns of a lookup-table batch the per-address table reads, as
+/// slices (the batch is one chunk of required columns as read back; any
+/// other shape is rechunked first).
+struct BatchColumns<'a> {
+    var: std::borrow::Cow<'a, [u32]>,
+    accesses: std::borrow::Cow<'a, [u64]>,
+    addr: std::borrow::Cow<'a, [u64]>,
+    stored: std::borrow::Cow<'a, [u64]>,
+    loaded: std::borrow::Cow<'a, [u64]>,
+    element: &'a StringChunked,
+}
+
+impl<'a> BatchColumns<'a> {
+    fn of(df: &'a DataFrame) -> PolarsResult<BatchColumns<'a>> {
+        fn slice<'a, T>(ca: &'a ChunkedArray<T>) -> std::borrow::Cow<'a, [T::Native]>
+        where
+            T: PolarsNumericType,
+        {
+            match ca.cont_slice() {
+                Ok(s) => std::borrow::Cow::Borrowed(s),
+                Err(_) => {
+                    std::borrow::Cow::Owned(ca.into_iter().map(|v| v.unwrap_or_default()).collect())
+                }
+            }
+        }
+        let u64s = |c: &str| -> PolarsResult<std::borrow::Cow<'a, [u64]>> {
+            Ok(slice(df.column(c)?.u64()?))
+        };
+        Ok(BatchColumns {
+            var: slice(df.column(lc::VAR)?.u32()?),
+            accesses: u64s(lc::ACCESSES)?,
+            addr: u64s(lc::ADDR)?,
+            stored: u64s(lc::STORE_BYTES)?,
+            loaded: u64s(lc::LOAD_BYTES)?,
+            element: df.column(lc::ELEMENT)?.str()?,
+        })
+    }
+
+    fn len(&self) -> usize {
+        self.var.len()
+    }
+}
+
+/// The per-address table's columns of one batch, gathered row by row; the
+/// names in polars' string columns, which keep short strings inline (a
+/// `String` per row took 40 bytes more for each of a batch's million
+/// rows).
+struct AddressColumns {
+    index: Vec<u64>,
+    accesses: Vec<u64>,
+    address: Vec<u64>,
+    stored: Vec<u64>,
+    loaded: Vec<u64>,
+    variable: StringChunkedBuilder,
+    element: StringChunkedBuilder,
+}
+
+impl Default for AddressColumns {
+    fn default() -> AddressColumns {
+        AddressColumns {
+            index: Vec::new(),
+            accesses: Vec::new(),
+            address: Vec::new(),
+            stored: Vec::new(),
+            loaded: Vec::new(),
+            variable: StringChunkedBuilder::new("variable".into(), 0),
+            element: StringChunkedBuilder::new("element".into(), 0),
+        }
+    }
+}
+
+impl AddressColumns {
+    fn push(&mut self, r: &AddressRow<'_>) {
+        self.index.push(r.index);
+        self.accesses.push(r.accesses);
+        self.address.push(r.address);
+        self.stored.push(r.stored);
+        self.loaded.push(r.loaded);
+        self.variable.append_value(r.variable);
+        self.element.append_value(r.element);
+    }
+
+    /// The batch as a table of [`ADDRESS_COLUMNS`].
+    fn frame(&mut self) -> PolarsResult<DataFrame> {
+        let c = std::mem::take(self);
+        DataFrame::new(vec![
+            Column::new("index".into(), c.index),
+            Column::new("appearance_count".into(), c.accesses),
+            Column::new("address".into(), c.address),
+            Column::new("bytes_stored".into(), c.stored),
+            Column::new("bytes_loaded".into(), c.loaded),
+            c.variable.finish().into_column(),
+            c.element.finish().into_column(),
+        ])
+    }
 }
 
 /// Plain-words notes on the rows of a [`per_variable_by`] table that are not

@@ -43,8 +43,8 @@ pub use code::{function_region, lines_region, CodeError};
 pub use csource::{AllocTarget, ArrayDecl, CSource, Container, SizeExpr};
 pub use dwarf::{DebugVars, DwarfError, ElementPath, FrameSlot, StackAccess, VarLocation};
 pub use namer::{
-    element_path, natural_cmp, HeapName, NameQuality, Namer, NullNamer, RegHolder, RegSource,
-    Scope, VarName, CALLEE_SAVED,
+    element_path, natural_cmp, push_element_path, HeapName, NameQuality, Namer, NullNamer,
+    RegHolder, RegSource, Scope, VarName, CALLEE_SAVED,
 };
 pub use program::ProgramNamer;
 pub use symbolize::{

@@ -150,32 +150,52 @@ pub fn element_path(
     dims: &[u64],
     addr: u64,
 ) -> String {
+    let mut s = String::new();
+    push_element_path(&mut s, name, base, size, elem_size, dims, addr);
+    s
+}
+
+/// [`element_path`] appended to `out`: for callers that name millions of
+/// locations in a row (the per-address table) and reuse one buffer, where
+/// a `String` per location cost an allocation and a `format!` each.
+pub fn push_element_path(
+    out: &mut String,
+    name: &str,
+    base: u64,
+    size: u64,
+    elem_size: u32,
+    dims: &[u64],
+    addr: u64,
+) {
+    use std::fmt::Write;
+    out.push_str(name);
     if addr < base || addr >= base.saturating_add(size.max(1)) {
-        return name.to_string();
+        return;
     }
     let off = addr - base;
     if elem_size == 0 {
-        return if off == 0 {
-            name.to_string()
-        } else {
-            format!("{name}+{off}")
-        };
+        if off != 0 {
+            let _ = write!(out, "+{off}");
+        }
+        return;
     }
-    let mut idx = off / elem_size as u64;
+    let idx = off / elem_size as u64;
     if dims.len() < 2 {
-        return format!("{name}[{idx}]");
+        let _ = write!(out, "[{idx}]");
+        return;
     }
-    let mut parts = vec![0u64; dims.len()];
-    for (k, d) in dims.iter().enumerate().rev() {
-        let d = (*d).max(1);
-        parts[k] = if k == 0 { idx } else { idx % d };
-        idx /= d;
+    // The index in each dimension, outermost first: the elements one step
+    // of dimension k spans are the product of the extents inside it (a
+    // product past 2^64 is more than any index, as is its saturated value),
+    // and every dimension but the outermost wraps at its extent.
+    for k in 0..dims.len() {
+        let span = dims[k + 1..]
+            .iter()
+            .fold(1u64, |p, d| p.saturating_mul((*d).max(1)));
+        let i = idx / span;
+        let i = if k == 0 { i } else { i % dims[k].max(1) };
+        let _ = write!(out, "[{i}]");
     }
-    let mut s = name.to_string();
-    for p in parts {
-        s.push_str(&format!("[{p}]"));
-    }
-    s
 }
 
 /// Where one frame's value of a register is at a region's start.
@@ -365,5 +385,31 @@ pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
                 y = &y[1..];
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::element_path;
+
+    /// Elements worked by hand: `X` is double X[3][4] at 0x1000 (96 bytes),
+    /// `c` a 3-D char c[2][3][4] at 0x2000, `b` a block of unknown shape.
+    #[test]
+    fn elements_are_named_as_c_writes_them() {
+        let x = |addr| element_path("X", 0x1000, 96, 8, &[3, 4], addr);
+        assert_eq!(x(0x1000), "X[0][0]");
+        // (2 * 4 + 3) * 8 = 88 bytes in; a byte inside the element too.
+        assert_eq!(x(0x1000 + 88), "X[2][3]");
+        assert_eq!(x(0x1000 + 95), "X[2][3]");
+        assert_eq!(x(0x1000 + 96), "X");
+        assert_eq!(x(0xfff), "X");
+        // 23 = (1 * 3 + 2) * 4 + 3.
+        assert_eq!(
+            element_path("c", 0x2000, 24, 1, &[2, 3, 4], 0x2000 + 23),
+            "c[1][2][3]"
+        );
+        assert_eq!(element_path("v", 0x3000, 40, 4, &[10], 0x3000 + 28), "v[7]");
+        assert_eq!(element_path("b", 0x4000, 64, 0, &[], 0x4000 + 12), "b+12");
+        assert_eq!(element_path("b", 0x4000, 64, 0, &[], 0x4000), "b");
     }
 }
