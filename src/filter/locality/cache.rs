@@ -986,6 +986,146 @@ impl Counts {
     }
 }
 
+/// The levels past the first: their tags and 3C yardsticks. Each is
+/// looked up only when the one before it missed.
+#[derive(Clone, Debug, Default)]
+struct Outer {
+    tags: Vec<Tags>,
+    yards: Vec<Yardstick>,
+}
+
+impl Outer {
+    fn new(model: &CacheModel) -> Outer {
+        let levels = model.levels.get(1..).unwrap_or_default();
+        Outer {
+            tags: levels.iter().map(Tags::new).collect(),
+            yards: levels.iter().map(Yardstick::new).collect(),
+        }
+    }
+
+    /// Looks a first-level miss of the pair counted in `c` up in each
+    /// level in turn until one has it, counting each level's miss and its
+    /// class (also into `last`, by level index); the index of the level
+    /// that served it (the number of levels for memory).
+    #[inline]
+    fn access(
+        &mut self,
+        addr: u64,
+        size: u32,
+        c: &mut Counts,
+        last: &mut [Option<MissClass>; 3],
+    ) -> u8 {
+        for (i, (t, y)) in self.tags.iter_mut().zip(&mut self.yards).enumerate() {
+            let Some(class) = t.access(addr, size, y) else {
+                return i as u8 + 1;
+            };
+            last[i + 1] = Some(class);
+            c.misses[i + 1] += 1;
+            c.classes[i + 1].count(class);
+        }
+        self.tags.len() as u8 + 1
+    }
+
+    /// Bytes of the yardsticks' state that grows with the trace.
+    fn bytes(&self) -> u64 {
+        self.yards.iter().map(Yardstick::bytes).sum()
+    }
+}
+
+/// A first-level miss handed to the outer levels' thread.
+#[derive(Clone, Copy, Debug)]
+struct Miss {
+    addr: u64,
+    size: u32,
+    pair: u32,
+}
+
+/// Misses handed over at a time: 16384, 256 KB.
+const PIPE_BLOCK: usize = 1 << 14;
+
+/// Blocks of misses in flight at most before the first level waits for
+/// the outer levels.
+const PIPE_DEPTH: usize = 4;
+
+/// The outer levels on a thread of their own (`mapvis-outer`), fed blocks
+/// of first-level misses in order through a bounded channel; emptied
+/// blocks come back to be filled again. The thread's counts (only their
+/// outer levels' misses and classes) are added to the first level's at
+/// [`Pipe::finish`].
+#[derive(Debug)]
+struct Pipe {
+    pending: Vec<Miss>,
+    to: Option<std::sync::mpsc::SyncSender<Vec<Miss>>>,
+    spare: std::sync::mpsc::Receiver<Vec<Miss>>,
+    helper: Option<std::thread::JoinHandle<Vec<Counts>>>,
+}
+
+impl Pipe {
+    /// Starts the outer levels of `model` on their own thread; None when
+    /// no thread can be started.
+    fn start(model: &CacheModel) -> Option<Pipe> {
+        let (to, from) = std::sync::mpsc::sync_channel::<Vec<Miss>>(PIPE_DEPTH);
+        let (back, spare) = std::sync::mpsc::channel::<Vec<Miss>>();
+        let model = model.clone();
+        let helper = std::thread::Builder::new()
+            .name("mapvis-outer".into())
+            .spawn(move || {
+                let mut outer = Outer::new(&model);
+                let mut counts: Vec<Counts> = Vec::new();
+                let mut last = [None; 3];
+                for mut block in from {
+                    for m in &block {
+                        let k = m.pair as usize;
+                        if k >= counts.len() {
+                            counts.resize(k + 1, Counts::default());
+                        }
+                        outer.access(m.addr, m.size, &mut counts[k], &mut last);
+                    }
+                    block.clear();
+                    // The first level may be gone; the block is then freed.
+                    let _ = back.send(block);
+                }
+                counts
+            })
+            .ok()?;
+        Some(Pipe {
+            pending: Vec::with_capacity(PIPE_BLOCK),
+            to: Some(to),
+            spare,
+            helper: Some(helper),
+        })
+    }
+
+    #[inline]
+    fn push(&mut self, m: Miss) {
+        self.pending.push(m);
+        if self.pending.len() == PIPE_BLOCK {
+            self.send();
+        }
+    }
+
+    /// Hands the pending misses over.
+    fn send(&mut self) {
+        let next = (self.spare.try_recv()).unwrap_or_else(|_| Vec::with_capacity(PIPE_BLOCK));
+        let block = std::mem::replace(&mut self.pending, next);
+        if let Some(to) = &self.to {
+            // A thread that is gone panicked: finish says so.
+            let _ = to.send(block);
+        }
+    }
+
+    /// The outer levels' counts by pair id, once every miss is through.
+    fn finish(mut self) -> Vec<Counts> {
+        self.send();
+        drop(self.to.take());
+        match self.helper.take().map(std::thread::JoinHandle::join) {
+            Some(Ok(counts)) => counts,
+            Some(Err(p)) => std::panic::resume_unwind(p),
+            None => Vec::new(),
+        }
+    }
+}
+
 /// What a simulation found, per (variable, source line) pair.
 #[derive(Clone, Debug)]
 pub struct CacheResult {
@@ -1002,15 +1142,17 @@ pub struct CacheResult {
 }
 
 /// The cache simulator, as an [`AccessSink`].
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct CacheSim {
     model: CacheModel,
     /// The first level: one per thread when it is L1, else one shared.
     first: Vec<Option<First>>,
     private_first: bool,
-    outer: Vec<Tags>,
-    /// The 3C yardstick of each outer level.
-    outer_yard: Vec<Yardstick>,
+    /// The levels past the first, when they run on the caller's thread.
+    outer: Outer,
+    /// The levels past the first on a thread of their own, fed the first
+    /// level's misses ([`CacheSim::piped`]).
+    pipe: Option<Pipe>,
     pairs: PairIndex,
     counts: Vec<Counts>,
     accesses: u64,
@@ -1022,6 +1164,30 @@ pub struct CacheSim {
     last: [Option<MissClass>; 3],
 }
 
+/// A copy of the simulation so far. A piped simulation
+/// ([`CacheSim::piped`]) is not copied: its outer levels' state is on
+/// another thread, and a copy without it would count wrong.
+impl Clone for CacheSim {
+    fn clone(&self) -> CacheSim {
+        assert!(
+            self.pipe.is_none(),
+            "a piped cache simulation cannot be copied"
+        );
+        CacheSim {
+            model: self.model.clone(),
+            first: self.first.clone(),
+            private_first: self.private_first,
+            outer: self.outer.clone(),
+            pipe: None,
+            pairs: self.pairs.clone(),
+            counts: self.counts.clone(),
+            accesses: self.accesses,
+            levels: self.levels.clone(),
+            last: self.last,
+        }
+    }
+}
+
 impl CacheSim {
     /// A cold simulator of `model`.
     pub fn new(model: &CacheModel) -> Result<CacheSim, CacheError> {
@@ -1029,8 +1195,8 @@ impl CacheSim {
         Ok(CacheSim {
             private_first: first.level == 1,
             first: Vec::new(),
-            outer: model.levels[1..].iter().map(Tags::new).collect(),
-            outer_yard: model.levels[1..].iter().map(Yardstick::new).collect(),
+            outer: Outer::new(model),
+            pipe: None,
             model: model.clone(),
             pairs: PairIndex::new(),
             counts: Vec::new(),
@@ -1086,15 +1252,41 @@ impl CacheSim {
         let c = &mut self.counts[pair as usize];
         c.misses[0] += 1;
         c.classes[0].count(class);
-        for (i, (t, y)) in self.outer.iter_mut().zip(&mut self.outer_yard).enumerate() {
-            let Some(class) = t.access(r.addr, r.size, y) else {
-                return i as u8 + 1;
-            };
-            self.last[i + 1] = Some(class);
-            c.misses[i + 1] += 1;
-            c.classes[i + 1].count(class);
+        match &mut self.pipe {
+            Some(p) => {
+                p.push(Miss {
+                    addr: r.addr,
+                    size: r.size,
+                    pair,
+                });
+                1
+            }
+            None => self.outer.access(r.addr, r.size, c, &mut self.last),
         }
-        self.model.levels.len() as u8
+    }
+
+    /// The same simulation with the levels past the first on a thread of
+    /// their own, fed the first level's misses in order a block at a time:
+    /// for a caller that keeps only the counts and has a core to spare (a
+    /// single prediction, a new geometry), where the outer levels' lookups
+    /// (a large last level's tags do not stay in the machine's caches) take
+    /// half of the simulation. Every count is the same.
+    ///
+    /// Thereafter [`CacheSim::access`] returns 1 for an access the first
+    /// level missed (the level that served it is known only to the other
+    /// thread), [`CacheSim::last_class`] knows the first level alone, and
+    /// [`CacheSim::state_bytes`] leaves out the outer levels. Unchanged when
+    /// the model has one level, levels are recorded, or no thread can be
+    /// started.
+    #[must_use]
+    pub fn piped(mut self) -> CacheSim {
+        if self.model.levels.len() > 1 && self.levels.is_none() && self.accesses == 0 {
+            if let Some(p) = Pipe::start(&self.model) {
+                self.pipe = Some(p);
+                self.outer = Outer::default();
+            }
+        }
+        self
     }
 
     /// Whether the first level's misses may be classed from the reuse
@@ -1150,9 +1342,8 @@ impl CacheSim {
     /// lines seen and the counts per (variable, line) pair. The tag arrays
     /// and the fully associative yardsticks are the model's fixed size.
     pub fn state_bytes(&self) -> u64 {
-        let seen: u64 = (self.first.iter().flatten().map(|f| f.yard.bytes()))
-            .chain(self.outer_yard.iter().map(Yardstick::bytes))
-            .sum();
+        let seen: u64 =
+            (self.first.iter().flatten().map(|f| f.yard.bytes())).sum::<u64>() + self.outer.bytes();
         seen + (self.counts.capacity() * std::mem::size_of::<Counts>()) as u64
     }
 
@@ -1165,6 +1356,12 @@ impl CacheSim {
     /// The counts so far, charging the lines still resident.
     pub fn finish(mut self) -> CacheResult {
         let mut counts = std::mem::take(&mut self.counts);
+        if let Some(p) = self.pipe.take() {
+            // Every pair the outer levels counted was made here first.
+            for (c, o) in counts.iter_mut().zip(p.finish()) {
+                c.add(&o);
+            }
+        }
         for f in self.first.iter().flatten() {
             f.flush(&mut counts);
         }
@@ -1342,6 +1539,46 @@ mod tests {
         let r = sim.finish();
         assert_eq!(r.counts[0].misses, [1, 1, 0]);
         assert_eq!(r.counts[0].fetched, 2);
+    }
+
+    /// The outer levels on their own thread count every miss and class
+    /// as on the caller's: two threads, three variables, accesses that
+    /// straddle lines, over many blocks of misses (and a last one cut
+    /// short), through three levels.
+    #[test]
+    fn piped_outer_levels_count_as_inline_ones() {
+        let m = model(&[(1, 1024, 2, 64), (2, 8192, 4, 64), (3, 65536, 8, 64)]);
+        let (mut inline, mut piped) = (
+            CacheSim::new(&m).unwrap(),
+            CacheSim::new(&m).unwrap().piped(),
+        );
+        assert!(piped.pipe.is_some(), "a thread starts");
+        let mut x = 0x9E37_79B9_u64;
+        let mut batch = Vec::new();
+        for i in 0..300_000u64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            batch.push(NamedAccess {
+                time: i,
+                addr: 0x10_000 + (x % 200_000),
+                size: [1, 4, 8, 16][(x >> 40) as usize % 4],
+                tid: 1 + (x >> 50) as u32 % 2,
+                var: VarId((x >> 30) as u32 % 3),
+                op: b'L',
+                ..Default::default()
+            });
+            if batch.len() == 4096 || i == 299_999 {
+                inline.accesses(&batch);
+                piped.accesses(&batch);
+                batch.clear();
+            }
+        }
+        let (a, b) = (inline.finish(), piped.finish());
+        assert!(a.counts.iter().map(|c| c.misses[2]).sum::<u64>() > 3 * PIPE_BLOCK as u64);
+        assert_eq!(a.pairs, b.pairs);
+        assert_eq!(a.counts, b.counts);
+        assert_eq!((a.accesses, a.threads), (b.accesses, b.threads));
     }
 
     #[test]

@@ -263,9 +263,12 @@ impl ReportSinks {
         if known.patterns.is_some() {
             s.pat = None;
         }
-        if known.cache.is_some() {
-            s.sim = None;
-        }
+        // The model runs beside the reader's thread: its outer levels
+        // take the core the reading leaves.
+        s.sim = match known.cache {
+            Some(_) => None,
+            None => s.sim.map(CacheSim::piped),
+        };
         Ok(s)
     }
 

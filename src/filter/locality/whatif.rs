@@ -495,7 +495,13 @@ pub(crate) fn simulate(
     var: VarId,
     prepared: Vec<Prepared>,
 ) -> Result<Vec<WhatIf>, WhatIfError> {
-    let sim = || CacheSim::new(&opts.model).map_err(LocalityError::from);
+    // One model alone leaves a core to spare (two or more take both): its
+    // outer levels run on a thread of their own.
+    let one = prepared.len() == 1;
+    let sim = || {
+        let s = CacheSim::new(&opts.model).map_err(LocalityError::from)?;
+        Ok::<_, LocalityError>(if one { s.piped() } else { s })
+    };
     let mut rewrites: Vec<Rewrite> = Vec::new();
     let mut order_sims: Vec<CacheSim> = Vec::new();
     let mut which: Vec<Slot> = Vec::with_capacity(prepared.len());
