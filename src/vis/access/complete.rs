@@ -12,7 +12,7 @@ use crate::filter::CsvOut;
 use crate::filter::VarId;
 use crate::filter::{AccessBatches, VarSpan};
 use crate::vis::error::VisError;
-use crate::vis::input::aggregate::{aggregate, bin_width, Binned, Binning, ClassFn, Group};
+use crate::vis::input::aggregate::{aggregate_split, bin_width, Binned, Binning, ClassFn, Group};
 use crate::vis::input::classes::{Annot, ClassesSeen};
 use crate::vis::input::tables::{for_items, gather, op_index, op_name, FrameBatches, Item};
 use crate::vis::input::tables::{Lines, Variables, OP_NAMES};
@@ -377,7 +377,6 @@ fn aggregate_both(
             hi[r] = hi[r].max(a1);
         }
     }
-    let source = |f: &mut dyn FnMut(&Item, u64) -> bool| for_items(src, &mut |it| f(it, it.addr));
     let key = |it: &Item, coord: u64, res: u64| {
         let r = rank_of[it.var.index()] as usize;
         let width = bin_width(hi[r] - lo[r] + 1, res);
@@ -408,7 +407,7 @@ fn aggregate_both(
         distinct: if src.unique_times() { src.len() } else { 0 },
         ..by_occ
     };
-    let mut b = aggregate(&source, &[by_occ, by_time])?;
+    let mut b = aggregate_split(src, &[by_occ, by_time])?;
     let b2 = b.pop().expect("aggregate gives one result per view");
     let b3 = b.pop().expect("aggregate gives one result per view");
     Ok((b3, b2))

@@ -177,24 +177,11 @@ pub(crate) fn for_items(
     let mut row = 0u64;
     let mut stopped_by_interrupt = false;
     src.visit(&mut |b| {
-        for k in 0..b.len() {
-            if row.is_multiple_of(4096) && crate::vis::options::interrupted() {
+        for it in batch_items(b, row) {
+            if it.row.is_multiple_of(4096) && crate::vis::options::interrupted() {
                 stopped_by_interrupt = true;
                 return Ok(false);
             }
-            let it = Item {
-                row,
-                time: b.time[k],
-                op: b.op[k],
-                addr: b.addr[k],
-                size: b.size[k],
-                tid: b.tid[k],
-                var: VarId(b.var[k]),
-                line: LineId(b.line[k]),
-                occ: b.occ[k],
-                class: b.colour.as_ref().map_or(0, |c| c[k]),
-                coloured: b.colour.is_some(),
-            };
             row += 1;
             if !f(&it) {
                 return Ok(false);
@@ -206,6 +193,51 @@ pub(crate) fn for_items(
         return Err(VisError::Interrupted);
     }
     Ok(())
+}
+
+/// One pass over `src` a batch at a time: calls `f` with each batch and
+/// the selection row of its first access, in time order, until it returns
+/// false. For passes that share a batch between threads
+/// ([`batch_items`] makes its items). Checks for Ctrl-C between batches.
+///
+/// # Errors
+/// The accesses cannot be read, or the pass was interrupted.
+pub(crate) fn for_batches(
+    src: &dyn AccessBatches,
+    f: &mut dyn FnMut(&AccessBatch, u64) -> bool,
+) -> Result<(), VisError> {
+    let mut row = 0u64;
+    let mut stopped_by_interrupt = false;
+    src.visit(&mut |b| {
+        if crate::vis::options::interrupted() {
+            stopped_by_interrupt = true;
+            return Ok(false);
+        }
+        let go_on = f(b, row);
+        row += b.len() as u64;
+        Ok(go_on)
+    })?;
+    if stopped_by_interrupt {
+        return Err(VisError::Interrupted);
+    }
+    Ok(())
+}
+
+/// The accesses of batch `b` as items, the first at selection row `row0`.
+pub(crate) fn batch_items(b: &AccessBatch, row0: u64) -> impl Iterator<Item = Item> + '_ {
+    (0..b.len()).map(move |k| Item {
+        row: row0 + k as u64,
+        time: b.time[k],
+        op: b.op[k],
+        addr: b.addr[k],
+        size: b.size[k],
+        tid: b.tid[k],
+        var: VarId(b.var[k]),
+        line: LineId(b.line[k]),
+        occ: b.occ[k],
+        class: b.colour.as_ref().map_or(0, |c| c[k]),
+        coloured: b.colour.is_some(),
+    })
 }
 
 /// Every access of `src`, for a figure that draws each one: memory is

@@ -228,11 +228,8 @@ fn offset(p: &Panel, addr: u64) -> u64 {
 }
 
 /// The index in `p.names` of a variable row.
-fn trace_of(p: &Panel, var: VarId) -> Option<u64> {
-    p.names
-        .iter()
-        .position(|(v, _)| *v == var)
-        .map(|k| k as u64)
+fn trace_of(names: &[(VarId, String)], var: VarId) -> Option<u64> {
+    names.iter().position(|(v, _)| *v == var).map(|k| k as u64)
 }
 
 /// Bit of a group's space key where the trace index starts.
@@ -243,7 +240,7 @@ const TRACE_SHIFT: u32 = 48;
 fn bin_panel(p: &Panel, budget: usize) -> Result<PanelBins, VisError> {
     let (mut t, mut hi) = ((u64::MAX, 0u64), 0u64);
     for_items(p.accesses, &mut |it| {
-        if trace_of(p, it.var).is_some() {
+        if trace_of(p.names, it.var).is_some() {
             t = (t.0.min(it.time), t.1.max(it.time));
             hi = hi.max(offset(p, it.addr));
         }
@@ -253,14 +250,15 @@ fn bin_panel(p: &Panel, budget: usize) -> Result<PanelBins, VisError> {
         t = (0, 0);
     }
     let span = hi + 1;
+    let names = p.names;
     let key = |it: &Item, coord: u64, res: u64| {
-        let k = trace_of(p, it.var).unwrap_or(0);
+        let k = trace_of(names, it.var).unwrap_or(0);
         (k << TRACE_SHIFT) | (coord >> bin_width(span, res).trailing_zeros())
     };
     let time = |it: &Item| it.time;
     let source = |g: &mut dyn FnMut(&Item, u64) -> bool| {
         for_items(p.accesses, &mut |it| {
-            trace_of(p, it.var).is_none() || g(it, offset(p, it.addr))
+            trace_of(p.names, it.var).is_none() || g(it, offset(p, it.addr))
         })
     };
     let view = Binning {
