@@ -653,8 +653,9 @@ fn element_at<'a>(
 }
 
 /// The columns of a lookup-table batch the per-address table reads, as
-/// slices (the batch is one chunk of required columns as read back; any
-/// other shape is rechunked first).
+/// slices: borrowed from a batch as read back (one chunk of required
+/// columns); copied from any other shape, a null (which the table's
+/// required columns never hold) read as 0.
 struct BatchColumns<'a> {
     var: std::borrow::Cow<'a, [u32]>,
     accesses: std::borrow::Cow<'a, [u64]>,
