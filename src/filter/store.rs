@@ -585,7 +585,7 @@ fn write_files(from: std::sync::mpsc::Receiver<ToDisk>) -> Result<(), FilterErro
                 if let Some(f) = current.take() {
                     f.finish()?;
                 }
-                current = Some(DatasetFile::create(path, &stored_schema())?);
+                current = Some(DatasetFile::create_bare(path, &stored_schema())?);
             }
             ToDisk::Rows(df) => {
                 if let Some(f) = &mut current {
