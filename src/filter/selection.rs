@@ -24,9 +24,13 @@ pub struct Selection {
     pub occurrence_budget: u64,
 }
 
+/// The share of the memory limit a pass may take to number accesses by
+/// location: a quarter.
+const OCCURRENCE_SHARE: u64 = 4;
+
 /// [`Selection::occurrence_budget`] unless [`Selection::within`] says
-/// otherwise: a quarter of the default memory limit of 2 GB.
-pub const OCCURRENCE_BUDGET: u64 = 512 << 20;
+/// otherwise: the share of the largest default memory limit, 2 GB.
+pub const OCCURRENCE_BUDGET: u64 = (2 << 30) / OCCURRENCE_SHARE;
 
 impl Selection {
     /// The selection of the variables `keep` holds.
@@ -49,7 +53,7 @@ impl Selection {
     /// number the accesses by location in a quarter of it.
     #[must_use]
     pub fn within(mut self, limit: u64) -> Selection {
-        self.occurrence_budget = limit / 4;
+        self.occurrence_budget = limit / OCCURRENCE_SHARE;
         self
     }
 

@@ -492,7 +492,10 @@ fn elements_of(a: &Analysis, rows: &DisplayRows, keep: &[bool]) -> PolarsResult<
 
 /// The element of location `addr` in variable `v` as [`per_element`]
 /// names it: the stored member path, else the element the variable's shape
-/// gives, under the base name when the row groups several variables.
+/// gives, under the base name when the row groups several variables. Not
+/// [`element_at`] (the per-address table's, one row per location): here
+/// the instances a row groups must name their elements alike, so that they
+/// add up under one key, and the key is owned.
 fn element_of(a: &Analysis, rows: &DisplayRows, v: u32, addr: u64, stored: Option<&str>) -> String {
     match stored {
         Some(e) if !e.is_empty() => e.to_string(),

@@ -597,7 +597,9 @@ mod tests {
             };
             let got = aggregate(&source, &[by_time, by_occ, by_class]).unwrap();
             // The views split over two threads, the items in batches of
-            // uneven sizes, find the same groups.
+            // uneven sizes, find the same groups as the one pass (which
+            // the loop below checks against `reference`, counted from
+            // scratch).
             let split = aggregate_split(
                 &Batches::of(&its, &[7_000, 1, 12_999]),
                 &[by_time, by_occ, by_class],

@@ -166,7 +166,8 @@ impl AccessBatches for FrameBatches {
 }
 
 /// One pass over `src`: calls `f` with each access in time order until it
-/// returns false. Checks for Ctrl-C every 4096 accesses.
+/// returns false. Checks for Ctrl-C every 4096 accesses (a batch can hold
+/// a million), besides [`for_batches`]' check between batches.
 ///
 /// # Errors
 /// The accesses cannot be read, or the pass was interrupted.
@@ -174,20 +175,18 @@ pub(crate) fn for_items(
     src: &dyn AccessBatches,
     f: &mut dyn FnMut(&Item) -> bool,
 ) -> Result<(), VisError> {
-    let mut row = 0u64;
     let mut stopped_by_interrupt = false;
-    src.visit(&mut |b| {
-        for it in batch_items(b, row) {
+    for_batches(src, &mut |b, row0| {
+        for it in batch_items(b, row0) {
             if it.row.is_multiple_of(4096) && crate::vis::options::interrupted() {
                 stopped_by_interrupt = true;
-                return Ok(false);
+                return false;
             }
-            row += 1;
             if !f(&it) {
-                return Ok(false);
+                return false;
             }
         }
-        Ok(true)
+        true
     })?;
     if stopped_by_interrupt {
         return Err(VisError::Interrupted);
