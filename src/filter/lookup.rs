@@ -298,9 +298,10 @@ impl LookupTable {
     /// variable, and forgets them: later accesses to the same locations
     /// start new rows, which [`LookupTable::finish`] merges.
     ///
-    /// The sort and the write run on a thread of their own, so that the analysis' other threads need not wait for them:
-    /// written inline, each run stopped the whole pipeline for about 150
-    /// ms a million rows. The rows go with the thread, and come back
+    /// The sort and the write run on a thread of their own, so that the
+    /// analysis' other threads need not wait for them: written inline,
+    /// each run stopped the whole pipeline for about 150 ms a million
+    /// rows. The rows go with the thread, and come back
     /// emptied, as the next run's room, when that run is spilled; a run
     /// joins [`LookupTable::runs`]' files only once it is written.
     ///
