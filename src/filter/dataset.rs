@@ -4,9 +4,9 @@
 //! The access list and its by-variable copy are written as files of this
 //! kind: every column required, PLAIN pages compressed with LZ4, one row
 //! group per write; min/max statistics per column chunk where a reader can
-//! skip row groups by them (the by-variable copy, the location tables),
-//! none in the time-ordered access list, where every row group spans the
-//! whole range of every column.
+//! skip row groups by them (the by-variable copy; the location table's
+//! addresses), none in the time-ordered access list, where every row group
+//! spans the whole range of every column.
 use std::path::{Path, PathBuf};
 
 use polars::prelude::*;
@@ -40,9 +40,10 @@ impl Layout {
     };
 }
 
-/// One file of the dataset while it is written: PLAIN pages compressed
-/// with LZ4, one row group per [`DatasetFile::write`], with min/max
-/// statistics per column chunk.
+/// One file of the dataset while it is written: PLAIN pages (or an
+/// encoding chosen per column) compressed with LZ4, one row group per
+/// [`DatasetFile::write`], with min/max statistics per column chunk for
+/// the columns that ask for them.
 ///
 /// Why PLAIN and not polars' default (a dictionary tried on every integer
 /// column): the dictionary costs about 45 ns per row on one core, two
@@ -55,8 +56,12 @@ impl Layout {
 pub(crate) struct DatasetFile {
     path: PathBuf,
     writer: polars_parquet::write::FileWriter<std::io::BufWriter<std::fs::File>>,
-    schema: ArrowSchema,
     columns: Vec<polars_parquet::write::ColumnWriteOptions>,
+    /// The Parquet type of each column.
+    fields: Vec<polars_parquet::parquet::schema::types::ParquetType>,
+    /// Whether each column gets min/max statistics.
+    statistics: Vec<bool>,
+    /// The options of every column but its statistics.
     options: polars_parquet::write::WriteOptions,
 }
 
@@ -65,7 +70,7 @@ impl DatasetFile {
     /// required: no nulls), every column PLAIN, with min/max statistics.
     pub(crate) fn create(path: PathBuf, schema: &Schema) -> Result<DatasetFile, FilterError> {
         let plain = vec![polars_parquet::write::Encoding::Plain; schema.len()];
-        DatasetFile::create_with(path, schema, &plain)
+        DatasetFile::create_with(path, schema, &plain, &vec![true; schema.len()])
     }
 
     /// [`DatasetFile::create`] without statistics: for the time-ordered
@@ -75,29 +80,27 @@ impl DatasetFile {
     /// CPU time (a pass over every value of every column).
     pub(crate) fn create_bare(path: PathBuf, schema: &Schema) -> Result<DatasetFile, FilterError> {
         let plain = vec![polars_parquet::write::Encoding::Plain; schema.len()];
-        DatasetFile::open(path, schema, &plain, false)
+        DatasetFile::create_with(path, schema, &plain, &vec![false; schema.len()])
     }
 
     /// [`DatasetFile::create`] with an encoding per column (`Plain`, or
     /// `DeltaBinaryPacked` for integer columns that mostly step by small
-    /// amounts, such as a variable's access times and addresses).
+    /// amounts, such as a variable's access times and addresses), and
+    /// min/max statistics for the columns whose `statistics` hold: those
+    /// a reader skips row groups by, as each costs a pass over its values.
     pub(crate) fn create_with(
         path: PathBuf,
         schema: &Schema,
         encodings: &[polars_parquet::write::Encoding],
-    ) -> Result<DatasetFile, FilterError> {
-        DatasetFile::open(path, schema, encodings, true)
-    }
-
-    /// Creates the file with an encoding per column, and min/max
-    /// statistics per column chunk when `statistics` holds.
-    fn open(
-        path: PathBuf,
-        schema: &Schema,
-        encodings: &[polars_parquet::write::Encoding],
-        statistics: bool,
+        statistics: &[bool],
     ) -> Result<DatasetFile, FilterError> {
         use polars_parquet::write as pw;
+        assert_eq!(encodings.len(), schema.len(), "an encoding per column");
+        assert_eq!(
+            statistics.len(),
+            schema.len(),
+            "a statistics flag per column"
+        );
         let f = std::fs::File::create(&path).map_err(|source| FilterError::Write {
             path: path.clone(),
             source,
@@ -113,11 +116,7 @@ impl DatasetFile {
             })
             .collect();
         let options = pw::WriteOptions {
-            statistics: if statistics {
-                pw::StatisticsOptions::default()
-            } else {
-                pw::StatisticsOptions::empty()
-            },
+            statistics: pw::StatisticsOptions::empty(),
             version: pw::Version::V1,
             compression: pw::CompressionOptions::Lz4Raw,
             data_page_size: None,
@@ -129,43 +128,58 @@ impl DatasetFile {
             &columns,
         )
         .map_err(write_failed(&path))?;
+        let fields = pw::to_parquet_schema(&schema, &columns)
+            .map_err(write_failed(&path))?
+            .fields()
+            .to_vec();
         Ok(DatasetFile {
             path,
             writer,
-            schema,
             columns,
+            fields,
+            statistics: statistics.to_vec(),
             options,
         })
     }
 
     /// Encodes and writes `df` (the stored columns) as one row group.
+    ///
+    /// Why the row group is put together here and not by polars'
+    /// `RowGroupIterator`: that one takes one set of statistics options
+    /// for every column, where this file computes them only for the
+    /// columns that want them.
     pub(crate) fn write(&mut self, df: &DataFrame) -> Result<(), FilterError> {
+        use polars_parquet::write as pw;
         let fail = write_failed(&self.path);
-        let arrays = df
-            .get_columns()
-            .iter()
-            .map(|c| {
-                c.as_materialized_series()
-                    .rechunk()
-                    .to_arrow(0, CompatLevel::newest())
-            })
-            .collect::<Vec<_>>();
-        let batch = polars_arrow::record_batch::RecordBatchT::new(
-            df.height(),
-            std::sync::Arc::new(self.schema.clone()),
-            arrays,
-        );
-        let groups = polars_parquet::write::RowGroupIterator::try_new(
-            std::iter::once(Ok(batch)),
-            &self.schema,
-            self.options,
-            self.columns.clone(),
-        )
-        .map_err(&fail)?;
-        for g in groups {
-            self.writer.write(g.map_err(&fail)?).map_err(&fail)?;
+        let mut chunks = Vec::with_capacity(self.columns.len());
+        for (k, c) in df.get_columns().iter().enumerate() {
+            let array = c
+                .as_materialized_series()
+                .rechunk()
+                .to_arrow(0, CompatLevel::newest());
+            let options = pw::WriteOptions {
+                statistics: match self.statistics[k] {
+                    true => pw::StatisticsOptions::default(),
+                    false => pw::StatisticsOptions::empty(),
+                },
+                ..self.options
+            };
+            let pages =
+                pw::array_to_columns(array, self.fields[k].clone(), &self.columns[k], options)
+                    .map_err(&fail)?;
+            for column in pages {
+                use polars_parquet::parquet::error::ParquetError;
+                use pw::FallibleStreamingIterator;
+                let pages = column.map(|p| p.map_err(|e| ParquetError::OutOfSpec(e.to_string())));
+                let compressed =
+                    pw::Compressor::new(pw::DynIter::new(pages), options.compression, vec![])
+                        .map_err(|e| PolarsError::ComputeError(e.to_string().into()));
+                chunks.push(Ok(pw::DynStreamingIterator::new(compressed)));
+            }
         }
-        Ok(())
+        self.writer
+            .write(pw::DynIter::new(chunks.into_iter()))
+            .map_err(&fail)
     }
 
     /// Writes the footer (with the Arrow schema, so readers get the

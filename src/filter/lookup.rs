@@ -532,11 +532,52 @@ fn sort_order(rows: &[LocRow], order: &mut Vec<(u64, u64)>) {
     order.sort_unstable();
 }
 
+/// Rows [`in_order`] gathers at a time.
+const GATHER: usize = 1 << 10;
+
 /// The rows of `rows` in `order` (from [`sort_order`]).
-fn in_order<'a>(rows: &'a [LocRow], order: &'a [(u64, u64)]) -> impl Iterator<Item = LocRow> + 'a {
-    order
-        .iter()
-        .map(|&(_, k)| rows[(k & u64::from(u32::MAX)) as usize])
+fn in_order<'a>(rows: &'a [LocRow], order: &'a [(u64, u64)]) -> InOrder<'a> {
+    InOrder {
+        rows,
+        keys: order.chunks(GATHER),
+        chunk: Vec::with_capacity(GATHER.min(order.len())),
+        next: 0,
+    }
+}
+
+/// The rows of a table in a sorted order, gathered [`GATHER`] at a time.
+///
+/// Why in chunks: each row is read from wherever it was counted, mostly
+/// out of every cache. Gathered one at a time between a merge's or an
+/// encoder's steps, each read waited for memory alone (a quarter of the
+/// merge's time on a 2000 x 2000 transpose); a loop that only gathers
+/// has its reads in flight together. Memory: one chunk (56 KB).
+struct InOrder<'a> {
+    rows: &'a [LocRow],
+    keys: std::slice::Chunks<'a, (u64, u64)>,
+    chunk: Vec<LocRow>,
+    /// The next row of `chunk` to give.
+    next: usize,
+}
+
+impl Iterator for InOrder<'_> {
+    type Item = LocRow;
+
+    #[inline]
+    fn next(&mut self) -> Option<LocRow> {
+        if self.next == self.chunk.len() {
+            let keys = self.keys.next()?;
+            let rows = self.rows;
+            self.chunk.clear();
+            self.chunk.extend(
+                keys.iter()
+                    .map(|&(_, k)| rows[(k & u64::from(u32::MAX)) as usize]),
+            );
+            self.next = 0;
+        }
+        self.next += 1;
+        Some(self.chunk[self.next - 1])
+    }
 }
 
 /// Writes `rows` (sorted by address then variable) to a new run file at
