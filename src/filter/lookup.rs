@@ -491,26 +491,26 @@ const RUN_READ: usize = 1 << 20;
 /// A run's rows, each encoded after the one before it: the address as
 /// its distance from the previous row's (the rows are sorted, so it is a
 /// small number: 8 for the next double of an array), then the variable
-/// and the five counts, all in ULEB128 (the Parquet writer's own, from
-/// polars-parquet). A location's counts are mostly below 128, so a row
-/// takes about 7 bytes where the fixed layout took 52: the 18 M locations
-/// of a 3000 x 3000 transpose write 0.13 GB instead of 0.93 GB, and read
-/// it back, which made most of the analysis' system time.
-fn encode_row(prev_addr: u64, r: &LocRow, out: &mut Vec<u8>) {
+/// shifted left by one, its low bit set when the five counts are the
+/// previous row's, and otherwise the five counts; all in ULEB128 (the
+/// Parquet writer's own, from polars-parquet). A location's counts are
+/// mostly below 128, so a row takes at most about 7 bytes where the fixed
+/// layout took 52: the 18 M locations of a 3000 x 3000 transpose write
+/// 0.13 GB instead of 0.93 GB, and read it back, which made most of the
+/// analysis' system time. Neighbouring locations of an array are mostly
+/// counted alike (each element of a transpose's source read once), and
+/// then a row takes 2 or 3 bytes, and its counts cost no decoding.
+fn encode_row(prev: &LocRow, r: &LocRow, out: &mut Vec<u8>) {
     use polars_parquet::parquet::encoding::uleb128;
     let mut b = [0u8; RUN_ROW_MAX];
-    let mut n = 0;
-    let fields = [
-        r.addr - prev_addr,
-        u64::from(r.var),
-        r.loads,
-        r.stores,
-        r.modifies,
-        r.load_bytes,
-        r.store_bytes,
-    ];
-    for f in fields {
-        n += uleb128::encode(f, &mut b[n..]);
+    let counts = |r: &LocRow| [r.loads, r.stores, r.modifies, r.load_bytes, r.store_bytes];
+    let same = counts(prev) == counts(r);
+    let mut n = uleb128::encode(r.addr - prev.addr, &mut b);
+    n += uleb128::encode(u64::from(r.var) << 1 | u64::from(same), &mut b[n..]);
+    if !same {
+        for f in counts(r) {
+            n += uleb128::encode(f, &mut b[n..]);
+        }
     }
     out.extend_from_slice(&b[..n]);
 }
@@ -592,10 +592,10 @@ fn write_run(
     };
     let mut f = std::fs::File::create(path).map_err(failed)?;
     let mut buf = Vec::with_capacity(RUN_READ + RUN_ROW_MAX);
-    let mut prev = 0;
+    let mut prev = LocRow::default();
     for r in rows {
-        encode_row(prev, &r, &mut buf);
-        prev = r.addr;
+        encode_row(&prev, &r, &mut buf);
+        prev = r;
         if buf.len() >= RUN_READ {
             f.write_all(&buf).map_err(failed)?;
             buf.clear();
@@ -614,8 +614,8 @@ struct RunReader {
     pos: usize,
     /// Whether the file has no more bytes past `buf`.
     eof: bool,
-    /// The address of the row read last.
-    prev: u64,
+    /// The row read last (all zero before the first).
+    prev: LocRow,
 }
 
 impl RunReader {
@@ -630,7 +630,7 @@ impl RunReader {
             buf: Vec::new(),
             pos: 0,
             eof: false,
-            prev: 0,
+            prev: LocRow::default(),
         })
     }
 
@@ -667,40 +667,47 @@ impl RunReader {
 
     /// The next row, `None` at the end.
     fn next_row(&mut self) -> Result<Option<LocRow>, FilterError> {
-        use polars_parquet::parquet::encoding::uleb128;
         self.fill()?;
         if self.pos == self.buf.len() {
             return Ok(None);
         }
-        let mut f = [0u64; 7];
-        for v in &mut f {
-            let rest = &self.buf[self.pos..];
-            // A number cut short by the file's end reads as far as it goes
-            // and is caught below.
-            let (x, n) = uleb128::decode(rest);
-            if n == 0 || rest[n - 1] & 0x80 != 0 {
-                return Err(FilterError::Write {
-                    path: self.path.clone(),
-                    source: std::io::Error::new(
-                        std::io::ErrorKind::UnexpectedEof,
-                        "a sorted run of the lookup table ends inside a row",
-                    ),
-                });
-            }
-            *v = x;
-            self.pos += n;
-        }
-        let addr = self.prev.wrapping_add(f[0]);
-        self.prev = addr;
-        Ok(Some(LocRow {
+        let addr = self.prev.addr.wrapping_add(self.number()?);
+        let var = self.number()?;
+        let mut r = LocRow {
             addr,
-            var: f[1] as u32,
-            loads: f[2],
-            stores: f[3],
-            modifies: f[4],
-            load_bytes: f[5],
-            store_bytes: f[6],
-        }))
+            var: (var >> 1) as u32,
+            ..self.prev
+        };
+        if var & 1 == 0 {
+            r.loads = self.number()?;
+            r.stores = self.number()?;
+            r.modifies = self.number()?;
+            r.load_bytes = self.number()?;
+            r.store_bytes = self.number()?;
+        }
+        self.prev = r;
+        Ok(Some(r))
+    }
+
+    /// The next number of the row being read.
+    #[inline]
+    fn number(&mut self) -> Result<u64, FilterError> {
+        use polars_parquet::parquet::encoding::uleb128;
+        let rest = &self.buf[self.pos..];
+        // A number cut short by the file's end reads as far as it goes
+        // and is caught here.
+        let (x, n) = uleb128::decode(rest);
+        if n == 0 || rest[n - 1] & 0x80 != 0 {
+            return Err(FilterError::Write {
+                path: self.path.clone(),
+                source: std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    "a sorted run of the lookup table ends inside a row",
+                ),
+            });
+        }
+        self.pos += n;
+        Ok(x)
     }
 }
 
@@ -775,7 +782,8 @@ mod tests {
     }
 
     /// A run reads back as written: numbers of every width, equal and
-    /// distant addresses, more rows than one read of the file holds.
+    /// distant addresses, rows counted alike and not, more rows than one
+    /// read of the file holds.
     #[test]
     fn a_run_reads_back_as_written() {
         let dir = tempfile::tempdir().unwrap();
@@ -786,6 +794,9 @@ mod tests {
             row(u64::MAX, u32::MAX, u64::MAX),
         ];
         rows.extend((0..400_000u64).map(|k| row(0x4000_0000 + 8 * k, 3, k * k)));
+        // Runs of rows counted alike, in one variable and across two.
+        rows.extend((0..1000u64).map(|k| row(0x5000_0000 + 8 * k, 3, k / 100)));
+        rows.extend((0..1000u64).map(|k| row(0x6000_0000 + 4 * k, 4 + (k % 2) as u32, 7)));
         rows.sort_unstable_by_key(|l| (l.addr, l.var));
         write_run(&path, rows.iter().copied()).unwrap();
         let mut r = RunReader::open(&path).unwrap();
