@@ -385,6 +385,10 @@ type RunRows = (Vec<LocRow>, Vec<(u64, u64)>);
 /// A run written: its file, and its vectors emptied.
 type Written = (PathBuf, RunRows);
 
+/// What the spill thread's errors say it was doing, and where.
+const SPILL_WHAT: &str = "lookup table spill";
+const SPILL_PLACE: &str = "(lookup table spill thread)";
+
 /// The thread that sorts and writes the lookup table's last run, if one
 /// is running. Dropped, it waits for the thread, so that no run is written
 /// after the table is gone (an interrupted analysis removes its folder).
@@ -414,11 +418,7 @@ impl RunWriter {
                 Ok((path, (locs, order)))
             })
             .map_err(|source| {
-                super::error::thread_not_started(
-                    "lookup table spill",
-                    "(lookup table spill thread)".into(),
-                    source,
-                )
+                super::error::thread_not_started(SPILL_WHAT, SPILL_PLACE.into(), source)
             })?;
         self.0 = Some(handle);
         Ok(())
@@ -437,9 +437,8 @@ impl RunWriter {
     fn wait(&mut self) -> Result<Option<Written>, FilterError> {
         match self.0.take() {
             Some(h) => {
-                let what = "lookup table spill";
-                let place = std::path::Path::new("(lookup table spill thread)");
-                super::error::joined(h.join(), what, place).map(Some)
+                let place = std::path::Path::new(SPILL_PLACE);
+                super::error::joined(h.join(), SPILL_WHAT, place).map(Some)
             }
             None => Ok(None),
         }
