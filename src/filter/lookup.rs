@@ -356,10 +356,12 @@ impl LookupTable {
         path: Option<PathBuf>,
     ) -> Result<(Locations, Vec<VarUse>), FilterError> {
         let uses = std::mem::take(&mut self.uses);
+        // The rows in memory are sorted while the last run is still being
+        // written: the two take both cores, where one waited for the other.
+        sort_order(&self.locs, &mut self.order);
         if let Some((written, _)) = self.writing.wait()? {
             self.runs.push(written);
         }
-        sort_order(&self.locs, &mut self.order);
         let mut locs = in_order(&self.locs, &self.order);
         let mut sink = LocationSink::new(path)?;
         let mut put = |r: LocRow| {
