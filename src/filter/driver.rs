@@ -111,7 +111,7 @@ impl Keep<'_> {
     /// a memory limit of `limit` bytes: a thirty-second for the access list (at
     /// most the default 256 MB; it only spares later reads the disk), and an
     /// eighth for the lookup table at [`LOOKUP_ROW_BYTES`] a row (rows past
-    /// it cost about 7 bytes each on disk, written and read once). A sixth
+    /// it cost at most about 7 bytes each on disk, written and read once). A sixth
     /// goes to the cache model fed as the analysis streams
     /// ([`Keep::locality_budget`]); the rest is for the naming state, the
     /// by-variable buffers (about 120 MB), the direct indexes (at most
