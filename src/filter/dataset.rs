@@ -151,6 +151,13 @@ impl DatasetFile {
     pub(crate) fn write(&mut self, df: &DataFrame) -> Result<(), FilterError> {
         use polars_parquet::write as pw;
         let fail = write_failed(&self.path);
+        if df.width() != self.columns.len() {
+            return Err(fail(polars_err!(
+                ShapeMismatch: "{} columns given for a file of {}",
+                df.width(),
+                self.columns.len()
+            )));
+        }
         let mut chunks = Vec::with_capacity(self.columns.len());
         for (k, c) in df.get_columns().iter().enumerate() {
             let array = c
