@@ -550,9 +550,10 @@ fn in_order<'a>(rows: &'a [LocRow], order: &'a [(u64, u64)]) -> InOrder<'a> {
 ///
 /// Why in chunks: each row is read from wherever it was counted, mostly
 /// out of every cache. Gathered one at a time between a merge's or an
-/// encoder's steps, each read waited for memory alone (a quarter of the
-/// merge's time on a 2000 x 2000 transpose); a loop that only gathers
-/// has its reads in flight together. Memory: one chunk (56 KB).
+/// encoder's steps, each read waits for memory alone; a loop that only
+/// gathers has its reads in flight together. Measured apart, 1.6 M rows
+/// in random order, each encoded as a run row is: 240 to 290 ms one at a
+/// time, 70 to 110 ms in chunks. Memory: one chunk (56 KB).
 struct InOrder<'a> {
     rows: &'a [LocRow],
     keys: std::slice::Chunks<'a, (u64, u64)>,
