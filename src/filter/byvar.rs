@@ -682,7 +682,8 @@ impl VarSorter {
         }
         if self.out.is_none() {
             let path = self.root.join(format!("part-{}.parquet", self.files));
-            let file = DatasetFile::create_with(path, &schema(), &ENCODINGS, &[true; 7])?;
+            let file =
+                DatasetFile::create_with(path, &schema(), &ENCODINGS, &[true; ENCODINGS.len()])?;
             self.out = Some((file, self.files, 0));
             self.files += 1;
         }

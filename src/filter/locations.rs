@@ -274,7 +274,7 @@ impl Locations {
             Place::File(p) if *p == path => {}
             Place::File(p) => link_or_copy(p, &path)?,
             Place::Memory(df) => {
-                let mut f = DatasetFile::create(path, df.schema())?;
+                let mut f = DatasetFile::create_with(path, df.schema(), &ENCODINGS, &STATISTICS)?;
                 for k in (0..df.height()).step_by(BATCH_ROWS) {
                     f.write(&df.slice(k as i64, BATCH_ROWS))?;
                 }
