@@ -145,10 +145,9 @@ impl Keep<'_> {
 /// with their index and sort keys.
 pub const DEFAULT_LOOKUP_ROWS: usize = 4 << 20;
 
-/// Memory a row of the lookup table takes while it is counted: the row
-/// (56 bytes), its hash-map entry with the map's slack, and its sort key
-/// when the rows are written in order (16 bytes).
-pub const LOOKUP_ROW_BYTES: u64 = 112;
+/// Memory a row of the lookup table takes while it is counted (see
+/// [`super::lookup::ROW_BYTES`]).
+pub const LOOKUP_ROW_BYTES: u64 = super::lookup::ROW_BYTES as u64;
 
 /// The folder of the lookup table's sorted runs, beside the dataset
 /// `dataset` (in the analysis folder being built, which is removed whole

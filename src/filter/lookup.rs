@@ -22,8 +22,13 @@ use super::schema::{OP_LOAD, OP_MODIFY};
 /// Most slots of one variable's direct location index (4 bytes each, one
 /// per aligned grain of the variable; see [`grain`]).
 const DENSE_MAX: u64 = 1 << 25;
-/// Total memory the direct indexes may take (less for a spilling table).
+/// Total memory the direct indexes may take (less for a spilling table
+/// under a small memory limit).
 const DENSE_BUDGET: usize = 256 << 20;
+/// Memory a row of the table takes while it is counted: the row (56
+/// bytes), its hash-map entry with the map's slack, and its sort key when
+/// the rows are written in order (16 bytes).
+pub(crate) const ROW_BYTES: usize = 112;
 /// An empty slot of a direct index (rows are below 2^32 - 1: one per
 /// unique location).
 const NO_ROW: u32 = u32::MAX;
@@ -119,14 +124,20 @@ impl LookupTable {
     /// (see [`Spill`]).
     /// Room for the rows is made at once, so that the table never
     /// doubles past its share of memory while it fills; the direct
-    /// indexes take at most a third of what the rows take.
+    /// indexes take at most as much as the rows' share, beside it.
     ///
     /// A run is sorted and written on a thread of its own while the next
     /// one fills, and keeps its rows and sort keys (56 of the 112 bytes a
-    /// row is counted at, the driver's `LOOKUP_ROW_BYTES`) until it is
+    /// row is counted at, [`ROW_BYTES`]) until it is
     /// written: so each of the two holds two thirds of `max_rows`, and
     /// together they stay within the share.
     pub(crate) fn spilling(dir: PathBuf, max_rows: usize) -> LookupTable {
+        // The direct indexes may take as much as the rows' share (they
+        // are counted beside it, at most DENSE_BUDGET): at a third of it
+        // only the first of two arrays of 9 M doubles (a 3000 x 3000
+        // transpose under the default limit) had one, and the other's
+        // accesses took a hash probe each, a quarter of the thread's time.
+        let dense_budget = DENSE_BUDGET.min(max_rows.saturating_mul(ROW_BYTES));
         let max_rows = (max_rows.saturating_mul(2) / 3).max(1);
         SPILLED.store(0, std::sync::atomic::Ordering::Relaxed);
         // A batch may add a row per access past the limit before it spills.
@@ -135,7 +146,7 @@ impl LookupTable {
             spill: Some(Spill { dir, max_rows }),
             locs: Vec::with_capacity(room),
             order: Vec::with_capacity(room),
-            dense_budget: DENSE_BUDGET.min(max_rows.saturating_mul(32)),
+            dense_budget,
             ..LookupTable::new()
         }
     }
@@ -465,7 +476,7 @@ impl Drop for RunWriter {
 struct Spill {
     dir: PathBuf,
     /// Rows held in memory at most (about 112 bytes each with their index
-    /// and sort key: the driver's `LOOKUP_ROW_BYTES`).
+    /// and sort key: [`ROW_BYTES`]).
     max_rows: usize,
 }
 
@@ -523,7 +534,7 @@ fn encode_row(prev: &LocRow, r: &LocRow, out: &mut Vec<u8>) {
 /// reading each row once in their order takes about half the time of
 /// sorting the 56-byte rows in place (0.15 s against 0.29 s for the 2.6 M
 /// rows of a run of the 3000 x 3000 transpose, whose two arrays' rows come
-/// interleaved), for 16 bytes a row (the driver's `LOOKUP_ROW_BYTES`
+/// interleaved), for 16 bytes a row ([`ROW_BYTES`]
 /// counts them).
 fn sort_order(rows: &[LocRow], order: &mut Vec<(u64, u64)>) {
     order.clear();
